@@ -1,0 +1,2 @@
+// Package sdk runs job handlers on behalf of a Carillon admin.
+package sdk

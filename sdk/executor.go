@@ -1,0 +1,297 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+// Limits of the executor's HTTP server.
+const (
+	readHeaderTimeout = 10 * time.Second
+	maxHeaderBytes    = 64 << 10
+	readMaxBytes      = 4 << 20 // a RunRequest, script source included
+	idleConnTimeout   = 2 * time.Minute
+	logCleanInterval  = time.Hour
+)
+
+// An Executor runs job handlers on behalf of a Carillon admin: it registers
+// with the admin, serves the ExecutorService the admin calls to start,
+// kill and inspect runs, and reports each run's result.
+//
+// Register handlers with [Executor.Handle] or [Executor.HandleFunc] and
+// middleware with [Executor.Use], then call [Executor.Run], which serves
+// until its context ends. Registering while the executor runs is allowed.
+//
+// Each job has a worker goroutine on the executor that runs the job's runs
+// one after another, applying the job's block strategy when a run arrives
+// while another runs or waits; workers of different jobs run concurrently,
+// and a worker exits after about 90 seconds without work.
+//
+// A handler runs on its own goroutine. When its run's context ends (timeout,
+// kill, shutdown) the run is reported at once; the worker then waits up to 5
+// seconds for the handler to return before it abandons the goroutine and
+// goes on with the job's next run. Go cannot stop a goroutine from outside:
+// an abandoned handler keeps running until it returns by itself, its result
+// is ignored and its later log lines are dropped. Handlers should watch
+// ctx.
+type Executor struct {
+	cfg Config
+
+	mu         sync.RWMutex
+	handlers   map[string]Handler
+	middleware []Middleware
+
+	ownClient bool // cfg.HTTPClient is the default one, made by New
+	running   atomic.Bool
+}
+
+// New returns an Executor for cfg, with defaults applied to its zero
+// fields. It fails with an error wrapping [ErrInvalidConfig] that names the
+// wrong field. New starts nothing: see [Executor.Run].
+func New(cfg Config) (*Executor, error) {
+	own := cfg.HTTPClient == nil
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Executor{cfg: cfg, handlers: make(map[string]Handler), ownClient: own}, nil
+}
+
+// Handle registers h to run the jobs whose handler name is name. It panics
+// if name is empty, h is nil, or a handler is already registered under
+// name: those are programming errors, like in [net/http.ServeMux.Handle].
+func (e *Executor) Handle(name string, h Handler) {
+	if err := e.register(name, h); err != nil {
+		panic(err)
+	}
+}
+
+// HandleFunc registers f to run the jobs whose handler name is name, like
+// [Executor.Handle].
+func (e *Executor) HandleFunc(name string, f func(ctx context.Context, job *Job) error) {
+	if f == nil {
+		panic(fmt.Errorf("sdk: HandleFunc %q: nil handler", name))
+	}
+	if err := e.register(name, HandlerFunc(f)); err != nil {
+		panic(err)
+	}
+}
+
+// register is the error-returning core of Handle. The error names the
+// caller's file and line.
+func (e *Executor) register(name string, h Handler) error {
+	where := ""
+	if _, file, line, ok := runtime.Caller(2); ok {
+		where = fmt.Sprintf(" (at %s:%d)", filepath.Base(file), line)
+	}
+	if name == "" {
+		return fmt.Errorf("sdk: Handle: empty handler name%s", where)
+	}
+	if h == nil {
+		return fmt.Errorf("sdk: Handle %q: nil handler%s", name, where)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.handlers[name]; ok {
+		return fmt.Errorf("sdk: Handle %q: a handler is already registered under that name%s", name, where)
+	}
+	e.handlers[name] = h
+	return nil
+}
+
+// Use appends middleware that wraps every handler, scripts included, from
+// the next run on. The first middleware is the outermost: with Use(a, b),
+// a run goes through a, then b, then the handler. The executor recovers
+// panics itself, outside all middleware.
+func (e *Executor) Use(mw ...Middleware) {
+	for _, m := range mw {
+		if m == nil {
+			panic("sdk: Use: nil middleware")
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.middleware = append(e.middleware, mw...)
+}
+
+func (e *Executor) lookup(name string) (Handler, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	h, ok := e.handlers[name]
+	return h, ok
+}
+
+func (e *Executor) wrap(h Handler) Handler {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for i := len(e.middleware) - 1; i >= 0; i-- {
+		h = e.middleware[i](h)
+	}
+	return h
+}
+
+// Run listens on [Config].Listen and calls [Executor.Serve]. It returns
+// nil once ctx has ended and the executor has stopped, or an error if it
+// cannot listen or serve.
+func (e *Executor) Run(ctx context.Context) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", e.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("sdk: listen: %w", err)
+	}
+	return e.Serve(ctx, ln)
+}
+
+// Serve runs the executor on ln, which it closes before it returns, until
+// ctx ends:
+//
+//  1. It serves the ExecutorService on ln over HTTP/1.1 and h2c (cleartext
+//     HTTP/2), so the admin can use the Connect, gRPC or gRPC-Web protocol.
+//  2. It registers with the admin at once, then every
+//     [Config].HeartbeatInterval. When [Config].AdvertiseURL is empty, the
+//     address it registers is derived from ln.Addr().
+//  3. It reports results as runs end, and retries those no admin took,
+//     including results a previous process left in [Config].LogDir.
+//  4. It deletes run logs older than [Config].LogRetention, every hour.
+//
+// When ctx ends, Serve stops gracefully: it refuses new runs (unavailable)
+// and drops queued ones (reported KILLED with [ErrShuttingDown]),
+// deregisters, waits up to [Config].ShutdownTimeout for running runs,
+// cancels those still running (reported KILLED) and waits briefly for their
+// handlers, stops serving, and spends up to ShutdownTimeout delivering the
+// results the admin has not taken; those it cannot deliver stay on disk for
+// the next start. Serve returns nil after a stop caused by ctx, or the error
+// that stopped the server. Only one Run or Serve may run at a time on an
+// Executor; another call returns [ErrAlreadyRunning].
+func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
+	if !e.running.CompareAndSwap(false, true) {
+		_ = ln.Close()
+		return ErrAlreadyRunning
+	}
+	defer e.running.Store(false)
+
+	cfg := e.cfg
+	address := cfg.AdvertiseURL
+	if address == "" {
+		var err error
+		if address, err = advertiseURL(ln.Addr()); err != nil {
+			_ = ln.Close()
+			return err
+		}
+	}
+	sp, err := openSpool(filepath.Join(cfg.LogDir, "results"))
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("sdk: open log dir: %w", err)
+	}
+	logs := &logStore{dir: filepath.Join(cfg.LogDir, "runs"), now: cfg.NowFunc}
+	if err := os.MkdirAll(logs.dir, 0o750); err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("sdk: open log dir: %w", err)
+	}
+	log := cfg.Logger.With("app", cfg.AppName, "address", address)
+	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken)
+	rep := newReporter(sp, adm.reportResults, log)
+	d := newDispatcher(dispatcherConfig{
+		logs:           logs,
+		now:            cfg.NowFunc,
+		logger:         log,
+		report:         rep.add,
+		wrap:           e.wrap,
+		scriptsEnabled: cfg.ScriptsEnabled,
+		idleTimeout:    workerIdleTimeout,
+		abandonAfter:   abandonAfter,
+	})
+	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts")}
+	srv := newHTTPServer(svc, cfg.AccessToken, log)
+
+	if cfg.AccessToken == "" {
+		log.Warn("sdk: no access token: anyone who can reach this executor can run its handlers")
+	}
+	base := context.WithoutCancel(ctx)
+	bgCtx, stopBG := context.WithCancel(base)
+	hbCtx, stopHB := context.WithCancel(base)
+	var bg, hb sync.WaitGroup
+	bg.Go(func() { rep.run(bgCtx) })
+	bg.Go(func() { cleanLogs(bgCtx, logs, cfg.LogRetention, log) })
+	hb.Go(func() { heartbeat(hbCtx, adm, cfg.AppName, address, cfg.HeartbeatInterval, log) })
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("sdk: executor serving", "admins", cfg.AdminURLs)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+		serveErr = fmt.Errorf("sdk: serve: %w", serveErr)
+	}
+
+	// Graceful stop, in order.
+	d.stopAccepting()
+	stopHB()
+	hb.Wait()
+	dctx, cancel := context.WithTimeout(base, adminCallTimeout)
+	if err := adm.deregister(dctx, cfg.AppName, address); err != nil {
+		log.Warn("sdk: deregister", "err", err)
+	}
+	cancel()
+	dctx, cancel = context.WithTimeout(base, cfg.ShutdownTimeout)
+	d.drain(dctx)
+	cancel()
+	sctx, cancel := context.WithTimeout(base, readHeaderTimeout)
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	cancel()
+	stopBG()
+	bg.Wait()
+	fctx, cancel := context.WithTimeout(base, cfg.ShutdownTimeout)
+	if err := rep.flush(fctx); err != nil {
+		log.Warn("sdk: results kept on disk until the next start", "results", rep.pending(), "dir", sp.dir, "err", err)
+	}
+	cancel()
+	if e.ownClient {
+		cfg.HTTPClient.CloseIdleConnections()
+	}
+	log.Info("sdk: executor stopped")
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return nil
+}
+
+// newHTTPServer serves svc over HTTP/1.1 and h2c, checking the access
+// token when there is one.
+func newHTTPServer(svc *service, token string, log *slog.Logger) *http.Server {
+	opts := []connect.HandlerOption{connect.WithReadMaxBytes(readMaxBytes)}
+	if token != "" {
+		opts = append(opts, connect.WithInterceptors(requireBearer(token)))
+	}
+	mux := http.NewServeMux()
+	mux.Handle(carillonv1connect.NewExecutorServiceHandler(svc, opts...))
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:           mux,
+		Protocols:         p,
+		ReadHeaderTimeout: readHeaderTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		IdleTimeout:       idleConnTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}

@@ -1,0 +1,318 @@
+package sdk_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+	"github.com/carillonhq/carillon/sdk"
+)
+
+// exampleHandlers registers the handlers most tests use.
+func exampleHandlers(ex *sdk.Executor) {
+	ex.HandleFunc("hello", func(ctx context.Context, job *sdk.Job) error {
+		job.Logf("hello, %s", job.Param)
+		job.Logger().Info("structured", "shard", job.ShardIndex)
+		return nil
+	})
+	ex.HandleFunc("fail", func(ctx context.Context, job *sdk.Job) error {
+		if job.Param == "fail" {
+			return errors.New("asked to fail")
+		}
+		return nil
+	})
+}
+
+// readWholeLog pages through a run's log until its end.
+func readWholeLog(t *testing.T, c carillonv1connect.ExecutorServiceClient, runID int64) string {
+	t.Helper()
+	var b strings.Builder
+	from := int32(1)
+	for range 10000 {
+		res, err := c.ReadLog(t.Context(), &carillonv1.ReadLogRequest{RunId: runID, FromLine: from})
+		if err != nil {
+			t.Fatalf("ReadLog(%d, %d): %v", runID, from, err)
+		}
+		b.WriteString(res.GetContent())
+		if res.GetEnd() {
+			return b.String()
+		}
+		from = res.GetToLine() + 1
+	}
+	t.Fatalf("ReadLog(%d) never ended", runID)
+	return ""
+}
+
+func TestExecutor(t *testing.T) {
+	t.Parallel()
+
+	type testBundle struct {
+		admin *testAdmin
+		ex    *testExecutor
+	}
+
+	setup := func(t *testing.T, token string) *testBundle {
+		t.Helper()
+		admin := newTestAdmin(t, token)
+		ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: token}, exampleHandlers)
+		return &testBundle{admin: admin, ex: ex}
+	}
+
+	runReq := func(runID int64, handler, param string) *carillonv1.RunRequest {
+		return &carillonv1.RunRequest{RunId: runID, JobId: 1, Handler: handler, Param: param, ShardTotal: 1, ScheduledAt: timestamppb.Now()}
+	}
+
+	t.Run("RunSucceeds", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "")
+		if _, err := b.ex.Client.Run(t.Context(), runReq(1, "hello", "ada")); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		res := b.admin.result(t, 1)
+		if res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || res.GetMessage() != "" {
+			t.Errorf("result = %v %q, want SUCCEEDED with no message", res.GetStatus(), res.GetMessage())
+		}
+		if res.GetFinishedAt() == nil {
+			t.Error("result has no finished_at")
+		}
+		log := readWholeLog(t, b.ex.Client, 1)
+		for _, want := range []string{"hello, ada", "msg=structured shard=0", "ended: SUCCEEDED"} {
+			if !strings.Contains(log, want) {
+				t.Errorf("log lacks %q:\n%s", want, log)
+			}
+		}
+	})
+
+	t.Run("RunFailsWithMessage", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "")
+		if _, err := b.ex.Client.Run(t.Context(), runReq(2, "fail", "fail")); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		res := b.admin.result(t, 2)
+		if res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_FAILED || res.GetMessage() != "asked to fail" {
+			t.Errorf("result = %v %q, want FAILED \"asked to fail\"", res.GetStatus(), res.GetMessage())
+		}
+	})
+
+	t.Run("UnknownHandlerIsNotFound", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "")
+		_, err := b.ex.Client.Run(t.Context(), runReq(3, "nope", ""))
+		if connect.CodeOf(err) != connect.CodeNotFound || !strings.Contains(err.Error(), `unknown handler "nope"`) {
+			t.Errorf("Run(unknown handler) = %v, want not_found naming the handler", err)
+		}
+	})
+
+	t.Run("InvalidRunIsInvalidArgument", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "")
+		for _, req := range []*carillonv1.RunRequest{
+			{RunId: 0, JobId: 1, Handler: "hello"},
+			{RunId: 4, JobId: 1},
+			{RunId: 4, JobId: 1, Handler: "hello", ShardIndex: 2, ShardTotal: 2},
+			{RunId: 4, JobId: 1, Handler: "hello", TimeoutSeconds: -1},
+		} {
+			if _, err := b.ex.Client.Run(t.Context(), req); connect.CodeOf(err) != connect.CodeInvalidArgument {
+				t.Errorf("Run(%v) = %v, want invalid_argument", req, err)
+			}
+		}
+	})
+
+	t.Run("GRPCOverH2C", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "")
+		c := carillonv1connect.NewExecutorServiceClient(h2cClient(), b.ex.URL, connect.WithGRPC())
+		if _, err := c.Beat(t.Context(), &carillonv1.BeatRequest{}); err != nil {
+			t.Fatalf("Beat over gRPC: %v", err)
+		}
+		if _, err := c.Run(t.Context(), runReq(5, "fail", "fail")); err != nil {
+			t.Fatalf("Run over gRPC: %v", err)
+		}
+		if res := b.admin.result(t, 5); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_FAILED {
+			t.Errorf("status = %v, want FAILED", res.GetStatus())
+		}
+		_, err := c.Run(t.Context(), runReq(6, "nope", ""))
+		if connect.CodeOf(err) != connect.CodeNotFound {
+			t.Errorf("Run(unknown) over gRPC = %v, want not_found", err)
+		}
+		if _, err := c.ReadLog(t.Context(), &carillonv1.ReadLogRequest{RunId: 5}); err != nil {
+			t.Errorf("ReadLog over gRPC: %v", err)
+		}
+	})
+
+	t.Run("TokenBothWays", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "s3cret")
+		// The test admin refuses calls without the token, so a result
+		// arriving there shows the executor sends it.
+		if _, err := b.ex.Client.Run(t.Context(), runReq(7, "hello", "")); err != nil {
+			t.Fatalf("Run with the token: %v", err)
+		}
+		b.admin.result(t, 7)
+		for name, c := range map[string]carillonv1connect.ExecutorServiceClient{
+			"none":  carillonv1connect.NewExecutorServiceClient(h2cClient(), b.ex.URL),
+			"wrong": carillonv1connect.NewExecutorServiceClient(h2cClient(), b.ex.URL, withToken("s3cre7")),
+		} {
+			if _, err := c.Beat(t.Context(), &carillonv1.BeatRequest{}); connect.CodeOf(err) != connect.CodeUnauthenticated {
+				t.Errorf("Beat with %s token = %v, want unauthenticated", name, err)
+			}
+			if _, err := c.Run(t.Context(), runReq(8, "hello", "")); connect.CodeOf(err) != connect.CodeUnauthenticated {
+				t.Errorf("Run with %s token = %v, want unauthenticated", name, err)
+			}
+		}
+		b.admin.mu.Lock()
+		refused := b.admin.refused
+		b.admin.mu.Unlock()
+		if refused != 0 {
+			t.Errorf("the admin refused %d calls of the executor for their token", refused)
+		}
+	})
+
+	t.Run("RegistersAndDeregisters", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "")
+		b.admin.waitFor(t, "registration", func() bool { return len(b.admin.registered) > 0 })
+		b.admin.mu.Lock()
+		reg := b.admin.registered[0]
+		b.admin.mu.Unlock()
+		if reg.GetAppName() != "test" || reg.GetAddress() != b.ex.URL {
+			t.Errorf("registered %q at %q, want %q at %q", reg.GetAppName(), reg.GetAddress(), "test", b.ex.URL)
+		}
+		if err := b.ex.stop(t); err != nil {
+			t.Fatalf("Serve = %v, want nil", err)
+		}
+		b.admin.mu.Lock()
+		defer b.admin.mu.Unlock()
+		if len(b.admin.deregistered) != 1 || b.admin.deregistered[0].GetAddress() != b.ex.URL {
+			t.Errorf("deregistered %v, want once at %q", b.admin.deregistered, b.ex.URL)
+		}
+	})
+
+	t.Run("AdminFailover", func(t *testing.T) {
+		t.Parallel()
+		admin := newTestAdmin(t, "")
+		ex := startExecutor(t, sdk.Config{AdminURLs: []string{deadURL(t), admin.URL}}, exampleHandlers)
+		if _, err := ex.Client.Run(t.Context(), runReq(9, "hello", "")); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		admin.result(t, 9)
+		admin.waitFor(t, "registration", func() bool { return len(admin.registered) > 0 })
+	})
+
+	t.Run("BeatIdleBeatKill", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "")
+		if _, err := b.ex.Client.Beat(t.Context(), &carillonv1.BeatRequest{}); err != nil {
+			t.Fatalf("Beat: %v", err)
+		}
+		res, err := b.ex.Client.IdleBeat(t.Context(), &carillonv1.IdleBeatRequest{JobId: 1})
+		if err != nil || !res.GetIdle() {
+			t.Errorf("IdleBeat = %v, %v; want idle", res, err)
+		}
+		if _, err := b.ex.Client.Kill(t.Context(), &carillonv1.KillRequest{JobId: 1}); err != nil {
+			t.Errorf("Kill of an idle job: %v", err)
+		}
+	})
+
+	t.Run("ReadLogOfUnknownRunIsNotFound", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "")
+		_, err := b.ex.Client.ReadLog(t.Context(), &carillonv1.ReadLogRequest{RunId: 404})
+		if connect.CodeOf(err) != connect.CodeNotFound {
+			t.Errorf("ReadLog(404) = %v, want not_found", err)
+		}
+	})
+}
+
+func TestExecutorHandle(t *testing.T) {
+	t.Parallel()
+
+	newExecutor := func(t *testing.T) *sdk.Executor {
+		t.Helper()
+		ex, err := sdk.New(sdk.Config{AdminURLs: []string{"http://127.0.0.1:1"}, AppName: "test", LogDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ex
+	}
+	nop := sdk.HandlerFunc(func(context.Context, *sdk.Job) error { return nil })
+
+	for _, test := range []struct {
+		name string
+		f    func(ex *sdk.Executor)
+		want string
+	}{
+		{"EmptyName", func(ex *sdk.Executor) { ex.Handle("", nop) }, "empty handler name"},
+		{"NilHandler", func(ex *sdk.Executor) { ex.Handle("a", nil) }, "nil handler"},
+		{"NilFunc", func(ex *sdk.Executor) { ex.HandleFunc("a", nil) }, "nil handler"},
+		{"Duplicate", func(ex *sdk.Executor) { ex.Handle("a", nop); ex.Handle("a", nop) }, "already registered"},
+		{"NilMiddleware", func(ex *sdk.Executor) { ex.Use(nil) }, "nil middleware"},
+	} {
+		t.Run(test.name+"Panics", func(t *testing.T) {
+			t.Parallel()
+			ex := newExecutor(t)
+			defer func() {
+				v := recover()
+				if v == nil || !strings.Contains(fmtAny(v), test.want) {
+					t.Errorf("panic = %v, want one saying %q", v, test.want)
+				}
+			}()
+			test.f(ex)
+		})
+	}
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+
+	ok := sdk.Config{AdminURLs: []string{"http://admin:8080"}, AppName: "billing-jobs_1.0"}
+	for _, test := range []struct {
+		name   string
+		change func(*sdk.Config)
+		want   string // "" means valid
+	}{
+		{"Valid", func(*sdk.Config) {}, ""},
+		{"NoAdminURLs", func(c *sdk.Config) { c.AdminURLs = nil }, "AdminURLs is required"},
+		{"BadAdminURL", func(c *sdk.Config) { c.AdminURLs = []string{"http://a", "ftp://b"} }, "AdminURLs[1]"},
+		{"AdminURLWithoutHost", func(c *sdk.Config) { c.AdminURLs = []string{"http://"} }, "host is missing"},
+		{"NoAppName", func(c *sdk.Config) { c.AppName = "" }, "AppName is required"},
+		{"BadAppName", func(c *sdk.Config) { c.AppName = "a b" }, "AppName \"a b\""},
+		{"LongAppName", func(c *sdk.Config) { c.AppName = strings.Repeat("a", 65) }, "AppName"},
+		{"MaxAppName", func(c *sdk.Config) { c.AppName = strings.Repeat("a", 64) }, ""},
+		{"BadAdvertiseURL", func(c *sdk.Config) { c.AdvertiseURL = "10.0.0.1:9999" }, "AdvertiseURL"},
+		{"NegativeShutdownTimeout", func(c *sdk.Config) { c.ShutdownTimeout = -1 }, "ShutdownTimeout"},
+		{"ScriptsWithoutToken", func(c *sdk.Config) { c.ScriptsEnabled = true }, "ScriptsEnabled needs an AccessToken"},
+		{"ScriptsWithToken", func(c *sdk.Config) { c.ScriptsEnabled = true; c.AccessToken = "t" }, ""},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := ok
+			cfg.LogDir = t.TempDir()
+			test.change(&cfg)
+			_, err := sdk.New(cfg)
+			switch {
+			case test.want == "" && err != nil:
+				t.Errorf("New: %v, want no error", err)
+			case test.want != "" && (!errors.Is(err, sdk.ErrInvalidConfig) || !strings.Contains(err.Error(), test.want)):
+				t.Errorf("New = %v, want ErrInvalidConfig mentioning %q", err, test.want)
+			}
+		})
+	}
+}
+
+func fmtAny(v any) string {
+	if err, ok := v.(error); ok {
+		return err.Error()
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return ""
+}

@@ -1,0 +1,74 @@
+package sdk
+
+import (
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Job is what a [Handler] sees of one execution (a run) of a job: who it is,
+// its parameter and shard, and its log.
+//
+// Everything a handler writes through [Job.Logf], [Job.Logger] and
+// [Job.LogWriter] goes to the run's own log file, which the admin reads page
+// by page (RunService.ReadRunLog) while the run goes on and after it ends.
+// Writes after the run ended are dropped. A Job built by hand, as in a unit
+// test of a handler, discards its log.
+type Job struct {
+	// RunID is the admin's id of this execution.
+	RunID int64
+	// JobID is the id of the job this run belongs to.
+	JobID int64
+	// Name is the name the handler was registered under with
+	// [Executor.Handle]; for a script run, it is whatever the admin sent
+	// (often empty).
+	Name string
+	// Param is the job's parameter for this run, as people typed it in the
+	// admin; it may be empty.
+	Param string
+	// ShardIndex is this run's 0-based shard when the admin broadcasts a
+	// run to every executor of the group; 0 otherwise.
+	ShardIndex int
+	// ShardTotal is the number of shards, at least 1.
+	ShardTotal int
+	// ScheduledAt is the fire time this run belongs to (for a manual
+	// trigger, when it was triggered). It may be the zero Time.
+	ScheduledAt time.Time
+
+	log    *runLog
+	logger *slog.Logger
+}
+
+// Logf formats like [fmt.Printf] and writes one line to the run's log,
+// prefixed with the time. It is safe for concurrent use.
+func (j *Job) Logf(format string, args ...any) {
+	j.log.printf(format, args...)
+}
+
+// Logger returns a [*slog.Logger] that writes to the run's log, one line per
+// record in [slog.TextHandler]'s format, at every level. It is safe for
+// concurrent use.
+func (j *Job) Logger() *slog.Logger {
+	if j.logger == nil {
+		if j.log == nil {
+			return slog.New(slog.DiscardHandler)
+		}
+		j.logger = j.log.slogger()
+	}
+	return j.logger
+}
+
+// LogWriter returns an [io.Writer] that appends raw bytes to the run's log,
+// for example to send a subprocess's output there:
+//
+//	cmd.Stdout = job.LogWriter()
+//	cmd.Stderr = job.LogWriter()
+//
+// It is safe for concurrent use, but concurrent writers should write whole
+// lines.
+func (j *Job) LogWriter() io.Writer {
+	if j.log == nil {
+		return io.Discard
+	}
+	return j.log
+}

@@ -1,0 +1,324 @@
+package sdk
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Bounds of one page of a run log returned by ReadLog, so that reading the
+// log of a run that printed gigabytes costs the executor, the admin and the
+// browser no more than one page at a time.
+const (
+	// LogPageMaxLines is the most lines one page of a run log holds.
+	LogPageMaxLines = 1000
+	// LogPageMaxBytes is about the most bytes one page of a run log holds. A
+	// single line longer than that is cut, and marked as cut.
+	LogPageMaxBytes = 256 << 10
+)
+
+// logTimeLayout prefixes every line written by Logf and the executor.
+const logTimeLayout = "2006-01-02 15:04:05.000"
+
+// dayLayout names a log directory: the UTC day its runs were accepted.
+const dayLayout = "2006-01-02"
+
+// runLog is one run's open log file. A nil or closed runLog discards writes.
+type runLog struct {
+	mu  sync.Mutex
+	f   *os.File
+	now func() time.Time
+}
+
+func openRunLog(path string, now func() time.Time) (*runLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &runLog{f: f, now: now}, nil
+}
+
+// Write appends p to the file.
+func (l *runLog) Write(p []byte) (int, error) {
+	if l == nil {
+		return len(p), nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return len(p), nil
+	}
+	return l.f.Write(p)
+}
+
+// printf writes one line prefixed with the time.
+func (l *runLog) printf(format string, args ...any) {
+	if l == nil {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(l.now().Format(logTimeLayout))
+	b.WriteByte(' ')
+	fmt.Fprintf(&b, format, args...)
+	if !strings.HasSuffix(b.String(), "\n") {
+		b.WriteByte('\n')
+	}
+	_, _ = l.Write([]byte(b.String()))
+}
+
+// file returns the open log file, or nil, for a subprocess to write to
+// directly.
+func (l *runLog) file() *os.File {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f
+}
+
+func (l *runLog) slogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+}
+
+// Close closes the file; later writes are dropped.
+func (l *runLog) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// appendLogLine opens the log at path, appends one timestamped line and
+// closes it. It is for runs that are not running: queued, refused, dropped.
+func appendLogLine(path string, now func() time.Time, format string, args ...any) {
+	l, err := openRunLog(path, now)
+	if err != nil {
+		return
+	}
+	l.printf(format, args...)
+	_ = l.Close()
+}
+
+// logStore lays out run logs on disk:
+//
+//	<dir>/<YYYY-MM-DD>/<run id / 1000>/<run id>.log
+//
+// The day (UTC) is when the executor accepted the run, so retention removes
+// whole days; the middle level keeps at most 1000 files per directory even
+// when jobs fire every second.
+type logStore struct {
+	dir string
+	now func() time.Time
+}
+
+func (s *logStore) path(day string, runID int64) string {
+	return filepath.Join(s.dir, day, strconv.FormatInt(runID/1000, 10), strconv.FormatInt(runID, 10)+".log")
+}
+
+// days lists the day directories, newest first.
+func (s *logStore) days() ([]string, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var days []string
+	for _, e := range entries {
+		if _, err := time.Parse(dayLayout, e.Name()); err == nil && e.IsDir() {
+			days = append(days, e.Name())
+		}
+	}
+	slices.Reverse(days)
+	return days, nil
+}
+
+// find returns the path of runID's log, or an error wrapping
+// [fs.ErrNotExist].
+func (s *logStore) find(runID int64) (string, error) {
+	days, err := s.days()
+	if err != nil {
+		return "", err
+	}
+	for _, day := range days {
+		p := s.path(day, runID)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("log of run %d: %w", runID, fs.ErrNotExist)
+}
+
+// create makes runID's log file and returns its path. It fails with
+// [fs.ErrExist] when the run already has a log: it was accepted before.
+func (s *logStore) create(runID int64) (string, error) {
+	if p, err := s.find(runID); err == nil {
+		return p, fmt.Errorf("log of run %d: %w", runID, fs.ErrExist)
+	}
+	p := s.path(s.now().UTC().Format(dayLayout), runID)
+	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	if err != nil {
+		return "", err
+	}
+	return p, f.Close()
+}
+
+// clean removes the days whose every log is older than retention. A
+// negative retention keeps everything.
+func (s *logStore) clean(retention time.Duration) (removed []string, err error) {
+	if retention < 0 {
+		return nil, nil
+	}
+	days, err := s.days()
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var errs []error
+	for _, day := range days {
+		t, _ := time.Parse(dayLayout, day)
+		if now.Before(t.Add(24*time.Hour + retention)) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(s.dir, day)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, day)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// logPage is one page of a run log.
+type logPage struct {
+	fromLine, toLine int
+	content          string
+	end              bool
+}
+
+// truncatedMark ends a line cut to fit a page.
+const truncatedMark = " …[line cut]"
+
+// readLogPage reads lines [from, from+maxLines) of the log at path, at most
+// about maxBytes of them, holding no more than one page in memory whatever
+// the size of the file or of its lines. ended says the run has finished
+// writing the log: then the last line may lack its newline, and a page
+// reaching the end of the file ends the log.
+func readLogPage(path string, from, maxLines, maxBytes int, ended bool) (logPage, error) {
+	from = max(from, 1)
+	page := logPage{fromLine: from, toLine: from - 1}
+	f, err := os.Open(path)
+	if err != nil {
+		return page, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 32<<10)
+
+	for line := 1; line < from; line++ {
+		_, _, nl, err := appendLine(r, nil, 0)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return page, err
+		}
+		if !nl {
+			// The log has fewer lines than from-1, or its last line is
+			// incomplete: nothing to return yet.
+			page.end = ended
+			return page, nil
+		}
+	}
+
+	buf := make([]byte, 0, min(maxBytes, 64<<10))
+	eof := false
+	for n := 0; n < maxLines; n++ {
+		start := len(buf)
+		room := maxBytes - start - 1
+		var total int
+		var nl bool
+		buf, total, nl, err = appendLine(r, buf, max(room, 0))
+		if err != nil && !errors.Is(err, io.EOF) {
+			return page, err
+		}
+		if total == 0 && !nl {
+			eof = true
+			break
+		}
+		if !nl && !ended {
+			// The run is still writing this line: leave it for the next page.
+			buf = buf[:start]
+			break
+		}
+		if total > room {
+			if start > 0 {
+				buf = buf[:start] // does not fit: first line of the next page
+				break
+			}
+			cut := max(room-len(truncatedMark), 0)
+			for cut > 0 && !utf8.RuneStart(buf[cut]) {
+				cut--
+			}
+			buf = append(buf[:cut], truncatedMark...)
+		}
+		if nl {
+			buf = append(buf, '\n')
+		} else {
+			eof = true
+		}
+		page.toLine++
+		if eof {
+			break
+		}
+	}
+	if !eof {
+		if _, err := r.Peek(1); errors.Is(err, io.EOF) {
+			eof = true
+		}
+	}
+	page.content = strings.ToValidUTF8(string(buf), "\uFFFD")
+	page.end = ended && eof
+	return page, nil
+}
+
+// appendLine reads one line from r and appends at most keep bytes of it,
+// without the newline, to dst. total is the line's full length without the
+// newline; nl says whether it ended with one (false at the end of the file).
+func appendLine(r *bufio.Reader, dst []byte, keep int) (out []byte, total int, nl bool, err error) {
+	out = dst
+	for {
+		b, err := r.ReadSlice('\n')
+		if err == nil {
+			b = b[:len(b)-1]
+			nl = true
+		}
+		if room := keep - (len(out) - len(dst)); room > 0 {
+			out = append(out, b[:min(room, len(b))]...)
+		}
+		total += len(b)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return out, total, nl, err
+	}
+}

@@ -1,0 +1,182 @@
+package sdk
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Tuning of the reporter.
+const (
+	reportBatchMax   = 100                  // results per ReportResults call
+	reportBatchDelay = 5 * time.Millisecond // wait for more results before a small batch
+	reportMemMax     = 1000                 // results held in memory; the rest wait on disk
+	reportBackoffMin = time.Second          // first retry after every admin failed
+	reportBackoffMax = time.Minute          // longest wait between retries
+)
+
+// reporter delivers results to the admin: batched, retried with backoff
+// until acknowledged, and kept in the spool meanwhile. It holds at most
+// reportMemMax results in memory; during a long admin outage the others
+// wait on disk only.
+type reporter struct {
+	spool  *spool
+	send   func(ctx context.Context, batch []result) error
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	queue   []result       // oldest first
+	known   map[int64]bool // run ids in queue
+	spilled bool           // the spool may hold results that are not in queue
+	wake    chan struct{}
+}
+
+func newReporter(sp *spool, send func(context.Context, []result) error, logger *slog.Logger) *reporter {
+	return &reporter{
+		spool:   sp,
+		send:    send,
+		logger:  logger,
+		known:   make(map[int64]bool),
+		spilled: true, // results left by an earlier process
+		wake:    make(chan struct{}, 1),
+	}
+}
+
+// add stores res and queues it for delivery.
+func (r *reporter) add(res result) {
+	err := r.spool.put(res)
+	if err != nil {
+		r.logger.Error("sdk: result kept in memory only", "run_id", res.RunID, "err", err)
+	}
+	r.mu.Lock()
+	switch {
+	case r.known[res.RunID]:
+	case len(r.queue) < reportMemMax || err != nil:
+		r.queue = append(r.queue, res)
+		r.known[res.RunID] = true
+	default:
+		r.spilled = true
+	}
+	r.mu.Unlock()
+	notify(r.wake)
+}
+
+// next returns the oldest results, up to a batch, refilling the queue from
+// the spool when it is empty.
+func (r *reporter) next() []result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.queue) == 0 && r.spilled {
+		loaded, more, err := r.spool.load(reportMemMax, func(id int64) bool { return r.known[id] })
+		if err != nil {
+			r.logger.Error("sdk: load spooled results", "err", err)
+		}
+		for _, res := range loaded {
+			r.queue = append(r.queue, res)
+			r.known[res.RunID] = true
+		}
+		r.spilled = more
+	}
+	n := min(len(r.queue), reportBatchMax)
+	return append([]result(nil), r.queue[:n]...)
+}
+
+// ack forgets a delivered batch, which next returned and is still at the
+// head of the queue.
+func (r *reporter) ack(batch []result) {
+	for _, res := range batch {
+		if err := r.spool.remove(res.RunID); err != nil {
+			r.logger.Warn("sdk: remove delivered result; it may be delivered again", "run_id", res.RunID, "err", err)
+		}
+	}
+	r.mu.Lock()
+	for _, res := range batch {
+		delete(r.known, res.RunID)
+	}
+	clear(r.queue[:len(batch)])
+	r.queue = r.queue[len(batch):]
+	r.mu.Unlock()
+}
+
+// pending says how many results wait in memory.
+func (r *reporter) pending() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.queue)
+}
+
+// run delivers results until ctx ends.
+func (r *reporter) run(ctx context.Context) {
+	var backoff time.Duration
+	for {
+		batch := r.next()
+		if len(batch) == 0 {
+			select {
+			case <-r.wake:
+			case <-ctx.Done():
+				return
+			}
+			if !sleep(ctx, reportBatchDelay) {
+				return
+			}
+			continue
+		}
+		err := r.send(ctx, batch)
+		if err == nil {
+			r.ack(batch)
+			backoff = 0
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		backoff = nextBackoff(backoff)
+		wait := jitter(backoff)
+		r.logger.Warn("sdk: report results: no admin took them; retrying", "results", len(batch), "retry_in", wait, "err", err)
+		if !sleep(ctx, wait) {
+			return
+		}
+	}
+}
+
+// flush sends what is left, once, until everything is delivered, an admin
+// call fails or ctx ends. What is not delivered stays in the spool for the
+// next start.
+func (r *reporter) flush(ctx context.Context) error {
+	for {
+		batch := r.next()
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := r.send(ctx, batch); err != nil {
+			return err
+		}
+		r.ack(batch)
+	}
+}
+
+func nextBackoff(d time.Duration) time.Duration {
+	if d == 0 {
+		return reportBackoffMin
+	}
+	return min(2*d, reportBackoffMax)
+}
+
+// jitter spreads retries of many executors: d plus up to a quarter of d.
+func jitter(d time.Duration) time.Duration {
+	return d + rand.N(d/4+1)
+}
+
+// sleep waits for d or until ctx ends, and says whether ctx is still alive.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

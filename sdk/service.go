@@ -1,0 +1,154 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"connectrpc.com/connect"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+// service is the ExecutorService the admin calls. It is the only place
+// that turns the SDK's errors into Connect codes.
+type service struct {
+	d         *dispatcher
+	lookup    func(name string) (Handler, bool)
+	scriptDir string
+}
+
+var _ carillonv1connect.ExecutorServiceHandler = (*service)(nil)
+
+// errInvalidRun wraps what is wrong with a RunRequest.
+var errInvalidRun = errors.New("sdk: invalid run request")
+
+// Beat answers OK: the executor is alive.
+func (s *service) Beat(context.Context, *carillonv1.BeatRequest) (*carillonv1.BeatResponse, error) {
+	return &carillonv1.BeatResponse{}, nil
+}
+
+// IdleBeat says whether the job has running or queued runs here.
+func (s *service) IdleBeat(_ context.Context, req *carillonv1.IdleBeatRequest) (*carillonv1.IdleBeatResponse, error) {
+	idle, reason := s.d.idle(req.GetJobId())
+	return &carillonv1.IdleBeatResponse{Idle: idle, Reason: reason}, nil
+}
+
+// Run accepts one run.
+func (s *service) Run(_ context.Context, req *carillonv1.RunRequest) (*carillonv1.RunResponse, error) {
+	r, err := s.newRun(req)
+	if err != nil {
+		return nil, connectError(err)
+	}
+	if err := s.d.accept(r); err != nil {
+		return nil, connectError(err)
+	}
+	return &carillonv1.RunResponse{}, nil
+}
+
+// Kill stops the job's running and queued runs.
+func (s *service) Kill(_ context.Context, req *carillonv1.KillRequest) (*carillonv1.KillResponse, error) {
+	s.d.kill(req.GetJobId())
+	return &carillonv1.KillResponse{}, nil
+}
+
+// ReadLog returns one page of a run's log.
+func (s *service) ReadLog(_ context.Context, req *carillonv1.ReadLogRequest) (*carillonv1.ReadLogResponse, error) {
+	if req.GetRunId() <= 0 {
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: run_id must be positive", errInvalidRun))
+	}
+	if req.GetFromLine() < 0 {
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: from_line must not be negative", errInvalidRun))
+	}
+	page, err := s.d.readLog(req.GetRunId(), int(req.GetFromLine()))
+	if err != nil {
+		return nil, connectError(err)
+	}
+	return &carillonv1.ReadLogResponse{
+		FromLine: int32(page.fromLine),
+		ToLine:   int32(page.toLine),
+		Content:  page.content,
+		End:      page.end,
+	}, nil
+}
+
+// newRun checks a RunRequest and resolves its handler.
+func (s *service) newRun(req *carillonv1.RunRequest) (*run, error) {
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", errInvalidRun, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case req.GetRunId() <= 0:
+		return nil, invalid("run_id must be positive")
+	case req.GetJobId() <= 0:
+		return nil, invalid("job_id must be positive")
+	case req.GetTimeoutSeconds() < 0:
+		return nil, invalid("timeout_seconds must not be negative (0 means no timeout)")
+	case req.GetShardTotal() < 0:
+		return nil, invalid("shard_total must not be negative")
+	}
+	total := max(int(req.GetShardTotal()), 1)
+	if i := int(req.GetShardIndex()); i < 0 || i >= total {
+		return nil, invalid("shard_index %d must be in [0, %d)", i, total)
+	}
+	if _, ok := carillonv1.BlockStrategy_name[int32(req.GetBlockStrategy())]; !ok {
+		return nil, invalid("unknown block_strategy %d", req.GetBlockStrategy())
+	}
+	r := &run{
+		id:         req.GetRunId(),
+		jobID:      req.GetJobId(),
+		name:       req.GetHandler(),
+		param:      req.GetParam(),
+		block:      req.GetBlockStrategy(),
+		timeout:    time.Duration(req.GetTimeoutSeconds()) * time.Second,
+		shardIndex: int(req.GetShardIndex()),
+		shardTotal: total,
+	}
+	if req.GetBlockStrategy() == carillonv1.BlockStrategy_BLOCK_STRATEGY_UNSPECIFIED {
+		r.block = carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL
+	}
+	if req.GetScheduledAt() != nil {
+		r.scheduledAt = req.GetScheduledAt().AsTime()
+	}
+	if sc := req.GetScript(); sc != nil {
+		h, err := newScriptHandler(sc.GetType(), sc.GetSource(), s.scriptDir)
+		if err != nil {
+			return nil, invalid("script: %v", err)
+		}
+		r.handler, r.script = h, true
+		return r, nil
+	}
+	if r.name == "" {
+		return nil, invalid("handler is required (or a script)")
+	}
+	h, ok := s.lookup(r.name)
+	if !ok {
+		return nil, fmt.Errorf("%w %q: no handler is registered under that name on this executor", ErrUnknownHandler, r.name)
+	}
+	r.handler = h
+	return r, nil
+}
+
+// connectError maps the SDK's errors to Connect codes.
+func connectError(err error) error {
+	code := connect.CodeInternal
+	switch {
+	case errors.Is(err, errInvalidRun):
+		code = connect.CodeInvalidArgument
+	case errors.Is(err, ErrUnknownHandler):
+		code = connect.CodeNotFound
+	case errors.Is(err, ErrDiscarded):
+		code = connect.CodeResourceExhausted
+	case errors.Is(err, ErrDuplicateRun):
+		code = connect.CodeAlreadyExists
+	case errors.Is(err, ErrShuttingDown):
+		code = connect.CodeUnavailable
+	case errors.Is(err, fs.ErrNotExist):
+		code = connect.CodeNotFound
+		err = fmt.Errorf("sdk: no log for this run on this executor: %w", err)
+	}
+	return connect.NewError(code, err)
+}

@@ -1,0 +1,452 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+const (
+	// workerIdleTimeout is how long a job's worker waits for work before it
+	// exits; the next run of the job starts a new one.
+	workerIdleTimeout = 90 * time.Second
+	// abandonAfter is how long a worker waits for a handler to return once
+	// the run's context has ended (timeout, kill, shutdown) before it
+	// abandons the handler's goroutine and moves on.
+	abandonAfter = 5 * time.Second
+	// maxMessageBytes bounds a result's message.
+	maxMessageBytes = 8 << 10
+)
+
+// run is one accepted execution.
+type run struct {
+	id          int64
+	jobID       int64
+	name        string
+	handler     Handler // before middleware
+	script      bool
+	param       string
+	block       carillonv1.BlockStrategy
+	timeout     time.Duration
+	shardIndex  int
+	shardTotal  int
+	scheduledAt time.Time
+	logPath     string
+
+	// cancel ends a started run's context; guarded by dispatcher.mu.
+	cancel context.CancelCauseFunc
+}
+
+// result is the outcome of one run, as reported to the admin.
+type result struct {
+	RunID      int64                `json:"run_id"`
+	Status     carillonv1.RunStatus `json:"status"`
+	Message    string               `json:"message,omitempty"`
+	FinishedAt time.Time            `json:"finished_at"`
+}
+
+func newResult(runID int64, status carillonv1.RunStatus, msg string, at time.Time) result {
+	if len(msg) > maxMessageBytes {
+		cut := maxMessageBytes
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return result{RunID: runID, Status: status, Message: strings.ToValidUTF8(msg, "\uFFFD"), FinishedAt: at}
+}
+
+// dispatcherConfig is what a dispatcher needs from the executor.
+type dispatcherConfig struct {
+	logs           *logStore
+	now            func() time.Time
+	logger         *slog.Logger
+	report         func(result)          // hands a result to the reporter
+	wrap           func(Handler) Handler // applies the middleware
+	scriptsEnabled bool
+	idleTimeout    time.Duration
+	abandonAfter   time.Duration
+}
+
+// dispatcher owns the per-job workers: it accepts runs, applies block
+// strategies, kills, and drains on shutdown.
+type dispatcher struct {
+	dispatcherConfig
+
+	mu      sync.Mutex
+	workers map[int64]*worker // by job id
+	runs    map[int64]*run    // accepted, not ended, by run id
+	closing bool
+	wg      sync.WaitGroup // worker goroutines
+}
+
+// worker runs the runs of one job, one at a time, in order.
+type worker struct {
+	jobID   int64
+	queue   []*run
+	current *run
+	wake    chan struct{}
+}
+
+func newDispatcher(c dispatcherConfig) *dispatcher {
+	if c.wrap == nil {
+		c.wrap = func(h Handler) Handler { return h }
+	}
+	return &dispatcher{
+		dispatcherConfig: c,
+		workers:          make(map[int64]*worker),
+		runs:             make(map[int64]*run),
+	}
+}
+
+func notify(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// accept queues r on its job's worker, or refuses it.
+func (d *dispatcher) accept(r *run) error {
+	d.mu.Lock()
+	if d.closing {
+		d.mu.Unlock()
+		return ErrShuttingDown
+	}
+	if _, ok := d.runs[r.id]; ok {
+		d.mu.Unlock()
+		return fmt.Errorf("%w: run %d is already queued or running here", ErrDuplicateRun, r.id)
+	}
+	w := d.workers[r.jobID]
+	busy := w != nil && (w.current != nil || len(w.queue) > 0)
+	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER {
+		d.mu.Unlock()
+		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, w.describe())
+	}
+	path, err := d.logs.create(r.id)
+	if errors.Is(err, fs.ErrExist) {
+		d.mu.Unlock()
+		return fmt.Errorf("%w: run %d was accepted here before", ErrDuplicateRun, r.id)
+	}
+	if err != nil {
+		d.mu.Unlock()
+		return fmt.Errorf("create run log: %w", err)
+	}
+	r.logPath = path
+	appendLogLine(path, d.now, "run %d of job %d accepted: handler %q, param %q, shard %d of %d, %s, timeout %s",
+		r.id, r.jobID, r.name, r.param, r.shardIndex, r.shardTotal, r.block, timeoutString(r.timeout))
+
+	if r.script && !d.scriptsEnabled {
+		d.mu.Unlock()
+		d.end(r, carillonv1.RunStatus_RUN_STATUS_FAILED, ErrScriptsDisabled.Error()+" (Config.ScriptsEnabled is false)")
+		return nil
+	}
+
+	d.runs[r.id] = r
+	if w == nil {
+		w = &worker{jobID: r.jobID, wake: make(chan struct{}, 1)}
+		d.workers[r.jobID] = w
+		d.wg.Add(1)
+		go d.work(w)
+	}
+	var covered []*run
+	var cause error
+	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY {
+		cause = fmt.Errorf("%w: covered by run %d", ErrKilled, r.id)
+		covered, w.queue = w.queue, nil
+		if w.current != nil {
+			w.current.cancel(cause)
+		}
+	}
+	w.queue = append(w.queue, r)
+	notify(w.wake)
+	d.mu.Unlock()
+
+	for _, q := range covered {
+		d.end(q, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
+	}
+	return nil
+}
+
+// describe says what a worker is busy with; d.mu is held.
+func (w *worker) describe() string {
+	switch {
+	case w.current != nil && len(w.queue) > 0:
+		return fmt.Sprintf("is running run %d with %d more queued", w.current.id, len(w.queue))
+	case w.current != nil:
+		return fmt.Sprintf("is running run %d", w.current.id)
+	case len(w.queue) > 0:
+		return fmt.Sprintf("has %d runs queued", len(w.queue))
+	}
+	return "is idle"
+}
+
+// end settles a run that never started (dropped from a queue, or refused
+// after it was accepted): a last line in its log, then its result.
+func (d *dispatcher) end(r *run, status carillonv1.RunStatus, msg string) {
+	appendLogLine(r.logPath, d.now, "run %d ended before it started: %s: %s", r.id, statusName(status), msg)
+	d.mu.Lock()
+	delete(d.runs, r.id)
+	d.mu.Unlock()
+	d.report(newResult(r.id, status, msg, d.now()))
+}
+
+// work is the goroutine of one job's worker.
+func (d *dispatcher) work(w *worker) {
+	defer d.wg.Done()
+	idle := time.NewTimer(d.idleTimeout)
+	defer idle.Stop()
+	for {
+		d.mu.Lock()
+		if len(w.queue) == 0 {
+			if d.closing {
+				delete(d.workers, w.jobID)
+				d.mu.Unlock()
+				return
+			}
+			d.mu.Unlock()
+			select {
+			case <-w.wake:
+			case <-idle.C:
+				d.mu.Lock()
+				if len(w.queue) == 0 {
+					delete(d.workers, w.jobID)
+					d.mu.Unlock()
+					return
+				}
+				d.mu.Unlock()
+			}
+			continue
+		}
+		r := w.queue[0]
+		w.queue[0] = nil
+		w.queue = w.queue[1:]
+		ctx, cancel := context.WithCancelCause(context.Background())
+		r.cancel = cancel
+		w.current = r
+		d.mu.Unlock()
+
+		d.execute(ctx, r)
+		cancel(nil)
+
+		d.mu.Lock()
+		w.current = nil
+		d.mu.Unlock()
+		idle.Reset(d.idleTimeout)
+	}
+}
+
+// execute runs r's handler and reports the outcome. The handler runs on its
+// own goroutine so that the run can be reported when its context ends even
+// if the handler ignores it.
+func (d *dispatcher) execute(ctx context.Context, r *run) {
+	rlog, err := openRunLog(r.logPath, d.now)
+	if err != nil {
+		d.logger.Warn("sdk: open run log; the run's log is discarded", "run_id", r.id, "err", err)
+	}
+	if r.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("%w after %s", ErrTimedOut, r.timeout))
+		defer cancel()
+	}
+	job := &Job{
+		RunID:       r.id,
+		JobID:       r.jobID,
+		Name:        r.name,
+		Param:       r.param,
+		ShardIndex:  r.shardIndex,
+		ShardTotal:  r.shardTotal,
+		ScheduledAt: r.scheduledAt,
+		log:         rlog,
+	}
+	h := d.wrap(r.handler)
+	rlog.printf("----- run %d started", r.id)
+
+	done := make(chan error, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			v := recover()
+			if v == nil {
+				v = "runtime.Goexit called"
+			}
+			rlog.printf("panic: %v\n%s", v, debug.Stack())
+			d.logger.Error("sdk: handler panicked", "run_id", r.id, "job_id", r.jobID, "handler", r.name, "panic", v)
+			done <- fmt.Errorf("panic: %v", v)
+		}()
+		err := h.ServeJob(ctx, job)
+		returned = true
+		done <- err
+	}()
+
+	select {
+	case err := <-done:
+		status, msg := outcome(ctx, err, true)
+		rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
+		_ = rlog.Close()
+		d.finish(r)
+		d.report(newResult(r.id, status, msg, d.now()))
+	case <-ctx.Done():
+		status, msg := outcome(ctx, nil, false)
+		rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
+		d.report(newResult(r.id, status, msg, d.now()))
+		t := time.NewTimer(d.abandonAfter)
+		select {
+		case err := <-done:
+			t.Stop()
+			if err != nil {
+				rlog.printf("handler returned: %v", err)
+			} else {
+				rlog.printf("handler returned")
+			}
+		case <-t.C:
+			rlog.printf("handler still running %s after the run ended: abandoned; its later log lines are dropped", d.abandonAfter)
+			d.logger.Warn("sdk: handler ignores its context; abandoned",
+				"run_id", r.id, "job_id", r.jobID, "handler", r.name, "after", d.abandonAfter)
+		}
+		_ = rlog.Close()
+		d.finish(r)
+	}
+}
+
+// finish forgets a run that has ended.
+func (d *dispatcher) finish(r *run) {
+	d.mu.Lock()
+	delete(d.runs, r.id)
+	d.mu.Unlock()
+}
+
+// outcome maps how a handler ended to a status and a message.
+func outcome(ctx context.Context, err error, returned bool) (carillonv1.RunStatus, string) {
+	if returned && err == nil {
+		return carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""
+	}
+	if ctx.Err() != nil {
+		cause := context.Cause(ctx)
+		if errors.Is(cause, ErrTimedOut) {
+			return carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, cause.Error()
+		}
+		return carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()
+	}
+	return carillonv1.RunStatus_RUN_STATUS_FAILED, err.Error()
+}
+
+// kill cancels the job's running run and drops its queued ones.
+func (d *dispatcher) kill(jobID int64) {
+	d.mu.Lock()
+	w := d.workers[jobID]
+	if w == nil {
+		d.mu.Unlock()
+		return
+	}
+	dropped := w.queue
+	w.queue = nil
+	cause := fmt.Errorf("%w by the admin", ErrKilled)
+	if w.current != nil {
+		w.current.cancel(cause)
+	}
+	d.mu.Unlock()
+	for _, r := range dropped {
+		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
+	}
+}
+
+// idle says whether the job has no running or queued run here.
+func (d *dispatcher) idle(jobID int64) (bool, string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w := d.workers[jobID]
+	if w == nil || (w.current == nil && len(w.queue) == 0) {
+		return true, ""
+	}
+	return false, fmt.Sprintf("job %d %s", jobID, w.describe())
+}
+
+// readLog returns one page of a run's log.
+func (d *dispatcher) readLog(runID int64, from int) (logPage, error) {
+	d.mu.Lock()
+	r, active := d.runs[runID]
+	path := ""
+	if active {
+		path = r.logPath
+	}
+	d.mu.Unlock()
+	if !active {
+		var err error
+		if path, err = d.logs.find(runID); err != nil {
+			return logPage{}, err
+		}
+	}
+	return readLogPage(path, from, LogPageMaxLines, LogPageMaxBytes, !active)
+}
+
+// stopAccepting refuses new runs from now on and drops every queued run,
+// reported KILLED. Running runs go on.
+func (d *dispatcher) stopAccepting() {
+	d.mu.Lock()
+	d.closing = true
+	var dropped []*run
+	for _, w := range d.workers {
+		dropped = append(dropped, w.queue...)
+		w.queue = nil
+		notify(w.wake)
+	}
+	d.mu.Unlock()
+	for _, r := range dropped {
+		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, ErrShuttingDown.Error())
+	}
+}
+
+// drain waits for the running runs to end until ctx ends, then cancels them
+// with ErrShuttingDown and waits for the workers to exit; a worker waits at
+// most abandonAfter for a handler that ignores its context.
+func (d *dispatcher) drain(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		d.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	d.mu.Lock()
+	for _, w := range d.workers {
+		if w.current != nil {
+			w.current.cancel(ErrShuttingDown)
+		}
+	}
+	d.mu.Unlock()
+	<-done
+}
+
+func statusName(s carillonv1.RunStatus) string {
+	return strings.TrimPrefix(s.String(), "RUN_STATUS_")
+}
+
+func withColon(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return ": " + msg
+}
+
+func timeoutString(d time.Duration) string {
+	if d <= 0 {
+		return "none"
+	}
+	return d.String()
+}
