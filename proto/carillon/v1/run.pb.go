@@ -35,6 +35,11 @@ const (
 	RunStatus_RUN_STATUS_KILLED    RunStatus = 5
 	// Its executor went away before reporting a result.
 	RunStatus_RUN_STATUS_LOST RunStatus = 6
+	// Created for a scheduled instant that has not come yet (the scheduler
+	// reads a few seconds ahead); dispatched at its instant.
+	RunStatus_RUN_STATUS_PENDING RunStatus = 7
+	// A late fire skipped by the DO_NOTHING misfire strategy; never dispatched.
+	RunStatus_RUN_STATUS_SKIPPED RunStatus = 8
 )
 
 // Enum value maps for RunStatus.
@@ -47,6 +52,8 @@ var (
 		4: "RUN_STATUS_TIMED_OUT",
 		5: "RUN_STATUS_KILLED",
 		6: "RUN_STATUS_LOST",
+		7: "RUN_STATUS_PENDING",
+		8: "RUN_STATUS_SKIPPED",
 	}
 	RunStatus_value = map[string]int32{
 		"RUN_STATUS_UNSPECIFIED": 0,
@@ -56,6 +63,8 @@ var (
 		"RUN_STATUS_TIMED_OUT":   4,
 		"RUN_STATUS_KILLED":      5,
 		"RUN_STATUS_LOST":        6,
+		"RUN_STATUS_PENDING":     7,
+		"RUN_STATUS_SKIPPED":     8,
 	}
 )
 
@@ -952,7 +961,7 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\x06before\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x06before\x12\x1b\n" +
 	"\tkeep_last\x18\x04 \x01(\x05R\bkeepLast\".\n" +
 	"\x12DeleteRunsResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted*\xb6\x01\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted*\xe6\x01\n" +
 	"\tRunStatus\x12\x1a\n" +
 	"\x16RUN_STATUS_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12RUN_STATUS_RUNNING\x10\x01\x12\x18\n" +
@@ -960,7 +969,9 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\x11RUN_STATUS_FAILED\x10\x03\x12\x18\n" +
 	"\x14RUN_STATUS_TIMED_OUT\x10\x04\x12\x15\n" +
 	"\x11RUN_STATUS_KILLED\x10\x05\x12\x13\n" +
-	"\x0fRUN_STATUS_LOST\x10\x06*\xc0\x01\n" +
+	"\x0fRUN_STATUS_LOST\x10\x06\x12\x16\n" +
+	"\x12RUN_STATUS_PENDING\x10\a\x12\x16\n" +
+	"\x12RUN_STATUS_SKIPPED\x10\b*\xc0\x01\n" +
 	"\vTriggerType\x12\x1c\n" +
 	"\x18TRIGGER_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15TRIGGER_TYPE_SCHEDULE\x10\x01\x12\x17\n" +

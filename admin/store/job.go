@@ -1,0 +1,343 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// Job is a unit of scheduled work.
+type Job struct {
+	ID              int64
+	GroupID         int64
+	Description     string
+	Owner           string
+	AlarmEmails     []string
+	ScheduleType    carillonv1.ScheduleType
+	Cron            string
+	IntervalSeconds int32
+	TimeZone        string
+	MisfireStrategy carillonv1.MisfireStrategy
+	RouteStrategy   carillonv1.RouteStrategy
+	Handler         string
+	Param           string
+	ScriptType      carillonv1.ScriptType
+	ScriptSource    string
+	ScriptUpdatedAt time.Time
+	BlockStrategy   carillonv1.BlockStrategy
+	TimeoutSeconds  int32
+	RetryCount      int32
+	ChildJobIDs     []int64
+	Enabled         bool
+	// LastFireAt is the scheduled instant of the latest scheduled fire.
+	LastFireAt time.Time
+	// NextFireAt is the next scheduled instant; zero when nothing is scheduled.
+	NextFireAt time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+const jobColumns = `id, group_id, description, owner, alarm_emails, schedule_type, cron, interval_seconds, time_zone,
+	misfire_strategy, route_strategy, handler, param, script_type, script_source, script_updated_at, block_strategy,
+	timeout_seconds, retry_count, child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at`
+
+func scanJob(row interface{ Scan(...any) error }) (Job, error) {
+	var j Job
+	var emails, children string
+	var scriptUpdated, last, next, created, updated sql.NullInt64
+	err := row.Scan(&j.ID, &j.GroupID, &j.Description, &j.Owner, &emails, &j.ScheduleType, &j.Cron, &j.IntervalSeconds,
+		&j.TimeZone, &j.MisfireStrategy, &j.RouteStrategy, &j.Handler, &j.Param, &j.ScriptType, &j.ScriptSource,
+		&scriptUpdated, &j.BlockStrategy, &j.TimeoutSeconds, &j.RetryCount, &children, &j.Enabled, &last, &next,
+		&created, &updated)
+	if err != nil {
+		return Job{}, err
+	}
+	j.AlarmEmails = splitLines(emails)
+	j.ChildJobIDs = parseIDs(children)
+	j.ScriptUpdatedAt, j.LastFireAt, j.NextFireAt = fromMillis(scriptUpdated), fromMillis(last), fromMillis(next)
+	j.CreatedAt, j.UpdatedAt = fromMillis(created), fromMillis(updated)
+	return j, nil
+}
+
+// jobArgs are j's values for the columns of jobColumns after id.
+func jobArgs(j Job) []any {
+	return []any{j.GroupID, j.Description, j.Owner, joinLines(j.AlarmEmails), j.ScheduleType, j.Cron, j.IntervalSeconds,
+		j.TimeZone, j.MisfireStrategy, j.RouteStrategy, j.Handler, j.Param, j.ScriptType, j.ScriptSource,
+		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, formatIDs(j.ChildJobIDs), j.Enabled,
+		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt)}
+}
+
+// CreateJob stores j and returns it with its ID. The caller sets NextFireAt
+// for an enabled job. A missing group is ErrGroupNotFound.
+func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error) {
+	j.CreatedAt, j.UpdatedAt = now, now
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := groupExists(ctx, tx, j.GroupID); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 24)+`)`, jobArgs(j)...)
+		if err != nil {
+			return err
+		}
+		j.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrGroupNotFound) {
+			return Job{}, err
+		}
+		return Job{}, fmt.Errorf("store: create job: %w", err)
+	}
+	return j, nil
+}
+
+func groupExists(ctx context.Context, tx *sql.Tx, id int64) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM groups WHERE id = ?`, id).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: group %d", ErrGroupNotFound, id)
+	}
+	return nil
+}
+
+// Job returns the job with the given ID.
+func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
+	j, err := scanJob(s.r.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Job{}, fmt.Errorf("%w: job %d", ErrNotFound, id)
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("store: job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+// JobFilter selects jobs for Jobs. Zero fields select everything.
+type JobFilter struct {
+	GroupID int64
+	Enabled *bool
+	Handler string
+	// Text matches a substring of description, owner or handler.
+	Text string
+	// AfterID pages: only jobs with a larger ID.
+	AfterID int64
+	Limit   int
+}
+
+// Jobs returns the jobs f selects, ordered by ID.
+func (s *Store) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
+	where := []string{"id > ?"}
+	args := []any{f.AfterID}
+	if f.GroupID != 0 {
+		where, args = append(where, "group_id = ?"), append(args, f.GroupID)
+	}
+	if f.Enabled != nil {
+		where, args = append(where, "enabled = ?"), append(args, *f.Enabled)
+	}
+	if f.Handler != "" {
+		where, args = append(where, "handler = ?"), append(args, f.Handler)
+	}
+	if f.Text != "" {
+		like := "%" + escapeLike(f.Text) + "%"
+		where = append(where, `(description LIKE ? ESCAPE '\' OR owner LIKE ? ESCAPE '\' OR handler LIKE ? ESCAPE '\')`)
+		args = append(args, like, like, like)
+	}
+	args = append(args, cmpLimit(f.Limit))
+	rows, err := s.r.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: jobs: %w", err)
+	}
+	defer rows.Close()
+	var js []Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: jobs: %w", err)
+		}
+		js = append(js, j)
+	}
+	return js, rows.Err()
+}
+
+// UpdateJob replaces the stored job with ID j.ID (CreatedAt, LastFireAt
+// and Enabled are kept) and drops the job's pending runs, so no fire read
+// ahead under the old definition is dispatched. When scheduleChanged is
+// false the job's next fire is the earliest dropped pending instant (the
+// scheduler reads it again with the new definition); otherwise it is
+// j.NextFireAt.
+func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now time.Time) (Job, error) {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		old, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, j.ID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: job %d", ErrNotFound, j.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if err := groupExists(ctx, tx, j.GroupID); err != nil {
+			return err
+		}
+		j.CreatedAt, j.LastFireAt, j.Enabled, j.UpdatedAt = old.CreatedAt, old.LastFireAt, old.Enabled, now
+		earliest, err := dropPending(ctx, tx, j.ID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !j.Enabled:
+			j.NextFireAt = time.Time{}
+		case !scheduleChanged && !earliest.IsZero():
+			j.NextFireAt = earliest
+		case !scheduleChanged:
+			j.NextFireAt = old.NextFireAt
+		}
+		args := append(jobArgs(j), j.ID)
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 23)+`) WHERE id = ?`, args...)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrGroupNotFound) {
+			return Job{}, err
+		}
+		return Job{}, fmt.Errorf("store: update job %d: %w", j.ID, err)
+	}
+	return j, nil
+}
+
+// dropPending deletes the job's pending runs and returns the earliest
+// scheduled instant among them (zero if there were none).
+func dropPending(ctx context.Context, tx *sql.Tx, jobID int64) (time.Time, error) {
+	var earliest sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT min(scheduled_at) FROM runs WHERE job_id = ? AND status = ?`,
+		jobID, carillonv1.RunStatus_RUN_STATUS_PENDING).Scan(&earliest)
+	if err != nil {
+		return time.Time{}, err
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM runs WHERE job_id = ? AND status = ?`, jobID, carillonv1.RunStatus_RUN_STATUS_PENDING)
+	return fromMillis(earliest), err
+}
+
+// StartJob enables a stopped job with next as its first fire (zero when
+// the schedule has none). Starting a started job changes nothing.
+func (s *Store) StartJob(ctx context.Context, id int64, next, now time.Time) (Job, error) {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 1, next_fire_at = ?, updated_at = ? WHERE id = ? AND enabled = 0`,
+			millis(next), millis(now), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		return jobExists(ctx, tx, id)
+	})
+	if err != nil {
+		return Job{}, wrapJobErr("start", id, err)
+	}
+	return s.Job(ctx, id)
+}
+
+// StopJob disables a job and drops its pending runs: once StopJob returns,
+// no scheduled fire of the job is dispatched.
+func (s *Store) StopJob(ctx context.Context, id int64, now time.Time) (Job, error) {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := jobExists(ctx, tx, id); err != nil {
+			return err
+		}
+		if _, err := dropPending(ctx, tx, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 0, next_fire_at = NULL, updated_at = ? WHERE id = ? AND enabled = 1`,
+			millis(now), id)
+		return err
+	})
+	if err != nil {
+		return Job{}, wrapJobErr("stop", id, err)
+	}
+	return s.Job(ctx, id)
+}
+
+// DeleteJob removes a job and its pending runs; its other runs are kept.
+func (s *Store) DeleteJob(ctx context.Context, id int64) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := dropPending(ctx, tx, id); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res, "job", id)
+	})
+	return wrapJobErr("delete", id, err)
+}
+
+func jobExists(ctx context.Context, tx *sql.Tx, id int64) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id = ?`, id).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: job %d", ErrNotFound, id)
+	}
+	return nil
+}
+
+func wrapJobErr(verb string, id int64, err error) error {
+	if err == nil || errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("store: %s job %d: %w", verb, id, err)
+}
+
+// CountJobs returns the number of jobs and of enabled jobs.
+func (s *Store) CountJobs(ctx context.Context) (all, enabled int64, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(enabled), 0) FROM jobs`).Scan(&all, &enabled)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: count jobs: %w", err)
+	}
+	return all, enabled, nil
+}
+
+func formatIDs(ids []int64) string {
+	ss := make([]string, len(ids))
+	for i, id := range ids {
+		ss[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(ss, ",")
+}
+
+func parseIDs(s string) []int64 {
+	if s == "" {
+		return nil
+	}
+	var ids []int64
+	for _, f := range strings.Split(s, ",") {
+		if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// cmpLimit bounds a page size: 0 means 100, and at most 1000.
+func cmpLimit(n int) int {
+	switch {
+	case n <= 0:
+		return 100
+	case n > 1000:
+		return 1000
+	}
+	return n
+}

@@ -1,0 +1,175 @@
+// Package store keeps Carillon's state in one SQLite file: groups, executor
+// registrations, jobs and runs. It is the only package with SQL.
+//
+// The database runs in WAL mode with one writer connection (every write
+// transaction starts IMMEDIATE, so a read-then-write never fails with
+// SQLITE_BUSY) and a small pool of readers. Times are stored as unix
+// milliseconds. Migrations are embedded and applied in order by Open.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is Carillon's database. It is safe for concurrent use.
+type Store struct {
+	w    *sql.DB // the one writer connection
+	r    *sql.DB // readers
+	lock *fileLock
+}
+
+// Open opens (creating if needed) the database file at path, takes the
+// file's admin lock and applies pending migrations. A second Open of the
+// same path, from this or another process, fails with ErrLocked until the
+// first Store is closed.
+func Open(ctx context.Context, path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	lock, err := lockFile(abs + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{lock: lock}
+	if s.w, err = openDB(abs, "immediate", 1); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.r, err = openDB(abs, "deferred", 4); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openDB(path, txlock string, conns int) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", txlock)
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
+// Close closes the database and releases the admin lock.
+func (s *Store) Close() error {
+	var errs []error
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	if s.lock != nil {
+		errs = append(errs, s.lock.release())
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := filepath.Base(name)
+		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("store: migrate: bad migration name %s", base)
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return fmt.Errorf("store: migrate: %w", err)
+		}
+		err = s.write(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES (?)`, version)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: migrate %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// write runs fn in a write transaction and commits it if fn returns nil.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// millis converts t to unix milliseconds; the zero time is NULL.
+func millis(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}
+
+// fromMillis converts unix milliseconds to a time; NULL is the zero time.
+func fromMillis(ms sql.NullInt64) time.Time {
+	if !ms.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms.Int64)
+}
+
+// joinLines and splitLines store string lists as newline-separated text.
+func joinLines(ss []string) string { return strings.Join(ss, "\n") }
+
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
