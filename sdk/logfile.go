@@ -88,8 +88,32 @@ func (l *runLog) file() *os.File {
 	return l.f
 }
 
+// slogger returns a logger whose records are lines of the log, prefixed
+// with the time like printf's.
 func (l *runLog) slogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+	return slog.New(slog.NewTextHandler(stampWriter{l}, &slog.HandlerOptions{
+		Level: slog.LevelDebug - 4,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+}
+
+// stampWriter prefixes each write, a whole slog record, with the time.
+type stampWriter struct{ l *runLog }
+
+func (w stampWriter) Write(p []byte) (int, error) {
+	b := make([]byte, 0, len(logTimeLayout)+1+len(p))
+	b = w.l.now().AppendFormat(b, logTimeLayout)
+	b = append(b, ' ')
+	b = append(b, p...)
+	if _, err := w.l.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // Close closes the file; later writes are dropped.

@@ -129,8 +129,9 @@ func (d *dispatcher) accept(r *run) error {
 	w := d.workers[r.jobID]
 	busy := w != nil && (w.current != nil || len(w.queue) > 0)
 	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER {
+		busyWith := w.describe()
 		d.mu.Unlock()
-		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, w.describe())
+		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, busyWith)
 	}
 	path, err := d.logs.create(r.id)
 	if errors.Is(err, fs.ErrExist) {
