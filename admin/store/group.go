@@ -40,6 +40,7 @@ func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
 // CreateGroup stores g and returns it with its ID. A taken app name is
 // ErrAlreadyExists.
 func (s *Store) CreateGroup(ctx context.Context, g Group, now time.Time) (Group, error) {
+	now = now.Truncate(time.Millisecond) // what the database keeps
 	g.CreatedAt, g.UpdatedAt = now, now
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx,
@@ -92,6 +93,7 @@ func (s *Store) Groups(ctx context.Context) ([]Group, error) {
 
 // UpdateGroup replaces the stored group with ID g.ID.
 func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group, error) {
+	now = now.Truncate(time.Millisecond) // what the database keeps
 	g.UpdatedAt = now
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx,

@@ -76,6 +76,7 @@ func jobArgs(j Job) []any {
 // CreateJob stores j and returns it with its ID. The caller sets NextFireAt
 // for an enabled job. A missing group is ErrGroupNotFound.
 func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error) {
+	now = now.Truncate(time.Millisecond) // what the database keeps
 	j.CreatedAt, j.UpdatedAt = now, now
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := groupExists(ctx, tx, j.GroupID); err != nil {
@@ -174,6 +175,7 @@ func (s *Store) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
 // scheduler reads it again with the new definition); otherwise it is
 // j.NextFireAt.
 func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now time.Time) (Job, error) {
+	now = now.Truncate(time.Millisecond) // what the database keeps
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		old, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, j.ID))
 		if errors.Is(err, sql.ErrNoRows) {

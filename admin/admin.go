@@ -1,0 +1,166 @@
+// Package admin is Carillon's admin: the composition root that opens the
+// store, starts the scheduler and serves the Connect API on one port.
+package admin
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/schedule"
+	"github.com/carillonhq/carillon/admin/server"
+	"github.com/carillonhq/carillon/admin/store"
+	"github.com/carillonhq/carillon/admin/trigger"
+)
+
+const (
+	// ListenDefault is the default Config.Listen.
+	ListenDefault = "127.0.0.1:8080"
+	// DBPathDefault is the default Config.DBPath.
+	DBPathDefault = "carillon.db"
+	// ShutdownTimeoutDefault is the default Config.ShutdownTimeout.
+	ShutdownTimeoutDefault = 10 * time.Second
+)
+
+// Config configures the admin.
+type Config struct {
+	// Listen is the address the API is served on. Defaults to ListenDefault.
+	Listen string
+	// DBPath is the SQLite database file, created if missing. Defaults to
+	// DBPathDefault.
+	DBPath string
+	// Token is the executor access token, sent and required as
+	// "Authorization: Bearer <token>" on executor <-> admin calls. Empty
+	// disables the check.
+	Token string
+	// MisfireThreshold is how late a fire may be before the job's misfire
+	// strategy handles it. Defaults to schedule.MisfireThresholdDefault (5 s).
+	MisfireThreshold time.Duration
+	// ShutdownTimeout bounds a graceful shutdown. Defaults to ShutdownTimeoutDefault.
+	ShutdownTimeout time.Duration
+	// Demo starts an in-process executor with a demo group and job firing
+	// every 5 seconds, so a newcomer sees runs with nothing else installed.
+	Demo bool
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Admin is a running admin's parts.
+type Admin struct {
+	cfg       Config
+	store     *store.Store
+	trigger   *trigger.Trigger
+	scheduler *schedule.Scheduler
+	server    *server.Server
+}
+
+// Open opens the database and builds the admin; Serve runs it. Close the
+// Admin when Serve has returned.
+func Open(ctx context.Context, cfg Config) (*Admin, error) {
+	cfg.Listen = cmp.Or(cfg.Listen, ListenDefault)
+	cfg.DBPath = cmp.Or(cfg.DBPath, DBPathDefault)
+	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, ShutdownTimeoutDefault)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	st, err := store.Open(ctx, cfg.DBPath)
+	if err != nil {
+		return nil, err
+	}
+	trig, err := trigger.New(trigger.Config{Store: st, Token: cfg.Token, Logger: cfg.Logger})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	sched := schedule.New(schedule.Config{
+		Store: st, FireFunc: trig.Fire, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger,
+	})
+	srv := server.New(server.Config{
+		Store: st, Trigger: trig, WakeFunc: sched.Wake, Token: cfg.Token, Logger: cfg.Logger,
+	})
+	return &Admin{cfg: cfg, store: st, trigger: trig, scheduler: sched, server: srv}, nil
+}
+
+// Close closes the database.
+func (a *Admin) Close() error { return a.store.Close() }
+
+// Handler returns the admin's HTTP handler (every Connect service, health
+// and reflection).
+func (a *Admin) Handler() http.Handler { return a.server.Handler() }
+
+// Run opens the admin, listens on cfg.Listen and serves until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	a, err := Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", a.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("admin: listen: %w", err)
+	}
+	return a.Serve(ctx, ln)
+}
+
+// Serve serves the API on ln and runs the scheduler until ctx ends, then
+// shuts down in the reverse order of start: the demo executor (if any)
+// stops, the HTTP server stops taking requests, the scheduler stops, and
+// in-flight dispatches finish.
+func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
+	log := a.cfg.Logger
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true) // h2c, for gRPC clients without TLS
+	hs := &http.Server{
+		Handler:           http.MaxBytesHandler(a.Handler(), 8<<20),
+		Protocols:         protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 3)
+	go func() {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("admin: serve: %w", err)
+		}
+	}()
+	schedDone := make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		if err := a.scheduler.Run(ctx); err != nil {
+			errc <- err
+		}
+	}()
+	base := "http://" + ln.Addr().String()
+	log.Info("carillon admin serving", "url", base, "db", a.cfg.DBPath, "token_required", a.cfg.Token != "")
+	demoDone := make(chan struct{})
+	go func() {
+		defer close(demoDone)
+		if !a.cfg.Demo {
+			return
+		}
+		if err := runDemo(ctx, a, base); err != nil && ctx.Err() == nil {
+			errc <- err
+		}
+	}()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	log.Info("carillon admin shutting down")
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
+	defer stop()
+	cancel()
+	<-demoDone // the demo executor deregisters and flushes its results through the server
+	shutdownErr := hs.Shutdown(shutdownCtx)
+	<-schedDone
+	a.trigger.Wait()
+	return errors.Join(err, shutdownErr)
+}

@@ -1,0 +1,102 @@
+// Command carillon is Carillon's admin: a job scheduler over an embedded
+// SQLite database, serving the Connect API on one port.
+//
+// Usage:
+//
+//	carillon [serve] [flags]
+//
+// Every flag has an environment variable equivalent, named in its help.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+	_ "time/tzdata" // named time zones work on hosts without zoneinfo
+
+	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/schedule"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "carillon:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, stderr)
+	default:
+		return fmt.Errorf("unknown command %q (want: serve)", cmd)
+	}
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("carillon serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg admin.Config
+	fs.StringVar(&cfg.Listen, "listen", env("CARILLON_LISTEN", admin.ListenDefault), "address to serve the API on (env CARILLON_LISTEN)")
+	fs.StringVar(&cfg.DBPath, "db", env("CARILLON_DB", admin.DBPathDefault), "SQLite database file, created if missing (env CARILLON_DB)")
+	fs.StringVar(&cfg.Token, "token", os.Getenv("CARILLON_TOKEN"), "executor access token; empty disables the check (env CARILLON_TOKEN)")
+	fs.DurationVar(&cfg.MisfireThreshold, "misfire-threshold", envDuration("CARILLON_MISFIRE_THRESHOLD", schedule.MisfireThresholdDefault),
+		"how late a fire may be before the job's misfire strategy handles it (env CARILLON_MISFIRE_THRESHOLD)")
+	fs.BoolVar(&cfg.Demo, "demo", os.Getenv("CARILLON_DEMO") == "1",
+		"also run an in-process demo executor with a job firing every 5 s; the database defaults to "+demoDBPath+" (env CARILLON_DEMO=1)")
+	logLevel := fs.String("log-level", env("CARILLON_LOG_LEVEL", "info"), "debug, info, warn or error (env CARILLON_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	}
+	if cfg.Demo && !flagSet(fs, "db") && os.Getenv("CARILLON_DB") == "" {
+		cfg.DBPath = demoDBPath // keep the demo's group and job out of the real database
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("serve: -log-level: %w", err)
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return admin.Run(ctx, cfg)
+}
+
+// demoDBPath is the database of --demo unless --db says otherwise.
+const demoDBPath = "carillon-demo.db"
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return d
+	}
+	return def
+}

@@ -1,0 +1,146 @@
+package schedule
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/cron"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// Spec is the schedule part of a job.
+type Spec struct {
+	Type            carillonv1.ScheduleType
+	Cron            string
+	IntervalSeconds int32
+	// TimeZone is an IANA name; empty means the admin's zone (time.Local).
+	TimeZone string
+}
+
+// SpecError says which field of a Spec is wrong and why.
+type SpecError struct {
+	// Field is "type", "cron", "interval_seconds" or "time_zone".
+	Field string
+	Err   error
+}
+
+func (e *SpecError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns e.Err.
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// Check reports what is wrong with spec as a *SpecError.
+func Check(spec Spec) error {
+	switch spec.Type {
+	case carillonv1.ScheduleType_SCHEDULE_TYPE_NONE:
+		return nil
+	case carillonv1.ScheduleType_SCHEDULE_TYPE_CRON:
+		_, err := parseCron(spec)
+		return err
+	case carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY:
+		if spec.IntervalSeconds < 1 {
+			return &SpecError{"interval_seconds", fmt.Errorf("must be at least 1 for %s, got %d", spec.Type, spec.IntervalSeconds)}
+		}
+		_, err := location(spec.TimeZone)
+		return err
+	default:
+		return &SpecError{"type", fmt.Errorf("must be one of SCHEDULE_TYPE_NONE, SCHEDULE_TYPE_CRON, SCHEDULE_TYPE_FIX_RATE, SCHEDULE_TYPE_FIX_DELAY, got %s", spec.Type)}
+	}
+}
+
+// First returns a started schedule's first fire after now; zero when the
+// schedule has none (NONE, or a cron whose fires are all in the past).
+// FIX_RATE and FIX_DELAY first fire one interval after now.
+func First(spec Spec, now time.Time) (time.Time, error) {
+	switch spec.Type {
+	case carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY:
+		if spec.IntervalSeconds < 1 {
+			return time.Time{}, Check(spec)
+		}
+		return now.Add(time.Duration(spec.IntervalSeconds) * time.Second), nil
+	}
+	return Next(spec, now)
+}
+
+// Next returns the fire that follows the fire at prev: the next cron time
+// strictly after prev, prev plus the interval for FIX_RATE, and zero for
+// FIX_DELAY (whose next fire waits for the run to finish) and NONE.
+func Next(spec Spec, prev time.Time) (time.Time, error) {
+	switch spec.Type {
+	case carillonv1.ScheduleType_SCHEDULE_TYPE_CRON:
+		c, err := parseCron(spec)
+		if err != nil {
+			return time.Time{}, err
+		}
+		return c.Next(prev), nil
+	case carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE:
+		if spec.IntervalSeconds < 1 {
+			return time.Time{}, Check(spec)
+		}
+		return prev.Add(time.Duration(spec.IntervalSeconds) * time.Second), nil
+	case carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, carillonv1.ScheduleType_SCHEDULE_TYPE_NONE:
+		return time.Time{}, nil
+	}
+	return time.Time{}, Check(spec)
+}
+
+// Preview returns up to n fire times strictly after from.
+func Preview(spec Spec, from time.Time, n int) ([]time.Time, error) {
+	if err := Check(spec); err != nil {
+		return nil, err
+	}
+	var out []time.Time
+	t := from
+	for len(out) < n {
+		var err error
+		if len(out) == 0 {
+			t, err = First(spec, from)
+		} else if spec.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY {
+			// Assume runs finish at once: the best a preview can do.
+			t = t.Add(time.Duration(spec.IntervalSeconds) * time.Second)
+		} else {
+			t, err = Next(spec, t)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if t.IsZero() {
+			break
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// cronCache keeps parsed cron expressions: a busy admin computes next fires
+// for the same few expressions thousands of times a second.
+var cronCache sync.Map // Spec (CRON fields only) -> *cron.Schedule
+
+func parseCron(spec Spec) (*cron.Schedule, error) {
+	key := Spec{Cron: spec.Cron, TimeZone: spec.TimeZone}
+	if c, ok := cronCache.Load(key); ok {
+		return c.(*cron.Schedule), nil
+	}
+	loc, err := location(spec.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cron.Parse(spec.Cron, loc)
+	if err != nil {
+		return nil, &SpecError{"cron", err}
+	}
+	cronCache.Store(key, c)
+	return c, nil
+}
+
+func location(name string) (*time.Location, error) {
+	if name == "" {
+		return time.Local, nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, &SpecError{"time_zone", fmt.Errorf("%q is not an IANA time zone name (such as \"Europe/Berlin\")", name)}
+	}
+	return loc, nil
+}

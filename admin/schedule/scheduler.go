@@ -1,0 +1,226 @@
+// Package schedule decides when jobs fire. A scan reads the jobs due within
+// a short look-ahead window from the store, claims each fire (advancing the
+// job's next fire and storing a pending run in one transaction) and puts the
+// run on an in-memory queue, which hands it to the dispatcher at its own
+// instant. Fires more than the misfire threshold late go through the job's
+// misfire strategy instead.
+package schedule
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+const (
+	// LookaheadDefault is how far ahead the scan reads due jobs.
+	LookaheadDefault = 5 * time.Second
+	// ScanIntervalDefault is how often the scan runs when nothing wakes it.
+	ScanIntervalDefault = time.Second
+	// MisfireThresholdDefault is how late a fire may be before it is a misfire.
+	MisfireThresholdDefault = 5 * time.Second
+	// scanBatch is the most jobs one scan query and claim transaction take.
+	scanBatch = 1000
+)
+
+// FireFunc dispatches the pending run of e whose instant has come, as
+// e.TriggerType. It must not block: the scheduler calls it from its timing
+// loop.
+type FireFunc func(e Entry)
+
+// Config configures a Scheduler.
+type Config struct {
+	// Store holds the jobs and runs. Required.
+	Store *store.Store
+	// FireFunc dispatches due runs. Required.
+	FireFunc FireFunc
+	// Lookahead is how far ahead fires are read. Defaults to LookaheadDefault.
+	Lookahead time.Duration
+	// ScanInterval is the time between scans. Defaults to ScanIntervalDefault.
+	ScanInterval time.Duration
+	// MisfireThreshold is how late a fire may be. Defaults to MisfireThresholdDefault.
+	MisfireThreshold time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Scheduler reads due fires ahead and fires them on time.
+type Scheduler struct {
+	cfg   Config
+	queue *Queue
+	wake  chan struct{}
+}
+
+// New returns a Scheduler; Run starts it.
+func New(cfg Config) *Scheduler {
+	cfg.Lookahead = cmp.Or(cfg.Lookahead, LookaheadDefault)
+	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, ScanIntervalDefault)
+	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, MisfireThresholdDefault)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1)}
+}
+
+// Wake asks for a scan now, e.g. after a job was started or changed so its
+// first fire may be sooner than the next regular scan.
+func (s *Scheduler) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run recovers the pending runs a previous admin left, then scans and fires
+// until ctx ends. Fires run on their own loop, so a slow scan never delays a
+// due fire.
+func (s *Scheduler) Run(ctx context.Context) error {
+	if err := s.recover(ctx); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.fireLoop(ctx)
+	}()
+	defer func() { <-done }()
+	ticker := time.NewTicker(s.cfg.ScanInterval)
+	defer ticker.Stop()
+	for {
+		if err := s.scan(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Error("schedule: scan", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		case <-s.wake:
+		}
+	}
+}
+
+// recover puts the pending runs of a previous admin process back on the
+// queue; those whose instant is more than the misfire threshold past go
+// through their job's misfire strategy.
+func (s *Scheduler) recover(ctx context.Context) error {
+	pending, err := s.cfg.Store.RunsWithStatus(ctx, carillonv1.RunStatus_RUN_STATUS_PENDING)
+	if err != nil {
+		return fmt.Errorf("schedule: recover: %w", err)
+	}
+	now := time.Now()
+	firedOnce := map[int64]bool{} // FIRE_ONCE_NOW jobs that already have their one late fire
+	// Latest first, so the one late fire FIRE_ONCE_NOW keeps is the newest.
+	for i := len(pending) - 1; i >= 0; i-- {
+		r := pending[i]
+		if now.Sub(r.ScheduledAt) <= s.cfg.MisfireThreshold {
+			s.queue.Push(Entry{RunID: r.ID, At: r.ScheduledAt, TriggerType: r.TriggerType})
+			continue
+		}
+		job, err := s.cfg.Store.Job(ctx, r.JobID)
+		if err == nil && job.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW && !firedOnce[r.JobID] {
+			firedOnce[r.JobID] = true
+			s.queue.Push(Entry{RunID: r.ID, At: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE})
+			continue
+		}
+		msg := fmt.Sprintf("misfire: the admin was down at the scheduled instant %s (%s late); skipped by DO_NOTHING",
+			r.ScheduledAt.UTC().Format(time.RFC3339Nano), now.Sub(r.ScheduledAt).Round(time.Millisecond))
+		if err := s.cfg.Store.SkipRun(ctx, r.ID, msg, now); err != nil {
+			return fmt.Errorf("schedule: recover: %w", err)
+		}
+	}
+	return nil
+}
+
+// scan claims every fire due within the look-ahead window and queues its run.
+func (s *Scheduler) scan(ctx context.Context) error {
+	for range 1000 { // a bound, in case a job keeps falling due within the window
+		now := time.Now()
+		jobs, err := s.cfg.Store.DueJobs(ctx, now.Add(s.cfg.Lookahead), scanBatch)
+		if err != nil || len(jobs) == 0 {
+			return err
+		}
+		claims := make([]store.Claim, 0, len(jobs))
+		for _, j := range jobs {
+			c, err := s.claim(j, now)
+			if err != nil {
+				s.cfg.Logger.Error("schedule: job cannot be scheduled; stopping its schedule", "job", j.ID, "err", err)
+				c = store.Claim{JobID: j.ID, Due: j.NextFireAt} // Next zero: nothing scheduled
+			}
+			claims = append(claims, c)
+		}
+		runs, err := s.cfg.Store.ClaimFires(ctx, claims)
+		if err != nil {
+			return err
+		}
+		entries := make([]Entry, len(runs))
+		for i, r := range runs {
+			at := r.ScheduledAt
+			if r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE {
+				at = now
+			}
+			entries[i] = Entry{RunID: r.ID, At: at, TriggerType: r.TriggerType}
+		}
+		s.queue.Push(entries...)
+	}
+	return nil
+}
+
+// claim decides what happens to job j's due fire.
+func (s *Scheduler) claim(j store.Job, now time.Time) (store.Claim, error) {
+	spec := SpecOf(j)
+	due := j.NextFireAt
+	c := store.Claim{JobID: j.ID, Due: due}
+	run := &store.Run{
+		JobID: j.ID, GroupID: j.GroupID, Handler: j.Handler, Param: j.Param, ShardTotal: 1,
+		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: due,
+		Status: carillonv1.RunStatus_RUN_STATUS_PENDING,
+	}
+	var err error
+	if now.Sub(due) <= s.cfg.MisfireThreshold {
+		c.Next, err = Next(spec, due)
+		c.Run = run
+		return c, err
+	}
+	// A misfire: the next fire is computed from now; missed slots are not replayed.
+	c.Next, err = First(spec, now)
+	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
+		run.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
+		c.Run = run
+	} else {
+		s.cfg.Logger.Warn("schedule: misfire skipped (DO_NOTHING)", "job", j.ID, "scheduled_at", due, "late", now.Sub(due))
+	}
+	return c, err
+}
+
+// fireLoop hands queued runs to FireFunc at their instants.
+func (s *Scheduler) fireLoop(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var due []Entry
+	for {
+		var next time.Time
+		due, next = s.queue.PopDue(due[:0], time.Now())
+		for _, e := range due {
+			s.cfg.FireFunc(e)
+		}
+		wait := time.Hour
+		if !next.IsZero() {
+			wait = time.Until(next)
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-s.queue.Changed():
+		}
+	}
+}
+
+// SpecOf returns the schedule of job j.
+func SpecOf(j store.Job) Spec {
+	return Spec{Type: j.ScheduleType, Cron: j.Cron, IntervalSeconds: j.IntervalSeconds, TimeZone: j.TimeZone}
+}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"unicode/utf8"
+
+	"github.com/carillonhq/carillon/admin/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// registryService implements carillonv1connect.RegistryServiceHandler.
+type registryService struct{ *Server }
+
+var appNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func checkAppName(field, name string) error {
+	if !appNamePattern.MatchString(name) {
+		return invalid(field, "must be 1 to 64 letters, digits, '.', '_' or '-', got %q", name)
+	}
+	return nil
+}
+
+// checkURL requires an absolute http or https URL.
+func checkURL(field, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return invalid(field, "must be an http:// or https:// URL such as http://10.0.0.5:9999, got %q", s)
+	}
+	return nil
+}
+
+func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterRequest) (*carillonv1.RegisterResponse, error) {
+	if err := checkAppName("app_name", req.AppName); err != nil {
+		return nil, err
+	}
+	if err := checkURL("address", req.Address); err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Store.Register(ctx, req.AppName, req.Address, s.cfg.NowFunc()); err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.RegisterResponse{}, nil
+}
+
+func (s registryService) Deregister(ctx context.Context, req *carillonv1.DeregisterRequest) (*carillonv1.DeregisterResponse, error) {
+	if err := checkAppName("app_name", req.AppName); err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Store.Deregister(ctx, req.AppName, req.Address); err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.DeregisterResponse{}, nil
+}
+
+func (s registryService) ReportResults(ctx context.Context, req *carillonv1.ReportResultsRequest) (*carillonv1.ReportResultsResponse, error) {
+	results := make([]store.Result, len(req.Results))
+	for i, r := range req.Results {
+		field := fmt.Sprintf("results[%d]", i)
+		switch r.Status {
+		case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_FAILED,
+			carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, carillonv1.RunStatus_RUN_STATUS_KILLED:
+		default:
+			return nil, invalid(field+".status", "must be a final status (SUCCEEDED, FAILED, TIMED_OUT or KILLED), got %s", r.Status)
+		}
+		if r.RunId <= 0 {
+			return nil, invalid(field+".run_id", "must be positive, got %d", r.RunId)
+		}
+		finished := fromTS(r.FinishedAt)
+		if finished.IsZero() {
+			finished = s.cfg.NowFunc()
+		}
+		results[i] = store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished}
+	}
+	settled, err := s.cfg.Store.SettleRuns(ctx, results)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	for _, r := range settled {
+		s.cfg.Logger.Info("run finished", slog.Int64("run", r.ID), slog.Int64("job", r.JobID),
+			slog.String("status", r.Status.String()), slog.String("executor", r.ExecutorAddress), slog.String("message", r.Message))
+	}
+	if len(settled) > 0 {
+		s.cfg.WakeFunc() // a FIX_DELAY job may have its next fire now
+	}
+	return &carillonv1.ReportResultsResponse{}, nil
+}
+
+// maxMessage bounds a stored result message (xxl-job keeps 15,000 characters).
+const maxMessage = 16 << 10
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

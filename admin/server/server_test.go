@@ -1,0 +1,153 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/carillonhq/carillon/admin/server"
+	"github.com/carillonhq/carillon/admin/store"
+	"github.com/carillonhq/carillon/admin/trigger"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+// clock is a settable time source.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+type bundle struct {
+	clock    *clock
+	url      string
+	registry carillonv1connect.RegistryServiceClient
+	group    carillonv1connect.GroupServiceClient
+}
+
+// setup serves a Server over a real store file on a loopback HTTP server,
+// with an injected clock.
+func setup(t *testing.T, token string) *bundle {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clk := &clock{now: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}
+	trig, err := trigger.New(trigger.Config{Store: st, NowFunc: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.New(server.Config{Store: st, Trigger: trig, Token: token, NowFunc: clk.Now}).Handler())
+	t.Cleanup(srv.Close)
+	return &bundle{
+		clock:    clk,
+		url:      srv.URL,
+		registry: carillonv1connect.NewRegistryServiceClient(http.DefaultClient, srv.URL, connect.WithInterceptors(bearer(token))),
+		group:    carillonv1connect.NewGroupServiceClient(http.DefaultClient, srv.URL),
+	}
+}
+
+func bearer(token string) connect.UnaryInterceptorFunc {
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			if token != "" {
+				req.Header().Set("Authorization", "Bearer "+token)
+			}
+			return next(ctx, req)
+		}
+	}
+}
+
+func TestRegistryExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "")
+	g, err := b.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "app"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addresses := func() []string {
+		t.Helper()
+		res, err := b.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Group.Addresses
+	}
+	register := func(addr string) {
+		t.Helper()
+		if _, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: addr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register("http://10.0.0.2:9999")
+	register("http://10.0.0.1:9999")
+	if diff := cmp.Diff([]string{"http://10.0.0.1:9999", "http://10.0.0.2:9999"}, addresses()); diff != "" {
+		t.Fatalf("live executors, sorted (-want +got):\n%s", diff)
+	}
+
+	b.clock.Add(60 * time.Second)
+	register("http://10.0.0.2:9999") // heartbeat of one of them
+	b.clock.Add(31 * time.Second)    // 91 s after the first registration
+	if diff := cmp.Diff([]string{"http://10.0.0.2:9999"}, addresses()); diff != "" {
+		t.Fatalf("after 91 s without a heartbeat (-want +got):\n%s", diff)
+	}
+
+	if _, err := b.registry.Deregister(ctx, &carillonv1.DeregisterRequest{AppName: "app", Address: "http://10.0.0.2:9999"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := addresses(); len(got) != 0 {
+		t.Fatalf("after deregister: %v, want none", got)
+	}
+}
+
+func TestRegistryToken(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "s3cret")
+	req := &carillonv1.RegisterRequest{AppName: "app", Address: "http://10.0.0.1:9999"}
+	if _, err := b.registry.Register(ctx, req); err != nil {
+		t.Fatalf("with the token: %v", err)
+	}
+	for name, c := range map[string]carillonv1connect.RegistryServiceClient{
+		"Missing": carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url),
+		"Wrong":   carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(bearer("guess"))),
+	} {
+		_, err := c.Register(ctx, req)
+		if connect.CodeOf(err) != connect.CodeUnauthenticated {
+			t.Errorf("%s token: got %v, want unauthenticated", name, err)
+		}
+	}
+}
+
+func TestRegisterValidation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "")
+	for _, req := range []*carillonv1.RegisterRequest{
+		{AppName: "", Address: "http://10.0.0.1:9999"},
+		{AppName: "has space", Address: "http://10.0.0.1:9999"},
+		{AppName: "app", Address: "10.0.0.1:9999"},
+		{AppName: "app", Address: "ftp://10.0.0.1"},
+	} {
+		_, err := b.registry.Register(ctx, req)
+		var ce *connect.Error
+		if !errors.As(err, &ce) || ce.Code() != connect.CodeInvalidArgument {
+			t.Errorf("Register(%v): got %v, want invalid_argument", req, err)
+		}
+	}
+}
