@@ -3,8 +3,13 @@ package sdk_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -315,4 +320,240 @@ func fmtAny(v any) string {
 		return s
 	}
 	return ""
+}
+
+func TestExecutorResultsSurviveOutageAndRestart(t *testing.T) {
+	t.Parallel()
+	admin := newTestAdmin(t, "tok")
+	admin.down.Store(true)
+	cfg := sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: "tok", LogDir: t.TempDir()}
+
+	first := startExecutor(t, cfg, exampleHandlers)
+	const runs = 6
+	for id := int64(1); id <= runs; id++ {
+		param := ""
+		if id%2 == 0 {
+			param = "fail"
+		}
+		if _, err := first.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: id, JobId: id, Handler: "fail", Param: param, ShardTotal: 1}); err != nil {
+			t.Fatalf("Run(%d): %v", id, err)
+		}
+	}
+	for id := int64(1); id <= runs; id++ {
+		readWholeLog(t, first.Client, id) // returns once the run has ended
+	}
+	admin.waitFor(t, "a refused report", func() bool { return admin.refusedReports > 0 })
+	// Stopped while the admin is still down: the results stay on disk.
+	if err := first.stop(t); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	for id := int64(1); id <= runs; id++ {
+		if n := admin.resultCount(id); n != 0 {
+			t.Fatalf("run %d: %d results reached a down admin", id, n)
+		}
+	}
+
+	admin.down.Store(false)
+	second := startExecutor(t, cfg, exampleHandlers)
+	for id := int64(1); id <= runs; id++ {
+		res := admin.result(t, id)
+		want := carillonv1.RunStatus_RUN_STATUS_SUCCEEDED
+		if id%2 == 0 {
+			want = carillonv1.RunStatus_RUN_STATUS_FAILED
+		}
+		if res.GetStatus() != want {
+			t.Errorf("run %d: %v, want %v", id, res.GetStatus(), want)
+		}
+	}
+	if err := second.stop(t); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	for id := int64(1); id <= runs; id++ {
+		if n := admin.resultCount(id); n != 1 {
+			t.Errorf("run %d: %d results arrived, want exactly 1", id, n)
+		}
+	}
+	// The restarted executor remembers the runs: they are not run again.
+	third := startExecutor(t, cfg, exampleHandlers)
+	_, err := third.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: 1, JobId: 1, Handler: "fail", ShardTotal: 1})
+	if connect.CodeOf(err) != connect.CodeAlreadyExists {
+		t.Errorf("Run of an old run id = %v, want already_exists", err)
+	}
+}
+
+func TestExecutorGracefulShutdown(t *testing.T) {
+	t.Parallel()
+
+	t.Run("WaitsForRunningRuns", func(t *testing.T) {
+		t.Parallel()
+		admin := newTestAdmin(t, "")
+		started, release := make(chan struct{}), make(chan struct{})
+		ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}, ShutdownTimeout: time.Hour}, func(ex *sdk.Executor) {
+			ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
+				close(started)
+				<-release
+				return nil
+			})
+		})
+		for id := int64(1); id <= 2; id++ {
+			if _, err := ex.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: id, JobId: 1, Handler: "wait", ShardTotal: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		<-started
+		ex.cancel()
+		admin.waitFor(t, "deregistration", func() bool { return len(admin.deregistered) > 0 })
+		// Stopping: new runs are refused, the queued one is dropped.
+		_, err := ex.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: 3, JobId: 2, Handler: "wait", ShardTotal: 1})
+		if connect.CodeOf(err) != connect.CodeUnavailable {
+			t.Errorf("Run while stopping = %v, want unavailable", err)
+		}
+		if res := admin.result(t, 2); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_KILLED || res.GetMessage() != "sdk: executor shutting down" {
+			t.Errorf("queued run: %v %q, want KILLED by the shutdown", res.GetStatus(), res.GetMessage())
+		}
+		select {
+		case err := <-ex.done:
+			t.Fatalf("Serve returned %v while a run was still running", err)
+		default:
+		}
+		close(release)
+		if err := ex.stop(t); err != nil {
+			t.Fatalf("Serve = %v", err)
+		}
+		if res := admin.result(t, 1); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+			t.Errorf("running run: %v, want SUCCEEDED", res.GetStatus())
+		}
+	})
+
+	t.Run("CancelsRunsAfterTimeout", func(t *testing.T) {
+		t.Parallel()
+		admin := newTestAdmin(t, "")
+		started := make(chan struct{})
+		causes := make(chan error, 1)
+		ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}, ShutdownTimeout: 50 * time.Millisecond}, func(ex *sdk.Executor) {
+			ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
+				close(started)
+				<-ctx.Done()
+				causes <- context.Cause(ctx)
+				return ctx.Err()
+			})
+		})
+		if _, err := ex.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: 1, JobId: 1, Handler: "wait", ShardTotal: 1}); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		if err := ex.stop(t); err != nil {
+			t.Fatalf("Serve = %v", err)
+		}
+		if cause := <-causes; !errors.Is(cause, sdk.ErrShuttingDown) {
+			t.Errorf("context.Cause = %v, want ErrShuttingDown", cause)
+		}
+		// Flushed before Serve returned.
+		if n := admin.resultCount(1); n != 1 {
+			t.Fatalf("%d results when Serve returned, want 1", n)
+		}
+		if res := admin.result(t, 1); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_KILLED {
+			t.Errorf("result: %v, want KILLED", res.GetStatus())
+		}
+	})
+}
+
+func TestExecutorMiddleware(t *testing.T) {
+	t.Parallel()
+	admin := newTestAdmin(t, "")
+	var mu sync.Mutex
+	var trace []string
+	record := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		trace = append(trace, s)
+	}
+	named := func(name string) sdk.Middleware {
+		return func(next sdk.Handler) sdk.Handler {
+			return sdk.HandlerFunc(func(ctx context.Context, job *sdk.Job) error {
+				record(name + ">")
+				err := next.ServeJob(ctx, job)
+				record("<" + name + fmt.Sprintf("(%v)", err))
+				return err
+			})
+		}
+	}
+	ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}}, func(ex *sdk.Executor) {
+		ex.Use(named("a"), named("b"))
+		ex.HandleFunc("h", func(ctx context.Context, job *sdk.Job) error {
+			record("h")
+			return errors.New("no")
+		})
+	})
+	if _, err := ex.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: 1, JobId: 1, Handler: "h", ShardTotal: 1}); err != nil {
+		t.Fatal(err)
+	}
+	admin.result(t, 1)
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := strings.Join(trace, " "), "a> b> h <b(no) <a(no)"; got != want {
+		t.Errorf("trace %q, want %q", got, want)
+	}
+}
+
+// TestServeLeavesNoGoroutines is not parallel: it looks at every goroutine.
+func TestServeLeavesNoGoroutines(t *testing.T) {
+	admin := newTestAdmin(t, "tok")
+	cfg := sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: "tok", ShutdownTimeout: 50 * time.Millisecond}
+	ex := startExecutor(t, cfg, func(ex *sdk.Executor) {
+		exampleHandlers(ex)
+		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
+			<-ctx.Done()
+			return ctx.Err()
+		})
+	})
+	grpc := carillonv1connect.NewExecutorServiceClient(h2cClient(), ex.URL, connect.WithGRPC(), withToken("tok"))
+	for id := int64(1); id <= 4; id++ {
+		c := ex.Client
+		if id%2 == 0 {
+			c = grpc
+		}
+		if _, err := c.Run(t.Context(), &carillonv1.RunRequest{RunId: id, JobId: id, Handler: "hello", ShardTotal: 1}); err != nil {
+			t.Fatal(err)
+		}
+		admin.result(t, id)
+		readWholeLog(t, c, id)
+	}
+	if _, err := grpc.Run(t.Context(), &carillonv1.RunRequest{RunId: 5, JobId: 5, Handler: "wait", ShardTotal: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	http.DefaultClient.CloseIdleConnections()
+
+	// Goroutines of package sdk, or serving HTTP for it, may take a moment to
+	// see their connections close; wait for them to go, but not forever.
+	deadline := time.Now().Add(waitLimit)
+	for {
+		left := leftovers()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines left after Serve returned:\n\n%s", strings.Join(left, "\n\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// leftovers returns the stacks of goroutines that belong to package sdk or
+// serve an HTTP connection.
+func leftovers() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var left []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "carillon/sdk.") || strings.Contains(g, "net/http.(*conn).serve") || strings.Contains(g, "net/http.(*http2serverConn)") {
+			if !strings.Contains(g, "carillon/sdk_test.") && !strings.Contains(g, "testAdmin") {
+				left = append(left, g)
+			}
+		}
+	}
+	return left
 }

@@ -34,12 +34,13 @@ type testAdmin struct {
 
 	down atomic.Bool // answer every call with unavailable
 
-	mu           sync.Mutex
-	changed      chan struct{} // closed and replaced on every change
-	registered   []*carillonv1.RegisterRequest
-	deregistered []*carillonv1.DeregisterRequest
-	results      map[int64][]*carillonv1.RunResult
-	refused      int // calls refused for a bad token or while down
+	mu             sync.Mutex
+	changed        chan struct{} // closed and replaced on every change
+	registered     []*carillonv1.RegisterRequest
+	deregistered   []*carillonv1.DeregisterRequest
+	results        map[int64][]*carillonv1.RunResult
+	refused        int // calls refused for a bad token or while down
+	refusedReports int // ReportResults calls among them
 }
 
 func newTestAdmin(t *testing.T, token string) *testAdmin {
@@ -109,6 +110,7 @@ func (a *testAdmin) Deregister(ctx context.Context, req *carillonv1.DeregisterRe
 
 func (a *testAdmin) ReportResults(ctx context.Context, req *carillonv1.ReportResultsRequest) (*carillonv1.ReportResultsResponse, error) {
 	if err := a.check(ctx); err != nil {
+		a.update(func() { a.refusedReports++ })
 		return nil, err
 	}
 	a.update(func() {
