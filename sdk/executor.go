@@ -223,11 +223,14 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		log.Warn("sdk: no access token: anyone who can reach this executor can run its handlers")
 	}
 	base := context.WithoutCancel(ctx)
-	bgCtx, stopBG := context.WithCancel(base)
+	sendCtx, cancelSends := context.WithCancel(base)
+	defer cancelSends()
+	stopReporter := make(chan struct{})
+	cleanCtx, stopCleaner := context.WithCancel(base)
 	hbCtx, stopHB := context.WithCancel(base)
 	var bg, hb sync.WaitGroup
-	bg.Go(func() { rep.run(bgCtx) })
-	bg.Go(func() { cleanLogs(bgCtx, logs, cfg.LogRetention, log) })
+	bg.Go(func() { rep.run(sendCtx, stopReporter) })
+	bg.Go(func() { cleanLogs(cleanCtx, logs, cfg.LogRetention, log) })
 	hb.Go(func() { heartbeat(hbCtx, adm, cfg.AppName, address, cfg.HeartbeatInterval, log) })
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -257,9 +260,14 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		_ = srv.Close()
 	}
 	cancel()
-	stopBG()
-	bg.Wait()
+	// The reporter finishes a call under way, within the flush's time, so
+	// that flush does not send its results again.
 	fctx, cancel := context.WithTimeout(base, cfg.ShutdownTimeout)
+	stopSends := context.AfterFunc(fctx, cancelSends)
+	close(stopReporter)
+	stopCleaner()
+	bg.Wait()
+	stopSends()
 	if err := rep.flush(fctx); err != nil {
 		log.Warn("sdk: results kept on disk until the next start", "results", rep.pending(), "dir", sp.dir, "err", err)
 	}

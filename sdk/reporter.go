@@ -107,18 +107,27 @@ func (r *reporter) pending() int {
 	return len(r.queue)
 }
 
-// run delivers results until ctx ends.
-func (r *reporter) run(ctx context.Context) {
+// run delivers results until stop is closed or ctx ends. Closing stop lets
+// a call to the admin that is under way finish, so that a result the admin
+// took is not sent again by flush; ending ctx cancels it.
+func (r *reporter) run(ctx context.Context, stop <-chan struct{}) {
 	var backoff time.Duration
 	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
 		batch := r.next()
 		if len(batch) == 0 {
 			select {
 			case <-r.wake:
+			case <-stop:
+				return
 			case <-ctx.Done():
 				return
 			}
-			if !sleep(ctx, reportBatchDelay) {
+			if !sleep(ctx, stop, reportBatchDelay) {
 				return
 			}
 			continue
@@ -135,7 +144,7 @@ func (r *reporter) run(ctx context.Context) {
 		backoff = nextBackoff(backoff)
 		wait := jitter(backoff)
 		r.logger.Warn("sdk: report results: no admin took them; retrying", "results", len(batch), "retry_in", wait, "err", err)
-		if !sleep(ctx, wait) {
+		if !sleep(ctx, stop, wait) {
 			return
 		}
 	}
@@ -169,13 +178,16 @@ func jitter(d time.Duration) time.Duration {
 	return d + rand.N(d/4+1)
 }
 
-// sleep waits for d or until ctx ends, and says whether ctx is still alive.
-func sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits for d, and says whether it did: false when ctx ended or stop
+// was closed first.
+func sleep(ctx context.Context, stop <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
+	case <-stop:
+		return false
 	case <-ctx.Done():
 		return false
 	}

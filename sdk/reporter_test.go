@@ -71,7 +71,7 @@ func TestReporter(t *testing.T) {
 			r := newTestReporter(t, dir, a)
 			ctx, cancel := context.WithCancel(t.Context())
 			var wg sync.WaitGroup
-			wg.Go(func() { r.run(ctx) })
+			wg.Go(func() { r.run(ctx, nil) })
 			synctest.Wait() // idle, waiting for results
 
 			start := time.Now()
@@ -122,7 +122,7 @@ func TestReporter(t *testing.T) {
 			r := newTestReporter(t, dir, a)
 			ctx, cancel := context.WithCancel(t.Context())
 			var wg sync.WaitGroup
-			wg.Go(func() { r.run(ctx) })
+			wg.Go(func() { r.run(ctx, nil) })
 
 			const n = 2500
 			for id := int64(1); id <= n; id++ {

@@ -46,6 +46,14 @@ type run struct {
 	cancel context.CancelCauseFunc
 }
 
+// describe names what r runs, for its log.
+func (r *run) describe() string {
+	if sh, ok := r.handler.(*scriptHandler); ok {
+		return scriptTypeName(sh.typ) + " script"
+	}
+	return fmt.Sprintf("handler %q", r.name)
+}
+
 // result is the outcome of one run, as reported to the admin.
 type result struct {
 	RunID      int64                `json:"run_id"`
@@ -143,8 +151,9 @@ func (d *dispatcher) accept(r *run) error {
 		return fmt.Errorf("create run log: %w", err)
 	}
 	r.logPath = path
-	appendLogLine(path, d.now, "run %d of job %d accepted: handler %q, param %q, shard %d of %d, %s, timeout %s",
-		r.id, r.jobID, r.name, r.param, r.shardIndex, r.shardTotal, r.block, timeoutString(r.timeout))
+	appendLogLine(path, d.now, "run %d of job %d accepted: %s, param %q, shard %d of %d, block strategy %s, timeout %s",
+		r.id, r.jobID, r.describe(), r.param, r.shardIndex, r.shardTotal,
+		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout))
 
 	if r.script && !d.scriptsEnabled {
 		d.mu.Unlock()
