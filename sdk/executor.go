@@ -55,9 +55,14 @@ type Executor struct {
 	handlers   map[string]Handler
 	middleware []Middleware
 
-	ownClient bool // cfg.HTTPClient is the default one, made by New
-	running   atomic.Bool
+	ownClient   bool // cfg.HTTPClient is the default one, made by New
+	running     atomic.Bool
+	serving     atomic.Pointer[http.Handler] // the service, while Serve serves
+	errorWriter *connect.ErrorWriter
 }
+
+// errNotServing refuses calls to [Executor.Handler] outside Serve.
+var errNotServing = errors.New("sdk: executor not serving")
 
 // New returns an Executor for cfg, with defaults applied to its zero
 // fields. It fails with an error wrapping [ErrInvalidConfig] that names the
@@ -68,7 +73,12 @@ func New(cfg Config) (*Executor, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Executor{cfg: cfg, handlers: make(map[string]Handler), ownClient: own}, nil
+	return &Executor{
+		cfg:         cfg,
+		handlers:    make(map[string]Handler),
+		ownClient:   own,
+		errorWriter: connect.NewErrorWriter(),
+	}, nil
 }
 
 // Handle registers h to run the jobs whose handler name is name. It panics
@@ -157,7 +167,7 @@ func (e *Executor) Run(ctx context.Context) error {
 }
 
 // Serve runs the executor on ln, which it closes before it returns, until
-// ctx ends:
+// ctx ends (with a nil ln, it serves only through [Executor.Handler]):
 //
 //  1. It serves the ExecutorService on ln over HTTP/1.1 and h2c (cleartext
 //     HTTP/2), so the admin can use the Connect, gRPC or gRPC-Web protocol.
@@ -178,29 +188,38 @@ func (e *Executor) Run(ctx context.Context) error {
 // that stopped the server. Only one Run or Serve may run at a time on an
 // Executor; another call returns [ErrAlreadyRunning].
 func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
+	closeLn := func() {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
 	if !e.running.CompareAndSwap(false, true) {
-		_ = ln.Close()
+		closeLn()
 		return ErrAlreadyRunning
 	}
 	defer e.running.Store(false)
 
 	cfg := e.cfg
 	address := cfg.AdvertiseURL
-	if address == "" {
+	switch {
+	case address != "":
+	case ln == nil:
+		return fmt.Errorf("%w: AdvertiseURL is required to Serve without a listener", ErrInvalidConfig)
+	default:
 		var err error
 		if address, err = advertiseURL(ln.Addr()); err != nil {
-			_ = ln.Close()
+			closeLn()
 			return err
 		}
 	}
 	sp, err := openSpool(filepath.Join(cfg.LogDir, "results"))
 	if err != nil {
-		_ = ln.Close()
+		closeLn()
 		return fmt.Errorf("sdk: open log dir: %w", err)
 	}
 	logs := &logStore{dir: filepath.Join(cfg.LogDir, "runs"), now: cfg.NowFunc}
 	if err := os.MkdirAll(logs.dir, 0o750); err != nil {
-		_ = ln.Close()
+		closeLn()
 		return fmt.Errorf("sdk: open log dir: %w", err)
 	}
 	log := cfg.Logger.With("app", cfg.AppName, "address", address)
@@ -217,7 +236,8 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		abandonAfter:   abandonAfter,
 	})
 	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts")}
-	srv := newHTTPServer(svc, cfg.AccessToken, log)
+	h := newServiceHandler(svc, cfg.AccessToken)
+	e.serving.Store(&h)
 
 	if cfg.AccessToken == "" {
 		log.Warn("sdk: no access token: anyone who can reach this executor can run its handlers")
@@ -232,8 +252,13 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	bg.Go(func() { rep.run(sendCtx, stopReporter) })
 	bg.Go(func() { cleanLogs(cleanCtx, logs, cfg.LogRetention, log) })
 	hb.Go(func() { heartbeat(hbCtx, adm, cfg.AppName, address, cfg.HeartbeatInterval, log) })
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	var srv *http.Server
+	var served chan error // stays nil, never ready, without a listener
+	if ln != nil {
+		srv = newHTTPServer(h, log)
+		served = make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+	}
 	log.Info("sdk: executor serving", "admins", cfg.AdminURLs)
 
 	var serveErr error
@@ -255,11 +280,14 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	dctx, cancel = context.WithTimeout(base, cfg.ShutdownTimeout)
 	d.drain(dctx)
 	cancel()
-	sctx, cancel := context.WithTimeout(base, readHeaderTimeout)
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
+	e.serving.Store(nil)
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(base, readHeaderTimeout)
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+		cancel()
 	}
-	cancel()
 	// The reporter finishes a call under way, within the flush's time, so
 	// that flush does not send its results again.
 	fctx, cancel := context.WithTimeout(base, cfg.ShutdownTimeout)
@@ -282,24 +310,51 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// newHTTPServer serves svc over HTTP/1.1 and h2c, checking the access
-// token when there is one.
-func newHTTPServer(svc *service, token string, log *slog.Logger) *http.Server {
+// newServiceHandler serves svc, checking the access token when there is
+// one.
+func newServiceHandler(svc *service, token string) http.Handler {
 	opts := []connect.HandlerOption{connect.WithReadMaxBytes(readMaxBytes)}
 	if token != "" {
 		opts = append(opts, connect.WithInterceptors(requireBearer(token)))
 	}
 	mux := http.NewServeMux()
 	mux.Handle(carillonv1connect.NewExecutorServiceHandler(svc, opts...))
+	return mux
+}
+
+// newHTTPServer serves h over HTTP/1.1 and h2c.
+func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
 	p := new(http.Protocols)
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true)
 	return &http.Server{
-		Handler:           mux,
+		Handler:           h,
 		Protocols:         p,
 		ReadHeaderTimeout: readHeaderTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		IdleTimeout:       idleConnTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+}
+
+// Handler returns the URL path prefix and the HTTP handler of the
+// executor's ExecutorService, to mount on a server of your own instead of
+// the one [Executor.Serve] runs on its listener:
+//
+//	mux.Handle(ex.Handler())
+//	go ex.Serve(ctx, nil) // no listener: set Config.AdvertiseURL to your server's URL
+//
+// The handler works while a Serve or Run call is serving, with or without a
+// listener, and checks the access token; at other times it refuses calls as
+// unavailable. For the admin's gRPC calls, your server must speak HTTP/2
+// (h2c or TLS).
+func (e *Executor) Handler() (string, http.Handler) {
+	return "/" + carillonv1connect.ExecutorServiceName + "/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := e.serving.Load()
+		if h == nil {
+			_ = e.errorWriter.Write(w, r, connect.NewError(connect.CodeUnavailable, errNotServing))
+			return
+		}
+		(*h).ServeHTTP(w, r)
+	})
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -556,4 +558,69 @@ func leftovers() []string {
 		}
 	}
 	return left
+}
+
+func TestExecutorHandlerOnYourOwnServer(t *testing.T) {
+	t.Parallel()
+	admin := newTestAdmin(t, "tok")
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	ex, err := sdk.New(sdk.Config{
+		AdminURLs:    []string{admin.URL},
+		AppName:      "mounted",
+		AccessToken:  "tok",
+		AdvertiseURL: srv.URL,
+		LogDir:       t.TempDir(),
+		Logger:       slog.New(slog.NewTextHandler(t.Output(), nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exampleHandlers(ex)
+	mux.Handle(ex.Handler())
+	client := carillonv1connect.NewExecutorServiceClient(srv.Client(), srv.URL, withToken("tok"))
+
+	if _, err := client.Beat(t.Context(), &carillonv1.BeatRequest{}); connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Errorf("Beat before Serve = %v, want unavailable", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- ex.Serve(ctx, nil) }()
+	admin.waitFor(t, "registration", func() bool { return len(admin.registered) > 0 })
+	admin.mu.Lock()
+	got := admin.registered[0].GetAddress()
+	admin.mu.Unlock()
+	if got != srv.URL {
+		t.Errorf("registered %q, want the AdvertiseURL %q", got, srv.URL)
+	}
+	if err := ex.Serve(ctx, nil); !errors.Is(err, sdk.ErrAlreadyRunning) {
+		t.Errorf("second Serve = %v, want ErrAlreadyRunning", err)
+	}
+	if _, err := client.Run(t.Context(), &carillonv1.RunRequest{RunId: 1, JobId: 1, Handler: "hello", ShardTotal: 1}); err != nil {
+		t.Fatalf("Run through the mounted handler: %v", err)
+	}
+	admin.result(t, 1)
+	bad := carillonv1connect.NewExecutorServiceClient(srv.Client(), srv.URL)
+	if _, err := bad.Beat(t.Context(), &carillonv1.BeatRequest{}); connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Errorf("Beat without the token = %v, want unauthenticated", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+	if _, err := client.Beat(t.Context(), &carillonv1.BeatRequest{}); connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Errorf("Beat after Serve = %v, want unavailable", err)
+	}
+}
+
+func TestExecutorServeWithoutListenerNeedsAdvertiseURL(t *testing.T) {
+	t.Parallel()
+	ex, err := sdk.New(sdk.Config{AdminURLs: []string{"http://127.0.0.1:1"}, AppName: "x", LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.Serve(t.Context(), nil); !errors.Is(err, sdk.ErrInvalidConfig) || !strings.Contains(err.Error(), "AdvertiseURL") {
+		t.Errorf("Serve(nil listener) = %v, want ErrInvalidConfig naming AdvertiseURL", err)
+	}
 }
