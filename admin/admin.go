@@ -10,8 +10,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/alarm"
+	"github.com/carillonhq/carillon/admin/retention"
 	"github.com/carillonhq/carillon/admin/schedule"
 	"github.com/carillonhq/carillon/admin/server"
 	"github.com/carillonhq/carillon/admin/store"
@@ -43,6 +46,14 @@ type Config struct {
 	MisfireThreshold time.Duration
 	// ShutdownTimeout bounds a graceful shutdown. Defaults to ShutdownTimeoutDefault.
 	ShutdownTimeout time.Duration
+	// RetentionDays is how many days of runs are kept. Defaults to
+	// retention.DaysDefault (30); negative keeps every run.
+	RetentionDays int
+	// AlarmWebhook, if set, receives every alarm as a JSON POST (jobs can
+	// add their own webhook).
+	AlarmWebhook string
+	// SMTP, if Addr is set, sends alarms by e-mail to each job's alarm_emails.
+	SMTP alarm.Email
 	// Demo starts an in-process executor with a demo group and job firing
 	// every 5 seconds, so a newcomer sees runs with nothing else installed.
 	Demo bool
@@ -57,6 +68,7 @@ type Admin struct {
 	trigger   *trigger.Trigger
 	scheduler *schedule.Scheduler
 	server    *server.Server
+	alarms    *alarm.Sender
 }
 
 // Open opens the database and builds the admin; Serve runs it. Close the
@@ -70,18 +82,24 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	if err != nil {
 		return nil, err
 	}
-	trig, err := trigger.New(trigger.Config{Store: st, Token: cfg.Token, Logger: cfg.Logger})
+	var trig *trigger.Trigger // the scheduler fires through the trigger, which queues follow-ups on the scheduler
+	sched := schedule.New(schedule.Config{
+		Store: st, FireFunc: func(e schedule.Entry) { trig.Fire(e) }, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger,
+	})
+	trig, err = trigger.New(trigger.Config{Store: st, Token: cfg.Token, Logger: cfg.Logger, EnqueueFunc: sched.Enqueue})
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	sched := schedule.New(schedule.Config{
-		Store: st, FireFunc: trig.Fire, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger,
-	})
+	channels := []alarm.Channel{{Name: "webhook", Alarm: &alarm.Webhook{URL: cfg.AlarmWebhook}}}
+	if cfg.SMTP.Addr != "" {
+		channels = append(channels, alarm.Channel{Name: "email", Alarm: &cfg.SMTP})
+	}
+	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger})
 	srv := server.New(server.Config{
 		Store: st, Trigger: trig, WakeFunc: sched.Wake, Token: cfg.Token, Logger: cfg.Logger,
 	})
-	return &Admin{cfg: cfg, store: st, trigger: trig, scheduler: sched, server: srv}, nil
+	return &Admin{cfg: cfg, store: st, trigger: trig, scheduler: sched, server: srv, alarms: alarms}, nil
 }
 
 // Close closes the database.
@@ -124,19 +142,29 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 3)
+	errc := make(chan error, 8)
 	go func() {
 		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("admin: serve: %w", err)
 		}
 	}()
-	schedDone := make(chan struct{})
-	go func() {
-		defer close(schedDone)
-		if err := a.scheduler.Run(ctx); err != nil {
-			errc <- err
-		}
-	}()
+	// The scheduler and the background loops: lost/overdue runs, alarms,
+	// retention. Each stops when ctx ends.
+	var loops sync.WaitGroup
+	for _, loop := range []func(context.Context) error{
+		a.scheduler.Run,
+		func(ctx context.Context) error { return a.trigger.Monitor(ctx, trigger.MonitorConfig{}) },
+		a.alarms.Run,
+		func(ctx context.Context) error {
+			return retention.Run(ctx, retention.Config{Store: a.store, Days: a.cfg.RetentionDays, Logger: log})
+		},
+	} {
+		loops.Go(func() {
+			if err := loop(ctx); err != nil {
+				errc <- err
+			}
+		})
+	}
 	base := "http://" + ln.Addr().String()
 	log.Info("carillon admin serving", "url", base, "db", a.cfg.DBPath, "token_required", a.cfg.Token != "")
 	demoDone := make(chan struct{})
@@ -160,7 +188,7 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	cancel()
 	<-demoDone // the demo executor deregisters and flushes its results through the server
 	shutdownErr := hs.Shutdown(shutdownCtx)
-	<-schedDone
+	loops.Wait()
 	a.trigger.Wait()
 	return errors.Join(err, shutdownErr)
 }

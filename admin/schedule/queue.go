@@ -11,6 +11,7 @@ import (
 // Entry is one fire waiting for its instant.
 type Entry struct {
 	RunID int64
+	JobID int64
 	// At is the instant to fire: the scheduled instant, or for a misfire
 	// fired by FIRE_ONCE_NOW the moment it was found late.
 	At          time.Time

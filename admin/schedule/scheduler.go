@@ -74,6 +74,16 @@ func (s *Scheduler) Wake() {
 	}
 }
 
+// Enqueue queues pending runs created outside the scan (retries, child
+// jobs' runs) to fire at their DueAt.
+func (s *Scheduler) Enqueue(runs ...store.Run) {
+	entries := make([]Entry, len(runs))
+	for i, r := range runs {
+		entries[i] = Entry{RunID: r.ID, JobID: r.JobID, At: r.DueAt, TriggerType: r.TriggerType}
+	}
+	s.queue.Push(entries...)
+}
+
 // Run recovers the pending runs a previous admin left, then scans and fires
 // until ctx ends. Fires run on their own loop, so a slow scan never delays a
 // due fire.
@@ -103,8 +113,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 }
 
 // recover puts the pending runs of a previous admin process back on the
-// queue; those whose instant is more than the misfire threshold past go
-// through their job's misfire strategy.
+// queue. Scheduled fires more than the misfire threshold late go through
+// their job's misfire strategy; retries and child runs fire, late or not.
 func (s *Scheduler) recover(ctx context.Context) error {
 	pending, err := s.cfg.Store.RunsWithStatus(ctx, carillonv1.RunStatus_RUN_STATUS_PENDING)
 	if err != nil {
@@ -115,14 +125,15 @@ func (s *Scheduler) recover(ctx context.Context) error {
 	// Latest first, so the one late fire FIRE_ONCE_NOW keeps is the newest.
 	for i := len(pending) - 1; i >= 0; i-- {
 		r := pending[i]
-		if now.Sub(r.ScheduledAt) <= s.cfg.MisfireThreshold {
-			s.queue.Push(Entry{RunID: r.ID, At: r.ScheduledAt, TriggerType: r.TriggerType})
+		scheduled := r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE
+		if !scheduled || now.Sub(r.DueAt) <= s.cfg.MisfireThreshold {
+			s.queue.Push(Entry{RunID: r.ID, JobID: r.JobID, At: r.DueAt, TriggerType: r.TriggerType})
 			continue
 		}
 		job, err := s.cfg.Store.Job(ctx, r.JobID)
 		if err == nil && job.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW && !firedOnce[r.JobID] {
 			firedOnce[r.JobID] = true
-			s.queue.Push(Entry{RunID: r.ID, At: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE})
+			s.queue.Push(Entry{RunID: r.ID, JobID: r.JobID, At: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE})
 			continue
 		}
 		msg := fmt.Sprintf("misfire: the admin was down at the scheduled instant %s (%s late); skipped by DO_NOTHING",
@@ -161,7 +172,7 @@ func (s *Scheduler) scan(ctx context.Context) error {
 			if r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE {
 				at = now
 			}
-			entries[i] = Entry{RunID: r.ID, At: at, TriggerType: r.TriggerType}
+			entries[i] = Entry{RunID: r.ID, JobID: r.JobID, At: at, TriggerType: r.TriggerType}
 		}
 		s.queue.Push(entries...)
 	}

@@ -41,7 +41,8 @@ func jobToProto(j store.Job) *carillonv1.Job {
 		MisfireStrategy: j.MisfireStrategy, RouteStrategy: j.RouteStrategy, Handler: j.Handler, Param: j.Param,
 		BlockStrategy: j.BlockStrategy, TimeoutSeconds: j.TimeoutSeconds, RetryCount: j.RetryCount,
 		ChildJobIds: j.ChildJobIDs, Enabled: j.Enabled, LastFireAt: ts(j.LastFireAt), NextFireAt: ts(j.NextFireAt),
-		CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt),
+		CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt), RetryDelaySeconds: j.RetryDelaySeconds,
+		RetryBackoff: j.RetryBackoff, AlarmWebhookUrl: j.AlarmWebhookURL, AlarmEveryFailure: j.AlarmEveryFailure,
 	}
 	if j.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		p.Script = &carillonv1.Script{Type: j.ScriptType, Source: j.ScriptSource, UpdatedAt: ts(j.ScriptUpdatedAt)}
@@ -56,7 +57,8 @@ func jobFromProto(p *carillonv1.Job) store.Job {
 		ID: p.Id, GroupID: p.GroupId, Description: p.Description, Owner: p.Owner, AlarmEmails: p.AlarmEmails,
 		MisfireStrategy: p.MisfireStrategy, RouteStrategy: p.RouteStrategy, Handler: p.Handler, Param: p.Param,
 		BlockStrategy: p.BlockStrategy, TimeoutSeconds: p.TimeoutSeconds, RetryCount: p.RetryCount,
-		ChildJobIDs: p.ChildJobIds,
+		ChildJobIDs: p.ChildJobIds, RetryDelaySeconds: p.RetryDelaySeconds, RetryBackoff: p.RetryBackoff,
+		AlarmWebhookURL: p.AlarmWebhookUrl, AlarmEveryFailure: p.AlarmEveryFailure,
 	}
 	if s := p.Schedule; s != nil {
 		j.ScheduleType, j.Cron, j.IntervalSeconds, j.TimeZone = s.Type, s.Cron, s.IntervalSeconds, s.TimeZone
@@ -73,5 +75,6 @@ func runToProto(r store.Run) *carillonv1.Run {
 		Param: r.Param, ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal, TriggerType: r.TriggerType,
 		ScheduledAt: ts(r.ScheduledAt), TriggeredAt: ts(r.TriggeredAt), TriggerMessage: r.TriggerMessage,
 		Status: r.Status, Message: r.Message, FinishedAt: ts(r.FinishedAt), Attempt: r.Attempt,
+		DueAt: ts(r.DueAt), AlarmStatus: r.AlarmStatus, AlarmMessage: r.AlarmMessage,
 	}
 }

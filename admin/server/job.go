@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/mail"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -72,10 +74,28 @@ func checkJob(j *carillonv1.Job) error {
 	if j.RetryCount < 0 || j.RetryCount > 100 {
 		return invalid("job.retry_count", "must be between 0 and 100, got %d", j.RetryCount)
 	}
+	if j.RetryDelaySeconds < 0 || j.RetryDelaySeconds > 86400 {
+		return invalid("job.retry_delay_seconds", "must be between 0 (meaning 10) and 86400, got %d", j.RetryDelaySeconds)
+	}
+	for i, e := range j.AlarmEmails {
+		if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
+			return invalid(fmt.Sprintf("job.alarm_emails[%d]", i), "must be a plain e-mail address such as ops@example.com, got %q", e)
+		}
+	}
+	if j.AlarmWebhookUrl != "" {
+		if err := checkURL("job.alarm_webhook_url", j.AlarmWebhookUrl); err != nil {
+			return err
+		}
+	}
+	seen := map[int64]bool{}
 	for i, id := range j.ChildJobIds {
 		if id <= 0 || id == j.Id {
 			return invalid(fmt.Sprintf("job.child_job_ids[%d]", i), "must be the id of another job, got %d", id)
 		}
+		if seen[id] {
+			return invalid(fmt.Sprintf("job.child_job_ids[%d]", i), "job %d is listed twice", id)
+		}
+		seen[id] = true
 	}
 	// Defaults, stored explicitly so reads say what happens.
 	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_UNSPECIFIED {
@@ -112,16 +132,62 @@ func specOf(s *carillonv1.Schedule) schedule.Spec {
 	return schedule.Spec{Type: s.GetType(), Cron: s.GetCron(), IntervalSeconds: s.GetIntervalSeconds(), TimeZone: s.GetTimeZone()}
 }
 
-// checkChildren requires each child job to exist.
+// checkChildren requires each child job to exist and refuses children that
+// would lead back to j (a cycle would fire forever).
 func (s jobService) checkChildren(ctx context.Context, j *carillonv1.Job) error {
 	for i, id := range j.ChildJobIds {
+		field := fmt.Sprintf("job.child_job_ids[%d]", i)
 		if _, err := s.cfg.Store.Job(ctx, id); errors.Is(err, store.ErrNotFound) {
-			return invalid(fmt.Sprintf("job.child_job_ids[%d]", i), "job %d does not exist", id)
+			return invalid(field, "job %d does not exist", id)
 		} else if err != nil {
 			return s.toConnect(err)
 		}
+		if j.Id == 0 {
+			continue // a new job has no parents yet, so no cycle can reach it
+		}
+		path, err := s.pathTo(ctx, id, j.Id, map[int64]bool{})
+		if err != nil {
+			return s.toConnect(err)
+		}
+		if path != nil {
+			return invalid(field, "job %d would form a cycle: %s", id, formatPath(append([]int64{j.Id}, path...)))
+		}
 	}
 	return nil
+}
+
+// pathTo returns a chain of child links from job from to job to (both
+// included), or nil if there is none.
+func (s jobService) pathTo(ctx context.Context, from, to int64, seen map[int64]bool) ([]int64, error) {
+	if from == to {
+		return []int64{to}, nil
+	}
+	if seen[from] {
+		return nil, nil
+	}
+	seen[from] = true
+	j, err := s.cfg.Store.Job(ctx, from)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range j.ChildJobIDs {
+		p, err := s.pathTo(ctx, c, to, seen)
+		if err != nil || p != nil {
+			return append([]int64{from}, p...), err
+		}
+	}
+	return nil, nil
+}
+
+func formatPath(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(parts, " -> ")
 }
 
 func (s jobService) CreateJob(ctx context.Context, req *carillonv1.CreateJobRequest) (*carillonv1.CreateJobResponse, error) {

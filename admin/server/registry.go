@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"regexp"
 	"unicode/utf8"
@@ -75,17 +74,10 @@ func (s registryService) ReportResults(ctx context.Context, req *carillonv1.Repo
 		}
 		results[i] = store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished}
 	}
-	settled, err := s.cfg.Store.SettleRuns(ctx, results)
-	if err != nil {
+	if err := s.cfg.Trigger.Settle(ctx, results); err != nil {
 		return nil, s.toConnect(err)
 	}
-	for _, r := range settled {
-		s.cfg.Logger.Info("run finished", slog.Int64("run", r.ID), slog.Int64("job", r.JobID),
-			slog.String("status", r.Status.String()), slog.String("executor", r.ExecutorAddress), slog.String("message", r.Message))
-	}
-	if len(settled) > 0 {
-		s.cfg.WakeFunc() // a FIX_DELAY job may have its next fire now
-	}
+	s.cfg.WakeFunc() // a FIX_DELAY job may have its next fire now
 	return &carillonv1.ReportResultsResponse{}, nil
 }
 

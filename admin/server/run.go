@@ -2,11 +2,11 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"connectrpc.com/connect"
 
+	"github.com/carillonhq/carillon/admin/retention"
 	"github.com/carillonhq/carillon/admin/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -81,7 +81,7 @@ func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest)
 			return nil, connect.NewError(connect.CodeUnavailable, fmt.Errorf("kill run %d on executor %s: %w", r.ID, r.ExecutorAddress, err))
 		}
 	}
-	_, err = s.cfg.Store.SettleRuns(ctx, []store.Result{{
+	err = s.cfg.Trigger.Settle(ctx, []store.Result{{
 		RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_KILLED, Message: "killed by KillRun", FinishedAt: s.cfg.NowFunc(),
 	}})
 	if err != nil {
@@ -91,6 +91,18 @@ func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest)
 	return &carillonv1.KillRunResponse{}, nil
 }
 
-func (s runService) DeleteRuns(context.Context, *carillonv1.DeleteRunsRequest) (*carillonv1.DeleteRunsResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("DeleteRuns is not implemented yet"))
+func (s runService) DeleteRuns(ctx context.Context, req *carillonv1.DeleteRunsRequest) (*carillonv1.DeleteRunsResponse, error) {
+	if req.KeepLast < 0 {
+		return nil, invalid("keep_last", "must be 0 or positive, got %d", req.KeepLast)
+	}
+	if req.Before == nil && req.KeepLast == 0 {
+		return nil, invalid("before", "set before or keep_last: deleting every run needs an explicit before")
+	}
+	n, err := retention.Delete(ctx, s.cfg.Store, store.RunSelection{
+		JobID: req.JobId, GroupID: req.GroupId, Before: fromTS(req.Before), KeepLast: int(req.KeepLast),
+	})
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.DeleteRunsResponse{Deleted: n}, nil
 }

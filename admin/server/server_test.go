@@ -47,7 +47,7 @@ func setup(t *testing.T, token string) *bundle {
 	}
 	t.Cleanup(func() { st.Close() })
 	clk := &clock{now: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}
-	trig, err := trigger.New(trigger.Config{Store: st, NowFunc: clk.Now})
+	trig, err := trigger.New(trigger.Config{Store: st, NowFunc: clk.Now, EnqueueFunc: func(...store.Run) {}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,8 +33,14 @@ type Job struct {
 	BlockStrategy   carillonv1.BlockStrategy
 	TimeoutSeconds  int32
 	RetryCount      int32
-	ChildJobIDs     []int64
-	Enabled         bool
+	// RetryDelaySeconds is the delay before a retry; 0 means RetryDelayDefault.
+	RetryDelaySeconds int32
+	// RetryBackoff doubles the delay after each failed attempt.
+	RetryBackoff      bool
+	AlarmWebhookURL   string
+	AlarmEveryFailure bool
+	ChildJobIDs       []int64
+	Enabled           bool
 	// LastFireAt is the scheduled instant of the latest scheduled fire.
 	LastFireAt time.Time
 	// NextFireAt is the next scheduled instant; zero when nothing is scheduled.
@@ -45,7 +51,8 @@ type Job struct {
 
 const jobColumns = `id, group_id, description, owner, alarm_emails, schedule_type, cron, interval_seconds, time_zone,
 	misfire_strategy, route_strategy, handler, param, script_type, script_source, script_updated_at, block_strategy,
-	timeout_seconds, retry_count, child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at`
+	timeout_seconds, retry_count, retry_delay_seconds, retry_backoff, alarm_webhook_url, alarm_every_failure,
+	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at`
 
 func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 	var j Job
@@ -53,7 +60,8 @@ func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 	var scriptUpdated, last, next, created, updated sql.NullInt64
 	err := row.Scan(&j.ID, &j.GroupID, &j.Description, &j.Owner, &emails, &j.ScheduleType, &j.Cron, &j.IntervalSeconds,
 		&j.TimeZone, &j.MisfireStrategy, &j.RouteStrategy, &j.Handler, &j.Param, &j.ScriptType, &j.ScriptSource,
-		&scriptUpdated, &j.BlockStrategy, &j.TimeoutSeconds, &j.RetryCount, &children, &j.Enabled, &last, &next,
+		&scriptUpdated, &j.BlockStrategy, &j.TimeoutSeconds, &j.RetryCount, &j.RetryDelaySeconds, &j.RetryBackoff, &j.AlarmWebhookURL,
+		&j.AlarmEveryFailure, &children, &j.Enabled, &last, &next,
 		&created, &updated)
 	if err != nil {
 		return Job{}, err
@@ -69,7 +77,8 @@ func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 func jobArgs(j Job) []any {
 	return []any{j.GroupID, j.Description, j.Owner, joinLines(j.AlarmEmails), j.ScheduleType, j.Cron, j.IntervalSeconds,
 		j.TimeZone, j.MisfireStrategy, j.RouteStrategy, j.Handler, j.Param, j.ScriptType, j.ScriptSource,
-		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, formatIDs(j.ChildJobIDs), j.Enabled,
+		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff,
+		j.AlarmWebhookURL, j.AlarmEveryFailure, formatIDs(j.ChildJobIDs), j.Enabled,
 		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt)}
 }
 
@@ -82,7 +91,7 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 		if err := groupExists(ctx, tx, j.GroupID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 24)+`)`, jobArgs(j)...)
+		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 28)+`)`, jobArgs(j)...)
 		if err != nil {
 			return err
 		}
@@ -201,7 +210,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 			j.NextFireAt = old.NextFireAt
 		}
 		args := append(jobArgs(j), j.ID)
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 23)+`) WHERE id = ?`, args...)
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 27)+`) WHERE id = ?`, args...)
 		return err
 	})
 	if err != nil {

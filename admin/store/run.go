@@ -29,27 +29,42 @@ type Run struct {
 	Message         string
 	FinishedAt      time.Time
 	Attempt         int32
+	// DueAt is when a pending run is dispatched: ScheduledAt, or for a retry
+	// the end of its delay.
+	DueAt time.Time
+	// TimeoutSeconds is the job's timeout when the run was dispatched.
+	TimeoutSeconds int32
+	AlarmStatus    carillonv1.AlarmStatus
+	AlarmMessage   string
 }
 
 const runColumns = `id, job_id, group_id, executor_address, handler, param, shard_index, shard_total, trigger_type,
-	scheduled_at, triggered_at, trigger_message, status, message, finished_at, attempt`
+	scheduled_at, triggered_at, trigger_message, status, message, finished_at, attempt, due_at, timeout_seconds,
+	alarm_status, alarm_message`
 
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var r Run
-	var scheduled, triggered, finished sql.NullInt64
+	var scheduled, triggered, finished, due sql.NullInt64
 	err := row.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ExecutorAddress, &r.Handler, &r.Param, &r.ShardIndex, &r.ShardTotal,
-		&r.TriggerType, &scheduled, &triggered, &r.TriggerMessage, &r.Status, &r.Message, &finished, &r.Attempt)
+		&r.TriggerType, &scheduled, &triggered, &r.TriggerMessage, &r.Status, &r.Message, &finished, &r.Attempt, &due,
+		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage)
 	if err != nil {
 		return Run{}, err
 	}
 	r.ScheduledAt, r.TriggeredAt, r.FinishedAt = fromMillis(scheduled), fromMillis(triggered), fromMillis(finished)
+	r.DueAt = fromMillis(due)
 	return r, nil
 }
 
+// insertRun stores r and sets its ID. A zero DueAt is ScheduledAt.
 func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (`+strings.TrimPrefix(runColumns, "id, ")+`) VALUES (?`+strings.Repeat(", ?", 14)+`)`,
+	if r.DueAt.IsZero() {
+		r.DueAt = r.ScheduledAt
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs (`+strings.TrimPrefix(runColumns, "id, ")+`) VALUES (?`+strings.Repeat(", ?", 18)+`)`,
 		r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
-		millis(r.ScheduledAt), millis(r.TriggeredAt), r.TriggerMessage, r.Status, r.Message, millis(r.FinishedAt), r.Attempt)
+		millis(r.ScheduledAt), millis(r.TriggeredAt), r.TriggerMessage, r.Status, r.Message, millis(r.FinishedAt), r.Attempt,
+		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage)
 	if err != nil {
 		return err
 	}
@@ -169,117 +184,4 @@ func (s *Store) ClaimRun(ctx context.Context, id int64, trigger carillonv1.Trigg
 		return Run{}, false, fmt.Errorf("store: claim run %d: %w", id, err)
 	}
 	return r, true, nil
-}
-
-// Dispatch is how a running run was routed: its executor and shard, and,
-// for a run that could not be dispatched, its failure.
-type Dispatch struct {
-	RunID           int64
-	ExecutorAddress string
-	ShardIndex      int32
-	ShardTotal      int32
-	TriggerMessage  string
-	// Failed settles the run as FAILED with Message at FinishedAt.
-	Failed     bool
-	Message    string
-	FinishedAt time.Time
-}
-
-// RecordDispatches stores how runs were dispatched. A result that arrived
-// before its dispatch was recorded is kept.
-func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		for _, d := range ds {
-			_, err := tx.ExecContext(ctx, `UPDATE runs SET executor_address = ?, shard_index = ?, shard_total = ?, trigger_message = ? WHERE id = ?`,
-				d.ExecutorAddress, d.ShardIndex, d.ShardTotal, d.TriggerMessage, d.RunID)
-			if err != nil {
-				return err
-			}
-			if d.Failed {
-				if _, err := settle(ctx, tx, Result{RunID: d.RunID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: d.Message, FinishedAt: d.FinishedAt}); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("store: record dispatch: %w", err)
-	}
-	return nil
-}
-
-// Result is the outcome of a run.
-type Result struct {
-	RunID      int64
-	Status     carillonv1.RunStatus
-	Message    string
-	FinishedAt time.Time
-}
-
-// SettleRuns records results of running runs and returns the runs they
-// settled. A result for a run that is not running (already settled, or
-// unknown) is ignored, so repeating a result is harmless. When the last
-// running shard of a FIX_DELAY job's fire settles, the job's next fire is
-// set to its finish time plus the interval.
-func (s *Store) SettleRuns(ctx context.Context, results []Result) ([]Run, error) {
-	var settled []Run
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		settled = settled[:0]
-		for _, res := range results {
-			r, err := settle(ctx, tx, res)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			settled = append(settled, r)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: settle runs: %w", err)
-	}
-	return settled, nil
-}
-
-// settle moves one running run to a final status; sql.ErrNoRows means it
-// was not running.
-func settle(ctx context.Context, tx *sql.Tx, res Result) (Run, error) {
-	r, err := scanRun(tx.QueryRowContext(ctx,
-		`UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ? RETURNING `+runColumns,
-		res.Status, res.Message, millis(res.FinishedAt), res.RunID, carillonv1.RunStatus_RUN_STATUS_RUNNING))
-	if err != nil {
-		return Run{}, err
-	}
-	if r.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE && r.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE {
-		return r, nil
-	}
-	// FIX_DELAY: schedule the next fire once every shard of this fire is done.
-	_, err = tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ? + interval_seconds * 1000
-		WHERE id = ? AND enabled = 1 AND schedule_type = ? AND next_fire_at IS NULL
-		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = ? AND scheduled_at = ? AND status IN (?, ?))`,
-		r.FinishedAt.UnixMilli(), r.JobID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, r.JobID, r.ScheduledAt.UnixMilli(),
-		carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING)
-	return r, err
-}
-
-// CountRunsByStatus returns how many runs have each status.
-func (s *Store) CountRunsByStatus(ctx context.Context) (map[carillonv1.RunStatus]int64, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT status, count(*) FROM runs GROUP BY status`)
-	if err != nil {
-		return nil, fmt.Errorf("store: count runs: %w", err)
-	}
-	defer rows.Close()
-	counts := map[carillonv1.RunStatus]int64{}
-	for rows.Next() {
-		var st carillonv1.RunStatus
-		var n int64
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, fmt.Errorf("store: count runs: %w", err)
-		}
-		counts[st] = n
-	}
-	return counts, rows.Err()
 }

@@ -212,19 +212,19 @@ func TestSettleRuns(t *testing.T) {
 	id := runs[0].ID
 
 	res := store.Result{RunID: id, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "ok", FinishedAt: t0.Add(time.Second)}
-	if settled, err := s.SettleRuns(ctx, []store.Result{res}); err != nil || len(settled) != 0 {
+	if settled, err := s.SettleRuns(ctx, []store.Result{res}); err != nil || len(settled.Runs) != 0 {
 		t.Fatalf("settle a pending (never dispatched) run: %v %v; want ignored", settled, err)
 	}
 	if _, ok, err := s.ClaimRun(ctx, id, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); !ok || err != nil {
 		t.Fatalf("claim: ok %v err %v", ok, err)
 	}
-	if settled, err := s.SettleRuns(ctx, []store.Result{res}); err != nil || len(settled) != 1 {
+	if settled, err := s.SettleRuns(ctx, []store.Result{res}); err != nil || len(settled.Runs) != 1 {
 		t.Fatalf("settle: %v %v; want one run", settled, err)
 	}
 	// A repeated result, even a different one, changes nothing.
 	again := res
 	again.Status, again.Message = carillonv1.RunStatus_RUN_STATUS_FAILED, "late"
-	if settled, err := s.SettleRuns(ctx, []store.Result{again}); err != nil || len(settled) != 0 {
+	if settled, err := s.SettleRuns(ctx, []store.Result{again}); err != nil || len(settled.Runs) != 0 {
 		t.Fatalf("repeated result: %v %v; want ignored", settled, err)
 	}
 	got, _ := s.Run(ctx, id)

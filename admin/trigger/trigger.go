@@ -52,6 +52,9 @@ type Config struct {
 	Logger *slog.Logger
 	// NowFunc defaults to time.Now.
 	NowFunc func() time.Time
+	// EnqueueFunc hands pending runs created by settling (retries and child
+	// jobs' runs) to the scheduler. Required.
+	EnqueueFunc func(runs ...store.Run)
 }
 
 // Trigger dispatches fires. It is safe for concurrent use.
@@ -59,7 +62,8 @@ type Trigger struct {
 	cfg        Config
 	executors  *executors
 	strategies map[carillonv1.RouteStrategy]route.Strategy
-	sem        chan struct{}
+	fast, slow *pool
+	slowJobs   slowJobs
 	wg         sync.WaitGroup
 }
 
@@ -76,7 +80,8 @@ func New(cfg Config) (*Trigger, error) {
 		cfg:        cfg,
 		executors:  newExecutors(cfg.HTTPClient, cfg.Token),
 		strategies: map[carillonv1.RouteStrategy]route.Strategy{},
-		sem:        make(chan struct{}, cfg.MaxInFlight),
+		fast:       newPool("fast", cfg.MaxInFlight),
+		slow:       newPool("slow", max(cfg.MaxInFlight/2, 1)),
 	}
 	for v, name := range carillonv1.RouteStrategy_name {
 		if v == 0 {
@@ -89,23 +94,70 @@ func New(cfg Config) (*Trigger, error) {
 		t.strategies[carillonv1.RouteStrategy(v)] = s
 	}
 	t.strategies[carillonv1.RouteStrategy_ROUTE_STRATEGY_UNSPECIFIED] = t.strategies[carillonv1.RouteStrategy_ROUTE_STRATEGY_FIRST]
+	if t.cfg.EnqueueFunc == nil {
+		return nil, errors.New("trigger: Config.EnqueueFunc is required")
+	}
 	return t, nil
 }
 
+// Settle records results of running runs (see store.SettleRuns) and hands
+// the retries and child runs it creates to the scheduler.
+func (t *Trigger) Settle(ctx context.Context, results []store.Result) error {
+	settled, err := t.cfg.Store.SettleRuns(ctx, results)
+	if err != nil {
+		return err
+	}
+	t.followUp(settled)
+	return nil
+}
+
+// followUp logs settled runs and queues their follow-ups.
+func (t *Trigger) followUp(s store.Settled) {
+	for _, r := range s.Runs {
+		t.cfg.Logger.Info("run finished", "run", r.ID, "job", r.JobID, "status", r.Status.String(),
+			"attempt", r.Attempt, "executor", r.ExecutorAddress, "message", r.Message)
+	}
+	if len(s.FollowUps) > 0 {
+		t.cfg.EnqueueFunc(s.FollowUps...)
+	}
+}
+
 // Fire dispatches the pending run of a queued fire. It returns at once;
-// Wait waits for the dispatches it started.
+// Wait waits for the dispatches it started. Dispatches run concurrently in
+// a bounded pool; a job whose dispatches were slow more than 10 times this
+// minute uses a separate slow pool, so a slow or dead executor cannot hold
+// up fires to healthy ones. When a pool is overloaded the run fails at once
+// with the reason: a fire is never dropped silently.
 func (t *Trigger) Fire(e schedule.Entry) {
+	p := t.fast
+	if t.slowJobs.slow(e.JobID, t.cfg.NowFunc()) {
+		p = t.slow
+	}
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		t.sem <- struct{}{}
-		defer func() { <-t.sem }()
 		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.DispatchTimeout+5*time.Second)
 		defer cancel()
-		if err := t.fire(ctx, e); err != nil {
+		var err error
+		if p.acquire() {
+			err = t.fire(ctx, e)
+			p.release()
+		} else {
+			err = t.refuse(ctx, e, fmt.Sprintf("admin overloaded: more than %d dispatches waiting in the %s pool; not dispatched", p.maxWaiting, p.name))
+		}
+		if err != nil {
 			t.cfg.Logger.Error("trigger: fire", "run", e.RunID, "err", err)
 		}
 	}()
+}
+
+// refuse fails a pending run that cannot be dispatched.
+func (t *Trigger) refuse(ctx context.Context, e schedule.Entry, msg string) error {
+	run, ok, err := t.cfg.Store.ClaimRun(ctx, e.RunID, e.TriggerType, t.cfg.NowFunc())
+	if err != nil || !ok {
+		return err
+	}
+	return t.fail(ctx, run, msg)
 }
 
 // Wait waits for every dispatch started by Fire to finish.
@@ -142,7 +194,7 @@ func (t *Trigger) TriggerJob(ctx context.Context, job store.Job, m Manual) ([]in
 	run := store.Run{
 		JobID: job.ID, GroupID: job.GroupID, Handler: job.Handler, Param: job.Param, ShardTotal: 1,
 		TriggerType: cmp.Or(m.TriggerType, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL),
-		ScheduledAt: now, TriggeredAt: now, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
+		ScheduledAt: now, DueAt: now, TriggeredAt: now, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
 	}
 	if m.Param != nil {
 		run.Param = *m.Param
@@ -189,6 +241,16 @@ func (t *Trigger) dispatch(ctx context.Context, job store.Job, run store.Run, ov
 	if err != nil {
 		return []int64{run.ID}, t.fail(ctx, run, fmt.Sprintf("%v (executors from %s)", err, source))
 	}
+	if run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_RETRY && len(pick.Addresses) > 1 {
+		// A retry re-runs one shard of a broadcast: shard i goes to the i-th
+		// executor, or the first if the group shrank.
+		i := int(run.ShardIndex)
+		if i >= len(pick.Addresses) {
+			i = 0
+		}
+		pick.Addresses = pick.Addresses[i : i+1]
+		pick.Message += fmt.Sprintf("; retry of shard %d of %d", run.ShardIndex, run.ShardTotal)
+	}
 	runs := []store.Run{run}
 	if n := len(pick.Addresses); n > 1 {
 		shards := make([]store.Run, n-1)
@@ -213,12 +275,23 @@ func (t *Trigger) dispatch(ctx context.Context, job store.Job, run store.Run, ov
 	for i, r := range runs {
 		ids[i] = r.ID
 	}
-	return ids, t.cfg.Store.RecordDispatches(ctx, ds)
+	return ids, t.record(ctx, ds...)
+}
+
+// record stores dispatch outcomes and follows up on the runs they failed.
+func (t *Trigger) record(ctx context.Context, ds ...store.Dispatch) error {
+	settled, err := t.cfg.Store.RecordDispatches(ctx, ds)
+	if err != nil {
+		return err
+	}
+	t.followUp(settled)
+	return nil
 }
 
 // send calls ExecutorService.Run for one run.
 func (t *Trigger) send(ctx context.Context, job store.Job, run store.Run, address, source, routing string) store.Dispatch {
-	d := store.Dispatch{RunID: run.ID, ExecutorAddress: address, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal}
+	d := store.Dispatch{RunID: run.ID, ExecutorAddress: address, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
+		TimeoutSeconds: job.TimeoutSeconds}
 	req := &carillonv1.RunRequest{
 		RunId: run.ID, JobId: job.ID, Handler: job.Handler, Param: run.Param, BlockStrategy: job.BlockStrategy,
 		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
@@ -232,6 +305,7 @@ func (t *Trigger) send(ctx context.Context, job store.Job, run store.Run, addres
 	start := t.cfg.NowFunc()
 	_, err := t.executors.client(address).Run(ctx, req)
 	took := t.cfg.NowFunc().Sub(start).Round(time.Microsecond)
+	t.slowJobs.observe(job.ID, took, start)
 	d.TriggerMessage = fmt.Sprintf("executors from %s; %s; shard %d of %d; dispatch to %s took %s",
 		source, routing, run.ShardIndex, run.ShardTotal, address, took)
 	if err != nil {
@@ -245,10 +319,10 @@ func (t *Trigger) send(ctx context.Context, job store.Job, run store.Run, addres
 // fail settles a running run that could not be dispatched.
 func (t *Trigger) fail(ctx context.Context, run store.Run, msg string) error {
 	t.cfg.Logger.Warn("trigger: run not dispatched", "run", run.ID, "job", run.JobID, "reason", msg)
-	return t.cfg.Store.RecordDispatches(ctx, []store.Dispatch{{
+	return t.record(ctx, store.Dispatch{
 		RunID: run.ID, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal, TriggerMessage: "not dispatched",
 		Failed: true, Message: msg, FinishedAt: t.cfg.NowFunc(),
-	}})
+	})
 }
 
 // describe turns a Connect error into words a person can act on.

@@ -17,11 +17,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 	_ "time/tzdata" // named time zones work on hosts without zoneinfo
 
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/retention"
 	"github.com/carillonhq/carillon/admin/schedule"
 )
 
@@ -60,12 +62,23 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		"how late a fire may be before the job's misfire strategy handles it (env CARILLON_MISFIRE_THRESHOLD)")
 	fs.BoolVar(&cfg.Demo, "demo", os.Getenv("CARILLON_DEMO") == "1",
 		"also run an in-process demo executor with a job firing every 5 s; the database defaults to "+demoDBPath+" (env CARILLON_DEMO=1)")
+	fs.IntVar(&cfg.RetentionDays, "retention-days", envInt("CARILLON_RETENTION_DAYS", retention.DaysDefault),
+		"days of runs to keep; -1 keeps all (env CARILLON_RETENTION_DAYS)")
+	fs.StringVar(&cfg.AlarmWebhook, "alarm-webhook", os.Getenv("CARILLON_ALARM_WEBHOOK"),
+		"URL that receives every alarm as a JSON POST (env CARILLON_ALARM_WEBHOOK)")
+	fs.StringVar(&cfg.SMTP.Addr, "smtp-addr", os.Getenv("CARILLON_SMTP_ADDR"), "SMTP server host:port for alarm e-mails (env CARILLON_SMTP_ADDR)")
+	fs.StringVar(&cfg.SMTP.From, "smtp-from", os.Getenv("CARILLON_SMTP_FROM"), "sender address of alarm e-mails (env CARILLON_SMTP_FROM)")
+	fs.StringVar(&cfg.SMTP.Username, "smtp-username", os.Getenv("CARILLON_SMTP_USERNAME"), "SMTP user name (env CARILLON_SMTP_USERNAME)")
+	cfg.SMTP.Password = os.Getenv("CARILLON_SMTP_PASSWORD") // from the environment only, so it is not in ps output
 	logLevel := fs.String("log-level", env("CARILLON_LOG_LEVEL", "info"), "debug, info, warn or error (env CARILLON_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	}
+	if cfg.SMTP.Addr != "" && cfg.SMTP.From == "" {
+		return errors.New("serve: --smtp-from is required with --smtp-addr")
 	}
 	if cfg.Demo && !flagSet(fs, "db") && os.Getenv("CARILLON_DB") == "" {
 		cfg.DBPath = demoDBPath // keep the demo's group and job out of the real database
@@ -90,6 +103,13 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 func env(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok {
 		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
 	}
 	return def
 }

@@ -37,6 +37,10 @@ CREATE TABLE jobs (
     block_strategy    INTEGER NOT NULL,
     timeout_seconds   INTEGER NOT NULL DEFAULT 0,
     retry_count       INTEGER NOT NULL DEFAULT 0,
+    retry_delay_seconds INTEGER NOT NULL DEFAULT 0,
+    retry_backoff     INTEGER NOT NULL DEFAULT 0,
+    alarm_webhook_url TEXT    NOT NULL DEFAULT '',
+    alarm_every_failure INTEGER NOT NULL DEFAULT 0,
     child_job_ids     TEXT    NOT NULL DEFAULT '', -- comma-separated ids
     enabled           INTEGER NOT NULL DEFAULT 0,
     last_fire_at      INTEGER,
@@ -65,7 +69,11 @@ CREATE TABLE runs (
     status           INTEGER NOT NULL,
     message          TEXT    NOT NULL DEFAULT '',
     finished_at      INTEGER,
-    attempt          INTEGER NOT NULL DEFAULT 0
+    attempt          INTEGER NOT NULL DEFAULT 0,
+    due_at           INTEGER NOT NULL,            -- when a pending run is dispatched
+    timeout_seconds  INTEGER NOT NULL DEFAULT 0,  -- the job's timeout when dispatched
+    alarm_status     INTEGER NOT NULL DEFAULT 0,
+    alarm_message    TEXT    NOT NULL DEFAULT ''
 );
 -- Exactly once per scheduled instant: a scheduled (or misfire) fire of a job
 -- for one instant exists once per shard and attempt.
@@ -74,3 +82,5 @@ CREATE UNIQUE INDEX runs_fire ON runs (job_id, scheduled_at, shard_index, attemp
 CREATE INDEX runs_job ON runs (job_id, id);
 CREATE INDEX runs_group ON runs (group_id, id);
 CREATE INDEX runs_status ON runs (status, id);
+CREATE INDEX runs_scheduled ON runs (scheduled_at);
+CREATE INDEX runs_alarm ON runs (id) WHERE alarm_status = 1;

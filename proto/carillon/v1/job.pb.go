@@ -259,9 +259,20 @@ type Job struct {
 	// Output.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// Output.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Seconds between a failed attempt and its retry. 0 means the default
+	// (10 s); at most 86400.
+	RetryDelaySeconds int32 `protobuf:"varint,21,opt,name=retry_delay_seconds,json=retryDelaySeconds,proto3" json:"retry_delay_seconds,omitempty"`
+	// Doubles the retry delay after each failed attempt (capped at 1 hour).
+	RetryBackoff bool `protobuf:"varint,22,opt,name=retry_backoff,json=retryBackoff,proto3" json:"retry_backoff,omitempty"`
+	// Webhook for this job's alarms (a JSON POST), in addition to the admin's
+	// --alarm-webhook. Empty means none.
+	AlarmWebhookUrl string `protobuf:"bytes,23,opt,name=alarm_webhook_url,json=alarmWebhookUrl,proto3" json:"alarm_webhook_url,omitempty"`
+	// Alarm on every failed attempt, not only when a run fails for good
+	// (after its last retry).
+	AlarmEveryFailure bool `protobuf:"varint,24,opt,name=alarm_every_failure,json=alarmEveryFailure,proto3" json:"alarm_every_failure,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -432,6 +443,34 @@ func (x *Job) GetUpdatedAt() *timestamppb.Timestamp {
 		return x.UpdatedAt
 	}
 	return nil
+}
+
+func (x *Job) GetRetryDelaySeconds() int32 {
+	if x != nil {
+		return x.RetryDelaySeconds
+	}
+	return 0
+}
+
+func (x *Job) GetRetryBackoff() bool {
+	if x != nil {
+		return x.RetryBackoff
+	}
+	return false
+}
+
+func (x *Job) GetAlarmWebhookUrl() string {
+	if x != nil {
+		return x.AlarmWebhookUrl
+	}
+	return ""
+}
+
+func (x *Job) GetAlarmEveryFailure() bool {
+	if x != nil {
+		return x.AlarmEveryFailure
+	}
+	return false
 }
 
 // Schedule says when a job fires.
@@ -1415,7 +1454,7 @@ var File_carillon_v1_job_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1acarillon/v1/executor.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe4\x06\n" +
+	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1acarillon/v1/executor.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12 \n" +
@@ -1442,7 +1481,11 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x95\x01\n" +
+	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12.\n" +
+	"\x13retry_delay_seconds\x18\x15 \x01(\x05R\x11retryDelaySeconds\x12#\n" +
+	"\rretry_backoff\x18\x16 \x01(\bR\fretryBackoff\x12*\n" +
+	"\x11alarm_webhook_url\x18\x17 \x01(\tR\x0falarmWebhookUrl\x12.\n" +
+	"\x13alarm_every_failure\x18\x18 \x01(\bR\x11alarmEveryFailure\"\x95\x01\n" +
 	"\bSchedule\x12-\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x19.carillon.v1.ScheduleTypeR\x04type\x12\x12\n" +
 	"\x04cron\x18\x02 \x01(\tR\x04cron\x12)\n" +

@@ -22,6 +22,63 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AlarmStatus is the delivery state of a run's alarm.
+type AlarmStatus int32
+
+const (
+	// No alarm is due for this run.
+	AlarmStatus_ALARM_STATUS_UNSPECIFIED AlarmStatus = 0
+	// An alarm is due and not yet delivered.
+	AlarmStatus_ALARM_STATUS_PENDING AlarmStatus = 1
+	// Every channel accepted the alarm.
+	AlarmStatus_ALARM_STATUS_SENT AlarmStatus = 2
+	// At least one channel failed; alarm_message says which and why.
+	AlarmStatus_ALARM_STATUS_FAILED AlarmStatus = 3
+)
+
+// Enum value maps for AlarmStatus.
+var (
+	AlarmStatus_name = map[int32]string{
+		0: "ALARM_STATUS_UNSPECIFIED",
+		1: "ALARM_STATUS_PENDING",
+		2: "ALARM_STATUS_SENT",
+		3: "ALARM_STATUS_FAILED",
+	}
+	AlarmStatus_value = map[string]int32{
+		"ALARM_STATUS_UNSPECIFIED": 0,
+		"ALARM_STATUS_PENDING":     1,
+		"ALARM_STATUS_SENT":        2,
+		"ALARM_STATUS_FAILED":      3,
+	}
+)
+
+func (x AlarmStatus) Enum() *AlarmStatus {
+	p := new(AlarmStatus)
+	*p = x
+	return p
+}
+
+func (x AlarmStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AlarmStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_carillon_v1_run_proto_enumTypes[0].Descriptor()
+}
+
+func (AlarmStatus) Type() protoreflect.EnumType {
+	return &file_carillon_v1_run_proto_enumTypes[0]
+}
+
+func (x AlarmStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AlarmStatus.Descriptor instead.
+func (AlarmStatus) EnumDescriptor() ([]byte, []int) {
+	return file_carillon_v1_run_proto_rawDescGZIP(), []int{0}
+}
+
 // RunStatus is where a run is in its life.
 type RunStatus int32
 
@@ -79,11 +136,11 @@ func (x RunStatus) String() string {
 }
 
 func (RunStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_carillon_v1_run_proto_enumTypes[0].Descriptor()
+	return file_carillon_v1_run_proto_enumTypes[1].Descriptor()
 }
 
 func (RunStatus) Type() protoreflect.EnumType {
-	return &file_carillon_v1_run_proto_enumTypes[0]
+	return &file_carillon_v1_run_proto_enumTypes[1]
 }
 
 func (x RunStatus) Number() protoreflect.EnumNumber {
@@ -92,7 +149,7 @@ func (x RunStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RunStatus.Descriptor instead.
 func (RunStatus) EnumDescriptor() ([]byte, []int) {
-	return file_carillon_v1_run_proto_rawDescGZIP(), []int{0}
+	return file_carillon_v1_run_proto_rawDescGZIP(), []int{1}
 }
 
 // TriggerType says why a run was created.
@@ -147,11 +204,11 @@ func (x TriggerType) String() string {
 }
 
 func (TriggerType) Descriptor() protoreflect.EnumDescriptor {
-	return file_carillon_v1_run_proto_enumTypes[1].Descriptor()
+	return file_carillon_v1_run_proto_enumTypes[2].Descriptor()
 }
 
 func (TriggerType) Type() protoreflect.EnumType {
-	return &file_carillon_v1_run_proto_enumTypes[1]
+	return &file_carillon_v1_run_proto_enumTypes[2]
 }
 
 func (x TriggerType) Number() protoreflect.EnumNumber {
@@ -160,7 +217,7 @@ func (x TriggerType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TriggerType.Descriptor instead.
 func (TriggerType) EnumDescriptor() ([]byte, []int) {
-	return file_carillon_v1_run_proto_rawDescGZIP(), []int{1}
+	return file_carillon_v1_run_proto_rawDescGZIP(), []int{2}
 }
 
 // Run is one execution of a job on one executor (one shard of a broadcast).
@@ -187,7 +244,14 @@ type Run struct {
 	Message    string                 `protobuf:"bytes,14,opt,name=message,proto3" json:"message,omitempty"`
 	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
 	// 0 for the first attempt, 1.. for retries.
-	Attempt       int32 `protobuf:"varint,16,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Attempt int32 `protobuf:"varint,16,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// When the run is (or was) due to be dispatched: the scheduled instant,
+	// or for a retry the instant its delay ends.
+	DueAt *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=due_at,json=dueAt,proto3" json:"due_at,omitempty"`
+	// Whether an alarm was sent for this run.
+	AlarmStatus AlarmStatus `protobuf:"varint,18,opt,name=alarm_status,json=alarmStatus,proto3,enum=carillon.v1.AlarmStatus" json:"alarm_status,omitempty"`
+	// The alarm's delivery outcome, per channel, for people.
+	AlarmMessage  string `protobuf:"bytes,19,opt,name=alarm_message,json=alarmMessage,proto3" json:"alarm_message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -332,6 +396,27 @@ func (x *Run) GetAttempt() int32 {
 		return x.Attempt
 	}
 	return 0
+}
+
+func (x *Run) GetDueAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DueAt
+	}
+	return nil
+}
+
+func (x *Run) GetAlarmStatus() AlarmStatus {
+	if x != nil {
+		return x.AlarmStatus
+	}
+	return AlarmStatus_ALARM_STATUS_UNSPECIFIED
+}
+
+func (x *Run) GetAlarmMessage() string {
+	if x != nil {
+		return x.AlarmMessage
+	}
+	return ""
 }
 
 // ListRunsRequest filters and pages runs.
@@ -906,7 +991,7 @@ var File_carillon_v1_run_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe9\x04\n" +
+	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfe\x05\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x03R\x05jobId\x12\x19\n" +
@@ -927,7 +1012,10 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\amessage\x18\x0e \x01(\tR\amessage\x12;\n" +
 	"\vfinished_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x12\x18\n" +
-	"\aattempt\x18\x10 \x01(\x05R\aattempt\"\x8b\x02\n" +
+	"\aattempt\x18\x10 \x01(\x05R\aattempt\x121\n" +
+	"\x06due_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\x05dueAt\x12;\n" +
+	"\falarm_status\x18\x12 \x01(\x0e2\x18.carillon.v1.AlarmStatusR\valarmStatus\x12#\n" +
+	"\ralarm_message\x18\x13 \x01(\tR\falarmMessage\"\x8b\x02\n" +
 	"\x0fListRunsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12.\n" +
@@ -961,7 +1049,12 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\x06before\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x06before\x12\x1b\n" +
 	"\tkeep_last\x18\x04 \x01(\x05R\bkeepLast\".\n" +
 	"\x12DeleteRunsResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted*\xe6\x01\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted*u\n" +
+	"\vAlarmStatus\x12\x1c\n" +
+	"\x18ALARM_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14ALARM_STATUS_PENDING\x10\x01\x12\x15\n" +
+	"\x11ALARM_STATUS_SENT\x10\x02\x12\x17\n" +
+	"\x13ALARM_STATUS_FAILED\x10\x03*\xe6\x01\n" +
 	"\tRunStatus\x12\x1a\n" +
 	"\x16RUN_STATUS_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12RUN_STATUS_RUNNING\x10\x01\x12\x18\n" +
@@ -1002,51 +1095,54 @@ func file_carillon_v1_run_proto_rawDescGZIP() []byte {
 	return file_carillon_v1_run_proto_rawDescData
 }
 
-var file_carillon_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_carillon_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_carillon_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_carillon_v1_run_proto_goTypes = []any{
-	(RunStatus)(0),                // 0: carillon.v1.RunStatus
-	(TriggerType)(0),              // 1: carillon.v1.TriggerType
-	(*Run)(nil),                   // 2: carillon.v1.Run
-	(*ListRunsRequest)(nil),       // 3: carillon.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),      // 4: carillon.v1.ListRunsResponse
-	(*GetRunRequest)(nil),         // 5: carillon.v1.GetRunRequest
-	(*GetRunResponse)(nil),        // 6: carillon.v1.GetRunResponse
-	(*ReadRunLogRequest)(nil),     // 7: carillon.v1.ReadRunLogRequest
-	(*ReadRunLogResponse)(nil),    // 8: carillon.v1.ReadRunLogResponse
-	(*KillRunRequest)(nil),        // 9: carillon.v1.KillRunRequest
-	(*KillRunResponse)(nil),       // 10: carillon.v1.KillRunResponse
-	(*DeleteRunsRequest)(nil),     // 11: carillon.v1.DeleteRunsRequest
-	(*DeleteRunsResponse)(nil),    // 12: carillon.v1.DeleteRunsResponse
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(AlarmStatus)(0),              // 0: carillon.v1.AlarmStatus
+	(RunStatus)(0),                // 1: carillon.v1.RunStatus
+	(TriggerType)(0),              // 2: carillon.v1.TriggerType
+	(*Run)(nil),                   // 3: carillon.v1.Run
+	(*ListRunsRequest)(nil),       // 4: carillon.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),      // 5: carillon.v1.ListRunsResponse
+	(*GetRunRequest)(nil),         // 6: carillon.v1.GetRunRequest
+	(*GetRunResponse)(nil),        // 7: carillon.v1.GetRunResponse
+	(*ReadRunLogRequest)(nil),     // 8: carillon.v1.ReadRunLogRequest
+	(*ReadRunLogResponse)(nil),    // 9: carillon.v1.ReadRunLogResponse
+	(*KillRunRequest)(nil),        // 10: carillon.v1.KillRunRequest
+	(*KillRunResponse)(nil),       // 11: carillon.v1.KillRunResponse
+	(*DeleteRunsRequest)(nil),     // 12: carillon.v1.DeleteRunsRequest
+	(*DeleteRunsResponse)(nil),    // 13: carillon.v1.DeleteRunsResponse
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
 }
 var file_carillon_v1_run_proto_depIdxs = []int32{
-	1,  // 0: carillon.v1.Run.trigger_type:type_name -> carillon.v1.TriggerType
-	13, // 1: carillon.v1.Run.scheduled_at:type_name -> google.protobuf.Timestamp
-	13, // 2: carillon.v1.Run.triggered_at:type_name -> google.protobuf.Timestamp
-	0,  // 3: carillon.v1.Run.status:type_name -> carillon.v1.RunStatus
-	13, // 4: carillon.v1.Run.finished_at:type_name -> google.protobuf.Timestamp
-	0,  // 5: carillon.v1.ListRunsRequest.status:type_name -> carillon.v1.RunStatus
-	13, // 6: carillon.v1.ListRunsRequest.from:type_name -> google.protobuf.Timestamp
-	13, // 7: carillon.v1.ListRunsRequest.to:type_name -> google.protobuf.Timestamp
-	2,  // 8: carillon.v1.ListRunsResponse.runs:type_name -> carillon.v1.Run
-	2,  // 9: carillon.v1.GetRunResponse.run:type_name -> carillon.v1.Run
-	13, // 10: carillon.v1.DeleteRunsRequest.before:type_name -> google.protobuf.Timestamp
-	3,  // 11: carillon.v1.RunService.ListRuns:input_type -> carillon.v1.ListRunsRequest
-	5,  // 12: carillon.v1.RunService.GetRun:input_type -> carillon.v1.GetRunRequest
-	7,  // 13: carillon.v1.RunService.ReadRunLog:input_type -> carillon.v1.ReadRunLogRequest
-	9,  // 14: carillon.v1.RunService.KillRun:input_type -> carillon.v1.KillRunRequest
-	11, // 15: carillon.v1.RunService.DeleteRuns:input_type -> carillon.v1.DeleteRunsRequest
-	4,  // 16: carillon.v1.RunService.ListRuns:output_type -> carillon.v1.ListRunsResponse
-	6,  // 17: carillon.v1.RunService.GetRun:output_type -> carillon.v1.GetRunResponse
-	8,  // 18: carillon.v1.RunService.ReadRunLog:output_type -> carillon.v1.ReadRunLogResponse
-	10, // 19: carillon.v1.RunService.KillRun:output_type -> carillon.v1.KillRunResponse
-	12, // 20: carillon.v1.RunService.DeleteRuns:output_type -> carillon.v1.DeleteRunsResponse
-	16, // [16:21] is the sub-list for method output_type
-	11, // [11:16] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	2,  // 0: carillon.v1.Run.trigger_type:type_name -> carillon.v1.TriggerType
+	14, // 1: carillon.v1.Run.scheduled_at:type_name -> google.protobuf.Timestamp
+	14, // 2: carillon.v1.Run.triggered_at:type_name -> google.protobuf.Timestamp
+	1,  // 3: carillon.v1.Run.status:type_name -> carillon.v1.RunStatus
+	14, // 4: carillon.v1.Run.finished_at:type_name -> google.protobuf.Timestamp
+	14, // 5: carillon.v1.Run.due_at:type_name -> google.protobuf.Timestamp
+	0,  // 6: carillon.v1.Run.alarm_status:type_name -> carillon.v1.AlarmStatus
+	1,  // 7: carillon.v1.ListRunsRequest.status:type_name -> carillon.v1.RunStatus
+	14, // 8: carillon.v1.ListRunsRequest.from:type_name -> google.protobuf.Timestamp
+	14, // 9: carillon.v1.ListRunsRequest.to:type_name -> google.protobuf.Timestamp
+	3,  // 10: carillon.v1.ListRunsResponse.runs:type_name -> carillon.v1.Run
+	3,  // 11: carillon.v1.GetRunResponse.run:type_name -> carillon.v1.Run
+	14, // 12: carillon.v1.DeleteRunsRequest.before:type_name -> google.protobuf.Timestamp
+	4,  // 13: carillon.v1.RunService.ListRuns:input_type -> carillon.v1.ListRunsRequest
+	6,  // 14: carillon.v1.RunService.GetRun:input_type -> carillon.v1.GetRunRequest
+	8,  // 15: carillon.v1.RunService.ReadRunLog:input_type -> carillon.v1.ReadRunLogRequest
+	10, // 16: carillon.v1.RunService.KillRun:input_type -> carillon.v1.KillRunRequest
+	12, // 17: carillon.v1.RunService.DeleteRuns:input_type -> carillon.v1.DeleteRunsRequest
+	5,  // 18: carillon.v1.RunService.ListRuns:output_type -> carillon.v1.ListRunsResponse
+	7,  // 19: carillon.v1.RunService.GetRun:output_type -> carillon.v1.GetRunResponse
+	9,  // 20: carillon.v1.RunService.ReadRunLog:output_type -> carillon.v1.ReadRunLogResponse
+	11, // 21: carillon.v1.RunService.KillRun:output_type -> carillon.v1.KillRunResponse
+	13, // 22: carillon.v1.RunService.DeleteRuns:output_type -> carillon.v1.DeleteRunsResponse
+	18, // [18:23] is the sub-list for method output_type
+	13, // [13:18] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_run_proto_init() }
@@ -1059,7 +1155,7 @@ func file_carillon_v1_run_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_run_proto_rawDesc), len(file_carillon_v1_run_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,

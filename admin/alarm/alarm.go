@@ -1,0 +1,48 @@
+// Package alarm tells people when runs fail: by e-mail (SMTP), by webhook
+// (a JSON POST), or by any other Alarm. A Sender delivers the alarms the
+// store marks as due, in the background, and records each outcome on its
+// run, so a failing channel never holds up scheduling.
+package alarm
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Alarm is one channel alarms go out on.
+type Alarm interface {
+	// Send delivers e. It returns ErrNoRecipient when e has nothing to send
+	// to on this channel (e.g. the job lists no e-mail addresses).
+	Send(ctx context.Context, e Event) error
+}
+
+// ErrNoRecipient is returned by Send when an event has no recipient on the
+// channel; the channel is then not counted as failed.
+var ErrNoRecipient = errors.New("alarm: no recipient")
+
+// Event is a failed run, as an alarm reports it.
+type Event struct {
+	RunID           int64     `json:"runId,string"`
+	JobID           int64     `json:"jobId,string"`
+	JobDescription  string    `json:"jobDescription"`
+	Owner           string    `json:"owner,omitempty"`
+	GroupID         int64     `json:"groupId,string"`
+	Handler         string    `json:"handler,omitempty"`
+	Status          string    `json:"status"`
+	Message         string    `json:"message"`
+	Attempt         int32     `json:"attempt"`
+	RetryCount      int32     `json:"retryCount"`
+	ExecutorAddress string    `json:"executorAddress,omitempty"`
+	TriggerType     string    `json:"triggerType"`
+	ScheduledAt     time.Time `json:"scheduledAt"`
+	FinishedAt      time.Time `json:"finishedAt"`
+	// Final is false for an attempt that will be retried (sent only to jobs
+	// that alarm on every failure).
+	Final bool `json:"final"`
+
+	// Emails are the job's alarm e-mail addresses.
+	Emails []string `json:"-"`
+	// WebhookURL is the job's own webhook, if any.
+	WebhookURL string `json:"-"`
+}

@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+const (
+	// RetryDelayDefault is the delay before a retry when a job sets none.
+	RetryDelayDefault = 10 * time.Second
+	// retryDelayMax caps the exponential backoff of retries.
+	retryDelayMax = time.Hour
+)
+
+// Dispatch is how a running run was routed: its executor and shard, and,
+// for a run that could not be dispatched, its failure.
+type Dispatch struct {
+	RunID           int64
+	ExecutorAddress string
+	ShardIndex      int32
+	ShardTotal      int32
+	TriggerMessage  string
+	TimeoutSeconds  int32
+	// Failed settles the run as FAILED with Message at FinishedAt.
+	Failed     bool
+	Message    string
+	FinishedAt time.Time
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	RunID      int64
+	Status     carillonv1.RunStatus
+	Message    string
+	FinishedAt time.Time
+}
+
+// Settled is what settling runs did: the runs it settled, and the pending
+// runs it created in the same transaction (retries, and child jobs of a
+// fire that succeeded), which the caller hands to the scheduler.
+type Settled struct {
+	Runs      []Run
+	FollowUps []Run
+}
+
+// RecordDispatches stores how runs were dispatched and settles those that
+// failed. A result that arrived before its dispatch was recorded is kept.
+func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, error) {
+	var out Settled
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		out = Settled{}
+		for _, d := range ds {
+			_, err := tx.ExecContext(ctx, `UPDATE runs SET executor_address = ?, shard_index = ?, shard_total = ?,
+				trigger_message = ?, timeout_seconds = ? WHERE id = ?`,
+				d.ExecutorAddress, d.ShardIndex, d.ShardTotal, d.TriggerMessage, d.TimeoutSeconds, d.RunID)
+			if err != nil {
+				return err
+			}
+			if d.Failed {
+				res := Result{RunID: d.RunID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: d.Message, FinishedAt: d.FinishedAt}
+				if err := settle(ctx, tx, res, &out); err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Settled{}, fmt.Errorf("store: record dispatch: %w", err)
+	}
+	return out, nil
+}
+
+// SettleRuns records results of running runs. A result for a run that is
+// not running (already settled, or unknown) is ignored, so repeating a
+// result is harmless. In the same transaction, for each run settled:
+//   - a failed, timed-out or lost attempt with retries left gets its retry,
+//     a pending run due after the job's retry delay;
+//   - a run that failed for good (or any failed attempt, with
+//     AlarmEveryFailure) is marked for an alarm;
+//   - when every shard of a fire has succeeded, each child job gets a
+//     pending PARENT run, once;
+//   - when nothing of a FIX_DELAY job's fire is left running or pending,
+//     the job's next fire is set to the finish time plus the interval.
+func (s *Store) SettleRuns(ctx context.Context, results []Result) (Settled, error) {
+	var out Settled
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		out = Settled{}
+		for _, res := range results {
+			if err := settle(ctx, tx, res, &out); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Settled{}, fmt.Errorf("store: settle runs: %w", err)
+	}
+	return out, nil
+}
+
+// settle moves one running run to a final status and does what follows;
+// sql.ErrNoRows means it was not running.
+func settle(ctx context.Context, tx *sql.Tx, res Result, out *Settled) error {
+	r, err := scanRun(tx.QueryRowContext(ctx,
+		`UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ? RETURNING `+runColumns,
+		res.Status, res.Message, millis(res.FinishedAt), res.RunID, carillonv1.RunStatus_RUN_STATUS_RUNNING))
+	if err != nil {
+		return err
+	}
+	job, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, r.JobID))
+	if errors.Is(err, sql.ErrNoRows) {
+		out.Runs = append(out.Runs, r)
+		return nil // the job was deleted: nothing follows
+	}
+	if err != nil {
+		return err
+	}
+	switch r.Status {
+	case carillonv1.RunStatus_RUN_STATUS_FAILED, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, carillonv1.RunStatus_RUN_STATUS_LOST:
+		retried := r.Attempt < job.RetryCount
+		if retried {
+			retry := r
+			retry.ID, retry.Attempt, retry.TriggerType = 0, r.Attempt+1, carillonv1.TriggerType_TRIGGER_TYPE_RETRY
+			retry.Status, retry.Message, retry.ExecutorAddress, retry.TriggerMessage = carillonv1.RunStatus_RUN_STATUS_PENDING, "", "", ""
+			retry.TriggeredAt, retry.FinishedAt, retry.AlarmStatus, retry.AlarmMessage = time.Time{}, time.Time{}, 0, ""
+			retry.DueAt = r.FinishedAt.Add(retryDelay(job, r.Attempt))
+			if err := insertRun(ctx, tx, &retry); err != nil {
+				return err
+			}
+			out.FollowUps = append(out.FollowUps, retry)
+		}
+		if !retried || job.AlarmEveryFailure {
+			r.AlarmStatus = carillonv1.AlarmStatus_ALARM_STATUS_PENDING
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET alarm_status = ? WHERE id = ?`, r.AlarmStatus, r.ID); err != nil {
+				return err
+			}
+		}
+	case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED:
+		if err := fireChildren(ctx, tx, job, r, out); err != nil {
+			return err
+		}
+	}
+	out.Runs = append(out.Runs, r)
+	if r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MANUAL || r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_API ||
+		r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_PARENT {
+		return nil // not a scheduled fire: FIX_DELAY does not wait for it
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ? + interval_seconds * 1000
+		WHERE id = ? AND enabled = 1 AND schedule_type = ? AND next_fire_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = ? AND scheduled_at = ? AND status IN (?, ?))`,
+		r.FinishedAt.UnixMilli(), r.JobID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, r.JobID, r.ScheduledAt.UnixMilli(),
+		carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING)
+	return err
+}
+
+// retryDelay is the wait before the retry that follows attempt.
+func retryDelay(job Job, attempt int32) time.Duration {
+	d := RetryDelayDefault
+	if job.RetryDelaySeconds > 0 {
+		d = time.Duration(job.RetryDelaySeconds) * time.Second
+	}
+	if job.RetryBackoff {
+		for range attempt {
+			if d *= 2; d >= retryDelayMax {
+				return retryDelayMax
+			}
+		}
+	}
+	return d
+}
+
+// fireChildren stores a pending PARENT run for each child of job once
+// every shard of run r's fire has succeeded (any attempt).
+func fireChildren(ctx context.Context, tx *sql.Tx, job Job, r Run, out *Settled) error {
+	if len(job.ChildJobIDs) == 0 {
+		return nil
+	}
+	var shardsDone int32
+	// Retries keep their fire's scheduled instant, so this counts the shards
+	// that succeeded at any attempt.
+	err := tx.QueryRowContext(ctx, `SELECT count(DISTINCT shard_index) FROM runs
+		WHERE job_id = ? AND scheduled_at = ? AND status = ?`,
+		r.JobID, r.ScheduledAt.UnixMilli(), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED).Scan(&shardsDone)
+	if err != nil || shardsDone < r.ShardTotal {
+		return err
+	}
+	for _, id := range job.ChildJobIDs {
+		child, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // deleted since the parent was saved
+		}
+		if err != nil {
+			return err
+		}
+		run := Run{
+			JobID: child.ID, GroupID: child.GroupID, Handler: child.Handler, Param: child.Param, ShardTotal: 1,
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_PARENT, ScheduledAt: r.FinishedAt, DueAt: r.FinishedAt,
+			Status:         carillonv1.RunStatus_RUN_STATUS_PENDING,
+			TriggerMessage: fmt.Sprintf("child of job %d, run %d", r.JobID, r.ID),
+		}
+		if err := insertRun(ctx, tx, &run); err != nil {
+			return err
+		}
+		out.FollowUps = append(out.FollowUps, run)
+	}
+	return nil
+}
