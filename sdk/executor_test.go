@@ -498,36 +498,58 @@ func TestExecutorMiddleware(t *testing.T) {
 	}
 }
 
-// TestServeLeavesNoGoroutines is not parallel: it looks at every goroutine.
-func TestServeLeavesNoGoroutines(t *testing.T) {
+// TestRunLeavesNoGoroutines is not parallel: it looks at every goroutine.
+func TestRunLeavesNoGoroutines(t *testing.T) {
 	admin := newTestAdmin(t, "tok")
-	cfg := sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: "tok", ShutdownTimeout: 50 * time.Millisecond}
-	ex := startExecutor(t, cfg, func(ex *sdk.Executor) {
-		exampleHandlers(ex)
-		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
-			<-ctx.Done()
-			return ctx.Err()
-		})
+	ex, err := sdk.New(sdk.Config{
+		AdminURLs:       []string{admin.URL},
+		AppName:         "leaks",
+		AccessToken:     "tok",
+		Listen:          "127.0.0.1:0",
+		ShutdownTimeout: 50 * time.Millisecond,
+		LogDir:          t.TempDir(),
+		Logger:          slog.New(slog.NewTextHandler(t.Output(), nil)),
 	})
-	grpc := carillonv1connect.NewExecutorServiceClient(h2cClient(), ex.URL, connect.WithGRPC(), withToken("tok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exampleHandlers(ex)
+	ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- ex.Run(ctx) }()
+
+	// Run picked a port: the registration says which.
+	admin.waitFor(t, "registration", func() bool { return len(admin.registered) > 0 })
+	admin.mu.Lock()
+	url := admin.registered[0].GetAddress()
+	admin.mu.Unlock()
+	h2c := h2cClient()
+	clients := []carillonv1connect.ExecutorServiceClient{
+		carillonv1connect.NewExecutorServiceClient(http.DefaultClient, url, withToken("tok")),
+		carillonv1connect.NewExecutorServiceClient(h2c, url, connect.WithGRPC(), withToken("tok")),
+	}
 	for id := int64(1); id <= 4; id++ {
-		c := ex.Client
-		if id%2 == 0 {
-			c = grpc
-		}
+		c := clients[id%2]
 		if _, err := c.Run(t.Context(), &carillonv1.RunRequest{RunId: id, JobId: id, Handler: "hello", ShardTotal: 1}); err != nil {
 			t.Fatal(err)
 		}
 		admin.result(t, id)
 		readWholeLog(t, c, id)
 	}
-	if _, err := grpc.Run(t.Context(), &carillonv1.RunRequest{RunId: 5, JobId: 5, Handler: "wait", ShardTotal: 1}); err != nil {
+	if _, err := clients[1].Run(t.Context(), &carillonv1.RunRequest{RunId: 5, JobId: 5, Handler: "wait", ShardTotal: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ex.stop(t); err != nil {
-		t.Fatal(err)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
 	}
+	admin.result(t, 5)
 	http.DefaultClient.CloseIdleConnections()
+	h2c.CloseIdleConnections()
 
 	// Goroutines of package sdk, or serving HTTP for it, may take a moment to
 	// see their connections close; wait for them to go, but not forever.
@@ -538,7 +560,7 @@ func TestServeLeavesNoGoroutines(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("goroutines left after Serve returned:\n\n%s", strings.Join(left, "\n\n"))
+			t.Fatalf("goroutines left after Run returned:\n\n%s", strings.Join(left, "\n\n"))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
