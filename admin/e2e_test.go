@@ -56,8 +56,9 @@ func startAdmin(t *testing.T) *testAdmin {
 }
 
 // startExecutor starts a real SDK executor for app with an "ok" handler
-// that succeeds and a "fail" handler that fails with "boom: <param>".
-func startExecutor(t *testing.T, adminURL, app string) string {
+// that succeeds and a "fail" handler that fails with "boom: <param>";
+// setup, if given, registers more.
+func startExecutor(t *testing.T, adminURL, app string, setup ...func(*sdk.Executor)) string {
 	t.Helper()
 	ex, err := sdk.New(sdk.Config{
 		AdminURLs: []string{adminURL}, AppName: app, AccessToken: token, LogDir: t.TempDir(), Logger: testLogger(t),
@@ -72,6 +73,9 @@ func startExecutor(t *testing.T, adminURL, app string) string {
 	ex.HandleFunc("fail", func(ctx context.Context, job *sdk.Job) error {
 		return fmt.Errorf("boom: %s", job.Param)
 	})
+	for _, f := range setup {
+		f(ex)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,152 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// running claims a pending run of j for instant at and returns it running.
+func running(t *testing.T, s *store.Store, j store.Job, at time.Time, shard, total int32) store.Run {
+	t.Helper()
+	r := *pendingRun(j, at)
+	r.ShardIndex, r.ShardTotal = shard, total
+	runs, err := s.InsertRuns(context.Background(), []store.Run{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.ClaimRun(context.Background(), runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, at)
+	if err != nil || !ok {
+		t.Fatalf("claim: ok %v err %v", ok, err)
+	}
+	return got
+}
+
+func settle(t *testing.T, s *store.Store, r store.Run, status carillonv1.RunStatus, at time.Time) store.Settled {
+	t.Helper()
+	out, err := s.SettleRuns(context.Background(), []store.Result{{RunID: r.ID, Status: status, FinishedAt: at, Message: status.String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRetries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, b := setup(t)
+	j := newJob(b.group.ID, time.Time{})
+	j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff = 3, 5, true
+	j, _ = s.CreateJob(ctx, j, t0)
+
+	r := running(t, s, j, t0, 0, 1)
+	finish := t0
+	for attempt, wantDelay := range []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second} {
+		finish = finish.Add(time.Minute)
+		out := settle(t, s, r, carillonv1.RunStatus_RUN_STATUS_FAILED, finish)
+		if len(out.FollowUps) != 1 {
+			t.Fatalf("attempt %d: %d follow-ups, want one retry", attempt, len(out.FollowUps))
+		}
+		retry := out.FollowUps[0]
+		if retry.Attempt != int32(attempt+1) || retry.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY ||
+			retry.Status != carillonv1.RunStatus_RUN_STATUS_PENDING || !retry.ScheduledAt.Equal(t0) ||
+			!retry.DueAt.Equal(finish.Add(wantDelay)) {
+			t.Fatalf("retry after attempt %d = %+v; want attempt %d, RETRY, PENDING, scheduled %v, due %v",
+				attempt, retry, attempt+1, t0, finish.Add(wantDelay))
+		}
+		if got, _ := s.Run(ctx, r.ID); got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
+			t.Errorf("attempt %d (retried) has alarm %s, want none", attempt, got.AlarmStatus)
+		}
+		got, ok, err := s.ClaimRun(ctx, retry.ID, carillonv1.TriggerType_TRIGGER_TYPE_RETRY, retry.DueAt)
+		if err != nil || !ok {
+			t.Fatal(err)
+		}
+		r = got
+	}
+	// The last attempt fails for good: no retry, an alarm.
+	out := settle(t, s, r, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, finish.Add(time.Hour))
+	if len(out.FollowUps) != 0 {
+		t.Fatalf("after the last attempt: %d follow-ups, want none", len(out.FollowUps))
+	}
+	alarms, _ := s.PendingAlarms(ctx, 10)
+	if len(alarms) != 1 || alarms[0].ID != r.ID {
+		t.Errorf("pending alarms = %v, want only the last attempt %d", alarms, r.ID)
+	}
+}
+
+func TestKilledRunIsNotRetried(t *testing.T) {
+	t.Parallel()
+	s, b := setup(t)
+	j := newJob(b.group.ID, time.Time{})
+	j.RetryCount = 2
+	j, _ = s.CreateJob(context.Background(), j, t0)
+	out := settle(t, s, running(t, s, j, t0, 0, 1), carillonv1.RunStatus_RUN_STATUS_KILLED, t0)
+	if len(out.FollowUps) != 0 {
+		t.Errorf("a killed run got %d follow-ups, want none", len(out.FollowUps))
+	}
+}
+
+func TestChildrenAfterAllShards(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, b := setup(t)
+	child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+	parent := newJob(b.group.ID, time.Time{})
+	parent.ChildJobIDs, parent.RetryCount = []int64{child.ID}, 1
+	parent, _ = s.CreateJob(ctx, parent, t0)
+
+	shards := []store.Run{running(t, s, parent, t0, 0, 3), running(t, s, parent, t0, 1, 3), running(t, s, parent, t0, 2, 3)}
+	if out := settle(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0); len(out.FollowUps) != 0 {
+		t.Fatalf("children fired after 1 of 3 shards")
+	}
+	out := settle(t, s, shards[1], carillonv1.RunStatus_RUN_STATUS_FAILED, t0)
+	if len(out.FollowUps) != 1 || out.FollowUps[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
+		t.Fatalf("failed shard: follow-ups %v, want its retry", out.FollowUps)
+	}
+	retry, _, _ := s.ClaimRun(ctx, out.FollowUps[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_RETRY, t0)
+	if out := settle(t, s, shards[2], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0); len(out.FollowUps) != 0 {
+		t.Fatalf("children fired while shard 1 was being retried")
+	}
+	out = settle(t, s, retry, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(time.Second))
+	if len(out.FollowUps) != 1 {
+		t.Fatalf("after every shard succeeded: %d follow-ups, want the child's run", len(out.FollowUps))
+	}
+	c := out.FollowUps[0]
+	if c.JobID != child.ID || c.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_PARENT || c.Status != carillonv1.RunStatus_RUN_STATUS_PENDING {
+		t.Errorf("child run = %+v, want a pending PARENT run of job %d", c, child.ID)
+	}
+}
+
+func TestDeleteRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, b := setup(t)
+	j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+	for i := range 10 {
+		settle(t, s, running(t, s, j, t0.Add(time.Duration(i)*time.Hour), 0, 1), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0)
+	}
+	live := running(t, s, j, t0.Add(-time.Hour), 0, 1) // running: never deleted
+
+	n, err := s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 2)
+	if err != nil || n != 2 {
+		t.Fatalf("first batch: %d, %v; want 2", n, err)
+	}
+	n, _ = s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 100)
+	if n != 1 {
+		t.Fatalf("second batch: %d, want the 1 left before the cutoff", n)
+	}
+	n, _ = s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, KeepLast: 4}, 100)
+	if n != 3 {
+		t.Fatalf("keep last 4 of 7 settled: deleted %d, want 3", n)
+	}
+	runs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID})
+	if len(runs) != 5 {
+		t.Fatalf("%d runs left, want 4 kept plus the running one", len(runs))
+	}
+	if _, err := s.Run(ctx, live.ID); err != nil {
+		t.Errorf("the running run was deleted: %v", err)
+	}
+}

@@ -1,0 +1,173 @@
+package trigger_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/store"
+	"github.com/carillonhq/carillon/admin/trigger"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+type bundle struct {
+	st     *store.Store
+	clock  *clock
+	trig   *trigger.Trigger
+	group  store.Group
+	mu     sync.Mutex
+	queued []store.Run
+}
+
+func setup(t *testing.T, mode carillonv1.AddressMode, addrs ...string) *bundle {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b := &bundle{st: st, clock: &clock{now: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}}
+	b.trig, err = trigger.New(trigger.Config{
+		Store: st, NowFunc: b.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		EnqueueFunc: func(runs ...store.Run) { b.mu.Lock(); b.queued = append(b.queued, runs...); b.mu.Unlock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.group, err = st.CreateGroup(context.Background(), store.Group{AppName: "app", Title: "app", AddressMode: mode, Addresses: addrs}, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (b *bundle) job(t *testing.T, edit func(*store.Job)) store.Job {
+	t.Helper()
+	j := store.Job{GroupID: b.group.ID, Description: "j", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}
+	if edit != nil {
+		edit(&j)
+	}
+	j, err := b.st.CreateJob(context.Background(), j, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func TestDispatchFailureSaysWhy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// A port nobody listens on: connection refused.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+
+	for _, tt := range []struct {
+		name string
+		b    *bundle
+		want []string
+	}{
+		{"NoLiveExecutor", setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO), []string{"no live executor", "group app (AUTO)"}},
+		{"ConnectionRefused", setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, dead), []string{"executor " + dead, "connection refused"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := tt.b.job(t, func(j *store.Job) { j.RetryCount = 1 })
+			ids, err := tt.b.trig.TriggerJob(ctx, j, trigger.Manual{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := tt.b.st.Run(ctx, ids[0])
+			if r.Status != carillonv1.RunStatus_RUN_STATUS_FAILED {
+				t.Fatalf("run status %s, want FAILED", r.Status)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.Message, w) {
+					t.Errorf("message %q does not say %q", r.Message, w)
+				}
+			}
+			// A failed dispatch counts for retry like any failure.
+			if len(tt.b.queued) != 1 || tt.b.queued[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
+				t.Errorf("queued follow-ups %v, want one retry", tt.b.queued)
+			}
+		})
+	}
+}
+
+func TestSweep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
+	j := b.job(t, nil)
+	now := b.clock.Now()
+	if err := b.st.Register(ctx, "app", "http://alive:1", now); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(addr string, timeout int32) store.Run {
+		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: now,
+			TriggeredAt: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.st.RecordDispatches(ctx, []store.Dispatch{{RunID: runs[0].ID, ExecutorAddress: addr, ShardTotal: 1, TimeoutSeconds: timeout}}); err != nil {
+			t.Fatal(err)
+		}
+		return runs[0]
+	}
+	gone := mk("http://gone:1", 0)   // its executor never registered
+	slow := mk("http://alive:1", 60) // alive but past its timeout
+	fine := mk("http://alive:1", 0)  // alive, no timeout: left alone
+	half := mk("", 0)                // the admin died mid-dispatch
+
+	b.clock.Add(20 * time.Second) // within the grace period: nothing yet
+	if err := b.trig.Sweep(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []store.Run{gone, slow, fine, half} {
+		if got, _ := b.st.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+			t.Fatalf("run %d settled as %s within the grace period", r.ID, got.Status)
+		}
+	}
+
+	b.clock.Add(80 * time.Second) // 100 s after dispatch
+	if err := b.st.Register(ctx, "app", "http://alive:1", b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.trig.Sweep(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		run  store.Run
+		want carillonv1.RunStatus
+	}{
+		{gone, carillonv1.RunStatus_RUN_STATUS_LOST},
+		{slow, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT},
+		{fine, carillonv1.RunStatus_RUN_STATUS_RUNNING},
+		{half, carillonv1.RunStatus_RUN_STATUS_FAILED},
+	} {
+		if got, _ := b.st.Run(ctx, tt.run.ID); got.Status != tt.want {
+			t.Errorf("run %d: %s (%s), want %s", tt.run.ID, got.Status, got.Message, tt.want)
+		}
+	}
+	// A late result for a settled run is ignored.
+	b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: b.clock.Now()}})
+	if got, _ := b.st.Run(ctx, gone.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_LOST {
+		t.Errorf("late result changed a LOST run to %s", got.Status)
+	}
+}
