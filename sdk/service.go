@@ -49,6 +49,22 @@ func (s *service) Run(_ context.Context, req *carillonv1.RunRequest) (*carillonv
 	return &carillonv1.RunResponse{}, nil
 }
 
+// RunBatch accepts several runs, each as Run would.
+func (s *service) RunBatch(ctx context.Context, req *carillonv1.RunBatchRequest) (*carillonv1.RunBatchResponse, error) {
+	res := &carillonv1.RunBatchResponse{Outcomes: make([]*carillonv1.RunOutcome, len(req.GetRuns()))}
+	for i, r := range req.GetRuns() {
+		out := &carillonv1.RunOutcome{RunId: r.GetRunId()}
+		if _, err := s.Run(ctx, r); err != nil {
+			out.Code, out.Message = connect.CodeInternal.String(), err.Error()
+			if ce := new(connect.Error); errors.As(err, &ce) {
+				out.Code, out.Message = ce.Code().String(), ce.Message()
+			}
+		}
+		res.Outcomes[i] = out
+	}
+	return res, nil
+}
+
 // Kill stops the job's running and queued runs.
 func (s *service) Kill(_ context.Context, req *carillonv1.KillRequest) (*carillonv1.KillResponse, error) {
 	s.d.kill(req.GetJobId())

@@ -154,7 +154,10 @@ func TestSender(t *testing.T) {
 	}))
 	defer broken.Close()
 
-	both := failedRun(t, st, func(j *store.Job) { j.AlarmEmails = []string{"ops@example.com", "dev@example.com"}; j.AlarmWebhookURL = hook.URL })
+	both := failedRun(t, st, func(j *store.Job) {
+		j.AlarmEmails = []string{"ops@example.com", "dev@example.com"}
+		j.AlarmWebhookURL = hook.URL
+	})
 	failing := failedRun(t, st, func(j *store.Job) { j.AlarmWebhookURL = broken.URL })
 	none := failedRun(t, st, func(j *store.Job) {})
 

@@ -44,17 +44,20 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	fire := func(e schedule.Entry) {
-		go func() {
-			run, ok, err := st.ClaimRun(ctx, e.RunID, e.TriggerType, time.Now())
-			if err != nil || !ok {
-				return
-			}
-			mu.Lock()
-			fmt.Fprintf(log, "%d\n", run.ID) // O_APPEND: one write per line
-			mu.Unlock()
-			st.SettleRuns(ctx, []store.Result{{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: time.Now()}})
-		}()
+	dispatch := func(e schedule.Entry) {
+		run, ok, err := st.ClaimRun(ctx, e.RunID, e.TriggerType, time.Now())
+		if err != nil || !ok {
+			return
+		}
+		mu.Lock()
+		fmt.Fprintf(log, "%d\n", run.ID) // O_APPEND: one write per line
+		mu.Unlock()
+		st.SettleRuns(ctx, []store.Result{{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: time.Now()}})
+	}
+	fire := func(es []schedule.Entry) {
+		for _, e := range es {
+			go dispatch(e)
+		}
 	}
 	s := schedule.New(schedule.Config{Store: st, FireFunc: fire, MisfireThreshold: crashThreshold,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

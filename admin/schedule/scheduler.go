@@ -28,10 +28,10 @@ const (
 	scanBatch = 1000
 )
 
-// FireFunc dispatches the pending run of e whose instant has come, as
-// e.TriggerType. It must not block: the scheduler calls it from its timing
-// loop.
-type FireFunc func(e Entry)
+// FireFunc dispatches the pending runs of fires whose instant has come, each
+// as its TriggerType. It must not block, and must not keep es: the
+// scheduler calls it from its timing loop and reuses the slice.
+type FireFunc func(es []Entry)
 
 // Config configures a Scheduler.
 type Config struct {
@@ -214,8 +214,8 @@ func (s *Scheduler) fireLoop(ctx context.Context) {
 	for {
 		var next time.Time
 		due, next = s.queue.PopDue(due[:0], time.Now())
-		for _, e := range due {
-			s.cfg.FireFunc(e)
+		if len(due) > 0 {
+			s.cfg.FireFunc(due)
 		}
 		wait := time.Hour
 		if !next.IsZero() {

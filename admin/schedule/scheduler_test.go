@@ -29,15 +29,17 @@ type fire struct {
 	run   store.Run
 }
 
-func (r *recorder) Fire(e schedule.Entry) {
+func (r *recorder) Fire(es []schedule.Entry) {
 	now := time.Now()
-	run, ok, err := r.st.ClaimRun(context.Background(), e.RunID, e.TriggerType, now)
-	if err != nil || !ok {
-		return
+	for _, e := range es {
+		run, ok, err := r.st.ClaimRun(context.Background(), e.RunID, e.TriggerType, now)
+		if err != nil || !ok {
+			continue
+		}
+		r.mu.Lock()
+		r.fires = append(r.fires, fire{entry: e, at: now, run: run})
+		r.mu.Unlock()
 	}
-	r.mu.Lock()
-	r.fires = append(r.fires, fire{entry: e, at: now, run: run})
-	r.mu.Unlock()
 }
 
 func (r *recorder) all() []fire {

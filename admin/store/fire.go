@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -94,4 +95,75 @@ func (s *Store) SkipRun(ctx context.Context, id int64, message string, now time.
 		return fmt.Errorf("store: skip run %d: %w", id, err)
 	}
 	return nil
+}
+
+// RunClaim names a pending run to claim and the trigger type it fires as.
+type RunClaim struct {
+	RunID       int64
+	TriggerType carillonv1.TriggerType
+}
+
+// ClaimRuns moves pending runs to RUNNING, stamped triggered at now, in one
+// transaction, and returns those it claimed. A run that is no longer
+// pending (its job was stopped, changed or deleted after the run was read
+// ahead) is left out and must not be dispatched.
+func (s *Store) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time) ([]Run, error) {
+	byType := map[carillonv1.TriggerType][]any{}
+	for _, c := range claims {
+		byType[c.TriggerType] = append(byType[c.TriggerType], c.RunID)
+	}
+	var runs []Run
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		runs = runs[:0]
+		for tt, ids := range byType {
+			args := append([]any{carillonv1.RunStatus_RUN_STATUS_RUNNING, tt, now.UnixMilli()}, ids...)
+			args = append(args, carillonv1.RunStatus_RUN_STATUS_PENDING)
+			rows, err := tx.QueryContext(ctx, `UPDATE runs SET status = ?, trigger_type = ?, triggered_at = ?
+				WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) AND status = ? RETURNING `+runColumns, args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				r, err := scanRun(rows)
+				if err != nil {
+					rows.Close()
+					return err
+				}
+				runs = append(runs, r)
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: claim runs: %w", err)
+	}
+	return runs, nil
+}
+
+// JobsByID returns the jobs with the given IDs that exist, by ID.
+func (s *Store) JobsByID(ctx context.Context, ids []int64) (map[int64]Job, error) {
+	jobs := make(map[int64]Job, len(ids))
+	if len(ids) == 0 {
+		return jobs, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: jobs by id: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: jobs by id: %w", err)
+		}
+		jobs[j.ID] = j
+	}
+	return jobs, rows.Err()
 }

@@ -1,6 +1,8 @@
-// Package trigger carries one fire from "due" to "dispatched": it routes the
-// fire to executors of the job's group, calls ExecutorService.Run on each and
-// records how the run was routed, or why it failed.
+// Package trigger carries fires from "due" to "dispatched": it routes each
+// fire to executors of its job's group, sends the runs to them (one
+// RunBatch call per executor for the fires of one instant) and records how
+// each run was routed, or why it failed. It also settles runs: results,
+// and the runs whose result will not come (Monitor).
 package trigger
 
 import (
@@ -122,57 +124,104 @@ func (t *Trigger) followUp(s store.Settled) {
 	}
 }
 
-// Fire dispatches the pending run of a queued fire. It returns at once;
-// Wait waits for the dispatches it started. Dispatches run concurrently in
-// a bounded pool; a job whose dispatches were slow more than 10 times this
-// minute uses a separate slow pool, so a slow or dead executor cannot hold
-// up fires to healthy ones. When a pool is overloaded the run fails at once
-// with the reason: a fire is never dropped silently.
-func (t *Trigger) Fire(e schedule.Entry) {
-	p := t.fast
-	if t.slowJobs.slow(e.JobID, t.cfg.NowFunc()) {
-		p = t.slow
+// batchMax bounds the fires one dispatch batch handles: one claim
+// transaction, one record transaction, one RunBatch call per executor.
+const batchMax = 256
+
+// Fire dispatches the pending runs of fires whose instant has come. It
+// returns at once; Wait waits for the dispatches it started. Batches of
+// fires are dispatched concurrently in a bounded pool; a job whose
+// dispatches were slow more than 10 times this minute uses a separate slow
+// pool, so a slow or dead executor cannot hold up fires to healthy ones.
+// When a pool is overloaded its fires fail at once with the reason: a fire
+// is never dropped silently.
+func (t *Trigger) Fire(es []schedule.Entry) {
+	now := t.cfg.NowFunc()
+	var fast, slow []schedule.Entry
+	for _, e := range es {
+		if t.slowJobs.slow(e.JobID, now) {
+			slow = append(slow, e)
+		} else {
+			fast = append(fast, e)
+		}
 	}
+	for _, part := range []struct {
+		p  *pool
+		es []schedule.Entry
+	}{{t.fast, fast}, {t.slow, slow}} {
+		for len(part.es) > 0 {
+			n := min(len(part.es), batchMax)
+			t.start(part.p, part.es[:n:n])
+			part.es = part.es[n:]
+		}
+	}
+}
+
+// start dispatches one batch on its own goroutine, in pool p.
+func (t *Trigger) start(p *pool, es []schedule.Entry) {
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.DispatchTimeout+5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*t.cfg.DispatchTimeout+5*time.Second)
 		defer cancel()
 		var err error
 		if p.acquire() {
-			err = t.fire(ctx, e)
+			err = t.fire(ctx, es)
 			p.release()
 		} else {
-			err = t.refuse(ctx, e, fmt.Sprintf("admin overloaded: more than %d dispatches waiting in the %s pool; not dispatched", p.maxWaiting, p.name))
+			err = t.refuse(ctx, es, fmt.Sprintf("admin overloaded: more than %d dispatch batches waiting in the %s pool; not dispatched", p.maxWaiting, p.name))
 		}
 		if err != nil {
-			t.cfg.Logger.Error("trigger: fire", "run", e.RunID, "err", err)
+			t.cfg.Logger.Error("trigger: fire", "runs", len(es), "err", err)
 		}
 	}()
-}
-
-// refuse fails a pending run that cannot be dispatched.
-func (t *Trigger) refuse(ctx context.Context, e schedule.Entry, msg string) error {
-	run, ok, err := t.cfg.Store.ClaimRun(ctx, e.RunID, e.TriggerType, t.cfg.NowFunc())
-	if err != nil || !ok {
-		return err
-	}
-	return t.fail(ctx, run, msg)
 }
 
 // Wait waits for every dispatch started by Fire to finish.
 func (t *Trigger) Wait() { t.wg.Wait() }
 
-func (t *Trigger) fire(ctx context.Context, e schedule.Entry) error {
-	run, ok, err := t.cfg.Store.ClaimRun(ctx, e.RunID, e.TriggerType, t.cfg.NowFunc())
-	if err != nil || !ok {
-		return err // !ok: the job was stopped or changed after the fire was read ahead
+func claims(es []schedule.Entry) []store.RunClaim {
+	cs := make([]store.RunClaim, len(es))
+	for i, e := range es {
+		cs[i] = store.RunClaim{RunID: e.RunID, TriggerType: e.TriggerType}
 	}
-	job, err := t.cfg.Store.Job(ctx, run.JobID)
+	return cs
+}
+
+// refuse fails pending runs that cannot be dispatched.
+func (t *Trigger) refuse(ctx context.Context, es []schedule.Entry, msg string) error {
+	runs, err := t.cfg.Store.ClaimRuns(ctx, claims(es), t.cfg.NowFunc())
 	if err != nil {
-		return t.fail(ctx, run, fmt.Sprintf("job %d: %v", run.JobID, err))
+		return err
 	}
-	_, err = t.dispatch(ctx, job, run, nil)
+	t.cfg.Logger.Warn("trigger: runs not dispatched", "runs", len(runs), "reason", msg)
+	ds := make([]store.Dispatch, len(runs))
+	for i, r := range runs {
+		ds[i] = failed(r, msg, t.cfg.NowFunc())
+	}
+	return t.record(ctx, ds...)
+}
+
+// fire claims the pending runs of es (those still pending: a job stopped
+// or changed since its fires were read ahead has none) and dispatches them.
+func (t *Trigger) fire(ctx context.Context, es []schedule.Entry) error {
+	runs, err := t.cfg.Store.ClaimRuns(ctx, claims(es), t.cfg.NowFunc())
+	if err != nil || len(runs) == 0 {
+		return err
+	}
+	ids := make([]int64, 0, len(runs))
+	for _, r := range runs {
+		ids = append(ids, r.JobID)
+	}
+	jobs, err := t.cfg.Store.JobsByID(ctx, ids)
+	if err != nil {
+		return err
+	}
+	fires := make([]fire, len(runs))
+	for i, r := range runs {
+		fires[i] = fire{run: r, job: jobs[r.JobID]}
+	}
+	_, err = t.dispatch(ctx, fires)
 	return err
 }
 
@@ -203,7 +252,13 @@ func (t *Trigger) TriggerJob(ctx context.Context, job store.Job, m Manual) ([]in
 	if err != nil {
 		return nil, err
 	}
-	return t.dispatch(ctx, job, runs[0], m.Addresses)
+	var override []string
+	if len(m.Addresses) > 0 {
+		override = slices.Clone(m.Addresses)
+		slices.Sort(override)
+		override = slices.Compact(override)
+	}
+	return t.dispatch(ctx, []fire{{run: runs[0], job: job, override: override}})
 }
 
 // Executors returns the sorted executor addresses of group g: the live
@@ -217,81 +272,186 @@ func (t *Trigger) Executors(ctx context.Context, g store.Group) ([]string, error
 	return t.cfg.Store.Executors(ctx, g.AppName, t.cfg.NowFunc().Add(-t.cfg.ExecutorTTL))
 }
 
-// dispatch routes run (a running run of job) and sends it, one run per
-// shard for a broadcast, and records the outcome. It returns the IDs of
-// every run of the fire.
-func (t *Trigger) dispatch(ctx context.Context, job store.Job, run store.Run, override []string) ([]int64, error) {
-	var addrs []string
-	source := "override"
-	if len(override) > 0 {
-		addrs = slices.Clone(override)
-		slices.Sort(addrs)
-		addrs = slices.Compact(addrs)
-	} else {
-		g, err := t.cfg.Store.Group(ctx, job.GroupID)
+// fire is one running run to dispatch, with its job.
+type fire struct {
+	run      store.Run
+	job      store.Job // zero if the job was deleted
+	override []string  // executors to route among instead of the group's
+}
+
+// send is one run routed to an executor.
+type send struct {
+	run     store.Run
+	job     store.Job
+	address string
+	note    string // how it was routed
+}
+
+// dispatch routes fires (running runs), creates the extra shard runs of
+// broadcasts, sends every run to its executor (one RunBatch call per
+// executor) and records the outcomes in one transaction. It returns the
+// IDs of all runs of the fires.
+func (t *Trigger) dispatch(ctx context.Context, fires []fire) ([]int64, error) {
+	var ds []store.Dispatch
+	var sends []send
+	var shardRuns []store.Run
+	var shardOf []send // the template of each extra shard run, in shardRuns order
+	now := t.cfg.NowFunc()
+	sources := map[int64]source{}
+	for _, f := range fires {
+		if f.job.ID == 0 {
+			ds = append(ds, failed(f.run, fmt.Sprintf("job %d was deleted", f.run.JobID), now))
+			continue
+		}
+		src, ok := sources[f.job.GroupID]
+		if f.override != nil {
+			src = source{name: "the request's addresses", addrs: f.override}
+		} else if !ok {
+			src = t.source(ctx, f.job.GroupID)
+			sources[f.job.GroupID] = src
+		}
+		if src.err != nil {
+			ds = append(ds, failed(f.run, src.err.Error(), now))
+			continue
+		}
+		pick, err := t.strategies[f.job.RouteStrategy].Pick(ctx, f.job.ID, src.addrs)
 		if err != nil {
-			return []int64{run.ID}, t.fail(ctx, run, fmt.Sprintf("group %d: %v", job.GroupID, err))
+			ds = append(ds, failed(f.run, fmt.Sprintf("%v (executors from %s)", err, src.name), now))
+			continue
 		}
-		source = fmt.Sprintf("group %s (%s)", g.AppName, strings.TrimPrefix(g.AddressMode.String(), "ADDRESS_MODE_"))
-		if addrs, err = t.Executors(ctx, g); err != nil {
-			return []int64{run.ID}, t.fail(ctx, run, fmt.Sprintf("executors of %s: %v", source, err))
+		note := "executors from " + src.name + "; " + pick.Message
+		addrs := pick.Addresses
+		if f.run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_RETRY && len(addrs) > 1 {
+			// A retry re-runs one shard of a broadcast: shard i goes to the
+			// i-th executor, or the first if the group shrank.
+			i := int(f.run.ShardIndex)
+			if i >= len(addrs) {
+				i = 0
+			}
+			addrs = addrs[i : i+1]
+			note += fmt.Sprintf("; retry of shard %d of %d", f.run.ShardIndex, f.run.ShardTotal)
+		}
+		first := f.run
+		if len(addrs) > 1 {
+			first.ShardTotal = int32(len(addrs))
+			for i := 1; i < len(addrs); i++ {
+				r := f.run
+				r.ID, r.ShardIndex, r.ShardTotal = 0, int32(i), int32(len(addrs))
+				shardRuns = append(shardRuns, r)
+				shardOf = append(shardOf, send{job: f.job, address: addrs[i], note: note})
+			}
+		}
+		sends = append(sends, send{run: first, job: f.job, address: addrs[0], note: note})
+	}
+	var stored []store.Run
+	if len(shardRuns) > 0 {
+		var err error
+		if stored, err = t.cfg.Store.InsertRuns(ctx, shardRuns); err != nil {
+			return nil, err
+		}
+		for i, r := range stored {
+			s := shardOf[i]
+			s.run = r
+			sends = append(sends, s)
 		}
 	}
-	pick, err := t.strategies[job.RouteStrategy].Pick(ctx, job.ID, addrs)
-	if err != nil {
-		return []int64{run.ID}, t.fail(ctx, run, fmt.Sprintf("%v (executors from %s)", err, source))
+	ds = append(ds, t.sendAll(ctx, sends)...)
+	ids := make([]int64, 0, len(fires)+len(stored))
+	for _, f := range fires {
+		ids = append(ids, f.run.ID)
 	}
-	if run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_RETRY && len(pick.Addresses) > 1 {
-		// A retry re-runs one shard of a broadcast: shard i goes to the i-th
-		// executor, or the first if the group shrank.
-		i := int(run.ShardIndex)
-		if i >= len(pick.Addresses) {
-			i = 0
-		}
-		pick.Addresses = pick.Addresses[i : i+1]
-		pick.Message += fmt.Sprintf("; retry of shard %d of %d", run.ShardIndex, run.ShardTotal)
-	}
-	runs := []store.Run{run}
-	if n := len(pick.Addresses); n > 1 {
-		shards := make([]store.Run, n-1)
-		for i := range shards {
-			shards[i] = run
-			shards[i].ID, shards[i].ShardIndex, shards[i].ShardTotal = 0, int32(i+1), int32(n)
-		}
-		more, err := t.cfg.Store.InsertRuns(ctx, shards)
-		if err != nil {
-			return []int64{run.ID}, t.fail(ctx, run, fmt.Sprintf("store shard runs: %v", err))
-		}
-		runs[0].ShardTotal = int32(n)
-		runs = append(runs, more...)
-	}
-	ds := make([]store.Dispatch, len(runs))
-	var wg sync.WaitGroup
-	for i := range runs {
-		wg.Go(func() { ds[i] = t.send(ctx, job, runs[i], pick.Addresses[i], source, pick.Message) })
-	}
-	wg.Wait()
-	ids := make([]int64, len(runs))
-	for i, r := range runs {
-		ids[i] = r.ID
+	for _, r := range stored {
+		ids = append(ids, r.ID)
 	}
 	return ids, t.record(ctx, ds...)
 }
 
-// record stores dispatch outcomes and follows up on the runs they failed.
-func (t *Trigger) record(ctx context.Context, ds ...store.Dispatch) error {
-	settled, err := t.cfg.Store.RecordDispatches(ctx, ds)
-	if err != nil {
-		return err
-	}
-	t.followUp(settled)
-	return nil
+// source is where a group's executors come from.
+type source struct {
+	name  string
+	addrs []string
+	err   error
 }
 
-// send calls ExecutorService.Run for one run.
-func (t *Trigger) send(ctx context.Context, job store.Job, run store.Run, address, source, routing string) store.Dispatch {
-	d := store.Dispatch{RunID: run.ID, ExecutorAddress: address, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
-		TimeoutSeconds: job.TimeoutSeconds}
+func (t *Trigger) source(ctx context.Context, groupID int64) source {
+	g, err := t.cfg.Store.Group(ctx, groupID)
+	if err != nil {
+		return source{err: fmt.Errorf("group %d: %w", groupID, err)}
+	}
+	src := source{name: fmt.Sprintf("group %s (%s)", g.AppName, strings.TrimPrefix(g.AddressMode.String(), "ADDRESS_MODE_"))}
+	if src.addrs, err = t.Executors(ctx, g); err != nil {
+		src.err = fmt.Errorf("executors of %s: %w", src.name, err)
+	}
+	return src
+}
+
+// sendAll sends runs to their executors, one call per executor, all
+// executors at once, and returns each run's dispatch outcome.
+func (t *Trigger) sendAll(ctx context.Context, sends []send) []store.Dispatch {
+	byAddr := map[string][]send{}
+	for _, s := range sends {
+		byAddr[s.address] = append(byAddr[s.address], s)
+	}
+	var mu sync.Mutex
+	var ds []store.Dispatch
+	var wg sync.WaitGroup
+	for addr, group := range byAddr {
+		wg.Go(func() {
+			out := t.sendTo(ctx, addr, group)
+			mu.Lock()
+			ds = append(ds, out...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return ds
+}
+
+// sendTo sends runs to the executor at address: Run for one, RunBatch for more.
+func (t *Trigger) sendTo(ctx context.Context, address string, sends []send) []store.Dispatch {
+	reqs := make([]*carillonv1.RunRequest, len(sends))
+	for i, s := range sends {
+		reqs[i] = runRequest(s.job, s.run)
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.DispatchTimeout)
+	defer cancel()
+	start := t.cfg.NowFunc()
+	outcomes := make([]error, len(sends))
+	var callErr error
+	if len(reqs) == 1 {
+		_, callErr = t.executors.client(address).Run(ctx, reqs[0])
+	} else {
+		var res *carillonv1.RunBatchResponse
+		res, callErr = t.executors.client(address).RunBatch(ctx, &carillonv1.RunBatchRequest{Runs: reqs})
+		if callErr == nil && len(res.Outcomes) != len(reqs) {
+			callErr = fmt.Errorf("RunBatch answered %d outcomes for %d runs", len(res.Outcomes), len(reqs))
+		}
+		for i, o := range res.GetOutcomes() {
+			if o.Code != "" && i < len(outcomes) {
+				outcomes[i] = fmt.Errorf("%s: %s", o.Code, o.Message)
+			}
+		}
+	}
+	took := t.cfg.NowFunc().Sub(start).Round(time.Microsecond)
+	ds := make([]store.Dispatch, len(sends))
+	for i, s := range sends {
+		t.slowJobs.observe(s.job.ID, took, start)
+		d := store.Dispatch{RunID: s.run.ID, ExecutorAddress: address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
+			TimeoutSeconds: s.job.TimeoutSeconds}
+		d.TriggerMessage = fmt.Sprintf("%s; shard %d of %d; dispatch to %s took %s (%d runs in the call)",
+			s.note, s.run.ShardIndex, s.run.ShardTotal, address, took, len(sends))
+		err := cmp.Or(callErr, outcomes[i])
+		if err != nil {
+			d.Failed, d.FinishedAt = true, t.cfg.NowFunc()
+			d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", address, describe(err))
+			d.TriggerMessage += "; failed"
+		}
+		ds[i] = d
+	}
+	return ds
+}
+
+func runRequest(job store.Job, run store.Run) *carillonv1.RunRequest {
 	req := &carillonv1.RunRequest{
 		RunId: run.ID, JobId: job.ID, Handler: job.Handler, Param: run.Param, BlockStrategy: job.BlockStrategy,
 		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
@@ -300,29 +460,28 @@ func (t *Trigger) send(ctx context.Context, job store.Job, run store.Run, addres
 	if job.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		req.Script = &carillonv1.Script{Type: job.ScriptType, Source: job.ScriptSource, UpdatedAt: timestamppb.New(job.ScriptUpdatedAt)}
 	}
-	ctx, cancel := context.WithTimeout(ctx, t.cfg.DispatchTimeout)
-	defer cancel()
-	start := t.cfg.NowFunc()
-	_, err := t.executors.client(address).Run(ctx, req)
-	took := t.cfg.NowFunc().Sub(start).Round(time.Microsecond)
-	t.slowJobs.observe(job.ID, took, start)
-	d.TriggerMessage = fmt.Sprintf("executors from %s; %s; shard %d of %d; dispatch to %s took %s",
-		source, routing, run.ShardIndex, run.ShardTotal, address, took)
-	if err != nil {
-		d.Failed, d.FinishedAt = true, t.cfg.NowFunc()
-		d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", address, describe(err))
-		d.TriggerMessage += "; failed"
-	}
-	return d
+	return req
 }
 
-// fail settles a running run that could not be dispatched.
-func (t *Trigger) fail(ctx context.Context, run store.Run, msg string) error {
-	t.cfg.Logger.Warn("trigger: run not dispatched", "run", run.ID, "job", run.JobID, "reason", msg)
-	return t.record(ctx, store.Dispatch{
+// record stores dispatch outcomes and follows up on the runs they failed.
+func (t *Trigger) record(ctx context.Context, ds ...store.Dispatch) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	settled, err := t.cfg.Store.RecordDispatches(ctx, ds)
+	if err != nil {
+		return err
+	}
+	t.followUp(settled)
+	return nil
+}
+
+// failed is the dispatch outcome of a run that could not be dispatched.
+func failed(run store.Run, msg string, now time.Time) store.Dispatch {
+	return store.Dispatch{
 		RunID: run.ID, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal, TriggerMessage: "not dispatched",
-		Failed: true, Message: msg, FinishedAt: t.cfg.NowFunc(),
-	})
+		Failed: true, Message: msg, FinishedAt: now,
+	}
 }
 
 // describe turns a Connect error into words a person can act on.

@@ -474,6 +474,160 @@ func (*RunResponse) Descriptor() ([]byte, []int) {
 	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{5}
 }
 
+// RunBatchRequest carries executions for one executor.
+type RunBatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Runs          []*RunRequest          `protobuf:"bytes,1,rep,name=runs,proto3" json:"runs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunBatchRequest) Reset() {
+	*x = RunBatchRequest{}
+	mi := &file_carillon_v1_executor_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunBatchRequest) ProtoMessage() {}
+
+func (x *RunBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_executor_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunBatchRequest.ProtoReflect.Descriptor instead.
+func (*RunBatchRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RunBatchRequest) GetRuns() []*RunRequest {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+// RunBatchResponse has one outcome per run, in the order of the request.
+type RunBatchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outcomes      []*RunOutcome          `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunBatchResponse) Reset() {
+	*x = RunBatchResponse{}
+	mi := &file_carillon_v1_executor_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunBatchResponse) ProtoMessage() {}
+
+func (x *RunBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_executor_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunBatchResponse.ProtoReflect.Descriptor instead.
+func (*RunBatchResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RunBatchResponse) GetOutcomes() []*RunOutcome {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
+// RunOutcome says whether one run of a batch was accepted.
+type RunOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	RunId int64                  `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Empty when the run was accepted; otherwise the Connect error code Run
+	// would have returned, e.g. "not_found" or "resource_exhausted".
+	Code string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	// Why the run was refused, for people.
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunOutcome) Reset() {
+	*x = RunOutcome{}
+	mi := &file_carillon_v1_executor_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunOutcome) ProtoMessage() {}
+
+func (x *RunOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_executor_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunOutcome.ProtoReflect.Descriptor instead.
+func (*RunOutcome) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RunOutcome) GetRunId() int64 {
+	if x != nil {
+		return x.RunId
+	}
+	return 0
+}
+
+func (x *RunOutcome) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *RunOutcome) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // KillRequest names the job whose executions are stopped.
 type KillRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -484,7 +638,7 @@ type KillRequest struct {
 
 func (x *KillRequest) Reset() {
 	*x = KillRequest{}
-	mi := &file_carillon_v1_executor_proto_msgTypes[6]
+	mi := &file_carillon_v1_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -496,7 +650,7 @@ func (x *KillRequest) String() string {
 func (*KillRequest) ProtoMessage() {}
 
 func (x *KillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_executor_proto_msgTypes[6]
+	mi := &file_carillon_v1_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -509,7 +663,7 @@ func (x *KillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillRequest.ProtoReflect.Descriptor instead.
 func (*KillRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{6}
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *KillRequest) GetJobId() int64 {
@@ -528,7 +682,7 @@ type KillResponse struct {
 
 func (x *KillResponse) Reset() {
 	*x = KillResponse{}
-	mi := &file_carillon_v1_executor_proto_msgTypes[7]
+	mi := &file_carillon_v1_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +694,7 @@ func (x *KillResponse) String() string {
 func (*KillResponse) ProtoMessage() {}
 
 func (x *KillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_executor_proto_msgTypes[7]
+	mi := &file_carillon_v1_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +707,7 @@ func (x *KillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillResponse.ProtoReflect.Descriptor instead.
 func (*KillResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{7}
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{10}
 }
 
 // ReadLogRequest asks for a page of one execution's log.
@@ -568,7 +722,7 @@ type ReadLogRequest struct {
 
 func (x *ReadLogRequest) Reset() {
 	*x = ReadLogRequest{}
-	mi := &file_carillon_v1_executor_proto_msgTypes[8]
+	mi := &file_carillon_v1_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -580,7 +734,7 @@ func (x *ReadLogRequest) String() string {
 func (*ReadLogRequest) ProtoMessage() {}
 
 func (x *ReadLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_executor_proto_msgTypes[8]
+	mi := &file_carillon_v1_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -593,7 +747,7 @@ func (x *ReadLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadLogRequest.ProtoReflect.Descriptor instead.
 func (*ReadLogRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{8}
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReadLogRequest) GetRunId() int64 {
@@ -626,7 +780,7 @@ type ReadLogResponse struct {
 
 func (x *ReadLogResponse) Reset() {
 	*x = ReadLogResponse{}
-	mi := &file_carillon_v1_executor_proto_msgTypes[9]
+	mi := &file_carillon_v1_executor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +792,7 @@ func (x *ReadLogResponse) String() string {
 func (*ReadLogResponse) ProtoMessage() {}
 
 func (x *ReadLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_executor_proto_msgTypes[9]
+	mi := &file_carillon_v1_executor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +805,7 @@ func (x *ReadLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadLogResponse.ProtoReflect.Descriptor instead.
 func (*ReadLogResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{9}
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ReadLogResponse) GetFromLine() int32 {
@@ -695,7 +849,7 @@ type Script struct {
 
 func (x *Script) Reset() {
 	*x = Script{}
-	mi := &file_carillon_v1_executor_proto_msgTypes[10]
+	mi := &file_carillon_v1_executor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -707,7 +861,7 @@ func (x *Script) String() string {
 func (*Script) ProtoMessage() {}
 
 func (x *Script) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_executor_proto_msgTypes[10]
+	mi := &file_carillon_v1_executor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -720,7 +874,7 @@ func (x *Script) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Script.ProtoReflect.Descriptor instead.
 func (*Script) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{10}
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Script) GetType() ScriptType {
@@ -771,7 +925,16 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\fscheduled_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vscheduledAt\x12+\n" +
 	"\x06script\x18\n" +
 	" \x01(\v2\x13.carillon.v1.ScriptR\x06script\"\r\n" +
-	"\vRunResponse\"$\n" +
+	"\vRunResponse\">\n" +
+	"\x0fRunBatchRequest\x12+\n" +
+	"\x04runs\x18\x01 \x03(\v2\x17.carillon.v1.RunRequestR\x04runs\"G\n" +
+	"\x10RunBatchResponse\x123\n" +
+	"\boutcomes\x18\x01 \x03(\v2\x17.carillon.v1.RunOutcomeR\boutcomes\"Q\n" +
+	"\n" +
+	"RunOutcome\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"$\n" +
 	"\vKillRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\"\x0e\n" +
 	"\fKillResponse\"D\n" +
@@ -800,11 +963,12 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x12SCRIPT_TYPE_PYTHON\x10\x02\x12\x16\n" +
 	"\x12SCRIPT_TYPE_NODEJS\x10\x03\x12\x13\n" +
 	"\x0fSCRIPT_TYPE_PHP\x10\x04\x12\x1a\n" +
-	"\x16SCRIPT_TYPE_POWERSHELL\x10\x052\xd4\x02\n" +
+	"\x16SCRIPT_TYPE_POWERSHELL\x10\x052\x9d\x03\n" +
 	"\x0fExecutorService\x12;\n" +
 	"\x04Beat\x12\x18.carillon.v1.BeatRequest\x1a\x19.carillon.v1.BeatResponse\x12G\n" +
 	"\bIdleBeat\x12\x1c.carillon.v1.IdleBeatRequest\x1a\x1d.carillon.v1.IdleBeatResponse\x128\n" +
-	"\x03Run\x12\x17.carillon.v1.RunRequest\x1a\x18.carillon.v1.RunResponse\x12;\n" +
+	"\x03Run\x12\x17.carillon.v1.RunRequest\x1a\x18.carillon.v1.RunResponse\x12G\n" +
+	"\bRunBatch\x12\x1c.carillon.v1.RunBatchRequest\x1a\x1d.carillon.v1.RunBatchResponse\x12;\n" +
 	"\x04Kill\x12\x18.carillon.v1.KillRequest\x1a\x19.carillon.v1.KillResponse\x12D\n" +
 	"\aReadLog\x12\x1b.carillon.v1.ReadLogRequest\x1a\x1c.carillon.v1.ReadLogResponseB=Z;github.com/carillonhq/carillon/proto/carillon/v1;carillonv1b\x06proto3"
 
@@ -821,7 +985,7 @@ func file_carillon_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_carillon_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_carillon_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_carillon_v1_executor_proto_goTypes = []any{
 	(BlockStrategy)(0),            // 0: carillon.v1.BlockStrategy
 	(ScriptType)(0),               // 1: carillon.v1.ScriptType
@@ -831,34 +995,41 @@ var file_carillon_v1_executor_proto_goTypes = []any{
 	(*IdleBeatResponse)(nil),      // 5: carillon.v1.IdleBeatResponse
 	(*RunRequest)(nil),            // 6: carillon.v1.RunRequest
 	(*RunResponse)(nil),           // 7: carillon.v1.RunResponse
-	(*KillRequest)(nil),           // 8: carillon.v1.KillRequest
-	(*KillResponse)(nil),          // 9: carillon.v1.KillResponse
-	(*ReadLogRequest)(nil),        // 10: carillon.v1.ReadLogRequest
-	(*ReadLogResponse)(nil),       // 11: carillon.v1.ReadLogResponse
-	(*Script)(nil),                // 12: carillon.v1.Script
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*RunBatchRequest)(nil),       // 8: carillon.v1.RunBatchRequest
+	(*RunBatchResponse)(nil),      // 9: carillon.v1.RunBatchResponse
+	(*RunOutcome)(nil),            // 10: carillon.v1.RunOutcome
+	(*KillRequest)(nil),           // 11: carillon.v1.KillRequest
+	(*KillResponse)(nil),          // 12: carillon.v1.KillResponse
+	(*ReadLogRequest)(nil),        // 13: carillon.v1.ReadLogRequest
+	(*ReadLogResponse)(nil),       // 14: carillon.v1.ReadLogResponse
+	(*Script)(nil),                // 15: carillon.v1.Script
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
 }
 var file_carillon_v1_executor_proto_depIdxs = []int32{
 	0,  // 0: carillon.v1.RunRequest.block_strategy:type_name -> carillon.v1.BlockStrategy
-	13, // 1: carillon.v1.RunRequest.scheduled_at:type_name -> google.protobuf.Timestamp
-	12, // 2: carillon.v1.RunRequest.script:type_name -> carillon.v1.Script
-	1,  // 3: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
-	13, // 4: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
-	2,  // 5: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
-	4,  // 6: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
-	6,  // 7: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
-	8,  // 8: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
-	10, // 9: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
-	3,  // 10: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
-	5,  // 11: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
-	7,  // 12: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
-	9,  // 13: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
-	11, // 14: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
-	10, // [10:15] is the sub-list for method output_type
-	5,  // [5:10] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	16, // 1: carillon.v1.RunRequest.scheduled_at:type_name -> google.protobuf.Timestamp
+	15, // 2: carillon.v1.RunRequest.script:type_name -> carillon.v1.Script
+	6,  // 3: carillon.v1.RunBatchRequest.runs:type_name -> carillon.v1.RunRequest
+	10, // 4: carillon.v1.RunBatchResponse.outcomes:type_name -> carillon.v1.RunOutcome
+	1,  // 5: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
+	16, // 6: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
+	2,  // 7: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
+	4,  // 8: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
+	6,  // 9: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
+	8,  // 10: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
+	11, // 11: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
+	13, // 12: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
+	3,  // 13: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
+	5,  // 14: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
+	7,  // 15: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
+	9,  // 16: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
+	12, // 17: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
+	14, // 18: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
+	13, // [13:19] is the sub-list for method output_type
+	7,  // [7:13] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_executor_proto_init() }
@@ -872,7 +1043,7 @@ func file_carillon_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_executor_proto_rawDesc), len(file_carillon_v1_executor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   11,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,9 @@ const (
 	ExecutorServiceIdleBeatProcedure = "/carillon.v1.ExecutorService/IdleBeat"
 	// ExecutorServiceRunProcedure is the fully-qualified name of the ExecutorService's Run RPC.
 	ExecutorServiceRunProcedure = "/carillon.v1.ExecutorService/Run"
+	// ExecutorServiceRunBatchProcedure is the fully-qualified name of the ExecutorService's RunBatch
+	// RPC.
+	ExecutorServiceRunBatchProcedure = "/carillon.v1.ExecutorService/RunBatch"
 	// ExecutorServiceKillProcedure is the fully-qualified name of the ExecutorService's Kill RPC.
 	ExecutorServiceKillProcedure = "/carillon.v1.ExecutorService/Kill"
 	// ExecutorServiceReadLogProcedure is the fully-qualified name of the ExecutorService's ReadLog RPC.
@@ -60,6 +63,11 @@ type ExecutorServiceClient interface {
 	// resource_exhausted or aborted (discarded by DISCARD_LATER),
 	// unavailable (the executor is shutting down).
 	Run(context.Context, *v1.RunRequest) (*v1.RunResponse, error)
+	// RunBatch accepts several executions in one call, each exactly as Run
+	// would; the admin uses it when many fires go to one executor at once.
+	// The call succeeds as a whole and each outcome says whether its run was
+	// accepted.
+	RunBatch(context.Context, *v1.RunBatchRequest) (*v1.RunBatchResponse, error)
 	// Kill stops the job's running execution and drops its queued ones on this
 	// executor; each is reported KILLED.
 	Kill(context.Context, *v1.KillRequest) (*v1.KillResponse, error)
@@ -96,6 +104,12 @@ func NewExecutorServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(executorServiceMethods.ByName("Run")),
 			connect.WithClientOptions(opts...),
 		),
+		runBatch: connect.NewClient[v1.RunBatchRequest, v1.RunBatchResponse](
+			httpClient,
+			baseURL+ExecutorServiceRunBatchProcedure,
+			connect.WithSchema(executorServiceMethods.ByName("RunBatch")),
+			connect.WithClientOptions(opts...),
+		),
 		kill: connect.NewClient[v1.KillRequest, v1.KillResponse](
 			httpClient,
 			baseURL+ExecutorServiceKillProcedure,
@@ -116,6 +130,7 @@ type executorServiceClient struct {
 	beat     *connect.Client[v1.BeatRequest, v1.BeatResponse]
 	idleBeat *connect.Client[v1.IdleBeatRequest, v1.IdleBeatResponse]
 	run      *connect.Client[v1.RunRequest, v1.RunResponse]
+	runBatch *connect.Client[v1.RunBatchRequest, v1.RunBatchResponse]
 	kill     *connect.Client[v1.KillRequest, v1.KillResponse]
 	readLog  *connect.Client[v1.ReadLogRequest, v1.ReadLogResponse]
 }
@@ -141,6 +156,15 @@ func (c *executorServiceClient) IdleBeat(ctx context.Context, req *v1.IdleBeatRe
 // Run calls carillon.v1.ExecutorService.Run.
 func (c *executorServiceClient) Run(ctx context.Context, req *v1.RunRequest) (*v1.RunResponse, error) {
 	response, err := c.run.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// RunBatch calls carillon.v1.ExecutorService.RunBatch.
+func (c *executorServiceClient) RunBatch(ctx context.Context, req *v1.RunBatchRequest) (*v1.RunBatchResponse, error) {
+	response, err := c.runBatch.CallUnary(ctx, connect.NewRequest(req))
 	if response != nil {
 		return response.Msg, err
 	}
@@ -179,6 +203,11 @@ type ExecutorServiceHandler interface {
 	// resource_exhausted or aborted (discarded by DISCARD_LATER),
 	// unavailable (the executor is shutting down).
 	Run(context.Context, *v1.RunRequest) (*v1.RunResponse, error)
+	// RunBatch accepts several executions in one call, each exactly as Run
+	// would; the admin uses it when many fires go to one executor at once.
+	// The call succeeds as a whole and each outcome says whether its run was
+	// accepted.
+	RunBatch(context.Context, *v1.RunBatchRequest) (*v1.RunBatchResponse, error)
 	// Kill stops the job's running execution and drops its queued ones on this
 	// executor; each is reported KILLED.
 	Kill(context.Context, *v1.KillRequest) (*v1.KillResponse, error)
@@ -211,6 +240,12 @@ func NewExecutorServiceHandler(svc ExecutorServiceHandler, opts ...connect.Handl
 		connect.WithSchema(executorServiceMethods.ByName("Run")),
 		connect.WithHandlerOptions(opts...),
 	)
+	executorServiceRunBatchHandler := connect.NewUnaryHandlerSimple(
+		ExecutorServiceRunBatchProcedure,
+		svc.RunBatch,
+		connect.WithSchema(executorServiceMethods.ByName("RunBatch")),
+		connect.WithHandlerOptions(opts...),
+	)
 	executorServiceKillHandler := connect.NewUnaryHandlerSimple(
 		ExecutorServiceKillProcedure,
 		svc.Kill,
@@ -231,6 +266,8 @@ func NewExecutorServiceHandler(svc ExecutorServiceHandler, opts ...connect.Handl
 			executorServiceIdleBeatHandler.ServeHTTP(w, r)
 		case ExecutorServiceRunProcedure:
 			executorServiceRunHandler.ServeHTTP(w, r)
+		case ExecutorServiceRunBatchProcedure:
+			executorServiceRunBatchHandler.ServeHTTP(w, r)
 		case ExecutorServiceKillProcedure:
 			executorServiceKillHandler.ServeHTTP(w, r)
 		case ExecutorServiceReadLogProcedure:
@@ -254,6 +291,10 @@ func (UnimplementedExecutorServiceHandler) IdleBeat(context.Context, *v1.IdleBea
 
 func (UnimplementedExecutorServiceHandler) Run(context.Context, *v1.RunRequest) (*v1.RunResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.ExecutorService.Run is not implemented"))
+}
+
+func (UnimplementedExecutorServiceHandler) RunBatch(context.Context, *v1.RunBatchRequest) (*v1.RunBatchResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.ExecutorService.RunBatch is not implemented"))
 }
 
 func (UnimplementedExecutorServiceHandler) Kill(context.Context, *v1.KillRequest) (*v1.KillResponse, error) {
