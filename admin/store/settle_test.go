@@ -150,3 +150,25 @@ func TestDeleteRuns(t *testing.T) {
 		t.Errorf("the running run was deleted: %v", err)
 	}
 }
+
+func TestFixDelayWaitsForEveryShard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, b := setup(t)
+	j := newJob(b.group.ID, t0)
+	j.ScheduleType, j.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, 30
+	j, _ = s.CreateJob(ctx, j, t0)
+	if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0}}); err != nil { // next: none until the fire is done
+		t.Fatal(err)
+	}
+	shards := []store.Run{running(t, s, j, t0, 0, 2), running(t, s, j, t0, 1, 2)}
+	settle(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(5*time.Second))
+	if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.IsZero() {
+		t.Fatalf("next fire %v after 1 of 2 shards, want none yet", got.NextFireAt)
+	}
+	last := t0.Add(9 * time.Second)
+	settle(t, s, shards[1], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, last)
+	if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.Equal(last.Add(30 * time.Second)) {
+		t.Errorf("next fire %v, want the last shard's finish + 30 s = %v", got.NextFireAt, last.Add(30*time.Second))
+	}
+}
