@@ -53,10 +53,19 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 	var runs []Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		runs = runs[:0]
+		advance, err := tx.PrepareContext(ctx,
+			`UPDATE jobs SET next_fire_at = ?, last_fire_at = coalesce(?, last_fire_at) WHERE id = ? AND enabled = 1 AND next_fire_at = ?`)
+		if err != nil {
+			return err
+		}
+		defer advance.Close()
+		insert, err := tx.PrepareContext(ctx, insertRunSQL)
+		if err != nil {
+			return err
+		}
+		defer insert.Close()
 		for _, c := range claims {
-			res, err := tx.ExecContext(ctx,
-				`UPDATE jobs SET next_fire_at = ?, last_fire_at = coalesce(?, last_fire_at) WHERE id = ? AND enabled = 1 AND next_fire_at = ?`,
-				millis(c.Next), runInstant(c.Run), c.JobID, c.Due.UnixMilli())
+			res, err := advance.ExecContext(ctx, millis(c.Next), runInstant(c.Run), c.JobID, c.Due.UnixMilli())
 			if err != nil {
 				return err
 			}
@@ -67,7 +76,11 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 				continue
 			}
 			r := *c.Run
-			if err := insertRun(ctx, tx, &r); err != nil {
+			res, err = insert.ExecContext(ctx, insertArgs(&r)...)
+			if err != nil {
+				return err
+			}
+			if r.ID, err = res.LastInsertId(); err != nil {
 				return err
 			}
 			runs = append(runs, r)

@@ -56,15 +56,22 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	return r, nil
 }
 
-// insertRun stores r and sets its ID. A zero DueAt is ScheduledAt.
-func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
+// insertRunSQL inserts a run; its arguments are insertArgs.
+var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 18) + `)`
+
+// insertArgs are r's values for insertRunSQL. A zero DueAt becomes ScheduledAt.
+func insertArgs(r *Run) []any {
 	if r.DueAt.IsZero() {
 		r.DueAt = r.ScheduledAt
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (`+strings.TrimPrefix(runColumns, "id, ")+`) VALUES (?`+strings.Repeat(", ?", 18)+`)`,
-		r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
+	return []any{r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
 		millis(r.ScheduledAt), millis(r.TriggeredAt), r.TriggerMessage, r.Status, r.Message, millis(r.FinishedAt), r.Attempt,
-		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage)
+		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage}
+}
+
+// insertRun stores r and sets its ID.
+func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
+	res, err := tx.ExecContext(ctx, insertRunSQL, insertArgs(r)...)
 	if err != nil {
 		return err
 	}
@@ -75,8 +82,17 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 // InsertRuns stores new runs and returns them with their IDs.
 func (s *Store) InsertRuns(ctx context.Context, runs []Run) ([]Run, error) {
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		insert, err := tx.PrepareContext(ctx, insertRunSQL)
+		if err != nil {
+			return err
+		}
+		defer insert.Close()
 		for i := range runs {
-			if err := insertRun(ctx, tx, &runs[i]); err != nil {
+			res, err := insert.ExecContext(ctx, insertArgs(&runs[i])...)
+			if err != nil {
+				return err
+			}
+			if runs[i].ID, err = res.LastInsertId(); err != nil {
 				return err
 			}
 		}

@@ -53,21 +53,30 @@ type Settled struct {
 func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, error) {
 	var out Settled
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		out = Settled{}
+		st, err := newSettler(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		record, err := tx.PrepareContext(ctx, `UPDATE runs SET executor_address = ?, shard_index = ?, shard_total = ?,
+			trigger_message = ?, timeout_seconds = ? WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		defer record.Close()
 		for _, d := range ds {
-			_, err := tx.ExecContext(ctx, `UPDATE runs SET executor_address = ?, shard_index = ?, shard_total = ?,
-				trigger_message = ?, timeout_seconds = ? WHERE id = ?`,
-				d.ExecutorAddress, d.ShardIndex, d.ShardTotal, d.TriggerMessage, d.TimeoutSeconds, d.RunID)
+			_, err := record.ExecContext(ctx, d.ExecutorAddress, d.ShardIndex, d.ShardTotal, d.TriggerMessage, d.TimeoutSeconds, d.RunID)
 			if err != nil {
 				return err
 			}
 			if d.Failed {
 				res := Result{RunID: d.RunID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: d.Message, FinishedAt: d.FinishedAt}
-				if err := settle(ctx, tx, res, &out); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				if err := st.settle(res); err != nil {
 					return err
 				}
 			}
 		}
+		out = st.out
 		return nil
 	})
 	if err != nil {
@@ -90,12 +99,17 @@ func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, e
 func (s *Store) SettleRuns(ctx context.Context, results []Result) (Settled, error) {
 	var out Settled
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		out = Settled{}
+		st, err := newSettler(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer st.close()
 		for _, res := range results {
-			if err := settle(ctx, tx, res, &out); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			if err := st.settle(res); err != nil {
 				return err
 			}
 		}
+		out = st.out
 		return nil
 	})
 	if err != nil {
@@ -104,22 +118,64 @@ func (s *Store) SettleRuns(ctx context.Context, results []Result) (Settled, erro
 	return out, nil
 }
 
-// settle moves one running run to a final status and does what follows;
-// sql.ErrNoRows means it was not running.
-func settle(ctx context.Context, tx *sql.Tx, res Result, out *Settled) error {
-	r, err := scanRun(tx.QueryRowContext(ctx,
-		`UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ? RETURNING `+runColumns,
-		res.Status, res.Message, millis(res.FinishedAt), res.RunID, carillonv1.RunStatus_RUN_STATUS_RUNNING))
+// settler settles runs inside one write transaction, with its hot
+// statement prepared once and the jobs it reads cached.
+type settler struct {
+	ctx    context.Context
+	tx     *sql.Tx
+	update *sql.Stmt
+	jobs   map[int64]*Job // nil: the job was deleted
+	out    Settled
+}
+
+func newSettler(ctx context.Context, tx *sql.Tx) (*settler, error) {
+	update, err := tx.PrepareContext(ctx,
+		`UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ? RETURNING `+runColumns)
+	if err != nil {
+		return nil, err
+	}
+	return &settler{ctx: ctx, tx: tx, update: update, jobs: map[int64]*Job{}}, nil
+}
+
+func (st *settler) close() { st.update.Close() }
+
+// job returns the job with the given ID, or nil if it was deleted.
+func (st *settler) job(id int64) (*Job, error) {
+	if j, ok := st.jobs[id]; ok {
+		return j, nil
+	}
+	j, err := scanJob(st.tx.QueryRowContext(st.ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		st.jobs[id] = nil
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.jobs[id] = &j
+	return &j, nil
+}
+
+// settle moves one running run to a final status and does what follows. A
+// run that is not running is left alone.
+func (st *settler) settle(res Result) error {
+	ctx, tx := st.ctx, st.tx
+	r, err := scanRun(st.update.QueryRowContext(ctx, res.Status, res.Message, millis(res.FinishedAt), res.RunID,
+		carillonv1.RunStatus_RUN_STATUS_RUNNING))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	job, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, r.JobID))
-	if errors.Is(err, sql.ErrNoRows) {
+	out := &st.out
+	job, err := st.job(r.JobID)
+	if err != nil {
+		return err
+	}
+	if job == nil {
 		out.Runs = append(out.Runs, r)
 		return nil // the job was deleted: nothing follows
-	}
-	if err != nil {
-		return err
 	}
 	switch r.Status {
 	case carillonv1.RunStatus_RUN_STATUS_FAILED, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, carillonv1.RunStatus_RUN_STATUS_LOST:
@@ -129,7 +185,7 @@ func settle(ctx context.Context, tx *sql.Tx, res Result, out *Settled) error {
 			retry.ID, retry.Attempt, retry.TriggerType = 0, r.Attempt+1, carillonv1.TriggerType_TRIGGER_TYPE_RETRY
 			retry.Status, retry.Message, retry.ExecutorAddress, retry.TriggerMessage = carillonv1.RunStatus_RUN_STATUS_PENDING, "", "", ""
 			retry.TriggeredAt, retry.FinishedAt, retry.AlarmStatus, retry.AlarmMessage = time.Time{}, time.Time{}, 0, ""
-			retry.DueAt = r.FinishedAt.Add(retryDelay(job, r.Attempt))
+			retry.DueAt = r.FinishedAt.Add(retryDelay(*job, r.Attempt))
 			if err := insertRun(ctx, tx, &retry); err != nil {
 				return err
 			}
@@ -142,15 +198,19 @@ func settle(ctx context.Context, tx *sql.Tx, res Result, out *Settled) error {
 			}
 		}
 	case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED:
-		if err := fireChildren(ctx, tx, job, r, out); err != nil {
+		if err := st.fireChildren(*job, r); err != nil {
 			return err
 		}
 	}
 	out.Runs = append(out.Runs, r)
-	if r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MANUAL || r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_API ||
-		r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_PARENT {
+	switch r.TriggerType {
+	case carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, carillonv1.TriggerType_TRIGGER_TYPE_API, carillonv1.TriggerType_TRIGGER_TYPE_PARENT:
 		return nil // not a scheduled fire: FIX_DELAY does not wait for it
 	}
+	if job.ScheduleType != carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY {
+		return nil
+	}
+	// FIX_DELAY: schedule the next fire once nothing of this fire is left.
 	_, err = tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ? + interval_seconds * 1000
 		WHERE id = ? AND enabled = 1 AND schedule_type = ? AND next_fire_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = ? AND scheduled_at = ? AND status IN (?, ?))`,
@@ -177,10 +237,11 @@ func retryDelay(job Job, attempt int32) time.Duration {
 
 // fireChildren stores a pending PARENT run for each child of job once
 // every shard of run r's fire has succeeded (any attempt).
-func fireChildren(ctx context.Context, tx *sql.Tx, job Job, r Run, out *Settled) error {
+func (st *settler) fireChildren(job Job, r Run) error {
 	if len(job.ChildJobIDs) == 0 {
 		return nil
 	}
+	ctx, tx, out := st.ctx, st.tx, &st.out
 	var shardsDone int32
 	// Retries keep their fire's scheduled instant, so this counts the shards
 	// that succeeded at any attempt.
@@ -191,12 +252,12 @@ func fireChildren(ctx context.Context, tx *sql.Tx, job Job, r Run, out *Settled)
 		return err
 	}
 	for _, id := range job.ChildJobIDs {
-		child, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // deleted since the parent was saved
-		}
+		child, err := st.job(id)
 		if err != nil {
 			return err
+		}
+		if child == nil {
+			continue // deleted since the parent was saved
 		}
 		run := Run{
 			JobID: child.ID, GroupID: child.GroupID, Handler: child.Handler, Param: child.Param, ShardTotal: 1,
