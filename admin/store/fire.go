@@ -76,11 +76,7 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 				continue
 			}
 			r := *c.Run
-			res, err = insert.ExecContext(ctx, insertArgs(&r)...)
-			if err != nil {
-				return err
-			}
-			if r.ID, err = res.LastInsertId(); err != nil {
+			if err := insertWith(ctx, insert, &r); err != nil {
 				return err
 			}
 			runs = append(runs, r)

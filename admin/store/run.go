@@ -69,6 +69,16 @@ func insertArgs(r *Run) []any {
 		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage}
 }
 
+// insertWith stores r with a prepared insertRunSQL and sets its ID.
+func insertWith(ctx context.Context, insert *sql.Stmt, r *Run) error {
+	res, err := insert.ExecContext(ctx, insertArgs(r)...)
+	if err != nil {
+		return err
+	}
+	r.ID, err = res.LastInsertId()
+	return err
+}
+
 // insertRun stores r and sets its ID.
 func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 	res, err := tx.ExecContext(ctx, insertRunSQL, insertArgs(r)...)
@@ -88,11 +98,7 @@ func (s *Store) InsertRuns(ctx context.Context, runs []Run) ([]Run, error) {
 		}
 		defer insert.Close()
 		for i := range runs {
-			res, err := insert.ExecContext(ctx, insertArgs(&runs[i])...)
-			if err != nil {
-				return err
-			}
-			if runs[i].ID, err = res.LastInsertId(); err != nil {
+			if err := insertWith(ctx, insert, &runs[i]); err != nil {
 				return err
 			}
 		}
