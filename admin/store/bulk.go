@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// bulkBatch is how many jobs one CreateJobs transaction inserts.
+const bulkBatch = 10_000
+
+// CreateJobs stores many jobs at once, as CreateJob would one by one (same
+// columns; CreatedAt and UpdatedAt are now; the caller sets NextFireAt of
+// enabled jobs), in transactions of up to 10,000 rows with one prepared
+// statement each. It is for seeding large databases, such as the load
+// tool's millions of sparse jobs, and returns no IDs. A job whose group does
+// not exist fails the whole call with ErrGroupNotFound before anything is
+// stored; a later failure leaves the batches already committed in place.
+func (s *Store) CreateJobs(ctx context.Context, jobs []Job, now time.Time) error {
+	now = now.Truncate(time.Millisecond) // what the database keeps
+	groups := map[int64]bool{}
+	for _, j := range jobs {
+		groups[j.GroupID] = true
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for id := range groups {
+			if err := groupExists(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrGroupNotFound) {
+			return err
+		}
+		return fmt.Errorf("store: create jobs: %w", err)
+	}
+	for start := 0; start < len(jobs); start += bulkBatch {
+		batch := jobs[start:min(start+bulkBatch, len(jobs))]
+		if err := s.write(ctx, func(tx *sql.Tx) error { return insertJobs(ctx, tx, batch, now) }); err != nil {
+			return fmt.Errorf("store: create jobs %d to %d of %d: %w", start, start+len(batch), len(jobs), err)
+		}
+	}
+	return nil
+}
+
+func insertJobs(ctx context.Context, tx *sql.Tx, jobs []Job, now time.Time) error {
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 28)+`)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, j := range jobs {
+		j.CreatedAt, j.UpdatedAt = now, now
+		if _, err := stmt.ExecContext(ctx, jobArgs(j)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
