@@ -67,14 +67,19 @@ func (l *runLog) printf(format string, args ...any) {
 	if l == nil {
 		return
 	}
+	_, _ = l.Write([]byte(logLine(l.now(), format, args...)))
+}
+
+// logLine formats one log line: the time, the message, a newline.
+func logLine(now time.Time, format string, args ...any) string {
 	var b strings.Builder
-	b.WriteString(l.now().Format(logTimeLayout))
+	b.WriteString(now.Format(logTimeLayout))
 	b.WriteByte(' ')
 	fmt.Fprintf(&b, format, args...)
 	if !strings.HasSuffix(b.String(), "\n") {
 		b.WriteByte('\n')
 	}
-	_, _ = l.Write([]byte(b.String()))
+	return b.String()
 }
 
 // file returns the open log file, or nil, for a subprocess to write to
@@ -150,8 +155,9 @@ func appendLogLine(path string, now func() time.Time, format string, args ...any
 // whole days; the middle level keeps at most 1000 files per directory even
 // when jobs fire every second.
 type logStore struct {
-	dir string
-	now func() time.Time
+	dir  string
+	now  func() time.Time
+	dirs sync.Map // directories known to exist
 }
 
 func (s *logStore) path(day string, runID int64) string {
@@ -193,21 +199,47 @@ func (s *logStore) find(runID int64) (string, error) {
 	return "", fmt.Errorf("log of run %d: %w", runID, fs.ErrNotExist)
 }
 
-// create makes runID's log file and returns its path. It fails with
-// [fs.ErrExist] when the run already has a log: it was accepted before.
-func (s *logStore) create(runID int64) (string, error) {
-	if p, err := s.find(runID); err == nil {
+// create makes runID's log file in today's directory, writes first into
+// it, and returns its path. It fails with [fs.ErrExist] when the run already
+// has a log from today or yesterday: it was accepted before. (The admin
+// sends each run once; this guards against a replayed request, also across
+// an executor restart, without searching every day of the retention.)
+func (s *logStore) create(runID int64, first string) (string, error) {
+	now := s.now().UTC()
+	p := s.path(now.Format(dayLayout), runID)
+	if _, err := os.Stat(s.path(now.AddDate(0, 0, -1).Format(dayLayout), runID)); err == nil {
 		return p, fmt.Errorf("log of run %d: %w", runID, fs.ErrExist)
 	}
-	p := s.path(s.now().UTC().Format(dayLayout), runID)
-	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-		return "", err
+	f, err := s.open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			err = fmt.Errorf("log of run %d: %w", runID, err)
+		}
+		return p, err
+	}
+	_, err = f.WriteString(first)
+	return p, errors.Join(err, f.Close())
+}
+
+// open creates the file at p exclusively, and its directory if needed.
+// Directories made before are remembered, so the usual case is one call.
+func (s *logStore) open(p string) (*os.File, error) {
+	dir := filepath.Dir(p)
+	if _, ok := s.dirs.Load(dir); !ok {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, err
+		}
+		s.dirs.Store(dir, true)
 	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
-	if err != nil {
-		return "", err
+	if errors.Is(err, fs.ErrNotExist) { // the cleaner removed the directory since
+		s.dirs.Delete(dir)
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, err
+		}
+		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
 	}
-	return p, f.Close()
+	return f, err
 }
 
 // clean removes the days whose every log is older than retention. A

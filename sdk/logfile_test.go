@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -201,23 +203,29 @@ func TestLogStore(t *testing.T) {
 		t.Parallel()
 		now := day("2026-03-04 12:00:00")
 		s := &logStore{dir: t.TempDir(), now: func() time.Time { return now }}
-		p, err := s.create(1_234_567)
+		p, err := s.create(1_234_567, "first line\n")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(p); err != nil || string(b) != "first line\n" {
+			t.Errorf("log = %q, %v; want the first line", b, err)
 		}
 		if want := filepath.Join(s.dir, "2026-03-04", "1234", "1234567.log"); p != want {
 			t.Errorf("path %s, want %s", p, want)
 		}
-		now = now.Add(48 * time.Hour)
-		if _, err := s.create(1_234_567); err == nil {
-			t.Error("created a second log for the same run, two days later")
+		if _, err := s.create(1_234_567, ""); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("second log for the same run, the same day: %v, want fs.ErrExist", err)
+		}
+		now = now.Add(24 * time.Hour)
+		if _, err := s.create(1_234_567, ""); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("second log for the same run, the next day: %v, want fs.ErrExist", err)
 		}
 		if got, err := s.find(1_234_567); err != nil || got != p {
 			t.Errorf("find = %s, %v; want %s", got, err, p)
 		}
 		// Runs fired every second for a day: at most 1000 files per directory.
 		for id := int64(2_000_000); id < 2_003_500; id++ {
-			if _, err := s.create(id); err != nil {
+			if _, err := s.create(id, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -240,11 +248,11 @@ func TestLogStore(t *testing.T) {
 		t.Parallel()
 		now := day("2026-01-01 23:59:59")
 		s := &logStore{dir: t.TempDir(), now: func() time.Time { return now }}
-		if _, err := s.create(1); err != nil {
+		if _, err := s.create(1, ""); err != nil {
 			t.Fatal(err)
 		}
 		now = day("2026-01-02 00:00:00")
-		if _, err := s.create(2); err != nil {
+		if _, err := s.create(2, ""); err != nil {
 			t.Fatal(err)
 		}
 		const retention = 30 * 24 * time.Hour

@@ -141,27 +141,45 @@ func (d *dispatcher) accept(r *run) error {
 		d.mu.Unlock()
 		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, busyWith)
 	}
-	path, err := d.logs.create(r.id)
-	if errors.Is(err, fs.ErrExist) {
-		d.mu.Unlock()
-		return fmt.Errorf("%w: run %d was accepted here before", ErrDuplicateRun, r.id)
-	}
+	d.runs[r.id] = r // reserved while its log is made, outside the lock
+	d.mu.Unlock()
+
+	path, err := d.logs.create(r.id, logLine(d.now(), "run %d of job %d accepted: %s, param %q, shard %d of %d, block strategy %s, timeout %s",
+		r.id, r.jobID, r.describe(), r.param, r.shardIndex, r.shardTotal,
+		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout)))
 	if err != nil {
+		d.mu.Lock()
+		delete(d.runs, r.id)
 		d.mu.Unlock()
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: run %d was accepted here before", ErrDuplicateRun, r.id)
+		}
 		return fmt.Errorf("create run log: %w", err)
 	}
 	r.logPath = path
-	appendLogLine(path, d.now, "run %d of job %d accepted: %s, param %q, shard %d of %d, block strategy %s, timeout %s",
-		r.id, r.jobID, r.describe(), r.param, r.shardIndex, r.shardTotal,
-		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout))
 
+	d.mu.Lock()
+	if d.closing {
+		delete(d.runs, r.id)
+		d.mu.Unlock()
+		appendLogLine(path, d.now, "run %d refused: the executor is shutting down", r.id)
+		return ErrShuttingDown
+	}
+	w = d.workers[r.jobID]
+	busy = w != nil && (w.current != nil || len(w.queue) > 0)
+	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER {
+		busyWith := w.describe()
+		delete(d.runs, r.id)
+		d.mu.Unlock()
+		appendLogLine(path, d.now, "run %d refused: job %d %s here (block strategy DISCARD_LATER)", r.id, r.jobID, busyWith)
+		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, busyWith)
+	}
 	if r.script && !d.scriptsEnabled {
 		d.mu.Unlock()
 		d.end(r, carillonv1.RunStatus_RUN_STATUS_FAILED, ErrScriptsDisabled.Error()+" (Config.ScriptsEnabled is false)")
 		return nil
 	}
 
-	d.runs[r.id] = r
 	if w == nil {
 		w = &worker{jobID: r.jobID, wake: make(chan struct{}, 1)}
 		d.workers[r.jobID] = w
