@@ -5,11 +5,14 @@ package admin
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -38,9 +41,27 @@ type Config struct {
 	// DBPathDefault.
 	DBPath string
 	// Token is the executor access token, sent and required as
-	// "Authorization: Bearer <token>" on executor <-> admin calls. Empty
-	// disables the check.
+	// "Authorization: Bearer <token>" on executor <-> admin calls. When
+	// empty, the token generated on first start and kept in the database is
+	// used (generated now if there is none), unless Insecure is set.
 	Token string
+	// Insecure runs without an executor token when Token is empty: any
+	// caller may register executors and report results. Never in production.
+	Insecure bool
+	// AdminPassword is the password of the first ADMIN ("admin"), created on
+	// first start when there is no user. Empty: one is generated and printed
+	// once to Console. Ignored once users exist.
+	AdminPassword string
+	// PasswordCost is the bcrypt cost of password hashes. Defaults to
+	// auth.PasswordCostDefault.
+	PasswordCost int
+	// TLSCert and TLSKey are PEM files; when set, the API is served over
+	// HTTPS (HTTP/1.1 and HTTP/2) instead of cleartext HTTP and h2c.
+	TLSCert, TLSKey string
+	// Console receives what the person starting the admin must see once:
+	// a generated first-ADMIN password, where the executor token is kept,
+	// the demo's API token. Defaults to os.Stderr.
+	Console io.Writer
 	// MisfireThreshold is how late a fire may be before the job's misfire
 	// strategy handles it. Defaults to schedule.MisfireThresholdDefault (5 s).
 	MisfireThreshold time.Duration
@@ -78,8 +99,16 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	cfg.DBPath = cmp.Or(cfg.DBPath, DBPathDefault)
 	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, ShutdownTimeoutDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	if cfg.Console == nil {
+		cfg.Console = os.Stderr
+	}
 	st, err := store.Open(ctx, cfg.DBPath)
 	if err != nil {
+		return nil, err
+	}
+	tokenGenerated, err := secure(ctx, st, &cfg)
+	if err != nil {
+		st.Close()
 		return nil, err
 	}
 	var trig *trigger.Trigger // the scheduler fires through the trigger, which queues follow-ups on the scheduler
@@ -98,6 +127,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger})
 	srv := server.New(server.Config{
 		Store: st, Trigger: trig, WakeFunc: sched.Wake, Token: cfg.Token, Logger: cfg.Logger,
+		TokenGenerated: tokenGenerated, PasswordCost: cfg.PasswordCost,
 	})
 	return &Admin{cfg: cfg, store: st, trigger: trig, scheduler: sched, server: srv, alarms: alarms}, nil
 }
@@ -140,11 +170,24 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	scheme := "http"
+	if a.cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(a.cfg.TLSCert, a.cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("admin: TLS: %w", err)
+		}
+		protocols.SetHTTP2(true)
+		hs.TLSConfig, scheme = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, "https"
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 8)
 	go func() {
-		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		serve := hs.Serve
+		if hs.TLSConfig != nil {
+			serve = func(ln net.Listener) error { return hs.ServeTLS(ln, "", "") }
+		}
+		if err := serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("admin: serve: %w", err)
 		}
 	}()
@@ -165,7 +208,7 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 			}
 		})
 	}
-	base := "http://" + ln.Addr().String()
+	base := scheme + "://" + ln.Addr().String()
 	log.Info("carillon admin serving", "url", base, "db", a.cfg.DBPath, "token_required", a.cfg.Token != "")
 	demoDone := make(chan struct{})
 	go func() {

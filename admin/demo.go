@@ -41,8 +41,11 @@ func runDemo(ctx context.Context, a *Admin, adminURL string) error {
 		ln.Close()
 		return err
 	}
-	a.cfg.Logger.Info("demo: executor started; job \"demo hello\" runs every 5 s; watch the \"run finished\" lines",
-		"list_runs", fmt.Sprintf(`curl -s -H 'Content-Type: application/json' -d '{}' %s/carillon.v1.RunService/ListRuns`, adminURL))
+	a.cfg.Logger.Info("demo: executor started; job \"demo hello\" runs every 5 s; watch the \"run finished\" lines")
+	if err := printDemoAccess(ctx, a.store, a.cfg.Console, adminURL); err != nil {
+		ln.Close()
+		return err
+	}
 	return ex.Serve(ctx, ln)
 }
 

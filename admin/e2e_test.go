@@ -11,10 +11,12 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -22,7 +24,14 @@ import (
 	"github.com/carillonhq/carillon/sdk"
 )
 
-const token = "e2e-secret"
+const (
+	token         = "e2e-secret"
+	adminPassword = "e2e admin password"
+)
+
+// credentials holds, by admin URL, the session token startAdmin logged in
+// with as the first ADMIN; newClients sends it.
+var credentials sync.Map
 
 // testAdmin is a real admin on a real SQLite file, served on loopback.
 type testAdmin struct {
@@ -35,6 +44,7 @@ func startAdmin(t *testing.T) *testAdmin {
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := admin.Open(ctx, admin.Config{
 		DBPath: filepath.Join(t.TempDir(), "carillon.db"), Token: token, Logger: testLogger(t),
+		AdminPassword: adminPassword, PasswordCost: bcrypt.MinCost, Console: io.Discard,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +62,14 @@ func startAdmin(t *testing.T) *testAdmin {
 		}
 		a.Close()
 	})
-	return &testAdmin{url: "http://" + ln.Addr().String()}
+	url := "http://" + ln.Addr().String()
+	login, err := carillonv1connect.NewUserServiceClient(http.DefaultClient, url).Login(ctx,
+		&carillonv1.LoginRequest{Username: admin.FirstAdminUsername, Password: adminPassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	credentials.Store(url, login.Token)
+	return &testAdmin{url: url}
 }
 
 // startExecutor starts a real SDK executor for app with an "ok" handler
@@ -107,6 +124,9 @@ type clients struct {
 }
 
 func newClients(url string, httpClient *http.Client, opts ...connect.ClientOption) clients {
+	if tok, ok := credentials.Load(url); ok {
+		opts = append(opts, connect.WithInterceptors(bearer(tok.(string))))
+	}
 	return clients{
 		group: carillonv1connect.NewGroupServiceClient(httpClient, url, opts...),
 		job:   carillonv1connect.NewJobServiceClient(httpClient, url, opts...),

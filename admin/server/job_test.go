@@ -13,7 +13,7 @@ import (
 )
 
 func jobClient(b *bundle) carillonv1connect.JobServiceClient {
-	return carillonv1connect.NewJobServiceClient(http.DefaultClient, b.url)
+	return carillonv1connect.NewJobServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(bearer(b.admin)))
 }
 
 func createJobs(t *testing.T, b *bundle, n int) (int64, []*carillonv1.Job) {

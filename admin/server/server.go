@@ -18,6 +18,7 @@ import (
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
 
+	"github.com/carillonhq/carillon/admin/auth"
 	"github.com/carillonhq/carillon/admin/store"
 	"github.com/carillonhq/carillon/admin/trigger"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
@@ -39,6 +40,18 @@ type Config struct {
 	// ExecutorTTL is how long an executor stays live after its last
 	// heartbeat. Defaults to trigger.ExecutorTTLDefault.
 	ExecutorTTL time.Duration
+	// TokenGenerated says Token was generated on first start and is kept in
+	// the database (reported by UserService/GetExecutorToken).
+	TokenGenerated bool
+	// PasswordCost is the bcrypt cost of new password hashes. Defaults to
+	// auth.PasswordCostDefault.
+	PasswordCost int
+	// SessionTTL is how long a Login session lasts. Defaults to
+	// SessionTTLDefault (24 h).
+	SessionTTL time.Duration
+	// LoginLimiter limits login attempts. Defaults to auth.NewLoginLimiter
+	// with its defaults.
+	LoginLimiter *auth.LoginLimiter
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// NowFunc defaults to time.Now.
@@ -60,26 +73,36 @@ func New(cfg Config) *Server {
 	if cfg.WakeFunc == nil {
 		cfg.WakeFunc = func() {}
 	}
+	cfg.SessionTTL = cmp.Or(cfg.SessionTTL, SessionTTLDefault)
+	if cfg.LoginLimiter == nil {
+		cfg.LoginLimiter = auth.NewLoginLimiter(0, 0, 0, 0)
+	}
 	return &Server{cfg: cfg}
 }
 
 // Handler returns an http.Handler serving every Carillon service, gRPC
 // health (grpc.health.v1) and server reflection, over the Connect, gRPC and
-// gRPC-Web protocols.
+// gRPC-Web protocols. RegistryService takes the executor token; every other
+// Carillon service a user credential (auth.go); health and reflection are
+// open.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	registryOpts := []connect.HandlerOption{}
+	registryOpts := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRegistryRequestBytes)}
 	if s.cfg.Token != "" {
 		registryOpts = append(registryOpts, connect.WithInterceptors(requireToken(s.cfg.Token)))
 	}
+	registryOpts = append(registryOpts, connect.WithInterceptors(validateInterceptor()))
 	mux.Handle(carillonv1connect.NewRegistryServiceHandler(registryService{s}, registryOpts...))
-	mux.Handle(carillonv1connect.NewGroupServiceHandler(groupService{s}))
-	mux.Handle(carillonv1connect.NewJobServiceHandler(jobService{s}))
-	mux.Handle(carillonv1connect.NewRunServiceHandler(runService{s}))
-	mux.Handle(carillonv1connect.NewReportServiceHandler(reportService{s}))
+	mgmt := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithInterceptors(authInterceptor{s})}
+	mux.Handle(carillonv1connect.NewGroupServiceHandler(scopedGroupService{groupService{s}}, mgmt...))
+	mux.Handle(carillonv1connect.NewJobServiceHandler(scopedJobService{jobService{s}}, mgmt...))
+	mux.Handle(carillonv1connect.NewRunServiceHandler(scopedRunService{runService{s}}, mgmt...))
+	mux.Handle(carillonv1connect.NewReportServiceHandler(reportService{s}, mgmt...))
+	mux.Handle(carillonv1connect.NewUserServiceHandler(userService{s}, mgmt...))
 	services := []string{
 		carillonv1connect.RegistryServiceName, carillonv1connect.GroupServiceName,
 		carillonv1connect.JobServiceName, carillonv1connect.RunServiceName, carillonv1connect.ReportServiceName,
+		carillonv1connect.UserServiceName,
 	}
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(services...)))
 	reflector := grpcreflect.NewStaticReflector(services...)

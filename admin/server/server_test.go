@@ -12,7 +12,9 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/crypto/bcrypt"
 
+	"github.com/carillonhq/carillon/admin/auth"
 	"github.com/carillonhq/carillon/admin/server"
 	"github.com/carillonhq/carillon/admin/store"
 	"github.com/carillonhq/carillon/admin/trigger"
@@ -33,15 +35,19 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.U
 type bundle struct {
 	clock    *clock
 	url      string
+	path     string // the database file
+	store    *store.Store
+	admin    string // an ADMIN's API token
 	registry carillonv1connect.RegistryServiceClient
 	group    carillonv1connect.GroupServiceClient
 }
 
 // setup serves a Server over a real store file on a loopback HTTP server,
 // with an injected clock.
-func setup(t *testing.T, token string) *bundle {
+func setup(t testing.TB, token string) *bundle {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
+	path := filepath.Join(t.TempDir(), "carillon.db")
+	st, err := store.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,13 +57,20 @@ func setup(t *testing.T, token string) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Config{Store: st, Trigger: trig, Token: token, NowFunc: clk.Now}).Handler())
+	srv := httptest.NewServer(server.New(server.Config{
+		Store: st, Trigger: trig, Token: token, NowFunc: clk.Now, PasswordCost: bcrypt.MinCost,
+		LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second),
+	}).Handler())
 	t.Cleanup(srv.Close)
+	admin := addUser(t, st, "root", auth.RoleAdmin)
 	return &bundle{
 		clock:    clk,
 		url:      srv.URL,
+		path:     path,
+		store:    st,
+		admin:    admin,
 		registry: carillonv1connect.NewRegistryServiceClient(http.DefaultClient, srv.URL, connect.WithInterceptors(bearer(token))),
-		group:    carillonv1connect.NewGroupServiceClient(http.DefaultClient, srv.URL),
+		group:    carillonv1connect.NewGroupServiceClient(http.DefaultClient, srv.URL, connect.WithInterceptors(bearer(admin))),
 	}
 }
 

@@ -1,0 +1,216 @@
+package admin_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/carillonhq/carillon/admin"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+	"github.com/carillonhq/carillon/sdk"
+)
+
+// bearer sends "Authorization: Bearer <token>" on every call.
+func bearer(token string) connect.UnaryInterceptorFunc {
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", "Bearer "+token)
+			return next(ctx, req)
+		}
+	}
+}
+
+// serveAdmin opens and serves an admin with cfg on loopback until the test
+// ends, and returns its URL.
+func serveAdmin(t *testing.T, cfg admin.Config) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.Logger, cfg.PasswordCost = testLogger(t), bcrypt.MinCost
+	a, err := admin.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("admin Serve: %v", err)
+		}
+		a.Close()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// TestFirstStart checks what a first start without --token or a password
+// does: it generates both, prints the password once and never the token,
+// keeps the token across restarts, and the printed password logs in.
+func TestFirstStart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "carillon.db")
+	var console bytes.Buffer
+	url := serveAdmin(t, admin.Config{DBPath: db, Console: &console})
+	m := regexp.MustCompile(`\n    (\S+)\n`).FindStringSubmatch(console.String())
+	if m == nil {
+		t.Fatalf("no password printed:\n%s", console.String())
+	}
+	users := carillonv1connect.NewUserServiceClient(http.DefaultClient, url)
+	login, err := users.Login(ctx, &carillonv1.LoginRequest{Username: "admin", Password: m[1]})
+	if err != nil {
+		t.Fatalf("log in with the printed password: %v", err)
+	}
+	authed := carillonv1connect.NewUserServiceClient(http.DefaultClient, url, connect.WithInterceptors(bearer(login.Token)))
+	tok, err := authed.GetExecutorToken(ctx, &carillonv1.GetExecutorTokenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tok.Generated || !strings.HasPrefix(tok.Token, "carillon_x_") || strings.Contains(console.String(), tok.Token) {
+		t.Errorf("executor token %v: not generated, or printed:\n%s", tok, console.String())
+	}
+	if !strings.Contains(console.String(), "carillon executor-token") {
+		t.Errorf("the console does not say how to read the token:\n%s", console.String())
+	}
+	// An executor without the token cannot register; with it, it can.
+	reg := func(token string) error {
+		var opts []connect.ClientOption
+		if token != "" {
+			opts = append(opts, connect.WithInterceptors(bearer(token)))
+		}
+		_, err := carillonv1connect.NewRegistryServiceClient(http.DefaultClient, url, opts...).Register(ctx,
+			&carillonv1.RegisterRequest{AppName: "app", Address: "http://127.0.0.1:1"})
+		return err
+	}
+	if err := reg(""); connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Errorf("register without the token: %v, want unauthenticated", err)
+	}
+	if err := reg(login.Token); connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Errorf("register with a user's session: %v, want unauthenticated", err)
+	}
+	if err := reg(tok.Token); err != nil {
+		t.Errorf("register with the token: %v", err)
+	}
+}
+
+// TestTokenBothWays checks the executor token in both directions with a
+// real SDK executor: the admin refuses an executor with another token, and
+// the executor refuses the admin's dispatch when the admin's token differs.
+func TestTokenBothWays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := serveAdmin(t, admin.Config{DBPath: filepath.Join(t.TempDir(), "carillon.db"), Token: "admin-token",
+		AdminPassword: adminPassword, Console: io.Discard})
+	login, err := carillonv1connect.NewUserServiceClient(http.DefaultClient, url).Login(ctx,
+		&carillonv1.LoginRequest{Username: "admin", Password: adminPassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := connect.WithInterceptors(bearer(login.Token))
+	groups := carillonv1connect.NewGroupServiceClient(http.DefaultClient, url, auth)
+	jobs := carillonv1connect.NewJobServiceClient(http.DefaultClient, url, auth)
+	runs := carillonv1connect.NewRunServiceClient(http.DefaultClient, url, auth)
+
+	// Executor -> admin: an executor with another token never registers.
+	ex, err := sdk.New(sdk.Config{AdminURLs: []string{url}, AppName: "other", AccessToken: "executor-token",
+		LogDir: t.TempDir(), Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex.HandleFunc("ok", func(context.Context, *sdk.Job) error { return nil })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exCtx, cancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- ex.Serve(exCtx, ln) }()
+	t.Cleanup(func() { cancel(); <-served })
+	exURL := "http://" + ln.Addr().String()
+	_, err = carillonv1connect.NewRegistryServiceClient(http.DefaultClient, url, connect.WithInterceptors(bearer("executor-token"))).
+		Register(ctx, &carillonv1.RegisterRequest{AppName: "other", Address: exURL})
+	if connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Errorf("register with the executor's (wrong) token: %v, want unauthenticated", err)
+	}
+
+	// Admin -> executor: the admin's dispatch carries "admin-token", which
+	// the executor refuses; the run fails and says so.
+	g, err := groups.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{
+		AppName: "manual", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_MANUAL, Addresses: []string{exURL}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := jobs.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{GroupId: g.Group.Id, Description: "d", Handler: "ok",
+		Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trig, err := jobs.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: j.Job.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error {
+		r, err := runs.GetRun(ctx, &carillonv1.GetRunRequest{Id: trig.RunIds[0]})
+		if err != nil {
+			return err
+		}
+		if r.Run.Status != carillonv1.RunStatus_RUN_STATUS_FAILED {
+			return fmt.Errorf("run is %s", r.Run.Status)
+		}
+		if !strings.Contains(r.Run.Message+r.Run.TriggerMessage, "unauthenticated") {
+			t.Errorf("failed run does not say why: %q / %q", r.Run.Message, r.Run.TriggerMessage)
+		}
+		return nil
+	})
+	// The executor answers its own token only.
+	for name, tc := range map[string]struct {
+		token string
+		want  connect.Code
+	}{"None": {"", connect.CodeUnauthenticated}, "Admins": {"admin-token", connect.CodeUnauthenticated}, "Right": {"executor-token", 0}} {
+		var opts []connect.ClientOption
+		if tc.token != "" {
+			opts = append(opts, connect.WithInterceptors(bearer(tc.token)))
+		}
+		_, err := carillonv1connect.NewExecutorServiceClient(http.DefaultClient, exURL, opts...).Beat(ctx, &carillonv1.BeatRequest{})
+		if connect.CodeOf(err) != tc.want && !(tc.want == 0 && err == nil) {
+			t.Errorf("Beat with %s token: %v, want %v", name, err, tc.want)
+		}
+	}
+}
+
+// TestInsecure checks that --insecure runs without an executor token, and
+// that the management API still needs a credential.
+func TestInsecure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := serveAdmin(t, admin.Config{DBPath: filepath.Join(t.TempDir(), "carillon.db"), Insecure: true,
+		AdminPassword: adminPassword, Console: io.Discard})
+	if _, err := carillonv1connect.NewRegistryServiceClient(http.DefaultClient, url).Register(ctx,
+		&carillonv1.RegisterRequest{AppName: "app", Address: "http://127.0.0.1:1"}); err != nil {
+		t.Errorf("register without a token on an insecure admin: %v", err)
+	}
+	_, err := carillonv1connect.NewGroupServiceClient(http.DefaultClient, url).ListGroups(ctx, &carillonv1.ListGroupsRequest{})
+	if connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Errorf("management without a credential on an insecure admin: %v, want unauthenticated", err)
+	}
+	var ce *connect.Error
+	if !errors.As(err, &ce) || !strings.Contains(ce.Message(), "Authorization: Bearer") {
+		t.Errorf("the error does not say what to send: %v", err)
+	}
+}

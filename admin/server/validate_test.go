@@ -1,0 +1,312 @@
+package server_test
+
+import (
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+var _ = carillonv1.File_carillon_v1_user_proto // the descriptors below are registered by this import
+
+// postJSON posts body as Connect JSON to the procedure path and returns
+// the status and the body of the answer.
+func postJSON(t testing.TB, base, path, body, authorization string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, string(b)
+}
+
+// methodsOf lists the RPC names of a service, from its descriptor.
+func methodsOf(t testing.TB, service string) []string {
+	t.Helper()
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(service))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := d.(protoreflect.ServiceDescriptor).Methods()
+	var names []string
+	for i := range ms.Len() {
+		names = append(names, string(ms.Get(i).Name()))
+	}
+	return names
+}
+
+// digest hashes every row of every table of the database file, to tell
+// whether a request changed anything.
+func digest(t testing.TB, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	rows.Close()
+	h := sha256.New()
+	for _, table := range tables {
+		rows, err := db.Query(`SELECT * FROM "` + table + `" ORDER BY 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		fmt.Fprintln(h, table)
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintln(h, vals...)
+		}
+		rows.Close()
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// connectError decodes a Connect JSON error body.
+func connectError(body string) (code, message string) {
+	var e struct{ Code, Message string }
+	json.Unmarshal([]byte(body), &e)
+	return e.Code, e.Message
+}
+
+// validationCases: for each RPC, bodies that must be invalid_argument
+// naming the field (the message starts with it), and change nothing.
+var validationCases = []struct {
+	proc, body, field string
+}{
+	{"GroupService/CreateGroup", `{}`, "group"},
+	{"GroupService/CreateGroup", `{"group":{"appName":"has space"}}`, "group.app_name"},
+	{"GroupService/CreateGroup", `{"group":{"appName":"a","title":"` + strings.Repeat("t", 256) + `"}}`, "group.title"},
+	{"GroupService/CreateGroup", `{"group":{"appName":"a","addressMode":"ADDRESS_MODE_MANUAL"}}`, "group.addresses"},
+	{"GroupService/CreateGroup", `{"group":{"appName":"a","addressMode":"ADDRESS_MODE_MANUAL","addresses":["10.0.0.1:99"]}}`, "group.addresses"},
+	{"GroupService/CreateGroup", `{"group":{"appName":"a","addressMode":7}}`, "group.address_mode"},
+	{"GroupService/GetGroup", `{}`, "id"},
+	{"GroupService/GetGroup", `{"id":"-3"}`, "id"},
+	{"GroupService/UpdateGroup", `{}`, "group"},
+	{"GroupService/UpdateGroup", `{"group":{"title":"x"}}`, "group.id"},
+	{"GroupService/UpdateGroup", `{"group":{"id":"1","title":"x"},"updateMask":"nope"}`, "update_mask"},
+	{"GroupService/DeleteGroup", `{"id":"0"}`, "id"},
+	{"JobService/CreateJob", `{}`, "job"},
+	{"JobService/CreateJob", `{"job":{"description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"}}}`, "job.group_id"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"}}}`, "job.description"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h"}}`, "job.schedule"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","schedule":{"type":"SCHEDULE_TYPE_NONE"}}}`, "job.handler"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_CRON","cron":"nope"}}}`, "job.schedule.cron"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_FIX_RATE","intervalSeconds":5,"timeZone":"Mars/Base"}}}`, "job.schedule.time_zone"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_FIX_RATE"}}}`, "job.schedule.interval_seconds"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_FIX_RATE","intervalSeconds":99999999}}}`, "job.schedule.interval_seconds"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":9}}}`, "job.schedule.type"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"routeStrategy":99}}`, "job.route_strategy"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"blockStrategy":99}}`, "job.block_strategy"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"misfireStrategy":99}}`, "job.misfire_strategy"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"timeoutSeconds":-1}}`, "job.timeout_seconds"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"timeoutSeconds":99999999}}`, "job.timeout_seconds"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"retryCount":101}}`, "job.retry_count"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"childJobIds":["777"]}}`, "job.child_job_ids[0]"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"alarmEmails":["not an address"]}}`, "job.alarm_emails[0]"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"param":"` + strings.Repeat("p", 64<<10+1) + `"}}`, "job.param"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","schedule":{"type":"SCHEDULE_TYPE_NONE"},"script":{"type":"SCRIPT_TYPE_SHELL"}}}`, "job.script.source"},
+	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","schedule":{"type":"SCHEDULE_TYPE_NONE"},"script":{"type":42,"source":"echo"}}}`, "job.script.type"},
+	{"JobService/CreateJob", `{"job":{"groupId":"999","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"}}}`, "job.group_id"},
+	{"JobService/GetJob", `{}`, "id"},
+	{"JobService/ListJobs", `{"pageSize":501}`, "page_size"},
+	{"JobService/ListJobs", `{"pageToken":"zzz"}`, "page_token"},
+	{"JobService/ListJobs", `{"groupId":"-1"}`, "group_id"},
+	{"JobService/UpdateJob", `{}`, "job"},
+	{"JobService/UpdateJob", `{"job":{"param":"x"}}`, "job.id"},
+	{"JobService/UpdateJob", `{"job":{"id":"1","param":"x"},"updateMask":"nextFireAt"}`, "update_mask"},
+	{"JobService/UpdateJob", `{"job":{"id":"1"},"updateMask":"handler"}`, "job.handler"},
+	{"JobService/DeleteJob", `{}`, "id"},
+	{"JobService/StartJob", `{}`, "id"},
+	{"JobService/StopJob", `{}`, "id"},
+	{"JobService/TriggerJob", `{}`, "job_id"},
+	{"JobService/TriggerJob", `{"jobId":"1","addresses":["nope"]}`, "addresses[0]"},
+	{"JobService/PreviewSchedule", `{}`, "schedule"},
+	{"JobService/PreviewSchedule", `{"schedule":{"type":"SCHEDULE_TYPE_FIX_RATE","intervalSeconds":1},"count":101}`, "count"},
+	{"RunService/ListRuns", `{"status":99}`, "status"},
+	{"RunService/ListRuns", `{"pageSize":-1}`, "page_size"},
+	{"RunService/ListRuns", `{"jobId":"-1"}`, "job_id"},
+	{"RunService/ListRuns", `{"from":"2026-01-02T00:00:00Z","to":"2026-01-01T00:00:00Z"}`, "to"},
+	{"RunService/GetRun", `{}`, "id"},
+	{"RunService/ReadRunLog", `{}`, "run_id"},
+	{"RunService/ReadRunLog", `{"runId":"1","fromLine":-1}`, "from_line"},
+	{"RunService/KillRun", `{}`, "run_id"},
+	{"RunService/DeleteRuns", `{"keepLast":-1}`, "keep_last"},
+	{"RunService/DeleteRuns", `{}`, "before"},
+	{"ReportService/GetDashboard", `{"from":"2026-01-02T00:00:00Z","to":"2026-01-01T00:00:00Z"}`, "from"},
+	{"UserService/Login", `{}`, "username"},
+	{"UserService/Login", `{"username":"root"}`, "password"},
+	{"UserService/ChangePassword", `{"newPassword":"long enough"}`, "old_password"},
+	{"UserService/ChangePassword", `{"oldPassword":"x","newPassword":"short"}`, "new_password"},
+	{"UserService/CreateUser", `{}`, "user"},
+	{"UserService/CreateUser", `{"user":{"username":"a b","role":"ROLE_VIEWER"},"password":"long enough"}`, "user.username"},
+	{"UserService/CreateUser", `{"user":{"username":"ada","role":"ROLE_VIEWER"},"password":"short"}`, "password"},
+	{"UserService/CreateUser", `{"user":{"username":"ada"},"password":"long enough"}`, "user.role"},
+	{"UserService/CreateUser", `{"user":{"username":"ada","role":9},"password":"long enough"}`, "user.role"},
+	{"UserService/CreateUser", `{"user":{"username":"ada","role":"ROLE_VIEWER","groupIds":["1"]},"password":"long enough"}`, "user.group_ids"},
+	{"UserService/CreateUser", `{"user":{"username":"ada","role":"ROLE_MEMBER","groupIds":["999"]},"password":"long enough"}`, "user.group_ids"},
+	{"UserService/CreateUser", `{"user":{"username":"ada","role":"ROLE_MEMBER","groupIds":["0"]},"password":"long enough"}`, "user.group_ids[0]"},
+	{"UserService/GetUser", `{}`, "id"},
+	{"UserService/UpdateUser", `{"user":{"role":"ROLE_VIEWER"}}`, "user.id"},
+	{"UserService/UpdateUser", `{"user":{"id":"1"},"updateMask":"username"}`, "update_mask"},
+	{"UserService/UpdateUser", `{"user":{"id":"1","disabled":true},"updateMask":"disabled","password":"short"}`, "password"},
+	{"UserService/DeleteUser", `{}`, "id"},
+	{"UserService/CreateApiToken", `{}`, "name"},
+	{"UserService/CreateApiToken", `{"name":"` + strings.Repeat("n", 65) + `"}`, "name"},
+	{"UserService/CreateApiToken", `{"name":"x","expiresInSeconds":"-5"}`, "expires_in_seconds"},
+	{"UserService/ListApiTokens", `{"userId":"-1"}`, "user_id"},
+	{"UserService/RevokeApiToken", `{}`, "id"},
+	{"UserService/ListAuditLog", `{"pageSize":9999}`, "page_size"},
+	{"UserService/ListAuditLog", `{"from":"2026-01-02T00:00:00Z","to":"2026-01-01T00:00:00Z"}`, "to"},
+}
+
+// TestValidation sends each bad request as an ADMIN over JSON: each is
+// invalid_argument, its message starts with the field, and the database is
+// unchanged.
+func TestValidation(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	covered := map[string]bool{}
+	for _, tt := range validationCases {
+		covered[tt.proc] = true
+		before := digest(t, f.path)
+		status, body := postJSON(t, f.url, "/carillon.v1."+tt.proc, tt.body, "Bearer "+f.admin)
+		code, msg := connectError(body)
+		if status != http.StatusBadRequest || code != "invalid_argument" || !strings.HasPrefix(msg, tt.field+": ") {
+			t.Errorf("%s %.100s: %d %s %q, want invalid_argument naming %s", tt.proc, tt.body, status, code, msg, tt.field)
+		}
+		if after := digest(t, f.path); after != before {
+			t.Errorf("%s %.100s: a refused request changed the database", tt.proc, tt.body)
+		}
+	}
+	// Every RPC with input has a case.
+	for _, svc := range []string{carillonv1connect.GroupServiceName, carillonv1connect.JobServiceName,
+		carillonv1connect.RunServiceName, carillonv1connect.UserServiceName} {
+		for _, m := range methodsOf(t, svc) {
+			proc := strings.TrimPrefix(svc, "carillon.v1.") + "/" + m
+			switch proc {
+			case "GroupService/ListGroups", "UserService/Logout", "UserService/GetCurrentUser", "UserService/ListUsers",
+				"UserService/GetExecutorToken": // no input
+				continue
+			}
+			if !covered[proc] {
+				t.Errorf("no validation case for %s", proc)
+			}
+		}
+	}
+}
+
+// TestRequestSizeLimit checks that a body over the limit is refused
+// (resource_exhausted) and stores nothing.
+func TestRequestSizeLimit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	before := digest(t, f.path)
+	big := `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"param":"` +
+		strings.Repeat("x", 2<<20) + `"}}`
+	status, body := postJSON(t, f.url, "/carillon.v1.JobService/CreateJob", big, "Bearer "+f.admin)
+	if code, _ := connectError(body); status != http.StatusTooManyRequests || code != "resource_exhausted" {
+		t.Errorf("2 MiB request: %d %.200s, want resource_exhausted", status, body)
+	}
+	if digest(t, f.path) != before {
+		t.Error("an oversized request changed the database")
+	}
+}
+
+// FuzzManagementJSON drives the JSON endpoints with random and mutated
+// bodies as an ADMIN (and RegistryService with the executor token): no
+// panic, no 5xx but unavailable, and a refused request changes nothing.
+// Its seeds run in go test.
+func FuzzManagementJSON(f *testing.F) {
+	fx := newFixture(f)
+	var procs []string
+	for _, svc := range []string{carillonv1connect.GroupServiceName, carillonv1connect.JobServiceName,
+		carillonv1connect.RunServiceName, carillonv1connect.ReportServiceName, carillonv1connect.UserServiceName,
+		carillonv1connect.RegistryServiceName} {
+		for _, m := range methodsOf(f, svc) {
+			if m == "Logout" || m == "DeleteUser" {
+				continue // would end the fuzzer's own credential
+			}
+			procs = append(procs, "/"+svc+"/"+m)
+		}
+	}
+	for _, tt := range validationCases {
+		for i, p := range procs {
+			if strings.HasSuffix(p, "."+tt.proc) {
+				f.Add(uint8(i), tt.body)
+			}
+		}
+	}
+	for i := range procs {
+		for _, body := range []string{`{}`, ``, `{`, `null`, `[]`, `{"id":"1"}`, `{"id":1e99}`, `{"id":"x"}`, "\x00\xff",
+			`{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_CRON","cron":"*/5 * * * * ?"},"enabled":true}}`,
+			`{"group":{"appName":"fz","addressMode":"ADDRESS_MODE_MANUAL","addresses":["http://127.0.0.1:1"]}}`,
+			`{"user":{"username":"fuzzy","role":"ROLE_MEMBER","groupIds":["1"]},"password":"long enough"}`,
+			`{"results":[{"runId":"1","status":"RUN_STATUS_SUCCEEDED"}]}`, `{"appName":"a","address":"http://127.0.0.1:1"}`} {
+			f.Add(uint8(i), body)
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, body string) {
+		proc := procs[int(which)%len(procs)]
+		header := "Bearer " + fx.admin
+		if strings.Contains(proc, "RegistryService") {
+			header = "Bearer s3cret"
+		}
+		before := digest(t, fx.path)
+		status, answer := postJSON(t, fx.url, proc, body, header)
+		if status >= 500 && status != http.StatusServiceUnavailable {
+			t.Fatalf("%s %q: %d %s", proc, body, status, answer)
+		}
+		if status != http.StatusOK {
+			if code, _ := connectError(answer); code == "" && status != http.StatusUnsupportedMediaType {
+				t.Errorf("%s %q: %d with no Connect error: %q", proc, body, status, answer)
+			}
+			if digest(t, fx.path) != before {
+				t.Errorf("%s %q: refused (%d %s) but the database changed", proc, body, status, answer)
+			}
+		}
+	})
+}
