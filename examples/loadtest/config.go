@@ -1,0 +1,140 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// config is what the flags say.
+type config struct {
+	adminURL   string   // a running admin; empty: start one
+	carillon   string   // the carillon binary; empty: build it
+	dir        string   // work directory; empty: a new temporary one
+	keep       bool     // keep the work directory
+	adminArgs  []string // extra "carillon serve" arguments
+	logLevel   string   // the started admin's --log-level
+	token      string   // executor token
+	apiToken   string   // management credential for --admin
+	user       string   // user to log in as
+	password   string   // that user's password
+	adminPID   int      // the --admin process, for CPU and memory
+	dbPath     string   // the --admin database, for its size
+	executors  int
+	jobs       int
+	cron       string
+	fixRate    int
+	route      carillonv1.RouteStrategy
+	create     int // concurrent CreateJob calls
+	sparse     int
+	duration   time.Duration
+	warmup     time.Duration
+	grace      time.Duration
+	perfOut    string // perf record output of the admin during the window
+	pprofAddr  string // net/http/pprof of this process
+	jsonOut    bool
+	durationOK bool // --duration was given
+	jobsOK     bool // --jobs was given
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, " ") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+func parseFlags(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	fs.StringVar(&c.adminURL, "admin", "", "URL of a running admin to load; empty: start one as a child process")
+	fs.StringVar(&c.carillon, "carillon", "", "carillon binary to start; empty: go build ./admin/cmd/carillon into the work directory")
+	fs.StringVar(&c.dir, "dir", "", "work directory (database, logs, binary); empty: a new temporary directory")
+	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (a temporary one is removed on exit)")
+	fs.Var((*stringList)(&c.adminArgs), "admin-arg", "extra argument for carillon serve (repeatable), e.g. --admin-arg=--misfire-threshold=10s")
+	fs.StringVar(&c.logLevel, "log-level", "info", "the started admin's --log-level")
+	fs.StringVar(&c.token, "token", "", "executor access token; empty: a random one for a started admin, or the admin's own (UserService.GetExecutorToken) with --admin")
+	fs.StringVar(&c.apiToken, "api-token", "", "management API token or session for --admin (Authorization: Bearer)")
+	fs.StringVar(&c.user, "user", "admin", "user to log in as when no --api-token is given")
+	fs.StringVar(&c.password, "password", "", "password of --user; empty: a random one, set as the started admin's first ADMIN password")
+	fs.IntVar(&c.adminPID, "admin-pid", 0, "process id of the --admin, for its CPU and memory")
+	fs.StringVar(&c.dbPath, "db", "", "database file of the --admin, for its size")
+	fs.IntVar(&c.executors, "executors", 2, "executors to run in this process")
+	fs.IntVar(&c.jobs, "jobs", 1000, "jobs to create (0 with --sparse unless given)")
+	fs.StringVar(&c.cron, "cron", "*/1 * * * * ?", "the jobs' Quartz cron schedule")
+	fs.IntVar(&c.fixRate, "fix-rate", 0, "FIX_RATE interval in seconds instead of --cron")
+	route := fs.String("route", "ROUND_ROBIN", "the jobs' route strategy, e.g. ROUND_ROBIN, FIRST, CONSISTENT_HASH")
+	fs.IntVar(&c.create, "create-concurrency", 8, "concurrent CreateJob calls while setting up")
+	fs.IntVar(&c.sparse, "sparse", 0, "also store this many jobs with daily crons (a random second each) before starting the admin")
+	fs.DurationVar(&c.duration, "duration", time.Minute, "measured window (30s with --sparse unless given)")
+	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "time between the last job created and the window")
+	fs.DurationVar(&c.grace, "grace", 10*time.Second, "how long after the window to wait for late fires")
+	fs.StringVar(&c.perfOut, "perf", "", "record the admin with perf(1) during the window into this file; the top symbols go to FILE.txt")
+	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof of this process (the executors' side) on this loopback address")
+	fs.BoolVar(&c.jsonOut, "json", false, "print the result as JSON instead of a summary")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	fs.Visit(func(f *flag.Flag) {
+		c.durationOK = c.durationOK || f.Name == "duration"
+		c.jobsOK = c.jobsOK || f.Name == "jobs"
+	})
+	if c.sparse > 0 && !c.durationOK {
+		c.duration = 30 * time.Second
+	}
+	if c.sparse > 0 && !c.jobsOK {
+		c.jobs = 0
+	}
+	v, ok := carillonv1.RouteStrategy_value["ROUTE_STRATEGY_"+strings.ToUpper(*route)]
+	if !ok {
+		return c, fmt.Errorf("--route %q: not a route strategy", *route)
+	}
+	c.route = carillonv1.RouteStrategy(v)
+	return c, c.validate()
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.executors < 1:
+		return errors.New("--executors must be at least 1")
+	case c.jobs < 0 || c.sparse < 0:
+		return errors.New("--jobs and --sparse must not be negative")
+	case c.jobs == 0 && c.sparse == 0:
+		return errors.New("nothing to measure: --jobs and --sparse are both 0")
+	case c.fixRate < 0:
+		return errors.New("--fix-rate must not be negative")
+	case c.duration < time.Second || c.duration > time.Hour:
+		return errors.New("--duration must be between 1s and 1h")
+	case c.warmup < 0 || c.grace < 0:
+		return errors.New("--warmup and --grace must not be negative")
+	case c.create < 1:
+		return errors.New("--create-concurrency must be at least 1")
+	case c.adminURL != "" && (c.sparse > 0 || c.carillon != "" || len(c.adminArgs) > 0):
+		return errors.New("--sparse, --carillon and --admin-arg need a started admin, not --admin")
+	case c.adminURL == "" && (c.adminPID != 0 || c.dbPath != "" || c.apiToken != ""):
+		return errors.New("--admin-pid, --db and --api-token go with --admin")
+	}
+	return nil
+}
+
+// schedule is the measured jobs' schedule.
+func (c *config) schedule() *carillonv1.Schedule {
+	if c.fixRate > 0 {
+		return &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: int32(c.fixRate)}
+	}
+	return &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: c.cron}
+}
+
+// scheduleName describes the schedule for the report.
+func (c *config) scheduleName() string {
+	if c.fixRate > 0 {
+		return fmt.Sprintf("FIX_RATE %ds", c.fixRate)
+	}
+	return "CRON " + c.cron
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// result is what a load test measured; it is printed as a summary or as
+// JSON (the field names are the JSON's).
+type result struct {
+	Machine   machineInfo  `json:"machine"`
+	Setup     setupInfo    `json:"setup"`
+	Window    windowInfo   `json:"window"`
+	Fires     fireInfo     `json:"fires"`
+	Lateness  latenessInfo `json:"lateness_ms"`
+	Runs      runInfo      `json:"runs"`
+	Resources resourceInfo `json:"resources"`
+	Sparse    *sparseInfo  `json:"sparse,omitempty"`
+	PerfTop   string       `json:"perf_top,omitempty"`
+	window    *window      // raw observations
+}
+
+type machineInfo struct {
+	CPUs  int    `json:"cpus"`
+	Model string `json:"model"`
+	Go    string `json:"go"`
+}
+
+type setupInfo struct {
+	AdminURL            string  `json:"admin_url"`
+	AdminLog            string  `json:"admin_log,omitempty"`
+	LogLevel            string  `json:"admin_log_level"`
+	Auth                string  `json:"auth,omitempty"`
+	Jobs                int     `json:"jobs"`
+	Executors           int     `json:"executors"`
+	Schedule            string  `json:"schedule"`
+	Route               string  `json:"route"`
+	Sparse              int     `json:"sparse_jobs"`
+	Warmup              float64 `json:"warmup_s"`
+	Duration            float64 `json:"duration_s"`
+	SparseInsertSeconds float64 `json:"sparse_insert_s,omitempty"`
+	AdminStartSeconds   float64 `json:"admin_start_s,omitempty"`
+	CreateJobsSeconds   float64 `json:"create_jobs_s,omitempty"`
+}
+
+type windowInfo struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+type fireInfo struct {
+	// Expected fires have their instant in the window.
+	Expected int `json:"expected"`
+	// Received are the distinct expected fires that reached an executor.
+	Received int `json:"received"`
+	Missed   int `json:"missed"`
+	// Duplicated counts extra receipts of a fire of the window; DuplicatedAll
+	// of any fire of the whole test.
+	Duplicated    int `json:"duplicated"`
+	DuplicatedAll int `json:"duplicated_all"`
+	// Unexpected fires of the window reached an executor but were not
+	// expected (a schedule the tool got wrong, or a fire that should not
+	// have happened).
+	Unexpected int `json:"unexpected"`
+	// PerSecond is received fires of the window per second of it;
+	// ArrivedPerSecond is runs that reached a handler during the window per
+	// second, whatever their instant.
+	PerSecond        float64 `json:"per_s"`
+	ArrivedPerSecond float64 `json:"arrived_per_s"`
+}
+
+type latenessInfo struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+type runInfo struct {
+	// CompletedPerSecond is the change of the dashboard's succeeded plus
+	// failed counts over the window, per second: results recorded.
+	CompletedPerSecond float64 `json:"completed_per_s"`
+	Succeeded          int64   `json:"succeeded"`
+	Failed             int64   `json:"failed"`
+	Error              string  `json:"error,omitempty"`
+}
+
+type resourceInfo struct {
+	// AdminCPU is the admin's CPU over the window in percent of one core;
+	// ToolCPU this process's (executors and load tool). -1: unknown.
+	AdminCPU float64 `json:"admin_cpu_pct"`
+	ToolCPU  float64 `json:"tool_cpu_pct"`
+	// RSS is the admin's resident memory at the end of the window, MaxRSS
+	// the largest sampled each second during it, PeakRSS its VmHWM (the
+	// peak since it started, set-up included); bytes.
+	RSS     int64 `json:"admin_rss_bytes"`
+	MaxRSS  int64 `json:"admin_max_rss_window_bytes"`
+	PeakRSS int64 `json:"admin_peak_rss_bytes"`
+	DBBytes int64 `json:"db_bytes"`
+}
+
+type sparseInfo struct {
+	Jobs int `json:"jobs"`
+	// Fired is the sparse jobs' fires that reached the executor during the
+	// window.
+	Fired int `json:"fired_in_window"`
+}
+
+// fill computes the figures from the observations.
+func (r *result) fill(c *config, w *window) {
+	r.Window = windowInfo{Start: w.start.Format(time.RFC3339), End: w.end.Format(time.RFC3339)}
+	start, end := w.start.UnixMilli(), w.end.UnixMilli()
+	secs := w.end.Sub(w.start).Seconds()
+	seen := map[fireKey]int{}
+	all := map[fireKey]int{}
+	var late []float64
+	arrived := 0
+	for _, rc := range w.receipts {
+		k := fireKey{rc.job, rc.at}
+		all[k]++
+		if rc.got >= w.start.UnixNano() && rc.got < w.end.UnixNano() {
+			arrived++
+		}
+		if rc.at < start || rc.at >= end {
+			continue
+		}
+		if seen[k]++; seen[k] == 1 {
+			late = append(late, float64(rc.got-rc.at*int64(time.Millisecond))/float64(time.Millisecond))
+		}
+	}
+	f := &r.Fires
+	f.Expected = len(w.expected)
+	for k, n := range seen {
+		f.Duplicated += n - 1
+		if w.expected[k] {
+			f.Received++
+		} else {
+			f.Unexpected++
+		}
+	}
+	for _, n := range all {
+		f.DuplicatedAll += n - 1
+	}
+	f.Missed = f.Expected - f.Received
+	f.PerSecond = float64(len(seen)) / secs
+	f.ArrivedPerSecond = float64(arrived) / secs
+
+	slices.Sort(late)
+	r.Lateness = latenessInfo{P50: pct(late, 0.5), P90: pct(late, 0.9), P99: pct(late, 0.99), P999: pct(late, 0.999), Max: pct(late, 1)}
+	for _, l := range late {
+		r.Lateness.Mean += l / float64(len(late))
+	}
+
+	if a, b := w.done[0], w.done[1]; a.err == nil && b.err == nil {
+		r.Runs.Succeeded, r.Runs.Failed = b.succeeded-a.succeeded, b.failed-a.failed
+		r.Runs.CompletedPerSecond = float64(r.Runs.Succeeded+r.Runs.Failed) / b.at.Sub(a.at).Seconds()
+	} else {
+		r.Runs.Error = fmt.Sprint(cmpErr(a.err, b.err))
+	}
+	r.Resources = resourceInfo{
+		AdminCPU: round(cpuPercent(w.admin[0], w.admin[1])), ToolCPU: round(cpuPercent(w.self[0], w.self[1])),
+		RSS: w.rss, MaxRSS: w.maxRSS, PeakRSS: w.peakRSS,
+	}
+	if c.sparse > 0 {
+		n := 0
+		for _, rc := range w.sparseReceipts {
+			if rc.got >= w.start.UnixNano() && rc.got < w.end.UnixNano() {
+				n++
+			}
+		}
+		r.Sparse = &sparseInfo{Jobs: c.sparse, Fired: n}
+	}
+	r.PerfTop = w.perfTop
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// pct is the q-quantile of sorted xs (nearest rank); 0 when empty.
+func pct(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(xs)))) - 1
+	return round(xs[min(max(i, 0), len(xs)-1)])
+}
+
+func round(x float64) float64 { return math.Round(x*100) / 100 }
+
+// print writes r as JSON or as a summary.
+func (r *result) print(w io.Writer, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	line := func(name, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{name}, args...)...)
+	}
+	s := r.Setup
+	line("machine", "%d CPUs, %s, %s", r.Machine.CPUs, r.Machine.Model, r.Machine.Go)
+	line("load", "%d jobs (%s, %s) on %d executors; %d sparse jobs", s.Jobs, s.Schedule, strings.TrimPrefix(s.Route, "ROUTE_STRATEGY_"), s.Executors, s.Sparse)
+	line("window", "%s to %s (%gs after a %gs warm-up); admin log level %s", r.Window.Start, r.Window.End, s.Duration, s.Warmup, s.LogLevel)
+	if s.Jobs > 0 {
+		f := r.Fires
+		line("fires", "%.1f/s (%d of %d expected); arrived %.1f/s", f.PerSecond, f.Received, f.Expected, f.ArrivedPerSecond)
+		line("missed", "%d", f.Missed)
+		line("duplicated", "%d (whole test: %d); unexpected %d", f.Duplicated, f.DuplicatedAll, f.Unexpected)
+		l := r.Lateness
+		line("lateness", "p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms", l.P50, l.P90, l.P99, l.P999, l.Max)
+	}
+	if r.Runs.Error != "" {
+		line("completed runs", "unknown: %s", r.Runs.Error)
+	} else {
+		line("completed runs", "%.1f/s (%d succeeded, %d failed)", r.Runs.CompletedPerSecond, r.Runs.Succeeded, r.Runs.Failed)
+	}
+	if r.Sparse != nil {
+		line("sparse fires", "%d in the window", r.Sparse.Fired)
+	}
+	x := r.Resources
+	line("admin CPU", "%s of one core (executors and this tool: %s)", percent(x.AdminCPU), percent(x.ToolCPU))
+	line("admin memory", "%s resident at the end, %s at most in the window, %s peak (VmHWM)", mib(x.RSS), mib(x.MaxRSS), mib(x.PeakRSS))
+	line("database", "%s", mib(x.DBBytes))
+	var setup []string
+	for _, p := range []struct {
+		name string
+		s    float64
+	}{{"sparse insert", s.SparseInsertSeconds}, {"admin start", s.AdminStartSeconds}, {"job creation", s.CreateJobsSeconds}} {
+		if p.s > 0 {
+			setup = append(setup, fmt.Sprintf("%s %.1fs", p.name, p.s))
+		}
+	}
+	if len(setup) > 0 {
+		line("set-up", "%s", strings.Join(setup, ", "))
+	}
+	if r.PerfTop != "" {
+		line("perf top", "%s", strings.ReplaceAll(r.PerfTop, "\n", "\n\t"))
+	}
+	return tw.Flush()
+}
+
+func percent(p float64) string {
+	if p < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f %%", p)
+}
+
+func mib(b int64) string {
+	if b == 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+}

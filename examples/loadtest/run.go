@@ -1,0 +1,189 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // --pprof: the executors' side
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+)
+
+// run sets up the admin, executors and jobs, measures the window and
+// cleans up whatever it started, also on error and when ctx ends.
+func run(ctx context.Context, c config) (res *result, err error) {
+	cpus, model := machine()
+	res = &result{
+		Machine: machineInfo{CPUs: cpus, Model: model, Go: runtime.Version()},
+		Setup: setupInfo{Jobs: c.jobs, Executors: c.executors, Schedule: c.scheduleName(), Route: c.route.String(),
+			Sparse: c.sparse, Warmup: c.warmup.Seconds(), Duration: c.duration.Seconds(), LogLevel: c.logLevel},
+	}
+	if c.pprofAddr != "" {
+		ln, err := net.Listen("tcp", c.pprofAddr)
+		if err != nil {
+			return nil, fmt.Errorf("--pprof: %w", err)
+		}
+		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second} // DefaultServeMux, where net/http/pprof registers
+		go srv.Serve(ln)
+		defer srv.Close()
+		progress("pprof of this process on http://%s/debug/pprof/", ln.Addr())
+	}
+
+	dir := c.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "carillon-loadtest-"); err != nil {
+			return nil, err
+		}
+		if !c.keep {
+			defer func() {
+				if err == nil {
+					os.RemoveAll(dir)
+				} else {
+					progress("work directory kept for a look: %s", dir)
+				}
+			}()
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	progress("work directory %s", dir)
+
+	app := fmt.Sprintf("loadtest-%d-%d", os.Getpid(), time.Now().Unix()%100000)
+	sparseApp := app + "-sparse"
+	baseURL, pid, dbPath := c.adminURL, c.adminPID, c.dbPath
+	password, token := c.password, c.token
+	var sparseGroup int64
+	if baseURL == "" {
+		dbPath = filepath.Join(dir, "carillon.db")
+		password, token = cmp.Or(password, randomHex(12)), cmp.Or(token, randomHex(24))
+		if c.sparse > 0 {
+			start := time.Now()
+			progress("storing %d sparse jobs in %s", c.sparse, dbPath)
+			if sparseGroup, err = seedSparse(ctx, dbPath, sparseApp, c.sparse); err != nil {
+				return nil, fmt.Errorf("seed sparse jobs: %w", err)
+			}
+			res.Setup.SparseInsertSeconds = time.Since(start).Seconds()
+		}
+		bin := c.carillon
+		if bin == "" {
+			progress("building carillon")
+			if bin, err = buildCarillon(ctx, dir); err != nil {
+				return nil, err
+			}
+		}
+		start := time.Now()
+		adm, err := startAdmin(bin, dir, dbPath, token, password, c.logLevel, c.adminArgs)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if stopErr := adm.stop(15 * time.Second); stopErr != nil && err == nil {
+				err = stopErr
+			}
+		}()
+		if err := adm.waitReady(ctx, 2*time.Minute); err != nil {
+			return nil, err
+		}
+		res.Setup.AdminStartSeconds = time.Since(start).Seconds()
+		baseURL, pid = adm.url, adm.pid()
+		res.Setup.AdminLog = adm.logPath
+		progress("admin pid %d serving on %s (log %s)", pid, baseURL, adm.logPath)
+	}
+	res.Setup.AdminURL = baseURL
+
+	a := newAPI(baseURL)
+	a.token = c.apiToken
+	if a.token == "" && password != "" {
+		loggedIn, err := a.login(ctx, c.user, password)
+		if err != nil {
+			return nil, err
+		}
+		res.Setup.Auth = map[bool]string{true: "session of " + c.user, false: "none (the admin has no UserService)"}[loggedIn]
+	}
+	if token == "" {
+		if token, err = a.executorToken(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	rec, sparseRec := &recorder{}, &recorder{}
+	var group int64
+	var stops []*executors
+	defer func() {
+		for _, ex := range stops {
+			if stopErr := ex.stop(); stopErr != nil && err == nil {
+				err = fmt.Errorf("executors: %w", stopErr)
+			}
+		}
+	}()
+	start := func(app string, group int64, n int, rec *recorder) error {
+		ex, err := startExecutors(ctx, n, baseURL, app, token, dir, rec)
+		if err != nil {
+			return err
+		}
+		stops = append(stops, ex)
+		return waitRegistered(ctx, a, group, n, 30*time.Second)
+	}
+	if c.sparse > 0 {
+		if err := start(sparseApp, sparseGroup, 1, sparseRec); err != nil {
+			return nil, err
+		}
+	}
+	if c.jobs > 0 {
+		if group, err = createGroup(ctx, a, app); err != nil {
+			return nil, err
+		}
+		if err := start(app, group, c.executors, rec); err != nil {
+			return nil, err
+		}
+		t := time.Now()
+		progress("creating %d jobs (%s, %s)", c.jobs, c.scheduleName(), c.route)
+		if err := createJobs(ctx, a, &c, group, c.jobs); err != nil {
+			return nil, err
+		}
+		res.Setup.CreateJobsSeconds = time.Since(t).Seconds()
+	}
+
+	progress("warming up for %s", c.warmup)
+	if err := sleep(ctx, c.warmup); err != nil {
+		return nil, err
+	}
+	w, err := measure(ctx, &c, a, pid, group, rec, sparseRec)
+	if err != nil {
+		return nil, err
+	}
+	res.fill(&c, w)
+	res.Resources.DBBytes = dbSize(dbPath)
+	return res, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return errors.New("interrupted")
+	case <-t.C:
+		return nil
+	}
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error { return sleep(ctx, time.Until(t)) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// progress tells the person waiting what is going on, on stderr.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "loadtest: "+format+"\n", args...)
+}
