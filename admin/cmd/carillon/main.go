@@ -1,11 +1,16 @@
-// Command carillon is Carillon's admin: a job scheduler over an embedded
-// SQLite database, serving the Connect API on one port.
+// Command carillon is Carillon's admin, a job scheduler over an embedded
+// SQLite database serving the Connect API on one port, and the admin's
+// command-line client.
 //
 // Usage:
 //
-//	carillon [serve] [flags]
+//	carillon [serve] [flags]          run the admin
+//	carillon login --user NAME        log in to an admin; later commands use the session
+//	carillon COMMAND [flags] [args]   group, job, run, user, token, audit, ... (carillon help)
 //
-// Every flag has an environment variable equivalent, named in its help.
+// Every serve flag has an environment variable equivalent, named in its
+// help. Client commands exit 0 on success and with a code per kind of
+// failure (carillon help lists them).
 package main
 
 import (
@@ -30,25 +35,19 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "carillon:", err)
-		}
-		os.Exit(2)
-	}
+	os.Exit(run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) error {
+// run runs one command and returns the process's exit code (see usage).
+func run(ctx context.Context, args []string, io stdio) int {
 	cmd := "serve"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "serve":
-		return serve(ctx, args, stderr)
-	default:
-		return fmt.Errorf("unknown command %q (want: serve)", cmd)
+	if cmd == "serve" {
+		return exitCode(io.err, serve(ctx, args, io.err))
 	}
+	return exitCode(io.err, client(ctx, cmd, args, io))
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
@@ -57,7 +56,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	var cfg admin.Config
 	fs.StringVar(&cfg.Listen, "listen", env("CARILLON_LISTEN", admin.ListenDefault), "address to serve the API on (env CARILLON_LISTEN)")
 	fs.StringVar(&cfg.DBPath, "db", env("CARILLON_DB", admin.DBPathDefault), "SQLite database file, created if missing (env CARILLON_DB)")
-	fs.StringVar(&cfg.Token, "token", os.Getenv("CARILLON_TOKEN"), "executor access token; empty disables the check (env CARILLON_TOKEN)")
+	fs.StringVar(&cfg.Token, "token", os.Getenv("CARILLON_TOKEN"),
+		"executor access token; empty: the one generated on first start and kept in the database (env CARILLON_TOKEN)")
+	fs.BoolVar(&cfg.Insecure, "insecure", os.Getenv("CARILLON_INSECURE") == "1",
+		"run without an executor access token when --token is empty: anyone may register executors (env CARILLON_INSECURE=1)")
+	fs.StringVar(&cfg.AdminPassword, "admin-password", os.Getenv("CARILLON_ADMIN_PASSWORD"),
+		"password of the first ADMIN \"admin\", created on first start; empty: generated and printed once (env CARILLON_ADMIN_PASSWORD, preferred: flags show in ps)")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", os.Getenv("CARILLON_TLS_CERT"), "PEM certificate file: serve HTTPS instead of cleartext (env CARILLON_TLS_CERT)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", os.Getenv("CARILLON_TLS_KEY"), "PEM private key file of --tls-cert (env CARILLON_TLS_KEY)")
 	fs.DurationVar(&cfg.MisfireThreshold, "misfire-threshold", envDuration("CARILLON_MISFIRE_THRESHOLD", schedule.MisfireThresholdDefault),
 		"how late a fire may be before the job's misfire strategy handles it (env CARILLON_MISFIRE_THRESHOLD)")
 	fs.BoolVar(&cfg.Demo, "demo", os.Getenv("CARILLON_DEMO") == "1",
@@ -72,10 +78,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg.SMTP.Password = os.Getenv("CARILLON_SMTP_PASSWORD") // from the environment only, so it is not in ps output
 	logLevel := fs.String("log-level", env("CARILLON_LOG_LEVEL", "info"), "debug, info, warn or error (env CARILLON_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return usageError{err}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+		return usageError{fmt.Errorf("serve: unexpected arguments %q", fs.Args())}
 	}
 	if cfg.SMTP.Addr != "" && cfg.SMTP.From == "" {
 		return errors.New("serve: --smtp-from is required with --smtp-addr")
@@ -88,6 +94,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("serve: -log-level: %w", err)
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Console = stderr
 	return admin.Run(ctx, cfg)
 }
 
