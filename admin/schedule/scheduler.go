@@ -116,7 +116,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // queue. Scheduled fires more than the misfire threshold late go through
 // their job's misfire strategy; retries and child runs fire, late or not.
 func (s *Scheduler) recover(ctx context.Context) error {
-	pending, err := s.cfg.Store.RunsWithStatus(ctx, carillonv1.RunStatus_RUN_STATUS_PENDING)
+	pending, err := s.cfg.Store.PendingRuns(ctx)
 	if err != nil {
 		return fmt.Errorf("schedule: recover: %w", err)
 	}

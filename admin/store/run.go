@@ -182,10 +182,9 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, er
 	return rs, rows.Err()
 }
 
-// RunsWithStatus returns every run with the given status, oldest scheduled
-// instant first.
-func (s *Store) RunsWithStatus(ctx context.Context, status carillonv1.RunStatus) ([]Run, error) {
-	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE status = ? ORDER BY scheduled_at, id`, status)
+// PendingRuns returns every pending run, oldest scheduled instant first.
+func (s *Store) PendingRuns(ctx context.Context) ([]Run, error) {
+	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE status = `+sqlPending+` ORDER BY scheduled_at, id`)
 }
 
 // ClaimRun moves a pending run to RUNNING, stamped triggered at now, and

@@ -69,6 +69,7 @@ func openDB(path, txlock string, conns int) (*sql.DB, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "cache_size(-32768)") // 32 MiB per connection, for the hot run and job pages
 	q.Set("_txlock", txlock)
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -250,5 +251,14 @@ func TestFixDelayNextFireAfterFinish(t *testing.T) {
 	got, _ := s.Job(ctx, j.ID)
 	if want := finished.Add(30 * time.Second); !got.NextFireAt.Equal(want) {
 		t.Errorf("next fire = %v, want finish + 30 s = %v", got.NextFireAt, want)
+	}
+}
+
+func TestStatusLiterals(t *testing.T) {
+	// The partial index runs_active and the queries that use it name these
+	// statuses as SQL literals; they must match the enum.
+	if store.SQLRunning != fmt.Sprint(int32(carillonv1.RunStatus_RUN_STATUS_RUNNING)) ||
+		store.SQLPending != fmt.Sprint(int32(carillonv1.RunStatus_RUN_STATUS_PENDING)) {
+		t.Fatalf("sqlRunning %s, sqlPending %s do not match the RunStatus enum", store.SQLRunning, store.SQLPending)
 	}
 }

@@ -80,7 +80,9 @@ CREATE TABLE runs (
 CREATE UNIQUE INDEX runs_fire ON runs (job_id, scheduled_at, shard_index, attempt)
     WHERE trigger_type IN (1, 5);
 CREATE INDEX runs_job ON runs (job_id, id);
-CREATE INDEX runs_group ON runs (group_id, id);
-CREATE INDEX runs_status ON runs (status, id);
+-- Runs still in flight (1 = RUNNING, 7 = PENDING) for the monitor and for
+-- recovery. Settled runs leave the index, so it stays small and a run's
+-- status changes touch no other index.
+CREATE INDEX runs_active ON runs (status, id) WHERE status IN (1, 7);
 CREATE INDEX runs_scheduled ON runs (scheduled_at);
 CREATE INDEX runs_alarm ON runs (id) WHERE alarm_status = 1;

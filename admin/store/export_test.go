@@ -1,0 +1,7 @@
+package store
+
+// Exported for tests.
+const (
+	SQLRunning = sqlRunning
+	SQLPending = sqlPending
+)
