@@ -51,14 +51,8 @@ type Settled struct {
 // RecordDispatches stores how runs were dispatched and settles those that
 // failed. A result that arrived before its dispatch was recorded is kept.
 func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, error) {
-	var out Settled
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		st, err := newSettler(ctx, tx)
-		if err != nil {
-			return err
-		}
-		defer st.close()
-		record, err := tx.PrepareContext(ctx, `UPDATE runs SET executor_address = ?, shard_index = ?, shard_total = ?,
+	out, err := s.settleTx(ctx, func(st *settler) error {
+		record, err := st.tx.PrepareContext(ctx, `UPDATE runs SET executor_address = ?, shard_index = ?, shard_total = ?,
 			trigger_message = ?, timeout_seconds = ? WHERE id = ?`)
 		if err != nil {
 			return err
@@ -76,7 +70,6 @@ func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, e
 				}
 			}
 		}
-		out = st.out
 		return nil
 	})
 	if err != nil {
@@ -97,6 +90,23 @@ func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, e
 //   - when nothing of a FIX_DELAY job's fire is left running or pending,
 //     the job's next fire is set to the finish time plus the interval.
 func (s *Store) SettleRuns(ctx context.Context, results []Result) (Settled, error) {
+	out, err := s.settleTx(ctx, func(st *settler) error {
+		for _, res := range results {
+			if err := st.settle(res); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Settled{}, fmt.Errorf("store: settle runs: %w", err)
+	}
+	return out, nil
+}
+
+// settleTx runs fn with a settler in one write transaction and returns
+// what it settled.
+func (s *Store) settleTx(ctx context.Context, fn func(st *settler) error) (Settled, error) {
 	var out Settled
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		st, err := newSettler(ctx, tx)
@@ -104,18 +114,13 @@ func (s *Store) SettleRuns(ctx context.Context, results []Result) (Settled, erro
 			return err
 		}
 		defer st.close()
-		for _, res := range results {
-			if err := st.settle(res); err != nil {
-				return err
-			}
+		if err := fn(st); err != nil {
+			return err
 		}
 		out = st.out
 		return nil
 	})
-	if err != nil {
-		return Settled{}, fmt.Errorf("store: settle runs: %w", err)
-	}
-	return out, nil
+	return out, err
 }
 
 // settler settles runs inside one write transaction, with its hot
