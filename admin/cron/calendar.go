@@ -15,7 +15,7 @@ type calendar struct {
 	// The fields, as set or as last computed. month is 0-based, as in Java.
 	year, month, day, hour, minute, second int
 
-	valid   bool  // the fields are normalized and unix matches them
+	valid   bool  // the fields were computed from unix, which they yield again
 	unix    int64 // the instant, in Unix seconds
 	weekday int   // 1-7 = Sunday-Saturday, valid when valid is set
 }
@@ -27,15 +27,30 @@ func (c *calendar) setUnix(u int64) {
 	c.valid = false
 }
 
-func (c *calendar) setYear(v int)   { c.year, c.valid = v, false }
-func (c *calendar) setMonth(v int)  { c.month, c.valid = v, false }
-func (c *calendar) setDay(v int)    { c.day, c.valid = v, false }
-func (c *calendar) setHour(v int)   { c.hour, c.valid = v, false }
-func (c *calendar) setMinute(v int) { c.minute, c.valid = v, false }
-func (c *calendar) setSecond(v int) { c.second, c.valid = v, false }
+// The setters store a field. Java recomputes the instant after any set,
+// even of an unchanged value; Next skips that when the value is unchanged
+// and the fields are already the result of a recomputation, which gives the
+// same instant again (see complete).
+func (c *calendar) setYear(v int)   { setField(c, &c.year, v) }
+func (c *calendar) setMonth(v int)  { setField(c, &c.month, v) }
+func (c *calendar) setDay(v int)    { setField(c, &c.day, v) }
+func (c *calendar) setHour(v int)   { setField(c, &c.hour, v) }
+func (c *calendar) setMinute(v int) { setField(c, &c.minute, v) }
+func (c *calendar) setSecond(v int) { setField(c, &c.second, v) }
 
 // setMidnight sets the time of day to 00:00:00.
-func (c *calendar) setMidnight() { c.hour, c.minute, c.second, c.valid = 0, 0, 0, false }
+func (c *calendar) setMidnight() {
+	c.setHour(0)
+	c.setMinute(0)
+	c.setSecond(0)
+}
+
+func setField(c *calendar, f *int, v int) {
+	if *f != v {
+		*f = v
+		c.valid = false
+	}
+}
 
 func (c *calendar) Year() int    { c.complete(); return c.year }
 func (c *calendar) Month() int   { c.complete(); return c.month + 1 } // 1-12
@@ -56,6 +71,10 @@ func (c *calendar) addYear(n int) {
 	c.valid = false
 }
 
+// complete recomputes the instant from the fields, then the fields from
+// the instant, unless the fields are already the result of that: the
+// instant the wall-time rule gives is never in the first pass of an
+// overlap, so reading its fields back yields the same instant.
 func (c *calendar) complete() {
 	if c.valid {
 		return

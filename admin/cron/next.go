@@ -40,51 +40,51 @@ func (s *Schedule) next(after int64) (int64, bool) {
 		}
 
 		// Second.
-		sec, min := c.Second(), c.Minute()
+		sec, minute := c.Second(), c.Minute()
 		if v, ok := s.second.next(sec); ok {
 			sec = v
 		} else {
 			sec = s.second.first()
-			min++
-			c.setMinute(min)
+			minute++
+			c.setMinute(minute)
 		}
 		c.setSecond(sec)
 
 		// Minute.
-		min, hr := c.Minute(), c.Hour()
+		minute, hour := c.Minute(), c.Hour()
 		t := -1
-		if v, ok := s.minute.next(min); ok {
-			t, min = min, v
+		if v, ok := s.minute.next(minute); ok {
+			t, minute = minute, v
 		} else {
-			min = s.minute.first()
-			hr++
+			minute = s.minute.first()
+			hour++
 		}
-		if min != t {
+		if minute != t {
 			c.setSecond(0)
-			c.setMinute(min)
-			setHour(&c, hr)
+			c.setMinute(minute)
+			setHour(&c, hour)
 			continue
 		}
-		c.setMinute(min)
+		c.setMinute(minute)
 
 		// Hour.
-		hr = c.Hour()
+		hour = c.Hour()
 		day := c.Day()
 		t = -1
-		if v, ok := s.hour.next(hr); ok {
-			t, hr = hr, v
+		if v, ok := s.hour.next(hour); ok {
+			t, hour = hour, v
 		} else {
-			hr = s.hour.first()
+			hour = s.hour.first()
 			day++
 		}
-		if hr != t {
+		if hour != t {
 			c.setSecond(0)
 			c.setMinute(0)
 			c.setDay(day)
-			setHour(&c, hr)
+			setHour(&c, hour)
 			continue
 		}
-		c.setHour(hr)
+		c.setHour(hour)
 
 		// Day.
 		day = c.Day()
@@ -93,7 +93,7 @@ func (s *Schedule) next(after int64) (int64, bool) {
 			if !s.nextDayOfWeek(&c, day, mon) {
 				continue
 			}
-		} else if !s.nextDayOfMonth(&c, start, day, mon, sec, min, hr) {
+		} else if !s.nextDayOfMonth(&c, start, day, mon, sec, minute, hour) {
 			continue
 		}
 		c.setDay(day)
@@ -149,9 +149,9 @@ func setHour(c *calendar, hour int) {
 }
 
 // nextDayOfMonth applies the day-of-month rules to c, which is on day of
-// month mon, with the time of day sec:min:hr chosen. It reports whether the
+// month mon, with the time of day hour:minute:sec chosen. It reports whether the
 // day fits; if not, it has moved c to the candidate day to try next.
-func (s *Schedule) nextDayOfMonth(c *calendar, start int64, day, mon, sec, min, hr int) bool {
+func (s *Schedule) nextDayOfMonth(c *calendar, start int64, day, mon, sec, minute, hour int) bool {
 	t := -1
 	tmon := mon
 	switch {
@@ -171,7 +171,7 @@ func (s *Schedule) nextDayOfMonth(c *calendar, start int64, day, mon, sec, min, 
 		t = day
 		day = daysIn(mon, c.Year()) - s.lastDayOffset
 		var before bool
-		day, before = s.weekdayNear(c, start, day, mon, sec, min, hr)
+		day, before = s.weekdayNear(c, start, day, mon, sec, minute, hour)
 		if before {
 			day = 1
 			mon++
@@ -180,7 +180,7 @@ func (s *Schedule) nextDayOfMonth(c *calendar, start int64, day, mon, sec, min, 
 		t = day
 		day = s.dom.first()
 		var before bool
-		day, before = s.weekdayNear(c, start, day, mon, sec, min, hr)
+		day, before = s.weekdayNear(c, start, day, mon, sec, minute, hour)
 		if before {
 			day = s.dom.first()
 			mon++
@@ -209,8 +209,8 @@ func (s *Schedule) nextDayOfMonth(c *calendar, start int64, day, mon, sec, min, 
 
 // weekdayNear moves day (of month mon in c's year) to the nearest weekday
 // without leaving the month, as Quartz's "W" does, and reports whether that
-// day at hr:min:sec is before start. Quartz does this on a second calendar.
-func (s *Schedule) weekdayNear(c *calendar, start int64, day, mon, sec, min, hr int) (int, bool) {
+// day at hour:minute:sec is before start. Quartz does this on a second calendar.
+func (s *Schedule) weekdayNear(c *calendar, start int64, day, mon, sec, minute, hour int) (int, bool) {
 	year := c.Year()
 	w := calendar{z: c.z}
 	w.setUnix(start)
@@ -231,8 +231,8 @@ func (s *Schedule) weekdayNear(c *calendar, start int64, day, mon, sec, min, hr 
 		day++
 	}
 	w.setSecond(sec)
-	w.setMinute(min)
-	w.setHour(hr)
+	w.setMinute(minute)
+	w.setHour(hour)
 	w.setDay(day)
 	w.setMonth(mon - 1)
 	return day, w.Unix() < start

@@ -192,6 +192,8 @@ func (p *fieldParser) parseName(u string) error {
 		names = monthNames
 	case fieldDayOfWeek:
 		names = dayNames
+	case fieldDayOfMonth:
+		return p.errorf(`expected a day, "L", "LW", "L-n", "L-nW", "nW" or "?"`)
 	default:
 		return p.errorf("names are allowed only in month and day-of-week")
 	}
