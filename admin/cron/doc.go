@@ -85,7 +85,12 @@
 //     a range end below the minimum ("5-0"), years outside 1970-2099;
 //   - "?", W, L and # forms inside lists ("15W,20", "6#3,2", "?,5"), whose
 //     other elements Quartz ignores, and "LW" or "L-n" in day-of-week
-//     (Quartz reads both as Saturday).
+//     (Quartz reads both as Saturday);
+//   - "0W" and "L-nW" with n > 27, on which Quartz's search never returns
+//     (L-28 falls before the 1st in February).
+//
+// The files testdata/strict.cases and strict.golden list these cases with
+// Quartz's answers, and the tests check that Parse rejects each one.
 //
 // Every error is a *ParseError naming the field, the token and the rule.
 package cron

@@ -149,8 +149,9 @@ func setHour(c *calendar, hour int) {
 }
 
 // nextDayOfMonth applies the day-of-month rules to c, which is on day of
-// month mon, with the time of day hour:minute:sec chosen. It reports whether the
-// day fits; if not, it has moved c to the candidate day to try next.
+// month mon, with the time of day hour:minute:sec chosen. It reports
+// whether the day fits; if not, it has moved c to the candidate day to try
+// next.
 func (s *Schedule) nextDayOfMonth(c *calendar, start int64, day, mon, sec, minute, hour int) bool {
 	t := -1
 	tmon := mon
@@ -209,7 +210,8 @@ func (s *Schedule) nextDayOfMonth(c *calendar, start int64, day, mon, sec, minut
 
 // weekdayNear moves day (of month mon in c's year) to the nearest weekday
 // without leaving the month, as Quartz's "W" does, and reports whether that
-// day at hour:minute:sec is before start. Quartz does this on a second calendar.
+// day at hour:minute:sec is before start. Quartz does this on a second
+// calendar.
 func (s *Schedule) weekdayNear(c *calendar, start int64, day, mon, sec, minute, hour int) (int, bool) {
 	year := c.Year()
 	w := calendar{z: c.z}
