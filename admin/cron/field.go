@@ -43,8 +43,6 @@ type set uint64
 
 func (s *set) add(v int) { *s |= 1 << uint(v) }
 
-func (s set) has(v int) bool { return v >= 0 && v < 64 && s&(1<<uint(v)) != 0 }
-
 // next returns the smallest value in s that is >= v.
 func (s set) next(v int) (int, bool) {
 	if v < 0 {
