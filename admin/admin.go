@@ -113,7 +113,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	}
 	var trig *trigger.Trigger // the scheduler fires through the trigger, which queues follow-ups on the scheduler
 	sched := schedule.New(schedule.Config{
-		Store: st, FireFunc: func(e schedule.Entry) { trig.Fire(e) }, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger,
+		Store: st, FireFunc: func(es []schedule.Entry) { trig.Fire(es) }, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger,
 	})
 	trig, err = trigger.New(trigger.Config{Store: st, Token: cfg.Token, Logger: cfg.Logger, EnqueueFunc: sched.Enqueue})
 	if err != nil {

@@ -28,6 +28,9 @@ func runDemo(ctx context.Context, a *Admin, adminURL string) error {
 	}
 	ex, err := sdk.New(sdk.Config{
 		AdminURLs: []string{adminURL}, AppName: demoApp, AccessToken: a.cfg.Token, Logger: a.cfg.Logger,
+		// Run logs live beside the database: they belong to its run IDs, and a
+		// fresh database must not meet the logs of an earlier one.
+		LogDir: a.cfg.DBPath + ".logs",
 	})
 	if err != nil {
 		ln.Close()

@@ -54,7 +54,9 @@ CREATE INDEX jobs_due ON jobs (next_fire_at) WHERE enabled = 1 AND next_fire_at 
 
 -- Executions, one row per fire per shard per attempt.
 CREATE TABLE runs (
-    id               INTEGER PRIMARY KEY,
+    -- AUTOINCREMENT: a run ID is never reused, even after the newest runs
+    -- are deleted, since executors know runs by ID (logs, duplicate checks).
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
     job_id           INTEGER NOT NULL,
     group_id         INTEGER NOT NULL,
     executor_address TEXT    NOT NULL DEFAULT '',
