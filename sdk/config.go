@@ -83,7 +83,8 @@ type Config struct {
 	// LogDir is the directory for run logs (one file per run) and for
 	// results the admin has not acknowledged yet, which survive a restart
 	// there. Give each executor process its own LogDir and keep it across
-	// restarts. Defaults to carillon/<AppName> under [os.UserCacheDir] (for
+	// restarts; use it with one admin database only, since logs are named
+	// by the admin's run IDs. Defaults to carillon/<AppName> under [os.UserCacheDir] (for
 	// example ~/.cache/carillon/<AppName>), or under [os.TempDir] when the
 	// user has no cache directory.
 	LogDir string
