@@ -35,16 +35,17 @@ func buildCarillon(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// startAdmin starts "carillon serve" on a free loopback port with the
-// executor token and, through the environment (so it stays out of ps), the
-// first ADMIN's password; its output goes to admin.log in dir.
-func startAdmin(bin, dir, dbPath, token, password, logLevel string, extra []string) (*adminProc, error) {
+// startAdmin starts "<bin> <command>" (carillon serve) on a free loopback
+// port with the executor token and, through the environment (so it stays
+// out of ps), the first ADMIN's password; its output goes to admin.log in
+// dir.
+func startAdmin(bin, command, dir, dbPath, token, password, logLevel string, extra []string) (*adminProc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	args := append([]string{"serve", "--listen", addr, "--db", dbPath, "--token", token, "--log-level", logLevel}, extra...)
+	args := append([]string{command, "--listen", addr, "--db", dbPath, "--token", token, "--log-level", logLevel}, extra...)
 	logPath := filepath.Join(dir, "admin.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {

@@ -29,12 +29,14 @@ type config struct {
 	cron       string
 	fixRate    int
 	route      carillonv1.RouteStrategy
-	create     int // concurrent CreateJob calls
+	create     int  // concurrent CreateJob calls
+	viaAPI     bool // create the jobs through the API even for a started admin
 	sparse     int
 	duration   time.Duration
 	warmup     time.Duration
 	grace      time.Duration
 	perfOut    string // perf record output of the admin during the window
+	adminPprof string // directory for the profiles of an admin run from this binary
 	pprofAddr  string // net/http/pprof of this process
 	jsonOut    bool
 	durationOK bool // --duration was given
@@ -67,12 +69,14 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.cron, "cron", "*/1 * * * * ?", "the jobs' Quartz cron schedule")
 	fs.IntVar(&c.fixRate, "fix-rate", 0, "FIX_RATE interval in seconds instead of --cron")
 	route := fs.String("route", "ROUND_ROBIN", "the jobs' route strategy, e.g. ROUND_ROBIN, FIRST, CONSISTENT_HASH")
-	fs.IntVar(&c.create, "create-concurrency", 8, "concurrent CreateJob calls while setting up")
+	fs.BoolVar(&c.viaAPI, "via-api", false, "create the jobs with CreateJob calls after the admin started, instead of storing them in its database before (always so with --admin)")
+	fs.IntVar(&c.create, "create-concurrency", 8, "concurrent CreateJob calls with --via-api or --admin")
 	fs.IntVar(&c.sparse, "sparse", 0, "also store this many jobs with daily crons (a random second each) before starting the admin")
 	fs.DurationVar(&c.duration, "duration", time.Minute, "measured window (30s with --sparse unless given)")
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "time between the last job created and the window")
 	fs.DurationVar(&c.grace, "grace", 10*time.Second, "how long after the window to wait for late fires")
 	fs.StringVar(&c.perfOut, "perf", "", "record the admin with perf(1) during the window into this file; the top symbols go to FILE.txt")
+	fs.StringVar(&c.adminPprof, "admin-pprof", "", "run the admin from this binary with net/http/pprof and save its profiles of the window into this directory")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof of this process (the executors' side) on this loopback address")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the result as JSON instead of a summary")
 	if err := fs.Parse(args); err != nil {
@@ -91,6 +95,7 @@ func parseFlags(args []string) (config, error) {
 	if c.sparse > 0 && !c.jobsOK {
 		c.jobs = 0
 	}
+	c.viaAPI = c.viaAPI || c.adminURL != ""
 	v, ok := carillonv1.RouteStrategy_value["ROUTE_STRATEGY_"+strings.ToUpper(*route)]
 	if !ok {
 		return c, fmt.Errorf("--route %q: not a route strategy", *route)
@@ -115,8 +120,10 @@ func (c *config) validate() error {
 		return errors.New("--warmup and --grace must not be negative")
 	case c.create < 1:
 		return errors.New("--create-concurrency must be at least 1")
-	case c.adminURL != "" && (c.sparse > 0 || c.carillon != "" || len(c.adminArgs) > 0):
-		return errors.New("--sparse, --carillon and --admin-arg need a started admin, not --admin")
+	case c.adminURL != "" && (c.sparse > 0 || c.carillon != "" || len(c.adminArgs) > 0 || c.adminPprof != ""):
+		return errors.New("--sparse, --carillon, --admin-arg and --admin-pprof need a started admin, not --admin")
+	case c.adminPprof != "" && (c.carillon != "" || len(c.adminArgs) > 0):
+		return errors.New("--admin-pprof runs the admin from this binary: no --carillon or --admin-arg")
 	case c.adminURL == "" && (c.adminPID != 0 || c.dbPath != "" || c.apiToken != ""):
 		return errors.New("--admin-pid, --db and --api-token go with --admin")
 	}

@@ -46,7 +46,8 @@ func countCompleted(ctx context.Context, a *api) completedCount {
 // measure observes the window: it starts on the next whole second, lasts
 // c.duration, and then waits up to c.grace for fires of the window still
 // on their way.
-func measure(ctx context.Context, c *config, a *api, pid int, group int64, rec, sparseRec *recorder) (*window, error) {
+func measure(ctx context.Context, c *config, a *api, pid int, group int64, rec, sparseRec *recorder,
+	profile func(context.Context, time.Duration) error) (*window, error) {
 	w := &window{start: time.Now().Truncate(time.Second).Add(time.Second)}
 	w.end = w.start.Add(c.duration)
 	if err := sleepUntil(ctx, w.start); err != nil {
@@ -62,6 +63,12 @@ func measure(ctx context.Context, c *config, a *api, pid int, group int64, rec, 
 		if perf, err = startPerf(ctx, pid, c.perfOut, time.Until(w.end)); err != nil {
 			return nil, err
 		}
+	}
+	profiled := make(chan error, 1)
+	if profile != nil {
+		go func() { profiled <- profile(ctx, time.Until(w.end)) }()
+	} else {
+		profiled <- nil
 	}
 	stopRSS := make(chan struct{})
 	var rssDone sync.WaitGroup
@@ -86,10 +93,10 @@ func measure(ctx context.Context, c *config, a *api, pid int, group int64, rec, 
 		return nil, err
 	}
 	w.admin[1], w.self[1] = takeSample(pid), takeSample(0)
-	w.done[1] = countCompleted(ctx, a)
 	if pid != 0 {
 		w.rss, w.peakRSS, _ = memory(pid)
 	}
+	w.done[1] = countCompleted(ctx, a)
 	if perf != nil {
 		if w.perfTop, err = perf.finish(ctx); err != nil {
 			progress("perf: %v", err)
@@ -106,6 +113,9 @@ func measure(ctx context.Context, c *config, a *api, pid int, group int64, rec, 
 				return nil, err
 			}
 		}
+	}
+	if err := <-profiled; err != nil {
+		progress("admin profiles: %v", err)
 	}
 	w.receipts, w.sparseReceipts = rec.snapshot(), sparseRec.snapshot()
 	return w, nil

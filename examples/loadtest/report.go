@@ -212,7 +212,12 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 	}
 	s := r.Setup
 	line("machine", "%d CPUs, %s, %s", r.Machine.CPUs, r.Machine.Model, r.Machine.Go)
-	line("load", "%d jobs (%s, %s) on %d executors; %d sparse jobs", s.Jobs, s.Schedule, strings.TrimPrefix(s.Route, "ROUTE_STRATEGY_"), s.Executors, s.Sparse)
+	if s.Jobs > 0 {
+		line("load", "%d jobs (%s, %s) on %d executors", s.Jobs, s.Schedule, strings.TrimPrefix(s.Route, "ROUTE_STRATEGY_"), s.Executors)
+	}
+	if s.Sparse > 0 {
+		line("sparse", "%d jobs with daily crons, on 1 executor", s.Sparse)
+	}
 	line("window", "%s to %s (%gs after a %gs warm-up); admin log level %s", r.Window.Start, r.Window.End, s.Duration, s.Warmup, s.LogLevel)
 	if s.Jobs > 0 {
 		f := r.Fires

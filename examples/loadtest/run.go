@@ -59,7 +59,8 @@ func run(ctx context.Context, c config) (res *result, err error) {
 	sparseApp := app + "-sparse"
 	baseURL, pid, dbPath := c.adminURL, c.adminPID, c.dbPath
 	password, token := c.password, c.token
-	var sparseGroup int64
+	var group, sparseGroup int64
+	var profile func(context.Context, time.Duration) error // --admin-pprof
 	if baseURL == "" {
 		dbPath = filepath.Join(dir, "carillon.db")
 		password, token = cmp.Or(password, randomHex(12)), cmp.Or(token, randomHex(24))
@@ -71,15 +72,38 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			}
 			res.Setup.SparseInsertSeconds = time.Since(start).Seconds()
 		}
-		bin := c.carillon
-		if bin == "" {
+		if c.jobs > 0 && !c.viaAPI {
+			start := time.Now()
+			progress("storing %d jobs (%s, %s) in %s", c.jobs, c.scheduleName(), c.route, dbPath)
+			if group, err = seedJobs(ctx, dbPath, app, &c); err != nil {
+				return nil, fmt.Errorf("seed jobs: %w", err)
+			}
+			res.Setup.CreateJobsSeconds = time.Since(start).Seconds()
+		}
+		bin, command, extra := c.carillon, "serve", c.adminArgs
+		var pprofURL string
+		if c.adminPprof != "" {
+			if bin, err = os.Executable(); err != nil {
+				return nil, err
+			}
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			if err := os.MkdirAll(c.adminPprof, 0o755); err != nil {
+				return nil, err
+			}
+			command, extra = serveAdminCommand, []string{"--pprof", fmt.Sprintf("127.0.0.1:%d", port)}
+			pprofURL = fmt.Sprintf("http://127.0.0.1:%d", port)
+			profile = func(ctx context.Context, d time.Duration) error { return fetchProfiles(ctx, pprofURL, c.adminPprof, d) }
+		} else if bin == "" {
 			progress("building carillon")
 			if bin, err = buildCarillon(ctx, dir); err != nil {
 				return nil, err
 			}
 		}
 		start := time.Now()
-		adm, err := startAdmin(bin, dir, dbPath, token, password, c.logLevel, c.adminArgs)
+		adm, err := startAdmin(bin, command, dir, dbPath, token, password, c.logLevel, extra)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +138,6 @@ func run(ctx context.Context, c config) (res *result, err error) {
 	}
 
 	rec, sparseRec := &recorder{}, &recorder{}
-	var group int64
 	var stops []*executors
 	defer func() {
 		for _, ex := range stops {
@@ -136,7 +159,12 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			return nil, err
 		}
 	}
-	if c.jobs > 0 {
+	if c.jobs > 0 && !c.viaAPI {
+		if err := start(app, group, c.executors, rec); err != nil {
+			return nil, err
+		}
+	}
+	if c.jobs > 0 && c.viaAPI {
 		if group, err = createGroup(ctx, a, app); err != nil {
 			return nil, err
 		}
@@ -155,7 +183,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 	if err := sleep(ctx, c.warmup); err != nil {
 		return nil, err
 	}
-	w, err := measure(ctx, &c, a, pid, group, rec, sparseRec)
+	w, err := measure(ctx, &c, a, pid, group, rec, sparseRec, profile)
 	if err != nil {
 		return nil, err
 	}

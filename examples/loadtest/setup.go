@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/schedule"
 	"github.com/carillonhq/carillon/admin/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -53,6 +54,54 @@ func createJobs(ctx context.Context, a *api, c *config, group int64, n int) erro
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// firstFireDelay is how long after seeding the seeded jobs first fire:
+// time for the admin to start and the executors to register.
+const firstFireDelay = 3 * time.Second
+
+// seedJobs stores, straight into the database at path (the admin is not
+// running yet), a group for app and c.jobs started jobs with the configured
+// schedule and route strategy, as CreateJob would, and returns the group's
+// ID. The jobs first fire a few seconds from now; FIX_RATE jobs' first
+// fires are spread evenly over one interval.
+func seedJobs(ctx context.Context, path, app string, c *config) (int64, error) {
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	now := time.Now()
+	g, err := st.CreateGroup(ctx, store.Group{AppName: app, Title: "loadtest", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
+	if err != nil {
+		return 0, err
+	}
+	s := c.schedule()
+	spec := schedule.Spec{Type: s.Type, Cron: s.Cron, IntervalSeconds: s.IntervalSeconds}
+	first, err := schedule.First(spec, now.Add(firstFireDelay))
+	if err != nil {
+		return 0, fmt.Errorf("schedule: %w", err)
+	}
+	interval := time.Duration(c.fixRate) * time.Second
+	jobs := make([]store.Job, c.jobs)
+	for i := range jobs {
+		next := first
+		if c.fixRate > 0 {
+			next = now.Add(firstFireDelay + time.Duration(i)*interval/time.Duration(c.jobs)).Truncate(time.Millisecond)
+		}
+		jobs[i] = store.Job{
+			GroupID: g.ID, Description: fmt.Sprintf("loadtest %d", i+1), Handler: handlerName, Enabled: true,
+			ScheduleType: s.Type, Cron: s.Cron, IntervalSeconds: s.IntervalSeconds,
+			MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING,
+			RouteStrategy:   c.route,
+			BlockStrategy:   carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL,
+			NextFireAt:      next,
+		}
+	}
+	if err := st.CreateJobs(ctx, jobs, now); err != nil {
+		return 0, err
+	}
+	return g.ID, nil
 }
 
 // seedSparse stores, straight into the database at path (the admin is not
