@@ -15,6 +15,7 @@ type config struct {
 	adminURL   string   // a running admin; empty: start one
 	carillon   string   // the carillon binary; empty: build it
 	dir        string   // work directory; empty: a new temporary one
+	execDir    string   // the executors' log directories; empty: under dir
 	keep       bool     // keep the work directory
 	adminArgs  []string // extra "carillon serve" arguments
 	logLevel   string   // the started admin's --log-level
@@ -56,6 +57,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.carillon, "carillon", "", "carillon binary to start; empty: go build ./admin/cmd/carillon into the work directory")
 	fs.StringVar(&c.dir, "dir", "", "work directory (database, logs, binary); empty: a new temporary directory")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (a temporary one is removed on exit)")
+	fs.StringVar(&c.execDir, "executor-dir", "", "directory for the executors' run logs and spooled results, e.g. on tmpfs (/dev/shm) to take the disk out; empty: the work directory; removed on exit")
 	fs.Var((*stringList)(&c.adminArgs), "admin-arg", "extra argument for carillon serve (repeatable), e.g. --admin-arg=--misfire-threshold=10s")
 	fs.StringVar(&c.logLevel, "log-level", "info", "the started admin's --log-level")
 	fs.StringVar(&c.token, "token", "", "executor access token; empty: a random one for a started admin, or the admin's own (UserService.GetExecutorToken) with --admin")

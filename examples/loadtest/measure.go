@@ -29,6 +29,7 @@ type window struct {
 	receipts       []receipt
 	sparseReceipts []receipt
 	perfTop        string
+	claimed        []float64 // the admin's claim lateness, ms, sorted
 }
 
 // completedCount is the dashboard's count of finished runs at a time.

@@ -14,16 +14,19 @@ import (
 // result is what a load test measured; it is printed as a summary or as
 // JSON (the field names are the JSON's).
 type result struct {
-	Machine   machineInfo  `json:"machine"`
-	Setup     setupInfo    `json:"setup"`
-	Window    windowInfo   `json:"window"`
-	Fires     fireInfo     `json:"fires"`
-	Lateness  latenessInfo `json:"lateness_ms"`
-	Runs      runInfo      `json:"runs"`
-	Resources resourceInfo `json:"resources"`
-	Sparse    *sparseInfo  `json:"sparse,omitempty"`
-	PerfTop   string       `json:"perf_top,omitempty"`
-	window    *window      // raw observations
+	Machine  machineInfo  `json:"machine"`
+	Setup    setupInfo    `json:"setup"`
+	Window   windowInfo   `json:"window"`
+	Fires    fireInfo     `json:"fires"`
+	Lateness latenessInfo `json:"lateness_ms"`
+	// Claimed is how late the admin claimed the fires of the window
+	// (runs.triggered_at minus scheduled_at, millisecond precision): its
+	// share of Lateness before the dispatch call.
+	Claimed   *latenessInfo `json:"claim_lateness_ms,omitempty"`
+	Runs      runInfo       `json:"runs"`
+	Resources resourceInfo  `json:"resources"`
+	Sparse    *sparseInfo   `json:"sparse,omitempty"`
+	PerfTop   string        `json:"perf_top,omitempty"`
 }
 
 type machineInfo struct {
@@ -36,6 +39,7 @@ type setupInfo struct {
 	AdminURL            string  `json:"admin_url"`
 	AdminLog            string  `json:"admin_log,omitempty"`
 	LogLevel            string  `json:"admin_log_level"`
+	ExecutorDir         string  `json:"executor_dir,omitempty"`
 	Auth                string  `json:"auth,omitempty"`
 	Jobs                int     `json:"jobs"`
 	Executors           int     `json:"executors"`
@@ -154,9 +158,10 @@ func (r *result) fill(c *config, w *window) {
 	f.ArrivedPerSecond = float64(arrived) / secs
 
 	slices.Sort(late)
-	r.Lateness = latenessInfo{P50: pct(late, 0.5), P90: pct(late, 0.9), P99: pct(late, 0.99), P999: pct(late, 0.999), Max: pct(late, 1)}
-	for _, l := range late {
-		r.Lateness.Mean += l / float64(len(late))
+	r.Lateness = quantiles(late)
+	if len(w.claimed) > 0 {
+		q := quantiles(w.claimed)
+		r.Claimed = &q
 	}
 
 	if a, b := w.done[0], w.done[1]; a.err == nil && b.err == nil {
@@ -179,6 +184,16 @@ func (r *result) fill(c *config, w *window) {
 		r.Sparse = &sparseInfo{Jobs: c.sparse, Fired: n}
 	}
 	r.PerfTop = w.perfTop
+}
+
+// quantiles summarizes sorted xs.
+func quantiles(xs []float64) latenessInfo {
+	l := latenessInfo{P50: pct(xs, 0.5), P90: pct(xs, 0.9), P99: pct(xs, 0.99), P999: pct(xs, 0.999), Max: pct(xs, 1)}
+	for _, x := range xs {
+		l.Mean += x / float64(len(xs))
+	}
+	l.Mean = round(l.Mean)
+	return l
 }
 
 func cmpErr(a, b error) error {
@@ -219,6 +234,9 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 		line("sparse", "%d jobs with daily crons, on 1 executor", s.Sparse)
 	}
 	line("window", "%s to %s (%gs after a %gs warm-up); admin log level %s", r.Window.Start, r.Window.End, s.Duration, s.Warmup, s.LogLevel)
+	if s.ExecutorDir != "" {
+		line("executor logs", "under %s", s.ExecutorDir)
+	}
 	if s.Jobs > 0 {
 		f := r.Fires
 		line("fires", "%.1f/s (%d of %d expected); arrived %.1f/s", f.PerSecond, f.Received, f.Expected, f.ArrivedPerSecond)
@@ -226,6 +244,9 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 		line("duplicated", "%d (whole test: %d); unexpected %d", f.Duplicated, f.DuplicatedAll, f.Unexpected)
 		l := r.Lateness
 		line("lateness", "p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms", l.P50, l.P90, l.P99, l.P999, l.Max)
+		if l := r.Claimed; l != nil {
+			line("claimed", "p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, p99.9 %.0f ms, max %.0f ms (the admin's share: runs.triggered_at)", l.P50, l.P90, l.P99, l.P999, l.Max)
+		}
 	}
 	if r.Runs.Error != "" {
 		line("completed runs", "unknown: %s", r.Runs.Error)

@@ -22,7 +22,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 	cpus, model := machine()
 	res = &result{
 		Machine: machineInfo{CPUs: cpus, Model: model, Go: runtime.Version()},
-		Setup: setupInfo{Jobs: c.jobs, Executors: c.executors, Schedule: c.scheduleName(), Route: c.route.String(),
+		Setup: setupInfo{ExecutorDir: c.execDir, Jobs: c.jobs, Executors: c.executors, Schedule: c.scheduleName(), Route: c.route.String(),
 			Sparse: c.sparse, Warmup: c.warmup.Seconds(), Duration: c.duration.Seconds(), LogLevel: c.logLevel},
 	}
 	if c.pprofAddr != "" {
@@ -146,8 +146,15 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			}
 		}
 	}()
+	execDir := dir
+	if c.execDir != "" {
+		if execDir, err = os.MkdirTemp(c.execDir, "carillon-loadtest-executors-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(execDir)
+	}
 	start := func(app string, group int64, n int, rec *recorder) error {
-		ex, err := startExecutors(ctx, n, baseURL, app, token, dir, rec)
+		ex, err := startExecutors(ctx, n, baseURL, app, token, execDir, rec)
 		if err != nil {
 			return err
 		}
@@ -186,6 +193,11 @@ func run(ctx context.Context, c config) (res *result, err error) {
 	w, err := measure(ctx, &c, a, pid, group, rec, sparseRec, profile)
 	if err != nil {
 		return nil, err
+	}
+	if dbPath != "" && group != 0 {
+		if w.claimed, err = claimLateness(ctx, dbPath, w.start, w.end); err != nil {
+			progress("%v", err)
+		}
 	}
 	res.fill(&c, w)
 	res.Resources.DBBytes = dbSize(dbPath)
