@@ -33,6 +33,7 @@ type config struct {
 	create     int  // concurrent CreateJob calls
 	viaAPI     bool // create the jobs through the API even for a started admin
 	sparse     int
+	yearly     bool // sparse jobs fire yearly instead of daily
 	duration   time.Duration
 	warmup     time.Duration
 	grace      time.Duration
@@ -74,6 +75,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&c.viaAPI, "via-api", false, "create the jobs with CreateJob calls after the admin started, instead of storing them in its database before (always so with --admin)")
 	fs.IntVar(&c.create, "create-concurrency", 8, "concurrent CreateJob calls with --via-api or --admin")
 	fs.IntVar(&c.sparse, "sparse", 0, "also store this many jobs with daily crons (a random second each) before starting the admin")
+	fs.BoolVar(&c.yearly, "sparse-yearly", false, "give the --sparse jobs yearly crons (a random second of a random day) instead of daily ones, so that almost none fires in the window")
 	fs.DurationVar(&c.duration, "duration", time.Minute, "measured window (30s with --sparse unless given)")
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "time between the last job created and the window")
 	fs.DurationVar(&c.grace, "grace", 10*time.Second, "how long after the window to wait for late fires")

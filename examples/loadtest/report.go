@@ -46,6 +46,7 @@ type setupInfo struct {
 	Schedule            string  `json:"schedule"`
 	Route               string  `json:"route"`
 	Sparse              int     `json:"sparse_jobs"`
+	SparseYearly        bool    `json:"sparse_yearly,omitempty"`
 	Warmup              float64 `json:"warmup_s"`
 	Duration            float64 `json:"duration_s"`
 	SparseInsertSeconds float64 `json:"sparse_insert_s,omitempty"`
@@ -231,7 +232,7 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 		line("load", "%d jobs (%s, %s) on %d executors", s.Jobs, s.Schedule, strings.TrimPrefix(s.Route, "ROUTE_STRATEGY_"), s.Executors)
 	}
 	if s.Sparse > 0 {
-		line("sparse", "%d jobs with daily crons, on 1 executor", s.Sparse)
+		line("sparse", "%d jobs with %s crons, on 1 executor", s.Sparse, map[bool]string{false: "daily", true: "yearly"}[s.SparseYearly])
 	}
 	line("window", "%s to %s (%gs after a %gs warm-up); admin log level %s", r.Window.Start, r.Window.End, s.Duration, s.Warmup, s.LogLevel)
 	if s.ExecutorDir != "" {

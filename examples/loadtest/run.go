@@ -23,7 +23,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 	res = &result{
 		Machine: machineInfo{CPUs: cpus, Model: model, Go: runtime.Version()},
 		Setup: setupInfo{ExecutorDir: c.execDir, Jobs: c.jobs, Executors: c.executors, Schedule: c.scheduleName(), Route: c.route.String(),
-			Sparse: c.sparse, Warmup: c.warmup.Seconds(), Duration: c.duration.Seconds(), LogLevel: c.logLevel},
+			Sparse: c.sparse, SparseYearly: c.yearly, Warmup: c.warmup.Seconds(), Duration: c.duration.Seconds(), LogLevel: c.logLevel},
 	}
 	if c.pprofAddr != "" {
 		ln, err := net.Listen("tcp", c.pprofAddr)
@@ -67,7 +67,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 		if c.sparse > 0 {
 			start := time.Now()
 			progress("storing %d sparse jobs in %s", c.sparse, dbPath)
-			if sparseGroup, err = seedSparse(ctx, dbPath, sparseApp, c.sparse); err != nil {
+			if sparseGroup, err = seedSparse(ctx, dbPath, sparseApp, c.sparse, c.yearly); err != nil {
 				return nil, fmt.Errorf("seed sparse jobs: %w", err)
 			}
 			res.Setup.SparseInsertSeconds = time.Since(start).Seconds()

@@ -106,8 +106,9 @@ func seedJobs(ctx context.Context, path, app string, c *config) (int64, error) {
 
 // seedSparse stores, straight into the database at path (the admin is not
 // running yet), a group for app and n started jobs with daily crons, each
-// at a random second of the day, and returns the group's ID.
-func seedSparse(ctx context.Context, path, app string, n int) (int64, error) {
+// at a random second of the day (yearly: of a random day of the year, up
+// to the 28th of a month), and returns the group's ID.
+func seedSparse(ctx context.Context, path, app string, n int, yearly bool) (int64, error) {
 	st, err := store.Open(ctx, path)
 	if err != nil {
 		return 0, err
@@ -125,13 +126,21 @@ func seedSparse(ctx context.Context, path, app string, n int) (int64, error) {
 		sec := rng.IntN(86400)
 		h, m, s := sec/3600, sec/60%60, sec%60
 		y, mo, d := now.Date()
+		cron := fmt.Sprintf("%d %d %d * * ?", s, m, h)
 		first := time.Date(y, mo, d, h, m, s, 0, time.Local)
 		if !first.After(now) {
 			first = first.AddDate(0, 0, 1)
 		}
+		if yearly {
+			mo, d = time.Month(1+rng.IntN(12)), 1+rng.IntN(28)
+			cron = fmt.Sprintf("%d %d %d %d %d ?", s, m, h, d, mo)
+			if first = time.Date(y, mo, d, h, m, s, 0, time.Local); !first.After(now) {
+				first = first.AddDate(1, 0, 0)
+			}
+		}
 		jobs = append(jobs, store.Job{
 			GroupID: g.ID, Description: fmt.Sprintf("sparse %d", i), Handler: handlerName, Enabled: true,
-			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: fmt.Sprintf("%d %d %d * * ?", s, m, h),
+			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: cron,
 			MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING,
 			RouteStrategy:   carillonv1.RouteStrategy_ROUTE_STRATEGY_ROUND_ROBIN,
 			BlockStrategy:   carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL,
