@@ -34,32 +34,75 @@ const logTimeLayout = "2006-01-02 15:04:05.000"
 // dayLayout names a log directory: the UTC day its runs were accepted.
 const dayLayout = "2006-01-02"
 
-// runLog is one run's open log file. A nil or closed runLog discards writes.
+// runLog is one run's log. Lines are kept in memory and written to the
+// run's file in one go when the run ends (or once they pass spillBytes, or
+// when someone reads the log or a script needs the file), so a short run
+// costs one file write and accepting a run touches no file at all. A nil or
+// closed runLog discards writes.
 type runLog struct {
-	mu  sync.Mutex
-	f   *os.File
-	now func() time.Time
+	mu     sync.Mutex
+	path   string
+	open   func(path string) (*os.File, error) // creates the file, for appending
+	buf    []byte
+	f      *os.File // nil until the log is on disk
+	closed bool
+	now    func() time.Time
 }
 
-func openRunLog(path string, now func() time.Time) (*runLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &runLog{f: f, now: now}, nil
+// spillBytes is how much of a run's log is kept in memory before it is
+// written to its file.
+const spillBytes = 64 << 10
+
+func newRunLog(path string, open func(string) (*os.File, error), now func() time.Time) *runLog {
+	return &runLog{path: path, open: open, now: now}
 }
 
-// Write appends p to the file.
+// Write appends p to the log.
 func (l *runLog) Write(p []byte) (int, error) {
 	if l == nil {
 		return len(p), nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	if l.closed {
 		return len(p), nil
 	}
+	if l.f == nil && len(l.buf)+len(p) <= spillBytes {
+		l.buf = append(l.buf, p...)
+		return len(p), nil
+	}
+	if err := l.spill(); err != nil {
+		return 0, err
+	}
 	return l.f.Write(p)
+}
+
+// spill writes the buffered lines to the file, creating it; l.mu is held.
+func (l *runLog) spill() error {
+	if l.f != nil {
+		return nil
+	}
+	f, err := l.open(l.path)
+	if err != nil {
+		return err
+	}
+	l.f = f
+	_, err = f.Write(l.buf)
+	l.buf = nil
+	return err
+}
+
+// sync makes sure what was logged so far is in the file, for a reader.
+func (l *runLog) sync() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	return l.spill()
 }
 
 // printf writes one line prefixed with the time.
@@ -82,14 +125,17 @@ func logLine(now time.Time, format string, args ...any) string {
 	return b.String()
 }
 
-// file returns the open log file, or nil, for a subprocess to write to
-// directly.
+// file returns the log's file, creating it, for a subprocess to write to
+// directly; nil if the log is closed or cannot be created.
 func (l *runLog) file() *os.File {
 	if l == nil {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed || l.spill() != nil {
+		return nil
+	}
 	return l.f
 }
 
@@ -121,30 +167,24 @@ func (w stampWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Close closes the file; later writes are dropped.
+// Close writes what is buffered to the file and closes it; later writes
+// are dropped.
 func (l *runLog) Close() error {
 	if l == nil {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	if l.closed {
 		return nil
 	}
-	err := l.f.Close()
-	l.f = nil
-	return err
-}
-
-// appendLogLine opens the log at path, appends one timestamped line and
-// closes it. It is for runs that are not running: queued, refused, dropped.
-func appendLogLine(path string, now func() time.Time, format string, args ...any) {
-	l, err := openRunLog(path, now)
-	if err != nil {
-		return
+	l.closed = true
+	err := l.spill()
+	if l.f != nil {
+		err = errors.Join(err, l.f.Close())
+		l.f = nil
 	}
-	l.printf(format, args...)
-	_ = l.Close()
+	return err
 }
 
 // logStore lays out run logs on disk:
@@ -199,30 +239,26 @@ func (s *logStore) find(runID int64) (string, error) {
 	return "", fmt.Errorf("log of run %d: %w", runID, fs.ErrNotExist)
 }
 
-// create makes runID's log file in today's directory, writes first into
-// it, and returns its path. It fails with [fs.ErrExist] when the run already
-// has a log from today or yesterday: it was accepted before. (The admin
-// sends each run once; this guards against a replayed request, also across
-// an executor restart, without searching every day of the retention.)
-func (s *logStore) create(runID int64, first string) (string, error) {
+// reserve returns the path of runID's log in today's directory, where the
+// run's log will be written. It fails with [fs.ErrExist] when the run
+// already has a log from today or yesterday: it was accepted before. (The
+// admin sends each run once; this guards against a replayed request, also
+// across an executor restart, without searching every day of the
+// retention.)
+func (s *logStore) reserve(runID int64) (string, error) {
 	now := s.now().UTC()
 	p := s.path(now.Format(dayLayout), runID)
-	if _, err := os.Stat(s.path(now.AddDate(0, 0, -1).Format(dayLayout), runID)); err == nil {
-		return p, fmt.Errorf("log of run %d: %w", runID, fs.ErrExist)
-	}
-	f, err := s.open(p)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			err = fmt.Errorf("log of run %d: %w", runID, err)
+	for _, q := range []string{p, s.path(now.AddDate(0, 0, -1).Format(dayLayout), runID)} {
+		if _, err := os.Stat(q); err == nil {
+			return p, fmt.Errorf("log of run %d: %w", runID, fs.ErrExist)
 		}
-		return p, err
 	}
-	_, err = f.WriteString(first)
-	return p, errors.Join(err, f.Close())
+	return p, nil
 }
 
-// open creates the file at p exclusively, and its directory if needed.
-// Directories made before are remembered, so the usual case is one call.
+// open creates (or opens, to append) the log file at p, and its directory
+// if needed. Directories made before are remembered, so the usual case is
+// one call.
 func (s *logStore) open(p string) (*os.File, error) {
 	dir := filepath.Dir(p)
 	if _, ok := s.dirs.Load(dir); !ok {
@@ -231,13 +267,13 @@ func (s *logStore) open(p string) (*os.File, error) {
 		}
 		s.dirs.Store(dir, true)
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
 	if errors.Is(err, fs.ErrNotExist) { // the cleaner removed the directory since
 		s.dirs.Delete(dir)
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return nil, err
 		}
-		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
 	}
 	return f, err
 }

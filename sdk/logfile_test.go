@@ -203,7 +203,7 @@ func TestLogStore(t *testing.T) {
 		t.Parallel()
 		now := day("2026-03-04 12:00:00")
 		s := &logStore{dir: t.TempDir(), now: func() time.Time { return now }}
-		p, err := s.create(1_234_567, "first line\n")
+		p, err := writeLog(s, 1_234_567, "first line\n")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,11 +213,11 @@ func TestLogStore(t *testing.T) {
 		if want := filepath.Join(s.dir, "2026-03-04", "1234", "1234567.log"); p != want {
 			t.Errorf("path %s, want %s", p, want)
 		}
-		if _, err := s.create(1_234_567, ""); !errors.Is(err, fs.ErrExist) {
+		if _, err := writeLog(s, 1_234_567, ""); !errors.Is(err, fs.ErrExist) {
 			t.Errorf("second log for the same run, the same day: %v, want fs.ErrExist", err)
 		}
 		now = now.Add(24 * time.Hour)
-		if _, err := s.create(1_234_567, ""); !errors.Is(err, fs.ErrExist) {
+		if _, err := writeLog(s, 1_234_567, ""); !errors.Is(err, fs.ErrExist) {
 			t.Errorf("second log for the same run, the next day: %v, want fs.ErrExist", err)
 		}
 		if got, err := s.find(1_234_567); err != nil || got != p {
@@ -225,7 +225,7 @@ func TestLogStore(t *testing.T) {
 		}
 		// Runs fired every second for a day: at most 1000 files per directory.
 		for id := int64(2_000_000); id < 2_003_500; id++ {
-			if _, err := s.create(id, ""); err != nil {
+			if _, err := writeLog(s, id, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -248,11 +248,11 @@ func TestLogStore(t *testing.T) {
 		t.Parallel()
 		now := day("2026-01-01 23:59:59")
 		s := &logStore{dir: t.TempDir(), now: func() time.Time { return now }}
-		if _, err := s.create(1, ""); err != nil {
+		if _, err := writeLog(s, 1, ""); err != nil {
 			t.Fatal(err)
 		}
 		now = day("2026-01-02 00:00:00")
-		if _, err := s.create(2, ""); err != nil {
+		if _, err := writeLog(s, 2, ""); err != nil {
 			t.Fatal(err)
 		}
 		const retention = 30 * 24 * time.Hour
@@ -276,4 +276,60 @@ func TestLogStore(t *testing.T) {
 			t.Errorf("clean with retention -1 = %v, %v; want nothing removed", removed, err)
 		}
 	})
+}
+
+// writeLog writes first as run id's log, as the dispatcher does, and
+// returns its path.
+func writeLog(s *logStore, id int64, first string) (string, error) {
+	p, err := s.reserve(id)
+	if err != nil {
+		return p, err
+	}
+	l := newRunLog(p, s.open, s.now)
+	if _, err := l.Write([]byte(first)); err != nil {
+		return p, err
+	}
+	return p, l.Close()
+}
+
+func TestRunLogBuffers(t *testing.T) {
+	t.Parallel()
+	s := &logStore{dir: t.TempDir(), now: time.Now}
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+
+	p, _ := s.reserve(1)
+	l := newRunLog(p, s.open, s.now)
+	l.printf("a short line")
+	if exists(p) {
+		t.Fatal("a short log was written to disk before the run ended")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); !strings.HasSuffix(string(b), "a short line\n") {
+		t.Fatalf("log after Close = %q", b)
+	}
+	l.printf("after close") // dropped
+	if b, _ := os.ReadFile(p); strings.Contains(string(b), "after close") {
+		t.Error("a line written after Close reached the file")
+	}
+
+	p2, _ := s.reserve(2)
+	l2 := newRunLog(p2, s.open, s.now)
+	big := strings.Repeat("x", 1000) + "\n"
+	for range spillBytes/len(big) + 1 {
+		l2.Write([]byte(big))
+	}
+	if !exists(p2) {
+		t.Error("a log past spillBytes is still only in memory")
+	}
+	l2.Close()
+
+	p3, _ := s.reserve(3)
+	l3 := newRunLog(p3, s.open, s.now)
+	l3.printf("running")
+	if err := l3.sync(); err != nil || !exists(p3) {
+		t.Errorf("sync: %v, file exists %v; a reader must find the lines so far", err, exists(p3))
+	}
+	l3.Close()
 }

@@ -41,6 +41,7 @@ type run struct {
 	shardTotal  int
 	scheduledAt time.Time
 	logPath     string
+	log         *runLog // from accept to the end of the run
 
 	// cancel ends a started run's context; guarded by dispatcher.mu.
 	cancel context.CancelCauseFunc
@@ -141,39 +142,21 @@ func (d *dispatcher) accept(r *run) error {
 		d.mu.Unlock()
 		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, busyWith)
 	}
-	d.runs[r.id] = r // reserved while its log is made, outside the lock
-	d.mu.Unlock()
-
-	path, err := d.logs.create(r.id, logLine(d.now(), "run %d of job %d accepted: %s, param %q, shard %d of %d, block strategy %s, timeout %s",
-		r.id, r.jobID, r.describe(), r.param, r.shardIndex, r.shardTotal,
-		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout)))
+	path, err := d.logs.reserve(r.id)
 	if err != nil {
-		d.mu.Lock()
-		delete(d.runs, r.id)
 		d.mu.Unlock()
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: run %d was accepted here before", ErrDuplicateRun, r.id)
 		}
-		return fmt.Errorf("create run log: %w", err)
+		return fmt.Errorf("run log: %w", err)
 	}
 	r.logPath = path
+	r.log = newRunLog(path, d.logs.open, d.now)
+	r.log.printf("run %d of job %d accepted: %s, param %q, shard %d of %d, block strategy %s, timeout %s",
+		r.id, r.jobID, r.describe(), r.param, r.shardIndex, r.shardTotal,
+		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout))
+	d.runs[r.id] = r
 
-	d.mu.Lock()
-	if d.closing {
-		delete(d.runs, r.id)
-		d.mu.Unlock()
-		appendLogLine(path, d.now, "run %d refused: the executor is shutting down", r.id)
-		return ErrShuttingDown
-	}
-	w = d.workers[r.jobID]
-	busy = w != nil && (w.current != nil || len(w.queue) > 0)
-	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER {
-		busyWith := w.describe()
-		delete(d.runs, r.id)
-		d.mu.Unlock()
-		appendLogLine(path, d.now, "run %d refused: job %d %s here (block strategy DISCARD_LATER)", r.id, r.jobID, busyWith)
-		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, busyWith)
-	}
 	if r.script && !d.scriptsEnabled {
 		d.mu.Unlock()
 		d.end(r, carillonv1.RunStatus_RUN_STATUS_FAILED, ErrScriptsDisabled.Error()+" (Config.ScriptsEnabled is false)")
@@ -221,7 +204,10 @@ func (w *worker) describe() string {
 // end settles a run that never started (dropped from a queue, or refused
 // after it was accepted): a last line in its log, then its result.
 func (d *dispatcher) end(r *run, status carillonv1.RunStatus, msg string) {
-	appendLogLine(r.logPath, d.now, "run %d ended before it started: %s: %s", r.id, statusName(status), msg)
+	r.log.printf("run %d ended before it started: %s: %s", r.id, statusName(status), msg)
+	if err := r.log.Close(); err != nil {
+		d.logger.Warn("sdk: write run log", "run_id", r.id, "err", err)
+	}
 	d.mu.Lock()
 	delete(d.runs, r.id)
 	d.mu.Unlock()
@@ -277,10 +263,7 @@ func (d *dispatcher) work(w *worker) {
 // own goroutine so that the run can be reported when its context ends even
 // if the handler ignores it.
 func (d *dispatcher) execute(ctx context.Context, r *run) {
-	rlog, err := openRunLog(r.logPath, d.now)
-	if err != nil {
-		d.logger.Warn("sdk: open run log; the run's log is discarded", "run_id", r.id, "err", err)
-	}
+	rlog := r.log
 	if r.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("%w after %s", ErrTimedOut, r.timeout))
@@ -411,7 +394,11 @@ func (d *dispatcher) readLog(runID int64, from int) (logPage, error) {
 		path = r.logPath
 	}
 	d.mu.Unlock()
-	if !active {
+	if active {
+		if err := r.log.sync(); err != nil { // a running run's lines may be in memory only
+			return logPage{}, err
+		}
+	} else {
 		var err error
 		if path, err = d.logs.find(runID); err != nil {
 			return logPage{}, err
