@@ -211,6 +211,7 @@ func TestBlockStrategy(t *testing.T) {
 				t.Errorf("accepted %d, discarded %d; want 1 and 7", accepted.Load(), discarded.Load())
 			}
 			// A queued SERIAL run makes the job busy too.
+			synctest.Wait() // the worker has started run 1
 			if err := h.accept(20, 1, serial, 0, sleeper(time.Second)); err != nil {
 				t.Fatal(err)
 			}
