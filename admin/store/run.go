@@ -206,3 +206,22 @@ func (s *Store) ClaimRun(ctx context.Context, id int64, trigger carillonv1.Trigg
 	}
 	return r, true, nil
 }
+
+// SetShardTotals sets the shard total of runs that became shard 0 of a
+// broadcast, before any of its shards is sent: a result can arrive before
+// the dispatch is recorded, and settling it must know how many shards the
+// fire has (children fire once all of them succeeded).
+func (s *Store) SetShardTotals(ctx context.Context, totals map[int64]int32) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for id, n := range totals {
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET shard_total = ? WHERE id = ?`, n, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: set shard totals: %w", err)
+	}
+	return nil
+}

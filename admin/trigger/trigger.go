@@ -296,6 +296,7 @@ func (t *Trigger) dispatch(ctx context.Context, fires []fire) ([]int64, error) {
 	var sends []send
 	var shardRuns []store.Run
 	var shardOf []send // the template of each extra shard run, in shardRuns order
+	totals := map[int64]int32{} // first runs of broadcasts: their shard totals
 	now := t.cfg.NowFunc()
 	sources := map[int64]source{}
 	for _, f := range fires {
@@ -334,6 +335,7 @@ func (t *Trigger) dispatch(ctx context.Context, fires []fire) ([]int64, error) {
 		first := f.run
 		if len(addrs) > 1 {
 			first.ShardTotal = int32(len(addrs))
+			totals[first.ID] = first.ShardTotal
 			for i := 1; i < len(addrs); i++ {
 				r := f.run
 				r.ID, r.ShardIndex, r.ShardTotal = 0, int32(i), int32(len(addrs))
@@ -345,6 +347,9 @@ func (t *Trigger) dispatch(ctx context.Context, fires []fire) ([]int64, error) {
 	}
 	var stored []store.Run
 	if len(shardRuns) > 0 {
+		if err := t.cfg.Store.SetShardTotals(ctx, totals); err != nil {
+			return nil, err
+		}
 		var err error
 		if stored, err = t.cfg.Store.InsertRuns(ctx, shardRuns); err != nil {
 			return nil, err
