@@ -295,7 +295,7 @@ func (t *Trigger) dispatch(ctx context.Context, fires []fire) ([]int64, error) {
 	var ds []store.Dispatch
 	var sends []send
 	var shardRuns []store.Run
-	var shardOf []send // the template of each extra shard run, in shardRuns order
+	var shardOf []send          // the template of each extra shard run, in shardRuns order
 	totals := map[int64]int32{} // first runs of broadcasts: their shard totals
 	now := t.cfg.NowFunc()
 	sources := map[int64]source{}
