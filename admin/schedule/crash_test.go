@@ -45,10 +45,11 @@ func TestCrashChild(t *testing.T) {
 	}
 	var mu sync.Mutex
 	dispatch := func(e schedule.Entry) {
-		run, ok, err := st.ClaimRun(ctx, e.RunID, e.TriggerType, time.Now())
-		if err != nil || !ok {
+		runs, err := st.ClaimRuns(ctx, []store.RunClaim{{RunID: e.RunID, TriggerType: e.TriggerType}}, time.Now())
+		if err != nil || len(runs) == 0 {
 			return
 		}
+		run := runs[0]
 		mu.Lock()
 		fmt.Fprintf(log, "%d\n", run.ID) // O_APPEND: one write per line
 		mu.Unlock()

@@ -32,10 +32,11 @@ type fire struct {
 func (r *recorder) Fire(es []schedule.Entry) {
 	now := time.Now()
 	for _, e := range es {
-		run, ok, err := r.st.ClaimRun(context.Background(), e.RunID, e.TriggerType, now)
-		if err != nil || !ok {
+		runs, err := r.st.ClaimRuns(context.Background(), []store.RunClaim{{RunID: e.RunID, TriggerType: e.TriggerType}}, now)
+		if err != nil || len(runs) == 0 {
 			continue
 		}
+		run := runs[0]
 		r.mu.Lock()
 		r.fires = append(r.fires, fire{entry: e, at: now, run: run})
 		r.mu.Unlock()

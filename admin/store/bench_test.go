@@ -97,20 +97,6 @@ func BenchmarkClaimFires(b *testing.B) {
 	}
 }
 
-// BenchmarkClaimRun measures claiming one pending run (PENDING to RUNNING)
-// per transaction, the dispatch path before batching.
-func BenchmarkClaimRun(b *testing.B) {
-	s, jobs := benchSetup(b, 1, time.Time{})
-	ids := pendingRuns(b, s, jobs[0], b.N, carillonv1.RunStatus_RUN_STATUS_PENDING)
-	b.ResetTimer()
-	for i := range b.N {
-		if _, ok, err := s.ClaimRun(context.Background(), ids[i], carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); err != nil || !ok {
-			b.Fatalf("ClaimRun: ok %v, err %v", ok, err)
-		}
-	}
-	reportRows(b, b.N)
-}
-
 // BenchmarkClaimRuns measures claiming batch pending runs in one
 // transaction, the batched dispatch path.
 func BenchmarkClaimRuns(b *testing.B) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -48,31 +47,34 @@ type Claim struct {
 // stored. Advancing a job and storing its run together, with a unique key
 // on (job, scheduled instant, shard, attempt), is what makes each scheduled
 // instant fire exactly once across crashes: a claim either happened with
-// its run or not at all.
+// its run or not at all. Each job appears at most once in claims.
 func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
+	var list jsonRows
+	for _, c := range claims {
+		list.next().int(c.JobID).int(c.Due.UnixMilli()).nullInt(millis(c.Next)).nullInt(runInstant(c.Run))
+	}
 	var runs []Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		runs = runs[:0]
-		advance, err := tx.PrepareContext(ctx,
-			`UPDATE jobs SET next_fire_at = ?, last_fire_at = coalesce(?, last_fire_at) WHERE id = ? AND enabled = 1 AND next_fire_at = ?`)
+		rows, err := tx.StmtContext(ctx, s.q.advanceJobs).QueryContext(ctx, list.String())
 		if err != nil {
 			return err
 		}
-		defer advance.Close()
-		insert, err := tx.PrepareContext(ctx, insertRunSQL)
-		if err != nil {
-			return err
-		}
-		defer insert.Close()
-		for _, c := range claims {
-			res, err := advance.ExecContext(ctx, millis(c.Next), runInstant(c.Run), c.JobID, c.Due.UnixMilli())
-			if err != nil {
+		advanced := make(map[int64]bool, len(claims))
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 || c.Run == nil {
-				if err != nil {
-					return err
-				}
+			advanced[id] = true
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		insert := tx.StmtContext(ctx, s.q.insertRun)
+		for _, c := range claims {
+			if c.Run == nil || !advanced[c.JobID] {
 				continue
 			}
 			r := *c.Run
@@ -113,38 +115,19 @@ type RunClaim struct {
 }
 
 // ClaimRuns moves pending runs to RUNNING, stamped triggered at now, in one
-// transaction, and returns those it claimed. A run that is no longer
-// pending (its job was stopped, changed or deleted after the run was read
-// ahead) is left out and must not be dispatched.
+// statement, and returns those it claimed. A run that is no longer pending
+// (its job was stopped, changed or deleted after the run was read ahead) is
+// left out and must not be dispatched.
 func (s *Store) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time) ([]Run, error) {
-	byType := map[carillonv1.TriggerType][]any{}
+	var list jsonRows
 	for _, c := range claims {
-		byType[c.TriggerType] = append(byType[c.TriggerType], c.RunID)
+		list.next().int(c.RunID).int(int64(c.TriggerType))
 	}
 	var runs []Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		runs = runs[:0]
-		for tt, ids := range byType {
-			args := append([]any{carillonv1.RunStatus_RUN_STATUS_RUNNING, tt, now.UnixMilli()}, ids...)
-			args = append(args, carillonv1.RunStatus_RUN_STATUS_PENDING)
-			rows, err := tx.QueryContext(ctx, `UPDATE runs SET status = ?, trigger_type = ?, triggered_at = ?
-				WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) AND status = ? RETURNING `+runColumns, args...)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				r, err := scanRun(rows)
-				if err != nil {
-					rows.Close()
-					return err
-				}
-				runs = append(runs, r)
-			}
-			if err := rows.Close(); err != nil {
-				return err
-			}
-		}
-		return nil
+		var err error
+		runs, err = collectRuns(tx.StmtContext(ctx, s.q.claimRuns).QueryContext(ctx, list.String(), now.UnixMilli()))
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: claim runs: %w", err)
@@ -152,25 +135,43 @@ func (s *Store) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time)
 	return runs, nil
 }
 
+// collectRuns scans every row of a query returning runColumns.
+func collectRuns(rows *sql.Rows, err error) ([]Run, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var runs []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, rows.Err()
+}
+
 // JobsByID returns the jobs with the given IDs that exist, by ID.
 func (s *Store) JobsByID(ctx context.Context, ids []int64) (map[int64]Job, error) {
-	jobs := make(map[int64]Job, len(ids))
-	if len(ids) == 0 {
-		return jobs, nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	jobs, err := collectJobs(s.q.jobsByID.QueryContext(ctx, jsonIDs(ids)))
 	if err != nil {
 		return nil, fmt.Errorf("store: jobs by id: %w", err)
 	}
+	return jobs, nil
+}
+
+// collectJobs scans every row of a query returning jobColumns, by ID.
+func collectJobs(rows *sql.Rows, err error) (map[int64]Job, error) {
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
+	jobs := map[int64]Job{}
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
-			return nil, fmt.Errorf("store: jobs by id: %w", err)
+			return nil, err
 		}
 		jobs[j.ID] = j
 	}

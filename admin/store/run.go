@@ -187,38 +187,18 @@ func (s *Store) PendingRuns(ctx context.Context) ([]Run, error) {
 	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE status = `+sqlPending+` ORDER BY scheduled_at, id`)
 }
 
-// ClaimRun moves a pending run to RUNNING, stamped triggered at now, and
-// returns it. ok is false when the run is no longer pending (its job was
-// stopped, changed or deleted after the run was read ahead), in which case
-// it must not be dispatched.
-func (s *Store) ClaimRun(ctx context.Context, id int64, trigger carillonv1.TriggerType, now time.Time) (r Run, ok bool, err error) {
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		r, err = scanRun(tx.QueryRowContext(ctx,
-			`UPDATE runs SET status = ?, trigger_type = ?, triggered_at = ? WHERE id = ? AND status = ? RETURNING `+runColumns,
-			carillonv1.RunStatus_RUN_STATUS_RUNNING, trigger, now.UnixMilli(), id, carillonv1.RunStatus_RUN_STATUS_PENDING))
-		return err
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return Run{}, false, nil
-	}
-	if err != nil {
-		return Run{}, false, fmt.Errorf("store: claim run %d: %w", id, err)
-	}
-	return r, true, nil
-}
-
 // SetShardTotals sets the shard total of runs that became shard 0 of a
 // broadcast, before any of its shards is sent: a result can arrive before
 // the dispatch is recorded, and settling it must know how many shards the
 // fire has (children fire once all of them succeeded).
 func (s *Store) SetShardTotals(ctx context.Context, totals map[int64]int32) error {
+	var list jsonRows
+	for id, n := range totals {
+		list.next().int(id).int(int64(n))
+	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		for id, n := range totals {
-			if _, err := tx.ExecContext(ctx, `UPDATE runs SET shard_total = ? WHERE id = ?`, n, id); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := tx.StmtContext(ctx, s.q.shardTotals).ExecContext(ctx, list.String())
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("store: set shard totals: %w", err)

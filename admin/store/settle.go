@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -51,26 +50,20 @@ type Settled struct {
 // RecordDispatches stores how runs were dispatched and settles those that
 // failed. A result that arrived before its dispatch was recorded is kept.
 func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, error) {
+	var list jsonRows
+	var failures []Result
+	for _, d := range ds {
+		list.next().int(d.RunID).str(d.ExecutorAddress).int(int64(d.ShardIndex)).int(int64(d.ShardTotal)).
+			str(d.TriggerMessage).int(int64(d.TimeoutSeconds))
+		if d.Failed {
+			failures = append(failures, Result{RunID: d.RunID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: d.Message, FinishedAt: d.FinishedAt})
+		}
+	}
 	out, err := s.settleTx(ctx, func(st *settler) error {
-		record, err := st.tx.PrepareContext(ctx, `UPDATE runs SET executor_address = ?, shard_index = ?, shard_total = ?,
-			trigger_message = ?, timeout_seconds = ? WHERE id = ?`)
-		if err != nil {
+		if _, err := st.tx.StmtContext(ctx, s.q.recordRuns).ExecContext(ctx, list.String()); err != nil {
 			return err
 		}
-		defer record.Close()
-		for _, d := range ds {
-			_, err := record.ExecContext(ctx, d.ExecutorAddress, d.ShardIndex, d.ShardTotal, d.TriggerMessage, d.TimeoutSeconds, d.RunID)
-			if err != nil {
-				return err
-			}
-			if d.Failed {
-				res := Result{RunID: d.RunID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: d.Message, FinishedAt: d.FinishedAt}
-				if err := st.settle(res); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return st.settle(failures)
 	})
 	if err != nil {
 		return Settled{}, fmt.Errorf("store: record dispatch: %w", err)
@@ -80,7 +73,8 @@ func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, e
 
 // SettleRuns records results of running runs. A result for a run that is
 // not running (already settled, or unknown) is ignored, so repeating a
-// result is harmless. In the same transaction, for each run settled:
+// result is harmless; of two results for one run in results, the first
+// counts. In the same transaction, for each run settled:
 //   - a failed, timed-out or lost attempt with retries left gets its retry,
 //     a pending run due after the job's retry delay;
 //   - a run that failed for good (or any failed attempt, with
@@ -90,14 +84,7 @@ func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, e
 //   - when nothing of a FIX_DELAY job's fire is left running or pending,
 //     the job's next fire is set to the finish time plus the interval.
 func (s *Store) SettleRuns(ctx context.Context, results []Result) (Settled, error) {
-	out, err := s.settleTx(ctx, func(st *settler) error {
-		for _, res := range results {
-			if err := st.settle(res); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	out, err := s.settleTx(ctx, func(st *settler) error { return st.settle(results) })
 	if err != nil {
 		return Settled{}, fmt.Errorf("store: settle runs: %w", err)
 	}
@@ -109,11 +96,7 @@ func (s *Store) SettleRuns(ctx context.Context, results []Result) (Settled, erro
 func (s *Store) settleTx(ctx context.Context, fn func(st *settler) error) (Settled, error) {
 	var out Settled
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		st, err := newSettler(ctx, tx)
-		if err != nil {
-			return err
-		}
-		defer st.close()
+		st := &settler{ctx: ctx, tx: tx, q: &s.q, jobs: map[int64]*Job{}, parents: map[fireKey]bool{}}
 		if err := fn(st); err != nil {
 			return err
 		}
@@ -123,61 +106,87 @@ func (s *Store) settleTx(ctx context.Context, fn func(st *settler) error) (Settl
 	return out, err
 }
 
-// settler settles runs inside one write transaction, with its hot
-// statement prepared once and the jobs it reads cached.
+// settler settles runs inside one write transaction, with the jobs it
+// reads cached.
 type settler struct {
-	ctx    context.Context
-	tx     *sql.Tx
-	update *sql.Stmt
-	jobs   map[int64]*Job // nil: the job was deleted
-	out    Settled
+	ctx  context.Context
+	tx   *sql.Tx
+	q    *stmts
+	jobs map[int64]*Job // nil: the job was deleted
+	// parents are the fires whose children this transaction fired: when
+	// several shards of a fire settle in one statement, each sees all of
+	// them succeeded, and only the first may fire the children.
+	parents map[fireKey]bool
+	out     Settled
 }
 
-func newSettler(ctx context.Context, tx *sql.Tx) (*settler, error) {
-	update, err := tx.PrepareContext(ctx,
-		`UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ? RETURNING `+runColumns)
-	if err != nil {
-		return nil, err
-	}
-	return &settler{ctx: ctx, tx: tx, update: update, jobs: map[int64]*Job{}}, nil
+// fireKey names a scheduled fire: a job and its scheduled instant.
+type fireKey struct {
+	job int64
+	at  int64
 }
 
-func (st *settler) close() { st.update.Close() }
-
-// job returns the job with the given ID, or nil if it was deleted.
-func (st *settler) job(id int64) (*Job, error) {
-	if j, ok := st.jobs[id]; ok {
-		return j, nil
+// loadJobs reads the jobs with the given IDs that are not cached yet.
+func (st *settler) loadJobs(ids []int64) error {
+	var missing []int64
+	for _, id := range ids {
+		if _, ok := st.jobs[id]; !ok {
+			missing = append(missing, id)
+			st.jobs[id] = nil // deleted, unless read below
+		}
 	}
-	j, err := scanJob(st.tx.QueryRowContext(st.ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		st.jobs[id] = nil
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	st.jobs[id] = &j
-	return &j, nil
-}
-
-// settle moves one running run to a final status and does what follows. A
-// run that is not running is left alone.
-func (st *settler) settle(res Result) error {
-	ctx, tx := st.ctx, st.tx
-	r, err := scanRun(st.update.QueryRowContext(ctx, res.Status, res.Message, millis(res.FinishedAt), res.RunID,
-		carillonv1.RunStatus_RUN_STATUS_RUNNING))
-	if errors.Is(err, sql.ErrNoRows) {
+	if len(missing) == 0 {
 		return nil
 	}
+	jobs, err := collectJobs(st.tx.StmtContext(st.ctx, st.q.txJobs).QueryContext(st.ctx, jsonIDs(missing)))
 	if err != nil {
 		return err
 	}
-	out := &st.out
-	job, err := st.job(r.JobID)
+	for id, j := range jobs {
+		st.jobs[id] = &j
+	}
+	return nil
+}
+
+// settle moves running runs to their final status in one statement and
+// does what follows each. A run that is not running is left alone.
+func (st *settler) settle(results []Result) error {
+	if len(results) == 0 {
+		return nil
+	}
+	var list jsonRows
+	seen := make(map[int64]bool, len(results))
+	for _, res := range results {
+		if seen[res.RunID] {
+			continue
+		}
+		seen[res.RunID] = true
+		list.next().int(res.RunID).int(int64(res.Status)).str(res.Message).nullInt(millis(res.FinishedAt))
+	}
+	runs, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String()))
 	if err != nil {
 		return err
 	}
+	ids := make([]int64, len(runs))
+	for i, r := range runs {
+		ids[i] = r.JobID
+	}
+	if err := st.loadJobs(ids); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if err := st.followUp(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// followUp does what follows settling run r: its retry or alarm, its
+// children, its FIX_DELAY job's next fire.
+func (st *settler) followUp(r Run) error {
+	ctx, tx, out := st.ctx, st.tx, &st.out
+	job := st.jobs[r.JobID]
 	if job == nil {
 		out.Runs = append(out.Runs, r)
 		return nil // the job was deleted: nothing follows
@@ -216,7 +225,7 @@ func (st *settler) settle(res Result) error {
 		return nil
 	}
 	// FIX_DELAY: schedule the next fire once nothing of this fire is left.
-	_, err = tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ? + interval_seconds * 1000
+	_, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ? + interval_seconds * 1000
 		WHERE id = ? AND enabled = 1 AND schedule_type = ? AND next_fire_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = ? AND scheduled_at = ? AND status IN (?, ?))`,
 		r.FinishedAt.UnixMilli(), r.JobID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, r.JobID, r.ScheduledAt.UnixMilli(),
@@ -256,11 +265,16 @@ func (st *settler) fireChildren(job Job, r Run) error {
 	if err != nil || shardsDone < r.ShardTotal {
 		return err
 	}
+	key := fireKey{r.JobID, r.ScheduledAt.UnixMilli()}
+	if st.parents[key] {
+		return nil
+	}
+	st.parents[key] = true
+	if err := st.loadJobs(job.ChildJobIDs); err != nil {
+		return err
+	}
 	for _, id := range job.ChildJobIDs {
-		child, err := st.job(id)
-		if err != nil {
-			return err
-		}
+		child := st.jobs[id]
 		if child == nil {
 			continue // deleted since the parent was saved
 		}

@@ -120,6 +120,43 @@ func TestChildrenAfterAllShards(t *testing.T) {
 	}
 }
 
+// TestChildrenOnceWhenShardsSettleTogether settles every shard of a fire in
+// one call (one executor's batch of results): the child job still gets one
+// run, and a result repeated in the batch counts once.
+func TestChildrenOnceWhenShardsSettleTogether(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, b := setup(t)
+	child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+	parent := newJob(b.group.ID, time.Time{})
+	parent.ChildJobIDs = []int64{child.ID}
+	parent, _ = s.CreateJob(ctx, parent, t0)
+
+	var results []store.Result
+	for i := range int32(3) {
+		r := running(t, s, parent, t0, i, 3)
+		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0.Add(time.Second)})
+	}
+	dup := results[1]
+	dup.Status, dup.Message = carillonv1.RunStatus_RUN_STATUS_FAILED, "a later, different result"
+	results = append(results, dup)
+	out, err := s.SettleRuns(ctx, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Runs) != 3 {
+		t.Errorf("settled %d runs, want the 3 shards once each", len(out.Runs))
+	}
+	for _, r := range out.Runs {
+		if r.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+			t.Errorf("run %d (shard %d) settled %s, want the first result SUCCEEDED", r.ID, r.ShardIndex, r.Status)
+		}
+	}
+	if len(out.FollowUps) != 1 || out.FollowUps[0].JobID != child.ID {
+		t.Fatalf("follow-ups = %+v, want one run of child job %d", out.FollowUps, child.ID)
+	}
+}
+
 func TestDeleteRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -31,6 +31,7 @@ var migrations embed.FS
 type Store struct {
 	w    *sql.DB // the one writer connection
 	r    *sql.DB // readers
+	q    stmts   // the fire path's statements, prepared once
 	lock *fileLock
 }
 
@@ -60,6 +61,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: prepare: %w", err)
+	}
 	return s, nil
 }
 
@@ -84,6 +89,7 @@ func openDB(path, txlock string, conns int) (*sql.DB, error) {
 // Close closes the database and releases the admin lock.
 func (s *Store) Close() error {
 	var errs []error
+	s.q.close()
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}

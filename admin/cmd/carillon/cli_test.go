@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -141,8 +142,16 @@ func TestCLI(t *testing.T) {
 	if !strings.Contains(out, "hello line 1") || !strings.Contains(out, "hello line 3") {
 		t.Errorf("run log --follow: %q", out)
 	}
-	if out := must("", append([]string{"run", "get", m[1]}, admin...)...); !regexp.MustCompile(`Status:\s+SUCCEEDED`).MatchString(out) {
-		t.Errorf("run get after the log ended: %q", out)
+	// The log ends before the executor's result reaches the admin (it is
+	// reported in the background): wait for it, within a bound.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		out := must("", append([]string{"run", "get", m[1]}, admin...)...)
+		if regexp.MustCompile(`Status:\s+SUCCEEDED`).MatchString(out) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run get 10 s after the log ended: %q", out)
+		}
 	}
 	if out := must("", append([]string{"run", "list", "--job", "1", "--status", "succeeded"}, admin...)...); !strings.Contains(out, m[1]) {
 		t.Errorf("run list: %q", out)

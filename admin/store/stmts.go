@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// stmts are the statements of the fire path, prepared once when the store
+// opens. SQLite spends as long parsing a statement as running a small one,
+// so the hot paths never hand it new SQL text: a statement that takes a
+// list takes it as one JSON array parameter, read with json_each, and keeps
+// one shape whatever the list's length. Transactions use them through
+// tx.StmtContext, which reuses the writer connection's prepared statement.
+type stmts struct {
+	claimRuns   *sql.Stmt // writer: PENDING → RUNNING, RETURNING the runs
+	recordRuns  *sql.Stmt // writer: how runs were dispatched
+	shardTotals *sql.Stmt // writer: shard totals of broadcasts
+	advanceJobs *sql.Stmt // writer: the scan's compare-and-set of next fires
+	insertRun   *sql.Stmt // writer: one new run
+	settleRuns  *sql.Stmt // writer: RUNNING → final, RETURNING the runs
+	txJobs      *sql.Stmt // writer: jobs by ID, inside a write transaction
+	jobsByID    *sql.Stmt // readers: jobs by ID
+}
+
+// Hot statements. Each list parameter is a JSON array; an element that is
+// itself an array is read by position (value->>0, value->>1, …).
+const (
+	claimRunsSQL = `UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c.value->>1, triggered_at = ?2
+		FROM json_each(?1) AS c WHERE runs.id = c.value->>0 AND runs.status = ` + sqlPending + ` RETURNING ` + runColumns
+	recordRunsSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,
+		trigger_message = d.value->>4, timeout_seconds = d.value->>5 FROM json_each(?1) AS d WHERE runs.id = d.value->>0`
+	shardTotalsSQL = `UPDATE runs SET shard_total = t.value->>1 FROM json_each(?1) AS t WHERE runs.id = t.value->>0`
+	// advanceJobsSQL applies claims: [job, due, next or null, fired instant or null].
+	advanceJobsSQL = `UPDATE jobs SET next_fire_at = c.value->>2, last_fire_at = coalesce(c.value->>3, last_fire_at)
+		FROM json_each(?1) AS c WHERE jobs.id = c.value->>0 AND jobs.enabled = 1 AND jobs.next_fire_at = c.value->>1
+		RETURNING jobs.id`
+	// settleRunsSQL applies results: [run, status, message, finished at].
+	settleRunsSQL = `UPDATE runs SET status = r.value->>1, message = r.value->>2, finished_at = r.value->>3
+		FROM json_each(?1) AS r WHERE runs.id = r.value->>0 AND runs.status = ` + sqlRunning + ` RETURNING ` + runColumns
+	jobsByIDSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`
+)
+
+// prepare prepares the hot statements on the writer and the readers.
+func (s *Store) prepare(ctx context.Context) error {
+	var errs []error
+	prep := func(db *sql.DB, q string) *sql.Stmt {
+		st, err := db.PrepareContext(ctx, q)
+		errs = append(errs, err)
+		return st
+	}
+	s.q = stmts{
+		claimRuns:   prep(s.w, claimRunsSQL),
+		recordRuns:  prep(s.w, recordRunsSQL),
+		shardTotals: prep(s.w, shardTotalsSQL),
+		advanceJobs: prep(s.w, advanceJobsSQL),
+		insertRun:   prep(s.w, insertRunSQL),
+		settleRuns:  prep(s.w, settleRunsSQL),
+		txJobs:      prep(s.w, jobsByIDSQL),
+		jobsByID:    prep(s.r, jobsByIDSQL),
+	}
+	return errors.Join(errs...)
+}
+
+// close closes the prepared statements.
+func (q *stmts) close() {
+	for _, st := range []*sql.Stmt{q.claimRuns, q.recordRuns, q.shardTotals, q.advanceJobs, q.insertRun, q.settleRuns, q.txJobs, q.jobsByID} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// jsonRows builds a JSON array of arrays, the list parameter of the hot
+// statements, without reflection.
+type jsonRows struct {
+	b   []byte
+	row bool // inside a row
+}
+
+// next starts a new row.
+func (j *jsonRows) next() *jsonRows {
+	if j.b == nil {
+		j.b = append(j.b, '[')
+	} else {
+		j.b = append(j.b, "],"...)
+	}
+	j.b = append(j.b, '[')
+	j.row = false
+	return j
+}
+
+func (j *jsonRows) sep() {
+	if j.row {
+		j.b = append(j.b, ',')
+	}
+	j.row = true
+}
+
+// int appends an integer to the row.
+func (j *jsonRows) int(v int64) *jsonRows {
+	j.sep()
+	j.b = strconv.AppendInt(j.b, v, 10)
+	return j
+}
+
+// null appends a JSON null, or v when valid.
+func (j *jsonRows) nullInt(v sql.NullInt64) *jsonRows {
+	if !v.Valid {
+		j.sep()
+		j.b = append(j.b, "null"...)
+		return j
+	}
+	return j.int(v.Int64)
+}
+
+// str appends a string to the row.
+func (j *jsonRows) str(s string) *jsonRows {
+	j.sep()
+	b, _ := json.Marshal(s) // a string always marshals; invalid UTF-8 becomes U+FFFD
+	j.b = append(j.b, b...)
+	return j
+}
+
+// String returns the array; "[]" when it has no rows.
+func (j *jsonRows) String() string {
+	if j.b == nil {
+		return "[]"
+	}
+	return string(j.b) + "]]"
+}
+
+// jsonIDs returns ids as a JSON array.
+func jsonIDs(ids []int64) string {
+	b := make([]byte, 0, 2+len(ids)*8)
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, ']'))
+}
