@@ -115,7 +115,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	sched := schedule.New(schedule.Config{
 		Store: st, FireFunc: func(es []schedule.Entry) { trig.Fire(es) }, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger,
 	})
-	trig, err = trigger.New(trigger.Config{Store: st, Token: cfg.Token, Logger: cfg.Logger, EnqueueFunc: sched.Enqueue})
+	trig, err = trigger.New(trigger.Config{Store: st, Token: cfg.Token, Logger: cfg.Logger, EnqueueFunc: sched.Enqueue, WakeFunc: sched.Wake})
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -58,15 +58,15 @@ func (s registryService) Deregister(ctx context.Context, req *carillonv1.Deregis
 func (s registryService) ReportResults(ctx context.Context, req *carillonv1.ReportResultsRequest) (*carillonv1.ReportResultsResponse, error) {
 	results := make([]store.Result, len(req.Results))
 	for i, r := range req.Results {
-		field := fmt.Sprintf("results[%d]", i)
+		field := func() string { return fmt.Sprintf("results[%d]", i) }
 		switch r.Status {
 		case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_FAILED,
 			carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, carillonv1.RunStatus_RUN_STATUS_KILLED:
 		default:
-			return nil, invalid(field+".status", "must be a final status (SUCCEEDED, FAILED, TIMED_OUT or KILLED), got %s", r.Status)
+			return nil, invalid(field()+".status", "must be a final status (SUCCEEDED, FAILED, TIMED_OUT or KILLED), got %s", r.Status)
 		}
 		if r.RunId <= 0 {
-			return nil, invalid(field+".run_id", "must be positive, got %d", r.RunId)
+			return nil, invalid(field()+".run_id", "must be positive, got %d", r.RunId)
 		}
 		finished := fromTS(r.FinishedAt)
 		if finished.IsZero() {
@@ -74,10 +74,9 @@ func (s registryService) ReportResults(ctx context.Context, req *carillonv1.Repo
 		}
 		results[i] = store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished}
 	}
-	if err := s.cfg.Trigger.Settle(ctx, results); err != nil {
+	if err := s.cfg.Trigger.Settle(ctx, results); err != nil { // wakes the scheduler if a FIX_DELAY job is due again
 		return nil, s.toConnect(err)
 	}
-	s.cfg.WakeFunc() // a FIX_DELAY job may have its next fire now
 	return &carillonv1.ReportResultsResponse{}, nil
 }
 

@@ -45,6 +45,9 @@ type Result struct {
 type Settled struct {
 	Runs      []Run
 	FollowUps []Run
+	// Rescheduled says a FIX_DELAY job got its next fire: the scheduler
+	// should scan now rather than at its next tick.
+	Rescheduled bool
 }
 
 // RecordDispatches stores how runs were dispatched and settles those that
@@ -225,12 +228,19 @@ func (st *settler) followUp(r Run) error {
 		return nil
 	}
 	// FIX_DELAY: schedule the next fire once nothing of this fire is left.
-	_, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ? + interval_seconds * 1000
+	res, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ? + interval_seconds * 1000
 		WHERE id = ? AND enabled = 1 AND schedule_type = ? AND next_fire_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = ? AND scheduled_at = ? AND status IN (?, ?))`,
 		r.FinishedAt.UnixMilli(), r.JobID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, r.JobID, r.ScheduledAt.UnixMilli(),
 		carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING)
-	return err
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		out.Rescheduled = true
+		return err
+	}
+	return nil
 }
 
 // retryDelay is the wait before the retry that follows attempt.

@@ -247,7 +247,10 @@ func TestFixDelayNextFireAfterFinish(t *testing.T) {
 		t.Fatalf("next fire while running = %v, want none", got.NextFireAt)
 	}
 	finished := t0.Add(7 * time.Second)
-	s.SettleRuns(ctx, []store.Result{{RunID: runs[0].ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: finished}})
+	out, err := s.SettleRuns(ctx, []store.Result{{RunID: runs[0].ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: finished}})
+	if err != nil || !out.Rescheduled {
+		t.Errorf("settle: Rescheduled %v, err %v; want true, nil (the scheduler must scan)", out.Rescheduled, err)
+	}
 	got, _ := s.Job(ctx, j.ID)
 	if want := finished.Add(30 * time.Second); !got.NextFireAt.Equal(want) {
 		t.Errorf("next fire = %v, want finish + 30 s = %v", got.NextFireAt, want)

@@ -28,16 +28,27 @@ func newPool(name string, size int) *pool {
 	return &pool{name: name, slots: make(chan struct{}, size), maxWaiting: int64(size) * 16}
 }
 
-// acquire takes a slot, waiting if need be; it returns false at once when
-// the pool is overloaded.
-func (p *pool) acquire() bool {
+// acquire takes a slot, waiting at most wait; it returns false at once when
+// the pool is overloaded, and false after wait if no slot freed up.
+func (p *pool) acquire(wait time.Duration) bool {
 	if p.waiting.Add(1) > p.maxWaiting {
 		p.waiting.Add(-1)
 		return false
 	}
-	p.slots <- struct{}{}
-	p.waiting.Add(-1)
-	return true
+	defer p.waiting.Add(-1)
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 func (p *pool) release() { <-p.slots }

@@ -57,6 +57,9 @@ type Config struct {
 	// EnqueueFunc hands pending runs created by settling (retries and child
 	// jobs' runs) to the scheduler. Required.
 	EnqueueFunc func(runs ...store.Run)
+	// WakeFunc asks the scheduler to scan now: settling gave a FIX_DELAY
+	// job its next fire. Optional.
+	WakeFunc func()
 }
 
 // Trigger dispatches fires. It is safe for concurrent use.
@@ -67,6 +70,11 @@ type Trigger struct {
 	fast, slow *pool
 	slowJobs   slowJobs
 	wg         sync.WaitGroup
+	// The three writes of the fire path, each coalesced: claims of due
+	// runs, records of dispatches, results from executors.
+	claims  coalescer[schedule.Entry]
+	records coalescer[store.Dispatch]
+	results coalescer[store.Result]
 }
 
 // New returns a Trigger.
@@ -77,6 +85,9 @@ func New(cfg Config) (*Trigger, error) {
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	if cfg.NowFunc == nil {
 		cfg.NowFunc = time.Now
+	}
+	if cfg.WakeFunc == nil {
+		cfg.WakeFunc = func() {}
 	}
 	t := &Trigger{
 		cfg:        cfg,
@@ -99,12 +110,31 @@ func New(cfg Config) (*Trigger, error) {
 	if t.cfg.EnqueueFunc == nil {
 		return nil, errors.New("trigger: Config.EnqueueFunc is required")
 	}
+	t.claims = coalescer[schedule.Entry]{max: batchMax, fn: t.claim, wg: &t.wg}
+	t.records = coalescer[store.Dispatch]{max: 4 * batchMax, fn: t.recordNow, wg: &t.wg}
+	t.results = coalescer[store.Result]{max: 4 * batchMax, fn: t.settleNow, wg: &t.wg}
 	return t, nil
 }
 
+// writeTimeout bounds one coalesced write.
+const writeTimeout = 30 * time.Second
+
 // Settle records results of running runs (see store.SettleRuns) and hands
-// the retries and child runs it creates to the scheduler.
+// the retries and child runs it creates to the scheduler. Results that
+// arrive together are settled in one transaction.
 func (t *Trigger) Settle(ctx context.Context, results []store.Result) error {
+	select {
+	case err := <-t.results.add(results):
+		return err
+	case <-ctx.Done():
+		return ctx.Err() // the results may still be settled; repeating them is harmless
+	}
+}
+
+// settleNow settles results in one transaction.
+func (t *Trigger) settleNow(results []store.Result) error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
 	settled, err := t.cfg.Store.SettleRuns(ctx, results)
 	if err != nil {
 		return err
@@ -122,62 +152,88 @@ func (t *Trigger) followUp(s store.Settled) {
 	if len(s.FollowUps) > 0 {
 		t.cfg.EnqueueFunc(s.FollowUps...)
 	}
+	if s.Rescheduled {
+		t.cfg.WakeFunc()
+	}
 }
 
-// batchMax bounds the fires one dispatch batch handles: one claim
-// transaction, one record transaction, one RunBatch call per executor.
+// batchMax bounds the runs one dispatch batch handles: one job query, one
+// RunBatch call per executor, and about the fires one claim takes.
 const batchMax = 256
 
 // Fire dispatches the pending runs of fires whose instant has come. It
-// returns at once; Wait waits for the dispatches it started. Batches of
-// fires are dispatched concurrently in a bounded pool; a job whose
-// dispatches were slow more than 10 times this minute uses a separate slow
-// pool, so a slow or dead executor cannot hold up fires to healthy ones.
-// When a pool is overloaded its fires fail at once with the reason: a fire
-// is never dropped silently.
+// returns at once; Wait waits for the dispatches it started. Fires are
+// claimed (PENDING to RUNNING) together with those that came due while the
+// previous claim ran, then dispatched in batches, concurrently, in a
+// bounded pool; a job whose dispatches were slow more than 10 times this
+// minute uses a separate slow pool, so a slow or dead executor cannot hold
+// up fires to healthy ones. When a pool is overloaded its fires fail at
+// once with the reason: a fire is never dropped silently.
 func (t *Trigger) Fire(es []schedule.Entry) {
-	now := t.cfg.NowFunc()
-	var fast, slow []schedule.Entry
-	for _, e := range es {
-		if t.slowJobs.slow(e.JobID, now) {
-			slow = append(slow, e)
-		} else {
-			fast = append(fast, e)
-		}
-	}
-	for _, part := range []struct {
-		p  *pool
-		es []schedule.Entry
-	}{{t.fast, fast}, {t.slow, slow}} {
-		for len(part.es) > 0 {
-			n := min(len(part.es), batchMax)
-			t.start(part.p, part.es[:n:n])
-			part.es = part.es[n:]
-		}
+	for len(es) > 0 {
+		n := min(len(es), batchMax)
+		t.claims.add(slices.Clone(es[:n]))
+		es = es[n:]
 	}
 }
 
-// start dispatches one batch on its own goroutine, in pool p.
-func (t *Trigger) start(p *pool, es []schedule.Entry) {
+// claim claims the pending runs of es (those still pending: a job stopped
+// or changed since its fires were read ahead has none) and starts their
+// dispatches.
+func (t *Trigger) claim(es []schedule.Entry) error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	now := t.cfg.NowFunc()
+	runs, err := t.cfg.Store.ClaimRuns(ctx, claims(es), now)
+	if err != nil {
+		t.cfg.Logger.Error("trigger: claim due runs; the monitor will settle them", "runs", len(es), "err", err)
+		return err
+	}
+	var fast, slow []store.Run
+	for _, r := range runs {
+		if t.slowJobs.slow(r.JobID, now) {
+			slow = append(slow, r)
+		} else {
+			fast = append(fast, r)
+		}
+	}
+	for _, part := range []struct {
+		p    *pool
+		runs []store.Run
+	}{{t.fast, fast}, {t.slow, slow}} {
+		for len(part.runs) > 0 {
+			n := min(len(part.runs), batchMax)
+			t.start(part.p, part.runs[:n:n])
+			part.runs = part.runs[n:]
+		}
+	}
+	return nil
+}
+
+// start dispatches one batch of claimed runs on its own goroutine, in pool p.
+func (t *Trigger) start(p *pool, runs []store.Run) {
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*t.cfg.DispatchTimeout+5*time.Second)
 		defer cancel()
 		var err error
-		if p.acquire() {
-			err = t.fire(ctx, es)
+		// The runs are claimed: a bounded wait for a slot keeps them from
+		// looking half-dispatched to the monitor.
+		if p.acquire(t.cfg.DispatchTimeout) {
+			err = t.fire(ctx, runs)
 			p.release()
 		} else {
-			err = t.refuse(ctx, es, fmt.Sprintf("admin overloaded: more than %d dispatch batches waiting in the %s pool; not dispatched", p.maxWaiting, p.name))
+			err = t.refuse(ctx, runs, fmt.Sprintf("admin overloaded: more than %d dispatch batches waiting in the %s pool, or none free for %s; not dispatched",
+				p.maxWaiting, p.name, t.cfg.DispatchTimeout))
 		}
 		if err != nil {
-			t.cfg.Logger.Error("trigger: fire", "runs", len(es), "err", err)
+			t.cfg.Logger.Error("trigger: fire", "runs", len(runs), "err", err)
 		}
 	}()
 }
 
-// Wait waits for every dispatch started by Fire to finish.
+// Wait waits for every dispatch started by Fire, and every write queued, to finish.
 func (t *Trigger) Wait() { t.wg.Wait() }
 
 func claims(es []schedule.Entry) []store.RunClaim {
@@ -188,12 +244,8 @@ func claims(es []schedule.Entry) []store.RunClaim {
 	return cs
 }
 
-// refuse fails pending runs that cannot be dispatched.
-func (t *Trigger) refuse(ctx context.Context, es []schedule.Entry, msg string) error {
-	runs, err := t.cfg.Store.ClaimRuns(ctx, claims(es), t.cfg.NowFunc())
-	if err != nil {
-		return err
-	}
+// refuse fails claimed runs that cannot be dispatched.
+func (t *Trigger) refuse(ctx context.Context, runs []store.Run, msg string) error {
 	t.cfg.Logger.Warn("trigger: runs not dispatched", "runs", len(runs), "reason", msg)
 	ds := make([]store.Dispatch, len(runs))
 	for i, r := range runs {
@@ -202,20 +254,15 @@ func (t *Trigger) refuse(ctx context.Context, es []schedule.Entry, msg string) e
 	return t.record(ctx, ds...)
 }
 
-// fire claims the pending runs of es (those still pending: a job stopped
-// or changed since its fires were read ahead has none) and dispatches them.
-func (t *Trigger) fire(ctx context.Context, es []schedule.Entry) error {
-	runs, err := t.cfg.Store.ClaimRuns(ctx, claims(es), t.cfg.NowFunc())
-	if err != nil || len(runs) == 0 {
-		return err
-	}
+// fire dispatches claimed runs.
+func (t *Trigger) fire(ctx context.Context, runs []store.Run) error {
 	ids := make([]int64, 0, len(runs))
 	for _, r := range runs {
 		ids = append(ids, r.JobID)
 	}
 	jobs, err := t.cfg.Store.JobsByID(ctx, ids)
 	if err != nil {
-		return err
+		return errors.Join(err, t.refuse(ctx, runs, fmt.Sprintf("read the jobs: %v", err)))
 	}
 	fires := make([]fire, len(runs))
 	for i, r := range runs {
@@ -469,10 +516,23 @@ func runRequest(job store.Job, run store.Run) *carillonv1.RunRequest {
 }
 
 // record stores dispatch outcomes and follows up on the runs they failed.
+// Outcomes recorded at the same time share one transaction.
 func (t *Trigger) record(ctx context.Context, ds ...store.Dispatch) error {
 	if len(ds) == 0 {
 		return nil
 	}
+	select {
+	case err := <-t.records.add(ds):
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// recordNow records dispatch outcomes in one transaction.
+func (t *Trigger) recordNow(ds []store.Dispatch) error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
 	settled, err := t.cfg.Store.RecordDispatches(ctx, ds)
 	if err != nil {
 		return err
