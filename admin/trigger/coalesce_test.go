@@ -2,6 +2,7 @@ package trigger
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -9,56 +10,60 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestCoalescer: a group added while a call runs waits for it and then goes
-// in one call with the others that queued meanwhile, up to max items,
-// without splitting a group; a failed batch is retried group by group, so
-// only the bad group sees the error.
-func TestCoalescer(t *testing.T) {
+// TestWriter: groups added while a write runs wait for it and then go in
+// one batch with the others of their lane that queued meanwhile, up to max
+// items, without splitting a group; the first lane goes before the second;
+// a failed batch is retried group by group, so only the bad group sees the
+// error.
+func TestWriter(t *testing.T) {
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var calls [][]int
+	w := &writer{wg: &wg}
+	var calls []string // only the writer's one goroutine appends
 	entered, release := make(chan struct{}), make(chan struct{})
 	bad := errors.New("bad item")
-	c := &coalescer[int]{max: 4, wg: &wg, fn: func(items []int) error {
-		if items[0] == 0 {
-			close(entered)
-			<-release // hold the first call while others queue
-		}
-		mu.Lock()
-		calls = append(calls, slices.Clone(items))
-		mu.Unlock()
-		if slices.Contains(items, 13) {
-			return bad
-		}
-		return nil
-	}}
-
-	first := c.add([]int{0})
-	<-entered
-	// The drain is held in the first call: these queue behind it.
-	second := c.add([]int{1, 2})
-	third := c.add([]int{3})
-	fourth := c.add([]int{4, 5}) // would pass max 4 with the two before: next call
-	fifth := c.add([]int{13})
-	close(release)
-	for i, done := range []<-chan error{first, second, third, fourth} {
-		if err := <-done; err != nil {
-			t.Errorf("group %d: %v, want nil", i+1, err)
+	record := func(lane string) func([]int) error {
+		return func(items []int) error {
+			if items[0] == 0 {
+				close(entered)
+				<-release // hold the first write while others queue
+			}
+			calls = append(calls, fmt.Sprint(lane, items))
+			if slices.Contains(items, 13) {
+				return bad
+			}
+			return nil
 		}
 	}
-	if err := <-fifth; !errors.Is(err, bad) {
+	high := newCoalescer(w, 4, record("high"))
+	low := newCoalescer(w, 4, record("low"))
+
+	first := low.add([]int{0})
+	<-entered
+	// The writer is held in the first write: these queue behind it.
+	l1 := low.add([]int{1, 2})
+	h1 := high.add([]int{3, 4, 5, 6, 7}) // more than max: a batch of its own
+	h2 := high.add([]int{8})
+	h3 := high.add([]int{13})
+	close(release)
+	for i, done := range []<-chan error{first, l1, h1, h2} {
+		if err := <-done; err != nil {
+			t.Errorf("group %d: %v, want nil", i, err)
+		}
+	}
+	if err := <-h3; !errors.Is(err, bad) {
 		t.Errorf("bad group: %v, want %v", err, bad)
 	}
 	wg.Wait()
 
-	want := [][]int{
-		{0},
-		{1, 2, 3},
-		{4, 5, 13}, // fails: each group again on its own
-		{4, 5},
-		{13},
+	want := []string{
+		"low[0]",
+		"high[3 4 5 6 7]",
+		"high[8 13]", // fails: each group again on its own
+		"high[8]",
+		"high[13]",
+		"low[1 2]", // the low lane waited for the high one
 	}
 	if diff := cmp.Diff(want, calls); diff != "" {
-		t.Errorf("calls (-want +got):\n%s", diff)
+		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 }

@@ -72,9 +72,10 @@ type Trigger struct {
 	wg         sync.WaitGroup
 	// The three writes of the fire path, each coalesced: claims of due
 	// runs, records of dispatches, results from executors.
-	claims  coalescer[schedule.Entry]
-	records coalescer[store.Dispatch]
-	results coalescer[store.Result]
+	writer  writer
+	claims  *coalescer[schedule.Entry]
+	records *coalescer[store.Dispatch]
+	results *coalescer[store.Result]
 }
 
 // New returns a Trigger.
@@ -110,9 +111,12 @@ func New(cfg Config) (*Trigger, error) {
 	if t.cfg.EnqueueFunc == nil {
 		return nil, errors.New("trigger: Config.EnqueueFunc is required")
 	}
-	t.claims = coalescer[schedule.Entry]{max: batchMax, fn: t.claim, wg: &t.wg}
-	t.records = coalescer[store.Dispatch]{max: 4 * batchMax, fn: t.recordNow, wg: &t.wg}
-	t.results = coalescer[store.Result]{max: 4 * batchMax, fn: t.settleNow, wg: &t.wg}
+	// Claims first: fires wait for nothing else. A batch of records or
+	// results holds the writer for a few milliseconds at most.
+	t.writer.wg = &t.wg
+	t.claims = newCoalescer(&t.writer, batchMax, t.claim)
+	t.records = newCoalescer(&t.writer, batchMax, t.recordNow)
+	t.results = newCoalescer(&t.writer, batchMax, t.settleNow)
 	return t, nil
 }
 
