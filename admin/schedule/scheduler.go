@@ -24,8 +24,10 @@ const (
 	ScanIntervalDefault = time.Second
 	// MisfireThresholdDefault is how late a fire may be before it is a misfire.
 	MisfireThresholdDefault = 5 * time.Second
-	// scanBatch is the most jobs one scan query and claim transaction take.
-	scanBatch = 1000
+	// scanBatch is the most jobs one scan query and claim transaction take:
+	// a claim transaction holds SQLite's one writer for a few milliseconds
+	// at most, so fires falling due meanwhile are not held up.
+	scanBatch = 256
 )
 
 // FireFunc dispatches the pending runs of fires whose instant has come, each
