@@ -40,6 +40,7 @@ func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
 // CreateGroup stores g and returns it with its ID. A taken app name is
 // ErrAlreadyExists.
 func (s *Store) CreateGroup(ctx context.Context, g Group, now time.Time) (Group, error) {
+	defer s.routing.Add(1)
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	g.CreatedAt, g.UpdatedAt = now, now
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -93,6 +94,7 @@ func (s *Store) Groups(ctx context.Context) ([]Group, error) {
 
 // UpdateGroup replaces the stored group with ID g.ID.
 func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group, error) {
+	defer s.routing.Add(1)
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	g.UpdatedAt = now
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -118,6 +120,7 @@ func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group,
 
 // DeleteGroup removes a group. A group that jobs still use is ErrInUse.
 func (s *Store) DeleteGroup(ctx context.Context, id int64) error {
+	defer s.routing.Add(1)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var jobs int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE group_id = ?`, id).Scan(&jobs); err != nil {

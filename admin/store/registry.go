@@ -8,6 +8,7 @@ import (
 
 // Register records a heartbeat of the executor at address for app.
 func (s *Store) Register(ctx context.Context, app, address string, now time.Time) error {
+	defer s.routing.Add(1)
 	_, err := s.w.ExecContext(ctx,
 		`INSERT INTO registry (app_name, address, updated_at) VALUES (?, ?, ?)
 		 ON CONFLICT (app_name, address) DO UPDATE SET updated_at = excluded.updated_at`,
@@ -20,6 +21,7 @@ func (s *Store) Register(ctx context.Context, app, address string, now time.Time
 
 // Deregister removes the executor at address from app at once.
 func (s *Store) Deregister(ctx context.Context, app, address string) error {
+	defer s.routing.Add(1)
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM registry WHERE app_name = ? AND address = ?`, app, address); err != nil {
 		return fmt.Errorf("store: deregister %s %s: %w", app, address, err)
 	}
@@ -49,6 +51,7 @@ func (s *Store) Executors(ctx context.Context, app string, since time.Time) ([]s
 // PruneRegistry deletes registrations last seen before since and returns
 // how many it deleted.
 func (s *Store) PruneRegistry(ctx context.Context, since time.Time) (int64, error) {
+	defer s.routing.Add(1)
 	res, err := s.w.ExecContext(ctx, `DELETE FROM registry WHERE updated_at < ?`, since.UnixMilli())
 	if err != nil {
 		return 0, fmt.Errorf("store: prune registry: %w", err)

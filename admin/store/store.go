@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -33,7 +34,17 @@ type Store struct {
 	r    *sql.DB // readers
 	q    stmts   // the fire path's statements, prepared once
 	lock *fileLock
+	// routing counts changes to groups and the registry, for caches of
+	// who runs a group's jobs (RoutingVersion).
+	routing atomic.Int64
 }
+
+// RoutingVersion changes whenever a group or an executor registration is
+// written through this Store (the only writer of the file: see Open). A
+// cache of a group's executors read after the version was v is current
+// while the version is still v, except for registrations expiring with
+// time.
+func (s *Store) RoutingVersion() int64 { return s.routing.Load() }
 
 // Open opens (creating if needed) the database file at path, takes the
 // file's admin lock and applies pending migrations. A second Open of the

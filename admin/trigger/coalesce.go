@@ -1,6 +1,9 @@
 package trigger
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // writer runs the fire path's writes one at a time, on one goroutine while
 // there are any, in the order of its lanes' priority: SQLite has one
@@ -8,27 +11,32 @@ import "sync"
 // nobody chose. Claims of due fires go first, so a large batch of results
 // arriving at the same moment cannot make fires late.
 type writer struct {
-	wg *sync.WaitGroup // counts the running drain, for Trigger.Wait
+	wg  *sync.WaitGroup  // counts the running drain, for Trigger.Wait
+	now func() time.Time // for lingering lanes
 
 	mu      sync.Mutex
 	lanes   []lane // highest priority first
 	running bool
+	wake    chan struct{} // a group was added while the drain runs
 }
 
 // lane is one kind of write waiting for the writer.
 type lane interface {
 	// take removes the next batch to write and returns the call that
-	// writes it, or nil when nothing waits; writer.mu is held.
-	take() func()
+	// writes it; or, when no batch is ready, nil and how long until one
+	// is (negative: nothing waits). writer.mu is held.
+	take(now time.Time) (write func(), ready time.Duration)
 }
 
-// kick starts the drain unless it is running.
+// kick makes the drain look at the lanes, starting it unless it runs.
 func (w *writer) kick() {
 	w.mu.Lock()
 	start := !w.running
 	w.running = true
 	if start {
 		w.wg.Add(1)
+	} else {
+		notify(w.wake)
 	}
 	w.mu.Unlock()
 	if start {
@@ -36,24 +44,52 @@ func (w *writer) kick() {
 	}
 }
 
+func notify(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
 // drain writes batches, highest priority first, until none is left.
 func (w *writer) drain() {
 	defer w.wg.Done()
+	var timer *time.Timer
 	for {
 		w.mu.Lock()
 		var write func()
+		wait := time.Duration(-1)
 		for _, l := range w.lanes {
-			if write = l.take(); write != nil {
+			var ready time.Duration
+			if write, ready = l.take(w.now()); write != nil {
 				break
 			}
+			if ready >= 0 && (wait < 0 || ready < wait) {
+				wait = ready
+			}
 		}
-		if write == nil {
+		if write == nil && wait < 0 {
 			w.running = false
 			w.mu.Unlock()
 			return
 		}
 		w.mu.Unlock()
-		write()
+		if write != nil {
+			write()
+			continue
+		}
+		// Only lingering batches wait: sleep until the first is ready, or
+		// until something new (a claim) arrives.
+		if timer == nil {
+			timer = time.NewTimer(wait)
+			defer timer.Stop()
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-timer.C:
+		case <-w.wake:
+		}
 	}
 }
 
@@ -65,24 +101,31 @@ func (w *writer) drain() {
 //
 // When fn fails for a batch of several groups, each group is tried again
 // on its own, so one group that cannot be written fails alone.
+//
+// A lane with a linger holds its first group up to that long for others to
+// join it, unless max items are waiting: for writes nobody waits on
+// closely, so that a steady trickle also makes few transactions.
 type coalescer[T any] struct {
-	w   *writer
-	max int
-	fn  func(items []T) error
+	w      *writer
+	max    int
+	linger time.Duration
+	fn     func(items []T) error
 
 	groups []group[T] // guarded by w.mu
+	size   int        // items in groups
 }
 
 // group is one caller's items and where its outcome goes.
 type group[T any] struct {
 	items []T
+	added time.Time
 	done  chan error // buffered: the writer never blocks on it
 }
 
 // newCoalescer returns a coalescer and adds it to w's lanes, after those
 // added before it.
-func newCoalescer[T any](w *writer, max int, fn func([]T) error) *coalescer[T] {
-	c := &coalescer[T]{w: w, max: max, fn: fn}
+func newCoalescer[T any](w *writer, max int, linger time.Duration, fn func([]T) error) *coalescer[T] {
+	c := &coalescer[T]{w: w, max: max, linger: linger, fn: fn}
 	w.lanes = append(w.lanes, c)
 	return c
 }
@@ -92,24 +135,29 @@ func newCoalescer[T any](w *writer, max int, fn func([]T) error) *coalescer[T] {
 func (c *coalescer[T]) add(items []T) <-chan error {
 	done := make(chan error, 1)
 	c.w.mu.Lock()
-	c.groups = append(c.groups, group[T]{items: items, done: done})
+	c.groups = append(c.groups, group[T]{items: items, added: c.w.now(), done: done})
+	c.size += len(items)
 	c.w.mu.Unlock()
 	c.w.kick()
 	return done
 }
 
 // take implements lane.
-func (c *coalescer[T]) take() func() {
+func (c *coalescer[T]) take(now time.Time) (func(), time.Duration) {
+	if len(c.groups) == 0 {
+		return nil, -1
+	}
+	if age := now.Sub(c.groups[0].added); age < c.linger && c.size < c.max {
+		return nil, c.linger - age
+	}
 	n, size := 0, 0
 	for n < len(c.groups) && (n == 0 || size+len(c.groups[n].items) <= c.max) {
 		size += len(c.groups[n].items)
 		n++
 	}
-	if n == 0 {
-		return nil
-	}
 	batch := c.groups[:n:n]
 	c.groups = append([]group[T](nil), c.groups[n:]...)
+	c.size -= size
 	return func() {
 		items := batch[0].items
 		if len(batch) > 1 {
@@ -126,5 +174,5 @@ func (c *coalescer[T]) take() func() {
 			}
 			g.done <- err
 		}
-	}
+	}, 0
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -17,7 +19,7 @@ import (
 // error.
 func TestWriter(t *testing.T) {
 	var wg sync.WaitGroup
-	w := &writer{wg: &wg}
+	w := &writer{wg: &wg, now: time.Now, wake: make(chan struct{}, 1)}
 	var calls []string // only the writer's one goroutine appends
 	entered, release := make(chan struct{}), make(chan struct{})
 	bad := errors.New("bad item")
@@ -34,8 +36,8 @@ func TestWriter(t *testing.T) {
 			return nil
 		}
 	}
-	high := newCoalescer(w, 4, record("high"))
-	low := newCoalescer(w, 4, record("low"))
+	high := newCoalescer(w, 4, 0, record("high"))
+	low := newCoalescer(w, 4, 0, record("low"))
 
 	first := low.add([]int{0})
 	<-entered
@@ -66,4 +68,44 @@ func TestWriter(t *testing.T) {
 	if diff := cmp.Diff(want, calls); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
+}
+
+// TestWriterLinger: a lingering lane holds its first group until the
+// linger has passed, for others to join it, while a lane without linger is
+// written at once; max items waiting end the linger early.
+func TestWriterLinger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var wg sync.WaitGroup
+		w := &writer{wg: &wg, now: time.Now, wake: make(chan struct{}, 1)}
+		var mu sync.Mutex
+		var calls []string
+		start := time.Now()
+		record := func(lane string) func([]int) error {
+			return func(items []int) error {
+				mu.Lock()
+				defer mu.Unlock()
+				calls = append(calls, fmt.Sprint(lane, items, " at ", time.Since(start)))
+				return nil
+			}
+		}
+		now := newCoalescer(w, 4, 0, record("now"))
+		slow := newCoalescer(w, 4, 10*time.Millisecond, record("slow"))
+
+		slow.add([]int{1})
+		time.Sleep(4 * time.Millisecond)
+		now.add([]int{2}) // written at once, while slow's group lingers
+		slow.add([]int{3})
+		synctest.Wait()
+		time.Sleep(6 * time.Millisecond) // slow's first group is 10 ms old
+		synctest.Wait()
+		slow.add([]int{4, 5})
+		slow.add([]int{6, 7}) // 4 items: max, written without lingering
+		synctest.Wait()
+		wg.Wait()
+
+		want := []string{"now[2] at 4ms", "slow[1 3] at 10ms", "slow[4 5 6 7] at 10ms"}
+		if diff := cmp.Diff(want, calls); diff != "" {
+			t.Errorf("writes (-want +got):\n%s", diff)
+		}
+	})
 }

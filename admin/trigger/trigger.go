@@ -76,6 +76,9 @@ type Trigger struct {
 	claims  *coalescer[schedule.Entry]
 	records *coalescer[store.Dispatch]
 	results *coalescer[store.Result]
+
+	sourcesMu sync.Mutex
+	sources   map[int64]cachedSource // by group ID
 }
 
 // New returns a Trigger.
@@ -94,6 +97,7 @@ func New(cfg Config) (*Trigger, error) {
 		cfg:        cfg,
 		executors:  newExecutors(cfg.HTTPClient, cfg.Token),
 		strategies: map[carillonv1.RouteStrategy]route.Strategy{},
+		sources:    map[int64]cachedSource{},
 		fast:       newPool("fast", cfg.MaxInFlight),
 		slow:       newPool("slow", max(cfg.MaxInFlight/2, 1)),
 	}
@@ -111,17 +115,25 @@ func New(cfg Config) (*Trigger, error) {
 	if t.cfg.EnqueueFunc == nil {
 		return nil, errors.New("trigger: Config.EnqueueFunc is required")
 	}
-	// Claims first: fires wait for nothing else. A batch of records or
-	// results holds the writer for a few milliseconds at most.
-	t.writer.wg = &t.wg
-	t.claims = newCoalescer(&t.writer, batchMax, t.claim)
-	t.records = newCoalescer(&t.writer, batchMax, t.recordNow)
-	t.results = newCoalescer(&t.writer, batchMax, t.settleNow)
+	// Claims first, at once: fires wait for nothing else. Records and
+	// results linger a little to share transactions, and a batch of them
+	// holds the writer for a few milliseconds at most.
+	t.writer = writer{wg: &t.wg, now: time.Now, wake: make(chan struct{}, 1)}
+	t.claims = newCoalescer(&t.writer, batchMax, 0, t.claim)
+	t.records = newCoalescer(&t.writer, batchMax, recordLinger, t.recordNow)
+	t.results = newCoalescer(&t.writer, batchMax, resultLinger, t.settleNow)
 	return t, nil
 }
 
-// writeTimeout bounds one coalesced write.
-const writeTimeout = 30 * time.Second
+const (
+	// writeTimeout bounds one coalesced write.
+	writeTimeout = 30 * time.Second
+	// recordLinger is how long a dispatch record may wait for others to
+	// share its transaction (TriggerJob waits for it).
+	recordLinger = 10 * time.Millisecond
+	// resultLinger is the same for results; executors wait for it.
+	resultLinger = 5 * time.Millisecond
+)
 
 // Settle records results of running runs (see store.SettleRuns) and hands
 // the retries and child runs it creates to the scheduler. Results that
@@ -429,7 +441,38 @@ type source struct {
 	err   error
 }
 
+// sourceTTL bounds how long a group's executors are cached: registrations
+// expire with time, which RoutingVersion does not see.
+const sourceTTL = time.Second
+
+// cachedSource is a group's source as read at a routing version.
+type cachedSource struct {
+	src     source
+	version int64
+	at      time.Time
+}
+
+// source returns where group groupID's executors come from, cached while
+// no group or registration changed, for at most sourceTTL.
 func (t *Trigger) source(ctx context.Context, groupID int64) source {
+	version, now := t.cfg.Store.RoutingVersion(), t.cfg.NowFunc()
+	t.sourcesMu.Lock()
+	c, ok := t.sources[groupID]
+	t.sourcesMu.Unlock()
+	if ok && c.version == version && now.Sub(c.at) < sourceTTL {
+		return c.src
+	}
+	src := t.readSource(ctx, groupID)
+	if src.err == nil {
+		t.sourcesMu.Lock()
+		t.sources[groupID] = cachedSource{src: src, version: version, at: now}
+		t.sourcesMu.Unlock()
+	}
+	return src
+}
+
+// readSource reads where group groupID's executors come from.
+func (t *Trigger) readSource(ctx context.Context, groupID int64) source {
 	g, err := t.cfg.Store.Group(ctx, groupID)
 	if err != nil {
 		return source{err: fmt.Errorf("group %d: %w", groupID, err)}
