@@ -26,7 +26,15 @@ type lane interface {
 	// writes it; or, when no batch is ready, nil and how long until one
 	// is (negative: nothing waits). writer.mu is held.
 	take(now time.Time) (write func(), ready time.Duration)
+	// waited is how long the oldest waiting group has waited; writer.mu
+	// is held.
+	waited(now time.Time) time.Duration
 }
+
+// starveAfter is how long a lower lane's group may wait before it goes
+// ahead of higher lanes: a steady flood of claims must not keep results
+// from ever being written.
+const starveAfter = 100 * time.Millisecond
 
 // kick makes the drain look at the lanes, starting it unless it runs.
 func (w *writer) kick() {
@@ -59,9 +67,19 @@ func (w *writer) drain() {
 		w.mu.Lock()
 		var write func()
 		wait := time.Duration(-1)
+		now := w.now()
+		for _, l := range w.lanes[1:] {
+			if l.waited(now) >= starveAfter {
+				write, _ = l.take(now)
+				break
+			}
+		}
 		for _, l := range w.lanes {
+			if write != nil {
+				break
+			}
 			var ready time.Duration
-			if write, ready = l.take(w.now()); write != nil {
+			if write, ready = l.take(now); write != nil {
 				break
 			}
 			if ready >= 0 && (wait < 0 || ready < wait) {
@@ -140,6 +158,14 @@ func (c *coalescer[T]) add(items []T) <-chan error {
 	c.w.mu.Unlock()
 	c.w.kick()
 	return done
+}
+
+// waited implements lane.
+func (c *coalescer[T]) waited(now time.Time) time.Duration {
+	if len(c.groups) == 0 {
+		return 0
+	}
+	return now.Sub(c.groups[0].added)
 }
 
 // take implements lane.

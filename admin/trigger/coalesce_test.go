@@ -109,3 +109,36 @@ func TestWriterLinger(t *testing.T) {
 		}
 	})
 }
+
+// TestWriterNoStarvation: a lower lane's group that has waited starveAfter
+// goes ahead of a higher lane that never runs dry.
+func TestWriterNoStarvation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var wg sync.WaitGroup
+		w := &writer{wg: &wg, now: time.Now, wake: make(chan struct{}, 1)}
+		start := time.Now()
+		var high *coalescer[int]
+		stop := false
+		high = newCoalescer(w, 1, 0, func([]int) error {
+			time.Sleep(10 * time.Millisecond) // a busy writer
+			if !stop && time.Since(start) < time.Second {
+				high.add([]int{1}) // always more claims waiting (for a second, so a failure ends)
+			}
+			return nil
+		})
+		var lowAt time.Duration
+		low := newCoalescer(w, 1, 0, func([]int) error {
+			lowAt = time.Since(start)
+			stop = true
+			return nil
+		})
+		high.add([]int{1})
+		if err := <-low.add([]int{2}); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if lowAt < starveAfter || lowAt > starveAfter+20*time.Millisecond {
+			t.Errorf("low lane written after %v, want about %v (starveAfter)", lowAt, starveAfter)
+		}
+	})
+}
