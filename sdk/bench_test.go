@@ -11,15 +11,19 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// BenchmarkAccept measures the executor's side of a dispatch: accepting a
-// run (its log file, its worker) until its handler has run and its result
-// was reported, for runs of many jobs, as a busy executor sees them.
+// The benchmarks of the executor's hot path, on real files under
+// b.TempDir():
 //
-//	go test -run '^$' -bench Accept ./sdk/
+//	go test -run '^$' -bench 'Accept|Run$|Spool|LogRecord' -benchmem -count 5 ./sdk/
+
+// BenchmarkAccept measures the executor's side of a dispatch: accepting a
+// run (its log, its worker) until its handler has run and its log was
+// written, for runs of many jobs, as a busy executor sees them. Results go
+// nowhere: see BenchmarkRun for them.
 func BenchmarkAccept(b *testing.B) {
 	var done atomic.Int64
 	d := newDispatcher(dispatcherConfig{
-		logs:         &logStore{dir: b.TempDir(), now: time.Now},
+		logs:         newTestLogStore(b, b.TempDir(), time.Now),
 		now:          time.Now,
 		logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		report:       func(result) { done.Add(1) },
@@ -41,4 +45,95 @@ func BenchmarkAccept(b *testing.B) {
 	b.StopTimer()
 	d.stopAccepting()
 	d.drain(context.Background())
+}
+
+// BenchmarkRun measures a whole run on the executor's side: accepted, its
+// handler run (logging a line), its log written, its result spooled, sent
+// in a batch to an admin that takes it at once, and acknowledged in the
+// spool.
+func BenchmarkRun(b *testing.B) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sp, err := openSpool(b.TempDir(), logger)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var delivered atomic.Int64
+	rep := newReporter(sp, func(_ context.Context, batch []result) error {
+		delivered.Add(int64(len(batch)))
+		return nil
+	}, logger)
+	stop := make(chan struct{})
+	reporting := make(chan struct{})
+	go func() { rep.run(context.Background(), stop); close(reporting) }()
+	d := newDispatcher(dispatcherConfig{
+		logs:         newTestLogStore(b, b.TempDir(), time.Now),
+		now:          time.Now,
+		logger:       logger,
+		report:       rep.add,
+		idleTimeout:  workerIdleTimeout,
+		abandonAfter: abandonAfter,
+	})
+	hello := HandlerFunc(func(_ context.Context, job *Job) error { job.Logf("hello"); return nil })
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		r := &run{id: int64(i + 1), jobID: int64(i%1000 + 1), name: "hello", handler: hello,
+			block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, shardTotal: 1}
+		if err := d.accept(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for delivered.Load() < int64(b.N) {
+		time.Sleep(time.Millisecond)
+	}
+	b.StopTimer()
+	d.stopAccepting()
+	d.drain(context.Background())
+	close(stop)
+	<-reporting
+	_ = sp.close()
+}
+
+// BenchmarkSpool measures spooling a result and, once per batch of 100,
+// acknowledging the batch, as the reporter does.
+func BenchmarkSpool(b *testing.B) {
+	sp, err := openSpool(b.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sp.close()
+	at := time.Now()
+	batch := make([]int64, 0, reportBatchMax)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		id := int64(i + 1)
+		if err := sp.put(newResult(id, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", at)); err != nil {
+			b.Fatal(err)
+		}
+		if batch = append(batch, id); len(batch) == reportBatchMax {
+			if err := sp.ack(batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+}
+
+// BenchmarkLogRecord measures writing the log of a short run: two lines
+// kept in memory, then appended to its segment when the run ends.
+func BenchmarkLogRecord(b *testing.B) {
+	s := newTestLogStore(b, b.TempDir(), time.Now)
+	day := s.today()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		id := int64(i + 1)
+		l := newRunLog(s, day, id, s.now)
+		l.printf("run %d accepted", id)
+		l.printf("----- run %d ended: SUCCEEDED", id)
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -80,9 +80,9 @@ type Config struct {
 	// time again. Defaults to [ShutdownTimeoutDefault] (10 seconds).
 	ShutdownTimeout time.Duration
 
-	// LogDir is the directory for run logs (one file per run) and for
-	// results the admin has not acknowledged yet, which survive a restart
-	// there. Give each executor process its own LogDir and keep it across
+	// LogDir is the directory for run logs (see "Logs" in the package
+	// documentation) and for results the admin has not acknowledged yet,
+	// which survive a restart there. Give each executor process its own LogDir and keep it across
 	// restarts; use it with one admin database only, since logs are named
 	// by the admin's run IDs. Defaults to carillon/<AppName> under [os.UserCacheDir] (for
 	// example ~/.cache/carillon/<AppName>), or under [os.TempDir] when the

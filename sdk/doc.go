@@ -74,17 +74,22 @@ and the job's worker go on.
 
 # Logs
 
-Every run has its own log file under [Config].LogDir, written through
+Every run has its own log under [Config].LogDir, written through
 [Job.Logf], [Job.Logger] and [Job.LogWriter]. The admin reads it a page at a
 time (at most [LogPageMaxLines] lines and about [LogPageMaxBytes] bytes),
 while the run goes on and after it ends, so a huge log never has to fit in
-memory. Logs are kept for [Config].LogRetention (30 days by default), in one
-directory per day with at most 1000 files per directory.
+memory. A log is kept in memory while its run runs and, when the run ends,
+appended as one record to a file it shares with up to 999 other runs, so a
+short run costs the executor one write and no new file; a log that grows
+past 64 KiB, is read while its run runs, or is written by a script gets a
+file of its own. Logs are kept for [Config].LogRetention (30 days by
+default), in one directory per day with at most 1000 files per directory.
 
 # Results
 
 Results are batched to the admin and acknowledged by it. Until then each is
-kept on disk under LogDir, and retried with growing backoff while no admin
+kept on disk under LogDir (appended to a file, like the acknowledgements),
+and retried with growing backoff while no admin
 answers, across restarts of the executor: a result is never lost, and the
 admin ignores repeats. Calls go to the first of [Config].AdminURLs that
 answers.

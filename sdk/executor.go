@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -212,17 +211,17 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 			return err
 		}
 	}
-	sp, err := openSpool(filepath.Join(cfg.LogDir, "results"))
+	log := cfg.Logger.With("app", cfg.AppName, "address", address)
+	sp, err := openSpool(filepath.Join(cfg.LogDir, "results"), log)
 	if err != nil {
 		closeLn()
 		return fmt.Errorf("sdk: open log dir: %w", err)
 	}
-	logs := &logStore{dir: filepath.Join(cfg.LogDir, "runs"), now: cfg.NowFunc}
-	if err := os.MkdirAll(logs.dir, 0o750); err != nil {
+	logs, err := openLogStore(filepath.Join(cfg.LogDir, "runs"), cfg.NowFunc)
+	if err != nil {
 		closeLn()
 		return fmt.Errorf("sdk: open log dir: %w", err)
 	}
-	log := cfg.Logger.With("app", cfg.AppName, "address", address)
 	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken)
 	rep := newReporter(sp, adm.reportResults, log)
 	d := newDispatcher(dispatcherConfig{
@@ -280,6 +279,9 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	dctx, cancel = context.WithTimeout(base, cfg.ShutdownTimeout)
 	d.drain(dctx)
 	cancel()
+	if err := logs.close(); err != nil {
+		log.Warn("sdk: close run logs", "err", err)
+	}
 	e.serving.Store(nil)
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(base, readHeaderTimeout)
@@ -300,6 +302,9 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		log.Warn("sdk: results kept on disk until the next start", "results", rep.pending(), "dir", sp.dir, "err", err)
 	}
 	cancel()
+	if err := sp.close(); err != nil {
+		log.Warn("sdk: close result spool", "err", err)
+	}
 	if e.ownClient {
 		cfg.HTTPClient.CloseIdleConnections()
 	}

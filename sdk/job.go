@@ -10,7 +10,7 @@ import (
 // its parameter and shard, and its log.
 //
 // Everything a handler writes through [Job.Logf], [Job.Logger] and
-// [Job.LogWriter] goes to the run's own log file, which the admin reads page
+// [Job.LogWriter] goes to the run's own log, which the admin reads page
 // by page (RunService.ReadRunLog) while the run goes on and after it ends.
 // Writes after the run ended are dropped. A Job built by hand, as in a unit
 // test of a handler, discards its log.

@@ -34,27 +34,32 @@ const logTimeLayout = "2006-01-02 15:04:05.000"
 // dayLayout names a log directory: the UTC day its runs were accepted.
 const dayLayout = "2006-01-02"
 
-// runLog is one run's log. Lines are kept in memory and written to the
-// run's file in one go when the run ends (or once they pass spillBytes, or
-// when someone reads the log or a script needs the file), so a short run
-// costs one file write and accepting a run touches no file at all. A nil or
-// closed runLog discards writes.
+// runLog is one run's log. Lines are kept in memory and, when the run
+// ends, appended as one record to the segment file its run shares with up to
+// 999 others (see [logStore.appendRecord]), so a short run costs one write to
+// a file that is already open, and accepting a run touches no file at all.
+// A log that must be on disk before the run ends (it passes spillBytes,
+// someone reads it while the run runs, a script's subprocess writes to it)
+// gets a file of its own instead. A nil or closed runLog discards writes.
 type runLog struct {
 	mu     sync.Mutex
-	path   string
-	open   func(path string) (*os.File, error) // creates the file, for appending
+	store  *logStore
+	day    string // when the run was accepted
+	runID  int64
 	buf    []byte
-	f      *os.File // nil until the log is on disk
+	f      *os.File // the log's own file; nil while the log is in memory
 	closed bool
 	now    func() time.Time
 }
 
 // spillBytes is how much of a run's log is kept in memory before it is
-// written to its file.
+// written to a file of its own.
 const spillBytes = 64 << 10
 
-func newRunLog(path string, open func(string) (*os.File, error), now func() time.Time) *runLog {
-	return &runLog{path: path, open: open, now: now}
+// newRunLog returns the log of runID, accepted on day, which will be kept
+// in store.
+func newRunLog(store *logStore, day string, runID int64, now func() time.Time) *runLog {
+	return &runLog{store: store, day: day, runID: runID, now: now}
 }
 
 // Write appends p to the log.
@@ -77,12 +82,13 @@ func (l *runLog) Write(p []byte) (int, error) {
 	return l.f.Write(p)
 }
 
-// spill writes the buffered lines to the file, creating it; l.mu is held.
+// spill writes the buffered lines to the log's own file, creating it; l.mu
+// is held.
 func (l *runLog) spill() error {
 	if l.f != nil {
 		return nil
 	}
-	f, err := l.open(l.path)
+	f, err := l.store.create(l.store.path(l.day, l.runID), os.O_WRONLY)
 	if err != nil {
 		return err
 	}
@@ -92,17 +98,22 @@ func (l *runLog) spill() error {
 	return err
 }
 
-// sync makes sure what was logged so far is in the file, for a reader.
-func (l *runLog) sync() error {
+// sync makes sure what was logged so far is in the log's own file, for a
+// reader, and returns the file's path; "" when the log is closed: then
+// Close has put it where [logStore.find] finds it.
+func (l *runLog) sync() (path string, err error) {
 	if l == nil {
-		return nil
+		return "", nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return nil
+		return "", nil
 	}
-	return l.spill()
+	if err := l.spill(); err != nil {
+		return "", err
+	}
+	return l.f.Name(), nil
 }
 
 // printf writes one line prefixed with the time.
@@ -125,8 +136,8 @@ func logLine(now time.Time, format string, args ...any) string {
 	return b.String()
 }
 
-// file returns the log's file, creating it, for a subprocess to write to
-// directly; nil if the log is closed or cannot be created.
+// file returns the log's own file, creating it, for a subprocess to write
+// to directly; nil if the log is closed or the file cannot be created.
 func (l *runLog) file() *os.File {
 	if l == nil {
 		return nil
@@ -156,6 +167,7 @@ func (l *runLog) slogger() *slog.Logger {
 // stampWriter prefixes each write, a whole slog record, with the time.
 type stampWriter struct{ l *runLog }
 
+// Write writes p to the log as one line, after the time.
 func (w stampWriter) Write(p []byte) (int, error) {
 	b := make([]byte, 0, len(logTimeLayout)+1+len(p))
 	b = w.l.now().AppendFormat(b, logTimeLayout)
@@ -167,8 +179,9 @@ func (w stampWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Close writes what is buffered to the file and closes it; later writes
-// are dropped.
+// Close puts the log on disk for good: a log still in memory is appended to
+// its segment as one record, a log with its own file has that file closed.
+// Later writes are dropped.
 func (l *runLog) Close() error {
 	if l == nil {
 		return nil
@@ -179,27 +192,113 @@ func (l *runLog) Close() error {
 		return nil
 	}
 	l.closed = true
-	err := l.spill()
-	if l.f != nil {
-		err = errors.Join(err, l.f.Close())
-		l.f = nil
+	if l.f == nil {
+		err := l.store.appendRecord(l.day, l.runID, l.buf)
+		l.buf = nil
+		return err
 	}
+	err := l.f.Close()
+	l.f = nil
 	return err
 }
 
-// logStore lays out run logs on disk:
+// logStore lays out run logs on disk, by the UTC day the executor accepted
+// the run, so that retention removes whole days:
 //
-//	<dir>/<YYYY-MM-DD>/<run id / 1000>/<run id>.log
+//	<dir>/<YYYY-MM-DD>/<run id / 1000>.seg            logs kept in memory until the run ended
+//	<dir>/<YYYY-MM-DD>/<run id / 1000>/<run id>.log   logs that needed a file of their own
 //
-// The day (UTC) is when the executor accepted the run, so retention removes
-// whole days; the middle level keeps at most 1000 files per directory even
-// when jobs fire every second.
+// Grouping by run id / 1000 keeps at most 1000 runs per segment and 1000
+// files per directory even when jobs fire every second.
 type logStore struct {
 	dir  string
 	now  func() time.Time
 	dirs sync.Map // directories known to exist
+
+	segMu sync.Mutex
+	segs  map[string]*segmentFile // open for appending, by path
+	clock uint64                  // counts uses of segs, for closing the least recently used
+
+	earlierMu     sync.Mutex
+	earlierDays   []string       // today and yesterday when the store was opened
+	earlier       []int64        // buckets (run id / 1000) with logs on those days then, sorted
+	earlierLoaded map[int64]bool // buckets whose runs earlierRuns returned
 }
 
+// openLogStore opens the run logs under dir, creating it if needed, and
+// notes which runs had logs today or yesterday, for [logStore.earlierRuns].
+func openLogStore(dir string, now func() time.Time) (*logStore, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	s := &logStore{dir: dir, now: now, earlierLoaded: make(map[int64]bool)}
+	t := now().UTC()
+	for _, day := range []string{t.Format(dayLayout), t.AddDate(0, 0, -1).Format(dayLayout)} {
+		entries, err := os.ReadDir(filepath.Join(dir, day))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.earlierDays = append(s.earlierDays, day)
+		for _, e := range entries {
+			name, seg := strings.CutSuffix(e.Name(), ".seg")
+			if b, err := strconv.ParseInt(name, 10, 64); err == nil && seg != e.IsDir() {
+				s.earlier = append(s.earlier, b)
+			}
+		}
+	}
+	slices.Sort(s.earlier)
+	s.earlier = slices.Compact(s.earlier)
+	return s, nil
+}
+
+// earlierRuns returns the ids of the runs that had a log today or yesterday
+// when the store was opened, and share runID's bucket (run id / 1000); it
+// returns them once per bucket, and none for the buckets that had no log
+// then. So a restarted executor learns which runs it accepted before the
+// restart, a thousand at a time and only for the run ids near those it had,
+// without reading anything from disk for the runs that are new.
+func (s *logStore) earlierRuns(runID int64) ([]int64, error) {
+	b := runID / 1000
+	s.earlierMu.Lock()
+	defer s.earlierMu.Unlock()
+	if _, found := slices.BinarySearch(s.earlier, b); !found || s.earlierLoaded[b] {
+		return nil, nil
+	}
+	s.earlierLoaded[b] = true
+	var ids []int64
+	var errs []error
+	for _, day := range s.earlierDays {
+		seg, err := segmentRunIDs(s.segmentPath(day, runID))
+		ids = append(ids, seg...)
+		errs = append(errs, err)
+		entries, err := os.ReadDir(s.dayPath(day, strconv.FormatInt(b, 10)))
+		if !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+		for _, e := range entries {
+			name, _ := strings.CutSuffix(e.Name(), ".log")
+			if id, err := strconv.ParseInt(name, 10, 64); err == nil {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, errors.Join(errs...)
+}
+
+// today names the directory of the runs accepted now.
+func (s *logStore) today() string {
+	return s.now().UTC().Format(dayLayout)
+}
+
+// dayPath is the path of name in day's directory.
+func (s *logStore) dayPath(day, name string) string {
+	return filepath.Join(s.dir, day, name)
+}
+
+// path is the path of runID's own log file on day.
 func (s *logStore) path(day string, runID int64) string {
 	return filepath.Join(s.dir, day, strconv.FormatInt(runID/1000, 10), strconv.FormatInt(runID, 10)+".log")
 }
@@ -223,43 +322,38 @@ func (s *logStore) days() ([]string, error) {
 	return days, nil
 }
 
-// find returns the path of runID's log, or an error wrapping
-// [fs.ErrNotExist].
-func (s *logStore) find(runID int64) (string, error) {
+// find opens runID's log, for reading: its own file, or else its record in
+// a segment, newest day first. It fails with an error wrapping
+// [fs.ErrNotExist] when the run has no log.
+func (s *logStore) find(runID int64) (io.ReadCloser, error) {
 	days, err := s.days()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	for _, day := range days {
-		p := s.path(day, runID)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
+		f, err := os.Open(s.path(day, runID))
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		rc, err := s.segmentRecord(day, runID)
+		if err == nil {
+			return rc, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
 		}
 	}
-	return "", fmt.Errorf("log of run %d: %w", runID, fs.ErrNotExist)
+	return nil, fmt.Errorf("log of run %d: %w", runID, fs.ErrNotExist)
 }
 
-// reserve returns the path of runID's log in today's directory, where the
-// run's log will be written. It fails with [fs.ErrExist] when the run
-// already has a log from today or yesterday: it was accepted before. (The
-// admin sends each run once; this guards against a replayed request, also
-// across an executor restart, without searching every day of the
-// retention.)
-func (s *logStore) reserve(runID int64) (string, error) {
-	now := s.now().UTC()
-	p := s.path(now.Format(dayLayout), runID)
-	for _, q := range []string{p, s.path(now.AddDate(0, 0, -1).Format(dayLayout), runID)} {
-		if _, err := os.Stat(q); err == nil {
-			return p, fmt.Errorf("log of run %d: %w", runID, fs.ErrExist)
-		}
-	}
-	return p, nil
-}
-
-// open creates (or opens, to append) the log file at p, and its directory
-// if needed. Directories made before are remembered, so the usual case is
-// one call.
-func (s *logStore) open(p string) (*os.File, error) {
+// create opens the file at p for appending with flag (os.O_WRONLY or
+// os.O_RDWR), creating it and its directory if needed. Directories made
+// before are remembered, so the usual case is one call.
+func (s *logStore) create(p string, flag int) (*os.File, error) {
+	flag |= os.O_CREATE | os.O_APPEND
 	dir := filepath.Dir(p)
 	if _, ok := s.dirs.Load(dir); !ok {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
@@ -267,19 +361,19 @@ func (s *logStore) open(p string) (*os.File, error) {
 		}
 		s.dirs.Store(dir, true)
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+	f, err := os.OpenFile(p, flag, 0o640)
 	if errors.Is(err, fs.ErrNotExist) { // the cleaner removed the directory since
 		s.dirs.Delete(dir)
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return nil, err
 		}
-		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+		f, err = os.OpenFile(p, flag, 0o640)
 	}
 	return f, err
 }
 
-// clean removes the days whose every log is older than retention. A
-// negative retention keeps everything.
+// clean removes the days whose every log is older than retention, after
+// closing their open segments. A negative retention keeps everything.
 func (s *logStore) clean(retention time.Duration) (removed []string, err error) {
 	if retention < 0 {
 		return nil, nil
@@ -295,7 +389,15 @@ func (s *logStore) clean(retention time.Duration) (removed []string, err error) 
 		if now.Before(t.Add(24*time.Hour + retention)) {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(s.dir, day)); err != nil {
+		s.closeDay(day)
+		dir := filepath.Join(s.dir, day)
+		s.dirs.Range(func(k, _ any) bool {
+			if d := k.(string); d == dir || strings.HasPrefix(d, dir+string(filepath.Separator)) {
+				s.dirs.Delete(k)
+			}
+			return true
+		})
+		if err := os.RemoveAll(dir); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -314,20 +416,16 @@ type logPage struct {
 // truncatedMark ends a line cut to fit a page.
 const truncatedMark = " …[line cut]"
 
-// readLogPage reads lines [from, from+maxLines) of the log at path, at most
+// readLogPage reads lines [from, from+maxLines) of the log in src, at most
 // about maxBytes of them, holding no more than one page in memory whatever
-// the size of the file or of its lines. ended says the run has finished
-// writing the log: then the last line may lack its newline, and a page
-// reaching the end of the file ends the log.
-func readLogPage(path string, from, maxLines, maxBytes int, ended bool) (logPage, error) {
+// the size of the log or of its lines. src is the log's own file or its
+// record in a segment: the same bytes give the same pages. ended says the
+// run has finished writing the log: then the last line may lack its
+// newline, and a page reaching the end of src ends the log.
+func readLogPage(src io.Reader, from, maxLines, maxBytes int, ended bool) (logPage, error) {
 	from = max(from, 1)
 	page := logPage{fromLine: from, toLine: from - 1}
-	f, err := os.Open(path)
-	if err != nil {
-		return page, err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 32<<10)
+	r := bufio.NewReaderSize(src, 32<<10)
 
 	for line := 1; line < from; line++ {
 		_, _, nl, err := appendLine(r, nil, 0)
@@ -349,6 +447,7 @@ func readLogPage(path string, from, maxLines, maxBytes int, ended bool) (logPage
 		room := maxBytes - start - 1
 		var total int
 		var nl bool
+		var err error
 		buf, total, nl, err = appendLine(r, buf, max(room, 0))
 		if err != nil && !errors.Is(err, io.EOF) {
 			return page, err

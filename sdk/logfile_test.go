@@ -4,14 +4,28 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
+
+// readFilePage reads one page of the log file at p.
+func readFilePage(t *testing.T, p string, from, maxLines, maxBytes int, ended bool) (logPage, error) {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		return logPage{}, err
+	}
+	defer f.Close()
+	return readLogPage(f, from, maxLines, maxBytes, ended)
+}
 
 // writeLines writes n numbered lines to a new file and returns its path.
 func writeLines(t *testing.T, n int, last string) string {
@@ -48,7 +62,7 @@ func TestReadLogPage(t *testing.T) {
 		var got strings.Builder
 		from, pages := 1, 0
 		for {
-			page, err := readLogPage(p, from, LogPageMaxLines, LogPageMaxBytes, true)
+			page, err := readFilePage(t, p, from, LogPageMaxLines, LogPageMaxBytes, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +95,7 @@ func TestReadLogPage(t *testing.T) {
 		if err := os.WriteFile(p, []byte(strings.Repeat(line, 600)), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		page, err := readLogPage(p, 1, LogPageMaxLines, LogPageMaxBytes, true)
+		page, err := readFilePage(t, p, 1, LogPageMaxLines, LogPageMaxBytes, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +111,7 @@ func TestReadLogPage(t *testing.T) {
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		page, err := readLogPage(p, 2, LogPageMaxLines, LogPageMaxBytes, true)
+		page, err := readFilePage(t, p, 2, LogPageMaxLines, LogPageMaxBytes, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +121,7 @@ func TestReadLogPage(t *testing.T) {
 		if !strings.HasPrefix(page.content, "éé") || strings.ContainsRune(page.content, '\uFFFD') {
 			t.Error("the cut line is not valid UTF-8 cut on a rune boundary")
 		}
-		page, err = readLogPage(p, 3, LogPageMaxLines, LogPageMaxBytes, true)
+		page, err = readFilePage(t, p, 3, LogPageMaxLines, LogPageMaxBytes, true)
 		if err != nil || page.content != "last\n" || !page.end {
 			t.Errorf("next page = %+v, %v; want \"last\" and the end", page, err)
 		}
@@ -116,22 +130,22 @@ func TestReadLogPage(t *testing.T) {
 	t.Run("RunningRunHoldsBackItsPartialLine", func(t *testing.T) {
 		t.Parallel()
 		p := writeLines(t, 3, "half a li")
-		page, err := readLogPage(p, 1, LogPageMaxLines, LogPageMaxBytes, false)
+		page, err := readFilePage(t, p, 1, LogPageMaxLines, LogPageMaxBytes, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if page.toLine != 3 || strings.Contains(page.content, "half") || page.end {
 			t.Errorf("running: page = [%d, %d] end %v %q", page.fromLine, page.toLine, page.end, page.content)
 		}
-		page, err = readLogPage(p, 4, LogPageMaxLines, LogPageMaxBytes, false)
+		page, err = readFilePage(t, p, 4, LogPageMaxLines, LogPageMaxBytes, false)
 		if err != nil || page.toLine != 3 || page.content != "" || page.end {
 			t.Errorf("running, past the end: %+v, %v", page, err)
 		}
-		page, err = readLogPage(p, 1, LogPageMaxLines, LogPageMaxBytes, true)
+		page, err = readFilePage(t, p, 1, LogPageMaxLines, LogPageMaxBytes, true)
 		if err != nil || page.toLine != 4 || !strings.HasSuffix(page.content, "half a li") || !page.end {
 			t.Errorf("ended: %+v, %v", page, err)
 		}
-		page, err = readLogPage(p, 9, LogPageMaxLines, LogPageMaxBytes, true)
+		page, err = readFilePage(t, p, 9, LogPageMaxLines, LogPageMaxBytes, true)
 		if err != nil || page.fromLine != 9 || page.toLine != 8 || !page.end {
 			t.Errorf("ended, past the end: %+v, %v", page, err)
 		}
@@ -140,7 +154,7 @@ func TestReadLogPage(t *testing.T) {
 	t.Run("FromLineZeroIsOne", func(t *testing.T) {
 		t.Parallel()
 		p := writeLines(t, 2, "")
-		page, err := readLogPage(p, 0, LogPageMaxLines, LogPageMaxBytes, true)
+		page, err := readFilePage(t, p, 0, LogPageMaxLines, LogPageMaxBytes, true)
 		if err != nil || page.fromLine != 1 || page.toLine != 2 {
 			t.Errorf("from 0: %+v, %v", page, err)
 		}
@@ -172,7 +186,7 @@ func TestReadLogPageMemory(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		page, err := readLogPage(p, from, LogPageMaxLines, LogPageMaxBytes, true)
+		page, err := readFilePage(t, p, from, LogPageMaxLines, LogPageMaxBytes, true)
 		runtime.ReadMemStats(&after)
 		if err != nil {
 			t.Fatal(err)
@@ -202,34 +216,37 @@ func TestLogStore(t *testing.T) {
 	t.Run("Layout", func(t *testing.T) {
 		t.Parallel()
 		now := day("2026-03-04 12:00:00")
-		s := &logStore{dir: t.TempDir(), now: func() time.Time { return now }}
-		p, err := writeLog(s, 1_234_567, "first line\n")
-		if err != nil {
+		s := newTestLogStore(t, t.TempDir(), func() time.Time { return now })
+		if err := writeLog(s, 1_234_567, "first line\n"); err != nil {
 			t.Fatal(err)
 		}
-		if b, err := os.ReadFile(p); err != nil || string(b) != "first line\n" {
-			t.Errorf("log = %q, %v; want the first line", b, err)
+		if got := readWhole(t, s, 1_234_567); got != "first line\n" {
+			t.Errorf("log = %q, want the first line", got)
 		}
-		if want := filepath.Join(s.dir, "2026-03-04", "1234", "1234567.log"); p != want {
-			t.Errorf("path %s, want %s", p, want)
+		seg := filepath.Join(s.dir, "2026-03-04", "1234.seg")
+		if b, err := os.ReadFile(seg); err != nil || string(b) != "#carillon-run 1234567 11\nfirst line\n" {
+			t.Errorf("segment %s = %q, %v; want one record", seg, b, err)
 		}
-		if _, err := writeLog(s, 1_234_567, ""); !errors.Is(err, fs.ErrExist) {
-			t.Errorf("second log for the same run, the same day: %v, want fs.ErrExist", err)
+		if _, err := os.Stat(s.path("2026-03-04", 1_234_567)); err == nil {
+			t.Error("a short log got a file of its own")
 		}
 		now = now.Add(24 * time.Hour)
-		if _, err := writeLog(s, 1_234_567, ""); !errors.Is(err, fs.ErrExist) {
-			t.Errorf("second log for the same run, the next day: %v, want fs.ErrExist", err)
+		if got := readWhole(t, s, 1_234_567); got != "first line\n" {
+			t.Errorf("log the next day = %q, want the first line", got)
 		}
-		if got, err := s.find(1_234_567); err != nil || got != p {
-			t.Errorf("find = %s, %v; want %s", got, err, p)
-		}
-		// Runs fired every second for a day: at most 1000 files per directory.
+		// Runs fired every second for a day: at most 1000 entries per
+		// directory, and every log in its place.
 		for id := int64(2_000_000); id < 2_003_500; id++ {
-			if _, err := writeLog(s, id, ""); err != nil {
+			if err := writeLog(s, id, fmt.Sprintf("log of %d\n", id)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		err = filepath.WalkDir(s.dir, func(path string, d os.DirEntry, err error) error {
+		for _, id := range []int64{2_000_000, 2_000_999, 2_001_000, 2_003_499} {
+			if got, want := readWhole(t, s, id), fmt.Sprintf("log of %d\n", id); got != want {
+				t.Errorf("log of %d = %q, want %q", id, got, want)
+			}
+		}
+		err := filepath.WalkDir(s.dir, func(path string, d os.DirEntry, err error) error {
 			if err != nil || !d.IsDir() {
 				return err
 			}
@@ -244,15 +261,30 @@ func TestLogStore(t *testing.T) {
 		}
 	})
 
+	t.Run("Missing", func(t *testing.T) {
+		t.Parallel()
+		s := newTestLogStore(t, t.TempDir(), time.Now)
+		if _, err := s.find(1); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("find in an empty store = %v, want fs.ErrNotExist", err)
+		}
+		if err := writeLog(s, 1001, "x\n"); err != nil {
+			t.Fatal(err)
+		}
+		// Same segment, another run.
+		if _, err := s.find(1002); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("find of a run not in its segment = %v, want fs.ErrNotExist", err)
+		}
+	})
+
 	t.Run("Retention", func(t *testing.T) {
 		t.Parallel()
 		now := day("2026-01-01 23:59:59")
-		s := &logStore{dir: t.TempDir(), now: func() time.Time { return now }}
-		if _, err := writeLog(s, 1, ""); err != nil {
+		s := newTestLogStore(t, t.TempDir(), func() time.Time { return now })
+		if err := writeLog(s, 1, ""); err != nil {
 			t.Fatal(err)
 		}
 		now = day("2026-01-02 00:00:00")
-		if _, err := writeLog(s, 2, ""); err != nil {
+		if err := writeLog(s, 2, ""); err != nil {
 			t.Fatal(err)
 		}
 		const retention = 30 * 24 * time.Hour
@@ -271,65 +303,283 @@ func TestLogStore(t *testing.T) {
 		if _, err := s.find(2); err != nil {
 			t.Errorf("the log of run 2 is gone: %v", err)
 		}
+		for p, sf := range s.segs {
+			if sf.day == "2026-01-01" {
+				t.Errorf("segment %s of a removed day is still open", p)
+			}
+		}
 		now = day("2030-01-01 00:00:00")
 		if removed, err := s.clean(-1); err != nil || len(removed) != 0 {
 			t.Errorf("clean with retention -1 = %v, %v; want nothing removed", removed, err)
 		}
 	})
+
+	t.Run("EarlierRuns", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		now := day("2026-05-06 00:10:00")
+		first := newTestLogStore(t, dir, func() time.Time { return now.Add(-time.Hour) }) // yesterday
+		for _, id := range []int64{5_000, 5_001} {
+			if err := writeLog(first, id, "in a segment\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l := newRunLog(first, first.today(), 5_002, first.now)
+		if _, err := l.Write([]byte(strings.Repeat("x", spillBytes+1))); err != nil { // its own file
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+
+		// A new process, today.
+		s := newTestLogStore(t, dir, func() time.Time { return now })
+		got, err := s.earlierRuns(5_999)
+		slices.Sort(got)
+		if err != nil || !slices.Equal(got, []int64{5_000, 5_001, 5_002}) {
+			t.Errorf("earlierRuns(5999) = %v, %v; want [5000 5001 5002]", got, err)
+		}
+		if got, err := s.earlierRuns(5_000); err != nil || got != nil {
+			t.Errorf("earlierRuns of the same bucket again = %v, %v; want none", got, err)
+		}
+		if got, err := s.earlierRuns(6_000); err != nil || got != nil {
+			t.Errorf("earlierRuns of a bucket without logs = %v, %v; want none", got, err)
+		}
+	})
 }
 
-// writeLog writes first as run id's log, as the dispatcher does, and
-// returns its path.
-func writeLog(s *logStore, id int64, first string) (string, error) {
-	p, err := s.reserve(id)
+func TestLogSegment(t *testing.T) {
+	t.Parallel()
+
+	t.Run("PagesAreTheSameAsAFile", func(t *testing.T) {
+		t.Parallel()
+		p := writeLines(t, 700, "last line without a newline")
+		content, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newTestLogStore(t, t.TempDir(), time.Now)
+		// The record sits between two others in its segment.
+		for id, body := range map[int64][]byte{7: []byte("before\n"), 8: content, 9: []byte("after\n")} {
+			if err := s.appendRecord(s.today(), id, body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, from := range []int{0, 1, 2, 99, 100, 350, 699, 700, 701, 702} {
+			for _, maxLines := range []int{1, 100, 1000} {
+				want, err := readFilePage(t, p, from, maxLines, 4096, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				src, err := s.find(8)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := readLogPage(src, from, maxLines, 4096, true)
+				src.Close()
+				if err != nil || got != want {
+					t.Errorf("from %d, %d lines: segment page %+v, %v; file page %+v", from, maxLines, got, err, want)
+				}
+			}
+		}
+	})
+
+	t.Run("TornTailIsCutOnReopen", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		s := newTestLogStore(t, dir, time.Now)
+		if err := writeLog(s, 1, "one\n"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.close(); err != nil {
+			t.Fatal(err)
+		}
+		// A process died while appending run 2's record.
+		seg := s.segmentPath(s.today(), 1)
+		f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString("#carillon-run 2 100\nonly a part"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if _, err := s.find(2); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("find of a torn record = %v, want fs.ErrNotExist", err)
+		}
+
+		next := newTestLogStore(t, dir, time.Now)
+		if err := writeLog(next, 3, "three\n"); err != nil {
+			t.Fatal(err)
+		}
+		if got := readWhole(t, next, 1); got != "one\n" {
+			t.Errorf("log of run 1 = %q", got)
+		}
+		if got := readWhole(t, next, 3); got != "three\n" {
+			t.Errorf("log of run 3, appended after the torn record = %q", got)
+		}
+		if b, _ := os.ReadFile(seg); strings.Contains(string(b), "only a part") {
+			t.Errorf("the torn record is still there: %q", b)
+		}
+	})
+
+	t.Run("ReadersStopAtABadHeader", func(t *testing.T) {
+		t.Parallel()
+		s := newTestLogStore(t, t.TempDir(), time.Now)
+		if err := os.MkdirAll(filepath.Join(s.dir, s.today()), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		content := "#carillon-run 1 4\none\n" + "#carillon-run two 4\ntwo\n" + "#carillon-run 3 6\nthree\n"
+		if err := os.WriteFile(s.segmentPath(s.today(), 1), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := readWhole(t, s, 1); got != "one\n" {
+			t.Errorf("log of run 1 = %q", got)
+		}
+		if _, err := s.find(3); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("find of a record after a bad header = %v, want fs.ErrNotExist", err)
+		}
+	})
+
+	t.Run("OpenSegmentsAreBounded", func(t *testing.T) {
+		t.Parallel()
+		s := newTestLogStore(t, t.TempDir(), time.Now)
+		const buckets = maxOpenSegments + 10
+		for round := range 2 {
+			for b := range int64(buckets) {
+				id := b*1000 + int64(round) + 1
+				if err := writeLog(s, id, fmt.Sprintf("run %d\n", id)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if n := len(s.segs); n > maxOpenSegments {
+			t.Errorf("%d segments open, want at most %d", n, maxOpenSegments)
+		}
+		for b := range int64(buckets) {
+			for _, id := range []int64{b*1000 + 1, b*1000 + 2} {
+				if got, want := readWhole(t, s, id), fmt.Sprintf("run %d\n", id); got != want {
+					t.Errorf("log of %d = %q, want %q", id, got, want)
+				}
+			}
+		}
+	})
+}
+
+func TestLogSegmentConcurrentAppends(t *testing.T) {
+	t.Parallel()
+	s := newTestLogStore(t, t.TempDir(), time.Now)
+	// Runs of more buckets than there are open segments end at the same
+	// time: appends to a segment interleave with its closing and reopening.
+	const writers, perWriter, buckets = 8, 200, maxOpenSegments + 8
+	id := func(w, i int) int64 { return int64(i%buckets)*1000 + int64(w*perWriter+i/buckets) + 1 }
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range perWriter {
+				if err := writeLog(s, id(w, i), fmt.Sprintf("log of %d\n", id(w, i))); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for w := range writers {
+		for i := range perWriter {
+			if got, want := readWhole(t, s, id(w, i)), fmt.Sprintf("log of %d\n", id(w, i)); got != want {
+				t.Fatalf("log of %d = %q, want %q", id(w, i), got, want)
+			}
+		}
+	}
+}
+
+// newTestLogStore opens the run logs in dir, and closes them at the end of
+// the test.
+func newTestLogStore(t testing.TB, dir string, now func() time.Time) *logStore {
+	t.Helper()
+	s, err := openLogStore(dir, now)
 	if err != nil {
-		return p, err
+		t.Fatal(err)
 	}
-	l := newRunLog(p, s.open, s.now)
-	if _, err := l.Write([]byte(first)); err != nil {
-		return p, err
+	t.Cleanup(func() { s.close() })
+	return s
+}
+
+// writeLog writes body as the whole log of run id, accepted now, as the
+// dispatcher does.
+func writeLog(s *logStore, id int64, body string) error {
+	l := newRunLog(s, s.today(), id, s.now)
+	if _, err := l.Write([]byte(body)); err != nil {
+		return err
 	}
-	return p, l.Close()
+	return l.Close()
+}
+
+// readWhole returns the whole log of run id.
+func readWhole(t *testing.T, s *logStore, id int64) string {
+	t.Helper()
+	src, err := s.find(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	b, err := io.ReadAll(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func TestRunLogBuffers(t *testing.T) {
 	t.Parallel()
-	s := &logStore{dir: t.TempDir(), now: time.Now}
+	s := newTestLogStore(t, t.TempDir(), time.Now)
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	day := s.today()
 
-	p, _ := s.reserve(1)
-	l := newRunLog(p, s.open, s.now)
+	l := newRunLog(s, day, 1, s.now)
 	l.printf("a short line")
-	if exists(p) {
+	if exists(s.segmentPath(day, 1)) || exists(s.path(day, 1)) {
 		t.Fatal("a short log was written to disk before the run ended")
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(p); !strings.HasSuffix(string(b), "a short line\n") {
-		t.Fatalf("log after Close = %q", b)
+	if got := readWhole(t, s, 1); !strings.HasSuffix(got, "a short line\n") {
+		t.Fatalf("log after Close = %q", got)
+	}
+	if exists(s.path(day, 1)) {
+		t.Error("a short log got a file of its own")
 	}
 	l.printf("after close") // dropped
-	if b, _ := os.ReadFile(p); strings.Contains(string(b), "after close") {
-		t.Error("a line written after Close reached the file")
+	if got := readWhole(t, s, 1); strings.Contains(got, "after close") {
+		t.Error("a line written after Close reached the log")
 	}
 
-	p2, _ := s.reserve(2)
-	l2 := newRunLog(p2, s.open, s.now)
+	l2 := newRunLog(s, day, 2, s.now)
 	big := strings.Repeat("x", 1000) + "\n"
 	for range spillBytes/len(big) + 1 {
 		l2.Write([]byte(big))
 	}
-	if !exists(p2) {
+	if !exists(s.path(day, 2)) {
 		t.Error("a log past spillBytes is still only in memory")
 	}
+	l2.printf("last")
 	l2.Close()
+	if got := readWhole(t, s, 2); len(got) < spillBytes || !strings.HasSuffix(got, "last\n") {
+		t.Errorf("log past spillBytes: %d bytes ending %q", len(got), got[max(0, len(got)-10):])
+	}
 
-	p3, _ := s.reserve(3)
-	l3 := newRunLog(p3, s.open, s.now)
+	l3 := newRunLog(s, day, 3, s.now)
 	l3.printf("running")
-	if err := l3.sync(); err != nil || !exists(p3) {
-		t.Errorf("sync: %v, file exists %v; a reader must find the lines so far", err, exists(p3))
+	p, err := l3.sync()
+	if err != nil || p != s.path(day, 3) || !exists(p) {
+		t.Errorf("sync = %s, %v, file exists %v; a reader must find the lines so far", p, err, exists(p))
 	}
 	l3.Close()
+	if p, err := l3.sync(); p != "" || err != nil {
+		t.Errorf("sync after Close = %q, %v; want no path", p, err)
+	}
+	if got := readWhole(t, s, 3); !strings.HasSuffix(got, "running\n") {
+		t.Errorf("log read after sync and Close = %q", got)
+	}
 }

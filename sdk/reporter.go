@@ -33,6 +33,8 @@ type reporter struct {
 	wake    chan struct{}
 }
 
+// newReporter returns a reporter that sends through send and keeps results
+// in sp; it starts by delivering what sp holds from an earlier process.
 func newReporter(sp *spool, send func(context.Context, []result) error, logger *slog.Logger) *reporter {
 	return &reporter{
 		spool:   sp,
@@ -86,10 +88,12 @@ func (r *reporter) next() []result {
 // ack forgets a delivered batch, which next returned and is still at the
 // head of the queue.
 func (r *reporter) ack(batch []result) {
-	for _, res := range batch {
-		if err := r.spool.remove(res.RunID); err != nil {
-			r.logger.Warn("sdk: remove delivered result; it may be delivered again", "run_id", res.RunID, "err", err)
-		}
+	ids := make([]int64, len(batch))
+	for i, res := range batch {
+		ids[i] = res.RunID
+	}
+	if err := r.spool.ack(ids); err != nil {
+		r.logger.Warn("sdk: record delivered results; they may be delivered again after a restart", "results", len(ids), "err", err)
 	}
 	r.mu.Lock()
 	for _, res := range batch {
@@ -166,6 +170,8 @@ func (r *reporter) flush(ctx context.Context) error {
 	}
 }
 
+// nextBackoff is the wait after d before the next retry: doubling from
+// reportBackoffMin up to reportBackoffMax.
 func nextBackoff(d time.Duration) time.Duration {
 	if d == 0 {
 		return reportBackoffMin

@@ -1,10 +1,15 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -44,20 +49,23 @@ func (a *fakeAdmin) setDown(down bool) {
 
 func newTestReporter(t *testing.T, dir string, a *fakeAdmin) *reporter {
 	t.Helper()
-	sp, err := openSpool(dir)
+	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
+	sp, err := openSpool(dir, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newReporter(sp, a.send, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	return newReporter(sp, a.send, logger)
 }
 
-func spoolFiles(t *testing.T, dir string) int {
+// unacknowledged counts the results in the spool in dir that a new process
+// would send, without changing the spool.
+func unacknowledged(t *testing.T, dir string) int {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	sp := &spool{dir: dir, logger: slog.New(slog.NewTextHandler(t.Output(), nil)), pending: make(map[int64]spoolRef)}
+	if _, err := sp.replay(); err != nil {
 		t.Fatal(err)
 	}
-	return len(entries)
+	return len(sp.pending)
 }
 
 func TestReporter(t *testing.T) {
@@ -106,8 +114,8 @@ func TestReporter(t *testing.T) {
 					t.Errorf("run %d delivered %d times, want once", id, a.delivered[id])
 				}
 			}
-			if n := spoolFiles(t, dir); n != 0 {
-				t.Errorf("%d files left in the spool", n)
+			if n := unacknowledged(t, dir); n != 0 {
+				t.Errorf("%d results left unacknowledged in the spool", n)
 			}
 			cancel()
 			wg.Wait()
@@ -132,7 +140,7 @@ func TestReporter(t *testing.T) {
 			if p := r.pending(); p > reportMemMax {
 				t.Errorf("%d results in memory, want at most %d", p, reportMemMax)
 			}
-			if got := spoolFiles(t, dir); got != n {
+			if got := unacknowledged(t, dir); got != n {
 				t.Errorf("%d results on disk, want %d", got, n)
 			}
 			a.setDown(false)
@@ -150,8 +158,8 @@ func TestReporter(t *testing.T) {
 				}
 			}
 			a.mu.Unlock()
-			if got := spoolFiles(t, dir); got != 0 {
-				t.Errorf("%d files left in the spool", got)
+			if got := unacknowledged(t, dir); got != 0 {
+				t.Errorf("%d results left unacknowledged in the spool", got)
 			}
 			cancel()
 			wg.Wait()
@@ -181,8 +189,8 @@ func TestReporter(t *testing.T) {
 					t.Errorf("run %d delivered %d times, want once", id, a.delivered[id])
 				}
 			}
-			if got := spoolFiles(t, dir); got != 0 {
-				t.Errorf("%d files left in the spool", got)
+			if got := unacknowledged(t, dir); got != 0 {
+				t.Errorf("%d results left unacknowledged in the spool", got)
 			}
 		})
 	})
@@ -190,37 +198,232 @@ func TestReporter(t *testing.T) {
 
 func TestSpool(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	sp, err := openSpool(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
-	want := newResult(42, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, "sdk: run timed out after 1s", at)
-	if err := sp.put(want); err != nil {
-		t.Fatal(err)
+	res := func(id int64, status carillonv1.RunStatus, msg string) result {
+		return newResult(id, status, msg, at)
 	}
-	if err := os.WriteFile(dir+"/7.json", []byte("{garbage"), 0o600); err != nil {
-		t.Fatal(err)
+	// open opens the spool in dir as a new process would; what it logs
+	// goes to logged.
+	open := func(t *testing.T, dir string, logged *bytes.Buffer) *spool {
+		t.Helper()
+		var w io.Writer = t.Output()
+		if logged != nil {
+			w = io.MultiWriter(w, logged)
+		}
+		sp, err := openSpool(dir, slog.New(slog.NewTextHandler(w, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sp.close() })
+		return sp
 	}
-	if err := os.WriteFile(dir+"/9-123.tmp", []byte("half"), 0o600); err != nil {
-		t.Fatal(err)
+	loadAll := func(t *testing.T, sp *spool) []result {
+		t.Helper()
+		got, more, err := sp.load(1000, func(int64) bool { return false })
+		if err != nil || more {
+			t.Fatalf("load: more %v, %v", more, err)
+		}
+		return got
 	}
-	sp, err = openSpool(dir) // removes the crash leftover
-	if err != nil {
-		t.Fatal(err)
+	segments := func(t *testing.T, dir string) []string {
+		t.Helper()
+		names, err := filepath.Glob(filepath.Join(dir, "*.spool"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, n := range names {
+			names[i] = filepath.Base(n)
+		}
+		return names
 	}
-	got, more, err := sp.load(10, func(int64) bool { return false })
-	if err == nil {
-		t.Error("load of a corrupt file reported no error")
-	}
-	if more || len(got) != 1 || got[0] != want {
-		t.Errorf("load = %v (more %v), want [%v]", got, more, want)
-	}
-	if _, err := os.Stat(dir + "/7.json.bad"); err != nil {
-		t.Errorf("the corrupt file was not set aside: %v", err)
-	}
-	if _, err := os.Stat(dir + "/9-123.tmp"); err == nil {
-		t.Error("the temporary file a crash left is still there")
-	}
+
+	t.Run("RoundTrip", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		want := []result{
+			res(42, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, "sdk: run timed out after 1s"),
+			res(7, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""),
+			res(9, carillonv1.RunStatus_RUN_STATUS_FAILED, "line one\nline \"two\" é"),
+		}
+		sp := open(t, dir, nil)
+		for _, r := range want {
+			if err := sp.put(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := loadAll(t, sp); !slices.Equal(got, want) {
+			t.Errorf("load = %v, want %v (in the order put)", got, want)
+		}
+		got, more, err := sp.load(1, func(id int64) bool { return id == 42 })
+		if err != nil || !more || len(got) != 1 || got[0] != want[1] {
+			t.Errorf("load(1, skip 42) = %v, more %v, %v; want [%v], more", got, more, err, want[1])
+		}
+		if got := loadAll(t, open(t, dir, nil)); !slices.Equal(got, want) {
+			t.Errorf("after reopening, load = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("AckPersistsAcrossReopen", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		sp := open(t, dir, nil)
+		for id := int64(1); id <= 3; id++ {
+			if err := sp.put(res(id, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := sp.ack([]int64{1, 2}); err != nil {
+			t.Fatal(err)
+		}
+		want := []result{res(3, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")}
+		if got := loadAll(t, sp); !slices.Equal(got, want) {
+			t.Errorf("load after ack = %v, want %v", got, want)
+		}
+		again := open(t, dir, nil)
+		if got := loadAll(t, again); !slices.Equal(got, want) {
+			t.Errorf("after reopening, load = %v, want %v: an acknowledged result would be sent again", got, want)
+		}
+	})
+
+	t.Run("LaterResultOfARunWins", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		sp := open(t, dir, nil)
+		first := res(5, carillonv1.RunStatus_RUN_STATUS_FAILED, "first")
+		later := res(5, carillonv1.RunStatus_RUN_STATUS_KILLED, "later")
+		for _, r := range []result{first, later} {
+			if err := sp.put(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := loadAll(t, sp); !slices.Equal(got, []result{later}) {
+			t.Errorf("load = %v, want only the later result", got)
+		}
+		if got := loadAll(t, open(t, dir, nil)); !slices.Equal(got, []result{later}) {
+			t.Errorf("after reopening, load = %v, want only the later result", got)
+		}
+	})
+
+	t.Run("TornAndBadLinesAreSkipped", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		sp := open(t, dir, nil)
+		ok := []result{res(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""), res(2, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")}
+		if err := sp.put(ok[0]); err != nil {
+			t.Fatal(err)
+		}
+		seg := filepath.Join(dir, segments(t, dir)[0])
+		appendTo := func(s string) {
+			f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteString(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		appendTo("{garbage\n")
+		if err := sp.put(ok[1]); err != nil {
+			t.Fatal(err)
+		}
+		appendTo(`{"run_id":3,"status":"RUN_ST`) // a crash cut this line
+		sp.close()
+
+		var logged bytes.Buffer
+		next := open(t, dir, &logged)
+		if got := loadAll(t, next); !slices.Equal(got, ok) {
+			t.Errorf("load = %v, want %v", got, ok)
+		}
+		for _, want := range []string{"spooled line skipped", "torn last spooled line skipped"} {
+			if !strings.Contains(logged.String(), want) {
+				t.Errorf("nothing logged about a %q:\n%s", want, logged.String())
+			}
+		}
+		// New lines go to a new segment: they never run into the torn one.
+		third := res(4, carillonv1.RunStatus_RUN_STATUS_FAILED, "x")
+		if err := next.put(third); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(segments(t, dir)); n != 2 {
+			t.Errorf("%d segments, want the old one and a new one", n)
+		}
+		if got, want := loadAll(t, open(t, dir, nil)), append(ok, third); !slices.Equal(got, want) {
+			t.Errorf("after reopening, load = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("AcknowledgedPrefixIsDeleted", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		sp := open(t, dir, nil)
+		sp.maxLines = 3
+		// Segments of 3 lines: [1 2 3] [4 5 6] [7 8 ack(4)] [ack(1 2 3)] ...
+		for id := int64(1); id <= 8; id++ {
+			if err := sp.put(res(id, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := len(segments(t, dir)); n != 3 {
+			t.Fatalf("%d segments after 8 results, want 3", n)
+		}
+		first := segments(t, dir)[0]
+		if err := sp.ack([]int64{4}); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(segments(t, dir)); n != 3 {
+			t.Errorf("%d segments, want 3: the oldest still holds unacknowledged results", n)
+		}
+		if err := sp.ack([]int64{1, 2, 3}); err != nil {
+			t.Fatal(err)
+		}
+		if names := segments(t, dir); slices.Contains(names, first) || len(names) != 3 {
+			t.Errorf("segments %v: want the oldest, fully acknowledged, deleted", names)
+		}
+		want := []result{
+			res(5, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""),
+			res(6, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""),
+			res(7, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""),
+			res(8, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""),
+		}
+		if got := loadAll(t, open(t, dir, nil)); !slices.Equal(got, want) {
+			t.Errorf("after reopening, load = %v, want %v: run 4's ack must survive", got, want)
+		}
+		if err := sp.ack([]int64{5, 6, 7, 8}); err != nil {
+			t.Fatal(err)
+		}
+		sp.close()
+		if names := segments(t, dir); len(names) != 0 {
+			t.Errorf("segments %v left once everything was acknowledged", names)
+		}
+	})
+
+	t.Run("MovesInResultFilesOfAnOlderExecutor", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		files := map[string]string{
+			"42.json":   `{"run_id":42,"status":"RUN_STATUS_TIMED_OUT","message":"sdk: run timed out after 1s","finished_at":"2026-01-02T03:04:05.000000006Z"}`,
+			"7.json":    "{garbage",
+			"9-123.tmp": "half",
+		}
+		for name, content := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sp := open(t, dir, nil)
+		want := []result{res(42, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, "sdk: run timed out after 1s")}
+		if got := loadAll(t, sp); !slices.Equal(got, want) {
+			t.Errorf("load = %v, want %v", got, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "7.json.bad")); err != nil {
+			t.Errorf("the corrupt file was not set aside: %v", err)
+		}
+		for _, name := range []string{"42.json", "9-123.tmp"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				t.Errorf("%s is still there", name)
+			}
+		}
+	})
 }

@@ -1,138 +1,417 @@
 package sdk
 
 import (
+	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// spool keeps every result on disk, one small file per run, from the moment
-// the run ends until the admin acknowledges it, so that no result is lost
-// to an admin outage or an executor restart:
+// spoolSegmentLines is how many lines a spool segment gets before the
+// spool starts the next one.
+const spoolSegmentLines = 4096
+
+// spool keeps every result on disk from the moment its run ends until the
+// admin acknowledges it, so that no result is lost to an admin outage or an
+// executor restart. It appends to segment files, numbered in order, one
+// JSON record a line:
 //
-//	<dir>/<run id>.json
+//	<dir>/<seq>.spool
 //
-// A file is written to a temporary name and renamed, so a crash leaves
-// either the whole result or nothing.
+//	{"run_id":42,"status":"RUN_STATUS_SUCCEEDED","finished_at":"2026-01-02T03:04:05Z"}
+//	{"ack":[41,42]}
+//
+// A line is a result (a later one for the same run replaces it) or the
+// acknowledgement of a delivered batch, so a result costs one write, a
+// delivered batch one more, and no file is created or removed per result.
+//
+// The spool remembers where each unacknowledged result is, not the result:
+// during a long admin outage results wait on disk only. Segments are
+// deleted from the oldest while every result in them is acknowledged (or
+// replaced). An ack line refers to results of its own or earlier segments
+// only, so deleting such a prefix never loses an ack that a remaining
+// segment needs.
+//
+// On open, the segments are read in order to rebuild the unacknowledged
+// results, and appends go to a new segment, so the torn last line a crash
+// may leave never runs into new lines. A line that does not decode is
+// skipped and logged.
 type spool struct {
-	dir string
+	dir      string
+	logger   *slog.Logger
+	maxLines int // lines per segment; spoolSegmentLines but in tests
+
+	mu      sync.Mutex
+	segs    []*spoolSegment    // every segment file, oldest first
+	cur     *os.File           // the last segment, open for appending; nil until the next append opens a new one
+	size    int64              // bytes in cur
+	lines   int                // lines in cur
+	nextSeq int64              // number of the next segment
+	pending map[int64]spoolRef // where each unacknowledged result is, by run id
 }
 
-// spooled is the on-disk form of a result.
+// spoolSegment counts the unacknowledged results of a segment file.
+type spoolSegment struct {
+	seq     int64
+	unacked int
+}
+
+// spoolRef is where an unacknowledged result is: a line of a segment.
+type spoolRef struct {
+	seg *spoolSegment
+	off int64
+	n   int // with the newline
+}
+
+// spooled is the on-disk form of a line: a result, or an ack.
 type spooled struct {
-	RunID      int64     `json:"run_id"`
-	Status     string    `json:"status"`
+	RunID      int64     `json:"run_id,omitempty"`
+	Status     string    `json:"status,omitempty"`
 	Message    string    `json:"message,omitempty"`
-	FinishedAt time.Time `json:"finished_at"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	Ack        []int64   `json:"ack,omitempty"` // run ids whose results the admin took
 }
 
-// openSpool creates dir if needed and removes temporary files a crash left.
-func openSpool(dir string) (*spool, error) {
+// result checks a result line and returns its result.
+func (sp spooled) result() (result, error) {
+	status, ok := carillonv1.RunStatus_value[sp.Status]
+	if !ok || sp.RunID <= 0 {
+		return result{}, fmt.Errorf("bad run id %d or status %q", sp.RunID, sp.Status)
+	}
+	return result{RunID: sp.RunID, Status: carillonv1.RunStatus(status), Message: sp.Message, FinishedAt: sp.FinishedAt}, nil
+}
+
+// openSpool opens the spool in dir, creating dir if needed: it reads the
+// segments a previous process left, deletes those whose every result was
+// acknowledged, and moves in the results an older executor left one file
+// per result. What cannot be read is logged to logger and skipped.
+func openSpool(dir string, logger *slog.Logger) (*spool, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(dir)
+	s := &spool{dir: dir, logger: logger, maxLines: spoolSegmentLines, nextSeq: 1, pending: make(map[int64]spoolRef)}
+	old, err := s.replay()
 	if err != nil {
 		return nil, err
 	}
+	if err := s.trim(); err != nil {
+		return nil, err
+	}
+	s.migrate(old)
+	return s, nil
+}
+
+// segmentPath is the path of segment seq.
+func (s *spool) segmentPath(seq int64) string {
+	return filepath.Join(s.dir, fmt.Sprintf("%016d.spool", seq))
+}
+
+// replay reads every segment in dir, oldest first, into s.pending and
+// s.segs, and removes the temporary files an older executor's crash left.
+// It returns the result files of an older executor, for migrate.
+func (s *spool) replay() (oldFiles []string, err error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []int64
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".tmp") {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, ".spool"):
+			seq, err := strconv.ParseInt(strings.TrimSuffix(name, ".spool"), 10, 64)
+			if err == nil && seq > 0 {
+				seqs = append(seqs, seq)
+			}
+		case strings.HasSuffix(name, ".json"):
+			oldFiles = append(oldFiles, filepath.Join(s.dir, name))
+		case strings.HasSuffix(name, ".tmp"):
+			_ = os.Remove(filepath.Join(s.dir, name))
 		}
 	}
-	return &spool{dir: dir}, nil
+	slices.Sort(seqs)
+	for _, seq := range seqs {
+		if err := s.replaySegment(seq); err != nil {
+			return nil, err
+		}
+		s.nextSeq = seq + 1
+	}
+	return oldFiles, nil
 }
 
-func (s *spool) path(runID int64) string {
-	return filepath.Join(s.dir, strconv.FormatInt(runID, 10)+".json")
+// replaySegment applies the lines of segment seq.
+func (s *spool) replaySegment(seq int64) error {
+	seg := &spoolSegment{seq: seq}
+	s.segs = append(s.segs, seg)
+	f, err := os.Open(s.segmentPath(seq))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	var off int64
+	for {
+		line, err := r.ReadBytes('\n')
+		switch {
+		case len(line) > 0 && line[len(line)-1] == '\n':
+			if derr := s.apply(seg, off, line); derr != nil {
+				s.logger.Error("sdk: spooled line skipped", "file", f.Name(), "offset", off, "err", derr)
+			}
+		case len(line) > 0:
+			s.logger.Warn("sdk: torn last spooled line skipped (a crash cut it)", "file", f.Name(), "offset", off, "bytes", len(line))
+		}
+		off += int64(len(line))
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
-// put stores r, replacing an earlier result of the same run.
+// apply applies one line of seg, at off, to s.pending.
+func (s *spool) apply(seg *spoolSegment, off int64, line []byte) error {
+	var sp spooled
+	if err := json.Unmarshal(line, &sp); err != nil {
+		return err
+	}
+	if sp.Ack != nil {
+		for _, id := range sp.Ack {
+			s.forget(id)
+		}
+		return nil
+	}
+	if _, err := sp.result(); err != nil {
+		return err
+	}
+	s.track(sp.RunID, spoolRef{seg: seg, off: off, n: len(line)})
+	return nil
+}
+
+// track records where the result of runID is, replacing an earlier one.
+func (s *spool) track(runID int64, ref spoolRef) {
+	s.forget(runID)
+	ref.seg.unacked++
+	s.pending[runID] = ref
+}
+
+// forget drops the result of runID, if any, from the unacknowledged ones.
+func (s *spool) forget(runID int64) {
+	if ref, ok := s.pending[runID]; ok {
+		ref.seg.unacked--
+		delete(s.pending, runID)
+	}
+}
+
+// migrate moves the results an older executor left, one file each, into
+// the spool, and deletes the files; it sets aside, as *.bad, those that do
+// not decode.
+func (s *spool) migrate(files []string) {
+	for _, p := range files {
+		var sp spooled
+		b, err := os.ReadFile(p)
+		if err == nil {
+			err = json.Unmarshal(b, &sp)
+		}
+		var r result
+		if err == nil {
+			r, err = sp.result()
+		}
+		if err == nil {
+			err = s.put(r)
+		}
+		if err != nil {
+			s.logger.Error("sdk: spooled result set aside", "file", p+".bad", "err", err)
+			_ = os.Rename(p, p+".bad")
+			continue
+		}
+		_ = os.Remove(p)
+	}
+}
+
+// put stores r, replacing an earlier result of the same run, with one
+// write.
 func (s *spool) put(r result) error {
-	b, err := json.Marshal(spooled{RunID: r.RunID, Status: r.Status.String(), Message: r.Message, FinishedAt: r.FinishedAt})
+	line, err := json.Marshal(spooled{RunID: r.RunID, Status: r.Status.String(), Message: r.Message, FinishedAt: r.FinishedAt})
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(s.dir, strconv.FormatInt(r.RunID, 10)+"-*.tmp")
+	line = append(line, '\n')
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ref, err := s.append(line)
 	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), s.path(r.RunID))
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
 		return fmt.Errorf("spool result of run %d: %w", r.RunID, err)
+	}
+	s.track(r.RunID, ref)
+	return nil
+}
+
+// ack forgets the acknowledged results of runIDs with one write, and
+// deletes the oldest segments once all their results are acknowledged.
+// When the write fails the results are forgotten all the same: they may be
+// delivered again after a restart.
+func (s *spool) ack(runIDs []int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var acked []int64
+	for _, id := range runIDs {
+		if _, ok := s.pending[id]; ok {
+			acked = append(acked, id)
+		}
+	}
+	if len(acked) == 0 {
+		return nil
+	}
+	line, err := json.Marshal(spooled{Ack: acked})
+	if err == nil {
+		_, err = s.append(append(line, '\n'))
+	}
+	for _, id := range acked {
+		s.forget(id)
+	}
+	return errors.Join(err, s.trim())
+}
+
+// append writes line to the current segment, opening a new one if there
+// is none, and returns where it is; s.mu is held. After a failed write
+// (which may leave a torn line) and after maxLines lines, the next append
+// goes to a new segment.
+func (s *spool) append(line []byte) (spoolRef, error) {
+	if s.cur == nil {
+		f, err := os.OpenFile(s.segmentPath(s.nextSeq), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o640)
+		if err != nil {
+			return spoolRef{}, err
+		}
+		s.segs = append(s.segs, &spoolSegment{seq: s.nextSeq})
+		s.nextSeq++
+		s.cur, s.size, s.lines = f, 0, 0
+	}
+	ref := spoolRef{seg: s.segs[len(s.segs)-1], off: s.size, n: len(line)}
+	_, err := s.cur.Write(line)
+	s.size += int64(len(line))
+	s.lines++
+	if err != nil || s.lines >= s.maxLines {
+		err = errors.Join(err, s.cur.Close())
+		s.cur = nil
+	}
+	if err != nil {
+		return spoolRef{}, err
+	}
+	return ref, nil
+}
+
+// trim deletes segments from the oldest while every result in them is
+// acknowledged, but not the segment being appended to; s.mu is held.
+func (s *spool) trim() error {
+	for len(s.segs) > 0 && s.segs[0].unacked == 0 && (s.cur == nil || len(s.segs) > 1) {
+		err := os.Remove(s.segmentPath(s.segs[0].seq))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		s.segs = s.segs[1:]
 	}
 	return nil
 }
 
-// remove forgets an acknowledged result.
-func (s *spool) remove(runID int64) error {
-	err := os.Remove(s.path(runID))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
-}
-
-// load reads up to limit stored results for which skip is false; more says
-// whether others remain. A file that does not decode is renamed *.bad and
-// reported in err; loading goes on.
+// load reads up to limit unacknowledged results for which skip is false,
+// oldest first; more says whether others remain. A result that cannot be
+// read is forgotten and reported in err; loading goes on.
 func (s *spool) load(limit int, skip func(runID int64) bool) (results []result, more bool, err error) {
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
-		return nil, false, err
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	type item struct {
+		runID int64
+		ref   spoolRef
+	}
+	var items []item
+	for id, ref := range s.pending {
+		if !skip(id) {
+			items = append(items, item{id, ref})
+		}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		return cmp.Or(cmp.Compare(a.ref.seg.seq, b.ref.seg.seq), cmp.Compare(a.ref.off, b.ref.off))
+	})
+	if len(items) > limit {
+		items, more = items[:limit], true
 	}
 	var errs []error
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok {
+	var f *os.File // the segment of the item read last
+	var openErr error
+	defer func() {
+		if f != nil {
+			_ = f.Close()
+		}
+	}()
+	for i, it := range items {
+		if i == 0 || it.ref.seg != items[i-1].ref.seg {
+			if f != nil {
+				_ = f.Close()
+			}
+			f, openErr = os.Open(s.segmentPath(it.ref.seg.seq))
+		}
+		err := openErr
+		var res result
+		if err == nil {
+			res, err = readSpooled(f, it.runID, it.ref)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("spooled result of run %d: %w", it.runID, err))
+			s.forget(it.runID)
 			continue
 		}
-		id, perr := strconv.ParseInt(name, 10, 64)
-		if perr != nil || skip(id) {
-			continue
-		}
-		if len(results) == limit {
-			more = true
-			break
-		}
-		r, derr := s.read(id)
-		if derr != nil {
-			errs = append(errs, derr)
-			_ = os.Rename(s.path(id), s.path(id)+".bad")
-			continue
-		}
-		results = append(results, r)
+		results = append(results, res)
 	}
 	return results, more, errors.Join(errs...)
 }
 
-func (s *spool) read(runID int64) (result, error) {
-	b, err := os.ReadFile(s.path(runID))
-	if err != nil {
+// readSpooled reads the result of runID at ref in the segment f.
+func readSpooled(f *os.File, runID int64, ref spoolRef) (result, error) {
+	b := make([]byte, ref.n)
+	if _, err := f.ReadAt(b, ref.off); err != nil {
 		return result{}, err
 	}
 	var sp spooled
 	if err := json.Unmarshal(b, &sp); err != nil {
-		return result{}, fmt.Errorf("spooled result %s: %w", s.path(runID), err)
+		return result{}, err
 	}
-	status, ok := carillonv1.RunStatus_value[sp.Status]
-	if !ok || sp.RunID != runID {
-		return result{}, fmt.Errorf("spooled result %s: bad run id or status %q", s.path(runID), sp.Status)
+	if sp.RunID != runID {
+		return result{}, fmt.Errorf("line at %d holds run %d", ref.off, sp.RunID)
 	}
-	return result{RunID: sp.RunID, Status: carillonv1.RunStatus(status), Message: sp.Message, FinishedAt: sp.FinishedAt}, nil
+	return sp.result()
+}
+
+// len says how many results wait for an acknowledgement.
+func (s *spool) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
+}
+
+// close closes the segment being appended to, and deletes the segments
+// whose every result was acknowledged; the next put opens a new segment.
+func (s *spool) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	if s.cur != nil {
+		err = s.cur.Close()
+		s.cur = nil
+	}
+	return errors.Join(err, s.trim())
 }

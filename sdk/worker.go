@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -40,7 +40,6 @@ type run struct {
 	shardIndex  int
 	shardTotal  int
 	scheduledAt time.Time
-	logPath     string
 	log         *runLog // from accept to the end of the run
 
 	// cancel ends a started run's context; guarded by dispatcher.mu.
@@ -63,6 +62,8 @@ type result struct {
 	FinishedAt time.Time            `json:"finished_at"`
 }
 
+// newResult returns the result of a run, its message cut to maxMessageBytes
+// and made valid UTF-8.
 func newResult(runID int64, status carillonv1.RunStatus, msg string, at time.Time) result {
 	if len(msg) > maxMessageBytes {
 		cut := maxMessageBytes
@@ -94,6 +95,7 @@ type dispatcher struct {
 	mu      sync.Mutex
 	workers map[int64]*worker // by job id
 	runs    map[int64]*run    // accepted, not ended, by run id
+	recent  recentRuns        // ids of the runs accepted last, ended or not
 	closing bool
 	wg      sync.WaitGroup // worker goroutines
 }
@@ -106,6 +108,7 @@ type worker struct {
 	wake    chan struct{}
 }
 
+// newDispatcher returns a dispatcher with no worker yet.
 func newDispatcher(c dispatcherConfig) *dispatcher {
 	if c.wrap == nil {
 		c.wrap = func(h Handler) Handler { return h }
@@ -117,6 +120,8 @@ func newDispatcher(c dispatcherConfig) *dispatcher {
 	}
 }
 
+// notify wakes whoever waits on c, without blocking when a wake-up is
+// already pending.
 func notify(c chan struct{}) {
 	select {
 	case c <- struct{}{}:
@@ -142,16 +147,12 @@ func (d *dispatcher) accept(r *run) error {
 		d.mu.Unlock()
 		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, busyWith)
 	}
-	path, err := d.logs.reserve(r.id)
-	if err != nil {
+	if d.acceptedBefore(r.id) {
 		d.mu.Unlock()
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%w: run %d was accepted here before", ErrDuplicateRun, r.id)
-		}
-		return fmt.Errorf("run log: %w", err)
+		return fmt.Errorf("%w: run %d was accepted here before", ErrDuplicateRun, r.id)
 	}
-	r.logPath = path
-	r.log = newRunLog(path, d.logs.open, d.now)
+	d.recent.add(r.id)
+	r.log = newRunLog(d.logs, d.logs.today(), r.id, d.now)
 	r.log.printf("run %d of job %d accepted: %s, param %q, shard %d of %d, block strategy %s, timeout %s",
 		r.id, r.jobID, r.describe(), r.param, r.shardIndex, r.shardTotal,
 		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout))
@@ -186,6 +187,24 @@ func (d *dispatcher) accept(r *run) error {
 		d.end(q, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
 	}
 	return nil
+}
+
+// acceptedBefore says whether runID was accepted here before, as far as
+// the executor remembers, without touching the disk for a new run: the
+// last recentRunsMax runs this process accepted, and the runs whose logs
+// were on disk from today or yesterday when it started (see
+// [logStore.earlierRuns]; a log reaches the disk when its run ends, so a
+// run cut short by a crash is not remembered). The admin sends each run
+// once; this guards against a replayed request. d.mu is held.
+func (d *dispatcher) acceptedBefore(runID int64) bool {
+	earlier, err := d.logs.earlierRuns(runID)
+	if err != nil {
+		d.logger.Warn("sdk: read the run logs of before the start; a run sent twice may run twice", "err", err)
+	}
+	for _, id := range earlier {
+		d.recent.add(id)
+	}
+	return d.recent.has(runID)
 }
 
 // describe says what a worker is busy with; d.mu is held.
@@ -385,26 +404,33 @@ func (d *dispatcher) idle(jobID int64) (bool, string) {
 	return false, fmt.Sprintf("job %d %s", jobID, w.describe())
 }
 
-// readLog returns one page of a run's log.
+// readLog returns one page of a run's log. A running run's log is read
+// from its own file, which it gets for that (its lines may be in memory
+// only); an ended run's log from wherever it was put.
 func (d *dispatcher) readLog(runID int64, from int) (logPage, error) {
 	d.mu.Lock()
 	r, active := d.runs[runID]
-	path := ""
-	if active {
-		path = r.logPath
-	}
 	d.mu.Unlock()
 	if active {
-		if err := r.log.sync(); err != nil { // a running run's lines may be in memory only
+		path, err := r.log.sync()
+		if err != nil {
 			return logPage{}, err
 		}
-	} else {
-		var err error
-		if path, err = d.logs.find(runID); err != nil {
-			return logPage{}, err
+		if path != "" {
+			f, err := os.Open(path)
+			if err != nil {
+				return logPage{}, err
+			}
+			defer f.Close()
+			return readLogPage(f, from, LogPageMaxLines, LogPageMaxBytes, false)
 		}
 	}
-	return readLogPage(path, from, LogPageMaxLines, LogPageMaxBytes, !active)
+	src, err := d.logs.find(runID)
+	if err != nil {
+		return logPage{}, err
+	}
+	defer src.Close()
+	return readLogPage(src, from, LogPageMaxLines, LogPageMaxBytes, true)
 }
 
 // stopAccepting refuses new runs from now on and drops every queued run,
@@ -448,10 +474,12 @@ func (d *dispatcher) drain(ctx context.Context) {
 	<-done
 }
 
+// statusName is a run status without its RUN_STATUS_ prefix.
 func statusName(s carillonv1.RunStatus) string {
 	return strings.TrimPrefix(s.String(), "RUN_STATUS_")
 }
 
+// withColon returns ": " and msg, or nothing when msg is empty.
 func withColon(msg string) string {
 	if msg == "" {
 		return ""
@@ -459,6 +487,7 @@ func withColon(msg string) string {
 	return ": " + msg
 }
 
+// timeoutString shows a run's timeout for its log.
 func timeoutString(d time.Duration) string {
 	if d <= 0 {
 		return "none"

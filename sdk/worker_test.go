@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,9 +39,15 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return newHarnessIn(t, t.TempDir())
+}
+
+// newHarnessIn is newHarness with its run logs in dir.
+func newHarnessIn(t *testing.T, dir string) *harness {
+	t.Helper()
 	h := &harness{results: make(map[int64][]result)}
 	h.d = newDispatcher(dispatcherConfig{
-		logs:         &logStore{dir: t.TempDir(), now: time.Now},
+		logs:         newTestLogStore(t, dir, time.Now),
 		now:          time.Now,
 		logger:       slog.New(slog.NewTextHandler(t.Output(), nil)),
 		report:       h.report,
@@ -88,15 +93,7 @@ func (h *harness) hasResult(runID int64) bool {
 
 func (h *harness) log(t *testing.T, runID int64) string {
 	t.Helper()
-	p, err := h.d.logs.find(runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return readWhole(t, h.d.logs, runID)
 }
 
 func (h *harness) workers() int {
@@ -322,6 +319,36 @@ func TestDuplicateRunIsNotRunTwice(t *testing.T) {
 			t.Errorf("handler ran %d times, want 1", runs.Load())
 		}
 		h.result(t, 1)
+	})
+}
+
+func TestDuplicateRunAfterRestart(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		first := newHarnessIn(t, dir)
+		for id := int64(1_000); id <= 1_002; id++ {
+			if err := first.accept(id, 1, serial, 0, sleeper(time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+
+		// A new process, same directory.
+		second := newHarnessIn(t, dir)
+		if err := second.accept(1_001, 1, serial, 0, sleeper(time.Second)); !errors.Is(err, ErrDuplicateRun) {
+			t.Errorf("accept of a run of before the restart = %v, want ErrDuplicateRun", err)
+		}
+		if err := second.accept(1_003, 1, serial, 0, sleeper(time.Second)); err != nil {
+			t.Errorf("accept of a new run in the same bucket = %v", err)
+		}
+		if err := second.accept(2_000, 1, serial, 0, sleeper(time.Second)); err != nil {
+			t.Errorf("accept of a new run = %v", err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		second.result(t, 1_003)
 	})
 }
 
