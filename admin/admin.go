@@ -31,6 +31,10 @@ const (
 	DBPathDefault = "carillon.db"
 	// ShutdownTimeoutDefault is the default Config.ShutdownTimeout.
 	ShutdownTimeoutDefault = 10 * time.Second
+	// fireAhead is how long before its instant a fire's run is claimed: the
+	// claim's database write is done by the instant, and the run is sent
+	// on it. A job stopped in between has the claimed run skipped.
+	fireAhead = 100 * time.Millisecond
 )
 
 // Config configures the admin.
@@ -114,6 +118,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	var trig *trigger.Trigger // the scheduler fires through the trigger, which queues follow-ups on the scheduler
 	sched := schedule.New(schedule.Config{
 		Store: st, FireFunc: func(es []schedule.Entry) { trig.Fire(es) }, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger,
+		FireAhead: fireAhead,
 	})
 	trig, err = trigger.New(trigger.Config{Store: st, Token: cfg.Token, Logger: cfg.Logger, EnqueueFunc: sched.Enqueue, WakeFunc: sched.Wake})
 	if err != nil {

@@ -30,7 +30,8 @@ const (
 	scanBatch = 256
 )
 
-// FireFunc dispatches the pending runs of fires whose instant has come, each
+// FireFunc dispatches the pending runs of fires whose instant has come (or
+// comes within Config.FireAhead: then it must send each at its At), each
 // as its TriggerType. It must not block, and must not keep es: the
 // scheduler calls it from its timing loop and reuses the slice.
 type FireFunc func(es []Entry)
@@ -47,6 +48,10 @@ type Config struct {
 	ScanInterval time.Duration
 	// MisfireThreshold is how late a fire may be. Defaults to MisfireThresholdDefault.
 	MisfireThreshold time.Duration
+	// FireAhead hands fires to FireFunc this long before their instant, so
+	// that the dispatcher can prepare them (claim their runs) and send them
+	// on the instant. Zero hands them over on the instant.
+	FireAhead time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -215,13 +220,13 @@ func (s *Scheduler) fireLoop(ctx context.Context) {
 	var due []Entry
 	for {
 		var next time.Time
-		due, next = s.queue.PopDue(due[:0], time.Now())
+		due, next = s.queue.PopDue(due[:0], time.Now().Add(s.cfg.FireAhead))
 		if len(due) > 0 {
 			s.cfg.FireFunc(due)
 		}
 		wait := time.Hour
 		if !next.IsZero() {
-			wait = time.Until(next)
+			wait = time.Until(next) - s.cfg.FireAhead
 		}
 		timer.Reset(wait)
 		select {

@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -64,9 +65,12 @@ func setup(t *testing.T, dir string) (*store.Store, store.Group) {
 }
 
 // start runs a scheduler over st until the returned stop is called.
-func start(st *store.Store, fire schedule.FireFunc) (stop func()) {
+func start(st *store.Store, fire schedule.FireFunc) (stop func()) { return startAhead(st, fire, 0) }
+
+// startAhead is start with Config.FireAhead.
+func startAhead(st *store.Store, fire schedule.FireFunc, ahead time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := schedule.New(schedule.Config{Store: st, FireFunc: fire, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s := schedule.New(schedule.Config{Store: st, FireFunc: fire, FireAhead: ahead, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	done := make(chan struct{})
 	go func() { defer close(done); s.Run(ctx) }()
 	return func() { cancel(); <-done }
@@ -78,31 +82,37 @@ func fixRate(g store.Group, every int32, next time.Time) store.Job {
 }
 
 // TestFiresAtTheScheduledInstant runs on a fake clock (synctest), so it can
-// require each fire to happen exactly at its instant.
+// require each fire to be handed over exactly at its instant, or exactly
+// FireAhead before it.
 func TestFiresAtTheScheduledInstant(t *testing.T) {
-	dir := t.TempDir()
-	synctest.Test(t, func(t *testing.T) {
-		st, g := setup(t, dir)
-		defer st.Close()
-		first := time.Now().Add(1500 * time.Millisecond)
-		if _, err := st.CreateJob(context.Background(), fixRate(g, 1, first), time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		rec := &recorder{st: st}
-		stop := start(st, rec.Fire)
-		time.Sleep(5200 * time.Millisecond)
-		stop()
-		fires := rec.all()
-		if len(fires) != 4 {
-			t.Fatalf("%d fires in 5.2 s, want 4 (at 1.5, 2.5, 3.5, 4.5 s)", len(fires))
-		}
-		for i, f := range fires {
-			want := first.Add(time.Duration(i) * time.Second)
-			if !f.run.ScheduledAt.Equal(want) || !f.at.Equal(want) {
-				t.Errorf("fire %d: scheduled %v fired %v, want both %v", i, f.run.ScheduledAt, f.at, want)
-			}
-		}
-	})
+	for _, ahead := range []time.Duration{0, 100 * time.Millisecond} {
+		t.Run(fmt.Sprint("ahead=", ahead), func(t *testing.T) {
+			dir := t.TempDir()
+			synctest.Test(t, func(t *testing.T) {
+				st, g := setup(t, dir)
+				defer st.Close()
+				first := time.Now().Add(1500 * time.Millisecond)
+				if _, err := st.CreateJob(context.Background(), fixRate(g, 1, first), time.Now()); err != nil {
+					t.Fatal(err)
+				}
+				rec := &recorder{st: st}
+				stop := startAhead(st, rec.Fire, ahead)
+				time.Sleep(5200*time.Millisecond - ahead)
+				stop()
+				fires := rec.all()
+				if len(fires) != 4 {
+					t.Fatalf("%d fires in 5.2 s, want 4 (at 1.5, 2.5, 3.5, 4.5 s)", len(fires))
+				}
+				for i, f := range fires {
+					want := first.Add(time.Duration(i) * time.Second)
+					if !f.run.ScheduledAt.Equal(want) || !f.entry.At.Equal(want) || !f.at.Equal(want.Add(-ahead)) {
+						t.Errorf("fire %d: scheduled %v for %v handed over %v, want %v for %v handed over %v",
+							i, f.run.ScheduledAt, f.entry.At, f.at, want, want, want.Add(-ahead))
+					}
+				}
+			})
+		})
+	}
 }
 
 func TestMisfire(t *testing.T) {

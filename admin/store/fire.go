@@ -112,16 +112,22 @@ func (s *Store) SkipRun(ctx context.Context, id int64, message string, now time.
 type RunClaim struct {
 	RunID       int64
 	TriggerType carillonv1.TriggerType
+	// SendAt, if later than the claim, is when the run will be sent (a
+	// fire claimed ahead of its instant): its triggered_at.
+	SendAt time.Time
 }
 
-// ClaimRuns moves pending runs to RUNNING, stamped triggered at now, in one
-// statement, and returns those it claimed. A run that is no longer pending
+// ClaimRuns moves pending runs to RUNNING, stamped triggered at now (or
+// their later SendAt), in one statement, and returns those it claimed. A run that is no longer pending
 // (its job was stopped, changed or deleted after the run was read ahead) is
 // left out and must not be dispatched.
 func (s *Store) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time) ([]Run, error) {
 	var list jsonRows
 	for _, c := range claims {
 		list.next().int(c.RunID).int(int64(c.TriggerType))
+		if c.SendAt.After(now) {
+			list.int(c.SendAt.UnixMilli())
+		}
 	}
 	var runs []Run
 	err := s.write(ctx, func(tx *sql.Tx) error {

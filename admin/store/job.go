@@ -272,6 +272,7 @@ func (s *Store) StopJob(ctx context.Context, id int64, now time.Time) (Job, erro
 	if err != nil {
 		return Job{}, wrapJobErr("stop", id, err)
 	}
+	s.stops.mark(id)
 	return s.Job(ctx, id)
 }
 
@@ -287,6 +288,9 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 		}
 		return mustAffect(res, "job", id)
 	})
+	if err == nil {
+		s.stops.mark(id)
+	}
 	return wrapJobErr("delete", id, err)
 }
 

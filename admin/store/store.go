@@ -37,6 +37,7 @@ type Store struct {
 	// routing counts changes to groups and the registry, for caches of
 	// who runs a group's jobs (RoutingVersion).
 	routing atomic.Int64
+	stops   stops
 }
 
 // RoutingVersion changes whenever a group or an executor registration is

@@ -195,39 +195,53 @@ func (t *Trigger) Fire(es []schedule.Entry) {
 
 // claim claims the pending runs of es (those still pending: a job stopped
 // or changed since its fires were read ahead has none) and starts their
-// dispatches.
+// dispatches, which send each run at its entry's instant.
 func (t *Trigger) claim(es []schedule.Entry) error {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	now := t.cfg.NowFunc()
+	seq := t.cfg.Store.StopSeq()
 	runs, err := t.cfg.Store.ClaimRuns(ctx, claims(es), now)
 	if err != nil {
 		t.cfg.Logger.Error("trigger: claim due runs; the monitor will settle them", "runs", len(es), "err", err)
 		return err
 	}
-	var fast, slow []store.Run
+	at := make(map[int64]time.Time, len(es))
+	for _, e := range es {
+		at[e.RunID] = e.At
+	}
+	var fast, slow []claimed
 	for _, r := range runs {
+		c := claimed{run: r, at: at[r.ID], stopSeq: seq}
 		if t.slowJobs.slow(r.JobID, now) {
-			slow = append(slow, r)
+			slow = append(slow, c)
 		} else {
-			fast = append(fast, r)
+			fast = append(fast, c)
 		}
 	}
 	for _, part := range []struct {
-		p    *pool
-		runs []store.Run
+		p  *pool
+		cs []claimed
 	}{{t.fast, fast}, {t.slow, slow}} {
-		for len(part.runs) > 0 {
-			n := min(len(part.runs), batchMax)
-			t.start(part.p, part.runs[:n:n])
-			part.runs = part.runs[n:]
+		for len(part.cs) > 0 {
+			n := min(len(part.cs), batchMax)
+			t.start(part.p, part.cs[:n:n])
+			part.cs = part.cs[n:]
 		}
 	}
 	return nil
 }
 
+// claimed is a run claimed for dispatch at instant at, with the stop
+// sequence (store.StopSeq) read before its claim.
+type claimed struct {
+	run     store.Run
+	at      time.Time
+	stopSeq uint64
+}
+
 // start dispatches one batch of claimed runs on its own goroutine, in pool p.
-func (t *Trigger) start(p *pool, runs []store.Run) {
+func (t *Trigger) start(p *pool, cs []claimed) {
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
@@ -237,14 +251,14 @@ func (t *Trigger) start(p *pool, runs []store.Run) {
 		// The runs are claimed: a bounded wait for a slot keeps them from
 		// looking half-dispatched to the monitor.
 		if p.acquire(t.cfg.DispatchTimeout) {
-			err = t.fire(ctx, runs)
+			err = t.fire(ctx, cs)
 			p.release()
 		} else {
-			err = t.refuse(ctx, runs, fmt.Sprintf("admin overloaded: more than %d dispatch batches waiting in the %s pool, or none free for %s; not dispatched",
+			err = t.refuse(ctx, cs, fmt.Sprintf("admin overloaded: more than %d dispatch batches waiting in the %s pool, or none free for %s; not dispatched",
 				p.maxWaiting, p.name, t.cfg.DispatchTimeout))
 		}
 		if err != nil {
-			t.cfg.Logger.Error("trigger: fire", "runs", len(runs), "err", err)
+			t.cfg.Logger.Error("trigger: fire", "runs", len(cs), "err", err)
 		}
 	}()
 }
@@ -255,36 +269,80 @@ func (t *Trigger) Wait() { t.wg.Wait() }
 func claims(es []schedule.Entry) []store.RunClaim {
 	cs := make([]store.RunClaim, len(es))
 	for i, e := range es {
-		cs[i] = store.RunClaim{RunID: e.RunID, TriggerType: e.TriggerType}
+		cs[i] = store.RunClaim{RunID: e.RunID, TriggerType: e.TriggerType, SendAt: e.At}
 	}
 	return cs
 }
 
 // refuse fails claimed runs that cannot be dispatched.
-func (t *Trigger) refuse(ctx context.Context, runs []store.Run, msg string) error {
-	t.cfg.Logger.Warn("trigger: runs not dispatched", "runs", len(runs), "reason", msg)
-	ds := make([]store.Dispatch, len(runs))
-	for i, r := range runs {
-		ds[i] = failed(r, msg, t.cfg.NowFunc())
+func (t *Trigger) refuse(ctx context.Context, cs []claimed, msg string) error {
+	t.cfg.Logger.Warn("trigger: runs not dispatched", "runs", len(cs), "reason", msg)
+	ds := make([]store.Dispatch, len(cs))
+	for i, c := range cs {
+		ds[i] = failed(c.run, msg, t.cfg.NowFunc())
 	}
 	return t.record(ctx, ds...)
 }
 
-// fire dispatches claimed runs.
-func (t *Trigger) fire(ctx context.Context, runs []store.Run) error {
-	ids := make([]int64, 0, len(runs))
-	for _, r := range runs {
-		ids = append(ids, r.JobID)
+// fire reads the jobs of claimed runs, then sends the runs of each instant
+// on that instant, except those whose job was stopped since their claim.
+func (t *Trigger) fire(ctx context.Context, cs []claimed) error {
+	ids := make([]int64, 0, len(cs))
+	for _, c := range cs {
+		ids = append(ids, c.run.JobID)
 	}
 	jobs, err := t.cfg.Store.JobsByID(ctx, ids)
 	if err != nil {
-		return errors.Join(err, t.refuse(ctx, runs, fmt.Sprintf("read the jobs: %v", err)))
+		return errors.Join(err, t.refuse(ctx, cs, fmt.Sprintf("read the jobs: %v", err)))
 	}
-	fires := make([]fire, len(runs))
-	for i, r := range runs {
-		fires[i] = fire{run: r, job: jobs[r.JobID]}
+	byInstant := map[time.Time][]claimed{}
+	for _, c := range cs {
+		byInstant[c.at] = append(byInstant[c.at], c)
 	}
-	_, err = t.dispatch(ctx, fires)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(byInstant))
+	for at, group := range byInstant {
+		wg.Go(func() {
+			if d := time.Until(at); d > 0 {
+				timer := time.NewTimer(d)
+				defer timer.Stop()
+				select {
+				case <-timer.C:
+				case <-ctx.Done():
+				}
+			}
+			errs <- t.fireNow(ctx, group, jobs)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		err = errors.Join(err, e)
+	}
+	return err
+}
+
+// fireNow sends claimed runs now, except those whose job was stopped since
+// their claim: those are settled SKIPPED.
+func (t *Trigger) fireNow(ctx context.Context, cs []claimed, jobs map[int64]store.Job) error {
+	var fires []fire
+	var skipped []store.Result
+	for _, c := range cs {
+		if t.cfg.Store.StoppedSince(c.run.JobID, c.stopSeq) {
+			skipped = append(skipped, store.Result{RunID: c.run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+				Message: "the job was stopped or deleted before this fire's instant; not dispatched", FinishedAt: t.cfg.NowFunc()})
+			continue
+		}
+		fires = append(fires, fire{run: c.run, job: jobs[c.run.JobID]})
+	}
+	var err error
+	if len(skipped) > 0 {
+		err = t.Settle(ctx, skipped)
+	}
+	if len(fires) > 0 {
+		_, derr := t.dispatch(ctx, fires)
+		err = errors.Join(err, derr)
+	}
 	return err
 }
 

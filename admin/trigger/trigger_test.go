@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/schedule"
 	"github.com/carillonhq/carillon/admin/store"
 	"github.com/carillonhq/carillon/admin/trigger"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -169,5 +170,55 @@ func TestSweep(t *testing.T) {
 	b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: b.clock.Now()}})
 	if got, _ := b.st.Run(ctx, gone.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_LOST {
 		t.Errorf("late result changed a LOST run to %s", got.Status)
+	}
+}
+
+// TestStopAfterClaimSkips: a fire handed over ahead of its instant is
+// claimed at once and sent on the instant, unless its job was stopped in
+// between: then its run is settled SKIPPED and never reaches an executor.
+func TestStopAfterClaimSkips(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() // connection refused: a run sent there fails
+	ln.Close()
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, dead)
+	stopped, kept := b.job(t, nil), b.job(t, nil)
+	var es []schedule.Entry
+	instant := time.Now().Add(2 * time.Second) // the wall clock: when the runs are sent
+	for _, j := range []store.Job{stopped, kept} {
+		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: instant, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
+	}
+	b.trig.Fire(es)
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r, _ := b.st.Run(ctx, es[0].RunID)
+		if r.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING {
+			break // claimed, ahead of the instant
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run not claimed a second after Fire: %s", r.Status)
+		}
+	}
+	if _, err := b.st.StopJob(ctx, stopped.ID, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.trig.Wait()
+	if r, _ := b.st.Run(ctx, es[0].RunID); r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED || r.ExecutorAddress != "" {
+		t.Errorf("stopped job's run: %s at %q (%s), want SKIPPED, never sent", r.Status, r.ExecutorAddress, r.Message)
+	}
+	r, _ := b.st.Run(ctx, es[1].RunID)
+	if r.Status != carillonv1.RunStatus_RUN_STATUS_FAILED || r.ExecutorAddress != dead {
+		t.Errorf("other job's run: %s at %q (%s), want sent to %s (and FAILED: nobody listens)", r.Status, r.ExecutorAddress, r.Message, dead)
+	}
+	if want := instant.Truncate(time.Millisecond); !r.TriggeredAt.Equal(want) {
+		t.Errorf("triggered at %v, want the instant it was sent for, %v", r.TriggeredAt, want)
 	}
 }
