@@ -284,8 +284,9 @@ func (t *Trigger) refuse(ctx context.Context, cs []claimed, msg string) error {
 	return t.record(ctx, ds...)
 }
 
-// fire reads the jobs of claimed runs, then sends the runs of each instant
-// on that instant, except those whose job was stopped since their claim.
+// fire reads the jobs of claimed runs and routes them, then sends the runs
+// of each instant on that instant, except those whose job was stopped
+// since their claim.
 func (t *Trigger) fire(ctx context.Context, cs []claimed) error {
 	ids := make([]int64, 0, len(cs))
 	for _, c := range cs {
@@ -302,17 +303,7 @@ func (t *Trigger) fire(ctx context.Context, cs []claimed) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(byInstant))
 	for at, group := range byInstant {
-		wg.Go(func() {
-			if d := time.Until(at); d > 0 {
-				timer := time.NewTimer(d)
-				defer timer.Stop()
-				select {
-				case <-timer.C:
-				case <-ctx.Done():
-				}
-			}
-			errs <- t.fireNow(ctx, group, jobs)
-		})
+		wg.Go(func() { errs <- t.fireAt(ctx, at, group, jobs) })
 	}
 	wg.Wait()
 	close(errs)
@@ -322,26 +313,45 @@ func (t *Trigger) fire(ctx context.Context, cs []claimed) error {
 	return err
 }
 
-// fireNow sends claimed runs now, except those whose job was stopped since
-// their claim: those are settled SKIPPED.
-func (t *Trigger) fireNow(ctx context.Context, cs []claimed, jobs map[int64]store.Job) error {
-	var fires []fire
+// fireAt routes claimed runs, waits for instant at, and sends them, except
+// those whose job was stopped since their claim: those are settled SKIPPED.
+func (t *Trigger) fireAt(ctx context.Context, at time.Time, cs []claimed, jobs map[int64]store.Job) error {
+	seq := cs[0].stopSeq // the claim of every run of cs
 	var skipped []store.Result
+	skip := func(r store.Run) {
+		skipped = append(skipped, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+			Message: "the job was stopped or deleted before this fire's instant; not dispatched", FinishedAt: t.cfg.NowFunc()})
+	}
+	fires := make([]fire, 0, len(cs))
 	for _, c := range cs {
-		if t.cfg.Store.StoppedSince(c.run.JobID, c.stopSeq) {
-			skipped = append(skipped, store.Result{RunID: c.run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
-				Message: "the job was stopped or deleted before this fire's instant; not dispatched", FinishedAt: t.cfg.NowFunc()})
+		job, ok := jobs[c.run.JobID]
+		if !ok && t.cfg.Store.StoppedSince(c.run.JobID, seq) {
+			skip(c.run) // deleted since the claim
 			continue
 		}
-		fires = append(fires, fire{run: c.run, job: jobs[c.run.JobID]})
+		fires = append(fires, fire{run: c.run, job: job})
 	}
-	var err error
+	p, err := t.plan(ctx, fires)
+	if err != nil {
+		return err
+	}
+	if d := time.Until(at); d > 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+	}
+	err = t.send(ctx, p, func(s send) bool {
+		if !t.cfg.Store.StoppedSince(s.job.ID, seq) {
+			return false
+		}
+		skip(s.run)
+		return true
+	})
 	if len(skipped) > 0 {
-		err = t.Settle(ctx, skipped)
-	}
-	if len(fires) > 0 {
-		_, derr := t.dispatch(ctx, fires)
-		err = errors.Join(err, derr)
+		err = errors.Join(err, t.Settle(ctx, skipped))
 	}
 	return err
 }
@@ -408,11 +418,26 @@ type send struct {
 	note    string // how it was routed
 }
 
-// dispatch routes fires (running runs), creates the extra shard runs of
-// broadcasts, sends every run to its executor (one RunBatch call per
-// executor) and records the outcomes in one transaction. It returns the
-// IDs of all runs of the fires.
+// dispatch routes fires (running runs) and sends them at once: see plan
+// and send. It returns the IDs of all runs of the fires.
 func (t *Trigger) dispatch(ctx context.Context, fires []fire) ([]int64, error) {
+	p, err := t.plan(ctx, fires)
+	if err != nil {
+		return nil, err
+	}
+	return p.ids, t.send(ctx, p, nil)
+}
+
+// dispatchPlan is fires routed and ready to send.
+type dispatchPlan struct {
+	failed []store.Dispatch // fires that cannot be sent, and why
+	sends  []send
+	ids    []int64 // every run of the fires, extra shards included
+}
+
+// plan routes fires (running runs) and creates the extra shard runs of
+// broadcasts, so that sending them is all that is left.
+func (t *Trigger) plan(ctx context.Context, fires []fire) (dispatchPlan, error) {
 	var ds []store.Dispatch
 	var sends []send
 	var shardRuns []store.Run
@@ -469,11 +494,11 @@ func (t *Trigger) dispatch(ctx context.Context, fires []fire) ([]int64, error) {
 	var stored []store.Run
 	if len(shardRuns) > 0 {
 		if err := t.cfg.Store.SetShardTotals(ctx, totals); err != nil {
-			return nil, err
+			return dispatchPlan{}, err
 		}
 		var err error
 		if stored, err = t.cfg.Store.InsertRuns(ctx, shardRuns); err != nil {
-			return nil, err
+			return dispatchPlan{}, err
 		}
 		for i, r := range stored {
 			s := shardOf[i]
@@ -481,7 +506,6 @@ func (t *Trigger) dispatch(ctx context.Context, fires []fire) ([]int64, error) {
 			sends = append(sends, s)
 		}
 	}
-	ds = append(ds, t.sendAll(ctx, sends)...)
 	ids := make([]int64, 0, len(fires)+len(stored))
 	for _, f := range fires {
 		ids = append(ids, f.run.ID)
@@ -489,7 +513,18 @@ func (t *Trigger) dispatch(ctx context.Context, fires []fire) ([]int64, error) {
 	for _, r := range stored {
 		ids = append(ids, r.ID)
 	}
-	return ids, t.record(ctx, ds...)
+	return dispatchPlan{failed: ds, sends: sends, ids: ids}, nil
+}
+
+// send sends a plan's runs to their executors (one RunBatch call per
+// executor), except those for which skip is true, and records the
+// outcomes in one transaction.
+func (t *Trigger) send(ctx context.Context, p dispatchPlan, skip func(send) bool) error {
+	sends := p.sends
+	if skip != nil {
+		sends = slices.DeleteFunc(slices.Clone(sends), skip)
+	}
+	return t.record(ctx, append(p.failed, t.sendAll(ctx, sends)...)...)
 }
 
 // source is where a group's executors come from.

@@ -186,10 +186,10 @@ func TestStopAfterClaimSkips(t *testing.T) {
 	dead := "http://" + ln.Addr().String() // connection refused: a run sent there fails
 	ln.Close()
 	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, dead)
-	stopped, kept := b.job(t, nil), b.job(t, nil)
+	stopped, deleted, kept := b.job(t, nil), b.job(t, nil), b.job(t, nil)
 	var es []schedule.Entry
 	instant := time.Now().Add(2 * time.Second) // the wall clock: when the runs are sent
-	for _, j := range []store.Job{stopped, kept} {
+	for _, j := range []store.Job{stopped, deleted, kept} {
 		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
 			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
 		if err != nil {
@@ -210,11 +210,16 @@ func TestStopAfterClaimSkips(t *testing.T) {
 	if _, err := b.st.StopJob(ctx, stopped.ID, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	b.trig.Wait()
-	if r, _ := b.st.Run(ctx, es[0].RunID); r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED || r.ExecutorAddress != "" {
-		t.Errorf("stopped job's run: %s at %q (%s), want SKIPPED, never sent", r.Status, r.ExecutorAddress, r.Message)
+	if err := b.st.DeleteJob(ctx, deleted.ID); err != nil {
+		t.Fatal(err)
 	}
-	r, _ := b.st.Run(ctx, es[1].RunID)
+	b.trig.Wait()
+	for i, what := range []string{"stopped", "deleted"} {
+		if r, _ := b.st.Run(ctx, es[i].RunID); r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED || r.ExecutorAddress != "" {
+			t.Errorf("%s job's run: %s at %q (%s), want SKIPPED, never sent", what, r.Status, r.ExecutorAddress, r.Message)
+		}
+	}
+	r, _ := b.st.Run(ctx, es[2].RunID)
 	if r.Status != carillonv1.RunStatus_RUN_STATUS_FAILED || r.ExecutorAddress != dead {
 		t.Errorf("other job's run: %s at %q (%s), want sent to %s (and FAILED: nobody listens)", r.Status, r.ExecutorAddress, r.Message, dead)
 	}
