@@ -130,9 +130,12 @@ const (
 	writeTimeout = 30 * time.Second
 	// recordLinger is how long a dispatch record may wait for others to
 	// share its transaction (TriggerJob waits for it).
-	recordLinger = 10 * time.Millisecond
-	// resultLinger is the same for results; executors wait for it.
-	resultLinger = 5 * time.Millisecond
+	recordLinger = 5 * time.Millisecond
+	// resultLinger is the same for results; executors wait for it. It is
+	// longer than recordLinger, so that a run's dispatch is usually
+	// recorded before its result settles it (the "run finished" line then
+	// names its executor).
+	resultLinger = 10 * time.Millisecond
 )
 
 // Settle records results of running runs (see store.SettleRuns) and hands
