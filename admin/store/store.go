@@ -38,6 +38,9 @@ type Store struct {
 	// who runs a group's jobs (RoutingVersion).
 	routing atomic.Int64
 	stops   stops
+
+	stopCheckpoints chan struct{}
+	checkpointsDone chan struct{}
 }
 
 // RoutingVersion changes whenever a group or an executor registration is
@@ -61,7 +64,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{lock: lock}
-	if s.w, err = openDB(abs, "immediate", 1); err != nil {
+	// The writer never checkpoints: Store.checkpoints does, off its path.
+	if s.w, err = openDB(abs, "immediate", 1, "wal_autocheckpoint(0)"); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -77,16 +81,21 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("store: prepare: %w", err)
 	}
+	s.stopCheckpoints, s.checkpointsDone = make(chan struct{}), make(chan struct{})
+	go s.checkpoints(s.stopCheckpoints, s.checkpointsDone)
 	return s, nil
 }
 
-func openDB(path, txlock string, conns int) (*sql.DB, error) {
+func openDB(path, txlock string, conns int, pragmas ...string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "cache_size(-32768)") // 32 MiB per connection, for the hot run and job pages
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
 	q.Set("_txlock", txlock)
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
@@ -101,6 +110,11 @@ func openDB(path, txlock string, conns int) (*sql.DB, error) {
 // Close closes the database and releases the admin lock.
 func (s *Store) Close() error {
 	var errs []error
+	if s.stopCheckpoints != nil {
+		close(s.stopCheckpoints)
+		<-s.checkpointsDone
+		s.stopCheckpoints = nil
+	}
 	s.q.close()
 	if s.r != nil {
 		errs = append(errs, s.r.Close())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -264,4 +265,36 @@ func TestStatusLiterals(t *testing.T) {
 		store.SQLPending != fmt.Sprint(int32(carillonv1.RunStatus_RUN_STATUS_PENDING)) {
 		t.Fatalf("sqlRunning %s, sqlPending %s do not match the RunStatus enum", store.SQLRunning, store.SQLPending)
 	}
+}
+
+// TestCheckpoints: committed pages reach the database file without the
+// writer checkpointing (its automatic checkpoint is off): the background
+// checkpointer copies them from the WAL within a few seconds.
+func TestCheckpoints(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, b := setup(t)
+	j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+	before := fileSize(t, b.path)
+	runs := make([]store.Run, 5000)
+	for i := range runs {
+		runs[i] = *pendingRun(j, t0.Add(time.Duration(i)*time.Second))
+	}
+	if _, err := s.InsertRuns(ctx, runs); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); fileSize(t, b.path) < before+256<<10; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("database file still %d bytes (%d before 5,000 runs) after 10 s: nothing checkpointed", fileSize(t, b.path), before)
+		}
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }
