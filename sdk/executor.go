@@ -318,7 +318,8 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 // newServiceHandler serves svc, checking the access token when there is
 // one.
 func newServiceHandler(svc *service, token string) http.Handler {
-	opts := []connect.HandlerOption{connect.WithReadMaxBytes(readMaxBytes)}
+	// Small responses (most: RunBatch outcomes, beats) are not worth gzip.
+	opts := []connect.HandlerOption{connect.WithReadMaxBytes(readMaxBytes), connect.WithCompressMinBytes(4 << 10)}
 	if token != "" {
 		opts = append(opts, connect.WithInterceptors(requireBearer(token)))
 	}

@@ -80,6 +80,11 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg}
 }
 
+// compressMinBytes is the smallest response compressed for a client that
+// accepts gzip: compressing the many small messages between the admin and
+// its executors cost more CPU than it saved on loopback and LANs.
+const compressMinBytes = 4 << 10
+
 // Handler returns an http.Handler serving every Carillon service, gRPC
 // health (grpc.health.v1) and server reflection, over the Connect, gRPC and
 // gRPC-Web protocols. RegistryService takes the executor token; every other
@@ -87,13 +92,14 @@ func New(cfg Config) *Server {
 // open.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	registryOpts := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRegistryRequestBytes)}
+	registryOpts := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRegistryRequestBytes), connect.WithCompressMinBytes(compressMinBytes)}
 	if s.cfg.Token != "" {
 		registryOpts = append(registryOpts, connect.WithInterceptors(requireToken(s.cfg.Token)))
 	}
 	registryOpts = append(registryOpts, connect.WithInterceptors(validateInterceptor()))
 	mux.Handle(carillonv1connect.NewRegistryServiceHandler(registryService{s}, registryOpts...))
-	mgmt := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithInterceptors(authInterceptor{s})}
+	mgmt := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
+		connect.WithInterceptors(authInterceptor{s})}
 	mux.Handle(carillonv1connect.NewGroupServiceHandler(scopedGroupService{groupService{s}}, mgmt...))
 	mux.Handle(carillonv1connect.NewJobServiceHandler(scopedJobService{jobService{s}}, mgmt...))
 	mux.Handle(carillonv1connect.NewRunServiceHandler(scopedRunService{runService{s}}, mgmt...))
