@@ -64,8 +64,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{lock: lock}
-	// The writer never checkpoints: Store.checkpoints does, off its path.
-	if s.w, err = openDB(abs, "immediate", 1, "wal_autocheckpoint(0)"); err != nil {
+	if s.w, err = openDB(abs, "immediate", 1); err != nil {
 		s.Close()
 		return nil, err
 	}
