@@ -14,11 +14,11 @@ const checkpointInterval = 250 * time.Millisecond
 // connection. SQLite's automatic checkpoint runs inside the writer's commit
 // that passes 1,000 WAL pages: the one writer then copies pages and waits
 // for fsync while every fire waits for the writer. Done here first, a
-// PASSIVE checkpoint (which never blocks the writer or readers) leaves the
-// writer's own little or nothing to copy. The writer's stays on: only a
-// checkpoint that completes just before a write lets the WAL start over
-// from its beginning, and without it the WAL file grows without bound
-// under steady load.
+// PASSIVE checkpoint (which never blocks the writer or readers) copies most
+// pages, and the writer's own runs only past 10,000 pages (see Open). It
+// must stay on: under steady load only a checkpoint by the writer, just
+// before its next write, lets the WAL start over from its beginning;
+// without it the WAL file grows without bound.
 func (s *Store) checkpoints(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(checkpointInterval)

@@ -64,7 +64,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{lock: lock}
-	if s.w, err = openDB(abs, "immediate", 1); err != nil {
+	// The writer checkpoints the WAL itself only past 10,000 pages (40 MiB);
+	// Store.checkpoints does most of it, off the writer's path.
+	if s.w, err = openDB(abs, "immediate", 1, "wal_autocheckpoint(10000)"); err != nil {
 		s.Close()
 		return nil, err
 	}
