@@ -166,20 +166,11 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 }
 
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, error) {
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	rs, err := collectRuns(s.r.QueryContext(ctx, q, args...))
 	if err != nil {
 		return nil, fmt.Errorf("store: runs: %w", err)
 	}
-	defer rows.Close()
-	var rs []Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: runs: %w", err)
-		}
-		rs = append(rs, r)
-	}
-	return rs, rows.Err()
+	return rs, nil
 }
 
 // PendingRuns returns every pending run, oldest scheduled instant first.
