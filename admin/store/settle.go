@@ -37,6 +37,10 @@ type Result struct {
 	Status     carillonv1.RunStatus
 	Message    string
 	FinishedAt time.Time
+	// Dispatch, if not nil, is the run's dispatch, not recorded yet: its
+	// executor, trigger message and timeout are stored with the result,
+	// which saves the separate write of RecordDispatches.
+	Dispatch *Dispatch
 }
 
 // Settled is what settling runs did: the runs it settled, and the pending
@@ -165,6 +169,9 @@ func (st *settler) settle(results []Result) error {
 		}
 		seen[res.RunID] = true
 		list.next().int(res.RunID).int(int64(res.Status)).str(res.Message).nullInt(millis(res.FinishedAt))
+		if d := res.Dispatch; d != nil {
+			list.str(d.ExecutorAddress).str(d.TriggerMessage).int(int64(d.TimeoutSeconds))
+		}
 	}
 	runs, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String()))
 	if err != nil {

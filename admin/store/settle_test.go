@@ -209,3 +209,36 @@ func TestFixDelayWaitsForEveryShard(t *testing.T) {
 		t.Errorf("next fire %v, want the last shard's finish + 30 s = %v", got.NextFireAt, last.Add(30*time.Second))
 	}
 }
+
+// TestSettleRecordsDispatch: a result may carry its run's dispatch, which
+// is stored in the same write; without one, the recorded dispatch stays.
+func TestSettleRecordsDispatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, b := setup(t)
+	j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+	with, without := running(t, s, j, t0, 0, 1), running(t, s, j, t0.Add(time.Second), 0, 1)
+	if _, err := s.RecordDispatches(ctx, []store.Dispatch{{RunID: without.ID, ExecutorAddress: "http://before", ShardTotal: 1,
+		TriggerMessage: "recorded", TimeoutSeconds: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.SettleRuns(ctx, []store.Result{
+		{RunID: with.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0,
+			Dispatch: &store.Dispatch{RunID: with.ID, ExecutorAddress: "http://with", TriggerMessage: "sent with \"quotes\"", TimeoutSeconds: 9}},
+		{RunID: without.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		id        int64
+		addr, msg string
+		timeout   int32
+	}{{with.ID, "http://with", "sent with \"quotes\"", 9}, {without.ID, "http://before", "recorded", 3}} {
+		r, _ := s.Run(ctx, tt.id)
+		if r.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || r.ExecutorAddress != tt.addr || r.TriggerMessage != tt.msg || r.TimeoutSeconds != tt.timeout {
+			t.Errorf("run %d: %s on %q, %q, timeout %d; want SUCCEEDED on %q, %q, timeout %d",
+				tt.id, r.Status, r.ExecutorAddress, r.TriggerMessage, r.TimeoutSeconds, tt.addr, tt.msg, tt.timeout)
+		}
+	}
+}

@@ -37,8 +37,12 @@ const (
 	advanceJobsSQL = `UPDATE jobs SET next_fire_at = c.value->>2, last_fire_at = coalesce(c.value->>3, last_fire_at)
 		FROM json_each(?1) AS c WHERE jobs.id = c.value->>0 AND jobs.enabled = 1 AND jobs.next_fire_at = c.value->>1
 		RETURNING jobs.id`
-	// settleRunsSQL applies results: [run, status, message, finished at].
-	settleRunsSQL = `UPDATE runs SET status = r.value->>1, message = r.value->>2, finished_at = r.value->>3
+	// settleRunsSQL applies results: [run, status, message, finished at,
+	// and, for a dispatch recorded with its result, executor, trigger
+	// message, timeout].
+	settleRunsSQL = `UPDATE runs SET status = r.value->>1, message = r.value->>2, finished_at = r.value->>3,
+		executor_address = coalesce(r.value->>4, executor_address), trigger_message = coalesce(r.value->>5, trigger_message),
+		timeout_seconds = coalesce(r.value->>6, timeout_seconds)
 		FROM json_each(?1) AS r WHERE runs.id = r.value->>0 AND runs.status = ` + sqlRunning + ` RETURNING ` + runColumns
 	jobsByIDSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`
 )

@@ -76,6 +76,9 @@ type Trigger struct {
 	claims  *coalescer[schedule.Entry]
 	records *coalescer[store.Dispatch]
 	results *coalescer[store.Result]
+	// deferred holds the dispatches of scheduled fires until their
+	// results come, to be recorded with them.
+	deferred *deferredRecords
 
 	sourcesMu sync.Mutex
 	sources   map[int64]cachedSource // by group ID
@@ -122,6 +125,7 @@ func New(cfg Config) (*Trigger, error) {
 	t.claims = newCoalescer(&t.writer, batchMax, 0, t.claim)
 	t.records = newCoalescer(&t.writer, batchMax, recordLinger, t.recordNow)
 	t.results = newCoalescer(&t.writer, batchMax, resultLinger, t.settleNow)
+	t.deferred = newDeferredRecords(t.recordLater, cfg.NowFunc)
 	return t, nil
 }
 
@@ -138,12 +142,17 @@ const (
 	resultLinger = 10 * time.Millisecond
 )
 
-// Settle records results of running runs (see store.SettleRuns) and hands
-// the retries and child runs it creates to the scheduler. Results that
-// arrive together are settled in one transaction.
+// Settle records results of running runs (see store.SettleRuns), with
+// their dispatches when those were not recorded yet, and hands the retries
+// and child runs it creates to the scheduler. Results that arrive together
+// are settled in one transaction.
 func (t *Trigger) Settle(ctx context.Context, results []store.Result) error {
+	results, taken := t.deferred.attach(results)
 	select {
 	case err := <-t.results.add(results):
+		if err != nil && len(taken) > 0 {
+			t.deferred.hold(taken) // the executor will report again
+		}
 		return err
 	case <-ctx.Done():
 		return ctx.Err() // the results may still be settled; repeating them is harmless
@@ -266,8 +275,13 @@ func (t *Trigger) start(p *pool, cs []claimed) {
 	}()
 }
 
-// Wait waits for every dispatch started by Fire, and every write queued, to finish.
-func (t *Trigger) Wait() { t.wg.Wait() }
+// Wait waits for every dispatch started by Fire, and every write queued, to
+// finish, recording the dispatches still waiting for their results.
+func (t *Trigger) Wait() {
+	t.wg.Wait()
+	t.deferred.flushAll()
+	t.wg.Wait()
+}
 
 func claims(es []schedule.Entry) []store.RunClaim {
 	cs := make([]store.RunClaim, len(es))
@@ -346,7 +360,7 @@ func (t *Trigger) fireAt(ctx context.Context, at time.Time, cs []claimed, jobs m
 		case <-ctx.Done():
 		}
 	}
-	err = t.send(ctx, p, func(s send) bool {
+	err = t.send(ctx, p, true, func(s send) bool {
 		if !t.cfg.Store.StoppedSince(s.job.ID, seq) {
 			return false
 		}
@@ -428,7 +442,7 @@ func (t *Trigger) dispatch(ctx context.Context, fires []fire) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.ids, t.send(ctx, p, nil)
+	return p.ids, t.send(ctx, p, false, nil)
 }
 
 // dispatchPlan is fires routed and ready to send.
@@ -521,13 +535,14 @@ func (t *Trigger) plan(ctx context.Context, fires []fire) (dispatchPlan, error) 
 
 // send sends a plan's runs to their executors (one RunBatch call per
 // executor), except those for which skip is true, and records the
-// outcomes in one transaction.
-func (t *Trigger) send(ctx context.Context, p dispatchPlan, skip func(send) bool) error {
+// outcomes in one transaction; lazy holds back the successful ones, to be
+// recorded with their results (deferredRecords).
+func (t *Trigger) send(ctx context.Context, p dispatchPlan, lazy bool, skip func(send) bool) error {
 	sends := p.sends
 	if skip != nil {
 		sends = slices.DeleteFunc(slices.Clone(sends), skip)
 	}
-	return t.record(ctx, append(p.failed, t.sendAll(ctx, sends)...)...)
+	return t.record(ctx, append(p.failed, t.sendAll(ctx, sends, lazy)...)...)
 }
 
 // source is where a group's executors come from.
@@ -581,8 +596,9 @@ func (t *Trigger) readSource(ctx context.Context, groupID int64) source {
 }
 
 // sendAll sends runs to their executors, one call per executor, all
-// executors at once, and returns each run's dispatch outcome.
-func (t *Trigger) sendAll(ctx context.Context, sends []send) []store.Dispatch {
+// executors at once, and returns each run's dispatch outcome, or with
+// lazy, each failed run's: the successful ones are held (deferredRecords).
+func (t *Trigger) sendAll(ctx context.Context, sends []send, lazy bool) []store.Dispatch {
 	byAddr := map[string][]send{}
 	for _, s := range sends {
 		byAddr[s.address] = append(byAddr[s.address], s)
@@ -592,7 +608,7 @@ func (t *Trigger) sendAll(ctx context.Context, sends []send) []store.Dispatch {
 	var wg sync.WaitGroup
 	for addr, group := range byAddr {
 		wg.Go(func() {
-			out := t.sendTo(ctx, addr, group)
+			out := t.sendTo(ctx, addr, group, lazy)
 			mu.Lock()
 			ds = append(ds, out...)
 			mu.Unlock()
@@ -602,11 +618,21 @@ func (t *Trigger) sendAll(ctx context.Context, sends []send) []store.Dispatch {
 	return ds
 }
 
-// sendTo sends runs to the executor at address: Run for one, RunBatch for more.
-func (t *Trigger) sendTo(ctx context.Context, address string, sends []send) []store.Dispatch {
+// sendTo sends runs to the executor at address: Run for one, RunBatch for
+// more. With lazy, the runs' dispatches are held before the call (so that
+// a result coming back at once finds its dispatch), and only the failed
+// ones are returned.
+func (t *Trigger) sendTo(ctx context.Context, address string, sends []send, lazy bool) []store.Dispatch {
 	reqs := make([]*carillonv1.RunRequest, len(sends))
+	ds := make([]store.Dispatch, len(sends))
 	for i, s := range sends {
 		reqs[i] = runRequest(s.job, s.run)
+		ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
+			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d; sent to %s (%d runs in the call)",
+				s.note, s.run.ShardIndex, s.run.ShardTotal, address, len(sends))}
+	}
+	if lazy {
+		t.deferred.hold(slices.Clone(ds))
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.DispatchTimeout)
 	defer cancel()
@@ -628,20 +654,28 @@ func (t *Trigger) sendTo(ctx context.Context, address string, sends []send) []st
 		}
 	}
 	took := t.cfg.NowFunc().Sub(start).Round(time.Microsecond)
-	ds := make([]store.Dispatch, len(sends))
+	failed := ds[:0:0]
 	for i, s := range sends {
 		t.slowJobs.observe(s.job.ID, took, start)
-		d := store.Dispatch{RunID: s.run.ID, ExecutorAddress: address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
-			TimeoutSeconds: s.job.TimeoutSeconds}
-		d.TriggerMessage = fmt.Sprintf("%s; shard %d of %d; dispatch to %s took %s (%d runs in the call)",
-			s.note, s.run.ShardIndex, s.run.ShardTotal, address, took, len(sends))
+		d := &ds[i]
+		d.TriggerMessage += fmt.Sprintf("; the call took %s", took)
 		err := cmp.Or(callErr, outcomes[i])
-		if err != nil {
-			d.Failed, d.FinishedAt = true, t.cfg.NowFunc()
-			d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", address, describe(err))
-			d.TriggerMessage += "; failed"
+		if err == nil {
+			if lazy {
+				t.deferred.update(d.RunID, func(h *store.Dispatch) { h.TriggerMessage = d.TriggerMessage })
+			}
+			continue
 		}
-		ds[i] = d
+		if lazy {
+			t.deferred.release(d.RunID)
+		}
+		d.Failed, d.FinishedAt = true, t.cfg.NowFunc()
+		d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", address, describe(err))
+		d.TriggerMessage += "; failed"
+		failed = append(failed, *d)
+	}
+	if lazy {
+		return failed
 	}
 	return ds
 }
@@ -682,6 +716,21 @@ func (t *Trigger) recordNow(ds []store.Dispatch) error {
 	}
 	t.followUp(settled)
 	return nil
+}
+
+// recordLater records dispatches held for their results too long, in
+// batches, without waiting for the writes.
+func (t *Trigger) recordLater(ds []store.Dispatch) {
+	for len(ds) > 0 {
+		n := min(len(ds), batchMax)
+		done := t.records.add(ds[:n:n])
+		ds = ds[n:]
+		t.wg.Go(func() {
+			if err := <-done; err != nil {
+				t.cfg.Logger.Error("trigger: record dispatches", "runs", n, "err", err)
+			}
+		})
+	}
 }
 
 // failed is the dispatch outcome of a run that could not be dispatched.

@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/carillonhq/carillon/admin/store"
 	"github.com/carillonhq/carillon/admin/trigger"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
 type clock struct {
@@ -225,5 +228,83 @@ func TestStopAfterClaimSkips(t *testing.T) {
 	}
 	if want := instant.Truncate(time.Millisecond); !r.TriggeredAt.Equal(want) {
 		t.Errorf("triggered at %v, want the instant it was sent for, %v", r.TriggeredAt, want)
+	}
+}
+
+// acceptor is an executor that accepts every run and reports nothing.
+type acceptor struct {
+	carillonv1connect.UnimplementedExecutorServiceHandler
+	mu  sync.Mutex
+	got []int64
+}
+
+func (a *acceptor) Run(_ context.Context, req *carillonv1.RunRequest) (*carillonv1.RunResponse, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.got = append(a.got, req.RunId)
+	return &carillonv1.RunResponse{}, nil
+}
+
+func (a *acceptor) RunBatch(ctx context.Context, req *carillonv1.RunBatchRequest) (*carillonv1.RunBatchResponse, error) {
+	res := &carillonv1.RunBatchResponse{}
+	for _, r := range req.Runs {
+		a.Run(ctx, r)
+		res.Outcomes = append(res.Outcomes, &carillonv1.RunOutcome{})
+	}
+	return res, nil
+}
+
+func (a *acceptor) received() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.got)
+}
+
+// TestDispatchRecordedWithResult: a scheduled fire's dispatch is stored
+// with its result when the result comes first, and on its own (by Wait, or
+// after a second) for a run still running.
+func TestDispatchRecordedWithResult(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	exec := &acceptor{}
+	mux := http.NewServeMux()
+	mux.Handle(carillonv1connect.NewExecutorServiceHandler(exec))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, srv.URL)
+	var es []schedule.Entry
+	for range 2 {
+		j := b.job(t, func(j *store.Job) { j.TimeoutSeconds = 7 })
+		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: time.Now(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
+	}
+	b.trig.Fire(es)
+	for deadline := time.Now().Add(5 * time.Second); exec.received() < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("executor received %d runs in 5 s, want 2", exec.received())
+		}
+	}
+	finished := b.clock.Now()
+	if err := b.trig.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: finished}}); err != nil {
+		t.Fatal(err)
+	}
+	// Stored by the result's write, not by a flush (which waits a second).
+	if r, _ := b.st.Run(ctx, es[0].RunID); r.ExecutorAddress != srv.URL {
+		t.Errorf("settled run's executor %q, want %s, recorded with its result", r.ExecutorAddress, srv.URL)
+	}
+	b.trig.Wait()
+	for i, want := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_RUNNING} {
+		r, err := b.st.Run(ctx, es[i].RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != want || r.ExecutorAddress != srv.URL || r.TimeoutSeconds != 7 || !strings.Contains(r.TriggerMessage, "sent to "+srv.URL) {
+			t.Errorf("run %d: %s on %q, timeout %d, trigger message %q; want %s on %s, timeout 7, its dispatch recorded",
+				i, r.Status, r.ExecutorAddress, r.TimeoutSeconds, r.TriggerMessage, want, srv.URL)
+		}
 	}
 }
