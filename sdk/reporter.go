@@ -10,9 +10,9 @@ import (
 
 // Tuning of the reporter.
 const (
-	reportBatchMax   = 100                  // results per ReportResults call
+	reportBatchMax   = 500                  // results per ReportResults call
 	reportBatchDelay = 5 * time.Millisecond // wait for more results before a small batch
-	reportMemMax     = 1000                 // results held in memory; the rest wait on disk
+	reportMemMax     = 5000                 // results held in memory; the rest wait on disk
 	reportBackoffMin = time.Second          // first retry after every admin failed
 	reportBackoffMax = time.Minute          // longest wait between retries
 )

@@ -7,10 +7,13 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+// pendingAlarmsSQL names ALARM_STATUS_PENDING (1) literally, the
+// condition of the partial index runs_alarm (see sqlInFlight).
+const pendingAlarmsSQL = `SELECT ` + runColumns + ` FROM runs WHERE alarm_status = 1 ORDER BY id LIMIT ?`
+
 // PendingAlarms returns up to limit runs whose alarm is due, oldest first.
 func (s *Store) PendingAlarms(ctx context.Context, limit int) ([]Run, error) {
-	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE alarm_status = ? ORDER BY id LIMIT ?`,
-		carillonv1.AlarmStatus_ALARM_STATUS_PENDING, limit)
+	return s.queryRuns(ctx, pendingAlarmsSQL, limit)
 }
 
 // RecordAlarm stores the delivery outcome of a run's alarm.

@@ -173,11 +173,6 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, er
 	return rs, nil
 }
 
-// PendingRuns returns every pending run, oldest scheduled instant first.
-func (s *Store) PendingRuns(ctx context.Context) ([]Run, error) {
-	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE status = `+sqlPending+` ORDER BY scheduled_at, id`)
-}
-
 // SetShardTotals sets the shard total of runs that became shard 0 of a
 // broadcast, before any of its shards is sent: a result can arrive before
 // the dispatch is recorded, and settling it must know how many shards the

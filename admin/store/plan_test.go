@@ -1,0 +1,47 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestQueryPlans: the queries that run every few seconds whatever the
+// load (the monitor's, the alarms', recovery's) read the runs table
+// through a partial index, never by scanning it: the table holds every
+// run kept, millions of rows.
+func TestQueryPlans(t *testing.T) {
+	t.Parallel()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for name, q := range map[string]string{
+		"LostRuns": lostRunsSQL, "OverdueRuns": overdueRunsSQL, "UndispatchedRuns": undispatchedRunsSQL,
+		"PendingRuns": pendingRunsSQL, "PendingAlarms": pendingAlarmsSQL,
+	} {
+		args := make([]any, strings.Count(q, "?"))
+		rows, err := s.r.Query("EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		// The partial indexes hold only the runs in flight or with an
+		// alarm due, so even a scan of one of them is small.
+		text := strings.Join(plan, "; ")
+		if !strings.Contains(text, "runs USING INDEX runs_active") && !strings.Contains(text, "runs USING INDEX runs_alarm") {
+			t.Errorf("%s: plan %q, want runs read through runs_active or runs_alarm", name, text)
+		}
+	}
+}
