@@ -123,9 +123,24 @@ func (j *jsonRows) nullInt(v sql.NullInt64) *jsonRows {
 // str appends a string to the row.
 func (j *jsonRows) str(s string) *jsonRows {
 	j.sep()
+	if plainJSON(s) {
+		j.b = append(append(append(j.b, '"'), s...), '"')
+		return j
+	}
 	b, _ := json.Marshal(s) // a string always marshals; invalid UTF-8 becomes U+FFFD
 	j.b = append(j.b, b...)
 	return j
+}
+
+// plainJSON says s needs no escaping inside JSON quotes: printable ASCII
+// without quotes or backslashes, as most messages and addresses are.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // String returns the array; "[]" when it has no rows.
