@@ -22,3 +22,9 @@ func (s *Store) ClaimRun(ctx context.Context, id int64, trigger carillonv1.Trigg
 	}
 	return runs[0], true, nil
 }
+
+// JobsChanged marks the job cache stale, as a job write does.
+func (s *Store) JobsChanged() { s.jobs.changed() }
+
+// JobReads is how many jobs the job cache has read from the database.
+func (s *Store) JobReads() int64 { return s.jobs.reads.Load() }

@@ -158,15 +158,6 @@ func collectRuns(rows *sql.Rows, err error) ([]Run, error) {
 	return runs, rows.Err()
 }
 
-// JobsByID returns the jobs with the given IDs that exist, by ID.
-func (s *Store) JobsByID(ctx context.Context, ids []int64) (map[int64]Job, error) {
-	jobs, err := collectJobs(s.q.jobsByID.QueryContext(ctx, jsonIDs(ids)))
-	if err != nil {
-		return nil, fmt.Errorf("store: jobs by id: %w", err)
-	}
-	return jobs, nil
-}
-
 // collectJobs scans every row of a query returning jobColumns, by ID.
 func collectJobs(rows *sql.Rows, err error) (map[int64]Job, error) {
 	if err != nil {

@@ -85,6 +85,7 @@ func jobArgs(j Job) []any {
 // CreateJob stores j and returns it with its ID. The caller sets NextFireAt
 // for an enabled job. A missing group is ErrGroupNotFound.
 func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error) {
+	defer s.jobs.changed()
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	j.CreatedAt, j.UpdatedAt = now, now
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -184,6 +185,7 @@ func (s *Store) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
 // scheduler reads it again with the new definition); otherwise it is
 // j.NextFireAt.
 func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now time.Time) (Job, error) {
+	defer s.jobs.changed()
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		old, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, j.ID))
@@ -238,6 +240,7 @@ func dropPending(ctx context.Context, tx *sql.Tx, jobID int64) (time.Time, error
 // StartJob enables a stopped job with next as its first fire (zero when
 // the schedule has none). Starting a started job changes nothing.
 func (s *Store) StartJob(ctx context.Context, id int64, next, now time.Time) (Job, error) {
+	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 1, next_fire_at = ?, updated_at = ? WHERE id = ? AND enabled = 0`,
 			millis(next), millis(now), id)
@@ -258,6 +261,7 @@ func (s *Store) StartJob(ctx context.Context, id int64, next, now time.Time) (Jo
 // StopJob disables a job and drops its pending runs: once StopJob returns,
 // no scheduled fire of the job is dispatched.
 func (s *Store) StopJob(ctx context.Context, id int64, now time.Time) (Job, error) {
+	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := jobExists(ctx, tx, id); err != nil {
 			return err
@@ -278,6 +282,7 @@ func (s *Store) StopJob(ctx context.Context, id int64, now time.Time) (Job, erro
 
 // DeleteJob removes a job and its pending runs; its other runs are kept.
 func (s *Store) DeleteJob(ctx context.Context, id int64) error {
+	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if _, err := dropPending(ctx, tx, id); err != nil {
 			return err

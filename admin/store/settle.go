@@ -103,7 +103,7 @@ func (s *Store) SettleRuns(ctx context.Context, results []Result) (Settled, erro
 func (s *Store) settleTx(ctx context.Context, fn func(st *settler) error) (Settled, error) {
 	var out Settled
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		st := &settler{ctx: ctx, tx: tx, q: &s.q, jobs: map[int64]*Job{}, parents: map[fireKey]bool{}}
+		st := &settler{ctx: ctx, tx: tx, q: &s.q, cache: &s.jobs, jobs: map[int64]*Job{}, parents: map[fireKey]bool{}}
 		if err := fn(st); err != nil {
 			return err
 		}
@@ -116,10 +116,11 @@ func (s *Store) settleTx(ctx context.Context, fn func(st *settler) error) (Settl
 // settler settles runs inside one write transaction, with the jobs it
 // reads cached.
 type settler struct {
-	ctx  context.Context
-	tx   *sql.Tx
-	q    *stmts
-	jobs map[int64]*Job // nil: the job was deleted
+	ctx   context.Context
+	tx    *sql.Tx
+	q     *stmts
+	cache *jobCache
+	jobs  map[int64]*Job // nil: the job was deleted
 	// parents are the fires whose children this transaction fired: when
 	// several shards of a fire settle in one statement, each sees all of
 	// them succeeded, and only the first may fire the children.
@@ -133,7 +134,8 @@ type fireKey struct {
 	at  int64
 }
 
-// loadJobs reads the jobs with the given IDs that are not cached yet.
+// loadJobs reads the definitions of the jobs with the given IDs that this
+// transaction has not read yet, through the store's job cache.
 func (st *settler) loadJobs(ids []int64) error {
 	var missing []int64
 	for _, id := range ids {
@@ -145,7 +147,9 @@ func (st *settler) loadJobs(ids []int64) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	jobs, err := collectJobs(st.tx.StmtContext(st.ctx, st.q.txJobs).QueryContext(st.ctx, jsonIDs(missing)))
+	jobs, err := st.cache.definitions(missing, func(ids []int64) (map[int64]Job, error) {
+		return collectJobs(st.tx.StmtContext(st.ctx, st.q.txJobs).QueryContext(st.ctx, jsonIDs(ids)))
+	})
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ type Store struct {
 	// who runs a group's jobs (RoutingVersion).
 	routing atomic.Int64
 	stops   stops
+	jobs    jobCache // job definitions for the fire path
 
 	stopCheckpoints chan struct{}
 	checkpointsDone chan struct{}

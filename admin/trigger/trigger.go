@@ -309,7 +309,7 @@ func (t *Trigger) fire(ctx context.Context, cs []claimed) error {
 	for _, c := range cs {
 		ids = append(ids, c.run.JobID)
 	}
-	jobs, err := t.cfg.Store.JobsByID(ctx, ids)
+	jobs, err := t.cfg.Store.JobDefinitions(ctx, ids)
 	if err != nil {
 		return errors.Join(err, t.refuse(ctx, cs, fmt.Sprintf("read the jobs: %v", err)))
 	}

@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// jobCacheMax bounds the job definitions kept: past it the cache starts
+// over, so a million sparse jobs never all sit in memory.
+const jobCacheMax = 50_000
+
+// jobCache keeps job definitions for the fire path, which reads the same
+// jobs at every fire (to send a run, and to settle it). A definition
+// changes only through CreateJob(s), UpdateJob, StartJob, StopJob and
+// DeleteJob, each of which bumps version after its write: a definition
+// read after the version was v is current while it is still v.
+type jobCache struct {
+	version atomic.Int64
+
+	mu    sync.Mutex
+	at    int64 // the version the entries were read at
+	byID  map[int64]Job
+	reads atomic.Int64 // jobs read from the database, for tests
+}
+
+// changed marks every cached definition stale; call it after a job write.
+func (c *jobCache) changed() { c.version.Add(1) }
+
+// get returns the cached definitions of ids current at version v, and
+// the IDs it does not have.
+func (c *jobCache) get(ids []int64, v int64) (map[int64]Job, []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at != v {
+		c.at, c.byID = v, nil
+	}
+	found := make(map[int64]Job, len(ids))
+	var missing []int64
+	for _, id := range ids {
+		if j, ok := c.byID[id]; ok {
+			found[id] = j
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	return found, missing
+}
+
+// put caches definitions read at version v, unless a job changed since.
+func (c *jobCache) put(jobs map[int64]Job, v int64) {
+	c.reads.Add(int64(len(jobs)))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at != v {
+		return
+	}
+	if c.byID == nil || len(c.byID)+len(jobs) > jobCacheMax {
+		c.byID = make(map[int64]Job, len(jobs))
+	}
+	for id, j := range jobs {
+		c.byID[id] = j
+	}
+}
+
+// definitions returns the jobs with the given IDs that exist, by ID,
+// through the cache; read reads the ones it lacks. Each job's NextFireAt
+// and LastFireAt are zero: they change at every fire, without a version
+// bump.
+func (c *jobCache) definitions(ids []int64, read func(ids []int64) (map[int64]Job, error)) (map[int64]Job, error) {
+	v := c.version.Load()
+	found, missing := c.get(ids, v)
+	if len(missing) == 0 {
+		return found, nil
+	}
+	jobs, err := read(missing)
+	if err != nil {
+		return nil, err
+	}
+	for id, j := range jobs {
+		j.NextFireAt, j.LastFireAt = time.Time{}, time.Time{}
+		jobs[id] = j
+		found[id] = j
+	}
+	c.put(jobs, v)
+	return found, nil
+}
+
+// JobDefinitions returns the jobs with the given IDs that exist, by ID, as
+// the fire path needs them: from a cache kept current by this Store's job
+// writes, with NextFireAt and LastFireAt zero (use Job for those).
+func (s *Store) JobDefinitions(ctx context.Context, ids []int64) (map[int64]Job, error) {
+	jobs, err := s.jobs.definitions(ids, func(ids []int64) (map[int64]Job, error) {
+		return collectJobs(s.q.jobsByID.QueryContext(ctx, jsonIDs(ids)))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: job definitions: %w", err)
+	}
+	return jobs, nil
+}
