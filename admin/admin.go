@@ -31,9 +31,10 @@ const (
 	DBPathDefault = "carillon.db"
 	// ShutdownTimeoutDefault is the default Config.ShutdownTimeout.
 	ShutdownTimeoutDefault = 10 * time.Second
-	// fireAhead is how long before its instant a fire's run is claimed: the
-	// claim's database write is done by the instant, and the run is sent
-	// on it. A job stopped in between has the claimed run skipped.
+	// fireAhead is how long before its instant a fire is handed to the
+	// trigger, which claims it if it is a pending run (the scan's fires
+	// come claimed) and routes it, so that it is sent on the instant. A job
+	// stopped in between has the claimed run skipped.
 	fireAhead = 100 * time.Millisecond
 )
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -16,6 +17,14 @@ type Entry struct {
 	// fired by FIRE_ONCE_NOW the moment it was found late.
 	At          time.Time
 	TriggerType carillonv1.TriggerType
+	// Run, when not nil, is the fire's run, stored RUNNING by the scan's
+	// claim (triggered at At): it is to be sent, not claimed again. A nil
+	// Run is a PENDING run (a retry, a child job's run, or one recovered
+	// from the database), which the dispatcher claims first.
+	Run *store.Run
+	// StopSeq is store.StopSeq read before Run was claimed: a job stopped
+	// since (store.StoppedSince) must not get Run sent.
+	StopSeq uint64
 }
 
 // Queue holds read-ahead fires in memory, earliest first, and hands each

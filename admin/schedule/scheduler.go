@@ -1,9 +1,10 @@
 // Package schedule decides when jobs fire. A scan reads the jobs due within
 // a short look-ahead window from the store, claims each fire (advancing the
-// job's next fire and storing a pending run in one transaction) and puts the
-// run on an in-memory queue, which hands it to the dispatcher at its own
-// instant. Fires more than the misfire threshold late go through the job's
-// misfire strategy instead.
+// job's next fire and storing its run, RUNNING, in one transaction) and
+// puts the run on an in-memory queue, which hands it to the dispatcher at
+// its own instant. Fires more than the misfire threshold late go through
+// the job's misfire strategy instead. The scan runs when the earliest next
+// fire enters the window, and at least every scan interval.
 package schedule
 
 import (
@@ -18,10 +19,16 @@ import (
 )
 
 const (
-	// LookaheadDefault is how far ahead the scan reads due jobs.
-	LookaheadDefault = 5 * time.Second
-	// ScanIntervalDefault is how often the scan runs when nothing wakes it.
+	// LookaheadDefault is how far ahead the scan claims fires: long
+	// enough to claim a burst of 10,000 fires of one instant before it
+	// (about 300 ms of the writer), short enough that few claimed runs
+	// are waiting when an admin dies (they end FAILED, see the README).
+	LookaheadDefault = time.Second
+	// ScanIntervalDefault is the longest time between scans.
 	ScanIntervalDefault = time.Second
+	// scanGap is the shortest time between scans: fires spread over the
+	// second are claimed in batches of at least this much time.
+	scanGap = 50 * time.Millisecond
 	// MisfireThresholdDefault is how late a fire may be before it is a misfire.
 	MisfireThresholdDefault = 5 * time.Second
 	// scanBatch is the most jobs one scan query and claim transaction take:
@@ -42,9 +49,9 @@ type Config struct {
 	Store *store.Store
 	// FireFunc dispatches due runs. Required.
 	FireFunc FireFunc
-	// Lookahead is how far ahead fires are read. Defaults to LookaheadDefault.
+	// Lookahead is how far ahead fires are claimed. Defaults to LookaheadDefault.
 	Lookahead time.Duration
-	// ScanInterval is the time between scans. Defaults to ScanIntervalDefault.
+	// ScanInterval is the longest time between scans. Defaults to ScanIntervalDefault.
 	ScanInterval time.Duration
 	// MisfireThreshold is how late a fire may be. Defaults to MisfireThresholdDefault.
 	MisfireThreshold time.Duration
@@ -104,24 +111,32 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		s.fireLoop(ctx)
 	}()
 	defer func() { <-done }()
-	ticker := time.NewTicker(s.cfg.ScanInterval)
-	defer ticker.Stop()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
 	for {
-		if err := s.scan(ctx); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Error("schedule: scan", "err", err)
-		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
+		case <-timer.C:
 		case <-s.wake:
 		}
+		next, err := s.scan(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Error("schedule: scan", "err", err)
+		}
+		// Scan again when the earliest next fire enters the window.
+		wait := s.cfg.ScanInterval
+		if !next.IsZero() {
+			wait = min(wait, max(time.Until(next)-s.cfg.Lookahead, scanGap))
+		}
+		timer.Reset(wait)
 	}
 }
 
 // recover puts the pending runs of a previous admin process back on the
-// queue. Scheduled fires more than the misfire threshold late go through
-// their job's misfire strategy; retries and child runs fire, late or not.
+// queue: retries and child runs, which fire late or not, and the scheduled
+// fires older versions read ahead as pending runs, which go through their
+// job's misfire strategy when more than the misfire threshold late.
 func (s *Scheduler) recover(ctx context.Context) error {
 	pending, err := s.cfg.Store.PendingRuns(ctx)
 	if err != nil {
@@ -152,14 +167,19 @@ func (s *Scheduler) recover(ctx context.Context) error {
 	return nil
 }
 
-// scan claims every fire due within the look-ahead window and queues its run.
-func (s *Scheduler) scan(ctx context.Context) error {
+// scan claims every fire due within the look-ahead window, queues its
+// run, and returns the earliest next fire after them (zero if none).
+func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 	for range 1000 { // a bound, in case a job keeps falling due within the window
 		now := time.Now()
 		jobs, err := s.cfg.Store.DueJobs(ctx, now.Add(s.cfg.Lookahead), scanBatch)
-		if err != nil || len(jobs) == 0 {
-			return err
+		if err != nil {
+			return time.Time{}, err
 		}
+		if len(jobs) == 0 {
+			break
+		}
+		seq := s.cfg.Store.StopSeq() // before the claim: see Entry.StopSeq
 		claims := make([]store.Claim, 0, len(jobs))
 		for _, j := range jobs {
 			c, err := s.claim(j, now)
@@ -171,19 +191,16 @@ func (s *Scheduler) scan(ctx context.Context) error {
 		}
 		runs, err := s.cfg.Store.ClaimFires(ctx, claims)
 		if err != nil {
-			return err
+			return time.Time{}, err
 		}
 		entries := make([]Entry, len(runs))
-		for i, r := range runs {
-			at := r.ScheduledAt
-			if r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE {
-				at = now
-			}
-			entries[i] = Entry{RunID: r.ID, JobID: r.JobID, At: at, TriggerType: r.TriggerType}
+		for i := range runs {
+			r := &runs[i]
+			entries[i] = Entry{RunID: r.ID, JobID: r.JobID, At: r.TriggeredAt, TriggerType: r.TriggerType, Run: r, StopSeq: seq}
 		}
 		s.queue.Push(entries...)
 	}
-	return nil
+	return s.cfg.Store.NextFireAt(ctx)
 }
 
 // claim decides what happens to job j's due fire.
@@ -191,10 +208,12 @@ func (s *Scheduler) claim(j store.Job, now time.Time) (store.Claim, error) {
 	spec := SpecOf(j)
 	due := j.NextFireAt
 	c := store.Claim{JobID: j.ID, Due: due}
+	// The run is claimed for dispatch at once: RUNNING, triggered at
+	// the instant it will be sent.
 	run := &store.Run{
 		JobID: j.ID, GroupID: j.GroupID, Handler: j.Handler, Param: j.Param, ShardTotal: 1,
-		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: due,
-		Status: carillonv1.RunStatus_RUN_STATUS_PENDING,
+		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: due, TriggeredAt: due,
+		Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
 	}
 	var err error
 	if now.Sub(due) <= s.cfg.MisfireThreshold {
@@ -205,7 +224,7 @@ func (s *Scheduler) claim(j store.Job, now time.Time) (store.Claim, error) {
 	// A misfire: the next fire is computed from now; missed slots are not replayed.
 	c.Next, err = First(spec, now)
 	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
-		run.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
+		run.TriggerType, run.TriggeredAt = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE, now
 		c.Run = run
 	} else {
 		s.cfg.Logger.Warn("schedule: misfire skipped (DO_NOTHING)", "job", j.ID, "scheduled_at", due, "late", now.Sub(due))

@@ -30,6 +30,21 @@ func (s *Store) DueJobs(ctx context.Context, before time.Time, limit int) ([]Job
 	return js, rows.Err()
 }
 
+// nextFireSQL repeats the condition of the partial index jobs_due, so that
+// it reads one entry of it (see sqlInFlight).
+const nextFireSQL = `SELECT min(next_fire_at) FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL`
+
+// NextFireAt returns the earliest next fire of the enabled jobs; zero
+// when no job has one.
+func (s *Store) NextFireAt(ctx context.Context) (time.Time, error) {
+	var next sql.NullInt64
+	err := s.r.QueryRowContext(ctx, nextFireSQL).Scan(&next)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("store: next fire: %w", err)
+	}
+	return fromMillis(next), nil
+}
+
 // Claim advances one job's schedule by one fire.
 type Claim struct {
 	JobID int64

@@ -189,19 +189,31 @@ func (t *Trigger) followUp(s store.Settled) {
 // RunBatch call per executor, and about the fires one claim takes.
 const batchMax = 256
 
-// Fire dispatches the pending runs of fires whose instant has come. It
-// returns at once; Wait waits for the dispatches it started. Fires are
-// claimed (PENDING to RUNNING) together with those that came due while the
-// previous claim ran, then dispatched in batches, concurrently, in a
-// bounded pool; a job whose dispatches were slow more than 10 times this
-// minute uses a separate slow pool, so a slow or dead executor cannot hold
-// up fires to healthy ones. When a pool is overloaded its fires fail at
-// once with the reason: a fire is never dropped silently.
+// Fire dispatches the runs of fires whose instant has come (or comes
+// soon: each is sent at its entry's At). It returns at once; Wait waits for
+// the dispatches it started. Runs the scan claimed already (Entry.Run) go
+// straight to dispatch; pending ones are claimed (PENDING to RUNNING)
+// first, together with those that came due while the previous claim ran.
+// Runs are dispatched in batches, concurrently, in a bounded pool; a job
+// whose dispatches were slow more than 10 times this minute uses a
+// separate slow pool, so a slow or dead executor cannot hold up fires to
+// healthy ones. When a pool is overloaded its fires fail at once with the
+// reason: a fire is never dropped silently.
 func (t *Trigger) Fire(es []schedule.Entry) {
-	for len(es) > 0 {
-		n := min(len(es), batchMax)
-		t.claims.add(slices.Clone(es[:n]))
-		es = es[n:]
+	var pending []schedule.Entry
+	var cs []claimed
+	for _, e := range es {
+		if e.Run != nil {
+			cs = append(cs, claimed{run: *e.Run, at: e.At, stopSeq: e.StopSeq})
+		} else {
+			pending = append(pending, e)
+		}
+	}
+	t.dispatchClaimed(cs)
+	for len(pending) > 0 {
+		n := min(len(pending), batchMax)
+		t.claims.add(pending[:n:n])
+		pending = pending[n:]
 	}
 }
 
@@ -222,10 +234,21 @@ func (t *Trigger) claim(es []schedule.Entry) error {
 	for _, e := range es {
 		at[e.RunID] = e.At
 	}
+	cs := make([]claimed, len(runs))
+	for i, r := range runs {
+		cs[i] = claimed{run: r, at: at[r.ID], stopSeq: seq}
+	}
+	t.dispatchClaimed(cs)
+	return nil
+}
+
+// dispatchClaimed starts the dispatches of claimed runs, in batches, in
+// the fast pool or, for jobs that were slow lately, the slow one.
+func (t *Trigger) dispatchClaimed(cs []claimed) {
+	now := t.cfg.NowFunc()
 	var fast, slow []claimed
-	for _, r := range runs {
-		c := claimed{run: r, at: at[r.ID], stopSeq: seq}
-		if t.slowJobs.slow(r.JobID, now) {
+	for _, c := range cs {
+		if t.slowJobs.slow(c.run.JobID, now) {
 			slow = append(slow, c)
 		} else {
 			fast = append(fast, c)
@@ -241,7 +264,6 @@ func (t *Trigger) claim(es []schedule.Entry) error {
 			part.cs = part.cs[n:]
 		}
 	}
-	return nil
 }
 
 // claimed is a run claimed for dispatch at instant at, with the stop
@@ -333,7 +355,12 @@ func (t *Trigger) fire(ctx context.Context, cs []claimed) error {
 // fireAt routes claimed runs, waits for instant at, and sends them, except
 // those whose job was stopped since their claim: those are settled SKIPPED.
 func (t *Trigger) fireAt(ctx context.Context, at time.Time, cs []claimed, jobs map[int64]store.Job) error {
-	seq := cs[0].stopSeq // the claim of every run of cs
+	seqs := make(map[int64]uint64, len(cs)) // by job: the stop sequence before its earliest claim here
+	for _, c := range cs {
+		if s, ok := seqs[c.run.JobID]; !ok || c.stopSeq < s {
+			seqs[c.run.JobID] = c.stopSeq
+		}
+	}
 	var skipped []store.Result
 	skip := func(r store.Run) {
 		skipped = append(skipped, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
@@ -342,7 +369,7 @@ func (t *Trigger) fireAt(ctx context.Context, at time.Time, cs []claimed, jobs m
 	fires := make([]fire, 0, len(cs))
 	for _, c := range cs {
 		job, ok := jobs[c.run.JobID]
-		if !ok && t.cfg.Store.StoppedSince(c.run.JobID, seq) {
+		if !ok && t.cfg.Store.StoppedSince(c.run.JobID, c.stopSeq) {
 			skip(c.run) // deleted since the claim
 			continue
 		}
@@ -361,7 +388,7 @@ func (t *Trigger) fireAt(ctx context.Context, at time.Time, cs []claimed, jobs m
 		}
 	}
 	err = t.send(ctx, p, true, func(s send) bool {
-		if !t.cfg.Store.StoppedSince(s.job.ID, seq) {
+		if !t.cfg.Store.StoppedSince(s.job.ID, seqs[s.job.ID]) {
 			return false
 		}
 		skip(s.run)

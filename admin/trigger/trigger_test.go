@@ -177,10 +177,20 @@ func TestSweep(t *testing.T) {
 }
 
 // TestStopAfterClaimSkips: a fire handed over ahead of its instant is
-// claimed at once and sent on the instant, unless its job was stopped in
-// between: then its run is settled SKIPPED and never reaches an executor.
+// claimed (by the scan, or by the trigger for a pending run) and sent on
+// the instant, unless its job was stopped in between: then its run is
+// settled SKIPPED and never reaches an executor.
 func TestStopAfterClaimSkips(t *testing.T) {
 	t.Parallel()
+	for _, byScan := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Pending", true: "ClaimedByScan"}[byScan], func(t *testing.T) {
+			t.Parallel()
+			testStopAfterClaimSkips(t, byScan)
+		})
+	}
+}
+
+func testStopAfterClaimSkips(t *testing.T, byScan bool) {
 	ctx := context.Background()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -192,29 +202,46 @@ func TestStopAfterClaimSkips(t *testing.T) {
 	stopped, deleted, kept := b.job(t, nil), b.job(t, nil), b.job(t, nil)
 	var es []schedule.Entry
 	instant := time.Now().Add(2 * time.Second) // the wall clock: when the runs are sent
+	seq := b.st.StopSeq()
 	for _, j := range []store.Job{stopped, deleted, kept} {
-		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
+		r := store.Run{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}
+		if byScan {
+			r.Status, r.TriggeredAt = carillonv1.RunStatus_RUN_STATUS_RUNNING, instant
+		}
+		runs, err := b.st.InsertRuns(ctx, []store.Run{r})
 		if err != nil {
 			t.Fatal(err)
 		}
-		es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: instant, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
-	}
-	b.trig.Fire(es)
-	for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
-		r, _ := b.st.Run(ctx, es[0].RunID)
-		if r.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING {
-			break // claimed, ahead of the instant
+		e := schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: instant, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}
+		if byScan {
+			e.Run, e.StopSeq = &runs[0], seq
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run not claimed a second after Fire: %s", r.Status)
+		es = append(es, e)
+	}
+	stop := func() {
+		if _, err := b.st.StopJob(ctx, stopped.ID, b.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.st.DeleteJob(ctx, deleted.ID); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if _, err := b.st.StopJob(ctx, stopped.ID, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.st.DeleteJob(ctx, deleted.ID); err != nil {
-		t.Fatal(err)
+	if byScan {
+		stop() // after the scan's claim, before the hand-over: Entry.StopSeq tells
+		b.trig.Fire(es)
+	} else {
+		b.trig.Fire(es)
+		for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
+			r, _ := b.st.Run(ctx, es[0].RunID)
+			if r.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING {
+				break // claimed, ahead of the instant
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run not claimed a second after Fire: %s", r.Status)
+			}
+		}
+		stop()
 	}
 	b.trig.Wait()
 	for i, what := range []string{"stopped", "deleted"} {

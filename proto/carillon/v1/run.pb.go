@@ -84,7 +84,8 @@ type RunStatus int32
 
 const (
 	RunStatus_RUN_STATUS_UNSPECIFIED RunStatus = 0
-	// Dispatched and not yet settled.
+	// Claimed for dispatch (a scheduled fire up to a second before its
+	// instant), dispatched, and not yet settled.
 	RunStatus_RUN_STATUS_RUNNING   RunStatus = 1
 	RunStatus_RUN_STATUS_SUCCEEDED RunStatus = 2
 	RunStatus_RUN_STATUS_FAILED    RunStatus = 3
@@ -92,10 +93,10 @@ const (
 	RunStatus_RUN_STATUS_KILLED    RunStatus = 5
 	// Its executor went away before reporting a result.
 	RunStatus_RUN_STATUS_LOST RunStatus = 6
-	// Created for a scheduled instant that has not come yet (the scheduler
-	// reads a few seconds ahead); dispatched at its instant.
+	// Waiting for its due_at: a retry, or a child job's run; dispatched then.
 	RunStatus_RUN_STATUS_PENDING RunStatus = 7
-	// A late fire skipped by the DO_NOTHING misfire strategy; never dispatched.
+	// Never dispatched: a late fire skipped by the DO_NOTHING misfire
+	// strategy, or a fire whose job was stopped or deleted after its claim.
 	RunStatus_RUN_STATUS_SKIPPED RunStatus = 8
 )
 
@@ -235,7 +236,8 @@ type Run struct {
 	TriggerType     TriggerType `protobuf:"varint,9,opt,name=trigger_type,json=triggerType,proto3,enum=carillon.v1.TriggerType" json:"trigger_type,omitempty"`
 	// The fire time it belongs to.
 	ScheduledAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=scheduled_at,json=scheduledAt,proto3" json:"scheduled_at,omitempty"`
-	// When the admin dispatched it.
+	// The instant the admin sends it to its executor: it claims a scheduled
+	// fire up to a second ahead, and sends it on this instant.
 	TriggeredAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=triggered_at,json=triggeredAt,proto3" json:"triggered_at,omitempty"`
 	// Routing and dispatch details, for people.
 	TriggerMessage string    `protobuf:"bytes,12,opt,name=trigger_message,json=triggerMessage,proto3" json:"trigger_message,omitempty"`
