@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -136,4 +137,74 @@ func BenchmarkLogRecord(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkBurst measures a cron burst on the executor's side: 1,000 runs
+// of 1,000 jobs accepted at once, as one RunBatch brings them, with their
+// logs and results written as in BenchmarkRun. It reports when the handlers
+// started after the first accept (start-p50-ms, start-p99-ms: the
+// executor's share of fire lateness) and the time until every result was
+// delivered (ns/op).
+func BenchmarkBurst(b *testing.B) {
+	const n = 1000
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sp, err := openSpool(b.TempDir(), logger)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var delivered atomic.Int64
+	rep := newReporter(sp, func(_ context.Context, batch []result) error {
+		delivered.Add(int64(len(batch)))
+		return nil
+	}, logger)
+	stop := make(chan struct{})
+	reporting := make(chan struct{})
+	go func() { rep.run(context.Background(), stop); close(reporting) }()
+	d := newDispatcher(dispatcherConfig{
+		logs:         newTestLogStore(b, b.TempDir(), time.Now),
+		now:          time.Now,
+		logger:       logger,
+		report:       rep.add,
+		idleTimeout:  workerIdleTimeout,
+		abandonAfter: abandonAfter,
+	})
+	starts := make([]atomic.Int64, n)
+	var first atomic.Int64
+	hello := HandlerFunc(func(_ context.Context, job *Job) error {
+		starts[(job.RunID-1)%n].Store(time.Now().UnixNano() - first.Load())
+		job.Logf("hello")
+		return nil
+	})
+	var p50, p99 []float64
+	b.ResetTimer()
+	for i := range b.N {
+		first.Store(time.Now().UnixNano())
+		for k := range n {
+			id := int64(i*n + k + 1)
+			r := &run{id: id, jobID: int64(k + 1), name: "hello", handler: hello,
+				block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, shardTotal: 1}
+			if err := d.accept(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for delivered.Load() < int64((i+1)*n) {
+			time.Sleep(100 * time.Microsecond)
+		}
+		ds := make([]float64, n)
+		for k := range starts {
+			ds[k] = float64(starts[k].Load()) / 1e6
+		}
+		slices.Sort(ds)
+		p50, p99 = append(p50, ds[n/2]), append(p99, ds[n*99/100])
+	}
+	b.StopTimer()
+	slices.Sort(p50)
+	slices.Sort(p99)
+	b.ReportMetric(p50[len(p50)/2], "start-p50-ms")
+	b.ReportMetric(p99[len(p99)/2], "start-p99-ms")
+	d.stopAccepting()
+	d.drain(context.Background())
+	close(stop)
+	<-reporting
+	_ = sp.close()
 }

@@ -121,19 +121,18 @@ func (l *runLog) printf(format string, args ...any) {
 	if l == nil {
 		return
 	}
-	_, _ = l.Write([]byte(logLine(l.now(), format, args...)))
+	_, _ = l.Write(logLine(l.now(), format, args...))
 }
 
 // logLine formats one log line: the time, the message, a newline.
-func logLine(now time.Time, format string, args ...any) string {
-	var b strings.Builder
-	b.WriteString(now.Format(logTimeLayout))
-	b.WriteByte(' ')
-	fmt.Fprintf(&b, format, args...)
-	if !strings.HasSuffix(b.String(), "\n") {
-		b.WriteByte('\n')
+func logLine(now time.Time, format string, args ...any) []byte {
+	b := make([]byte, 0, 64+len(format))
+	b = append(appendLogTime(b, now), ' ')
+	b = fmt.Appendf(b, format, args...)
+	if b[len(b)-1] != '\n' {
+		b = append(b, '\n')
 	}
-	return b.String()
+	return b
 }
 
 // file returns the log's own file, creating it, for a subprocess to write
@@ -170,7 +169,7 @@ type stampWriter struct{ l *runLog }
 // Write writes p to the log as one line, after the time.
 func (w stampWriter) Write(p []byte) (int, error) {
 	b := make([]byte, 0, len(logTimeLayout)+1+len(p))
-	b = w.l.now().AppendFormat(b, logTimeLayout)
+	b = appendLogTime(b, w.l.now())
 	b = append(b, ' ')
 	b = append(b, p...)
 	if _, err := w.l.Write(b); err != nil {

@@ -1,0 +1,44 @@
+package sdk
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// TestAppendResultLine: the hand-written spool line is what encoding/json
+// writes for the same result, whatever its message holds.
+func TestAppendResultLine(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 23, 8, 0, 0, 123456789, time.UTC)
+	for _, r := range []result{
+		{RunID: 1, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: at},
+		{RunID: 2, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "boom: exit status 1", FinishedAt: at.In(time.FixedZone("x", 3600))},
+		{RunID: 3, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "say \"hi\"\n\tback\\slash <b>&</b> ünï \xff"},
+		{RunID: 4, Status: carillonv1.RunStatus_RUN_STATUS_KILLED, FinishedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)},
+	} {
+		want, err := json.Marshal(spooled{RunID: r.RunID, Status: r.Status.String(), Message: r.Message, FinishedAt: r.FinishedAt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(appendResultLine(nil, r)); got != string(want)+"\n" {
+			t.Errorf("run %d:\n got %s\nwant %s", r.RunID, got, want)
+		}
+	}
+}
+
+// TestAppendLogTime: the cached log time is time.Format's, across seconds,
+// milliseconds and zones.
+func TestAppendLogTime(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 11, 23, 23, 59, 58, 0, time.UTC)
+	zones := []*time.Location{time.UTC, time.FixedZone("plus", 5*3600+1800), time.Local}
+	for i := range 3000 {
+		tm := base.Add(time.Duration(i) * 997 * time.Microsecond).In(zones[i%len(zones)])
+		if got, want := string(appendLogTime(nil, tm)), tm.Format(logTimeLayout); got != want {
+			t.Fatalf("%v: got %q, want %q", tm, got, want)
+		}
+	}
+}
