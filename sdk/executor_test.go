@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -114,6 +115,36 @@ func TestExecutor(t *testing.T) {
 		_, err := b.ex.Client.Run(t.Context(), runReq(3, "nope", ""))
 		if connect.CodeOf(err) != connect.CodeNotFound || !strings.Contains(err.Error(), `unknown handler "nope"`) {
 			t.Errorf("Run(unknown handler) = %v, want not_found naming the handler", err)
+		}
+	})
+
+	t.Run("RunBatchSaysPerRun", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "")
+		discarded := runReq(14, "hello", "second")
+		discarded.JobId, discarded.BlockStrategy = 7, carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER
+		first := runReq(13, "hello", "first")
+		first.JobId = 7 // busy when the next run of job 7 comes, in the same batch
+		res, err := b.ex.Client.RunBatch(t.Context(), &carillonv1.RunBatchRequest{Runs: []*carillonv1.RunRequest{
+			runReq(10, "hello", "ada"),
+			runReq(11, "nope", ""),
+			runReq(10, "hello", "again"),
+			{RunId: 0, JobId: 1, Handler: "hello"},
+			first, discarded,
+		}})
+		if err != nil {
+			t.Fatalf("RunBatch: %v", err)
+		}
+		var got []string
+		for _, o := range res.GetOutcomes() {
+			got = append(got, fmt.Sprintf("%d:%s", o.GetRunId(), o.GetCode()))
+		}
+		want := []string{"10:", "11:not_found", "10:already_exists", "0:invalid_argument", "13:", "14:resource_exhausted"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+		if res := b.admin.result(t, 10); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+			t.Errorf("run 10: %v, want SUCCEEDED", res.GetStatus())
 		}
 	})
 

@@ -49,20 +49,36 @@ func (s *service) Run(_ context.Context, req *carillonv1.RunRequest) (*carillonv
 	return &carillonv1.RunResponse{}, nil
 }
 
-// RunBatch accepts several runs, each as Run would.
-func (s *service) RunBatch(ctx context.Context, req *carillonv1.RunBatchRequest) (*carillonv1.RunBatchResponse, error) {
+// RunBatch accepts several runs, each as Run would, all at once.
+func (s *service) RunBatch(_ context.Context, req *carillonv1.RunBatchRequest) (*carillonv1.RunBatchResponse, error) {
 	res := &carillonv1.RunBatchResponse{Outcomes: make([]*carillonv1.RunOutcome, len(req.GetRuns()))}
-	for i, r := range req.GetRuns() {
-		out := &carillonv1.RunOutcome{RunId: r.GetRunId()}
-		if _, err := s.Run(ctx, r); err != nil {
-			out.Code, out.Message = connect.CodeInternal.String(), err.Error()
-			if ce := new(connect.Error); errors.As(err, &ce) {
-				out.Code, out.Message = ce.Code().String(), ce.Message()
-			}
+	runs := make([]*run, 0, len(req.GetRuns()))
+	at := make([]int, 0, len(req.GetRuns())) // outcome index of each of runs
+	for i, rr := range req.GetRuns() {
+		res.Outcomes[i] = &carillonv1.RunOutcome{RunId: rr.GetRunId()}
+		r, err := s.newRun(rr)
+		if err != nil {
+			setOutcome(res.Outcomes[i], err)
+			continue
 		}
-		res.Outcomes[i] = out
+		runs, at = append(runs, r), append(at, i)
+	}
+	for j, err := range s.d.acceptAll(runs) {
+		if err != nil {
+			setOutcome(res.Outcomes[at[j]], err)
+		}
 	}
 	return res, nil
+}
+
+// setOutcome records why a run of a batch was refused, as Run's error
+// would say it.
+func setOutcome(out *carillonv1.RunOutcome, err error) {
+	out.Code, out.Message = connect.CodeInternal.String(), err.Error()
+	var ce *connect.Error
+	if errors.As(connectError(err), &ce) {
+		out.Code, out.Message = ce.Code().String(), ce.Message()
+	}
 }
 
 // Kill stops the job's running and queued runs.

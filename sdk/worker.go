@@ -131,25 +131,72 @@ func notify(c chan struct{}) {
 
 // accept queues r on its job's worker, or refuses it.
 func (d *dispatcher) accept(r *run) error {
+	return d.acceptAll([]*run{r})[0]
+}
+
+// acceptAll queues runs on their jobs' workers, in order, or refuses each
+// with its error. It takes the dispatcher's lock once and wakes the
+// workers after releasing it: a RunBatch of a cron burst brings hundreds
+// of runs, and taking the lock per run, which every worker also takes,
+// made the accepting goroutine hand the processor to a worker at almost
+// every run.
+func (d *dispatcher) acceptAll(rs []*run) []error {
+	errs := make([]error, len(rs))
+	var wake []*worker
+	var refused []*run // scripts while scripts are disabled
+	type cover struct {
+		runs  []*run
+		cause error
+	}
+	var covers []cover
 	d.mu.Lock()
+	for i, r := range rs {
+		w, covered, cause, err := d.admit(r)
+		switch {
+		case err != nil:
+			errs[i] = err
+		case w == nil:
+			refused = append(refused, r)
+		default:
+			wake = append(wake, w)
+			if len(covered) > 0 {
+				covers = append(covers, cover{covered, cause})
+			}
+		}
+	}
+	d.mu.Unlock()
+	for _, w := range wake {
+		notify(w.wake)
+	}
+	for _, r := range refused {
+		d.end(r, carillonv1.RunStatus_RUN_STATUS_FAILED, ErrScriptsDisabled.Error()+" (Config.ScriptsEnabled is false)")
+	}
+	for _, c := range covers {
+		for _, q := range c.runs {
+			d.end(q, carillonv1.RunStatus_RUN_STATUS_KILLED, c.cause.Error()+" before it started")
+		}
+	}
+	return errs
+}
+
+// admit queues r on its job's worker and returns the worker, or the error
+// refusing r. A nil worker and error means r was accepted but must end at
+// once (a script while scripts are disabled). covered are the queued runs
+// r's COVER_EARLY strategy dropped, to end with cause. d.mu is held.
+func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err error) {
 	if d.closing {
-		d.mu.Unlock()
-		return ErrShuttingDown
+		return nil, nil, nil, ErrShuttingDown
 	}
 	if _, ok := d.runs[r.id]; ok {
-		d.mu.Unlock()
-		return fmt.Errorf("%w: run %d is already queued or running here", ErrDuplicateRun, r.id)
+		return nil, nil, nil, fmt.Errorf("%w: run %d is already queued or running here", ErrDuplicateRun, r.id)
 	}
-	w := d.workers[r.jobID]
+	w = d.workers[r.jobID]
 	busy := w != nil && (w.current != nil || len(w.queue) > 0)
 	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER {
-		busyWith := w.describe()
-		d.mu.Unlock()
-		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, busyWith)
+		return nil, nil, nil, fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, w.describe())
 	}
 	if d.acceptedBefore(r.id) {
-		d.mu.Unlock()
-		return fmt.Errorf("%w: run %d was accepted here before", ErrDuplicateRun, r.id)
+		return nil, nil, nil, fmt.Errorf("%w: run %d was accepted here before", ErrDuplicateRun, r.id)
 	}
 	d.recent.add(r.id)
 	r.log = newRunLog(d.logs, d.logs.today(), r.id, d.now)
@@ -159,19 +206,14 @@ func (d *dispatcher) accept(r *run) error {
 	d.runs[r.id] = r
 
 	if r.script && !d.scriptsEnabled {
-		d.mu.Unlock()
-		d.end(r, carillonv1.RunStatus_RUN_STATUS_FAILED, ErrScriptsDisabled.Error()+" (Config.ScriptsEnabled is false)")
-		return nil
+		return nil, nil, nil, nil
 	}
-
 	if w == nil {
 		w = &worker{jobID: r.jobID, wake: make(chan struct{}, 1)}
 		d.workers[r.jobID] = w
 		d.wg.Add(1)
 		go d.work(w)
 	}
-	var covered []*run
-	var cause error
 	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY {
 		cause = fmt.Errorf("%w: covered by run %d", ErrKilled, r.id)
 		covered, w.queue = w.queue, nil
@@ -180,13 +222,7 @@ func (d *dispatcher) accept(r *run) error {
 		}
 	}
 	w.queue = append(w.queue, r)
-	notify(w.wake)
-	d.mu.Unlock()
-
-	for _, q := range covered {
-		d.end(q, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
-	}
-	return nil
+	return w, covered, cause, nil
 }
 
 // acceptedBefore says whether runID was accepted here before, as far as

@@ -23,7 +23,10 @@ const (
 	// enough to claim a burst of 10,000 fires of one instant before it
 	// (about 300 ms of the writer), short enough that few claimed runs
 	// are waiting when an admin dies (they end FAILED, see the README).
-	LookaheadDefault = time.Second
+	// Not a whole number of seconds: jobs firing every second have their
+	// next fire claimed half-way between two instants, not on the instant,
+	// where the claim's work would compete with sending the fires.
+	LookaheadDefault = 1500 * time.Millisecond
 	// ScanIntervalDefault is the longest time between scans.
 	ScanIntervalDefault = time.Second
 	// scanGap is the shortest time between scans: fires spread over the

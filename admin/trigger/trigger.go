@@ -379,6 +379,7 @@ func (t *Trigger) fireAt(ctx context.Context, at time.Time, cs []claimed, jobs m
 	if err != nil {
 		return err
 	}
+	calls := t.calls(p.sends) // everything but the calls themselves, before the instant
 	if d := time.Until(at); d > 0 {
 		timer := time.NewTimer(d)
 		defer timer.Stop()
@@ -387,13 +388,16 @@ func (t *Trigger) fireAt(ctx context.Context, at time.Time, cs []claimed, jobs m
 		case <-ctx.Done():
 		}
 	}
-	err = t.send(ctx, p, true, func(s send) bool {
-		if !t.cfg.Store.StoppedSince(s.job.ID, seqs[s.job.ID]) {
-			return false
-		}
-		skip(s.run)
-		return true
-	})
+	for i, c := range calls {
+		calls[i] = c.without(func(s send) bool {
+			if !t.cfg.Store.StoppedSince(s.job.ID, seqs[s.job.ID]) {
+				return false
+			}
+			skip(s.run)
+			return true
+		})
+	}
+	err = t.record(ctx, append(p.failed, t.callAll(ctx, calls, true)...)...)
 	if len(skipped) > 0 {
 		err = errors.Join(err, t.Settle(ctx, skipped))
 	}
@@ -463,13 +467,13 @@ type send struct {
 }
 
 // dispatch routes fires (running runs) and sends them at once: see plan
-// and send. It returns the IDs of all runs of the fires.
+// and calls. It returns the IDs of all runs of the fires.
 func (t *Trigger) dispatch(ctx context.Context, fires []fire) ([]int64, error) {
 	p, err := t.plan(ctx, fires)
 	if err != nil {
 		return nil, err
 	}
-	return p.ids, t.send(ctx, p, false, nil)
+	return p.ids, t.record(ctx, append(p.failed, t.callAll(ctx, t.calls(p.sends), false)...)...)
 }
 
 // dispatchPlan is fires routed and ready to send.
@@ -560,18 +564,6 @@ func (t *Trigger) plan(ctx context.Context, fires []fire) (dispatchPlan, error) 
 	return dispatchPlan{failed: ds, sends: sends, ids: ids}, nil
 }
 
-// send sends a plan's runs to their executors (one RunBatch call per
-// executor), except those for which skip is true, and records the
-// outcomes in one transaction; lazy holds back the successful ones, to be
-// recorded with their results (deferredRecords).
-func (t *Trigger) send(ctx context.Context, p dispatchPlan, lazy bool, skip func(send) bool) error {
-	sends := p.sends
-	if skip != nil {
-		sends = slices.DeleteFunc(slices.Clone(sends), skip)
-	}
-	return t.record(ctx, append(p.failed, t.sendAll(ctx, sends, lazy)...)...)
-}
-
 // source is where a group's executors come from.
 type source struct {
 	name  string
@@ -622,20 +614,72 @@ func (t *Trigger) readSource(ctx context.Context, groupID int64) source {
 	return src
 }
 
-// sendAll sends runs to their executors, one call per executor, all
-// executors at once, and returns each run's dispatch outcome, or with
-// lazy, each failed run's: the successful ones are held (deferredRecords).
-func (t *Trigger) sendAll(ctx context.Context, sends []send, lazy bool) []store.Dispatch {
-	byAddr := map[string][]send{}
+// call is the runs of one call to one executor (Run for one run, RunBatch
+// for more), ready to send: requests built and dispatch records written.
+type call struct {
+	address string
+	sends   []send
+	reqs    []*carillonv1.RunRequest
+	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds
+}
+
+// calls groups sends by executor, one call each, and prepares the calls:
+// a scheduled fire's are prepared before its instant, so that on the
+// instant only the calls are left to make.
+func (t *Trigger) calls(sends []send) []*call {
+	byAddr := map[string]*call{}
+	var calls []*call
 	for _, s := range sends {
-		byAddr[s.address] = append(byAddr[s.address], s)
+		c := byAddr[s.address]
+		if c == nil {
+			c = &call{address: s.address}
+			byAddr[s.address] = c
+			calls = append(calls, c)
+		}
+		c.sends = append(c.sends, s)
 	}
+	for _, c := range calls {
+		c.prepare()
+	}
+	return calls
+}
+
+// prepare builds c's requests and dispatch records from its sends.
+func (c *call) prepare() {
+	c.reqs = make([]*carillonv1.RunRequest, len(c.sends))
+	c.ds = make([]store.Dispatch, len(c.sends))
+	for i, s := range c.sends {
+		c.reqs[i] = runRequest(s.job, s.run)
+		c.ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: c.address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
+			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d; sent to %s (%d runs in the call)",
+				s.note, s.run.ShardIndex, s.run.ShardTotal, c.address, len(c.sends))}
+	}
+}
+
+// without returns c without the sends for which drop is true.
+func (c *call) without(drop func(send) bool) *call {
+	kept := slices.DeleteFunc(slices.Clone(c.sends), drop)
+	if len(kept) == len(c.sends) {
+		return c
+	}
+	out := &call{address: c.address, sends: kept}
+	out.prepare()
+	return out
+}
+
+// callAll makes calls, all executors at once, and returns each run's
+// dispatch outcome, or with lazy, each failed run's: the successful ones
+// are held (deferredRecords).
+func (t *Trigger) callAll(ctx context.Context, calls []*call, lazy bool) []store.Dispatch {
 	var mu sync.Mutex
 	var ds []store.Dispatch
 	var wg sync.WaitGroup
-	for addr, group := range byAddr {
+	for _, c := range calls {
+		if len(c.sends) == 0 {
+			continue
+		}
 		wg.Go(func() {
-			out := t.sendTo(ctx, addr, group, lazy)
+			out := t.callOne(ctx, c, lazy)
 			mu.Lock()
 			ds = append(ds, out...)
 			mu.Unlock()
@@ -645,34 +689,25 @@ func (t *Trigger) sendAll(ctx context.Context, sends []send, lazy bool) []store.
 	return ds
 }
 
-// sendTo sends runs to the executor at address: Run for one, RunBatch for
-// more. With lazy, the runs' dispatches are held before the call (so that
-// a result coming back at once finds its dispatch), and only the failed
-// ones are returned.
-func (t *Trigger) sendTo(ctx context.Context, address string, sends []send, lazy bool) []store.Dispatch {
-	reqs := make([]*carillonv1.RunRequest, len(sends))
-	ds := make([]store.Dispatch, len(sends))
-	for i, s := range sends {
-		reqs[i] = runRequest(s.job, s.run)
-		ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
-			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d; sent to %s (%d runs in the call)",
-				s.note, s.run.ShardIndex, s.run.ShardTotal, address, len(sends))}
-	}
+// callOne makes call c. With lazy, its runs' dispatches are held before
+// the call (so that a result coming back at once finds its dispatch), and
+// only the failed ones are returned.
+func (t *Trigger) callOne(ctx context.Context, c *call, lazy bool) []store.Dispatch {
 	if lazy {
-		t.deferred.hold(slices.Clone(ds))
+		t.deferred.hold(slices.Clone(c.ds))
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.DispatchTimeout)
 	defer cancel()
 	start := t.cfg.NowFunc()
-	outcomes := make([]error, len(sends))
+	outcomes := make([]error, len(c.reqs))
 	var callErr error
-	if len(reqs) == 1 {
-		_, callErr = t.executors.client(address).Run(ctx, reqs[0])
+	if len(c.reqs) == 1 {
+		_, callErr = t.executors.client(c.address).Run(ctx, c.reqs[0])
 	} else {
 		var res *carillonv1.RunBatchResponse
-		res, callErr = t.executors.client(address).RunBatch(ctx, &carillonv1.RunBatchRequest{Runs: reqs})
-		if callErr == nil && len(res.Outcomes) != len(reqs) {
-			callErr = fmt.Errorf("RunBatch answered %d outcomes for %d runs", len(res.Outcomes), len(reqs))
+		res, callErr = t.executors.client(c.address).RunBatch(ctx, &carillonv1.RunBatchRequest{Runs: c.reqs})
+		if callErr == nil && len(res.Outcomes) != len(c.reqs) {
+			callErr = fmt.Errorf("RunBatch answered %d outcomes for %d runs", len(res.Outcomes), len(c.reqs))
 		}
 		for i, o := range res.GetOutcomes() {
 			if o.Code != "" && i < len(outcomes) {
@@ -681,11 +716,13 @@ func (t *Trigger) sendTo(ctx context.Context, address string, sends []send, lazy
 		}
 	}
 	took := t.cfg.NowFunc().Sub(start).Round(time.Microsecond)
+	tookNote := fmt.Sprintf("; the call took %s", took)
+	ds := slices.Clone(c.ds)
 	failed := ds[:0:0]
-	for i, s := range sends {
+	for i, s := range c.sends {
 		t.slowJobs.observe(s.job.ID, took, start)
 		d := &ds[i]
-		d.TriggerMessage += fmt.Sprintf("; the call took %s", took)
+		d.TriggerMessage += tookNote
 		err := cmp.Or(callErr, outcomes[i])
 		if err == nil {
 			if lazy {
@@ -697,7 +734,7 @@ func (t *Trigger) sendTo(ctx context.Context, address string, sends []send, lazy
 			t.deferred.release(d.RunID)
 		}
 		d.Failed, d.FinishedAt = true, t.cfg.NowFunc()
-		d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", address, describe(err))
+		d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", c.address, describe(err))
 		d.TriggerMessage += "; failed"
 		failed = append(failed, *d)
 	}
