@@ -71,6 +71,7 @@ func BenchmarkRun(b *testing.B) {
 		now:          time.Now,
 		logger:       logger,
 		report:       rep.add,
+		reportBatch:  rep.addAll,
 		idleTimeout:  workerIdleTimeout,
 		abandonAfter: abandonAfter,
 	})
@@ -165,6 +166,7 @@ func BenchmarkBurst(b *testing.B) {
 		now:          time.Now,
 		logger:       logger,
 		report:       rep.add,
+		reportBatch:  rep.addAll,
 		idleTimeout:  workerIdleTimeout,
 		abandonAfter: abandonAfter,
 	})

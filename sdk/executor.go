@@ -229,6 +229,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		now:            cfg.NowFunc,
 		logger:         log,
 		report:         rep.add,
+		reportBatch:    rep.addAll,
 		wrap:           e.wrap,
 		scriptsEnabled: cfg.ScriptsEnabled,
 		idleTimeout:    workerIdleTimeout,

@@ -178,6 +178,39 @@ func (w stampWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// closeLogs closes logs together, like Close each, except that the ones
+// kept in memory are appended to their segments with one write per
+// segment. Each log stays locked until its record is written, so that a
+// reader never finds it closed but not on disk.
+func (s *logStore) closeLogs(logs []*runLog) error {
+	var recs []logRecord
+	var errs []error
+	var locked []*runLog
+	for _, l := range logs {
+		if l == nil {
+			continue
+		}
+		l.mu.Lock()
+		locked = append(locked, l)
+		if l.closed {
+			continue
+		}
+		l.closed = true
+		if l.f == nil {
+			recs = append(recs, logRecord{day: l.day, runID: l.runID, body: l.buf})
+			l.buf = nil
+			continue
+		}
+		errs = append(errs, l.f.Close())
+		l.f = nil
+	}
+	errs = append(errs, s.appendRecords(recs))
+	for _, l := range locked {
+		l.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
 // Close puts the log on disk for good: a log still in memory is appended to
 // its segment as one record, a log with its own file has that file closed.
 // Later writes are dropped.

@@ -493,6 +493,36 @@ func TestLogSegmentConcurrentAppends(t *testing.T) {
 	}
 }
 
+// TestCloseLogs: logs closed together, some in memory (of two segments),
+// one with a file of its own, all read back whole.
+func TestCloseLogs(t *testing.T) {
+	t.Parallel()
+	s := newTestLogStore(t, t.TempDir(), time.Now)
+	ids := []int64{999, 1000, 1001, 5}
+	var logs []*runLog
+	for _, id := range ids {
+		l := newRunLog(s, s.today(), id, s.now)
+		if _, err := fmt.Fprintf(l, "log of %d\n", id); err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, l)
+	}
+	if logs[3].file() == nil { // the last one gets a file of its own
+		t.Fatal("no file for the log of run 5")
+	}
+	if err := s.closeLogs(append(logs, nil)); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if got, want := readWhole(t, s, id), fmt.Sprintf("log of %d\n", id); got != want {
+			t.Errorf("log of %d = %q, want %q", id, got, want)
+		}
+	}
+	if _, err := logs[0].Write([]byte("late\n")); err != nil || readWhole(t, s, 999) != "log of 999\n" {
+		t.Errorf("a write after closeLogs changed the log (err %v)", err)
+	}
+}
+
 // newTestLogStore opens the run logs in dir, and closes them at the end of
 // the test.
 func newTestLogStore(t testing.TB, dir string, now func() time.Time) *logStore {

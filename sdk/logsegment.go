@@ -133,11 +133,49 @@ func (s *logStore) segmentPath(day string, runID int64) string {
 // appendRecord appends runID's log to its segment in one write.
 func (s *logStore) appendRecord(day string, runID int64, body []byte) error {
 	rec := appendRecord(make([]byte, 0, segmentHeaderMax+len(body)), runID, body)
-	p := s.segmentPath(day, runID)
+	if err := s.writeSegment(day, s.segmentPath(day, runID), rec); err != nil {
+		return fmt.Errorf("log of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// logRecord is a run's log, to append to its segment.
+type logRecord struct {
+	day   string
+	runID int64
+	body  []byte
+}
+
+// appendRecords appends the logs of several runs, with one write per
+// segment.
+func (s *logStore) appendRecords(recs []logRecord) error {
+	var order []string // segment paths, in the order first seen
+	bufs := map[string][]byte{}
+	days := map[string]string{}
+	for _, r := range recs {
+		p := s.segmentPath(r.day, r.runID)
+		if _, ok := bufs[p]; !ok {
+			order = append(order, p)
+			days[p] = r.day
+		}
+		bufs[p] = appendRecord(bufs[p], r.runID, r.body)
+	}
+	var errs []error
+	for _, p := range order {
+		if err := s.writeSegment(days[p], p, bufs[p]); err != nil {
+			errs = append(errs, fmt.Errorf("logs in %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeSegment appends whole records to the segment of day at p in one
+// write.
+func (s *logStore) writeSegment(day, p string, recs []byte) error {
 	for {
 		sf, err := s.segment(day, p)
 		if err != nil {
-			return fmt.Errorf("log of run %d: %w", runID, err)
+			return err
 		}
 		sf.mu.Lock()
 		if sf.f == nil { // a write to it failed since segment returned it
@@ -145,19 +183,18 @@ func (s *logStore) appendRecord(day string, runID int64, body []byte) error {
 			s.forgetSegment(p, sf)
 			continue
 		}
-		_, err = sf.f.Write(rec)
+		_, err = sf.f.Write(recs)
 		if err != nil {
-			// The record may be torn: the next append opens the segment
-			// again, which cuts it off.
+			// The records may be torn: the next append opens the segment
+			// again, which cuts the torn one off.
 			_ = sf.f.Close()
 			sf.f = nil
 		}
 		sf.mu.Unlock()
 		if err != nil {
 			s.forgetSegment(p, sf)
-			return fmt.Errorf("log of run %d: %w", runID, err)
 		}
-		return nil
+		return err
 	}
 }
 

@@ -47,19 +47,24 @@ func newReporter(sp *spool, send func(context.Context, []result) error, logger *
 }
 
 // add stores res and queues it for delivery.
-func (r *reporter) add(res result) {
-	err := r.spool.put(res)
+func (r *reporter) add(res result) { r.addAll([]result{res}) }
+
+// addAll spools results with one write and queues them for delivery.
+func (r *reporter) addAll(rs []result) {
+	err := r.spool.putAll(rs)
 	if err != nil {
-		r.logger.Error("sdk: result kept in memory only", "run_id", res.RunID, "err", err)
+		r.logger.Error("sdk: results kept in memory only", "runs", len(rs), "err", err)
 	}
 	r.mu.Lock()
-	switch {
-	case r.known[res.RunID]:
-	case len(r.queue) < reportMemMax || err != nil:
-		r.queue = append(r.queue, res)
-		r.known[res.RunID] = true
-	default:
-		r.spilled = true
+	for _, res := range rs {
+		switch {
+		case r.known[res.RunID]:
+		case len(r.queue) < reportMemMax || err != nil:
+			r.queue = append(r.queue, res)
+			r.known[res.RunID] = true
+		default:
+			r.spilled = true
+		}
 	}
 	r.mu.Unlock()
 	notify(r.wake)

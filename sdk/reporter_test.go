@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -283,6 +284,35 @@ func TestSpool(t *testing.T) {
 		again := open(t, dir, nil)
 		if got := loadAll(t, again); !slices.Equal(got, want) {
 			t.Errorf("after reopening, load = %v, want %v: an acknowledged result would be sent again", got, want)
+		}
+	})
+
+	t.Run("PutAllAcrossSegments", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		sp := open(t, dir, nil)
+		sp.maxLines = 4 // a batch goes whole into the segment it starts in
+		var want []result
+		for id := int64(1); id <= 9; id++ {
+			want = append(want, res(id, carillonv1.RunStatus_RUN_STATUS_FAILED, fmt.Sprintf("run %d \"failed\"", id)))
+		}
+		for _, batch := range [][]result{want[:3], want[3:8], want[8:]} {
+			if err := sp.putAll(batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := segments(t, dir); len(got) != 2 {
+			t.Errorf("segments %v, want 2: one for the first two batches (8 lines), one for the third", got)
+		}
+		if err := sp.ack([]int64{1, 2, 3, 4, 9}); err != nil {
+			t.Fatal(err)
+		}
+		rest := want[4:8]
+		if got := loadAll(t, sp); !slices.Equal(got, rest) {
+			t.Errorf("load = %v, want %v", got, rest)
+		}
+		if got := loadAll(t, open(t, dir, nil)); !slices.Equal(got, rest) {
+			t.Errorf("after reopening, load = %v, want %v", got, rest)
 		}
 	})
 

@@ -274,17 +274,27 @@ func (s *spool) migrate(files []string) {
 	}
 }
 
-// put stores r, replacing an earlier result of the same run, with one
-// write.
-func (s *spool) put(r result) error {
-	line := appendResultLine(nil, r)
+// put spools one result: see putAll.
+func (s *spool) put(r result) error { return s.putAll([]result{r}) }
+
+// putAll stores results, each replacing an earlier result of the same
+// run, with one write.
+func (s *spool) putAll(rs []result) error {
+	var buf []byte
+	ends := make([]int, len(rs))
+	for i, r := range rs {
+		buf = appendResultLine(buf, r)
+		ends[i] = len(buf)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ref, err := s.append(line)
+	refs, err := s.appendLines(buf, ends)
 	if err != nil {
-		return fmt.Errorf("spool result of run %d: %w", r.RunID, err)
+		return fmt.Errorf("spool results of %d runs from run %d: %w", len(rs), rs[0].RunID, err)
 	}
-	s.track(r.RunID, ref)
+	for i, r := range rs {
+		s.track(r.RunID, refs[i])
+	}
 	return nil
 }
 
@@ -319,27 +329,43 @@ func (s *spool) ack(runIDs []int64) error {
 // (which may leave a torn line) and after maxLines lines, the next append
 // goes to a new segment.
 func (s *spool) append(line []byte) (spoolRef, error) {
+	refs, err := s.appendLines(line, []int{len(line)})
+	if err != nil {
+		return spoolRef{}, err
+	}
+	return refs[0], nil
+}
+
+// appendLines appends lines, whole lines each ending at its offset in
+// ends, with one write, and returns where each went. s.mu is held.
+func (s *spool) appendLines(lines []byte, ends []int) ([]spoolRef, error) {
 	if s.cur == nil {
 		f, err := os.OpenFile(s.segmentPath(s.nextSeq), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o640)
 		if err != nil {
-			return spoolRef{}, err
+			return nil, err
 		}
 		s.segs = append(s.segs, &spoolSegment{seq: s.nextSeq})
 		s.nextSeq++
 		s.cur, s.size, s.lines = f, 0, 0
 	}
-	ref := spoolRef{seg: s.segs[len(s.segs)-1], off: s.size, n: len(line)}
-	_, err := s.cur.Write(line)
-	s.size += int64(len(line))
-	s.lines++
+	seg := s.segs[len(s.segs)-1]
+	refs := make([]spoolRef, len(ends))
+	start := 0
+	for i, end := range ends {
+		refs[i] = spoolRef{seg: seg, off: s.size + int64(start), n: end - start}
+		start = end
+	}
+	_, err := s.cur.Write(lines)
+	s.size += int64(len(lines))
+	s.lines += len(ends)
 	if err != nil || s.lines >= s.maxLines {
 		err = errors.Join(err, s.cur.Close())
 		s.cur = nil
 	}
 	if err != nil {
-		return spoolRef{}, err
+		return nil, err
 	}
-	return ref, nil
+	return refs, nil
 }
 
 // trim deletes segments from the oldest while every result in them is

@@ -81,6 +81,7 @@ type dispatcherConfig struct {
 	now            func() time.Time
 	logger         *slog.Logger
 	report         func(result)          // hands a result to the reporter
+	reportBatch    func([]result)        // hands several; nil: report each
 	wrap           func(Handler) Handler // applies the middleware
 	scriptsEnabled bool
 	idleTimeout    time.Duration
@@ -97,7 +98,9 @@ type dispatcher struct {
 	runs    map[int64]*run    // accepted, not ended, by run id
 	recent  recentRuns        // ids of the runs accepted last, ended or not
 	closing bool
-	wg      sync.WaitGroup // worker goroutines
+	wg      sync.WaitGroup // worker goroutines, and the finisher's
+
+	finisher finisher
 }
 
 // worker runs the runs of one job, one at a time, in order.
@@ -361,9 +364,7 @@ func (d *dispatcher) execute(ctx context.Context, r *run) {
 	case err := <-done:
 		status, msg := outcome(ctx, err, true)
 		rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
-		_ = rlog.Close()
-		d.finish(r)
-		d.report(newResult(r.id, status, msg, d.now()))
+		d.complete(r, newResult(r.id, status, msg, d.now()))
 	case <-ctx.Done():
 		status, msg := outcome(ctx, nil, false)
 		rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))

@@ -1,0 +1,76 @@
+package sdk
+
+import "sync"
+
+// finisher writes the logs and spools the results of runs whose handlers
+// returned, on one goroutine, in batches: a burst's runs then cost one
+// write per log segment and one spool write per batch instead of two
+// writes each, and their bookkeeping no longer holds up the start of the
+// next runs' handlers. A run counts as running (a repeat of it is refused,
+// its log is read from memory) until its batch is written.
+type finisher struct {
+	mu      sync.Mutex
+	queue   []finishedRun
+	running bool
+}
+
+// finishedRun is a run whose handler returned, with its result.
+type finishedRun struct {
+	r   *run
+	res result
+}
+
+// complete hands r and its result to the finisher.
+func (d *dispatcher) complete(r *run, res result) {
+	f := &d.finisher
+	f.mu.Lock()
+	f.queue = append(f.queue, finishedRun{r, res})
+	start := !f.running
+	f.running = true
+	f.mu.Unlock()
+	if start {
+		d.wg.Add(1) // drain waits for it as for the workers
+		go d.finishLoop()
+	}
+}
+
+// finishLoop writes batches until the queue is empty.
+func (d *dispatcher) finishLoop() {
+	defer d.wg.Done()
+	f := &d.finisher
+	for {
+		f.mu.Lock()
+		batch := f.queue
+		f.queue = nil
+		if len(batch) == 0 {
+			f.running = false
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+
+		logs := make([]*runLog, len(batch))
+		results := make([]result, len(batch))
+		for i, fr := range batch {
+			logs[i], results[i] = fr.r.log, fr.res
+		}
+		if err := d.logs.closeLogs(logs); err != nil {
+			d.logger.Warn("sdk: write run logs", "runs", len(batch), "err", err)
+		}
+		for _, fr := range batch {
+			d.finish(fr.r)
+		}
+		d.reportAll(results)
+	}
+}
+
+// reportAll hands results to the reporter.
+func (d *dispatcher) reportAll(rs []result) {
+	if d.reportBatch != nil {
+		d.reportBatch(rs)
+		return
+	}
+	for _, r := range rs {
+		d.report(r)
+	}
+}
