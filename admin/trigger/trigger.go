@@ -201,7 +201,7 @@ const batchMax = 256
 // reason: a fire is never dropped silently.
 func (t *Trigger) Fire(es []schedule.Entry) {
 	var pending []schedule.Entry
-	var cs []claimed
+	cs := make([]claimed, 0, len(es))
 	for _, e := range es {
 		if e.Run != nil {
 			cs = append(cs, claimed{run: *e.Run, at: e.At, stopSeq: e.StopSeq})
@@ -246,7 +246,8 @@ func (t *Trigger) claim(es []schedule.Entry) error {
 // the fast pool or, for jobs that were slow lately, the slow one.
 func (t *Trigger) dispatchClaimed(cs []claimed) {
 	now := t.cfg.NowFunc()
-	var fast, slow []claimed
+	fast := make([]claimed, 0, len(cs))
+	var slow []claimed
 	for _, c := range cs {
 		if t.slowJobs.slow(c.run.JobID, now) {
 			slow = append(slow, c)
