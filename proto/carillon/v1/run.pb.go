@@ -84,7 +84,7 @@ type RunStatus int32
 
 const (
 	RunStatus_RUN_STATUS_UNSPECIFIED RunStatus = 0
-	// Claimed for dispatch (a scheduled fire up to a second before its
+	// Claimed for dispatch (a scheduled fire up to 1.5 s before its
 	// instant), dispatched, and not yet settled.
 	RunStatus_RUN_STATUS_RUNNING   RunStatus = 1
 	RunStatus_RUN_STATUS_SUCCEEDED RunStatus = 2
@@ -237,7 +237,7 @@ type Run struct {
 	// The fire time it belongs to.
 	ScheduledAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=scheduled_at,json=scheduledAt,proto3" json:"scheduled_at,omitempty"`
 	// The instant the admin sends it to its executor: it claims a scheduled
-	// fire up to a second ahead, and sends it on this instant.
+	// fire up to 1.5 s ahead, and sends it on this instant.
 	TriggeredAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=triggered_at,json=triggeredAt,proto3" json:"triggered_at,omitempty"`
 	// Routing and dispatch details, for people.
 	TriggerMessage string    `protobuf:"bytes,12,opt,name=trigger_message,json=triggerMessage,proto3" json:"trigger_message,omitempty"`
