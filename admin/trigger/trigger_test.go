@@ -37,7 +37,7 @@ type bundle struct {
 	queued []store.Run
 }
 
-func setup(t *testing.T, mode carillonv1.AddressMode, addrs ...string) *bundle {
+func setup(t testing.TB, mode carillonv1.AddressMode, addrs ...string) *bundle {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
 	if err != nil {
@@ -59,7 +59,7 @@ func setup(t *testing.T, mode carillonv1.AddressMode, addrs ...string) *bundle {
 	return b
 }
 
-func (b *bundle) job(t *testing.T, edit func(*store.Job)) store.Job {
+func (b *bundle) job(t testing.TB, edit func(*store.Job)) store.Job {
 	t.Helper()
 	j := store.Job{GroupID: b.group.ID, Description: "j", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}
 	if edit != nil {
