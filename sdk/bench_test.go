@@ -53,28 +53,7 @@ func BenchmarkAccept(b *testing.B) {
 // in a batch to an admin that takes it at once, and acknowledged in the
 // spool.
 func BenchmarkRun(b *testing.B) {
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sp, err := openSpool(b.TempDir(), logger)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var delivered atomic.Int64
-	rep := newReporter(sp, func(_ context.Context, batch []result) error {
-		delivered.Add(int64(len(batch)))
-		return nil
-	}, logger)
-	stop := make(chan struct{})
-	reporting := make(chan struct{})
-	go func() { rep.run(context.Background(), stop); close(reporting) }()
-	d := newDispatcher(dispatcherConfig{
-		logs:         newTestLogStore(b, b.TempDir(), time.Now),
-		now:          time.Now,
-		logger:       logger,
-		report:       rep.add,
-		reportBatch:  rep.addAll,
-		idleTimeout:  workerIdleTimeout,
-		abandonAfter: abandonAfter,
-	})
+	d, delivered, done := newBenchExecutor(b)
 	hello := HandlerFunc(func(_ context.Context, job *Job) error { job.Logf("hello"); return nil })
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -89,11 +68,42 @@ func BenchmarkRun(b *testing.B) {
 		time.Sleep(time.Millisecond)
 	}
 	b.StopTimer()
-	d.stopAccepting()
-	d.drain(context.Background())
-	close(stop)
-	<-reporting
-	_ = sp.close()
+	done()
+}
+
+// newBenchExecutor returns a dispatcher whose results go through a real
+// spool and reporter to an admin that takes them at once; delivered
+// counts them, and done shuts everything down.
+func newBenchExecutor(b *testing.B) (d *dispatcher, delivered *atomic.Int64, done func()) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sp, err := openSpool(b.TempDir(), logger)
+	if err != nil {
+		b.Fatal(err)
+	}
+	delivered = new(atomic.Int64)
+	rep := newReporter(sp, func(_ context.Context, batch []result) error {
+		delivered.Add(int64(len(batch)))
+		return nil
+	}, logger)
+	stop := make(chan struct{})
+	reporting := make(chan struct{})
+	go func() { rep.run(context.Background(), stop); close(reporting) }()
+	d = newDispatcher(dispatcherConfig{
+		logs:         newTestLogStore(b, b.TempDir(), time.Now),
+		now:          time.Now,
+		logger:       logger,
+		report:       rep.add,
+		reportBatch:  rep.addAll,
+		idleTimeout:  workerIdleTimeout,
+		abandonAfter: abandonAfter,
+	})
+	return d, delivered, func() {
+		d.stopAccepting()
+		d.drain(context.Background())
+		close(stop)
+		<-reporting
+		_ = sp.close()
+	}
 }
 
 // BenchmarkSpool measures spooling a result and, once per batch of 100,
@@ -148,28 +158,7 @@ func BenchmarkLogRecord(b *testing.B) {
 // delivered (ns/op).
 func BenchmarkBurst(b *testing.B) {
 	const n = 1000
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sp, err := openSpool(b.TempDir(), logger)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var delivered atomic.Int64
-	rep := newReporter(sp, func(_ context.Context, batch []result) error {
-		delivered.Add(int64(len(batch)))
-		return nil
-	}, logger)
-	stop := make(chan struct{})
-	reporting := make(chan struct{})
-	go func() { rep.run(context.Background(), stop); close(reporting) }()
-	d := newDispatcher(dispatcherConfig{
-		logs:         newTestLogStore(b, b.TempDir(), time.Now),
-		now:          time.Now,
-		logger:       logger,
-		report:       rep.add,
-		reportBatch:  rep.addAll,
-		idleTimeout:  workerIdleTimeout,
-		abandonAfter: abandonAfter,
-	})
+	d, delivered, done := newBenchExecutor(b)
 	starts := make([]atomic.Int64, n)
 	var first atomic.Int64
 	hello := HandlerFunc(func(_ context.Context, job *Job) error {
@@ -206,9 +195,5 @@ func BenchmarkBurst(b *testing.B) {
 	slices.Sort(p99)
 	b.ReportMetric(p50[len(p50)/2], "start-p50-ms")
 	b.ReportMetric(p99[len(p99)/2], "start-p99-ms")
-	d.stopAccepting()
-	d.drain(context.Background())
-	close(stop)
-	<-reporting
-	_ = sp.close()
+	done()
 }

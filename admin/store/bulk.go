@@ -20,7 +20,6 @@ const bulkBatch = 10_000
 // not exist fails the whole call with ErrGroupNotFound before anything is
 // stored; a later failure leaves the batches already committed in place.
 func (s *Store) CreateJobs(ctx context.Context, jobs []Job, now time.Time) error {
-	defer s.jobs.changed()
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	groups := map[int64]bool{}
 	for _, j := range jobs {

@@ -85,7 +85,6 @@ func jobArgs(j Job) []any {
 // CreateJob stores j and returns it with its ID. The caller sets NextFireAt
 // for an enabled job. A missing group is ErrGroupNotFound.
 func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error) {
-	defer s.jobs.changed()
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	j.CreatedAt, j.UpdatedAt = now, now
 	err := s.write(ctx, func(tx *sql.Tx) error {

@@ -14,9 +14,11 @@ const jobCacheMax = 50_000
 
 // jobCache keeps job definitions for the fire path, which reads the same
 // jobs at every fire (to send a run, and to settle it). A definition
-// changes only through CreateJob(s), UpdateJob, StartJob, StopJob and
-// DeleteJob, each of which bumps version after its write: a definition
-// read after the version was v is current while it is still v.
+// changes only through UpdateJob, StartJob, StopJob and DeleteJob, each of
+// which bumps version after its write: a definition read after the
+// version was v is current while it is still v. Creating a job changes no
+// cached definition (a job ID is never reused, and a miss is not cached),
+// so CreateJob(s) leave the cache alone.
 type jobCache struct {
 	version atomic.Int64
 

@@ -66,8 +66,10 @@ func TestJobDefinitionsFollowWrites(t *testing.T) {
 	if _, ok := lookup(other.ID); !ok {
 		t.Error("the other job is gone")
 	}
-	// A new job is seen too (a lookup before it existed cached nothing).
-	if _, ok := lookup(other.ID + 100); ok {
+	// A new job is seen at once, though creating it left the cache alone:
+	// the lookup of its ID before it existed cached nothing.
+	next := other.ID + 1 // IDs are never reused (AUTOINCREMENT)
+	if _, ok := lookup(next); ok {
 		t.Fatal("found a job that does not exist")
 	}
 	if err := s.CreateJobs(ctx, []store.Job{newJob(b.group.ID, time.Time{})}, t0); err != nil {
@@ -75,8 +77,8 @@ func TestJobDefinitionsFollowWrites(t *testing.T) {
 	}
 	all, _ := s.Jobs(ctx, store.JobFilter{})
 	newest := all[len(all)-1]
-	if newest.ScheduleType != carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE {
-		t.Fatalf("newest job %+v", newest)
+	if newest.ID != next || newest.ScheduleType != carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE {
+		t.Fatalf("newest job %+v, want job %d", newest, next)
 	}
 	if _, ok := lookup(newest.ID); !ok {
 		t.Error("a job created by CreateJobs is not found")
