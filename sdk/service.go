@@ -184,3 +184,8 @@ func connectError(err error) error {
 	}
 	return connect.NewError(code, err)
 }
+
+// HeldRuns says which of the given runs this executor holds.
+func (s *service) HeldRuns(context.Context, *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("sdk: HeldRuns: not implemented yet"))
+}

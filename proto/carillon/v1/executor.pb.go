@@ -22,6 +22,58 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// HeldRunState says where a held execution is.
+type HeldRunState int32
+
+const (
+	HeldRunState_HELD_RUN_STATE_UNSPECIFIED HeldRunState = 0
+	// Queued or running here.
+	HeldRunState_HELD_RUN_STATE_ACTIVE HeldRunState = 1
+	// Ended here: its result was reported, or will be.
+	HeldRunState_HELD_RUN_STATE_ENDED HeldRunState = 2
+)
+
+// Enum value maps for HeldRunState.
+var (
+	HeldRunState_name = map[int32]string{
+		0: "HELD_RUN_STATE_UNSPECIFIED",
+		1: "HELD_RUN_STATE_ACTIVE",
+		2: "HELD_RUN_STATE_ENDED",
+	}
+	HeldRunState_value = map[string]int32{
+		"HELD_RUN_STATE_UNSPECIFIED": 0,
+		"HELD_RUN_STATE_ACTIVE":      1,
+		"HELD_RUN_STATE_ENDED":       2,
+	}
+)
+
+func (x HeldRunState) Enum() *HeldRunState {
+	p := new(HeldRunState)
+	*p = x
+	return p
+}
+
+func (x HeldRunState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HeldRunState) Descriptor() protoreflect.EnumDescriptor {
+	return file_carillon_v1_executor_proto_enumTypes[0].Descriptor()
+}
+
+func (HeldRunState) Type() protoreflect.EnumType {
+	return &file_carillon_v1_executor_proto_enumTypes[0]
+}
+
+func (x HeldRunState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HeldRunState.Descriptor instead.
+func (HeldRunState) EnumDescriptor() ([]byte, []int) {
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{0}
+}
+
 // BlockStrategy says what an executor does with a new execution of a job
 // while an earlier one of the same job is still running there.
 type BlockStrategy int32
@@ -64,11 +116,11 @@ func (x BlockStrategy) String() string {
 }
 
 func (BlockStrategy) Descriptor() protoreflect.EnumDescriptor {
-	return file_carillon_v1_executor_proto_enumTypes[0].Descriptor()
+	return file_carillon_v1_executor_proto_enumTypes[1].Descriptor()
 }
 
 func (BlockStrategy) Type() protoreflect.EnumType {
-	return &file_carillon_v1_executor_proto_enumTypes[0]
+	return &file_carillon_v1_executor_proto_enumTypes[1]
 }
 
 func (x BlockStrategy) Number() protoreflect.EnumNumber {
@@ -77,7 +129,7 @@ func (x BlockStrategy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BlockStrategy.Descriptor instead.
 func (BlockStrategy) EnumDescriptor() ([]byte, []int) {
-	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{0}
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{1}
 }
 
 // ScriptType names the interpreter of a script job.
@@ -123,11 +175,11 @@ func (x ScriptType) String() string {
 }
 
 func (ScriptType) Descriptor() protoreflect.EnumDescriptor {
-	return file_carillon_v1_executor_proto_enumTypes[1].Descriptor()
+	return file_carillon_v1_executor_proto_enumTypes[2].Descriptor()
 }
 
 func (ScriptType) Type() protoreflect.EnumType {
-	return &file_carillon_v1_executor_proto_enumTypes[1]
+	return &file_carillon_v1_executor_proto_enumTypes[2]
 }
 
 func (x ScriptType) Number() protoreflect.EnumNumber {
@@ -136,7 +188,7 @@ func (x ScriptType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ScriptType.Descriptor instead.
 func (ScriptType) EnumDescriptor() ([]byte, []int) {
-	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{1}
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{2}
 }
 
 // BeatRequest is empty.
@@ -332,7 +384,13 @@ type RunRequest struct {
 	// The fire time this execution belongs to.
 	ScheduledAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=scheduled_at,json=scheduledAt,proto3" json:"scheduled_at,omitempty"`
 	// Set only for script jobs.
-	Script        *Script `protobuf:"bytes,10,opt,name=script,proto3" json:"script,omitempty"`
+	Script *Script `protobuf:"bytes,10,opt,name=script,proto3" json:"script,omitempty"`
+	// The identity of the admin database the run belongs to, made when the
+	// database was created. Run ids are unique within one database only, so
+	// an executor keeps the runs, logs and results of different databases
+	// apart (a new database starts its run ids at 1 again). Empty from admins
+	// that predate it.
+	DatabaseId    string `protobuf:"bytes,11,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -435,6 +493,13 @@ func (x *RunRequest) GetScript() *Script {
 		return x.Script
 	}
 	return nil
+}
+
+func (x *RunRequest) GetDatabaseId() string {
+	if x != nil {
+		return x.DatabaseId
+	}
+	return ""
 }
 
 // RunResponse is empty: the execution was accepted.
@@ -628,10 +693,15 @@ func (x *RunOutcome) GetMessage() string {
 	return ""
 }
 
-// KillRequest names the job whose executions are stopped.
+// KillRequest names the execution, or the job whose executions, to stop.
 type KillRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// With run_id 0: every running and queued execution of this job here.
+	JobId int64 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// When set, only this execution (running or queued) is stopped.
+	RunId int64 `protobuf:"varint,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The database of run_id (see RunRequest.database_id).
+	DatabaseId    string `protobuf:"bytes,3,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -671,6 +741,20 @@ func (x *KillRequest) GetJobId() int64 {
 		return x.JobId
 	}
 	return 0
+}
+
+func (x *KillRequest) GetRunId() int64 {
+	if x != nil {
+		return x.RunId
+	}
+	return 0
+}
+
+func (x *KillRequest) GetDatabaseId() string {
+	if x != nil {
+		return x.DatabaseId
+	}
+	return ""
 }
 
 // KillResponse is empty.
@@ -715,7 +799,9 @@ type ReadLogRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	RunId int64                  `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// First line to return; lines are 1-based. 0 is taken as 1.
-	FromLine      int32 `protobuf:"varint,2,opt,name=from_line,json=fromLine,proto3" json:"from_line,omitempty"`
+	FromLine int32 `protobuf:"varint,2,opt,name=from_line,json=fromLine,proto3" json:"from_line,omitempty"`
+	// The database of run_id (see RunRequest.database_id).
+	DatabaseId    string `protobuf:"bytes,3,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -764,6 +850,177 @@ func (x *ReadLogRequest) GetFromLine() int32 {
 	return 0
 }
 
+func (x *ReadLogRequest) GetDatabaseId() string {
+	if x != nil {
+		return x.DatabaseId
+	}
+	return ""
+}
+
+// HeldRunsRequest names executions of one admin database.
+type HeldRunsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// See RunRequest.database_id.
+	DatabaseId    string  `protobuf:"bytes,1,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	RunIds        []int64 `protobuf:"varint,2,rep,packed,name=run_ids,json=runIds,proto3" json:"run_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeldRunsRequest) Reset() {
+	*x = HeldRunsRequest{}
+	mi := &file_carillon_v1_executor_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeldRunsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeldRunsRequest) ProtoMessage() {}
+
+func (x *HeldRunsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_executor_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeldRunsRequest.ProtoReflect.Descriptor instead.
+func (*HeldRunsRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *HeldRunsRequest) GetDatabaseId() string {
+	if x != nil {
+		return x.DatabaseId
+	}
+	return ""
+}
+
+func (x *HeldRunsRequest) GetRunIds() []int64 {
+	if x != nil {
+		return x.RunIds
+	}
+	return nil
+}
+
+// HeldRunsResponse lists the executions of the request that this executor
+// holds; a run id it does not list was never accepted here, as far as the
+// executor remembers (at least the runs of its current process, and those
+// whose logs it keeps).
+type HeldRunsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Runs  []*HeldRun             `protobuf:"bytes,1,rep,name=runs,proto3" json:"runs,omitempty"`
+	// The executor process's RegisterRequest.instance_id.
+	InstanceId    string `protobuf:"bytes,2,opt,name=instance_id,json=instanceId,proto3" json:"instance_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeldRunsResponse) Reset() {
+	*x = HeldRunsResponse{}
+	mi := &file_carillon_v1_executor_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeldRunsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeldRunsResponse) ProtoMessage() {}
+
+func (x *HeldRunsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_executor_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeldRunsResponse.ProtoReflect.Descriptor instead.
+func (*HeldRunsResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *HeldRunsResponse) GetRuns() []*HeldRun {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+func (x *HeldRunsResponse) GetInstanceId() string {
+	if x != nil {
+		return x.InstanceId
+	}
+	return ""
+}
+
+// HeldRun is one execution an executor holds.
+type HeldRun struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RunId         int64                  `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	State         HeldRunState           `protobuf:"varint,2,opt,name=state,proto3,enum=carillon.v1.HeldRunState" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeldRun) Reset() {
+	*x = HeldRun{}
+	mi := &file_carillon_v1_executor_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeldRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeldRun) ProtoMessage() {}
+
+func (x *HeldRun) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_executor_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeldRun.ProtoReflect.Descriptor instead.
+func (*HeldRun) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *HeldRun) GetRunId() int64 {
+	if x != nil {
+		return x.RunId
+	}
+	return 0
+}
+
+func (x *HeldRun) GetState() HeldRunState {
+	if x != nil {
+		return x.State
+	}
+	return HeldRunState_HELD_RUN_STATE_UNSPECIFIED
+}
+
 // ReadLogResponse is one page of a log.
 type ReadLogResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -780,7 +1037,7 @@ type ReadLogResponse struct {
 
 func (x *ReadLogResponse) Reset() {
 	*x = ReadLogResponse{}
-	mi := &file_carillon_v1_executor_proto_msgTypes[12]
+	mi := &file_carillon_v1_executor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -792,7 +1049,7 @@ func (x *ReadLogResponse) String() string {
 func (*ReadLogResponse) ProtoMessage() {}
 
 func (x *ReadLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_executor_proto_msgTypes[12]
+	mi := &file_carillon_v1_executor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -805,7 +1062,7 @@ func (x *ReadLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadLogResponse.ProtoReflect.Descriptor instead.
 func (*ReadLogResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{12}
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReadLogResponse) GetFromLine() int32 {
@@ -849,7 +1106,7 @@ type Script struct {
 
 func (x *Script) Reset() {
 	*x = Script{}
-	mi := &file_carillon_v1_executor_proto_msgTypes[13]
+	mi := &file_carillon_v1_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -861,7 +1118,7 @@ func (x *Script) String() string {
 func (*Script) ProtoMessage() {}
 
 func (x *Script) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_executor_proto_msgTypes[13]
+	mi := &file_carillon_v1_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -874,7 +1131,7 @@ func (x *Script) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Script.ProtoReflect.Descriptor instead.
 func (*Script) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{13}
+	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Script) GetType() ScriptType {
@@ -909,7 +1166,7 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\">\n" +
 	"\x10IdleBeatResponse\x12\x12\n" +
 	"\x04idle\x18\x01 \x01(\bR\x04idle\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x84\x03\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xa5\x03\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x15\n" +
@@ -924,7 +1181,9 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"shardTotal\x12=\n" +
 	"\fscheduled_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vscheduledAt\x12+\n" +
 	"\x06script\x18\n" +
-	" \x01(\v2\x13.carillon.v1.ScriptR\x06script\"\r\n" +
+	" \x01(\v2\x13.carillon.v1.ScriptR\x06script\x12\x1f\n" +
+	"\vdatabase_id\x18\v \x01(\tR\n" +
+	"databaseId\"\r\n" +
 	"\vRunResponse\">\n" +
 	"\x0fRunBatchRequest\x12+\n" +
 	"\x04runs\x18\x01 \x03(\v2\x17.carillon.v1.RunRequestR\x04runs\"G\n" +
@@ -934,13 +1193,29 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"RunOutcome\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"$\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\\\n" +
 	"\vKillRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\"\x0e\n" +
-	"\fKillResponse\"D\n" +
+	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x1f\n" +
+	"\vdatabase_id\x18\x03 \x01(\tR\n" +
+	"databaseId\"\x0e\n" +
+	"\fKillResponse\"e\n" +
 	"\x0eReadLogRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x1b\n" +
-	"\tfrom_line\x18\x02 \x01(\x05R\bfromLine\"s\n" +
+	"\tfrom_line\x18\x02 \x01(\x05R\bfromLine\x12\x1f\n" +
+	"\vdatabase_id\x18\x03 \x01(\tR\n" +
+	"databaseId\"K\n" +
+	"\x0fHeldRunsRequest\x12\x1f\n" +
+	"\vdatabase_id\x18\x01 \x01(\tR\n" +
+	"databaseId\x12\x17\n" +
+	"\arun_ids\x18\x02 \x03(\x03R\x06runIds\"]\n" +
+	"\x10HeldRunsResponse\x12(\n" +
+	"\x04runs\x18\x01 \x03(\v2\x14.carillon.v1.HeldRunR\x04runs\x12\x1f\n" +
+	"\vinstance_id\x18\x02 \x01(\tR\n" +
+	"instanceId\"Q\n" +
+	"\aHeldRun\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12/\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x19.carillon.v1.HeldRunStateR\x05state\"s\n" +
 	"\x0fReadLogResponse\x12\x1b\n" +
 	"\tfrom_line\x18\x01 \x01(\x05R\bfromLine\x12\x17\n" +
 	"\ato_line\x18\x02 \x01(\x05R\x06toLine\x12\x18\n" +
@@ -950,7 +1225,11 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.carillon.v1.ScriptTypeR\x04type\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x129\n" +
 	"\n" +
-	"updated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\x8c\x01\n" +
+	"updated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*c\n" +
+	"\fHeldRunState\x12\x1e\n" +
+	"\x1aHELD_RUN_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15HELD_RUN_STATE_ACTIVE\x10\x01\x12\x18\n" +
+	"\x14HELD_RUN_STATE_ENDED\x10\x02*\x8c\x01\n" +
 	"\rBlockStrategy\x12\x1e\n" +
 	"\x1aBLOCK_STRATEGY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15BLOCK_STRATEGY_SERIAL\x10\x01\x12 \n" +
@@ -963,14 +1242,15 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x12SCRIPT_TYPE_PYTHON\x10\x02\x12\x16\n" +
 	"\x12SCRIPT_TYPE_NODEJS\x10\x03\x12\x13\n" +
 	"\x0fSCRIPT_TYPE_PHP\x10\x04\x12\x1a\n" +
-	"\x16SCRIPT_TYPE_POWERSHELL\x10\x052\x9d\x03\n" +
+	"\x16SCRIPT_TYPE_POWERSHELL\x10\x052\xe6\x03\n" +
 	"\x0fExecutorService\x12;\n" +
 	"\x04Beat\x12\x18.carillon.v1.BeatRequest\x1a\x19.carillon.v1.BeatResponse\x12G\n" +
 	"\bIdleBeat\x12\x1c.carillon.v1.IdleBeatRequest\x1a\x1d.carillon.v1.IdleBeatResponse\x128\n" +
 	"\x03Run\x12\x17.carillon.v1.RunRequest\x1a\x18.carillon.v1.RunResponse\x12G\n" +
 	"\bRunBatch\x12\x1c.carillon.v1.RunBatchRequest\x1a\x1d.carillon.v1.RunBatchResponse\x12;\n" +
 	"\x04Kill\x12\x18.carillon.v1.KillRequest\x1a\x19.carillon.v1.KillResponse\x12D\n" +
-	"\aReadLog\x12\x1b.carillon.v1.ReadLogRequest\x1a\x1c.carillon.v1.ReadLogResponseB=Z;github.com/carillonhq/carillon/proto/carillon/v1;carillonv1b\x06proto3"
+	"\aReadLog\x12\x1b.carillon.v1.ReadLogRequest\x1a\x1c.carillon.v1.ReadLogResponse\x12G\n" +
+	"\bHeldRuns\x12\x1c.carillon.v1.HeldRunsRequest\x1a\x1d.carillon.v1.HeldRunsResponseB=Z;github.com/carillonhq/carillon/proto/carillon/v1;carillonv1b\x06proto3"
 
 var (
 	file_carillon_v1_executor_proto_rawDescOnce sync.Once
@@ -984,52 +1264,60 @@ func file_carillon_v1_executor_proto_rawDescGZIP() []byte {
 	return file_carillon_v1_executor_proto_rawDescData
 }
 
-var file_carillon_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_carillon_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_carillon_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_carillon_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_carillon_v1_executor_proto_goTypes = []any{
-	(BlockStrategy)(0),            // 0: carillon.v1.BlockStrategy
-	(ScriptType)(0),               // 1: carillon.v1.ScriptType
-	(*BeatRequest)(nil),           // 2: carillon.v1.BeatRequest
-	(*BeatResponse)(nil),          // 3: carillon.v1.BeatResponse
-	(*IdleBeatRequest)(nil),       // 4: carillon.v1.IdleBeatRequest
-	(*IdleBeatResponse)(nil),      // 5: carillon.v1.IdleBeatResponse
-	(*RunRequest)(nil),            // 6: carillon.v1.RunRequest
-	(*RunResponse)(nil),           // 7: carillon.v1.RunResponse
-	(*RunBatchRequest)(nil),       // 8: carillon.v1.RunBatchRequest
-	(*RunBatchResponse)(nil),      // 9: carillon.v1.RunBatchResponse
-	(*RunOutcome)(nil),            // 10: carillon.v1.RunOutcome
-	(*KillRequest)(nil),           // 11: carillon.v1.KillRequest
-	(*KillResponse)(nil),          // 12: carillon.v1.KillResponse
-	(*ReadLogRequest)(nil),        // 13: carillon.v1.ReadLogRequest
-	(*ReadLogResponse)(nil),       // 14: carillon.v1.ReadLogResponse
-	(*Script)(nil),                // 15: carillon.v1.Script
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(HeldRunState)(0),             // 0: carillon.v1.HeldRunState
+	(BlockStrategy)(0),            // 1: carillon.v1.BlockStrategy
+	(ScriptType)(0),               // 2: carillon.v1.ScriptType
+	(*BeatRequest)(nil),           // 3: carillon.v1.BeatRequest
+	(*BeatResponse)(nil),          // 4: carillon.v1.BeatResponse
+	(*IdleBeatRequest)(nil),       // 5: carillon.v1.IdleBeatRequest
+	(*IdleBeatResponse)(nil),      // 6: carillon.v1.IdleBeatResponse
+	(*RunRequest)(nil),            // 7: carillon.v1.RunRequest
+	(*RunResponse)(nil),           // 8: carillon.v1.RunResponse
+	(*RunBatchRequest)(nil),       // 9: carillon.v1.RunBatchRequest
+	(*RunBatchResponse)(nil),      // 10: carillon.v1.RunBatchResponse
+	(*RunOutcome)(nil),            // 11: carillon.v1.RunOutcome
+	(*KillRequest)(nil),           // 12: carillon.v1.KillRequest
+	(*KillResponse)(nil),          // 13: carillon.v1.KillResponse
+	(*ReadLogRequest)(nil),        // 14: carillon.v1.ReadLogRequest
+	(*HeldRunsRequest)(nil),       // 15: carillon.v1.HeldRunsRequest
+	(*HeldRunsResponse)(nil),      // 16: carillon.v1.HeldRunsResponse
+	(*HeldRun)(nil),               // 17: carillon.v1.HeldRun
+	(*ReadLogResponse)(nil),       // 18: carillon.v1.ReadLogResponse
+	(*Script)(nil),                // 19: carillon.v1.Script
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
 }
 var file_carillon_v1_executor_proto_depIdxs = []int32{
-	0,  // 0: carillon.v1.RunRequest.block_strategy:type_name -> carillon.v1.BlockStrategy
-	16, // 1: carillon.v1.RunRequest.scheduled_at:type_name -> google.protobuf.Timestamp
-	15, // 2: carillon.v1.RunRequest.script:type_name -> carillon.v1.Script
-	6,  // 3: carillon.v1.RunBatchRequest.runs:type_name -> carillon.v1.RunRequest
-	10, // 4: carillon.v1.RunBatchResponse.outcomes:type_name -> carillon.v1.RunOutcome
-	1,  // 5: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
-	16, // 6: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
-	2,  // 7: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
-	4,  // 8: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
-	6,  // 9: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
-	8,  // 10: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
-	11, // 11: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
-	13, // 12: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
-	3,  // 13: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
-	5,  // 14: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
-	7,  // 15: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
-	9,  // 16: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
-	12, // 17: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
-	14, // 18: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
-	13, // [13:19] is the sub-list for method output_type
-	7,  // [7:13] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	1,  // 0: carillon.v1.RunRequest.block_strategy:type_name -> carillon.v1.BlockStrategy
+	20, // 1: carillon.v1.RunRequest.scheduled_at:type_name -> google.protobuf.Timestamp
+	19, // 2: carillon.v1.RunRequest.script:type_name -> carillon.v1.Script
+	7,  // 3: carillon.v1.RunBatchRequest.runs:type_name -> carillon.v1.RunRequest
+	11, // 4: carillon.v1.RunBatchResponse.outcomes:type_name -> carillon.v1.RunOutcome
+	17, // 5: carillon.v1.HeldRunsResponse.runs:type_name -> carillon.v1.HeldRun
+	0,  // 6: carillon.v1.HeldRun.state:type_name -> carillon.v1.HeldRunState
+	2,  // 7: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
+	20, // 8: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 9: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
+	5,  // 10: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
+	7,  // 11: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
+	9,  // 12: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
+	12, // 13: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
+	14, // 14: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
+	15, // 15: carillon.v1.ExecutorService.HeldRuns:input_type -> carillon.v1.HeldRunsRequest
+	4,  // 16: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
+	6,  // 17: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
+	8,  // 18: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
+	10, // 19: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
+	13, // 20: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
+	18, // 21: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
+	16, // 22: carillon.v1.ExecutorService.HeldRuns:output_type -> carillon.v1.HeldRunsResponse
+	16, // [16:23] is the sub-list for method output_type
+	9,  // [9:16] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_executor_proto_init() }
@@ -1042,8 +1330,8 @@ func file_carillon_v1_executor_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_executor_proto_rawDesc), len(file_carillon_v1_executor_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   14,
+			NumEnums:      3,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

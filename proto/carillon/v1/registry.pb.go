@@ -28,7 +28,12 @@ type RegisterRequest struct {
 	// The executor group's app name.
 	AppName string `protobuf:"bytes,1,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
 	// Base URL the admin calls back, e.g. http://10.0.0.5:9999.
-	Address       string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	Address string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	// Identifies the executor process: a new random value at each start.
+	// When an address registers with a new instance, the admin asks it which
+	// runs it holds (ExecutorService.HeldRuns) and settles the runs of the
+	// previous instance there LOST.
+	InstanceId    string `protobuf:"bytes,3,opt,name=instance_id,json=instanceId,proto3" json:"instance_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -73,6 +78,13 @@ func (x *RegisterRequest) GetAppName() string {
 func (x *RegisterRequest) GetAddress() string {
 	if x != nil {
 		return x.Address
+	}
+	return ""
+}
+
+func (x *RegisterRequest) GetInstanceId() string {
+	if x != nil {
+		return x.InstanceId
 	}
 	return ""
 }
@@ -294,8 +306,12 @@ type RunResult struct {
 	// A final status: SUCCEEDED, FAILED, TIMED_OUT or KILLED.
 	Status RunStatus `protobuf:"varint,2,opt,name=status,proto3,enum=carillon.v1.RunStatus" json:"status,omitempty"`
 	// Error or success message, for people.
-	Message       string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
-	FinishedAt    *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	Message    string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// The RunRequest.database_id of the execution. A result for another
+	// database (an executor that ran against an older database) is
+	// acknowledged and ignored. Empty from executors that predate it.
+	DatabaseId    string `protobuf:"bytes,5,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -358,14 +374,23 @@ func (x *RunResult) GetFinishedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *RunResult) GetDatabaseId() string {
+	if x != nil {
+		return x.DatabaseId
+	}
+	return ""
+}
+
 var File_carillon_v1_registry_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\n" +
-	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x15carillon/v1/run.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"F\n" +
+	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x15carillon/v1/run.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"g\n" +
 	"\x0fRegisterRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x18\n" +
-	"\aaddress\x18\x02 \x01(\tR\aaddress\"\x12\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x1f\n" +
+	"\vinstance_id\x18\x03 \x01(\tR\n" +
+	"instanceId\"\x12\n" +
 	"\x10RegisterResponse\"H\n" +
 	"\x11DeregisterRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x18\n" +
@@ -373,13 +398,15 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\x12DeregisterResponse\"H\n" +
 	"\x14ReportResultsRequest\x120\n" +
 	"\aresults\x18\x01 \x03(\v2\x16.carillon.v1.RunResultR\aresults\"\x17\n" +
-	"\x15ReportResultsResponse\"\xa9\x01\n" +
+	"\x15ReportResultsResponse\"\xca\x01\n" +
 	"\tRunResult\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12.\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x16.carillon.v1.RunStatusR\x06status\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x12;\n" +
 	"\vfinished_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishedAt2\x81\x02\n" +
+	"finishedAt\x12\x1f\n" +
+	"\vdatabase_id\x18\x05 \x01(\tR\n" +
+	"databaseId2\x81\x02\n" +
 	"\x0fRegistryService\x12G\n" +
 	"\bRegister\x12\x1c.carillon.v1.RegisterRequest\x1a\x1d.carillon.v1.RegisterResponse\x12M\n" +
 	"\n" +

@@ -236,8 +236,9 @@ type Run struct {
 	TriggerType     TriggerType `protobuf:"varint,9,opt,name=trigger_type,json=triggerType,proto3,enum=carillon.v1.TriggerType" json:"trigger_type,omitempty"`
 	// The fire time it belongs to.
 	ScheduledAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=scheduled_at,json=scheduledAt,proto3" json:"scheduled_at,omitempty"`
-	// The instant the admin sends it to its executor: it claims a scheduled
-	// fire up to 1.5 s ahead, and sends it on this instant.
+	// When the admin sent it to its executor. A scheduled fire is claimed up
+	// to 1.5 s ahead with its instant here, and sent on that instant; a run
+	// sent later (an overloaded admin, a restart) shows when it really was.
 	TriggeredAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=triggered_at,json=triggeredAt,proto3" json:"triggered_at,omitempty"`
 	// Routing and dispatch details, for people.
 	TriggerMessage string    `protobuf:"bytes,12,opt,name=trigger_message,json=triggerMessage,proto3" json:"trigger_message,omitempty"`
@@ -253,7 +254,14 @@ type Run struct {
 	// Whether an alarm was sent for this run.
 	AlarmStatus AlarmStatus `protobuf:"varint,18,opt,name=alarm_status,json=alarmStatus,proto3,enum=carillon.v1.AlarmStatus" json:"alarm_status,omitempty"`
 	// The alarm's delivery outcome, per channel, for people.
-	AlarmMessage  string `protobuf:"bytes,19,opt,name=alarm_message,json=alarmMessage,proto3" json:"alarm_message,omitempty"`
+	AlarmMessage string `protobuf:"bytes,19,opt,name=alarm_message,json=alarmMessage,proto3" json:"alarm_message,omitempty"`
+	// For the record of a misfire (a SKIPPED run, or a MISFIRE run fired once
+	// for several missed instants): how many scheduled instants it stands
+	// for, from scheduled_at through missed_until. One row is kept per job and
+	// outage, not one per missed instant. 0 for every other run.
+	MissedCount int64 `protobuf:"varint,20,opt,name=missed_count,json=missedCount,proto3" json:"missed_count,omitempty"`
+	// The last missed instant this record stands for; see missed_count.
+	MissedUntil   *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=missed_until,json=missedUntil,proto3" json:"missed_until,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -419,6 +427,20 @@ func (x *Run) GetAlarmMessage() string {
 		return x.AlarmMessage
 	}
 	return ""
+}
+
+func (x *Run) GetMissedCount() int64 {
+	if x != nil {
+		return x.MissedCount
+	}
+	return 0
+}
+
+func (x *Run) GetMissedUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.MissedUntil
+	}
+	return nil
 }
 
 // ListRunsRequest filters and pages runs.
@@ -993,7 +1015,7 @@ var File_carillon_v1_run_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfe\x05\n" +
+	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe0\x06\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x03R\x05jobId\x12\x19\n" +
@@ -1017,7 +1039,9 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\aattempt\x18\x10 \x01(\x05R\aattempt\x121\n" +
 	"\x06due_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\x05dueAt\x12;\n" +
 	"\falarm_status\x18\x12 \x01(\x0e2\x18.carillon.v1.AlarmStatusR\valarmStatus\x12#\n" +
-	"\ralarm_message\x18\x13 \x01(\tR\falarmMessage\"\x8b\x02\n" +
+	"\ralarm_message\x18\x13 \x01(\tR\falarmMessage\x12!\n" +
+	"\fmissed_count\x18\x14 \x01(\x03R\vmissedCount\x12=\n" +
+	"\fmissed_until\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\vmissedUntil\"\x8b\x02\n" +
 	"\x0fListRunsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12.\n" +
@@ -1124,27 +1148,28 @@ var file_carillon_v1_run_proto_depIdxs = []int32{
 	14, // 4: carillon.v1.Run.finished_at:type_name -> google.protobuf.Timestamp
 	14, // 5: carillon.v1.Run.due_at:type_name -> google.protobuf.Timestamp
 	0,  // 6: carillon.v1.Run.alarm_status:type_name -> carillon.v1.AlarmStatus
-	1,  // 7: carillon.v1.ListRunsRequest.status:type_name -> carillon.v1.RunStatus
-	14, // 8: carillon.v1.ListRunsRequest.from:type_name -> google.protobuf.Timestamp
-	14, // 9: carillon.v1.ListRunsRequest.to:type_name -> google.protobuf.Timestamp
-	3,  // 10: carillon.v1.ListRunsResponse.runs:type_name -> carillon.v1.Run
-	3,  // 11: carillon.v1.GetRunResponse.run:type_name -> carillon.v1.Run
-	14, // 12: carillon.v1.DeleteRunsRequest.before:type_name -> google.protobuf.Timestamp
-	4,  // 13: carillon.v1.RunService.ListRuns:input_type -> carillon.v1.ListRunsRequest
-	6,  // 14: carillon.v1.RunService.GetRun:input_type -> carillon.v1.GetRunRequest
-	8,  // 15: carillon.v1.RunService.ReadRunLog:input_type -> carillon.v1.ReadRunLogRequest
-	10, // 16: carillon.v1.RunService.KillRun:input_type -> carillon.v1.KillRunRequest
-	12, // 17: carillon.v1.RunService.DeleteRuns:input_type -> carillon.v1.DeleteRunsRequest
-	5,  // 18: carillon.v1.RunService.ListRuns:output_type -> carillon.v1.ListRunsResponse
-	7,  // 19: carillon.v1.RunService.GetRun:output_type -> carillon.v1.GetRunResponse
-	9,  // 20: carillon.v1.RunService.ReadRunLog:output_type -> carillon.v1.ReadRunLogResponse
-	11, // 21: carillon.v1.RunService.KillRun:output_type -> carillon.v1.KillRunResponse
-	13, // 22: carillon.v1.RunService.DeleteRuns:output_type -> carillon.v1.DeleteRunsResponse
-	18, // [18:23] is the sub-list for method output_type
-	13, // [13:18] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	14, // 7: carillon.v1.Run.missed_until:type_name -> google.protobuf.Timestamp
+	1,  // 8: carillon.v1.ListRunsRequest.status:type_name -> carillon.v1.RunStatus
+	14, // 9: carillon.v1.ListRunsRequest.from:type_name -> google.protobuf.Timestamp
+	14, // 10: carillon.v1.ListRunsRequest.to:type_name -> google.protobuf.Timestamp
+	3,  // 11: carillon.v1.ListRunsResponse.runs:type_name -> carillon.v1.Run
+	3,  // 12: carillon.v1.GetRunResponse.run:type_name -> carillon.v1.Run
+	14, // 13: carillon.v1.DeleteRunsRequest.before:type_name -> google.protobuf.Timestamp
+	4,  // 14: carillon.v1.RunService.ListRuns:input_type -> carillon.v1.ListRunsRequest
+	6,  // 15: carillon.v1.RunService.GetRun:input_type -> carillon.v1.GetRunRequest
+	8,  // 16: carillon.v1.RunService.ReadRunLog:input_type -> carillon.v1.ReadRunLogRequest
+	10, // 17: carillon.v1.RunService.KillRun:input_type -> carillon.v1.KillRunRequest
+	12, // 18: carillon.v1.RunService.DeleteRuns:input_type -> carillon.v1.DeleteRunsRequest
+	5,  // 19: carillon.v1.RunService.ListRuns:output_type -> carillon.v1.ListRunsResponse
+	7,  // 20: carillon.v1.RunService.GetRun:output_type -> carillon.v1.GetRunResponse
+	9,  // 21: carillon.v1.RunService.ReadRunLog:output_type -> carillon.v1.ReadRunLogResponse
+	11, // 22: carillon.v1.RunService.KillRun:output_type -> carillon.v1.KillRunResponse
+	13, // 23: carillon.v1.RunService.DeleteRuns:output_type -> carillon.v1.DeleteRunsResponse
+	19, // [19:24] is the sub-list for method output_type
+	14, // [14:19] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_run_proto_init() }

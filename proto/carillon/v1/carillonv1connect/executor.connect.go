@@ -47,6 +47,9 @@ const (
 	ExecutorServiceKillProcedure = "/carillon.v1.ExecutorService/Kill"
 	// ExecutorServiceReadLogProcedure is the fully-qualified name of the ExecutorService's ReadLog RPC.
 	ExecutorServiceReadLogProcedure = "/carillon.v1.ExecutorService/ReadLog"
+	// ExecutorServiceHeldRunsProcedure is the fully-qualified name of the ExecutorService's HeldRuns
+	// RPC.
+	ExecutorServiceHeldRunsProcedure = "/carillon.v1.ExecutorService/HeldRuns"
 )
 
 // ExecutorServiceClient is a client for the carillon.v1.ExecutorService service.
@@ -73,6 +76,13 @@ type ExecutorServiceClient interface {
 	Kill(context.Context, *v1.KillRequest) (*v1.KillResponse, error)
 	// ReadLog returns one page of one execution's log, by line.
 	ReadLog(context.Context, *v1.ReadLogRequest) (*v1.ReadLogResponse, error)
+	// HeldRuns says which of the given executions this executor holds: queued
+	// or running here, or ended here with a result reported or still to be
+	// reported. An admin that restarted asks it about the runs it had claimed
+	// but not recorded as sent, so that it sends each run no executor holds
+	// and never sends one twice. An executor that cannot answer (an older SDK
+	// answers unimplemented) is never sent such a run again.
+	HeldRuns(context.Context, *v1.HeldRunsRequest) (*v1.HeldRunsResponse, error)
 }
 
 // NewExecutorServiceClient constructs a client for the carillon.v1.ExecutorService service. By
@@ -122,6 +132,12 @@ func NewExecutorServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(executorServiceMethods.ByName("ReadLog")),
 			connect.WithClientOptions(opts...),
 		),
+		heldRuns: connect.NewClient[v1.HeldRunsRequest, v1.HeldRunsResponse](
+			httpClient,
+			baseURL+ExecutorServiceHeldRunsProcedure,
+			connect.WithSchema(executorServiceMethods.ByName("HeldRuns")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -133,6 +149,7 @@ type executorServiceClient struct {
 	runBatch *connect.Client[v1.RunBatchRequest, v1.RunBatchResponse]
 	kill     *connect.Client[v1.KillRequest, v1.KillResponse]
 	readLog  *connect.Client[v1.ReadLogRequest, v1.ReadLogResponse]
+	heldRuns *connect.Client[v1.HeldRunsRequest, v1.HeldRunsResponse]
 }
 
 // Beat calls carillon.v1.ExecutorService.Beat.
@@ -189,6 +206,15 @@ func (c *executorServiceClient) ReadLog(ctx context.Context, req *v1.ReadLogRequ
 	return nil, err
 }
 
+// HeldRuns calls carillon.v1.ExecutorService.HeldRuns.
+func (c *executorServiceClient) HeldRuns(ctx context.Context, req *v1.HeldRunsRequest) (*v1.HeldRunsResponse, error) {
+	response, err := c.heldRuns.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // ExecutorServiceHandler is an implementation of the carillon.v1.ExecutorService service.
 type ExecutorServiceHandler interface {
 	// Beat is a liveness check: any OK reply means the executor is alive. The
@@ -213,6 +239,13 @@ type ExecutorServiceHandler interface {
 	Kill(context.Context, *v1.KillRequest) (*v1.KillResponse, error)
 	// ReadLog returns one page of one execution's log, by line.
 	ReadLog(context.Context, *v1.ReadLogRequest) (*v1.ReadLogResponse, error)
+	// HeldRuns says which of the given executions this executor holds: queued
+	// or running here, or ended here with a result reported or still to be
+	// reported. An admin that restarted asks it about the runs it had claimed
+	// but not recorded as sent, so that it sends each run no executor holds
+	// and never sends one twice. An executor that cannot answer (an older SDK
+	// answers unimplemented) is never sent such a run again.
+	HeldRuns(context.Context, *v1.HeldRunsRequest) (*v1.HeldRunsResponse, error)
 }
 
 // NewExecutorServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -258,6 +291,12 @@ func NewExecutorServiceHandler(svc ExecutorServiceHandler, opts ...connect.Handl
 		connect.WithSchema(executorServiceMethods.ByName("ReadLog")),
 		connect.WithHandlerOptions(opts...),
 	)
+	executorServiceHeldRunsHandler := connect.NewUnaryHandlerSimple(
+		ExecutorServiceHeldRunsProcedure,
+		svc.HeldRuns,
+		connect.WithSchema(executorServiceMethods.ByName("HeldRuns")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/carillon.v1.ExecutorService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ExecutorServiceBeatProcedure:
@@ -272,6 +311,8 @@ func NewExecutorServiceHandler(svc ExecutorServiceHandler, opts ...connect.Handl
 			executorServiceKillHandler.ServeHTTP(w, r)
 		case ExecutorServiceReadLogProcedure:
 			executorServiceReadLogHandler.ServeHTTP(w, r)
+		case ExecutorServiceHeldRunsProcedure:
+			executorServiceHeldRunsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -303,4 +344,8 @@ func (UnimplementedExecutorServiceHandler) Kill(context.Context, *v1.KillRequest
 
 func (UnimplementedExecutorServiceHandler) ReadLog(context.Context, *v1.ReadLogRequest) (*v1.ReadLogResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.ExecutorService.ReadLog is not implemented"))
+}
+
+func (UnimplementedExecutorServiceHandler) HeldRuns(context.Context, *v1.HeldRunsRequest) (*v1.HeldRunsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.ExecutorService.HeldRuns is not implemented"))
 }
