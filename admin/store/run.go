@@ -36,28 +36,37 @@ type Run struct {
 	TimeoutSeconds int32
 	AlarmStatus    carillonv1.AlarmStatus
 	AlarmMessage   string
+	// MissedCount and MissedUntil describe the record of a misfire: the
+	// scheduled instants from ScheduledAt through MissedUntil, MissedCount
+	// of them, that it stands for. Zero for other runs.
+	MissedCount int64
+	MissedUntil time.Time
+	// AdminSettled says the admin settled the run without a result from its
+	// executor (LOST, TIMED_OUT, or unknown after a restart): a result that
+	// comes later replaces the admin's guess.
+	AdminSettled bool
 }
 
 const runColumns = `id, job_id, group_id, executor_address, handler, param, shard_index, shard_total, trigger_type,
 	scheduled_at, triggered_at, trigger_message, status, message, finished_at, attempt, due_at, timeout_seconds,
-	alarm_status, alarm_message`
+	alarm_status, alarm_message, missed_count, missed_until, admin_settled`
 
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var r Run
-	var scheduled, triggered, finished, due sql.NullInt64
+	var scheduled, triggered, finished, due, missedUntil sql.NullInt64
 	err := row.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ExecutorAddress, &r.Handler, &r.Param, &r.ShardIndex, &r.ShardTotal,
 		&r.TriggerType, &scheduled, &triggered, &r.TriggerMessage, &r.Status, &r.Message, &finished, &r.Attempt, &due,
-		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage)
+		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage, &r.MissedCount, &missedUntil, &r.AdminSettled)
 	if err != nil {
 		return Run{}, err
 	}
 	r.ScheduledAt, r.TriggeredAt, r.FinishedAt = fromMillis(scheduled), fromMillis(triggered), fromMillis(finished)
-	r.DueAt = fromMillis(due)
+	r.DueAt, r.MissedUntil = fromMillis(due), fromMillis(missedUntil)
 	return r, nil
 }
 
 // insertRunSQL inserts a run; its arguments are insertArgs.
-var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 18) + `)`
+var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 21) + `)`
 
 // insertArgs are r's values for insertRunSQL. A zero DueAt becomes ScheduledAt.
 func insertArgs(r *Run) []any {
@@ -66,7 +75,7 @@ func insertArgs(r *Run) []any {
 	}
 	return []any{r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
 		millis(r.ScheduledAt), millis(r.TriggeredAt), r.TriggerMessage, r.Status, r.Message, millis(r.FinishedAt), r.Attempt,
-		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage}
+		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage, r.MissedCount, millis(r.MissedUntil), r.AdminSettled}
 }
 
 // insertWith stores r with a prepared insertRunSQL and sets its ID.

@@ -39,6 +39,8 @@ type Store struct {
 	routing atomic.Int64
 	stops   stops
 	jobs    jobCache // job definitions for the fire path
+	// databaseID is this database's identity (DatabaseID).
+	databaseID string
 
 	stopCheckpoints chan struct{}
 	checkpointsDone chan struct{}
@@ -50,6 +52,11 @@ type Store struct {
 // while the version is still v, except for registrations expiring with
 // time.
 func (s *Store) RoutingVersion() int64 { return s.routing.Load() }
+
+// DatabaseID returns the identity of the database, made when it was
+// created (32 hex digits). Run ids are unique within one database only;
+// executors keep the runs of different databases apart by it.
+func (s *Store) DatabaseID() string { return s.databaseID }
 
 // Open opens (creating if needed) the database file at path, takes the
 // file's admin lock and applies pending migrations. A second Open of the
@@ -78,6 +85,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if err := s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'database_id'`).Scan(&s.databaseID); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: database id: %w", err)
 	}
 	if err := s.prepare(ctx); err != nil {
 		s.Close()
