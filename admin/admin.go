@@ -116,12 +116,27 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 		st.Close()
 		return nil, err
 	}
+	// What the previous admin process left: the runs it claimed (up to
+	// lastRun) and the last heartbeat it heard.
+	lastRun, err := st.MaxRunID(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	lastBeat, err := st.LastBeat(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	var trig *trigger.Trigger // the scheduler fires through the trigger, which queues follow-ups on the scheduler
 	sched := schedule.New(schedule.Config{
 		Store: st, FireFunc: func(es []schedule.Entry) { trig.Fire(es) }, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger,
 		FireAhead: fireAhead,
 	})
-	trig, err = trigger.New(trigger.Config{Store: st, Token: cfg.Token, Logger: cfg.Logger, EnqueueFunc: sched.Enqueue, WakeFunc: sched.Wake})
+	trig, err = trigger.New(trigger.Config{
+		Store: st, Token: cfg.Token, Logger: cfg.Logger, EnqueueFunc: sched.Enqueue, WakeFunc: sched.Wake,
+		LastBeat: lastBeat, LastRunID: lastRun,
+	})
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -160,9 +175,12 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // Serve serves the API on ln and runs the scheduler until ctx ends, then
-// shuts down in the reverse order of start: the demo executor (if any)
-// stops, the HTTP server stops taking requests, the scheduler stops, and
-// in-flight dispatches finish.
+// shuts down in order: the scheduler stops scanning and hands every fire
+// it claimed to the trigger, which sends each on its instant (at most
+// the scheduler's look-ahead, 1.5 s) and records the dispatches; then the
+// demo executor (if any) and the background loops stop, the HTTP server
+// stops taking requests, and in-flight work finishes. A graceful stop
+// leaves no claimed fire unsent.
 func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	log := a.cfg.Logger
 	protocols := new(http.Protocols)
@@ -185,8 +203,10 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 		protocols.SetHTTP2(true)
 		hs.TLSConfig, scheme = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, "https"
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The scheduler stops when ctx ends; everything else runs until the
+	// scheduler's claimed fires are sent.
+	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLoops()
 	errc := make(chan error, 8)
 	go func() {
 		serve := hs.Serve
@@ -197,11 +217,22 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 			errc <- fmt.Errorf("admin: serve: %w", err)
 		}
 	}()
-	// The scheduler and the background loops: lost/overdue runs, alarms,
-	// retention. Each stops when ctx ends.
+	schedCtx, stopScheduler := context.WithCancel(ctx)
+	defer stopScheduler()
+	schedDone := make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		if err := a.scheduler.Run(schedCtx); err != nil {
+			errc <- err
+		}
+	}()
+	// The background loops: the runs an earlier process left, lost and
+	// overdue runs, alarms, retention. Each stops when loopCtx ends.
 	var loops sync.WaitGroup
 	for _, loop := range []func(context.Context) error{
-		a.scheduler.Run,
+		func(ctx context.Context) error {
+			return a.trigger.Reconcile(ctx, trigger.ReconcileConfig{MisfireThreshold: a.cfg.MisfireThreshold})
+		},
 		func(ctx context.Context) error { return a.trigger.Monitor(ctx, trigger.MonitorConfig{}) },
 		a.alarms.Run,
 		func(ctx context.Context) error {
@@ -209,7 +240,7 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 		},
 	} {
 		loops.Go(func() {
-			if err := loop(ctx); err != nil {
+			if err := loop(loopCtx); err != nil {
 				errc <- err
 			}
 		})
@@ -222,7 +253,7 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 		if !a.cfg.Demo {
 			return
 		}
-		if err := runDemo(ctx, a, base); err != nil && ctx.Err() == nil {
+		if err := runDemo(loopCtx, a, base); err != nil && loopCtx.Err() == nil {
 			errc <- err
 		}
 	}()
@@ -234,7 +265,10 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	log.Info("carillon admin shutting down")
 	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer stop()
-	cancel()
+	stopScheduler()
+	<-schedDone      // the scheduler handed its claimed fires to the trigger
+	a.trigger.Wait() // which sent them, executors and HTTP server still up, and recorded them
+	stopLoops()
 	<-demoDone // the demo executor deregisters and flushes its results through the server
 	shutdownErr := hs.Shutdown(shutdownCtx)
 	loops.Wait()

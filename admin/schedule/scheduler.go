@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/store"
@@ -113,7 +114,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		defer close(done)
 		s.fireLoop(ctx)
 	}()
-	defer func() { <-done }()
+	defer func() {
+		<-done
+		s.handOver()
+	}()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -133,6 +137,20 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			wait = min(wait, max(time.Until(next)-s.cfg.Lookahead, scanGap))
 		}
 		timer.Reset(wait)
+	}
+}
+
+// handOver gives FireFunc every fire the scans claimed that is still
+// queued, once the scheduler stops: the dispatcher sends each on its
+// instant (within the look-ahead), so a graceful stop leaves no claimed
+// fire unsent. Queued pending runs (retries, child runs) stay pending in
+// the store for the next start.
+func (s *Scheduler) handOver() {
+	rest, _ := s.queue.PopDue(nil, time.Now().Add(100*365*24*time.Hour))
+	claimed := slices.DeleteFunc(rest, func(e Entry) bool { return e.Run == nil })
+	if len(claimed) > 0 {
+		s.cfg.Logger.Info("schedule: stopping; sending the fires already claimed", "fires", len(claimed))
+		s.cfg.FireFunc(claimed)
 	}
 }
 

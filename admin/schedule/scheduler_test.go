@@ -111,11 +111,23 @@ func TestFiresAtTheScheduledInstant(t *testing.T) {
 				rec := &recorder{st: st}
 				stop := startAhead(st, rec.Fire, ahead)
 				time.Sleep(5200*time.Millisecond - ahead)
+				stopAt := time.Now()
 				stop()
 				fires := rec.all()
-				if len(fires) != 4 {
-					t.Fatalf("%d fires in 5.2 s, want 4 (at 1.5, 2.5, 3.5, 4.5 s)", len(fires))
+				// A stop hands over the fires claimed ahead (the look-ahead
+				// is 1.5 s): 5.5 and 6.5 s, for the dispatcher to send on
+				// their instants.
+				if len(fires) != 6 {
+					t.Fatalf("%d fires, want 4 in 5.2 s (at 1.5, 2.5, 3.5, 4.5 s) and 2 handed over at the stop (5.5, 6.5 s)", len(fires))
 				}
+				for i, f := range fires[4:] {
+					want := first.Add(time.Duration(4+i) * time.Second)
+					if f.entry.Run == nil || !f.entry.At.Equal(want) || !f.at.Equal(stopAt) {
+						t.Errorf("handed over at the stop: claimed %v, for %v at %v; want claimed, for %v at %v",
+							f.entry.Run != nil, f.entry.At, f.at, want, stopAt)
+					}
+				}
+				fires = fires[:4]
 				for i, f := range fires {
 					want := first.Add(time.Duration(i) * time.Second)
 					if !f.run.ScheduledAt.Equal(want) || !f.entry.At.Equal(want) || !f.at.Equal(want.Add(-ahead)) {

@@ -39,9 +39,14 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 	if err := checkURL("address", req.Address); err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Store.Register(ctx, req.AppName, req.Address, s.cfg.NowFunc()); err != nil {
+	if len(req.InstanceId) > 64 {
+		return nil, invalid("instance_id", "must be at most 64 bytes, got %d", len(req.InstanceId))
+	}
+	previous, err := s.cfg.Store.Register(ctx, req.AppName, req.Address, req.InstanceId, s.cfg.NowFunc())
+	if err != nil {
 		return nil, s.toConnect(err)
 	}
+	s.cfg.Trigger.Registered(req.Address, req.InstanceId, previous)
 	return &carillonv1.RegisterResponse{}, nil
 }
 

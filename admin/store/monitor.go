@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"strings"
 	"time"
 
@@ -41,8 +43,14 @@ var (
 		AND timeout_seconds > 0 AND triggered_at + timeout_seconds * 1000 + ?2 < ?3
 		ORDER BY triggered_at LIMIT ?4`
 	undispatchedRunsSQL = `SELECT ` + runColumns + ` FROM runs
-		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = ''
-		ORDER BY triggered_at LIMIT ?2`
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = '' AND id > ?2
+		ORDER BY triggered_at LIMIT ?3`
+	unsentRunsSQL = `SELECT ` + runColumns + ` FROM runs
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND executor_address = '' AND id <= ?1
+		ORDER BY id`
+	runsAtSQL = `SELECT ` + runColumns + ` FROM runs
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = ?2
+		ORDER BY triggered_at LIMIT ?3`
 	pendingRunsSQL = `SELECT ` + runColumns + ` FROM runs WHERE ` + sqlInFlight + ` AND status = ` + sqlPending +
 		` ORDER BY scheduled_at, id`
 )
@@ -62,10 +70,31 @@ func (s *Store) OverdueRuns(ctx context.Context, now time.Time, grace time.Durat
 	return s.queryRuns(ctx, overdueRunsSQL, now.Add(-grace).UnixMilli(), grace.Milliseconds(), now.UnixMilli(), monitorBatch)
 }
 
-// UndispatchedRuns returns running runs claimed for dispatch before
-// before that never recorded an executor: their admin died mid-dispatch.
-func (s *Store) UndispatchedRuns(ctx context.Context, before time.Time) ([]Run, error) {
-	return s.queryRuns(ctx, undispatchedRunsSQL, before.UnixMilli(), monitorBatch)
+// UndispatchedRuns returns running runs with an ID above afterID, claimed
+// for dispatch before before, that never recorded an executor.
+func (s *Store) UndispatchedRuns(ctx context.Context, before time.Time, afterID int64) ([]Run, error) {
+	return s.queryRuns(ctx, undispatchedRunsSQL, before.UnixMilli(), afterID, monitorBatch)
+}
+
+// UnsentRuns returns the running runs with an ID up to upTo that recorded
+// no executor: claimed by an earlier admin process, which may or may not
+// have sent them before it stopped.
+func (s *Store) UnsentRuns(ctx context.Context, upTo int64) ([]Run, error) {
+	return s.queryRuns(ctx, unsentRunsSQL, upTo)
+}
+
+// RunsAt returns running runs dispatched to address before before.
+func (s *Store) RunsAt(ctx context.Context, address string, before time.Time) ([]Run, error) {
+	return s.queryRuns(ctx, runsAtSQL, before.UnixMilli(), address, monitorBatch)
+}
+
+// MaxRunID returns the largest run ID so far; 0 with no run.
+func (s *Store) MaxRunID(ctx context.Context) (int64, error) {
+	var id sql.NullInt64
+	if err := s.r.QueryRowContext(ctx, `SELECT max(id) FROM runs`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("store: max run id: %w", err)
+	}
+	return id.Int64, nil
 }
 
 // PendingRuns returns every pending run, oldest scheduled instant first.

@@ -2,21 +2,44 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
 
-// Register records a heartbeat of the executor at address for app.
-func (s *Store) Register(ctx context.Context, app, address string, now time.Time) error {
+// Register records a heartbeat of the executor process instance at
+// address for app, and returns the instance that registered there before
+// ("" if none, or if it did not say). A different previous instance means
+// the executor restarted on the same address.
+func (s *Store) Register(ctx context.Context, app, address, instance string, now time.Time) (previous string, err error) {
 	defer s.routing.Add(1)
-	_, err := s.w.ExecContext(ctx,
-		`INSERT INTO registry (app_name, address, updated_at) VALUES (?, ?, ?)
-		 ON CONFLICT (app_name, address) DO UPDATE SET updated_at = excluded.updated_at`,
-		app, address, now.UnixMilli())
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT instance_id FROM registry WHERE app_name = ? AND address = ?`, app, address).Scan(&previous)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO registry (app_name, address, updated_at, instance_id) VALUES (?, ?, ?, ?)
+			 ON CONFLICT (app_name, address) DO UPDATE SET updated_at = excluded.updated_at, instance_id = excluded.instance_id`,
+			app, address, now.UnixMilli(), instance)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("store: register %s %s: %w", app, address, err)
+		return "", fmt.Errorf("store: register %s %s: %w", app, address, err)
 	}
-	return nil
+	return previous, nil
+}
+
+// LastBeat returns the newest heartbeat in the registry: when an admin
+// starts, about when the previous one stopped hearing executors. Zero when
+// the registry is empty.
+func (s *Store) LastBeat(ctx context.Context) (time.Time, error) {
+	var at sql.NullInt64
+	if err := s.r.QueryRowContext(ctx, `SELECT max(updated_at) FROM registry`).Scan(&at); err != nil {
+		return time.Time{}, fmt.Errorf("store: last beat: %w", err)
+	}
+	return fromMillis(at), nil
 }
 
 // Deregister removes the executor at address from app at once.

@@ -45,7 +45,16 @@ type Run struct {
 	// executor (LOST, TIMED_OUT, or unknown after a restart): a result that
 	// comes later replaces the admin's guess.
 	AdminSettled bool
+	// LateResult says a result from the executor replaced the admin's guess.
+	LateResult bool
 }
+
+// Values of runs.admin_settled.
+const (
+	settledByResult = 0 // the executor's result, or never settled
+	settledByAdmin  = 1 // the admin's guess: Run.AdminSettled
+	settledLate     = 2 // the admin's guess, replaced by a result: Run.LateResult
+)
 
 const runColumns = `id, job_id, group_id, executor_address, handler, param, shard_index, shard_total, trigger_type,
 	scheduled_at, triggered_at, trigger_message, status, message, finished_at, attempt, due_at, timeout_seconds,
@@ -54,14 +63,16 @@ const runColumns = `id, job_id, group_id, executor_address, handler, param, shar
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var scheduled, triggered, finished, due, missedUntil sql.NullInt64
+	var settled int64
 	err := row.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ExecutorAddress, &r.Handler, &r.Param, &r.ShardIndex, &r.ShardTotal,
 		&r.TriggerType, &scheduled, &triggered, &r.TriggerMessage, &r.Status, &r.Message, &finished, &r.Attempt, &due,
-		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage, &r.MissedCount, &missedUntil, &r.AdminSettled)
+		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage, &r.MissedCount, &missedUntil, &settled)
 	if err != nil {
 		return Run{}, err
 	}
 	r.ScheduledAt, r.TriggeredAt, r.FinishedAt = fromMillis(scheduled), fromMillis(triggered), fromMillis(finished)
 	r.DueAt, r.MissedUntil = fromMillis(due), fromMillis(missedUntil)
+	r.AdminSettled, r.LateResult = settled == settledByAdmin, settled == settledLate
 	return r, nil
 }
 
@@ -75,7 +86,18 @@ func insertArgs(r *Run) []any {
 	}
 	return []any{r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
 		millis(r.ScheduledAt), millis(r.TriggeredAt), r.TriggerMessage, r.Status, r.Message, millis(r.FinishedAt), r.Attempt,
-		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage, r.MissedCount, millis(r.MissedUntil), r.AdminSettled}
+		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage, r.MissedCount, millis(r.MissedUntil), settledCode(*r)}
+}
+
+// settledCode is r's runs.admin_settled value.
+func settledCode(r Run) int64 {
+	switch {
+	case r.LateResult:
+		return settledLate
+	case r.AdminSettled:
+		return settledByAdmin
+	}
+	return settledByResult
 }
 
 // insertWith stores r with a prepared insertRunSQL and sets its ID.

@@ -41,6 +41,10 @@ type Result struct {
 	// executor, trigger message and timeout are stored with the result,
 	// which saves the separate write of RecordDispatches.
 	Dispatch *Dispatch
+	// ByAdmin says the admin settles the run itself, without a result from
+	// its executor (LOST, TIMED_OUT, unknown after a restart). A result
+	// from the executor that comes later replaces it (Run.LateResult).
+	ByAdmin bool
 }
 
 // Settled is what settling runs did: the runs it settled, and the pending
@@ -173,8 +177,14 @@ func (st *settler) settle(results []Result) error {
 		}
 		seen[res.RunID] = true
 		list.next().int(res.RunID).int(int64(res.Status)).str(res.Message).nullInt(millis(res.FinishedAt))
-		if d := res.Dispatch; d != nil {
+		switch d := res.Dispatch; {
+		case d != nil:
 			list.str(d.ExecutorAddress).str(d.TriggerMessage).int(int64(d.TimeoutSeconds))
+		case res.ByAdmin:
+			list.nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{})
+		}
+		if res.ByAdmin {
+			list.int(settledByAdmin)
 		}
 	}
 	runs, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String()))
@@ -204,6 +214,10 @@ func (st *settler) followUp(r Run) error {
 	if job == nil {
 		out.Runs = append(out.Runs, r)
 		return nil // the job was deleted: nothing follows
+	}
+	if r.LateResult {
+		out.Runs = append(out.Runs, r)
+		return st.lateResult(*job, r)
 	}
 	switch r.Status {
 	case carillonv1.RunStatus_RUN_STATUS_FAILED, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, carillonv1.RunStatus_RUN_STATUS_LOST:
@@ -252,6 +266,28 @@ func (st *settler) followUp(r Run) error {
 		return err
 	}
 	return nil
+}
+
+// lateResult follows up a result that replaced the admin's own settlement
+// of run r: the run did not fail the way the admin guessed, so the retry
+// that guess made is dropped if it has not started, and a success cancels
+// an alarm not yet sent and fires the job's children. The FIX_DELAY next
+// fire was set by the admin's settlement already.
+func (st *settler) lateResult(job Job, r Run) error {
+	ctx, tx := st.ctx, st.tx
+	_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ?
+		WHERE job_id = ? AND scheduled_at = ? AND shard_index = ? AND attempt = ? AND trigger_type = ? AND status = ?`,
+		carillonv1.RunStatus_RUN_STATUS_SKIPPED, fmt.Sprintf("not retried: run %d reported its result after all", r.ID),
+		r.FinishedAt.UnixMilli(), r.JobID, r.ScheduledAt.UnixMilli(), r.ShardIndex, r.Attempt+1,
+		carillonv1.TriggerType_TRIGGER_TYPE_RETRY, carillonv1.RunStatus_RUN_STATUS_PENDING)
+	if err != nil || r.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET alarm_status = ? WHERE id = ? AND alarm_status = ?`,
+		carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, r.ID, carillonv1.AlarmStatus_ALARM_STATUS_PENDING); err != nil {
+		return err
+	}
+	return st.fireChildren(job, r)
 }
 
 // retryDelay is the wait before the retry that follows attempt.

@@ -242,3 +242,64 @@ func TestSettleRecordsDispatch(t *testing.T) {
 		}
 	}
 }
+
+// TestLateResult: a result from the executor replaces the admin's own
+// settlement of a run (LOST here): the run takes the reported status and
+// says what it replaced, the retry the admin's guess made is dropped
+// before it runs, the alarm not sent yet is cancelled, and a success fires
+// the children. A second result, or another guess of the admin's, changes
+// nothing.
+func TestLateResult(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, b := setup(t)
+	child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+	j := newJob(b.group.ID, time.Time{})
+	j.RetryCount, j.AlarmEveryFailure, j.ChildJobIDs = 1, true, []int64{child.ID}
+	j, _ = s.CreateJob(ctx, j, t0)
+	r := running(t, s, j, t0, 0, 1)
+
+	lost, err := s.SettleRuns(ctx, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, ByAdmin: true,
+		Message: "lost: executor gone", FinishedAt: t0.Add(time.Minute)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lost.FollowUps) != 1 || lost.FollowUps[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
+		t.Fatalf("the admin's LOST made follow-ups %+v, want one retry", lost.FollowUps)
+	}
+	retry := lost.FollowUps[0]
+	if got, _ := s.Run(ctx, r.ID); !got.AdminSettled || got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_PENDING {
+		t.Fatalf("after the admin's LOST: admin settled %v, alarm %s; want true, PENDING", got.AdminSettled, got.AlarmStatus)
+	}
+
+	late, err := s.SettleRuns(ctx, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED,
+		Message: "done", FinishedAt: t0.Add(2 * time.Minute)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Run(ctx, r.ID)
+	if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || !got.LateResult || got.AdminSettled ||
+		got.Message != "done (reported after the admin had settled the run LOST: lost: executor gone)" ||
+		got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
+		t.Errorf("after the late result: %s %q late=%v admin=%v alarm %s; want SUCCEEDED, saying it replaced LOST, no alarm",
+			got.Status, got.Message, got.LateResult, got.AdminSettled, got.AlarmStatus)
+	}
+	if got, _ := s.Run(ctx, retry.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
+		t.Errorf("the admin's retry is %s, want SKIPPED: the run did not fail", got.Status)
+	}
+	if len(late.FollowUps) != 1 || late.FollowUps[0].JobID != child.ID {
+		t.Errorf("follow-ups of the late success %+v, want the child's run", late.FollowUps)
+	}
+
+	for _, again := range []store.Result{
+		{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: t0.Add(3 * time.Minute)},
+		{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, ByAdmin: true, FinishedAt: t0.Add(3 * time.Minute)},
+	} {
+		if _, err := s.SettleRuns(ctx, []store.Result{again}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+			t.Errorf("result %+v after the late result changed the run to %s", again, got.Status)
+		}
+	}
+}

@@ -39,11 +39,20 @@ const (
 		RETURNING jobs.id`
 	// settleRunsSQL applies results: [run, status, message, finished at,
 	// and, for a dispatch recorded with its result, executor, trigger
-	// message, timeout].
-	settleRunsSQL = `UPDATE runs SET status = r.value->>1, message = r.value->>2, finished_at = r.value->>3,
+	// message, timeout (null otherwise), and 1 for a settlement by the admin
+	// itself]. It settles a running run, or replaces the admin's own
+	// settlement of a run (LOST, TIMED_OUT) with a result from its executor.
+	settleRunsSQL = `UPDATE runs SET status = r.value->>1,
+		message = CASE WHEN runs.status = ` + sqlRunning + ` THEN r.value->>2
+			ELSE r.value->>2 || ' (reported after the admin had settled the run ' ||
+				CASE runs.status WHEN 3 THEN 'FAILED' WHEN 4 THEN 'TIMED_OUT' WHEN 6 THEN 'LOST' ELSE 'without it' END ||
+				': ' || runs.message || ')' END,
+		finished_at = r.value->>3,
 		executor_address = coalesce(r.value->>4, executor_address), trigger_message = coalesce(r.value->>5, trigger_message),
-		timeout_seconds = coalesce(r.value->>6, timeout_seconds)
-		FROM json_each(?1) AS r WHERE runs.id = r.value->>0 AND runs.status = ` + sqlRunning + ` RETURNING ` + runColumns
+		timeout_seconds = coalesce(r.value->>6, timeout_seconds),
+		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r.value->>7, 0) ELSE 2 END
+		FROM json_each(?1) AS r WHERE runs.id = r.value->>0
+		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r.value->>7 IS NULL)) RETURNING ` + runColumns
 	jobsByIDSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`
 )
 

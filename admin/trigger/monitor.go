@@ -28,16 +28,18 @@ type MonitorConfig struct {
 
 // Monitor settles, every interval until ctx ends, the running runs whose
 // result will not come:
-//   - LOST: the executor expired (no heartbeat for ExecutorTTL) or
-//     deregistered, and the run was dispatched more than Grace ago;
+//   - LOST: the executor expired (no heartbeat for ExecutorTTL, judged from
+//     beats since the admin came up) or deregistered, and the run was
+//     dispatched more than Grace ago; or a new process registered on the
+//     executor's address and does not hold the run (see Registered);
 //   - TIMED_OUT: the run is past its timeout plus Grace, whether or not the
 //     executor ever answers;
-//   - FAILED: the admin died while dispatching it, so it is unknown whether
-//     the executor got it.
+//   - LOST too: a run this admin process claimed whose dispatch was never
+//     recorded (its record could not be written).
 //
-// A result that arrives later for such a run is ignored (and logged by the
-// store's caller as a repeat). Settled runs get their retries and alarms
-// like any other.
+// These are the admin's own judgements: a result the executor reports later
+// replaces them (store.Result.ByAdmin). Settled runs get their retries and
+// alarms like any other.
 func (t *Trigger) Monitor(ctx context.Context, cfg MonitorConfig) error {
 	cfg.Interval = cmp.Or(cfg.Interval, MonitorIntervalDefault)
 	cfg.Grace = cmp.Or(cfg.Grace, LostGraceDefault)
@@ -59,12 +61,12 @@ func (t *Trigger) Monitor(ctx context.Context, cfg MonitorConfig) error {
 func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
 	now := t.cfg.NowFunc()
 	var results []store.Result
-	lost, err := t.cfg.Store.LostRuns(ctx, now.Add(-t.cfg.ExecutorTTL), now.Add(-grace))
+	lost, err := t.cfg.Store.LostRuns(ctx, t.liveSince(now), now.Add(-grace))
 	if err != nil {
 		return err
 	}
 	for _, r := range lost {
-		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now,
+		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
 			Message: fmt.Sprintf("lost: executor %s stopped heartbeating or deregistered before reporting a result", r.ExecutorAddress)})
 	}
 	overdue, err := t.cfg.Store.OverdueRuns(ctx, now, grace)
@@ -72,17 +74,22 @@ func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
 		return err
 	}
 	for _, r := range overdue {
-		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, FinishedAt: now,
+		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, FinishedAt: now, ByAdmin: true,
 			Message: fmt.Sprintf("timed out: no result from executor %s within the %d s timeout plus %s grace", r.ExecutorAddress, r.TimeoutSeconds, grace)})
 	}
-	stuck, err := t.cfg.Store.UndispatchedRuns(ctx, now.Add(-2*t.cfg.DispatchTimeout-grace))
+	stuck, err := t.cfg.Store.UndispatchedRuns(ctx, now.Add(-2*t.cfg.DispatchTimeout-grace), t.cfg.LastRunID)
 	if err != nil {
 		return err
 	}
 	for _, r := range stuck {
-		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: now,
-			Message: "the admin stopped while dispatching this run; the executor may or may not have run it"})
+		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
+			Message: "lost: the admin could not record where it sent this run; the executor may or may not have run it"})
 	}
+	restarted, err := t.restartedRuns(ctx, now)
+	if err != nil {
+		return err
+	}
+	results = append(results, restarted...)
 	if len(results) == 0 {
 		return nil
 	}

@@ -38,11 +38,11 @@ func TestSourceCache(t *testing.T) {
 		}
 		return src.addrs
 	}
-	st.Register(ctx, "app", "http://a", now)
+	st.Register(ctx, "app", "http://a", "", now)
 	if got := addrs(); !slices.Equal(got, []string{"http://a"}) {
 		t.Fatalf("executors = %v, want [http://a]", got)
 	}
-	st.Register(ctx, "app", "http://b", now) // a change: seen at once
+	st.Register(ctx, "app", "http://b", "", now) // a change: seen at once
 	if got := addrs(); !slices.Equal(got, []string{"http://a", "http://b"}) {
 		t.Fatalf("after a registration: %v, want both", got)
 	}

@@ -60,6 +60,19 @@ type Config struct {
 	// WakeFunc asks the scheduler to scan now: settling gave a FIX_DELAY
 	// job its next fire. Optional.
 	WakeFunc func()
+	// Started is when this admin process started. Defaults to NowFunc() at
+	// New.
+	Started time.Time
+	// LastBeat is the newest executor heartbeat in the store when the admin
+	// started (store.LastBeat): about when the previous admin process
+	// stopped hearing executors. Until a heartbeat period has passed since
+	// Started, executors live then count as live, so an admin outage does
+	// not make live executors lost.
+	LastBeat time.Time
+	// LastRunID is the largest run ID when the admin started
+	// (store.MaxRunID): runs up to it were claimed by earlier admin
+	// processes, and Reconcile settles those they may not have sent.
+	LastRunID int64
 }
 
 // Trigger dispatches fires. It is safe for concurrent use.
@@ -82,6 +95,9 @@ type Trigger struct {
 
 	sourcesMu sync.Mutex
 	sources   map[int64]cachedSource // by group ID
+
+	restartsMu sync.Mutex
+	restarts   map[string]time.Time // executor addresses whose process restarted, and when it registered
 }
 
 // New returns a Trigger.
@@ -96,9 +112,13 @@ func New(cfg Config) (*Trigger, error) {
 	if cfg.WakeFunc == nil {
 		cfg.WakeFunc = func() {}
 	}
+	if cfg.Started.IsZero() {
+		cfg.Started = cfg.NowFunc()
+	}
 	t := &Trigger{
 		cfg:        cfg,
 		executors:  newExecutors(cfg.HTTPClient, cfg.Token),
+		restarts:   map[string]time.Time{},
 		strategies: map[carillonv1.RouteStrategy]route.Strategy{},
 		sources:    map[int64]cachedSource{},
 		fast:       newPool("fast", cfg.MaxInFlight),
@@ -449,7 +469,25 @@ func (t *Trigger) Executors(ctx context.Context, g store.Group) ([]string, error
 		slices.Sort(addrs)
 		return slices.Compact(addrs), nil
 	}
-	return t.cfg.Store.Executors(ctx, g.AppName, t.cfg.NowFunc().Add(-t.cfg.ExecutorTTL))
+	return t.cfg.Store.Executors(ctx, g.AppName, t.liveSince(t.cfg.NowFunc()))
+}
+
+// restartGrace is how long after the admin starts executors are judged by
+// the beats the previous admin process heard: a heartbeat period (30 s)
+// plus a margin. Every live executor has beaten since by then.
+const restartGrace = 45 * time.Second
+
+// liveSince returns the oldest heartbeat at now of an executor that is
+// live: one ExecutorTTL ago, or, during the restartGrace after the admin
+// started, one ExecutorTTL before the last beat the previous admin process
+// heard. Liveness is judged from beats received since the admin came up,
+// never from the admin's own downtime.
+func (t *Trigger) liveSince(now time.Time) time.Time {
+	since := now.Add(-t.cfg.ExecutorTTL)
+	if before := t.cfg.LastBeat.Add(-t.cfg.ExecutorTTL); !t.cfg.LastBeat.IsZero() && now.Before(t.cfg.Started.Add(restartGrace)) && before.Before(since) {
+		since = before
+	}
+	return since
 }
 
 // fire is one running run to dispatch, with its job.
@@ -517,15 +555,17 @@ func (t *Trigger) plan(ctx context.Context, fires []fire) (dispatchPlan, error) 
 		}
 		note := "executors from " + src.name + "; " + pick.Message
 		addrs := pick.Addresses
-		if f.run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_RETRY && len(addrs) > 1 {
-			// A retry re-runs one shard of a broadcast: shard i goes to the
-			// i-th executor, or the first if the group shrank.
+		if (f.run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_RETRY || f.run.ShardTotal > 1) && len(addrs) > 1 {
+			// A retry re-runs one shard of a broadcast, and so does a
+			// shard an earlier admin process left unsent (Reconcile):
+			// shard i goes to the i-th executor, or the first if the group
+			// shrank.
 			i := int(f.run.ShardIndex)
 			if i >= len(addrs) {
 				i = 0
 			}
 			addrs = addrs[i : i+1]
-			note += fmt.Sprintf("; retry of shard %d of %d", f.run.ShardIndex, f.run.ShardTotal)
+			note += fmt.Sprintf("; shard %d of %d of an earlier fire", f.run.ShardIndex, f.run.ShardTotal)
 		}
 		first := f.run
 		if len(addrs) > 1 {

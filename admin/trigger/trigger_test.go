@@ -120,7 +120,7 @@ func TestSweep(t *testing.T) {
 	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
 	j := b.job(t, nil)
 	now := b.clock.Now()
-	if err := b.st.Register(ctx, "app", "http://alive:1", now); err != nil {
+	if _, err := b.st.Register(ctx, "app", "http://alive:1", "", now); err != nil {
 		t.Fatal(err)
 	}
 	mk := func(addr string, timeout int32) store.Run {
@@ -150,7 +150,7 @@ func TestSweep(t *testing.T) {
 	}
 
 	b.clock.Add(80 * time.Second) // 100 s after dispatch
-	if err := b.st.Register(ctx, "app", "http://alive:1", b.clock.Now()); err != nil {
+	if _, err := b.st.Register(ctx, "app", "http://alive:1", "", b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.trig.Sweep(ctx, 30*time.Second); err != nil {
@@ -163,16 +163,26 @@ func TestSweep(t *testing.T) {
 		{gone, carillonv1.RunStatus_RUN_STATUS_LOST},
 		{slow, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT},
 		{fine, carillonv1.RunStatus_RUN_STATUS_RUNNING},
-		{half, carillonv1.RunStatus_RUN_STATUS_FAILED},
+		{half, carillonv1.RunStatus_RUN_STATUS_LOST},
 	} {
-		if got, _ := b.st.Run(ctx, tt.run.ID); got.Status != tt.want {
+		got, _ := b.st.Run(ctx, tt.run.ID)
+		if got.Status != tt.want {
 			t.Errorf("run %d: %s (%s), want %s", tt.run.ID, got.Status, got.Message, tt.want)
 		}
+		if got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING && !got.AdminSettled {
+			t.Errorf("run %d: settled %s by the monitor, but not marked as the admin's own judgement", tt.run.ID, got.Status)
+		}
 	}
-	// A late result for a settled run is ignored.
-	b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: b.clock.Now()}})
-	if got, _ := b.st.Run(ctx, gone.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_LOST {
-		t.Errorf("late result changed a LOST run to %s", got.Status)
+	// A result the executor reports later replaces the admin's judgement,
+	// and says so; a second result changes nothing.
+	b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "done", FinishedAt: b.clock.Now()}})
+	got, _ := b.st.Run(ctx, gone.ID)
+	if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || !got.LateResult || !strings.HasPrefix(got.Message, "done (reported after the admin had settled the run LOST: lost: executor") {
+		t.Errorf("late result: %s %q late=%v, want SUCCEEDED, saying it replaced LOST", got.Status, got.Message, got.LateResult)
+	}
+	b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: b.clock.Now()}})
+	if again, _ := b.st.Run(ctx, gone.ID); again.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+		t.Errorf("a second result changed the run to %s", again.Status)
 	}
 }
 
