@@ -33,7 +33,8 @@ type MonitorConfig struct {
 //     dispatched more than Grace ago; or a new process registered on the
 //     executor's address and does not hold the run (see Registered);
 //   - TIMED_OUT: the run is past its timeout plus Grace, whether or not the
-//     executor ever answers;
+//     executor ever answers (and the admin has been up for Grace: results
+//     cannot arrive while it is down);
 //   - LOST too: a run this admin process claimed whose dispatch was never
 //     recorded (its record could not be written).
 //
@@ -69,9 +70,13 @@ func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
 		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
 			Message: fmt.Sprintf("lost: executor %s stopped heartbeating or deregistered before reporting a result", r.ExecutorAddress)})
 	}
-	overdue, err := t.cfg.Store.OverdueRuns(ctx, now, grace)
-	if err != nil {
-		return err
+	// Results cannot arrive while the admin is down: a run is overdue only
+	// once its executor had the grace, since the admin came up, to report.
+	var overdue []store.Run
+	if !now.Before(t.cfg.Started.Add(grace)) {
+		if overdue, err = t.cfg.Store.OverdueRuns(ctx, now, grace); err != nil {
+			return err
+		}
 	}
 	for _, r := range overdue {
 		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, FinishedAt: now, ByAdmin: true,

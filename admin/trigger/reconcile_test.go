@@ -314,24 +314,28 @@ func TestOutageKeepsExecutorsLive(t *testing.T) {
 	r := newRestarted(t)
 	j := r.group(t, "app", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, "http://a:1", "http://b:1")
 	n := 0
-	runAt := func(addr string) int64 {
+	runAt := func(addr string, timeout int32) int64 {
 		n++
 		runs, err := r.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: j.GroupID, ShardTotal: 1, ScheduledAt: r.t0.Add(time.Duration(n) * time.Second),
 			TriggeredAt: r.t0.Add(-time.Minute), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE,
-			Status: carillonv1.RunStatus_RUN_STATUS_RUNNING, ExecutorAddress: addr}})
+			Status: carillonv1.RunStatus_RUN_STATUS_RUNNING, ExecutorAddress: addr, TimeoutSeconds: timeout}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return runs[0].ID
 	}
-	atA, atB := runAt("http://a:1"), runAt("http://b:1")
+	// atSlow's timeout ran out during the outage, when its result could
+	// not have been reported.
+	atA, atB, atSlow := runAt("http://a:1", 0), runAt("http://b:1", 0), runAt("http://a:1", 10)
 	trig := r.start(t, 2*time.Minute) // longer than the 90 s TTL
 	status := func(id int64) carillonv1.RunStatus { got, _ := r.st.Run(ctx, id); return got.Status }
 	if err := trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
 		t.Fatal(err)
 	}
-	if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_RUNNING {
-		t.Fatalf("at the restart: runs %s and %s, want both RUNNING: the outage is the admin's, not the executors'", status(atA), status(atB))
+	if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_RUNNING ||
+		status(atSlow) != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+		t.Fatalf("at the restart: runs %s, %s and %s, want all RUNNING: the outage is the admin's, not the executors'",
+			status(atA), status(atB), status(atSlow))
 	}
 	r.clock.Add(20 * time.Second)
 	if _, err := r.st.Register(ctx, "app", "http://a:1", "i", r.clock.Now()); err != nil { // a beats after the restart; b never does
@@ -341,7 +345,9 @@ func TestOutageKeepsExecutorsLive(t *testing.T) {
 	if err := trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
 		t.Fatal(err)
 	}
-	if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_LOST {
-		t.Errorf("a heartbeat period after the restart: runs %s and %s, want RUNNING (beat since) and LOST (silent)", status(atA), status(atB))
+	if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_LOST ||
+		status(atSlow) != carillonv1.RunStatus_RUN_STATUS_TIMED_OUT {
+		t.Errorf("a heartbeat period after the restart: runs %s, %s and %s, want RUNNING (beat since), LOST (silent), TIMED_OUT (had the grace to report)",
+			status(atA), status(atB), status(atSlow))
 	}
 }
