@@ -89,9 +89,15 @@ const (
 	RunStatus_RUN_STATUS_RUNNING   RunStatus = 1
 	RunStatus_RUN_STATUS_SUCCEEDED RunStatus = 2
 	RunStatus_RUN_STATUS_FAILED    RunStatus = 3
+	// Past its timeout: reported so by the executor, or judged so by the
+	// admin when no result came within the timeout plus a grace (a result
+	// reported later then replaces the admin's judgement).
 	RunStatus_RUN_STATUS_TIMED_OUT RunStatus = 4
 	RunStatus_RUN_STATUS_KILLED    RunStatus = 5
-	// Its executor went away before reporting a result.
+	// Its executor went away before reporting a result: it stopped
+	// heartbeating, deregistered, or restarted without the run. This is the
+	// admin's judgement: a result the executor reports later replaces it, and
+	// the retry it made is dropped if it has not started.
 	RunStatus_RUN_STATUS_LOST RunStatus = 6
 	// Waiting for its due_at: a retry, or a child job's run; dispatched then.
 	RunStatus_RUN_STATUS_PENDING RunStatus = 7

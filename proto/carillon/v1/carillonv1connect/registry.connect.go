@@ -52,7 +52,9 @@ type RegistryServiceClient interface {
 	// Deregister removes an executor at once, on graceful shutdown.
 	Deregister(context.Context, *v1.DeregisterRequest) (*v1.DeregisterResponse, error)
 	// ReportResults settles executions, in batches. It is idempotent per
-	// run_id: a result for a run that is already settled is ignored.
+	// run_id: a result for a run that is already settled is ignored, unless
+	// the admin settled it itself, without a result (LOST, or TIMED_OUT with
+	// no answer): then the executor's result replaces the admin's judgement.
 	ReportResults(context.Context, *v1.ReportResultsRequest) (*v1.ReportResultsResponse, error)
 }
 
@@ -130,7 +132,9 @@ type RegistryServiceHandler interface {
 	// Deregister removes an executor at once, on graceful shutdown.
 	Deregister(context.Context, *v1.DeregisterRequest) (*v1.DeregisterResponse, error)
 	// ReportResults settles executions, in batches. It is idempotent per
-	// run_id: a result for a run that is already settled is ignored.
+	// run_id: a result for a run that is already settled is ignored, unless
+	// the admin settled it itself, without a result (LOST, or TIMED_OUT with
+	// no answer): then the executor's result replaces the admin's judgement.
 	ReportResults(context.Context, *v1.ReportResultsRequest) (*v1.ReportResultsResponse, error)
 }
 
