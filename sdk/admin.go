@@ -54,9 +54,10 @@ func (a *admins) call(ctx context.Context, f func(context.Context, carillonv1con
 	return errors.Join(errs...)
 }
 
-func (a *admins) register(ctx context.Context, app, address string) error {
+// register announces the executor process instance of app at address.
+func (a *admins) register(ctx context.Context, app, address, instance string) error {
 	err := a.call(ctx, func(ctx context.Context, c carillonv1connect.RegistryServiceClient) error {
-		_, err := c.Register(ctx, &carillonv1.RegisterRequest{AppName: app, Address: address})
+		_, err := c.Register(ctx, &carillonv1.RegisterRequest{AppName: app, Address: address, InstanceId: instance})
 		return err
 	})
 	if err != nil {

@@ -172,7 +172,9 @@ func (e *Executor) Run(ctx context.Context) error {
 //     HTTP/2), so the admin can use the Connect, gRPC or gRPC-Web protocol.
 //  2. It registers with the admin at once, then every
 //     [Config].HeartbeatInterval. When [Config].AdvertiseURL is empty, the
-//     address it registers is derived from ln.Addr().
+//     address it registers is derived from ln.Addr(). Each call of Serve
+//     registers under a new random instance id, so the admin can tell a
+//     restarted executor at the same address from the one before.
 //  3. It reports results as runs end, and retries those no admin took,
 //     including results a previous process left in [Config].LogDir.
 //  4. It deletes run logs older than [Config].LogRetention, every hour.
@@ -211,6 +213,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 			return err
 		}
 	}
+	instance := newInstanceID()
 	log := cfg.Logger.With("app", cfg.AppName, "address", address)
 	sp, err := openSpool(filepath.Join(cfg.LogDir, "results"), log)
 	if err != nil {
@@ -251,7 +254,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	var bg, hb sync.WaitGroup
 	bg.Go(func() { rep.run(sendCtx, stopReporter) })
 	bg.Go(func() { cleanLogs(cleanCtx, logs, cfg.LogRetention, log) })
-	hb.Go(func() { heartbeat(hbCtx, adm, cfg.AppName, address, cfg.HeartbeatInterval, log) })
+	hb.Go(func() { heartbeat(hbCtx, adm, cfg.AppName, address, instance, cfg.HeartbeatInterval, log) })
 	var srv *http.Server
 	var served chan error // stays nil, never ready, without a listener
 	if ln != nil {
@@ -259,7 +262,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		served = make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
 	}
-	log.Info("sdk: executor serving", "admins", cfg.AdminURLs)
+	log.Info("sdk: executor serving", "admins", cfg.AdminURLs, "instance_id", instance)
 
 	var serveErr error
 	select {

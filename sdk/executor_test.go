@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -675,5 +676,65 @@ func TestExecutorServeWithoutListenerNeedsAdvertiseURL(t *testing.T) {
 	}
 	if err := ex.Serve(t.Context(), nil); !errors.Is(err, sdk.ErrInvalidConfig) || !strings.Contains(err.Error(), "AdvertiseURL") {
 		t.Errorf("Serve(nil listener) = %v, want ErrInvalidConfig naming AdvertiseURL", err)
+	}
+}
+
+// TestExecutorInstanceID: every heartbeat of one Serve carries the same
+// instance id, and the next Serve of the same Executor, on the same LogDir,
+// registers a new one.
+func TestExecutorInstanceID(t *testing.T) {
+	t.Parallel()
+	admin := newTestAdmin(t, "")
+	ex, err := sdk.New(sdk.Config{
+		AdminURLs:         []string{admin.URL},
+		AppName:           "instances",
+		HeartbeatInterval: 10 * time.Millisecond,
+		LogDir:            t.TempDir(),
+		Logger:            slog.New(slog.NewTextHandler(t.Output(), nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// serve runs one Serve until it has registered three times, and returns
+	// the instance ids of those registrations.
+	serve := func() []string {
+		t.Helper()
+		admin.mu.Lock()
+		before := len(admin.registered)
+		admin.mu.Unlock()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- ex.Serve(ctx, ln) }()
+		admin.waitFor(t, "three heartbeats", func() bool { return len(admin.registered) >= before+3 })
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Serve = %v", err)
+		}
+		admin.mu.Lock()
+		defer admin.mu.Unlock()
+		var ids []string
+		for _, r := range admin.registered[before:] {
+			ids = append(ids, r.GetInstanceId())
+		}
+		return ids
+	}
+	first, second := serve(), serve()
+	for _, ids := range [][]string{first, second} {
+		if len(ids[0]) != 32 || strings.Trim(ids[0], "0123456789abcdef") != "" {
+			t.Errorf("instance id %q, want 32 hex digits", ids[0])
+		}
+		for _, id := range ids {
+			if id != ids[0] {
+				t.Errorf("one Serve registered instance ids %q", ids)
+				break
+			}
+		}
+	}
+	if first[0] == second[0] {
+		t.Errorf("two Serve calls registered the same instance id %q", first[0])
 	}
 }
