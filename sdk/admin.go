@@ -22,6 +22,10 @@ const adminCallTimeout = 10 * time.Second
 type admins struct {
 	urls    []string
 	clients []carillonv1connect.RegistryServiceClient
+
+	// answered, when set, is called after every call an admin answered
+	// (see reporter.adminAnswered). Set it before the first call.
+	answered func()
 }
 
 func newAdmins(urls []string, client *http.Client, token string) *admins {
@@ -44,6 +48,9 @@ func (a *admins) call(ctx context.Context, f func(context.Context, carillonv1con
 		err := f(cctx, c)
 		cancel()
 		if err == nil {
+			if a.answered != nil {
+				a.answered()
+			}
 			return nil
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", a.urls[i], err))

@@ -227,6 +227,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken)
 	rep := newReporter(sp, adm.reportResults, log)
+	adm.answered = rep.adminAnswered // a heartbeat that gets through ends the results' backoff
 	d := newDispatcher(dispatcherConfig{
 		logs:           logs,
 		now:            cfg.NowFunc,
