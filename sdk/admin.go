@@ -89,6 +89,7 @@ func (a *admins) reportResults(ctx context.Context, batch []result) error {
 	for i, r := range batch {
 		req.Results[i] = &carillonv1.RunResult{
 			RunId:      r.RunID,
+			DatabaseId: r.DatabaseID,
 			Status:     r.Status,
 			Message:    r.Message,
 			FinishedAt: timestamppb.New(r.FinishedAt),

@@ -1,14 +1,17 @@
 package sdk_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,10 +44,17 @@ func exampleHandlers(ex *sdk.Executor) {
 // readWholeLog pages through a run's log until its end.
 func readWholeLog(t *testing.T, c carillonv1connect.ExecutorServiceClient, runID int64) string {
 	t.Helper()
+	return readWholeLogOf(t, c, "", runID)
+}
+
+// readWholeLogOf pages through the log of run runID of database db until
+// its end.
+func readWholeLogOf(t *testing.T, c carillonv1connect.ExecutorServiceClient, db string, runID int64) string {
+	t.Helper()
 	var b strings.Builder
 	from := int32(1)
 	for range 10000 {
-		res, err := c.ReadLog(t.Context(), &carillonv1.ReadLogRequest{RunId: runID, FromLine: from})
+		res, err := c.ReadLog(t.Context(), &carillonv1.ReadLogRequest{RunId: runID, FromLine: from, DatabaseId: db})
 		if err != nil {
 			t.Fatalf("ReadLog(%d, %d): %v", runID, from, err)
 		}
@@ -736,5 +746,121 @@ func TestExecutorInstanceID(t *testing.T) {
 	}
 	if first[0] == second[0] {
 		t.Errorf("two Serve calls registered the same instance id %q", first[0])
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes, for a logger.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestExecutorDatabases: run ids restart at 1 in a new admin database, and
+// the executor keeps the runs, logs and results of each database apart,
+// across restarts.
+func TestExecutorDatabases(t *testing.T) {
+	t.Parallel()
+	const (
+		dbA = "0123456789abcdef0123456789abcdef"
+		dbB = "fedcba9876543210fedcba9876543210"
+		dbC = "Not a/../safe file name"
+	)
+	admin := newTestAdmin(t, "")
+	logged := new(syncBuffer)
+	cfg := sdk.Config{
+		AdminURLs: []string{admin.URL},
+		LogDir:    t.TempDir(),
+		Logger:    slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), logged), nil)),
+	}
+	runOf := func(db string, runID int64, param string) *carillonv1.RunRequest {
+		return &carillonv1.RunRequest{RunId: runID, JobId: runID, Handler: "hello", Param: param, ShardTotal: 1, DatabaseId: db}
+	}
+	// resultsOf waits for n results of runID and returns their database ids,
+	// sorted.
+	resultsOf := func(runID int64, n int) []string {
+		t.Helper()
+		admin.waitFor(t, fmt.Sprintf("%d results of run %d", n, runID), func() bool { return len(admin.results[runID]) >= n })
+		admin.mu.Lock()
+		defer admin.mu.Unlock()
+		var dbs []string
+		for _, r := range admin.results[runID] {
+			dbs = append(dbs, r.GetDatabaseId())
+		}
+		slices.Sort(dbs)
+		return dbs
+	}
+	checkLogs := func(ex *testExecutor) {
+		t.Helper()
+		for db, param := range map[string]string{dbA: "of A", dbB: "of B"} {
+			log := readWholeLogOf(t, ex.Client, db, 1)
+			if !strings.Contains(log, "hello, "+param) || strings.Count(log, "hello, ") != 1 {
+				t.Errorf("log of run 1 of database %s:\n%s\nwant its own lines only", db, log)
+			}
+		}
+		for _, db := range []string{"", dbC} {
+			_, err := ex.Client.ReadLog(t.Context(), &carillonv1.ReadLogRequest{RunId: 1, DatabaseId: db})
+			if connect.CodeOf(err) != connect.CodeNotFound {
+				t.Errorf("ReadLog of run 1 of database %q, which never ran here = %v, want not_found", db, err)
+			}
+		}
+	}
+
+	first := startExecutor(t, cfg, exampleHandlers)
+	for _, req := range []*carillonv1.RunRequest{runOf(dbA, 1, "of A"), runOf(dbB, 1, "of B")} {
+		if _, err := first.Client.Run(t.Context(), req); err != nil {
+			t.Fatalf("Run of run 1 of database %s: %v", req.GetDatabaseId(), err)
+		}
+	}
+	if got := resultsOf(1, 2); !slices.Equal(got, []string{dbB, dbA}) && !slices.Equal(got, []string{dbA, dbB}) {
+		t.Errorf("results of run 1 carry databases %q, want one of each", got)
+	}
+	checkLogs(first)
+	_, err := first.Client.Run(t.Context(), runOf(dbB, 1, "again"))
+	if connect.CodeOf(err) != connect.CodeAlreadyExists {
+		t.Errorf("a repeat of run 1 of database B = %v, want already_exists", err)
+	}
+	if want := `msg="sdk: run refused as a duplicate" app=test address=` + first.URL + ` run_id=1 database_id=` + dbB; !strings.Contains(logged.String(), want) {
+		t.Errorf("no warning %q in the executor's log:\n%s", want, logged.String())
+	}
+	if err := first.stop(t); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+
+	// A new process on the same LogDir remembers each database's runs, and
+	// keeps a result of one across a restart while no admin takes it.
+	admin.down.Store(true)
+	second := startExecutor(t, cfg, exampleHandlers)
+	checkLogs(second)
+	for _, db := range []string{dbA, dbB} {
+		if _, err := second.Client.Run(t.Context(), runOf(db, 1, "again")); connect.CodeOf(err) != connect.CodeAlreadyExists {
+			t.Errorf("after a restart, a repeat of run 1 of database %s = %v, want already_exists", db, err)
+		}
+	}
+	if _, err := second.Client.Run(t.Context(), runOf(dbC, 1, "of C")); err != nil {
+		t.Fatalf("Run of run 1 of a third database: %v", err)
+	}
+	if log := readWholeLogOf(t, second.Client, dbC, 1); !strings.Contains(log, "hello, of C") {
+		t.Errorf("log of run 1 of database C:\n%s", log)
+	}
+	admin.waitFor(t, "a refused report", func() bool { return admin.refusedReports > 0 })
+	if err := second.stop(t); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	admin.down.Store(false)
+	startExecutor(t, cfg, exampleHandlers)
+	if got := resultsOf(1, 3); !slices.Contains(got, dbC) {
+		t.Errorf("results of run 1 carry databases %q, want one of database C after the restart", got)
 	}
 }

@@ -34,9 +34,9 @@ type reporter struct {
 	answered chan struct{} // notified on each of them
 
 	mu      sync.Mutex
-	queue   []result       // oldest first
-	known   map[int64]bool // run ids in queue
-	spilled bool           // the spool may hold results that are not in queue
+	queue   []result        // oldest first
+	known   map[runKey]bool // the runs in queue
+	spilled bool            // the spool may hold results that are not in queue
 	wake    chan struct{}
 }
 
@@ -47,7 +47,7 @@ func newReporter(sp *spool, send func(context.Context, []result) error, logger *
 		spool:      sp,
 		send:       send,
 		logger:     logger,
-		known:      make(map[int64]bool),
+		known:      make(map[runKey]bool),
 		spilled:    true, // results left by an earlier process
 		wake:       make(chan struct{}, 1),
 		backoffMin: reportBackoffMin,
@@ -75,10 +75,10 @@ func (r *reporter) addAll(rs []result) {
 	r.mu.Lock()
 	for _, res := range rs {
 		switch {
-		case r.known[res.RunID]:
+		case r.known[res.key()]:
 		case len(r.queue) < reportMemMax || err != nil:
 			r.queue = append(r.queue, res)
-			r.known[res.RunID] = true
+			r.known[res.key()] = true
 		default:
 			r.spilled = true
 		}
@@ -93,13 +93,13 @@ func (r *reporter) next() []result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.queue) == 0 && r.spilled {
-		loaded, more, err := r.spool.load(reportMemMax, func(id int64) bool { return r.known[id] })
+		loaded, more, err := r.spool.load(reportMemMax, func(k runKey) bool { return r.known[k] })
 		if err != nil {
 			r.logger.Error("sdk: load spooled results", "err", err)
 		}
 		for _, res := range loaded {
 			r.queue = append(r.queue, res)
-			r.known[res.RunID] = true
+			r.known[res.key()] = true
 		}
 		r.spilled = more
 	}
@@ -110,16 +110,16 @@ func (r *reporter) next() []result {
 // ack forgets a delivered batch, which next returned and is still at the
 // head of the queue.
 func (r *reporter) ack(batch []result) {
-	ids := make([]int64, len(batch))
+	ids := make([]runKey, len(batch))
 	for i, res := range batch {
-		ids[i] = res.RunID
+		ids[i] = res.key()
 	}
 	if err := r.spool.ack(ids); err != nil {
 		r.logger.Warn("sdk: record delivered results; they may be delivered again after a restart", "results", len(ids), "err", err)
 	}
 	r.mu.Lock()
 	for _, res := range batch {
-		delete(r.known, res.RunID)
+		delete(r.known, res.key())
 	}
 	clear(r.queue[:len(batch)])
 	r.queue = r.queue[len(batch):]

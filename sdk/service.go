@@ -87,7 +87,9 @@ func (s *service) Kill(_ context.Context, req *carillonv1.KillRequest) (*carillo
 	return &carillonv1.KillResponse{}, nil
 }
 
-// ReadLog returns one page of a run's log.
+// ReadLog returns one page of a run's log, of the run of that id in the
+// request's database: a run of the same id in another database is not
+// looked at.
 func (s *service) ReadLog(_ context.Context, req *carillonv1.ReadLogRequest) (*carillonv1.ReadLogResponse, error) {
 	if req.GetRunId() <= 0 {
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: run_id must be positive", errInvalidRun))
@@ -95,7 +97,7 @@ func (s *service) ReadLog(_ context.Context, req *carillonv1.ReadLogRequest) (*c
 	if req.GetFromLine() < 0 {
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: from_line must not be negative", errInvalidRun))
 	}
-	page, err := s.d.readLog(req.GetRunId(), int(req.GetFromLine()))
+	page, err := s.d.readLog(runKey{req.GetDatabaseId(), req.GetRunId()}, int(req.GetFromLine()))
 	if err != nil {
 		return nil, connectError(err)
 	}
@@ -131,6 +133,7 @@ func (s *service) newRun(req *carillonv1.RunRequest) (*run, error) {
 	}
 	r := &run{
 		id:         req.GetRunId(),
+		db:         req.GetDatabaseId(),
 		jobID:      req.GetJobId(),
 		name:       req.GetHandler(),
 		param:      req.GetParam(),
