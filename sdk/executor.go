@@ -240,7 +240,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		abandonAfter:   abandonAfter,
 	})
 	d.remember(sp.keys()) // runs an earlier process ended and had not reported yet
-	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts")}
+	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts"), instanceID: instance, spooled: sp.has}
 	h := newServiceHandler(svc, cfg.AccessToken)
 	e.serving.Store(&h)
 

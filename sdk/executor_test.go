@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -862,5 +864,128 @@ func TestExecutorDatabases(t *testing.T) {
 	startExecutor(t, cfg, exampleHandlers)
 	if got := resultsOf(1, 3); !slices.Contains(got, dbC) {
 		t.Errorf("results of run 1 carry databases %q, want one of database C after the restart", got)
+	}
+}
+
+// heldRuns asks the executor which of ids of database db it holds.
+func heldRuns(t *testing.T, c carillonv1connect.ExecutorServiceClient, db string, ids ...int64) (map[int64]carillonv1.HeldRunState, string) {
+	t.Helper()
+	res, err := c.HeldRuns(t.Context(), &carillonv1.HeldRunsRequest{DatabaseId: db, RunIds: ids})
+	if err != nil {
+		t.Fatalf("HeldRuns: %v", err)
+	}
+	held := make(map[int64]carillonv1.HeldRunState)
+	for _, r := range res.GetRuns() {
+		held[r.GetRunId()] = r.GetState()
+	}
+	return held, res.GetInstanceId()
+}
+
+// TestExecutorHeldRuns: an admin that restarted learns which of its runs
+// an executor holds, running, queued or ended, across the executor's
+// restarts, and under which instance.
+func TestExecutorHeldRuns(t *testing.T) {
+	t.Parallel()
+	const (
+		db     = "0123456789abcdef0123456789abcdef"
+		active = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
+		ended  = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+	)
+	admin := newTestAdmin(t, "")
+	cfg := sdk.Config{AdminURLs: []string{admin.URL}, LogDir: t.TempDir()}
+	release := make(chan struct{})
+	handlers := func(ex *sdk.Executor) {
+		exampleHandlers(ex)
+		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+	}
+	run := func(ex *testExecutor, runID, jobID int64, handler string) error {
+		_, err := ex.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: runID, JobId: jobID, Handler: handler, ShardTotal: 1, DatabaseId: db})
+		return err
+	}
+	want := func(got map[int64]carillonv1.HeldRunState, want map[int64]carillonv1.HeldRunState, when string) {
+		t.Helper()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("HeldRuns %s (-want +got):\n%s", when, diff)
+		}
+	}
+	registeredAs := func(address string) string {
+		t.Helper()
+		var id string
+		admin.waitFor(t, "registration of "+address, func() bool {
+			for _, r := range admin.registered {
+				if r.GetAddress() == address {
+					id = r.GetInstanceId()
+				}
+			}
+			return id != ""
+		})
+		return id
+	}
+
+	first := startExecutor(t, cfg, handlers)
+	for _, r := range []struct {
+		runID, jobID int64
+		handler      string
+	}{{1, 1, "wait"}, {2, 1, "wait"}, {3, 3, "hello"}} { // run 2 waits behind run 1 (SERIAL)
+		if err := run(first, r.runID, r.jobID, r.handler); err != nil {
+			t.Fatalf("Run(%d): %v", r.runID, err)
+		}
+	}
+	if err := run(first, 5, 5, "nope"); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Fatalf("Run(5) of an unknown handler = %v, want not_found", err)
+	}
+	admin.result(t, 3)
+	held, instance := heldRuns(t, first.Client, db, 1, 2, 3, 4, 5)
+	want(held, map[int64]carillonv1.HeldRunState{1: active, 2: active, 3: ended}, "while run 1 runs and run 2 waits")
+	if reg := registeredAs(first.URL); instance != reg {
+		t.Errorf("HeldRuns answers instance %q, the executor registered as %q", instance, reg)
+	}
+	for _, other := range []string{"", "fedcba9876543210fedcba9876543210"} {
+		held, _ := heldRuns(t, first.Client, other, 1, 2, 3)
+		want(held, map[int64]carillonv1.HeldRunState{}, "of another database")
+	}
+	close(release)
+	admin.result(t, 1)
+	admin.result(t, 2)
+	held, _ = heldRuns(t, first.Client, db, 1, 2)
+	want(held, map[int64]carillonv1.HeldRunState{1: ended, 2: ended}, "once runs 1 and 2 ended")
+	if err := first.stop(t); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+
+	// A new process remembers them from their logs; a result it cannot
+	// report waits in the spool.
+	admin.down.Store(true)
+	second := startExecutor(t, cfg, handlers)
+	held, instance2 := heldRuns(t, second.Client, db, 1, 2, 3, 4, 5)
+	want(held, map[int64]carillonv1.HeldRunState{1: ended, 2: ended, 3: ended}, "after a restart")
+	if instance2 == "" || instance2 == instance {
+		t.Errorf("instance after a restart %q, before %q: want a new one", instance2, instance)
+	}
+	if err := run(second, 6, 6, "hello"); err != nil {
+		t.Fatalf("Run(6): %v", err)
+	}
+	readWholeLogOf(t, second.Client, db, 6) // returns once run 6 has ended
+	admin.waitFor(t, "a refused report", func() bool { return admin.refusedReports > 0 })
+	if err := second.stop(t); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+
+	// Without its log, a run whose result waits in the spool is still held.
+	if err := os.RemoveAll(filepath.Join(cfg.LogDir, "runs")); err != nil {
+		t.Fatal(err)
+	}
+	third := startExecutor(t, cfg, handlers)
+	held, _ = heldRuns(t, third.Client, db, 6, 7)
+	want(held, map[int64]carillonv1.HeldRunState{6: ended}, "of a run whose result waits in the spool")
+	if err := run(third, 6, 6, "hello"); connect.CodeOf(err) != connect.CodeAlreadyExists {
+		t.Errorf("Run(6) again, its result in the spool = %v, want already_exists", err)
 	}
 }

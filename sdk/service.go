@@ -16,9 +16,11 @@ import (
 // service is the ExecutorService the admin calls. It is the only place
 // that turns the SDK's errors into Connect codes.
 type service struct {
-	d         *dispatcher
-	lookup    func(name string) (Handler, bool)
-	scriptDir string
+	d          *dispatcher
+	lookup     func(name string) (Handler, bool)
+	scriptDir  string
+	instanceID string            // this Serve's, for HeldRuns
+	spooled    func(runKey) bool // whether a run's result waits in the spool
 }
 
 var _ carillonv1connect.ExecutorServiceHandler = (*service)(nil)
@@ -188,7 +190,24 @@ func connectError(err error) error {
 	return connect.NewError(code, err)
 }
 
-// HeldRuns says which of the given runs this executor holds.
-func (s *service) HeldRuns(context.Context, *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("sdk: HeldRuns: not implemented yet"))
+// HeldRuns says which of the given runs of the request's database this
+// executor holds: ACTIVE while queued or running here, ENDED once ended
+// here (its result reported, or in the spool to be reported). It lists
+// the runs it remembers: those of this process (the last recentRunsMax),
+// those whose logs were on disk from today or yesterday when it started,
+// and those whose results wait in the spool. A run it does not list was
+// never accepted here, as far as it remembers.
+func (s *service) HeldRuns(_ context.Context, req *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
+	db := req.GetDatabaseId()
+	res := &carillonv1.HeldRunsResponse{InstanceId: s.instanceID}
+	for i, state := range s.d.held(db, req.GetRunIds()) {
+		id := req.GetRunIds()[i]
+		if state == carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED && s.spooled != nil && s.spooled(runKey{db, id}) {
+			state = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+		}
+		if state != carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED {
+			res.Runs = append(res.Runs, &carillonv1.HeldRun{RunId: id, State: state})
+		}
+	}
+	return res, nil
 }

@@ -293,6 +293,25 @@ func (d *dispatcher) acceptedBefore(k runKey) bool {
 	return d.recent.has(k)
 }
 
+// held says, for each run id of database db, whether this executor holds
+// the run: ACTIVE when it is queued or running, ENDED when it was accepted
+// here before (see acceptedBefore) and is no longer, UNSPECIFIED when it
+// was not, as far as the dispatcher remembers; the spool may know more.
+func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
+	states := make([]carillonv1.HeldRunState, len(ids))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, id := range ids {
+		k := runKey{db, id}
+		if _, ok := d.runs[k]; ok {
+			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
+		} else if d.acceptedBefore(k) {
+			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+		}
+	}
+	return states
+}
+
 // remember adds runs accepted by an earlier process, those whose results
 // it left in the spool, to the runs accepted here before.
 func (d *dispatcher) remember(keys []runKey) {
