@@ -69,8 +69,8 @@ databases apart: a new database, whose run ids start at 1 again, is never
 taken for the one before, and each run's result names its database.
 
 A run's context ends at its timeout (cause [ErrTimedOut], reported
-TIMED_OUT), when the admin kills the job's runs or a COVER_EARLY run covers
-it ([ErrKilled], reported KILLED), or when the executor stops
+TIMED_OUT), when the admin kills it (the run alone, or every run of its job)
+or a COVER_EARLY run covers it ([ErrKilled], reported KILLED), or when the executor stops
 ([ErrShuttingDown]). Check the cause with context.Cause. The run is reported
 the moment its context ends, even if the handler ignores it; see [Executor]
 for what becomes of such a handler. A handler that panics fails its run with

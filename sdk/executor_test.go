@@ -989,3 +989,105 @@ func TestExecutorHeldRuns(t *testing.T) {
 		t.Errorf("Run(6) again, its result in the spool = %v, want already_exists", err)
 	}
 }
+
+// TestExecutorKillRun: a Kill that names a run stops that run only, of its
+// database, whether it runs or waits behind another run of its job.
+func TestExecutorKillRun(t *testing.T) {
+	t.Parallel()
+	const db = "0123456789abcdef0123456789abcdef"
+	admin := newTestAdmin(t, "")
+	var gates sync.Map // run id -> chan struct{}: closing it ends the run
+	gate := func(id int64) chan struct{} {
+		c, _ := gates.LoadOrStore(id, make(chan struct{}))
+		return c.(chan struct{})
+	}
+	started := make(chan int64, 10)
+	ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}}, func(ex *sdk.Executor) {
+		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
+			started <- job.RunID
+			select {
+			case <-gate(job.RunID):
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+	})
+	run := func(runID, jobID int64) {
+		t.Helper()
+		req := &carillonv1.RunRequest{RunId: runID, JobId: jobID, Handler: "wait", ShardTotal: 1, DatabaseId: db,
+			BlockStrategy: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL}
+		if _, err := ex.Client.Run(t.Context(), req); err != nil {
+			t.Fatalf("Run(%d): %v", runID, err)
+		}
+	}
+	kill := func(req *carillonv1.KillRequest) {
+		t.Helper()
+		if _, err := ex.Client.Kill(t.Context(), req); err != nil {
+			t.Fatalf("Kill(%v): %v", req, err)
+		}
+	}
+	waitStarted := func(want int64) {
+		t.Helper()
+		select {
+		case id := <-started:
+			if id != want {
+				t.Fatalf("run %d started, want run %d", id, want)
+			}
+		case <-time.After(waitLimit):
+			t.Fatalf("run %d never started", want)
+		}
+	}
+	wantResult := func(runID int64, status carillonv1.RunStatus, msg string) {
+		t.Helper()
+		if res := admin.result(t, runID); res.GetStatus() != status || res.GetMessage() != msg || res.GetDatabaseId() != db {
+			t.Errorf("run %d: %v %q of database %q, want %v %q of %q", runID, res.GetStatus(), res.GetMessage(), res.GetDatabaseId(), status, msg, db)
+		}
+	}
+	idle := func(jobID int64) string {
+		t.Helper()
+		res, err := ex.Client.IdleBeat(t.Context(), &carillonv1.IdleBeatRequest{JobId: jobID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.GetReason()
+	}
+
+	// Job 1: run 1 runs, run 2 waits; killing run 2 leaves run 1 running.
+	run(1, 1)
+	waitStarted(1)
+	run(2, 1)
+	kill(&carillonv1.KillRequest{JobId: 1, RunId: 2, DatabaseId: "fedcba9876543210fedcba9876543210"}) // another database's run 2: nothing here
+	kill(&carillonv1.KillRequest{JobId: 1, RunId: 2})                                                 // run 2 without a database: nothing here
+	if got := idle(1); got != "job 1 is running run 1 with 1 more queued" {
+		t.Errorf("after kills of other databases' run 2, job 1 %q", got)
+	}
+	kill(&carillonv1.KillRequest{JobId: 1, RunId: 2, DatabaseId: db})
+	wantResult(2, carillonv1.RunStatus_RUN_STATUS_KILLED, "sdk: run killed by the admin before it started")
+	if got := idle(1); got != "job 1 is running run 1" {
+		t.Errorf("after the kill of queued run 2, job 1 %q, want run 1 still running", got)
+	}
+	close(gate(1))
+	wantResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")
+
+	// Job 2: run 3 runs, run 4 waits; killing run 3 lets run 4 run.
+	run(3, 2)
+	waitStarted(3)
+	run(4, 2)
+	kill(&carillonv1.KillRequest{JobId: 2, RunId: 3, DatabaseId: db})
+	wantResult(3, carillonv1.RunStatus_RUN_STATUS_KILLED, "sdk: run killed by the admin")
+	waitStarted(4)
+	if n := admin.resultCount(4); n != 0 {
+		t.Errorf("run 4 has %d results while it runs", n)
+	}
+	close(gate(4))
+	wantResult(4, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")
+
+	// run_id 0: every run of the job, as before.
+	run(5, 3)
+	waitStarted(5)
+	run(6, 3)
+	kill(&carillonv1.KillRequest{JobId: 3})
+	wantResult(5, carillonv1.RunStatus_RUN_STATUS_KILLED, "sdk: run killed by the admin")
+	wantResult(6, carillonv1.RunStatus_RUN_STATUS_KILLED, "sdk: run killed by the admin before it started")
+}

@@ -83,9 +83,17 @@ func setOutcome(out *carillonv1.RunOutcome, err error) {
 	}
 }
 
-// Kill stops the job's running and queued runs.
+// Kill stops one run, when the request names it (run_id and database_id),
+// or else every running and queued run of the job.
 func (s *service) Kill(_ context.Context, req *carillonv1.KillRequest) (*carillonv1.KillResponse, error) {
-	s.d.kill(req.GetJobId())
+	switch {
+	case req.GetRunId() < 0:
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: run_id must not be negative", errInvalidRun))
+	case req.GetRunId() > 0:
+		s.d.killRun(runKey{req.GetDatabaseId(), req.GetRunId()}, req.GetJobId())
+	default:
+		s.d.kill(req.GetJobId())
+	}
 	return &carillonv1.KillResponse{}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -502,6 +503,36 @@ func (d *dispatcher) kill(jobID int64) {
 	}
 	d.mu.Unlock()
 	for _, r := range dropped {
+		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
+	}
+}
+
+// killRun stops run k alone: it cancels it when it runs, or drops it from
+// its job's queue, reported KILLED. When jobID is not 0 it must be the
+// run's job. A run that is not queued or running here is left alone.
+func (d *dispatcher) killRun(k runKey, jobID int64) {
+	cause := fmt.Errorf("%w by the admin", ErrKilled)
+	d.mu.Lock()
+	r := d.runs[k]
+	var w *worker
+	if r != nil && (jobID == 0 || r.jobID == jobID) {
+		w = d.workers[r.jobID]
+	}
+	if w == nil {
+		d.mu.Unlock()
+		return
+	}
+	if w.current == r {
+		r.cancel(cause)
+		d.mu.Unlock()
+		return
+	}
+	i := slices.Index(w.queue, r)
+	if i >= 0 {
+		w.queue = slices.Delete(w.queue, i, i+1)
+	}
+	d.mu.Unlock()
+	if i >= 0 {
 		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
 	}
 }
