@@ -407,6 +407,48 @@ func (s *logStore) earlierRuns(db string, runID int64) ([]int64, error) {
 	return ids, errors.Join(errs...)
 }
 
+// logged returns which of ids, runs of database db, have a log on any day
+// the store keeps, as a set. It reads each segment and bucket directory of
+// the ids once per day, so it costs a few file reads per thousand ids and
+// day kept: for questions about a few runs (HeldRuns), not for every run.
+func (s *logStore) logged(db string, ids []int64) (map[int64]bool, error) {
+	asked := make(map[int64]bool, len(ids))
+	buckets := make(map[int64]bool)
+	for _, id := range ids {
+		asked[id] = true
+		buckets[id/1000] = true
+	}
+	days, err := s.days()
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[int64]bool)
+	var errs []error
+	for _, day := range days {
+		dir := s.runDir(day, db)
+		for b := range buckets {
+			seg, err := segmentRunIDs(s.segmentPath(dir, b*1000))
+			errs = append(errs, err)
+			for _, id := range seg {
+				if asked[id] {
+					found[id] = true
+				}
+			}
+			entries, err := os.ReadDir(s.dayPath(dir, strconv.FormatInt(b, 10)))
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			for _, e := range entries {
+				name, _ := strings.CutSuffix(e.Name(), ".log")
+				if id, err := strconv.ParseInt(name, 10, 64); err == nil && asked[id] {
+					found[id] = true
+				}
+			}
+		}
+	}
+	return found, errors.Join(errs...)
+}
+
 // today names the directory of the runs accepted now.
 func (s *logStore) today() string {
 	return s.now().UTC().Format(dayLayout)

@@ -296,17 +296,34 @@ func (d *dispatcher) acceptedBefore(k runKey) bool {
 
 // held says, for each run id of database db, whether this executor holds
 // the run: ACTIVE when it is queued or running, ENDED when it was accepted
-// here before (see acceptedBefore) and is no longer, UNSPECIFIED when it
-// was not, as far as the dispatcher remembers; the spool may know more.
+// here before (see acceptedBefore) or has a log on any day kept, and is no
+// longer queued or running; UNSPECIFIED when neither, as far as the
+// dispatcher knows (the spool may know more).
 func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
 	states := make([]carillonv1.HeldRunState, len(ids))
+	var unknown []int64
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	for i, id := range ids {
 		k := runKey{db, id}
 		if _, ok := d.runs[k]; ok {
 			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
 		} else if d.acceptedBefore(k) {
+			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+		} else {
+			unknown = append(unknown, id)
+		}
+	}
+	d.mu.Unlock()
+	if len(unknown) == 0 {
+		return states
+	}
+	// Older logs than acceptedBefore knows, read without holding d.mu.
+	logged, err := d.logs.logged(db, unknown)
+	if err != nil {
+		d.logger.Warn("sdk: HeldRuns: read the run logs; runs whose logs cannot be read are not listed", "err", err)
+	}
+	for i, id := range ids {
+		if states[i] == carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED && logged[id] {
 			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
 		}
 	}
