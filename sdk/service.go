@@ -202,9 +202,9 @@ func connectError(err error) error {
 // executor holds: ACTIVE while queued or running here, ENDED once ended
 // here (its result reported, or in the spool to be reported). It lists
 // the runs it remembers: those of this process (the last recentRunsMax),
-// those whose logs it keeps (Config.LogRetention), and those whose
-// results wait in the spool. A run it does not list was
-// never accepted here, as far as it remembers.
+// those whose logs it keeps (Config.LogRetention), and those whose results
+// wait in the spool. A run it does not list was never accepted here, as
+// far as it remembers; a run id that is not positive never is.
 func (s *service) HeldRuns(_ context.Context, req *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
 	db := req.GetDatabaseId()
 	res := &carillonv1.HeldRunsResponse{InstanceId: s.instanceID}

@@ -121,7 +121,7 @@ type dispatcher struct {
 	workers map[int64]*worker // by job id
 	runs    map[runKey]*run   // accepted, not ended
 	recent  recentRuns        // the runs accepted last, ended or not
-	dbs     map[string]string // each database id seen, to share one copy of it
+	dbs     map[string]string // each database id seen, to share one copy of it (an executor sees one or a few)
 	closing bool
 	wg      sync.WaitGroup // worker goroutines, and the finisher's
 
@@ -305,6 +305,9 @@ func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
 	d.mu.Lock()
 	for i, id := range ids {
 		k := runKey{db, id}
+		if id <= 0 {
+			continue // never a run
+		}
 		if _, ok := d.runs[k]; ok {
 			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
 		} else if d.acceptedBefore(k) {
