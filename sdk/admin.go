@@ -22,6 +22,10 @@ const adminCallTimeout = 10 * time.Second
 type admins struct {
 	urls    []string
 	clients []carillonv1connect.RegistryServiceClient
+
+	// answered, when set, is called after every call an admin answered
+	// (see reporter.adminAnswered). Set it before the first call.
+	answered func()
 }
 
 func newAdmins(urls []string, client *http.Client, token string) *admins {
@@ -44,6 +48,9 @@ func (a *admins) call(ctx context.Context, f func(context.Context, carillonv1con
 		err := f(cctx, c)
 		cancel()
 		if err == nil {
+			if a.answered != nil {
+				a.answered()
+			}
 			return nil
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", a.urls[i], err))
@@ -54,9 +61,10 @@ func (a *admins) call(ctx context.Context, f func(context.Context, carillonv1con
 	return errors.Join(errs...)
 }
 
-func (a *admins) register(ctx context.Context, app, address string) error {
+// register announces the executor process instance of app at address.
+func (a *admins) register(ctx context.Context, app, address, instance string) error {
 	err := a.call(ctx, func(ctx context.Context, c carillonv1connect.RegistryServiceClient) error {
-		_, err := c.Register(ctx, &carillonv1.RegisterRequest{AppName: app, Address: address})
+		_, err := c.Register(ctx, &carillonv1.RegisterRequest{AppName: app, Address: address, InstanceId: instance})
 		return err
 	})
 	if err != nil {
@@ -81,6 +89,7 @@ func (a *admins) reportResults(ctx context.Context, batch []result) error {
 	for i, r := range batch {
 		req.Results[i] = &carillonv1.RunResult{
 			RunId:      r.RunID,
+			DatabaseId: r.DatabaseID,
 			Status:     r.Status,
 			Message:    r.Message,
 			FinishedAt: timestamppb.New(r.FinishedAt),

@@ -115,7 +115,7 @@ func BenchmarkSpool(b *testing.B) {
 	}
 	defer sp.close()
 	at := time.Now()
-	batch := make([]int64, 0, reportBatchMax)
+	batch := make([]runKey, 0, reportBatchMax)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
@@ -123,7 +123,7 @@ func BenchmarkSpool(b *testing.B) {
 		if err := sp.put(newResult(id, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", at)); err != nil {
 			b.Fatal(err)
 		}
-		if batch = append(batch, id); len(batch) == reportBatchMax {
+		if batch = append(batch, runKey{id: id}); len(batch) == reportBatchMax {
 			if err := sp.ack(batch); err != nil {
 				b.Fatal(err)
 			}

@@ -82,9 +82,11 @@ type Config struct {
 
 	// LogDir is the directory for run logs (see "Logs" in the package
 	// documentation) and for results the admin has not acknowledged yet,
-	// which survive a restart there. Give each executor process its own LogDir and keep it across
-	// restarts; use it with one admin database only, since logs are named
-	// by the admin's run IDs. Defaults to carillon/<AppName> under [os.UserCacheDir] (for
+	// which survive a restart there. Give each executor process its own
+	// LogDir and keep it across restarts. Runs, logs and results are kept
+	// apart by the admin database they belong to, so an executor that ran
+	// against one database serves a new one (whose run ids start at 1
+	// again) with the same LogDir. Defaults to carillon/<AppName> under [os.UserCacheDir] (for
 	// example ~/.cache/carillon/<AppName>), or under [os.TempDir] when the
 	// user has no cache directory.
 	LogDir string

@@ -59,13 +59,18 @@ Each job has a worker goroutine on the executor that runs the job's runs one
 after another. When a run arrives while another of the same job runs or
 waits, the job's block strategy decides: SERIAL queues it; DISCARD_LATER
 refuses it ([ErrDiscarded]); COVER_EARLY kills the running run and the queued
-ones (reported KILLED, "covered by run N") and runs the new one. A run id is
+ones (reported KILLED, "covered by run N") and runs the new one. A run is
 never run twice ([ErrDuplicateRun]). Runs of different jobs run concurrently.
 A worker exits after about 90 seconds without work.
 
+Run ids are those of the admin's database, which sends its identity with
+every run. The executor keeps the runs, logs and results of different
+databases apart: a new database, whose run ids start at 1 again, is never
+taken for the one before, and each run's result names its database.
+
 A run's context ends at its timeout (cause [ErrTimedOut], reported
-TIMED_OUT), when the admin kills the job's runs or a COVER_EARLY run covers
-it ([ErrKilled], reported KILLED), or when the executor stops
+TIMED_OUT), when the admin kills it (the run alone, or every run of its job)
+or a COVER_EARLY run covers it ([ErrKilled], reported KILLED), or when the executor stops
 ([ErrShuttingDown]). Check the cause with context.Cause. The run is reported
 the moment its context ends, even if the handler ignores it; see [Executor]
 for what becomes of such a handler. A handler that panics fails its run with
@@ -83,7 +88,10 @@ appended as one record to a file it shares with up to 999 other runs, so a
 short run costs the executor one write and no new file; a log that grows
 past 64 KiB, is read while its run runs, or is written by a script gets a
 file of its own. Logs are kept for [Config].LogRetention (30 days by
-default), in one directory per day with at most 1000 files per directory.
+default), in one directory per day (the runs of each admin database in a
+subdirectory of their own, those of admins that send no database identity
+directly in the day's directory, as earlier versions kept them) with at most
+1000 files per directory.
 
 # Results
 

@@ -18,8 +18,10 @@ func TestAppendResultLine(t *testing.T) {
 		{RunID: 2, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "boom: exit status 1", FinishedAt: at.In(time.FixedZone("x", 3600))},
 		{RunID: 3, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "say \"hi\"\n\tback\\slash <b>&</b> ünï \xff"},
 		{RunID: 4, Status: carillonv1.RunStatus_RUN_STATUS_KILLED, FinishedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)},
+		{RunID: 5, DatabaseID: "0123456789abcdef0123456789abcdef", Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: at},
+		{RunID: 6, DatabaseID: "odd \"id\" <&>", Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "m"},
 	} {
-		want, err := json.Marshal(spooled{RunID: r.RunID, Status: r.Status.String(), Message: r.Message, FinishedAt: r.FinishedAt})
+		want, err := json.Marshal(spooled{RunID: r.RunID, DatabaseID: r.DatabaseID, Status: r.Status.String(), Message: r.Message, FinishedAt: r.FinishedAt})
 		if err != nil {
 			t.Fatal(err)
 		}

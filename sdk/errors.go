@@ -23,9 +23,11 @@ var (
 	// executor. The admin sees it as a resource_exhausted Connect error.
 	ErrDiscarded = errors.New("sdk: run discarded")
 
-	// ErrDuplicateRun refuses a run whose id this executor has already
-	// accepted: a run is never run twice. The admin sees it as an
-	// already_exists Connect error, which means the first request got through.
+	// ErrDuplicateRun refuses a run that this executor has already
+	// accepted (the same run id of the same admin database): a run is never
+	// run twice. The admin sees it as an already_exists Connect error, which
+	// means the first request got through; the executor logs a warning
+	// naming the run and the database.
 	ErrDuplicateRun = errors.New("sdk: duplicate run")
 
 	// ErrScriptsDisabled fails a script run on an executor whose

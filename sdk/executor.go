@@ -172,7 +172,9 @@ func (e *Executor) Run(ctx context.Context) error {
 //     HTTP/2), so the admin can use the Connect, gRPC or gRPC-Web protocol.
 //  2. It registers with the admin at once, then every
 //     [Config].HeartbeatInterval. When [Config].AdvertiseURL is empty, the
-//     address it registers is derived from ln.Addr().
+//     address it registers is derived from ln.Addr(). Each call of Serve
+//     registers under a new random instance id, so the admin can tell a
+//     restarted executor at the same address from the one before.
 //  3. It reports results as runs end, and retries those no admin took,
 //     including results a previous process left in [Config].LogDir.
 //  4. It deletes run logs older than [Config].LogRetention, every hour.
@@ -211,6 +213,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 			return err
 		}
 	}
+	instance := newInstanceID()
 	log := cfg.Logger.With("app", cfg.AppName, "address", address)
 	sp, err := openSpool(filepath.Join(cfg.LogDir, "results"), log)
 	if err != nil {
@@ -224,6 +227,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken)
 	rep := newReporter(sp, adm.reportResults, log)
+	adm.answered = rep.adminAnswered // a heartbeat that gets through ends the results' backoff
 	d := newDispatcher(dispatcherConfig{
 		logs:           logs,
 		now:            cfg.NowFunc,
@@ -235,7 +239,8 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		idleTimeout:    workerIdleTimeout,
 		abandonAfter:   abandonAfter,
 	})
-	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts")}
+	d.remember(sp.keys()) // runs an earlier process ended and had not reported yet
+	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts"), instanceID: instance, spooled: sp.has}
 	h := newServiceHandler(svc, cfg.AccessToken)
 	e.serving.Store(&h)
 
@@ -251,7 +256,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	var bg, hb sync.WaitGroup
 	bg.Go(func() { rep.run(sendCtx, stopReporter) })
 	bg.Go(func() { cleanLogs(cleanCtx, logs, cfg.LogRetention, log) })
-	hb.Go(func() { heartbeat(hbCtx, adm, cfg.AppName, address, cfg.HeartbeatInterval, log) })
+	hb.Go(func() { heartbeat(hbCtx, adm, cfg.AppName, address, instance, cfg.HeartbeatInterval, log) })
 	var srv *http.Server
 	var served chan error // stays nil, never ready, without a listener
 	if ln != nil {
@@ -259,7 +264,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		served = make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
 	}
-	log.Info("sdk: executor serving", "admins", cfg.AdminURLs)
+	log.Info("sdk: executor serving", "admins", cfg.AdminURLs, "instance_id", instance)
 
 	var serveErr error
 	select {

@@ -1,13 +1,19 @@
 package sdk_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,10 +46,17 @@ func exampleHandlers(ex *sdk.Executor) {
 // readWholeLog pages through a run's log until its end.
 func readWholeLog(t *testing.T, c carillonv1connect.ExecutorServiceClient, runID int64) string {
 	t.Helper()
+	return readWholeLogOf(t, c, "", runID)
+}
+
+// readWholeLogOf pages through the log of run runID of database db until
+// its end.
+func readWholeLogOf(t *testing.T, c carillonv1connect.ExecutorServiceClient, db string, runID int64) string {
+	t.Helper()
 	var b strings.Builder
 	from := int32(1)
 	for range 10000 {
-		res, err := c.ReadLog(t.Context(), &carillonv1.ReadLogRequest{RunId: runID, FromLine: from})
+		res, err := c.ReadLog(t.Context(), &carillonv1.ReadLogRequest{RunId: runID, FromLine: from, DatabaseId: db})
 		if err != nil {
 			t.Fatalf("ReadLog(%d, %d): %v", runID, from, err)
 		}
@@ -676,4 +689,414 @@ func TestExecutorServeWithoutListenerNeedsAdvertiseURL(t *testing.T) {
 	if err := ex.Serve(t.Context(), nil); !errors.Is(err, sdk.ErrInvalidConfig) || !strings.Contains(err.Error(), "AdvertiseURL") {
 		t.Errorf("Serve(nil listener) = %v, want ErrInvalidConfig naming AdvertiseURL", err)
 	}
+}
+
+// TestExecutorInstanceID: every heartbeat of one Serve carries the same
+// instance id, and the next Serve of the same Executor, on the same LogDir,
+// registers a new one.
+func TestExecutorInstanceID(t *testing.T) {
+	t.Parallel()
+	admin := newTestAdmin(t, "")
+	ex, err := sdk.New(sdk.Config{
+		AdminURLs:         []string{admin.URL},
+		AppName:           "instances",
+		HeartbeatInterval: 10 * time.Millisecond,
+		LogDir:            t.TempDir(),
+		Logger:            slog.New(slog.NewTextHandler(t.Output(), nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// serve runs one Serve until it has registered three times, and returns
+	// the instance ids of those registrations.
+	serve := func() []string {
+		t.Helper()
+		admin.mu.Lock()
+		before := len(admin.registered)
+		admin.mu.Unlock()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- ex.Serve(ctx, ln) }()
+		admin.waitFor(t, "three heartbeats", func() bool { return len(admin.registered) >= before+3 })
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Serve = %v", err)
+		}
+		admin.mu.Lock()
+		defer admin.mu.Unlock()
+		var ids []string
+		for _, r := range admin.registered[before:] {
+			ids = append(ids, r.GetInstanceId())
+		}
+		return ids
+	}
+	first, second := serve(), serve()
+	for _, ids := range [][]string{first, second} {
+		if len(ids[0]) != 32 || strings.Trim(ids[0], "0123456789abcdef") != "" {
+			t.Errorf("instance id %q, want 32 hex digits", ids[0])
+		}
+		for _, id := range ids {
+			if id != ids[0] {
+				t.Errorf("one Serve registered instance ids %q", ids)
+				break
+			}
+		}
+	}
+	if first[0] == second[0] {
+		t.Errorf("two Serve calls registered the same instance id %q", first[0])
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes, for a logger.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestExecutorDatabases: run ids restart at 1 in a new admin database, and
+// the executor keeps the runs, logs and results of each database apart,
+// across restarts.
+func TestExecutorDatabases(t *testing.T) {
+	t.Parallel()
+	const (
+		dbA = "0123456789abcdef0123456789abcdef"
+		dbB = "fedcba9876543210fedcba9876543210"
+		dbC = "Not a/../safe file name"
+	)
+	admin := newTestAdmin(t, "")
+	logged := new(syncBuffer)
+	cfg := sdk.Config{
+		AdminURLs: []string{admin.URL},
+		LogDir:    t.TempDir(),
+		Logger:    slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), logged), nil)),
+	}
+	runOf := func(db string, runID int64, param string) *carillonv1.RunRequest {
+		return &carillonv1.RunRequest{RunId: runID, JobId: runID, Handler: "hello", Param: param, ShardTotal: 1, DatabaseId: db}
+	}
+	// resultsOf waits for n results of runID and returns their database ids,
+	// sorted.
+	resultsOf := func(runID int64, n int) []string {
+		t.Helper()
+		admin.waitFor(t, fmt.Sprintf("%d results of run %d", n, runID), func() bool { return len(admin.results[runID]) >= n })
+		admin.mu.Lock()
+		defer admin.mu.Unlock()
+		var dbs []string
+		for _, r := range admin.results[runID] {
+			dbs = append(dbs, r.GetDatabaseId())
+		}
+		slices.Sort(dbs)
+		return dbs
+	}
+	checkLogs := func(ex *testExecutor) {
+		t.Helper()
+		for db, param := range map[string]string{dbA: "of A", dbB: "of B"} {
+			log := readWholeLogOf(t, ex.Client, db, 1)
+			if !strings.Contains(log, "hello, "+param) || strings.Count(log, "hello, ") != 1 {
+				t.Errorf("log of run 1 of database %s:\n%s\nwant its own lines only", db, log)
+			}
+		}
+		for _, db := range []string{"", dbC} {
+			_, err := ex.Client.ReadLog(t.Context(), &carillonv1.ReadLogRequest{RunId: 1, DatabaseId: db})
+			if connect.CodeOf(err) != connect.CodeNotFound {
+				t.Errorf("ReadLog of run 1 of database %q, which never ran here = %v, want not_found", db, err)
+			}
+		}
+	}
+
+	first := startExecutor(t, cfg, exampleHandlers)
+	for _, req := range []*carillonv1.RunRequest{runOf(dbA, 1, "of A"), runOf(dbB, 1, "of B")} {
+		if _, err := first.Client.Run(t.Context(), req); err != nil {
+			t.Fatalf("Run of run 1 of database %s: %v", req.GetDatabaseId(), err)
+		}
+	}
+	if got := resultsOf(1, 2); !slices.Equal(got, []string{dbB, dbA}) && !slices.Equal(got, []string{dbA, dbB}) {
+		t.Errorf("results of run 1 carry databases %q, want one of each", got)
+	}
+	checkLogs(first)
+	_, err := first.Client.Run(t.Context(), runOf(dbB, 1, "again"))
+	if connect.CodeOf(err) != connect.CodeAlreadyExists {
+		t.Errorf("a repeat of run 1 of database B = %v, want already_exists", err)
+	}
+	warned := false
+	for line := range strings.Lines(logged.String()) {
+		warned = warned || strings.Contains(line, `level=WARN msg="sdk: run refused as a duplicate"`) &&
+			strings.Contains(line, " run_id=1 ") && strings.Contains(line, " database_id="+dbB+" ")
+	}
+	if !warned {
+		t.Errorf("no warning naming run 1 and database B refused as a duplicate in the executor's log:\n%s", logged.String())
+	}
+	if err := first.stop(t); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+
+	// A new process on the same LogDir remembers each database's runs, and
+	// keeps a result of one across a restart while no admin takes it.
+	admin.down.Store(true)
+	second := startExecutor(t, cfg, exampleHandlers)
+	checkLogs(second)
+	for _, db := range []string{dbA, dbB} {
+		if _, err := second.Client.Run(t.Context(), runOf(db, 1, "again")); connect.CodeOf(err) != connect.CodeAlreadyExists {
+			t.Errorf("after a restart, a repeat of run 1 of database %s = %v, want already_exists", db, err)
+		}
+	}
+	if _, err := second.Client.Run(t.Context(), runOf(dbC, 1, "of C")); err != nil {
+		t.Fatalf("Run of run 1 of a third database: %v", err)
+	}
+	if log := readWholeLogOf(t, second.Client, dbC, 1); !strings.Contains(log, "hello, of C") {
+		t.Errorf("log of run 1 of database C:\n%s", log)
+	}
+	admin.waitFor(t, "a refused report", func() bool { return admin.refusedReports > 0 })
+	if err := second.stop(t); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	admin.down.Store(false)
+	startExecutor(t, cfg, exampleHandlers)
+	if got := resultsOf(1, 3); !slices.Contains(got, dbC) {
+		t.Errorf("results of run 1 carry databases %q, want one of database C after the restart", got)
+	}
+}
+
+// heldRuns asks the executor which of ids of database db it holds.
+func heldRuns(t *testing.T, c carillonv1connect.ExecutorServiceClient, db string, ids ...int64) (map[int64]carillonv1.HeldRunState, string) {
+	t.Helper()
+	res, err := c.HeldRuns(t.Context(), &carillonv1.HeldRunsRequest{DatabaseId: db, RunIds: ids})
+	if err != nil {
+		t.Fatalf("HeldRuns: %v", err)
+	}
+	held := make(map[int64]carillonv1.HeldRunState)
+	for _, r := range res.GetRuns() {
+		held[r.GetRunId()] = r.GetState()
+	}
+	return held, res.GetInstanceId()
+}
+
+// TestExecutorHeldRuns: an admin that restarted learns which of its runs
+// an executor holds, running, queued or ended, across the executor's
+// restarts, and under which instance.
+func TestExecutorHeldRuns(t *testing.T) {
+	t.Parallel()
+	const (
+		db     = "0123456789abcdef0123456789abcdef"
+		active = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
+		ended  = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+	)
+	admin := newTestAdmin(t, "")
+	cfg := sdk.Config{AdminURLs: []string{admin.URL}, LogDir: t.TempDir()}
+	release := make(chan struct{})
+	handlers := func(ex *sdk.Executor) {
+		exampleHandlers(ex)
+		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+	}
+	run := func(ex *testExecutor, runID, jobID int64, handler string) error {
+		_, err := ex.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: runID, JobId: jobID, Handler: handler, ShardTotal: 1, DatabaseId: db})
+		return err
+	}
+	want := func(got map[int64]carillonv1.HeldRunState, want map[int64]carillonv1.HeldRunState, when string) {
+		t.Helper()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("HeldRuns %s (-want +got):\n%s", when, diff)
+		}
+	}
+	registeredAs := func(address string) string {
+		t.Helper()
+		var id string
+		admin.waitFor(t, "registration of "+address, func() bool {
+			for _, r := range admin.registered {
+				if r.GetAddress() == address {
+					id = r.GetInstanceId()
+				}
+			}
+			return id != ""
+		})
+		return id
+	}
+
+	// The first process runs three days ago: a restarted executor finds
+	// its runs in logs older than the ones it reads at start.
+	past := cfg
+	past.NowFunc = func() time.Time { return time.Now().Add(-72 * time.Hour) }
+	first := startExecutor(t, past, handlers)
+	for _, r := range []struct {
+		runID, jobID int64
+		handler      string
+	}{{1, 1, "wait"}, {2, 1, "wait"}, {3, 3, "hello"}} { // run 2 waits behind run 1 (SERIAL)
+		if err := run(first, r.runID, r.jobID, r.handler); err != nil {
+			t.Fatalf("Run(%d): %v", r.runID, err)
+		}
+	}
+	if err := run(first, 5, 5, "nope"); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Fatalf("Run(5) of an unknown handler = %v, want not_found", err)
+	}
+	admin.result(t, 3)
+	held, instance := heldRuns(t, first.Client, db, 1, 2, 3, 4, 5)
+	want(held, map[int64]carillonv1.HeldRunState{1: active, 2: active, 3: ended}, "while run 1 runs and run 2 waits")
+	if reg := registeredAs(first.URL); instance != reg {
+		t.Errorf("HeldRuns answers instance %q, the executor registered as %q", instance, reg)
+	}
+	for _, other := range []string{"", "fedcba9876543210fedcba9876543210"} {
+		held, _ := heldRuns(t, first.Client, other, 1, 2, 3)
+		want(held, map[int64]carillonv1.HeldRunState{}, "of another database")
+	}
+	close(release)
+	admin.result(t, 1)
+	admin.result(t, 2)
+	held, _ = heldRuns(t, first.Client, db, 1, 2)
+	want(held, map[int64]carillonv1.HeldRunState{1: ended, 2: ended}, "once runs 1 and 2 ended")
+	if err := first.stop(t); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+
+	// A new process remembers them from their logs, days old; a result it
+	// cannot report waits in the spool.
+	admin.down.Store(true)
+	second := startExecutor(t, cfg, handlers)
+	held, instance2 := heldRuns(t, second.Client, db, 1, 2, 3, 4, 5)
+	want(held, map[int64]carillonv1.HeldRunState{1: ended, 2: ended, 3: ended}, "after a restart")
+	if instance2 == "" || instance2 == instance {
+		t.Errorf("instance after a restart %q, before %q: want a new one", instance2, instance)
+	}
+	if err := run(second, 6, 6, "hello"); err != nil {
+		t.Fatalf("Run(6): %v", err)
+	}
+	readWholeLogOf(t, second.Client, db, 6) // returns once run 6 has ended
+	admin.waitFor(t, "a refused report", func() bool { return admin.refusedReports > 0 })
+	if err := second.stop(t); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+
+	// Without its log, a run whose result waits in the spool is still held.
+	if err := os.RemoveAll(filepath.Join(cfg.LogDir, "runs")); err != nil {
+		t.Fatal(err)
+	}
+	third := startExecutor(t, cfg, handlers)
+	held, _ = heldRuns(t, third.Client, db, 6, 7)
+	want(held, map[int64]carillonv1.HeldRunState{6: ended}, "of a run whose result waits in the spool")
+	if err := run(third, 6, 6, "hello"); connect.CodeOf(err) != connect.CodeAlreadyExists {
+		t.Errorf("Run(6) again, its result in the spool = %v, want already_exists", err)
+	}
+}
+
+// TestExecutorKillRun: a Kill that names a run stops that run only, of its
+// database, whether it runs or waits behind another run of its job.
+func TestExecutorKillRun(t *testing.T) {
+	t.Parallel()
+	const db = "0123456789abcdef0123456789abcdef"
+	admin := newTestAdmin(t, "")
+	var gates sync.Map // run id -> chan struct{}: closing it ends the run
+	gate := func(id int64) chan struct{} {
+		c, _ := gates.LoadOrStore(id, make(chan struct{}))
+		return c.(chan struct{})
+	}
+	started := make(chan int64, 10)
+	ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}}, func(ex *sdk.Executor) {
+		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
+			started <- job.RunID
+			select {
+			case <-gate(job.RunID):
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+	})
+	run := func(runID, jobID int64) {
+		t.Helper()
+		req := &carillonv1.RunRequest{RunId: runID, JobId: jobID, Handler: "wait", ShardTotal: 1, DatabaseId: db,
+			BlockStrategy: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL}
+		if _, err := ex.Client.Run(t.Context(), req); err != nil {
+			t.Fatalf("Run(%d): %v", runID, err)
+		}
+	}
+	kill := func(req *carillonv1.KillRequest) {
+		t.Helper()
+		if _, err := ex.Client.Kill(t.Context(), req); err != nil {
+			t.Fatalf("Kill(%v): %v", req, err)
+		}
+	}
+	waitStarted := func(want int64) {
+		t.Helper()
+		select {
+		case id := <-started:
+			if id != want {
+				t.Fatalf("run %d started, want run %d", id, want)
+			}
+		case <-time.After(waitLimit):
+			t.Fatalf("run %d never started", want)
+		}
+	}
+	wantResult := func(runID int64, status carillonv1.RunStatus, msg string) {
+		t.Helper()
+		if res := admin.result(t, runID); res.GetStatus() != status || res.GetMessage() != msg || res.GetDatabaseId() != db {
+			t.Errorf("run %d: %v %q of database %q, want %v %q of %q", runID, res.GetStatus(), res.GetMessage(), res.GetDatabaseId(), status, msg, db)
+		}
+	}
+	idle := func(jobID int64) string {
+		t.Helper()
+		res, err := ex.Client.IdleBeat(t.Context(), &carillonv1.IdleBeatRequest{JobId: jobID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.GetReason()
+	}
+
+	// Job 1: run 1 runs, run 2 waits; killing run 2 leaves run 1 running.
+	run(1, 1)
+	waitStarted(1)
+	run(2, 1)
+	kill(&carillonv1.KillRequest{JobId: 1, RunId: 2, DatabaseId: "fedcba9876543210fedcba9876543210"}) // another database's run 2: nothing here
+	kill(&carillonv1.KillRequest{JobId: 1, RunId: 2})                                                 // run 2 without a database: nothing here
+	if got := idle(1); got != "job 1 is running run 1 with 1 more queued" {
+		t.Errorf("after kills of other databases' run 2, job 1 %q", got)
+	}
+	kill(&carillonv1.KillRequest{JobId: 1, RunId: 2, DatabaseId: db})
+	wantResult(2, carillonv1.RunStatus_RUN_STATUS_KILLED, "sdk: run killed by the admin before it started")
+	if got := idle(1); got != "job 1 is running run 1" {
+		t.Errorf("after the kill of queued run 2, job 1 %q, want run 1 still running", got)
+	}
+	close(gate(1))
+	wantResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")
+
+	// Job 2: run 3 runs, run 4 waits; killing run 3 lets run 4 run.
+	run(3, 2)
+	waitStarted(3)
+	run(4, 2)
+	kill(&carillonv1.KillRequest{JobId: 2, RunId: 3, DatabaseId: db})
+	wantResult(3, carillonv1.RunStatus_RUN_STATUS_KILLED, "sdk: run killed by the admin")
+	waitStarted(4)
+	if n := admin.resultCount(4); n != 0 {
+		t.Errorf("run 4 has %d results while it runs", n)
+	}
+	close(gate(4))
+	wantResult(4, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")
+
+	// run_id 0: every run of the job, as before.
+	run(5, 3)
+	waitStarted(5)
+	run(6, 3)
+	kill(&carillonv1.KillRequest{JobId: 3})
+	wantResult(5, carillonv1.RunStatus_RUN_STATUS_KILLED, "sdk: run killed by the admin")
+	wantResult(6, carillonv1.RunStatus_RUN_STATUS_KILLED, "sdk: run killed by the admin before it started")
 }

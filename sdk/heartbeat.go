@@ -2,19 +2,22 @@ package sdk
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"time"
 )
 
 // heartbeat registers with the admin at once, then every interval, until
 // ctx ends. Registering is the heartbeat: the admin forgets an executor it
-// has not heard from for 90 seconds.
-func heartbeat(ctx context.Context, adm *admins, app, address string, interval time.Duration, log *slog.Logger) {
+// has not heard from for 90 seconds. instance is the id of this Serve (see
+// newInstanceID), the same in every heartbeat.
+func heartbeat(ctx context.Context, adm *admins, app, address, instance string, interval time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	ok := false
 	for {
-		err := adm.register(ctx, app, address)
+		err := adm.register(ctx, app, address, instance)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -31,4 +34,14 @@ func heartbeat(ctx context.Context, adm *admins, app, address string, interval t
 			return
 		}
 	}
+}
+
+// newInstanceID returns a new random id for one start of the executor
+// (RegisterRequest.instance_id): 128 bits from crypto/rand, in hex. An
+// admin that sees an address register with a new id knows the executor
+// there restarted, and what the previous process held is gone.
+func newInstanceID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails: see crypto/rand.Read
+	return hex.EncodeToString(b[:])
 }

@@ -2,6 +2,8 @@ package sdk
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -44,7 +46,7 @@ const dayLayout = "2006-01-02"
 type runLog struct {
 	mu     sync.Mutex
 	store  *logStore
-	day    string // when the run was accepted
+	dir    string // the run's directory in store (see [logStore.runDir])
 	runID  int64
 	buf    []byte
 	f      *os.File // the log's own file; nil while the log is in memory
@@ -56,10 +58,10 @@ type runLog struct {
 // written to a file of its own.
 const spillBytes = 64 << 10
 
-// newRunLog returns the log of runID, accepted on day, which will be kept
-// in store.
-func newRunLog(store *logStore, day string, runID int64, now func() time.Time) *runLog {
-	return &runLog{store: store, day: day, runID: runID, now: now}
+// newRunLog returns the log of runID, which will be kept in store in dir,
+// from [logStore.runDir].
+func newRunLog(store *logStore, dir string, runID int64, now func() time.Time) *runLog {
+	return &runLog{store: store, dir: dir, runID: runID, now: now}
 }
 
 // Write appends p to the log.
@@ -88,7 +90,7 @@ func (l *runLog) spill() error {
 	if l.f != nil {
 		return nil
 	}
-	f, err := l.store.create(l.store.path(l.day, l.runID), os.O_WRONLY)
+	f, err := l.store.create(l.store.path(l.dir, l.runID), os.O_WRONLY)
 	if err != nil {
 		return err
 	}
@@ -197,7 +199,7 @@ func (s *logStore) closeLogs(logs []*runLog) error {
 		}
 		l.closed = true
 		if l.f == nil {
-			recs = append(recs, logRecord{day: l.day, runID: l.runID, body: l.buf})
+			recs = append(recs, logRecord{dir: l.dir, runID: l.runID, body: l.buf})
 			l.buf = nil
 			continue
 		}
@@ -225,7 +227,7 @@ func (l *runLog) Close() error {
 	}
 	l.closed = true
 	if l.f == nil {
-		err := l.store.appendRecord(l.day, l.runID, l.buf)
+		err := l.store.appendRecord(l.dir, l.runID, l.buf)
 		l.buf = nil
 		return err
 	}
@@ -235,26 +237,87 @@ func (l *runLog) Close() error {
 }
 
 // logStore lays out run logs on disk, by the UTC day the executor accepted
-// the run, so that retention removes whole days:
+// the run, so that retention removes whole days, and by the admin database
+// the run belongs to (RunRequest.database_id), since run ids are unique
+// within one database only:
 //
-//	<dir>/<YYYY-MM-DD>/<run id / 1000>.seg            logs kept in memory until the run ended
-//	<dir>/<YYYY-MM-DD>/<run id / 1000>/<run id>.log   logs that needed a file of their own
+//	<dir>/<YYYY-MM-DD>/<run id / 1000>.seg                  runs without a database id: kept in memory until the run ended
+//	<dir>/<YYYY-MM-DD>/<run id / 1000>/<run id>.log         and logs that needed a file of their own
+//	<dir>/<YYYY-MM-DD>/db-<database id>/<run id / 1000>.seg the same for the runs of one database
+//	<dir>/<YYYY-MM-DD>/db-<database id>/<run id / 1000>/<run id>.log
 //
-// Grouping by run id / 1000 keeps at most 1000 runs per segment and 1000
-// files per directory even when jobs fire every second.
+// The runs without a database id (from admins that predate it) keep the
+// layout of earlier versions, so their logs stay readable. A run's
+// directory, "<YYYY-MM-DD>" or "<YYYY-MM-DD>/db-<database id>", is its
+// runDir. Grouping by run id / 1000 keeps at most 1000 runs per segment and
+// 1000 files per directory even when jobs fire every second.
 type logStore struct {
-	dir  string
-	now  func() time.Time
-	dirs sync.Map // directories known to exist
+	dir    string
+	now    func() time.Time
+	dirs   sync.Map // directories known to exist
+	dbDirs sync.Map // database id -> its directory's name (dbDirName)
 
 	segMu sync.Mutex
 	segs  map[string]*segmentFile // open for appending, by path
 	clock uint64                  // counts uses of segs, for closing the least recently used
 
 	earlierMu     sync.Mutex
-	earlierDays   []string       // today and yesterday when the store was opened
-	earlier       []int64        // buckets (run id / 1000) with logs on those days then, sorted
-	earlierLoaded map[int64]bool // buckets whose runs earlierRuns returned
+	earlierDays   []string               // today and yesterday when the store was opened
+	earlier       map[string][]int64     // buckets (run id / 1000) with logs on those days then, sorted, by dbDirName ("" without a database)
+	earlierLoaded map[earlierBucket]bool // buckets whose runs earlierRuns returned
+}
+
+// earlierBucket is a bucket of one database's runs, for
+// [logStore.earlierRuns].
+type earlierBucket struct {
+	dbDir  string
+	bucket int64
+}
+
+// dbDirPrefix starts the name of a database's directory in a day.
+const dbDirPrefix = "db-"
+
+// dbDirName names the directory of the runs of database db in a day: ""
+// for the runs without a database id; "db-" and db itself when db is 1 to
+// 64 lowercase letters, digits, '-' or '_' (an admin's database id is 32
+// hex digits); else "db-~" and the SHA-256 of db in hex, so that any id is
+// a safe file name, even on a case-insensitive file system, and two ids
+// never share a directory.
+func dbDirName(db string) string {
+	if db == "" {
+		return ""
+	}
+	plain := len(db) <= 64
+	for i := 0; i < len(db) && plain; i++ {
+		c := db[i]
+		plain = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_'
+	}
+	if plain {
+		return dbDirPrefix + db
+	}
+	sum := sha256.Sum256([]byte(db))
+	return dbDirPrefix + "~" + hex.EncodeToString(sum[:])
+}
+
+// runDir is the directory, relative to the store, of the logs of the runs
+// of database db accepted on day.
+func (s *logStore) runDir(day, db string) string {
+	if db == "" {
+		return day
+	}
+	return day + string(filepath.Separator) + s.dbDir(db)
+}
+
+// dbDir is dbDirName(db), remembered.
+func (s *logStore) dbDir(db string) string {
+	if db == "" {
+		return ""
+	}
+	name, ok := s.dbDirs.Load(db)
+	if !ok {
+		name, _ = s.dbDirs.LoadOrStore(db, dbDirName(db))
+	}
+	return name.(string)
 }
 
 // openLogStore opens the run logs under dir, creating it if needed, and
@@ -263,50 +326,74 @@ func openLogStore(dir string, now func() time.Time) (*logStore, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	s := &logStore{dir: dir, now: now, earlierLoaded: make(map[int64]bool)}
+	s := &logStore{dir: dir, now: now, earlier: make(map[string][]int64), earlierLoaded: make(map[earlierBucket]bool)}
 	t := now().UTC()
 	for _, day := range []string{t.Format(dayLayout), t.AddDate(0, 0, -1).Format(dayLayout)} {
-		entries, err := os.ReadDir(filepath.Join(dir, day))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		found, err := s.noteBuckets(filepath.Join(dir, day), "")
 		if err != nil {
 			return nil, err
 		}
-		s.earlierDays = append(s.earlierDays, day)
-		for _, e := range entries {
-			name, seg := strings.CutSuffix(e.Name(), ".seg")
-			if b, err := strconv.ParseInt(name, 10, 64); err == nil && seg != e.IsDir() {
-				s.earlier = append(s.earlier, b)
-			}
+		if found {
+			s.earlierDays = append(s.earlierDays, day)
 		}
 	}
-	slices.Sort(s.earlier)
-	s.earlier = slices.Compact(s.earlier)
+	for db, buckets := range s.earlier {
+		slices.Sort(buckets)
+		s.earlier[db] = slices.Compact(buckets)
+	}
 	return s, nil
 }
 
-// earlierRuns returns the ids of the runs that had a log today or yesterday
-// when the store was opened, and share runID's bucket (run id / 1000); it
-// returns them once per bucket, and none for the buckets that had no log
-// then. So a restarted executor learns which runs it accepted before the
-// restart, a thousand at a time and only for the run ids near those it had,
-// without reading anything from disk for the runs that are new.
-func (s *logStore) earlierRuns(runID int64) ([]int64, error) {
-	b := runID / 1000
+// noteBuckets adds the buckets with logs in the directory p, of the
+// database whose directory is dbDir, to s.earlier; in a day's directory
+// (dbDir ""), also those in its databases' directories. found is false
+// when p does not exist.
+func (s *logStore) noteBuckets(p, dbDir string) (found bool, err error) {
+	entries, err := os.ReadDir(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if dbDir == "" && e.IsDir() && strings.HasPrefix(e.Name(), dbDirPrefix) {
+			if _, err := s.noteBuckets(filepath.Join(p, e.Name()), e.Name()); err != nil {
+				return false, err
+			}
+			continue
+		}
+		name, seg := strings.CutSuffix(e.Name(), ".seg")
+		if b, err := strconv.ParseInt(name, 10, 64); err == nil && seg != e.IsDir() {
+			s.earlier[dbDir] = append(s.earlier[dbDir], b)
+		}
+	}
+	return true, nil
+}
+
+// earlierRuns returns the ids of the runs of database db that had a log
+// today or yesterday when the store was opened, and share runID's bucket
+// (run id / 1000); it returns them once per bucket, and none for the
+// buckets that had no log then. So a restarted executor learns which runs
+// it accepted before the restart, a thousand at a time and only for the run
+// ids near those it had, without reading anything from disk for the runs
+// that are new.
+func (s *logStore) earlierRuns(db string, runID int64) ([]int64, error) {
+	key := earlierBucket{s.dbDir(db), runID / 1000}
 	s.earlierMu.Lock()
 	defer s.earlierMu.Unlock()
-	if _, found := slices.BinarySearch(s.earlier, b); !found || s.earlierLoaded[b] {
+	if _, found := slices.BinarySearch(s.earlier[key.dbDir], key.bucket); !found || s.earlierLoaded[key] {
 		return nil, nil
 	}
-	s.earlierLoaded[b] = true
+	s.earlierLoaded[key] = true
 	var ids []int64
 	var errs []error
 	for _, day := range s.earlierDays {
-		seg, err := segmentRunIDs(s.segmentPath(day, runID))
+		dir := s.runDir(day, db)
+		seg, err := segmentRunIDs(s.segmentPath(dir, runID))
 		ids = append(ids, seg...)
 		errs = append(errs, err)
-		entries, err := os.ReadDir(s.dayPath(day, strconv.FormatInt(b, 10)))
+		entries, err := os.ReadDir(s.dayPath(dir, strconv.FormatInt(key.bucket, 10)))
 		if !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -320,19 +407,61 @@ func (s *logStore) earlierRuns(runID int64) ([]int64, error) {
 	return ids, errors.Join(errs...)
 }
 
+// logged returns which of ids, runs of database db, have a log on any day
+// the store keeps, as a set. It reads each segment and bucket directory of
+// the ids once per day, so it costs a few file reads per thousand ids and
+// day kept: for questions about a few runs (HeldRuns), not for every run.
+func (s *logStore) logged(db string, ids []int64) (map[int64]bool, error) {
+	asked := make(map[int64]bool, len(ids))
+	buckets := make(map[int64]bool)
+	for _, id := range ids {
+		asked[id] = true
+		buckets[id/1000] = true
+	}
+	days, err := s.days()
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[int64]bool)
+	var errs []error
+	for _, day := range days {
+		dir := s.runDir(day, db)
+		for b := range buckets {
+			seg, err := segmentRunIDs(s.segmentPath(dir, b*1000))
+			errs = append(errs, err)
+			for _, id := range seg {
+				if asked[id] {
+					found[id] = true
+				}
+			}
+			entries, err := os.ReadDir(s.dayPath(dir, strconv.FormatInt(b, 10)))
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			for _, e := range entries {
+				name, _ := strings.CutSuffix(e.Name(), ".log")
+				if id, err := strconv.ParseInt(name, 10, 64); err == nil && asked[id] {
+					found[id] = true
+				}
+			}
+		}
+	}
+	return found, errors.Join(errs...)
+}
+
 // today names the directory of the runs accepted now.
 func (s *logStore) today() string {
 	return s.now().UTC().Format(dayLayout)
 }
 
-// dayPath is the path of name in day's directory.
-func (s *logStore) dayPath(day, name string) string {
-	return filepath.Join(s.dir, day, name)
+// dayPath is the path of name in the run directory dir (see runDir).
+func (s *logStore) dayPath(dir, name string) string {
+	return filepath.Join(s.dir, dir, name)
 }
 
-// path is the path of runID's own log file on day.
-func (s *logStore) path(day string, runID int64) string {
-	return filepath.Join(s.dir, day, strconv.FormatInt(runID/1000, 10), strconv.FormatInt(runID, 10)+".log")
+// path is the path of runID's own log file in the run directory dir.
+func (s *logStore) path(dir string, runID int64) string {
+	return filepath.Join(s.dir, dir, strconv.FormatInt(runID/1000, 10), strconv.FormatInt(runID, 10)+".log")
 }
 
 // days lists the day directories, newest first.
@@ -354,23 +483,25 @@ func (s *logStore) days() ([]string, error) {
 	return days, nil
 }
 
-// find opens runID's log, for reading: its own file, or else its record in
-// a segment, newest day first. It fails with an error wrapping
-// [fs.ErrNotExist] when the run has no log.
-func (s *logStore) find(runID int64) (io.ReadCloser, error) {
+// find opens the log of run runID of database db, for reading: its own
+// file, or else its record in a segment, newest day first. It fails with an
+// error wrapping [fs.ErrNotExist] when the run has no log; the logs of
+// other databases' runs of the same id are not looked at.
+func (s *logStore) find(db string, runID int64) (io.ReadCloser, error) {
 	days, err := s.days()
 	if err != nil {
 		return nil, err
 	}
 	for _, day := range days {
-		f, err := os.Open(s.path(day, runID))
+		dir := s.runDir(day, db)
+		f, err := os.Open(s.path(dir, runID))
 		if err == nil {
 			return f, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		rc, err := s.segmentRecord(day, runID)
+		rc, err := s.segmentRecord(dir, runID)
 		if err == nil {
 			return rc, nil
 		}

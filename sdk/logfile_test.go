@@ -264,14 +264,14 @@ func TestLogStore(t *testing.T) {
 	t.Run("Missing", func(t *testing.T) {
 		t.Parallel()
 		s := newTestLogStore(t, t.TempDir(), time.Now)
-		if _, err := s.find(1); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.find("", 1); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("find in an empty store = %v, want fs.ErrNotExist", err)
 		}
 		if err := writeLog(s, 1001, "x\n"); err != nil {
 			t.Fatal(err)
 		}
 		// Same segment, another run.
-		if _, err := s.find(1002); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.find("", 1002); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("find of a run not in its segment = %v, want fs.ErrNotExist", err)
 		}
 	})
@@ -297,10 +297,10 @@ func TestLogStore(t *testing.T) {
 		if removed, err := s.clean(retention); err != nil || len(removed) != 1 || removed[0] != "2026-01-01" {
 			t.Errorf("clean on Feb 1 = %v, %v; want [2026-01-01]", removed, err)
 		}
-		if _, err := s.find(1); err == nil {
+		if _, err := s.find("", 1); err == nil {
 			t.Error("the log of run 1 survived its retention")
 		}
-		if _, err := s.find(2); err != nil {
+		if _, err := s.find("", 2); err != nil {
 			t.Errorf("the log of run 2 is gone: %v", err)
 		}
 		for p, sf := range s.segs {
@@ -311,6 +311,85 @@ func TestLogStore(t *testing.T) {
 		now = day("2030-01-01 00:00:00")
 		if removed, err := s.clean(-1); err != nil || len(removed) != 0 {
 			t.Errorf("clean with retention -1 = %v, %v; want nothing removed", removed, err)
+		}
+	})
+
+	t.Run("Databases", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		now := day("2026-05-06 12:00:00")
+		// A log of run 1 as an earlier version wrote it: no database.
+		legacy := filepath.Join(dir, "2026-05-06", "0.seg")
+		if err := os.MkdirAll(filepath.Dir(legacy), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(legacy, []byte("#carillon-run 1 7\nlegacy\n"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		s := newTestLogStore(t, dir, func() time.Time { return now })
+		const a, odd = "0123456789abcdef0123456789abcdef", "Odd/../ID"
+		for _, db := range []string{a, odd} {
+			l := newRunLog(s, s.runDir(s.today(), db), 1, s.now)
+			if _, err := l.Write([]byte("run 1 of " + db + "\n")); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		read := func(db string, id int64) (string, error) {
+			src, err := s.find(db, id)
+			if err != nil {
+				return "", err
+			}
+			defer src.Close()
+			b, err := io.ReadAll(src)
+			return string(b), err
+		}
+		for db, want := range map[string]string{"": "legacy\n", a: "run 1 of " + a + "\n", odd: "run 1 of " + odd + "\n"} {
+			if got, err := read(db, 1); err != nil || got != want {
+				t.Errorf("log of run 1 of database %q = %q, %v; want %q", db, got, err, want)
+			}
+		}
+		if _, err := read("another", 1); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("log of run 1 of a database without it = %v, want fs.ErrNotExist", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "2026-05-06", "db-"+a, "0.seg")); err != nil {
+			t.Errorf("database %s's segment is not where the layout says: %v", a, err)
+		}
+		entries, err := os.ReadDir(filepath.Join(dir, "2026-05-06"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Name() != "0.seg" && (!strings.HasPrefix(e.Name(), "db-") || strings.Trim(e.Name(), "abcdefghijklmnopqrstuvwxyz0123456789-_~") != "") {
+				t.Errorf("day directory holds %q, want only the legacy segment and db-<safe name> directories", e.Name())
+			}
+		}
+		if len(entries) != 3 {
+			t.Errorf("day directory holds %d entries, want the legacy segment and 2 databases", len(entries))
+		}
+		if err := s.close(); err != nil {
+			t.Fatal(err)
+		}
+
+		// A new process remembers each database's runs apart.
+		s2 := newTestLogStore(t, dir, func() time.Time { return now })
+		for _, db := range []string{"", a, odd} {
+			if got, err := s2.earlierRuns(db, 1); err != nil || !slices.Equal(got, []int64{1}) {
+				t.Errorf("earlierRuns(%q, 1) = %v, %v; want [1]", db, got, err)
+			}
+		}
+		if got, err := s2.earlierRuns("another", 1); err != nil || got != nil {
+			t.Errorf("earlierRuns of a database without logs = %v, %v; want none", got, err)
+		}
+		// Retention removes the databases' logs with their day.
+		now = day("2026-07-01 00:00:00")
+		if removed, err := s2.clean(time.Hour); err != nil || !slices.Equal(removed, []string{"2026-05-06"}) {
+			t.Errorf("clean = %v, %v", removed, err)
+		}
+		if _, err := s2.find(a, 1); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("log of a removed day = %v, want fs.ErrNotExist", err)
 		}
 	})
 
@@ -334,15 +413,15 @@ func TestLogStore(t *testing.T) {
 
 		// A new process, today.
 		s := newTestLogStore(t, dir, func() time.Time { return now })
-		got, err := s.earlierRuns(5_999)
+		got, err := s.earlierRuns("", 5_999)
 		slices.Sort(got)
 		if err != nil || !slices.Equal(got, []int64{5_000, 5_001, 5_002}) {
 			t.Errorf("earlierRuns(5999) = %v, %v; want [5000 5001 5002]", got, err)
 		}
-		if got, err := s.earlierRuns(5_000); err != nil || got != nil {
+		if got, err := s.earlierRuns("", 5_000); err != nil || got != nil {
 			t.Errorf("earlierRuns of the same bucket again = %v, %v; want none", got, err)
 		}
-		if got, err := s.earlierRuns(6_000); err != nil || got != nil {
+		if got, err := s.earlierRuns("", 6_000); err != nil || got != nil {
 			t.Errorf("earlierRuns of a bucket without logs = %v, %v; want none", got, err)
 		}
 	})
@@ -371,7 +450,7 @@ func TestLogSegment(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				src, err := s.find(8)
+				src, err := s.find("", 8)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -404,7 +483,7 @@ func TestLogSegment(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
-		if _, err := s.find(2); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.find("", 2); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("find of a torn record = %v, want fs.ErrNotExist", err)
 		}
 
@@ -436,7 +515,7 @@ func TestLogSegment(t *testing.T) {
 		if got := readWhole(t, s, 1); got != "one\n" {
 			t.Errorf("log of run 1 = %q", got)
 		}
-		if _, err := s.find(3); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.find("", 3); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("find of a record after a bad header = %v, want fs.ErrNotExist", err)
 		}
 	})
@@ -548,7 +627,7 @@ func writeLog(s *logStore, id int64, body string) error {
 // readWhole returns the whole log of run id.
 func readWhole(t *testing.T, s *logStore, id int64) string {
 	t.Helper()
-	src, err := s.find(id)
+	src, err := s.find("", id)
 	if err != nil {
 		t.Fatal(err)
 	}

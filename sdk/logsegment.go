@@ -7,7 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -109,8 +111,8 @@ func scanSegment(r io.ReaderAt, size int64, fn func(runID, off, n int64) bool) (
 type segmentFile struct {
 	mu   sync.Mutex // serializes appends
 	f    *os.File   // nil once closed
-	day  string
-	used uint64 // logStore.clock at the last use; guarded by logStore.segMu
+	day  string     // its run directory (see logStore.runDir)
+	used uint64     // logStore.clock at the last use; guarded by logStore.segMu
 }
 
 // close closes the file once no append is under way.
@@ -125,15 +127,17 @@ func (sf *segmentFile) close() error {
 	return err
 }
 
-// segmentPath is the path of the segment of runID's bucket on day.
-func (s *logStore) segmentPath(day string, runID int64) string {
-	return s.dayPath(day, strconv.FormatInt(runID/1000, 10)+".seg")
+// segmentPath is the path of the segment of runID's bucket in the run
+// directory dir (see logStore.runDir).
+func (s *logStore) segmentPath(dir string, runID int64) string {
+	return s.dayPath(dir, strconv.FormatInt(runID/1000, 10)+".seg")
 }
 
-// appendRecord appends runID's log to its segment in one write.
-func (s *logStore) appendRecord(day string, runID int64, body []byte) error {
+// appendRecord appends runID's log to its segment in the run directory dir
+// in one write.
+func (s *logStore) appendRecord(dir string, runID int64, body []byte) error {
 	rec := appendRecord(make([]byte, 0, segmentHeaderMax+len(body)), runID, body)
-	if err := s.writeSegment(day, s.segmentPath(day, runID), rec); err != nil {
+	if err := s.writeSegment(dir, s.segmentPath(dir, runID), rec); err != nil {
 		return fmt.Errorf("log of run %d: %w", runID, err)
 	}
 	return nil
@@ -141,7 +145,7 @@ func (s *logStore) appendRecord(day string, runID int64, body []byte) error {
 
 // logRecord is a run's log, to append to its segment.
 type logRecord struct {
-	day   string
+	dir   string // the run directory (see logStore.runDir)
 	runID int64
 	body  []byte
 }
@@ -153,10 +157,10 @@ func (s *logStore) appendRecords(recs []logRecord) error {
 	bufs := map[string][]byte{}
 	days := map[string]string{}
 	for _, r := range recs {
-		p := s.segmentPath(r.day, r.runID)
+		p := s.segmentPath(r.dir, r.runID)
 		if _, ok := bufs[p]; !ok {
 			order = append(order, p)
-			days[p] = r.day
+			days[p] = r.dir
 		}
 		bufs[p] = appendRecord(bufs[p], r.runID, r.body)
 	}
@@ -241,12 +245,13 @@ func (s *logStore) forgetSegment(p string, sf *segmentFile) {
 	}
 }
 
-// closeDay closes the open segments of day, before the day is removed.
+// closeDay closes the open segments of day, its databases' included,
+// before the day is removed.
 func (s *logStore) closeDay(day string) {
 	s.segMu.Lock()
 	defer s.segMu.Unlock()
 	for p, sf := range s.segs {
-		if sf.day == day {
+		if sf.day == day || strings.HasPrefix(sf.day, day+string(filepath.Separator)) {
 			_ = sf.close()
 			delete(s.segs, p)
 		}
@@ -287,10 +292,10 @@ func (s *logStore) openSegment(p string) (*os.File, error) {
 	return f, nil
 }
 
-// segmentRecord opens the record of runID in its segment of day, or fails
-// with an error wrapping [fs.ErrNotExist].
-func (s *logStore) segmentRecord(day string, runID int64) (io.ReadCloser, error) {
-	f, err := os.Open(s.segmentPath(day, runID))
+// segmentRecord opens the record of runID in its segment in the run
+// directory dir, or fails with an error wrapping [fs.ErrNotExist].
+func (s *logStore) segmentRecord(dir string, runID int64) (io.ReadCloser, error) {
+	f, err := os.Open(s.segmentPath(dir, runID))
 	if err != nil {
 		return nil, err
 	}

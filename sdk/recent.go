@@ -1,31 +1,31 @@
 package sdk
 
-// recentRunsMax is how many accepted run ids the dispatcher remembers to
+// recentRunsMax is how many accepted runs the dispatcher remembers to
 // refuse a run it was sent twice.
 const recentRunsMax = 1 << 16
 
-// recentRuns is a bounded set of run ids: the last recentRunsMax added,
-// the oldest forgotten first. Its zero value is empty and ready to use; it
-// is not safe for concurrent use.
+// recentRuns is a bounded set of runs (of any database): the last
+// recentRunsMax added, the oldest forgotten first. Its zero value is empty
+// and ready to use; it is not safe for concurrent use.
 type recentRuns struct {
-	ring []int64 // in the order added, a circular buffer once full
-	next int     // where the next id goes once ring is full
-	set  map[int64]struct{}
+	ring []runKey // in the order added, a circular buffer once full
+	next int      // where the next run goes once ring is full
+	set  map[runKey]struct{}
 }
 
-// has says whether id is one of the ids remembered.
-func (r *recentRuns) has(id int64) bool {
+// has says whether id is one of the runs remembered.
+func (r *recentRuns) has(id runKey) bool {
 	_, ok := r.set[id]
 	return ok
 }
 
-// add remembers id, forgetting the oldest id when full.
-func (r *recentRuns) add(id int64) {
+// add remembers id, forgetting the oldest run when full.
+func (r *recentRuns) add(id runKey) {
 	if r.has(id) {
 		return
 	}
 	if r.set == nil {
-		r.set = make(map[int64]struct{})
+		r.set = make(map[runKey]struct{})
 	}
 	r.set[id] = struct{}{}
 	if len(r.ring) < recentRunsMax {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,16 +21,22 @@ const (
 // reporter delivers results to the admin: batched, retried with backoff
 // until acknowledged, and kept in the spool meanwhile. It holds at most
 // reportMemMax results in memory; during a long admin outage the others
-// wait on disk only.
+// wait on disk only. The backoff ends the moment any call to an admin
+// succeeds (see adminAnswered): runs that end during an outage are
+// reported as soon as an admin is back, not up to a minute later.
 type reporter struct {
-	spool  *spool
-	send   func(ctx context.Context, batch []result) error
-	logger *slog.Logger
+	spool      *spool
+	send       func(ctx context.Context, batch []result) error
+	logger     *slog.Logger
+	backoffMin time.Duration // the first wait; reportBackoffMin but in tests
+
+	answers  atomic.Uint64 // calls an admin answered, any call
+	answered chan struct{} // notified on each of them
 
 	mu      sync.Mutex
-	queue   []result       // oldest first
-	known   map[int64]bool // run ids in queue
-	spilled bool           // the spool may hold results that are not in queue
+	queue   []result        // oldest first
+	known   map[runKey]bool // the runs in queue
+	spilled bool            // the spool may hold results that are not in queue
 	wake    chan struct{}
 }
 
@@ -37,13 +44,23 @@ type reporter struct {
 // in sp; it starts by delivering what sp holds from an earlier process.
 func newReporter(sp *spool, send func(context.Context, []result) error, logger *slog.Logger) *reporter {
 	return &reporter{
-		spool:   sp,
-		send:    send,
-		logger:  logger,
-		known:   make(map[int64]bool),
-		spilled: true, // results left by an earlier process
-		wake:    make(chan struct{}, 1),
+		spool:      sp,
+		send:       send,
+		logger:     logger,
+		known:      make(map[runKey]bool),
+		spilled:    true, // results left by an earlier process
+		wake:       make(chan struct{}, 1),
+		backoffMin: reportBackoffMin,
+		answered:   make(chan struct{}, 1),
 	}
+}
+
+// adminAnswered tells the reporter that an admin answered a call (a
+// heartbeat, say): if it is waiting to retry after every admin failed, it
+// retries at once, with its backoff reset. Safe for concurrent use.
+func (r *reporter) adminAnswered() {
+	r.answers.Add(1)
+	notify(r.answered)
 }
 
 // add stores res and queues it for delivery.
@@ -58,10 +75,10 @@ func (r *reporter) addAll(rs []result) {
 	r.mu.Lock()
 	for _, res := range rs {
 		switch {
-		case r.known[res.RunID]:
+		case r.known[res.key()]:
 		case len(r.queue) < reportMemMax || err != nil:
 			r.queue = append(r.queue, res)
-			r.known[res.RunID] = true
+			r.known[res.key()] = true
 		default:
 			r.spilled = true
 		}
@@ -76,13 +93,13 @@ func (r *reporter) next() []result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.queue) == 0 && r.spilled {
-		loaded, more, err := r.spool.load(reportMemMax, func(id int64) bool { return r.known[id] })
+		loaded, more, err := r.spool.load(reportMemMax, func(k runKey) bool { return r.known[k] })
 		if err != nil {
 			r.logger.Error("sdk: load spooled results", "err", err)
 		}
 		for _, res := range loaded {
 			r.queue = append(r.queue, res)
-			r.known[res.RunID] = true
+			r.known[res.key()] = true
 		}
 		r.spilled = more
 	}
@@ -93,16 +110,16 @@ func (r *reporter) next() []result {
 // ack forgets a delivered batch, which next returned and is still at the
 // head of the queue.
 func (r *reporter) ack(batch []result) {
-	ids := make([]int64, len(batch))
+	ids := make([]runKey, len(batch))
 	for i, res := range batch {
-		ids[i] = res.RunID
+		ids[i] = res.key()
 	}
 	if err := r.spool.ack(ids); err != nil {
 		r.logger.Warn("sdk: record delivered results; they may be delivered again after a restart", "results", len(ids), "err", err)
 	}
 	r.mu.Lock()
 	for _, res := range batch {
-		delete(r.known, res.RunID)
+		delete(r.known, res.key())
 	}
 	clear(r.queue[:len(batch)])
 	r.queue = r.queue[len(batch):]
@@ -141,6 +158,7 @@ func (r *reporter) run(ctx context.Context, stop <-chan struct{}) {
 			}
 			continue
 		}
+		answers := r.answers.Load()
 		err := r.send(ctx, batch)
 		if err == nil {
 			r.ack(batch)
@@ -150,11 +168,39 @@ func (r *reporter) run(ctx context.Context, stop <-chan struct{}) {
 		if ctx.Err() != nil {
 			return
 		}
-		backoff = nextBackoff(backoff)
+		backoff = r.nextBackoff(backoff)
 		wait := jitter(backoff)
 		r.logger.Warn("sdk: report results: no admin took them; retrying", "results", len(batch), "retry_in", wait, "err", err)
-		if !sleep(ctx, stop, wait) {
+		slept, answered := r.backOff(ctx, stop, wait, answers)
+		if !slept {
 			return
+		}
+		if answered {
+			r.logger.Info("sdk: report results: an admin answered; retrying now", "results", len(batch))
+			backoff = 0
+		}
+	}
+}
+
+// backOff waits for d, or until an admin has answered more calls than
+// answers, the count before the failed send (so an answer that came while
+// the send failed counts too). slept is false when ctx ended or stop was
+// closed first; answered says an admin answered.
+func (r *reporter) backOff(ctx context.Context, stop <-chan struct{}, d time.Duration, answers uint64) (slept, answered bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		if r.answers.Load() != answers {
+			return true, true
+		}
+		select {
+		case <-t.C:
+			return true, false
+		case <-r.answered:
+		case <-stop:
+			return false, false
+		case <-ctx.Done():
+			return false, false
 		}
 	}
 }
@@ -176,10 +222,10 @@ func (r *reporter) flush(ctx context.Context) error {
 }
 
 // nextBackoff is the wait after d before the next retry: doubling from
-// reportBackoffMin up to reportBackoffMax.
-func nextBackoff(d time.Duration) time.Duration {
+// r.backoffMin up to reportBackoffMax.
+func (r *reporter) nextBackoff(d time.Duration) time.Duration {
 	if d == 0 {
-		return reportBackoffMin
+		return r.backoffMin
 	}
 	return min(2*d, reportBackoffMax)
 }

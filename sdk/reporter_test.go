@@ -62,7 +62,7 @@ func newTestReporter(t *testing.T, dir string, a *fakeAdmin) *reporter {
 // would send, without changing the spool.
 func unacknowledged(t *testing.T, dir string) int {
 	t.Helper()
-	sp := &spool{dir: dir, logger: slog.New(slog.NewTextHandler(t.Output(), nil)), pending: make(map[int64]spoolRef)}
+	sp := &spool{dir: dir, logger: slog.New(slog.NewTextHandler(t.Output(), nil)), pending: make(map[runKey]spoolRef)}
 	if _, err := sp.replay(); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestSpool(t *testing.T) {
 	}
 	loadAll := func(t *testing.T, sp *spool) []result {
 		t.Helper()
-		got, more, err := sp.load(1000, func(int64) bool { return false })
+		got, more, err := sp.load(1000, func(runKey) bool { return false })
 		if err != nil || more {
 			t.Fatalf("load: more %v, %v", more, err)
 		}
@@ -256,7 +256,7 @@ func TestSpool(t *testing.T) {
 		if got := loadAll(t, sp); !slices.Equal(got, want) {
 			t.Errorf("load = %v, want %v (in the order put)", got, want)
 		}
-		got, more, err := sp.load(1, func(id int64) bool { return id == 42 })
+		got, more, err := sp.load(1, func(k runKey) bool { return k.id == 42 })
 		if err != nil || !more || len(got) != 1 || got[0] != want[1] {
 			t.Errorf("load(1, skip 42) = %v, more %v, %v; want [%v], more", got, more, err, want[1])
 		}
@@ -274,7 +274,7 @@ func TestSpool(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := sp.ack([]int64{1, 2}); err != nil {
+		if err := sp.ack(noDB(1, 2)); err != nil {
 			t.Fatal(err)
 		}
 		want := []result{res(3, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")}
@@ -284,6 +284,44 @@ func TestSpool(t *testing.T) {
 		again := open(t, dir, nil)
 		if got := loadAll(t, again); !slices.Equal(got, want) {
 			t.Errorf("after reopening, load = %v, want %v: an acknowledged result would be sent again", got, want)
+		}
+	})
+
+	t.Run("RunsOfDatabasesApart", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		sp := open(t, dir, nil)
+		of := func(db string, id int64, msg string) result {
+			r := res(id, carillonv1.RunStatus_RUN_STATUS_FAILED, msg)
+			r.DatabaseID = db
+			return r
+		}
+		// Run 1 of three databases, and run 2 of one: four results.
+		all := []result{of("", 1, "legacy"), of("a", 1, "of a"), of("b\"<&>", 1, "of b"), of("a", 2, "a 2")}
+		if err := sp.putAll(all); err != nil {
+			t.Fatal(err)
+		}
+		if got := loadAll(t, sp); !slices.Equal(got, all) {
+			t.Errorf("load = %v, want %v", got, all)
+		}
+		if !sp.has(runKey{"a", 1}) || sp.has(runKey{"c", 1}) {
+			t.Error("has is wrong")
+		}
+		if err := sp.ack([]runKey{{"a", 1}, {"", 1}}); err != nil {
+			t.Fatal(err)
+		}
+		want := []result{all[2], all[3]}
+		if got := loadAll(t, sp); !slices.Equal(got, want) {
+			t.Errorf("after acknowledging run 1 of a and run 1 without a database, load = %v, want %v", got, want)
+		}
+		again := open(t, dir, nil)
+		if got := loadAll(t, again); !slices.Equal(got, want) {
+			t.Errorf("after reopening, load = %v, want %v", got, want)
+		}
+		keys := again.keys()
+		slices.SortFunc(keys, func(x, y runKey) int { return strings.Compare(x.db, y.db) })
+		if !slices.Equal(keys, []runKey{{"a", 2}, {"b\"<&>", 1}}) {
+			t.Errorf("keys = %v", keys)
 		}
 	})
 
@@ -304,7 +342,7 @@ func TestSpool(t *testing.T) {
 		if got := segments(t, dir); len(got) != 2 {
 			t.Errorf("segments %v, want 2: one for the first two batches (8 lines), one for the third", got)
 		}
-		if err := sp.ack([]int64{1, 2, 3, 4, 9}); err != nil {
+		if err := sp.ack(noDB(1, 2, 3, 4, 9)); err != nil {
 			t.Fatal(err)
 		}
 		rest := want[4:8]
@@ -399,13 +437,13 @@ func TestSpool(t *testing.T) {
 			t.Fatalf("%d segments after 8 results, want 3", n)
 		}
 		first := segments(t, dir)[0]
-		if err := sp.ack([]int64{4}); err != nil {
+		if err := sp.ack(noDB(4)); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(segments(t, dir)); n != 3 {
 			t.Errorf("%d segments, want 3: the oldest still holds unacknowledged results", n)
 		}
-		if err := sp.ack([]int64{1, 2, 3}); err != nil {
+		if err := sp.ack(noDB(1, 2, 3)); err != nil {
 			t.Fatal(err)
 		}
 		if names := segments(t, dir); slices.Contains(names, first) || len(names) != 3 {
@@ -420,7 +458,7 @@ func TestSpool(t *testing.T) {
 		if got := loadAll(t, open(t, dir, nil)); !slices.Equal(got, want) {
 			t.Errorf("after reopening, load = %v, want %v: run 4's ack must survive", got, want)
 		}
-		if err := sp.ack([]int64{5, 6, 7, 8}); err != nil {
+		if err := sp.ack(noDB(5, 6, 7, 8)); err != nil {
 			t.Fatal(err)
 		}
 		sp.close()
@@ -456,4 +494,13 @@ func TestSpool(t *testing.T) {
 			}
 		}
 	})
+}
+
+// noDB returns the runs of ids without a database id.
+func noDB(ids ...int64) []runKey {
+	keys := make([]runKey, len(ids))
+	for i, id := range ids {
+		keys[i] = runKey{id: id}
+	}
+	return keys
 }

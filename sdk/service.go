@@ -16,9 +16,11 @@ import (
 // service is the ExecutorService the admin calls. It is the only place
 // that turns the SDK's errors into Connect codes.
 type service struct {
-	d         *dispatcher
-	lookup    func(name string) (Handler, bool)
-	scriptDir string
+	d          *dispatcher
+	lookup     func(name string) (Handler, bool)
+	scriptDir  string
+	instanceID string            // this Serve's, for HeldRuns
+	spooled    func(runKey) bool // whether a run's result waits in the spool
 }
 
 var _ carillonv1connect.ExecutorServiceHandler = (*service)(nil)
@@ -81,13 +83,23 @@ func setOutcome(out *carillonv1.RunOutcome, err error) {
 	}
 }
 
-// Kill stops the job's running and queued runs.
+// Kill stops one run, when the request names it (run_id and database_id),
+// or else every running and queued run of the job.
 func (s *service) Kill(_ context.Context, req *carillonv1.KillRequest) (*carillonv1.KillResponse, error) {
-	s.d.kill(req.GetJobId())
+	switch {
+	case req.GetRunId() < 0:
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: run_id must not be negative", errInvalidRun))
+	case req.GetRunId() > 0:
+		s.d.killRun(runKey{req.GetDatabaseId(), req.GetRunId()}, req.GetJobId())
+	default:
+		s.d.kill(req.GetJobId())
+	}
 	return &carillonv1.KillResponse{}, nil
 }
 
-// ReadLog returns one page of a run's log.
+// ReadLog returns one page of a run's log, of the run of that id in the
+// request's database: a run of the same id in another database is not
+// looked at.
 func (s *service) ReadLog(_ context.Context, req *carillonv1.ReadLogRequest) (*carillonv1.ReadLogResponse, error) {
 	if req.GetRunId() <= 0 {
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: run_id must be positive", errInvalidRun))
@@ -95,7 +107,7 @@ func (s *service) ReadLog(_ context.Context, req *carillonv1.ReadLogRequest) (*c
 	if req.GetFromLine() < 0 {
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: from_line must not be negative", errInvalidRun))
 	}
-	page, err := s.d.readLog(req.GetRunId(), int(req.GetFromLine()))
+	page, err := s.d.readLog(runKey{req.GetDatabaseId(), req.GetRunId()}, int(req.GetFromLine()))
 	if err != nil {
 		return nil, connectError(err)
 	}
@@ -131,6 +143,7 @@ func (s *service) newRun(req *carillonv1.RunRequest) (*run, error) {
 	}
 	r := &run{
 		id:         req.GetRunId(),
+		db:         req.GetDatabaseId(),
 		jobID:      req.GetJobId(),
 		name:       req.GetHandler(),
 		param:      req.GetParam(),
@@ -185,7 +198,24 @@ func connectError(err error) error {
 	return connect.NewError(code, err)
 }
 
-// HeldRuns says which of the given runs this executor holds.
-func (s *service) HeldRuns(context.Context, *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("sdk: HeldRuns: not implemented yet"))
+// HeldRuns says which of the given runs of the request's database this
+// executor holds: ACTIVE while queued or running here, ENDED once ended
+// here (its result reported, or in the spool to be reported). It lists
+// the runs it remembers: those of this process (the last recentRunsMax),
+// those whose logs it keeps (Config.LogRetention), and those whose results
+// wait in the spool. A run it does not list was never accepted here, as
+// far as it remembers; a run id that is not positive never is.
+func (s *service) HeldRuns(_ context.Context, req *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
+	db := req.GetDatabaseId()
+	res := &carillonv1.HeldRunsResponse{InstanceId: s.instanceID}
+	for i, state := range s.d.held(db, req.GetRunIds()) {
+		id := req.GetRunIds()[i]
+		if state == carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED && s.spooled != nil && s.spooled(runKey{db, id}) {
+			state = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+		}
+		if state != carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED {
+			res.Runs = append(res.Runs, &carillonv1.HeldRun{RunId: id, State: state})
+		}
+	}
+	return res, nil
 }

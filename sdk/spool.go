@@ -32,11 +32,16 @@ const spoolSegmentLines = 4096
 //	<dir>/<seq>.spool
 //
 //	{"run_id":42,"status":"RUN_STATUS_SUCCEEDED","finished_at":"2026-01-02T03:04:05Z"}
+//	{"run_id":42,"database_id":"9f0c…","status":"RUN_STATUS_FAILED","message":"boom","finished_at":"2026-01-02T03:04:06Z"}
 //	{"ack":[41,42]}
+//	{"database_id":"9f0c…","ack":[42]}
 //
 // A line is a result (a later one for the same run replaces it) or the
 // acknowledgement of a delivered batch, so a result costs one write, a
 // delivered batch one more, and no file is created or removed per result.
+// A run is its run id and its database id (see runKey): without a
+// database_id, the line is of a run without one, as all lines of earlier
+// versions.
 //
 // The spool remembers where each unacknowledged result is, not the result:
 // during a long admin outage results wait on disk only. Segments are
@@ -55,12 +60,12 @@ type spool struct {
 	maxLines int // lines per segment; spoolSegmentLines but in tests
 
 	mu      sync.Mutex
-	segs    []*spoolSegment    // every segment file, oldest first
-	cur     *os.File           // the last segment, open for appending; nil until the next append opens a new one
-	size    int64              // bytes in cur
-	lines   int                // lines in cur
-	nextSeq int64              // number of the next segment
-	pending map[int64]spoolRef // where each unacknowledged result is, by run id
+	segs    []*spoolSegment     // every segment file, oldest first
+	cur     *os.File            // the last segment, open for appending; nil until the next append opens a new one
+	size    int64               // bytes in cur
+	lines   int                 // lines in cur
+	nextSeq int64               // number of the next segment
+	pending map[runKey]spoolRef // where each unacknowledged result is, by run
 }
 
 // spoolSegment counts the unacknowledged results of a segment file.
@@ -79,6 +84,7 @@ type spoolRef struct {
 // spooled is the on-disk form of a line: a result, or an ack.
 type spooled struct {
 	RunID      int64     `json:"run_id,omitempty"`
+	DatabaseID string    `json:"database_id,omitempty"`
 	Status     string    `json:"status,omitempty"`
 	Message    string    `json:"message,omitempty"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
@@ -91,6 +97,10 @@ type spooled struct {
 func appendResultLine(b []byte, r result) []byte {
 	b = append(b, `{"run_id":`...)
 	b = strconv.AppendInt(b, r.RunID, 10)
+	if r.DatabaseID != "" {
+		b = append(b, `,"database_id":`...)
+		b = appendJSONString(b, r.DatabaseID)
+	}
 	b = append(b, `,"status":`...)
 	b = appendJSONString(b, r.Status.String())
 	if r.Message != "" {
@@ -122,7 +132,7 @@ func (sp spooled) result() (result, error) {
 	if !ok || sp.RunID <= 0 {
 		return result{}, fmt.Errorf("bad run id %d or status %q", sp.RunID, sp.Status)
 	}
-	return result{RunID: sp.RunID, Status: carillonv1.RunStatus(status), Message: sp.Message, FinishedAt: sp.FinishedAt}, nil
+	return result{RunID: sp.RunID, DatabaseID: sp.DatabaseID, Status: carillonv1.RunStatus(status), Message: sp.Message, FinishedAt: sp.FinishedAt}, nil
 }
 
 // openSpool opens the spool in dir, creating dir if needed: it reads the
@@ -133,7 +143,7 @@ func openSpool(dir string, logger *slog.Logger) (*spool, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	s := &spool{dir: dir, logger: logger, maxLines: spoolSegmentLines, nextSeq: 1, pending: make(map[int64]spoolRef)}
+	s := &spool{dir: dir, logger: logger, maxLines: spoolSegmentLines, nextSeq: 1, pending: make(map[runKey]spoolRef)}
 	old, err := s.replay()
 	if err != nil {
 		return nil, err
@@ -222,30 +232,49 @@ func (s *spool) apply(seg *spoolSegment, off int64, line []byte) error {
 	}
 	if sp.Ack != nil {
 		for _, id := range sp.Ack {
-			s.forget(id)
+			s.forget(runKey{sp.DatabaseID, id})
 		}
 		return nil
 	}
 	if _, err := sp.result(); err != nil {
 		return err
 	}
-	s.track(sp.RunID, spoolRef{seg: seg, off: off, n: len(line)})
+	s.track(runKey{sp.DatabaseID, sp.RunID}, spoolRef{seg: seg, off: off, n: len(line)})
 	return nil
 }
 
-// track records where the result of runID is, replacing an earlier one.
-func (s *spool) track(runID int64, ref spoolRef) {
-	s.forget(runID)
+// track records where the result of run k is, replacing an earlier one.
+func (s *spool) track(k runKey, ref spoolRef) {
+	s.forget(k)
 	ref.seg.unacked++
-	s.pending[runID] = ref
+	s.pending[k] = ref
 }
 
-// forget drops the result of runID, if any, from the unacknowledged ones.
-func (s *spool) forget(runID int64) {
-	if ref, ok := s.pending[runID]; ok {
+// forget drops the result of run k, if any, from the unacknowledged ones.
+func (s *spool) forget(k runKey) {
+	if ref, ok := s.pending[k]; ok {
 		ref.seg.unacked--
-		delete(s.pending, runID)
+		delete(s.pending, k)
 	}
+}
+
+// has says whether the result of run k waits for an acknowledgement.
+func (s *spool) has(k runKey) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.pending[k]
+	return ok
+}
+
+// keys returns the runs whose results wait for an acknowledgement.
+func (s *spool) keys() []runKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make([]runKey, 0, len(s.pending))
+	for k := range s.pending {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 // migrate moves the results an older executor left, one file each, into
@@ -293,51 +322,59 @@ func (s *spool) putAll(rs []result) error {
 		return fmt.Errorf("spool results of %d runs from run %d: %w", len(rs), rs[0].RunID, err)
 	}
 	for i, r := range rs {
-		s.track(r.RunID, refs[i])
+		s.track(r.key(), refs[i])
 	}
 	return nil
 }
 
-// ack forgets the acknowledged results of runIDs with one write, and
-// deletes the oldest segments once all their results are acknowledged.
-// When the write fails the results are forgotten all the same: they may be
-// delivered again after a restart.
-func (s *spool) ack(runIDs []int64) error {
+// ack forgets the acknowledged results of runs with one write (an ack line
+// per database), and deletes the oldest segments once all their results
+// are acknowledged. When the write fails the results are forgotten all the
+// same: they may be delivered again after a restart.
+func (s *spool) ack(runs []runKey) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var acked []int64
-	for _, id := range runIDs {
-		if _, ok := s.pending[id]; ok {
-			acked = append(acked, id)
+	var dbs []string // in the order first seen
+	acked := make(map[string][]int64)
+	for _, k := range runs {
+		if _, ok := s.pending[k]; ok {
+			if _, seen := acked[k.db]; !seen {
+				dbs = append(dbs, k.db)
+			}
+			acked[k.db] = append(acked[k.db], k.id)
 		}
 	}
-	if len(acked) == 0 {
+	if len(dbs) == 0 {
 		return nil
 	}
-	line, err := json.Marshal(spooled{Ack: acked})
-	if err == nil {
-		_, err = s.append(append(line, '\n'))
+	var lines []byte
+	var ends []int
+	var err error
+	for _, db := range dbs {
+		line, merr := json.Marshal(spooled{DatabaseID: db, Ack: acked[db]})
+		if merr != nil {
+			err = merr
+			break
+		}
+		lines = append(append(lines, line...), '\n')
+		ends = append(ends, len(lines))
 	}
-	for _, id := range acked {
-		s.forget(id)
+	if err == nil {
+		_, err = s.appendLines(lines, ends)
+	}
+	for _, db := range dbs {
+		for _, id := range acked[db] {
+			s.forget(runKey{db, id})
+		}
 	}
 	return errors.Join(err, s.trim())
 }
 
-// append writes line to the current segment, opening a new one if there
-// is none, and returns where it is; s.mu is held. After a failed write
+// appendLines appends lines, whole lines each ending at its offset in
+// ends, with one write, to the current segment, opening a new one if there
+// is none, and returns where each went; s.mu is held. After a failed write
 // (which may leave a torn line) and after maxLines lines, the next append
 // goes to a new segment.
-func (s *spool) append(line []byte) (spoolRef, error) {
-	refs, err := s.appendLines(line, []int{len(line)})
-	if err != nil {
-		return spoolRef{}, err
-	}
-	return refs[0], nil
-}
-
-// appendLines appends lines, whole lines each ending at its offset in
-// ends, with one write, and returns where each went. s.mu is held.
 func (s *spool) appendLines(lines []byte, ends []int) ([]spoolRef, error) {
 	if s.cur == nil {
 		f, err := os.OpenFile(s.segmentPath(s.nextSeq), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o640)
@@ -384,17 +421,17 @@ func (s *spool) trim() error {
 // load reads up to limit unacknowledged results for which skip is false,
 // oldest first; more says whether others remain. A result that cannot be
 // read is forgotten and reported in err; loading goes on.
-func (s *spool) load(limit int, skip func(runID int64) bool) (results []result, more bool, err error) {
+func (s *spool) load(limit int, skip func(runKey) bool) (results []result, more bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	type item struct {
-		runID int64
-		ref   spoolRef
+		run runKey
+		ref spoolRef
 	}
 	var items []item
-	for id, ref := range s.pending {
-		if !skip(id) {
-			items = append(items, item{id, ref})
+	for k, ref := range s.pending {
+		if !skip(k) {
+			items = append(items, item{k, ref})
 		}
 	}
 	slices.SortFunc(items, func(a, b item) int {
@@ -421,11 +458,11 @@ func (s *spool) load(limit int, skip func(runID int64) bool) (results []result, 
 		err := openErr
 		var res result
 		if err == nil {
-			res, err = readSpooled(f, it.runID, it.ref)
+			res, err = readSpooled(f, it.run, it.ref)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("spooled result of run %d: %w", it.runID, err))
-			s.forget(it.runID)
+			errs = append(errs, fmt.Errorf("spooled result of run %d%s: %w", it.run.id, ofDatabase(it.run.db), err))
+			s.forget(it.run)
 			continue
 		}
 		results = append(results, res)
@@ -433,8 +470,8 @@ func (s *spool) load(limit int, skip func(runID int64) bool) (results []result, 
 	return results, more, errors.Join(errs...)
 }
 
-// readSpooled reads the result of runID at ref in the segment f.
-func readSpooled(f *os.File, runID int64, ref spoolRef) (result, error) {
+// readSpooled reads the result of run k at ref in the segment f.
+func readSpooled(f *os.File, k runKey, ref spoolRef) (result, error) {
 	b := make([]byte, ref.n)
 	if _, err := f.ReadAt(b, ref.off); err != nil {
 		return result{}, err
@@ -443,8 +480,8 @@ func readSpooled(f *os.File, runID int64, ref spoolRef) (result, error) {
 	if err := json.Unmarshal(b, &sp); err != nil {
 		return result{}, err
 	}
-	if sp.RunID != runID {
-		return result{}, fmt.Errorf("line at %d holds run %d", ref.off, sp.RunID)
+	if sp.RunID != k.id || sp.DatabaseID != k.db {
+		return result{}, fmt.Errorf("line at %d holds run %d%s", ref.off, sp.RunID, ofDatabase(sp.DatabaseID))
 	}
 	return sp.result()
 }

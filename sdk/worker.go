@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,9 +28,18 @@ const (
 	maxMessageBytes = 8 << 10
 )
 
+// runKey names a run: run ids are unique within one admin database only
+// (a new database starts them at 1 again), so the executor keeps the runs,
+// logs and results of different databases apart.
+type runKey struct {
+	db string // RunRequest.database_id; "" from admins that predate it
+	id int64
+}
+
 // run is one accepted execution.
 type run struct {
 	id          int64
+	db          string // its database (see runKey)
 	jobID       int64
 	name        string
 	handler     Handler // before middleware
@@ -46,6 +56,16 @@ type run struct {
 	cancel context.CancelCauseFunc
 }
 
+// key names r among the runs of every database.
+func (r *run) key() runKey { return runKey{r.db, r.id} }
+
+// result returns r's result.
+func (r *run) result(status carillonv1.RunStatus, msg string, at time.Time) result {
+	res := newResult(r.id, status, msg, at)
+	res.DatabaseID = r.db
+	return res
+}
+
 // describe names what r runs, for its log.
 func (r *run) describe() string {
 	if sh, ok := r.handler.(*scriptHandler); ok {
@@ -57,13 +77,17 @@ func (r *run) describe() string {
 // result is the outcome of one run, as reported to the admin.
 type result struct {
 	RunID      int64                `json:"run_id"`
+	DatabaseID string               `json:"database_id,omitempty"`
 	Status     carillonv1.RunStatus `json:"status"`
 	Message    string               `json:"message,omitempty"`
 	FinishedAt time.Time            `json:"finished_at"`
 }
 
-// newResult returns the result of a run, its message cut to maxMessageBytes
-// and made valid UTF-8.
+// key names the run of res.
+func (res result) key() runKey { return runKey{res.DatabaseID, res.RunID} }
+
+// newResult returns the result of a run without a database id (see
+// [run.result]), its message cut to maxMessageBytes and made valid UTF-8.
 func newResult(runID int64, status carillonv1.RunStatus, msg string, at time.Time) result {
 	if len(msg) > maxMessageBytes {
 		cut := maxMessageBytes
@@ -95,8 +119,9 @@ type dispatcher struct {
 
 	mu      sync.Mutex
 	workers map[int64]*worker // by job id
-	runs    map[int64]*run    // accepted, not ended, by run id
-	recent  recentRuns        // ids of the runs accepted last, ended or not
+	runs    map[runKey]*run   // accepted, not ended
+	recent  recentRuns        // the runs accepted last, ended or not
+	dbs     map[string]string // each database id seen, to share one copy of it (an executor sees one or a few)
 	closing bool
 	wg      sync.WaitGroup // worker goroutines, and the finisher's
 
@@ -119,7 +144,8 @@ func newDispatcher(c dispatcherConfig) *dispatcher {
 	return &dispatcher{
 		dispatcherConfig: c,
 		workers:          make(map[int64]*worker),
-		runs:             make(map[int64]*run),
+		runs:             make(map[runKey]*run),
+		dbs:              make(map[string]string),
 	}
 }
 
@@ -171,6 +197,11 @@ func (d *dispatcher) acceptAll(rs []*run) []error {
 	for _, w := range wake {
 		notify(w.wake)
 	}
+	for i, err := range errs {
+		if errors.Is(err, ErrDuplicateRun) {
+			d.logger.Warn("sdk: run refused as a duplicate", "run_id", rs[i].id, "database_id", rs[i].db, "job_id", rs[i].jobID, "err", err)
+		}
+	}
 	for _, r := range refused {
 		d.end(r, carillonv1.RunStatus_RUN_STATUS_FAILED, ErrScriptsDisabled.Error()+" (Config.ScriptsEnabled is false)")
 	}
@@ -190,23 +221,31 @@ func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err 
 	if d.closing {
 		return nil, nil, nil, ErrShuttingDown
 	}
-	if _, ok := d.runs[r.id]; ok {
-		return nil, nil, nil, fmt.Errorf("%w: run %d is already queued or running here", ErrDuplicateRun, r.id)
+	if r.db != "" {
+		if db, ok := d.dbs[r.db]; ok {
+			r.db = db
+		} else {
+			d.dbs[r.db] = r.db
+		}
+	}
+	key := r.key()
+	if _, ok := d.runs[key]; ok {
+		return nil, nil, nil, fmt.Errorf("%w: run %d%s is already queued or running here", ErrDuplicateRun, r.id, ofDatabase(r.db))
 	}
 	w = d.workers[r.jobID]
 	busy := w != nil && (w.current != nil || len(w.queue) > 0)
 	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER {
 		return nil, nil, nil, fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, w.describe())
 	}
-	if d.acceptedBefore(r.id) {
-		return nil, nil, nil, fmt.Errorf("%w: run %d was accepted here before", ErrDuplicateRun, r.id)
+	if d.acceptedBefore(key) {
+		return nil, nil, nil, fmt.Errorf("%w: run %d%s was accepted here before", ErrDuplicateRun, r.id, ofDatabase(r.db))
 	}
-	d.recent.add(r.id)
-	r.log = newRunLog(d.logs, d.logs.today(), r.id, d.now)
+	d.recent.add(key)
+	r.log = newRunLog(d.logs, d.logs.runDir(d.logs.today(), r.db), r.id, d.now)
 	r.log.printf("run %d of job %d accepted: %s, param %q, shard %d of %d, block strategy %s, timeout %s",
 		r.id, r.jobID, r.describe(), r.param, r.shardIndex, r.shardTotal,
 		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout))
-	d.runs[r.id] = r
+	d.runs[key] = r
 
 	if r.script && !d.scriptsEnabled {
 		return nil, nil, nil, nil
@@ -228,22 +267,80 @@ func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err 
 	return w, covered, cause, nil
 }
 
-// acceptedBefore says whether runID was accepted here before, as far as
+// ofDatabase names database db for a message: "" when db is empty.
+func ofDatabase(db string) string {
+	if db == "" {
+		return ""
+	}
+	return fmt.Sprintf(" of database %q", db)
+}
+
+// acceptedBefore says whether run k was accepted here before, as far as
 // the executor remembers, without touching the disk for a new run: the
-// last recentRunsMax runs this process accepted, and the runs whose logs
-// were on disk from today or yesterday when it started (see
+// last recentRunsMax runs this process accepted, the runs whose results a
+// previous process left unacknowledged (see remember), and the runs whose
+// logs were on disk from today or yesterday when it started (see
 // [logStore.earlierRuns]; a log reaches the disk when its run ends, so a
 // run cut short by a crash is not remembered). The admin sends each run
 // once; this guards against a replayed request. d.mu is held.
-func (d *dispatcher) acceptedBefore(runID int64) bool {
-	earlier, err := d.logs.earlierRuns(runID)
+func (d *dispatcher) acceptedBefore(k runKey) bool {
+	earlier, err := d.logs.earlierRuns(k.db, k.id)
 	if err != nil {
 		d.logger.Warn("sdk: read the run logs of before the start; a run sent twice may run twice", "err", err)
 	}
 	for _, id := range earlier {
-		d.recent.add(id)
+		d.recent.add(runKey{k.db, id})
 	}
-	return d.recent.has(runID)
+	return d.recent.has(k)
+}
+
+// held says, for each run id of database db, whether this executor holds
+// the run: ACTIVE when it is queued or running, ENDED when it was accepted
+// here before (see acceptedBefore) or has a log on any day kept, and is no
+// longer queued or running; UNSPECIFIED when neither, as far as the
+// dispatcher knows (the spool may know more).
+func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
+	states := make([]carillonv1.HeldRunState, len(ids))
+	var unknown []int64
+	d.mu.Lock()
+	for i, id := range ids {
+		k := runKey{db, id}
+		if id <= 0 {
+			continue // never a run
+		}
+		if _, ok := d.runs[k]; ok {
+			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
+		} else if d.acceptedBefore(k) {
+			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+		} else {
+			unknown = append(unknown, id)
+		}
+	}
+	d.mu.Unlock()
+	if len(unknown) == 0 {
+		return states
+	}
+	// Older logs than acceptedBefore knows, read without holding d.mu.
+	logged, err := d.logs.logged(db, unknown)
+	if err != nil {
+		d.logger.Warn("sdk: HeldRuns: read the run logs; runs whose logs cannot be read are not listed", "err", err)
+	}
+	for i, id := range ids {
+		if states[i] == carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED && logged[id] {
+			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+		}
+	}
+	return states
+}
+
+// remember adds runs accepted by an earlier process, those whose results
+// it left in the spool, to the runs accepted here before.
+func (d *dispatcher) remember(keys []runKey) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, k := range keys {
+		d.recent.add(k)
+	}
 }
 
 // describe says what a worker is busy with; d.mu is held.
@@ -267,9 +364,9 @@ func (d *dispatcher) end(r *run, status carillonv1.RunStatus, msg string) {
 		d.logger.Warn("sdk: write run log", "run_id", r.id, "err", err)
 	}
 	d.mu.Lock()
-	delete(d.runs, r.id)
+	delete(d.runs, r.key())
 	d.mu.Unlock()
-	d.report(newResult(r.id, status, msg, d.now()))
+	d.report(r.result(status, msg, d.now()))
 }
 
 // work is the goroutine of one job's worker.
@@ -364,11 +461,11 @@ func (d *dispatcher) execute(ctx context.Context, r *run) {
 	case err := <-done:
 		status, msg := outcome(ctx, err, true)
 		rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
-		d.complete(r, newResult(r.id, status, msg, d.now()))
+		d.complete(r, r.result(status, msg, d.now()))
 	case <-ctx.Done():
 		status, msg := outcome(ctx, nil, false)
 		rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
-		d.report(newResult(r.id, status, msg, d.now()))
+		d.report(r.result(status, msg, d.now()))
 		t := time.NewTimer(d.abandonAfter)
 		select {
 		case err := <-done:
@@ -391,7 +488,7 @@ func (d *dispatcher) execute(ctx context.Context, r *run) {
 // finish forgets a run that has ended.
 func (d *dispatcher) finish(r *run) {
 	d.mu.Lock()
-	delete(d.runs, r.id)
+	delete(d.runs, r.key())
 	d.mu.Unlock()
 }
 
@@ -430,6 +527,36 @@ func (d *dispatcher) kill(jobID int64) {
 	}
 }
 
+// killRun stops run k alone: it cancels it when it runs, or drops it from
+// its job's queue, reported KILLED. When jobID is not 0 it must be the
+// run's job. A run that is not queued or running here is left alone.
+func (d *dispatcher) killRun(k runKey, jobID int64) {
+	cause := fmt.Errorf("%w by the admin", ErrKilled)
+	d.mu.Lock()
+	r := d.runs[k]
+	var w *worker
+	if r != nil && (jobID == 0 || r.jobID == jobID) {
+		w = d.workers[r.jobID]
+	}
+	if w == nil {
+		d.mu.Unlock()
+		return
+	}
+	if w.current == r {
+		r.cancel(cause)
+		d.mu.Unlock()
+		return
+	}
+	i := slices.Index(w.queue, r)
+	if i >= 0 {
+		w.queue = slices.Delete(w.queue, i, i+1)
+	}
+	d.mu.Unlock()
+	if i >= 0 {
+		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
+	}
+}
+
 // idle says whether the job has no running or queued run here.
 func (d *dispatcher) idle(jobID int64) (bool, string) {
 	d.mu.Lock()
@@ -441,12 +568,12 @@ func (d *dispatcher) idle(jobID int64) (bool, string) {
 	return false, fmt.Sprintf("job %d %s", jobID, w.describe())
 }
 
-// readLog returns one page of a run's log. A running run's log is read
-// from its own file, which it gets for that (its lines may be in memory
-// only); an ended run's log from wherever it was put.
-func (d *dispatcher) readLog(runID int64, from int) (logPage, error) {
+// readLog returns one page of the log of run k. A running run's log is
+// read from its own file, which it gets for that (its lines may be in
+// memory only); an ended run's log from wherever it was put.
+func (d *dispatcher) readLog(k runKey, from int) (logPage, error) {
 	d.mu.Lock()
-	r, active := d.runs[runID]
+	r, active := d.runs[k]
 	d.mu.Unlock()
 	if active {
 		path, err := r.log.sync()
@@ -462,7 +589,7 @@ func (d *dispatcher) readLog(runID int64, from int) (logPage, error) {
 			return readLogPage(f, from, LogPageMaxLines, LogPageMaxBytes, false)
 		}
 	}
-	src, err := d.logs.find(runID)
+	src, err := d.logs.find(k.db, k.id)
 	if err != nil {
 		return logPage{}, err
 	}
