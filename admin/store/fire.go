@@ -84,6 +84,14 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 			}
 			advanced[id] = true
 		}
+		// An error that ended the iteration (rather than the last row)
+		// means some advanced jobs are missing from advanced: their runs
+		// would not be stored while their next fire moved on. Fail the
+		// transaction instead; nothing of it is kept.
+		if err := rows.Err(); err != nil {
+			rows.Close()
+			return err
+		}
 		if err := rows.Close(); err != nil {
 			return err
 		}
