@@ -619,6 +619,7 @@ func (t *Trigger) readSource(ctx context.Context, groupID int64) source {
 // for more), ready to send: requests built and dispatch records written.
 type call struct {
 	address string
+	db      string // the database ID every request carries
 	sends   []send
 	reqs    []*carillonv1.RunRequest
 	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds
@@ -633,7 +634,7 @@ func (t *Trigger) calls(sends []send) []*call {
 	for _, s := range sends {
 		c := byAddr[s.address]
 		if c == nil {
-			c = &call{address: s.address}
+			c = &call{address: s.address, db: t.cfg.Store.DatabaseID()}
 			byAddr[s.address] = c
 			calls = append(calls, c)
 		}
@@ -650,7 +651,7 @@ func (c *call) prepare() {
 	c.reqs = make([]*carillonv1.RunRequest, len(c.sends))
 	c.ds = make([]store.Dispatch, len(c.sends))
 	for i, s := range c.sends {
-		c.reqs[i] = runRequest(s.job, s.run)
+		c.reqs[i] = runRequest(s.job, s.run, c.db)
 		c.ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: c.address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
 			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d; sent to %s (%d runs in the call)",
 				s.note, s.run.ShardIndex, s.run.ShardTotal, c.address, len(c.sends))}
@@ -663,7 +664,7 @@ func (c *call) without(drop func(send) bool) *call {
 	if len(kept) == len(c.sends) {
 		return c
 	}
-	out := &call{address: c.address, sends: kept}
+	out := &call{address: c.address, db: c.db, sends: kept}
 	out.prepare()
 	return out
 }
@@ -745,11 +746,13 @@ func (t *Trigger) callOne(ctx context.Context, c *call, lazy bool) []store.Dispa
 	return ds
 }
 
-func runRequest(job store.Job, run store.Run) *carillonv1.RunRequest {
+// runRequest is the request that sends run of job, from the database
+// with ID db.
+func runRequest(job store.Job, run store.Run, db string) *carillonv1.RunRequest {
 	req := &carillonv1.RunRequest{
 		RunId: run.ID, JobId: job.ID, Handler: job.Handler, Param: run.Param, BlockStrategy: job.BlockStrategy,
 		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
-		ScheduledAt: timestamppb.New(run.ScheduledAt),
+		ScheduledAt: timestamppb.New(run.ScheduledAt), DatabaseId: db,
 	}
 	if job.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		req.Script = &carillonv1.Script{Type: job.ScriptType, Source: job.ScriptSource, UpdatedAt: timestamppb.New(job.ScriptUpdatedAt)}
