@@ -20,6 +20,31 @@ type executors struct {
 	token   string
 	mu      sync.Mutex
 	clients map[string]carillonv1connect.ExecutorServiceClient
+	// noBatch holds the executors that answered RunBatch unimplemented,
+	// with when they did.
+	noBatch map[string]time.Time
+}
+
+// batchlessTTL is how long an executor that answered RunBatch
+// unimplemented is sent one Run per run without asking again: an executor
+// upgraded in place gets batches again after it.
+const batchlessTTL = 10 * time.Minute
+
+// batchless says the executor at address answered RunBatch unimplemented
+// within batchlessTTL before now.
+func (e *executors) batchless(address string, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	at, ok := e.noBatch[address]
+	return ok && now.Sub(at) < batchlessTTL
+}
+
+// setBatchless remembers that the executor at address answered RunBatch
+// unimplemented at now.
+func (e *executors) setBatchless(address string, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.noBatch[address] = now
 }
 
 func newExecutors(client *http.Client, token string) *executors {
@@ -31,7 +56,8 @@ func newExecutors(client *http.Client, token string) *executors {
 			IdleConnTimeout:     90 * time.Second,
 		}}
 	}
-	return &executors{http: client, token: token, clients: map[string]carillonv1connect.ExecutorServiceClient{}}
+	return &executors{http: client, token: token, clients: map[string]carillonv1connect.ExecutorServiceClient{},
+		noBatch: map[string]time.Time{}}
 }
 
 func (e *executors) client(address string) carillonv1connect.ExecutorServiceClient {

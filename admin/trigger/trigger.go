@@ -616,7 +616,8 @@ func (t *Trigger) readSource(ctx context.Context, groupID int64) source {
 }
 
 // call is the runs of one call to one executor (Run for one run, RunBatch
-// for more), ready to send: requests built and dispatch records written.
+// for more, or one Run per run to an executor that does not serve
+// RunBatch), ready to send: requests built and dispatch records written.
 type call struct {
 	address string
 	db      string // the database ID every request carries
@@ -703,11 +704,24 @@ func (t *Trigger) callOne(ctx context.Context, c *call, lazy bool) []store.Dispa
 	start := t.cfg.NowFunc()
 	outcomes := make([]error, len(c.reqs))
 	var callErr error
-	if len(c.reqs) == 1 {
+	switch {
+	case len(c.reqs) == 1:
 		_, callErr = t.executors.client(c.address).Run(ctx, c.reqs[0])
-	} else {
+	case t.executors.batchless(c.address, start):
+		t.runEach(ctx, c, outcomes)
+	default:
 		var res *carillonv1.RunBatchResponse
 		res, callErr = t.executors.client(c.address).RunBatch(ctx, &carillonv1.RunBatchRequest{Runs: c.reqs})
+		if connect.CodeOf(callErr) == connect.CodeUnimplemented {
+			// An executor written to the first contract, or in another
+			// language, serves Run only: send each run on its own, and
+			// those of its next batches too.
+			t.cfg.Logger.Info("trigger: executor does not serve RunBatch; sending its runs one by one", "executor", c.address)
+			t.executors.setBatchless(c.address, start)
+			res, callErr = nil, nil
+			t.runEach(ctx, c, outcomes)
+			break
+		}
 		if callErr == nil && len(res.Outcomes) != len(c.reqs) {
 			callErr = fmt.Errorf("RunBatch answered %d outcomes for %d runs", len(res.Outcomes), len(c.reqs))
 		}
@@ -744,6 +758,26 @@ func (t *Trigger) callOne(ctx context.Context, c *call, lazy bool) []store.Dispa
 		return failed
 	}
 	return ds
+}
+
+// runEachMax bounds the concurrent Run calls to one executor that does not
+// serve RunBatch.
+const runEachMax = 16
+
+// runEach sends c's runs with one Run call each, at most runEachMax at a
+// time, and sets each run's outcome.
+func (t *Trigger) runEach(ctx context.Context, c *call, outcomes []error) {
+	client := t.executors.client(c.address)
+	sem := make(chan struct{}, runEachMax)
+	var wg sync.WaitGroup
+	for i, req := range c.reqs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_, outcomes[i] = client.Run(ctx, req)
+		})
+	}
+	wg.Wait()
 }
 
 // runRequest is the request that sends run of job, from the database
