@@ -25,6 +25,10 @@ type Dispatch struct {
 	ShardTotal      int32
 	TriggerMessage  string
 	TimeoutSeconds  int32
+	// TriggeredAt, if not zero, is when the run was really sent, stored as
+	// its triggered_at: set it only when that differs from the instant its
+	// claim stored (a late send), as storing it costs a write.
+	TriggeredAt time.Time
 	// Failed settles the run as FAILED with Message at FinishedAt.
 	Failed     bool
 	Message    string
@@ -57,11 +61,14 @@ type Settled struct {
 // RecordDispatches stores how runs were dispatched and settles those that
 // failed. A result that arrived before its dispatch was recorded is kept.
 func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, error) {
-	var list jsonRows
+	var list, stamps jsonRows
 	var failures []Result
 	for _, d := range ds {
 		list.next().int(d.RunID).str(d.ExecutorAddress).int(int64(d.ShardIndex)).int(int64(d.ShardTotal)).
 			str(d.TriggerMessage).int(int64(d.TimeoutSeconds))
+		if !d.TriggeredAt.IsZero() {
+			stamps.next().int(d.RunID).int(d.TriggeredAt.UnixMilli())
+		}
 		if d.Failed {
 			failures = append(failures, Result{RunID: d.RunID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: d.Message, FinishedAt: d.FinishedAt})
 		}
@@ -69,6 +76,11 @@ func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, e
 	out, err := s.settleTx(ctx, func(st *settler) error {
 		if _, err := st.tx.StmtContext(ctx, s.q.recordRuns).ExecContext(ctx, list.String()); err != nil {
 			return err
+		}
+		if stamps.b != nil {
+			if _, err := st.tx.StmtContext(ctx, s.q.stampRuns).ExecContext(ctx, stamps.String()); err != nil {
+				return err
+			}
 		}
 		return st.settle(failures)
 	})
@@ -174,7 +186,7 @@ func (st *settler) settle(results []Result) error {
 		seen[res.RunID] = true
 		list.next().int(res.RunID).int(int64(res.Status)).str(res.Message).nullInt(millis(res.FinishedAt))
 		if d := res.Dispatch; d != nil {
-			list.str(d.ExecutorAddress).str(d.TriggerMessage).int(int64(d.TimeoutSeconds))
+			list.str(d.ExecutorAddress).str(d.TriggerMessage).int(int64(d.TimeoutSeconds)).nullInt(millis(d.TriggeredAt))
 		}
 	}
 	runs, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String()))

@@ -17,6 +17,7 @@ import (
 type stmts struct {
 	claimRuns   *sql.Stmt // writer: PENDING → RUNNING, RETURNING the runs
 	recordRuns  *sql.Stmt // writer: how runs were dispatched
+	stampRuns   *sql.Stmt // writer: when runs sent late were really sent
 	shardTotals *sql.Stmt // writer: shard totals of broadcasts
 	advanceJobs *sql.Stmt // writer: the scan's compare-and-set of next fires
 	insertRun   *sql.Stmt // writer: one new run
@@ -32,6 +33,12 @@ const (
 		FROM json_each(?1) AS c WHERE runs.id = c.value->>0 AND runs.status = ` + sqlPending + ` RETURNING ` + runColumns
 	recordRunsSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,
 		trigger_message = d.value->>4, timeout_seconds = d.value->>5 FROM json_each(?1) AS d WHERE runs.id = d.value->>0`
+	// stampRunsSQL sets the triggered_at of runs sent at another time
+	// than their claim said: [run, sent at]. It is a statement of its own,
+	// run only when there are such runs, because changing triggered_at
+	// moves the row in the runs_active index; recordRunsSQL, run for every
+	// dispatch, leaves the column alone.
+	stampRunsSQL   = `UPDATE runs SET triggered_at = s.value->>1 FROM json_each(?1) AS s WHERE runs.id = s.value->>0`
 	shardTotalsSQL = `UPDATE runs SET shard_total = t.value->>1 FROM json_each(?1) AS t WHERE runs.id = t.value->>0`
 	// advanceJobsSQL applies claims: [job, due, next or null, fired instant or null].
 	advanceJobsSQL = `UPDATE jobs SET next_fire_at = c.value->>2, last_fire_at = coalesce(c.value->>3, last_fire_at)
@@ -39,10 +46,12 @@ const (
 		RETURNING jobs.id`
 	// settleRunsSQL applies results: [run, status, message, finished at,
 	// and, for a dispatch recorded with its result, executor, trigger
-	// message, timeout].
+	// message, timeout, and the time it was really sent or null]. Settling
+	// takes the row out of runs_active, so setting triggered_at here costs
+	// nothing more.
 	settleRunsSQL = `UPDATE runs SET status = r.value->>1, message = r.value->>2, finished_at = r.value->>3,
 		executor_address = coalesce(r.value->>4, executor_address), trigger_message = coalesce(r.value->>5, trigger_message),
-		timeout_seconds = coalesce(r.value->>6, timeout_seconds)
+		timeout_seconds = coalesce(r.value->>6, timeout_seconds), triggered_at = coalesce(r.value->>7, triggered_at)
 		FROM json_each(?1) AS r WHERE runs.id = r.value->>0 AND runs.status = ` + sqlRunning + ` RETURNING ` + runColumns
 	jobsByIDSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`
 )
@@ -58,6 +67,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.q = stmts{
 		claimRuns:   prep(s.w, claimRunsSQL),
 		recordRuns:  prep(s.w, recordRunsSQL),
+		stampRuns:   prep(s.w, stampRunsSQL),
 		shardTotals: prep(s.w, shardTotalsSQL),
 		advanceJobs: prep(s.w, advanceJobsSQL),
 		insertRun:   prep(s.w, insertRunSQL),
@@ -70,7 +80,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // close closes the prepared statements.
 func (q *stmts) close() {
-	for _, st := range []*sql.Stmt{q.claimRuns, q.recordRuns, q.shardTotals, q.advanceJobs, q.insertRun, q.settleRuns, q.txJobs, q.jobsByID} {
+	for _, st := range []*sql.Stmt{q.claimRuns, q.recordRuns, q.stampRuns, q.shardTotals, q.advanceJobs, q.insertRun, q.settleRuns, q.txJobs, q.jobsByID} {
 		if st != nil {
 			st.Close()
 		}

@@ -696,12 +696,20 @@ func (t *Trigger) callAll(ctx context.Context, calls []*call, lazy bool) []store
 // the call (so that a result coming back at once finds its dispatch), and
 // only the failed ones are returned.
 func (t *Trigger) callOne(ctx context.Context, c *call, lazy bool) []store.Dispatch {
+	// The runs are sent now: a run sent in another millisecond than the
+	// triggered_at its claim stored (sent late, or a manual run routed
+	// slowly) records when it really was.
+	start := t.cfg.NowFunc()
+	for i, s := range c.sends {
+		if start.UnixMilli() != s.run.TriggeredAt.UnixMilli() {
+			c.ds[i].TriggeredAt = start
+		}
+	}
 	if lazy {
 		t.deferred.hold(slices.Clone(c.ds))
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.DispatchTimeout)
 	defer cancel()
-	start := t.cfg.NowFunc()
 	outcomes := make([]error, len(c.reqs))
 	var callErr error
 	switch {
