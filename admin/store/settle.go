@@ -61,26 +61,23 @@ type Settled struct {
 // RecordDispatches stores how runs were dispatched and settles those that
 // failed. A result that arrived before its dispatch was recorded is kept.
 func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, error) {
-	var list, stamps jsonRows
+	var list jsonRows
 	var failures []Result
+	record := s.q.recordRuns
 	for _, d := range ds {
 		list.next().int(d.RunID).str(d.ExecutorAddress).int(int64(d.ShardIndex)).int(int64(d.ShardTotal)).
 			str(d.TriggerMessage).int(int64(d.TimeoutSeconds))
 		if !d.TriggeredAt.IsZero() {
-			stamps.next().int(d.RunID).int(d.TriggeredAt.UnixMilli())
+			list.int(d.TriggeredAt.UnixMilli())
+			record = s.q.recordSent
 		}
 		if d.Failed {
 			failures = append(failures, Result{RunID: d.RunID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: d.Message, FinishedAt: d.FinishedAt})
 		}
 	}
 	out, err := s.settleTx(ctx, func(st *settler) error {
-		if _, err := st.tx.StmtContext(ctx, s.q.recordRuns).ExecContext(ctx, list.String()); err != nil {
+		if _, err := st.tx.StmtContext(ctx, record).ExecContext(ctx, list.String()); err != nil {
 			return err
-		}
-		if stamps.b != nil {
-			if _, err := st.tx.StmtContext(ctx, s.q.stampRuns).ExecContext(ctx, stamps.String()); err != nil {
-				return err
-			}
 		}
 		return st.settle(failures)
 	})

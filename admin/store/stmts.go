@@ -17,7 +17,7 @@ import (
 type stmts struct {
 	claimRuns   *sql.Stmt // writer: PENDING → RUNNING, RETURNING the runs
 	recordRuns  *sql.Stmt // writer: how runs were dispatched
-	stampRuns   *sql.Stmt // writer: when runs sent late were really sent
+	recordSent  *sql.Stmt // writer: recordRuns, with when runs sent late were really sent
 	shardTotals *sql.Stmt // writer: shard totals of broadcasts
 	advanceJobs *sql.Stmt // writer: the scan's compare-and-set of next fires
 	insertRun   *sql.Stmt // writer: one new run
@@ -31,14 +31,18 @@ type stmts struct {
 const (
 	claimRunsSQL = `UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c.value->>1, triggered_at = coalesce(c.value->>2, ?2)
 		FROM json_each(?1) AS c WHERE runs.id = c.value->>0 AND runs.status = ` + sqlPending + ` RETURNING ` + runColumns
+	// recordRunsSQL records dispatches: [run, executor, shard index, shard
+	// total, trigger message, timeout].
 	recordRunsSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,
 		trigger_message = d.value->>4, timeout_seconds = d.value->>5 FROM json_each(?1) AS d WHERE runs.id = d.value->>0`
-	// stampRunsSQL sets the triggered_at of runs sent at another time
-	// than their claim said: [run, sent at]. It is a statement of its own,
-	// run only when there are such runs, because changing triggered_at
-	// moves the row in the runs_active index; recordRunsSQL, run for every
-	// dispatch, leaves the column alone.
-	stampRunsSQL   = `UPDATE runs SET triggered_at = s.value->>1 FROM json_each(?1) AS s WHERE runs.id = s.value->>0`
+	// recordSentSQL is recordRunsSQL for a batch in which some runs were
+	// sent at another time than their claim said, each with a seventh
+	// value, when it was sent. It is a statement of its own because
+	// setting triggered_at moves the row in the runs_active index: the
+	// dispatches of a batch sent on time, almost all of them, leave it be.
+	recordSentSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,
+		trigger_message = d.value->>4, timeout_seconds = d.value->>5, triggered_at = coalesce(d.value->>6, triggered_at)
+		FROM json_each(?1) AS d WHERE runs.id = d.value->>0`
 	shardTotalsSQL = `UPDATE runs SET shard_total = t.value->>1 FROM json_each(?1) AS t WHERE runs.id = t.value->>0`
 	// advanceJobsSQL applies claims: [job, due, next or null, fired instant or null].
 	advanceJobsSQL = `UPDATE jobs SET next_fire_at = c.value->>2, last_fire_at = coalesce(c.value->>3, last_fire_at)
@@ -67,7 +71,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.q = stmts{
 		claimRuns:   prep(s.w, claimRunsSQL),
 		recordRuns:  prep(s.w, recordRunsSQL),
-		stampRuns:   prep(s.w, stampRunsSQL),
+		recordSent:  prep(s.w, recordSentSQL),
 		shardTotals: prep(s.w, shardTotalsSQL),
 		advanceJobs: prep(s.w, advanceJobsSQL),
 		insertRun:   prep(s.w, insertRunSQL),
@@ -80,7 +84,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // close closes the prepared statements.
 func (q *stmts) close() {
-	for _, st := range []*sql.Stmt{q.claimRuns, q.recordRuns, q.stampRuns, q.shardTotals, q.advanceJobs, q.insertRun, q.settleRuns, q.txJobs, q.jobsByID} {
+	for _, st := range []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.shardTotals, q.advanceJobs, q.insertRun, q.settleRuns, q.txJobs, q.jobsByID} {
 		if st != nil {
 			st.Close()
 		}
