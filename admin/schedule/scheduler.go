@@ -4,8 +4,8 @@
 // puts the run on an in-memory queue, which hands it to the dispatcher at
 // its own instant. Fires more than the misfire threshold late (missed
 // while no admin ran) go through the job's misfire strategy instead, and
-// are recorded as one run per job and outage. The scan runs when the earliest next
-// fire enters the window, and at least every scan interval.
+// are recorded as one run per job and outage. The scan runs when the
+// earliest next fire enters the window, and at least every scan interval.
 package schedule
 
 import (
@@ -270,16 +270,16 @@ func (s *Scheduler) misfire(j store.Job, m Missed, now time.Time) store.Run {
 	if !m.Exact {
 		count = "at least " + count
 	}
+	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
+		r.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
+		s.cfg.Logger.Warn("schedule: misfire; fired once now (FIRE_ONCE_NOW)", "job", j.ID, "missed", count, "first", m.First, "last", m.Last)
+		return r
+	}
 	what := fmt.Sprintf("%s scheduled instants from %s through %s fell due while no admin was running and were found more than %s late",
 		count, m.First.UTC().Format(time.RFC3339), m.Last.UTC().Format(time.RFC3339), s.cfg.MisfireThreshold)
 	if m.Count == 1 {
 		what = fmt.Sprintf("the scheduled instant %s fell due while no admin was running and was found more than %s late",
 			m.First.UTC().Format(time.RFC3339), s.cfg.MisfireThreshold)
-	}
-	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
-		r.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
-		s.cfg.Logger.Warn("schedule: misfire; fired once now (FIRE_ONCE_NOW)", "job", j.ID, "missed", count, "first", m.First, "last", m.Last)
-		return r
 	}
 	r.Status, r.TriggeredAt, r.FinishedAt = carillonv1.RunStatus_RUN_STATUS_SKIPPED, time.Time{}, now
 	r.Message = "misfire: " + what + "; skipped by DO_NOTHING"
