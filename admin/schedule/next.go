@@ -144,3 +144,86 @@ func location(name string) (*time.Location, error) {
 	}
 	return loc, nil
 }
+
+// Missed is the scheduled instants of a job that fell due while no admin
+// was running and were found too late to fire: a misfire.
+type Missed struct {
+	// First and Last are the first and the last missed instant.
+	First, Last time.Time
+	// Count is how many instants were missed, from First through Last. When
+	// Exact is false there were more: Count is the bound Late counted to.
+	Count int64
+	Exact bool
+}
+
+// Late splits the instants of spec from due (an instant of spec) on at
+// cutoff: those before it are missed. It returns them, and the first
+// instant at or after cutoff (zero when the schedule has none: a cron
+// whose fires have passed, or FIX_DELAY and NONE, whose only instant is
+// due). Counting the missed instants of a cron costs one Next each, so it
+// counts up to maxCount of them and, beyond that, finds Last by bisection
+// (about two Next per doubling of the outage) and leaves Count at maxCount
+// with Exact false. FIX_RATE instants are counted exactly at no cost. due
+// must be before cutoff.
+func Late(spec Spec, due, cutoff time.Time, maxCount int64) (Missed, time.Time, error) {
+	m := Missed{First: due, Last: due, Count: 1, Exact: true}
+	switch spec.Type {
+	case carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE:
+		if spec.IntervalSeconds < 1 {
+			return Missed{}, time.Time{}, Check(spec)
+		}
+		every := time.Duration(spec.IntervalSeconds) * time.Second
+		m.Count = int64((cutoff.Sub(due) + every - 1) / every) // instants due + k·every before cutoff
+		m.Last = due.Add(time.Duration(m.Count-1) * every)
+		return m, m.Last.Add(every), nil
+	case carillonv1.ScheduleType_SCHEDULE_TYPE_CRON:
+	default:
+		next, err := Next(spec, due)
+		return m, next, err
+	}
+	c, err := parseCron(spec)
+	if err != nil {
+		return Missed{}, time.Time{}, err
+	}
+	for m.Count < maxCount {
+		next := c.Next(m.Last)
+		if next.IsZero() || !next.Before(cutoff) {
+			return m, next, nil
+		}
+		m.Last = next
+		m.Count++
+	}
+	// More than maxCount: the first instant at or after cutoff, and the
+	// last one before it, found without visiting those between.
+	next := c.Next(cutoff.Add(-time.Nanosecond)) // Next is strictly after; instants are whole seconds
+	if c.Next(m.Last).Before(cutoff) {
+		m.Exact = false
+		// The last instant L before cutoff is the one x < L has after it
+		// before cutoff. Keep lo < L <= hi: gallop back from cutoff, then
+		// bisect down to a second, then step.
+		lo, hi := m.Last, cutoff.Add(-time.Nanosecond)
+		for w := time.Second; ; w *= 2 {
+			x := cutoff.Add(-w)
+			if !x.After(lo) {
+				break
+			}
+			if c.Next(x).Before(cutoff) {
+				lo = x
+				break
+			}
+			hi = x
+		}
+		for hi.Sub(lo) > time.Second {
+			mid := lo.Add(hi.Sub(lo) / 2)
+			if c.Next(mid).Before(cutoff) {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		for t := c.Next(lo); !t.IsZero() && t.Before(cutoff); t = c.Next(t) {
+			m.Last = t
+		}
+	}
+	return m, next, nil
+}

@@ -2,9 +2,10 @@
 // a short look-ahead window from the store, claims each fire (advancing the
 // job's next fire and storing its run, RUNNING, in one transaction) and
 // puts the run on an in-memory queue, which hands it to the dispatcher at
-// its own instant. Fires more than the misfire threshold late go through
-// the job's misfire strategy instead. The scan runs when the earliest next
-// fire enters the window, and at least every scan interval.
+// its own instant. Fires more than the misfire threshold late (missed
+// while no admin ran) go through the job's misfire strategy instead, and
+// are recorded as one run per job and outage. The scan runs when the
+// earliest next fire enters the window, and at least every scan interval.
 package schedule
 
 import (
@@ -35,6 +36,12 @@ const (
 	scanGap = 50 * time.Millisecond
 	// MisfireThresholdDefault is how late a fire may be before it is a misfire.
 	MisfireThresholdDefault = 5 * time.Second
+	// MissedCountMax is how many missed instants of a cron job one misfire
+	// counts one by one (one cron Next each, about 0.1 µs for an
+	// every-second cron): beyond it, the record's missed_count is
+	// MissedCountMax and its message says "at least". FIX_RATE instants are
+	// always counted exactly.
+	MissedCountMax = 1000
 	// scanBatch is the most jobs one scan query and claim transaction take:
 	// a claim transaction holds SQLite's one writer for a few milliseconds
 	// at most, so fires falling due meanwhile are not held up.
@@ -214,43 +221,88 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, err
 		}
-		entries := make([]Entry, len(runs))
+		entries := make([]Entry, 0, len(runs))
 		for i := range runs {
 			r := &runs[i]
-			entries[i] = Entry{RunID: r.ID, JobID: r.JobID, At: r.TriggeredAt, TriggerType: r.TriggerType, Run: r, StopSeq: seq}
+			if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+				continue // the record of a misfire skipped by DO_NOTHING
+			}
+			entries = append(entries, Entry{RunID: r.ID, JobID: r.JobID, At: r.TriggeredAt, TriggerType: r.TriggerType, Run: r, StopSeq: seq})
 		}
 		s.queue.Push(entries...)
 	}
 	return s.cfg.Store.NextFireAt(ctx)
 }
 
-// claim decides what happens to job j's due fire.
+// claim decides what happens to job j's due fire. A fire at most the
+// misfire threshold late is claimed as it is. A later one means the job
+// missed instants while no admin ran: they are recorded as one run (see
+// misfire), and the instants after them that are at most the threshold
+// late fire at once, all in the one claim.
 func (s *Scheduler) claim(j store.Job, now time.Time) (store.Claim, error) {
 	spec := SpecOf(j)
 	due := j.NextFireAt
 	c := store.Claim{JobID: j.ID, Due: due}
-	// The run is claimed for dispatch at once: RUNNING, triggered at
-	// the instant it will be sent.
-	run := &store.Run{
-		JobID: j.ID, GroupID: j.GroupID, Handler: j.Handler, Param: j.Param, ShardTotal: 1,
-		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: due, TriggeredAt: due,
-		Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
-	}
-	var err error
 	if now.Sub(due) <= s.cfg.MisfireThreshold {
+		var err error
 		c.Next, err = Next(spec, due)
-		c.Run = run
+		c.Runs = []store.Run{fireRun(j, due, due)}
 		return c, err
 	}
-	// A misfire: the next fire is computed from now; missed slots are not replayed.
-	c.Next, err = First(spec, now)
-	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
-		run.TriggerType, run.TriggeredAt = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE, now
-		c.Run = run
-	} else {
-		s.cfg.Logger.Warn("schedule: misfire skipped (DO_NOTHING)", "job", j.ID, "scheduled_at", due, "late", now.Sub(due))
+	missed, next, err := Late(spec, due, now.Add(-s.cfg.MisfireThreshold), MissedCountMax)
+	if err != nil {
+		return c, err
+	}
+	c.Runs = append(c.Runs, s.misfire(j, missed, now))
+	for !next.IsZero() && !next.After(now) {
+		c.Runs = append(c.Runs, fireRun(j, next, now))
+		if next, err = Next(spec, next); err != nil {
+			return c, err
+		}
+	}
+	c.Next = next
+	if next.IsZero() {
+		// The schedule ended, or waits for a run (FIX_DELAY): from now.
+		c.Next, err = First(spec, now)
 	}
 	return c, err
+}
+
+// fireRun is the run of job j's fire of instant at, claimed for dispatch
+// at once: RUNNING, triggered at send, when it will be sent.
+func fireRun(j store.Job, at, send time.Time) store.Run {
+	return store.Run{
+		JobID: j.ID, GroupID: j.GroupID, Handler: j.Handler, Param: j.Param, ShardTotal: 1,
+		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: at, TriggeredAt: send,
+		Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
+	}
+}
+
+// misfire is the one run that records the instants job j missed: under
+// FIRE_ONCE_NOW the MISFIRE run fired now for them, under DO_NOTHING a
+// SKIPPED run. Its scheduled instant is the first missed one.
+func (s *Scheduler) misfire(j store.Job, m Missed, now time.Time) store.Run {
+	r := fireRun(j, m.First, now)
+	r.MissedCount, r.MissedUntil = m.Count, m.Last
+	count := fmt.Sprint(m.Count)
+	if !m.Exact {
+		count = "at least " + count
+	}
+	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
+		r.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
+		s.cfg.Logger.Warn("schedule: misfire; fired once now (FIRE_ONCE_NOW)", "job", j.ID, "missed", count, "first", m.First, "last", m.Last)
+		return r
+	}
+	what := fmt.Sprintf("%s scheduled instants from %s through %s fell due while no admin was running and were found more than %s late",
+		count, m.First.UTC().Format(time.RFC3339), m.Last.UTC().Format(time.RFC3339), s.cfg.MisfireThreshold)
+	if m.Count == 1 {
+		what = fmt.Sprintf("the scheduled instant %s fell due while no admin was running and was found more than %s late",
+			m.First.UTC().Format(time.RFC3339), s.cfg.MisfireThreshold)
+	}
+	r.Status, r.TriggeredAt, r.FinishedAt = carillonv1.RunStatus_RUN_STATUS_SKIPPED, time.Time{}, now
+	r.Message = "misfire: " + what + "; skipped by DO_NOTHING"
+	s.cfg.Logger.Warn("schedule: misfire; skipped (DO_NOTHING)", "job", j.ID, "missed", count, "first", m.First, "last", m.Last)
+	return r
 }
 
 // fireLoop hands queued runs to FireFunc at their instants.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -146,47 +148,131 @@ func TestFiresAtTheScheduledInstant(t *testing.T) {
 	}
 }
 
+// TestMisfire starts a scheduler after an outage: each job's instants more
+// than the misfire threshold late are recorded as one run (SKIPPED under
+// DO_NOTHING, the MISFIRE run fired now under FIRE_ONCE_NOW) with how many
+// they were; the instants less than the threshold late fire at once; the
+// schedule goes on from there.
 func TestMisfire(t *testing.T) {
-	for _, tt := range []struct {
-		strategy carillonv1.MisfireStrategy
-		fires    int
-	}{
-		{carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, 0},
-		{carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW, 1},
+	for _, strategy := range []carillonv1.MisfireStrategy{
+		carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING,
+		carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW,
 	} {
-		t.Run(tt.strategy.String(), func(t *testing.T) {
+		t.Run(strategy.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			synctest.Test(t, func(t *testing.T) {
 				st, g := setup(t, dir)
 				defer st.Close()
-				now := time.Now()
-				j := fixRate(g, 60, now.Add(-time.Hour)) // due an hour ago: the admin was down
-				j.MisfireStrategy = tt.strategy
-				j, err := st.CreateJob(context.Background(), j, now)
-				if err != nil {
-					t.Fatal(err)
+				ctx := context.Background()
+				now := time.Now() // a whole second
+				// Every minute from 1 h 30 s ago: 61 instants missed, the
+				// last 30 s ago; the next in 30 s.
+				rate := fixRate(g, 60, now.Add(-time.Hour-30*time.Second))
+				// Every second from 60 s ago: 55 missed (60 to 6 s ago);
+				// 5 s ago to now, less than the threshold late, fire now.
+				cron := store.Job{GroupID: g.ID, Description: "c", Handler: "h", Enabled: true, NextFireAt: now.Add(-time.Minute),
+					ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "* * * * * ?", TimeZone: "UTC"}
+				var jobs []store.Job
+				for _, j := range []store.Job{rate, cron} {
+					j.MisfireStrategy = strategy
+					j, err := st.CreateJob(ctx, j, now)
+					if err != nil {
+						t.Fatal(err)
+					}
+					jobs = append(jobs, j)
 				}
 				rec := &recorder{st: st}
 				stop := start(st, rec.Fire)
-				time.Sleep(30 * time.Second)
+				time.Sleep(500 * time.Millisecond)
 				stop()
-				fires := rec.all()
-				if len(fires) != tt.fires {
-					t.Fatalf("%d fires, want %d", len(fires), tt.fires)
+
+				fired := map[int64]fire{}
+				for _, f := range rec.all() {
+					fired[f.run.ID] = f
 				}
-				if tt.fires == 1 {
-					f := fires[0]
-					if f.run.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE || !f.at.Equal(now) {
-						t.Errorf("misfire fire: trigger %s at %v, want MISFIRE at %v", f.run.TriggerType, f.at, now)
+				for i, want := range []store.Run{
+					{ScheduledAt: now.Add(-time.Hour - 30*time.Second), MissedUntil: now.Add(-30 * time.Second), MissedCount: 61},
+					{ScheduledAt: now.Add(-time.Minute), MissedUntil: now.Add(-6 * time.Second), MissedCount: 55},
+				} {
+					runs, err := st.Runs(ctx, store.RunFilter{JobID: jobs[i].ID, To: now.Add(-5 * time.Second)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(runs) != 1 {
+						t.Fatalf("job %d: %d runs of the missed instants, want 1, their record", i, len(runs))
+					}
+					r := runs[0]
+					if !r.ScheduledAt.Equal(want.ScheduledAt) || !r.MissedUntil.Equal(want.MissedUntil) || r.MissedCount != want.MissedCount {
+						t.Errorf("job %d: record of %v through %v, %d instants; want %v through %v, %d",
+							i, r.ScheduledAt, r.MissedUntil, r.MissedCount, want.ScheduledAt, want.MissedUntil, want.MissedCount)
+					}
+					f, sent := fired[r.ID]
+					if strategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING {
+						msg := fmt.Sprintf("misfire: %d scheduled instants from", want.MissedCount)
+						if r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED || r.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE || sent ||
+							!strings.HasPrefix(r.Message, msg) || !strings.HasSuffix(r.Message, "skipped by DO_NOTHING") {
+							t.Errorf("job %d: record %s %s, sent %v, message %q; want SKIPPED SCHEDULE, not sent, saying %q…skipped by DO_NOTHING",
+								i, r.Status, r.TriggerType, sent, r.Message, msg)
+						}
+					} else if r.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE || !sent || !f.at.Equal(now) {
+						t.Errorf("job %d: record %s %s, sent %v at %v; want the MISFIRE run, sent now (%v)", i, r.Status, r.TriggerType, sent, f.at, now)
 					}
 				}
-				got, _ := st.Job(context.Background(), j.ID)
-				if want := now.Add(time.Minute); !got.NextFireAt.Equal(want) {
-					t.Errorf("next fire = %v, want one interval from now, %v (missed slots not replayed)", got.NextFireAt, want)
+				// The instants of the last 5 s fire now, as scheduled fires.
+				var late []time.Time
+				for _, f := range rec.all() {
+					if f.run.JobID == jobs[1].ID && f.run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE {
+						late = append(late, f.run.ScheduledAt)
+						if !f.at.Equal(now) {
+							t.Errorf("fire of %v handed over at %v, want at once (%v)", f.run.ScheduledAt, f.at, now)
+						}
+					}
+				}
+				slices.SortFunc(late, time.Time.Compare)
+				var want []time.Time
+				for s := -5; s <= 0; s++ {
+					want = append(want, now.Add(time.Duration(s)*time.Second))
+				}
+				if !slices.EqualFunc(late, want, time.Time.Equal) {
+					t.Errorf("scheduled fires of the every-second job: %v, want the instants less than the threshold late, %v", late, want)
+				}
+				got, _ := st.Job(ctx, jobs[0].ID)
+				if want := now.Add(30 * time.Second); !got.NextFireAt.Equal(want) || !got.LastFireAt.IsZero() != (strategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW) {
+					t.Errorf("every-minute job: next fire %v, last %v; want next %v (its schedule goes on), last set only by a fire", got.NextFireAt, got.LastFireAt, want)
 				}
 			})
 		})
 	}
+}
+
+// TestMisfireCountBound: the misfire of an every-second cron after a long
+// outage counts up to MissedCountMax instants and says "at least"; its
+// last missed instant is still exact.
+func TestMisfireCountBound(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		st, g := setup(t, dir)
+		defer st.Close()
+		ctx := context.Background()
+		now := time.Now()
+		j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "c", Handler: "h", Enabled: true, NextFireAt: now.Add(-24 * time.Hour),
+			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "* * * * * ?", TimeZone: "UTC"}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := start(st, (&recorder{st: st}).Fire)
+		time.Sleep(100 * time.Millisecond)
+		stop()
+		runs, err := st.Runs(ctx, store.RunFilter{JobID: j.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := fmt.Sprintf("misfire: at least %d scheduled instants from", schedule.MissedCountMax)
+		if len(runs) != 1 || runs[0].MissedCount != schedule.MissedCountMax || !runs[0].MissedUntil.Equal(now.Add(-6*time.Second)) ||
+			!strings.HasPrefix(runs[0].Message, msg) {
+			t.Fatalf("records %+v; want one of %d instants through %v saying %q", runs, schedule.MissedCountMax, now.Add(-6*time.Second), msg)
+		}
+	})
 }
 
 // TestRestartRecoversPendingRuns starts a scheduler on a database an
@@ -237,6 +323,10 @@ func TestRestartRecoversPendingRuns(t *testing.T) {
 			if r, _ := st.Run(ctx, id); r.Status != want {
 				t.Errorf("run %d: %s, want %s", id, r.Status, want)
 			}
+		}
+		// The skipped fire is the record of its one missed instant.
+		if r, _ := st.Run(ctx, old); r.MissedCount != 1 || !r.MissedUntil.Equal(r.ScheduledAt) {
+			t.Errorf("skipped run: missed %d through %v, want 1 through its instant %v", r.MissedCount, r.MissedUntil, r.ScheduledAt)
 		}
 	})
 }

@@ -61,7 +61,8 @@ func (s registryService) Deregister(ctx context.Context, req *carillonv1.Deregis
 }
 
 func (s registryService) ReportResults(ctx context.Context, req *carillonv1.ReportResultsRequest) (*carillonv1.ReportResultsResponse, error) {
-	results := make([]store.Result, len(req.Results))
+	results := make([]store.Result, 0, len(req.Results))
+	ours, foreign := s.cfg.Store.DatabaseID(), 0
 	for i, r := range req.Results {
 		field := func() string { return fmt.Sprintf("results[%d]", i) }
 		switch r.Status {
@@ -77,7 +78,19 @@ func (s registryService) ReportResults(ctx context.Context, req *carillonv1.Repo
 		if finished.IsZero() {
 			finished = s.cfg.NowFunc()
 		}
-		results[i] = store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished}
+		if r.DatabaseId != "" && r.DatabaseId != ours {
+			// A run of another database (the executor ran against an
+			// older one): its run ID names some other run here.
+			foreign++
+			continue
+		}
+		results = append(results, store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished})
+	}
+	if foreign > 0 {
+		s.cfg.Logger.Warn("results of runs of another database acknowledged and ignored", "results", foreign, "database_id", ours)
+	}
+	if len(results) == 0 {
+		return &carillonv1.ReportResultsResponse{}, nil
 	}
 	if err := s.cfg.Trigger.Settle(ctx, results); err != nil { // wakes the scheduler if a FIX_DELAY job is due again
 		return nil, s.toConnect(err)

@@ -77,7 +77,7 @@ func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest)
 		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("run %d is %s, not running", r.ID, r.Status))
 	}
 	if r.ExecutorAddress != "" {
-		if err := s.cfg.Trigger.Kill(ctx, r.ExecutorAddress, r.JobID); err != nil {
+		if err := s.cfg.Trigger.Kill(ctx, r.ExecutorAddress, r.JobID, r.ID); err != nil {
 			return nil, connect.NewError(connect.CodeUnavailable, fmt.Errorf("kill run %d on executor %s: %w", r.ID, r.ExecutorAddress, err))
 		}
 	}

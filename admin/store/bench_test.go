@@ -82,7 +82,7 @@ func BenchmarkClaimFires(b *testing.B) {
 			for i := range b.N {
 				due := t0.Add(time.Duration(i) * time.Second)
 				for k, j := range jobs {
-					claims[k] = store.Claim{JobID: j.ID, Due: due, Next: due.Add(time.Second), Run: pendingRun(j, due)}
+					claims[k] = store.Claim{JobID: j.ID, Due: due, Next: due.Add(time.Second), Runs: []store.Run{*pendingRun(j, due)}}
 				}
 				runs, err := s.ClaimFires(context.Background(), claims)
 				if err != nil {

@@ -53,20 +53,25 @@ type Claim struct {
 	Due time.Time
 	// Next becomes the job's next fire; zero when nothing is scheduled.
 	Next time.Time
-	// Run, if not nil, is stored in the same transaction as the advance:
-	// the fire of the scheduled instant Run.ScheduledAt.
-	Run *Run
+	// Runs are stored in the same transaction as the advance: the fire of
+	// the scheduled instant, or, for a job found late, the record of its
+	// missed instants (a SKIPPED run, or the MISFIRE run fired for them)
+	// and the fires of the instants less than the misfire threshold late.
+	// The latest scheduled instant of its runs that fire (all but the
+	// SKIPPED) becomes the job's last fire.
+	Runs []Run
 }
 
 // ClaimFires applies claims in one transaction and returns the runs it
-// stored. Advancing a job and storing its run together, with a unique key
+// stored, RUNNING and SKIPPED alike (only the RUNNING ones are to be
+// sent). Advancing a job and storing its runs together, with a unique key
 // on (job, scheduled instant, shard, attempt), is what makes each scheduled
 // instant fire exactly once across crashes: a claim either happened with
-// its run or not at all. Each job appears at most once in claims.
+// its runs or not at all. Each job appears at most once in claims.
 func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 	var list jsonRows
 	for _, c := range claims {
-		list.next().int(c.JobID).int(c.Due.UnixMilli()).nullInt(millis(c.Next)).nullInt(runInstant(c.Run))
+		list.next().int(c.JobID).int(c.Due.UnixMilli()).nullInt(millis(c.Next)).nullInt(firedInstant(c.Runs))
 	}
 	var runs []Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -84,19 +89,28 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 			}
 			advanced[id] = true
 		}
+		// An error that ended the iteration (rather than the last row)
+		// means some advanced jobs are missing from advanced: their runs
+		// would not be stored while their next fire moved on. Fail the
+		// transaction instead; nothing of it is kept.
+		if err := rows.Err(); err != nil {
+			rows.Close()
+			return err
+		}
 		if err := rows.Close(); err != nil {
 			return err
 		}
 		insert := tx.StmtContext(ctx, s.q.insertRun)
 		for _, c := range claims {
-			if c.Run == nil || !advanced[c.JobID] {
+			if !advanced[c.JobID] {
 				continue
 			}
-			r := *c.Run
-			if err := insertWith(ctx, insert, &r); err != nil {
-				return err
+			for _, r := range c.Runs {
+				if err := insertWith(ctx, insert, &r); err != nil {
+					return err
+				}
+				runs = append(runs, r)
 			}
-			runs = append(runs, r)
 		}
 		return nil
 	})
@@ -106,16 +120,24 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 	return runs, nil
 }
 
-func runInstant(r *Run) sql.NullInt64 {
-	if r == nil {
-		return sql.NullInt64{}
+// firedInstant is the latest scheduled instant of the runs of a claim
+// that fire (all but SKIPPED ones): the job's last fire; null when none
+// fires.
+func firedInstant(runs []Run) sql.NullInt64 {
+	var last time.Time
+	for _, r := range runs {
+		if r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED && r.ScheduledAt.After(last) {
+			last = r.ScheduledAt
+		}
 	}
-	return millis(r.ScheduledAt)
+	return millis(last)
 }
 
-// SkipRun settles a pending run as SKIPPED (a misfire under DO_NOTHING).
+// SkipRun settles a pending run as SKIPPED (a misfire under DO_NOTHING),
+// the record of its one missed instant (missed_count 1).
 func (s *Store) SkipRun(ctx context.Context, id int64, message string, now time.Time) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ?`,
+	_, err := s.w.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ?, missed_count = 1, missed_until = scheduled_at
+		WHERE id = ? AND status = ?`,
 		carillonv1.RunStatus_RUN_STATUS_SKIPPED, message, now.UnixMilli(), id, carillonv1.RunStatus_RUN_STATUS_PENDING)
 	if err != nil {
 		return fmt.Errorf("store: skip run %d: %w", id, err)

@@ -25,6 +25,10 @@ type Dispatch struct {
 	ShardTotal      int32
 	TriggerMessage  string
 	TimeoutSeconds  int32
+	// TriggeredAt, if not zero, is when the run was really sent, stored as
+	// its triggered_at: set it only when that differs from the instant its
+	// claim stored (a late send), as storing it costs a write.
+	TriggeredAt time.Time
 	// Failed settles the run as FAILED with Message at FinishedAt.
 	Failed     bool
 	Message    string
@@ -63,15 +67,20 @@ type Settled struct {
 func (s *Store) RecordDispatches(ctx context.Context, ds []Dispatch) (Settled, error) {
 	var list jsonRows
 	var failures []Result
+	record := s.q.recordRuns
 	for _, d := range ds {
 		list.next().int(d.RunID).str(d.ExecutorAddress).int(int64(d.ShardIndex)).int(int64(d.ShardTotal)).
 			str(d.TriggerMessage).int(int64(d.TimeoutSeconds))
+		if !d.TriggeredAt.IsZero() {
+			list.int(d.TriggeredAt.UnixMilli())
+			record = s.q.recordSent
+		}
 		if d.Failed {
 			failures = append(failures, Result{RunID: d.RunID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: d.Message, FinishedAt: d.FinishedAt})
 		}
 	}
 	out, err := s.settleTx(ctx, func(st *settler) error {
-		if _, err := st.tx.StmtContext(ctx, s.q.recordRuns).ExecContext(ctx, list.String()); err != nil {
+		if _, err := st.tx.StmtContext(ctx, record).ExecContext(ctx, list.String()); err != nil {
 			return err
 		}
 		return st.settle(failures)
@@ -179,9 +188,9 @@ func (st *settler) settle(results []Result) error {
 		list.next().int(res.RunID).int(int64(res.Status)).str(res.Message).nullInt(millis(res.FinishedAt))
 		switch d := res.Dispatch; {
 		case d != nil:
-			list.str(d.ExecutorAddress).str(d.TriggerMessage).int(int64(d.TimeoutSeconds))
+			list.str(d.ExecutorAddress).str(d.TriggerMessage).int(int64(d.TimeoutSeconds)).nullInt(millis(d.TriggeredAt))
 		case res.ByAdmin:
-			list.nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{})
+			list.nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{})
 		}
 		if res.ByAdmin {
 			list.int(settledByAdmin)

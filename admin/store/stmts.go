@@ -17,6 +17,7 @@ import (
 type stmts struct {
 	claimRuns   *sql.Stmt // writer: PENDING → RUNNING, RETURNING the runs
 	recordRuns  *sql.Stmt // writer: how runs were dispatched
+	recordSent  *sql.Stmt // writer: recordRuns, with when runs sent late were really sent
 	shardTotals *sql.Stmt // writer: shard totals of broadcasts
 	advanceJobs *sql.Stmt // writer: the scan's compare-and-set of next fires
 	insertRun   *sql.Stmt // writer: one new run
@@ -30,8 +31,18 @@ type stmts struct {
 const (
 	claimRunsSQL = `UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c.value->>1, triggered_at = coalesce(c.value->>2, ?2)
 		FROM json_each(?1) AS c WHERE runs.id = c.value->>0 AND runs.status = ` + sqlPending + ` RETURNING ` + runColumns
+	// recordRunsSQL records dispatches: [run, executor, shard index, shard
+	// total, trigger message, timeout].
 	recordRunsSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,
 		trigger_message = d.value->>4, timeout_seconds = d.value->>5 FROM json_each(?1) AS d WHERE runs.id = d.value->>0`
+	// recordSentSQL is recordRunsSQL for a batch in which some runs were
+	// sent at another time than their claim said, each with a seventh
+	// value, when it was sent. It is a statement of its own because
+	// setting triggered_at moves the row in the runs_active index: the
+	// dispatches of a batch sent on time, almost all of them, leave it be.
+	recordSentSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,
+		trigger_message = d.value->>4, timeout_seconds = d.value->>5, triggered_at = coalesce(d.value->>6, triggered_at)
+		FROM json_each(?1) AS d WHERE runs.id = d.value->>0`
 	shardTotalsSQL = `UPDATE runs SET shard_total = t.value->>1 FROM json_each(?1) AS t WHERE runs.id = t.value->>0`
 	// advanceJobsSQL applies claims: [job, due, next or null, fired instant or null].
 	advanceJobsSQL = `UPDATE jobs SET next_fire_at = c.value->>2, last_fire_at = coalesce(c.value->>3, last_fire_at)
@@ -39,9 +50,11 @@ const (
 		RETURNING jobs.id`
 	// settleRunsSQL applies results: [run, status, message, finished at,
 	// and, for a dispatch recorded with its result, executor, trigger
-	// message, timeout (null otherwise), and 1 for a settlement by the admin
-	// itself]. It settles a running run, or replaces the admin's own
-	// settlement of a run (LOST, TIMED_OUT) with a result from its executor.
+	// message, timeout, and the time it was really sent or null; null
+	// otherwise), and 1 for a settlement by the admin itself]. It settles a
+	// running run, or replaces the admin's own settlement of a run (LOST,
+	// TIMED_OUT) with a result from its executor. Settling takes the row out
+	// of runs_active, so setting triggered_at here costs nothing more.
 	settleRunsSQL = `UPDATE runs SET status = r.value->>1,
 		message = CASE WHEN runs.status = ` + sqlRunning + ` THEN r.value->>2
 			ELSE r.value->>2 || ' (reported after the admin had settled the run ' ||
@@ -49,10 +62,10 @@ const (
 				': ' || runs.message || ')' END,
 		finished_at = r.value->>3,
 		executor_address = coalesce(r.value->>4, executor_address), trigger_message = coalesce(r.value->>5, trigger_message),
-		timeout_seconds = coalesce(r.value->>6, timeout_seconds),
-		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r.value->>7, 0) ELSE 2 END
+		timeout_seconds = coalesce(r.value->>6, timeout_seconds), triggered_at = coalesce(r.value->>7, triggered_at),
+		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r.value->>8, 0) ELSE 2 END
 		FROM json_each(?1) AS r WHERE runs.id = r.value->>0
-		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r.value->>7 IS NULL)) RETURNING ` + runColumns
+		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r.value->>8 IS NULL)) RETURNING ` + runColumns
 	jobsByIDSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`
 )
 
@@ -67,6 +80,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.q = stmts{
 		claimRuns:   prep(s.w, claimRunsSQL),
 		recordRuns:  prep(s.w, recordRunsSQL),
+		recordSent:  prep(s.w, recordSentSQL),
 		shardTotals: prep(s.w, shardTotalsSQL),
 		advanceJobs: prep(s.w, advanceJobsSQL),
 		insertRun:   prep(s.w, insertRunSQL),
@@ -79,7 +93,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // close closes the prepared statements.
 func (q *stmts) close() {
-	for _, st := range []*sql.Stmt{q.claimRuns, q.recordRuns, q.shardTotals, q.advanceJobs, q.insertRun, q.settleRuns, q.txJobs, q.jobsByID} {
+	for _, st := range []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.shardTotals, q.advanceJobs, q.insertRun, q.settleRuns, q.txJobs, q.jobsByID} {
 		if st != nil {
 			st.Close()
 		}

@@ -156,7 +156,7 @@ func TestClaimFires(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		claim := store.Claim{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Run: pendingRun(j, t0)}
+		claim := store.Claim{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}
 		runs, err := s.ClaimFires(ctx, []store.Claim{claim})
 		if err != nil || len(runs) != 1 {
 			t.Fatalf("first claim: runs %v, err %v; want one run", runs, err)
@@ -176,12 +176,12 @@ func TestClaimFires(t *testing.T) {
 		t.Parallel()
 		s, b := setup(t)
 		j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-		if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0, Run: pendingRun(j, t0)}}); err != nil {
+		if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0, Runs: []store.Run{*pendingRun(j, t0)}}}); err != nil {
 			t.Fatal(err)
 		}
 		// A second claim for the same instant (next did not move) must fail
 		// as a whole, storing nothing.
-		_, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Run: pendingRun(j, t0)}})
+		_, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
 		if err == nil {
 			t.Fatal("a second run for the same (job, instant) was stored")
 		}
@@ -199,7 +199,7 @@ func TestClaimFires(t *testing.T) {
 		t.Parallel()
 		s, b := setup(t)
 		j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-		runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Run: pendingRun(j, t0)}})
+		runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
 		if _, err := s.StopJob(ctx, j.ID, t0); err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,7 @@ func TestClaimFires(t *testing.T) {
 		if got.Enabled || !got.NextFireAt.IsZero() {
 			t.Errorf("stopped job: enabled %v next %v", got.Enabled, got.NextFireAt)
 		}
-		if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0.Add(time.Second), Next: t0.Add(2 * time.Second), Run: pendingRun(j, t0.Add(time.Second))}}); err != nil {
+		if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0.Add(time.Second), Next: t0.Add(2 * time.Second), Runs: []store.Run{*pendingRun(j, t0.Add(time.Second))}}}); err != nil {
 			t.Fatal(err)
 		}
 		if rs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID}); len(rs) != 0 {
@@ -224,7 +224,7 @@ func TestSettleRuns(t *testing.T) {
 	ctx := context.Background()
 	s, b := setup(t)
 	j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-	runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Run: pendingRun(j, t0)}})
+	runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
 	id := runs[0].ID
 
 	res := store.Result{RunID: id, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "ok", FinishedAt: t0.Add(time.Second)}
@@ -256,7 +256,7 @@ func TestFixDelayNextFireAfterFinish(t *testing.T) {
 	j := newJob(b.group.ID, t0)
 	j.ScheduleType, j.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, 30
 	j, _ = s.CreateJob(ctx, j, t0)
-	runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Run: pendingRun(j, t0)}}) // Next zero: waits for the run
+	runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Runs: []store.Run{*pendingRun(j, t0)}}}) // Next zero: waits for the run
 	s.ClaimRun(ctx, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0)
 	if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.IsZero() {
 		t.Fatalf("next fire while running = %v, want none", got.NextFireAt)

@@ -20,6 +20,31 @@ type executors struct {
 	token   string
 	mu      sync.Mutex
 	clients map[string]carillonv1connect.ExecutorServiceClient
+	// noBatch holds the executors that answered RunBatch unimplemented,
+	// with when they did.
+	noBatch map[string]time.Time
+}
+
+// batchlessTTL is how long an executor that answered RunBatch
+// unimplemented is sent one Run per run without asking again: an executor
+// upgraded in place gets batches again after it.
+const batchlessTTL = 10 * time.Minute
+
+// batchless says the executor at address answered RunBatch unimplemented
+// within batchlessTTL before now.
+func (e *executors) batchless(address string, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	at, ok := e.noBatch[address]
+	return ok && now.Sub(at) < batchlessTTL
+}
+
+// setBatchless remembers that the executor at address answered RunBatch
+// unimplemented at now.
+func (e *executors) setBatchless(address string, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.noBatch[address] = now
 }
 
 func newExecutors(client *http.Client, token string) *executors {
@@ -31,7 +56,8 @@ func newExecutors(client *http.Client, token string) *executors {
 			IdleConnTimeout:     90 * time.Second,
 		}}
 	}
-	return &executors{http: client, token: token, clients: map[string]carillonv1connect.ExecutorServiceClient{}}
+	return &executors{http: client, token: token, clients: map[string]carillonv1connect.ExecutorServiceClient{},
+		noBatch: map[string]time.Time{}}
 }
 
 func (e *executors) client(address string) carillonv1connect.ExecutorServiceClient {
@@ -83,17 +109,26 @@ func bearer(token string) connect.UnaryInterceptorFunc {
 	}
 }
 
-// ReadLog fetches a page of a run's log from the executor at address.
+// ReadLog fetches a page of a run's log from the executor at address. The
+// request names this admin's database, so that an executor that also ran
+// runs of another database with the same ID returns this one's log.
 func (t *Trigger) ReadLog(ctx context.Context, address string, runID int64, fromLine int32) (*carillonv1.ReadLogResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.DispatchTimeout)
 	defer cancel()
-	return t.executors.client(address).ReadLog(ctx, &carillonv1.ReadLogRequest{RunId: runID, FromLine: fromLine})
+	return t.executors.client(address).ReadLog(ctx, &carillonv1.ReadLogRequest{
+		RunId: runID, FromLine: fromLine, DatabaseId: t.cfg.Store.DatabaseID(),
+	})
 }
 
-// Kill asks the executor at address to kill the job's running and queued runs.
-func (t *Trigger) Kill(ctx context.Context, address string, jobID int64) error {
+// Kill asks the executor at address to kill run runID of job jobID, and
+// only that run, whether it is running or queued there. The request also
+// names the job: an executor that predates KillRequest.run_id ignores the
+// run and kills every running and queued run of the job, as it always did.
+func (t *Trigger) Kill(ctx context.Context, address string, jobID, runID int64) error {
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.DispatchTimeout)
 	defer cancel()
-	_, err := t.executors.client(address).Kill(ctx, &carillonv1.KillRequest{JobId: jobID})
+	_, err := t.executors.client(address).Kill(ctx, &carillonv1.KillRequest{
+		JobId: jobID, RunId: runID, DatabaseId: t.cfg.Store.DatabaseID(),
+	})
 	return err
 }

@@ -656,9 +656,11 @@ func (t *Trigger) readSource(ctx context.Context, groupID int64) source {
 }
 
 // call is the runs of one call to one executor (Run for one run, RunBatch
-// for more), ready to send: requests built and dispatch records written.
+// for more, or one Run per run to an executor that does not serve
+// RunBatch), ready to send: requests built and dispatch records written.
 type call struct {
 	address string
+	db      string // the database ID every request carries
 	sends   []send
 	reqs    []*carillonv1.RunRequest
 	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds
@@ -673,7 +675,7 @@ func (t *Trigger) calls(sends []send) []*call {
 	for _, s := range sends {
 		c := byAddr[s.address]
 		if c == nil {
-			c = &call{address: s.address}
+			c = &call{address: s.address, db: t.cfg.Store.DatabaseID()}
 			byAddr[s.address] = c
 			calls = append(calls, c)
 		}
@@ -690,7 +692,7 @@ func (c *call) prepare() {
 	c.reqs = make([]*carillonv1.RunRequest, len(c.sends))
 	c.ds = make([]store.Dispatch, len(c.sends))
 	for i, s := range c.sends {
-		c.reqs[i] = runRequest(s.job, s.run)
+		c.reqs[i] = runRequest(s.job, s.run, c.db)
 		c.ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: c.address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
 			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d; sent to %s (%d runs in the call)",
 				s.note, s.run.ShardIndex, s.run.ShardTotal, c.address, len(c.sends))}
@@ -703,7 +705,7 @@ func (c *call) without(drop func(send) bool) *call {
 	if len(kept) == len(c.sends) {
 		return c
 	}
-	out := &call{address: c.address, sends: kept}
+	out := &call{address: c.address, db: c.db, sends: kept}
 	out.prepare()
 	return out
 }
@@ -734,19 +736,40 @@ func (t *Trigger) callAll(ctx context.Context, calls []*call, lazy bool) []store
 // the call (so that a result coming back at once finds its dispatch), and
 // only the failed ones are returned.
 func (t *Trigger) callOne(ctx context.Context, c *call, lazy bool) []store.Dispatch {
+	// The runs are sent now: a run sent in another millisecond than the
+	// triggered_at its claim stored (sent late, or a manual run routed
+	// slowly) records when it really was.
+	start := t.cfg.NowFunc()
+	for i, s := range c.sends {
+		if start.UnixMilli() != s.run.TriggeredAt.UnixMilli() {
+			c.ds[i].TriggeredAt = start
+		}
+	}
 	if lazy {
 		t.deferred.hold(slices.Clone(c.ds))
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.DispatchTimeout)
 	defer cancel()
-	start := t.cfg.NowFunc()
 	outcomes := make([]error, len(c.reqs))
 	var callErr error
-	if len(c.reqs) == 1 {
+	switch {
+	case len(c.reqs) == 1:
 		_, callErr = t.executors.client(c.address).Run(ctx, c.reqs[0])
-	} else {
+	case t.executors.batchless(c.address, start):
+		t.runEach(ctx, c, outcomes)
+	default:
 		var res *carillonv1.RunBatchResponse
 		res, callErr = t.executors.client(c.address).RunBatch(ctx, &carillonv1.RunBatchRequest{Runs: c.reqs})
+		if connect.CodeOf(callErr) == connect.CodeUnimplemented {
+			// An executor written to the first contract, or in another
+			// language, serves Run only: send each run on its own, and
+			// those of its next batches too.
+			t.cfg.Logger.Info("trigger: executor does not serve RunBatch; sending its runs one by one", "executor", c.address)
+			t.executors.setBatchless(c.address, start)
+			res, callErr = nil, nil
+			t.runEach(ctx, c, outcomes)
+			break
+		}
 		if callErr == nil && len(res.Outcomes) != len(c.reqs) {
 			callErr = fmt.Errorf("RunBatch answered %d outcomes for %d runs", len(res.Outcomes), len(c.reqs))
 		}
@@ -785,11 +808,33 @@ func (t *Trigger) callOne(ctx context.Context, c *call, lazy bool) []store.Dispa
 	return ds
 }
 
-func runRequest(job store.Job, run store.Run) *carillonv1.RunRequest {
+// runEachMax bounds the concurrent Run calls to one executor that does not
+// serve RunBatch.
+const runEachMax = 16
+
+// runEach sends c's runs with one Run call each, at most runEachMax at a
+// time, and sets each run's outcome.
+func (t *Trigger) runEach(ctx context.Context, c *call, outcomes []error) {
+	client := t.executors.client(c.address)
+	sem := make(chan struct{}, runEachMax)
+	var wg sync.WaitGroup
+	for i, req := range c.reqs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_, outcomes[i] = client.Run(ctx, req)
+		})
+	}
+	wg.Wait()
+}
+
+// runRequest is the request that sends run of job, from the database
+// with ID db.
+func runRequest(job store.Job, run store.Run, db string) *carillonv1.RunRequest {
 	req := &carillonv1.RunRequest{
 		RunId: run.ID, JobId: job.ID, Handler: job.Handler, Param: run.Param, BlockStrategy: job.BlockStrategy,
 		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
-		ScheduledAt: timestamppb.New(run.ScheduledAt),
+		ScheduledAt: timestamppb.New(run.ScheduledAt), DatabaseId: db,
 	}
 	if job.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		req.Script = &carillonv1.Script{Type: job.ScriptType, Source: job.ScriptSource, UpdatedAt: timestamppb.New(job.ScriptUpdatedAt)}
