@@ -264,7 +264,9 @@ type Run struct {
 	// For the record of a misfire (a SKIPPED run, or a MISFIRE run fired once
 	// for several missed instants): how many scheduled instants it stands
 	// for, from scheduled_at through missed_until. One row is kept per job and
-	// outage, not one per missed instant. 0 for every other run.
+	// outage, not one per missed instant. For a cron job the count stops at
+	// 1,000 (the message then says "at least 1,000"; missed_until stays
+	// exact); FIX_RATE counts are exact. 0 for every other run.
 	MissedCount int64 `protobuf:"varint,20,opt,name=missed_count,json=missedCount,proto3" json:"missed_count,omitempty"`
 	// The last missed instant this record stands for; see missed_count.
 	MissedUntil   *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=missed_until,json=missedUntil,proto3" json:"missed_until,omitempty"`

@@ -69,10 +69,11 @@ type ExecutorServiceClient interface {
 	// RunBatch accepts several executions in one call, each exactly as Run
 	// would; the admin uses it when many fires go to one executor at once.
 	// The call succeeds as a whole and each outcome says whether its run was
-	// accepted.
+	// accepted. An executor may leave it unimplemented: the admin then sends
+	// it one Run per execution.
 	RunBatch(context.Context, *v1.RunBatchRequest) (*v1.RunBatchResponse, error)
-	// Kill stops the job's running execution and drops its queued ones on this
-	// executor; each is reported KILLED.
+	// Kill stops one execution (KillRequest.run_id), or the job's running
+	// execution and its queued ones on this executor; each is reported KILLED.
 	Kill(context.Context, *v1.KillRequest) (*v1.KillResponse, error)
 	// ReadLog returns one page of one execution's log, by line.
 	ReadLog(context.Context, *v1.ReadLogRequest) (*v1.ReadLogResponse, error)
@@ -232,10 +233,11 @@ type ExecutorServiceHandler interface {
 	// RunBatch accepts several executions in one call, each exactly as Run
 	// would; the admin uses it when many fires go to one executor at once.
 	// The call succeeds as a whole and each outcome says whether its run was
-	// accepted.
+	// accepted. An executor may leave it unimplemented: the admin then sends
+	// it one Run per execution.
 	RunBatch(context.Context, *v1.RunBatchRequest) (*v1.RunBatchResponse, error)
-	// Kill stops the job's running execution and drops its queued ones on this
-	// executor; each is reported KILLED.
+	// Kill stops one execution (KillRequest.run_id), or the job's running
+	// execution and its queued ones on this executor; each is reported KILLED.
 	Kill(context.Context, *v1.KillRequest) (*v1.KillResponse, error)
 	// ReadLog returns one page of one execution's log, by line.
 	ReadLog(context.Context, *v1.ReadLogRequest) (*v1.ReadLogResponse, error)
