@@ -48,6 +48,10 @@ var (
 	unsentRunsSQL = `SELECT ` + runColumns + ` FROM runs
 		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND executor_address = '' AND id <= ?1
 		ORDER BY id`
+	manualRunsSQL = `SELECT ` + prefixed("runs.", runColumns) + ` FROM runs JOIN groups g ON g.id = runs.group_id
+		WHERE ` + sqlInFlight + ` AND runs.status = ` + sqlRunning + ` AND runs.triggered_at < ?1
+		AND runs.executor_address != '' AND g.address_mode = ?2
+		ORDER BY runs.triggered_at LIMIT ?3`
 	runsAtSQL = `SELECT ` + runColumns + ` FROM runs
 		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = ?2
 		ORDER BY triggered_at LIMIT ?3`
@@ -81,6 +85,12 @@ func (s *Store) UndispatchedRuns(ctx context.Context, before time.Time, afterID 
 // have sent them before it stopped.
 func (s *Store) UnsentRuns(ctx context.Context, upTo int64) ([]Run, error) {
 	return s.queryRuns(ctx, unsentRunsSQL, upTo)
+}
+
+// ManualRuns returns running runs of MANUAL groups, dispatched before
+// before: their executors do not register, so the monitor probes them.
+func (s *Store) ManualRuns(ctx context.Context, before time.Time) ([]Run, error) {
+	return s.queryRuns(ctx, manualRunsSQL, before.UnixMilli(), carillonv1.AddressMode_ADDRESS_MODE_MANUAL, monitorBatch)
 }
 
 // RunsAt returns running runs dispatched to address before before.

@@ -31,7 +31,10 @@ type MonitorConfig struct {
 //   - LOST: the executor expired (no heartbeat for ExecutorTTL, judged from
 //     beats since the admin came up) or deregistered, and the run was
 //     dispatched more than Grace ago; or a new process registered on the
-//     executor's address and does not hold the run (see Registered);
+//     executor's address and does not hold the run (see Registered); or,
+//     for a MANUAL group, whose executors do not register, the executor
+//     has not answered the monitor's probes for ExecutorTTL, or answers
+//     without holding the run;
 //   - TIMED_OUT: the run is past its timeout plus Grace, whether or not the
 //     executor ever answers (and the admin has been up for Grace: results
 //     cannot arrive while it is down);
@@ -95,6 +98,11 @@ func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
 		return err
 	}
 	results = append(results, restarted...)
+	manual, err := t.manualRuns(ctx, now, grace)
+	if err != nil {
+		return err
+	}
+	results = append(results, manual...)
 	if len(results) == 0 {
 		return nil
 	}

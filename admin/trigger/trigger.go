@@ -98,6 +98,7 @@ type Trigger struct {
 
 	restartsMu sync.Mutex
 	restarts   map[string]time.Time // executor addresses whose process restarted, and when it registered
+	manual     manualProbes         // executors of MANUAL groups that hold runs
 }
 
 // New returns a Trigger.
