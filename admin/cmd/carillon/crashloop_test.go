@@ -195,6 +195,10 @@ func (a *crashAdmin) kill() {
 	}
 	a.cmd.Process.Signal(syscall.SIGKILL)
 	<-a.exited
+	// It must have died of the kill, not of a crash of its own before it.
+	if ws, ok := a.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		a.t.Errorf("admin start %d ended with %v before it was killed; log: %s", a.restarts, a.cmd.ProcessState, a.tail())
+	}
 	a.cmd = nil
 }
 
@@ -440,14 +444,27 @@ func checkCrashLoop(t *testing.T, seed uint64, db string, ex *executions, end ti
 	}
 }
 
-// freeAddr returns a loopback address that was free a moment ago.
+// freeAddr returns a loopback address that was free a moment ago, on a
+// port below the range the system hands out for outgoing connections: while
+// the admin is down, no executor's connection can take its port.
 func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				low = n
+			}
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	for port := 20000 + rand.IntN(min(10000, max(low-20000, 1))); port < low; port++ {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			ln.Close()
+			return ln.Addr().String()
+		}
+	}
+	t.Fatalf("no free loopback port below %d", low)
+	return ""
 }
 
 // waitFor polls cond every 100 ms until it holds, failing after timeout.
