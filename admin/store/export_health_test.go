@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// OpenReadOnlyWriter opens the database at path as Open does, but with its
+// writer connection read-only, as on a read-only file or file system.
+func OpenReadOnlyWriter(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, "ro")
+}
+
+// SetMaxPageCount limits the database to n pages on the writer connection
+// (SQLite's max_page_count; never below the pages in use), so that a
+// write that needs more fails as on a full disk.
+func (s *Store) SetMaxPageCount(ctx context.Context, n int64) error {
+	_, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", n))
+	return err
+}
+
+// RunCountsDrift returns the (bucket, status) pairs where run_counts
+// differs from a GROUP BY count over the runs table, as "bucket/status:
+// counter vs count"; empty when they agree. Zero counters count as absent.
+func (s *Store) RunCountsDrift(ctx context.Context) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `
+		WITH actual AS (SELECT scheduled_at / 900000 AS bucket, status, count(*) AS n FROM runs GROUP BY 1, 2),
+		     kept AS (SELECT bucket, status, n FROM run_counts WHERE n != 0)
+		SELECT coalesce(k.bucket, a.bucket), coalesce(k.status, a.status), coalesce(k.n, 0), coalesce(a.n, 0)
+		FROM kept k FULL JOIN actual a ON a.bucket = k.bucket AND a.status = k.status
+		WHERE coalesce(k.n, 0) != coalesce(a.n, 0)`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var drift []string
+	for rows.Next() {
+		var bucket, status, kept, actual int64
+		if err := rows.Scan(&bucket, &status, &kept, &actual); err != nil {
+			return nil, err
+		}
+		drift = append(drift, fmt.Sprintf("%d/%d: counter %d vs count %d", bucket, status, kept, actual))
+	}
+	return drift, rows.Err()
+}
+
+// RunCounters returns how many (bucket, status) counters there are.
+func (s *Store) RunCounters(ctx context.Context) (n int64, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT count(*) FROM run_counts WHERE n != 0`).Scan(&n)
+	return n, err
+}
+
+// UndoRunCounts drops migration 0005, as on a database made before it.
+func (s *Store) UndoRunCounts(ctx context.Context) error {
+	for _, q := range []string{
+		`DROP TRIGGER run_counts_insert`, `DROP TRIGGER run_counts_update`, `DROP TRIGGER run_counts_delete`,
+		`DROP TABLE run_counts`, `DELETE FROM schema_migrations WHERE version = 5`,
+	} {
+		if _, err := s.w.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CountRunsScan counts the runs scheduled in [from, to) per status over
+// the runs table, as CountRuns did before migration 0005.
+func (s *Store) CountRunsScan(ctx context.Context, from, to time.Time) (map[carillonv1.RunStatus]int64, error) {
+	counts := map[carillonv1.RunStatus]int64{}
+	return counts, s.countRuns(ctx, counts, from.UnixMilli(), to.UnixMilli())
+}
+
+// HoldAPIReads takes every connection of the API's readers and returns a
+// function that gives them back, as API reads that run long do.
+func (s *Store) HoldAPIReads(ctx context.Context) (release func(), err error) {
+	var conns []*sql.Conn
+	release = func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	for range APIReadConns {
+		c, err := s.api.Conn(ctx)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		conns = append(conns, c)
+	}
+	return release, nil
+}
