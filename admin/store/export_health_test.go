@@ -15,14 +15,6 @@ func OpenReadOnlyWriter(ctx context.Context, path string) (*Store, error) {
 	return open(ctx, path, "ro")
 }
 
-// SetMaxPageCount limits the database to n pages on the writer connection
-// (SQLite's max_page_count; never below the pages in use), so that a
-// write that needs more fails as on a full disk.
-func (s *Store) SetMaxPageCount(ctx context.Context, n int64) error {
-	_, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", n))
-	return err
-}
-
 // RunCountsDrift returns the (bucket, status) pairs where run_counts
 // differs from a GROUP BY count over the runs table, as "bucket/status:
 // counter vs count"; empty when they agree. Zero counters count as absent.

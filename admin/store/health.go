@@ -81,3 +81,15 @@ func (s *Store) probe(ctx context.Context, path string) error {
 	}
 	return fmt.Errorf("store: open %s: the admin cannot write the database (%w); %s", path, err, hint)
 }
+
+// LimitPages caps the database at n pages of the writer connection
+// (SQLite's max_page_count, never below the pages in use), so that a write
+// needing more fails with ErrFull as on a full disk. It is for tests and
+// drills of a full disk; a large n lifts the cap.
+func (s *Store) LimitPages(ctx context.Context, n int64) error {
+	if n <= 0 {
+		return fmt.Errorf("store: limit pages: %d: must be positive", n)
+	}
+	_, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", n))
+	return err
+}

@@ -49,7 +49,7 @@ func TestFullDisk(t *testing.T) {
 	if err := s.Writable(); err != nil {
 		t.Fatalf("Writable on a new database: %v", err)
 	}
-	if err := s.SetMaxPageCount(ctx, 1); err != nil { // no page beyond those in use
+	if err := s.LimitPages(ctx, 1); err != nil { // no page beyond those in use
 		t.Fatal(err)
 	}
 	var err error
@@ -62,7 +62,7 @@ func TestFullDisk(t *testing.T) {
 	if !errors.Is(s.Writable(), store.ErrFull) {
 		t.Errorf("Writable after a failed write: got %v, want ErrFull", s.Writable())
 	}
-	if err := s.SetMaxPageCount(ctx, 1<<30); err != nil {
+	if err := s.LimitPages(ctx, 1<<30); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0); err != nil {
