@@ -16,11 +16,13 @@ func OpenReadOnlyWriter(ctx context.Context, path string) (*Store, error) {
 }
 
 // RunCountsDrift returns the (bucket, status) pairs where run_counts
-// differs from a GROUP BY count over the runs table, as "bucket/status:
-// counter vs count"; empty when they agree. Zero counters count as absent.
+// differs from a GROUP BY count over the runs folded into it, as
+// "bucket/status: counter vs count"; empty when they agree. Zero counters
+// count as absent.
 func (s *Store) RunCountsDrift(ctx context.Context) ([]string, error) {
 	rows, err := s.r.QueryContext(ctx, `
-		WITH actual AS (SELECT scheduled_at / 900000 AS bucket, status, count(*) AS n FROM runs GROUP BY 1, 2),
+		WITH actual AS (SELECT scheduled_at / 900000 AS bucket, status, count(*) AS n FROM runs
+		                WHERE id <= (SELECT id FROM run_counts_upto) GROUP BY 1, 2),
 		     kept AS (SELECT bucket, status, n FROM run_counts WHERE n != 0)
 		SELECT coalesce(k.bucket, a.bucket), coalesce(k.status, a.status), coalesce(k.n, 0), coalesce(a.n, 0)
 		FROM kept k FULL JOIN actual a ON a.bucket = k.bucket AND a.status = k.status
@@ -49,8 +51,8 @@ func (s *Store) RunCounters(ctx context.Context) (n int64, err error) {
 // UndoRunCounts drops migration 0005, as on a database made before it.
 func (s *Store) UndoRunCounts(ctx context.Context) error {
 	for _, q := range []string{
-		`DROP TRIGGER run_counts_insert`, `DROP TRIGGER run_counts_update`, `DROP TRIGGER run_counts_delete`,
-		`DROP TABLE run_counts`, `DELETE FROM schema_migrations WHERE version = 5`,
+		`DROP TRIGGER run_counts_update`, `DROP TRIGGER run_counts_delete`,
+		`DROP TABLE run_counts`, `DROP TABLE run_counts_upto`, `DELETE FROM schema_migrations WHERE version = 5`,
 	} {
 		if _, err := s.w.ExecContext(ctx, q); err != nil {
 			return err
@@ -63,7 +65,19 @@ func (s *Store) UndoRunCounts(ctx context.Context) error {
 // the runs table, as CountRuns did before migration 0005.
 func (s *Store) CountRunsScan(ctx context.Context, from, to time.Time) (map[carillonv1.RunStatus]int64, error) {
 	counts := map[carillonv1.RunStatus]int64{}
-	return counts, s.countRuns(ctx, counts, from.UnixMilli(), to.UnixMilli())
+	return counts, countRuns(ctx, s.r, counts, from.UnixMilli(), to.UnixMilli())
+}
+
+// FoldRunCounts folds every run not in run_counts yet into it, as the
+// store does every second, and returns how many it folded.
+func (s *Store) FoldRunCounts(ctx context.Context) (int64, error) {
+	return s.foldRunCounts(ctx, 1<<62)
+}
+
+// RunCountsUpTo returns the id of the last run folded into run_counts.
+func (s *Store) RunCountsUpTo(ctx context.Context) (id int64, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT id FROM run_counts_upto`).Scan(&id)
+	return id, err
 }
 
 // HoldAPIReads takes every connection of the API's readers and returns a

@@ -14,7 +14,8 @@ import (
 // runMix writes runs of every kind around t0 through the store's write
 // paths: scheduled fires claimed, pending runs inserted and claimed, runs
 // settled (failures that retry), skipped, and deleted.
-func runMix(t *testing.T, s *store.Store, b *bundle) {
+// fold, if not nil, is called between the inserts and the changes.
+func runMix(t *testing.T, s *store.Store, b *bundle, fold func()) {
 	t.Helper()
 	ctx := context.Background()
 	job := newJob(b.group.ID, time.Time{})
@@ -27,6 +28,9 @@ func runMix(t *testing.T, s *store.Store, b *bundle) {
 	var runs []store.Run
 	for i := range 40 {
 		runs = append(runs, running(t, s, j, t0.Add(time.Duration(i)*7*time.Minute-3*time.Hour), 0, 1))
+	}
+	if fold != nil {
+		fold()
 	}
 	for i, r := range runs {
 		switch i % 4 {
@@ -72,7 +76,16 @@ func TestRunCounts(t *testing.T) {
 	t.Run("KeptByWrites", func(t *testing.T) {
 		t.Parallel()
 		s, b := setup(t)
-		runMix(t, s, b)
+		// Runs folded into the counters, then settled, skipped, deleted:
+		// the triggers keep the counters.
+		runMix(t, s, b, func() {
+			if _, err := s.FoldRunCounts(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if upto, err := s.RunCountsUpTo(ctx); err != nil || upto < 40 {
+			t.Fatalf("runs folded up to %d (%v), want at least the first 40", upto, err)
+		}
 		if n, err := s.RunCounters(ctx); err != nil || n < 10 {
 			t.Fatalf("%d counters (err %v): want the buckets of 40 runs over 5 hours", n, err)
 		}
@@ -83,12 +96,19 @@ func TestRunCounts(t *testing.T) {
 		if len(drift) > 0 {
 			t.Errorf("counters differ from the runs table: %v", drift)
 		}
+		// And the runs inserted after the fold, folded now.
+		if _, err := s.FoldRunCounts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if drift, err := s.RunCountsDrift(ctx); err != nil || len(drift) > 0 {
+			t.Errorf("counters after the last fold differ from the runs table: %v (%v)", drift, err)
+		}
 	})
 
 	t.Run("Backfilled", func(t *testing.T) {
 		t.Parallel()
 		s, b := setup(t)
-		runMix(t, s, b)
+		runMix(t, s, b, nil)
 		if err := s.UndoRunCounts(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -105,12 +125,20 @@ func TestRunCounts(t *testing.T) {
 		if len(drift) > 0 {
 			t.Errorf("backfilled counters differ from the runs table: %v", drift)
 		}
+		if n, err := s.RunCounters(ctx); err != nil || n < 10 {
+			t.Errorf("%d counters backfilled (%v)", n, err)
+		}
 	})
 
 	t.Run("CountRunsIsExact", func(t *testing.T) {
 		t.Parallel()
 		s, b := setup(t)
-		runMix(t, s, b)
+		// Half the runs folded, half not: CountRuns counts both.
+		runMix(t, s, b, func() {
+			if _, err := s.FoldRunCounts(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
 		// Days in zones whose offsets are and are not multiples of 15
 		// minutes, and ranges shorter than a bucket.
 		var ranges [][2]time.Time

@@ -47,6 +47,8 @@ type Store struct {
 
 	stopCheckpoints chan struct{}
 	checkpointsDone chan struct{}
+	stopFolds       chan struct{}
+	foldsDone       chan struct{}
 }
 
 // RoutingVersion changes whenever a group or an executor registration is
@@ -117,6 +119,8 @@ func open(ctx context.Context, path, writerMode string) (*Store, error) {
 	}
 	s.stopCheckpoints, s.checkpointsDone = make(chan struct{}), make(chan struct{})
 	go s.checkpoints(s.stopCheckpoints, s.checkpointsDone)
+	s.stopFolds, s.foldsDone = make(chan struct{}), make(chan struct{})
+	go s.folds(s.stopFolds, s.foldsDone)
 	return s, nil
 }
 
@@ -147,6 +151,11 @@ func openDB(path, mode, txlock string, conns int, pragmas ...string) (*sql.DB, e
 // Close closes the database and releases the admin lock.
 func (s *Store) Close() error {
 	var errs []error
+	if s.stopFolds != nil {
+		close(s.stopFolds)
+		<-s.foldsDone
+		s.stopFolds = nil
+	}
 	if s.stopCheckpoints != nil {
 		close(s.stopCheckpoints)
 		<-s.checkpointsDone
