@@ -68,10 +68,11 @@ func (s *Store) CountRunsScan(ctx context.Context, from, to time.Time) (map[cari
 	return counts, countRuns(ctx, s.r, counts, from.UnixMilli(), to.UnixMilli())
 }
 
-// FoldRunCounts folds every run not in run_counts yet into it, as the
-// store does every second, and returns how many it folded.
+// FoldRunCounts folds every run not in run_counts yet into it, also runs
+// in flight (which the store's folds leave out while fewer than foldLag),
+// and returns how many it folded.
 func (s *Store) FoldRunCounts(ctx context.Context) (int64, error) {
-	return s.foldRunCounts(ctx, 1<<62)
+	return s.foldRunCounts(ctx, 1<<62, 0)
 }
 
 // RunCountsUpTo returns the id of the last run folded into run_counts.

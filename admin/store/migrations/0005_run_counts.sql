@@ -15,7 +15,8 @@ CREATE TABLE run_counts (
 
 -- Runs after this id are not in run_counts yet: CountRuns counts them over
 -- the runs table (a short range of ids), and the store folds them in every
--- second (Store.foldRunCounts). Inserts have no trigger: a trigger on
+-- second once settled, leaving out at most 100,000 (Store.foldRunCounts).
+-- Inserts have no trigger: a trigger on
 -- INSERT makes SQLite open a statement journal for every run inserted,
 -- which doubled the cost of the scan's claims (BENCHMARKS.md).
 CREATE TABLE run_counts_upto (id INTEGER NOT NULL);
