@@ -149,6 +149,12 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	srv := server.New(server.Config{
 		Store: st, Trigger: trig, WakeFunc: sched.Wake, Token: cfg.Token, Logger: cfg.Logger,
 		TokenGenerated: tokenGenerated, PasswordCost: cfg.PasswordCost,
+		ReadyFunc: func(context.Context) error { // /readyz and gRPC health
+			if err := st.Writable(); err != nil {
+				return err
+			}
+			return sched.Ready(time.Now())
+		},
 	})
 	return &Admin{cfg: cfg, store: st, trigger: trig, scheduler: sched, server: srv, alarms: alarms}, nil
 }

@@ -79,6 +79,8 @@ type Scheduler struct {
 	cfg   Config
 	queue *Queue
 	wake  chan struct{}
+
+	health health // for Ready (health.go)
 }
 
 // New returns a Scheduler; Run starts it.
@@ -113,6 +115,8 @@ func (s *Scheduler) Enqueue(runs ...store.Run) {
 // until ctx ends. Fires run on their own loop, so a slow scan never delays a
 // due fire.
 func (s *Scheduler) Run(ctx context.Context) error {
+	s.health.start(time.Now())
+	defer s.health.stop()
 	if err := s.recover(ctx); err != nil {
 		return err
 	}
@@ -135,6 +139,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-s.wake:
 		}
 		next, err := s.scan(ctx)
+		if ctx.Err() == nil {
+			s.health.scan(time.Now(), err)
+		}
 		if err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Error("schedule: scan", "err", err)
 		}

@@ -34,6 +34,12 @@ func (s *Server) toConnect(err error) error {
 		return connect.NewError(connect.CodeFailedPrecondition, err)
 	case errors.Is(err, store.ErrGroupNotFound):
 		return invalid("job.group_id", "%v", err)
+	case errors.Is(err, store.ErrFull):
+		return connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
+			"the admin's database disk is full, nothing was written: free space on the admin's disk and retry (%w)", err))
+	case errors.Is(err, store.ErrReadOnly):
+		return connect.NewError(connect.CodeUnavailable, fmt.Errorf(
+			"the admin's database is read-only, nothing was written: make its file, directory and file system writable (%w)", err))
 	case errors.Is(err, context.Canceled):
 		return connect.NewError(connect.CodeCanceled, err)
 	case errors.Is(err, context.DeadlineExceeded):

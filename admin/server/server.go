@@ -52,6 +52,21 @@ type Config struct {
 	// LoginLimiter limits login attempts. Defaults to auth.NewLoginLimiter
 	// with its defaults.
 	LoginLimiter *auth.LoginLimiter
+	// ReadTimeout bounds each read of the management API (its Get and List
+	// calls): past it the call fails with deadline_exceeded. Defaults to
+	// ReadTimeoutDefault (10 s).
+	ReadTimeout time.Duration
+	// MaxReads is how many reads of the management API run at once.
+	// Defaults to MaxReadsDefault.
+	MaxReads int
+	// MaxQueuedReads is how many more reads wait for their turn (up to
+	// ReadTimeout); a read beyond them fails at once with
+	// resource_exhausted. Defaults to MaxQueuedReadsDefault.
+	MaxQueuedReads int
+	// ReadyFunc says whether the admin can do its work (its database
+	// writable, its scheduler scanning): nil when ready, else the reason.
+	// It answers /readyz and grpc.health.v1. Defaults to always ready.
+	ReadyFunc func(ctx context.Context) error
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// NowFunc defaults to time.Now.
@@ -60,7 +75,8 @@ type Config struct {
 
 // Server implements the admin's Connect services.
 type Server struct {
-	cfg Config
+	cfg   Config
+	reads *readLimiter
 }
 
 // New returns a Server.
@@ -77,7 +93,13 @@ func New(cfg Config) *Server {
 	if cfg.LoginLimiter == nil {
 		cfg.LoginLimiter = auth.NewLoginLimiter(0, 0, 0, 0)
 	}
-	return &Server{cfg: cfg}
+	cfg.ReadTimeout = cmp.Or(cfg.ReadTimeout, ReadTimeoutDefault)
+	cfg.MaxReads = cmp.Or(cfg.MaxReads, MaxReadsDefault)
+	cfg.MaxQueuedReads = cmp.Or(cfg.MaxQueuedReads, MaxQueuedReadsDefault)
+	if cfg.ReadyFunc == nil {
+		cfg.ReadyFunc = func(context.Context) error { return nil }
+	}
+	return &Server{cfg: cfg, reads: newReadLimiter(cfg.ReadTimeout, cfg.MaxReads, cfg.MaxQueuedReads)}
 }
 
 // compressMinBytes is the smallest response compressed for a client that
@@ -87,9 +109,11 @@ const compressMinBytes = 4 << 10
 
 // Handler returns an http.Handler serving every Carillon service, gRPC
 // health (grpc.health.v1) and server reflection, over the Connect, gRPC and
-// gRPC-Web protocols. RegistryService takes the executor token; every other
-// Carillon service a user credential (auth.go); health and reflection are
-// open.
+// gRPC-Web protocols, and GET /healthz (200 while the process serves) and
+// GET /readyz (200 when Config.ReadyFunc says ready, else 503 with the
+// reason). RegistryService takes the executor token; every other Carillon
+// service a user credential (auth.go); health, /healthz, /readyz and
+// reflection are open. gRPC health answers NOT_SERVING when not ready.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	registryOpts := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRegistryRequestBytes), connect.WithCompressMinBytes(compressMinBytes)}
@@ -99,7 +123,7 @@ func (s *Server) Handler() http.Handler {
 	registryOpts = append(registryOpts, connect.WithInterceptors(validateInterceptor()))
 	mux.Handle(carillonv1connect.NewRegistryServiceHandler(registryService{s}, registryOpts...))
 	mgmt := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
-		connect.WithInterceptors(authInterceptor{s})}
+		connect.WithInterceptors(s.reads, authInterceptor{s})}
 	mux.Handle(carillonv1connect.NewGroupServiceHandler(scopedGroupService{groupService{s}}, mgmt...))
 	mux.Handle(carillonv1connect.NewJobServiceHandler(scopedJobService{jobService{s}}, mgmt...))
 	mux.Handle(carillonv1connect.NewRunServiceHandler(scopedRunService{runService{s}}, mgmt...))
@@ -110,7 +134,13 @@ func (s *Server) Handler() http.Handler {
 		carillonv1connect.JobServiceName, carillonv1connect.RunServiceName, carillonv1connect.ReportServiceName,
 		carillonv1connect.UserServiceName,
 	}
-	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(services...)))
+	checker := healthChecker{s: s, services: map[string]bool{}}
+	for _, name := range services {
+		checker.services[name] = true
+	}
+	mux.Handle(grpchealth.NewHandler(checker))
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
 	reflector := grpcreflect.NewStaticReflector(services...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))

@@ -60,7 +60,8 @@ func methodsOf(t testing.TB, service string) []string {
 }
 
 // digest hashes every row of every table of the database file, to tell
-// whether a request changed anything.
+// whether a request changed anything; but the dashboard's counters
+// (run_counts*), which the store folds new runs into in the background.
 func digest(t testing.TB, path string) string {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -68,7 +69,7 @@ func digest(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
+	rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'run\_counts%' ESCAPE '\' ORDER BY name`)
 	if err != nil {
 		t.Fatal(err)
 	}

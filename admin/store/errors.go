@@ -15,4 +15,11 @@ var (
 	ErrGroupNotFound = errors.New("store: group not found")
 	// ErrLocked is returned by Open when another admin holds the database.
 	ErrLocked = errors.New("store: database is in use by another carillon admin")
+	// ErrFull is returned by a write when the database's disk (or its size
+	// limit) is full: nothing of the write was stored. Writes succeed again
+	// once there is space.
+	ErrFull = errors.New("store: the database's disk is full")
+	// ErrReadOnly is returned by a write when the database file, its
+	// directory or its file system is read-only.
+	ErrReadOnly = errors.New("store: the database is read-only")
 )

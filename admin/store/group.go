@@ -64,7 +64,7 @@ func (s *Store) CreateGroup(ctx context.Context, g Group, now time.Time) (Group,
 
 // Group returns the group with the given ID.
 func (s *Store) Group(ctx context.Context, id int64) (Group, error) {
-	g, err := scanGroup(s.r.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE id = ?`, id))
+	g, err := scanGroup(s.reader(ctx).QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Group{}, fmt.Errorf("%w: group %d", ErrNotFound, id)
 	}
@@ -76,7 +76,7 @@ func (s *Store) Group(ctx context.Context, id int64) (Group, error) {
 
 // Groups returns every group ordered by app name.
 func (s *Store) Groups(ctx context.Context) ([]Group, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+groupColumns+` FROM groups ORDER BY app_name`)
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+groupColumns+` FROM groups ORDER BY app_name`)
 	if err != nil {
 		return nil, fmt.Errorf("store: groups: %w", err)
 	}

@@ -120,7 +120,7 @@ func groupExists(ctx context.Context, tx *sql.Tx, id int64) error {
 
 // Job returns the job with the given ID.
 func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
-	j, err := scanJob(s.r.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id))
+	j, err := scanJob(s.reader(ctx).QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, fmt.Errorf("%w: job %d", ErrNotFound, id)
 	}
@@ -161,7 +161,7 @@ func (s *Store) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
 		args = append(args, like, like, like)
 	}
 	args = append(args, cmpLimit(f.Limit))
-	rows, err := s.r.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, args...)
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: jobs: %w", err)
 	}
@@ -318,7 +318,7 @@ func wrapJobErr(verb string, id int64, err error) error {
 
 // CountJobs returns the number of jobs and of enabled jobs.
 func (s *Store) CountJobs(ctx context.Context) (all, enabled int64, err error) {
-	err = s.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(enabled), 0) FROM jobs`).Scan(&all, &enabled)
+	err = s.reader(ctx).QueryRowContext(ctx, `SELECT count(*), coalesce(sum(enabled), 0) FROM jobs`).Scan(&all, &enabled)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: count jobs: %w", err)
 	}

@@ -139,7 +139,7 @@ func (s *Store) InsertRuns(ctx context.Context, runs []Run) ([]Run, error) {
 
 // Run returns the run with the given ID.
 func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
-	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	r, err := scanRun(s.reader(ctx).QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, fmt.Errorf("%w: run %d", ErrNotFound, id)
 	}
@@ -193,7 +193,7 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 }
 
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, error) {
-	rs, err := collectRuns(s.r.QueryContext(ctx, q, args...))
+	rs, err := collectRuns(s.reader(ctx).QueryContext(ctx, q, args...))
 	if err != nil {
 		return nil, fmt.Errorf("store: runs: %w", err)
 	}

@@ -31,7 +31,8 @@ var migrations embed.FS
 // Store is Carillon's database. It is safe for concurrent use.
 type Store struct {
 	w    *sql.DB // the one writer connection
-	r    *sql.DB // readers
+	r    *sql.DB // readers of the fire path (scheduler, trigger, monitor)
+	api  *sql.DB // readers of the management API (WithAPIReads)
 	q    stmts   // the fire path's statements, prepared once
 	lock *fileLock
 	// routing counts changes to groups and the registry, for caches of
@@ -39,11 +40,15 @@ type Store struct {
 	routing atomic.Int64
 	stops   stops
 	jobs    jobCache // job definitions for the fire path
+	// health is the outcome of the last write transaction (Writable).
+	health writeHealth
 	// databaseID is this database's identity (DatabaseID).
 	databaseID string
 
 	stopCheckpoints chan struct{}
 	checkpointsDone chan struct{}
+	stopFolds       chan struct{}
+	foldsDone       chan struct{}
 }
 
 // RoutingVersion changes whenever a group or an executor registration is
@@ -62,7 +67,17 @@ func (s *Store) DatabaseID() string { return s.databaseID }
 // file's admin lock and applies pending migrations. A second Open of the
 // same path, from this or another process, fails with ErrLocked until the
 // first Store is closed.
+//
+// Open fails with an error matching ErrReadOnly or ErrFull, naming the
+// path, when it cannot write the database: it makes a real write first.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, "")
+}
+
+// open is Open with the writer connection opened in SQLite's mode
+// writerMode ("" for read-write; tests use "ro" to stand for a database
+// the admin cannot write, which chmod cannot make for root).
+func open(ctx context.Context, path, writerMode string) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -74,11 +89,19 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s := &Store{lock: lock}
 	// The writer checkpoints the WAL itself only past 10,000 pages (40 MiB);
 	// Store.checkpoints does most of it, off the writer's path.
-	if s.w, err = openDB(abs, "immediate", 1, "wal_autocheckpoint(10000)"); err != nil {
+	if s.w, err = openDB(abs, writerMode, "immediate", 1, "wal_autocheckpoint(10000)"); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if s.r, err = openDB(abs, "deferred", 4); err != nil {
+	if s.r, err = openDB(abs, "", "deferred", 4); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.api, err = openDB(abs, "", "deferred", APIReadConns); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.probe(ctx, abs); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -96,11 +119,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s.stopCheckpoints, s.checkpointsDone = make(chan struct{}), make(chan struct{})
 	go s.checkpoints(s.stopCheckpoints, s.checkpointsDone)
+	s.stopFolds, s.foldsDone = make(chan struct{}), make(chan struct{})
+	go s.folds(s.stopFolds, s.foldsDone)
 	return s, nil
 }
 
-func openDB(path, txlock string, conns int, pragmas ...string) (*sql.DB, error) {
+func openDB(path, mode, txlock string, conns int, pragmas ...string) (*sql.DB, error) {
 	q := url.Values{}
+	if mode != "" {
+		q.Set("mode", mode)
+	}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
@@ -123,6 +151,11 @@ func openDB(path, txlock string, conns int, pragmas ...string) (*sql.DB, error) 
 // Close closes the database and releases the admin lock.
 func (s *Store) Close() error {
 	var errs []error
+	if s.stopFolds != nil {
+		close(s.stopFolds)
+		<-s.foldsDone
+		s.stopFolds = nil
+	}
 	if s.stopCheckpoints != nil {
 		close(s.stopCheckpoints)
 		<-s.checkpointsDone
@@ -131,6 +164,9 @@ func (s *Store) Close() error {
 	s.q.close()
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
+	}
+	if s.api != nil {
+		errs = append(errs, s.api.Close())
 	}
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
@@ -182,7 +218,15 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // write runs fn in a write transaction and commits it if fn returns nil.
+// An error of a full disk or a read-only database matches ErrFull or
+// ErrReadOnly, and is remembered for Writable.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	err := storageError(s.writeTx(ctx, fn))
+	s.health.record(err)
+	return err
+}
+
+func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

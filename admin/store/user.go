@@ -128,7 +128,7 @@ func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
 }
 
 func (s *Store) userWhere(ctx context.Context, cond string, arg any) (User, error) {
-	u, err := scanUser(s.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+cond, arg))
+	u, err := scanUser(s.reader(ctx).QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+cond, arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("%w: user %v", ErrNotFound, arg)
 	}
@@ -144,7 +144,7 @@ func (s *Store) userWhere(ctx context.Context, cond string, arg any) (User, erro
 
 // Users returns every user ordered by username.
 func (s *Store) Users(ctx context.Context) ([]User, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+userColumns+` FROM users ORDER BY username`)
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+userColumns+` FROM users ORDER BY username`)
 	if err != nil {
 		return nil, fmt.Errorf("store: users: %w", err)
 	}
@@ -170,7 +170,7 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 // CountUsers returns the number of users.
 func (s *Store) CountUsers(ctx context.Context) (int64, error) {
 	var n int64
-	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n); err != nil {
+	if err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count users: %w", err)
 	}
 	return n, nil
@@ -341,7 +341,7 @@ func (s *Store) Principal(ctx context.Context, kind auth.CredentialKind, tokenHa
 	var credID int64
 	var expires, lastUsed, created, updated, login sql.NullInt64
 	var u User
-	err := s.r.QueryRowContext(ctx, q, tokenHash).Scan(&credID, &expires, &lastUsed,
+	err := s.reader(ctx).QueryRowContext(ctx, q, tokenHash).Scan(&credID, &expires, &lastUsed,
 		&u.ID, &u.Username, &u.PasswordHash, &u.Role, &u.Disabled, &created, &updated, &login)
 	if errors.Is(err, sql.ErrNoRows) {
 		return auth.Principal{}, fmt.Errorf("%w: credential", ErrNotFound)
@@ -428,7 +428,7 @@ func (s *Store) CreateAPIToken(ctx context.Context, t APIToken, now time.Time) (
 
 // APIToken returns the API token with the given ID.
 func (s *Store) APIToken(ctx context.Context, id int64) (APIToken, error) {
-	t, err := scanAPIToken(s.r.QueryRowContext(ctx,
+	t, err := scanAPIToken(s.reader(ctx).QueryRowContext(ctx,
 		`SELECT `+apiTokenColumns+` FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return APIToken{}, fmt.Errorf("%w: API token %d", ErrNotFound, id)
@@ -442,7 +442,7 @@ func (s *Store) APIToken(ctx context.Context, id int64) (APIToken, error) {
 // APITokens returns the API tokens of a user (every user's for 0),
 // ordered by ID.
 func (s *Store) APITokens(ctx context.Context, userID int64) ([]APIToken, error) {
-	rows, err := s.r.QueryContext(ctx,
+	rows, err := s.reader(ctx).QueryContext(ctx,
 		`SELECT `+apiTokenColumns+` FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE ? = 0 OR t.user_id = ? ORDER BY t.id`,
 		userID, userID)
 	if err != nil {
@@ -534,7 +534,7 @@ func (s *Store) AuditLog(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 		add("at < ?", f.To.UnixMilli())
 	}
 	args = append(args, cmpLimit(f.Limit))
-	rows, err := s.r.QueryContext(ctx, `SELECT id, at, user_id, username, action, target, detail, peer FROM audit_log WHERE `+
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, at, user_id, username, action, target, detail, peer FROM audit_log WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: audit log: %w", err)
@@ -556,7 +556,7 @@ func (s *Store) AuditLog(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 // Setting returns the value of an admin setting; ErrNotFound when unset.
 func (s *Store) Setting(ctx context.Context, name string) (string, error) {
 	var v string
-	err := s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = ?`, name).Scan(&v)
+	err := s.reader(ctx).QueryRowContext(ctx, `SELECT value FROM settings WHERE name = ?`, name).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("%w: setting %s", ErrNotFound, name)
 	}

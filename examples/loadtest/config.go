@@ -41,6 +41,8 @@ type config struct {
 	adminPprof string // directory for the profiles of an admin run from this binary
 	pprofAddr  string // net/http/pprof of this process
 	jsonOut    bool
+	history    int  // settled runs stored before the admin starts
+	readers    int  // concurrent reading clients during the window
 	durationOK bool // --duration was given
 	jobsOK     bool // --jobs was given
 }
@@ -83,6 +85,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.adminPprof, "admin-pprof", "", "run the admin from this binary with net/http/pprof and save its profiles of the window into this directory")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof of this process (the executors' side) on this loopback address")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the result as JSON instead of a summary")
+	fs.IntVar(&c.history, "history", 0, "store this many settled runs (the last 30 days) before starting the admin, for a large runs table")
+	fs.IntVar(&c.readers, "readers", 0, "clients calling ListRuns and GetDashboard back to back during the window and grace (at most 1000)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -128,6 +132,10 @@ func (c *config) validate() error {
 		return errors.New("--sparse, --carillon, --admin-arg and --admin-pprof need a started admin, not --admin")
 	case c.adminPprof != "" && (c.carillon != "" || len(c.adminArgs) > 0):
 		return errors.New("--admin-pprof runs the admin from this binary: no --carillon or --admin-arg")
+	case c.history < 0 || c.readers < 0 || c.readers > 1000:
+		return errors.New("--history must not be negative; --readers must be between 0 and 1000")
+	case c.adminURL != "" && c.history > 0:
+		return errors.New("--history needs a started admin, not --admin")
 	case c.adminURL == "" && (c.adminPID != 0 || c.dbPath != "" || c.apiToken != ""):
 		return errors.New("--admin-pid, --db and --api-token go with --admin")
 	}

@@ -26,6 +26,7 @@ type result struct {
 	Runs      runInfo       `json:"runs"`
 	Resources resourceInfo  `json:"resources"`
 	Sparse    *sparseInfo   `json:"sparse,omitempty"`
+	Readers   *readerInfo   `json:"readers,omitempty"`
 	PerfTop   string        `json:"perf_top,omitempty"`
 }
 
@@ -36,22 +37,24 @@ type machineInfo struct {
 }
 
 type setupInfo struct {
-	AdminURL            string  `json:"admin_url"`
-	AdminLog            string  `json:"admin_log,omitempty"`
-	LogLevel            string  `json:"admin_log_level"`
-	ExecutorDir         string  `json:"executor_dir,omitempty"`
-	Auth                string  `json:"auth,omitempty"`
-	Jobs                int     `json:"jobs"`
-	Executors           int     `json:"executors"`
-	Schedule            string  `json:"schedule"`
-	Route               string  `json:"route"`
-	Sparse              int     `json:"sparse_jobs"`
-	SparseYearly        bool    `json:"sparse_yearly,omitempty"`
-	Warmup              float64 `json:"warmup_s"`
-	Duration            float64 `json:"duration_s"`
-	SparseInsertSeconds float64 `json:"sparse_insert_s,omitempty"`
-	AdminStartSeconds   float64 `json:"admin_start_s,omitempty"`
-	CreateJobsSeconds   float64 `json:"create_jobs_s,omitempty"`
+	AdminURL             string  `json:"admin_url"`
+	AdminLog             string  `json:"admin_log,omitempty"`
+	LogLevel             string  `json:"admin_log_level"`
+	ExecutorDir          string  `json:"executor_dir,omitempty"`
+	Auth                 string  `json:"auth,omitempty"`
+	Jobs                 int     `json:"jobs"`
+	Executors            int     `json:"executors"`
+	Schedule             string  `json:"schedule"`
+	Route                string  `json:"route"`
+	Sparse               int     `json:"sparse_jobs"`
+	SparseYearly         bool    `json:"sparse_yearly,omitempty"`
+	Warmup               float64 `json:"warmup_s"`
+	Duration             float64 `json:"duration_s"`
+	SparseInsertSeconds  float64 `json:"sparse_insert_s,omitempty"`
+	AdminStartSeconds    float64 `json:"admin_start_s,omitempty"`
+	CreateJobsSeconds    float64 `json:"create_jobs_s,omitempty"`
+	History              int     `json:"history_runs,omitempty"`
+	HistoryInsertSeconds float64 `json:"history_insert_s,omitempty"`
 }
 
 type windowInfo struct {
@@ -254,6 +257,16 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 	} else {
 		line("completed runs", "%.1f/s (%d succeeded, %d failed)", r.Runs.CompletedPerSecond, r.Runs.Succeeded, r.Runs.Failed)
 	}
+	if rd := r.Readers; rd != nil {
+		for _, m := range []string{"ListRuns", "GetDashboard"} {
+			x := rd.Methods[m]
+			line("readers: "+m, "%.1f/s by %d clients; p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms",
+				x.PerSecond, rd.Clients, x.Latency.P50, x.Latency.P90, x.Latency.P99, x.Latency.Max)
+		}
+		if len(rd.Errors) > 0 {
+			line("readers: errors", "%v", rd.Errors)
+		}
+	}
 	if r.Sparse != nil {
 		line("sparse fires", "%d in the window", r.Sparse.Fired)
 	}
@@ -265,7 +278,7 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 	for _, p := range []struct {
 		name string
 		s    float64
-	}{{"sparse insert", s.SparseInsertSeconds}, {"admin start", s.AdminStartSeconds}, {"job creation", s.CreateJobsSeconds}} {
+	}{{"sparse insert", s.SparseInsertSeconds}, {"history insert", s.HistoryInsertSeconds}, {"admin start", s.AdminStartSeconds}, {"job creation", s.CreateJobsSeconds}} {
 		if p.s > 0 {
 			setup = append(setup, fmt.Sprintf("%s %.1fs", p.name, p.s))
 		}

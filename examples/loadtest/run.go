@@ -23,7 +23,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 	res = &result{
 		Machine: machineInfo{CPUs: cpus, Model: model, Go: runtime.Version()},
 		Setup: setupInfo{ExecutorDir: c.execDir, Jobs: c.jobs, Executors: c.executors, Schedule: c.scheduleName(), Route: c.route.String(),
-			Sparse: c.sparse, SparseYearly: c.yearly, Warmup: c.warmup.Seconds(), Duration: c.duration.Seconds(), LogLevel: c.logLevel},
+			Sparse: c.sparse, SparseYearly: c.yearly, History: c.history, Warmup: c.warmup.Seconds(), Duration: c.duration.Seconds(), LogLevel: c.logLevel},
 	}
 	if c.pprofAddr != "" {
 		ln, err := net.Listen("tcp", c.pprofAddr)
@@ -79,6 +79,14 @@ func run(ctx context.Context, c config) (res *result, err error) {
 				return nil, fmt.Errorf("seed jobs: %w", err)
 			}
 			res.Setup.CreateJobsSeconds = time.Since(start).Seconds()
+		}
+		if c.history > 0 {
+			start := time.Now()
+			progress("storing %d settled runs in %s", c.history, dbPath)
+			if err := seedHistory(ctx, dbPath, c.history, group, c.jobs); err != nil {
+				return nil, fmt.Errorf("seed history: %w", err)
+			}
+			res.Setup.HistoryInsertSeconds = time.Since(start).Seconds()
 		}
 		bin, command, extra := c.carillon, "serve", c.adminArgs
 		var pprofURL string
@@ -190,7 +198,16 @@ func run(ctx context.Context, c config) (res *result, err error) {
 	if err := sleep(ctx, c.warmup); err != nil {
 		return nil, err
 	}
+	var rd *readers
+	if c.readers > 0 {
+		progress("starting %d reading clients", c.readers)
+		rd = startReaders(ctx, c.readers, baseURL, a.token)
+	}
 	w, err := measure(ctx, &c, a, pid, group, rec, sparseRec, profile)
+	if rd != nil {
+		res.Readers = rd.stop()
+		res.Readers.Clients = c.readers
+	}
 	if err != nil {
 		return nil, err
 	}
