@@ -54,7 +54,7 @@ func (s *Store) Deregister(ctx context.Context, app, address string) error {
 // Executors returns, sorted, the addresses of app's executors that
 // registered at or after since.
 func (s *Store) Executors(ctx context.Context, app string, since time.Time) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx,
+	rows, err := s.reader(ctx).QueryContext(ctx,
 		`SELECT address FROM registry WHERE app_name = ? AND updated_at >= ? ORDER BY address`, app, since.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("store: executors of %s: %w", app, err)
