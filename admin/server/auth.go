@@ -324,9 +324,13 @@ func (i authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 				return nil, err
 			}
 		}
+		var audit *store.AuditPending
+		if r.audit {
+			ctx, audit = store.WithAudit(ctx, i.s.auditEntry(p, proc, req))
+		}
 		res, err := next(ctx, req)
-		if err == nil && r.audit {
-			i.s.audit(ctx, p, proc, req, res)
+		if err == nil && audit != nil {
+			i.s.completeAudit(ctx, audit, proc, req, res)
 		}
 		return res, err
 	}
@@ -357,25 +361,42 @@ const maxAuditDetail = 8 << 10
 // secretFields are removed from requests before they are audited.
 var secretFields = map[protoreflect.Name]bool{"password": true, "old_password": true, "new_password": true, "token": true}
 
-// audit records a successful management call: who, what, when. A failure
-// to record is logged; the change itself has been made.
-func (s *Server) audit(ctx context.Context, p *auth.Principal, proc string, req connect.AnyRequest, res connect.AnyResponse) {
+// auditEntry is the audit record of a management call about to run: who,
+// what, when. The call's first write transaction stores it with its change
+// (store.WithAudit), so a change is never without its record.
+func (s *Server) auditEntry(p *auth.Principal, proc string, req connect.AnyRequest) store.AuditEntry {
 	e := store.AuditEntry{At: s.cfg.NowFunc(), Action: procName(proc), Peer: req.Peer().Addr}
 	if p != nil {
 		e.UserID, e.Username = p.UserID, p.Username
 	}
-	if lr, ok := res.Any().(*carillonv1.LoginResponse); ok {
-		e.UserID, e.Username = lr.GetUser().GetId(), lr.GetUser().GetUsername()
+	if lr, ok := req.Any().(*carillonv1.LoginRequest); ok {
+		e.Username = lr.GetUsername() // its id comes with the response
 	}
 	if m, ok := req.Any().(proto.Message); ok {
 		m = proto.Clone(m)
 		redact(m.ProtoReflect())
 		b, _ := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
 		e.Detail = truncate(string(b), maxAuditDetail)
-		e.Target = auditTarget(proc, m, res.Any())
+		e.Target = auditTarget(proc, m, nil)
 	}
-	if err := s.cfg.Store.AddAudit(context.WithoutCancel(ctx), e); err != nil {
-		s.cfg.Logger.Error("server: audit log", slog.String("action", e.Action), slog.Any("err", err))
+	return e
+}
+
+// completeAudit completes the record of a call that succeeded with what
+// only its response says (the id of what it created; who logged in), or
+// writes it now if the call changed nothing through a transaction. A
+// failure here is logged: the change and its record are stored already.
+func (s *Server) completeAudit(ctx context.Context, a *store.AuditPending, proc string, req connect.AnyRequest, res connect.AnyResponse) {
+	err := s.cfg.Store.CompleteAudit(ctx, a, func(e *store.AuditEntry) {
+		if m, ok := req.Any().(proto.Message); ok {
+			e.Target = auditTarget(proc, m, res.Any())
+		}
+		if lr, ok := res.Any().(*carillonv1.LoginResponse); ok {
+			e.UserID, e.Username = lr.GetUser().GetId(), lr.GetUser().GetUsername()
+		}
+	})
+	if err != nil {
+		s.cfg.Logger.Error("server: audit log", slog.String("action", procName(proc)), slog.Any("err", err))
 	}
 }
 

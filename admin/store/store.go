@@ -235,7 +235,18 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	audit, err := writeAudit(ctx, tx) // a management call's record, with its change
+	if err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		if audit != nil {
+			audit.forget()
+		}
+		return err
+	}
+	return nil
 }
 
 // millis converts t to unix milliseconds; the zero time is NULL.

@@ -1,0 +1,56 @@
+package server_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// TestAuditWithItsChange: a change and its audit entry are written in one
+// transaction: when the entry cannot be written, the change is not made
+// either, and the call fails; when it can, the entry names what the call
+// created.
+func TestAuditWithItsChange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "")
+	c := clientsOf(b.url, b.admin)
+	raw, err := sql.Open("sqlite", "file:"+b.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'audit refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "unaudited"}}); err == nil {
+		t.Error("CreateGroup succeeded although its audit entry could not be written")
+	}
+	groups, err := c.group.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range groups.Groups {
+		if g.AppName == "unaudited" {
+			t.Errorf("group %d was created without its audit entry", g.Id)
+		}
+	}
+
+	if _, err := raw.Exec(`DROP TRIGGER refuse_audit`); err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "audited"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.user.ListAuditLog(ctx, &carillonv1.ListAuditLogRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) == 0 || res.Entries[0].Action != "GroupService.CreateGroup" || res.Entries[0].Target != fmt.Sprintf("group %d", g.Group.Id) {
+		t.Errorf("newest audit entry %v, want GroupService.CreateGroup of group %d", res.Entries[:min(1, len(res.Entries))], g.Group.Id)
+	}
+}

@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// AuditPending is the audit entry of a management call in progress. Made
+// with WithAudit, it is written by the call's first write transaction, in
+// that transaction: the change and its record commit together, or neither
+// does. Its Target may be completed after the call (Written then says
+// whether the entry went in with a change).
+type AuditPending struct {
+	mu    sync.Mutex
+	entry AuditEntry
+	id    int64 // the entry's row, once written
+}
+
+type auditKey struct{}
+
+// WithAudit returns ctx carrying e, to be written by the first write
+// transaction made with the returned context, and the pending entry.
+func WithAudit(ctx context.Context, e AuditEntry) (context.Context, *AuditPending) {
+	p := &AuditPending{entry: e}
+	return context.WithValue(ctx, auditKey{}, p), p
+}
+
+// Written says whether the entry was written with a change.
+func (p *AuditPending) Written() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.id != 0
+}
+
+// writeAudit writes the pending audit entry of ctx, if any and not written
+// yet, in tx. It runs just before tx commits.
+func writeAudit(ctx context.Context, tx *sql.Tx) (*AuditPending, error) {
+	p, _ := ctx.Value(auditKey{}).(*AuditPending)
+	if p == nil {
+		return nil, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.id != 0 {
+		return nil, nil
+	}
+	e := p.entry
+	res, err := tx.ExecContext(ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		millis(e.At), e.UserID, e.Username, e.Action, e.Target, e.Detail, e.Peer)
+	if err != nil {
+		return nil, err
+	}
+	if p.id, err = res.LastInsertId(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// forget undoes the record of a written entry whose transaction did not
+// commit.
+func (p *AuditPending) forget() {
+	p.mu.Lock()
+	p.id = 0
+	p.mu.Unlock()
+}
+
+// CompleteAudit finishes p after its call succeeded: complete sets what
+// only the call's response tells (the target it created, the user who
+// logged in) on the entry written with the change, or, if the call wrote
+// nothing through a transaction, the entry is appended now.
+func (s *Store) CompleteAudit(ctx context.Context, p *AuditPending, complete func(*AuditEntry)) error {
+	p.mu.Lock()
+	id, e := p.id, p.entry
+	p.mu.Unlock()
+	before := e
+	complete(&e)
+	ctx = context.WithValue(context.WithoutCancel(ctx), auditKey{}, (*AuditPending)(nil)) // written here, not again
+	if id == 0 {
+		return s.AddAudit(ctx, e)
+	}
+	if e == before {
+		return nil
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE audit_log SET target = ?, user_id = ?, username = ? WHERE id = ?`,
+			e.Target, e.UserID, e.Username, id)
+		return err
+	})
+}
