@@ -84,7 +84,22 @@ func (a *admins) deregister(ctx context.Context, app, address string) error {
 	return nil
 }
 
-func (a *admins) reportResults(ctx context.Context, batch []result) error {
+// refusal is why an admin that answered a ReportResults call did not take
+// one result of the batch: the Connect code of ResultOutcome.code and its
+// message. The zero refusal is a result taken.
+type refusal struct {
+	code    string
+	message string
+}
+
+// malformed says whether the admin refused the result as malformed: it will
+// refuse it every time, so it is not sent again.
+func (f refusal) malformed() bool { return f.code == connect.CodeInvalidArgument.String() }
+
+// reportResults sends batch to the first admin that answers, and returns
+// its refusals, one per result in batch order, or nil when it took every
+// result (as admins that predate per-result outcomes always say).
+func (a *admins) reportResults(ctx context.Context, batch []result) ([]refusal, error) {
 	req := &carillonv1.ReportResultsRequest{Results: make([]*carillonv1.RunResult, len(batch))}
 	for i, r := range batch {
 		req.Results[i] = &carillonv1.RunResult{
@@ -95,12 +110,43 @@ func (a *admins) reportResults(ctx context.Context, batch []result) error {
 			FinishedAt: timestamppb.New(r.FinishedAt),
 		}
 	}
+	var refusals []refusal
 	err := a.call(ctx, func(ctx context.Context, c carillonv1connect.RegistryServiceClient) error {
-		_, err := c.ReportResults(ctx, req)
+		res, err := c.ReportResults(ctx, req)
+		if err != nil {
+			return err
+		}
+		refusals, err = refusalsOf(batch, res.GetOutcomes())
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("report results: %w", err)
+		return nil, fmt.Errorf("report results: %w", err)
 	}
-	return nil
+	return refusals, nil
+}
+
+// refusalsOf returns the refusals among the outcomes of batch, one per
+// result, or nil when there are none. Outcomes that do not match the batch
+// one to one, in order, are an error: the admin's answer cannot be trusted.
+func refusalsOf(batch []result, outcomes []*carillonv1.ResultOutcome) ([]refusal, error) {
+	if len(outcomes) == 0 {
+		return nil, nil // an admin that predates outcomes: all taken
+	}
+	if len(outcomes) != len(batch) {
+		return nil, fmt.Errorf("%d outcomes for %d results", len(outcomes), len(batch))
+	}
+	var refusals []refusal
+	for i, o := range outcomes {
+		if o.GetRunId() != batch[i].RunID {
+			return nil, fmt.Errorf("outcome %d is of run %d, not of run %d", i, o.GetRunId(), batch[i].RunID)
+		}
+		if o.GetCode() == "" {
+			continue
+		}
+		if refusals == nil {
+			refusals = make([]refusal, len(batch))
+		}
+		refusals[i] = refusal{code: o.GetCode(), message: o.GetMessage()}
+	}
+	return refusals, nil
 }

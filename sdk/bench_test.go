@@ -81,9 +81,9 @@ func newBenchExecutor(b *testing.B) (d *dispatcher, delivered *atomic.Int64, don
 		b.Fatal(err)
 	}
 	delivered = new(atomic.Int64)
-	rep := newReporter(sp, func(_ context.Context, batch []result) error {
+	rep := newReporter(sp, func(_ context.Context, batch []result) ([]refusal, error) {
 		delivered.Add(int64(len(batch)))
-		return nil
+		return nil, nil
 	}, logger)
 	stop := make(chan struct{})
 	reporting := make(chan struct{})

@@ -100,7 +100,13 @@ kept on disk under LogDir (appended to a file, like the acknowledgements),
 and retried with growing backoff while no admin
 answers, across restarts of the executor: a result is never lost, and the
 admin ignores repeats. Calls go to the first of [Config].AdminURLs that
-answers.
+answers. The admin judges each result of a batch alone: a result it refuses
+as malformed (invalid_argument, which a spool damaged by hand or an
+executor bug may hold) is dropped with a warning naming the run and the
+reason, since it would be refused every time; one it cannot take for now is
+retried with backoff; the others of the batch are acknowledged. An admin
+that predates per-result answers refuses the whole batch instead, which is
+then retried until it is taken.
 
 # Shutdown
 

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -19,14 +20,15 @@ const (
 )
 
 // reporter delivers results to the admin: batched, retried with backoff
-// until acknowledged, and kept in the spool meanwhile. It holds at most
-// reportMemMax results in memory; during a long admin outage the others
-// wait on disk only. The backoff ends the moment any call to an admin
+// until acknowledged, and kept in the spool meanwhile. A result the admin
+// refuses as malformed is dropped, with a warning: the admin would refuse
+// it every time. It holds at most reportMemMax results in memory; during a
+// long admin outage the others wait on disk only. The backoff ends the moment any call to an admin
 // succeeds (see adminAnswered): runs that end during an outage are
 // reported as soon as an admin is back, not up to a minute later.
 type reporter struct {
 	spool      *spool
-	send       func(ctx context.Context, batch []result) error
+	send       func(ctx context.Context, batch []result) ([]refusal, error) // see admins.reportResults
 	logger     *slog.Logger
 	backoffMin time.Duration // the first wait; reportBackoffMin but in tests
 
@@ -42,7 +44,7 @@ type reporter struct {
 
 // newReporter returns a reporter that sends through send and keeps results
 // in sp; it starts by delivering what sp holds from an earlier process.
-func newReporter(sp *spool, send func(context.Context, []result) error, logger *slog.Logger) *reporter {
+func newReporter(sp *spool, send func(context.Context, []result) ([]refusal, error), logger *slog.Logger) *reporter {
 	return &reporter{
 		spool:      sp,
 		send:       send,
@@ -107,23 +109,46 @@ func (r *reporter) next() []result {
 	return append([]result(nil), r.queue[:n]...)
 }
 
-// ack forgets a delivered batch, which next returned and is still at the
-// head of the queue.
-func (r *reporter) ack(batch []result) {
-	ids := make([]runKey, len(batch))
-	for i, res := range batch {
+// settle forgets the results of a batch the admin answered, which next
+// returned and is still at the head of the queue, as refusals (one per
+// result, or nil when it took all) say: those it took, and those it refused
+// as malformed, dropped with a warning. It keeps at the head of the queue
+// the others, which the admin could not take for now, and returns their
+// refusals.
+func (r *reporter) settle(batch []result, refusals []refusal) (kept []refusal) {
+	done, keep := batch, []result(nil)
+	if refusals != nil {
+		done = make([]result, 0, len(batch))
+		for i, res := range batch {
+			switch f := refusals[i]; {
+			case f.code == "":
+				done = append(done, res)
+			case f.malformed():
+				r.logger.Warn("sdk: result dropped: the admin refuses it as malformed", "run", res.RunID, "database_id", res.DatabaseID, "status", res.Status.String(), "reason", f.message)
+				done = append(done, res)
+			default:
+				keep = append(keep, res)
+				kept = append(kept, f)
+			}
+		}
+	}
+	ids := make([]runKey, len(done))
+	for i, res := range done {
 		ids[i] = res.key()
 	}
 	if err := r.spool.ack(ids); err != nil {
 		r.logger.Warn("sdk: record delivered results; they may be delivered again after a restart", "results", len(ids), "err", err)
 	}
 	r.mu.Lock()
-	for _, res := range batch {
+	for _, res := range done {
 		delete(r.known, res.key())
 	}
-	clear(r.queue[:len(batch)])
-	r.queue = r.queue[len(batch):]
+	n := len(batch) - len(keep)
+	clear(r.queue[:n])
+	r.queue = r.queue[n:]
+	copy(r.queue, keep)
 	r.mu.Unlock()
+	return kept
 }
 
 // pending says how many results wait in memory.
@@ -159,10 +184,21 @@ func (r *reporter) run(ctx context.Context, stop <-chan struct{}) {
 			continue
 		}
 		answers := r.answers.Load()
-		err := r.send(ctx, batch)
+		refusals, err := r.send(ctx, batch)
 		if err == nil {
-			r.ack(batch)
-			backoff = 0
+			kept := r.settle(batch, refusals)
+			if len(kept) == 0 {
+				backoff = 0
+				continue
+			}
+			// The admin is up but could not take these for now: wait,
+			// however many calls it answers meanwhile.
+			backoff = r.nextBackoff(backoff)
+			wait := jitter(backoff)
+			r.logger.Warn("sdk: report results: the admin could not take some for now; retrying", "results", len(kept), "retry_in", wait, "code", kept[0].code, "reason", kept[0].message)
+			if !sleep(ctx, stop, wait) {
+				return
+			}
 			continue
 		}
 		if ctx.Err() != nil {
@@ -206,18 +242,21 @@ func (r *reporter) backOff(ctx context.Context, stop <-chan struct{}, d time.Dur
 }
 
 // flush sends what is left, once, until everything is delivered, an admin
-// call fails or ctx ends. What is not delivered stays in the spool for the
-// next start.
+// call fails, the admin cannot take some result for now, or ctx ends. What
+// is not delivered stays in the spool for the next start.
 func (r *reporter) flush(ctx context.Context) error {
 	for {
 		batch := r.next()
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := r.send(ctx, batch); err != nil {
+		refusals, err := r.send(ctx, batch)
+		if err != nil {
 			return err
 		}
-		r.ack(batch)
+		if kept := r.settle(batch, refusals); len(kept) > 0 {
+			return fmt.Errorf("report results: the admin could not take %d of them for now: %s: %s", len(kept), kept[0].code, kept[0].message)
+		}
 	}
 }
 

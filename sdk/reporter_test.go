@@ -28,18 +28,18 @@ type fakeAdmin struct {
 	batches   []int
 }
 
-func (a *fakeAdmin) send(_ context.Context, batch []result) error {
+func (a *fakeAdmin) send(_ context.Context, batch []result) ([]refusal, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls = append(a.calls, time.Now())
 	if a.down {
-		return errors.New("admin down")
+		return nil, errors.New("admin down")
 	}
 	for _, r := range batch {
 		a.delivered[r.RunID]++
 	}
 	a.batches = append(a.batches, len(batch))
-	return nil
+	return nil, nil
 }
 
 func (a *fakeAdmin) setDown(down bool) {

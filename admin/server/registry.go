@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
 	"unicode/utf8"
+
+	"connectrpc.com/connect"
 
 	"github.com/carillonhq/carillon/admin/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -60,23 +63,21 @@ func (s registryService) Deregister(ctx context.Context, req *carillonv1.Deregis
 	return &carillonv1.DeregisterResponse{}, nil
 }
 
+// ReportResults judges each result alone: it settles the good ones and
+// refuses each malformed one in its outcome, so that one bad result does not
+// hold back its batch. The call fails only when the good ones cannot be
+// settled.
 func (s registryService) ReportResults(ctx context.Context, req *carillonv1.ReportResultsRequest) (*carillonv1.ReportResultsResponse, error) {
+	res := &carillonv1.ReportResultsResponse{Outcomes: make([]*carillonv1.ResultOutcome, len(req.Results))}
 	results := make([]store.Result, 0, len(req.Results))
 	ours, foreign := s.cfg.Store.DatabaseID(), 0
+	var refused []string // the reasons
 	for i, r := range req.Results {
-		field := func() string { return fmt.Sprintf("results[%d]", i) }
-		switch r.Status {
-		case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_FAILED,
-			carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, carillonv1.RunStatus_RUN_STATUS_KILLED:
-		default:
-			return nil, invalid(field()+".status", "must be a final status (SUCCEEDED, FAILED, TIMED_OUT or KILLED), got %s", r.Status)
-		}
-		if r.RunId <= 0 {
-			return nil, invalid(field()+".run_id", "must be positive, got %d", r.RunId)
-		}
-		finished := fromTS(r.FinishedAt)
-		if finished.IsZero() {
-			finished = s.cfg.NowFunc()
+		res.Outcomes[i] = &carillonv1.ResultOutcome{RunId: r.RunId}
+		if ce := new(connect.Error); errors.As(checkResult(fmt.Sprintf("results[%d]", i), r), &ce) {
+			res.Outcomes[i].Code, res.Outcomes[i].Message = ce.Code().String(), ce.Message()
+			refused = append(refused, ce.Message())
+			continue
 		}
 		if r.DatabaseId != "" && r.DatabaseId != ours {
 			// A run of another database (the executor ran against an
@@ -84,18 +85,39 @@ func (s registryService) ReportResults(ctx context.Context, req *carillonv1.Repo
 			foreign++
 			continue
 		}
+		finished := fromTS(r.FinishedAt)
+		if finished.IsZero() {
+			finished = s.cfg.NowFunc()
+		}
 		results = append(results, store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished})
 	}
 	if foreign > 0 {
 		s.cfg.Logger.Warn("results of runs of another database acknowledged and ignored", "results", foreign, "database_id", ours)
 	}
+	if len(refused) > 0 {
+		s.cfg.Logger.Warn("malformed results refused, the others of their batch taken", "results", len(refused), "first", refused[0])
+	}
 	if len(results) == 0 {
-		return &carillonv1.ReportResultsResponse{}, nil
+		return res, nil
 	}
 	if err := s.cfg.Trigger.Settle(ctx, results); err != nil { // wakes the scheduler if a FIX_DELAY job is due again
 		return nil, s.toConnect(err)
 	}
-	return &carillonv1.ReportResultsResponse{}, nil
+	return res, nil
+}
+
+// checkResult checks one result of a batch, field naming it in the batch.
+func checkResult(field string, r *carillonv1.RunResult) error {
+	switch r.Status {
+	case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_FAILED,
+		carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, carillonv1.RunStatus_RUN_STATUS_KILLED:
+	default:
+		return invalid(field+".status", "must be a final status (SUCCEEDED, FAILED, TIMED_OUT or KILLED), got %s", r.Status)
+	}
+	if r.RunId <= 0 {
+		return invalid(field+".run_id", "must be positive, got %d", r.RunId)
+	}
+	return nil
 }
 
 // maxMessage bounds a stored result message (xxl-job keeps 15,000 characters).

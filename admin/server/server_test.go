@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,6 +162,62 @@ func TestRegisterValidation(t *testing.T) {
 		var ce *connect.Error
 		if !errors.As(err, &ce) || ce.Code() != connect.CodeInvalidArgument {
 			t.Errorf("Register(%v): got %v, want invalid_argument", req, err)
+		}
+	}
+}
+
+// TestReportResultsRefusesEachMalformedResult: a batch with malformed
+// results settles the good ones and refuses each bad one in its outcome,
+// naming the field and the rule; the call succeeds.
+func TestReportResultsRefusesEachMalformedResult(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "")
+	newRun := runningRuns(t, b.store, b.clock.Now(), "http://10.0.0.1:9999")
+	good, bad, ours, foreign := newRun(), newRun(), newRun(), newRun()
+	res, err := b.registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{
+		{RunId: good.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED},
+		{RunId: bad.ID, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING},
+		{RunId: -1, Status: carillonv1.RunStatus_RUN_STATUS_FAILED},
+		{RunId: ours.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "boom", DatabaseId: b.store.DatabaseID()},
+		{RunId: foreign.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, DatabaseId: strings.Repeat("f", 32)},
+	}})
+	if err != nil {
+		t.Fatalf("ReportResults with malformed results: %v, want the call to succeed", err)
+	}
+	type outcome struct {
+		RunID   int64
+		Code    string
+		Message string // its prefix
+	}
+	want := []outcome{
+		{good.ID, "", ""},
+		{bad.ID, "invalid_argument", "results[1].status: must be a final status"},
+		{-1, "invalid_argument", "results[2].run_id: must be positive"},
+		{ours.ID, "", ""},
+		{foreign.ID, "", ""}, // of another database: acknowledged and ignored
+	}
+	var got []outcome
+	for i, o := range res.GetOutcomes() {
+		got = append(got, outcome{o.GetRunId(), o.GetCode(), o.GetMessage()})
+		if i < len(want) && strings.HasPrefix(o.GetMessage(), want[i].Message) {
+			got[i].Message = want[i].Message
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes, messages by prefix (-want +got):\n%s", diff)
+	}
+	for _, w := range []struct {
+		run  store.Run
+		want carillonv1.RunStatus
+	}{
+		{good, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED},
+		{bad, carillonv1.RunStatus_RUN_STATUS_RUNNING},
+		{ours, carillonv1.RunStatus_RUN_STATUS_FAILED},
+		{foreign, carillonv1.RunStatus_RUN_STATUS_RUNNING},
+	} {
+		if r, err := b.store.Run(ctx, w.run.ID); err != nil || r.Status != w.want {
+			t.Errorf("run %d after the batch: %s (%v), want %s", w.run.ID, r.Status, err, w.want)
 		}
 	}
 }

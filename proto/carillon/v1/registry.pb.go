@@ -261,10 +261,12 @@ func (x *ReportResultsRequest) GetResults() []*RunResult {
 	return nil
 }
 
-// ReportResultsResponse is empty: every result in the batch was recorded
-// (or was a repeat of one already recorded).
+// ReportResultsResponse says what became of each result of the batch.
 type ReportResultsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One outcome per ReportResultsRequest.results, in the same order. Empty
+	// from admins that predate it: then every result was recorded.
+	Outcomes      []*ResultOutcome `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -299,6 +301,84 @@ func (*ReportResultsResponse) Descriptor() ([]byte, []int) {
 	return file_carillon_v1_registry_proto_rawDescGZIP(), []int{5}
 }
 
+func (x *ReportResultsResponse) GetOutcomes() []*ResultOutcome {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
+// ResultOutcome is what the admin made of one result.
+type ResultOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run_id of the result, as sent.
+	RunId int64 `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Empty when the result was recorded, or was a repeat of one already
+	// recorded, or was of another database (acknowledged and ignored).
+	// Otherwise the Connect code, as in its JSON form, of why it was refused:
+	// "invalid_argument" means the result itself is malformed and will be
+	// refused every time: drop it, do not send it again. Any other code is a
+	// passing failure: send the result again later.
+	Code string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	// Why the result was refused, for people, naming the field and the rule,
+	// e.g. "results[3].status: must be a final status (...)". Empty when the
+	// result was recorded.
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResultOutcome) Reset() {
+	*x = ResultOutcome{}
+	mi := &file_carillon_v1_registry_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResultOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResultOutcome) ProtoMessage() {}
+
+func (x *ResultOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_registry_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResultOutcome.ProtoReflect.Descriptor instead.
+func (*ResultOutcome) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_registry_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ResultOutcome) GetRunId() int64 {
+	if x != nil {
+		return x.RunId
+	}
+	return 0
+}
+
+func (x *ResultOutcome) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *ResultOutcome) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // RunResult is the outcome of one execution.
 type RunResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -318,7 +398,7 @@ type RunResult struct {
 
 func (x *RunResult) Reset() {
 	*x = RunResult{}
-	mi := &file_carillon_v1_registry_proto_msgTypes[6]
+	mi := &file_carillon_v1_registry_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -330,7 +410,7 @@ func (x *RunResult) String() string {
 func (*RunResult) ProtoMessage() {}
 
 func (x *RunResult) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_registry_proto_msgTypes[6]
+	mi := &file_carillon_v1_registry_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -343,7 +423,7 @@ func (x *RunResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResult.ProtoReflect.Descriptor instead.
 func (*RunResult) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_registry_proto_rawDescGZIP(), []int{6}
+	return file_carillon_v1_registry_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RunResult) GetRunId() int64 {
@@ -397,8 +477,13 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\"\x14\n" +
 	"\x12DeregisterResponse\"H\n" +
 	"\x14ReportResultsRequest\x120\n" +
-	"\aresults\x18\x01 \x03(\v2\x16.carillon.v1.RunResultR\aresults\"\x17\n" +
-	"\x15ReportResultsResponse\"\xca\x01\n" +
+	"\aresults\x18\x01 \x03(\v2\x16.carillon.v1.RunResultR\aresults\"O\n" +
+	"\x15ReportResultsResponse\x126\n" +
+	"\boutcomes\x18\x01 \x03(\v2\x1a.carillon.v1.ResultOutcomeR\boutcomes\"T\n" +
+	"\rResultOutcome\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xca\x01\n" +
 	"\tRunResult\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12.\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x16.carillon.v1.RunStatusR\x06status\x12\x18\n" +
@@ -425,7 +510,7 @@ func file_carillon_v1_registry_proto_rawDescGZIP() []byte {
 	return file_carillon_v1_registry_proto_rawDescData
 }
 
-var file_carillon_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_carillon_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_carillon_v1_registry_proto_goTypes = []any{
 	(*RegisterRequest)(nil),       // 0: carillon.v1.RegisterRequest
 	(*RegisterResponse)(nil),      // 1: carillon.v1.RegisterResponse
@@ -433,25 +518,27 @@ var file_carillon_v1_registry_proto_goTypes = []any{
 	(*DeregisterResponse)(nil),    // 3: carillon.v1.DeregisterResponse
 	(*ReportResultsRequest)(nil),  // 4: carillon.v1.ReportResultsRequest
 	(*ReportResultsResponse)(nil), // 5: carillon.v1.ReportResultsResponse
-	(*RunResult)(nil),             // 6: carillon.v1.RunResult
-	(RunStatus)(0),                // 7: carillon.v1.RunStatus
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*ResultOutcome)(nil),         // 6: carillon.v1.ResultOutcome
+	(*RunResult)(nil),             // 7: carillon.v1.RunResult
+	(RunStatus)(0),                // 8: carillon.v1.RunStatus
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
 }
 var file_carillon_v1_registry_proto_depIdxs = []int32{
-	6, // 0: carillon.v1.ReportResultsRequest.results:type_name -> carillon.v1.RunResult
-	7, // 1: carillon.v1.RunResult.status:type_name -> carillon.v1.RunStatus
-	8, // 2: carillon.v1.RunResult.finished_at:type_name -> google.protobuf.Timestamp
-	0, // 3: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
-	2, // 4: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
-	4, // 5: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
-	1, // 6: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
-	3, // 7: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
-	5, // 8: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
-	6, // [6:9] is the sub-list for method output_type
-	3, // [3:6] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	7, // 0: carillon.v1.ReportResultsRequest.results:type_name -> carillon.v1.RunResult
+	6, // 1: carillon.v1.ReportResultsResponse.outcomes:type_name -> carillon.v1.ResultOutcome
+	8, // 2: carillon.v1.RunResult.status:type_name -> carillon.v1.RunStatus
+	9, // 3: carillon.v1.RunResult.finished_at:type_name -> google.protobuf.Timestamp
+	0, // 4: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
+	2, // 5: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
+	4, // 6: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
+	1, // 7: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
+	3, // 8: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
+	5, // 9: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
+	7, // [7:10] is the sub-list for method output_type
+	4, // [4:7] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_registry_proto_init() }
@@ -466,7 +553,7 @@ func file_carillon_v1_registry_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_registry_proto_rawDesc), len(file_carillon_v1_registry_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

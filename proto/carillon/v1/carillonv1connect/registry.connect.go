@@ -55,6 +55,12 @@ type RegistryServiceClient interface {
 	// run_id: a result for a run that is already settled is ignored, unless
 	// the admin settled it itself, without a result (LOST, or TIMED_OUT with
 	// no answer): then the executor's result replaces the admin's judgement.
+	//
+	// Each result is judged alone: a malformed result is refused in its
+	// outcome (ReportResultsResponse.outcomes) and the others are recorded.
+	// The call fails only as a whole: when the request itself is refused
+	// (more than 10,000 results, a bad token) or the admin cannot record the
+	// batch now (send the whole batch again: repeats are harmless).
 	ReportResults(context.Context, *v1.ReportResultsRequest) (*v1.ReportResultsResponse, error)
 }
 
@@ -135,6 +141,12 @@ type RegistryServiceHandler interface {
 	// run_id: a result for a run that is already settled is ignored, unless
 	// the admin settled it itself, without a result (LOST, or TIMED_OUT with
 	// no answer): then the executor's result replaces the admin's judgement.
+	//
+	// Each result is judged alone: a malformed result is refused in its
+	// outcome (ReportResultsResponse.outcomes) and the others are recorded.
+	// The call fails only as a whole: when the request itself is refused
+	// (more than 10,000 results, a bad token) or the admin cannot record the
+	// batch now (send the whole batch again: repeats are harmless).
 	ReportResults(context.Context, *v1.ReportResultsRequest) (*v1.ReportResultsResponse, error)
 }
 
