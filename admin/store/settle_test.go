@@ -9,6 +9,16 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+// claimRun claims one pending run with ClaimRuns; ok is false when it was
+// not pending.
+func claimRun(ctx context.Context, s *store.Store, id int64, trigger carillonv1.TriggerType, now time.Time) (store.Run, bool, error) {
+	runs, err := s.ClaimRuns(ctx, []store.RunClaim{{RunID: id, TriggerType: trigger}}, now)
+	if err != nil || len(runs) == 0 {
+		return store.Run{}, false, err
+	}
+	return runs[0], true, nil
+}
+
 // running claims a pending run of j for instant at and returns it running.
 func running(t *testing.T, s *store.Store, j store.Job, at time.Time, shard, total int32) store.Run {
 	t.Helper()
@@ -18,7 +28,7 @@ func running(t *testing.T, s *store.Store, j store.Job, at time.Time, shard, tot
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok, err := s.ClaimRun(context.Background(), runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, at)
+	got, ok, err := claimRun(context.Background(), s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, at)
 	if err != nil || !ok {
 		t.Fatalf("claim: ok %v err %v", ok, err)
 	}
@@ -60,7 +70,7 @@ func TestRetries(t *testing.T) {
 		if got, _ := s.Run(ctx, r.ID); got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
 			t.Errorf("attempt %d (retried) has alarm %s, want none", attempt, got.AlarmStatus)
 		}
-		got, ok, err := s.ClaimRun(ctx, retry.ID, carillonv1.TriggerType_TRIGGER_TYPE_RETRY, retry.DueAt)
+		got, ok, err := claimRun(ctx, s, retry.ID, carillonv1.TriggerType_TRIGGER_TYPE_RETRY, retry.DueAt)
 		if err != nil || !ok {
 			t.Fatal(err)
 		}
@@ -106,7 +116,7 @@ func TestChildrenAfterAllShards(t *testing.T) {
 	if len(out.FollowUps) != 1 || out.FollowUps[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
 		t.Fatalf("failed shard: follow-ups %v, want its retry", out.FollowUps)
 	}
-	retry, _, _ := s.ClaimRun(ctx, out.FollowUps[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_RETRY, t0)
+	retry, _, _ := claimRun(ctx, s, out.FollowUps[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_RETRY, t0)
 	if out := settle(t, s, shards[2], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0); len(out.FollowUps) != 0 {
 		t.Fatalf("children fired while shard 1 was being retried")
 	}

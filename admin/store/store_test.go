@@ -203,7 +203,7 @@ func TestClaimFires(t *testing.T) {
 		if _, err := s.StopJob(ctx, j.ID, t0); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok, err := s.ClaimRun(ctx, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); ok || err != nil {
+		if _, ok, err := claimRun(ctx, s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); ok || err != nil {
 			t.Errorf("claim of a stopped job's read-ahead run: ok %v err %v; want not ok", ok, err)
 		}
 		got, _ := s.Job(ctx, j.ID)
@@ -231,7 +231,7 @@ func TestSettleRuns(t *testing.T) {
 	if settled, err := s.SettleRuns(ctx, []store.Result{res}); err != nil || len(settled.Runs) != 0 {
 		t.Fatalf("settle a pending (never dispatched) run: %v %v; want ignored", settled, err)
 	}
-	if _, ok, err := s.ClaimRun(ctx, id, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); !ok || err != nil {
+	if _, ok, err := claimRun(ctx, s, id, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); !ok || err != nil {
 		t.Fatalf("claim: ok %v err %v", ok, err)
 	}
 	if settled, err := s.SettleRuns(ctx, []store.Result{res}); err != nil || len(settled.Runs) != 1 {
@@ -257,7 +257,7 @@ func TestFixDelayNextFireAfterFinish(t *testing.T) {
 	j.ScheduleType, j.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, 30
 	j, _ = s.CreateJob(ctx, j, t0)
 	runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Runs: []store.Run{*pendingRun(j, t0)}}}) // Next zero: waits for the run
-	s.ClaimRun(ctx, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0)
+	claimRun(ctx, s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0)
 	if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.IsZero() {
 		t.Fatalf("next fire while running = %v, want none", got.NextFireAt)
 	}
