@@ -241,13 +241,15 @@ func (l *runLog) Close() error {
 // the run belongs to (RunRequest.database_id), since run ids are unique
 // within one database only:
 //
-//	<dir>/<YYYY-MM-DD>/<run id / 1000>.seg                  runs without a database id: kept in memory until the run ended
-//	<dir>/<YYYY-MM-DD>/<run id / 1000>/<run id>.log         and logs that needed a file of their own
-//	<dir>/<YYYY-MM-DD>/db-<database id>/<run id / 1000>.seg the same for the runs of one database
+//	<dir>/<YYYY-MM-DD>/<run id / 1000>.seg2                  runs without a database id: kept in memory until the run ended
+//	<dir>/<YYYY-MM-DD>/<run id / 1000>/<run id>.log          and logs that needed a file of their own
+//	<dir>/<YYYY-MM-DD>/db-<database id>/<run id / 1000>.seg2 the same for the runs of one database
 //	<dir>/<YYYY-MM-DD>/db-<database id>/<run id / 1000>/<run id>.log
 //
 // The runs without a database id (from admins that predate it) keep the
-// layout of earlier versions, so their logs stay readable. A run's
+// layout of earlier versions, so their logs stay readable; so are the
+// "<run id / 1000>.seg" segments of earlier versions, next to the ".seg2"
+// ones (see the top of logsegment.go). A run's
 // directory, "<YYYY-MM-DD>" or "<YYYY-MM-DD>/db-<database id>", is its
 // runDir. Grouping by run id / 1000 keeps at most 1000 runs per segment and
 // 1000 files per directory even when jobs fire every second.
@@ -363,7 +365,10 @@ func (s *logStore) noteBuckets(p, dbDir string) (found bool, err error) {
 			}
 			continue
 		}
-		name, seg := strings.CutSuffix(e.Name(), ".seg")
+		name, seg := strings.CutSuffix(e.Name(), segmentExt)
+		if !seg {
+			name, seg = strings.CutSuffix(e.Name(), legacySegmentExt)
+		}
 		if b, err := strconv.ParseInt(name, 10, 64); err == nil && seg != e.IsDir() {
 			s.earlier[dbDir] = append(s.earlier[dbDir], b)
 		}
@@ -390,7 +395,7 @@ func (s *logStore) earlierRuns(db string, runID int64) ([]int64, error) {
 	var errs []error
 	for _, day := range s.earlierDays {
 		dir := s.runDir(day, db)
-		seg, err := segmentRunIDs(s.segmentPath(dir, runID))
+		seg, err := s.segmentRunIDs(dir, runID)
 		ids = append(ids, seg...)
 		errs = append(errs, err)
 		entries, err := os.ReadDir(s.dayPath(dir, strconv.FormatInt(key.bucket, 10)))
@@ -427,7 +432,7 @@ func (s *logStore) logged(db string, ids []int64) (map[int64]bool, error) {
 	for _, day := range days {
 		dir := s.runDir(day, db)
 		for b := range buckets {
-			seg, err := segmentRunIDs(s.segmentPath(dir, b*1000))
+			seg, err := s.segmentRunIDs(dir, b*1000)
 			errs = append(errs, err)
 			for _, id := range seg {
 				if asked[id] {

@@ -223,8 +223,8 @@ func TestLogStore(t *testing.T) {
 		if got := readWhole(t, s, 1_234_567); got != "first line\n" {
 			t.Errorf("log = %q, want the first line", got)
 		}
-		seg := filepath.Join(s.dir, "2026-03-04", "1234.seg")
-		if b, err := os.ReadFile(seg); err != nil || string(b) != "#carillon-run 1234567 11\nfirst line\n" {
+		seg := filepath.Join(s.dir, "2026-03-04", "1234.seg2")
+		if b, err := os.ReadFile(seg); err != nil || string(b) != "#carillon-log 1234567 11 865a6ebc 270c2300\nfirst line\n" {
 			t.Errorf("segment %s = %q, %v; want one record", seg, b, err)
 		}
 		if _, err := os.Stat(s.path("2026-03-04", 1_234_567)); err == nil {
@@ -354,7 +354,7 @@ func TestLogStore(t *testing.T) {
 		if _, err := read("another", 1); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("log of run 1 of a database without it = %v, want fs.ErrNotExist", err)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "2026-05-06", "db-"+a, "0.seg")); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, "2026-05-06", "db-"+a, "0.seg2")); err != nil {
 			t.Errorf("database %s's segment is not where the layout says: %v", a, err)
 		}
 		entries, err := os.ReadDir(filepath.Join(dir, "2026-05-06"))
@@ -479,7 +479,8 @@ func TestLogSegment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.WriteString("#carillon-run 2 100\nonly a part"); err != nil {
+		torn := appendRecord(nil, 2, []byte("only a part"+strings.Repeat(" of the log", 10)))
+		if _, err := f.Write(torn[:len(torn)-100]); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
@@ -502,14 +503,14 @@ func TestLogSegment(t *testing.T) {
 		}
 	})
 
-	t.Run("ReadersStopAtABadHeader", func(t *testing.T) {
+	t.Run("LegacyReadersStopAtABadHeader", func(t *testing.T) {
 		t.Parallel()
 		s := newTestLogStore(t, t.TempDir(), time.Now)
 		if err := os.MkdirAll(filepath.Join(s.dir, s.today()), 0o750); err != nil {
 			t.Fatal(err)
 		}
 		content := "#carillon-run 1 4\none\n" + "#carillon-run two 4\ntwo\n" + "#carillon-run 3 6\nthree\n"
-		if err := os.WriteFile(s.segmentPath(s.today(), 1), []byte(content), 0o600); err != nil {
+		if err := os.WriteFile(s.legacySegmentPath(s.today(), 1), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if got := readWhole(t, s, 1); got != "one\n" {

@@ -2,8 +2,10 @@ package sdk
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -17,25 +19,67 @@ import (
 // one record per run, so that a run whose log stayed in memory costs one
 // write to a file that is usually open already, instead of a new file:
 //
-//	<dir>/<YYYY-MM-DD>/<run id / 1000>.seg
+//	<dir>/<YYYY-MM-DD>/<run id / 1000>.seg2
 //
 // A record is a header line, then the log's bytes:
 //
-//	#carillon-run <run id> <length>\n<length bytes>
+//	#carillon-log <run id> <length> <body crc> <header crc>\n<length bytes>
+//
+// The checksums are CRC-32C (Castagnoli) in 8 lowercase hex digits: the
+// body crc of the log's bytes, the header crc of the header before it,
+// its space included. A reader trusts no header whose checksum fails, so a
+// damaged length never sends it past good records. Where the next record
+// should start but no good header is, the record before is damaged if its
+// body fails its checksum (then it ends where the next good header
+// begins), else the damage starts there; either way the reader looks for
+// the next good header and goes on: the records after the damage are read
+// as if there was none. The log of a run whose record is damaged reads
+// with a line saying so first (see damageNote). Damaged bytes that say
+// whose they are not are skipped.
 //
 // A record is appended whole with one write, under the segment's mutex. A
 // process that dies in the middle of an append leaves a torn last record:
 // whenever a process opens a segment to append to it (the first time, or
 // again after closing it), it checks the records and cuts such a tail off,
-// so that the records appended next stay readable. Readers stop at a
-// header that does not parse or at a body that is cut short.
+// and with it any damaged bytes at the end that are no run's, so that the
+// records appended next start clean. Damage before the last good record is
+// left as it is, to be skipped by readers.
+//
+// Earlier versions wrote "<run id / 1000>.seg" segments, whose records have
+// no checksums:
+//
+//	#carillon-run <run id> <length>\n<length bytes>
+//
+// They are still read, as those versions read them (readers stop at a bad
+// header there), and never appended to: an executor downgraded to an
+// earlier version finds its segments as it left them, and neither cuts
+// nor reads the records of this version, which it cannot parse.
 
-// segmentMagic starts every record header.
-const segmentMagic = "#carillon-run "
+// segmentExt ends the name of a segment file; legacySegmentExt that of a
+// segment written by an earlier version.
+const (
+	segmentExt       = ".seg2"
+	legacySegmentExt = ".seg"
+)
 
-// segmentHeaderMax is the longest a record header can be: the magic, two
-// int64s, a space and the newline.
-const segmentHeaderMax = len(segmentMagic) + 20 + 1 + 20 + 1
+// recordMagic starts every record header; legacyRecordMagic every record
+// header of a legacy segment.
+const (
+	recordMagic       = "#carillon-log "
+	legacyRecordMagic = "#carillon-run "
+)
+
+// recordHeaderMax is the longest a record header can be: the magic, two
+// int64s, two checksums, the spaces and the newline;
+// legacyRecordHeaderMax that of a legacy record header.
+const (
+	recordHeaderMax       = len(recordMagic) + 20 + 1 + 20 + 1 + 8 + 1 + 8 + 1
+	legacyRecordHeaderMax = len(legacyRecordMagic) + 20 + 1 + 20 + 1
+)
+
+// crcTable computes the checksums of records: CRC-32C, which amd64 and
+// arm64 compute in hardware.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // maxOpenSegments bounds the segment files kept open for appending; the
 // least recently used is closed when one more is needed. Runs are
@@ -44,17 +88,294 @@ const maxOpenSegments = 32
 
 // appendRecord appends a whole record, header and body, to dst.
 func appendRecord(dst []byte, runID int64, body []byte) []byte {
-	dst = append(dst, segmentMagic...)
+	start := len(dst)
+	dst = append(dst, recordMagic...)
 	dst = strconv.AppendInt(dst, runID, 10)
 	dst = append(dst, ' ')
 	dst = strconv.AppendInt(dst, int64(len(body)), 10)
+	dst = append(dst, ' ')
+	dst = appendHex32(dst, crc32.Checksum(body, crcTable))
+	dst = append(dst, ' ')
+	dst = appendHex32(dst, crc32.Checksum(dst[start:], crcTable))
 	dst = append(dst, '\n')
 	return append(dst, body...)
 }
 
-// parseRecordHeader parses a record header without its newline.
-func parseRecordHeader(line []byte) (runID, n int64, ok bool) {
-	rest, ok := bytes.CutPrefix(line, []byte(segmentMagic))
+// appendHex32 appends v as 8 lowercase hex digits.
+func appendHex32(dst []byte, v uint32) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 28; shift >= 0; shift -= 4 {
+		dst = append(dst, digits[v>>shift&0xf])
+	}
+	return dst
+}
+
+// recordHeader is a parsed record header.
+type recordHeader struct {
+	runID, n int64  // the run, the length of its log
+	crc      uint32 // the checksum of the log's bytes
+}
+
+// parseRecordHeader parses a record header without its newline; ok is
+// false when line is no header or its checksum fails.
+func parseRecordHeader(line []byte) (h recordHeader, ok bool) {
+	const sumLen = 8
+	rest, ok := bytes.CutPrefix(line, []byte(recordMagic))
+	if !ok || len(rest) < 1+sumLen || rest[len(rest)-1-sumLen] != ' ' {
+		return h, false
+	}
+	sum, err := strconv.ParseUint(string(rest[len(rest)-sumLen:]), 16, 32)
+	if err != nil || crc32.Checksum(line[:len(line)-sumLen], crcTable) != uint32(sum) {
+		return h, false
+	}
+	id, rest, ok1 := bytes.Cut(rest[:len(rest)-1-sumLen], []byte{' '})
+	size, body, ok2 := bytes.Cut(rest, []byte{' '})
+	runID, err1 := strconv.ParseInt(string(id), 10, 64)
+	n, err2 := strconv.ParseInt(string(size), 10, 64)
+	crc, err3 := strconv.ParseUint(string(body), 16, 32)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || err3 != nil || runID <= 0 || n < 0 {
+		return h, false
+	}
+	return recordHeader{runID: runID, n: n, crc: uint32(crc)}, true
+}
+
+// recordSpan is a run's record in a segment, as scanSegment found it.
+type recordSpan struct {
+	runID  int64  // 0 for damaged bytes that say whose they are not
+	off, n int64  // where the log's bytes are
+	crc    uint32 // their checksum, from a good header
+	// damage says what is wrong with the record; "" when nothing is known
+	// to be (its body is checked by whoever reads it).
+	damage string
+	// goodHeader says the record's header is good, and so its run id.
+	goodHeader bool
+}
+
+// headerState says what is at an offset of a segment.
+type headerState int
+
+const (
+	headerGood headerState = iota // a good record header, whose record fits in the segment
+	headerBad                     // no record header, or a damaged one
+	headerTorn                    // the start of a record the segment ends within
+	headerEnd                     // the end of the segment
+)
+
+// segmentReader reads a segment through a window of its bytes.
+type segmentReader struct {
+	r      io.ReaderAt
+	size   int64
+	buf    []byte
+	win    []byte // the bytes of the segment at winOff, read last
+	winOff int64
+}
+
+// at returns bytes of the segment from off, at least want of them unless
+// the segment ends sooner.
+func (sr *segmentReader) at(off int64, want int) ([]byte, error) {
+	if off >= sr.size {
+		return nil, nil
+	}
+	end := sr.winOff + int64(len(sr.win))
+	if off < sr.winOff || off >= end || (end-off < int64(want) && end < sr.size) {
+		k, err := sr.r.ReadAt(sr.buf[:min(int64(len(sr.buf)), sr.size-off)], off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		sr.win, sr.winOff = sr.buf[:k], off
+	}
+	return sr.win[off-sr.winOff:], nil
+}
+
+// header reads the record header at off; body is where its log starts.
+func (sr *segmentReader) header(off int64) (h recordHeader, body int64, state headerState, err error) {
+	if off >= sr.size {
+		return h, off, headerEnd, nil
+	}
+	b, err := sr.at(off, recordHeaderMax)
+	if err != nil {
+		return h, off, headerBad, err
+	}
+	b = b[:min(len(b), recordHeaderMax)]
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		if off+int64(len(b)) == sr.size && (bytes.HasPrefix(b, []byte(recordMagic)) || strings.HasPrefix(recordMagic, string(b))) {
+			return h, off, headerTorn, nil
+		}
+		return h, off, headerBad, nil
+	}
+	h, ok := parseRecordHeader(b[:i])
+	body = off + int64(i) + 1
+	switch {
+	case !ok:
+		return h, off, headerBad, nil
+	case h.n > sr.size-body:
+		return h, body, headerTorn, nil
+	}
+	return h, body, headerGood, nil
+}
+
+// resync returns the first offset from off where a good or torn record
+// header is, the header and where its body starts; the end of the segment
+// and headerEnd when there is none.
+func (sr *segmentReader) resync(off int64) (next int64, h recordHeader, body int64, state headerState, err error) {
+	for off < sr.size {
+		b, err := sr.at(off, recordHeaderMax)
+		if err != nil {
+			return off, h, off, headerBad, err
+		}
+		i := bytes.Index(b, []byte(recordMagic))
+		if i < 0 {
+			if off+int64(len(b)) == sr.size {
+				break // a torn magic at the end is damage like any other there
+			}
+			off += int64(max(len(b)-len(recordMagic)+1, 1)) // a magic may straddle the window's end
+			continue
+		}
+		off += int64(i)
+		if h, body, state, err = sr.header(off); err != nil || state != headerBad {
+			return off, h, body, state, err
+		}
+		off++
+	}
+	return sr.size, h, sr.size, headerEnd, nil
+}
+
+// damaged describes the damaged bytes [off, next) of a segment, in which
+// no good record header is: a record whose header is damaged (runID is
+// what it seems to say, if anything) or bytes that are no record.
+func (sr *segmentReader) damaged(off, next int64) (recordSpan, error) {
+	span := recordSpan{off: off, n: next - off, damage: "damaged bytes that are no run's record"}
+	b, err := sr.at(off, recordHeaderMax)
+	if err != nil {
+		return span, err
+	}
+	b = b[:min(len(b), recordHeaderMax, int(next-off))]
+	rest, ok := bytes.CutPrefix(b, []byte(recordMagic))
+	line, _, nl := bytes.Cut(rest, []byte{'\n'})
+	id, _, _ := bytes.Cut(line, []byte{' '})
+	if runID, err := strconv.ParseInt(string(id), 10, 64); ok && nl && err == nil && runID > 0 {
+		body := off + int64(len(recordMagic)+len(line)) + 1
+		span = recordSpan{runID: runID, off: body, n: next - body,
+			damage: fmt.Sprintf("its header is damaged, and seems to be of run %d", runID)}
+	}
+	return span, nil
+}
+
+// scanSegment reads the records of the first size bytes of a segment and
+// calls fn with each, damaged ones included, in order, until fn returns
+// false. It checks the body of a record whose header is good only when the
+// bytes after it are no good header. It returns the offset after the last
+// record it found, damaged or not, where a torn record or damaged bytes
+// that are no run's may follow: size, unless the segment ends with such.
+func scanSegment(r io.ReaderAt, size int64, fn func(recordSpan) bool) (end int64, err error) {
+	if fn == nil {
+		fn = func(recordSpan) bool { return true }
+	}
+	sr := &segmentReader{r: r, size: size, buf: make([]byte, 16<<10)}
+	h, body, state, err := sr.header(0)
+	if err != nil {
+		return 0, err
+	}
+	off := int64(0)
+	for {
+		switch state {
+		case headerEnd, headerTorn:
+			return end, nil
+		case headerBad:
+			next, nh, nbody, nstate, err := sr.resync(off + 1)
+			if err != nil {
+				return end, err
+			}
+			span, err := sr.damaged(off, next)
+			if err != nil {
+				return end, err
+			}
+			if span.runID != 0 {
+				end = next
+			}
+			if !fn(span) {
+				return end, nil
+			}
+			off, h, body, state = next, nh, nbody, nstate
+			continue
+		}
+		next := body + h.n
+		nh, nbody, nstate, err := sr.header(next)
+		if err != nil {
+			return end, err
+		}
+		span := recordSpan{runID: h.runID, off: body, n: h.n, crc: h.crc, goodHeader: true}
+		if nstate == headerBad {
+			ok, err := checkRecord(r, span)
+			if err != nil {
+				return end, err
+			}
+			if !ok { // the record is damaged, maybe in its length: it ends where the next one starts
+				if next, nh, nbody, nstate, err = sr.resync(body); err != nil {
+					return end, err
+				}
+				span.n, span.damage = next-body, "its log fails its checksum"
+			}
+		}
+		end = body + span.n
+		if !fn(span) {
+			return end, nil
+		}
+		off, h, body, state = next, nh, nbody, nstate
+	}
+}
+
+// checkRecord says whether the log's bytes of span, a record whose header
+// is good, match their checksum.
+func checkRecord(r io.ReaderAt, span recordSpan) (bool, error) {
+	buf := make([]byte, min(span.n, 32<<10))
+	var crc uint32
+	for off := int64(0); off < span.n; {
+		k, err := r.ReadAt(buf[:min(int64(len(buf)), span.n-off)], span.off+off)
+		crc = crc32.Update(crc, crcTable, buf[:k])
+		off += int64(k)
+		if err != nil && (!errors.Is(err, io.EOF) || off < span.n) {
+			return false, err
+		}
+	}
+	return crc == span.crc, nil
+}
+
+// scanLegacySegment reads the record headers of the first size bytes of a
+// legacy segment, skipping over the bodies, and calls fn with each whole
+// record's run id, body offset and body length, in order, until fn
+// returns false. It stops at a header that does not parse or at a body
+// that is cut short.
+func scanLegacySegment(r io.ReaderAt, size int64, fn func(runID, off, n int64) bool) error {
+	sr := &segmentReader{r: r, size: size, buf: make([]byte, 16<<10)}
+	for off := int64(0); off < size; {
+		head, err := sr.at(off, legacyRecordHeaderMax)
+		if err != nil {
+			return err
+		}
+		head = head[:min(len(head), legacyRecordHeaderMax)]
+		i := bytes.IndexByte(head, '\n')
+		if i < 0 {
+			return nil
+		}
+		runID, n, ok := parseLegacyRecordHeader(head[:i])
+		body := off + int64(i) + 1
+		if !ok || n > size-body {
+			return nil
+		}
+		off = body + n
+		if !fn(runID, body, n) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// parseLegacyRecordHeader parses a legacy record header without its
+// newline.
+func parseLegacyRecordHeader(line []byte) (runID, n int64, ok bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(legacyRecordMagic))
 	if !ok {
 		return 0, 0, false
 	}
@@ -68,43 +389,6 @@ func parseRecordHeader(line []byte) (runID, n int64, ok bool) {
 		return 0, 0, false
 	}
 	return runID, n, true
-}
-
-// scanSegment reads the record headers of the first size bytes of a
-// segment, skipping over the bodies, and calls fn with each whole record's
-// run id, body offset and body length, in order, until fn returns false.
-// It returns the offset where the last whole record it read ends: size,
-// unless the segment ends with a torn or unreadable record.
-func scanSegment(r io.ReaderAt, size int64, fn func(runID, off, n int64) bool) (end int64, err error) {
-	buf := make([]byte, 16<<10)
-	var win []byte // the bytes of the segment at winOff, read last
-	var winOff, off int64
-	for off < size {
-		winEnd := winOff + int64(len(win))
-		if off >= winEnd || (off+int64(segmentHeaderMax) > winEnd && winEnd < size) {
-			k, err := r.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
-			if err != nil && !errors.Is(err, io.EOF) {
-				return off, err
-			}
-			win, winOff = buf[:k], off
-		}
-		head := win[off-winOff:]
-		head = head[:min(len(head), segmentHeaderMax)]
-		i := bytes.IndexByte(head, '\n')
-		if i < 0 {
-			return off, nil
-		}
-		runID, n, ok := parseRecordHeader(head[:i])
-		body := off + int64(i) + 1
-		if !ok || n > size-body {
-			return off, nil
-		}
-		off = body + n
-		if fn != nil && !fn(runID, body, n) {
-			return off, nil
-		}
-	}
-	return off, nil
 }
 
 // segmentFile is a segment open for appending.
@@ -130,13 +414,19 @@ func (sf *segmentFile) close() error {
 // segmentPath is the path of the segment of runID's bucket in the run
 // directory dir (see logStore.runDir).
 func (s *logStore) segmentPath(dir string, runID int64) string {
-	return s.dayPath(dir, strconv.FormatInt(runID/1000, 10)+".seg")
+	return s.dayPath(dir, strconv.FormatInt(runID/1000, 10)+segmentExt)
+}
+
+// legacySegmentPath is the path of the legacy segment of runID's bucket in
+// the run directory dir.
+func (s *logStore) legacySegmentPath(dir string, runID int64) string {
+	return s.dayPath(dir, strconv.FormatInt(runID/1000, 10)+legacySegmentExt)
 }
 
 // appendRecord appends runID's log to its segment in the run directory dir
 // in one write.
 func (s *logStore) appendRecord(dir string, runID int64, body []byte) error {
-	rec := appendRecord(make([]byte, 0, segmentHeaderMax+len(body)), runID, body)
+	rec := appendRecord(make([]byte, 0, recordHeaderMax+len(body)), runID, body)
 	if err := s.writeSegment(dir, s.segmentPath(dir, runID), rec); err != nil {
 		return fmt.Errorf("log of run %d: %w", runID, err)
 	}
@@ -292,10 +582,84 @@ func (s *logStore) openSegment(p string) (*os.File, error) {
 	return f, nil
 }
 
-// segmentRecord opens the record of runID in its segment in the run
-// directory dir, or fails with an error wrapping [fs.ErrNotExist].
+// segmentRecord opens the log of runID in its segment in the run directory
+// dir, or else in the legacy segment there, or fails with an error
+// wrapping [fs.ErrNotExist]. When the run's record is damaged and it has
+// no good one, what is left of the record is read, after a line saying so
+// (see damageNote).
 func (s *logStore) segmentRecord(dir string, runID int64) (io.ReadCloser, error) {
-	f, err := os.Open(s.segmentPath(dir, runID))
+	p := s.segmentPath(dir, runID)
+	f, err := os.Open(p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var damaged *recordSpan
+	if err == nil {
+		span, found, err := findRecord(f, runID)
+		switch {
+		case err != nil:
+			_ = f.Close()
+			return nil, err
+		case found && span.damage == "":
+			return readCloser{io.NewSectionReader(f, span.off, span.n), f}, nil
+		case found:
+			damaged = &span
+		default:
+			_ = f.Close()
+		}
+	}
+	rc, err := s.legacySegmentRecord(dir, runID)
+	if damaged == nil || !errors.Is(err, fs.ErrNotExist) {
+		if damaged != nil {
+			_ = f.Close()
+		}
+		return rc, err
+	}
+	note := strings.NewReader(damageNote(p, damaged.damage))
+	return readCloser{io.MultiReader(note, io.NewSectionReader(f, damaged.off, damaged.n)), f}, nil
+}
+
+// findRecord finds the record of runID in the segment f: the first good
+// one, or else the first damaged one.
+func findRecord(f *os.File, runID int64) (span recordSpan, found bool, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return span, false, err
+	}
+	var checkErr error
+	_, err = scanSegment(f, fi.Size(), func(rec recordSpan) bool {
+		if rec.runID != runID {
+			return true
+		}
+		if rec.damage == "" {
+			var ok bool
+			if ok, checkErr = checkRecord(f, rec); checkErr != nil {
+				return false
+			}
+			if ok {
+				span, found = rec, true
+				return false
+			}
+			rec.damage = "its log fails its checksum"
+		}
+		if !found {
+			span, found = rec, true
+		}
+		return true
+	})
+	return span, found, cmp.Or(err, checkErr)
+}
+
+// damageNote is the line a damaged record's log reads with first: where
+// the record is and what is wrong with it.
+func damageNote(p, damage string) string {
+	return fmt.Sprintf("----- the record of this log in %s is damaged (%s): the lines below are what is left of it, and may be wrong or cut\n", p, damage)
+}
+
+// legacySegmentRecord opens the record of runID in the legacy segment in
+// the run directory dir, or fails with an error wrapping [fs.ErrNotExist].
+func (s *logStore) legacySegmentRecord(dir string, runID int64) (io.ReadCloser, error) {
+	f, err := os.Open(s.legacySegmentPath(dir, runID))
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +669,7 @@ func (s *logStore) segmentRecord(dir string, runID int64) (io.ReadCloser, error)
 		return nil, err
 	}
 	off, n := int64(-1), int64(0)
-	_, err = scanSegment(f, fi.Size(), func(id, o, size int64) bool {
+	err = scanLegacySegment(f, fi.Size(), func(id, o, size int64) bool {
 		if id == runID {
 			off, n = o, size
 		}
@@ -318,34 +682,52 @@ func (s *logStore) segmentRecord(dir string, runID int64) (io.ReadCloser, error)
 		_ = f.Close()
 		return nil, err
 	}
-	return sectionCloser{io.NewSectionReader(f, off, n), f}, nil
+	return readCloser{io.NewSectionReader(f, off, n), f}, nil
 }
 
-// segmentRunIDs returns the run ids of the records in the segment at p;
-// none if it does not exist.
-func segmentRunIDs(p string) ([]int64, error) {
+// segmentRunIDs returns the run ids of the records in the segment of
+// runID's bucket in the run directory dir and in the legacy segment there;
+// those of damaged records only when their header is good.
+func (s *logStore) segmentRunIDs(dir string, runID int64) ([]int64, error) {
+	var ids []int64
+	err := withSegment(s.segmentPath(dir, runID), func(f *os.File, size int64) error {
+		_, err := scanSegment(f, size, func(rec recordSpan) bool {
+			if rec.goodHeader {
+				ids = append(ids, rec.runID)
+			}
+			return true
+		})
+		return err
+	})
+	errLegacy := withSegment(s.legacySegmentPath(dir, runID), func(f *os.File, size int64) error {
+		return scanLegacySegment(f, size, func(id, _, _ int64) bool {
+			ids = append(ids, id)
+			return true
+		})
+	})
+	return ids, errors.Join(err, errLegacy)
+}
+
+// withSegment calls fn with the segment at p open, and its size; it does
+// nothing if there is none.
+func withSegment(p string, fn func(f *os.File, size int64) error) error {
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var ids []int64
-	_, err = scanSegment(f, fi.Size(), func(id, _, _ int64) bool {
-		ids = append(ids, id)
-		return true
-	})
-	return ids, err
+	return fn(f, fi.Size())
 }
 
-// sectionCloser reads a section of a file, and closes the file.
-type sectionCloser struct {
-	*io.SectionReader
+// readCloser reads from a file, or a part of it, and closes the file.
+type readCloser struct {
+	io.Reader
 	io.Closer
 }
