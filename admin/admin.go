@@ -63,6 +63,11 @@ type Config struct {
 	// TLSCert and TLSKey are PEM files; when set, the API is served over
 	// HTTPS (HTTP/1.1 and HTTP/2) instead of cleartext HTTP and h2c.
 	TLSCert, TLSKey string
+	// ExecutorCAFile is a PEM file of CA certificates trusted, besides the
+	// system's, for executors served over https (an AdvertiseURL
+	// "https://…" signed by a private CA). Defaults to "": the system's
+	// roots only.
+	ExecutorCAFile string
 	// Console receives what the person starting the admin must see once:
 	// a generated first-ADMIN password, where the executor token is kept,
 	// the demo's API token. Defaults to os.Stderr.
@@ -107,6 +112,10 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	if cfg.Console == nil {
 		cfg.Console = os.Stderr
 	}
+	executorTLS, err := clientTLS(cfg.ExecutorCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("admin: executor CA file: %w", err)
+	}
 	st, err := store.Open(ctx, cfg.DBPath)
 	if err != nil {
 		return nil, err
@@ -135,7 +144,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	})
 	trig, err = trigger.New(trigger.Config{
 		Store: st, Token: cfg.Token, Logger: cfg.Logger, EnqueueFunc: sched.Enqueue, WakeFunc: sched.Wake,
-		LastBeat: lastBeat, LastRunID: lastRun,
+		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS,
 	})
 	if err != nil {
 		st.Close()

@@ -41,11 +41,18 @@ type testAdmin struct {
 // startAdmin starts an admin and stops it when the test ends.
 func startAdmin(t *testing.T) *testAdmin {
 	t.Helper()
+	return startAdminWith(t, admin.Config{}, http.DefaultClient)
+}
+
+// startAdminWith starts an admin with cfg, its test defaults filled in, and
+// stops it when the test ends; it logs in through client, over https when
+// cfg.TLSCert is set.
+func startAdminWith(t *testing.T, cfg admin.Config, client *http.Client) *testAdmin {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := admin.Open(ctx, admin.Config{
-		DBPath: filepath.Join(t.TempDir(), "carillon.db"), Token: token, Logger: testLogger(t),
-		AdminPassword: adminPassword, PasswordCost: bcrypt.MinCost, Console: io.Discard,
-	})
+	cfg.DBPath, cfg.Token, cfg.Logger = filepath.Join(t.TempDir(), "carillon.db"), token, testLogger(t)
+	cfg.AdminPassword, cfg.PasswordCost, cfg.Console = adminPassword, bcrypt.MinCost, io.Discard
+	a, err := admin.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +70,10 @@ func startAdmin(t *testing.T) *testAdmin {
 		a.Close()
 	})
 	url := "http://" + ln.Addr().String()
-	login, err := carillonv1connect.NewUserServiceClient(http.DefaultClient, url).Login(ctx,
+	if cfg.TLSCert != "" {
+		url = "https://" + ln.Addr().String()
+	}
+	login, err := carillonv1connect.NewUserServiceClient(client, url).Login(ctx,
 		&carillonv1.LoginRequest{Username: admin.FirstAdminUsername, Password: adminPassword})
 	if err != nil {
 		t.Fatal(err)

@@ -111,7 +111,9 @@ type Config struct {
 	// HTTPClient makes the calls to the admin. Defaults to a client that
 	// speaks HTTP/1.1, and HTTP/2 over TLS; pass a client with
 	// http.Protocols.SetUnencryptedHTTP2 for h2c. Each call is bounded by
-	// its own timeout of 10 seconds.
+	// its own timeout of 10 seconds. For an https admin whose certificate a
+	// private CA signed, pass a client whose transport's
+	// TLSClientConfig.RootCAs holds that CA (or set SSL_CERT_FILE).
 	HTTPClient *http.Client
 
 	// NowFunc returns the current time: for result and log timestamps, the

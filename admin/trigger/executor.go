@@ -2,6 +2,7 @@ package trigger
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
@@ -47,9 +48,10 @@ func (e *executors) setBatchless(address string, now time.Time) {
 	e.noBatch[address] = now
 }
 
-func newExecutors(client *http.Client, token string) *executors {
+func newExecutors(client *http.Client, tlsConfig *tls.Config, token string) *executors {
 	if client == nil {
 		client = &http.Client{Transport: &http.Transport{
+			TLSClientConfig:     tlsConfig,
 			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 			MaxIdleConns:        1024,
 			MaxIdleConnsPerHost: 256,

@@ -8,6 +8,7 @@ package trigger
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,6 +45,10 @@ type Config struct {
 	// HTTPClient calls executors. Defaults to a client with keep-alive
 	// connections tuned for many small calls.
 	HTTPClient *http.Client
+	// TLSClientConfig is the default HTTPClient's TLS configuration for
+	// executors served over https: set RootCAs to trust a private CA.
+	// Ignored when HTTPClient is set. Defaults to nil: the system's roots.
+	TLSClientConfig *tls.Config
 	// ExecutorTTL defaults to ExecutorTTLDefault.
 	ExecutorTTL time.Duration
 	// DispatchTimeout defaults to DispatchTimeoutDefault.
@@ -118,7 +123,7 @@ func New(cfg Config) (*Trigger, error) {
 	}
 	t := &Trigger{
 		cfg:        cfg,
-		executors:  newExecutors(cfg.HTTPClient, cfg.Token),
+		executors:  newExecutors(cfg.HTTPClient, cfg.TLSClientConfig, cfg.Token),
 		restarts:   map[string]time.Time{},
 		strategies: map[carillonv1.RouteStrategy]route.Strategy{},
 		sources:    map[int64]cachedSource{},

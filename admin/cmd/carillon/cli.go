@@ -2,7 +2,10 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -66,6 +69,8 @@ Every client command takes:
   --server URL      the admin (env CARILLON_SERVER; else the config file; else http://127.0.0.1:8080)
   --api-token TOKEN a session or API token (env CARILLON_API_TOKEN; else the config file's, for its server)
   --config FILE     written by login (env CARILLON_CONFIG; default: <user config dir>/carillon/config.json)
+  --ca-file FILE    CA certificates (PEM) to trust besides the system's, for an https admin
+                    signed by a private CA (env CARILLON_CA_FILE; else the config file's, for its server)
   --json            print the API's JSON instead of a table
 
 Exit codes: 0 ok, 1 other failure, 2 usage, 3 unauthenticated (log in again), 4 permission denied,
@@ -127,7 +132,8 @@ func client(ctx context.Context, cmd string, args []string, io stdio) error {
 	if !ok {
 		return usagef("unknown command %q (carillon help lists them)", cmd)
 	}
-	return f(ctx, &cmdEnv{io: io, name: cmd}, args)
+	e := &cmdEnv{io: io, name: cmd}
+	return e.explainTLS(f(ctx, e, args))
 }
 
 // cmdEnv is what a client command works with: its streams, its common flags
@@ -137,7 +143,9 @@ type cmdEnv struct {
 	name string // "job create"
 
 	server, token, configPath string
+	caFile                    string // PEM file of CAs trusted besides the system's
 	json                      bool
+	http                      *http.Client
 
 	config config // as read from configPath
 }
@@ -150,6 +158,8 @@ func (e *cmdEnv) flags(name string) *flag.FlagSet {
 	fs.StringVar(&e.server, "server", os.Getenv("CARILLON_SERVER"), "admin URL (env CARILLON_SERVER)")
 	fs.StringVar(&e.token, "api-token", os.Getenv("CARILLON_API_TOKEN"), "session or API token (env CARILLON_API_TOKEN)")
 	fs.StringVar(&e.configPath, "config", os.Getenv("CARILLON_CONFIG"), "config file written by login (env CARILLON_CONFIG)")
+	fs.StringVar(&e.caFile, "ca-file", os.Getenv("CARILLON_CA_FILE"),
+		"PEM file of CA certificates to trust, besides the system's, for an https admin (env CARILLON_CA_FILE)")
 	fs.BoolVar(&e.json, "json", false, "print JSON")
 	return fs
 }
@@ -180,10 +190,12 @@ func (e *cmdEnv) parse(fs *flag.FlagSet, args []string, nargs int, what string) 
 	return pos, nil
 }
 
-// config is the file login writes: the server and a session token for it.
+// config is the file login writes: the server, a session token for it and
+// the CA file it was logged in to with.
 type config struct {
 	Server string `json:"server"`
 	Token  string `json:"token,omitempty"`
+	CAFile string `json:"caFile,omitempty"`
 }
 
 func (e *cmdEnv) configFile() (string, error) {
@@ -197,9 +209,10 @@ func (e *cmdEnv) configFile() (string, error) {
 	return filepath.Join(dir, "carillon", "config.json"), nil
 }
 
-// load reads the config file, if any, and settles the server and token:
-// flags and environment first, then the file (whose token is used only
-// for the file's own server, so it is never sent elsewhere).
+// load reads the config file, if any, and settles the server, token and CA
+// file: flags and environment first, then the file (whose token and CA
+// file are used only for the file's own server, so the token is never sent
+// elsewhere).
 func (e *cmdEnv) load() error {
 	path, err := e.configFile()
 	if err != nil {
@@ -222,10 +235,61 @@ func (e *cmdEnv) load() error {
 		e.server = "http://127.0.0.1:8080"
 	}
 	e.server = strings.TrimRight(e.server, "/")
-	if e.token == "" && e.config.Server == e.server {
-		e.token = e.config.Token
+	if e.config.Server == e.server {
+		e.token = cmp.Or(e.token, e.config.Token)
+		e.caFile = cmp.Or(e.caFile, e.config.CAFile)
+	}
+	e.http = &http.Client{Timeout: 2 * time.Minute}
+	if e.caFile != "" {
+		tc, err := trustCAFile(e.caFile)
+		if err != nil {
+			return fmt.Errorf("CA file: %w", err)
+		}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = tc
+		e.http.Transport = t
 	}
 	return nil
+}
+
+// trustCAFile returns a TLS configuration trusting the CA certificates in
+// the PEM file at path besides the system's roots.
+func trustCAFile(path string) (*tls.Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if !roots.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("%s: no PEM certificate in it", path)
+	}
+	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}, nil
+}
+
+// explainTLS adds to err, when the admin's certificate failed
+// verification, what the person can do about it.
+func (e *cmdEnv) explainTLS(err error) error {
+	var (
+		unknown x509.UnknownAuthorityError
+		hint    string
+	)
+	switch {
+	case errors.As(err, &unknown) && e.caFile != "":
+		hint = "the admin's certificate is not signed by a CA in " + e.caFile
+	case errors.As(err, &unknown):
+		hint = "the admin's certificate is not signed by a CA this system trusts: " +
+			"pass the CA's certificate (PEM) with --ca-file or CARILLON_CA_FILE"
+	default:
+		return err
+	}
+	code, cause := connect.CodeUnavailable, err
+	if ce := new(connect.Error); errors.As(err, &ce) {
+		code, cause = ce.Code(), ce.Unwrap()
+	}
+	return connect.NewError(code, fmt.Errorf("%w; %s", cause, hint))
 }
 
 func (e *cmdEnv) saveConfig(c config) (string, error) {
@@ -253,7 +317,10 @@ type clients struct {
 
 func (e *cmdEnv) clients() clients {
 	opts := []connect.ClientOption{connect.WithInterceptors(sendToken(e.token))}
-	hc := &http.Client{Timeout: 2 * time.Minute}
+	hc := e.http
+	if hc == nil { // load has not run
+		hc = &http.Client{Timeout: 2 * time.Minute}
+	}
 	return clients{
 		group: carillonv1connect.NewGroupServiceClient(hc, e.server, opts...),
 		job:   carillonv1connect.NewJobServiceClient(hc, e.server, opts...),

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"connectrpc.com/connect"
 
@@ -28,7 +29,13 @@ func cmdLogin(ctx context.Context, e *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	path, err := e.saveConfig(config{Server: e.server, Token: res.Token})
+	caFile := e.caFile
+	if caFile != "" {
+		if caFile, err = filepath.Abs(caFile); err != nil {
+			return err
+		}
+	}
+	path, err := e.saveConfig(config{Server: e.server, Token: res.Token, CAFile: caFile})
 	if err != nil {
 		return err
 	}
@@ -55,7 +62,7 @@ func cmdLogout(ctx context.Context, e *cmdEnv, args []string) error {
 	if err != nil && connect.CodeOf(err) != connect.CodeUnauthenticated { // an expired session is gone anyway
 		return err
 	}
-	if _, err := e.saveConfig(config{Server: e.server}); err != nil {
+	if _, err := e.saveConfig(config{Server: e.server, CAFile: e.config.CAFile}); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.io.out, "logged out of %s\n", e.server)

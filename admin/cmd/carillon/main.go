@@ -64,6 +64,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		"password of the first ADMIN \"admin\", created on first start; empty: generated and printed once (env CARILLON_ADMIN_PASSWORD, preferred: flags show in ps)")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", os.Getenv("CARILLON_TLS_CERT"), "PEM certificate file: serve HTTPS instead of cleartext (env CARILLON_TLS_CERT)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", os.Getenv("CARILLON_TLS_KEY"), "PEM private key file of --tls-cert (env CARILLON_TLS_KEY)")
+	fs.StringVar(&cfg.ExecutorCAFile, "executor-ca-file", os.Getenv("CARILLON_EXECUTOR_CA_FILE"),
+		"PEM file of CA certificates to trust, besides the system's, for executors served over https (env CARILLON_EXECUTOR_CA_FILE)")
 	fs.DurationVar(&cfg.MisfireThreshold, "misfire-threshold", envDuration("CARILLON_MISFIRE_THRESHOLD", schedule.MisfireThresholdDefault),
 		"how late a fire may be before the job's misfire strategy handles it (env CARILLON_MISFIRE_THRESHOLD)")
 	fs.BoolVar(&cfg.Demo, "demo", os.Getenv("CARILLON_DEMO") == "1",

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/internal/testca"
+)
+
+// TestCLITLS drives the CLI against an admin served over https with a
+// certificate of a CA made in the test: --ca-file (or CARILLON_CA_FILE)
+// trusts the CA, login keeps it in the config file for later commands, and
+// without it or with another CA the command fails saying why.
+func TestCLITLS(t *testing.T) {
+	// Not parallel: it sets CARILLON_CA_FILE.
+	ca := testca.New(t, "CLI test CA")
+	url := startTLSAdmin(t, ca.Leaf(t))
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+
+	must := func(stdin string, args ...string) string {
+		t.Helper()
+		code, out, errOut := cli(t, stdin, args...)
+		if code != 0 {
+			t.Fatalf("carillon %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+		}
+		return out
+	}
+	fails := func(want int, wantErr string, args ...string) {
+		t.Helper()
+		code, _, errOut := cli(t, "", args...)
+		if code != want || !strings.Contains(errOut, wantErr) {
+			t.Errorf("carillon %s: exit %d %q, want exit %d with %q", strings.Join(args, " "), code, errOut, want, wantErr)
+		}
+	}
+
+	must(testPassword+"\n", "login", "--server", url, "--user", "admin", "--password-stdin", "--config", cfg, "--ca-file", ca.CertFile)
+	// The config file remembers the CA file for its server.
+	must("", "group", "create", "tls", "--config", cfg)
+	if out := must("", "group", "list", "--config", cfg); !strings.Contains(out, "tls") {
+		t.Errorf("group list over https: %q", out)
+	}
+
+	noCA := filepath.Join(dir, "no-ca.json")
+	fails(exitUnavailable, "x509: certificate signed by unknown authority; the admin's certificate is not signed by a CA this system trusts: pass the CA's certificate (PEM) with --ca-file",
+		"whoami", "--server", url, "--config", noCA)
+	other := testca.New(t, "Another CA")
+	fails(exitUnavailable, "x509: certificate signed by unknown authority; the admin's certificate is not signed by a CA in "+other.CertFile,
+		"group", "list", "--config", cfg, "--ca-file", other.CertFile)
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fails(exitFailure, "no PEM certificate", "group", "list", "--config", cfg, "--ca-file", notPEM)
+
+	t.Setenv("CARILLON_CA_FILE", ca.CertFile)
+	envCfg := filepath.Join(dir, "env.json")
+	must(testPassword+"\n", "login", "--server", url, "--user", "admin", "--password-stdin", "--config", envCfg)
+	if out := must("", "group", "list", "--config", envCfg); !strings.Contains(out, "tls") {
+		t.Errorf("group list with CARILLON_CA_FILE: %q", out)
+	}
+}
+
+// startTLSAdmin serves a real admin over https with leaf on loopback and
+// returns its URL.
+func startTLSAdmin(t *testing.T, leaf testca.Leaf) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, err := admin.Open(ctx, admin.Config{DBPath: filepath.Join(t.TempDir(), "carillon.db"), Token: "tok",
+		AdminPassword: testPassword, PasswordCost: bcrypt.MinCost, Console: io.Discard, Logger: quiet,
+		TLSCert: leaf.CertFile, TLSKey: leaf.KeyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("admin Serve: %v", err)
+		}
+		a.Close()
+	})
+	return "https://" + ln.Addr().String()
+}

@@ -1,0 +1,234 @@
+package admin_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/internal/testca"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk"
+)
+
+// TestTLS serves the admin over https with a certificate of a CA made in
+// the test: typed clients trusting the CA call it over Connect and gRPC, an
+// SDK executor trusting it registers and runs a job, and a client trusting
+// another CA is refused over the certificate.
+func TestTLS(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ca := testca.New(t, "Carillon test CA")
+	leaf := ca.Leaf(t)
+	a := startAdminWith(t, admin.Config{TLSCert: leaf.CertFile, TLSKey: leaf.KeyFile}, ca.Client())
+	if !strings.HasPrefix(a.url, "https://") {
+		t.Fatalf("admin URL %s, want https", a.url)
+	}
+
+	for name, c := range map[string]clients{
+		"Connect": newClients(a.url, ca.Client()),
+		"GRPC":    newClients(a.url, ca.Client(), connect.WithGRPC()), // HTTP/2 over TLS
+	} {
+		if _, err := c.group.ListGroups(ctx, &carillonv1.ListGroupsRequest{}); err != nil {
+			t.Errorf("%s: ListGroups over https: %v", name, err)
+		}
+	}
+
+	t.Run("OtherCA", func(t *testing.T) {
+		other := testca.New(t, "Another CA")
+		_, err := newClients(a.url, other.Client()).group.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
+		var unknown x509.UnknownAuthorityError
+		if connect.CodeOf(err) != connect.CodeUnavailable || !errors.As(err, &unknown) {
+			t.Fatalf("ListGroups trusting another CA: %v; want unavailable, certificate signed by unknown authority", err)
+		}
+	})
+
+	c := newClients(a.url, ca.Client())
+	addr := startExecutorWith(t, sdk.Config{AdminURLs: []string{a.url}, AppName: "tls", HTTPClient: ca.Client()}, nil)
+	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "tls"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitAddresses(t, c, g.Group.Id, addr)
+	job := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "ok", Handler: "ok", Enabled: true,
+		Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "*/1 * * * * ?"}})
+	waitSucceeded(t, c, job.Id, addr)
+}
+
+// TestExecutorTLS has the admin call an executor served over https with a
+// certificate of a private CA: with --executor-ca-file naming the CA, runs
+// reach it and succeed and their logs are read back; without it, the
+// dispatch fails over the certificate.
+func TestExecutorTLS(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ca := testca.New(t, "Carillon executor CA")
+	leaf := ca.Leaf(t)
+
+	t.Run("Trusted", func(t *testing.T) {
+		t.Parallel()
+		a := startAdminWith(t, admin.Config{ExecutorCAFile: ca.CertFile}, http.DefaultClient)
+		c := newClients(a.url, http.DefaultClient)
+		addr := startExecutorWith(t, sdk.Config{AdminURLs: []string{a.url}, AppName: "https-executor"}, &leaf)
+		if !strings.HasPrefix(addr, "https://") {
+			t.Fatalf("executor address %s, want https", addr)
+		}
+		g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "https-executor"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitAddresses(t, c, g.Group.Id, addr)
+		job := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "ok", Handler: "ok", Enabled: true,
+			Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "*/1 * * * * ?"}})
+		run := waitSucceeded(t, c, job.Id, addr)
+		page, err := c.run.ReadRunLog(ctx, &carillonv1.ReadRunLogRequest{RunId: run.Id, FromLine: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("ok run %d", run.Id); !strings.Contains(page.Content, want) {
+			t.Errorf("run log over https = %q, want it to contain %q", page.Content, want)
+		}
+	})
+
+	t.Run("Untrusted", func(t *testing.T) {
+		t.Parallel()
+		a := startAdminWith(t, admin.Config{}, http.DefaultClient)
+		c := newClients(a.url, http.DefaultClient)
+		addr := startExecutorWith(t, sdk.Config{AdminURLs: []string{a.url}, AppName: "https-untrusted"}, &leaf)
+		g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "https-untrusted"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitAddresses(t, c, g.Group.Id, addr)
+		job := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "ok", Handler: "ok", Enabled: true,
+			Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "*/1 * * * * ?"}})
+		eventually(t, 20*time.Second, func() error {
+			for _, r := range listRuns(t, c, job.Id) {
+				switch r.Status {
+				case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED:
+					t.Fatalf("run %d succeeded on an executor whose CA the admin does not trust", r.Id)
+				case carillonv1.RunStatus_RUN_STATUS_FAILED:
+					if !strings.Contains(r.Message, "certificate signed by unknown authority") {
+						t.Fatalf("failed run %d: message %q, want it to name the certificate", r.Id, r.Message)
+					}
+					return nil
+				}
+			}
+			return errors.New("no FAILED run yet")
+		})
+	})
+
+	t.Run("NotPEM", func(t *testing.T) {
+		t.Parallel()
+		bad := filepath.Join(t.TempDir(), "ca.pem")
+		if err := os.WriteFile(bad, []byte("not a certificate\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := admin.Open(ctx, admin.Config{DBPath: filepath.Join(t.TempDir(), "carillon.db"), ExecutorCAFile: bad})
+		if err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+			t.Fatalf("Open with a CA file holding no certificate: %v, want an error saying so", err)
+		}
+	})
+}
+
+// startExecutorWith starts a real SDK executor with cfg (its test defaults
+// filled in) and the handlers of startExecutor. With leaf, it serves over
+// https with that certificate on a server of the test's own, mounting
+// Executor.Handler, and advertises that https URL. It returns the address
+// the executor registers.
+func startExecutorWith(t *testing.T, cfg sdk.Config, leaf *testca.Leaf) string {
+	t.Helper()
+	cfg.AccessToken, cfg.LogDir, cfg.Logger = token, t.TempDir(), testLogger(t)
+	var (
+		ln  net.Listener
+		mux *http.ServeMux
+	)
+	if leaf == nil {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		cfg.AdvertiseURL = "http://" + ln.Addr().String()
+	} else {
+		mux = http.NewServeMux()
+		srv := httptest.NewUnstartedServer(mux)
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{leaf.Certificate}}
+		srv.EnableHTTP2 = true
+		srv.Config.ErrorLog = slog.NewLogLogger(testLogger(t).Handler(), slog.LevelWarn) // refused handshakes
+		srv.StartTLS()
+		t.Cleanup(srv.Close)
+		cfg.AdvertiseURL = srv.URL
+	}
+	ex, err := sdk.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex.HandleFunc("ok", func(ctx context.Context, job *sdk.Job) error {
+		job.Logf("ok run %d", job.RunID)
+		return nil
+	})
+	if mux != nil {
+		mux.Handle(ex.Handler())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ex.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("executor Serve: %v", err)
+		}
+	})
+	return cfg.AdvertiseURL
+}
+
+// waitAddresses waits until the group's live executors are exactly addr.
+func waitAddresses(t *testing.T, c clients, groupID int64, addr string) {
+	t.Helper()
+	eventually(t, 10*time.Second, func() error {
+		res, err := c.group.GetGroup(context.Background(), &carillonv1.GetGroupRequest{Id: groupID})
+		if err != nil {
+			return err
+		}
+		if len(res.Group.Addresses) != 1 || res.Group.Addresses[0] != addr {
+			return fmt.Errorf("group addresses %v, want [%s]", res.Group.Addresses, addr)
+		}
+		return nil
+	})
+}
+
+// waitSucceeded waits for a run of the job to succeed on the executor at
+// addr, failing at once if one fails, and returns it.
+func waitSucceeded(t *testing.T, c clients, jobID int64, addr string) *carillonv1.Run {
+	t.Helper()
+	var run *carillonv1.Run
+	eventually(t, 20*time.Second, func() error {
+		for _, r := range listRuns(t, c, jobID) {
+			switch r.Status {
+			case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED:
+				if r.ExecutorAddress != addr {
+					return fmt.Errorf("run %d ran on %q, want %q", r.Id, r.ExecutorAddress, addr)
+				}
+				run = r
+				return nil
+			case carillonv1.RunStatus_RUN_STATUS_FAILED:
+				t.Fatalf("run %d failed: %s", r.Id, r.Message)
+			}
+		}
+		return errors.New("no SUCCEEDED run yet")
+	})
+	return run
+}
