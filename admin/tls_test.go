@@ -19,7 +19,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/carillonhq/carillon/admin"
-	"github.com/carillonhq/carillon/internal/testca"
+	"github.com/carillonhq/carillon/admin/internal/testca"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk"
 )

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin"
-	"github.com/carillonhq/carillon/internal/testca"
+	"github.com/carillonhq/carillon/admin/internal/testca"
 )
 
 // TestCLITLS drives the CLI against an admin served over https with a
