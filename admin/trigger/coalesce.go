@@ -11,7 +11,7 @@ import (
 // nobody chose. Claims of due fires go first, so a large batch of results
 // arriving at the same moment cannot make fires late.
 type writer struct {
-	wg  *sync.WaitGroup  // counts the running drain, for Trigger.Wait
+	wg  *inflight        // counts the running drain, for Trigger.Wait
 	now func() time.Time // for lingering lanes
 
 	mu      sync.Mutex

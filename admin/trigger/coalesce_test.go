@@ -18,7 +18,7 @@ import (
 // a failed batch is retried group by group, so only the bad group sees the
 // error.
 func TestWriter(t *testing.T) {
-	var wg sync.WaitGroup
+	var wg inflight
 	w := &writer{wg: &wg, now: time.Now, wake: make(chan struct{}, 1)}
 	var calls []string // only the writer's one goroutine appends
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -75,7 +75,7 @@ func TestWriter(t *testing.T) {
 // written at once; max items waiting end the linger early.
 func TestWriterLinger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var wg sync.WaitGroup
+		var wg inflight
 		w := &writer{wg: &wg, now: time.Now, wake: make(chan struct{}, 1)}
 		var mu sync.Mutex
 		var calls []string
@@ -114,7 +114,7 @@ func TestWriterLinger(t *testing.T) {
 // goes ahead of a higher lane that never runs dry.
 func TestWriterNoStarvation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var wg sync.WaitGroup
+		var wg inflight
 		w := &writer{wg: &wg, now: time.Now, wake: make(chan struct{}, 1)}
 		start := time.Now()
 		var high *coalescer[int]

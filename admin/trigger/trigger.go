@@ -87,7 +87,7 @@ type Trigger struct {
 	strategies map[carillonv1.RouteStrategy]route.Strategy
 	fast, slow *pool
 	slowJobs   slowJobs
-	wg         sync.WaitGroup
+	wg         inflight
 	// The three writes of the fire path, each coalesced: claims of due
 	// runs, records of dispatches, results from executors.
 	writer  writer
