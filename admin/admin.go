@@ -120,6 +120,10 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fi, err := os.Stat(cfg.DBPath); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		cfg.Logger.Warn("admin: other users can read the database file, which holds the executor token and password hashes: "+
+			"chmod 600 it and its -wal and -shm files", "db", cfg.DBPath, "mode", fi.Mode().Perm().String())
+	}
 	tokenGenerated, err := secure(ctx, st, &cfg)
 	if err != nil {
 		st.Close()

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/carillonhq/carillon/admin/auth"
 	"github.com/carillonhq/carillon/admin/schedule"
 	"github.com/carillonhq/carillon/admin/store"
 	"github.com/carillonhq/carillon/admin/trigger"
@@ -361,7 +362,11 @@ func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRe
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
-	ids, err := s.cfg.Trigger.TriggerJob(ctx, j, trigger.Manual{Param: req.Param, Addresses: req.Addresses})
+	m := trigger.Manual{Param: req.Param, Addresses: req.Addresses}
+	if p := auth.FromContext(ctx); p != nil && p.Credential == auth.CredentialAPIToken {
+		m.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_API // a program's call, not a person's
+	}
+	ids, err := s.cfg.Trigger.TriggerJob(ctx, j, m)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -382,6 +387,11 @@ func (s jobService) PreviewSchedule(_ context.Context, req *carillonv1.PreviewSc
 	if count == 0 {
 		count = 5
 	}
+	if req.From != nil {
+		if err := req.From.CheckValid(); err != nil {
+			return nil, invalid("from", "must be a valid time between 0001-01-01 and 9999-12-31: %v", err)
+		}
+	}
 	from := fromTS(req.From)
 	if from.IsZero() {
 		from = s.cfg.NowFunc()
@@ -396,6 +406,9 @@ func (s jobService) PreviewSchedule(_ context.Context, req *carillonv1.PreviewSc
 	}
 	res := &carillonv1.PreviewScheduleResponse{}
 	for _, t := range times {
+		if t.Year() > 9999 {
+			break // past what a timestamp holds: the schedule has no fire to show
+		}
 		res.FireTimes = append(res.FireTimes, timestamppb.New(t))
 	}
 	return res, nil

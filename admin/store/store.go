@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -85,6 +86,15 @@ func open(ctx context.Context, path, writerMode string) (*Store, error) {
 	lock, err := lockFile(abs + ".lock")
 	if err != nil {
 		return nil, err
+	}
+	// The file holds the executor token and password hashes: a new one is
+	// readable by its owner only, and SQLite gives its -wal and -shm files
+	// the database file's permissions.
+	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
+		lock.release()
+		return nil, fmt.Errorf("store: create %s: %w", path, err)
 	}
 	s := &Store{lock: lock}
 	// The writer checkpoints the WAL itself only past 10,000 pages (40 MiB);
