@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"unicode"
 	"unicode/utf8"
 
 	"connectrpc.com/connect"
@@ -96,6 +97,9 @@ func validate(req any) error {
 			return err
 		}
 		if err := maxLen("param", r.GetParam(), maxParam); err != nil {
+			return err
+		}
+		if err := checkText("param", r.GetParam(), true); err != nil {
 			return err
 		}
 		return checkAddresses("addresses", r.Addresses)
@@ -229,12 +233,32 @@ func maxLen(field, s string, n int) error {
 	return nil
 }
 
+// checkText refuses control characters (NUL included) in s: a name, a
+// handler or a title with one cannot be matched or shown. Multi-line text
+// (a description, a param, a script) may hold line breaks and tabs.
+func checkText(field, s string, multiLine bool) error {
+	for i, r := range s {
+		if !unicode.IsControl(r) || (multiLine && (r == '\n' || r == '\r' || r == '\t')) {
+			continue
+		}
+		what := "control characters"
+		if multiLine {
+			what = "control characters other than line breaks and tabs"
+		}
+		return invalid(field, "must not contain %s, got %U at byte %d", what, r, i)
+	}
+	return nil
+}
+
 func checkAddresses(field string, addrs []string) error {
 	if len(addrs) > maxAddresses {
 		return invalid(field, "at most %d addresses, got %d", maxAddresses, len(addrs))
 	}
 	for i, a := range addrs {
 		if err := maxLen(fmt.Sprintf("%s[%d]", field, i), a, maxURLLen); err != nil {
+			return err
+		}
+		if err := checkText(fmt.Sprintf("%s[%d]", field, i), a, false); err != nil {
 			return err
 		}
 	}
@@ -249,6 +273,9 @@ func checkGroupLimits(g *carillonv1.Group) error {
 		return err
 	}
 	if err := maxLen("group.title", g.Title, maxShortText); err != nil {
+		return err
+	}
+	if err := checkText("group.title", g.Title, false); err != nil {
 		return err
 	}
 	return checkAddresses("group.addresses", g.Addresses)
@@ -279,15 +306,19 @@ func checkJobLimits(j *carillonv1.Job) error {
 	for _, f := range []struct {
 		field, value string
 		max          int
+		multiLine    bool
 	}{
-		{"job.description", j.Description, maxShortText},
-		{"job.owner", j.Owner, maxShortText},
-		{"job.handler", j.Handler, maxShortText},
-		{"job.param", j.Param, maxParam},
-		{"job.script.source", j.GetScript().GetSource(), maxScript},
-		{"job.alarm_webhook_url", j.AlarmWebhookUrl, maxURLLen},
+		{"job.description", j.Description, maxShortText, true},
+		{"job.owner", j.Owner, maxShortText, false},
+		{"job.handler", j.Handler, maxShortText, false},
+		{"job.param", j.Param, maxParam, true},
+		{"job.script.source", j.GetScript().GetSource(), maxScript, true},
+		{"job.alarm_webhook_url", j.AlarmWebhookUrl, maxURLLen, false},
 	} {
 		if err := maxLen(f.field, f.value, f.max); err != nil {
+			return err
+		}
+		if err := checkText(f.field, f.value, f.multiLine); err != nil {
 			return err
 		}
 	}
@@ -296,6 +327,9 @@ func checkJobLimits(j *carillonv1.Job) error {
 	}
 	for i, e := range j.AlarmEmails {
 		if err := maxLen(fmt.Sprintf("job.alarm_emails[%d]", i), e, maxShortText); err != nil {
+			return err
+		}
+		if err := checkText(fmt.Sprintf("job.alarm_emails[%d]", i), e, false); err != nil {
 			return err
 		}
 	}
