@@ -11,7 +11,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -148,12 +147,13 @@ func (s *Server) Handler() http.Handler {
 }
 
 // requireToken refuses calls that do not carry "Authorization: Bearer
-// <token>", comparing in constant time.
+// <token>" (read by auth.Bearer, as every credential of the admin is),
+// comparing in constant time.
 func requireToken(token string) connect.UnaryInterceptorFunc {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			got := strings.TrimSpace(req.Header().Get("Authorization"))
+			got, _ := auth.Bearer(req.Header().Get("Authorization"))
 			if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 				return nil, connect.NewError(connect.CodeUnauthenticated,
 					errors.New("missing or wrong access token: send \"Authorization: Bearer <token>\" with the admin's --token"))

@@ -146,6 +146,20 @@ func TestRegistryToken(t *testing.T) {
 			t.Errorf("%s token: got %v, want unauthenticated", name, err)
 		}
 	}
+	// The scheme is read as everywhere else in the admin: any case, extra
+	// spaces around the token.
+	for _, header := range []string{"bearer s3cret", "BEARER  s3cret ", " Bearer s3cret"} {
+		c := carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(
+			connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+				return func(ctx context.Context, r connect.AnyRequest) (connect.AnyResponse, error) {
+					r.Header().Set("Authorization", header)
+					return next(ctx, r)
+				}
+			})))
+		if _, err := c.Register(ctx, req); err != nil {
+			t.Errorf("Authorization %q: %v, want accepted as the management API accepts it", header, err)
+		}
+	}
 }
 
 func TestRegisterValidation(t *testing.T) {
