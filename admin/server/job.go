@@ -7,6 +7,7 @@ import (
 	"net/mail"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -202,9 +203,9 @@ func (s jobService) CreateJob(ctx context.Context, req *carillonv1.CreateJobRequ
 	j := jobFromProto(req.Job)
 	j.ID = 0
 	if req.Job.Enabled {
-		next, err := schedule.First(schedule.SpecOf(j), now)
+		next, err := s.firstFire(schedule.SpecOf(j), now)
 		if err != nil {
-			return nil, s.toConnect(err)
+			return nil, err
 		}
 		j.Enabled, j.NextFireAt = true, next
 	}
@@ -308,8 +309,8 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 	j := jobFromProto(merged)
 	changed := schedule.SpecOf(j) != schedule.SpecOf(old)
 	if changed && old.Enabled {
-		if j.NextFireAt, err = schedule.First(schedule.SpecOf(j), now); err != nil {
-			return nil, s.toConnect(err)
+		if j.NextFireAt, err = s.firstFire(schedule.SpecOf(j), now); err != nil {
+			return nil, err
 		}
 	}
 	if j, err = s.cfg.Store.UpdateJob(ctx, j, changed, now); err != nil {
@@ -317,6 +318,22 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 	}
 	s.cfg.WakeFunc()
 	return &carillonv1.UpdateJobResponse{Job: jobToProto(j)}, nil
+}
+
+// firstFire returns the first fire of a job being started, or
+// invalid_argument when its cron schedule never fires after now (a date
+// that does not exist, a year gone by): such a job would be enabled with
+// nothing scheduled. xxl-job refuses it too.
+func (s jobService) firstFire(spec schedule.Spec, now time.Time) (time.Time, error) {
+	next, err := schedule.First(spec, now)
+	if err != nil {
+		return time.Time{}, s.toConnect(err)
+	}
+	if next.IsZero() && spec.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_CRON {
+		return time.Time{}, invalid("job.schedule.cron", "%q never fires after %s, so the job cannot be started: "+
+			"fix the expression, or leave the job stopped", spec.Cron, now.UTC().Format(time.RFC3339))
+	}
+	return next, nil
 }
 
 func (s jobService) DeleteJob(ctx context.Context, req *carillonv1.DeleteJobRequest) (*carillonv1.DeleteJobResponse, error) {
@@ -332,9 +349,9 @@ func (s jobService) StartJob(ctx context.Context, req *carillonv1.StartJobReques
 		return nil, s.toConnect(err)
 	}
 	if !j.Enabled {
-		next, err := schedule.First(schedule.SpecOf(j), s.cfg.NowFunc())
+		next, err := s.firstFire(schedule.SpecOf(j), s.cfg.NowFunc())
 		if err != nil {
-			return nil, s.toConnect(err)
+			return nil, err
 		}
 		if j, err = s.cfg.Store.StartJob(ctx, req.Id, next, s.cfg.NowFunc()); err != nil {
 			return nil, s.toConnect(err)
