@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -52,5 +53,27 @@ func TestAuditWithItsChange(t *testing.T) {
 	}
 	if len(res.Entries) == 0 || res.Entries[0].Action != "GroupService.CreateGroup" || res.Entries[0].Target != fmt.Sprintf("group %d", g.Group.Id) {
 		t.Errorf("newest audit entry %v, want GroupService.CreateGroup of group %d", res.Entries[:min(1, len(res.Entries))], g.Group.Id)
+	}
+}
+
+// TestAuditLeavesOutTriggerParams: a TriggerJob's param override, which
+// may carry secrets, is not kept in the audit log; its length is.
+func TestAuditLeavesOutTriggerParams(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	secret := "db-password=hunter2"
+	if _, err := f.as["admin"].job.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: f.jobA, Param: &secret}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.as["admin"].user.ListAuditLog(ctx, &carillonv1.ListAuditLogRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) == 0 || res.Entries[0].Action != "JobService.TriggerJob" {
+		t.Fatalf("newest audit entry %v, want the TriggerJob", res.Entries[:min(1, len(res.Entries))])
+	}
+	if d := res.Entries[0].Detail; strings.Contains(d, "hunter2") || !strings.Contains(d, "19 bytes, not recorded") {
+		t.Errorf("audit detail %q: want the param's length, not the param", d)
 	}
 }

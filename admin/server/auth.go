@@ -375,6 +375,11 @@ func (s *Server) auditEntry(p *auth.Principal, proc string, req connect.AnyReque
 	if m, ok := req.Any().(proto.Message); ok {
 		m = proto.Clone(m)
 		redact(m.ProtoReflect())
+		if tj, ok := m.(*carillonv1.TriggerJobRequest); ok && tj.Param != nil {
+			// A run's param may carry secrets the job's stored param does
+			// not: its length is enough to tell an override happened.
+			tj.Param = proto.String(fmt.Sprintf("(%d bytes, not recorded)", len(tj.GetParam())))
+		}
 		b, _ := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
 		e.Detail = truncate(string(b), maxAuditDetail)
 		e.Target = auditTarget(proc, m, nil)
