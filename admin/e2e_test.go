@@ -36,6 +36,10 @@ var credentials sync.Map
 // testAdmin is a real admin on a real SQLite file, served on loopback.
 type testAdmin struct {
 	url string
+	db  string // the database file
+	// stop stops the admin gracefully, once, and returns Serve's error; the
+	// test's cleanup calls it too.
+	stop func() error
 }
 
 // startAdmin starts an admin and stops it when the test ends.
@@ -62,12 +66,15 @@ func startAdminWith(t *testing.T, cfg admin.Config, client *http.Client) *testAd
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
+	stop := sync.OnceValue(func() error {
 		cancel()
-		if err := <-done; err != nil {
+		err := <-done
+		return errors.Join(err, a.Close())
+	})
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
 			t.Errorf("admin Serve: %v", err)
 		}
-		a.Close()
 	})
 	url := "http://" + ln.Addr().String()
 	if cfg.TLSCert != "" {
@@ -79,7 +86,7 @@ func startAdminWith(t *testing.T, cfg admin.Config, client *http.Client) *testAd
 		t.Fatal(err)
 	}
 	credentials.Store(url, login.Token)
-	return &testAdmin{url: url}
+	return &testAdmin{url: url, db: cfg.DBPath, stop: stop}
 }
 
 // startExecutor starts a real SDK executor for app with an "ok" handler

@@ -3,19 +3,13 @@ package admin_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
-	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
 // TestGracefulStopSendsClaimedFires: the scheduler claims fires up to
@@ -25,27 +19,8 @@ import (
 func TestGracefulStopSendsClaimedFires(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dbPath := filepath.Join(t.TempDir(), "carillon.db")
-	a, err := admin.Open(ctx, admin.Config{DBPath: dbPath, Token: token, Logger: testLogger(t),
-		AdminPassword: adminPassword, PasswordCost: bcrypt.MinCost, Console: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	served := make(chan error, 1)
-	go func() { served <- a.Serve(serveCtx, ln) }()
-	url := "http://" + ln.Addr().String()
-	login, err := carillonv1connect.NewUserServiceClient(http.DefaultClient, url).Login(ctx,
-		&carillonv1.LoginRequest{Username: admin.FirstAdminUsername, Password: adminPassword})
-	if err != nil {
-		t.Fatal(err)
-	}
-	credentials.Store(url, login.Token)
+	a := startAdminWith(t, admin.Config{}, http.DefaultClient)
+	url := a.url
 	c := newClients(url, http.DefaultClient)
 	startExecutor(t, url, "stop")
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "stop"}})
@@ -67,20 +42,11 @@ func TestGracefulStopSendsClaimedFires(t *testing.T) {
 		}
 		return nil
 	})
-	stop()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the admin did not stop in 30 s")
-	}
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
+	if err := a.stop(); err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 
-	st, err := store.Open(ctx, dbPath)
+	st, err := store.Open(ctx, a.db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,8 @@ const recordDelay = time.Second
 // their run's result takes them (Settle) or recordDelay passes (flush).
 // After an admin crash a run whose dispatch was only held here is RUNNING
 // with no executor: its result, which the executor repeats until the
-// admin acknowledges it, settles it as usual, and if none comes the
-// monitor settles it as half-dispatched.
+// admin acknowledges it, settles it as usual; meanwhile the next admin's
+// Reconcile asks the executors, finds the one that holds it and records it.
 type deferredRecords struct {
 	mu    sync.Mutex
 	byRun map[int64]*store.Dispatch

@@ -27,13 +27,8 @@ func TestManualExecutorLost(t *testing.T) {
 	n := 0
 	run := func(addr string) int64 {
 		n++
-		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: now.Add(time.Duration(n) * time.Second),
-			TriggeredAt: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
-			ExecutorAddress: addr}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return runs[0].ID
+		return insertRunning(t, b.st, store.Run{JobID: j.ID, GroupID: b.group.ID, ScheduledAt: now.Add(time.Duration(n) * time.Second),
+			TriggeredAt: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ExecutorAddress: addr})
 	}
 	held, forgotten, atDead := run(liveURL), run(liveURL), run(dead)
 	live.held[held] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE

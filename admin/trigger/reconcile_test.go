@@ -110,15 +110,29 @@ func (r *restarted) group(t *testing.T, app string, strategy carillonv1.MisfireS
 	return j
 }
 
-// claimed stores a run of j the earlier process claimed for instant at and
-// did not record as sent.
-func (r *restarted) claimed(t *testing.T, j store.Job, at time.Time) int64 {
-	runs, err := r.st.InsertRuns(context.Background(), []store.Run{{JobID: j.ID, GroupID: j.GroupID, ShardTotal: 1, ScheduledAt: at,
-		TriggeredAt: at, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
+// insertRunning stores run RUNNING, one shard, triggered at its scheduled
+// instant unless it says otherwise, a SCHEDULE fire unless it says
+// otherwise, and returns its ID.
+func insertRunning(t *testing.T, st *store.Store, run store.Run) int64 {
+	t.Helper()
+	run.Status, run.ShardTotal = carillonv1.RunStatus_RUN_STATUS_RUNNING, 1
+	if run.TriggeredAt.IsZero() {
+		run.TriggeredAt = run.ScheduledAt
+	}
+	if run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_UNSPECIFIED {
+		run.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE
+	}
+	runs, err := st.InsertRuns(context.Background(), []store.Run{run})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return runs[0].ID
+}
+
+// claimed stores a run of j the earlier process claimed for instant at and
+// did not record as sent.
+func (r *restarted) claimed(t *testing.T, j store.Job, at time.Time) int64 {
+	return insertRunning(t, r.st, store.Run{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: at})
 }
 
 // start makes the new admin process's trigger, started after an outage.
@@ -271,13 +285,8 @@ func TestExecutorRestartLosesItsRuns(t *testing.T) {
 	j := b.job(t, nil)
 	now := b.clock.Now()
 	run := func(at string) int64 {
-		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: now,
-			TriggeredAt: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
-			ExecutorAddress: at}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return runs[0].ID
+		return insertRunning(t, b.st, store.Run{JobID: j.ID, GroupID: b.group.ID, ScheduledAt: now,
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ExecutorAddress: at})
 	}
 	dropped, kept, elsewhere := run(addr), run(addr), run(steady)
 	restartedExec.held[kept] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
@@ -316,13 +325,8 @@ func TestOutageKeepsExecutorsLive(t *testing.T) {
 	n := 0
 	runAt := func(addr string, timeout int32) int64 {
 		n++
-		runs, err := r.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: j.GroupID, ShardTotal: 1, ScheduledAt: r.t0.Add(time.Duration(n) * time.Second),
-			TriggeredAt: r.t0.Add(-time.Minute), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE,
-			Status: carillonv1.RunStatus_RUN_STATUS_RUNNING, ExecutorAddress: addr, TimeoutSeconds: timeout}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return runs[0].ID
+		return insertRunning(t, r.st, store.Run{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: r.t0.Add(time.Duration(n) * time.Second),
+			TriggeredAt: r.t0.Add(-time.Minute), ExecutorAddress: addr, TimeoutSeconds: timeout})
 	}
 	// atSlow's timeout ran out during the outage, when its result could
 	// not have been reported.

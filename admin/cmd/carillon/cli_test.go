@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/internal/testca"
 	"github.com/carillonhq/carillon/sdk"
 )
 
@@ -25,21 +26,8 @@ const testPassword = "cli test password"
 // app "cli" (handler "hello" logs three lines), and returns its URL.
 func startAdmin(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	url := serveAdmin(t, nil)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, err := admin.Open(ctx, admin.Config{DBPath: filepath.Join(t.TempDir(), "carillon.db"), Token: "tok",
-		AdminPassword: testPassword, PasswordCost: bcrypt.MinCost, Console: io.Discard, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	url := "http://" + ln.Addr().String()
-
 	ex, err := sdk.New(sdk.Config{AdminURLs: []string{url}, AppName: "cli", AccessToken: "tok", LogDir: t.TempDir(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -54,17 +42,44 @@ func startAdmin(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	exDone := make(chan error, 1)
 	go func() { exDone <- ex.Serve(ctx, eln) }()
+	t.Cleanup(func() { cancel(); <-exDone }) // before the admin's: cleanups run last first
+	return url
+}
+
+// serveAdmin serves a real admin on loopback, over https with leaf when it
+// is not nil, until the test ends, and returns its URL.
+func serveAdmin(t *testing.T, leaf *testca.Leaf) string {
+	t.Helper()
+	cfg := admin.Config{DBPath: filepath.Join(t.TempDir(), "carillon.db"), Token: "tok", AdminPassword: testPassword,
+		PasswordCost: bcrypt.MinCost, Console: io.Discard, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	scheme := "http://"
+	if leaf != nil {
+		cfg.TLSCert, cfg.TLSKey, scheme = leaf.CertFile, leaf.KeyFile, "https://"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := admin.Open(ctx, cfg)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
-		<-exDone
 		if err := <-done; err != nil {
 			t.Errorf("admin Serve: %v", err)
 		}
 		a.Close()
 	})
-	return url
+	return scheme + ln.Addr().String()
 }
 
 // cli runs one command line and returns its exit code, stdout and stderr.

@@ -1,18 +1,11 @@
 package main
 
 import (
-	"context"
-	"io"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
-	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/internal/testca"
 )
 
@@ -23,7 +16,8 @@ import (
 func TestCLITLS(t *testing.T) {
 	// Not parallel: it sets CARILLON_CA_FILE.
 	ca := testca.New(t, "CLI test CA")
-	url := startTLSAdmin(t, ca.Leaf(t))
+	leaf := ca.Leaf(t)
+	url := serveAdmin(t, &leaf)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.json")
 
@@ -68,32 +62,4 @@ func TestCLITLS(t *testing.T) {
 	if out := must("", "group", "list", "--config", envCfg); !strings.Contains(out, "tls") {
 		t.Errorf("group list with CARILLON_CA_FILE: %q", out)
 	}
-}
-
-// startTLSAdmin serves a real admin over https with leaf on loopback and
-// returns its URL.
-func startTLSAdmin(t *testing.T, leaf testca.Leaf) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, err := admin.Open(ctx, admin.Config{DBPath: filepath.Join(t.TempDir(), "carillon.db"), Token: "tok",
-		AdminPassword: testPassword, PasswordCost: bcrypt.MinCost, Console: io.Discard, Logger: quiet,
-		TLSCert: leaf.CertFile, TLSKey: leaf.KeyFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("admin Serve: %v", err)
-		}
-		a.Close()
-	})
-	return "https://" + ln.Addr().String()
 }
