@@ -160,7 +160,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	}
 	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger})
 	srv := server.New(server.Config{
-		Store: st, Trigger: trig, WakeFunc: sched.Wake, Token: cfg.Token, Logger: cfg.Logger,
+		Store: st, Trigger: trig, WakeFunc: sched.Wake, Logger: cfg.Logger,
 		TokenGenerated: tokenGenerated, PasswordCost: cfg.PasswordCost,
 		ReadyFunc: func(context.Context) error { // /readyz and gRPC health
 			if err := st.Writable(); err != nil {

@@ -73,6 +73,8 @@ var rules = map[string]rule{
 	carillonv1connect.GroupServiceListGroupsProcedure:  {access: accessRead}, // filtered by scopedGroupService
 	carillonv1connect.GroupServiceUpdateGroupProcedure: {access: accessAdmin, audit: true},
 	carillonv1connect.GroupServiceDeleteGroupProcedure: {access: accessAdmin, audit: true},
+	carillonv1connect.GroupServiceRotateGroupTokenProcedure: {access: accessAdmin, audit: true},
+	carillonv1connect.GroupServiceClearGroupTokenProcedure:  {access: accessAdmin, audit: true},
 
 	carillonv1connect.JobServiceCreateJobProcedure: {access: accessWrite, audit: true, check: func(ctx context.Context, s *Server, p *auth.Principal, req any) error {
 		j := req.(*carillonv1.CreateJobRequest).GetJob()

@@ -28,7 +28,7 @@ func fromTS(t *timestamppb.Timestamp) time.Time {
 func groupToProto(g store.Group, addresses []string) *carillonv1.Group {
 	return &carillonv1.Group{
 		Id: g.ID, AppName: g.AppName, Title: g.Title, AddressMode: g.AddressMode,
-		Addresses: addresses, UpdatedAt: ts(g.UpdatedAt),
+		Addresses: addresses, UpdatedAt: ts(g.UpdatedAt), HasOwnToken: g.HasOwnToken,
 	}
 }
 

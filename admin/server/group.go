@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/carillonhq/carillon/admin/auth"
 	"github.com/carillonhq/carillon/admin/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -116,6 +117,11 @@ func (s groupService) UpdateGroup(ctx context.Context, req *carillonv1.UpdateGro
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
+	if g.AppName != old.AppName {
+		if err := s.loadGroupTokens(ctx); err != nil { // the group's token goes with its app name
+			return nil, err
+		}
+	}
 	p, err := s.toProto(ctx, g)
 	return &carillonv1.UpdateGroupResponse{Group: p}, err
 }
@@ -124,8 +130,26 @@ func (s groupService) DeleteGroup(ctx context.Context, req *carillonv1.DeleteGro
 	if err := s.cfg.Store.DeleteGroup(ctx, req.Id); err != nil {
 		return nil, s.toConnect(err)
 	}
-	return &carillonv1.DeleteGroupResponse{}, nil
+	return &carillonv1.DeleteGroupResponse{}, s.loadGroupTokens(ctx)
+}
+
+func (s groupService) RotateGroupToken(ctx context.Context, req *carillonv1.RotateGroupTokenRequest) (*carillonv1.RotateGroupTokenResponse, error) {
+	token := auth.NewExecutorToken()
+	if err := s.cfg.Store.SetGroupToken(ctx, req.Id, token, s.cfg.NowFunc()); err != nil {
+		return nil, s.toConnect(err)
+	}
+	if err := s.loadGroupTokens(ctx); err != nil {
+		return nil, err
+	}
+	return &carillonv1.RotateGroupTokenResponse{Token: token}, nil
+}
+
+func (s groupService) ClearGroupToken(ctx context.Context, req *carillonv1.ClearGroupTokenRequest) (*carillonv1.ClearGroupTokenResponse, error) {
+	if err := s.cfg.Store.SetGroupToken(ctx, req.Id, "", s.cfg.NowFunc()); err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.ClearGroupTokenResponse{}, s.loadGroupTokens(ctx)
 }
 
 // groupOutputFields cannot be set by UpdateGroup.
-var groupOutputFields = []string{"id", "updated_at"}
+var groupOutputFields = []string{"id", "updated_at", "has_own_token"}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -379,6 +380,9 @@ func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRe
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
+	if err := s.checkGroupAddresses(ctx, j.GroupID, req.Addresses); err != nil {
+		return nil, err
+	}
 	m := trigger.Manual{Param: req.Param, Addresses: req.Addresses}
 	if p := auth.FromContext(ctx); p != nil && p.Credential == auth.CredentialAPIToken {
 		m.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_API // a program's call, not a person's
@@ -388,6 +392,31 @@ func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRe
 		return nil, s.toConnect(err)
 	}
 	return &carillonv1.TriggerJobResponse{RunIds: ids}, nil
+}
+
+// checkGroupAddresses refuses a TriggerJob address that is not one of the
+// job's group's executors now (the live registered ones of an AUTO group,
+// the configured ones of a MANUAL group): the admin sends runs, and the
+// group's executor token with them, to no other address.
+func (s jobService) checkGroupAddresses(ctx context.Context, groupID int64, addresses []string) error {
+	if len(addresses) == 0 {
+		return nil
+	}
+	g, err := s.cfg.Store.Group(ctx, groupID)
+	if err != nil {
+		return s.toConnect(err)
+	}
+	executors, err := s.cfg.Trigger.Executors(ctx, g)
+	if err != nil {
+		return s.toConnect(err)
+	}
+	for i, a := range addresses {
+		if !slices.Contains(executors, a) {
+			return invalid(fmt.Sprintf("addresses[%d]", i),
+				"must be an executor of the job's group %s now (%s), got %q", g.AppName, strings.Join(executors, ", "), a)
+		}
+	}
+	return nil
 }
 
 // maxPreview bounds PreviewSchedule's count.

@@ -45,6 +45,9 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 	if len(req.InstanceId) > 64 {
 		return nil, invalid("instance_id", "must be at most 64 bytes, got %d", len(req.InstanceId))
 	}
+	if err := s.checkApp(ctx, req.AppName); err != nil {
+		return nil, err
+	}
 	previous, err := s.cfg.Store.Register(ctx, req.AppName, req.Address, req.InstanceId, s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
@@ -55,6 +58,9 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 
 func (s registryService) Deregister(ctx context.Context, req *carillonv1.DeregisterRequest) (*carillonv1.DeregisterResponse, error) {
 	if err := checkAppName("app_name", req.AppName); err != nil {
+		return nil, err
+	}
+	if err := s.checkApp(ctx, req.AppName); err != nil {
 		return nil, err
 	}
 	if err := s.cfg.Store.Deregister(ctx, req.AppName, req.Address); err != nil {
@@ -91,6 +97,10 @@ func (s registryService) ReportResults(ctx context.Context, req *carillonv1.Repo
 		}
 		results = append(results, store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished})
 	}
+	results, refused, err := s.refuseOtherGroups(ctx, results, req.Results, res.Outcomes, refused)
+	if err != nil {
+		return nil, s.toConnect(err) // the executor retries the batch
+	}
 	if foreign > 0 {
 		s.cfg.Logger.Warn("results of runs of another database acknowledged and ignored", "results", foreign, "database_id", ours)
 	}
@@ -104,6 +114,44 @@ func (s registryService) ReportResults(ctx context.Context, req *carillonv1.Repo
 		return nil, s.toConnect(err)
 	}
 	return res, nil
+}
+
+// refuseOtherGroups takes out of results those of runs of groups the
+// calling executor's token may not act for, refusing each in its outcome
+// (permission_denied): with its own token a group's executors report only
+// its runs, and the global token reports no run of a group with its own.
+// When no group has its own token every run passes without a read.
+func (s registryService) refuseOtherGroups(ctx context.Context, results []store.Result, reqs []*carillonv1.RunResult,
+	outcomes []*carillonv1.ResultOutcome, refused []string) ([]store.Result, []string, error) {
+	if len(results) == 0 || !s.tokens().Separate() {
+		return results, refused, nil
+	}
+	ids := make([]int64, len(results))
+	for i, r := range results {
+		ids[i] = r.RunID
+	}
+	groups, err := s.cfg.Store.RunGroups(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := executorOf(ctx)
+	denied := map[int64]bool{}
+	kept := results[:0]
+	for _, r := range results {
+		if g, ok := groups[r.RunID]; ok && !s.tokens().MayActFor(e, g) {
+			denied[r.RunID] = true
+			continue
+		}
+		kept = append(kept, r)
+	}
+	for i, r := range reqs {
+		if denied[r.RunId] && outcomes[i].Code == "" {
+			msg := fmt.Sprintf("results[%d]: run %d is of a group this access token may not report for", i, r.RunId)
+			outcomes[i].Code, outcomes[i].Message = connect.CodePermissionDenied.String(), msg
+			refused = append(refused, msg)
+		}
+	}
+	return kept, refused, nil
 }
 
 // checkResult checks one result of a batch, field naming it in the batch.

@@ -61,7 +61,7 @@ func (s runService) ReadRunLog(ctx context.Context, req *carillonv1.ReadRunLogRe
 		return nil, connect.NewError(connect.CodeFailedPrecondition,
 			fmt.Errorf("run %d was never dispatched to an executor, so it has no log: %s", r.ID, r.Message))
 	}
-	page, err := s.cfg.Trigger.ReadLog(ctx, r.ExecutorAddress, r.ID, req.FromLine)
+	page, err := s.cfg.Trigger.ReadLog(ctx, r, req.FromLine)
 	if err != nil {
 		return nil, connect.NewError(connect.CodeUnavailable, fmt.Errorf("read the log of run %d from executor %s: %w", r.ID, r.ExecutorAddress, err))
 	}
@@ -77,7 +77,7 @@ func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest)
 		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("run %d is %s, not running", r.ID, r.Status))
 	}
 	if r.ExecutorAddress != "" {
-		if err := s.cfg.Trigger.Kill(ctx, r.ExecutorAddress, r.JobID, r.ID); err != nil {
+		if err := s.cfg.Trigger.Kill(ctx, r); err != nil {
 			return nil, connect.NewError(connect.CodeUnavailable, fmt.Errorf("kill run %d on executor %s: %w", r.ID, r.ExecutorAddress, err))
 		}
 	}

@@ -7,8 +7,6 @@ package server
 import (
 	"cmp"
 	"context"
-	"crypto/subtle"
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -33,14 +31,12 @@ type Config struct {
 	// the scheduler's next scan (a job created, started or changed; a
 	// FIX_DELAY run finished). Optional.
 	WakeFunc func()
-	// Token is the executor access token: RegistryService calls must carry
-	// "Authorization: Bearer <token>". Empty accepts every call.
-	Token string
 	// ExecutorTTL is how long an executor stays live after its last
 	// heartbeat. Defaults to trigger.ExecutorTTLDefault.
 	ExecutorTTL time.Duration
-	// TokenGenerated says Token was generated on first start and is kept in
-	// the database (reported by UserService/GetExecutorToken).
+	// TokenGenerated says the global executor token (the Trigger's: see
+	// trigger.Config.Token) was generated on first start and is kept in the
+	// database (reported by UserService/GetExecutorToken).
 	TokenGenerated bool
 	// PasswordCost is the bcrypt cost of new password hashes. Defaults to
 	// auth.PasswordCostDefault.
@@ -116,10 +112,7 @@ const compressMinBytes = 4 << 10
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	registryOpts := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRegistryRequestBytes), connect.WithCompressMinBytes(compressMinBytes)}
-	if s.cfg.Token != "" {
-		registryOpts = append(registryOpts, connect.WithInterceptors(requireToken(s.cfg.Token)))
-	}
-	registryOpts = append(registryOpts, connect.WithInterceptors(validateInterceptor()))
+	registryOpts = append(registryOpts, connect.WithInterceptors(requireExecutorToken(s.tokens()), validateInterceptor()))
 	mux.Handle(carillonv1connect.NewRegistryServiceHandler(registryService{s}, registryOpts...))
 	mgmt := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
 		connect.WithInterceptors(s.reads, authInterceptor{s})}
@@ -144,21 +137,4 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	return mux
-}
-
-// requireToken refuses calls that do not carry "Authorization: Bearer
-// <token>" (read by auth.Bearer, as every credential of the admin is),
-// comparing in constant time.
-func requireToken(token string) connect.UnaryInterceptorFunc {
-	want := []byte(token)
-	return func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			got, _ := auth.Bearer(req.Header().Get("Authorization"))
-			if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
-				return nil, connect.NewError(connect.CodeUnauthenticated,
-					errors.New("missing or wrong access token: send \"Authorization: Bearer <token>\" with the admin's --token"))
-			}
-			return next(ctx, req)
-		}
-	}
 }

@@ -54,12 +54,12 @@ func setup(t testing.TB, token string) *bundle {
 	}
 	t.Cleanup(func() { st.Close() })
 	clk := &clock{now: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}
-	trig, err := trigger.New(trigger.Config{Store: st, NowFunc: clk.Now, EnqueueFunc: func(...store.Run) {}})
+	trig, err := trigger.New(trigger.Config{Store: st, Token: token, NowFunc: clk.Now, EnqueueFunc: func(...store.Run) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(server.New(server.Config{
-		Store: st, Trigger: trig, Token: token, NowFunc: clk.Now, PasswordCost: bcrypt.MinCost,
+		Store: st, Trigger: trig, NowFunc: clk.Now, PasswordCost: bcrypt.MinCost,
 		LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second),
 	}).Handler())
 	t.Cleanup(srv.Close)

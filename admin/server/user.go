@@ -300,9 +300,9 @@ func (s userService) ListAuditLog(ctx context.Context, req *carillonv1.ListAudit
 }
 
 func (s userService) GetExecutorToken(context.Context, *carillonv1.GetExecutorTokenRequest) (*carillonv1.GetExecutorTokenResponse, error) {
-	if s.cfg.Token == "" {
+	if s.tokens().Global() == "" {
 		return nil, connect.NewError(connect.CodeFailedPrecondition,
-			errors.New("the admin runs with --insecure and no executor token: executors need none"))
+			errors.New("the admin runs with --insecure and no global executor token: executors of groups without a token of their own need none"))
 	}
-	return &carillonv1.GetExecutorTokenResponse{Token: s.cfg.Token, Generated: s.cfg.TokenGenerated}, nil
+	return &carillonv1.GetExecutorTokenResponse{Token: s.tokens().Global(), Generated: s.cfg.TokenGenerated}, nil
 }

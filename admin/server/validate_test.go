@@ -130,6 +130,8 @@ var validationCases = []struct {
 	{"GroupService/UpdateGroup", `{"group":{"title":"x"}}`, "group.id"},
 	{"GroupService/UpdateGroup", `{"group":{"id":"1","title":"x"},"updateMask":"nope"}`, "update_mask"},
 	{"GroupService/DeleteGroup", `{"id":"0"}`, "id"},
+	{"GroupService/RotateGroupToken", `{"id":"0"}`, "id"},
+	{"GroupService/ClearGroupToken", `{"id":"-1"}`, "id"},
 	{"JobService/CreateJob", `{}`, "job"},
 	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"he\u0000llo","schedule":{"type":"SCHEDULE_TYPE_NONE"}}}`, "job.handler"},
 	{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d\u0000","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"}}}`, "job.description"},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/auth"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -19,17 +20,20 @@ type Group struct {
 	AddressMode carillonv1.AddressMode
 	// Addresses are the configured executor URLs of a MANUAL group.
 	Addresses []string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// HasOwnToken says the group has an executor access token of its own
+	// (SetGroupToken), which GroupTokens returns.
+	HasOwnToken bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
-const groupColumns = `id, app_name, title, address_mode, addresses, created_at, updated_at`
+const groupColumns = `id, app_name, title, address_mode, addresses, executor_token != '', created_at, updated_at`
 
 func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
 	var g Group
 	var addrs string
 	var created, updated sql.NullInt64
-	if err := row.Scan(&g.ID, &g.AppName, &g.Title, &g.AddressMode, &addrs, &created, &updated); err != nil {
+	if err := row.Scan(&g.ID, &g.AppName, &g.Title, &g.AddressMode, &addrs, &g.HasOwnToken, &created, &updated); err != nil {
 		return Group{}, err
 	}
 	g.Addresses = splitLines(addrs)
@@ -154,4 +158,57 @@ func mustAffect(res sql.Result, what string, id int64) error {
 
 func isUniqueViolation(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// SetGroupToken sets group id's own executor access token; "" returns the
+// group to the global token.
+func (s *Store) SetGroupToken(ctx context.Context, id int64, token string, now time.Time) error {
+	defer s.routing.Add(1)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE groups SET executor_token = ?, updated_at = ? WHERE id = ?`, token, millis(now), id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res, "group", id)
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("store: set group %d token: %w", id, err)
+	}
+	return err
+}
+
+// GroupTokens returns the groups that have their own executor token, with it.
+func (s *Store) GroupTokens(ctx context.Context) ([]auth.GroupToken, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, app_name, executor_token FROM groups WHERE executor_token != ''`)
+	if err != nil {
+		return nil, fmt.Errorf("store: group tokens: %w", err)
+	}
+	defer rows.Close()
+	var ts []auth.GroupToken
+	for rows.Next() {
+		var t auth.GroupToken
+		if err := rows.Scan(&t.GroupID, &t.AppName, &t.Token); err != nil {
+			return nil, fmt.Errorf("store: group tokens: %w", err)
+		}
+		ts = append(ts, t)
+	}
+	return ts, rows.Err()
+}
+
+// RunGroups returns the group of each of ids that exists.
+func (s *Store) RunGroups(ctx context.Context, ids []int64) (map[int64]int64, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, group_id FROM runs WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	if err != nil {
+		return nil, fmt.Errorf("store: run groups: %w", err)
+	}
+	defer rows.Close()
+	groups := make(map[int64]int64, len(ids))
+	for rows.Next() {
+		var id, group int64
+		if err := rows.Scan(&id, &group); err != nil {
+			return nil, fmt.Errorf("store: run groups: %w", err)
+		}
+		groups[id] = group
+	}
+	return groups, rows.Err()
 }

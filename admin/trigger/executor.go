@@ -10,15 +10,20 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/carillonhq/carillon/admin/auth"
+	"github.com/carillonhq/carillon/admin/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
 // executors keeps one Connect client per executor address. It is the only
-// caller of the generated ExecutorServiceClient.
+// caller of the generated ExecutorServiceClient. A call carries an executor
+// access token only when its context names the group it is for (forGroup),
+// and then that group's token: no credential ever goes to an address that
+// did not come from a group's executors.
 type executors struct {
 	http    *http.Client
-	token   string
+	tokens  *auth.ExecutorTokens
 	mu      sync.Mutex
 	clients map[string]carillonv1connect.ExecutorServiceClient
 	// noBatch holds the executors that answered RunBatch unimplemented,
@@ -48,7 +53,7 @@ func (e *executors) setBatchless(address string, now time.Time) {
 	e.noBatch[address] = now
 }
 
-func newExecutors(client *http.Client, tlsConfig *tls.Config, token string) *executors {
+func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.ExecutorTokens) *executors {
 	if client == nil {
 		client = &http.Client{Transport: &http.Transport{
 			TLSClientConfig:     tlsConfig,
@@ -58,7 +63,7 @@ func newExecutors(client *http.Client, tlsConfig *tls.Config, token string) *exe
 			IdleConnTimeout:     90 * time.Second,
 		}}
 	}
-	return &executors{http: client, token: token, clients: map[string]carillonv1connect.ExecutorServiceClient{},
+	return &executors{http: client, tokens: tokens, clients: map[string]carillonv1connect.ExecutorServiceClient{},
 		noBatch: map[string]time.Time{}}
 }
 
@@ -67,11 +72,7 @@ func (e *executors) client(address string) carillonv1connect.ExecutorServiceClie
 	defer e.mu.Unlock()
 	c, ok := e.clients[address]
 	if !ok {
-		var opts []connect.ClientOption
-		if e.token != "" {
-			opts = append(opts, connect.WithInterceptors(bearer(e.token)))
-		}
-		c = carillonv1connect.NewExecutorServiceClient(e.http, address, opts...)
+		c = carillonv1connect.NewExecutorServiceClient(e.http, address, connect.WithInterceptors(bearer(e.tokens)))
 		e.clients[address] = c
 	}
 	return c
@@ -100,37 +101,51 @@ func (e *executors) IdleBeat(ctx context.Context, address string, jobID int64) (
 	return res.Idle, res.Reason, nil
 }
 
-// bearer adds "Authorization: Bearer <token>" to every outgoing call.
-func bearer(token string) connect.UnaryInterceptorFunc {
-	value := "Bearer " + token
+// groupKey is the context key of the group a call to an executor is for.
+type groupKey struct{}
+
+// forGroup returns ctx for calls to executors of group id, the only calls
+// that carry a credential: the group's executor token.
+func forGroup(ctx context.Context, id int64) context.Context {
+	return context.WithValue(ctx, groupKey{}, id)
+}
+
+// bearer adds "Authorization: Bearer <token>" to a call whose context
+// names its group (forGroup), with that group's token; other calls carry
+// none.
+func bearer(tokens *auth.ExecutorTokens) connect.UnaryInterceptorFunc {
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", value)
+			if id, ok := ctx.Value(groupKey{}).(int64); ok {
+				if token := tokens.ForGroup(id); token != "" {
+					req.Header().Set("Authorization", "Bearer "+token)
+				}
+			}
 			return next(ctx, req)
 		}
 	}
 }
 
-// ReadLog fetches a page of a run's log from the executor at address. The
-// request names this admin's database, so that an executor that also ran
-// runs of another database with the same ID returns this one's log.
-func (t *Trigger) ReadLog(ctx context.Context, address string, runID int64, fromLine int32) (*carillonv1.ReadLogResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, t.cfg.DispatchTimeout)
+// ReadLog fetches a page of run r's log from the executor it was sent to.
+// The request names this admin's database, so that an executor that also
+// ran runs of another database with the same ID returns this one's log.
+func (t *Trigger) ReadLog(ctx context.Context, r store.Run, fromLine int32) (*carillonv1.ReadLogResponse, error) {
+	ctx, cancel := context.WithTimeout(forGroup(ctx, r.GroupID), t.cfg.DispatchTimeout)
 	defer cancel()
-	return t.executors.client(address).ReadLog(ctx, &carillonv1.ReadLogRequest{
-		RunId: runID, FromLine: fromLine, DatabaseId: t.cfg.Store.DatabaseID(),
+	return t.executors.client(r.ExecutorAddress).ReadLog(ctx, &carillonv1.ReadLogRequest{
+		RunId: r.ID, FromLine: fromLine, DatabaseId: t.cfg.Store.DatabaseID(),
 	})
 }
 
-// Kill asks the executor at address to kill run runID of job jobID, and
-// only that run, whether it is running or queued there. The request also
-// names the job: an executor that predates KillRequest.run_id ignores the
-// run and kills every running and queued run of the job, as it always did.
-func (t *Trigger) Kill(ctx context.Context, address string, jobID, runID int64) error {
-	ctx, cancel := context.WithTimeout(ctx, t.cfg.DispatchTimeout)
+// Kill asks the executor run r was sent to to kill it, and only it,
+// whether it is running or queued there. The request also names the job:
+// an executor that predates KillRequest.run_id ignores the run and kills
+// every running and queued run of the job, as it always did.
+func (t *Trigger) Kill(ctx context.Context, r store.Run) error {
+	ctx, cancel := context.WithTimeout(forGroup(ctx, r.GroupID), t.cfg.DispatchTimeout)
 	defer cancel()
-	_, err := t.executors.client(address).Kill(ctx, &carillonv1.KillRequest{
-		JobId: jobID, RunId: runID, DatabaseId: t.cfg.Store.DatabaseID(),
+	_, err := t.executors.client(r.ExecutorAddress).Kill(ctx, &carillonv1.KillRequest{
+		JobId: r.JobID, RunId: r.ID, DatabaseId: t.cfg.Store.DatabaseID(),
 	})
 	return err
 }

@@ -3,10 +3,12 @@ package trigger
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 
 	"connectrpc.com/connect"
 
+	"github.com/carillonhq/carillon/admin/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -23,9 +25,10 @@ type heldAnswer struct {
 	err     error // errCannotAnswer, or the call's error
 }
 
-// askHeld asks each executor at addresses, concurrently, which of runIDs
-// it holds.
-func (t *Trigger) askHeld(ctx context.Context, addresses []string, runIDs []int64) []heldAnswer {
+// askHeld asks each executor at addresses, of group groupID, concurrently,
+// which of runIDs it holds.
+func (t *Trigger) askHeld(ctx context.Context, groupID int64, addresses []string, runIDs []int64) []heldAnswer {
+	ctx = forGroup(ctx, groupID)
 	answers := make([]heldAnswer, len(addresses))
 	var wg sync.WaitGroup
 	for i, addr := range addresses {
@@ -56,4 +59,24 @@ func (e *executors) heldRuns(ctx context.Context, address, db string, runIDs []i
 		a.held[r.GetRunId()] = r.GetState()
 	}
 	return a
+}
+
+// heldAt asks the executor at address which of runs it holds. Each
+// group's runs are asked with that group's token (an address normally
+// serves one group); the answers are merged, and an error of any ask is
+// the answer's.
+func (t *Trigger) heldAt(ctx context.Context, address string, runs []store.Run) heldAnswer {
+	byGroup := map[int64][]int64{}
+	for _, r := range runs {
+		byGroup[r.GroupID] = append(byGroup[r.GroupID], r.ID)
+	}
+	merged := heldAnswer{address: address, held: map[int64]carillonv1.HeldRunState{}}
+	for group, ids := range byGroup {
+		a := t.executors.heldRuns(forGroup(ctx, group), address, t.cfg.Store.DatabaseID(), ids)
+		if a.err != nil {
+			return a
+		}
+		maps.Copy(merged.held, a.held)
+	}
+	return merged
 }

@@ -48,13 +48,9 @@ func (t *Trigger) manualRuns(ctx context.Context, now time.Time, grace time.Dura
 	}
 	var results []store.Result
 	for addr, rs := range byAddr {
-		ids := make([]int64, len(rs))
-		for i, r := range rs {
-			ids[i] = r.ID
-		}
-		a := t.executors.heldRuns(ctx, addr, t.cfg.Store.DatabaseID(), ids)
+		a := t.heldAt(ctx, addr, rs)
 		if errors.Is(a.err, errCannotAnswer) {
-			a.err = t.executors.Beat(ctx, addr)
+			a = heldAnswer{address: addr, err: t.executors.Beat(forGroup(ctx, rs[0].GroupID), addr)}
 		}
 		if a.err == nil {
 			delete(p.down, addr)

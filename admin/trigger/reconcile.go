@@ -124,7 +124,7 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 	for i, run := range runs {
 		ids[i] = run.ID
 	}
-	answers := t.askHeld(ctx, src.addrs, ids)
+	answers := t.askHeld(ctx, groupID, src.addrs, ids)
 	var live []string
 	if !src.manual {
 		if live, err = t.cfg.Store.Executors(ctx, src.app, t.liveSince(now)); err != nil {

@@ -58,11 +58,7 @@ func (t *Trigger) restartedRuns(ctx context.Context, now time.Time) ([]store.Res
 			}
 			continue
 		}
-		ids := make([]int64, len(runs))
-		for i, r := range runs {
-			ids[i] = r.ID
-		}
-		a := t.executors.heldRuns(ctx, addr, t.cfg.Store.DatabaseID(), ids)
+		a := t.heldAt(ctx, addr, runs)
 		if a.err != nil && a.err != errCannotAnswer {
 			t.cfg.Logger.Warn("trigger: ask a restarted executor which runs it holds; asking again at the next sweep",
 				"executor", addr, "err", a.err)

@@ -21,6 +21,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/carillonhq/carillon/admin/auth"
 	"github.com/carillonhq/carillon/admin/route"
 	"github.com/carillonhq/carillon/admin/schedule"
 	"github.com/carillonhq/carillon/admin/store"
@@ -40,7 +41,10 @@ const (
 type Config struct {
 	// Store holds jobs and runs. Required.
 	Store *store.Store
-	// Token is sent to executors as "Authorization: Bearer <token>"; empty sends none.
+	// Token is the global executor access token, sent to executors as
+	// "Authorization: Bearer <token>" (empty sends none), except to the
+	// executors of groups with their own token (Store.GroupTokens), which
+	// get theirs.
 	Token string
 	// HTTPClient calls executors. Defaults to a client with keep-alive
 	// connections tuned for many small calls.
@@ -101,10 +105,17 @@ type Trigger struct {
 	sourcesMu sync.Mutex
 	sources   map[int64]cachedSource // by group ID
 
+	tokens *auth.ExecutorTokens
+
 	restartsMu sync.Mutex
 	restarts   map[string]time.Time // executor addresses whose process restarted, and when it registered
 	manual     manualProbes         // executors of MANUAL groups that hold runs
 }
+
+// ExecutorTokens returns the executor access tokens the trigger sends,
+// which the admin's RegistryService checks: update them (Set) when a
+// group's token changes.
+func (t *Trigger) ExecutorTokens() *auth.ExecutorTokens { return t.tokens }
 
 // New returns a Trigger.
 func New(cfg Config) (*Trigger, error) {
@@ -121,9 +132,16 @@ func New(cfg Config) (*Trigger, error) {
 	if cfg.Started.IsZero() {
 		cfg.Started = cfg.NowFunc()
 	}
+	tokens := auth.NewExecutorTokens(cfg.Token)
+	groupTokens, err := cfg.Store.GroupTokens(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("trigger: %w", err)
+	}
+	tokens.Set(groupTokens)
 	t := &Trigger{
 		cfg:        cfg,
-		executors:  newExecutors(cfg.HTTPClient, cfg.TLSClientConfig, cfg.Token),
+		tokens:     tokens,
+		executors:  newExecutors(cfg.HTTPClient, cfg.TLSClientConfig, tokens),
 		restarts:   map[string]time.Time{},
 		strategies: map[carillonv1.RouteStrategy]route.Strategy{},
 		sources:    map[int64]cachedSource{},
@@ -544,17 +562,18 @@ func (t *Trigger) plan(ctx context.Context, fires []fire) (dispatchPlan, error) 
 			continue
 		}
 		src, ok := sources[f.job.GroupID]
-		if f.override != nil {
-			src = source{name: "the request's addresses", addrs: f.override}
-		} else if !ok {
+		if !ok {
 			src = t.source(ctx, f.job.GroupID)
 			sources[f.job.GroupID] = src
+		}
+		if src.err == nil && f.override != nil {
+			src = overridden(src, f.override)
 		}
 		if src.err != nil {
 			ds = append(ds, failed(f.run, src.err.Error(), now))
 			continue
 		}
-		pick, err := t.strategies[f.job.RouteStrategy].Pick(ctx, f.job.ID, src.addrs)
+		pick, err := t.strategies[f.job.RouteStrategy].Pick(forGroup(ctx, f.job.GroupID), f.job.ID, src.addrs)
 		if err != nil {
 			ds = append(ds, failed(f.run, fmt.Sprintf("%v (executors from %s)", err, src.name), now))
 			continue
@@ -609,6 +628,18 @@ func (t *Trigger) plan(ctx context.Context, fires []fire) (dispatchPlan, error) 
 		ids = append(ids, r.ID)
 	}
 	return dispatchPlan{failed: ds, sends: sends, ids: ids}, nil
+}
+
+// overridden returns the executors of override, a request's addresses, as
+// the source to route among. Each must be one of src's, the group's: the
+// admin sends a run, and its group's token, only to the group's executors.
+func overridden(src source, override []string) source {
+	for _, a := range override {
+		if _, found := slices.BinarySearch(src.addrs, a); !found {
+			return source{err: fmt.Errorf("not sent: %s, an address of the request, is not an executor of %s now", a, src.name)}
+		}
+	}
+	return source{name: "the request's addresses, of " + src.name, addrs: override}
 }
 
 // source is where a group's executors come from.
@@ -666,6 +697,7 @@ func (t *Trigger) readSource(ctx context.Context, groupID int64) source {
 // RunBatch), ready to send: requests built and dispatch records written.
 type call struct {
 	address string
+	group   int64  // the group of every run of the call, whose token it carries
 	db      string // the database ID every request carries
 	sends   []send
 	reqs    []*carillonv1.RunRequest
@@ -676,13 +708,18 @@ type call struct {
 // a scheduled fire's are prepared before its instant, so that on the
 // instant only the calls are left to make.
 func (t *Trigger) calls(sends []send) []*call {
-	byAddr := map[string]*call{}
+	type key struct {
+		address string
+		group   int64
+	}
+	byAddr := map[key]*call{}
 	var calls []*call
 	for _, s := range sends {
-		c := byAddr[s.address]
+		k := key{s.address, s.job.GroupID}
+		c := byAddr[k]
 		if c == nil {
-			c = &call{address: s.address, db: t.cfg.Store.DatabaseID()}
-			byAddr[s.address] = c
+			c = &call{address: s.address, group: s.job.GroupID, db: t.cfg.Store.DatabaseID()}
+			byAddr[k] = c
 			calls = append(calls, c)
 		}
 		c.sends = append(c.sends, s)
@@ -754,7 +791,7 @@ func (t *Trigger) callOne(ctx context.Context, c *call, lazy bool) []store.Dispa
 	if lazy {
 		t.deferred.hold(slices.Clone(c.ds))
 	}
-	ctx, cancel := context.WithTimeout(ctx, t.cfg.DispatchTimeout)
+	ctx, cancel := context.WithTimeout(forGroup(ctx, c.group), t.cfg.DispatchTimeout)
 	defer cancel()
 	outcomes := make([]error, len(c.reqs))
 	var callErr error

@@ -92,7 +92,11 @@ type Group struct {
 	// executors, sorted (output).
 	Addresses []string `protobuf:"bytes,5,rep,name=addresses,proto3" json:"addresses,omitempty"`
 	// Output.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The group has an executor access token of its own (RotateGroupToken);
+	// false: its executors use the global token (output). The token itself
+	// is never returned but by RotateGroupToken.
+	HasOwnToken   bool `protobuf:"varint,7,opt,name=has_own_token,json=hasOwnToken,proto3" json:"has_own_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -167,6 +171,13 @@ func (x *Group) GetUpdatedAt() *timestamppb.Timestamp {
 		return x.UpdatedAt
 	}
 	return nil
+}
+
+func (x *Group) GetHasOwnToken() bool {
+	if x != nil {
+		return x.HasOwnToken
+	}
+	return false
 }
 
 // CreateGroupRequest carries the new group; id is ignored.
@@ -613,11 +624,184 @@ func (*DeleteGroupResponse) Descriptor() ([]byte, []int) {
 	return file_carillon_v1_group_proto_rawDescGZIP(), []int{10}
 }
 
+// RotateGroupTokenRequest names a group by id.
+type RotateGroupTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RotateGroupTokenRequest) Reset() {
+	*x = RotateGroupTokenRequest{}
+	mi := &file_carillon_v1_group_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateGroupTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateGroupTokenRequest) ProtoMessage() {}
+
+func (x *RotateGroupTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_group_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateGroupTokenRequest.ProtoReflect.Descriptor instead.
+func (*RotateGroupTokenRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RotateGroupTokenRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+// RotateGroupTokenResponse carries the group's new executor token.
+type RotateGroupTokenResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Configure the group's executors with it (sdk.Config.Token). Shown once.
+	Token         string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RotateGroupTokenResponse) Reset() {
+	*x = RotateGroupTokenResponse{}
+	mi := &file_carillon_v1_group_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateGroupTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateGroupTokenResponse) ProtoMessage() {}
+
+func (x *RotateGroupTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_group_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateGroupTokenResponse.ProtoReflect.Descriptor instead.
+func (*RotateGroupTokenResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RotateGroupTokenResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+// ClearGroupTokenRequest names a group by id.
+type ClearGroupTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearGroupTokenRequest) Reset() {
+	*x = ClearGroupTokenRequest{}
+	mi := &file_carillon_v1_group_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearGroupTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearGroupTokenRequest) ProtoMessage() {}
+
+func (x *ClearGroupTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_group_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearGroupTokenRequest.ProtoReflect.Descriptor instead.
+func (*ClearGroupTokenRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ClearGroupTokenRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+// ClearGroupTokenResponse is empty.
+type ClearGroupTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearGroupTokenResponse) Reset() {
+	*x = ClearGroupTokenResponse{}
+	mi := &file_carillon_v1_group_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearGroupTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearGroupTokenResponse) ProtoMessage() {}
+
+func (x *ClearGroupTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_group_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearGroupTokenResponse.ProtoReflect.Descriptor instead.
+func (*ClearGroupTokenResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{14}
+}
+
 var File_carillon_v1_group_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_group_proto_rawDesc = "" +
 	"\n" +
-	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xde\x01\n" +
+	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x02\n" +
 	"\x05Group\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bapp_name\x18\x02 \x01(\tR\aappName\x12\x14\n" +
@@ -625,7 +809,8 @@ const file_carillon_v1_group_proto_rawDesc = "" +
 	"\faddress_mode\x18\x04 \x01(\x0e2\x18.carillon.v1.AddressModeR\vaddressMode\x12\x1c\n" +
 	"\taddresses\x18\x05 \x03(\tR\taddresses\x129\n" +
 	"\n" +
-	"updated_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\">\n" +
+	"updated_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\"\n" +
+	"\rhas_own_token\x18\a \x01(\bR\vhasOwnToken\">\n" +
 	"\x12CreateGroupRequest\x12(\n" +
 	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\"?\n" +
 	"\x13CreateGroupResponse\x12(\n" +
@@ -645,18 +830,27 @@ const file_carillon_v1_group_proto_rawDesc = "" +
 	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\"$\n" +
 	"\x12DeleteGroupRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"\x15\n" +
-	"\x13DeleteGroupResponse*[\n" +
+	"\x13DeleteGroupResponse\")\n" +
+	"\x17RotateGroupTokenRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"0\n" +
+	"\x18RotateGroupTokenResponse\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"(\n" +
+	"\x16ClearGroupTokenRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"\x19\n" +
+	"\x17ClearGroupTokenResponse*[\n" +
 	"\vAddressMode\x12\x1c\n" +
 	"\x18ADDRESS_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ADDRESS_MODE_AUTO\x10\x01\x12\x17\n" +
-	"\x13ADDRESS_MODE_MANUAL\x10\x022\x9c\x03\n" +
+	"\x13ADDRESS_MODE_MANUAL\x10\x022\xdb\x04\n" +
 	"\fGroupService\x12P\n" +
 	"\vCreateGroup\x12\x1f.carillon.v1.CreateGroupRequest\x1a .carillon.v1.CreateGroupResponse\x12G\n" +
 	"\bGetGroup\x12\x1c.carillon.v1.GetGroupRequest\x1a\x1d.carillon.v1.GetGroupResponse\x12M\n" +
 	"\n" +
 	"ListGroups\x12\x1e.carillon.v1.ListGroupsRequest\x1a\x1f.carillon.v1.ListGroupsResponse\x12P\n" +
 	"\vUpdateGroup\x12\x1f.carillon.v1.UpdateGroupRequest\x1a .carillon.v1.UpdateGroupResponse\x12P\n" +
-	"\vDeleteGroup\x12\x1f.carillon.v1.DeleteGroupRequest\x1a .carillon.v1.DeleteGroupResponseB=Z;github.com/carillonhq/carillon/proto/carillon/v1;carillonv1b\x06proto3"
+	"\vDeleteGroup\x12\x1f.carillon.v1.DeleteGroupRequest\x1a .carillon.v1.DeleteGroupResponse\x12_\n" +
+	"\x10RotateGroupToken\x12$.carillon.v1.RotateGroupTokenRequest\x1a%.carillon.v1.RotateGroupTokenResponse\x12\\\n" +
+	"\x0fClearGroupToken\x12#.carillon.v1.ClearGroupTokenRequest\x1a$.carillon.v1.ClearGroupTokenResponseB=Z;github.com/carillonhq/carillon/proto/carillon/v1;carillonv1b\x06proto3"
 
 var (
 	file_carillon_v1_group_proto_rawDescOnce sync.Once
@@ -671,45 +865,53 @@ func file_carillon_v1_group_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_group_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_carillon_v1_group_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_carillon_v1_group_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_carillon_v1_group_proto_goTypes = []any{
-	(AddressMode)(0),              // 0: carillon.v1.AddressMode
-	(*Group)(nil),                 // 1: carillon.v1.Group
-	(*CreateGroupRequest)(nil),    // 2: carillon.v1.CreateGroupRequest
-	(*CreateGroupResponse)(nil),   // 3: carillon.v1.CreateGroupResponse
-	(*GetGroupRequest)(nil),       // 4: carillon.v1.GetGroupRequest
-	(*GetGroupResponse)(nil),      // 5: carillon.v1.GetGroupResponse
-	(*ListGroupsRequest)(nil),     // 6: carillon.v1.ListGroupsRequest
-	(*ListGroupsResponse)(nil),    // 7: carillon.v1.ListGroupsResponse
-	(*UpdateGroupRequest)(nil),    // 8: carillon.v1.UpdateGroupRequest
-	(*UpdateGroupResponse)(nil),   // 9: carillon.v1.UpdateGroupResponse
-	(*DeleteGroupRequest)(nil),    // 10: carillon.v1.DeleteGroupRequest
-	(*DeleteGroupResponse)(nil),   // 11: carillon.v1.DeleteGroupResponse
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil), // 13: google.protobuf.FieldMask
+	(AddressMode)(0),                 // 0: carillon.v1.AddressMode
+	(*Group)(nil),                    // 1: carillon.v1.Group
+	(*CreateGroupRequest)(nil),       // 2: carillon.v1.CreateGroupRequest
+	(*CreateGroupResponse)(nil),      // 3: carillon.v1.CreateGroupResponse
+	(*GetGroupRequest)(nil),          // 4: carillon.v1.GetGroupRequest
+	(*GetGroupResponse)(nil),         // 5: carillon.v1.GetGroupResponse
+	(*ListGroupsRequest)(nil),        // 6: carillon.v1.ListGroupsRequest
+	(*ListGroupsResponse)(nil),       // 7: carillon.v1.ListGroupsResponse
+	(*UpdateGroupRequest)(nil),       // 8: carillon.v1.UpdateGroupRequest
+	(*UpdateGroupResponse)(nil),      // 9: carillon.v1.UpdateGroupResponse
+	(*DeleteGroupRequest)(nil),       // 10: carillon.v1.DeleteGroupRequest
+	(*DeleteGroupResponse)(nil),      // 11: carillon.v1.DeleteGroupResponse
+	(*RotateGroupTokenRequest)(nil),  // 12: carillon.v1.RotateGroupTokenRequest
+	(*RotateGroupTokenResponse)(nil), // 13: carillon.v1.RotateGroupTokenResponse
+	(*ClearGroupTokenRequest)(nil),   // 14: carillon.v1.ClearGroupTokenRequest
+	(*ClearGroupTokenResponse)(nil),  // 15: carillon.v1.ClearGroupTokenResponse
+	(*timestamppb.Timestamp)(nil),    // 16: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),    // 17: google.protobuf.FieldMask
 }
 var file_carillon_v1_group_proto_depIdxs = []int32{
 	0,  // 0: carillon.v1.Group.address_mode:type_name -> carillon.v1.AddressMode
-	12, // 1: carillon.v1.Group.updated_at:type_name -> google.protobuf.Timestamp
+	16, // 1: carillon.v1.Group.updated_at:type_name -> google.protobuf.Timestamp
 	1,  // 2: carillon.v1.CreateGroupRequest.group:type_name -> carillon.v1.Group
 	1,  // 3: carillon.v1.CreateGroupResponse.group:type_name -> carillon.v1.Group
 	1,  // 4: carillon.v1.GetGroupResponse.group:type_name -> carillon.v1.Group
 	1,  // 5: carillon.v1.ListGroupsResponse.groups:type_name -> carillon.v1.Group
 	1,  // 6: carillon.v1.UpdateGroupRequest.group:type_name -> carillon.v1.Group
-	13, // 7: carillon.v1.UpdateGroupRequest.update_mask:type_name -> google.protobuf.FieldMask
+	17, // 7: carillon.v1.UpdateGroupRequest.update_mask:type_name -> google.protobuf.FieldMask
 	1,  // 8: carillon.v1.UpdateGroupResponse.group:type_name -> carillon.v1.Group
 	2,  // 9: carillon.v1.GroupService.CreateGroup:input_type -> carillon.v1.CreateGroupRequest
 	4,  // 10: carillon.v1.GroupService.GetGroup:input_type -> carillon.v1.GetGroupRequest
 	6,  // 11: carillon.v1.GroupService.ListGroups:input_type -> carillon.v1.ListGroupsRequest
 	8,  // 12: carillon.v1.GroupService.UpdateGroup:input_type -> carillon.v1.UpdateGroupRequest
 	10, // 13: carillon.v1.GroupService.DeleteGroup:input_type -> carillon.v1.DeleteGroupRequest
-	3,  // 14: carillon.v1.GroupService.CreateGroup:output_type -> carillon.v1.CreateGroupResponse
-	5,  // 15: carillon.v1.GroupService.GetGroup:output_type -> carillon.v1.GetGroupResponse
-	7,  // 16: carillon.v1.GroupService.ListGroups:output_type -> carillon.v1.ListGroupsResponse
-	9,  // 17: carillon.v1.GroupService.UpdateGroup:output_type -> carillon.v1.UpdateGroupResponse
-	11, // 18: carillon.v1.GroupService.DeleteGroup:output_type -> carillon.v1.DeleteGroupResponse
-	14, // [14:19] is the sub-list for method output_type
-	9,  // [9:14] is the sub-list for method input_type
+	12, // 14: carillon.v1.GroupService.RotateGroupToken:input_type -> carillon.v1.RotateGroupTokenRequest
+	14, // 15: carillon.v1.GroupService.ClearGroupToken:input_type -> carillon.v1.ClearGroupTokenRequest
+	3,  // 16: carillon.v1.GroupService.CreateGroup:output_type -> carillon.v1.CreateGroupResponse
+	5,  // 17: carillon.v1.GroupService.GetGroup:output_type -> carillon.v1.GetGroupResponse
+	7,  // 18: carillon.v1.GroupService.ListGroups:output_type -> carillon.v1.ListGroupsResponse
+	9,  // 19: carillon.v1.GroupService.UpdateGroup:output_type -> carillon.v1.UpdateGroupResponse
+	11, // 20: carillon.v1.GroupService.DeleteGroup:output_type -> carillon.v1.DeleteGroupResponse
+	13, // 21: carillon.v1.GroupService.RotateGroupToken:output_type -> carillon.v1.RotateGroupTokenResponse
+	15, // 22: carillon.v1.GroupService.ClearGroupToken:output_type -> carillon.v1.ClearGroupTokenResponse
+	16, // [16:23] is the sub-list for method output_type
+	9,  // [9:16] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
 	9,  // [9:9] is the sub-list for extension extendee
 	0,  // [0:9] is the sub-list for field type_name
@@ -726,7 +928,7 @@ func file_carillon_v1_group_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_group_proto_rawDesc), len(file_carillon_v1_group_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   11,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,6 +46,12 @@ const (
 	// GroupServiceDeleteGroupProcedure is the fully-qualified name of the GroupService's DeleteGroup
 	// RPC.
 	GroupServiceDeleteGroupProcedure = "/carillon.v1.GroupService/DeleteGroup"
+	// GroupServiceRotateGroupTokenProcedure is the fully-qualified name of the GroupService's
+	// RotateGroupToken RPC.
+	GroupServiceRotateGroupTokenProcedure = "/carillon.v1.GroupService/RotateGroupToken"
+	// GroupServiceClearGroupTokenProcedure is the fully-qualified name of the GroupService's
+	// ClearGroupToken RPC.
+	GroupServiceClearGroupTokenProcedure = "/carillon.v1.GroupService/ClearGroupToken"
 )
 
 // GroupServiceClient is a client for the carillon.v1.GroupService service.
@@ -60,6 +66,15 @@ type GroupServiceClient interface {
 	UpdateGroup(context.Context, *v1.UpdateGroupRequest) (*v1.UpdateGroupResponse, error)
 	// DeleteGroup removes a group; refused (failed_precondition) while jobs use it.
 	DeleteGroup(context.Context, *v1.DeleteGroupRequest) (*v1.DeleteGroupResponse, error)
+	// RotateGroupToken gives the group an executor access token of its own,
+	// replacing the one it had, and returns it (shown once; ADMIN only). From
+	// then on the group's executors must register, heartbeat and report
+	// results with it, the admin sends it on its calls to them, and the global
+	// token is refused for the group's app.
+	RotateGroupToken(context.Context, *v1.RotateGroupTokenRequest) (*v1.RotateGroupTokenResponse, error)
+	// ClearGroupToken returns the group to the global executor token (ADMIN
+	// only).
+	ClearGroupToken(context.Context, *v1.ClearGroupTokenRequest) (*v1.ClearGroupTokenResponse, error)
 }
 
 // NewGroupServiceClient constructs a client for the carillon.v1.GroupService service. By default,
@@ -103,16 +118,30 @@ func NewGroupServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(groupServiceMethods.ByName("DeleteGroup")),
 			connect.WithClientOptions(opts...),
 		),
+		rotateGroupToken: connect.NewClient[v1.RotateGroupTokenRequest, v1.RotateGroupTokenResponse](
+			httpClient,
+			baseURL+GroupServiceRotateGroupTokenProcedure,
+			connect.WithSchema(groupServiceMethods.ByName("RotateGroupToken")),
+			connect.WithClientOptions(opts...),
+		),
+		clearGroupToken: connect.NewClient[v1.ClearGroupTokenRequest, v1.ClearGroupTokenResponse](
+			httpClient,
+			baseURL+GroupServiceClearGroupTokenProcedure,
+			connect.WithSchema(groupServiceMethods.ByName("ClearGroupToken")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // groupServiceClient implements GroupServiceClient.
 type groupServiceClient struct {
-	createGroup *connect.Client[v1.CreateGroupRequest, v1.CreateGroupResponse]
-	getGroup    *connect.Client[v1.GetGroupRequest, v1.GetGroupResponse]
-	listGroups  *connect.Client[v1.ListGroupsRequest, v1.ListGroupsResponse]
-	updateGroup *connect.Client[v1.UpdateGroupRequest, v1.UpdateGroupResponse]
-	deleteGroup *connect.Client[v1.DeleteGroupRequest, v1.DeleteGroupResponse]
+	createGroup      *connect.Client[v1.CreateGroupRequest, v1.CreateGroupResponse]
+	getGroup         *connect.Client[v1.GetGroupRequest, v1.GetGroupResponse]
+	listGroups       *connect.Client[v1.ListGroupsRequest, v1.ListGroupsResponse]
+	updateGroup      *connect.Client[v1.UpdateGroupRequest, v1.UpdateGroupResponse]
+	deleteGroup      *connect.Client[v1.DeleteGroupRequest, v1.DeleteGroupResponse]
+	rotateGroupToken *connect.Client[v1.RotateGroupTokenRequest, v1.RotateGroupTokenResponse]
+	clearGroupToken  *connect.Client[v1.ClearGroupTokenRequest, v1.ClearGroupTokenResponse]
 }
 
 // CreateGroup calls carillon.v1.GroupService.CreateGroup.
@@ -160,6 +189,24 @@ func (c *groupServiceClient) DeleteGroup(ctx context.Context, req *v1.DeleteGrou
 	return nil, err
 }
 
+// RotateGroupToken calls carillon.v1.GroupService.RotateGroupToken.
+func (c *groupServiceClient) RotateGroupToken(ctx context.Context, req *v1.RotateGroupTokenRequest) (*v1.RotateGroupTokenResponse, error) {
+	response, err := c.rotateGroupToken.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ClearGroupToken calls carillon.v1.GroupService.ClearGroupToken.
+func (c *groupServiceClient) ClearGroupToken(ctx context.Context, req *v1.ClearGroupTokenRequest) (*v1.ClearGroupTokenResponse, error) {
+	response, err := c.clearGroupToken.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // GroupServiceHandler is an implementation of the carillon.v1.GroupService service.
 type GroupServiceHandler interface {
 	// CreateGroup stores a new group. app_name must be unique.
@@ -172,6 +219,15 @@ type GroupServiceHandler interface {
 	UpdateGroup(context.Context, *v1.UpdateGroupRequest) (*v1.UpdateGroupResponse, error)
 	// DeleteGroup removes a group; refused (failed_precondition) while jobs use it.
 	DeleteGroup(context.Context, *v1.DeleteGroupRequest) (*v1.DeleteGroupResponse, error)
+	// RotateGroupToken gives the group an executor access token of its own,
+	// replacing the one it had, and returns it (shown once; ADMIN only). From
+	// then on the group's executors must register, heartbeat and report
+	// results with it, the admin sends it on its calls to them, and the global
+	// token is refused for the group's app.
+	RotateGroupToken(context.Context, *v1.RotateGroupTokenRequest) (*v1.RotateGroupTokenResponse, error)
+	// ClearGroupToken returns the group to the global executor token (ADMIN
+	// only).
+	ClearGroupToken(context.Context, *v1.ClearGroupTokenRequest) (*v1.ClearGroupTokenResponse, error)
 }
 
 // NewGroupServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -211,6 +267,18 @@ func NewGroupServiceHandler(svc GroupServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(groupServiceMethods.ByName("DeleteGroup")),
 		connect.WithHandlerOptions(opts...),
 	)
+	groupServiceRotateGroupTokenHandler := connect.NewUnaryHandlerSimple(
+		GroupServiceRotateGroupTokenProcedure,
+		svc.RotateGroupToken,
+		connect.WithSchema(groupServiceMethods.ByName("RotateGroupToken")),
+		connect.WithHandlerOptions(opts...),
+	)
+	groupServiceClearGroupTokenHandler := connect.NewUnaryHandlerSimple(
+		GroupServiceClearGroupTokenProcedure,
+		svc.ClearGroupToken,
+		connect.WithSchema(groupServiceMethods.ByName("ClearGroupToken")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/carillon.v1.GroupService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case GroupServiceCreateGroupProcedure:
@@ -223,6 +291,10 @@ func NewGroupServiceHandler(svc GroupServiceHandler, opts ...connect.HandlerOpti
 			groupServiceUpdateGroupHandler.ServeHTTP(w, r)
 		case GroupServiceDeleteGroupProcedure:
 			groupServiceDeleteGroupHandler.ServeHTTP(w, r)
+		case GroupServiceRotateGroupTokenProcedure:
+			groupServiceRotateGroupTokenHandler.ServeHTTP(w, r)
+		case GroupServiceClearGroupTokenProcedure:
+			groupServiceClearGroupTokenHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -250,4 +322,12 @@ func (UnimplementedGroupServiceHandler) UpdateGroup(context.Context, *v1.UpdateG
 
 func (UnimplementedGroupServiceHandler) DeleteGroup(context.Context, *v1.DeleteGroupRequest) (*v1.DeleteGroupResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.GroupService.DeleteGroup is not implemented"))
+}
+
+func (UnimplementedGroupServiceHandler) RotateGroupToken(context.Context, *v1.RotateGroupTokenRequest) (*v1.RotateGroupTokenResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.GroupService.RotateGroupToken is not implemented"))
+}
+
+func (UnimplementedGroupServiceHandler) ClearGroupToken(context.Context, *v1.ClearGroupTokenRequest) (*v1.ClearGroupTokenResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.GroupService.ClearGroupToken is not implemented"))
 }
