@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -151,7 +152,7 @@ func TestExecutorTLS(t *testing.T) {
 // the executor registers.
 func startExecutorWith(t *testing.T, cfg sdk.Config, leaf *testca.Leaf) string {
 	t.Helper()
-	cfg.AccessToken, cfg.LogDir, cfg.Logger = token, t.TempDir(), testLogger(t)
+	cfg.AccessToken, cfg.LogDir, cfg.Logger = cmp.Or(cfg.AccessToken, token), t.TempDir(), testLogger(t)
 	var (
 		ln  net.Listener
 		mux *http.ServeMux

@@ -70,9 +70,9 @@ var rules = map[string]rule{
 	carillonv1connect.GroupServiceGetGroupProcedure: {access: accessRead, check: func(_ context.Context, _ *Server, p *auth.Principal, req any) error {
 		return readGroup(p, "id", req.(*carillonv1.GetGroupRequest).Id)
 	}},
-	carillonv1connect.GroupServiceListGroupsProcedure:  {access: accessRead}, // filtered by scopedGroupService
-	carillonv1connect.GroupServiceUpdateGroupProcedure: {access: accessAdmin, audit: true},
-	carillonv1connect.GroupServiceDeleteGroupProcedure: {access: accessAdmin, audit: true},
+	carillonv1connect.GroupServiceListGroupsProcedure:       {access: accessRead}, // filtered by scopedGroupService
+	carillonv1connect.GroupServiceUpdateGroupProcedure:      {access: accessAdmin, audit: true},
+	carillonv1connect.GroupServiceDeleteGroupProcedure:      {access: accessAdmin, audit: true},
 	carillonv1connect.GroupServiceRotateGroupTokenProcedure: {access: accessAdmin, audit: true},
 	carillonv1connect.GroupServiceClearGroupTokenProcedure:  {access: accessAdmin, audit: true},
 
