@@ -83,6 +83,10 @@ type Config struct {
 	// AlarmWebhook, if set, receives every alarm as a JSON POST (jobs can
 	// add their own webhook).
 	AlarmWebhook string
+	// AlarmWebhookAllow lists the URL prefixes, comma-separated, that users
+	// other than ADMINs may set as a job's alarm webhook URL (see
+	// server.ParseWebhookAllow); empty: only ADMINs set webhook URLs.
+	AlarmWebhookAllow string
 	// SMTP, if Addr is set, sends alarms by e-mail to each job's alarm_emails.
 	SMTP alarm.Email
 	// Demo starts an in-process executor with a demo group and job firing
@@ -115,6 +119,10 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	executorTLS, err := clientTLS(cfg.ExecutorCAFile)
 	if err != nil {
 		return nil, fmt.Errorf("admin: executor CA file: %w", err)
+	}
+	webhookAllow, err := server.ParseWebhookAllow(cfg.AlarmWebhookAllow)
+	if err != nil {
+		return nil, fmt.Errorf("admin: %w", err)
 	}
 	st, err := store.Open(ctx, cfg.DBPath)
 	if err != nil {
@@ -160,7 +168,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	}
 	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger})
 	srv := server.New(server.Config{
-		Store: st, Trigger: trig, WakeFunc: sched.Wake, Logger: cfg.Logger,
+		Store: st, Trigger: trig, WakeFunc: sched.Wake, Logger: cfg.Logger, WebhookAllow: webhookAllow,
 		TokenGenerated: tokenGenerated, PasswordCost: cfg.PasswordCost,
 		ReadyFunc: func(context.Context) error { // /readyz and gRPC health
 			if err := st.Writable(); err != nil {

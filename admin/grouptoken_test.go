@@ -45,6 +45,17 @@ func (r *recorder) requests() []string {
 	return slices.Clone(r.reqs)
 }
 
+// clientsAs returns the management clients of a user's token (newClients
+// would send the first ADMIN's).
+func clientsAs(url, token string) clients {
+	opt := connect.WithInterceptors(bearer(token))
+	return clients{
+		group: carillonv1connect.NewGroupServiceClient(http.DefaultClient, url, opt),
+		job:   carillonv1connect.NewJobServiceClient(http.DefaultClient, url, opt),
+		run:   carillonv1connect.NewRunServiceClient(http.DefaultClient, url, opt),
+	}
+}
+
 // newUser creates a user through the API as the first ADMIN and returns a
 // session token of theirs.
 func newUser(t *testing.T, url string, u *carillonv1.User) string {
@@ -96,8 +107,7 @@ func TestCredentialsStayInGroup(t *testing.T) {
 	ok := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "d", Handler: "ok", Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}})
 	wait := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "d", Handler: "wait", Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}})
 
-	member := newClients(a.url, http.DefaultClient, connect.WithInterceptors(bearer(
-		newUser(t, a.url, &carillonv1.User{Username: "member", Role: carillonv1.Role_ROLE_MEMBER, GroupIds: []int64{g.Group.Id}}))))
+	member := clientsAs(a.url, newUser(t, a.url, &carillonv1.User{Username: "member", Role: carillonv1.Role_ROLE_MEMBER, GroupIds: []int64{g.Group.Id}}))
 	for name, cl := range map[string]clients{"ADMIN": c, "MEMBER": member} {
 		for _, addrs := range [][]string{{outside.url}, {exURL, outside.url}} {
 			_, err := cl.job.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: ok.Id, Addresses: addrs})

@@ -200,6 +200,9 @@ func (s jobService) CreateJob(ctx context.Context, req *carillonv1.CreateJobRequ
 	if err := s.checkChildren(ctx, req.Job); err != nil {
 		return nil, err
 	}
+	if err := s.checkWebhook(ctx, req.Job.AlarmWebhookUrl, ""); err != nil {
+		return nil, err
+	}
 	now := s.cfg.NowFunc()
 	j := jobFromProto(req.Job)
 	j.ID = 0
@@ -304,6 +307,9 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 		return nil, err
 	}
 	if err := s.checkChildren(ctx, merged); err != nil {
+		return nil, err
+	}
+	if err := s.checkWebhook(ctx, merged.AlarmWebhookUrl, old.AlarmWebhookURL); err != nil {
 		return nil, err
 	}
 	now := s.cfg.NowFunc()

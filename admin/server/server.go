@@ -62,6 +62,9 @@ type Config struct {
 	// writable, its scheduler scanning): nil when ready, else the reason.
 	// It answers /readyz and grpc.health.v1. Defaults to always ready.
 	ReadyFunc func(ctx context.Context) error
+	// WebhookAllow lists the URL prefixes a user other than an ADMIN may
+	// set as a job's alarm webhook; empty: only ADMINs set webhooks.
+	WebhookAllow WebhookAllow
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// NowFunc defaults to time.Now.

@@ -74,6 +74,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		"days of runs to keep; -1 keeps all (env CARILLON_RETENTION_DAYS)")
 	fs.StringVar(&cfg.AlarmWebhook, "alarm-webhook", os.Getenv("CARILLON_ALARM_WEBHOOK"),
 		"URL that receives every alarm as a JSON POST (env CARILLON_ALARM_WEBHOOK)")
+	fs.StringVar(&cfg.AlarmWebhookAllow, "alarm-webhook-allow", os.Getenv("CARILLON_ALARM_WEBHOOK_ALLOW"),
+		"comma-separated URL prefixes that users other than ADMINs may set as a job's alarm webhook; empty: only ADMINs set webhooks (env CARILLON_ALARM_WEBHOOK_ALLOW)")
 	fs.StringVar(&cfg.SMTP.Addr, "smtp-addr", os.Getenv("CARILLON_SMTP_ADDR"), "SMTP server host:port for alarm e-mails (env CARILLON_SMTP_ADDR)")
 	fs.StringVar(&cfg.SMTP.From, "smtp-from", os.Getenv("CARILLON_SMTP_FROM"), "sender address of alarm e-mails (env CARILLON_SMTP_FROM)")
 	fs.StringVar(&cfg.SMTP.Username, "smtp-username", os.Getenv("CARILLON_SMTP_USERNAME"), "SMTP user name (env CARILLON_SMTP_USERNAME)")
