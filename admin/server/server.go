@@ -114,11 +114,12 @@ const compressMinBytes = 4 << 10
 // reflection are open. gRPC health answers NOT_SERVING when not ready.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	registryOpts := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRegistryRequestBytes), connect.WithCompressMinBytes(compressMinBytes)}
+	registryOpts := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRegistryRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
+		cappedGzipOption(MaxRegistryRequestBytes)}
 	registryOpts = append(registryOpts, connect.WithInterceptors(requireExecutorToken(s.tokens()), validateInterceptor()))
 	mux.Handle(carillonv1connect.NewRegistryServiceHandler(registryService{s}, registryOpts...))
-	mgmt := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
-		connect.WithInterceptors(s.reads, authInterceptor{s})}
+	mgmt := append([]connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
+		cappedGzipOption(MaxRequestBytes), connect.WithInterceptors(s.reads, authInterceptor{s})}, strictJSONCodecs()...)
 	mux.Handle(carillonv1connect.NewGroupServiceHandler(scopedGroupService{groupService{s}}, mgmt...))
 	mux.Handle(carillonv1connect.NewJobServiceHandler(scopedJobService{jobService{s}}, mgmt...))
 	mux.Handle(carillonv1connect.NewRunServiceHandler(scopedRunService{runService{s}}, mgmt...))
