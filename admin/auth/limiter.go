@@ -77,6 +77,15 @@ func (l *LoginLimiter) Allow(now time.Time, username, peer string) error {
 	return nil
 }
 
+// Unlock forgets username's spent attempts, so that its next logins pass
+// at once (an ADMIN's way through a lock kept by someone else's failed
+// attempts). The per-address limit is untouched.
+func (l *LoginLimiter) Unlock(username string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.users.m, username)
+}
+
 func (b *buckets) get(now time.Time, key string) *rate.Limiter {
 	lim, ok := b.m[key]
 	if ok {

@@ -171,6 +171,7 @@ var rules = map[string]rule{
 	}},
 	carillonv1connect.UserServiceRevokeApiTokenProcedure:   {access: accessSelf, audit: true}, // ownership checked by the handler
 	carillonv1connect.UserServiceListAuditLogProcedure:     {access: accessAdmin},
+	carillonv1connect.UserServiceUnlockUserProcedure:       {access: accessAdmin, audit: true},
 	carillonv1connect.UserServiceGetExecutorTokenProcedure: {access: accessAdmin, audit: true},
 }
 

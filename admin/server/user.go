@@ -93,7 +93,10 @@ func (s userService) Login(ctx context.Context, req *carillonv1.LoginRequest) (*
 		return nil, connect.NewError(connect.CodeUnauthenticated, auth.ErrWrongPassword)
 	}
 	if u.Disabled {
-		return nil, connect.NewError(connect.CodeUnauthenticated, fmt.Errorf("user %s is disabled", u.Username))
+		// The same answer as a wrong password: telling a disabled user apart
+		// would confirm the password to whoever tried it.
+		s.cfg.Logger.Info("login refused: the user is disabled", slog.String("username", req.Username), slog.String("peer", peer))
+		return nil, connect.NewError(connect.CodeUnauthenticated, auth.ErrWrongPassword)
 	}
 	token, hash := auth.NewSessionToken()
 	expires := now.Add(s.cfg.SessionTTL)
@@ -163,6 +166,15 @@ func (s userService) CreateUser(ctx context.Context, req *carillonv1.CreateUserR
 		return nil, s.userErr(err)
 	}
 	return &carillonv1.CreateUserResponse{User: userToProto(u)}, nil
+}
+
+func (s userService) UnlockUser(ctx context.Context, req *carillonv1.UnlockUserRequest) (*carillonv1.UnlockUserResponse, error) {
+	u, err := s.cfg.Store.User(ctx, req.Id)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	s.cfg.LoginLimiter.Unlock(strings.ToLower(u.Username))
+	return &carillonv1.UnlockUserResponse{}, nil
 }
 
 func (s userService) GetUser(ctx context.Context, req *carillonv1.GetUserRequest) (*carillonv1.GetUserResponse, error) {

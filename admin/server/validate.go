@@ -65,6 +65,8 @@ func validate(req any) error {
 		return checkGroupLimits(r.Group)
 	case *carillonv1.DeleteGroupRequest:
 		return positiveID("id", r.Id)
+	case *carillonv1.UnlockUserRequest:
+		return positiveID("id", r.Id)
 	case *carillonv1.RotateGroupTokenRequest:
 		return positiveID("id", r.Id)
 	case *carillonv1.ClearGroupTokenRequest:

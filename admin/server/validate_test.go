@@ -202,6 +202,7 @@ var validationCases = []struct {
 	{"UserService/UpdateUser", `{"user":{"id":"1"},"updateMask":"username"}`, "update_mask"},
 	{"UserService/UpdateUser", `{"user":{"id":"1","disabled":true},"updateMask":"disabled","password":"short"}`, "password"},
 	{"UserService/DeleteUser", `{}`, "id"},
+	{"UserService/UnlockUser", `{"id":"0"}`, "id"},
 	{"UserService/CreateApiToken", `{}`, "name"},
 	{"UserService/CreateApiToken", `{"name":"` + strings.Repeat("n", 65) + `"}`, "name"},
 	{"UserService/CreateApiToken", `{"name":"x","expiresInSeconds":"-5"}`, "expires_in_seconds"},

@@ -196,8 +196,10 @@ func keepAnAdmin(ctx context.Context, tx *sql.Tx, old User) error {
 }
 
 // UpdateUser changes the role, groups and disabled flag of the user with
-// ID u.ID, and, when u.PasswordHash is set, its password (ending its
-// sessions). A change that leaves no enabled ADMIN is ErrLastAdmin.
+// ID u.ID, and, when u.PasswordHash is set, its password. A new password
+// or disabling the user ends its sessions and revokes its API tokens, for
+// good: enabling the user again revives none. A change that leaves no
+// enabled ADMIN is ErrLastAdmin.
 func (s *Store) UpdateUser(ctx context.Context, u User, now time.Time) (User, error) {
 	u.Groups = uniqueSortedIDs(u.Groups)
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -221,7 +223,9 @@ func (s *Store) UpdateUser(ctx context.Context, u User, now time.Time) (User, er
 			if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, u.PasswordHash, u.ID); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, u.ID); err != nil {
+		}
+		if u.PasswordHash != "" || (u.Disabled && !old.Disabled) {
+			if err := endCredentials(ctx, tx, u.ID, 0); err != nil {
 				return err
 			}
 		}
@@ -236,8 +240,8 @@ func (s *Store) UpdateUser(ctx context.Context, u User, now time.Time) (User, er
 	return s.User(ctx, u.ID)
 }
 
-// SetPassword replaces a user's password hash and ends the user's sessions
-// but keepSession (0 for none).
+// SetPassword replaces a user's password hash, ends the user's sessions but
+// keepSession (0 for none) and revokes its API tokens.
 func (s *Store) SetPassword(ctx context.Context, userID int64, hash string, keepSession int64, now time.Time) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?`, hash, millis(now), userID)
@@ -247,12 +251,21 @@ func (s *Store) SetPassword(ctx context.Context, userID int64, hash string, keep
 		if err := mustAffect(res, "user", userID); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id != ?`, userID, keepSession)
-		return err
+		return endCredentials(ctx, tx, userID, keepSession)
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("store: set password of user %d: %w", userID, err)
 	}
+	return err
+}
+
+// endCredentials ends the sessions of user userID but keepSession (0 for
+// none) and revokes its API tokens.
+func endCredentials(ctx context.Context, tx *sql.Tx, userID, keepSession int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id != ?`, userID, keepSession); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `DELETE FROM api_tokens WHERE user_id = ?`, userID)
 	return err
 }
 

@@ -92,7 +92,8 @@ type User struct {
 	// MEMBER: the executor groups whose jobs and runs the user may read and
 	// operate. Must be empty for other roles.
 	GroupIds []int64 `protobuf:"varint,4,rep,packed,name=group_ids,json=groupIds,proto3" json:"group_ids,omitempty"`
-	// A disabled user's sessions and API tokens are refused, and Login fails.
+	// Disabling a user ends its sessions and revokes its API tokens, and
+	// Login fails, with the message of a wrong password.
 	Disabled bool `protobuf:"varint,5,opt,name=disabled,proto3" json:"disabled,omitempty"`
 	// Output.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
@@ -1752,6 +1753,88 @@ func (x *GetExecutorTokenResponse) GetGenerated() bool {
 	return false
 }
 
+// UnlockUserRequest names a user by id.
+type UnlockUserRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnlockUserRequest) Reset() {
+	*x = UnlockUserRequest{}
+	mi := &file_carillon_v1_user_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnlockUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnlockUserRequest) ProtoMessage() {}
+
+func (x *UnlockUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_user_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnlockUserRequest.ProtoReflect.Descriptor instead.
+func (*UnlockUserRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_user_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *UnlockUserRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+// UnlockUserResponse is empty.
+type UnlockUserResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnlockUserResponse) Reset() {
+	*x = UnlockUserResponse{}
+	mi := &file_carillon_v1_user_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnlockUserResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnlockUserResponse) ProtoMessage() {}
+
+func (x *UnlockUserResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_user_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnlockUserResponse.ProtoReflect.Descriptor instead.
+func (*UnlockUserResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_user_proto_rawDescGZIP(), []int{32}
+}
+
 var File_carillon_v1_user_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_user_proto_rawDesc = "" +
@@ -1857,13 +1940,16 @@ const file_carillon_v1_user_proto_rawDesc = "" +
 	"\x17GetExecutorTokenRequest\"N\n" +
 	"\x18GetExecutorTokenResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x1c\n" +
-	"\tgenerated\x18\x02 \x01(\bR\tgenerated*N\n" +
+	"\tgenerated\x18\x02 \x01(\bR\tgenerated\"#\n" +
+	"\x11UnlockUserRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"\x14\n" +
+	"\x12UnlockUserResponse*N\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
 	"ROLE_ADMIN\x10\x01\x12\x0f\n" +
 	"\vROLE_MEMBER\x10\x02\x12\x0f\n" +
-	"\vROLE_VIEWER\x10\x032\x89\t\n" +
+	"\vROLE_VIEWER\x10\x032\xd8\t\n" +
 	"\vUserService\x12>\n" +
 	"\x05Login\x12\x19.carillon.v1.LoginRequest\x1a\x1a.carillon.v1.LoginResponse\x12A\n" +
 	"\x06Logout\x12\x1a.carillon.v1.LogoutRequest\x1a\x1b.carillon.v1.LogoutResponse\x12Y\n" +
@@ -1871,7 +1957,9 @@ const file_carillon_v1_user_proto_rawDesc = "" +
 	"\x0eChangePassword\x12\".carillon.v1.ChangePasswordRequest\x1a#.carillon.v1.ChangePasswordResponse\x12M\n" +
 	"\n" +
 	"CreateUser\x12\x1e.carillon.v1.CreateUserRequest\x1a\x1f.carillon.v1.CreateUserResponse\x12D\n" +
-	"\aGetUser\x12\x1b.carillon.v1.GetUserRequest\x1a\x1c.carillon.v1.GetUserResponse\x12J\n" +
+	"\aGetUser\x12\x1b.carillon.v1.GetUserRequest\x1a\x1c.carillon.v1.GetUserResponse\x12M\n" +
+	"\n" +
+	"UnlockUser\x12\x1e.carillon.v1.UnlockUserRequest\x1a\x1f.carillon.v1.UnlockUserResponse\x12J\n" +
 	"\tListUsers\x12\x1d.carillon.v1.ListUsersRequest\x1a\x1e.carillon.v1.ListUsersResponse\x12M\n" +
 	"\n" +
 	"UpdateUser\x12\x1e.carillon.v1.UpdateUserRequest\x1a\x1f.carillon.v1.UpdateUserResponse\x12M\n" +
@@ -1896,7 +1984,7 @@ func file_carillon_v1_user_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_user_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_carillon_v1_user_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_carillon_v1_user_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_carillon_v1_user_proto_goTypes = []any{
 	(Role)(0),                        // 0: carillon.v1.Role
 	(*User)(nil),                     // 1: carillon.v1.User
@@ -1930,15 +2018,17 @@ var file_carillon_v1_user_proto_goTypes = []any{
 	(*ListAuditLogResponse)(nil),     // 29: carillon.v1.ListAuditLogResponse
 	(*GetExecutorTokenRequest)(nil),  // 30: carillon.v1.GetExecutorTokenRequest
 	(*GetExecutorTokenResponse)(nil), // 31: carillon.v1.GetExecutorTokenResponse
-	(*timestamppb.Timestamp)(nil),    // 32: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),    // 33: google.protobuf.FieldMask
+	(*UnlockUserRequest)(nil),        // 32: carillon.v1.UnlockUserRequest
+	(*UnlockUserResponse)(nil),       // 33: carillon.v1.UnlockUserResponse
+	(*timestamppb.Timestamp)(nil),    // 34: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),    // 35: google.protobuf.FieldMask
 }
 var file_carillon_v1_user_proto_depIdxs = []int32{
 	0,  // 0: carillon.v1.User.role:type_name -> carillon.v1.Role
-	32, // 1: carillon.v1.User.created_at:type_name -> google.protobuf.Timestamp
-	32, // 2: carillon.v1.User.updated_at:type_name -> google.protobuf.Timestamp
-	32, // 3: carillon.v1.User.last_login_at:type_name -> google.protobuf.Timestamp
-	32, // 4: carillon.v1.LoginResponse.expires_at:type_name -> google.protobuf.Timestamp
+	34, // 1: carillon.v1.User.created_at:type_name -> google.protobuf.Timestamp
+	34, // 2: carillon.v1.User.updated_at:type_name -> google.protobuf.Timestamp
+	34, // 3: carillon.v1.User.last_login_at:type_name -> google.protobuf.Timestamp
+	34, // 4: carillon.v1.LoginResponse.expires_at:type_name -> google.protobuf.Timestamp
 	1,  // 5: carillon.v1.LoginResponse.user:type_name -> carillon.v1.User
 	1,  // 6: carillon.v1.GetCurrentUserResponse.user:type_name -> carillon.v1.User
 	1,  // 7: carillon.v1.CreateUserRequest.user:type_name -> carillon.v1.User
@@ -1946,16 +2036,16 @@ var file_carillon_v1_user_proto_depIdxs = []int32{
 	1,  // 9: carillon.v1.GetUserResponse.user:type_name -> carillon.v1.User
 	1,  // 10: carillon.v1.ListUsersResponse.users:type_name -> carillon.v1.User
 	1,  // 11: carillon.v1.UpdateUserRequest.user:type_name -> carillon.v1.User
-	33, // 12: carillon.v1.UpdateUserRequest.update_mask:type_name -> google.protobuf.FieldMask
+	35, // 12: carillon.v1.UpdateUserRequest.update_mask:type_name -> google.protobuf.FieldMask
 	1,  // 13: carillon.v1.UpdateUserResponse.user:type_name -> carillon.v1.User
-	32, // 14: carillon.v1.ApiToken.created_at:type_name -> google.protobuf.Timestamp
-	32, // 15: carillon.v1.ApiToken.expires_at:type_name -> google.protobuf.Timestamp
-	32, // 16: carillon.v1.ApiToken.last_used_at:type_name -> google.protobuf.Timestamp
+	34, // 14: carillon.v1.ApiToken.created_at:type_name -> google.protobuf.Timestamp
+	34, // 15: carillon.v1.ApiToken.expires_at:type_name -> google.protobuf.Timestamp
+	34, // 16: carillon.v1.ApiToken.last_used_at:type_name -> google.protobuf.Timestamp
 	20, // 17: carillon.v1.CreateApiTokenResponse.api_token:type_name -> carillon.v1.ApiToken
 	20, // 18: carillon.v1.ListApiTokensResponse.api_tokens:type_name -> carillon.v1.ApiToken
-	32, // 19: carillon.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
-	32, // 20: carillon.v1.ListAuditLogRequest.from:type_name -> google.protobuf.Timestamp
-	32, // 21: carillon.v1.ListAuditLogRequest.to:type_name -> google.protobuf.Timestamp
+	34, // 19: carillon.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
+	34, // 20: carillon.v1.ListAuditLogRequest.from:type_name -> google.protobuf.Timestamp
+	34, // 21: carillon.v1.ListAuditLogRequest.to:type_name -> google.protobuf.Timestamp
 	27, // 22: carillon.v1.ListAuditLogResponse.entries:type_name -> carillon.v1.AuditEntry
 	2,  // 23: carillon.v1.UserService.Login:input_type -> carillon.v1.LoginRequest
 	4,  // 24: carillon.v1.UserService.Logout:input_type -> carillon.v1.LogoutRequest
@@ -1963,30 +2053,32 @@ var file_carillon_v1_user_proto_depIdxs = []int32{
 	8,  // 26: carillon.v1.UserService.ChangePassword:input_type -> carillon.v1.ChangePasswordRequest
 	10, // 27: carillon.v1.UserService.CreateUser:input_type -> carillon.v1.CreateUserRequest
 	12, // 28: carillon.v1.UserService.GetUser:input_type -> carillon.v1.GetUserRequest
-	14, // 29: carillon.v1.UserService.ListUsers:input_type -> carillon.v1.ListUsersRequest
-	16, // 30: carillon.v1.UserService.UpdateUser:input_type -> carillon.v1.UpdateUserRequest
-	18, // 31: carillon.v1.UserService.DeleteUser:input_type -> carillon.v1.DeleteUserRequest
-	21, // 32: carillon.v1.UserService.CreateApiToken:input_type -> carillon.v1.CreateApiTokenRequest
-	23, // 33: carillon.v1.UserService.ListApiTokens:input_type -> carillon.v1.ListApiTokensRequest
-	25, // 34: carillon.v1.UserService.RevokeApiToken:input_type -> carillon.v1.RevokeApiTokenRequest
-	28, // 35: carillon.v1.UserService.ListAuditLog:input_type -> carillon.v1.ListAuditLogRequest
-	30, // 36: carillon.v1.UserService.GetExecutorToken:input_type -> carillon.v1.GetExecutorTokenRequest
-	3,  // 37: carillon.v1.UserService.Login:output_type -> carillon.v1.LoginResponse
-	5,  // 38: carillon.v1.UserService.Logout:output_type -> carillon.v1.LogoutResponse
-	7,  // 39: carillon.v1.UserService.GetCurrentUser:output_type -> carillon.v1.GetCurrentUserResponse
-	9,  // 40: carillon.v1.UserService.ChangePassword:output_type -> carillon.v1.ChangePasswordResponse
-	11, // 41: carillon.v1.UserService.CreateUser:output_type -> carillon.v1.CreateUserResponse
-	13, // 42: carillon.v1.UserService.GetUser:output_type -> carillon.v1.GetUserResponse
-	15, // 43: carillon.v1.UserService.ListUsers:output_type -> carillon.v1.ListUsersResponse
-	17, // 44: carillon.v1.UserService.UpdateUser:output_type -> carillon.v1.UpdateUserResponse
-	19, // 45: carillon.v1.UserService.DeleteUser:output_type -> carillon.v1.DeleteUserResponse
-	22, // 46: carillon.v1.UserService.CreateApiToken:output_type -> carillon.v1.CreateApiTokenResponse
-	24, // 47: carillon.v1.UserService.ListApiTokens:output_type -> carillon.v1.ListApiTokensResponse
-	26, // 48: carillon.v1.UserService.RevokeApiToken:output_type -> carillon.v1.RevokeApiTokenResponse
-	29, // 49: carillon.v1.UserService.ListAuditLog:output_type -> carillon.v1.ListAuditLogResponse
-	31, // 50: carillon.v1.UserService.GetExecutorToken:output_type -> carillon.v1.GetExecutorTokenResponse
-	37, // [37:51] is the sub-list for method output_type
-	23, // [23:37] is the sub-list for method input_type
+	32, // 29: carillon.v1.UserService.UnlockUser:input_type -> carillon.v1.UnlockUserRequest
+	14, // 30: carillon.v1.UserService.ListUsers:input_type -> carillon.v1.ListUsersRequest
+	16, // 31: carillon.v1.UserService.UpdateUser:input_type -> carillon.v1.UpdateUserRequest
+	18, // 32: carillon.v1.UserService.DeleteUser:input_type -> carillon.v1.DeleteUserRequest
+	21, // 33: carillon.v1.UserService.CreateApiToken:input_type -> carillon.v1.CreateApiTokenRequest
+	23, // 34: carillon.v1.UserService.ListApiTokens:input_type -> carillon.v1.ListApiTokensRequest
+	25, // 35: carillon.v1.UserService.RevokeApiToken:input_type -> carillon.v1.RevokeApiTokenRequest
+	28, // 36: carillon.v1.UserService.ListAuditLog:input_type -> carillon.v1.ListAuditLogRequest
+	30, // 37: carillon.v1.UserService.GetExecutorToken:input_type -> carillon.v1.GetExecutorTokenRequest
+	3,  // 38: carillon.v1.UserService.Login:output_type -> carillon.v1.LoginResponse
+	5,  // 39: carillon.v1.UserService.Logout:output_type -> carillon.v1.LogoutResponse
+	7,  // 40: carillon.v1.UserService.GetCurrentUser:output_type -> carillon.v1.GetCurrentUserResponse
+	9,  // 41: carillon.v1.UserService.ChangePassword:output_type -> carillon.v1.ChangePasswordResponse
+	11, // 42: carillon.v1.UserService.CreateUser:output_type -> carillon.v1.CreateUserResponse
+	13, // 43: carillon.v1.UserService.GetUser:output_type -> carillon.v1.GetUserResponse
+	33, // 44: carillon.v1.UserService.UnlockUser:output_type -> carillon.v1.UnlockUserResponse
+	15, // 45: carillon.v1.UserService.ListUsers:output_type -> carillon.v1.ListUsersResponse
+	17, // 46: carillon.v1.UserService.UpdateUser:output_type -> carillon.v1.UpdateUserResponse
+	19, // 47: carillon.v1.UserService.DeleteUser:output_type -> carillon.v1.DeleteUserResponse
+	22, // 48: carillon.v1.UserService.CreateApiToken:output_type -> carillon.v1.CreateApiTokenResponse
+	24, // 49: carillon.v1.UserService.ListApiTokens:output_type -> carillon.v1.ListApiTokensResponse
+	26, // 50: carillon.v1.UserService.RevokeApiToken:output_type -> carillon.v1.RevokeApiTokenResponse
+	29, // 51: carillon.v1.UserService.ListAuditLog:output_type -> carillon.v1.ListAuditLogResponse
+	31, // 52: carillon.v1.UserService.GetExecutorToken:output_type -> carillon.v1.GetExecutorTokenResponse
+	38, // [38:53] is the sub-list for method output_type
+	23, // [23:38] is the sub-list for method input_type
 	23, // [23:23] is the sub-list for extension type_name
 	23, // [23:23] is the sub-list for extension extendee
 	0,  // [0:23] is the sub-list for field type_name
@@ -2003,7 +2095,7 @@ func file_carillon_v1_user_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_user_proto_rawDesc), len(file_carillon_v1_user_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   31,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -47,6 +47,8 @@ const (
 	UserServiceCreateUserProcedure = "/carillon.v1.UserService/CreateUser"
 	// UserServiceGetUserProcedure is the fully-qualified name of the UserService's GetUser RPC.
 	UserServiceGetUserProcedure = "/carillon.v1.UserService/GetUser"
+	// UserServiceUnlockUserProcedure is the fully-qualified name of the UserService's UnlockUser RPC.
+	UserServiceUnlockUserProcedure = "/carillon.v1.UserService/UnlockUser"
 	// UserServiceListUsersProcedure is the fully-qualified name of the UserService's ListUsers RPC.
 	UserServiceListUsersProcedure = "/carillon.v1.UserService/ListUsers"
 	// UserServiceUpdateUserProcedure is the fully-qualified name of the UserService's UpdateUser RPC.
@@ -82,17 +84,23 @@ type UserServiceClient interface {
 	// GetCurrentUser returns the caller's user.
 	GetCurrentUser(context.Context, *v1.GetCurrentUserRequest) (*v1.GetCurrentUserResponse, error)
 	// ChangePassword changes the caller's own password, given the current one,
-	// and ends the caller's other sessions.
+	// ends the caller's other sessions and revokes the caller's API tokens.
 	ChangePassword(context.Context, *v1.ChangePasswordRequest) (*v1.ChangePasswordResponse, error)
 	// CreateUser adds a user. ADMIN only.
 	CreateUser(context.Context, *v1.CreateUserRequest) (*v1.CreateUserResponse, error)
 	// GetUser returns one user. ADMIN only.
 	GetUser(context.Context, *v1.GetUserRequest) (*v1.GetUserResponse, error)
+	// UnlockUser lets the user's next logins through the per-username login
+	// limit at once (ADMIN only): someone's failed attempts can keep a
+	// username locked. The per-address limit still applies.
+	UnlockUser(context.Context, *v1.UnlockUserRequest) (*v1.UnlockUserResponse, error)
 	// ListUsers returns every user, ordered by username. ADMIN only.
 	ListUsers(context.Context, *v1.ListUsersRequest) (*v1.ListUsersResponse, error)
 	// UpdateUser changes a user's role, group grants or disabled flag, or sets
-	// a new password (which ends the user's sessions). ADMIN only. The last
-	// enabled ADMIN cannot be demoted or disabled (failed_precondition).
+	// a new password. A new password or disabling the user ends its sessions
+	// and revokes its API tokens, for good: enabling the user again revives
+	// none. ADMIN only. The last enabled ADMIN cannot be demoted or disabled
+	// (failed_precondition).
 	UpdateUser(context.Context, *v1.UpdateUserRequest) (*v1.UpdateUserResponse, error)
 	// DeleteUser removes a user with their sessions and API tokens. ADMIN
 	// only. An ADMIN cannot delete themselves, nor the last enabled ADMIN
@@ -163,6 +171,12 @@ func NewUserServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 			connect.WithSchema(userServiceMethods.ByName("GetUser")),
 			connect.WithClientOptions(opts...),
 		),
+		unlockUser: connect.NewClient[v1.UnlockUserRequest, v1.UnlockUserResponse](
+			httpClient,
+			baseURL+UserServiceUnlockUserProcedure,
+			connect.WithSchema(userServiceMethods.ByName("UnlockUser")),
+			connect.WithClientOptions(opts...),
+		),
 		listUsers: connect.NewClient[v1.ListUsersRequest, v1.ListUsersResponse](
 			httpClient,
 			baseURL+UserServiceListUsersProcedure,
@@ -222,6 +236,7 @@ type userServiceClient struct {
 	changePassword   *connect.Client[v1.ChangePasswordRequest, v1.ChangePasswordResponse]
 	createUser       *connect.Client[v1.CreateUserRequest, v1.CreateUserResponse]
 	getUser          *connect.Client[v1.GetUserRequest, v1.GetUserResponse]
+	unlockUser       *connect.Client[v1.UnlockUserRequest, v1.UnlockUserResponse]
 	listUsers        *connect.Client[v1.ListUsersRequest, v1.ListUsersResponse]
 	updateUser       *connect.Client[v1.UpdateUserRequest, v1.UpdateUserResponse]
 	deleteUser       *connect.Client[v1.DeleteUserRequest, v1.DeleteUserResponse]
@@ -280,6 +295,15 @@ func (c *userServiceClient) CreateUser(ctx context.Context, req *v1.CreateUserRe
 // GetUser calls carillon.v1.UserService.GetUser.
 func (c *userServiceClient) GetUser(ctx context.Context, req *v1.GetUserRequest) (*v1.GetUserResponse, error) {
 	response, err := c.getUser.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// UnlockUser calls carillon.v1.UserService.UnlockUser.
+func (c *userServiceClient) UnlockUser(ctx context.Context, req *v1.UnlockUserRequest) (*v1.UnlockUserResponse, error) {
+	response, err := c.unlockUser.CallUnary(ctx, connect.NewRequest(req))
 	if response != nil {
 		return response.Msg, err
 	}
@@ -370,17 +394,23 @@ type UserServiceHandler interface {
 	// GetCurrentUser returns the caller's user.
 	GetCurrentUser(context.Context, *v1.GetCurrentUserRequest) (*v1.GetCurrentUserResponse, error)
 	// ChangePassword changes the caller's own password, given the current one,
-	// and ends the caller's other sessions.
+	// ends the caller's other sessions and revokes the caller's API tokens.
 	ChangePassword(context.Context, *v1.ChangePasswordRequest) (*v1.ChangePasswordResponse, error)
 	// CreateUser adds a user. ADMIN only.
 	CreateUser(context.Context, *v1.CreateUserRequest) (*v1.CreateUserResponse, error)
 	// GetUser returns one user. ADMIN only.
 	GetUser(context.Context, *v1.GetUserRequest) (*v1.GetUserResponse, error)
+	// UnlockUser lets the user's next logins through the per-username login
+	// limit at once (ADMIN only): someone's failed attempts can keep a
+	// username locked. The per-address limit still applies.
+	UnlockUser(context.Context, *v1.UnlockUserRequest) (*v1.UnlockUserResponse, error)
 	// ListUsers returns every user, ordered by username. ADMIN only.
 	ListUsers(context.Context, *v1.ListUsersRequest) (*v1.ListUsersResponse, error)
 	// UpdateUser changes a user's role, group grants or disabled flag, or sets
-	// a new password (which ends the user's sessions). ADMIN only. The last
-	// enabled ADMIN cannot be demoted or disabled (failed_precondition).
+	// a new password. A new password or disabling the user ends its sessions
+	// and revokes its API tokens, for good: enabling the user again revives
+	// none. ADMIN only. The last enabled ADMIN cannot be demoted or disabled
+	// (failed_precondition).
 	UpdateUser(context.Context, *v1.UpdateUserRequest) (*v1.UpdateUserResponse, error)
 	// DeleteUser removes a user with their sessions and API tokens. ADMIN
 	// only. An ADMIN cannot delete themselves, nor the last enabled ADMIN
@@ -447,6 +477,12 @@ func NewUserServiceHandler(svc UserServiceHandler, opts ...connect.HandlerOption
 		connect.WithSchema(userServiceMethods.ByName("GetUser")),
 		connect.WithHandlerOptions(opts...),
 	)
+	userServiceUnlockUserHandler := connect.NewUnaryHandlerSimple(
+		UserServiceUnlockUserProcedure,
+		svc.UnlockUser,
+		connect.WithSchema(userServiceMethods.ByName("UnlockUser")),
+		connect.WithHandlerOptions(opts...),
+	)
 	userServiceListUsersHandler := connect.NewUnaryHandlerSimple(
 		UserServiceListUsersProcedure,
 		svc.ListUsers,
@@ -509,6 +545,8 @@ func NewUserServiceHandler(svc UserServiceHandler, opts ...connect.HandlerOption
 			userServiceCreateUserHandler.ServeHTTP(w, r)
 		case UserServiceGetUserProcedure:
 			userServiceGetUserHandler.ServeHTTP(w, r)
+		case UserServiceUnlockUserProcedure:
+			userServiceUnlockUserHandler.ServeHTTP(w, r)
 		case UserServiceListUsersProcedure:
 			userServiceListUsersHandler.ServeHTTP(w, r)
 		case UserServiceUpdateUserProcedure:
@@ -556,6 +594,10 @@ func (UnimplementedUserServiceHandler) CreateUser(context.Context, *v1.CreateUse
 
 func (UnimplementedUserServiceHandler) GetUser(context.Context, *v1.GetUserRequest) (*v1.GetUserResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.UserService.GetUser is not implemented"))
+}
+
+func (UnimplementedUserServiceHandler) UnlockUser(context.Context, *v1.UnlockUserRequest) (*v1.UnlockUserResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.UserService.UnlockUser is not implemented"))
 }
 
 func (UnimplementedUserServiceHandler) ListUsers(context.Context, *v1.ListUsersRequest) (*v1.ListUsersResponse, error) {

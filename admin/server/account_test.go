@@ -1,0 +1,167 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
+	"github.com/carillonhq/carillon/admin/auth"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+// login logs name in with passwordOf(name) and returns the session token.
+func login(t *testing.T, url, name, password string) string {
+	t.Helper()
+	res, err := carillonv1connect.NewUserServiceClient(http.DefaultClient, url).Login(context.Background(),
+		&carillonv1.LoginRequest{Username: name, Password: password})
+	if err != nil {
+		t.Fatalf("login %s: %v", name, err)
+	}
+	return res.Token
+}
+
+// works reports whether a credential is taken by the management API.
+func works(t *testing.T, url, token string) bool {
+	t.Helper()
+	_, err := clientsOf(url, token).user.GetCurrentUser(context.Background(), &carillonv1.GetCurrentUserRequest{})
+	if err != nil && connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// TestPasswordChangeRevokesTokens checks that a user's own password change
+// and an ADMIN's reset end the user's sessions (but the one that changed
+// it) and revoke its API tokens.
+func TestPasswordChangeRevokesTokens(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "s3cret")
+	apiToken := addUser(t, b.store, "ada", auth.RoleViewer)
+	session := login(t, b.url, "ada", passwordOf("ada"))
+	other := login(t, b.url, "ada", passwordOf("ada"))
+	if _, err := clientsOf(b.url, session).user.ChangePassword(ctx, &carillonv1.ChangePasswordRequest{
+		OldPassword: passwordOf("ada"), NewPassword: "a new password"}); err != nil {
+		t.Fatal(err)
+	}
+	if works(t, b.url, apiToken) || works(t, b.url, other) || !works(t, b.url, session) {
+		t.Errorf("after ChangePassword: API token works %v, other session works %v, own session works %v; want false, false, true",
+			works(t, b.url, apiToken), works(t, b.url, other), works(t, b.url, session))
+	}
+
+	apiToken2, err := clientsOf(b.url, session).user.CreateApiToken(ctx, &carillonv1.CreateApiTokenRequest{Name: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	me, err := clientsOf(b.url, session).user.GetCurrentUser(ctx, &carillonv1.GetCurrentUserRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clientsOf(b.url, b.admin).user.UpdateUser(ctx, &carillonv1.UpdateUserRequest{
+		User: &carillonv1.User{Id: me.User.Id}, Password: "reset by an admin", UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"disabled"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if works(t, b.url, apiToken2.Token) || works(t, b.url, session) {
+		t.Errorf("after an ADMIN's reset: API token works %v, session works %v; want neither",
+			works(t, b.url, apiToken2.Token), works(t, b.url, session))
+	}
+}
+
+// TestDisableEndsCredentials checks that disabling a user ends its sessions
+// and API tokens for good: enabling it again revives neither.
+func TestDisableEndsCredentials(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "s3cret")
+	apiToken := addUser(t, b.store, "ada", auth.RoleViewer)
+	session := login(t, b.url, "ada", passwordOf("ada"))
+	me, err := clientsOf(b.url, session).user.GetCurrentUser(ctx, &carillonv1.GetCurrentUserRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := clientsOf(b.url, b.admin)
+	for _, disabled := range []bool{true, false} {
+		if _, err := admin.user.UpdateUser(ctx, &carillonv1.UpdateUserRequest{User: &carillonv1.User{Id: me.User.Id, Disabled: disabled},
+			UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"disabled"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if works(t, b.url, apiToken) || works(t, b.url, session) {
+		t.Errorf("after disable and enable: API token works %v, session works %v; want neither", works(t, b.url, apiToken), works(t, b.url, session))
+	}
+	if !works(t, b.url, login(t, b.url, "ada", passwordOf("ada"))) {
+		t.Error("a new login after enabling does not work")
+	}
+}
+
+// TestLoginOneMessage checks that an unknown user, a wrong password and a
+// disabled user with the right password get the same answer: telling them
+// apart would confirm a disabled user's password.
+func TestLoginOneMessage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "s3cret")
+	addUser(t, b.store, "ada", auth.RoleViewer)
+	addUser(t, b.store, "off", auth.RoleViewer)
+	users := carillonv1connect.NewUserServiceClient(http.DefaultClient, b.url)
+	off, err := clientsOf(b.url, b.admin).user.ListUsers(ctx, &carillonv1.ListUsersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range off.Users {
+		if u.Username == "off" {
+			if _, err := clientsOf(b.url, b.admin).user.UpdateUser(ctx, &carillonv1.UpdateUserRequest{User: &carillonv1.User{Id: u.Id, Disabled: true},
+				UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"disabled"}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var first string
+	for _, c := range []struct{ name, password string }{
+		{"nobody", "whatever password"}, {"ada", "a wrong password"}, {"off", passwordOf("off")},
+	} {
+		_, err := users.Login(ctx, &carillonv1.LoginRequest{Username: c.name, Password: c.password})
+		if connect.CodeOf(err) != connect.CodeUnauthenticated {
+			t.Fatalf("login %s: %v, want unauthenticated", c.name, err)
+		}
+		if first == "" {
+			first = err.Error()
+		} else if err.Error() != first {
+			t.Errorf("login %s: %q, want the same message as for an unknown user, %q", c.name, err, first)
+		}
+	}
+}
+
+// TestUnlockUser checks an ADMIN's way through a username's login lock that
+// someone else's failures keep: UnlockUser lets the right password in.
+func TestUnlockUser(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "s3cret") // 3 attempts per username, then one a minute
+	addUser(t, b.store, "ada", auth.RoleViewer)
+	users := carillonv1connect.NewUserServiceClient(http.DefaultClient, b.url)
+	for range 3 {
+		users.Login(ctx, &carillonv1.LoginRequest{Username: "ada", Password: "an attacker's guess"})
+	}
+	if _, err := users.Login(ctx, &carillonv1.LoginRequest{Username: "ada", Password: passwordOf("ada")}); connect.CodeOf(err) != connect.CodeResourceExhausted {
+		t.Fatalf("the right password while locked: %v, want resource_exhausted", err)
+	}
+	list, err := clientsOf(b.url, b.admin).user.ListUsers(ctx, &carillonv1.ListUsersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range list.Users {
+		if u.Username == "ada" {
+			if _, err := clientsOf(b.url, b.admin).user.UnlockUser(ctx, &carillonv1.UnlockUserRequest{Id: u.Id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := users.Login(ctx, &carillonv1.LoginRequest{Username: "ada", Password: passwordOf("ada")}); err != nil {
+		t.Errorf("the right password after UnlockUser: %v", err)
+	}
+}
