@@ -603,3 +603,38 @@ func uniqueSortedIDs(ids []int64) []int64 {
 	slices.Sort(ids)
 	return slices.Compact(ids)
 }
+
+// ResetAdmin is the way back in when no ADMIN can log in: it sets the
+// password hash of user username, creating the user if it is missing, and
+// makes it an enabled ADMIN without group grants, ending its sessions and
+// revoking its API tokens. It returns the user.
+func (s *Store) ResetAdmin(ctx context.Context, username, hash string, now time.Time) (User, error) {
+	var id int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE username = ? COLLATE NOCASE`, username).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			res, err := tx.ExecContext(ctx, `INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)`,
+				username, hash, auth.RoleAdmin, millis(now), millis(now))
+			if err != nil {
+				return err
+			}
+			id, err = res.LastInsertId()
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ?, role = ?, disabled = 0, updated_at = ? WHERE id = ?`,
+			hash, auth.RoleAdmin, millis(now), id); err != nil {
+			return err
+		}
+		if err := setUserGroups(ctx, tx, id, nil); err != nil {
+			return err
+		}
+		return endCredentials(ctx, tx, id, 0)
+	})
+	if err != nil {
+		return User{}, fmt.Errorf("store: reset admin %q: %w", username, err)
+	}
+	return s.User(ctx, id)
+}

@@ -51,16 +51,19 @@ const usageText = `Usage: carillon COMMAND [flags] [args]
 
 Run the admin:
   serve                       the admin (carillon serve --help)
+  reset-admin-password        on the admin's host, admin stopped: a new password for an ADMIN
+                              (--db FILE, --user NAME, --password-stdin)
 
 Client commands (they call a running admin):
   login --user NAME           log in; the session is saved in the config file
   logout                      end the saved session
   whoami                      the user you are
   group list | get ID | create APP | delete ID
+  group token ID [--clear]    give the group its own executor token, printed once (ADMIN)
   job list | get ID | create | update ID | start ID | stop ID | delete ID
   job trigger ID | preview [ID]
   run list | get ID | log ID [--follow] | kill ID
-  user list | create NAME | update NAME | delete NAME | passwd
+  user list | create NAME | update NAME | delete NAME | passwd | unlock NAME
   token create NAME | list | revoke ID      API tokens, for scripts and curl
   audit                       the audit log (ADMIN)
   executor-token              the executor access token (ADMIN)

@@ -10,7 +10,7 @@ import (
 
 func cmdGroup(ctx context.Context, e *cmdEnv, args []string) error {
 	return sub(ctx, e, "group", args, map[string]func(context.Context, *cmdEnv, []string) error{
-		"list": groupList, "get": groupGet, "create": groupCreate, "delete": groupDelete,
+		"list": groupList, "get": groupGet, "create": groupCreate, "delete": groupDelete, "token": groupToken,
 	})
 }
 
@@ -90,5 +90,40 @@ func groupDelete(ctx context.Context, e *cmdEnv, args []string) error {
 		return e.printJSON(res)
 	}
 	fmt.Fprintf(e.io.out, "deleted group %d\n", id)
+	return nil
+}
+
+// groupToken gives a group an executor token of its own (printed alone, for
+// scripts), or with --clear returns it to the global token.
+func groupToken(ctx context.Context, e *cmdEnv, args []string) error {
+	fs := e.flags("group token")
+	clear := fs.Bool("clear", false, "return the group to the global executor token")
+	pos, err := e.parse(fs, args, 1, "a group id")
+	if err != nil {
+		return err
+	}
+	id, err := parseID("group", pos[0])
+	if err != nil {
+		return err
+	}
+	if *clear {
+		res, err := e.clients().group.ClearGroupToken(ctx, &carillonv1.ClearGroupTokenRequest{Id: id})
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return e.printJSON(res)
+		}
+		fmt.Fprintf(e.io.out, "group %d uses the global executor token again\n", id)
+		return nil
+	}
+	res, err := e.clients().group.RotateGroupToken(ctx, &carillonv1.RotateGroupTokenRequest{Id: id})
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(res)
+	}
+	fmt.Fprintln(e.io.out, res.Token)
 	return nil
 }

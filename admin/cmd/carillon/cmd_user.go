@@ -15,7 +15,7 @@ import (
 
 func cmdUser(ctx context.Context, e *cmdEnv, args []string) error {
 	return sub(ctx, e, "user", args, map[string]func(context.Context, *cmdEnv, []string) error{
-		"list": userList, "create": userCreate, "update": userUpdate, "delete": userDelete, "passwd": userPasswd,
+		"list": userList, "create": userCreate, "update": userUpdate, "delete": userDelete, "passwd": userPasswd, "unlock": userUnlock,
 	})
 }
 
@@ -177,6 +177,26 @@ func userDelete(ctx context.Context, e *cmdEnv, args []string) error {
 		return e.printJSON(res)
 	}
 	fmt.Fprintf(e.io.out, "deleted user %s\n", u.Username)
+	return nil
+}
+
+func userUnlock(ctx context.Context, e *cmdEnv, args []string) error {
+	pos, err := e.parse(e.flags("user unlock"), args, 1, "a username or id")
+	if err != nil {
+		return err
+	}
+	u, err := userByName(ctx, e, pos[0])
+	if err != nil {
+		return err
+	}
+	res, err := e.clients().user.UnlockUser(ctx, &carillonv1.UnlockUserRequest{Id: u.Id})
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(res)
+	}
+	fmt.Fprintf(e.io.out, "unlocked user %s: its next logins pass the per-username limit\n", u.Username)
 	return nil
 }
 

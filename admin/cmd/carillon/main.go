@@ -14,6 +14,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -23,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 	_ "time/tzdata" // named time zones work on hosts without zoneinfo
@@ -47,7 +49,45 @@ func run(ctx context.Context, args []string, io stdio) int {
 	if cmd == "serve" {
 		return exitCode(io.err, serve(ctx, args, io.err))
 	}
+	if cmd == "reset-admin-password" {
+		return exitCode(io.err, resetAdminPassword(ctx, args, io))
+	}
 	return exitCode(io.err, client(ctx, cmd, args, io))
+}
+
+// resetAdminPassword runs "carillon reset-admin-password": on the host,
+// with the admin stopped, the way back in when no ADMIN can log in.
+func resetAdminPassword(ctx context.Context, args []string, std stdio) error {
+	fs := flag.NewFlagSet("carillon reset-admin-password", flag.ContinueOnError)
+	fs.SetOutput(std.err)
+	db := fs.String("db", env("CARILLON_DB", admin.DBPathDefault), "the admin's SQLite database file (env CARILLON_DB)")
+	user := fs.String("user", admin.FirstAdminUsername, "the user to make an enabled ADMIN with a new password; created if missing")
+	stdin := fs.Bool("password-stdin", false, "read the new password from the first line of stdin; otherwise one is generated and printed")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("reset-admin-password: unexpected arguments %q", fs.Args())}
+	}
+	var password string
+	if *stdin {
+		line, err := bufio.NewReader(std.in).ReadString('\n')
+		if err != nil && line == "" {
+			return usageError{errors.New("--password-stdin: want the password on the first line of stdin")}
+		}
+		password = strings.TrimRight(line, "\r\n")
+	}
+	set, err := admin.ResetAdminPassword(ctx, *db, *user, password, 0)
+	if err != nil {
+		return err
+	}
+	if *stdin {
+		fmt.Fprintf(std.err, "carillon: %s is an enabled ADMIN with the password you gave; its sessions and API tokens were ended\n", *user)
+		return nil
+	}
+	fmt.Fprintf(std.err, "carillon: %s is an enabled ADMIN with this password, shown only this once (its sessions and API tokens were ended):\n\n    %s\n\n"+
+		"  Log in with:  carillon login --user %s\n  then change it with:  carillon user passwd\n", *user, set, *user)
+	return nil
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
