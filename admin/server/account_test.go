@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -163,5 +165,35 @@ func TestUnlockUser(t *testing.T) {
 	}
 	if _, err := users.Login(ctx, &carillonv1.LoginRequest{Username: "ada", Password: passwordOf("ada")}); err != nil {
 		t.Errorf("the right password after UnlockUser: %v", err)
+	}
+}
+
+// TestDeleteChildJobRefused checks that a job other jobs list as a child
+// cannot be deleted (failed_precondition naming them) until they drop it.
+func TestDeleteChildJobRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	jobs := f.as["admin"].job
+	none := &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}
+	child, err := jobs.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{GroupId: f.groupA, Description: "child", Handler: "h", Schedule: none}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, err := jobs.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{GroupId: f.groupA, Description: "the parent", Handler: "h",
+		Schedule: none, ChildJobIds: []int64{child.Job.Id}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = jobs.DeleteJob(ctx, &carillonv1.DeleteJobRequest{Id: child.Job.Id})
+	if connect.CodeOf(err) != connect.CodeFailedPrecondition || !strings.Contains(err.Error(), fmt.Sprintf("job %d (\"the parent\")", parent.Job.Id)) {
+		t.Fatalf("delete a child job: %v, want failed_precondition naming its parent", err)
+	}
+	if _, err := jobs.UpdateJob(ctx, &carillonv1.UpdateJobRequest{Job: &carillonv1.Job{Id: parent.Job.Id},
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"child_job_ids"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobs.DeleteJob(ctx, &carillonv1.DeleteJobRequest{Id: child.Job.Id}); err != nil {
+		t.Errorf("delete the job once no parent lists it: %v", err)
 	}
 }

@@ -283,6 +283,9 @@ func (s *Store) StopJob(ctx context.Context, id int64, now time.Time) (Job, erro
 func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := notAChild(ctx, tx, id); err != nil {
+			return err
+		}
 		if _, err := dropPending(ctx, tx, id); err != nil {
 			return err
 		}
@@ -298,6 +301,33 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 	return wrapJobErr("delete", id, err)
 }
 
+// notAChild refuses (ErrInUse) to delete job id while other jobs list it
+// as a child job, naming them: removing it from their lists silently would
+// change what they do.
+func notAChild(ctx context.Context, tx *sql.Tx, id int64) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, description FROM jobs WHERE ',' || child_job_ids || ',' LIKE '%,' || ? || ',%' ORDER BY id`, id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var parents []string
+	for rows.Next() {
+		var pid int64
+		var desc string
+		if err := rows.Scan(&pid, &desc); err != nil {
+			return err
+		}
+		parents = append(parents, fmt.Sprintf("%d (%q)", pid, desc))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(parents) > 0 {
+		return fmt.Errorf("%w: job %d is a child job of job %s: remove it from their child_job_ids first", ErrInUse, id, strings.Join(parents, ", job "))
+	}
+	return nil
+}
+
 func jobExists(ctx context.Context, tx *sql.Tx, id int64) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id = ?`, id).Scan(&n); err != nil {
@@ -310,7 +340,7 @@ func jobExists(ctx context.Context, tx *sql.Tx, id int64) error {
 }
 
 func wrapJobErr(verb string, id int64, err error) error {
-	if err == nil || errors.Is(err, ErrNotFound) {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInUse) {
 		return err
 	}
 	return fmt.Errorf("store: %s job %d: %w", verb, id, err)

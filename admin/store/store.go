@@ -206,6 +206,15 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("store: migrate: %w", err)
 		}
+		// A migration that rebuilds tables others reference runs with
+		// foreign keys off, as SQLite's ALTER TABLE documentation says (a
+		// DROP TABLE would cascade), and checks them before committing.
+		fkOff := strings.HasPrefix(string(body), "-- carillon:foreign_keys=off\n")
+		if fkOff {
+			if _, err := s.w.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+				return fmt.Errorf("store: migrate %s: %w", base, err)
+			}
+		}
 		err = s.write(ctx, func(tx *sql.Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
@@ -217,9 +226,27 @@ func (s *Store) migrate(ctx context.Context) error {
 			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 				return err
 			}
+			if fkOff {
+				rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+				if err != nil {
+					return err
+				}
+				bad := rows.Next()
+				if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+					return err
+				}
+				if bad {
+					return errors.New("foreign keys do not hold after the migration")
+				}
+			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES (?)`, version)
 			return err
 		})
+		if fkOff {
+			if _, onErr := s.w.ExecContext(ctx, `PRAGMA foreign_keys = ON`); onErr != nil && err == nil {
+				err = onErr
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("store: migrate %s: %w", base, err)
 		}

@@ -65,7 +65,9 @@ type JobServiceClient interface {
 	// UpdateJob changes a job. A changed schedule takes effect at once: no
 	// fire under the old schedule happens after the call returns.
 	UpdateJob(context.Context, *v1.UpdateJobRequest) (*v1.UpdateJobResponse, error)
-	// DeleteJob removes a job and stops its schedule. Its runs are kept.
+	// DeleteJob removes a job and stops its schedule. Its runs are kept. A job
+	// that other jobs list in child_job_ids is refused (failed_precondition,
+	// naming them): remove it from their lists first.
 	DeleteJob(context.Context, *v1.DeleteJobRequest) (*v1.DeleteJobResponse, error)
 	// StartJob enables scheduling. Starting a started job is a no-op.
 	StartJob(context.Context, *v1.StartJobRequest) (*v1.StartJobResponse, error)
@@ -251,7 +253,9 @@ type JobServiceHandler interface {
 	// UpdateJob changes a job. A changed schedule takes effect at once: no
 	// fire under the old schedule happens after the call returns.
 	UpdateJob(context.Context, *v1.UpdateJobRequest) (*v1.UpdateJobResponse, error)
-	// DeleteJob removes a job and stops its schedule. Its runs are kept.
+	// DeleteJob removes a job and stops its schedule. Its runs are kept. A job
+	// that other jobs list in child_job_ids is refused (failed_precondition,
+	// naming them): remove it from their lists first.
 	DeleteJob(context.Context, *v1.DeleteJobRequest) (*v1.DeleteJobResponse, error)
 	// StartJob enables scheduling. Starting a started job is a no-op.
 	StartJob(context.Context, *v1.StartJobRequest) (*v1.StartJobResponse, error)
