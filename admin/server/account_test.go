@@ -197,3 +197,26 @@ func TestDeleteChildJobRefused(t *testing.T) {
 		t.Errorf("delete the job once no parent lists it: %v", err)
 	}
 }
+
+// TestDashboardScoped checks that a MEMBER's dashboard counts the jobs and
+// runs of their groups only, exactly, while an ADMIN's counts every group.
+func TestDashboardScoped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	f.newJob(t, f.groupB) // B has two jobs, A one
+	dash := func(role string) *carillonv1.GetDashboardResponse {
+		res, err := f.as[role].report.GetDashboard(ctx, &carillonv1.GetDashboardRequest{})
+		if err != nil {
+			t.Fatalf("%s: %v", role, err)
+		}
+		return res
+	}
+	admin, a, b := dash("admin"), dash("memberA"), dash("memberB")
+	if admin.JobCount != 3 || a.JobCount != 1 || b.JobCount != 2 {
+		t.Errorf("job counts: admin %d, member of A %d, member of B %d; want 3, 1, 2", admin.JobCount, a.JobCount, b.JobCount)
+	}
+	if admin.RunCount != 2 || a.RunCount != 1 || b.RunCount != 1 {
+		t.Errorf("run counts: admin %d, member of A %d, member of B %d; want 2, 1, 1", admin.RunCount, a.RunCount, b.RunCount)
+	}
+}

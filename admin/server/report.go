@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/auth"
+	"github.com/carillonhq/carillon/admin/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -34,15 +36,17 @@ func (s reportService) GetDashboard(ctx context.Context, req *carillonv1.GetDash
 		return nil, invalid("from", "the range must be at most %d days", maxDashboardDays)
 	}
 	res := &carillonv1.GetDashboardResponse{}
+	var scope store.Groups // a MEMBER's counts are of their groups only
+	scope.All, scope.IDs = auth.FromContext(ctx).ReadScope()
 	var err error
-	if res.JobCount, res.EnabledJobCount, err = s.cfg.Store.CountJobs(ctx); err != nil {
+	if res.JobCount, res.EnabledJobCount, err = s.cfg.Store.CountJobs(ctx, scope); err != nil {
 		return nil, s.toConnect(err)
 	}
-	if res.ExecutorCount, err = s.cfg.Store.CountExecutors(ctx, now.Add(-s.cfg.ExecutorTTL)); err != nil {
+	if res.ExecutorCount, err = s.cfg.Store.CountExecutors(ctx, now.Add(-s.cfg.ExecutorTTL), scope); err != nil {
 		return nil, s.toConnect(err)
 	}
 	for ; !day.After(last); day = day.AddDate(0, 0, 1) {
-		counts, err := s.cfg.Store.CountRuns(ctx, day, day.AddDate(0, 0, 1))
+		counts, err := s.cfg.Store.CountRuns(ctx, day, day.AddDate(0, 0, 1), scope)
 		if err != nil {
 			return nil, s.toConnect(err)
 		}

@@ -58,7 +58,7 @@ func TestCreateJobs(t *testing.T) {
 		if !errors.Is(err, store.ErrGroupNotFound) {
 			t.Fatalf("got %v, want ErrGroupNotFound", err)
 		}
-		all, _, err := s.CountJobs(ctx)
+		all, _, err := s.CountJobs(ctx, store.AllGroups)
 		if err != nil {
 			t.Fatal(err)
 		}

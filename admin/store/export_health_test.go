@@ -15,17 +15,17 @@ func OpenReadOnlyWriter(ctx context.Context, path string) (*Store, error) {
 	return open(ctx, path, "ro")
 }
 
-// RunCountsDrift returns the (bucket, status) pairs where run_counts
+// RunCountsDrift returns the (bucket, group, status) keys where run_counts
 // differs from a GROUP BY count over the runs folded into it, as
 // "bucket/status: counter vs count"; empty when they agree. Zero counters
 // count as absent.
 func (s *Store) RunCountsDrift(ctx context.Context) ([]string, error) {
 	rows, err := s.r.QueryContext(ctx, `
-		WITH actual AS (SELECT scheduled_at / 900000 AS bucket, status, count(*) AS n FROM runs
-		                WHERE id <= (SELECT id FROM run_counts_upto) GROUP BY 1, 2),
-		     kept AS (SELECT bucket, status, n FROM run_counts WHERE n != 0)
+		WITH actual AS (SELECT scheduled_at / 900000 AS bucket, group_id, status, count(*) AS n FROM runs
+		                WHERE id <= (SELECT id FROM run_counts_upto) GROUP BY 1, 2, 3),
+		     kept AS (SELECT bucket, group_id, status, n FROM run_counts WHERE n != 0)
 		SELECT coalesce(k.bucket, a.bucket), coalesce(k.status, a.status), coalesce(k.n, 0), coalesce(a.n, 0)
-		FROM kept k FULL JOIN actual a ON a.bucket = k.bucket AND a.status = k.status
+		FROM kept k FULL JOIN actual a ON a.bucket = k.bucket AND a.group_id = k.group_id AND a.status = k.status
 		WHERE coalesce(k.n, 0) != coalesce(a.n, 0)`)
 	if err != nil {
 		return nil, err
@@ -48,11 +48,12 @@ func (s *Store) RunCounters(ctx context.Context) (n int64, err error) {
 	return n, err
 }
 
-// UndoRunCounts drops migration 0005, as on a database made before it.
+// UndoRunCounts drops migrations 0005 and 0007, as on a database made
+// before them.
 func (s *Store) UndoRunCounts(ctx context.Context) error {
 	for _, q := range []string{
 		`DROP TRIGGER run_counts_update`, `DROP TRIGGER run_counts_delete`,
-		`DROP TABLE run_counts`, `DROP TABLE run_counts_upto`, `DELETE FROM schema_migrations WHERE version = 5`,
+		`DROP TABLE run_counts`, `DROP TABLE run_counts_upto`, `DELETE FROM schema_migrations WHERE version IN (5, 7)`,
 	} {
 		if _, err := s.w.ExecContext(ctx, q); err != nil {
 			return err
@@ -63,9 +64,9 @@ func (s *Store) UndoRunCounts(ctx context.Context) error {
 
 // CountRunsScan counts the runs scheduled in [from, to) per status over
 // the runs table, as CountRuns did before migration 0005.
-func (s *Store) CountRunsScan(ctx context.Context, from, to time.Time) (map[carillonv1.RunStatus]int64, error) {
+func (s *Store) CountRunsScan(ctx context.Context, from, to time.Time, g Groups) (map[carillonv1.RunStatus]int64, error) {
 	counts := map[carillonv1.RunStatus]int64{}
-	return counts, countRuns(ctx, s.r, counts, from.UnixMilli(), to.UnixMilli())
+	return counts, countRuns(ctx, s.r, counts, from.UnixMilli(), to.UnixMilli(), g)
 }
 
 // FoldRunCounts folds every run not in run_counts yet into it, also runs

@@ -26,7 +26,7 @@ const (
 // when over lag runs would be left out. Runs are never inserted with an id
 // below one already there (AUTOINCREMENT), so the runs after
 // run_counts_upto are exactly those not counted yet; the triggers of
-// migration 0005 keep the counted ones.
+// migration 0007 keep the counted ones.
 func (s *Store) foldRunCounts(ctx context.Context, limit, lag int64) (int64, error) {
 	var folded int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -49,9 +49,9 @@ func (s *Store) foldRunCounts(ctx context.Context, limit, lag int64) (int64, err
 		if to <= upto {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_counts (bucket, status, n)
-			SELECT scheduled_at / 900000, status, count(*) FROM runs WHERE id > ? AND id <= ? GROUP BY 1, 2
-			ON CONFLICT (bucket, status) DO UPDATE SET n = n + excluded.n`, upto, to); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_counts (bucket, group_id, status, n)
+			SELECT scheduled_at / 900000, group_id, status, count(*) FROM runs WHERE id > ? AND id <= ? GROUP BY 1, 2, 3
+			ON CONFLICT (bucket, group_id, status) DO UPDATE SET n = n + excluded.n`, upto, to); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE run_counts_upto SET id = ?`, to); err != nil {

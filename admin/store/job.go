@@ -346,9 +346,10 @@ func wrapJobErr(verb string, id int64, err error) error {
 	return fmt.Errorf("store: %s job %d: %w", verb, id, err)
 }
 
-// CountJobs returns the number of jobs and of enabled jobs.
-func (s *Store) CountJobs(ctx context.Context) (all, enabled int64, err error) {
-	err = s.reader(ctx).QueryRowContext(ctx, `SELECT count(*), coalesce(sum(enabled), 0) FROM jobs`).Scan(&all, &enabled)
+// CountJobs returns the number of jobs of g's groups and of enabled ones.
+func (s *Store) CountJobs(ctx context.Context, g Groups) (all, enabled int64, err error) {
+	cond, args := g.where("group_id")
+	err = s.reader(ctx).QueryRowContext(ctx, `SELECT count(*), coalesce(sum(enabled), 0) FROM jobs WHERE 1`+cond, args...).Scan(&all, &enabled)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: count jobs: %w", err)
 	}

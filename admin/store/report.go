@@ -10,11 +10,32 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// CountExecutors returns how many distinct executor addresses registered
-// at or after since.
-func (s *Store) CountExecutors(ctx context.Context, since time.Time) (int64, error) {
+// Groups selects the groups a count covers: every group, or those of IDs
+// (none when IDs is empty), as a MEMBER sees.
+type Groups struct {
+	All bool
+	IDs []int64
+}
+
+// AllGroups selects every group.
+var AllGroups = Groups{All: true}
+
+// where returns the condition on column that selects g's groups, with its
+// arguments: "" for every group.
+func (g Groups) where(column string) (string, []any) {
+	if g.All {
+		return "", nil
+	}
+	return ` AND ` + column + ` IN (SELECT value FROM json_each(?))`, []any{jsonIDs(g.IDs)}
+}
+
+// CountExecutors returns how many distinct executor addresses of g's
+// groups' apps registered at or after since.
+func (s *Store) CountExecutors(ctx context.Context, since time.Time, g Groups) (int64, error) {
 	var n int64
-	err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(DISTINCT address) FROM registry WHERE updated_at >= ?`, since.UnixMilli()).Scan(&n)
+	cond, args := g.where("(SELECT id FROM groups WHERE groups.app_name = registry.app_name)")
+	err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(DISTINCT address) FROM registry WHERE updated_at >= ?`+cond,
+		append([]any{since.UnixMilli()}, args...)...).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("store: count executors: %w", err)
 	}
@@ -25,13 +46,14 @@ func (s *Store) CountExecutors(ctx context.Context, since time.Time) (int64, err
 // divides every zone offset in use, so a day in any zone is whole buckets.
 const bucketMillis = 15 * 60 * 1000
 
-// CountRuns returns how many runs scheduled in [from, to) have each status.
+// CountRuns returns how many runs of g's groups scheduled in [from, to)
+// have each status.
 // It reads the counts kept per 15 minutes and status (migration 0005) and
 // counts over the runs table only the runs not folded into them yet (at
 // most a few seconds' worth) and those of a partial bucket at either end of
 // the range (a zone offset that is not a multiple of 15 minutes), so its
 // cost does not grow with the runs table and its answer is exact.
-func (s *Store) CountRuns(ctx context.Context, from, to time.Time) (map[carillonv1.RunStatus]int64, error) {
+func (s *Store) CountRuns(ctx context.Context, from, to time.Time, g Groups) (map[carillonv1.RunStatus]int64, error) {
 	counts := map[carillonv1.RunStatus]int64{}
 	f, t := from.UnixMilli(), to.UnixMilli()
 	if t <= f {
@@ -44,43 +66,45 @@ func (s *Store) CountRuns(ctx context.Context, from, to time.Time) (map[carillon
 	defer tx.Rollback()
 	first, end := (f+bucketMillis-1)/bucketMillis, t/bucketMillis // whole buckets [first, end)
 	if f < 0 || first >= end {
-		return counts, countRuns(ctx, tx, counts, f, t)
+		return counts, countRuns(ctx, tx, counts, f, t, g)
 	}
-	if err := countRuns(ctx, tx, counts, f, first*bucketMillis); err != nil {
+	if err := countRuns(ctx, tx, counts, f, first*bucketMillis, g); err != nil {
 		return nil, err
 	}
-	if err := countRuns(ctx, tx, counts, end*bucketMillis, t); err != nil {
+	if err := countRuns(ctx, tx, counts, end*bucketMillis, t, g); err != nil {
 		return nil, err
 	}
+	cond, args := g.where("group_id")
 	var upto int64
 	if err := tx.QueryRowContext(ctx, `SELECT id FROM run_counts_upto`).Scan(&upto); err != nil {
 		return nil, fmt.Errorf("store: count runs: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT status, sum(n) FROM run_counts WHERE bucket >= ? AND bucket < ? GROUP BY status`,
-		first, end)
+	rows, err := tx.QueryContext(ctx, `SELECT status, sum(n) FROM run_counts WHERE bucket >= ? AND bucket < ?`+cond+` GROUP BY status`,
+		append([]any{first, end}, args...)...)
 	if err := addCounts(counts, rows, err); err != nil {
 		return nil, err
 	}
 	// NOT INDEXED: the rowid range of the runs not folded yet, never the
 	// scheduled_at index over the whole range.
-	rows, err = tx.QueryContext(ctx, `SELECT status, count(*) FROM runs NOT INDEXED WHERE id > ? AND scheduled_at >= ? AND scheduled_at < ? GROUP BY status`,
-		upto, first*bucketMillis, end*bucketMillis)
+	rows, err = tx.QueryContext(ctx, `SELECT status, count(*) FROM runs NOT INDEXED WHERE id > ? AND scheduled_at >= ? AND scheduled_at < ?`+cond+` GROUP BY status`,
+		append([]any{upto, first * bucketMillis, end * bucketMillis}, args...)...)
 	if err := addCounts(counts, rows, err); err != nil {
 		return nil, err
 	}
 	return counts, nil
 }
 
-// countRuns adds to counts the runs scheduled in [from, to), unix
-// milliseconds, counted over the runs table.
+// countRuns adds to counts the runs of g's groups scheduled in [from,
+// to), unix milliseconds, counted over the runs table.
 func countRuns(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, counts map[carillonv1.RunStatus]int64, from, to int64) error {
+}, counts map[carillonv1.RunStatus]int64, from, to int64, g Groups) error {
 	if to <= from {
 		return nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT status, count(*) FROM runs WHERE scheduled_at >= ? AND scheduled_at < ? GROUP BY status`,
-		from, to)
+	cond, args := g.where("group_id")
+	rows, err := q.QueryContext(ctx, `SELECT status, count(*) FROM runs WHERE scheduled_at >= ? AND scheduled_at < ?`+cond+` GROUP BY status`,
+		append([]any{from, to}, args...)...)
 	return addCounts(counts, rows, err)
 }
 

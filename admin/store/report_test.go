@@ -133,12 +133,19 @@ func TestRunCounts(t *testing.T) {
 	t.Run("CountRunsIsExact", func(t *testing.T) {
 		t.Parallel()
 		s, b := setup(t)
-		// Half the runs folded, half not: CountRuns counts both.
-		runMix(t, s, b, func() {
+		// Half the runs folded, half not: CountRuns counts both. Two
+		// groups: a MEMBER's count is of their groups.
+		fold := func() {
 			if _, err := s.FoldRunCounts(ctx); err != nil {
 				t.Fatal(err)
 			}
-		})
+		}
+		runMix(t, s, b, fold)
+		other, err := s.CreateGroup(ctx, store.Group{AppName: "other", Title: "Other", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runMix(t, s, &bundle{path: b.path, group: other}, fold)
 		// Days in zones whose offsets are and are not multiples of 15
 		// minutes, and ranges shorter than a bucket.
 		var ranges [][2]time.Time
@@ -151,17 +158,30 @@ func TestRunCounts(t *testing.T) {
 		}
 		ranges = append(ranges, [2]time.Time{t0.Add(-3 * time.Hour), t0.Add(-3*time.Hour + 10*time.Minute)},
 			[2]time.Time{t0.Add(-150 * time.Minute), t0.Add(-80*time.Minute + 3*time.Millisecond)})
+		scopes := []store.Groups{store.AllGroups, {IDs: []int64{b.group.ID}}, {IDs: []int64{other.ID}}, {IDs: []int64{b.group.ID, other.ID}}, {}}
 		for _, r := range ranges {
-			want, err := s.CountRunsScan(ctx, r[0], r[1])
-			if err != nil {
-				t.Fatal(err)
+			for _, g := range scopes {
+				want, err := s.CountRunsScan(ctx, r[0], r[1], g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.CountRuns(ctx, r[0], r[1], g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("CountRuns(%v, %v, %v) differs from a count over runs (-want +got):\n%s", r[0], r[1], g, diff)
+				}
 			}
-			got, err := s.CountRuns(ctx, r[0], r[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("CountRuns(%v, %v) differs from a count over runs (-want +got):\n%s", r[0], r[1], diff)
+		}
+		// The groups split the whole.
+		day := [2]time.Time{t0.AddDate(0, 0, -1), t0.AddDate(0, 0, 1)}
+		all, _ := s.CountRuns(ctx, day[0], day[1], store.AllGroups)
+		one, _ := s.CountRuns(ctx, day[0], day[1], scopes[1])
+		two, _ := s.CountRuns(ctx, day[0], day[1], scopes[2])
+		for st, n := range all {
+			if one[st]+two[st] != n || one[st] == 0 {
+				t.Errorf("status %v: %d + %d runs of the two groups, %d in all", st, one[st], two[st], n)
 			}
 		}
 	})
