@@ -25,3 +25,4 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+ignore ./admin/internal/console/web/node_modules

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/alarm"
+	"github.com/carillonhq/carillon/admin/internal/console"
 	"github.com/carillonhq/carillon/admin/retention"
 	"github.com/carillonhq/carillon/admin/schedule"
 	"github.com/carillonhq/carillon/admin/server"
@@ -169,6 +170,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger})
 	srv := server.New(server.Config{
 		Store: st, Trigger: trig, WakeFunc: sched.Wake, Logger: cfg.Logger, WebhookAllow: webhookAllow,
+		Console: console.Handler(), TLS: cfg.TLSCert != "",
 		TokenGenerated: tokenGenerated, PasswordCost: cfg.PasswordCost,
 		ReadyFunc: func(context.Context) error { // /readyz and gRPC health
 			if err := st.Writable(); err != nil {

@@ -309,8 +309,11 @@ func (i authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		}
 		var p *auth.Principal
 		if r.access != accessOpen {
-			var err error
-			if p, err = i.s.authenticate(ctx, req.Header().Get("Authorization")); err != nil {
+			cred, err := credential(req.Header())
+			if err != nil {
+				return nil, err
+			}
+			if p, err = i.s.authenticate(ctx, cred); err != nil {
 				return nil, err
 			}
 			if !r.access.allows(p.Role) {

@@ -65,6 +65,12 @@ type Config struct {
 	// WebhookAllow lists the URL prefixes a user other than an ADMIN may
 	// set as a job's alarm webhook; empty: only ADMINs set webhooks.
 	WebhookAllow WebhookAllow
+	// TLS says the admin serves HTTPS: the console's session cookie is then
+	// Secure.
+	TLS bool
+	// Console, if set, serves every path no RPC, health or reflection
+	// handler takes: the web console.
+	Console http.Handler
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// NowFunc defaults to time.Now.
@@ -137,6 +143,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(grpchealth.NewHandler(checker))
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
+	if s.cfg.Console != nil {
+		mux.Handle("/", s.cfg.Console)
+	}
 	reflector := grpcreflect.NewStaticReflector(services...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))

@@ -104,6 +104,10 @@ func (s userService) Login(ctx context.Context, req *carillonv1.LoginRequest) (*
 		return nil, s.toConnect(err)
 	}
 	u.LastLoginAt = now
+	if req.Cookie {
+		s.setSessionCookie(ctx, token, expires)
+		token = "" // page scripts never see the session
+	}
 	return &carillonv1.LoginResponse{Token: token, ExpiresAt: ts(expires), User: userToProto(u)}, nil
 }
 
@@ -116,6 +120,7 @@ func (s userService) Logout(ctx context.Context, _ *carillonv1.LogoutRequest) (*
 	if err := s.cfg.Store.DeleteSession(ctx, p.CredentialID); err != nil {
 		return nil, s.toConnect(err)
 	}
+	s.setSessionCookie(ctx, "", time.Time{}) // the console's, if it was one
 	return &carillonv1.LogoutResponse{}, nil
 }
 

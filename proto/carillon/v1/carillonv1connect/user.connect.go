@@ -79,7 +79,8 @@ type UserServiceClient interface {
 	// client address (resource_exhausted when over the limit); a wrong
 	// username or password is unauthenticated, with the same message for both.
 	Login(context.Context, *v1.LoginRequest) (*v1.LoginResponse, error)
-	// Logout ends the session the call is made with.
+	// Logout ends the session the call is made with, and clears the
+	// console's session cookie.
 	Logout(context.Context, *v1.LogoutRequest) (*v1.LogoutResponse, error)
 	// GetCurrentUser returns the caller's user.
 	GetCurrentUser(context.Context, *v1.GetCurrentUserRequest) (*v1.GetCurrentUserResponse, error)
@@ -389,7 +390,8 @@ type UserServiceHandler interface {
 	// client address (resource_exhausted when over the limit); a wrong
 	// username or password is unauthenticated, with the same message for both.
 	Login(context.Context, *v1.LoginRequest) (*v1.LoginResponse, error)
-	// Logout ends the session the call is made with.
+	// Logout ends the session the call is made with, and clears the
+	// console's session cookie.
 	Logout(context.Context, *v1.LogoutRequest) (*v1.LogoutResponse, error)
 	// GetCurrentUser returns the caller's user.
 	GetCurrentUser(context.Context, *v1.GetCurrentUserRequest) (*v1.GetCurrentUserResponse, error)

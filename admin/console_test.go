@@ -1,0 +1,78 @@
+package admin_test
+
+import (
+	"compress/gzip"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestConsoleServed checks that the admin serves the embedded console at /
+// (and for any page path) with a strict Content-Security-Policy and
+// framing refused, its assets gzipped within the first-load budget, and
+// that the API, health and reflection paths are still theirs.
+func TestConsoleServed(t *testing.T) {
+	t.Parallel()
+	a := startAdmin(t)
+	get := func(path string, header ...string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, a.url+path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		tr := &http.Transport{DisableCompression: true}
+		res, err := (&http.Client{Transport: tr}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	var assets []string
+	for _, p := range []string{"/", "/jobs", "/runs/7"} {
+		res, body := get(p)
+		if res.StatusCode != 200 || !strings.Contains(body, `<div id="root">`) {
+			t.Fatalf("GET %s: %d %.200s", p, res.StatusCode, body)
+		}
+		csp := res.Header.Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'self'", "script-src 'self'", "frame-ancestors 'none'", "object-src 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("GET %s: CSP %q lacks %q", p, csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe-inline") || res.Header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("GET %s: CSP %q, X-Frame-Options %q", p, csp, res.Header.Get("X-Frame-Options"))
+		}
+		if strings.Contains(body, "<script>") || regexp.MustCompile(`<script(?:[^>]*)>[^<]`).MatchString(body) || strings.Contains(body, " style=") {
+			t.Errorf("GET %s: inline script or style in the page", p)
+		}
+		assets = regexp.MustCompile(`/assets/[^"]+`).FindAllString(body, -1)
+	}
+	if len(assets) < 2 {
+		t.Fatalf("index.html names %v, want the JS and CSS", assets)
+	}
+	total := 0
+	for _, p := range assets {
+		res, body := get(p, "Accept-Encoding", "gzip")
+		if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "gzip" || !strings.Contains(res.Header.Get("Cache-Control"), "immutable") {
+			t.Errorf("GET %s: %d, encoding %q, cache %q", p, res.StatusCode, res.Header.Get("Content-Encoding"), res.Header.Get("Cache-Control"))
+		}
+		if _, err := gzip.NewReader(strings.NewReader(body)); err != nil {
+			t.Errorf("GET %s: not gzip: %v", p, err)
+		}
+		total += len(body)
+	}
+	t.Logf("first load: %d bytes of JS and CSS, gzipped", total)
+	if total > 300<<10 {
+		t.Errorf("first load is %d bytes gzipped, over the 300 KB budget", total)
+	}
+	if res, _ := get("/assets/missing.js"); res.StatusCode != 404 {
+		t.Errorf("a missing asset: %d, want 404", res.StatusCode)
+	}
+	if res, _ := get("/healthz"); res.StatusCode != 200 {
+		t.Errorf("/healthz: %d", res.StatusCode)
+	}
+}

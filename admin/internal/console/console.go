@@ -1,0 +1,105 @@
+// Package console serves Carillon's web console: the built single-page app
+// of web/ (TypeScript, React, Vite), embedded in the admin binary, so the
+// console needs no Node at run time and no network but the admin's. It is
+// a client of the public Connect API only: the same rules, scopes and
+// audit apply to it as to curl.
+package console
+
+import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+)
+
+//go:embed all:dist
+var dist embed.FS
+
+// contentSecurityPolicy allows the page nothing but its own origin: no
+// inline script or style, no other host, no framing.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
+
+// Handler serves the console: the hashed assets under /assets/ (cached for
+// a year: their names change with their content) and index.html for every
+// other path (not cached), with a strict Content-Security-Policy and
+// framing refused.
+func Handler() http.Handler {
+	root, err := fs.Sub(dist, "dist")
+	if err != nil {
+		panic(err) // the embed pattern guarantees dist
+	}
+	index, err := fs.ReadFile(root, "index.html")
+	if err != nil {
+		panic("console: dist/index.html missing: run make console")
+	}
+	assets := http.FileServerFS(root)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			h.Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		if p := path.Clean(r.URL.Path); strings.HasPrefix(p, "/assets/") {
+			if _, err := fs.Stat(root, strings.TrimPrefix(p, "/")); err != nil {
+				http.NotFound(w, r)
+				return
+			}
+			h.Set("Cache-Control", "public, max-age=31536000, immutable")
+			h.Add("Vary", "Accept-Encoding")
+			if gz := gzipped(root, strings.TrimPrefix(p, "/")); gz != nil && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+				h.Set("Content-Encoding", "gzip")
+				h.Set("Content-Type", mimeType(p))
+				w.Write(gz)
+				return
+			}
+			assets.ServeHTTP(w, r)
+			return
+		}
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(index)
+	})
+}
+
+// compressed holds each asset gzipped, made on its first request.
+var compressed sync.Map // name -> []byte
+
+// gzipped returns the asset name of root gzipped.
+func gzipped(root fs.FS, name string) []byte {
+	if gz, ok := compressed.Load(name); ok {
+		return gz.([]byte)
+	}
+	b, err := fs.ReadFile(root, name)
+	if err != nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(b)
+	zw.Close()
+	gz, _ := compressed.LoadOrStore(name, buf.Bytes())
+	return gz.([]byte)
+}
+
+// mimeType returns the Content-Type of an asset by its extension.
+func mimeType(name string) string {
+	switch path.Ext(name) {
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	}
+	return "application/octet-stream"
+}
