@@ -1,5 +1,5 @@
 # Common tasks. `make` alone runs what CI runs.
-.PHONY: ci test generate lint demo build
+.PHONY: ci test generate console lint demo build
 
 ci:
 	bash .ci/run
@@ -7,9 +7,14 @@ ci:
 test:
 	go test -race ./...
 
-# Regenerates proto/carillon/v1 from the .proto files (buf installed locally by npm).
+CONSOLE := admin/internal/console
+
+# Regenerates proto/carillon/v1 and the console's TypeScript client from the
+# .proto files (buf installed locally by npm; protoc-gen-es from the console's
+# packages).
 generate:
 	@[ -x .tools/node_modules/.bin/buf ] || npm install --no-audit --no-fund --silent --prefix .tools @bufbuild/buf@1.75.0
+	@[ -x $(CONSOLE)/web/node_modules/.bin/protoc-gen-es ] || npm ci --no-audit --no-fund --prefix $(CONSOLE)/web
 	.tools/node_modules/.bin/buf lint
 	.tools/node_modules/.bin/buf format -w
 	.tools/node_modules/.bin/buf generate
@@ -19,3 +24,8 @@ build:
 
 demo:
 	go run ./admin/cmd/carillon serve --demo
+
+# Rebuilds the web console into admin/internal/console/dist, which the admin
+# embeds (commit it: go build needs no Node).
+console: generate
+	npm run --prefix $(CONSOLE)/web build
