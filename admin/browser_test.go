@@ -65,7 +65,9 @@ func newBrowser(t *testing.T, url string) *browser {
 				msg += " " + e.ExceptionDetails.Exception.Description
 			}
 		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.LevelError && !strings.Contains(e.Entry.Text, "status of 401") {
+			// An API refusal (4xx) is the page's to show, not an error of it.
+			refusal := e.Entry.Source == cdplog.SourceNetwork && strings.Contains(e.Entry.Text, "status of 4")
+			if e.Entry.Level == cdplog.LevelError && !refusal {
 				msg = string(e.Entry.Source) + ": " + e.Entry.Text
 			}
 		}
@@ -129,6 +131,17 @@ func (b *browser) signIn(t *testing.T, user, password string) {
 	)
 }
 
+// setValue sets a React-controlled input, textarea or select to value, as
+// typing or choosing would (React listens to input and change events).
+func setValue(sel, value string) chromedp.Action {
+	return chromedp.Tasks{chromedp.WaitVisible(sel), chromedp.Evaluate(fmt.Sprintf(`(() => {
+		const el = document.querySelector(%q);
+		const proto = el.tagName === "SELECT" ? HTMLSelectElement.prototype : el.tagName === "TEXTAREA" ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+		Object.getOwnPropertyDescriptor(proto, "value").set.call(el, %q);
+		el.dispatchEvent(new Event(el.tagName === "SELECT" ? "change" : "input", { bubbles: true }));
+	})()`, sel, value), nil)}
+}
+
 // textOf waits for sel and returns its text.
 func textOf(sel string, out *string) chromedp.Action {
 	return chromedp.Tasks{chromedp.WaitVisible(sel), chromedp.Text(sel, out)}
@@ -182,6 +195,33 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Text(`[data-testid="executors-web"]`, &executors),
 	)
 	b.screenshot(t, "groups")
+
+	// Create a job with the form: the preview follows the cron as it is
+	// typed, a bad cron says why, and a missing handler is shown on its field.
+	var preview string
+	b.run(t, "new job form",
+		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Click(`//button[text()="New job"]`, chromedp.BySearch),
+		setValue(`select[name=group_id]`, fmt.Sprint(g.Group.Id)),
+		setValue(`input[name=description]`, "made in the browser"),
+		setValue(`input[name=cron]`, "0 15 10 ? * 6#3"),
+		setValue(`input[name=time_zone]`, "Europe/Berlin"),
+		chromedp.Poll(`document.querySelectorAll('[data-testid=preview] li').length === 5 && document.querySelector('[data-testid=preview]').textContent.includes("10:15")`, nil,
+			chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Text(`[data-testid=preview]`, &preview),
+	)
+	b.screenshot(t, "job-form")
+	b.run(t, "a bad cron in the preview",
+		setValue(`input[name=cron]`, "0 15 10 ? * 9#9"),
+		chromedp.WaitVisible(`[data-testid=preview-error]`),
+		setValue(`input[name=cron]`, "*/10 * * * * ?"),
+		chromedp.WaitNotPresent(`[data-testid=preview-error]`),
+		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`[data-field-error=handler]`),
+		setValue(`input[name=handler]`, "ok"),
+		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//td[text()="made in the browser"]`, chromedp.BySearch),
+	)
 
 	// Run "say hello" once from its row; its run succeeds and its log reads.
 	b.run(t, "run a job once",

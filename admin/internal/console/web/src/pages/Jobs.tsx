@@ -5,6 +5,7 @@ import { GroupService } from "../gen/carillon/v1/group_pb";
 import { JobService, ScheduleType, type Job } from "../gen/carillon/v1/job_pb";
 import { useT } from "../i18n";
 import { Button, ErrorBox, Table, Time } from "../ui";
+import { JobForm } from "./JobForm";
 
 // Jobs lists jobs a page at a time, filtered in the API (group, text), with
 // start, stop and run-once for those who may write.
@@ -21,10 +22,19 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
   const start = useMutation(JobService.method.startJob, done);
   const stop = useMutation(JobService.method.stopJob, done);
   const trigger = useMutation(JobService.method.triggerJob, done);
-  const err = q.error ?? start.error ?? stop.error ?? trigger.error;
+  const del = useMutation(JobService.method.deleteJob, done);
+  const [form, setForm] = useState<{ job?: Job; copy?: boolean } | null>(null);
+  const [confirm, setConfirm] = useState<bigint | null>(null);
+  const [runWith, setRunWith] = useState<Job | null>(null);
+  const err = q.error ?? start.error ?? stop.error ?? trigger.error ?? del.error;
   return (
     <section>
-      <h1 className="mb-3 text-lg font-semibold">{t("nav.jobs")}</h1>
+      <div className="mb-3 flex items-center gap-3">
+        <h1 className="text-lg font-semibold">{t("nav.jobs")}</h1>
+        {canWrite && !form && <Button kind="primary" onClick={() => setForm({})}>{t("jobs.new")}</Button>}
+      </div>
+      {form && <JobForm key={`${form.job?.id ?? "new"}-${form.copy}`} job={form.job} copy={form.copy} onDone={() => setForm(null)} />}
+      {runWith && <RunWith job={runWith} onDone={() => setRunWith(null)} />}
       <div className="mb-3 flex flex-wrap gap-3 text-sm">
         <label>{t("jobs.group")}{" "}
           <select value={group} onChange={(e) => { setGroup(e.target.value); setPages([""]); }} className="rounded border border-slate-300 px-2 py-1">
@@ -47,11 +57,17 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
             <td className="px-3 py-2 font-mono text-xs">{schedule(j)}</td>
             <td className="px-3 py-2 text-xs"><Time ts={j.nextFireAt} /></td>
             <td className="px-3 py-2">{j.enabled ? "✓" : "—"}</td>
-            <td className="flex gap-1 px-3 py-2">
+            <td className="flex flex-wrap gap-1 px-3 py-2">
               {canWrite && (j.enabled
                 ? <Button onClick={() => stop.mutate({ id: j.id })}>{t("jobs.stop")}</Button>
                 : <Button onClick={() => start.mutate({ id: j.id })}>{t("jobs.start")}</Button>)}
               {canWrite && <Button onClick={() => trigger.mutate({ jobId: j.id })}>{t("jobs.trigger")}</Button>}
+              {canWrite && <Button onClick={() => setRunWith(j)}>{t("jobs.runWith")}</Button>}
+              {canWrite && <Button onClick={() => setForm({ job: j })}>{t("jobs.edit")}</Button>}
+              {canWrite && <Button onClick={() => setForm({ job: j, copy: true })}>{t("jobs.copy")}</Button>}
+              {canWrite && (confirm === j.id
+                ? <Button kind="danger" onClick={() => { setConfirm(null); del.mutate({ id: j.id }); }}>{t("jobs.confirmDelete")}</Button>
+                : <Button onClick={() => setConfirm(j.id)}>{t("jobs.delete")}</Button>)}
               <a className="rounded px-2 py-1 text-sm text-indigo-700 underline" href={`#/runs?job=${j.id}`}>{t("jobs.runs")}</a>
             </td>
           </tr>
@@ -79,4 +95,33 @@ function schedule(j: Job): string {
     default:
       return "—";
   }
+}
+
+// RunWith runs a job once with another param, on one of its group's
+// executors or by its route strategy.
+function RunWith({ job, onDone }: { job: Job; onDone: () => void }) {
+  const [t] = useT();
+  const [param, setParam] = useState(job.param);
+  const [address, setAddress] = useState("");
+  const group = useQuery(GroupService.method.getGroup, { id: job.groupId });
+  const client = useQueryClient();
+  const trigger = useMutation(JobService.method.triggerJob, { onSuccess: () => { client.invalidateQueries(); onDone(); } });
+  return (
+    <form aria-label="run with" className="mb-4 flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-4 text-sm"
+      onSubmit={(e) => { e.preventDefault(); trigger.mutate({ jobId: job.id, param, addresses: address ? [address] : [] }); }}>
+      <span className="font-medium">{job.description}</span>
+      <label className="flex flex-col">{t("form.param")}
+        <textarea name="run_param" rows={1} value={param} onChange={(e) => setParam(e.target.value)} className="mt-1 rounded border border-slate-300 px-2 py-1 font-mono" />
+      </label>
+      <label className="flex flex-col">{t("jobs.address")}
+        <select name="run_address" value={address} onChange={(e) => setAddress(e.target.value)} className="mt-1 rounded border border-slate-300 px-2 py-1">
+          <option value="">{t("jobs.anyExecutor")}</option>
+          {group.data?.group?.addresses.map((a) => <option key={a} value={a}>{a}</option>)}
+        </select>
+      </label>
+      <ErrorBox error={trigger.error} />
+      <Button type="submit" kind="primary">{t("jobs.trigger")}</Button>
+      <Button onClick={onDone}>{t("form.cancel")}</Button>
+    </form>
+  );
 }
