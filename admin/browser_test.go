@@ -159,10 +159,20 @@ func TestConsoleInBrowser(t *testing.T) {
 	a := startAdmin(t)
 	b := newBrowser(t, a.url)
 	c := newClients(a.url, http.DefaultClient)
-	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "web", Title: "Web team"}})
-	if err != nil {
-		t.Fatal(err)
+	b.signIn(t, "admin", adminPassword)
+	b.run(t, "create a group",
+		chromedp.Navigate(a.url+"/#/groups"),
+		chromedp.Click(`//button[text()="New group"]`, chromedp.BySearch),
+		setValue(`input[name=app_name]`, "web"),
+		setValue(`input[name=title]`, "Web team"),
+		chromedp.Click(`//form[@aria-label="group"]//button[text()="Create"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//td[text()="web"]`, chromedp.BySearch),
+	)
+	groups, err := c.group.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
+	if err != nil || len(groups.Groups) != 1 || groups.Groups[0].Title != "Web team" {
+		t.Fatalf("groups after creating one in the console: %v, %v", groups, err)
 	}
+	g := &carillonv1.GetGroupResponse{Group: groups.Groups[0]}
 	other, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "other", Title: "Other team"}})
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +195,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	long := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "wait long", Handler: "wait", Schedule: none})
 	createJob(t, c, &carillonv1.Job{GroupId: other.Group.Id, Description: "other team's job", Handler: "ok", Schedule: none})
 
-	b.signIn(t, "admin", adminPassword)
+	b.run(t, "dashboard", chromedp.Click(`//nav//a[text()="Dashboard"]`, chromedp.BySearch), chromedp.WaitVisible(`figure`))
 	b.screenshot(t, "dashboard")
 	var executors string
 	b.run(t, "groups page shows the executor",
@@ -260,6 +270,9 @@ func TestConsoleInBrowser(t *testing.T) {
 			chromedp.WithPollingTimeout(20*time.Second)),
 	)
 	b.screenshot(t, "runs")
+
+	b.run(t, "users page", chromedp.Navigate(a.url+"/#/users"), chromedp.WaitVisible(`//td[text()="admin"]`, chromedp.BySearch))
+	b.screenshot(t, "users")
 
 	// Chinese.
 	var nav string

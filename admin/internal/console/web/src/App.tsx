@@ -4,11 +4,13 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { Role, UserService } from "./gen/carillon/v1/user_pb";
 import { setLang, useT } from "./i18n";
+import { Account } from "./pages/Account";
 import { Dashboard } from "./pages/Dashboard";
 import { Groups } from "./pages/Groups";
 import { Jobs } from "./pages/Jobs";
 import { Runs } from "./pages/Runs";
 import { SignIn } from "./pages/SignIn";
+import { Users } from "./pages/Users";
 
 // route is the page of the location's hash: #/jobs, #/runs?job=7, ...
 function useRoute(): [string, URLSearchParams] {
@@ -36,11 +38,13 @@ export function App() {
   }
   const user = me.data.user!;
   const canWrite = user.role !== Role.VIEWER;
+  const isAdmin = user.role === Role.ADMIN;
   const nav: [string, string][] = [
     ["/", t("nav.dashboard")],
     ["/jobs", t("nav.jobs")],
     ["/runs", t("nav.runs")],
     ["/groups", t("nav.groups")],
+    ...(isAdmin ? [["/users", t("nav.users")] as [string, string]] : []),
   ];
   let page;
   switch (route) {
@@ -48,10 +52,16 @@ export function App() {
       page = <Jobs canWrite={canWrite} />;
       break;
     case "/runs":
-      page = <Runs canWrite={canWrite} jobId={params.get("job") ?? ""} runId={params.get("run") ?? ""} />;
+      page = <Runs canWrite={canWrite} isAdmin={isAdmin} jobId={params.get("job") ?? ""} runId={params.get("run") ?? ""} />;
       break;
     case "/groups":
-      page = <Groups />;
+      page = <Groups isAdmin={isAdmin} />;
+      break;
+    case "/users":
+      page = isAdmin ? <Users /> : <Dashboard />;
+      break;
+    case "/account":
+      page = <Account />;
       break;
     default:
       page = <Dashboard />;
@@ -69,7 +79,7 @@ export function App() {
           ))}
         </nav>
         <span className="ml-auto flex items-center gap-3 text-sm">
-          <span data-testid="whoami">{user.username} ({Role[user.role]})</span>
+          <a href="#/account" data-testid="whoami" className="hover:underline">{user.username} ({Role[user.role]})</a>
           <button className="text-indigo-700 underline" onClick={() => setLang(lang === "zh" ? "en" : "zh")}>{t("lang")}</button>
           <button className="text-slate-600 underline" onClick={() => logout.mutate({})}>{t("nav.signout")}</button>
         </span>

@@ -2,17 +2,19 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useQuery } from "@connectrpc/connect-query";
 import { useState } from "react";
 import { ReportService, type DayCount } from "../gen/carillon/v1/report_pb";
+import { RunService, RunStatus } from "../gen/carillon/v1/run_pb";
 import { useT } from "../i18n";
-import { Button, ErrorBox } from "../ui";
+import { Button, ErrorBox, StatusBadge, Table, Time } from "../ui";
 
 // Dashboard shows the counts and runs per day, succeeded and failed, over
 // 7 or 30 days (a MEMBER's, of their groups).
 export function Dashboard() {
   const [t] = useT();
   const [days, setDays] = useState(7);
-  const [from] = useState(() => new Date(Date.now() - 29 * 86400_000));
-  const q = useQuery(ReportService.method.getDashboard, { from: timestampFromDate(days === 30 ? from : new Date(Date.now() - 6 * 86400_000)) },
-    { refetchInterval: 10_000 });
+  // The range's start, fixed when the page opens: a new one on every render
+  // would be a new query every render.
+  const [from] = useState(() => ({ 7: timestampFromDate(new Date(Date.now() - 6 * 86400_000)), 30: timestampFromDate(new Date(Date.now() - 29 * 86400_000)) }));
+  const q = useQuery(ReportService.method.getDashboard, { from: days === 30 ? from[30] : from[7] }, { refetchInterval: 10_000 });
   const d = q.data;
   return (
     <section aria-labelledby="dash-h">
@@ -29,7 +31,34 @@ export function Dashboard() {
         <Button onClick={() => setDays(30)} kind={days === 30 ? "primary" : undefined}>30 {t("dash.days")}</Button>
       </div>
       {d && <Chart days={d.days} labels={[t("dash.succeeded"), t("dash.failed"), t("dash.running")]} />}
+      <div className="mt-6 grid grid-cols-1 gap-6 lg:grid-cols-2">
+        <RecentRuns title={t("dash.runningNow")} status={RunStatus.RUNNING} />
+        <RecentRuns title={t("dash.recentFailures")} status={RunStatus.FAILED} />
+      </div>
     </section>
+  );
+}
+
+// RecentRuns lists the newest runs of a status (a page of 10).
+function RecentRuns({ title, status }: { title: string; status: RunStatus }) {
+  const [t] = useT();
+  const q = useQuery(RunService.method.listRuns, { status, pageSize: 10 }, { refetchInterval: 5_000 });
+  return (
+    <div>
+      <h2 className="mb-2 font-semibold">{title}</h2>
+      <ErrorBox error={q.error} />
+      <Table head={["ID", t("runs.job"), t("runs.status"), t("runs.scheduled"), t("runs.message")]}>
+        {q.data?.runs.map((r) => (
+          <tr key={`${r.id}`}>
+            <td className="px-3 py-2"><a className="text-indigo-700 underline" href={`#/runs?job=${r.jobId}&run=${r.id}`}>{`${r.id}`}</a></td>
+            <td className="px-3 py-2">{`${r.jobId}`}</td>
+            <td className="px-3 py-2"><StatusBadge status={r.status} /></td>
+            <td className="px-3 py-2 text-xs"><Time ts={r.scheduledAt} /></td>
+            <td className="max-w-xs truncate px-3 py-2 text-xs" title={r.message}>{r.message}</td>
+          </tr>
+        ))}
+      </Table>
+    </div>
   );
 }
 
@@ -48,6 +77,7 @@ function Chart({ days, labels }: { days: DayCount[]; labels: string[] }) {
   const max = Math.max(1, ...days.map((d) => Number(d.succeeded + d.failed + d.running)));
   const w = 24, gap = 6, h = 160;
   const colors = ["fill-green-500", "fill-red-500", "fill-blue-400"];
+  const swatches = ["bg-green-500", "bg-red-500", "bg-blue-400"]; // literal: Tailwind keeps only classes it sees
   return (
     <figure className="mt-3 overflow-x-auto rounded border border-slate-200 bg-white p-3">
       <svg role="img" aria-label={labels.join(", ")} width={days.length * (w + gap)} height={h + 40}>
@@ -66,7 +96,7 @@ function Chart({ days, labels }: { days: DayCount[]; labels: string[] }) {
         })}
       </svg>
       <figcaption className="mt-1 flex gap-4 text-xs">
-        {labels.map((l, k) => <span key={l}><span className={`mr-1 inline-block h-2 w-2 ${colors[k].replace("fill-", "bg-")}`} />{l}</span>)}
+        {labels.map((l, k) => <span key={l}><span className={`mr-1 inline-block h-2 w-2 ${swatches[k]}`} />{l}</span>)}
       </figcaption>
     </figure>
   );

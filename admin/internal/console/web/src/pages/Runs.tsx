@@ -1,30 +1,64 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { RunService, RunStatus } from "../gen/carillon/v1/run_pb";
+import { AlarmStatus, RunService, RunStatus, TriggerType, type Run } from "../gen/carillon/v1/run_pb";
+import { GroupService } from "../gen/carillon/v1/group_pb";
 import { useT } from "../i18n";
 import { Button, ErrorBox, StatusBadge, Table, Time } from "../ui";
 
 // Runs lists runs, newest first, filtered in the API and refreshed every
 // few seconds; a run's row opens its log, followed while it runs.
-export function Runs({ canWrite, jobId, runId }: { canWrite: boolean; jobId: string; runId: string }) {
+export function Runs({ canWrite, isAdmin, jobId, runId }: { canWrite: boolean; isAdmin: boolean; jobId: string; runId: string }) {
   const [t] = useT();
   const [status, setStatus] = useState(0);
+  const [group, setGroup] = useState("0");
+  const [from, setFrom] = useState("");
+  const [to, setTo] = useState("");
+  const [days, setDays] = useState("30");
   const [pages, setPages] = useState<string[]>([""]);
-  const q = useQuery(RunService.method.listRuns, { jobId: BigInt(jobId || 0), status, pageSize: 50, pageToken: pages[pages.length - 1] },
-    { refetchInterval: 3_000 });
+  const reset = () => setPages([""]);
+  const groups = useQuery(GroupService.method.listGroups, {});
+  const q = useQuery(RunService.method.listRuns, {
+    jobId: BigInt(jobId || 0), groupId: BigInt(group), status, pageSize: 50, pageToken: pages[pages.length - 1],
+    from: from ? timestampFromDate(new Date(from)) : undefined, to: to ? timestampFromDate(new Date(to)) : undefined,
+  }, { refetchInterval: 3_000 });
   const client = useQueryClient();
   const kill = useMutation(RunService.method.killRun, { onSuccess: () => client.invalidateQueries() });
+  const del = useMutation(RunService.method.deleteRuns, { onSuccess: () => client.invalidateQueries() });
+  const input = "rounded border border-slate-300 px-2 py-1";
   return (
     <section>
       <h1 className="mb-3 text-lg font-semibold">{t("nav.runs")}{jobId && ` · ${t("runs.job")} ${jobId}`}</h1>
-      <label className="mb-3 block text-sm">{t("runs.status")}{" "}
-        <select value={status} onChange={(e) => { setStatus(Number(e.target.value)); setPages([""]); }} className="rounded border border-slate-300 px-2 py-1">
-          <option value={0}>{t("jobs.all")}</option>
-          {Object.values(RunStatus).filter((v) => typeof v === "number" && v !== 0).map((v) => <option key={v} value={v}>{RunStatus[v as number]}</option>)}
-        </select>
-      </label>
-      <ErrorBox error={q.error ?? kill.error} />
+      <div className="mb-3 flex flex-wrap items-end gap-3 text-sm">
+        <label>{t("runs.status")}{" "}
+          <select name="status" value={status} onChange={(e) => { setStatus(Number(e.target.value)); reset(); }} className={input}>
+            <option value={0}>{t("jobs.all")}</option>
+            {Object.values(RunStatus).filter((v) => typeof v === "number" && v !== 0).map((v) => <option key={v} value={v}>{RunStatus[v as number]}</option>)}
+          </select>
+        </label>
+        {!jobId && (
+          <label>{t("runs.group")}{" "}
+            <select name="group" value={group} onChange={(e) => { setGroup(e.target.value); reset(); }} className={input}>
+              <option value="0">{t("jobs.all")}</option>
+              {groups.data?.groups.map((g) => <option key={`${g.id}`} value={`${g.id}`}>{g.appName}</option>)}
+            </select>
+          </label>
+        )}
+        <label>{t("runs.from")} <input type="datetime-local" value={from} onChange={(e) => { setFrom(e.target.value); reset(); }} className={input} /></label>
+        <label>{t("runs.to")} <input type="datetime-local" value={to} onChange={(e) => { setTo(e.target.value); reset(); }} className={input} /></label>
+        {canWrite && (jobId || group !== "0" || isAdmin) && (
+          <form className="ml-auto flex items-end gap-2" onSubmit={(e) => {
+            e.preventDefault();
+            del.mutate({ jobId: BigInt(jobId || 0), groupId: BigInt(group), before: timestampFromDate(new Date(Date.now() - Number(days) * 86400_000)) });
+          }}>
+            <label>{t("runs.deleteOld")} <input name="days" inputMode="numeric" size={3} value={days} onChange={(e) => setDays(e.target.value)} className={input} /> {t("runs.days")}</label>
+            <Button type="submit" kind="danger">{t("jobs.delete")}</Button>
+          </form>
+        )}
+      </div>
+      {del.data && <p role="status" className="mb-2 text-sm">{t("runs.deleted")} {`${del.data.deleted}`}</p>}
+      <ErrorBox error={q.error ?? kill.error ?? del.error} />
       <Table head={["ID", t("runs.job"), t("runs.status"), t("runs.executor"), t("runs.scheduled"), t("runs.finished"), t("runs.message"), ""]}>
         {q.data?.runs.map((r) => (
           <tr key={`${r.id}`} className={runId === `${r.id}` ? "bg-indigo-50" : undefined}>
@@ -45,21 +79,56 @@ export function Runs({ canWrite, jobId, runId }: { canWrite: boolean; jobId: str
         {pages.length > 1 && <Button onClick={() => setPages([""])}>{t("page.first")}</Button>}
         {q.data?.nextPageToken && <Button onClick={() => setPages([...pages, q.data!.nextPageToken])}>{t("page.next")}</Button>}
       </div>
-      {runId && <RunLog runId={runId} running={q.data?.runs.find((r) => `${r.id}` === runId)?.status === RunStatus.RUNNING} />}
+      {runId && <RunDetail runId={runId} />}
     </section>
   );
 }
 
-// RunLog reads a run's log from its executor through the admin, from the
-// first line, again every 2 s while the run runs.
+// RunDetail shows one run: where it went and why, its timing, result and
+// alarm, and its log.
+function RunDetail({ runId }: { runId: string }) {
+  const [t] = useT();
+  const q = useQuery(RunService.method.getRun, { id: BigInt(runId) }, { refetchInterval: (x) => (x.state.data?.run?.status === RunStatus.RUNNING ? 2_000 : false) });
+  const r: Run | undefined = q.data?.run;
+  const row = (k: string, v: React.ReactNode) => <><dt className="font-medium text-slate-600">{k}</dt><dd className="break-all">{v}</dd></>;
+  return (
+    <section className="mt-4 rounded border border-slate-200 bg-white p-4">
+      <h2 className="mb-2 font-semibold">{t("runs.detail")} {runId}</h2>
+      <ErrorBox error={q.error} />
+      {r && (
+        <dl className="grid grid-cols-1 gap-x-4 gap-y-1 text-sm sm:grid-cols-[12rem_1fr]">
+          {row(t("runs.status"), <><StatusBadge status={r.status} /> {r.message}</>)}
+          {row(t("runs.triggerType"), TriggerType[r.triggerType])}
+          {row(t("runs.executor"), <span className="font-mono">{r.executorAddress}</span>)}
+          {row(t("runs.triggerMessage"), r.triggerMessage)}
+          {row(t("runs.param"), <span className="font-mono">{r.param}</span>)}
+          {row(t("runs.scheduled"), <Time ts={r.scheduledAt} />)}
+          {row(t("runs.triggered"), <Time ts={r.triggeredAt} />)}
+          {row(t("runs.finished"), <Time ts={r.finishedAt} />)}
+          {row(t("runs.attempt"), `${r.attempt}`)}
+          {row(t("runs.alarm"), `${AlarmStatus[r.alarmStatus]} ${r.alarmMessage}`)}
+        </dl>
+      )}
+      <RunLog runId={runId} running={r?.status === RunStatus.RUNNING} />
+    </section>
+  );
+}
+
+// RunLog reads a run's log from its executor through the admin a page at
+// a time, the last page again every 2 s while the run runs.
 function RunLog({ runId, running }: { runId: string; running: boolean }) {
   const [t] = useT();
-  const q = useQuery(RunService.method.readRunLog, { runId: BigInt(runId), fromLine: 1 }, { refetchInterval: running ? 2_000 : false });
+  const [from, setFrom] = useState(1);
+  const [before, setBefore] = useState(""); // the pages read so far
+  const q = useQuery(RunService.method.readRunLog, { runId: BigInt(runId), fromLine: from }, { refetchInterval: running ? 2_000 : false });
+  const content = before + (q.data?.content ?? "");
+  const more = q.data && !q.data.end && q.data.toLine >= from;
   return (
     <section className="mt-4">
       <h2 className="mb-2 font-semibold">{t("runs.log")} · {runId}</h2>
       <ErrorBox error={q.error} />
-      <pre data-testid="run-log" className="max-h-96 overflow-auto rounded bg-slate-900 p-3 text-xs text-slate-100">{q.data?.content ?? t("loading")}</pre>
+      <pre data-testid="run-log" className="max-h-96 overflow-auto rounded bg-slate-900 p-3 text-xs text-slate-100">{content || t("loading")}</pre>
+      {more && <div className="mt-2"><Button onClick={() => { setBefore(content); setFrom(q.data!.toLine + 1); }}>{t("page.next")}</Button></div>}
     </section>
   );
 }
