@@ -35,7 +35,7 @@ type browser struct {
 // skips the test when no Chromium is installed, unless
 // CARILLON_BROWSER_TESTS=1 (set by .ci/run, which installs it) says the
 // browser tests must run.
-func newBrowser(t *testing.T, url string) *browser {
+func newBrowser(t testing.TB, url string) *browser {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -84,7 +84,7 @@ func newBrowser(t *testing.T, url string) *browser {
 }
 
 // run runs actions, failing the test with what failed.
-func (b *browser) run(t *testing.T, what string, actions ...chromedp.Action) {
+func (b *browser) run(t testing.TB, what string, actions ...chromedp.Action) {
 	t.Helper()
 	if err := chromedp.Run(b.ctx, actions...); err != nil {
 		b.screenshot(t, "failed-"+strings.ReplaceAll(what, " ", "-"))
@@ -94,7 +94,7 @@ func (b *browser) run(t *testing.T, what string, actions ...chromedp.Action) {
 
 // screenshot saves the page as artifacts/screenshots/<name>.png at the
 // repository's root (not committed).
-func (b *browser) screenshot(t *testing.T, name string) {
+func (b *browser) screenshot(t testing.TB, name string) {
 	t.Helper()
 	var png []byte
 	if err := chromedp.Run(b.ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
@@ -119,7 +119,7 @@ func (b *browser) noErrors(t *testing.T) {
 }
 
 // signIn signs in through the page's form.
-func (b *browser) signIn(t *testing.T, user, password string) {
+func (b *browser) signIn(t testing.TB, user, password string) {
 	t.Helper()
 	b.run(t, "sign in "+user,
 		chromedp.Navigate(b.url+"/"),

@@ -45,7 +45,7 @@ func runDemo(ctx context.Context, a *Admin, adminURL string) error {
 		return err
 	}
 	a.cfg.Logger.Info("demo: executor started; job \"demo hello\" runs every 5 s; watch the \"run finished\" lines")
-	if err := printDemoAccess(ctx, a.store, a.cfg.Console, adminURL); err != nil {
+	if err := printDemoAccess(ctx, a.store, a.cfg.Console, adminURL, a.cfg.DBPath); err != nil {
 		ln.Close()
 		return err
 	}

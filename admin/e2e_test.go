@@ -126,7 +126,7 @@ func startExecutor(t *testing.T, adminURL, app string, setup ...func(*sdk.Execut
 	return "http://" + ln.Addr().String()
 }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}

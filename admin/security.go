@@ -88,7 +88,7 @@ func secure(ctx context.Context, st *store.Store, cfg *Config) (generated bool, 
 // the previous demo one, and prints ready commands that use it. Demo only:
 // the token is printed on every start so a newcomer can use the API at
 // once.
-func printDemoAccess(ctx context.Context, st *store.Store, w io.Writer, baseURL string) error {
+func printDemoAccess(ctx context.Context, st *store.Store, w io.Writer, baseURL, dbPath string) error {
 	users, err := st.Users(ctx)
 	if err != nil {
 		return err
@@ -122,6 +122,9 @@ func printDemoAccess(ctx context.Context, st *store.Store, w io.Writer, baseURL 
 		"  List the runs with curl:\n"+
 		"    curl -s -H \"Authorization: Bearer $CARILLON_API_TOKEN\" -H 'Content-Type: application/json' -d '{\"pageSize\":3}' %s/carillon.v1.RunService/ListRuns\n"+
 		"  or with the CLI:\n"+
-		"    go run ./admin/cmd/carillon run list --server %s\n\n", admin.Username, token, baseURL, baseURL)
+		"    go run ./admin/cmd/carillon run list --server %s\n"+
+		"  or open the web console at %s/ and sign in as %q with the password printed at this database's\n"+
+		"  first start (lost it? stop the demo and run: go run ./admin/cmd/carillon reset-admin-password --db %s)\n\n",
+		admin.Username, token, baseURL, baseURL, baseURL, admin.Username, dbPath)
 	return nil
 }

@@ -35,7 +35,7 @@ func bearer(token string) connect.UnaryInterceptorFunc {
 
 // serveAdmin opens and serves an admin with cfg on loopback until the test
 // ends, and returns its URL.
-func serveAdmin(t *testing.T, cfg admin.Config) string {
+func serveAdmin(t testing.TB, cfg admin.Config) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg.Logger, cfg.PasswordCost = testLogger(t), bcrypt.MinCost
