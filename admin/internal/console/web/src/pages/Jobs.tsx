@@ -13,10 +13,13 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
   const [t] = useT();
   const [group, setGroup] = useState("0");
   const [text, setText] = useState("");
+  const [handler, setHandler] = useState("");
+  const [enabled, setEnabled] = useState("");
   const [pages, setPages] = useState<string[]>([""]);
   const token = pages[pages.length - 1];
   const groups = useQuery(GroupService.method.listGroups, {});
-  const q = useQuery(JobService.method.listJobs, { groupId: BigInt(group), text, pageSize: 50, pageToken: token });
+  const q = useQuery(JobService.method.listJobs, { groupId: BigInt(group), text, handler, pageSize: 50, pageToken: token,
+    enabled: enabled === "" ? undefined : enabled === "1" });
   const client = useQueryClient();
   const done = { onSuccess: () => client.invalidateQueries() };
   const start = useMutation(JobService.method.startJob, done);
@@ -41,6 +44,14 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
             <option value="0">{t("jobs.all")}</option>
             {groups.data?.groups.map((g) => <option key={`${g.id}`} value={`${g.id}`}>{g.title} ({g.appName})</option>)}
           </select>
+        </label>
+        <label>{t("jobs.enabled")}{" "}
+          <select name="enabled" value={enabled} onChange={(e) => { setEnabled(e.target.value); setPages([""]); }} className="rounded border border-slate-300 px-2 py-1">
+            <option value="">{t("jobs.all")}</option><option value="1">✓</option><option value="0">—</option>
+          </select>
+        </label>
+        <label>{t("jobs.handler")}{" "}
+          <input name="handler_filter" value={handler} onChange={(e) => { setHandler(e.target.value); setPages([""]); }} className="rounded border border-slate-300 px-2 py-1 font-mono" />
         </label>
         <label>{t("jobs.text")}{" "}
           <input value={text} onChange={(e) => { setText(e.target.value); setPages([""]); }} className="rounded border border-slate-300 px-2 py-1" />
