@@ -274,6 +274,21 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.run(t, "users page", chromedp.Navigate(a.url+"/#/users"), chromedp.WaitVisible(`//td[text()="admin"]`, chromedp.BySearch))
 	b.screenshot(t, "users")
 
+	// A phone: the page does not overflow sideways (wide tables scroll in
+	// their own box).
+	var fits bool
+	b.run(t, "phone width",
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.WaitVisible(`main tbody tr`),
+		chromedp.Evaluate(`document.documentElement.scrollWidth <= window.innerWidth`, &fits),
+	)
+	b.screenshot(t, "jobs-phone")
+	if !fits {
+		t.Error("the jobs page is wider than a phone's screen")
+	}
+	b.run(t, "back to a laptop", chromedp.EmulateViewport(1280, 900))
+
 	// Chinese.
 	var nav string
 	b.run(t, "switch to Chinese",

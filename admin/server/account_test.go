@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
@@ -218,5 +219,34 @@ func TestDashboardScoped(t *testing.T) {
 	}
 	if admin.RunCount != 2 || a.RunCount != 1 || b.RunCount != 1 {
 		t.Errorf("run counts: admin %d, member of A %d, member of B %d; want 2, 1, 1", admin.RunCount, a.RunCount, b.RunCount)
+	}
+}
+
+// TestLiveExecutorsLastBeat checks that an AUTO group lists its live
+// executors with their last heartbeat.
+func TestLiveExecutorsLastBeat(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "s3cret")
+	g, err := b.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "app"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := b.clock.Now()
+	if _, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: "http://10.0.0.1:9999"}); err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Add(20 * time.Second)
+	if _, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: "http://10.0.0.2:9999"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := res.Group.LiveExecutors
+	if len(live) != 2 || live[0].Address != "http://10.0.0.1:9999" || !live[0].LastBeat.AsTime().Equal(first) ||
+		!live[1].LastBeat.AsTime().Equal(first.Add(20*time.Second)) {
+		t.Errorf("live executors %v, want 10.0.0.1 beaten at %v and 10.0.0.2 20 s later", live, first)
 	}
 }

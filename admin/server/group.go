@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/carillonhq/carillon/admin/auth"
 	"github.com/carillonhq/carillon/admin/store"
@@ -60,7 +61,17 @@ func (s groupService) toProto(ctx context.Context, g store.Group) (*carillonv1.G
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
-	return groupToProto(g, addrs), nil
+	p := groupToProto(g, addrs)
+	if g.AddressMode != carillonv1.AddressMode_ADDRESS_MODE_MANUAL && len(addrs) > 0 {
+		beats, err := s.cfg.Store.Beats(ctx, g.AppName, time.Time{})
+		if err != nil {
+			return nil, s.toConnect(err)
+		}
+		for _, a := range addrs {
+			p.LiveExecutors = append(p.LiveExecutors, &carillonv1.LiveExecutor{Address: a, LastBeat: ts(beats[a])})
+		}
+	}
+	return p, nil
 }
 
 func (s groupService) CreateGroup(ctx context.Context, req *carillonv1.CreateGroupRequest) (*carillonv1.CreateGroupResponse, error) {
@@ -152,4 +163,4 @@ func (s groupService) ClearGroupToken(ctx context.Context, req *carillonv1.Clear
 }
 
 // groupOutputFields cannot be set by UpdateGroup.
-var groupOutputFields = []string{"id", "updated_at", "has_own_token"}
+var groupOutputFields = []string{"id", "updated_at", "has_own_token", "live_executors"}

@@ -71,6 +71,27 @@ func (s *Store) Executors(ctx context.Context, app string, since time.Time) ([]s
 	return addrs, rows.Err()
 }
 
+// Beats returns the last heartbeat of each of app's executors that
+// registered at or after since, by address.
+func (s *Store) Beats(ctx context.Context, app string, since time.Time) (map[string]time.Time, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx,
+		`SELECT address, updated_at FROM registry WHERE app_name = ? AND updated_at >= ?`, app, since.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("store: beats of %s: %w", app, err)
+	}
+	defer rows.Close()
+	beats := map[string]time.Time{}
+	for rows.Next() {
+		var a string
+		var at int64
+		if err := rows.Scan(&a, &at); err != nil {
+			return nil, fmt.Errorf("store: beats of %s: %w", app, err)
+		}
+		beats[a] = time.UnixMilli(at)
+	}
+	return beats, rows.Err()
+}
+
 // PruneRegistry deletes registrations last seen before since and returns
 // how many it deleted.
 func (s *Store) PruneRegistry(ctx context.Context, since time.Time) (int64, error) {

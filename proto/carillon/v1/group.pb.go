@@ -96,7 +96,9 @@ type Group struct {
 	// The group has an executor access token of its own (RotateGroupToken);
 	// false: its executors use the global token (output). The token itself
 	// is never returned but by RotateGroupToken.
-	HasOwnToken   bool `protobuf:"varint,7,opt,name=has_own_token,json=hasOwnToken,proto3" json:"has_own_token,omitempty"`
+	HasOwnToken bool `protobuf:"varint,7,opt,name=has_own_token,json=hasOwnToken,proto3" json:"has_own_token,omitempty"`
+	// AUTO: the live registered executors with their last heartbeat (output).
+	LiveExecutors []*LiveExecutor `protobuf:"bytes,8,rep,name=live_executors,json=liveExecutors,proto3" json:"live_executors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -180,6 +182,67 @@ func (x *Group) GetHasOwnToken() bool {
 	return false
 }
 
+func (x *Group) GetLiveExecutors() []*LiveExecutor {
+	if x != nil {
+		return x.LiveExecutors
+	}
+	return nil
+}
+
+// LiveExecutor is an executor registered with the admin.
+type LiveExecutor struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Address string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+	// Its last heartbeat (Register call).
+	LastBeat      *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=last_beat,json=lastBeat,proto3" json:"last_beat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LiveExecutor) Reset() {
+	*x = LiveExecutor{}
+	mi := &file_carillon_v1_group_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LiveExecutor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LiveExecutor) ProtoMessage() {}
+
+func (x *LiveExecutor) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_group_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LiveExecutor.ProtoReflect.Descriptor instead.
+func (*LiveExecutor) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *LiveExecutor) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *LiveExecutor) GetLastBeat() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastBeat
+	}
+	return nil
+}
+
 // CreateGroupRequest carries the new group; id is ignored.
 type CreateGroupRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -190,7 +253,7 @@ type CreateGroupRequest struct {
 
 func (x *CreateGroupRequest) Reset() {
 	*x = CreateGroupRequest{}
-	mi := &file_carillon_v1_group_proto_msgTypes[1]
+	mi := &file_carillon_v1_group_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -202,7 +265,7 @@ func (x *CreateGroupRequest) String() string {
 func (*CreateGroupRequest) ProtoMessage() {}
 
 func (x *CreateGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[1]
+	mi := &file_carillon_v1_group_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -215,7 +278,7 @@ func (x *CreateGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateGroupRequest.ProtoReflect.Descriptor instead.
 func (*CreateGroupRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{1}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CreateGroupRequest) GetGroup() *Group {
@@ -235,7 +298,7 @@ type CreateGroupResponse struct {
 
 func (x *CreateGroupResponse) Reset() {
 	*x = CreateGroupResponse{}
-	mi := &file_carillon_v1_group_proto_msgTypes[2]
+	mi := &file_carillon_v1_group_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -247,7 +310,7 @@ func (x *CreateGroupResponse) String() string {
 func (*CreateGroupResponse) ProtoMessage() {}
 
 func (x *CreateGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[2]
+	mi := &file_carillon_v1_group_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -260,7 +323,7 @@ func (x *CreateGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateGroupResponse.ProtoReflect.Descriptor instead.
 func (*CreateGroupResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{2}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateGroupResponse) GetGroup() *Group {
@@ -280,7 +343,7 @@ type GetGroupRequest struct {
 
 func (x *GetGroupRequest) Reset() {
 	*x = GetGroupRequest{}
-	mi := &file_carillon_v1_group_proto_msgTypes[3]
+	mi := &file_carillon_v1_group_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -292,7 +355,7 @@ func (x *GetGroupRequest) String() string {
 func (*GetGroupRequest) ProtoMessage() {}
 
 func (x *GetGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[3]
+	mi := &file_carillon_v1_group_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -305,7 +368,7 @@ func (x *GetGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGroupRequest.ProtoReflect.Descriptor instead.
 func (*GetGroupRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{3}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetGroupRequest) GetId() int64 {
@@ -325,7 +388,7 @@ type GetGroupResponse struct {
 
 func (x *GetGroupResponse) Reset() {
 	*x = GetGroupResponse{}
-	mi := &file_carillon_v1_group_proto_msgTypes[4]
+	mi := &file_carillon_v1_group_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -337,7 +400,7 @@ func (x *GetGroupResponse) String() string {
 func (*GetGroupResponse) ProtoMessage() {}
 
 func (x *GetGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[4]
+	mi := &file_carillon_v1_group_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -350,7 +413,7 @@ func (x *GetGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGroupResponse.ProtoReflect.Descriptor instead.
 func (*GetGroupResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{4}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetGroupResponse) GetGroup() *Group {
@@ -369,7 +432,7 @@ type ListGroupsRequest struct {
 
 func (x *ListGroupsRequest) Reset() {
 	*x = ListGroupsRequest{}
-	mi := &file_carillon_v1_group_proto_msgTypes[5]
+	mi := &file_carillon_v1_group_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -381,7 +444,7 @@ func (x *ListGroupsRequest) String() string {
 func (*ListGroupsRequest) ProtoMessage() {}
 
 func (x *ListGroupsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[5]
+	mi := &file_carillon_v1_group_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -394,7 +457,7 @@ func (x *ListGroupsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGroupsRequest.ProtoReflect.Descriptor instead.
 func (*ListGroupsRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{5}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{6}
 }
 
 // ListGroupsResponse lists every group.
@@ -407,7 +470,7 @@ type ListGroupsResponse struct {
 
 func (x *ListGroupsResponse) Reset() {
 	*x = ListGroupsResponse{}
-	mi := &file_carillon_v1_group_proto_msgTypes[6]
+	mi := &file_carillon_v1_group_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -419,7 +482,7 @@ func (x *ListGroupsResponse) String() string {
 func (*ListGroupsResponse) ProtoMessage() {}
 
 func (x *ListGroupsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[6]
+	mi := &file_carillon_v1_group_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -432,7 +495,7 @@ func (x *ListGroupsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGroupsResponse.ProtoReflect.Descriptor instead.
 func (*ListGroupsResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{6}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListGroupsResponse) GetGroups() []*Group {
@@ -455,7 +518,7 @@ type UpdateGroupRequest struct {
 
 func (x *UpdateGroupRequest) Reset() {
 	*x = UpdateGroupRequest{}
-	mi := &file_carillon_v1_group_proto_msgTypes[7]
+	mi := &file_carillon_v1_group_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -467,7 +530,7 @@ func (x *UpdateGroupRequest) String() string {
 func (*UpdateGroupRequest) ProtoMessage() {}
 
 func (x *UpdateGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[7]
+	mi := &file_carillon_v1_group_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -480,7 +543,7 @@ func (x *UpdateGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateGroupRequest.ProtoReflect.Descriptor instead.
 func (*UpdateGroupRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{7}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *UpdateGroupRequest) GetGroup() *Group {
@@ -507,7 +570,7 @@ type UpdateGroupResponse struct {
 
 func (x *UpdateGroupResponse) Reset() {
 	*x = UpdateGroupResponse{}
-	mi := &file_carillon_v1_group_proto_msgTypes[8]
+	mi := &file_carillon_v1_group_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -519,7 +582,7 @@ func (x *UpdateGroupResponse) String() string {
 func (*UpdateGroupResponse) ProtoMessage() {}
 
 func (x *UpdateGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[8]
+	mi := &file_carillon_v1_group_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -532,7 +595,7 @@ func (x *UpdateGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateGroupResponse.ProtoReflect.Descriptor instead.
 func (*UpdateGroupResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{8}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *UpdateGroupResponse) GetGroup() *Group {
@@ -552,7 +615,7 @@ type DeleteGroupRequest struct {
 
 func (x *DeleteGroupRequest) Reset() {
 	*x = DeleteGroupRequest{}
-	mi := &file_carillon_v1_group_proto_msgTypes[9]
+	mi := &file_carillon_v1_group_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -564,7 +627,7 @@ func (x *DeleteGroupRequest) String() string {
 func (*DeleteGroupRequest) ProtoMessage() {}
 
 func (x *DeleteGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[9]
+	mi := &file_carillon_v1_group_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -577,7 +640,7 @@ func (x *DeleteGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteGroupRequest.ProtoReflect.Descriptor instead.
 func (*DeleteGroupRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{9}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DeleteGroupRequest) GetId() int64 {
@@ -596,7 +659,7 @@ type DeleteGroupResponse struct {
 
 func (x *DeleteGroupResponse) Reset() {
 	*x = DeleteGroupResponse{}
-	mi := &file_carillon_v1_group_proto_msgTypes[10]
+	mi := &file_carillon_v1_group_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -608,7 +671,7 @@ func (x *DeleteGroupResponse) String() string {
 func (*DeleteGroupResponse) ProtoMessage() {}
 
 func (x *DeleteGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[10]
+	mi := &file_carillon_v1_group_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -621,7 +684,7 @@ func (x *DeleteGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteGroupResponse.ProtoReflect.Descriptor instead.
 func (*DeleteGroupResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{10}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{11}
 }
 
 // RotateGroupTokenRequest names a group by id.
@@ -634,7 +697,7 @@ type RotateGroupTokenRequest struct {
 
 func (x *RotateGroupTokenRequest) Reset() {
 	*x = RotateGroupTokenRequest{}
-	mi := &file_carillon_v1_group_proto_msgTypes[11]
+	mi := &file_carillon_v1_group_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -646,7 +709,7 @@ func (x *RotateGroupTokenRequest) String() string {
 func (*RotateGroupTokenRequest) ProtoMessage() {}
 
 func (x *RotateGroupTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[11]
+	mi := &file_carillon_v1_group_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -659,7 +722,7 @@ func (x *RotateGroupTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateGroupTokenRequest.ProtoReflect.Descriptor instead.
 func (*RotateGroupTokenRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{11}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RotateGroupTokenRequest) GetId() int64 {
@@ -680,7 +743,7 @@ type RotateGroupTokenResponse struct {
 
 func (x *RotateGroupTokenResponse) Reset() {
 	*x = RotateGroupTokenResponse{}
-	mi := &file_carillon_v1_group_proto_msgTypes[12]
+	mi := &file_carillon_v1_group_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -692,7 +755,7 @@ func (x *RotateGroupTokenResponse) String() string {
 func (*RotateGroupTokenResponse) ProtoMessage() {}
 
 func (x *RotateGroupTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[12]
+	mi := &file_carillon_v1_group_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -705,7 +768,7 @@ func (x *RotateGroupTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateGroupTokenResponse.ProtoReflect.Descriptor instead.
 func (*RotateGroupTokenResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{12}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RotateGroupTokenResponse) GetToken() string {
@@ -725,7 +788,7 @@ type ClearGroupTokenRequest struct {
 
 func (x *ClearGroupTokenRequest) Reset() {
 	*x = ClearGroupTokenRequest{}
-	mi := &file_carillon_v1_group_proto_msgTypes[13]
+	mi := &file_carillon_v1_group_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -737,7 +800,7 @@ func (x *ClearGroupTokenRequest) String() string {
 func (*ClearGroupTokenRequest) ProtoMessage() {}
 
 func (x *ClearGroupTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[13]
+	mi := &file_carillon_v1_group_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -750,7 +813,7 @@ func (x *ClearGroupTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearGroupTokenRequest.ProtoReflect.Descriptor instead.
 func (*ClearGroupTokenRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{13}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ClearGroupTokenRequest) GetId() int64 {
@@ -769,7 +832,7 @@ type ClearGroupTokenResponse struct {
 
 func (x *ClearGroupTokenResponse) Reset() {
 	*x = ClearGroupTokenResponse{}
-	mi := &file_carillon_v1_group_proto_msgTypes[14]
+	mi := &file_carillon_v1_group_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -781,7 +844,7 @@ func (x *ClearGroupTokenResponse) String() string {
 func (*ClearGroupTokenResponse) ProtoMessage() {}
 
 func (x *ClearGroupTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_group_proto_msgTypes[14]
+	mi := &file_carillon_v1_group_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -794,14 +857,14 @@ func (x *ClearGroupTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearGroupTokenResponse.ProtoReflect.Descriptor instead.
 func (*ClearGroupTokenResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{14}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{15}
 }
 
 var File_carillon_v1_group_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_group_proto_rawDesc = "" +
 	"\n" +
-	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x02\n" +
+	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\x02\n" +
 	"\x05Group\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bapp_name\x18\x02 \x01(\tR\aappName\x12\x14\n" +
@@ -810,7 +873,11 @@ const file_carillon_v1_group_proto_rawDesc = "" +
 	"\taddresses\x18\x05 \x03(\tR\taddresses\x129\n" +
 	"\n" +
 	"updated_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\"\n" +
-	"\rhas_own_token\x18\a \x01(\bR\vhasOwnToken\">\n" +
+	"\rhas_own_token\x18\a \x01(\bR\vhasOwnToken\x12@\n" +
+	"\x0elive_executors\x18\b \x03(\v2\x19.carillon.v1.LiveExecutorR\rliveExecutors\"a\n" +
+	"\fLiveExecutor\x12\x18\n" +
+	"\aaddress\x18\x01 \x01(\tR\aaddress\x127\n" +
+	"\tlast_beat\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\blastBeat\">\n" +
 	"\x12CreateGroupRequest\x12(\n" +
 	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\"?\n" +
 	"\x13CreateGroupResponse\x12(\n" +
@@ -865,56 +932,59 @@ func file_carillon_v1_group_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_group_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_carillon_v1_group_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_carillon_v1_group_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_carillon_v1_group_proto_goTypes = []any{
 	(AddressMode)(0),                 // 0: carillon.v1.AddressMode
 	(*Group)(nil),                    // 1: carillon.v1.Group
-	(*CreateGroupRequest)(nil),       // 2: carillon.v1.CreateGroupRequest
-	(*CreateGroupResponse)(nil),      // 3: carillon.v1.CreateGroupResponse
-	(*GetGroupRequest)(nil),          // 4: carillon.v1.GetGroupRequest
-	(*GetGroupResponse)(nil),         // 5: carillon.v1.GetGroupResponse
-	(*ListGroupsRequest)(nil),        // 6: carillon.v1.ListGroupsRequest
-	(*ListGroupsResponse)(nil),       // 7: carillon.v1.ListGroupsResponse
-	(*UpdateGroupRequest)(nil),       // 8: carillon.v1.UpdateGroupRequest
-	(*UpdateGroupResponse)(nil),      // 9: carillon.v1.UpdateGroupResponse
-	(*DeleteGroupRequest)(nil),       // 10: carillon.v1.DeleteGroupRequest
-	(*DeleteGroupResponse)(nil),      // 11: carillon.v1.DeleteGroupResponse
-	(*RotateGroupTokenRequest)(nil),  // 12: carillon.v1.RotateGroupTokenRequest
-	(*RotateGroupTokenResponse)(nil), // 13: carillon.v1.RotateGroupTokenResponse
-	(*ClearGroupTokenRequest)(nil),   // 14: carillon.v1.ClearGroupTokenRequest
-	(*ClearGroupTokenResponse)(nil),  // 15: carillon.v1.ClearGroupTokenResponse
-	(*timestamppb.Timestamp)(nil),    // 16: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),    // 17: google.protobuf.FieldMask
+	(*LiveExecutor)(nil),             // 2: carillon.v1.LiveExecutor
+	(*CreateGroupRequest)(nil),       // 3: carillon.v1.CreateGroupRequest
+	(*CreateGroupResponse)(nil),      // 4: carillon.v1.CreateGroupResponse
+	(*GetGroupRequest)(nil),          // 5: carillon.v1.GetGroupRequest
+	(*GetGroupResponse)(nil),         // 6: carillon.v1.GetGroupResponse
+	(*ListGroupsRequest)(nil),        // 7: carillon.v1.ListGroupsRequest
+	(*ListGroupsResponse)(nil),       // 8: carillon.v1.ListGroupsResponse
+	(*UpdateGroupRequest)(nil),       // 9: carillon.v1.UpdateGroupRequest
+	(*UpdateGroupResponse)(nil),      // 10: carillon.v1.UpdateGroupResponse
+	(*DeleteGroupRequest)(nil),       // 11: carillon.v1.DeleteGroupRequest
+	(*DeleteGroupResponse)(nil),      // 12: carillon.v1.DeleteGroupResponse
+	(*RotateGroupTokenRequest)(nil),  // 13: carillon.v1.RotateGroupTokenRequest
+	(*RotateGroupTokenResponse)(nil), // 14: carillon.v1.RotateGroupTokenResponse
+	(*ClearGroupTokenRequest)(nil),   // 15: carillon.v1.ClearGroupTokenRequest
+	(*ClearGroupTokenResponse)(nil),  // 16: carillon.v1.ClearGroupTokenResponse
+	(*timestamppb.Timestamp)(nil),    // 17: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),    // 18: google.protobuf.FieldMask
 }
 var file_carillon_v1_group_proto_depIdxs = []int32{
 	0,  // 0: carillon.v1.Group.address_mode:type_name -> carillon.v1.AddressMode
-	16, // 1: carillon.v1.Group.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 2: carillon.v1.CreateGroupRequest.group:type_name -> carillon.v1.Group
-	1,  // 3: carillon.v1.CreateGroupResponse.group:type_name -> carillon.v1.Group
-	1,  // 4: carillon.v1.GetGroupResponse.group:type_name -> carillon.v1.Group
-	1,  // 5: carillon.v1.ListGroupsResponse.groups:type_name -> carillon.v1.Group
-	1,  // 6: carillon.v1.UpdateGroupRequest.group:type_name -> carillon.v1.Group
-	17, // 7: carillon.v1.UpdateGroupRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 8: carillon.v1.UpdateGroupResponse.group:type_name -> carillon.v1.Group
-	2,  // 9: carillon.v1.GroupService.CreateGroup:input_type -> carillon.v1.CreateGroupRequest
-	4,  // 10: carillon.v1.GroupService.GetGroup:input_type -> carillon.v1.GetGroupRequest
-	6,  // 11: carillon.v1.GroupService.ListGroups:input_type -> carillon.v1.ListGroupsRequest
-	8,  // 12: carillon.v1.GroupService.UpdateGroup:input_type -> carillon.v1.UpdateGroupRequest
-	10, // 13: carillon.v1.GroupService.DeleteGroup:input_type -> carillon.v1.DeleteGroupRequest
-	12, // 14: carillon.v1.GroupService.RotateGroupToken:input_type -> carillon.v1.RotateGroupTokenRequest
-	14, // 15: carillon.v1.GroupService.ClearGroupToken:input_type -> carillon.v1.ClearGroupTokenRequest
-	3,  // 16: carillon.v1.GroupService.CreateGroup:output_type -> carillon.v1.CreateGroupResponse
-	5,  // 17: carillon.v1.GroupService.GetGroup:output_type -> carillon.v1.GetGroupResponse
-	7,  // 18: carillon.v1.GroupService.ListGroups:output_type -> carillon.v1.ListGroupsResponse
-	9,  // 19: carillon.v1.GroupService.UpdateGroup:output_type -> carillon.v1.UpdateGroupResponse
-	11, // 20: carillon.v1.GroupService.DeleteGroup:output_type -> carillon.v1.DeleteGroupResponse
-	13, // 21: carillon.v1.GroupService.RotateGroupToken:output_type -> carillon.v1.RotateGroupTokenResponse
-	15, // 22: carillon.v1.GroupService.ClearGroupToken:output_type -> carillon.v1.ClearGroupTokenResponse
-	16, // [16:23] is the sub-list for method output_type
-	9,  // [9:16] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	17, // 1: carillon.v1.Group.updated_at:type_name -> google.protobuf.Timestamp
+	2,  // 2: carillon.v1.Group.live_executors:type_name -> carillon.v1.LiveExecutor
+	17, // 3: carillon.v1.LiveExecutor.last_beat:type_name -> google.protobuf.Timestamp
+	1,  // 4: carillon.v1.CreateGroupRequest.group:type_name -> carillon.v1.Group
+	1,  // 5: carillon.v1.CreateGroupResponse.group:type_name -> carillon.v1.Group
+	1,  // 6: carillon.v1.GetGroupResponse.group:type_name -> carillon.v1.Group
+	1,  // 7: carillon.v1.ListGroupsResponse.groups:type_name -> carillon.v1.Group
+	1,  // 8: carillon.v1.UpdateGroupRequest.group:type_name -> carillon.v1.Group
+	18, // 9: carillon.v1.UpdateGroupRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 10: carillon.v1.UpdateGroupResponse.group:type_name -> carillon.v1.Group
+	3,  // 11: carillon.v1.GroupService.CreateGroup:input_type -> carillon.v1.CreateGroupRequest
+	5,  // 12: carillon.v1.GroupService.GetGroup:input_type -> carillon.v1.GetGroupRequest
+	7,  // 13: carillon.v1.GroupService.ListGroups:input_type -> carillon.v1.ListGroupsRequest
+	9,  // 14: carillon.v1.GroupService.UpdateGroup:input_type -> carillon.v1.UpdateGroupRequest
+	11, // 15: carillon.v1.GroupService.DeleteGroup:input_type -> carillon.v1.DeleteGroupRequest
+	13, // 16: carillon.v1.GroupService.RotateGroupToken:input_type -> carillon.v1.RotateGroupTokenRequest
+	15, // 17: carillon.v1.GroupService.ClearGroupToken:input_type -> carillon.v1.ClearGroupTokenRequest
+	4,  // 18: carillon.v1.GroupService.CreateGroup:output_type -> carillon.v1.CreateGroupResponse
+	6,  // 19: carillon.v1.GroupService.GetGroup:output_type -> carillon.v1.GetGroupResponse
+	8,  // 20: carillon.v1.GroupService.ListGroups:output_type -> carillon.v1.ListGroupsResponse
+	10, // 21: carillon.v1.GroupService.UpdateGroup:output_type -> carillon.v1.UpdateGroupResponse
+	12, // 22: carillon.v1.GroupService.DeleteGroup:output_type -> carillon.v1.DeleteGroupResponse
+	14, // 23: carillon.v1.GroupService.RotateGroupToken:output_type -> carillon.v1.RotateGroupTokenResponse
+	16, // 24: carillon.v1.GroupService.ClearGroupToken:output_type -> carillon.v1.ClearGroupTokenResponse
+	18, // [18:25] is the sub-list for method output_type
+	11, // [11:18] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_group_proto_init() }
@@ -928,7 +998,7 @@ func file_carillon_v1_group_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_group_proto_rawDesc), len(file_carillon_v1_group_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,14 +30,18 @@ export function Groups({ isAdmin }: { isAdmin: boolean }) {
             <td className="px-3 py-2 font-mono">{g.appName}</td>
             <td className="px-3 py-2">{g.title}</td>
             <td className="px-3 py-2">{AddressMode[g.addressMode]}{g.hasOwnToken ? " 🔑" : ""}</td>
-            <td className="px-3 py-2 font-mono text-xs" data-testid={`executors-${g.appName}`}>{g.addresses.join(", ") || "—"}</td>
+            <td className="px-3 py-2 font-mono text-xs" data-testid={`executors-${g.appName}`}>
+              {g.addressMode === AddressMode.MANUAL ? g.addresses.join(", ") || "—" : g.liveExecutors.length === 0 ? "—" : (
+                <ul>{g.liveExecutors.map((e) => <li key={e.address}>{e.address} <span className="text-slate-500">· {t("groups.lastBeat")} <Time ts={e.lastBeat} /></span></li>)}</ul>
+              )}
+            </td>
             <td className="px-3 py-2 text-xs text-slate-500"><Time ts={g.updatedAt} /></td>
-            <td className="flex gap-1 px-3 py-2">
+            <td className="px-3 py-2"><div className="flex gap-1 whitespace-nowrap">
               {isAdmin && <Button onClick={() => setEdit(g)}>{t("jobs.edit")}</Button>}
               {isAdmin && (confirm === g.id
                 ? <Button kind="danger" onClick={() => { setConfirm(null); del.mutate({ id: g.id }); }}>{t("jobs.confirmDelete")}</Button>
                 : <Button onClick={() => setConfirm(g.id)}>{t("jobs.delete")}</Button>)}
-            </td>
+            </div></td>
           </tr>
         ))}
       </Table>

@@ -68,7 +68,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
             <td className="px-3 py-2 font-mono text-xs">{schedule(j)}</td>
             <td className="px-3 py-2 text-xs"><Time ts={j.nextFireAt} /></td>
             <td className="px-3 py-2">{j.enabled ? "✓" : "—"}</td>
-            <td className="flex flex-wrap gap-1 px-3 py-2">
+            <td className="px-3 py-2"><div className="flex gap-1 whitespace-nowrap">
               {canWrite && (j.enabled
                 ? <Button onClick={() => stop.mutate({ id: j.id })}>{t("jobs.stop")}</Button>
                 : <Button onClick={() => start.mutate({ id: j.id })}>{t("jobs.start")}</Button>)}
@@ -80,7 +80,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
                 ? <Button kind="danger" onClick={() => { setConfirm(null); del.mutate({ id: j.id }); }}>{t("jobs.confirmDelete")}</Button>
                 : <Button onClick={() => setConfirm(j.id)}>{t("jobs.delete")}</Button>)}
               <a className="rounded px-2 py-1 text-sm text-indigo-700 underline" href={`#/runs?job=${j.id}`}>{t("jobs.runs")}</a>
-            </td>
+            </div></td>
           </tr>
         ))}
       </Table>

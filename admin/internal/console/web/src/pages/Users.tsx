@@ -54,8 +54,21 @@ export function Users() {
             <tr key={`${u.id}`}>
               <td className="px-3 py-2">{`${u.id}`}</td>
               <td className="px-3 py-2">{u.username}{u.disabled ? ` (${t("users.disabled")})` : ""}</td>
-              <td className="px-3 py-2">{Role[u.role]}</td>
-              <td className="px-3 py-2">{u.groupIds.map(String).join(", ")}</td>
+              <td className="px-3 py-2">
+                <select aria-label={`${t("users.role")} ${u.username}`} value={u.role} className={input}
+                  onChange={(e) => update.mutate({ user: { id: u.id, role: Number(e.target.value), groupIds: Number(e.target.value) === Role.MEMBER ? u.groupIds : [] },
+                    updateMask: { paths: ["role", "group_ids"] } })}>
+                  <option value={Role.ADMIN}>ADMIN</option><option value={Role.MEMBER}>MEMBER</option><option value={Role.VIEWER}>VIEWER</option>
+                </select>
+              </td>
+              <td className="px-3 py-2">
+                {u.role === Role.MEMBER ? (
+                  <select aria-label={`${t("users.groups")} ${u.username}`} multiple value={u.groupIds.map(String)} className={input}
+                    onChange={(e) => update.mutate({ user: { id: u.id, groupIds: [...e.target.selectedOptions].map((o) => BigInt(o.value)) }, updateMask: { paths: ["group_ids"] } })}>
+                    {groups.data?.groups.map((g) => <option key={`${g.id}`} value={`${g.id}`}>{g.appName}</option>)}
+                  </select>
+                ) : "—"}
+              </td>
               <td className="px-3 py-2 text-xs"><Time ts={u.lastLoginAt} /></td>
               <td className="px-3 py-2">
                 <Button onClick={() => update.mutate({ user: { id: u.id, disabled: !u.disabled }, updateMask: { paths: ["disabled"] } })}>

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file carillon/v1/group.proto.
  */
 export const file_carillon_v1_group: GenFile = /*@__PURE__*/
-  fileDesc("ChdjYXJpbGxvbi92MS9ncm91cC5wcm90bxILY2FyaWxsb24udjEivgEKBUdyb3VwEgoKAmlkGAEgASgDEhAKCGFwcF9uYW1lGAIgASgJEg0KBXRpdGxlGAMgASgJEi4KDGFkZHJlc3NfbW9kZRgEIAEoDjIYLmNhcmlsbG9uLnYxLkFkZHJlc3NNb2RlEhEKCWFkZHJlc3NlcxgFIAMoCRIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1oYXNfb3duX3Rva2VuGAcgASgIIjcKEkNyZWF0ZUdyb3VwUmVxdWVzdBIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwIjgKE0NyZWF0ZUdyb3VwUmVzcG9uc2USIQoFZ3JvdXAYASABKAsyEi5jYXJpbGxvbi52MS5Hcm91cCIdCg9HZXRHcm91cFJlcXVlc3QSCgoCaWQYASABKAMiNQoQR2V0R3JvdXBSZXNwb25zZRIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwIhMKEUxpc3RHcm91cHNSZXF1ZXN0IjgKEkxpc3RHcm91cHNSZXNwb25zZRIiCgZncm91cHMYASADKAsyEi5jYXJpbGxvbi52MS5Hcm91cCJoChJVcGRhdGVHcm91cFJlcXVlc3QSIQoFZ3JvdXAYASABKAsyEi5jYXJpbGxvbi52MS5Hcm91cBIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siOAoTVXBkYXRlR3JvdXBSZXNwb25zZRIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwIiAKEkRlbGV0ZUdyb3VwUmVxdWVzdBIKCgJpZBgBIAEoAyIVChNEZWxldGVHcm91cFJlc3BvbnNlIiUKF1JvdGF0ZUdyb3VwVG9rZW5SZXF1ZXN0EgoKAmlkGAEgASgDIikKGFJvdGF0ZUdyb3VwVG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCSIkChZDbGVhckdyb3VwVG9rZW5SZXF1ZXN0EgoKAmlkGAEgASgDIhkKF0NsZWFyR3JvdXBUb2tlblJlc3BvbnNlKlsKC0FkZHJlc3NNb2RlEhwKGEFERFJFU1NfTU9ERV9VTlNQRUNJRklFRBAAEhUKEUFERFJFU1NfTU9ERV9BVVRPEAESFwoTQUREUkVTU19NT0RFX01BTlVBTBACMtsECgxHcm91cFNlcnZpY2USUAoLQ3JlYXRlR3JvdXASHy5jYXJpbGxvbi52MS5DcmVhdGVHcm91cFJlcXVlc3QaIC5jYXJpbGxvbi52MS5DcmVhdGVHcm91cFJlc3BvbnNlEkcKCEdldEdyb3VwEhwuY2FyaWxsb24udjEuR2V0R3JvdXBSZXF1ZXN0Gh0uY2FyaWxsb24udjEuR2V0R3JvdXBSZXNwb25zZRJNCgpMaXN0R3JvdXBzEh4uY2FyaWxsb24udjEuTGlzdEdyb3Vwc1JlcXVlc3QaHy5jYXJpbGxvbi52MS5MaXN0R3JvdXBzUmVzcG9uc2USUAoLVXBkYXRlR3JvdXASHy5jYXJpbGxvbi52MS5VcGRhdGVHcm91cFJlcXVlc3QaIC5jYXJpbGxvbi52MS5VcGRhdGVHcm91cFJlc3BvbnNlElAKC0RlbGV0ZUdyb3VwEh8uY2FyaWxsb24udjEuRGVsZXRlR3JvdXBSZXF1ZXN0GiAuY2FyaWxsb24udjEuRGVsZXRlR3JvdXBSZXNwb25zZRJfChBSb3RhdGVHcm91cFRva2VuEiQuY2FyaWxsb24udjEuUm90YXRlR3JvdXBUb2tlblJlcXVlc3QaJS5jYXJpbGxvbi52MS5Sb3RhdGVHcm91cFRva2VuUmVzcG9uc2USXAoPQ2xlYXJHcm91cFRva2VuEiMuY2FyaWxsb24udjEuQ2xlYXJHcm91cFRva2VuUmVxdWVzdBokLmNhcmlsbG9uLnYxLkNsZWFyR3JvdXBUb2tlblJlc3BvbnNlQj1aO2dpdGh1Yi5jb20vY2FyaWxsb25ocS9jYXJpbGxvbi9wcm90by9jYXJpbGxvbi92MTtjYXJpbGxvbnYxYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("ChdjYXJpbGxvbi92MS9ncm91cC5wcm90bxILY2FyaWxsb24udjEi8QEKBUdyb3VwEgoKAmlkGAEgASgDEhAKCGFwcF9uYW1lGAIgASgJEg0KBXRpdGxlGAMgASgJEi4KDGFkZHJlc3NfbW9kZRgEIAEoDjIYLmNhcmlsbG9uLnYxLkFkZHJlc3NNb2RlEhEKCWFkZHJlc3NlcxgFIAMoCRIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1oYXNfb3duX3Rva2VuGAcgASgIEjEKDmxpdmVfZXhlY3V0b3JzGAggAygLMhkuY2FyaWxsb24udjEuTGl2ZUV4ZWN1dG9yIk4KDExpdmVFeGVjdXRvchIPCgdhZGRyZXNzGAEgASgJEi0KCWxhc3RfYmVhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNwoSQ3JlYXRlR3JvdXBSZXF1ZXN0EiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiOAoTQ3JlYXRlR3JvdXBSZXNwb25zZRIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwIh0KD0dldEdyb3VwUmVxdWVzdBIKCgJpZBgBIAEoAyI1ChBHZXRHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiEwoRTGlzdEdyb3Vwc1JlcXVlc3QiOAoSTGlzdEdyb3Vwc1Jlc3BvbnNlEiIKBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwImgKElVwZGF0ZUdyb3VwUmVxdWVzdBIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayI4ChNVcGRhdGVHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiIAoSRGVsZXRlR3JvdXBSZXF1ZXN0EgoKAmlkGAEgASgDIhUKE0RlbGV0ZUdyb3VwUmVzcG9uc2UiJQoXUm90YXRlR3JvdXBUb2tlblJlcXVlc3QSCgoCaWQYASABKAMiKQoYUm90YXRlR3JvdXBUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJIiQKFkNsZWFyR3JvdXBUb2tlblJlcXVlc3QSCgoCaWQYASABKAMiGQoXQ2xlYXJHcm91cFRva2VuUmVzcG9uc2UqWwoLQWRkcmVzc01vZGUSHAoYQUREUkVTU19NT0RFX1VOU1BFQ0lGSUVEEAASFQoRQUREUkVTU19NT0RFX0FVVE8QARIXChNBRERSRVNTX01PREVfTUFOVUFMEAIy2wQKDEdyb3VwU2VydmljZRJQCgtDcmVhdGVHcm91cBIfLmNhcmlsbG9uLnYxLkNyZWF0ZUdyb3VwUmVxdWVzdBogLmNhcmlsbG9uLnYxLkNyZWF0ZUdyb3VwUmVzcG9uc2USRwoIR2V0R3JvdXASHC5jYXJpbGxvbi52MS5HZXRHcm91cFJlcXVlc3QaHS5jYXJpbGxvbi52MS5HZXRHcm91cFJlc3BvbnNlEk0KCkxpc3RHcm91cHMSHi5jYXJpbGxvbi52MS5MaXN0R3JvdXBzUmVxdWVzdBofLmNhcmlsbG9uLnYxLkxpc3RHcm91cHNSZXNwb25zZRJQCgtVcGRhdGVHcm91cBIfLmNhcmlsbG9uLnYxLlVwZGF0ZUdyb3VwUmVxdWVzdBogLmNhcmlsbG9uLnYxLlVwZGF0ZUdyb3VwUmVzcG9uc2USUAoLRGVsZXRlR3JvdXASHy5jYXJpbGxvbi52MS5EZWxldGVHcm91cFJlcXVlc3QaIC5jYXJpbGxvbi52MS5EZWxldGVHcm91cFJlc3BvbnNlEl8KEFJvdGF0ZUdyb3VwVG9rZW4SJC5jYXJpbGxvbi52MS5Sb3RhdGVHcm91cFRva2VuUmVxdWVzdBolLmNhcmlsbG9uLnYxLlJvdGF0ZUdyb3VwVG9rZW5SZXNwb25zZRJcCg9DbGVhckdyb3VwVG9rZW4SIy5jYXJpbGxvbi52MS5DbGVhckdyb3VwVG9rZW5SZXF1ZXN0GiQuY2FyaWxsb24udjEuQ2xlYXJHcm91cFRva2VuUmVzcG9uc2VCPVo7Z2l0aHViLmNvbS9jYXJpbGxvbmhxL2NhcmlsbG9uL3Byb3RvL2NhcmlsbG9uL3YxO2NhcmlsbG9udjFiBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * Group is an executor group.
@@ -72,6 +72,13 @@ export type Group = Message<"carillon.v1.Group"> & {
    * @generated from field: bool has_own_token = 7;
    */
   hasOwnToken: boolean;
+
+  /**
+   * AUTO: the live registered executors with their last heartbeat (output).
+   *
+   * @generated from field: repeated carillon.v1.LiveExecutor live_executors = 8;
+   */
+  liveExecutors: LiveExecutor[];
 };
 
 /**
@@ -80,6 +87,32 @@ export type Group = Message<"carillon.v1.Group"> & {
  */
 export const GroupSchema: GenMessage<Group> = /*@__PURE__*/
   messageDesc(file_carillon_v1_group, 0);
+
+/**
+ * LiveExecutor is an executor registered with the admin.
+ *
+ * @generated from message carillon.v1.LiveExecutor
+ */
+export type LiveExecutor = Message<"carillon.v1.LiveExecutor"> & {
+  /**
+   * @generated from field: string address = 1;
+   */
+  address: string;
+
+  /**
+   * Its last heartbeat (Register call).
+   *
+   * @generated from field: google.protobuf.Timestamp last_beat = 2;
+   */
+  lastBeat?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message carillon.v1.LiveExecutor.
+ * Use `create(LiveExecutorSchema)` to create a new message.
+ */
+export const LiveExecutorSchema: GenMessage<LiveExecutor> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_group, 1);
 
 /**
  * CreateGroupRequest carries the new group; id is ignored.
@@ -98,7 +131,7 @@ export type CreateGroupRequest = Message<"carillon.v1.CreateGroupRequest"> & {
  * Use `create(CreateGroupRequestSchema)` to create a new message.
  */
 export const CreateGroupRequestSchema: GenMessage<CreateGroupRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 1);
+  messageDesc(file_carillon_v1_group, 2);
 
 /**
  * CreateGroupResponse is the stored group.
@@ -117,7 +150,7 @@ export type CreateGroupResponse = Message<"carillon.v1.CreateGroupResponse"> & {
  * Use `create(CreateGroupResponseSchema)` to create a new message.
  */
 export const CreateGroupResponseSchema: GenMessage<CreateGroupResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 2);
+  messageDesc(file_carillon_v1_group, 3);
 
 /**
  * GetGroupRequest names a group by id.
@@ -136,7 +169,7 @@ export type GetGroupRequest = Message<"carillon.v1.GetGroupRequest"> & {
  * Use `create(GetGroupRequestSchema)` to create a new message.
  */
 export const GetGroupRequestSchema: GenMessage<GetGroupRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 3);
+  messageDesc(file_carillon_v1_group, 4);
 
 /**
  * GetGroupResponse is the group.
@@ -155,7 +188,7 @@ export type GetGroupResponse = Message<"carillon.v1.GetGroupResponse"> & {
  * Use `create(GetGroupResponseSchema)` to create a new message.
  */
 export const GetGroupResponseSchema: GenMessage<GetGroupResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 4);
+  messageDesc(file_carillon_v1_group, 5);
 
 /**
  * ListGroupsRequest has no filters yet.
@@ -170,7 +203,7 @@ export type ListGroupsRequest = Message<"carillon.v1.ListGroupsRequest"> & {
  * Use `create(ListGroupsRequestSchema)` to create a new message.
  */
 export const ListGroupsRequestSchema: GenMessage<ListGroupsRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 5);
+  messageDesc(file_carillon_v1_group, 6);
 
 /**
  * ListGroupsResponse lists every group.
@@ -189,7 +222,7 @@ export type ListGroupsResponse = Message<"carillon.v1.ListGroupsResponse"> & {
  * Use `create(ListGroupsResponseSchema)` to create a new message.
  */
 export const ListGroupsResponseSchema: GenMessage<ListGroupsResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 6);
+  messageDesc(file_carillon_v1_group, 7);
 
 /**
  * UpdateGroupRequest changes the group with group.id.
@@ -216,7 +249,7 @@ export type UpdateGroupRequest = Message<"carillon.v1.UpdateGroupRequest"> & {
  * Use `create(UpdateGroupRequestSchema)` to create a new message.
  */
 export const UpdateGroupRequestSchema: GenMessage<UpdateGroupRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 7);
+  messageDesc(file_carillon_v1_group, 8);
 
 /**
  * UpdateGroupResponse is the stored group.
@@ -235,7 +268,7 @@ export type UpdateGroupResponse = Message<"carillon.v1.UpdateGroupResponse"> & {
  * Use `create(UpdateGroupResponseSchema)` to create a new message.
  */
 export const UpdateGroupResponseSchema: GenMessage<UpdateGroupResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 8);
+  messageDesc(file_carillon_v1_group, 9);
 
 /**
  * DeleteGroupRequest names a group by id.
@@ -254,7 +287,7 @@ export type DeleteGroupRequest = Message<"carillon.v1.DeleteGroupRequest"> & {
  * Use `create(DeleteGroupRequestSchema)` to create a new message.
  */
 export const DeleteGroupRequestSchema: GenMessage<DeleteGroupRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 9);
+  messageDesc(file_carillon_v1_group, 10);
 
 /**
  * DeleteGroupResponse is empty.
@@ -269,7 +302,7 @@ export type DeleteGroupResponse = Message<"carillon.v1.DeleteGroupResponse"> & {
  * Use `create(DeleteGroupResponseSchema)` to create a new message.
  */
 export const DeleteGroupResponseSchema: GenMessage<DeleteGroupResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 10);
+  messageDesc(file_carillon_v1_group, 11);
 
 /**
  * RotateGroupTokenRequest names a group by id.
@@ -288,7 +321,7 @@ export type RotateGroupTokenRequest = Message<"carillon.v1.RotateGroupTokenReque
  * Use `create(RotateGroupTokenRequestSchema)` to create a new message.
  */
 export const RotateGroupTokenRequestSchema: GenMessage<RotateGroupTokenRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 11);
+  messageDesc(file_carillon_v1_group, 12);
 
 /**
  * RotateGroupTokenResponse carries the group's new executor token.
@@ -309,7 +342,7 @@ export type RotateGroupTokenResponse = Message<"carillon.v1.RotateGroupTokenResp
  * Use `create(RotateGroupTokenResponseSchema)` to create a new message.
  */
 export const RotateGroupTokenResponseSchema: GenMessage<RotateGroupTokenResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 12);
+  messageDesc(file_carillon_v1_group, 13);
 
 /**
  * ClearGroupTokenRequest names a group by id.
@@ -328,7 +361,7 @@ export type ClearGroupTokenRequest = Message<"carillon.v1.ClearGroupTokenRequest
  * Use `create(ClearGroupTokenRequestSchema)` to create a new message.
  */
 export const ClearGroupTokenRequestSchema: GenMessage<ClearGroupTokenRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 13);
+  messageDesc(file_carillon_v1_group, 14);
 
 /**
  * ClearGroupTokenResponse is empty.
@@ -343,7 +376,7 @@ export type ClearGroupTokenResponse = Message<"carillon.v1.ClearGroupTokenRespon
  * Use `create(ClearGroupTokenResponseSchema)` to create a new message.
  */
 export const ClearGroupTokenResponseSchema: GenMessage<ClearGroupTokenResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_group, 14);
+  messageDesc(file_carillon_v1_group, 15);
 
 /**
  * AddressMode says where a group's executor addresses come from.
