@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -229,9 +230,21 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`[data-field-error=handler]`),
 		setValue(`input[name=handler]`, "ok"),
+		setValue(`select[name=script_type]`, "1"), // SHELL: the code editor loads
+		chromedp.WaitVisible(`.cm-editor .cm-content`),
+		chromedp.Click(`.cm-editor .cm-content`),
+		input.InsertText("echo made in the browser"),
+	)
+	b.screenshot(t, "job-form-script")
+	b.run(t, "create the job",
 		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`//td[text()="made in the browser"]`, chromedp.BySearch),
 	)
+	made, err := c.job.ListJobs(ctx, &carillonv1.ListJobsRequest{Text: "made in the browser"})
+	if err != nil || len(made.Jobs) != 1 || made.Jobs[0].Script.GetSource() != "echo made in the browser" ||
+		made.Jobs[0].Schedule.GetCron() != "*/10 * * * * ?" || made.Jobs[0].Schedule.GetTimeZone() != "Europe/Berlin" {
+		t.Fatalf("the job made in the console: %v, %v; script %q", made, err, made.GetJobs()[0].GetScript().GetSource())
+	}
 
 	// Run "say hello" once from its row; its run succeeds and its log reads.
 	b.run(t, "run a job once",

@@ -43,7 +43,8 @@ func TestConsoleServed(t *testing.T) {
 				t.Errorf("GET %s: CSP %q lacks %q", p, csp, want)
 			}
 		}
-		if strings.Contains(csp, "unsafe-inline") || res.Header.Get("X-Frame-Options") != "DENY" {
+		m := regexp.MustCompile(`<meta name="carillon-style-nonce" content="([^"]+)">`).FindStringSubmatch(body)
+		if strings.Contains(csp, "unsafe-") || m == nil || !strings.Contains(csp, "style-src 'self' 'nonce-"+m[1]+"'") || res.Header.Get("X-Frame-Options") != "DENY" {
 			t.Errorf("GET %s: CSP %q, X-Frame-Options %q", p, csp, res.Header.Get("X-Frame-Options"))
 		}
 		if strings.Contains(body, "<script>") || regexp.MustCompile(`<script(?:[^>]*)>[^<]`).MatchString(body) || strings.Contains(body, " style=") {

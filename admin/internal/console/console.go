@@ -8,6 +8,8 @@ package console
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/rand"
+	"encoding/base64"
 	"embed"
 	"io/fs"
 	"net/http"
@@ -20,9 +22,18 @@ import (
 var dist embed.FS
 
 // contentSecurityPolicy allows the page nothing but its own origin: no
-// inline script or style, no other host, no framing.
-const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; font-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
+// inline script, no style element but its own stylesheet and those the
+// page's scripts make with this response's nonce (the code editor,
+// CodeMirror, adds its styles as style elements), no other host, no
+// framing.
+func contentSecurityPolicy(nonce string) string {
+	return "default-src 'self'; script-src 'self'; style-src 'self' 'nonce-" + nonce + "'; img-src 'self' data:; " +
+		"connect-src 'self'; font-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
+}
+
+// NonceMeta is the meta element of index.html that carries the response's
+// style nonce to the page's scripts.
+const NonceMeta = "carillon-style-nonce"
 
 // Handler serves the console: the hashed assets under /assets/ (cached for
 // a year: their names change with their content) and index.html for every
@@ -40,7 +51,8 @@ func Handler() http.Handler {
 	assets := http.FileServerFS(root)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		nonce := newNonce()
+		h.Set("Content-Security-Policy", contentSecurityPolicy(nonce))
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
@@ -67,7 +79,8 @@ func Handler() http.Handler {
 		}
 		h.Set("Cache-Control", "no-cache")
 		h.Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(index)
+		w.Write(bytes.Replace(index, []byte("</head>"),
+			[]byte(`<meta name="`+NonceMeta+`" content="`+nonce+`"></head>`), 1))
 	})
 }
 
@@ -102,4 +115,11 @@ func mimeType(name string) string {
 		return "image/svg+xml"
 	}
 	return "application/octet-stream"
+}
+
+// newNonce returns a fresh CSP nonce: 128 random bits.
+func newNonce() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
 }

@@ -2,12 +2,15 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError } from "@connectrpc/connect";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
-import { useState, type ReactNode } from "react";
+import { Suspense, lazy, useState, type ReactNode } from "react";
 import { BlockStrategy, ScriptType } from "../gen/carillon/v1/executor_pb";
 import { GroupService } from "../gen/carillon/v1/group_pb";
 import { JobService, MisfireStrategy, RouteStrategy, ScheduleType, type Job } from "../gen/carillon/v1/job_pb";
 import { useT } from "../i18n";
 import { Button, ErrorBox } from "../ui";
+
+// The code editor is its own chunk, loaded for script jobs only.
+const CodeEditor = lazy(() => import("../CodeEditor"));
 
 // Fields is the form's state: every field of a Job, as the inputs hold it.
 type Fields = {
@@ -162,8 +165,9 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
       {f.scriptType !== 0 && (
         <div className="md:col-span-3">
           {field("script.source", t("form.script"), <>
-            <textarea name="script_source" rows={10} spellCheck={false} value={f.scriptSource} onChange={(e) => set("scriptSource", e.target.value)}
-              className={`${input} bg-slate-900 font-mono text-xs text-slate-100`} />
+            <Suspense fallback={<span>{t("loading")}</span>}>
+              <CodeEditor type={f.scriptType} value={f.scriptSource} onChange={(v) => set("scriptSource", v)} />
+            </Suspense>
           </>)}
         </div>
       )}
