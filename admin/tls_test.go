@@ -57,6 +57,19 @@ func TestTLS(t *testing.T) {
 		}
 	})
 
+	// The console's session cookie is Secure over https.
+	req, _ := http.NewRequest(http.MethodPost, a.url+"/carillon.v1.UserService/Login",
+		strings.NewReader(`{"username":"admin","password":"`+adminPassword+`","cookie":true}`))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := ca.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if sc := res.Header.Get("Set-Cookie"); !strings.Contains(sc, "Secure") || !strings.Contains(sc, "HttpOnly") {
+		t.Errorf("session cookie over https: %q, want Secure and HttpOnly", sc)
+	}
+
 	c := newClients(a.url, ca.Client())
 	addr := startExecutorWith(t, sdk.Config{AdminURLs: []string{a.url}, AppName: "tls", HTTPClient: ca.Client()}, nil)
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "tls"}})
