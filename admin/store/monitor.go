@@ -20,6 +20,7 @@ import (
 const (
 	sqlRunning  = "1"
 	sqlPending  = "7"
+	sqlSkipped  = "8"
 	sqlInFlight = "runs.status IN (" + sqlRunning + ", " + sqlPending + ")"
 )
 

@@ -53,7 +53,10 @@ const (
 	// message, timeout, and the time it was really sent or null; null
 	// otherwise), and 1 for a settlement by the admin itself]. It settles a
 	// running run, or replaces the admin's own settlement of a run (LOST,
-	// TIMED_OUT) with a result from its executor. Settling takes the row out
+	// TIMED_OUT) with a result from its executor. A run settled SKIPPED (not
+	// sent: DO_NOTHING after a restart, its job stopped) is the record of its
+	// one missed instant (missed_count 1, missed_until its instant), as
+	// SkipRun's are. Settling takes the row out
 	// of runs_active, so setting triggered_at here costs nothing more.
 	settleRunsSQL = `UPDATE runs SET status = r.value->>1,
 		message = CASE WHEN runs.status = ` + sqlRunning + ` THEN r.value->>2
@@ -63,7 +66,9 @@ const (
 		finished_at = r.value->>3,
 		executor_address = coalesce(r.value->>4, executor_address), trigger_message = coalesce(r.value->>5, trigger_message),
 		timeout_seconds = coalesce(r.value->>6, timeout_seconds), triggered_at = coalesce(r.value->>7, triggered_at),
-		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r.value->>8, 0) ELSE 2 END
+		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r.value->>8, 0) ELSE 2 END,
+		missed_count = CASE WHEN r.value->>1 = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN 1 ELSE runs.missed_count END,
+		missed_until = CASE WHEN r.value->>1 = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN runs.scheduled_at ELSE runs.missed_until END
 		FROM json_each(?1) AS r WHERE runs.id = r.value->>0
 		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r.value->>8 IS NULL)) RETURNING ` + runColumns
 	jobsByIDSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`

@@ -233,6 +233,9 @@ func TestReconcile(t *testing.T) {
 			t.Errorf("run %d: %s at %q, %q / %q; want %s at %q, saying %q", tt.id, got.Status, got.ExecutorAddress,
 				got.Message, got.TriggerMessage, tt.status, tt.executor, tt.message)
 		}
+		if got.Status == carillonv1.RunStatus_RUN_STATUS_SKIPPED && (got.MissedCount != 1 || !got.MissedUntil.Equal(got.ScheduledAt)) {
+			t.Errorf("run %d: SKIPPED standing for %d missed instants until %v, want 1, its own %v", tt.id, got.MissedCount, got.MissedUntil, got.ScheduledAt)
+		}
 		if got.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING && got.ExecutorAddress == "" {
 			t.Errorf("run %d: running with no executor recorded", tt.id)
 		}
