@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/carillonhq/carillon/admin/auth"
+	"github.com/carillonhq/carillon/admin/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -248,5 +249,37 @@ func TestLiveExecutorsLastBeat(t *testing.T) {
 	if len(live) != 2 || live[0].Address != "http://10.0.0.1:9999" || !live[0].LastBeat.AsTime().Equal(first) ||
 		!live[1].LastBeat.AsTime().Equal(first.Add(20*time.Second)) {
 		t.Errorf("live executors %v, want 10.0.0.1 beaten at %v and 10.0.0.2 20 s later", live, first)
+	}
+}
+
+// TestRunSettledByAdmin checks that GetRun says when a run's status is the
+// admin's judgement (LOST), and when an executor's late result replaced it.
+func TestRunSettledByAdmin(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "s3cret")
+	r := runningRuns(t, b.store, b.clock.Now(), "http://10.0.0.1:9999")()
+	if _, err := b.store.SettleRuns(ctx, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST,
+		FinishedAt: b.clock.Now(), ByAdmin: true, Message: "lost: executor stopped heartbeating"}}); err != nil {
+		t.Fatal(err)
+	}
+	runs := carillonv1connect.NewRunServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(bearer(b.admin)))
+	got, err := runs.GetRun(ctx, &carillonv1.GetRunRequest{Id: r.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Run.SettledByAdmin || got.Run.LateResult {
+		t.Errorf("a LOST run: settled_by_admin %v, late_result %v; want true, false", got.Run.SettledByAdmin, got.Run.LateResult)
+	}
+	if _, err := b.registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{
+		{RunId: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = runs.GetRun(ctx, &carillonv1.GetRunRequest{Id: r.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if got.Run.SettledByAdmin || !got.Run.LateResult || got.Run.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+		t.Errorf("after a late result: %v, settled_by_admin %v, late_result %v; want SUCCEEDED, false, true",
+			got.Run.Status, got.Run.SettledByAdmin, got.Run.LateResult)
 	}
 }

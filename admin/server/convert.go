@@ -76,6 +76,6 @@ func runToProto(r store.Run) *carillonv1.Run {
 		ScheduledAt: ts(r.ScheduledAt), TriggeredAt: ts(r.TriggeredAt), TriggerMessage: r.TriggerMessage,
 		Status: r.Status, Message: r.Message, FinishedAt: ts(r.FinishedAt), Attempt: r.Attempt,
 		DueAt: ts(r.DueAt), AlarmStatus: r.AlarmStatus, AlarmMessage: r.AlarmMessage,
-		MissedCount: r.MissedCount, MissedUntil: ts(r.MissedUntil),
+		MissedCount: r.MissedCount, MissedUntil: ts(r.MissedUntil), SettledByAdmin: r.AdminSettled, LateResult: r.LateResult,
 	}
 }

@@ -269,7 +269,14 @@ type Run struct {
 	// exact); FIX_RATE counts are exact. 0 for every other run.
 	MissedCount int64 `protobuf:"varint,20,opt,name=missed_count,json=missedCount,proto3" json:"missed_count,omitempty"`
 	// The last missed instant this record stands for; see missed_count.
-	MissedUntil   *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=missed_until,json=missedUntil,proto3" json:"missed_until,omitempty"`
+	MissedUntil *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=missed_until,json=missedUntil,proto3" json:"missed_until,omitempty"`
+	// The status is the admin's judgement, made without a result from the
+	// executor (LOST, or TIMED_OUT past the executor's grace): a result the
+	// executor reports later replaces it.
+	SettledByAdmin bool `protobuf:"varint,22,opt,name=settled_by_admin,json=settledByAdmin,proto3" json:"settled_by_admin,omitempty"`
+	// A result the executor reported replaced the admin's judgement (the
+	// message says which it was).
+	LateResult    bool `protobuf:"varint,23,opt,name=late_result,json=lateResult,proto3" json:"late_result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -449,6 +456,20 @@ func (x *Run) GetMissedUntil() *timestamppb.Timestamp {
 		return x.MissedUntil
 	}
 	return nil
+}
+
+func (x *Run) GetSettledByAdmin() bool {
+	if x != nil {
+		return x.SettledByAdmin
+	}
+	return false
+}
+
+func (x *Run) GetLateResult() bool {
+	if x != nil {
+		return x.LateResult
+	}
+	return false
 }
 
 // ListRunsRequest filters and pages runs.
@@ -1023,7 +1044,7 @@ var File_carillon_v1_run_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe0\x06\n" +
+	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xab\a\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x03R\x05jobId\x12\x19\n" +
@@ -1049,7 +1070,10 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\falarm_status\x18\x12 \x01(\x0e2\x18.carillon.v1.AlarmStatusR\valarmStatus\x12#\n" +
 	"\ralarm_message\x18\x13 \x01(\tR\falarmMessage\x12!\n" +
 	"\fmissed_count\x18\x14 \x01(\x03R\vmissedCount\x12=\n" +
-	"\fmissed_until\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\vmissedUntil\"\x8b\x02\n" +
+	"\fmissed_until\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\vmissedUntil\x12(\n" +
+	"\x10settled_by_admin\x18\x16 \x01(\bR\x0esettledByAdmin\x12\x1f\n" +
+	"\vlate_result\x18\x17 \x01(\bR\n" +
+	"lateResult\"\x8b\x02\n" +
 	"\x0fListRunsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12.\n" +

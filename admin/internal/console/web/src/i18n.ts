@@ -129,6 +129,8 @@ const en = {
   "runs.deleteOld": "Delete settled runs older than",
   "runs.days": "days",
   "runs.deleted": "Deleted runs:",
+  "runs.byAdmin": "the admin's judgement, without the executor's result",
+  "runs.lateResult": "the executor's result, reported after the admin had judged",
   "lang": "中文",
 };
 type Key = keyof typeof en;
@@ -259,6 +261,8 @@ const zh: Record<Key, string> = {
   "runs.deleteOld": "清理早于以下天数的已结束日志",
   "runs.days": "天",
   "runs.deleted": "已清理：",
+  "runs.byAdmin": "调度中心判定，未收到执行器结果",
+  "runs.lateResult": "执行器在调度中心判定后上报的结果",
   "lang": "English",
 };
 

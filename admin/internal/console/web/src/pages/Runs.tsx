@@ -97,7 +97,7 @@ function RunDetail({ runId }: { runId: string }) {
       <ErrorBox error={q.error} />
       {r && (
         <dl className="grid grid-cols-1 gap-x-4 gap-y-1 text-sm sm:grid-cols-[12rem_1fr]">
-          {row(t("runs.status"), <><StatusBadge status={r.status} /> {r.message}</>)}
+          {row(t("runs.status"), <><StatusBadge status={r.status} /> {r.settledByAdmin && <em className="text-xs">({t("runs.byAdmin")})</em>}{r.lateResult && <em className="text-xs">({t("runs.lateResult")})</em>} {r.message}</>)}
           {row(t("runs.triggerType"), TriggerType[r.triggerType])}
           {row(t("runs.executor"), <span className="font-mono">{r.executorAddress}</span>)}
           {row(t("runs.triggerMessage"), r.triggerMessage)}
