@@ -57,8 +57,7 @@ func Handler() http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			h.Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			http.NotFound(w, r) // a call to no RPC (an unknown service or method) stays a 404
 			return
 		}
 		if p := path.Clean(r.URL.Path); strings.HasPrefix(p, "/assets/") {
