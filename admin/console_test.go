@@ -73,10 +73,13 @@ func TestConsoleServed(t *testing.T) {
 	if res, _ := get("/assets/missing.js"); res.StatusCode != 404 {
 		t.Errorf("a missing asset: %d, want 404", res.StatusCode)
 	}
-	if res, err := http.Post(a.url+"/carillon.v1.NoService/Nothing", "application/json", strings.NewReader("{}")); err != nil || res.StatusCode != 404 {
-		t.Errorf("POST to no RPC: %v %v, want 404", res.StatusCode, err)
-	} else {
-		res.Body.Close()
+	res, err := http.Post(a.url+"/carillon.v1.NoService/Nothing", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 404 {
+		t.Errorf("POST to no RPC: %d, want 404", res.StatusCode)
 	}
 	if res, _ := get("/healthz"); res.StatusCode != 200 {
 		t.Errorf("/healthz: %d", res.StatusCode)
