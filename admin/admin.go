@@ -16,13 +16,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/carillonhq/carillon/admin/alarm"
+	"github.com/carillonhq/carillon/admin/internal/alarm"
 	"github.com/carillonhq/carillon/admin/internal/console"
-	"github.com/carillonhq/carillon/admin/retention"
-	"github.com/carillonhq/carillon/admin/schedule"
-	"github.com/carillonhq/carillon/admin/server"
-	"github.com/carillonhq/carillon/admin/store"
-	"github.com/carillonhq/carillon/admin/trigger"
+	"github.com/carillonhq/carillon/admin/internal/retention"
+	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/server"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/trigger"
 )
 
 const (
@@ -89,13 +89,17 @@ type Config struct {
 	// server.ParseWebhookAllow); empty: only ADMINs set webhook URLs.
 	AlarmWebhookAllow string
 	// SMTP, if Addr is set, sends alarms by e-mail to each job's alarm_emails.
-	SMTP alarm.Email
+	SMTP SMTP
 	// Demo starts an in-process executor with a demo group and job firing
 	// every 5 seconds, so a newcomer sees runs with nothing else installed.
 	Demo bool
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
+
+// SMTP is the mail server that sends alarm e-mails: Addr ("host:port"),
+// the sender, and optional credentials.
+type SMTP = alarm.Email
 
 // Admin is a running admin's parts.
 type Admin struct {

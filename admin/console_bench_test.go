@@ -13,7 +13,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/carillonhq/carillon/admin"
-	"github.com/carillonhq/carillon/admin/store"
+	"github.com/carillonhq/carillon/admin/internal/store"
 )
 
 // BenchmarkConsoleFirstPage measures, in headless Chromium, the time from

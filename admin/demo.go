@@ -6,8 +6,8 @@ import (
 	"net"
 	"time"
 
-	"github.com/carillonhq/carillon/admin/schedule"
-	"github.com/carillonhq/carillon/admin/store"
+	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/carillonhq/carillon/admin/auth"
-	"github.com/carillonhq/carillon/admin/store"
+	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/store"
 )
 
 // ResetAdminPassword is the way back in when no ADMIN can log in (a lost

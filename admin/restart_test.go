@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin"
-	"github.com/carillonhq/carillon/admin/store"
+	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 

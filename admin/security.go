@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/carillonhq/carillon/admin/auth"
-	"github.com/carillonhq/carillon/admin/store"
+	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/store"
 )
 
 const (

@@ -30,8 +30,8 @@ import (
 	_ "time/tzdata" // named time zones work on hosts without zoneinfo
 
 	"github.com/carillonhq/carillon/admin"
-	"github.com/carillonhq/carillon/admin/retention"
-	"github.com/carillonhq/carillon/admin/schedule"
+	"github.com/carillonhq/carillon/admin/internal/retention"
+	"github.com/carillonhq/carillon/admin/internal/schedule"
 )
 
 func main() {

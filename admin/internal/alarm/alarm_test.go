@@ -1,0 +1,205 @@
+package alarm_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/alarm"
+	"github.com/carillonhq/carillon/admin/internal/followup"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// smtpServer is a minimal SMTP server on loopback that keeps each message.
+type smtpServer struct {
+	addr string
+	mu   sync.Mutex
+	mail []string // "rcpt1,rcpt2\n<data>"
+}
+
+func startSMTP(t *testing.T) *smtpServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	s := &smtpServer{addr: ln.Addr().String()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(c)
+		}
+	}()
+	return s
+}
+
+func (s *smtpServer) serve(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReader(c)
+	say := func(line string) { io.WriteString(c, line+"\r\n") }
+	say("220 test ESMTP")
+	var rcpts []string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		cmd := strings.ToUpper(strings.TrimSpace(line))
+		switch {
+		case strings.HasPrefix(cmd, "EHLO"), strings.HasPrefix(cmd, "HELO"):
+			say("250 test")
+		case strings.HasPrefix(cmd, "MAIL FROM"):
+			say("250 ok")
+		case strings.HasPrefix(cmd, "RCPT TO"):
+			rcpts = append(rcpts, strings.Trim(strings.TrimSpace(line[len("RCPT TO:"):]), "<>"))
+			say("250 ok")
+		case cmd == "DATA":
+			say("354 go on")
+			var data strings.Builder
+			for {
+				l, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if l == ".\r\n" {
+					break
+				}
+				data.WriteString(l)
+			}
+			s.mu.Lock()
+			s.mail = append(s.mail, strings.Join(rcpts, ",")+"\n"+data.String())
+			s.mu.Unlock()
+			say("250 queued")
+		case cmd == "QUIT":
+			say("221 bye")
+			return
+		default:
+			say("250 ok")
+		}
+	}
+}
+
+func (s *smtpServer) messages() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.mail...)
+}
+
+// failedRun stores a job and a run of it that failed for good, alarm due.
+func failedRun(t *testing.T, st *store.Store, edit func(*store.Job)) store.Run {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	g, err := st.CreateGroup(ctx, store.Group{AppName: "app" + time.Now().Format("150405.000000"), Title: "t"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := store.Job{GroupID: g.ID, Description: "nightly report", Owner: "ops", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}
+	edit(&j)
+	j, err = st.CreateJob(ctx, j, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: g.ID, Handler: "h", ShardTotal: 1, ScheduledAt: now, TriggeredAt: now,
+		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: runs[0].ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
+		Message: "disk full", FinishedAt: now}}); err != nil {
+		t.Fatal(err)
+	}
+	return runs[0]
+}
+
+func TestSender(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "carillon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	smtpd := startSMTP(t)
+	var hookMu sync.Mutex
+	var hooks []alarm.Event
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var e alarm.Event
+		if err := json.NewDecoder(r.Body).Decode(&e); err != nil || r.Header.Get("Content-Type") != "application/json" {
+			http.Error(w, "bad alarm", http.StatusBadRequest)
+			return
+		}
+		hookMu.Lock()
+		hooks = append(hooks, e)
+		hookMu.Unlock()
+	}))
+	defer hook.Close()
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+	}))
+	defer broken.Close()
+
+	both := failedRun(t, st, func(j *store.Job) {
+		j.AlarmEmails = []string{"ops@example.com", "dev@example.com"}
+		j.AlarmWebhookURL = hook.URL
+	})
+	failing := failedRun(t, st, func(j *store.Job) { j.AlarmWebhookURL = broken.URL })
+	none := failedRun(t, st, func(j *store.Job) {})
+
+	s := alarm.NewSender(alarm.SenderConfig{
+		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Channels: []alarm.Channel{
+			{Name: "webhook", Alarm: &alarm.Webhook{}},
+			{Name: "email", Alarm: &alarm.Email{Addr: smtpd.addr, From: "carillon@example.com"}},
+		},
+	})
+	if err := s.SendDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tt := range []struct {
+		run  store.Run
+		want carillonv1.AlarmStatus
+		says string
+	}{
+		{both, carillonv1.AlarmStatus_ALARM_STATUS_SENT, "email: sent"},
+		{failing, carillonv1.AlarmStatus_ALARM_STATUS_FAILED, "503"},
+		{none, carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, "no alarm"},
+	} {
+		got, _ := st.Run(ctx, tt.run.ID)
+		if got.AlarmStatus != tt.want || !strings.Contains(got.AlarmMessage, tt.says) {
+			t.Errorf("run %d: alarm %s %q, want %s saying %q", tt.run.ID, got.AlarmStatus, got.AlarmMessage, tt.want, tt.says)
+		}
+	}
+	if len(hooks) != 1 || hooks[0].RunID != both.ID || hooks[0].Message != "disk full" || !hooks[0].Final {
+		t.Errorf("webhook got %+v, want one final alarm for run %d", hooks, both.ID)
+	}
+	mail := smtpd.messages()
+	if len(mail) != 1 || !strings.HasPrefix(mail[0], "ops@example.com,dev@example.com\n") || !strings.Contains(mail[0], "disk full") ||
+		!strings.Contains(mail[0], "nightly report") {
+		t.Errorf("mail = %q, want one message to both addresses about the failure", mail)
+	}
+	// Delivered alarms are not sent again.
+	if err := s.SendDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(hooks) != 1 || len(smtpd.messages()) != 1 {
+		t.Errorf("a second SendDue sent again: %d webhooks, %d mails", len(hooks), len(smtpd.messages()))
+	}
+}

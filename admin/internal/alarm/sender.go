@@ -1,0 +1,139 @@
+package alarm
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+const (
+	// PollIntervalDefault is how often a Sender looks for due alarms.
+	PollIntervalDefault = 2 * time.Second
+	// SendTimeoutDefault bounds one channel's delivery of one alarm.
+	SendTimeoutDefault = 15 * time.Second
+)
+
+// Channel is a named Alarm.
+type Channel struct {
+	Name  string
+	Alarm Alarm
+}
+
+// SenderConfig configures a Sender.
+type SenderConfig struct {
+	// Store holds the runs whose alarms are due. Required.
+	Store *store.Store
+	// Channels are tried in order for each alarm.
+	Channels []Channel
+	// PollInterval defaults to PollIntervalDefault.
+	PollInterval time.Duration
+	// SendTimeout defaults to SendTimeoutDefault.
+	SendTimeout time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Sender delivers due alarms and records their outcome on their runs.
+type Sender struct {
+	cfg  SenderConfig
+	wake chan struct{}
+}
+
+// NewSender returns a Sender; Run starts it.
+func NewSender(cfg SenderConfig) *Sender {
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, PollIntervalDefault)
+	cfg.SendTimeout = cmp.Or(cfg.SendTimeout, SendTimeoutDefault)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	return &Sender{cfg: cfg, wake: make(chan struct{}, 1)}
+}
+
+// Wake asks the Sender to look for due alarms now.
+func (s *Sender) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers due alarms until ctx ends. Alarms are durable: one that is
+// due when the admin stops is delivered after it starts again.
+func (s *Sender) Run(ctx context.Context) error {
+	ticker := time.NewTicker(s.cfg.PollInterval)
+	defer ticker.Stop()
+	for {
+		if err := s.SendDue(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Error("alarm: send", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		case <-s.wake:
+		}
+	}
+}
+
+// SendDue delivers every alarm due now.
+func (s *Sender) SendDue(ctx context.Context) error {
+	for {
+		runs, err := s.cfg.Store.PendingAlarms(ctx, 100)
+		if err != nil || len(runs) == 0 {
+			return err
+		}
+		for _, r := range runs {
+			status, msg := s.send(ctx, r)
+			if err := s.cfg.Store.RecordAlarm(ctx, r.ID, status, msg); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// send delivers the alarm of run r on every channel and sums up the outcome.
+func (s *Sender) send(ctx context.Context, r store.Run) (carillonv1.AlarmStatus, string) {
+	job, err := s.cfg.Store.Job(ctx, r.JobID)
+	if errors.Is(err, store.ErrNotFound) {
+		return carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, "no alarm: the job was deleted"
+	}
+	if err != nil {
+		return carillonv1.AlarmStatus_ALARM_STATUS_FAILED, err.Error()
+	}
+	e := Event{
+		RunID: r.ID, JobID: job.ID, JobDescription: job.Description, Owner: job.Owner, GroupID: r.GroupID,
+		Handler: r.Handler, Status: strings.TrimPrefix(r.Status.String(), "RUN_STATUS_"), Message: r.Message,
+		Attempt: r.Attempt, RetryCount: job.RetryCount, ExecutorAddress: r.ExecutorAddress,
+		TriggerType: strings.TrimPrefix(r.TriggerType.String(), "TRIGGER_TYPE_"), ScheduledAt: r.ScheduledAt,
+		FinishedAt: r.FinishedAt, Final: r.Attempt >= job.RetryCount, Emails: job.AlarmEmails, WebhookURL: job.AlarmWebhookURL,
+	}
+	var notes []string
+	sent, failed := 0, 0
+	for _, ch := range s.cfg.Channels {
+		cctx, cancel := context.WithTimeout(ctx, s.cfg.SendTimeout)
+		err := ch.Alarm.Send(cctx, e)
+		cancel()
+		switch {
+		case errors.Is(err, ErrNoRecipient):
+		case err != nil:
+			failed++
+			notes = append(notes, fmt.Sprintf("%s: %v", ch.Name, err))
+			s.cfg.Logger.Warn("alarm: not delivered", "run", r.ID, "channel", ch.Name, "err", err)
+		default:
+			sent++
+			notes = append(notes, ch.Name+": sent")
+		}
+	}
+	switch {
+	case failed > 0:
+		return carillonv1.AlarmStatus_ALARM_STATUS_FAILED, strings.Join(notes, "; ")
+	case sent > 0:
+		return carillonv1.AlarmStatus_ALARM_STATUS_SENT, strings.Join(notes, "; ")
+	}
+	return carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, "no alarm: the job has no alarm e-mail or webhook, and the admin none"
+}

@@ -1,0 +1,78 @@
+// Package retention deletes old runs: by default those scheduled more than
+// 30 days ago, in small batches, so a large cleanup never holds the
+// database's one writer for long.
+package retention
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+)
+
+const (
+	// DaysDefault is how many days of runs are kept.
+	DaysDefault = 30
+	// IntervalDefault is how often old runs are deleted.
+	IntervalDefault = time.Hour
+	// batch is how many runs one delete transaction removes.
+	batch = 500
+)
+
+// Config configures Run.
+type Config struct {
+	// Store holds the runs. Required.
+	Store *store.Store
+	// Days of runs to keep; 0 means DaysDefault, negative keeps everything.
+	Days int
+	// Interval defaults to IntervalDefault.
+	Interval time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// NowFunc defaults to time.Now.
+	NowFunc func() time.Time
+}
+
+// Run deletes runs older than cfg.Days every interval until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	cfg.Days = cmp.Or(cfg.Days, DaysDefault)
+	cfg.Interval = cmp.Or(cfg.Interval, IntervalDefault)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	if cfg.NowFunc == nil {
+		cfg.NowFunc = time.Now
+	}
+	if cfg.Days < 0 {
+		return nil
+	}
+	ticker := time.NewTicker(cfg.Interval)
+	defer ticker.Stop()
+	for {
+		cutoff := cfg.NowFunc().AddDate(0, 0, -cfg.Days)
+		n, err := Delete(ctx, cfg.Store, store.RunSelection{Before: cutoff})
+		switch {
+		case err != nil && ctx.Err() == nil:
+			cfg.Logger.Error("retention: delete old runs", "err", err)
+		case n > 0:
+			cfg.Logger.Info("retention: deleted old runs", "count", n, "before", cutoff)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// Delete deletes the settled runs of sel in batches and returns how many.
+func Delete(ctx context.Context, st *store.Store, sel store.RunSelection) (int64, error) {
+	var total int64
+	for {
+		n, err := st.DeleteRuns(ctx, sel, batch)
+		total += n
+		if err != nil || n < batch {
+			return total, err
+		}
+	}
+}

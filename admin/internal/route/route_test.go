@@ -1,0 +1,218 @@
+package route_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/route"
+)
+
+// names are the strategy names route.New accepts.
+var names = []string{
+	"FIRST", "LAST", "ROUND_ROBIN", "RANDOM", "CONSISTENT_HASH",
+	"LEAST_FREQUENTLY_USED", "LEAST_RECENTLY_USED", "FAILOVER", "BUSYOVER",
+	"SHARDING_BROADCAST",
+}
+
+// letters returns the addresses http://a … up to n of them, sorted.
+func letters(n int) []string {
+	addresses := make([]string, n)
+	for i := range addresses {
+		addresses[i] = fmt.Sprintf("http://%c", 'a'+i)
+	}
+	return addresses
+}
+
+// hosts returns n sorted addresses http://10.0.0.1:9999 … that sort as numbered.
+func hosts(n int) []string {
+	addresses := make([]string, n)
+	for i := range addresses {
+		addresses[i] = fmt.Sprintf("http://10.0.%d.%d:9999", i/100, 100+i%100)
+	}
+	return addresses
+}
+
+// pickOne runs s.Pick and returns its single address, failing the test on an error or
+// another number of addresses.
+func pickOne(t testing.TB, s route.Strategy, jobID int64, addresses []string) string {
+	t.Helper()
+	p, err := s.Pick(context.Background(), jobID, addresses)
+	if err != nil {
+		t.Fatalf("%v.Pick(%d, %q): %v", s, jobID, addresses, err)
+	}
+	if len(p.Addresses) != 1 {
+		t.Fatalf("%v.Pick(%d, %q).Addresses = %q, want one address", s, jobID, addresses, p.Addresses)
+	}
+	return p.Addresses[0]
+}
+
+// picks returns the addresses of n picks of jobID.
+func picks(t testing.TB, s route.Strategy, jobID int64, addresses []string, n int) []string {
+	t.Helper()
+	got := make([]string, n)
+	for i := range got {
+		got[i] = pickOne(t, s, jobID, addresses)
+	}
+	return got
+}
+
+// clock is a settable clock for route.WithNowFunc.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// inMemoryProber finds every executor alive and idle without asking it, for tests that are
+// not about probing.
+type inMemoryProber struct{}
+
+func (inMemoryProber) Beat(context.Context, string) error { return nil }
+func (inMemoryProber) IdleBeat(context.Context, string, int64) (bool, string, error) {
+	return true, "", nil
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+
+	for _, name := range names {
+		s, err := route.New(name, inMemoryProber{})
+		if err != nil {
+			t.Errorf("New(%q): %v", name, err)
+			continue
+		}
+		if got := fmt.Sprint(s); got != name {
+			t.Errorf("New(%q) prints as %q, want %q", name, got, name)
+		}
+		p, err := s.Pick(t.Context(), 1, letters(3))
+		if err != nil {
+			t.Errorf("New(%q).Pick: %v", name, err)
+		}
+		if !strings.HasPrefix(p.Message, name+" over 3 executors (http://a, http://b, http://c): ") {
+			t.Errorf("New(%q).Pick().Message = %q, want it to start with the strategy and candidates", name, p.Message)
+		}
+	}
+
+	t.Run("UnknownName", func(t *testing.T) {
+		t.Parallel()
+
+		for _, name := range []string{"", "first", "ROUTE_STRATEGY_FIRST", "ROUND"} {
+			s, err := route.New(name, inMemoryProber{})
+			if err == nil || s != nil {
+				t.Errorf("New(%q) = %v, %v; want an error", name, s, err)
+				continue
+			}
+			if want := "route: unknown strategy"; !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "ROUND_ROBIN") {
+				t.Errorf("New(%q) error = %q, want %q and the valid names", name, err, want)
+			}
+		}
+	})
+
+	t.Run("ProbingNeedsProber", func(t *testing.T) {
+		t.Parallel()
+
+		for _, name := range []string{"FAILOVER", "BUSYOVER"} {
+			if s, err := route.New(name, nil); err == nil {
+				t.Errorf("New(%q, nil) = %v, nil; want an error", name, s)
+			}
+		}
+		if _, err := route.New("FIRST", nil); err != nil {
+			t.Errorf("New(FIRST, nil): %v", err)
+		}
+	})
+}
+
+func TestNoAddresses(t *testing.T) {
+	t.Parallel()
+
+	for _, name := range names {
+		s, err := route.New(name, inMemoryProber{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, addresses := range [][]string{nil, {}} {
+			p, err := s.Pick(t.Context(), 1, addresses)
+			if !errors.Is(err, route.ErrNoExecutor) {
+				t.Errorf("%s.Pick(%#v) error = %v, want ErrNoExecutor", name, addresses, err)
+				continue
+			}
+			if want := "route: " + name + ": no live executor among 0 addresses"; err.Error() != want {
+				t.Errorf("%s.Pick(%#v) error = %q, want %q", name, addresses, err, want)
+			}
+			if p.Addresses != nil {
+				t.Errorf("%s.Pick(%#v).Addresses = %q, want none", name, addresses, p.Addresses)
+			}
+		}
+	}
+}
+
+func TestFirstLast(t *testing.T) {
+	t.Parallel()
+
+	for _, test := range []struct {
+		addresses   []string
+		first, last string
+	}{
+		{[]string{"http://a"}, "http://a", "http://a"},
+		{[]string{"http://a", "http://b"}, "http://a", "http://b"},
+		{letters(10), "http://a", "http://j"},
+	} {
+		for job := range int64(3) {
+			if got := pickOne(t, route.First(), job, test.addresses); got != test.first {
+				t.Errorf("First().Pick(%d, %q) = %q, want %q", job, test.addresses, got, test.first)
+			}
+			if got := pickOne(t, route.Last(), job, test.addresses); got != test.last {
+				t.Errorf("Last().Pick(%d, %q) = %q, want %q", job, test.addresses, got, test.last)
+			}
+		}
+	}
+
+	p, err := route.First().Pick(t.Context(), 1, letters(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "FIRST over 10 executors (http://a, http://b, http://c, http://d, http://e, http://f, http://g, http://h, … 2 more): chose http://a"; p.Message != want {
+		t.Errorf("First().Pick().Message = %q, want %q", p.Message, want)
+	}
+}
+
+func TestPickKeepsNoAlias(t *testing.T) {
+	t.Parallel()
+
+	for _, name := range names {
+		s, err := route.New(name, inMemoryProber{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		addresses := letters(3)
+		p, err := s.Pick(t.Context(), 1, addresses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := fmt.Sprint(p.Addresses)
+		for i := range addresses {
+			addresses[i] = "http://changed"
+		}
+		if after := fmt.Sprint(p.Addresses); after != before {
+			t.Errorf("%s: Pick.Addresses changed from %s to %s when the caller reused its slice", name, before, after)
+		}
+	}
+}

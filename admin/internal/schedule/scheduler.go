@@ -1,0 +1,343 @@
+// Package schedule decides when jobs fire. A scan reads the jobs due within
+// a short look-ahead window from the store, claims each fire (advancing the
+// job's next fire and storing its run, RUNNING, in one transaction) and
+// puts the run on an in-memory queue, which hands it to the dispatcher at
+// its own instant. Fires more than the misfire threshold late (missed
+// while no admin ran) go through the job's misfire strategy instead, and
+// are recorded as one run per job and outage. The scan runs when the
+// earliest next fire enters the window, and at least every scan interval.
+package schedule
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+const (
+	// LookaheadDefault is how far ahead the scan claims fires: long
+	// enough to claim a burst of 10,000 fires of one instant before it
+	// (about 300 ms of the writer), short enough that few claimed runs
+	// are waiting when an admin dies (they end FAILED, see the README).
+	// Not a whole number of seconds: jobs firing every second have their
+	// next fire claimed half-way between two instants, not on the instant,
+	// where the claim's work would compete with sending the fires.
+	LookaheadDefault = 1500 * time.Millisecond
+	// ScanIntervalDefault is the longest time between scans.
+	ScanIntervalDefault = time.Second
+	// scanGap is the shortest time between scans: fires spread over the
+	// second are claimed in batches of at least this much time.
+	scanGap = 50 * time.Millisecond
+	// MisfireThresholdDefault is how late a fire may be before it is a misfire.
+	MisfireThresholdDefault = 5 * time.Second
+	// MissedCountMax is how many missed instants of a cron job one misfire
+	// counts one by one (one cron Next each, about 0.1 µs for an
+	// every-second cron): beyond it, the record's missed_count is
+	// MissedCountMax and its message says "at least". FIX_RATE instants are
+	// always counted exactly.
+	MissedCountMax = 1000
+	// scanBatch is the most jobs one scan query and claim transaction take:
+	// a claim transaction holds SQLite's one writer for a few milliseconds
+	// at most, so fires falling due meanwhile are not held up.
+	scanBatch = 256
+)
+
+// FireFunc dispatches the pending runs of fires whose instant has come (or
+// comes within Config.FireAhead: then it must send each at its At), each
+// as its TriggerType. It must not block, and must not keep es: the
+// scheduler calls it from its timing loop and reuses the slice.
+type FireFunc func(es []Entry)
+
+// Config configures a Scheduler.
+type Config struct {
+	// Store holds the jobs and runs. Required.
+	Store *store.Store
+	// FireFunc dispatches due runs. Required.
+	FireFunc FireFunc
+	// Lookahead is how far ahead fires are claimed. Defaults to LookaheadDefault.
+	Lookahead time.Duration
+	// ScanInterval is the longest time between scans. Defaults to ScanIntervalDefault.
+	ScanInterval time.Duration
+	// MisfireThreshold is how late a fire may be. Defaults to MisfireThresholdDefault.
+	MisfireThreshold time.Duration
+	// FireAhead hands fires to FireFunc this long before their instant, so
+	// that the dispatcher can prepare them (claim their runs) and send them
+	// on the instant. Zero hands them over on the instant.
+	FireAhead time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Scheduler reads due fires ahead and fires them on time.
+type Scheduler struct {
+	cfg   Config
+	queue *Queue
+	wake  chan struct{}
+
+	health health // for Ready (health.go)
+}
+
+// New returns a Scheduler; Run starts it.
+func New(cfg Config) *Scheduler {
+	cfg.Lookahead = cmp.Or(cfg.Lookahead, LookaheadDefault)
+	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, ScanIntervalDefault)
+	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, MisfireThresholdDefault)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1)}
+}
+
+// Wake asks for a scan now, e.g. after a job was started or changed so its
+// first fire may be sooner than the next regular scan.
+func (s *Scheduler) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Enqueue queues pending runs created outside the scan (retries, child
+// jobs' runs) to fire at their DueAt.
+func (s *Scheduler) Enqueue(runs ...store.Run) {
+	entries := make([]Entry, len(runs))
+	for i, r := range runs {
+		entries[i] = Entry{RunID: r.ID, JobID: r.JobID, At: r.DueAt, TriggerType: r.TriggerType}
+	}
+	s.queue.Push(entries...)
+}
+
+// Run recovers the pending runs a previous admin left, then scans and fires
+// until ctx ends. Fires run on their own loop, so a slow scan never delays a
+// due fire.
+func (s *Scheduler) Run(ctx context.Context) error {
+	s.health.start(time.Now())
+	defer s.health.stop()
+	if err := s.recover(ctx); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.fireLoop(ctx)
+	}()
+	defer func() {
+		<-done
+		s.handOver()
+	}()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		case <-s.wake:
+		}
+		next, err := s.scan(ctx)
+		if ctx.Err() == nil {
+			s.health.scan(time.Now(), err)
+		}
+		if err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Error("schedule: scan", "err", err)
+		}
+		// Scan again when the earliest next fire enters the window.
+		wait := s.cfg.ScanInterval
+		if !next.IsZero() {
+			wait = min(wait, max(time.Until(next)-s.cfg.Lookahead, scanGap))
+		}
+		timer.Reset(wait)
+	}
+}
+
+// handOver gives FireFunc every fire the scans claimed that is still
+// queued, once the scheduler stops: the dispatcher sends each on its
+// instant (within the look-ahead), so a graceful stop leaves no claimed
+// fire unsent. Queued pending runs (retries, child runs) stay pending in
+// the store for the next start.
+func (s *Scheduler) handOver() {
+	rest, _ := s.queue.PopDue(nil, time.Now().Add(100*365*24*time.Hour))
+	claimed := slices.DeleteFunc(rest, func(e Entry) bool { return e.Run == nil })
+	if len(claimed) > 0 {
+		s.cfg.Logger.Info("schedule: stopping; sending the fires already claimed", "fires", len(claimed))
+		s.cfg.FireFunc(claimed)
+	}
+}
+
+// recover puts the pending runs of a previous admin process back on the
+// queue: retries and child runs, which fire late or not, and the scheduled
+// fires older versions read ahead as pending runs, which go through their
+// job's misfire strategy when more than the misfire threshold late.
+func (s *Scheduler) recover(ctx context.Context) error {
+	pending, err := s.cfg.Store.PendingRuns(ctx)
+	if err != nil {
+		return fmt.Errorf("schedule: recover: %w", err)
+	}
+	now := time.Now()
+	firedOnce := map[int64]bool{} // FIRE_ONCE_NOW jobs that already have their one late fire
+	// Latest first, so the one late fire FIRE_ONCE_NOW keeps is the newest.
+	for i := len(pending) - 1; i >= 0; i-- {
+		r := pending[i]
+		scheduled := r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE
+		if !scheduled || now.Sub(r.DueAt) <= s.cfg.MisfireThreshold {
+			s.queue.Push(Entry{RunID: r.ID, JobID: r.JobID, At: r.DueAt, TriggerType: r.TriggerType})
+			continue
+		}
+		job, err := s.cfg.Store.Job(ctx, r.JobID)
+		if err == nil && job.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW && !firedOnce[r.JobID] {
+			firedOnce[r.JobID] = true
+			s.queue.Push(Entry{RunID: r.ID, JobID: r.JobID, At: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE})
+			continue
+		}
+		msg := fmt.Sprintf("misfire: the admin was down at the scheduled instant %s (%s late); skipped by DO_NOTHING",
+			r.ScheduledAt.UTC().Format(time.RFC3339Nano), now.Sub(r.ScheduledAt).Round(time.Millisecond))
+		if err := s.cfg.Store.SkipRun(ctx, r.ID, msg, now); err != nil {
+			return fmt.Errorf("schedule: recover: %w", err)
+		}
+	}
+	return nil
+}
+
+// scan claims every fire due within the look-ahead window, queues its
+// run, and returns the earliest next fire after them (zero if none).
+func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
+	for range 1000 { // a bound, in case a job keeps falling due within the window
+		now := time.Now()
+		jobs, err := s.cfg.Store.DueJobs(ctx, now.Add(s.cfg.Lookahead), scanBatch)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if len(jobs) == 0 {
+			break
+		}
+		seq := s.cfg.Store.StopSeq() // before the claim: see Entry.StopSeq
+		claims := make([]store.Claim, 0, len(jobs))
+		for _, j := range jobs {
+			c, err := s.claim(j, now)
+			if err != nil {
+				s.cfg.Logger.Error("schedule: job cannot be scheduled; stopping its schedule", "job", j.ID, "err", err)
+				c = store.Claim{JobID: j.ID, Due: j.NextFireAt} // Next zero: nothing scheduled
+			}
+			claims = append(claims, c)
+		}
+		runs, err := s.cfg.Store.ClaimFires(ctx, claims)
+		if err != nil {
+			return time.Time{}, err
+		}
+		entries := make([]Entry, 0, len(runs))
+		for i := range runs {
+			r := &runs[i]
+			if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+				continue // the record of a misfire skipped by DO_NOTHING
+			}
+			entries = append(entries, Entry{RunID: r.ID, JobID: r.JobID, At: r.TriggeredAt, TriggerType: r.TriggerType, Run: r, StopSeq: seq})
+		}
+		s.queue.Push(entries...)
+	}
+	return s.cfg.Store.NextFireAt(ctx)
+}
+
+// claim decides what happens to job j's due fire. A fire at most the
+// misfire threshold late is claimed as it is. A later one means the job
+// missed instants while no admin ran: they are recorded as one run (see
+// misfire), and the instants after them that are at most the threshold
+// late fire at once, all in the one claim.
+func (s *Scheduler) claim(j store.Job, now time.Time) (store.Claim, error) {
+	spec := SpecOf(j)
+	due := j.NextFireAt
+	c := store.Claim{JobID: j.ID, Due: due}
+	if now.Sub(due) <= s.cfg.MisfireThreshold {
+		var err error
+		c.Next, err = Next(spec, due)
+		c.Runs = []store.Run{fireRun(j, due, due)}
+		return c, err
+	}
+	missed, next, err := Late(spec, due, now.Add(-s.cfg.MisfireThreshold), MissedCountMax)
+	if err != nil {
+		return c, err
+	}
+	c.Runs = append(c.Runs, s.misfire(j, missed, now))
+	for !next.IsZero() && !next.After(now) {
+		c.Runs = append(c.Runs, fireRun(j, next, now))
+		if next, err = Next(spec, next); err != nil {
+			return c, err
+		}
+	}
+	c.Next = next
+	if next.IsZero() {
+		// The schedule ended, or waits for a run (FIX_DELAY): from now.
+		c.Next, err = First(spec, now)
+	}
+	return c, err
+}
+
+// fireRun is the run of job j's fire of instant at, claimed for dispatch
+// at once: RUNNING, triggered at send, when it will be sent.
+func fireRun(j store.Job, at, send time.Time) store.Run {
+	return store.Run{
+		JobID: j.ID, GroupID: j.GroupID, Handler: j.Handler, Param: j.Param, ShardTotal: 1,
+		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: at, TriggeredAt: send,
+		Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
+	}
+}
+
+// misfire is the one run that records the instants job j missed: under
+// FIRE_ONCE_NOW the MISFIRE run fired now for them, under DO_NOTHING a
+// SKIPPED run. Its scheduled instant is the first missed one.
+func (s *Scheduler) misfire(j store.Job, m Missed, now time.Time) store.Run {
+	r := fireRun(j, m.First, now)
+	r.MissedCount, r.MissedUntil = m.Count, m.Last
+	count := fmt.Sprint(m.Count)
+	if !m.Exact {
+		count = "at least " + count
+	}
+	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
+		r.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
+		s.cfg.Logger.Warn("schedule: misfire; fired once now (FIRE_ONCE_NOW)", "job", j.ID, "missed", count, "first", m.First, "last", m.Last)
+		return r
+	}
+	what := fmt.Sprintf("%s scheduled instants from %s through %s fell due while no admin was running and were found more than %s late",
+		count, m.First.UTC().Format(time.RFC3339), m.Last.UTC().Format(time.RFC3339), s.cfg.MisfireThreshold)
+	if m.Count == 1 {
+		what = fmt.Sprintf("the scheduled instant %s fell due while no admin was running and was found more than %s late",
+			m.First.UTC().Format(time.RFC3339), s.cfg.MisfireThreshold)
+	}
+	r.Status, r.TriggeredAt, r.FinishedAt = carillonv1.RunStatus_RUN_STATUS_SKIPPED, time.Time{}, now
+	r.Message = "misfire: " + what + "; skipped by DO_NOTHING"
+	s.cfg.Logger.Warn("schedule: misfire; skipped (DO_NOTHING)", "job", j.ID, "missed", count, "first", m.First, "last", m.Last)
+	return r
+}
+
+// fireLoop hands queued runs to FireFunc at their instants.
+func (s *Scheduler) fireLoop(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var due []Entry
+	for {
+		var next time.Time
+		due, next = s.queue.PopDue(due[:0], time.Now().Add(s.cfg.FireAhead))
+		if len(due) > 0 {
+			s.cfg.FireFunc(due)
+		}
+		wait := time.Hour
+		if !next.IsZero() {
+			wait = time.Until(next) - s.cfg.FireAhead
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-s.queue.Changed():
+		}
+	}
+}
+
+// SpecOf returns the schedule of job j.
+func SpecOf(j store.Job) Spec {
+	return Spec{Type: j.ScheduleType, Cron: j.Cron, IntervalSeconds: j.IntervalSeconds, TimeZone: j.TimeZone}
+}

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// groupService implements carillonv1connect.GroupServiceHandler.
+type groupService struct{ *Server }
+
+// checkGroup validates a group from a request and fills its defaults.
+func checkGroup(g *carillonv1.Group) error {
+	if g == nil {
+		return invalid("group", "required")
+	}
+	if err := checkAppName("group.app_name", g.AppName); err != nil {
+		return err
+	}
+	if g.Title == "" {
+		g.Title = g.AppName
+	}
+	if len(g.Title) > 255 {
+		return invalid("group.title", "must be at most 255 bytes, got %d", len(g.Title))
+	}
+	switch g.AddressMode {
+	case carillonv1.AddressMode_ADDRESS_MODE_UNSPECIFIED:
+		g.AddressMode = carillonv1.AddressMode_ADDRESS_MODE_AUTO
+	case carillonv1.AddressMode_ADDRESS_MODE_AUTO, carillonv1.AddressMode_ADDRESS_MODE_MANUAL:
+	default:
+		return invalid("group.address_mode", "must be ADDRESS_MODE_AUTO or ADDRESS_MODE_MANUAL, got %d", g.AddressMode)
+	}
+	if g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_AUTO {
+		g.Addresses = nil // AUTO addresses are an output
+		return nil
+	}
+	if len(g.Addresses) == 0 {
+		return invalid("group.addresses", "a MANUAL group needs at least one executor URL")
+	}
+	for _, a := range g.Addresses {
+		if err := checkURL("group.addresses", a); err != nil {
+			return err
+		}
+	}
+	slices.Sort(g.Addresses)
+	g.Addresses = slices.Compact(g.Addresses)
+	return nil
+}
+
+func groupFromProto(g *carillonv1.Group) store.Group {
+	return store.Group{ID: g.Id, AppName: g.AppName, Title: g.Title, AddressMode: g.AddressMode, Addresses: g.Addresses}
+}
+
+// toProto returns g with its executor addresses: the live ones for AUTO.
+func (s groupService) toProto(ctx context.Context, g store.Group) (*carillonv1.Group, error) {
+	addrs, err := s.cfg.Trigger.Executors(ctx, g)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	p := groupToProto(g, addrs)
+	if g.AddressMode != carillonv1.AddressMode_ADDRESS_MODE_MANUAL && len(addrs) > 0 {
+		beats, err := s.cfg.Store.Beats(ctx, g.AppName, time.Time{})
+		if err != nil {
+			return nil, s.toConnect(err)
+		}
+		for _, a := range addrs {
+			p.LiveExecutors = append(p.LiveExecutors, &carillonv1.LiveExecutor{Address: a, LastBeat: ts(beats[a])})
+		}
+	}
+	return p, nil
+}
+
+func (s groupService) CreateGroup(ctx context.Context, req *carillonv1.CreateGroupRequest) (*carillonv1.CreateGroupResponse, error) {
+	if err := checkGroup(req.Group); err != nil {
+		return nil, err
+	}
+	g, err := s.cfg.Store.CreateGroup(ctx, groupFromProto(req.Group), s.cfg.NowFunc())
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	p, err := s.toProto(ctx, g)
+	return &carillonv1.CreateGroupResponse{Group: p}, err
+}
+
+func (s groupService) GetGroup(ctx context.Context, req *carillonv1.GetGroupRequest) (*carillonv1.GetGroupResponse, error) {
+	g, err := s.cfg.Store.Group(ctx, req.Id)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	p, err := s.toProto(ctx, g)
+	return &carillonv1.GetGroupResponse{Group: p}, err
+}
+
+func (s groupService) ListGroups(ctx context.Context, _ *carillonv1.ListGroupsRequest) (*carillonv1.ListGroupsResponse, error) {
+	gs, err := s.cfg.Store.Groups(ctx)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	res := &carillonv1.ListGroupsResponse{Groups: make([]*carillonv1.Group, len(gs))}
+	for i, g := range gs {
+		if res.Groups[i], err = s.toProto(ctx, g); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (s groupService) UpdateGroup(ctx context.Context, req *carillonv1.UpdateGroupRequest) (*carillonv1.UpdateGroupResponse, error) {
+	if req.Group == nil {
+		return nil, invalid("group", "required")
+	}
+	old, err := s.cfg.Store.Group(ctx, req.Group.Id)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	merged := groupToProto(old, old.Addresses)
+	if err := applyMask(merged, req.Group, req.UpdateMask, "group", groupOutputFields); err != nil {
+		return nil, err
+	}
+	if err := checkGroup(merged); err != nil {
+		return nil, err
+	}
+	g, err := s.cfg.Store.UpdateGroup(ctx, groupFromProto(merged), s.cfg.NowFunc())
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	if g.AppName != old.AppName {
+		if err := s.loadGroupTokens(ctx); err != nil { // the group's token goes with its app name
+			return nil, err
+		}
+	}
+	p, err := s.toProto(ctx, g)
+	return &carillonv1.UpdateGroupResponse{Group: p}, err
+}
+
+func (s groupService) DeleteGroup(ctx context.Context, req *carillonv1.DeleteGroupRequest) (*carillonv1.DeleteGroupResponse, error) {
+	if err := s.cfg.Store.DeleteGroup(ctx, req.Id); err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.DeleteGroupResponse{}, s.loadGroupTokens(ctx)
+}
+
+func (s groupService) RotateGroupToken(ctx context.Context, req *carillonv1.RotateGroupTokenRequest) (*carillonv1.RotateGroupTokenResponse, error) {
+	token := auth.NewExecutorToken()
+	if err := s.cfg.Store.SetGroupToken(ctx, req.Id, token, s.cfg.NowFunc()); err != nil {
+		return nil, s.toConnect(err)
+	}
+	if err := s.loadGroupTokens(ctx); err != nil {
+		return nil, err
+	}
+	return &carillonv1.RotateGroupTokenResponse{Token: token}, nil
+}
+
+func (s groupService) ClearGroupToken(ctx context.Context, req *carillonv1.ClearGroupTokenRequest) (*carillonv1.ClearGroupTokenResponse, error) {
+	if err := s.cfg.Store.SetGroupToken(ctx, req.Id, "", s.cfg.NowFunc()); err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.ClearGroupTokenResponse{}, s.loadGroupTokens(ctx)
+}
+
+// groupOutputFields cannot be set by UpdateGroup.
+var groupOutputFields = []string{"id", "updated_at", "has_own_token", "live_executors"}

@@ -1,0 +1,467 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/trigger"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// jobService implements carillonv1connect.JobServiceHandler.
+type jobService struct{ *Server }
+
+// jobOutputFields cannot be set by CreateJob or UpdateJob; enabled changes
+// through StartJob and StopJob (CreateJob takes it as the initial state).
+var jobOutputFields = []string{"id", "enabled", "last_fire_at", "next_fire_at", "created_at", "updated_at"}
+
+// checkJob validates a job from a request and fills its defaults. It does
+// not check that the group and child jobs exist; the store does.
+func checkJob(j *carillonv1.Job) error {
+	if j == nil {
+		return invalid("job", "required")
+	}
+	if j.GroupId <= 0 {
+		return invalid("job.group_id", "required: the id of the executor group that runs the job")
+	}
+	if j.Description == "" {
+		return invalid("job.description", "required")
+	}
+	if len(j.Description) > 255 {
+		return invalid("job.description", "must be at most 255 bytes, got %d", len(j.Description))
+	}
+	if j.Schedule == nil {
+		return invalid("job.schedule", "required")
+	}
+	if err := schedule.Check(specOf(j.Schedule)); err != nil {
+		return invalidSchedule("job.schedule", err)
+	}
+	if j.Script == nil && j.Handler == "" {
+		return invalid("job.handler", "required: the name a handler is registered under in the executor (or set job.script)")
+	}
+	if len(j.Handler) > 255 {
+		return invalid("job.handler", "must be at most 255 bytes, got %d", len(j.Handler))
+	}
+	if j.Script != nil {
+		if j.Script.Type == carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED || !defined(j.Script.Type) {
+			return invalid("job.script.type", "must be one of SCRIPT_TYPE_SHELL, _PYTHON, _NODEJS, _PHP, _POWERSHELL, got %d", j.Script.Type)
+		}
+		if j.Script.Source == "" {
+			return invalid("job.script.source", "required for a script job")
+		}
+	}
+	if !defined(j.MisfireStrategy) {
+		return invalid("job.misfire_strategy", "unknown value %d", j.MisfireStrategy)
+	}
+	if !defined(j.RouteStrategy) {
+		return invalid("job.route_strategy", "unknown value %d", j.RouteStrategy)
+	}
+	if !defined(j.BlockStrategy) {
+		return invalid("job.block_strategy", "unknown value %d", j.BlockStrategy)
+	}
+	if j.TimeoutSeconds < 0 {
+		return invalid("job.timeout_seconds", "must be 0 (no timeout) or positive, got %d", j.TimeoutSeconds)
+	}
+	if j.RetryCount < 0 || j.RetryCount > 100 {
+		return invalid("job.retry_count", "must be between 0 and 100, got %d", j.RetryCount)
+	}
+	if j.RetryDelaySeconds < 0 || j.RetryDelaySeconds > 86400 {
+		return invalid("job.retry_delay_seconds", "must be between 0 (meaning 10) and 86400, got %d", j.RetryDelaySeconds)
+	}
+	for i, e := range j.AlarmEmails {
+		if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
+			return invalid(fmt.Sprintf("job.alarm_emails[%d]", i), "must be a plain e-mail address such as ops@example.com, got %q", e)
+		}
+	}
+	if j.AlarmWebhookUrl != "" {
+		if err := checkURL("job.alarm_webhook_url", j.AlarmWebhookUrl); err != nil {
+			return err
+		}
+	}
+	seen := map[int64]bool{}
+	for i, id := range j.ChildJobIds {
+		if id <= 0 || id == j.Id {
+			return invalid(fmt.Sprintf("job.child_job_ids[%d]", i), "must be the id of another job, got %d", id)
+		}
+		if seen[id] {
+			return invalid(fmt.Sprintf("job.child_job_ids[%d]", i), "job %d is listed twice", id)
+		}
+		seen[id] = true
+	}
+	// Defaults, stored explicitly so reads say what happens.
+	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_UNSPECIFIED {
+		j.MisfireStrategy = carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING
+	}
+	if j.RouteStrategy == carillonv1.RouteStrategy_ROUTE_STRATEGY_UNSPECIFIED {
+		j.RouteStrategy = carillonv1.RouteStrategy_ROUTE_STRATEGY_FIRST
+	}
+	if j.BlockStrategy == carillonv1.BlockStrategy_BLOCK_STRATEGY_UNSPECIFIED {
+		j.BlockStrategy = carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL
+	}
+	return nil
+}
+
+// invalidSchedule turns an error of schedule.Check into invalid_argument
+// naming the field under prefix.
+func invalidSchedule(prefix string, err error) error {
+	var se *schedule.SpecError
+	if errors.As(err, &se) {
+		return invalid(prefix+"."+se.Field, "%v", se.Err)
+	}
+	return invalid(prefix, "%v", err)
+}
+
+// defined reports whether e is a value its enum declares.
+func defined(e interface {
+	Descriptor() protoreflect.EnumDescriptor
+	Number() protoreflect.EnumNumber
+}) bool {
+	return e.Descriptor().Values().ByNumber(e.Number()) != nil
+}
+
+func specOf(s *carillonv1.Schedule) schedule.Spec {
+	return schedule.Spec{Type: s.GetType(), Cron: s.GetCron(), IntervalSeconds: s.GetIntervalSeconds(), TimeZone: s.GetTimeZone()}
+}
+
+// checkChildren requires each child job to exist and refuses children that
+// would lead back to j (a cycle would fire forever).
+func (s jobService) checkChildren(ctx context.Context, j *carillonv1.Job) error {
+	for i, id := range j.ChildJobIds {
+		field := fmt.Sprintf("job.child_job_ids[%d]", i)
+		if _, err := s.cfg.Store.Job(ctx, id); errors.Is(err, store.ErrNotFound) {
+			return invalid(field, "job %d does not exist", id)
+		} else if err != nil {
+			return s.toConnect(err)
+		}
+		if j.Id == 0 {
+			continue // a new job has no parents yet, so no cycle can reach it
+		}
+		path, err := s.pathTo(ctx, id, j.Id, map[int64]bool{})
+		if err != nil {
+			return s.toConnect(err)
+		}
+		if path != nil {
+			return invalid(field, "job %d would form a cycle: %s", id, formatPath(append([]int64{j.Id}, path...)))
+		}
+	}
+	return nil
+}
+
+// pathTo returns a chain of child links from job from to job to (both
+// included), or nil if there is none.
+func (s jobService) pathTo(ctx context.Context, from, to int64, seen map[int64]bool) ([]int64, error) {
+	if from == to {
+		return []int64{to}, nil
+	}
+	if seen[from] {
+		return nil, nil
+	}
+	seen[from] = true
+	j, err := s.cfg.Store.Job(ctx, from)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range j.ChildJobIDs {
+		p, err := s.pathTo(ctx, c, to, seen)
+		if err != nil || p != nil {
+			return append([]int64{from}, p...), err
+		}
+	}
+	return nil, nil
+}
+
+func formatPath(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(parts, " -> ")
+}
+
+func (s jobService) CreateJob(ctx context.Context, req *carillonv1.CreateJobRequest) (*carillonv1.CreateJobResponse, error) {
+	if err := checkJob(req.Job); err != nil {
+		return nil, err
+	}
+	if err := s.checkChildren(ctx, req.Job); err != nil {
+		return nil, err
+	}
+	if err := s.checkWebhook(ctx, req.Job.AlarmWebhookUrl, ""); err != nil {
+		return nil, err
+	}
+	now := s.cfg.NowFunc()
+	j := jobFromProto(req.Job)
+	j.ID = 0
+	if req.Job.Enabled {
+		next, err := s.firstFire(schedule.SpecOf(j), now)
+		if err != nil {
+			return nil, err
+		}
+		j.Enabled, j.NextFireAt = true, next
+	}
+	j, err := s.cfg.Store.CreateJob(ctx, j, now)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	s.cfg.WakeFunc()
+	return &carillonv1.CreateJobResponse{Job: jobToProto(j)}, nil
+}
+
+func (s jobService) GetJob(ctx context.Context, req *carillonv1.GetJobRequest) (*carillonv1.GetJobResponse, error) {
+	j, err := s.cfg.Store.Job(ctx, req.Id)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.GetJobResponse{Job: jobToProto(j)}, nil
+}
+
+// maxPageSize bounds List page sizes.
+const maxPageSize = 500
+
+// pageSize checks a request's page size; 0 means 100.
+func pageSize(n int32) (int, error) {
+	if n < 0 || n > maxPageSize {
+		return 0, invalid("page_size", "must be between 0 (meaning 100) and %d, got %d", maxPageSize, n)
+	}
+	if n == 0 {
+		return 100, nil
+	}
+	return int(n), nil
+}
+
+// page converts the items of a page fetched with one item more than size,
+// and returns the token of the next page ("" when this is the last): the ID
+// of its last item.
+func page[T, P any](items []T, size int, conv func(T) P, id func(T) int64) ([]P, string) {
+	token := ""
+	if len(items) > size {
+		items = items[:size]
+		token = strconv.FormatInt(id(items[size-1]), 10)
+	}
+	out := make([]P, len(items))
+	for i, it := range items {
+		out[i] = conv(it)
+	}
+	return out, token
+}
+
+// pageToken decodes a page token: the last id of the previous page.
+func pageToken(tok string) (int64, error) {
+	if tok == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseInt(tok, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, invalid("page_token", "not a token this server returned: %q", tok)
+	}
+	return id, nil
+}
+
+func (s jobService) ListJobs(ctx context.Context, req *carillonv1.ListJobsRequest) (*carillonv1.ListJobsResponse, error) {
+	size, err := pageSize(req.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	after, err := pageToken(req.PageToken)
+	if err != nil {
+		return nil, err
+	}
+	js, err := s.cfg.Store.Jobs(ctx, store.JobFilter{
+		GroupID: req.GroupId, Enabled: req.Enabled, Handler: req.Handler, Text: req.Text, AfterID: after, Limit: size + 1,
+	})
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	res := &carillonv1.ListJobsResponse{}
+	res.Jobs, res.NextPageToken = page(js, size, jobToProto, func(j store.Job) int64 { return j.ID })
+	return res, nil
+}
+
+func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequest) (*carillonv1.UpdateJobResponse, error) {
+	if req.Job == nil {
+		return nil, invalid("job", "required")
+	}
+	old, err := s.cfg.Store.Job(ctx, req.Job.Id)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	merged := jobToProto(old)
+	if err := applyMask(merged, req.Job, req.UpdateMask, "job", jobOutputFields); err != nil {
+		return nil, err
+	}
+	if err := checkJob(merged); err != nil {
+		return nil, err
+	}
+	if err := s.checkChildren(ctx, merged); err != nil {
+		return nil, err
+	}
+	if err := s.checkWebhook(ctx, merged.AlarmWebhookUrl, old.AlarmWebhookURL); err != nil {
+		return nil, err
+	}
+	now := s.cfg.NowFunc()
+	j := jobFromProto(merged)
+	changed := schedule.SpecOf(j) != schedule.SpecOf(old)
+	if changed && old.Enabled {
+		if j.NextFireAt, err = s.firstFire(schedule.SpecOf(j), now); err != nil {
+			return nil, err
+		}
+	}
+	if j, err = s.cfg.Store.UpdateJob(ctx, j, changed, now); err != nil {
+		return nil, s.toConnect(err)
+	}
+	s.cfg.WakeFunc()
+	return &carillonv1.UpdateJobResponse{Job: jobToProto(j)}, nil
+}
+
+// firstFire returns the first fire of a job being started, or
+// invalid_argument when its cron schedule never fires after now (a date
+// that does not exist, a year gone by): such a job would be enabled with
+// nothing scheduled. xxl-job refuses it too.
+func (s jobService) firstFire(spec schedule.Spec, now time.Time) (time.Time, error) {
+	next, err := schedule.First(spec, now)
+	if err != nil {
+		return time.Time{}, s.toConnect(err)
+	}
+	if next.IsZero() && spec.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_CRON {
+		return time.Time{}, invalid("job.schedule.cron", "%q never fires after %s, so the job cannot be started: "+
+			"fix the expression, or leave the job stopped", spec.Cron, now.UTC().Format(time.RFC3339))
+	}
+	return next, nil
+}
+
+func (s jobService) DeleteJob(ctx context.Context, req *carillonv1.DeleteJobRequest) (*carillonv1.DeleteJobResponse, error) {
+	if err := s.cfg.Store.DeleteJob(ctx, req.Id); err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.DeleteJobResponse{}, nil
+}
+
+func (s jobService) StartJob(ctx context.Context, req *carillonv1.StartJobRequest) (*carillonv1.StartJobResponse, error) {
+	j, err := s.cfg.Store.Job(ctx, req.Id)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	if !j.Enabled {
+		next, err := s.firstFire(schedule.SpecOf(j), s.cfg.NowFunc())
+		if err != nil {
+			return nil, err
+		}
+		if j, err = s.cfg.Store.StartJob(ctx, req.Id, next, s.cfg.NowFunc()); err != nil {
+			return nil, s.toConnect(err)
+		}
+		s.cfg.WakeFunc()
+	}
+	return &carillonv1.StartJobResponse{Job: jobToProto(j)}, nil
+}
+
+func (s jobService) StopJob(ctx context.Context, req *carillonv1.StopJobRequest) (*carillonv1.StopJobResponse, error) {
+	j, err := s.cfg.Store.StopJob(ctx, req.Id, s.cfg.NowFunc())
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.StopJobResponse{Job: jobToProto(j)}, nil
+}
+
+func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRequest) (*carillonv1.TriggerJobResponse, error) {
+	for i, a := range req.Addresses {
+		if err := checkURL(fmt.Sprintf("addresses[%d]", i), a); err != nil {
+			return nil, err
+		}
+	}
+	j, err := s.cfg.Store.Job(ctx, req.JobId)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	if err := s.checkGroupAddresses(ctx, j.GroupID, req.Addresses); err != nil {
+		return nil, err
+	}
+	m := trigger.Manual{Param: req.Param, Addresses: req.Addresses}
+	if p := auth.FromContext(ctx); p != nil && p.Credential == auth.CredentialAPIToken {
+		m.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_API // a program's call, not a person's
+	}
+	ids, err := s.cfg.Trigger.TriggerJob(ctx, j, m)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.TriggerJobResponse{RunIds: ids}, nil
+}
+
+// checkGroupAddresses refuses a TriggerJob address that is not one of the
+// job's group's executors now (the live registered ones of an AUTO group,
+// the configured ones of a MANUAL group): the admin sends runs, and the
+// group's executor token with them, to no other address.
+func (s jobService) checkGroupAddresses(ctx context.Context, groupID int64, addresses []string) error {
+	if len(addresses) == 0 {
+		return nil
+	}
+	g, err := s.cfg.Store.Group(ctx, groupID)
+	if err != nil {
+		return s.toConnect(err)
+	}
+	executors, err := s.cfg.Trigger.Executors(ctx, g)
+	if err != nil {
+		return s.toConnect(err)
+	}
+	for i, a := range addresses {
+		if !slices.Contains(executors, a) {
+			return invalid(fmt.Sprintf("addresses[%d]", i),
+				"must be an executor of the job's group %s now (%s), got %q", g.AppName, strings.Join(executors, ", "), a)
+		}
+	}
+	return nil
+}
+
+// maxPreview bounds PreviewSchedule's count.
+const maxPreview = 100
+
+func (s jobService) PreviewSchedule(_ context.Context, req *carillonv1.PreviewScheduleRequest) (*carillonv1.PreviewScheduleResponse, error) {
+	if req.Schedule == nil {
+		return nil, invalid("schedule", "required")
+	}
+	if req.Count < 0 || req.Count > maxPreview {
+		return nil, invalid("count", "must be between 0 (meaning 5) and %d, got %d", maxPreview, req.Count)
+	}
+	count := int(req.Count)
+	if count == 0 {
+		count = 5
+	}
+	if req.From != nil {
+		if err := req.From.CheckValid(); err != nil {
+			return nil, invalid("from", "must be a valid time between 0001-01-01 and 9999-12-31: %v", err)
+		}
+	}
+	from := fromTS(req.From)
+	if from.IsZero() {
+		from = s.cfg.NowFunc()
+	}
+	spec := specOf(req.Schedule)
+	if err := schedule.Check(spec); err != nil {
+		return nil, invalidSchedule("schedule", err)
+	}
+	times, err := schedule.Preview(spec, from, count)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	res := &carillonv1.PreviewScheduleResponse{}
+	for _, t := range times {
+		if t.Year() > 9999 {
+			break // past what a timestamp holds: the schedule has no fire to show
+		}
+		res.FireTimes = append(res.FireTimes, timestamppb.New(t))
+	}
+	return res, nil
+}

@@ -1,0 +1,183 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"unicode/utf8"
+
+	"connectrpc.com/connect"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// registryService implements carillonv1connect.RegistryServiceHandler.
+type registryService struct{ *Server }
+
+var appNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func checkAppName(field, name string) error {
+	if !appNamePattern.MatchString(name) {
+		return invalid(field, "must be 1 to 64 letters, digits, '.', '_' or '-', got %q", name)
+	}
+	return nil
+}
+
+// checkURL requires an absolute http or https URL.
+func checkURL(field, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return invalid(field, "must be an http:// or https:// URL such as http://10.0.0.5:9999, got %q", s)
+	}
+	return nil
+}
+
+func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterRequest) (*carillonv1.RegisterResponse, error) {
+	if err := checkAppName("app_name", req.AppName); err != nil {
+		return nil, err
+	}
+	if err := checkURL("address", req.Address); err != nil {
+		return nil, err
+	}
+	if len(req.InstanceId) > 64 {
+		return nil, invalid("instance_id", "must be at most 64 bytes, got %d", len(req.InstanceId))
+	}
+	if err := s.checkApp(ctx, req.AppName); err != nil {
+		return nil, err
+	}
+	previous, err := s.cfg.Store.Register(ctx, req.AppName, req.Address, req.InstanceId, s.cfg.NowFunc())
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	s.cfg.Trigger.Registered(req.Address, req.InstanceId, previous)
+	return &carillonv1.RegisterResponse{}, nil
+}
+
+func (s registryService) Deregister(ctx context.Context, req *carillonv1.DeregisterRequest) (*carillonv1.DeregisterResponse, error) {
+	if err := checkAppName("app_name", req.AppName); err != nil {
+		return nil, err
+	}
+	if err := s.checkApp(ctx, req.AppName); err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Store.Deregister(ctx, req.AppName, req.Address); err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.DeregisterResponse{}, nil
+}
+
+// ReportResults judges each result alone: it settles the good ones and
+// refuses each malformed one in its outcome, so that one bad result does not
+// hold back its batch. The call fails only when the good ones cannot be
+// settled.
+func (s registryService) ReportResults(ctx context.Context, req *carillonv1.ReportResultsRequest) (*carillonv1.ReportResultsResponse, error) {
+	res := &carillonv1.ReportResultsResponse{Outcomes: make([]*carillonv1.ResultOutcome, len(req.Results))}
+	results := make([]store.Result, 0, len(req.Results))
+	ours, foreign := s.cfg.Store.DatabaseID(), 0
+	var refused []string // the reasons
+	for i, r := range req.Results {
+		res.Outcomes[i] = &carillonv1.ResultOutcome{RunId: r.RunId}
+		if ce := new(connect.Error); errors.As(checkResult(fmt.Sprintf("results[%d]", i), r), &ce) {
+			res.Outcomes[i].Code, res.Outcomes[i].Message = ce.Code().String(), ce.Message()
+			refused = append(refused, ce.Message())
+			continue
+		}
+		if r.DatabaseId != "" && r.DatabaseId != ours {
+			// A run of another database (the executor ran against an
+			// older one): its run ID names some other run here.
+			foreign++
+			continue
+		}
+		finished := fromTS(r.FinishedAt)
+		if finished.IsZero() {
+			finished = s.cfg.NowFunc()
+		}
+		results = append(results, store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished})
+	}
+	results, refused, err := s.refuseOtherGroups(ctx, results, req.Results, res.Outcomes, refused)
+	if err != nil {
+		return nil, s.toConnect(err) // the executor retries the batch
+	}
+	if foreign > 0 {
+		s.cfg.Logger.Warn("results of runs of another database acknowledged and ignored", "results", foreign, "database_id", ours)
+	}
+	if len(refused) > 0 {
+		s.cfg.Logger.Warn("malformed results refused, the others of their batch taken", "results", len(refused), "first", refused[0])
+	}
+	if len(results) == 0 {
+		return res, nil
+	}
+	if err := s.cfg.Trigger.Settle(ctx, results); err != nil { // wakes the scheduler if a FIX_DELAY job is due again
+		return nil, s.toConnect(err)
+	}
+	return res, nil
+}
+
+// refuseOtherGroups takes out of results those of runs of groups the
+// calling executor's token may not act for, refusing each in its outcome
+// (permission_denied): with its own token a group's executors report only
+// its runs, and the global token reports no run of a group with its own.
+// When no group has its own token every run passes without a read.
+func (s registryService) refuseOtherGroups(ctx context.Context, results []store.Result, reqs []*carillonv1.RunResult,
+	outcomes []*carillonv1.ResultOutcome, refused []string) ([]store.Result, []string, error) {
+	if len(results) == 0 || !s.tokens().Separate() {
+		return results, refused, nil
+	}
+	ids := make([]int64, len(results))
+	for i, r := range results {
+		ids[i] = r.RunID
+	}
+	groups, err := s.cfg.Store.RunGroups(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := executorOf(ctx)
+	denied := map[int64]bool{}
+	kept := results[:0]
+	for _, r := range results {
+		if g, ok := groups[r.RunID]; ok && !s.tokens().MayActFor(e, g) {
+			denied[r.RunID] = true
+			continue
+		}
+		kept = append(kept, r)
+	}
+	for i, r := range reqs {
+		if denied[r.RunId] && outcomes[i].Code == "" {
+			msg := fmt.Sprintf("results[%d]: run %d is of a group this access token may not report for", i, r.RunId)
+			outcomes[i].Code, outcomes[i].Message = connect.CodePermissionDenied.String(), msg
+			refused = append(refused, msg)
+		}
+	}
+	return kept, refused, nil
+}
+
+// checkResult checks one result of a batch, field naming it in the batch.
+func checkResult(field string, r *carillonv1.RunResult) error {
+	switch r.Status {
+	case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_FAILED,
+		carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, carillonv1.RunStatus_RUN_STATUS_KILLED:
+	default:
+		return invalid(field+".status", "must be a final status (SUCCEEDED, FAILED, TIMED_OUT or KILLED), got %s", r.Status)
+	}
+	if r.RunId <= 0 {
+		return invalid(field+".run_id", "must be positive, got %d", r.RunId)
+	}
+	return nil
+}
+
+// maxMessage bounds a stored result message (xxl-job keeps 15,000 characters).
+const maxMessage = 16 << 10
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"connectrpc.com/connect"
+
+	"github.com/carillonhq/carillon/admin/internal/retention"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// runService implements carillonv1connect.RunServiceHandler.
+type runService struct{ *Server }
+
+func (s runService) ListRuns(ctx context.Context, req *carillonv1.ListRunsRequest) (*carillonv1.ListRunsResponse, error) {
+	size, err := pageSize(req.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	before, err := pageToken(req.PageToken)
+	if err != nil {
+		return nil, err
+	}
+	if !defined(req.Status) {
+		return nil, invalid("status", "unknown value %d", req.Status)
+	}
+	from, to := fromTS(req.From), fromTS(req.To)
+	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
+		return nil, invalid("to", "must be after from")
+	}
+	runs, err := s.cfg.Store.Runs(ctx, store.RunFilter{
+		JobID: req.JobId, GroupID: req.GroupId, Status: req.Status, From: from, To: to, BeforeID: before, Limit: size + 1,
+	})
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	res := &carillonv1.ListRunsResponse{}
+	res.Runs, res.NextPageToken = page(runs, size, runToProto, func(r store.Run) int64 { return r.ID })
+	return res, nil
+}
+
+func (s runService) GetRun(ctx context.Context, req *carillonv1.GetRunRequest) (*carillonv1.GetRunResponse, error) {
+	r, err := s.cfg.Store.Run(ctx, req.Id)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.GetRunResponse{Run: runToProto(r)}, nil
+}
+
+func (s runService) ReadRunLog(ctx context.Context, req *carillonv1.ReadRunLogRequest) (*carillonv1.ReadRunLogResponse, error) {
+	if req.FromLine < 0 {
+		return nil, invalid("from_line", "must be 0 or a 1-based line number, got %d", req.FromLine)
+	}
+	r, err := s.cfg.Store.Run(ctx, req.RunId)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	if r.ExecutorAddress == "" {
+		return nil, connect.NewError(connect.CodeFailedPrecondition,
+			fmt.Errorf("run %d was never dispatched to an executor, so it has no log: %s", r.ID, r.Message))
+	}
+	page, err := s.cfg.Trigger.ReadLog(ctx, r, req.FromLine)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeUnavailable, fmt.Errorf("read the log of run %d from executor %s: %w", r.ID, r.ExecutorAddress, err))
+	}
+	return &carillonv1.ReadRunLogResponse{FromLine: page.FromLine, ToLine: page.ToLine, Content: page.Content, End: page.End}, nil
+}
+
+func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest) (*carillonv1.KillRunResponse, error) {
+	r, err := s.cfg.Store.Run(ctx, req.RunId)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("run %d is %s, not running", r.ID, r.Status))
+	}
+	if r.ExecutorAddress != "" {
+		if err := s.cfg.Trigger.Kill(ctx, r); err != nil {
+			return nil, connect.NewError(connect.CodeUnavailable, fmt.Errorf("kill run %d on executor %s: %w", r.ID, r.ExecutorAddress, err))
+		}
+	}
+	err = s.cfg.Trigger.Settle(ctx, []store.Result{{
+		RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_KILLED, Message: "killed by KillRun", FinishedAt: s.cfg.NowFunc(),
+	}})
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	s.cfg.WakeFunc()
+	return &carillonv1.KillRunResponse{}, nil
+}
+
+func (s runService) DeleteRuns(ctx context.Context, req *carillonv1.DeleteRunsRequest) (*carillonv1.DeleteRunsResponse, error) {
+	if req.KeepLast < 0 {
+		return nil, invalid("keep_last", "must be 0 or positive, got %d", req.KeepLast)
+	}
+	if req.Before == nil && req.KeepLast == 0 {
+		return nil, invalid("before", "set before or keep_last: deleting every run needs an explicit before")
+	}
+	n, err := retention.Delete(ctx, s.cfg.Store, store.RunSelection{
+		JobID: req.JobId, GroupID: req.GroupId, Before: fromTS(req.Before), KeepLast: int(req.KeepLast),
+	})
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	return &carillonv1.DeleteRunsResponse{Deleted: n}, nil
+}

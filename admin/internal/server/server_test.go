@@ -1,0 +1,237 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/server"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/trigger"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+// clock is a settable time source.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+type bundle struct {
+	clock    *clock
+	url      string
+	path     string // the database file
+	store    *store.Store
+	admin    string // an ADMIN's API token
+	registry carillonv1connect.RegistryServiceClient
+	group    carillonv1connect.GroupServiceClient
+}
+
+// setup serves a Server over a real store file on a loopback HTTP server,
+// with an injected clock.
+func setup(t testing.TB, token string) *bundle {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "carillon.db")
+	st, err := store.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clk := &clock{now: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}
+	trig, err := trigger.New(trigger.Config{Store: st, Token: token, NowFunc: clk.Now, EnqueueFunc: func(...store.Run) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.New(server.Config{
+		Store: st, Trigger: trig, NowFunc: clk.Now, PasswordCost: bcrypt.MinCost,
+		LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second),
+	}).Handler())
+	t.Cleanup(srv.Close)
+	admin := addUser(t, st, "root", auth.RoleAdmin)
+	return &bundle{
+		clock:    clk,
+		url:      srv.URL,
+		path:     path,
+		store:    st,
+		admin:    admin,
+		registry: carillonv1connect.NewRegistryServiceClient(http.DefaultClient, srv.URL, connect.WithInterceptors(bearer(token))),
+		group:    carillonv1connect.NewGroupServiceClient(http.DefaultClient, srv.URL, connect.WithInterceptors(bearer(admin))),
+	}
+}
+
+func bearer(token string) connect.UnaryInterceptorFunc {
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			if token != "" {
+				req.Header().Set("Authorization", "Bearer "+token)
+			}
+			return next(ctx, req)
+		}
+	}
+}
+
+func TestRegistryExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "")
+	g, err := b.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "app"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addresses := func() []string {
+		t.Helper()
+		res, err := b.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Group.Addresses
+	}
+	register := func(addr string) {
+		t.Helper()
+		if _, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: addr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register("http://10.0.0.2:9999")
+	register("http://10.0.0.1:9999")
+	if diff := cmp.Diff([]string{"http://10.0.0.1:9999", "http://10.0.0.2:9999"}, addresses()); diff != "" {
+		t.Fatalf("live executors, sorted (-want +got):\n%s", diff)
+	}
+
+	b.clock.Add(60 * time.Second)
+	register("http://10.0.0.2:9999") // heartbeat of one of them
+	b.clock.Add(31 * time.Second)    // 91 s after the first registration
+	if diff := cmp.Diff([]string{"http://10.0.0.2:9999"}, addresses()); diff != "" {
+		t.Fatalf("after 91 s without a heartbeat (-want +got):\n%s", diff)
+	}
+
+	if _, err := b.registry.Deregister(ctx, &carillonv1.DeregisterRequest{AppName: "app", Address: "http://10.0.0.2:9999"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := addresses(); len(got) != 0 {
+		t.Fatalf("after deregister: %v, want none", got)
+	}
+}
+
+func TestRegistryToken(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "s3cret")
+	req := &carillonv1.RegisterRequest{AppName: "app", Address: "http://10.0.0.1:9999"}
+	if _, err := b.registry.Register(ctx, req); err != nil {
+		t.Fatalf("with the token: %v", err)
+	}
+	for name, c := range map[string]carillonv1connect.RegistryServiceClient{
+		"Missing": carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url),
+		"Wrong":   carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(bearer("guess"))),
+	} {
+		_, err := c.Register(ctx, req)
+		if connect.CodeOf(err) != connect.CodeUnauthenticated {
+			t.Errorf("%s token: got %v, want unauthenticated", name, err)
+		}
+	}
+	// The scheme is read as everywhere else in the admin: any case, extra
+	// spaces around the token.
+	for _, header := range []string{"bearer s3cret", "BEARER  s3cret ", " Bearer s3cret"} {
+		c := carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(
+			connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+				return func(ctx context.Context, r connect.AnyRequest) (connect.AnyResponse, error) {
+					r.Header().Set("Authorization", header)
+					return next(ctx, r)
+				}
+			})))
+		if _, err := c.Register(ctx, req); err != nil {
+			t.Errorf("Authorization %q: %v, want accepted as the management API accepts it", header, err)
+		}
+	}
+}
+
+func TestRegisterValidation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "")
+	for _, req := range []*carillonv1.RegisterRequest{
+		{AppName: "", Address: "http://10.0.0.1:9999"},
+		{AppName: "has space", Address: "http://10.0.0.1:9999"},
+		{AppName: "app", Address: "10.0.0.1:9999"},
+		{AppName: "app", Address: "ftp://10.0.0.1"},
+	} {
+		_, err := b.registry.Register(ctx, req)
+		var ce *connect.Error
+		if !errors.As(err, &ce) || ce.Code() != connect.CodeInvalidArgument {
+			t.Errorf("Register(%v): got %v, want invalid_argument", req, err)
+		}
+	}
+}
+
+// TestReportResultsRefusesEachMalformedResult: a batch with malformed
+// results settles the good ones and refuses each bad one in its outcome,
+// naming the field and the rule; the call succeeds.
+func TestReportResultsRefusesEachMalformedResult(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "")
+	newRun := runningRuns(t, b.store, b.clock.Now(), "http://10.0.0.1:9999")
+	good, bad, ours, foreign := newRun(), newRun(), newRun(), newRun()
+	res, err := b.registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{
+		{RunId: good.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED},
+		{RunId: bad.ID, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING},
+		{RunId: -1, Status: carillonv1.RunStatus_RUN_STATUS_FAILED},
+		{RunId: ours.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "boom", DatabaseId: b.store.DatabaseID()},
+		{RunId: foreign.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, DatabaseId: strings.Repeat("f", 32)},
+	}})
+	if err != nil {
+		t.Fatalf("ReportResults with malformed results: %v, want the call to succeed", err)
+	}
+	type outcome struct {
+		RunID   int64
+		Code    string
+		Message string // its prefix
+	}
+	want := []outcome{
+		{good.ID, "", ""},
+		{bad.ID, "invalid_argument", "results[1].status: must be a final status"},
+		{-1, "invalid_argument", "results[2].run_id: must be positive"},
+		{ours.ID, "", ""},
+		{foreign.ID, "", ""}, // of another database: acknowledged and ignored
+	}
+	var got []outcome
+	for i, o := range res.GetOutcomes() {
+		got = append(got, outcome{o.GetRunId(), o.GetCode(), o.GetMessage()})
+		if i < len(want) && strings.HasPrefix(o.GetMessage(), want[i].Message) {
+			got[i].Message = want[i].Message
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes, messages by prefix (-want +got):\n%s", diff)
+	}
+	for _, w := range []struct {
+		run  store.Run
+		want carillonv1.RunStatus
+	}{
+		{good, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED},
+		{bad, carillonv1.RunStatus_RUN_STATUS_RUNNING},
+		{ours, carillonv1.RunStatus_RUN_STATUS_FAILED},
+		{foreign, carillonv1.RunStatus_RUN_STATUS_RUNNING},
+	} {
+		if r, err := b.store.Run(ctx, w.run.ID); err != nil || r.Status != w.want {
+			t.Errorf("run %d after the batch: %s (%v), want %s", w.run.ID, r.Status, err, w.want)
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/auth"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// Group is an executor group: the executors of one app name.
+type Group struct {
+	ID          int64
+	AppName     string
+	Title       string
+	AddressMode carillonv1.AddressMode
+	// Addresses are the configured executor URLs of a MANUAL group.
+	Addresses []string
+	// HasOwnToken says the group has an executor access token of its own
+	// (SetGroupToken), which GroupTokens returns.
+	HasOwnToken bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+const groupColumns = `id, app_name, title, address_mode, addresses, executor_token != '', created_at, updated_at`
+
+func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
+	var g Group
+	var addrs string
+	var created, updated sql.NullInt64
+	if err := row.Scan(&g.ID, &g.AppName, &g.Title, &g.AddressMode, &addrs, &g.HasOwnToken, &created, &updated); err != nil {
+		return Group{}, err
+	}
+	g.Addresses = splitLines(addrs)
+	g.CreatedAt, g.UpdatedAt = fromMillis(created), fromMillis(updated)
+	return g, nil
+}
+
+// CreateGroup stores g and returns it with its ID. A taken app name is
+// ErrAlreadyExists.
+func (s *Store) CreateGroup(ctx context.Context, g Group, now time.Time) (Group, error) {
+	defer s.routing.Add(1)
+	now = now.Truncate(time.Millisecond) // what the database keeps
+	g.CreatedAt, g.UpdatedAt = now, now
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`INSERT INTO groups (app_name, title, address_mode, addresses, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), millis(now), millis(now))
+		if err != nil {
+			return err
+		}
+		g.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		if isUniqueViolation(err) {
+			return Group{}, fmt.Errorf("%w: group with app name %q", ErrAlreadyExists, g.AppName)
+		}
+		return Group{}, fmt.Errorf("store: create group: %w", err)
+	}
+	return g, nil
+}
+
+// Group returns the group with the given ID.
+func (s *Store) Group(ctx context.Context, id int64) (Group, error) {
+	g, err := scanGroup(s.reader(ctx).QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Group{}, fmt.Errorf("%w: group %d", ErrNotFound, id)
+	}
+	if err != nil {
+		return Group{}, fmt.Errorf("store: group %d: %w", id, err)
+	}
+	return g, nil
+}
+
+// Groups returns every group ordered by app name.
+func (s *Store) Groups(ctx context.Context) ([]Group, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+groupColumns+` FROM groups ORDER BY app_name`)
+	if err != nil {
+		return nil, fmt.Errorf("store: groups: %w", err)
+	}
+	defer rows.Close()
+	var gs []Group
+	for rows.Next() {
+		g, err := scanGroup(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: groups: %w", err)
+		}
+		gs = append(gs, g)
+	}
+	return gs, rows.Err()
+}
+
+// UpdateGroup replaces the stored group with ID g.ID.
+func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group, error) {
+	defer s.routing.Add(1)
+	now = now.Truncate(time.Millisecond) // what the database keeps
+	g.UpdatedAt = now
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE groups SET app_name = ?, title = ?, address_mode = ?, addresses = ?, updated_at = ? WHERE id = ?`,
+			g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), millis(now), g.ID)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res, "group", g.ID)
+	})
+	if err != nil {
+		if isUniqueViolation(err) {
+			return Group{}, fmt.Errorf("%w: group with app name %q", ErrAlreadyExists, g.AppName)
+		}
+		if errors.Is(err, ErrNotFound) {
+			return Group{}, err
+		}
+		return Group{}, fmt.Errorf("store: update group %d: %w", g.ID, err)
+	}
+	return s.Group(ctx, g.ID)
+}
+
+// DeleteGroup removes a group. A group that jobs still use is ErrInUse.
+func (s *Store) DeleteGroup(ctx context.Context, id int64) error {
+	defer s.routing.Add(1)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var jobs int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE group_id = ?`, id).Scan(&jobs); err != nil {
+			return err
+		}
+		if jobs > 0 {
+			return fmt.Errorf("%w: group %d has %d jobs; delete or move them first", ErrInUse, id, jobs)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM groups WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res, "group", id)
+	})
+	if err != nil && !errors.Is(err, ErrInUse) && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("store: delete group %d: %w", id, err)
+	}
+	return err
+}
+
+func mustAffect(res sql.Result, what string, id int64) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %s %d", ErrNotFound, what, id)
+	}
+	return nil
+}
+
+func isUniqueViolation(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// SetGroupToken sets group id's own executor access token; "" returns the
+// group to the global token.
+func (s *Store) SetGroupToken(ctx context.Context, id int64, token string, now time.Time) error {
+	defer s.routing.Add(1)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE groups SET executor_token = ?, updated_at = ? WHERE id = ?`, token, millis(now), id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res, "group", id)
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("store: set group %d token: %w", id, err)
+	}
+	return err
+}
+
+// GroupTokens returns the groups that have their own executor token, with it.
+func (s *Store) GroupTokens(ctx context.Context) ([]auth.GroupToken, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, app_name, executor_token FROM groups WHERE executor_token != ''`)
+	if err != nil {
+		return nil, fmt.Errorf("store: group tokens: %w", err)
+	}
+	defer rows.Close()
+	var ts []auth.GroupToken
+	for rows.Next() {
+		var t auth.GroupToken
+		if err := rows.Scan(&t.GroupID, &t.AppName, &t.Token); err != nil {
+			return nil, fmt.Errorf("store: group tokens: %w", err)
+		}
+		ts = append(ts, t)
+	}
+	return ts, rows.Err()
+}
+
+// RunGroups returns the group of each of ids that exists.
+func (s *Store) RunGroups(ctx context.Context, ids []int64) (map[int64]int64, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, group_id FROM runs WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	if err != nil {
+		return nil, fmt.Errorf("store: run groups: %w", err)
+	}
+	defer rows.Close()
+	groups := make(map[int64]int64, len(ids))
+	for rows.Next() {
+		var id, group int64
+		if err := rows.Scan(&id, &group); err != nil {
+			return nil, fmt.Errorf("store: run groups: %w", err)
+		}
+		groups[id] = group
+	}
+	return groups, rows.Err()
+}

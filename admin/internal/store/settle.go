@@ -1,0 +1,336 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/followup"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// Policy decides what follows a settled run (followup.Policy); the store
+// carries out its decisions in the transaction that settles the run.
+type Policy interface {
+	Decide(job followup.Job, r followup.Run) followup.Decision
+}
+
+// Dispatch is how a running run was routed: its executor and shard, and,
+// for a run that could not be dispatched, its failure.
+type Dispatch struct {
+	RunID           int64
+	ExecutorAddress string
+	ShardIndex      int32
+	ShardTotal      int32
+	TriggerMessage  string
+	TimeoutSeconds  int32
+	// TriggeredAt, if not zero, is when the run was really sent, stored as
+	// its triggered_at: set it only when that differs from the instant its
+	// claim stored (a late send), as storing it costs a write.
+	TriggeredAt time.Time
+	// Failed settles the run as FAILED with Message at FinishedAt.
+	Failed     bool
+	Message    string
+	FinishedAt time.Time
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	RunID      int64
+	Status     carillonv1.RunStatus
+	Message    string
+	FinishedAt time.Time
+	// Dispatch, if not nil, is the run's dispatch, not recorded yet: its
+	// executor, trigger message and timeout are stored with the result,
+	// which saves the separate write of RecordDispatches.
+	Dispatch *Dispatch
+	// ByAdmin says the admin settles the run itself, without a result from
+	// its executor (LOST, TIMED_OUT, unknown after a restart). A result
+	// from the executor that comes later replaces it (Run.LateResult).
+	ByAdmin bool
+}
+
+// Settled is what settling runs did: the runs it settled, and the pending
+// runs it created in the same transaction (retries, and child jobs of a
+// fire that succeeded), which the caller hands to the scheduler.
+type Settled struct {
+	Runs      []Run
+	FollowUps []Run
+	// Rescheduled says a FIX_DELAY job got its next fire: the scheduler
+	// should scan now rather than at its next tick.
+	Rescheduled bool
+}
+
+// RecordDispatches stores how runs were dispatched and settles those that
+// failed, following policy p (see SettleRuns). A result that arrived
+// before its dispatch was recorded is kept.
+func (s *Store) RecordDispatches(ctx context.Context, p Policy, ds []Dispatch) (Settled, error) {
+	var list jsonRows
+	var failures []Result
+	record := s.q.recordRuns
+	for _, d := range ds {
+		list.next().int(d.RunID).str(d.ExecutorAddress).int(int64(d.ShardIndex)).int(int64(d.ShardTotal)).
+			str(d.TriggerMessage).int(int64(d.TimeoutSeconds))
+		if !d.TriggeredAt.IsZero() {
+			list.int(d.TriggeredAt.UnixMilli())
+			record = s.q.recordSent
+		}
+		if d.Failed {
+			failures = append(failures, Result{RunID: d.RunID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: d.Message, FinishedAt: d.FinishedAt})
+		}
+	}
+	out, err := s.settleTx(ctx, p, func(st *settler) error {
+		if _, err := st.tx.StmtContext(ctx, record).ExecContext(ctx, list.String()); err != nil {
+			return err
+		}
+		return st.settle(failures)
+	})
+	if err != nil {
+		return Settled{}, fmt.Errorf("store: record dispatch: %w", err)
+	}
+	return out, nil
+}
+
+// SettleRuns records results of running runs. A result for a run that is
+// not running (already settled, or unknown) is ignored, so repeating a
+// result is harmless; of two results for one run in results, the first
+// counts. In the same transaction, for each run settled, it carries out
+// what policy p decides follows it (followup.Policy.Decide):
+//   - a retry is a pending run due at Decision.RetryAt;
+//   - an alarm marks the run's alarm_status PENDING;
+//   - children fire once every shard of the fire has succeeded: each child
+//     job gets a pending PARENT run, once per fire;
+//   - a FIX_DELAY job's next fire is set once nothing of its fire is left
+//     running or pending.
+func (s *Store) SettleRuns(ctx context.Context, p Policy, results []Result) (Settled, error) {
+	out, err := s.settleTx(ctx, p, func(st *settler) error { return st.settle(results) })
+	if err != nil {
+		return Settled{}, fmt.Errorf("store: settle runs: %w", err)
+	}
+	return out, nil
+}
+
+// settleTx runs fn with a settler in one write transaction and returns
+// what it settled.
+func (s *Store) settleTx(ctx context.Context, p Policy, fn func(st *settler) error) (Settled, error) {
+	var out Settled
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		st := &settler{ctx: ctx, tx: tx, q: &s.q, policy: p, cache: &s.jobs, jobs: map[int64]*Job{}, parents: map[fireKey]bool{}}
+		if err := fn(st); err != nil {
+			return err
+		}
+		out = st.out
+		return nil
+	})
+	return out, err
+}
+
+// settler settles runs inside one write transaction, with the jobs it
+// reads cached.
+type settler struct {
+	ctx    context.Context
+	tx     *sql.Tx
+	q      *stmts
+	policy Policy
+	cache  *jobCache
+	jobs   map[int64]*Job // nil: the job was deleted
+	// parents are the fires whose children this transaction fired: when
+	// several shards of a fire settle in one statement, each sees all of
+	// them succeeded, and only the first may fire the children.
+	parents map[fireKey]bool
+	out     Settled
+}
+
+// fireKey names a scheduled fire: a job and its scheduled instant.
+type fireKey struct {
+	job int64
+	at  int64
+}
+
+// loadJobs reads the definitions of the jobs with the given IDs that this
+// transaction has not read yet, through the store's job cache.
+func (st *settler) loadJobs(ids []int64) error {
+	var missing []int64
+	for _, id := range ids {
+		if _, ok := st.jobs[id]; !ok {
+			missing = append(missing, id)
+			st.jobs[id] = nil // deleted, unless read below
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	jobs, err := st.cache.definitions(missing, func(ids []int64) (map[int64]Job, error) {
+		return collectJobs(st.tx.StmtContext(st.ctx, st.q.txJobs).QueryContext(st.ctx, jsonIDs(ids)))
+	})
+	if err != nil {
+		return err
+	}
+	for id, j := range jobs {
+		st.jobs[id] = &j
+	}
+	return nil
+}
+
+// settle moves running runs to their final status in one statement and
+// does what follows each. A run that is not running is left alone.
+func (st *settler) settle(results []Result) error {
+	if len(results) == 0 {
+		return nil
+	}
+	var list jsonRows
+	seen := make(map[int64]bool, len(results))
+	for _, res := range results {
+		if seen[res.RunID] {
+			continue
+		}
+		seen[res.RunID] = true
+		list.next().int(res.RunID).int(int64(res.Status)).str(res.Message).nullInt(millis(res.FinishedAt))
+		switch d := res.Dispatch; {
+		case d != nil:
+			list.str(d.ExecutorAddress).str(d.TriggerMessage).int(int64(d.TimeoutSeconds)).nullInt(millis(d.TriggeredAt))
+		case res.ByAdmin:
+			list.nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{})
+		}
+		if res.ByAdmin {
+			list.int(settledByAdmin)
+		}
+	}
+	runs, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String()))
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(runs))
+	for i, r := range runs {
+		ids[i] = r.JobID
+	}
+	if err := st.loadJobs(ids); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if err := st.followUp(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// followUp carries out what the policy decides follows settling run r.
+func (st *settler) followUp(r Run) error {
+	ctx, tx, out := st.ctx, st.tx, &st.out
+	job := st.jobs[r.JobID]
+	if job == nil {
+		out.Runs = append(out.Runs, r)
+		return nil // the job was deleted: nothing follows
+	}
+	d := st.policy.Decide(job.policyJob(), followup.Run{
+		Status: r.Status, TriggerType: r.TriggerType, Attempt: r.Attempt, FinishedAt: r.FinishedAt, LateResult: r.LateResult,
+	})
+	if !d.RetryAt.IsZero() {
+		retry := r
+		retry.ID, retry.Attempt, retry.TriggerType = 0, r.Attempt+1, carillonv1.TriggerType_TRIGGER_TYPE_RETRY
+		retry.Status, retry.Message, retry.ExecutorAddress, retry.TriggerMessage = carillonv1.RunStatus_RUN_STATUS_PENDING, "", "", ""
+		retry.TriggeredAt, retry.FinishedAt, retry.AlarmStatus, retry.AlarmMessage = time.Time{}, time.Time{}, 0, ""
+		retry.LateResult, retry.AdminSettled = false, false
+		retry.DueAt = d.RetryAt
+		if err := insertRun(ctx, tx, &retry); err != nil {
+			return err
+		}
+		out.FollowUps = append(out.FollowUps, retry)
+	}
+	if d.Alarm {
+		r.AlarmStatus = carillonv1.AlarmStatus_ALARM_STATUS_PENDING
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET alarm_status = ? WHERE id = ?`, r.AlarmStatus, r.ID); err != nil {
+			return err
+		}
+	}
+	if d.DropRetry {
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ?
+			WHERE job_id = ? AND scheduled_at = ? AND shard_index = ? AND attempt = ? AND trigger_type = ? AND status = ?`,
+			carillonv1.RunStatus_RUN_STATUS_SKIPPED, fmt.Sprintf("not retried: run %d reported its result after all", r.ID),
+			r.FinishedAt.UnixMilli(), r.JobID, r.ScheduledAt.UnixMilli(), r.ShardIndex, r.Attempt+1,
+			carillonv1.TriggerType_TRIGGER_TYPE_RETRY, carillonv1.RunStatus_RUN_STATUS_PENDING)
+		if err != nil {
+			return err
+		}
+	}
+	if d.CancelAlarm {
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET alarm_status = ? WHERE id = ? AND alarm_status = ?`,
+			carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, r.ID, carillonv1.AlarmStatus_ALARM_STATUS_PENDING); err != nil {
+			return err
+		}
+	}
+	if d.FireChildren {
+		if err := st.fireChildren(*job, r); err != nil {
+			return err
+		}
+	}
+	out.Runs = append(out.Runs, r)
+	if d.NextFireAt.IsZero() {
+		return nil
+	}
+	// FIX_DELAY: schedule the next fire once nothing of this fire is left.
+	res, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ?
+		WHERE id = ? AND enabled = 1 AND schedule_type = ? AND next_fire_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = ? AND scheduled_at = ? AND status IN (?, ?))`,
+		d.NextFireAt.UnixMilli(), r.JobID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, r.JobID, r.ScheduledAt.UnixMilli(),
+		carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		out.Rescheduled = true
+		return err
+	}
+	return nil
+}
+
+// policyJob is what the follow-up policy reads of j.
+func (j *Job) policyJob() followup.Job {
+	return followup.Job{
+		RetryCount: j.RetryCount, RetryDelaySeconds: j.RetryDelaySeconds, RetryBackoff: j.RetryBackoff,
+		AlarmEveryFailure: j.AlarmEveryFailure, HasChildren: len(j.ChildJobIDs) > 0,
+		ScheduleType: j.ScheduleType, IntervalSeconds: j.IntervalSeconds,
+	}
+}
+
+// fireChildren stores a pending PARENT run for each child of job once
+// every shard of run r's fire has succeeded (any attempt).
+func (st *settler) fireChildren(job Job, r Run) error {
+	ctx, tx, out := st.ctx, st.tx, &st.out
+	var shardsDone int32
+	// Retries keep their fire's scheduled instant, so this counts the shards
+	// that succeeded at any attempt.
+	err := tx.QueryRowContext(ctx, `SELECT count(DISTINCT shard_index) FROM runs
+		WHERE job_id = ? AND scheduled_at = ? AND status = ?`,
+		r.JobID, r.ScheduledAt.UnixMilli(), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED).Scan(&shardsDone)
+	if err != nil || shardsDone < r.ShardTotal {
+		return err
+	}
+	key := fireKey{r.JobID, r.ScheduledAt.UnixMilli()}
+	if st.parents[key] {
+		return nil
+	}
+	st.parents[key] = true
+	if err := st.loadJobs(job.ChildJobIDs); err != nil {
+		return err
+	}
+	for _, id := range job.ChildJobIDs {
+		child := st.jobs[id]
+		if child == nil {
+			continue // deleted since the parent was saved
+		}
+		run := Run{
+			JobID: child.ID, GroupID: child.GroupID, Handler: child.Handler, Param: child.Param, ShardTotal: 1,
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_PARENT, ScheduledAt: r.FinishedAt, DueAt: r.FinishedAt,
+			Status:         carillonv1.RunStatus_RUN_STATUS_PENDING,
+			TriggerMessage: fmt.Sprintf("child of job %d, run %d", r.JobID, r.ID),
+		}
+		if err := insertRun(ctx, tx, &run); err != nil {
+			return err
+		}
+		out.FollowUps = append(out.FollowUps, run)
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+package trigger
+
+import (
+	"sync"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+)
+
+// recordDelay is how long the dispatch of a scheduled fire waits for its
+// run's result before it is recorded on its own. Most runs finish within
+// it, and their dispatch (executor, trigger message) is then stored by the
+// result's write: one row write per run fewer on the fire path. A run still
+// running after it shows its executor from then on, long before the
+// monitor looks at it.
+const recordDelay = time.Second
+
+// deferredRecords holds successful dispatches not recorded yet, until
+// their run's result takes them (Settle) or recordDelay passes (flush).
+// After an admin crash a run whose dispatch was only held here is RUNNING
+// with no executor: its result, which the executor repeats until the
+// admin acknowledges it, settles it as usual; meanwhile the next admin's
+// Reconcile asks the executors, finds the one that holds it and records it.
+type deferredRecords struct {
+	mu    sync.Mutex
+	byRun map[int64]*store.Dispatch
+	queue []deferredAt // in the order held, so oldest first
+	armed bool         // a flush is scheduled
+	flush func(ds []store.Dispatch)
+	now   func() time.Time
+}
+
+// deferredAt is when a run's dispatch was held.
+type deferredAt struct {
+	run int64
+	at  time.Time
+}
+
+func newDeferredRecords(flush func([]store.Dispatch), now func() time.Time) *deferredRecords {
+	return &deferredRecords{byRun: map[int64]*store.Dispatch{}, flush: flush, now: now}
+}
+
+// hold keeps ds until their results come or recordDelay passes. It is
+// called before the runs are sent, so that a result cannot come first.
+func (d *deferredRecords) hold(ds []store.Dispatch) {
+	now := d.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := range ds {
+		d.byRun[ds[i].RunID] = &ds[i]
+		d.queue = append(d.queue, deferredAt{run: ds[i].RunID, at: now})
+	}
+	if !d.armed && len(d.queue) > 0 {
+		d.armed = true
+		time.AfterFunc(recordDelay, d.flushDue)
+	}
+}
+
+// update applies fn to run's held dispatch, if it is still held.
+func (d *deferredRecords) update(run int64, fn func(*store.Dispatch)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if h, ok := d.byRun[run]; ok {
+		fn(h)
+	}
+}
+
+// release returns run's held dispatch and stops holding it; ok is false
+// when it is not held (any more).
+func (d *deferredRecords) release(run int64) (ds store.Dispatch, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h, ok := d.byRun[run]
+	if ok {
+		ds = *h
+		delete(d.byRun, run)
+	}
+	return ds, ok
+}
+
+// attach returns results with the held dispatches of their runs attached
+// (releasing them), and those dispatches, to hold again should the results
+// not be stored. It does not change the caller's results.
+func (d *deferredRecords) attach(results []store.Result) ([]store.Result, []store.Dispatch) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.byRun) == 0 {
+		return results, nil
+	}
+	var out []store.Result
+	var taken []store.Dispatch
+	for i, r := range results {
+		h, ok := d.byRun[r.RunID]
+		if !ok || r.Dispatch != nil {
+			continue
+		}
+		if out == nil {
+			out = make([]store.Result, len(results))
+			copy(out, results)
+		}
+		delete(d.byRun, r.RunID)
+		ds := *h
+		out[i].Dispatch = &ds
+		taken = append(taken, ds)
+	}
+	if out == nil {
+		return results, nil
+	}
+	return out, taken
+}
+
+// flushDue records the dispatches held for recordDelay or longer, and
+// schedules the next flush while any are held.
+func (d *deferredRecords) flushDue() {
+	d.flushBefore(d.now().Add(-recordDelay), true)
+}
+
+// flushAll records every held dispatch now.
+func (d *deferredRecords) flushAll() {
+	d.flushBefore(time.Time{}, false)
+}
+
+// flushBefore records the dispatches held before cutoff (all of them when
+// cutoff is zero); rearm says this is the scheduled flush.
+func (d *deferredRecords) flushBefore(cutoff time.Time, rearm bool) {
+	d.mu.Lock()
+	var ds []store.Dispatch
+	n := 0
+	for _, q := range d.queue {
+		if !cutoff.IsZero() && q.at.After(cutoff) {
+			break
+		}
+		n++
+		if h, ok := d.byRun[q.run]; ok {
+			ds = append(ds, *h)
+			delete(d.byRun, q.run)
+		}
+	}
+	d.queue = append(d.queue[:0:0], d.queue[n:]...)
+	if rearm {
+		d.armed = len(d.queue) > 0
+		if d.armed { // at most four flushes a second, each of many
+			time.AfterFunc(max(d.queue[0].at.Sub(cutoff), recordDelay/4), d.flushDue)
+		}
+	}
+	d.mu.Unlock()
+	if len(ds) > 0 {
+		d.flush(ds)
+	}
+}

@@ -1,0 +1,151 @@
+package trigger
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+// executors keeps one Connect client per executor address. It is the only
+// caller of the generated ExecutorServiceClient. A call carries an executor
+// access token only when its context names the group it is for (forGroup),
+// and then that group's token: no credential ever goes to an address that
+// did not come from a group's executors.
+type executors struct {
+	http    *http.Client
+	tokens  *auth.ExecutorTokens
+	mu      sync.Mutex
+	clients map[string]carillonv1connect.ExecutorServiceClient
+	// noBatch holds the executors that answered RunBatch unimplemented,
+	// with when they did.
+	noBatch map[string]time.Time
+}
+
+// batchlessTTL is how long an executor that answered RunBatch
+// unimplemented is sent one Run per run without asking again: an executor
+// upgraded in place gets batches again after it.
+const batchlessTTL = 10 * time.Minute
+
+// batchless says the executor at address answered RunBatch unimplemented
+// within batchlessTTL before now.
+func (e *executors) batchless(address string, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	at, ok := e.noBatch[address]
+	return ok && now.Sub(at) < batchlessTTL
+}
+
+// setBatchless remembers that the executor at address answered RunBatch
+// unimplemented at now.
+func (e *executors) setBatchless(address string, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.noBatch[address] = now
+}
+
+func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.ExecutorTokens) *executors {
+	if client == nil {
+		client = &http.Client{Transport: &http.Transport{
+			TLSClientConfig:     tlsConfig,
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:        1024,
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+		}}
+	}
+	return &executors{http: client, tokens: tokens, clients: map[string]carillonv1connect.ExecutorServiceClient{},
+		noBatch: map[string]time.Time{}}
+}
+
+func (e *executors) client(address string) carillonv1connect.ExecutorServiceClient {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.clients[address]
+	if !ok {
+		c = carillonv1connect.NewExecutorServiceClient(e.http, address, connect.WithInterceptors(bearer(e.tokens)))
+		e.clients[address] = c
+	}
+	return c
+}
+
+// probeTimeout bounds one Beat or IdleBeat, so an executor that drops
+// packets costs a FAILOVER or BUSYOVER fire seconds, not its whole deadline.
+const probeTimeout = 3 * time.Second
+
+// Beat implements route.Prober.
+func (e *executors) Beat(ctx context.Context, address string) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	_, err := e.client(address).Beat(ctx, &carillonv1.BeatRequest{})
+	return err
+}
+
+// IdleBeat implements route.Prober.
+func (e *executors) IdleBeat(ctx context.Context, address string, jobID int64) (bool, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	res, err := e.client(address).IdleBeat(ctx, &carillonv1.IdleBeatRequest{JobId: jobID})
+	if err != nil {
+		return false, "", err
+	}
+	return res.Idle, res.Reason, nil
+}
+
+// groupKey is the context key of the group a call to an executor is for.
+type groupKey struct{}
+
+// forGroup returns ctx for calls to executors of group id, the only calls
+// that carry a credential: the group's executor token.
+func forGroup(ctx context.Context, id int64) context.Context {
+	return context.WithValue(ctx, groupKey{}, id)
+}
+
+// bearer adds "Authorization: Bearer <token>" to a call whose context
+// names its group (forGroup), with that group's token; other calls carry
+// none.
+func bearer(tokens *auth.ExecutorTokens) connect.UnaryInterceptorFunc {
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			if id, ok := ctx.Value(groupKey{}).(int64); ok {
+				if token := tokens.ForGroup(id); token != "" {
+					req.Header().Set("Authorization", "Bearer "+token)
+				}
+			}
+			return next(ctx, req)
+		}
+	}
+}
+
+// ReadLog fetches a page of run r's log from the executor it was sent to.
+// The request names this admin's database, so that an executor that also
+// ran runs of another database with the same ID returns this one's log.
+func (t *Trigger) ReadLog(ctx context.Context, r store.Run, fromLine int32) (*carillonv1.ReadLogResponse, error) {
+	ctx, cancel := context.WithTimeout(forGroup(ctx, r.GroupID), t.cfg.DispatchTimeout)
+	defer cancel()
+	return t.executors.client(r.ExecutorAddress).ReadLog(ctx, &carillonv1.ReadLogRequest{
+		RunId: r.ID, FromLine: fromLine, DatabaseId: t.cfg.Store.DatabaseID(),
+	})
+}
+
+// Kill asks the executor run r was sent to to kill it, and only it,
+// whether it is running or queued there. The request also names the job:
+// an executor that predates KillRequest.run_id ignores the run and kills
+// every running and queued run of the job, as it always did.
+func (t *Trigger) Kill(ctx context.Context, r store.Run) error {
+	ctx, cancel := context.WithTimeout(forGroup(ctx, r.GroupID), t.cfg.DispatchTimeout)
+	defer cancel()
+	_, err := t.executors.client(r.ExecutorAddress).Kill(ctx, &carillonv1.KillRequest{
+		JobId: r.JobID, RunId: r.ID, DatabaseId: t.cfg.Store.DatabaseID(),
+	})
+	return err
+}

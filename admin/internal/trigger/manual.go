@@ -1,0 +1,83 @@
+package trigger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// manualProbes remembers, for the executors of MANUAL groups (which never
+// register, so no heartbeat says whether they are alive), since when each
+// has not answered the monitor's probe.
+type manualProbes struct {
+	mu   sync.Mutex
+	down map[string]time.Time // address -> first failed probe of the current silence
+}
+
+// manualRuns returns the LOST results of running runs of MANUAL groups
+// whose executor stopped answering: the monitor asks each executor that
+// holds runs dispatched more than grace ago which runs it holds
+// (HeldRuns, or Beat where it cannot say). A run whose executor answers
+// but does not hold it (the executor restarted) is lost at once; the runs
+// of an executor that has not answered for ExecutorTTL are lost, as those
+// of an AUTO group's executor that stopped heartbeating.
+func (t *Trigger) manualRuns(ctx context.Context, now time.Time, grace time.Duration) ([]store.Result, error) {
+	runs, err := t.cfg.Store.ManualRuns(ctx, now.Add(-grace))
+	if err != nil {
+		return nil, err
+	}
+	byAddr := map[string][]store.Run{}
+	for _, r := range runs {
+		byAddr[r.ExecutorAddress] = append(byAddr[r.ExecutorAddress], r)
+	}
+	p := &t.manual
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down == nil {
+		p.down = map[string]time.Time{}
+	}
+	for addr := range p.down {
+		if _, ok := byAddr[addr]; !ok {
+			delete(p.down, addr) // holds no run any more: nothing to watch
+		}
+	}
+	var results []store.Result
+	for addr, rs := range byAddr {
+		a := t.heldAt(ctx, addr, rs)
+		if errors.Is(a.err, errCannotAnswer) {
+			a = heldAnswer{address: addr, err: t.executors.Beat(forGroup(ctx, rs[0].GroupID), addr)}
+		}
+		if a.err == nil {
+			delete(p.down, addr)
+			if a.held == nil {
+				continue // answered Beat only: alive, holding we cannot tell
+			}
+			for _, r := range rs {
+				if _, ok := a.held[r.ID]; !ok {
+					results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
+						Message: fmt.Sprintf("lost: executor %s (MANUAL group) answers but does not hold this run: it restarted without it", addr)})
+				}
+			}
+			continue
+		}
+		since, ok := p.down[addr]
+		if !ok {
+			p.down[addr] = now
+			continue
+		}
+		if now.Sub(since) < t.cfg.ExecutorTTL {
+			continue
+		}
+		for _, r := range rs {
+			results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
+				Message: fmt.Sprintf("lost: executor %s (MANUAL group) has not answered since %s: %v",
+					addr, since.UTC().Format(time.RFC3339), a.err)})
+		}
+	}
+	return results, nil
+}

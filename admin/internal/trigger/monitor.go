@@ -1,0 +1,110 @@
+package trigger
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+const (
+	// MonitorIntervalDefault is how often Monitor looks for runs to settle.
+	MonitorIntervalDefault = 10 * time.Second
+	// LostGraceDefault is how long a run waits for its result after its
+	// executor went away, and after its timeout, before the admin settles it.
+	LostGraceDefault = 30 * time.Second
+)
+
+// MonitorConfig configures Monitor.
+type MonitorConfig struct {
+	// Interval defaults to MonitorIntervalDefault.
+	Interval time.Duration
+	// Grace defaults to LostGraceDefault.
+	Grace time.Duration
+}
+
+// Monitor settles, every interval until ctx ends, the running runs whose
+// result will not come:
+//   - LOST: the executor expired (no heartbeat for ExecutorTTL, judged from
+//     beats since the admin came up) or deregistered, and the run was
+//     dispatched more than Grace ago; or a new process registered on the
+//     executor's address and does not hold the run (see Registered); or,
+//     for a MANUAL group, whose executors do not register, the executor
+//     has not answered the monitor's probes for ExecutorTTL, or answers
+//     without holding the run;
+//   - TIMED_OUT: the run is past its timeout plus Grace, whether or not the
+//     executor ever answers (and the admin has been up for Grace: results
+//     cannot arrive while it is down);
+//   - LOST too: a run this admin process claimed whose dispatch was never
+//     recorded (its record could not be written).
+//
+// These are the admin's own judgements: a result the executor reports later
+// replaces them (store.Result.ByAdmin). Settled runs get their retries and
+// alarms like any other.
+func (t *Trigger) Monitor(ctx context.Context, cfg MonitorConfig) error {
+	cfg.Interval = cmp.Or(cfg.Interval, MonitorIntervalDefault)
+	cfg.Grace = cmp.Or(cfg.Grace, LostGraceDefault)
+	ticker := time.NewTicker(cfg.Interval)
+	defer ticker.Stop()
+	for {
+		if err := t.Sweep(ctx, cfg.Grace); err != nil && ctx.Err() == nil {
+			t.cfg.Logger.Error("trigger: monitor", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// Sweep settles, once, the runs Monitor settles.
+func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
+	now := t.cfg.NowFunc()
+	var results []store.Result
+	lost, err := t.cfg.Store.LostRuns(ctx, t.liveSince(now), now.Add(-grace))
+	if err != nil {
+		return err
+	}
+	for _, r := range lost {
+		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
+			Message: fmt.Sprintf("lost: executor %s stopped heartbeating or deregistered before reporting a result", r.ExecutorAddress)})
+	}
+	// Results cannot arrive while the admin is down: a run is overdue only
+	// once its executor had the grace, since the admin came up, to report.
+	var overdue []store.Run
+	if !now.Before(t.cfg.Started.Add(grace)) {
+		if overdue, err = t.cfg.Store.OverdueRuns(ctx, now, grace); err != nil {
+			return err
+		}
+	}
+	for _, r := range overdue {
+		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, FinishedAt: now, ByAdmin: true,
+			Message: fmt.Sprintf("timed out: no result from executor %s within the %d s timeout plus %s grace", r.ExecutorAddress, r.TimeoutSeconds, grace)})
+	}
+	stuck, err := t.cfg.Store.UndispatchedRuns(ctx, now.Add(-2*t.cfg.DispatchTimeout-grace), t.cfg.LastRunID)
+	if err != nil {
+		return err
+	}
+	for _, r := range stuck {
+		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
+			Message: "lost: the admin could not record where it sent this run; the executor may or may not have run it"})
+	}
+	restarted, err := t.restartedRuns(ctx, now)
+	if err != nil {
+		return err
+	}
+	results = append(results, restarted...)
+	manual, err := t.manualRuns(ctx, now, grace)
+	if err != nil {
+		return err
+	}
+	results = append(results, manual...)
+	if len(results) == 0 {
+		return nil
+	}
+	return t.Settle(ctx, results)
+}

@@ -1,0 +1,288 @@
+package trigger
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+const (
+	// ReconcileIntervalDefault is the default ReconcileConfig.Interval.
+	ReconcileIntervalDefault = 2 * time.Second
+	// UnknownWaitDefault is the default ReconcileConfig.UnknownWait.
+	UnknownWaitDefault = 10 * time.Minute
+)
+
+// ReconcileConfig configures Reconcile.
+type ReconcileConfig struct {
+	// MisfireThreshold is how late a scheduled run may be sent. Defaults
+	// to schedule.MisfireThresholdDefault.
+	MisfireThreshold time.Duration
+	// Interval is the time between two rounds of questions to executors
+	// that did not answer. Defaults to ReconcileIntervalDefault.
+	Interval time.Duration
+	// UnknownWait is how long a run waits for its result when an executor
+	// that may hold it cannot say (HeldRuns unimplemented) and the job has
+	// no timeout; with a timeout, it waits the timeout plus LostGrace.
+	// Then it is settled LOST. Defaults to UnknownWaitDefault.
+	UnknownWait time.Duration
+}
+
+// Reconcile settles the runs that earlier admin processes claimed but did
+// not record as sent (store.UnsentRuns up to Config.LastRunID): an admin
+// killed between claiming a fire and recording its dispatch leaves them
+// RUNNING with no executor, and it is unknown whether it sent them. It asks
+// every executor that may hold them (ExecutorService.HeldRuns), then:
+//   - a run an executor holds is recorded as sent there and left to finish;
+//   - a run that no executor holds, when every executor answered, is sent
+//     now; a scheduled run more than the misfire threshold late goes
+//     through its job's misfire strategy instead (DO_NOTHING settles it
+//     SKIPPED);
+//   - while an executor that may hold a run does not answer and is live,
+//     the run waits, and the question is asked again every Interval; once
+//     that executor is no longer live, the run is settled LOST;
+//   - an executor that cannot answer (HeldRuns unimplemented) is never
+//     sent the run again: the run waits for a result until UnknownWait (or
+//     its timeout) has passed, then is settled LOST.
+//
+// No run is sent twice. Reconcile returns when every such run is settled
+// or recorded, or when ctx ends.
+func (t *Trigger) Reconcile(ctx context.Context, cfg ReconcileConfig) error {
+	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, 5*time.Second)
+	cfg.Interval = cmp.Or(cfg.Interval, ReconcileIntervalDefault)
+	cfg.UnknownWait = cmp.Or(cfg.UnknownWait, UnknownWaitDefault)
+	r := &reconciler{t: t, cfg: cfg, done: map[int64]bool{}, unknownSince: map[int64]time.Time{}}
+	for {
+		left, err := r.round(ctx)
+		if err != nil && ctx.Err() == nil {
+			t.cfg.Logger.Error("trigger: reconcile the runs an earlier admin process claimed", "err", err)
+		}
+		if err == nil && left == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(cfg.Interval):
+		}
+	}
+}
+
+// reconciler is the state of one Reconcile.
+type reconciler struct {
+	t   *Trigger
+	cfg ReconcileConfig
+	// done are the runs this Reconcile sent, recorded or settled: never
+	// looked at again, so none is sent twice even before its record lands.
+	done map[int64]bool
+	// unknownSince is when a run was found held, perhaps, by an executor
+	// that cannot answer.
+	unknownSince map[int64]time.Time
+}
+
+// round asks about and settles the unsent runs still open, and returns
+// how many are left for a later round.
+func (r *reconciler) round(ctx context.Context) (left int, err error) {
+	t := r.t
+	runs, err := t.cfg.Store.UnsentRuns(ctx, t.cfg.LastRunID)
+	if err != nil {
+		return 0, err
+	}
+	runs = slices.DeleteFunc(runs, func(run store.Run) bool { return r.done[run.ID] })
+	if len(runs) == 0 {
+		return 0, nil
+	}
+	byGroup := map[int64][]store.Run{}
+	for _, run := range runs {
+		byGroup[run.GroupID] = append(byGroup[run.GroupID], run)
+	}
+	var errs []error
+	for groupID, group := range byGroup {
+		n, err := r.group(ctx, groupID, group)
+		left += n
+		errs = append(errs, err)
+	}
+	return left, errors.Join(errs...)
+}
+
+// group settles the unsent runs of one group, and returns how many wait.
+func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run) (left int, err error) {
+	t := r.t
+	now := t.cfg.NowFunc()
+	src, err := r.candidates(ctx, groupID, runs)
+	if err != nil {
+		return len(runs), err
+	}
+	ids := make([]int64, len(runs))
+	for i, run := range runs {
+		ids[i] = run.ID
+	}
+	answers := t.askHeld(ctx, groupID, src.addrs, ids)
+	var live []string
+	if !src.manual {
+		if live, err = t.cfg.Store.Executors(ctx, src.app, t.liveSince(now)); err != nil {
+			return len(runs), err
+		}
+	}
+	var held []store.Dispatch
+	var lost []store.Result
+	var unsent []store.Run
+	for _, run := range runs {
+		v := r.verdict(run, answers, src.manual, live)
+		switch {
+		case v.holder != "":
+			held = append(held, store.Dispatch{RunID: run.ID, ExecutorAddress: v.holder, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
+				TimeoutSeconds: run.TimeoutSeconds, TriggerMessage: fmt.Sprintf("sent by an earlier admin process before it stopped; "+
+					"executor %s said it holds the run (%s) when this admin started", v.holder, strings.TrimPrefix(v.state.String(), "HELD_RUN_STATE_"))})
+			r.done[run.ID] = true
+		case len(v.waiting) > 0:
+			left++
+		case len(v.unsure) > 0:
+			since, ok := r.unknownSince[run.ID]
+			if !ok {
+				since = now
+				r.unknownSince[run.ID] = now
+				t.cfg.Logger.Warn("trigger: a run an earlier admin process claimed may be held by executors that cannot say; waiting for its result",
+					"run", run.ID, "executors", v.unsure)
+			}
+			wait := r.cfg.UnknownWait
+			if run.TimeoutSeconds > 0 {
+				wait = time.Duration(run.TimeoutSeconds)*time.Second + LostGraceDefault
+			}
+			if now.Sub(since) < wait {
+				left++
+				continue
+			}
+			lost = append(lost, store.Result{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
+				Message: fmt.Sprintf("lost: an earlier admin process stopped while sending this run, and executors %s, which may hold it, "+
+					"could not say so and reported no result within %s", strings.Join(v.unsure, ", "), wait)})
+			r.done[run.ID] = true
+		case len(v.gone) > 0:
+			lost = append(lost, store.Result{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
+				Message: fmt.Sprintf("lost: an earlier admin process stopped while sending this run, and executors %s, which may have held it, "+
+					"stopped heartbeating", strings.Join(v.gone, ", "))})
+			r.done[run.ID] = true
+		default:
+			unsent = append(unsent, run)
+			r.done[run.ID] = true
+		}
+	}
+	if len(held) > 0 {
+		err = errors.Join(err, t.record(ctx, held...))
+	}
+	if len(lost) > 0 {
+		err = errors.Join(err, t.Settle(ctx, lost))
+	}
+	return left, errors.Join(err, r.send(ctx, unsent, now))
+}
+
+// verdict is what the executors' answers say of one run.
+type verdict struct {
+	holder  string // the executor that holds it, if one said so
+	state   carillonv1.HeldRunState
+	waiting []string // live executors that did not answer: ask again
+	unsure  []string // executors that cannot answer, or MANUAL ones that did not
+	gone    []string // executors that did not answer and are no longer live
+}
+
+// verdict sorts the executors' answers about run.
+func (r *reconciler) verdict(run store.Run, answers []heldAnswer, manual bool, live []string) verdict {
+	var v verdict
+	for _, a := range answers {
+		state, ok := a.held[run.ID]
+		switch {
+		case a.err == nil && ok:
+			v.holder, v.state = a.address, state
+		case a.err == nil:
+		case errors.Is(a.err, errCannotAnswer) || manual:
+			v.unsure = append(v.unsure, a.address)
+		case slices.Contains(live, a.address):
+			v.waiting = append(v.waiting, a.address)
+		default:
+			v.gone = append(v.gone, a.address)
+		}
+	}
+	return v
+}
+
+// candidateSource is who may hold a group's unsent runs.
+type candidateSource struct {
+	app    string
+	manual bool
+	addrs  []string
+}
+
+// candidates returns the executors that may hold runs of group groupID:
+// for an AUTO group every executor registered since ExecutorTTL before the
+// oldest of the runs was claimed, for a MANUAL group its addresses. A
+// deleted group has none: its runs are sent, and fail as deleted.
+func (r *reconciler) candidates(ctx context.Context, groupID int64, runs []store.Run) (candidateSource, error) {
+	t := r.t
+	g, err := t.cfg.Store.Group(ctx, groupID)
+	if errors.Is(err, store.ErrNotFound) {
+		return candidateSource{}, nil
+	}
+	if err != nil {
+		return candidateSource{}, err
+	}
+	src := candidateSource{app: g.AppName, manual: g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_MANUAL}
+	if src.manual {
+		src.addrs, err = t.Executors(ctx, g)
+		return src, err
+	}
+	oldest := runs[0].TriggeredAt
+	for _, run := range runs {
+		if run.TriggeredAt.Before(oldest) {
+			oldest = run.TriggeredAt
+		}
+	}
+	src.addrs, err = t.cfg.Store.Executors(ctx, g.AppName, oldest.Add(-t.cfg.ExecutorTTL))
+	return src, err
+}
+
+// send dispatches runs that no executor holds, now; a scheduled run more
+// than the misfire threshold late goes through its job's misfire strategy.
+func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	t := r.t
+	jobIDs := make([]int64, len(runs))
+	for i, run := range runs {
+		jobIDs[i] = run.JobID
+	}
+	jobs, err := t.cfg.Store.JobDefinitions(ctx, jobIDs)
+	if err != nil {
+		return err
+	}
+	var skipped []store.Result
+	cs := make([]claimed, 0, len(runs))
+	seq := t.cfg.Store.StopSeq()
+	for _, run := range runs {
+		late := now.Sub(run.TriggeredAt)
+		scheduled := run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE || run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
+		if job, ok := jobs[run.JobID]; ok && scheduled && late > r.cfg.MisfireThreshold &&
+			job.MisfireStrategy != carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
+			skipped = append(skipped, store.Result{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED, FinishedAt: now,
+				Message: fmt.Sprintf("misfire: an earlier admin process stopped before sending this run, and no executor holds it; "+
+					"%s late when this admin could send it; skipped by DO_NOTHING", late.Round(time.Millisecond))})
+			continue
+		}
+		cs = append(cs, claimed{run: run, at: now, stopSeq: seq})
+	}
+	if len(cs) > 0 {
+		t.cfg.Logger.Info("trigger: sending runs an earlier admin process claimed and no executor holds", "runs", len(cs))
+		t.dispatchClaimed(cs)
+	}
+	if len(skipped) > 0 {
+		return t.Settle(ctx, skipped)
+	}
+	return nil
+}

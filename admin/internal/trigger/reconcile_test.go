@@ -1,0 +1,360 @@
+package trigger_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/trigger"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+// holder is an executor on loopback that accepts every run and answers
+// HeldRuns from held; without answers it serves no HeldRuns at all, like
+// an SDK that predates it.
+type holder struct {
+	acceptor
+	answers bool
+	held    map[int64]carillonv1.HeldRunState
+}
+
+func (h *holder) HeldRuns(_ context.Context, req *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
+	if !h.answers {
+		return h.acceptor.HeldRuns(context.Background(), req) // unimplemented
+	}
+	res := &carillonv1.HeldRunsResponse{InstanceId: "i"}
+	for _, id := range req.RunIds {
+		if s, ok := h.held[id]; ok {
+			res.Runs = append(res.Runs, &carillonv1.HeldRun{RunId: id, State: s})
+		}
+	}
+	return res, nil
+}
+
+func (h *holder) sent() []int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.got)
+}
+
+// serve serves h on loopback and returns its URL.
+func serve(t *testing.T, h carillonv1connect.ExecutorServiceHandler) string {
+	mux := http.NewServeMux()
+	mux.Handle(carillonv1connect.NewExecutorServiceHandler(h))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// deadURL is a loopback address nobody listens on.
+func deadURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	return "http://" + ln.Addr().String()
+}
+
+// ticking is a clock that moves 100 ms each time it is read, so that
+// loops paced by the real clock see time pass without sleeping.
+type ticking struct{ clock }
+
+func (c *ticking) Now() time.Time { c.Add(100 * time.Millisecond); return c.clock.Now() }
+
+// restarted is an admin that restarts over a store an earlier process
+// left: the trigger is made after the store's runs and registrations.
+type restarted struct {
+	st    *store.Store
+	clock *ticking
+	t0    time.Time // when the earlier process stopped
+}
+
+func newRestarted(t *testing.T) *restarted {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	t0 := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	return &restarted{st: st, clock: &ticking{clock{now: t0}}, t0: t0}
+}
+
+// group creates an AUTO group whose executors registered at t0.
+func (r *restarted) group(t *testing.T, app string, strategy carillonv1.MisfireStrategy, addrs ...string) store.Job {
+	ctx := context.Background()
+	g, err := r.st.CreateGroup(ctx, store.Group{AppName: app, Title: app}, r.t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if _, err := r.st.Register(ctx, app, a, "i", r.t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err := r.st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: app, Handler: "h", MisfireStrategy: strategy,
+		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, r.t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// insertRunning stores run RUNNING, one shard, triggered at its scheduled
+// instant unless it says otherwise, a SCHEDULE fire unless it says
+// otherwise, and returns its ID.
+func insertRunning(t *testing.T, st *store.Store, run store.Run) int64 {
+	t.Helper()
+	run.Status, run.ShardTotal = carillonv1.RunStatus_RUN_STATUS_RUNNING, 1
+	if run.TriggeredAt.IsZero() {
+		run.TriggeredAt = run.ScheduledAt
+	}
+	if run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_UNSPECIFIED {
+		run.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE
+	}
+	runs, err := st.InsertRuns(context.Background(), []store.Run{run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs[0].ID
+}
+
+// claimed stores a run of j the earlier process claimed for instant at and
+// did not record as sent.
+func (r *restarted) claimed(t *testing.T, j store.Job, at time.Time) int64 {
+	return insertRunning(t, r.st, store.Run{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: at})
+}
+
+// start makes the new admin process's trigger, started after an outage.
+func (r *restarted) start(t *testing.T, outage time.Duration) *trigger.Trigger {
+	ctx := context.Background()
+	last, err := r.st.MaxRunID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beat, err := r.st.LastBeat(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Add(outage)
+	trig, err := trigger.New(trigger.Config{
+		Store: r.st, NowFunc: r.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		EnqueueFunc: func(...store.Run) {}, LastRunID: last, LastBeat: beat,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trig
+}
+
+// TestReconcile: runs an admin claimed and may or may not have sent
+// before it was killed are each sent exactly when no executor holds them,
+// recorded where one does, and never sent to an executor that cannot
+// say, nor twice.
+func TestReconcile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRestarted(t)
+	a := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
+	b := &holder{answers: true}
+	old := &holder{} // an SDK without HeldRuns
+	addrA, addrB, addrOld := serve(t, a), serve(t, b), serve(t, old)
+	live := r.group(t, "live", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, addrA, addrB)
+	once := r.group(t, "once", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW, addrA)
+	older := r.group(t, "older", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, addrOld)
+	gone := r.group(t, "gone", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING)
+
+	heldRun := r.claimed(t, live, r.t0)
+	a.held[heldRun] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
+	unsent := r.claimed(t, live, r.t0.Add(time.Second))
+	late := r.claimed(t, live, r.t0.Add(-20*time.Second))
+	lateOnce := r.claimed(t, once, r.t0.Add(-20*time.Second))
+	unsure := r.claimed(t, older, r.t0)
+	lost := r.claimed(t, gone, r.t0)
+
+	// The dead executor was live when the earlier process claimed the run,
+	// and never beats again: once the restart grace has passed, it is no
+	// longer live, and the run it may have held is lost.
+	if _, err := r.st.Register(ctx, "gone", deadURL(t), "i", r.t0.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	trig := r.start(t, 500*time.Millisecond)
+	done := make(chan error, 1)
+	go func() {
+		done <- trig.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond, UnknownWait: 10 * time.Second})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Reconcile did not finish in 20 s")
+	}
+	trig.Wait()
+
+	sent := append(a.sent(), b.sent()...)
+	slices.Sort(sent)
+	if want := []int64{unsent, lateOnce}; !slices.Equal(sent, want) {
+		t.Errorf("runs sent %v, want %v: each run no executor holds, once, and no other", sent, want)
+	}
+	if got := old.sent(); len(got) != 0 {
+		t.Errorf("runs sent to the executor that cannot say what it holds: %v, want none", got)
+	}
+	for _, tt := range []struct {
+		id       int64
+		status   carillonv1.RunStatus
+		executor string // "" for any
+		message  string
+	}{
+		{heldRun, carillonv1.RunStatus_RUN_STATUS_RUNNING, addrA, "said it holds the run (ACTIVE)"},
+		{unsent, carillonv1.RunStatus_RUN_STATUS_RUNNING, "", ""},
+		{late, carillonv1.RunStatus_RUN_STATUS_SKIPPED, "", "skipped by DO_NOTHING"},
+		{lateOnce, carillonv1.RunStatus_RUN_STATUS_RUNNING, addrA, ""},
+		{unsure, carillonv1.RunStatus_RUN_STATUS_LOST, "", "could not say so"},
+		{lost, carillonv1.RunStatus_RUN_STATUS_LOST, "", "stopped heartbeating"},
+	} {
+		got, err := r.st.Run(ctx, tt.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != tt.status || (tt.executor != "" && got.ExecutorAddress != tt.executor) ||
+			!strings.Contains(got.Message+got.TriggerMessage, tt.message) {
+			t.Errorf("run %d: %s at %q, %q / %q; want %s at %q, saying %q", tt.id, got.Status, got.ExecutorAddress,
+				got.Message, got.TriggerMessage, tt.status, tt.executor, tt.message)
+		}
+		if got.Status == carillonv1.RunStatus_RUN_STATUS_SKIPPED && (got.MissedCount != 1 || !got.MissedUntil.Equal(got.ScheduledAt)) {
+			t.Errorf("run %d: SKIPPED standing for %d missed instants until %v, want 1, its own %v", tt.id, got.MissedCount, got.MissedUntil, got.ScheduledAt)
+		}
+		if got.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING && got.ExecutorAddress == "" {
+			t.Errorf("run %d: running with no executor recorded", tt.id)
+		}
+		if got.Status == carillonv1.RunStatus_RUN_STATUS_LOST && !got.AdminSettled {
+			t.Errorf("run %d: LOST but not marked as the admin's judgement", tt.id)
+		}
+	}
+}
+
+// TestReconcileWaitsForLiveExecutors: while an executor that may hold a
+// run is live but does not answer, the run is neither sent nor settled.
+func TestReconcileWaitsForLiveExecutors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRestarted(t)
+	other := &holder{answers: true}
+	j := r.group(t, "app", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, deadURL(t), serve(t, other))
+	id := r.claimed(t, j, r.t0)
+	trig := r.start(t, time.Second)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- trig.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond}) }()
+	// The silent executor stays live through the restart grace; the clock
+	// ticks a second per read, so 20 rounds are well within it.
+	for range 20 {
+		time.Sleep(2 * time.Millisecond)
+		if got, _ := r.st.Run(ctx, id); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || got.ExecutorAddress != "" {
+			cancel()
+			t.Fatalf("run settled or sent (%s at %q) while an executor that may hold it is live", got.Status, got.ExecutorAddress)
+		}
+	}
+	cancel()
+	<-done
+	trig.Wait()
+	if got := other.sent(); len(got) != 0 {
+		t.Errorf("run sent to another executor while the one that may hold it was silent: %v", got)
+	}
+}
+
+// TestExecutorRestartLosesItsRuns: when a new process registers on an
+// executor's address, the runs sent there before that the new process
+// does not hold are settled LOST at the next sweep; runs it holds, and
+// runs at other executors, are left alone.
+func TestExecutorRestartLosesItsRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
+	restartedExec := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
+	addr, steady := serve(t, restartedExec), "http://steady:1"
+	j := b.job(t, nil)
+	now := b.clock.Now()
+	run := func(at string) int64 {
+		return insertRunning(t, b.st, store.Run{JobID: j.ID, GroupID: b.group.ID, ScheduledAt: now,
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ExecutorAddress: at})
+	}
+	dropped, kept, elsewhere := run(addr), run(addr), run(steady)
+	restartedExec.held[kept] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+	for _, a := range []string{addr, steady} {
+		if _, err := b.st.Register(ctx, "app", a, "first", now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.clock.Add(time.Second)
+	b.trig.Registered(steady, "first", "first") // a heartbeat
+	b.trig.Registered(addr, "second", "first")  // a new process
+	if err := b.trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[int64]carillonv1.RunStatus{
+		dropped: carillonv1.RunStatus_RUN_STATUS_LOST, kept: carillonv1.RunStatus_RUN_STATUS_RUNNING, elsewhere: carillonv1.RunStatus_RUN_STATUS_RUNNING,
+	} {
+		got, _ := b.st.Run(ctx, id)
+		if got.Status != want {
+			t.Errorf("run %d: %s (%s), want %s", id, got.Status, got.Message, want)
+		}
+		if want == carillonv1.RunStatus_RUN_STATUS_LOST && !strings.Contains(got.Message, "restarted") {
+			t.Errorf("run %d: message %q does not say the executor restarted", id, got.Message)
+		}
+	}
+}
+
+// TestOutageKeepsExecutorsLive: after an admin outage longer than the
+// executor TTL, executors that were live when it stopped are not lost at
+// the restart; one that has not beaten a heartbeat period after it is.
+func TestOutageKeepsExecutorsLive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRestarted(t)
+	j := r.group(t, "app", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, "http://a:1", "http://b:1")
+	n := 0
+	runAt := func(addr string, timeout int32) int64 {
+		n++
+		return insertRunning(t, r.st, store.Run{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: r.t0.Add(time.Duration(n) * time.Second),
+			TriggeredAt: r.t0.Add(-time.Minute), ExecutorAddress: addr, TimeoutSeconds: timeout})
+	}
+	// atSlow's timeout ran out during the outage, when its result could
+	// not have been reported.
+	atA, atB, atSlow := runAt("http://a:1", 0), runAt("http://b:1", 0), runAt("http://a:1", 10)
+	trig := r.start(t, 2*time.Minute) // longer than the 90 s TTL
+	status := func(id int64) carillonv1.RunStatus { got, _ := r.st.Run(ctx, id); return got.Status }
+	if err := trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+		t.Fatal(err)
+	}
+	if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_RUNNING ||
+		status(atSlow) != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+		t.Fatalf("at the restart: runs %s, %s and %s, want all RUNNING: the outage is the admin's, not the executors'",
+			status(atA), status(atB), status(atSlow))
+	}
+	r.clock.Add(20 * time.Second)
+	if _, err := r.st.Register(ctx, "app", "http://a:1", "i", r.clock.Now()); err != nil { // a beats after the restart; b never does
+		t.Fatal(err)
+	}
+	r.clock.Add(30 * time.Second) // past the restart grace
+	if err := trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+		t.Fatal(err)
+	}
+	if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_LOST ||
+		status(atSlow) != carillonv1.RunStatus_RUN_STATUS_TIMED_OUT {
+		t.Errorf("a heartbeat period after the restart: runs %s, %s and %s, want RUNNING (beat since), LOST (silent), TIMED_OUT (had the grace to report)",
+			status(atA), status(atB), status(atSlow))
+	}
+}

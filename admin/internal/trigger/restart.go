@@ -1,0 +1,77 @@
+package trigger
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// restartSettle is how long after an executor's new process registered
+// the monitor keeps looking for runs of the previous process at its
+// address: long enough for the dispatches sent just before the restart to
+// be recorded (recordDelay).
+const restartSettle = 5 * recordDelay
+
+// Registered is told of each executor registration: the instance (process)
+// that registered at address, and the one that registered there before.
+// When they differ, the executor restarted on the same address: the runs
+// its previous process held there will never report, and the monitor's
+// next sweep settles LOST each run sent there before that the new process
+// does not hold.
+func (t *Trigger) Registered(address, instance, previous string) {
+	if previous == "" || instance == "" || previous == instance {
+		return
+	}
+	now := t.cfg.NowFunc()
+	t.restartsMu.Lock()
+	t.restarts[address] = now
+	t.restartsMu.Unlock()
+	t.cfg.Logger.Info("executor restarted: runs its previous process held will be settled LOST",
+		"executor", address, "previous_instance", previous, "instance", instance)
+}
+
+// restartedRuns returns the LOST results of runs sent to executors before
+// their process restarted, that the new process does not hold.
+func (t *Trigger) restartedRuns(ctx context.Context, now time.Time) ([]store.Result, error) {
+	t.restartsMu.Lock()
+	restarts := make(map[string]time.Time, len(t.restarts))
+	for addr, at := range t.restarts {
+		restarts[addr] = at
+	}
+	t.restartsMu.Unlock()
+	var results []store.Result
+	for addr, at := range restarts {
+		runs, err := t.cfg.Store.RunsAt(ctx, addr, at)
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) == 0 {
+			if now.Sub(at) > restartSettle {
+				t.restartsMu.Lock()
+				if t.restarts[addr].Equal(at) {
+					delete(t.restarts, addr)
+				}
+				t.restartsMu.Unlock()
+			}
+			continue
+		}
+		a := t.heldAt(ctx, addr, runs)
+		if a.err != nil && a.err != errCannotAnswer {
+			t.cfg.Logger.Warn("trigger: ask a restarted executor which runs it holds; asking again at the next sweep",
+				"executor", addr, "err", a.err)
+			continue
+		}
+		for _, r := range runs {
+			if _, ok := a.held[r.ID]; ok {
+				continue
+			}
+			results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
+				Message: fmt.Sprintf("lost: executor %s restarted (its new process registered at %s) and does not hold this run",
+					addr, at.UTC().Format(time.RFC3339Nano))})
+		}
+	}
+	return results, nil
+}

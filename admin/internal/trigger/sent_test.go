@@ -1,0 +1,118 @@
+package trigger_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/trigger"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+// acceptorServer serves an acceptor on loopback.
+func acceptorServer(t *testing.T) (*acceptor, string) {
+	t.Helper()
+	exec := &acceptor{}
+	mux := http.NewServeMux()
+	mux.Handle(carillonv1connect.NewExecutorServiceHandler(exec))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return exec, srv.URL
+}
+
+// TestTriggeredAtIsWhenSent: a scheduled run sent 170 ms after the instant
+// its claim stored records when it was really sent, whether its dispatch
+// is stored with its result or on its own; a run sent on its instant keeps
+// it.
+func TestTriggeredAtIsWhenSent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	exec, url := acceptorServer(t)
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+	instant := b.clock.Now()
+	late := instant.Add(170 * time.Millisecond) // when the trigger's clock says the runs are sent
+	var es []schedule.Entry
+	claimedAt := []time.Time{instant, instant, late} // the last is sent on its instant
+	at := time.Now()                                 // one wall-clock instant, now: sent at once
+	for _, c := range claimedAt {
+		j := b.job(t, nil)
+		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: c, TriggeredAt: c,
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: at, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE,
+			Run: &runs[0], StopSeq: b.st.StopSeq()})
+	}
+	b.clock.Add(late.Sub(instant))
+	b.trig.Fire(es)
+	for deadline := time.Now().Add(5 * time.Second); exec.received() < len(es); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("executor received %d runs in 5 s, want %d", exec.received(), len(es))
+		}
+	}
+	// The first run's dispatch is stored with its result, the others' by Wait.
+	if err := b.trig.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: late}}); err != nil {
+		t.Fatal(err)
+	}
+	b.trig.Wait()
+	for i, want := range []time.Time{late, late, late} {
+		r, err := b.st.Run(ctx, es[i].RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.TriggeredAt.Equal(want) || r.ExecutorAddress != url {
+			t.Errorf("run %d claimed for %v: triggered at %v on %q, want %v (when it was sent) on %s",
+				i, claimedAt[i].Format(time.StampMilli), r.TriggeredAt.Format(time.StampMilli), r.ExecutorAddress, want.Format(time.StampMilli), url)
+		}
+	}
+}
+
+// steppingClock is a clock that moves 50 ms each time it is read.
+type steppingClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *steppingClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(50 * time.Millisecond)
+	return c.now
+}
+
+// TestManualTriggeredAtIsWhenSent: a manual run records when it was sent,
+// not when it was created, when time passed in between.
+func TestManualTriggeredAtIsWhenSent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, url := acceptorServer(t)
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+	clk := &steppingClock{now: b.clock.Now()}
+	trig, err := trigger.New(trigger.Config{Store: b.st, NowFunc: clk.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		EnqueueFunc: func(...store.Run) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := trig.TriggerJob(ctx, b.job(t, nil), trigger.Manual{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trig.Wait()
+	r, err := b.st.Run(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.TriggeredAt.After(r.ScheduledAt) || r.ExecutorAddress != url {
+		t.Errorf("manual run created at %v: triggered at %v on %q, want later (the clock moved before the send) on %s",
+			r.ScheduledAt.Format(time.StampMilli), r.TriggeredAt.Format(time.StampMilli), r.ExecutorAddress, url)
+	}
+}

@@ -1,0 +1,351 @@
+package trigger_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/followup"
+	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/trigger"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+type bundle struct {
+	st     *store.Store
+	clock  *clock
+	trig   *trigger.Trigger
+	group  store.Group
+	mu     sync.Mutex
+	queued []store.Run
+}
+
+func setup(t testing.TB, mode carillonv1.AddressMode, addrs ...string) *bundle {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b := &bundle{st: st, clock: &clock{now: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}}
+	b.trig, err = trigger.New(trigger.Config{
+		Store: st, NowFunc: b.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		EnqueueFunc: func(runs ...store.Run) { b.mu.Lock(); b.queued = append(b.queued, runs...); b.mu.Unlock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.group, err = st.CreateGroup(context.Background(), store.Group{AppName: "app", Title: "app", AddressMode: mode, Addresses: addrs}, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (b *bundle) job(t testing.TB, edit func(*store.Job)) store.Job {
+	t.Helper()
+	j := store.Job{GroupID: b.group.ID, Description: "j", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}
+	if edit != nil {
+		edit(&j)
+	}
+	j, err := b.st.CreateJob(context.Background(), j, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func TestDispatchFailureSaysWhy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// A port nobody listens on: connection refused.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+
+	for _, tt := range []struct {
+		name string
+		b    *bundle
+		want []string
+	}{
+		{"NoLiveExecutor", setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO), []string{"no live executor", "group app (AUTO)"}},
+		{"ConnectionRefused", setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, dead), []string{"executor " + dead, "connection refused"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := tt.b.job(t, func(j *store.Job) { j.RetryCount = 1 })
+			ids, err := tt.b.trig.TriggerJob(ctx, j, trigger.Manual{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := tt.b.st.Run(ctx, ids[0])
+			if r.Status != carillonv1.RunStatus_RUN_STATUS_FAILED {
+				t.Fatalf("run status %s, want FAILED", r.Status)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.Message, w) {
+					t.Errorf("message %q does not say %q", r.Message, w)
+				}
+			}
+			// A failed dispatch counts for retry like any failure.
+			if len(tt.b.queued) != 1 || tt.b.queued[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
+				t.Errorf("queued follow-ups %v, want one retry", tt.b.queued)
+			}
+		})
+	}
+}
+
+func TestSweep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
+	j := b.job(t, nil)
+	now := b.clock.Now()
+	if _, err := b.st.Register(ctx, "app", "http://alive:1", "", now); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(addr string, timeout int32) store.Run {
+		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: now,
+			TriggeredAt: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.st.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: runs[0].ID, ExecutorAddress: addr, ShardTotal: 1, TimeoutSeconds: timeout}}); err != nil {
+			t.Fatal(err)
+		}
+		return runs[0]
+	}
+	gone := mk("http://gone:1", 0)   // its executor never registered
+	slow := mk("http://alive:1", 60) // alive but past its timeout
+	fine := mk("http://alive:1", 0)  // alive, no timeout: left alone
+	half := mk("", 0)                // the admin died mid-dispatch
+
+	b.clock.Add(20 * time.Second) // within the grace period: nothing yet
+	if err := b.trig.Sweep(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []store.Run{gone, slow, fine, half} {
+		if got, _ := b.st.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+			t.Fatalf("run %d settled as %s within the grace period", r.ID, got.Status)
+		}
+	}
+
+	b.clock.Add(80 * time.Second) // 100 s after dispatch
+	if _, err := b.st.Register(ctx, "app", "http://alive:1", "", b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.trig.Sweep(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		run  store.Run
+		want carillonv1.RunStatus
+	}{
+		{gone, carillonv1.RunStatus_RUN_STATUS_LOST},
+		{slow, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT},
+		{fine, carillonv1.RunStatus_RUN_STATUS_RUNNING},
+		{half, carillonv1.RunStatus_RUN_STATUS_LOST},
+	} {
+		got, _ := b.st.Run(ctx, tt.run.ID)
+		if got.Status != tt.want {
+			t.Errorf("run %d: %s (%s), want %s", tt.run.ID, got.Status, got.Message, tt.want)
+		}
+		if got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING && !got.AdminSettled {
+			t.Errorf("run %d: settled %s by the monitor, but not marked as the admin's own judgement", tt.run.ID, got.Status)
+		}
+	}
+	// A result the executor reports later replaces the admin's judgement,
+	// and says so; a second result changes nothing.
+	b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "done", FinishedAt: b.clock.Now()}})
+	got, _ := b.st.Run(ctx, gone.ID)
+	if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || !got.LateResult || !strings.HasPrefix(got.Message, "done (reported after the admin had settled the run LOST: lost: executor") {
+		t.Errorf("late result: %s %q late=%v, want SUCCEEDED, saying it replaced LOST", got.Status, got.Message, got.LateResult)
+	}
+	b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: b.clock.Now()}})
+	if again, _ := b.st.Run(ctx, gone.ID); again.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+		t.Errorf("a second result changed the run to %s", again.Status)
+	}
+}
+
+// TestStopAfterClaimSkips: a fire handed over ahead of its instant is
+// claimed (by the scan, or by the trigger for a pending run) and sent on
+// the instant, unless its job was stopped in between: then its run is
+// settled SKIPPED and never reaches an executor.
+func TestStopAfterClaimSkips(t *testing.T) {
+	t.Parallel()
+	for _, byScan := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Pending", true: "ClaimedByScan"}[byScan], func(t *testing.T) {
+			t.Parallel()
+			testStopAfterClaimSkips(t, byScan)
+		})
+	}
+}
+
+func testStopAfterClaimSkips(t *testing.T, byScan bool) {
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() // connection refused: a run sent there fails
+	ln.Close()
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, dead)
+	stopped, deleted, kept := b.job(t, nil), b.job(t, nil), b.job(t, nil)
+	var es []schedule.Entry
+	instant := time.Now().Add(2 * time.Second) // the wall clock: when the runs are sent
+	seq := b.st.StopSeq()
+	for _, j := range []store.Job{stopped, deleted, kept} {
+		r := store.Run{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}
+		if byScan {
+			r.Status, r.TriggeredAt = carillonv1.RunStatus_RUN_STATUS_RUNNING, instant
+		}
+		runs, err := b.st.InsertRuns(ctx, []store.Run{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: instant, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}
+		if byScan {
+			e.Run, e.StopSeq = &runs[0], seq
+		}
+		es = append(es, e)
+	}
+	// The trigger's clock says the runs are sent on their instant, as the
+	// wall clock does: a send at another time would be recorded as such.
+	b.clock.Add(instant.Sub(b.clock.Now()))
+	stop := func() {
+		if _, err := b.st.StopJob(ctx, stopped.ID, b.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.st.DeleteJob(ctx, deleted.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if byScan {
+		stop() // after the scan's claim, before the hand-over: Entry.StopSeq tells
+		b.trig.Fire(es)
+	} else {
+		b.trig.Fire(es)
+		for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
+			r, _ := b.st.Run(ctx, es[0].RunID)
+			if r.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING {
+				break // claimed, ahead of the instant
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run not claimed a second after Fire: %s", r.Status)
+			}
+		}
+		stop()
+	}
+	b.trig.Wait()
+	for i, what := range []string{"stopped", "deleted"} {
+		if r, _ := b.st.Run(ctx, es[i].RunID); r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED || r.ExecutorAddress != "" {
+			t.Errorf("%s job's run: %s at %q (%s), want SKIPPED, never sent", what, r.Status, r.ExecutorAddress, r.Message)
+		}
+	}
+	r, _ := b.st.Run(ctx, es[2].RunID)
+	if r.Status != carillonv1.RunStatus_RUN_STATUS_FAILED || r.ExecutorAddress != dead {
+		t.Errorf("other job's run: %s at %q (%s), want sent to %s (and FAILED: nobody listens)", r.Status, r.ExecutorAddress, r.Message, dead)
+	}
+	if want := instant.Truncate(time.Millisecond); !r.TriggeredAt.Equal(want) {
+		t.Errorf("triggered at %v, want the instant it was sent for, %v", r.TriggeredAt, want)
+	}
+}
+
+// acceptor is an executor that accepts every run and reports nothing.
+type acceptor struct {
+	carillonv1connect.UnimplementedExecutorServiceHandler
+	mu  sync.Mutex
+	got []int64
+}
+
+func (a *acceptor) Run(_ context.Context, req *carillonv1.RunRequest) (*carillonv1.RunResponse, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.got = append(a.got, req.RunId)
+	return &carillonv1.RunResponse{}, nil
+}
+
+func (a *acceptor) RunBatch(ctx context.Context, req *carillonv1.RunBatchRequest) (*carillonv1.RunBatchResponse, error) {
+	res := &carillonv1.RunBatchResponse{}
+	for _, r := range req.Runs {
+		a.Run(ctx, r)
+		res.Outcomes = append(res.Outcomes, &carillonv1.RunOutcome{})
+	}
+	return res, nil
+}
+
+func (a *acceptor) received() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.got)
+}
+
+// TestDispatchRecordedWithResult: a scheduled fire's dispatch is stored
+// with its result when the result comes first, and on its own (by Wait, or
+// after a second) for a run still running.
+func TestDispatchRecordedWithResult(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	exec := &acceptor{}
+	mux := http.NewServeMux()
+	mux.Handle(carillonv1connect.NewExecutorServiceHandler(exec))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, srv.URL)
+	var es []schedule.Entry
+	for range 2 {
+		j := b.job(t, func(j *store.Job) { j.TimeoutSeconds = 7 })
+		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: time.Now(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
+	}
+	b.trig.Fire(es)
+	for deadline := time.Now().Add(5 * time.Second); exec.received() < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("executor received %d runs in 5 s, want 2", exec.received())
+		}
+	}
+	finished := b.clock.Now()
+	if err := b.trig.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: finished}}); err != nil {
+		t.Fatal(err)
+	}
+	// Stored by the result's write, not by a flush (which waits a second).
+	if r, _ := b.st.Run(ctx, es[0].RunID); r.ExecutorAddress != srv.URL {
+		t.Errorf("settled run's executor %q, want %s, recorded with its result", r.ExecutorAddress, srv.URL)
+	}
+	b.trig.Wait()
+	for i, want := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_RUNNING} {
+		r, err := b.st.Run(ctx, es[i].RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != want || r.ExecutorAddress != srv.URL || r.TimeoutSeconds != 7 || !strings.Contains(r.TriggerMessage, "sent to "+srv.URL) {
+			t.Errorf("run %d: %s on %q, timeout %d, trigger message %q; want %s on %s, timeout 7, its dispatch recorded",
+				i, r.Status, r.ExecutorAddress, r.TimeoutSeconds, r.TriggerMessage, want, srv.URL)
+		}
+	}
+}
