@@ -154,13 +154,13 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 		st.Close()
 		return nil, err
 	}
-	var trig *trigger.Trigger // the scheduler fires through the trigger, which queues follow-ups on the scheduler
+	// The scheduler hands due fires to the trigger (Run's Dispatcher); the
+	// trigger queues what settling makes due on the scheduler (its Queue).
 	sched := schedule.New(schedule.Config{
-		Store: st, FireFunc: func(es []schedule.Entry) { trig.Fire(es) }, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger,
-		FireAhead: fireAhead,
+		Store: st, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger, FireAhead: fireAhead,
 	})
-	trig, err = trigger.New(trigger.Config{
-		Store: st, Token: cfg.Token, Logger: cfg.Logger, EnqueueFunc: sched.Enqueue, WakeFunc: sched.Wake,
+	trig, err := trigger.New(trigger.Config{
+		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched,
 		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS,
 	})
 	if err != nil {
@@ -255,7 +255,7 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	schedDone := make(chan struct{})
 	go func() {
 		defer close(schedDone)
-		if err := a.scheduler.Run(schedCtx); err != nil {
+		if err := a.scheduler.Run(schedCtx, a.trigger); err != nil {
 			errc <- err
 		}
 	}()

@@ -60,10 +60,10 @@ func TestCrashChild(t *testing.T) {
 			go dispatch(e)
 		}
 	}
-	s := schedule.New(schedule.Config{Store: st, FireFunc: fire, MisfireThreshold: crashThreshold,
+	s := schedule.New(schedule.Config{Store: st, MisfireThreshold: crashThreshold,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	fmt.Println("ready")
-	s.Run(ctx) // until SIGKILL
+	s.Run(ctx, schedule.DispatchFunc(fire)) // until SIGKILL
 }
 
 // TestCrashRestart kills an admin process with SIGKILL at random moments

@@ -54,13 +54,13 @@ func TestReadyFollowsScans(t *testing.T) {
 			}
 			jobs = append(jobs, j)
 		}
-		s := schedule.New(schedule.Config{Store: st, FireFunc: func([]schedule.Entry) {}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		s := schedule.New(schedule.Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err := s.Ready(time.Now()); err == nil {
 			t.Error("Ready before Run: nil")
 		}
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { defer close(done); s.Run(runCtx) }()
+		go func() { defer close(done); s.Run(runCtx, schedule.DispatchFunc(func([]schedule.Entry) {})) }()
 		time.Sleep(3 * time.Second)
 		if err := s.Ready(time.Now()); err != nil {
 			t.Fatalf("Ready while scanning: %v", err)

@@ -21,14 +21,14 @@ var (
 )
 
 // BenchmarkSchedulerLateness runs the scheduler alone (real SQLite store,
-// read-ahead scan, claims, timer queue) into a FireFunc that only records
+// read-ahead scan, claims, timer queue) into a dispatcher that only records
 // time.Now() minus Entry.At for each entry of the batch it is handed, with n jobs firing every second: "cron", all on
 // the same whole second ("*/1 * * * * ?", a burst of n each second), and
 // "spread", FIX_RATE 1 s with first fires spread over the second. Each
 // iteration is one run of -lateness.warmup plus -lateness.window; it
 // reports the lateness of the fires whose instant is in the window, the
 // fire rate, and the fires missed (expected in the window but never handed
-// to FireFunc) or duplicated. Run it alone, once:
+// to the dispatcher) or duplicated. Run it alone, once:
 //
 //	go test -run '^$' -bench SchedulerLateness -benchtime 1x ./admin/internal/schedule/
 func BenchmarkSchedulerLateness(b *testing.B) {
@@ -97,7 +97,7 @@ func runLateness(b *testing.B, n int, spread bool) latenessResult {
 
 	windowStart := first.Add(*latenessWarmup)
 	windowEnd := windowStart.Add(*latenessWindow)
-	// Only the fire loop calls FireFunc; Run returning orders these writes
+	// Only the fire loop calls the dispatcher; Run returning orders these writes
 	// before the reads below.
 	seen := make(map[fireKey]int, n*int(latenessWindow.Seconds()+latenessWarmup.Seconds()+8))
 	var late []time.Duration
@@ -114,11 +114,11 @@ func runLateness(b *testing.B, n int, spread bool) latenessResult {
 			}
 		}
 	}
-	s := schedule.New(schedule.Config{Store: st, FireFunc: fire, Logger: slog.New(slog.DiscardHandler)})
+	s := schedule.New(schedule.Config{Store: st, Logger: slog.New(slog.DiscardHandler)})
 	runCtx, cancel := context.WithDeadline(ctx, windowEnd.Add(time.Second))
 	defer cancel()
 	b.StartTimer()
-	if err := s.Run(runCtx); err != nil {
+	if err := s.Run(runCtx, schedule.DispatchFunc(fire)); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()

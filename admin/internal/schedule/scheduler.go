@@ -48,25 +48,31 @@ const (
 	scanBatch = 256
 )
 
-// FireFunc dispatches the pending runs of fires whose instant has come (or
-// comes within Config.FireAhead: then it must send each at its At), each
-// as its TriggerType. It must not block, and must not keep es: the
+// Dispatcher takes the fires whose instant has come (or comes within
+// Config.FireAhead: then it must send each at its At), each as its
+// TriggerType: the trigger. Fire must not block, and must not keep es: the
 // scheduler calls it from its timing loop and reuses the slice.
-type FireFunc func(es []Entry)
+type Dispatcher interface {
+	Fire(es []Entry)
+}
+
+// DispatchFunc is a function that serves as a Dispatcher.
+type DispatchFunc func(es []Entry)
+
+// Fire calls f(es).
+func (f DispatchFunc) Fire(es []Entry) { f(es) }
 
 // Config configures a Scheduler.
 type Config struct {
 	// Store holds the jobs and runs. Required.
 	Store *store.Store
-	// FireFunc dispatches due runs. Required.
-	FireFunc FireFunc
 	// Lookahead is how far ahead fires are claimed. Defaults to LookaheadDefault.
 	Lookahead time.Duration
 	// ScanInterval is the longest time between scans. Defaults to ScanIntervalDefault.
 	ScanInterval time.Duration
 	// MisfireThreshold is how late a fire may be. Defaults to MisfireThresholdDefault.
 	MisfireThreshold time.Duration
-	// FireAhead hands fires to FireFunc this long before their instant, so
+	// FireAhead hands fires to the Dispatcher this long before their instant, so
 	// that the dispatcher can prepare them (claim their runs) and send them
 	// on the instant. Zero hands them over on the instant.
 	FireAhead time.Duration
@@ -111,10 +117,10 @@ func (s *Scheduler) Enqueue(runs ...store.Run) {
 	s.queue.Push(entries...)
 }
 
-// Run recovers the pending runs a previous admin left, then scans and fires
-// until ctx ends. Fires run on their own loop, so a slow scan never delays a
-// due fire.
-func (s *Scheduler) Run(ctx context.Context) error {
+// Run recovers the pending runs a previous admin left, then scans and hands
+// due fires to d until ctx ends. Fires run on their own loop, so a slow scan
+// never delays a due fire.
+func (s *Scheduler) Run(ctx context.Context, d Dispatcher) error {
 	s.health.start(time.Now())
 	defer s.health.stop()
 	if err := s.recover(ctx); err != nil {
@@ -123,11 +129,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.fireLoop(ctx)
+		s.fireLoop(ctx, d)
 	}()
 	defer func() {
 		<-done
-		s.handOver()
+		s.handOver(d)
 	}()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -154,17 +160,17 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 }
 
-// handOver gives FireFunc every fire the scans claimed that is still
+// handOver gives d every fire the scans claimed that is still
 // queued, once the scheduler stops: the dispatcher sends each on its
 // instant (within the look-ahead), so a graceful stop leaves no claimed
 // fire unsent. Queued pending runs (retries, child runs) stay pending in
 // the store for the next start.
-func (s *Scheduler) handOver() {
+func (s *Scheduler) handOver(d Dispatcher) {
 	rest, _ := s.queue.PopDue(nil, time.Now().Add(100*365*24*time.Hour))
 	claimed := slices.DeleteFunc(rest, func(e Entry) bool { return e.Run == nil })
 	if len(claimed) > 0 {
 		s.cfg.Logger.Info("schedule: stopping; sending the fires already claimed", "fires", len(claimed))
-		s.cfg.FireFunc(claimed)
+		d.Fire(claimed)
 	}
 }
 
@@ -312,8 +318,8 @@ func (s *Scheduler) misfire(j store.Job, m Missed, now time.Time) store.Run {
 	return r
 }
 
-// fireLoop hands queued runs to FireFunc at their instants.
-func (s *Scheduler) fireLoop(ctx context.Context) {
+// fireLoop hands queued runs to d at their instants.
+func (s *Scheduler) fireLoop(ctx context.Context, d Dispatcher) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var due []Entry
@@ -321,7 +327,7 @@ func (s *Scheduler) fireLoop(ctx context.Context) {
 		var next time.Time
 		due, next = s.queue.PopDue(due[:0], time.Now().Add(s.cfg.FireAhead))
 		if len(due) > 0 {
-			s.cfg.FireFunc(due)
+			d.Fire(due)
 		}
 		wait := time.Hour
 		if !next.IsZero() {

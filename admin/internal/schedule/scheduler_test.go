@@ -18,7 +18,7 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// recorder is a FireFunc that claims each run as the trigger would and
+// recorder is a dispatcher that claims each run as the trigger would and
 // remembers when it fired.
 type recorder struct {
 	st    *store.Store
@@ -28,7 +28,7 @@ type recorder struct {
 
 type fire struct {
 	entry schedule.Entry
-	at    time.Time // when FireFunc was called
+	at    time.Time // when Fire was called
 	run   store.Run
 }
 
@@ -80,14 +80,14 @@ func setup(t *testing.T, dir string) (*store.Store, store.Group) {
 }
 
 // start runs a scheduler over st until the returned stop is called.
-func start(st *store.Store, fire schedule.FireFunc) (stop func()) { return startAhead(st, fire, 0) }
+func start(st *store.Store, fire schedule.DispatchFunc) (stop func()) { return startAhead(st, fire, 0) }
 
 // startAhead is start with Config.FireAhead.
-func startAhead(st *store.Store, fire schedule.FireFunc, ahead time.Duration) (stop func()) {
+func startAhead(st *store.Store, fire schedule.DispatchFunc, ahead time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := schedule.New(schedule.Config{Store: st, FireFunc: fire, FireAhead: ahead, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s := schedule.New(schedule.Config{Store: st, FireAhead: ahead, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	done := make(chan struct{})
-	go func() { defer close(done); s.Run(ctx) }()
+	go func() { defer close(done); s.Run(ctx, fire) }()
 	return func() { cancel(); <-done }
 }
 

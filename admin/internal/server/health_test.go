@@ -33,7 +33,7 @@ func serve(t *testing.T, cfg server.Config) (url string, st *store.Store, token 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	trig, err := trigger.New(trigger.Config{Store: st, EnqueueFunc: func(...store.Run) {}})
+	trig, err := trigger.New(trigger.Config{Store: st, Queue: nopQueue{}})
 	if err != nil {
 		t.Fatal(err)
 	}

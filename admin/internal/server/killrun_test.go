@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/server"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
@@ -125,8 +126,8 @@ func TestReportResultsOfAnotherDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	clk := &clock{now: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}
-	trig, err := trigger.New(trigger.Config{Store: st, NowFunc: clk.Now, EnqueueFunc: func(...store.Run) {},
+	clk := fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+	trig, err := trigger.New(trigger.Config{Store: st, Clock: clk, Queue: nopQueue{},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/server"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
@@ -23,18 +23,15 @@ import (
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
-// clock is a settable time source.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// nopQueue is a trigger.Queue that drops what it is given: these tests
+// run no scheduler.
+type nopQueue struct{}
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+func (nopQueue) Enqueue(...store.Run) {}
+func (nopQueue) Wake()                {}
 
 type bundle struct {
-	clock    *clock
+	clock    *fakeclock.Clock
 	url      string
 	path     string // the database file
 	store    *store.Store
@@ -53,8 +50,8 @@ func setup(t testing.TB, token string) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	clk := &clock{now: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}
-	trig, err := trigger.New(trigger.Config{Store: st, Token: token, NowFunc: clk.Now, EnqueueFunc: func(...store.Run) {}})
+	clk := fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+	trig, err := trigger.New(trigger.Config{Store: st, Token: token, Clock: clk, Queue: nopQueue{}})
 	if err != nil {
 		t.Fatal(err)
 	}

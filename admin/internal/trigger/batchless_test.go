@@ -62,7 +62,7 @@ func TestExecutorWithoutRunBatch(t *testing.T) {
 	var all []int64
 	for instant := range 2 {
 		var es []schedule.Entry
-		at := time.Now() // one instant: one call for its fires
+		at := b.clock.Now() // one instant, now: one call for its fires
 		for _, j := range jobs {
 			runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1,
 				ScheduledAt: b.clock.Now().Add(time.Duration(instant) * time.Second),

@@ -27,7 +27,7 @@ type deferredRecords struct {
 	queue []deferredAt // in the order held, so oldest first
 	armed bool         // a flush is scheduled
 	flush func(ds []store.Dispatch)
-	now   func() time.Time
+	clock Clock
 }
 
 // deferredAt is when a run's dispatch was held.
@@ -36,14 +36,14 @@ type deferredAt struct {
 	at  time.Time
 }
 
-func newDeferredRecords(flush func([]store.Dispatch), now func() time.Time) *deferredRecords {
-	return &deferredRecords{byRun: map[int64]*store.Dispatch{}, flush: flush, now: now}
+func newDeferredRecords(flush func([]store.Dispatch), clock Clock) *deferredRecords {
+	return &deferredRecords{byRun: map[int64]*store.Dispatch{}, flush: flush, clock: clock}
 }
 
 // hold keeps ds until their results come or recordDelay passes. It is
 // called before the runs are sent, so that a result cannot come first.
 func (d *deferredRecords) hold(ds []store.Dispatch) {
-	now := d.now()
+	now := d.clock.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for i := range ds {
@@ -52,7 +52,7 @@ func (d *deferredRecords) hold(ds []store.Dispatch) {
 	}
 	if !d.armed && len(d.queue) > 0 {
 		d.armed = true
-		time.AfterFunc(recordDelay, d.flushDue)
+		d.clock.AfterFunc(recordDelay, d.flushDue)
 	}
 }
 
@@ -112,7 +112,7 @@ func (d *deferredRecords) attach(results []store.Result) ([]store.Result, []stor
 // flushDue records the dispatches held for recordDelay or longer, and
 // schedules the next flush while any are held.
 func (d *deferredRecords) flushDue() {
-	d.flushBefore(d.now().Add(-recordDelay), true)
+	d.flushBefore(d.clock.Now().Add(-recordDelay), true)
 }
 
 // flushAll records every held dispatch now.
@@ -140,7 +140,7 @@ func (d *deferredRecords) flushBefore(cutoff time.Time, rearm bool) {
 	if rearm {
 		d.armed = len(d.queue) > 0
 		if d.armed { // at most four flushes a second, each of many
-			time.AfterFunc(max(d.queue[0].at.Sub(cutoff), recordDelay/4), d.flushDue)
+			d.clock.AfterFunc(max(d.queue[0].at.Sub(cutoff), recordDelay/4), d.flushDue)
 		}
 	}
 	d.mu.Unlock()

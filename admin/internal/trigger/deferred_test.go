@@ -1,12 +1,12 @@
 package trigger
 
 import (
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/store"
 )
 
@@ -14,17 +14,20 @@ import (
 // result comes first, and is flushed on its own once recordDelay passed.
 func TestDeferredRecords(t *testing.T) {
 	t.Parallel()
-	t0 := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
-	now := t0
-	var flushed []store.Dispatch
-	d := newDeferredRecords(func(ds []store.Dispatch) { flushed = append(flushed, ds...) },
-		func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
-	d.armed = true // no timer: the test flushes by hand
-	advance := func(by time.Duration) { mu.Lock(); now = now.Add(by); mu.Unlock() }
+	clk := fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+	flushes := make(chan []store.Dispatch, 10)
+	d := newDeferredRecords(func(ds []store.Dispatch) { flushes <- ds }, clk)
+	noFlush := func(when string) {
+		t.Helper()
+		select {
+		case ds := <-flushes:
+			t.Fatalf("%s: flushed %v", when, ds)
+		default:
+		}
+	}
 
 	d.hold([]store.Dispatch{{RunID: 1, ExecutorAddress: "http://a"}, {RunID: 2, ExecutorAddress: "http://b"}})
-	advance(500 * time.Millisecond)
+	clk.Add(500 * time.Millisecond)
 	d.hold([]store.Dispatch{{RunID: 3, ExecutorAddress: "http://c"}})
 	d.update(1, func(h *store.Dispatch) { h.TriggerMessage = "took 1ms" })
 
@@ -45,22 +48,32 @@ func TestDeferredRecords(t *testing.T) {
 		t.Error("a dispatch went with two results")
 	}
 
-	d.flushBefore(d.now().Add(-recordDelay), false) // 500 ms after the first hold: nothing due
-	if len(flushed) != 0 {
-		t.Fatalf("flushed %v before recordDelay passed", flushed)
+	noFlush("500 ms after the first hold")
+	if n := clk.Pending(); n != 1 {
+		t.Fatalf("%d flushes scheduled on the clock, want 1", n)
 	}
-	advance(recordDelay - 500*time.Millisecond) // run 2 held for recordDelay, run 3 not yet
-	d.flushBefore(d.now().Add(-recordDelay), false)
-	if diff := cmp.Diff([]store.Dispatch{{RunID: 2, ExecutorAddress: "http://b"}}, flushed); diff != "" {
+	// recordDelay after the first hold the clock's timer flushes run 2
+	// (run 1 went with its result); run 3, held 500 ms later, waits.
+	clk.Add(recordDelay - 500*time.Millisecond)
+	if diff := cmp.Diff([]store.Dispatch{{RunID: 2, ExecutorAddress: "http://b"}}, <-flushes); diff != "" {
 		t.Errorf("first flush (-want +got):\n%s", diff)
 	}
 	if _, ok := d.release(2); ok {
 		t.Error("run 2 still held after its flush")
 	}
-	d.flushAll()
-	if len(flushed) != 2 || flushed[1].RunID != 3 {
-		t.Errorf("flushAll flushed %v, want run 3 last", flushed)
+	noFlush("before run 3's recordDelay")
+	clk.Add(500 * time.Millisecond) // the flush re-armed for run 3
+	if diff := cmp.Diff([]store.Dispatch{{RunID: 3, ExecutorAddress: "http://c"}}, <-flushes); diff != "" {
+		t.Errorf("second flush (-want +got):\n%s", diff)
 	}
+
+	d.hold([]store.Dispatch{{RunID: 4}})
+	d.flushAll()
+	if ds := <-flushes; len(ds) != 1 || ds[0].RunID != 4 {
+		t.Errorf("flushAll flushed %v, want run 4", ds)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if len(d.byRun) != 0 || len(d.queue) != 0 {
 		t.Errorf("still held after flushAll: %v, queue %v", d.byRun, d.queue)
 	}

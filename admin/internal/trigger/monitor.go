@@ -47,23 +47,19 @@ type MonitorConfig struct {
 func (t *Trigger) Monitor(ctx context.Context, cfg MonitorConfig) error {
 	cfg.Interval = cmp.Or(cfg.Interval, MonitorIntervalDefault)
 	cfg.Grace = cmp.Or(cfg.Grace, LostGraceDefault)
-	ticker := time.NewTicker(cfg.Interval)
-	defer ticker.Stop()
 	for {
 		if err := t.Sweep(ctx, cfg.Grace); err != nil && ctx.Err() == nil {
 			t.cfg.Logger.Error("trigger: monitor", "err", err)
 		}
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, t.clock, cfg.Interval) {
 			return nil
-		case <-ticker.C:
 		}
 	}
 }
 
 // Sweep settles, once, the runs Monitor settles.
 func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
-	now := t.cfg.NowFunc()
+	now := t.clock.Now()
 	var results []store.Result
 	lost, err := t.cfg.Store.LostRuns(ctx, t.liveSince(now), now.Add(-grace))
 	if err != nil {

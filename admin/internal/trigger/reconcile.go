@@ -67,10 +67,8 @@ func (t *Trigger) Reconcile(ctx context.Context, cfg ReconcileConfig) error {
 		if err == nil && left == 0 {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, t.clock, cfg.Interval) {
 			return nil
-		case <-time.After(cfg.Interval):
 		}
 	}
 }
@@ -115,7 +113,7 @@ func (r *reconciler) round(ctx context.Context) (left int, err error) {
 // group settles the unsent runs of one group, and returns how many wait.
 func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run) (left int, err error) {
 	t := r.t
-	now := t.cfg.NowFunc()
+	now := t.clock.Now()
 	src, err := r.candidates(ctx, groupID, runs)
 	if err != nil {
 		return len(runs), err
@@ -263,7 +261,7 @@ func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time) 
 		return err
 	}
 	var skipped []store.Result
-	cs := make([]claimed, 0, len(runs))
+	cs := make([]claimedRun, 0, len(runs))
 	seq := t.cfg.Store.StopSeq()
 	for _, run := range runs {
 		late := now.Sub(run.TriggeredAt)
@@ -275,7 +273,7 @@ func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time) 
 					"%s late when this admin could send it; skipped by DO_NOTHING", late.Round(time.Millisecond))})
 			continue
 		}
-		cs = append(cs, claimed{run: run, at: now, stopSeq: seq})
+		cs = append(cs, claimedRun{run: run, at: now, stopSeq: seq})
 	}
 	if len(cs) > 0 {
 		t.cfg.Logger.Info("trigger: sending runs an earlier admin process claimed and no executor holds", "runs", len(cs))

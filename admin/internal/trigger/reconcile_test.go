@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -66,18 +67,12 @@ func deadURL(t *testing.T) string {
 	return "http://" + ln.Addr().String()
 }
 
-// ticking is a clock that moves 100 ms each time it is read, so that
-// loops paced by the real clock see time pass without sleeping.
-type ticking struct{ clock }
-
-func (c *ticking) Now() time.Time { c.Add(100 * time.Millisecond); return c.clock.Now() }
-
 // restarted is an admin that restarts over a store an earlier process
 // left: the trigger is made after the store's runs and registrations.
 type restarted struct {
 	st    *store.Store
-	clock *ticking
-	t0    time.Time // when the earlier process stopped
+	clock *fakeclock.Clock // moves 100 ms at each reading: loops paced by it see time pass without sleeping
+	t0    time.Time        // when the earlier process stopped
 }
 
 func newRestarted(t *testing.T) *restarted {
@@ -87,7 +82,9 @@ func newRestarted(t *testing.T) *restarted {
 	}
 	t.Cleanup(func() { st.Close() })
 	t0 := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-	return &restarted{st: st, clock: &ticking{clock{now: t0}}, t0: t0}
+	clk := fakeclock.New(t0)
+	clk.Step = 100 * time.Millisecond
+	return &restarted{st: st, clock: clk, t0: t0}
 }
 
 // group creates an AUTO group whose executors registered at t0.
@@ -148,8 +145,8 @@ func (r *restarted) start(t *testing.T, outage time.Duration) *trigger.Trigger {
 	}
 	r.clock.Add(outage)
 	trig, err := trigger.New(trigger.Config{
-		Store: r.st, NowFunc: r.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		EnqueueFunc: func(...store.Run) {}, LastRunID: last, LastBeat: beat,
+		Store: r.st, Clock: r.clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Queue: nopQueue{}, LastRunID: last, LastBeat: beat,
 	})
 	if err != nil {
 		t.Fatal(err)

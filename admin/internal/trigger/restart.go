@@ -25,7 +25,7 @@ func (t *Trigger) Registered(address, instance, previous string) {
 	if previous == "" || instance == "" || previous == instance {
 		return
 	}
-	now := t.cfg.NowFunc()
+	now := t.clock.Now()
 	t.restartsMu.Lock()
 	t.restarts[address] = now
 	t.restartsMu.Unlock()

@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
@@ -41,7 +41,7 @@ func TestTriggeredAtIsWhenSent(t *testing.T) {
 	late := instant.Add(170 * time.Millisecond) // when the trigger's clock says the runs are sent
 	var es []schedule.Entry
 	claimedAt := []time.Time{instant, instant, late} // the last is sent on its instant
-	at := time.Now()                                 // one wall-clock instant, now: sent at once
+	at := instant                                    // one instant, come by the time of Fire: sent at once
 	for _, c := range claimedAt {
 		j := b.job(t, nil)
 		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: c, TriggeredAt: c,
@@ -76,19 +76,6 @@ func TestTriggeredAtIsWhenSent(t *testing.T) {
 	}
 }
 
-// steppingClock is a clock that moves 50 ms each time it is read.
-type steppingClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *steppingClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(50 * time.Millisecond)
-	return c.now
-}
-
 // TestManualTriggeredAtIsWhenSent: a manual run records when it was sent,
 // not when it was created, when time passed in between.
 func TestManualTriggeredAtIsWhenSent(t *testing.T) {
@@ -96,9 +83,10 @@ func TestManualTriggeredAtIsWhenSent(t *testing.T) {
 	ctx := context.Background()
 	_, url := acceptorServer(t)
 	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
-	clk := &steppingClock{now: b.clock.Now()}
-	trig, err := trigger.New(trigger.Config{Store: b.st, NowFunc: clk.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		EnqueueFunc: func(...store.Run) {}})
+	clk := fakeclock.New(b.clock.Now())
+	clk.Step = 50 * time.Millisecond // moves at each reading
+	trig, err := trigger.New(trigger.Config{Store: b.st, Clock: clk, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Queue: nopQueue{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -14,6 +15,12 @@ import (
 // TestSourceCache: a group's executors are read once and cached; a
 // registration, or an expiry that only time brings, is seen at once or
 // within sourceTTL.
+// nopQueue is a Queue that drops what it is given.
+type nopQueue struct{}
+
+func (nopQueue) Enqueue(...store.Run) {}
+func (nopQueue) Wake()                {}
+
 func TestSourceCache(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "carillon.db"))
@@ -22,7 +29,8 @@ func TestSourceCache(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-	tr, err := New(Config{Store: st, NowFunc: func() time.Time { return now }, EnqueueFunc: func(...store.Run) {}})
+	clk := fakeclock.New(now)
+	tr, err := New(Config{Store: st, Clock: clk, Queue: nopQueue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,15 +59,15 @@ func TestSourceCache(t *testing.T) {
 	}
 	// Both expire with time alone (no write): seen once the cache entry is
 	// older than sourceTTL.
-	now = now.Add(ExecutorTTLDefault - sourceTTL/4) // still live; the cache entry is refreshed
+	clk.Add(ExecutorTTLDefault - sourceTTL/4) // still live; the cache entry is refreshed
 	if got := addrs(); len(got) != 2 {
 		t.Fatalf("just before expiry: %v, want both", got)
 	}
-	now = now.Add(sourceTTL / 2) // expired, but the cache entry is younger than sourceTTL
+	clk.Add(sourceTTL / 2) // expired, but the cache entry is younger than sourceTTL
 	if got := addrs(); len(got) != 2 {
 		t.Fatalf("within sourceTTL: %v, want the cached two", got)
 	}
-	now = now.Add(sourceTTL)
+	clk.Add(sourceTTL)
 	if got := addrs(); len(got) != 0 {
 		t.Fatalf("after sourceTTL: %v, want none (expired)", got)
 	}

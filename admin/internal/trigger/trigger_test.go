@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -21,22 +22,29 @@ import (
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
 type bundle struct {
 	st     *store.Store
-	clock  *clock
+	clock  *fakeclock.Clock
 	trig   *trigger.Trigger
 	group  store.Group
 	mu     sync.Mutex
 	queued []store.Run
 }
+
+// Enqueue and Wake make a bundle the trigger's Queue: it keeps the runs
+// settling queued.
+func (b *bundle) Enqueue(runs ...store.Run) {
+	b.mu.Lock()
+	b.queued = append(b.queued, runs...)
+	b.mu.Unlock()
+}
+func (b *bundle) Wake() {}
+
+// nopQueue is a trigger.Queue that drops what it is given.
+type nopQueue struct{}
+
+func (nopQueue) Enqueue(...store.Run) {}
+func (nopQueue) Wake()                {}
 
 func setup(t testing.TB, mode carillonv1.AddressMode, addrs ...string) *bundle {
 	t.Helper()
@@ -45,10 +53,10 @@ func setup(t testing.TB, mode carillonv1.AddressMode, addrs ...string) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := &bundle{st: st, clock: &clock{now: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}}
+	b := &bundle{st: st, clock: fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))}
 	b.trig, err = trigger.New(trigger.Config{
-		Store: st, NowFunc: b.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		EnqueueFunc: func(runs ...store.Run) { b.mu.Lock(); b.queued = append(b.queued, runs...); b.mu.Unlock() },
+		Store: st, Clock: b.clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Queue: b,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +220,7 @@ func testStopAfterClaimSkips(t *testing.T, byScan bool) {
 	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, dead)
 	stopped, deleted, kept := b.job(t, nil), b.job(t, nil), b.job(t, nil)
 	var es []schedule.Entry
-	instant := time.Now().Add(2 * time.Second) // the wall clock: when the runs are sent
+	instant := b.clock.Now().Add(2 * time.Second) // on the trigger's clock: the runs wait for it
 	seq := b.st.StopSeq()
 	for _, j := range []store.Job{stopped, deleted, kept} {
 		r := store.Run{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
@@ -230,9 +238,6 @@ func testStopAfterClaimSkips(t *testing.T, byScan bool) {
 		}
 		es = append(es, e)
 	}
-	// The trigger's clock says the runs are sent on their instant, as the
-	// wall clock does: a send at another time would be recorded as such.
-	b.clock.Add(instant.Sub(b.clock.Now()))
 	stop := func() {
 		if _, err := b.st.StopJob(ctx, stopped.ID, b.clock.Now()); err != nil {
 			t.Fatal(err)
@@ -257,6 +262,7 @@ func testStopAfterClaimSkips(t *testing.T, byScan bool) {
 		}
 		stop()
 	}
+	b.clock.Set(instant) // the instant comes: what is left is sent
 	b.trig.Wait()
 	for i, what := range []string{"stopped", "deleted"} {
 		if r, _ := b.st.Run(ctx, es[i].RunID); r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED || r.ExecutorAddress != "" {
@@ -321,7 +327,7 @@ func TestDispatchRecordedWithResult(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: time.Now(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
+		es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: b.clock.Now(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
 	}
 	b.trig.Fire(es)
 	for deadline := time.Now().Add(5 * time.Second); exec.received() < 2; time.Sleep(5 * time.Millisecond) {

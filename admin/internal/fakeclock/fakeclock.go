@@ -1,0 +1,124 @@
+// Package fakeclock is a clock for tests that moves only when told: Add
+// and Set move it, and the functions given to AfterFunc run when it passes
+// their deadlines. With a Step, every reading moves it too, so that code
+// paced by the clock sees time pass without the test sleeping.
+package fakeclock
+
+import (
+	"sync"
+	"time"
+)
+
+// Clock is a hand-moved clock. It is safe for concurrent use.
+type Clock struct {
+	// Step, if set before use, moves the clock by Step at each Now, and
+	// makes AfterFunc's waits pass at once (the clock jumps to their end).
+	Step time.Duration
+
+	mu     sync.Mutex
+	now    time.Time
+	timers []*timer
+}
+
+type timer struct {
+	at   time.Time
+	f    func()
+	done bool
+}
+
+// New returns a clock at t.
+func New(t time.Time) *Clock { return &Clock{now: t} }
+
+// Now returns the clock's time, after moving it by Step.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	c.now = c.now.Add(c.Step)
+	now := c.now
+	due := c.due()
+	c.mu.Unlock()
+	run(due)
+	return now
+}
+
+// Add moves the clock by d and runs the functions whose time has come,
+// each on its own goroutine.
+func (c *Clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	due := c.due()
+	c.mu.Unlock()
+	run(due)
+}
+
+// Set moves the clock to t (not backwards) and runs what came due.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	if t.After(c.now) {
+		c.now = t
+	}
+	due := c.due()
+	c.mu.Unlock()
+	run(due)
+}
+
+// AfterFunc runs f on its own goroutine once the clock has moved d past
+// now; stop cancels it and reports whether it had not run yet. With a
+// Step, the clock moves by d at once.
+func (c *Clock) AfterFunc(d time.Duration, f func()) (stop func() bool) {
+	c.mu.Lock()
+	tm := &timer{at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, tm)
+	if c.Step > 0 && tm.at.After(c.now) {
+		c.now = tm.at
+	}
+	due := c.due()
+	c.mu.Unlock()
+	run(due)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if tm.done {
+			return false
+		}
+		tm.done = true
+		return true
+	}
+}
+
+// Pending returns how many AfterFunc functions wait for the clock.
+func (c *Clock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, tm := range c.timers {
+		if !tm.done {
+			n++
+		}
+	}
+	return n
+}
+
+// due takes the timers whose time has come. c.mu is held.
+func (c *Clock) due() []func() {
+	var fs []func()
+	kept := c.timers[:0]
+	for _, tm := range c.timers {
+		switch {
+		case tm.done:
+		case !tm.at.After(c.now):
+			tm.done = true
+			fs = append(fs, tm.f)
+		default:
+			kept = append(kept, tm)
+		}
+	}
+	clear(c.timers[len(kept):])
+	c.timers = kept
+	return fs
+}
+
+func run(fs []func()) {
+	for _, f := range fs {
+		go f()
+	}
+}

@@ -1,0 +1,44 @@
+package trigger
+
+import (
+	"context"
+	"time"
+)
+
+// Clock is the trigger's time: the timestamps it records (claims, sends,
+// settlements), the instants it waits for, the hold of dispatch records
+// (recordDelay) and the intervals of Monitor and Reconcile. Tests inject a
+// clock they move by hand. Two waits stay on the machine's clock because
+// they bound work rather than follow the schedule: the write coalescer's
+// few milliseconds of lingering and a dispatch's wait for a pool slot.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// AfterFunc calls f on its own goroutine once d has passed, unless
+	// stop is called first; stop reports whether it prevented the call.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// wallClock is the machine's clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+
+// sleep waits on c until d has passed or ctx ends, and reports whether d
+// passed.
+func sleep(ctx context.Context, c Clock, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	done := make(chan struct{})
+	stop := c.AfterFunc(d, func() { close(done) })
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		stop()
+		return false
+	}
+}

@@ -1,0 +1,210 @@
+package trigger
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+)
+
+// routable is one running run to dispatch, with its job.
+type routable struct {
+	run      store.Run
+	job      store.Job // zero if the job was deleted
+	override []string  // executors to route among instead of the group's
+}
+
+// routed is one run routed to an executor.
+type routed struct {
+	run     store.Run
+	job     store.Job
+	address string
+	note    string // how it was routed
+}
+
+// dispatchPlan is fires routed and ready to send.
+type dispatchPlan struct {
+	failed []store.Dispatch // fires that cannot be sent, and why
+	sends  []routed
+	ids    []int64 // every run of the fires, extra shards included
+}
+
+// plan routes fires (running runs) and creates the extra shard runs of
+// broadcasts, so that sending them is all that is left.
+func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, error) {
+	var ds []store.Dispatch
+	var sends []routed
+	var shardRuns []store.Run
+	var shardOf []routed        // the template of each extra shard run, in shardRuns order
+	totals := map[int64]int32{} // first runs of broadcasts: their shard totals
+	now := t.clock.Now()
+	sources := map[int64]source{}
+	for _, f := range fires {
+		if f.job.ID == 0 {
+			ds = append(ds, failed(f.run, fmt.Sprintf("job %d was deleted", f.run.JobID), now))
+			continue
+		}
+		src, ok := sources[f.job.GroupID]
+		if !ok {
+			src = t.source(ctx, f.job.GroupID)
+			sources[f.job.GroupID] = src
+		}
+		if src.err == nil && f.override != nil {
+			src = overridden(src, f.override)
+		}
+		if src.err != nil {
+			ds = append(ds, failed(f.run, src.err.Error(), now))
+			continue
+		}
+		pick, err := t.strategies[f.job.RouteStrategy].Pick(forGroup(ctx, f.job.GroupID), f.job.ID, src.addrs)
+		if err != nil {
+			ds = append(ds, failed(f.run, fmt.Sprintf("%v (executors from %s)", err, src.name), now))
+			continue
+		}
+		note := "executors from " + src.name + "; " + pick.Message
+		addrs := pick.Addresses
+		if (f.run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_RETRY || f.run.ShardTotal > 1) && len(addrs) > 1 {
+			// A retry re-runs one shard of a broadcast, and so does a
+			// shard an earlier admin process left unsent (Reconcile):
+			// shard i goes to the i-th executor, or the first if the group
+			// shrank.
+			i := int(f.run.ShardIndex)
+			if i >= len(addrs) {
+				i = 0
+			}
+			addrs = addrs[i : i+1]
+			note += fmt.Sprintf("; shard %d of %d of an earlier fire", f.run.ShardIndex, f.run.ShardTotal)
+		}
+		first := f.run
+		if len(addrs) > 1 {
+			first.ShardTotal = int32(len(addrs))
+			totals[first.ID] = first.ShardTotal
+			for i := 1; i < len(addrs); i++ {
+				r := f.run
+				r.ID, r.ShardIndex, r.ShardTotal = 0, int32(i), int32(len(addrs))
+				shardRuns = append(shardRuns, r)
+				shardOf = append(shardOf, routed{job: f.job, address: addrs[i], note: note})
+			}
+		}
+		sends = append(sends, routed{run: first, job: f.job, address: addrs[0], note: note})
+	}
+	var stored []store.Run
+	if len(shardRuns) > 0 {
+		if err := t.cfg.Store.SetShardTotals(ctx, totals); err != nil {
+			return dispatchPlan{}, err
+		}
+		var err error
+		if stored, err = t.cfg.Store.InsertRuns(ctx, shardRuns); err != nil {
+			return dispatchPlan{}, err
+		}
+		for i, r := range stored {
+			s := shardOf[i]
+			s.run = r
+			sends = append(sends, s)
+		}
+	}
+	ids := make([]int64, 0, len(fires)+len(stored))
+	for _, f := range fires {
+		ids = append(ids, f.run.ID)
+	}
+	for _, r := range stored {
+		ids = append(ids, r.ID)
+	}
+	return dispatchPlan{failed: ds, sends: sends, ids: ids}, nil
+}
+
+// overridden returns the executors of override, a request's addresses, as
+// the source to route among. Each must be one of src's, the group's: the
+// admin sends a run, and its group's token, only to the group's executors.
+func overridden(src source, override []string) source {
+	for _, a := range override {
+		if _, found := slices.BinarySearch(src.addrs, a); !found {
+			return source{err: fmt.Errorf("not sent: %s, an address of the request, is not an executor of %s now", a, src.name)}
+		}
+	}
+	return source{name: "the request's addresses, of " + src.name, addrs: override}
+}
+
+// source is where a group's executors come from.
+type source struct {
+	name  string
+	addrs []string
+	err   error
+}
+
+// sourceTTL bounds how long a group's executors are cached: registrations
+// expire with time, which RoutingVersion does not see.
+const sourceTTL = time.Second
+
+// cachedSource is a group's source as read at a routing version.
+type cachedSource struct {
+	src     source
+	version int64
+	at      time.Time
+}
+
+// source returns where group groupID's executors come from, cached while
+// no group or registration changed, for at most sourceTTL.
+func (t *Trigger) source(ctx context.Context, groupID int64) source {
+	version, now := t.cfg.Store.RoutingVersion(), t.clock.Now()
+	t.sourcesMu.Lock()
+	c, ok := t.sources[groupID]
+	t.sourcesMu.Unlock()
+	if ok && c.version == version && now.Sub(c.at) < sourceTTL {
+		return c.src
+	}
+	src := t.readSource(ctx, groupID)
+	if src.err == nil {
+		t.sourcesMu.Lock()
+		t.sources[groupID] = cachedSource{src: src, version: version, at: now}
+		t.sourcesMu.Unlock()
+	}
+	return src
+}
+
+// readSource reads where group groupID's executors come from.
+func (t *Trigger) readSource(ctx context.Context, groupID int64) source {
+	g, err := t.cfg.Store.Group(ctx, groupID)
+	if err != nil {
+		return source{err: fmt.Errorf("group %d: %w", groupID, err)}
+	}
+	src := source{name: fmt.Sprintf("group %s (%s)", g.AppName, strings.TrimPrefix(g.AddressMode.String(), "ADDRESS_MODE_"))}
+	if src.addrs, err = t.Executors(ctx, g); err != nil {
+		src.err = fmt.Errorf("executors of %s: %w", src.name, err)
+	}
+	return src
+}
+
+// Executors returns the sorted executor addresses of group g: the live
+// registered ones for AUTO, the configured ones for MANUAL.
+func (t *Trigger) Executors(ctx context.Context, g store.Group) ([]string, error) {
+	if g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_MANUAL {
+		addrs := slices.Clone(g.Addresses)
+		slices.Sort(addrs)
+		return slices.Compact(addrs), nil
+	}
+	return t.cfg.Store.Executors(ctx, g.AppName, t.liveSince(t.clock.Now()))
+}
+
+// restartGrace is how long after the admin starts executors are judged by
+// the beats the previous admin process heard: a heartbeat period (30 s)
+// plus a margin. Every live executor has beaten since by then.
+const restartGrace = 45 * time.Second
+
+// liveSince returns the oldest heartbeat at now of an executor that is
+// live: one ExecutorTTL ago, or, during the restartGrace after the admin
+// started, one ExecutorTTL before the last beat the previous admin process
+// heard. Liveness is judged from beats received since the admin came up,
+// never from the admin's own downtime.
+func (t *Trigger) liveSince(now time.Time) time.Time {
+	since := now.Add(-t.cfg.ExecutorTTL)
+	if before := t.cfg.LastBeat.Add(-t.cfg.ExecutorTTL); !t.cfg.LastBeat.IsZero() && now.Before(t.cfg.Started.Add(restartGrace)) && before.Before(since) {
+		since = before
+	}
+	return since
+}

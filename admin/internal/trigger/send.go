@@ -1,0 +1,313 @@
+package trigger
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+
+	"connectrpc.com/connect"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// sendBatch reads the jobs of claimed runs and routes them, then sends the runs
+// of each instant on that instant, except those whose job was stopped
+// since their claim.
+func (t *Trigger) sendBatch(ctx context.Context, cs []claimedRun) error {
+	ids := make([]int64, 0, len(cs))
+	for _, c := range cs {
+		ids = append(ids, c.run.JobID)
+	}
+	jobs, err := t.cfg.Store.JobDefinitions(ctx, ids)
+	if err != nil {
+		return errors.Join(err, t.refuse(ctx, cs, fmt.Sprintf("read the jobs: %v", err)))
+	}
+	byInstant := map[time.Time][]claimedRun{}
+	for _, c := range cs {
+		byInstant[c.at] = append(byInstant[c.at], c)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(byInstant))
+	for at, group := range byInstant {
+		wg.Go(func() { errs <- t.sendAt(ctx, at, group, jobs) })
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		err = errors.Join(err, e)
+	}
+	return err
+}
+
+// sendAt routes claimed runs, waits for instant at, and sends them, except
+// those whose job was stopped since their claim: those are settled SKIPPED.
+func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, jobs map[int64]store.Job) error {
+	seqs := make(map[int64]uint64, len(cs)) // by job: the stop sequence before its earliest claim here
+	for _, c := range cs {
+		if s, ok := seqs[c.run.JobID]; !ok || c.stopSeq < s {
+			seqs[c.run.JobID] = c.stopSeq
+		}
+	}
+	var skipped []store.Result
+	skip := func(r store.Run) {
+		skipped = append(skipped, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+			Message: "the job was stopped or deleted before this fire's instant; not dispatched", FinishedAt: t.clock.Now()})
+	}
+	fires := make([]routable, 0, len(cs))
+	for _, c := range cs {
+		job, ok := jobs[c.run.JobID]
+		if !ok && t.cfg.Store.StoppedSince(c.run.JobID, c.stopSeq) {
+			skip(c.run) // deleted since the claim
+			continue
+		}
+		fires = append(fires, routable{run: c.run, job: job})
+	}
+	p, err := t.plan(ctx, fires)
+	if err != nil {
+		return err
+	}
+	calls := t.calls(p.sends)                  // everything but the calls themselves, before the instant
+	sleep(ctx, t.clock, at.Sub(t.clock.Now())) // and on ctx's end, send: the calls fail and are recorded
+	for i, c := range calls {
+		calls[i] = c.without(func(s routed) bool {
+			if !t.cfg.Store.StoppedSince(s.job.ID, seqs[s.job.ID]) {
+				return false
+			}
+			skip(s.run)
+			return true
+		})
+	}
+	err = t.record(ctx, append(p.failed, t.sendHeld(ctx, calls)...)...)
+	if len(skipped) > 0 {
+		err = errors.Join(err, t.Settle(ctx, skipped))
+	}
+	return err
+}
+
+// call is the runs of one call to one executor (Run for one run, RunBatch
+// for more, or one Run per run to an executor that does not serve
+// RunBatch), ready to send: requests built and dispatch records written.
+type call struct {
+	address string
+	group   int64  // the group of every run of the call, whose token it carries
+	db      string // the database ID every request carries
+	sends   []routed
+	reqs    []*carillonv1.RunRequest
+	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds
+}
+
+// calls groups sends by executor, one call each, and prepares the calls:
+// a scheduled fire's are prepared before its instant, so that on the
+// instant only the calls are left to make.
+func (t *Trigger) calls(sends []routed) []*call {
+	type key struct {
+		address string
+		group   int64
+	}
+	byAddr := map[key]*call{}
+	var calls []*call
+	for _, s := range sends {
+		k := key{s.address, s.job.GroupID}
+		c := byAddr[k]
+		if c == nil {
+			c = &call{address: s.address, group: s.job.GroupID, db: t.cfg.Store.DatabaseID()}
+			byAddr[k] = c
+			calls = append(calls, c)
+		}
+		c.sends = append(c.sends, s)
+	}
+	for _, c := range calls {
+		c.prepare()
+	}
+	return calls
+}
+
+// prepare builds c's requests and dispatch records from its sends.
+func (c *call) prepare() {
+	c.reqs = make([]*carillonv1.RunRequest, len(c.sends))
+	c.ds = make([]store.Dispatch, len(c.sends))
+	for i, s := range c.sends {
+		c.reqs[i] = runRequest(s.job, s.run, c.db)
+		c.ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: c.address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
+			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d; sent to %s (%d runs in the call)",
+				s.note, s.run.ShardIndex, s.run.ShardTotal, c.address, len(c.sends))}
+	}
+}
+
+// without returns c without the sends for which drop is true.
+func (c *call) without(drop func(routed) bool) *call {
+	kept := slices.DeleteFunc(slices.Clone(c.sends), drop)
+	if len(kept) == len(c.sends) {
+		return c
+	}
+	out := &call{address: c.address, group: c.group, db: c.db, sends: kept}
+	out.prepare()
+	return out
+}
+
+// sendNow makes calls, all executors at once, and returns every run's
+// dispatch outcome, to be recorded: a manual run's, whose caller waits for
+// its record.
+func (t *Trigger) sendNow(ctx context.Context, calls []*call) []store.Dispatch {
+	return t.eachCall(calls, func(c *call) []store.Dispatch {
+		t.makeCall(ctx, c, nil)
+		return c.ds
+	})
+}
+
+// sendHeld makes calls, all executors at once, and returns the dispatch
+// outcomes of the runs that failed. The successful ones are held
+// (deferredRecords) until their results take them: each call's dispatches
+// are held before it is made, so that a result coming back at once finds
+// its dispatch.
+func (t *Trigger) sendHeld(ctx context.Context, calls []*call) []store.Dispatch {
+	return t.eachCall(calls, func(c *call) []store.Dispatch {
+		errs := t.makeCall(ctx, c, func(ds []store.Dispatch) { t.deferred.hold(slices.Clone(ds)) })
+		var failed []store.Dispatch
+		for i := range c.ds {
+			d := &c.ds[i]
+			if errs[i] == nil {
+				t.deferred.update(d.RunID, func(h *store.Dispatch) { h.TriggerMessage = d.TriggerMessage })
+				continue
+			}
+			t.deferred.release(d.RunID)
+			failed = append(failed, *d)
+		}
+		return failed
+	})
+}
+
+// eachCall runs fn for each call with runs, concurrently, and returns
+// what they return.
+func (t *Trigger) eachCall(calls []*call, fn func(c *call) []store.Dispatch) []store.Dispatch {
+	var mu sync.Mutex
+	var ds []store.Dispatch
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		if len(c.sends) == 0 {
+			continue
+		}
+		wg.Go(func() {
+			out := fn(c)
+			mu.Lock()
+			ds = append(ds, out...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return ds
+}
+
+// makeCall makes call c and completes its dispatch records (c.ds): when
+// the runs were sent, how long the call took, and for each run that failed
+// the executor's refusal. It returns each run's error, nil if accepted.
+// before, if not nil, sees the records just before the call is made.
+func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.Dispatch)) []error {
+	// The runs are sent now: a run sent in another millisecond than the
+	// triggered_at its claim stored (sent late, or a manual run routed
+	// slowly) records when it really was.
+	start := t.clock.Now()
+	for i, s := range c.sends {
+		if start.UnixMilli() != s.run.TriggeredAt.UnixMilli() {
+			c.ds[i].TriggeredAt = start
+		}
+	}
+	if before != nil {
+		before(c.ds)
+	}
+	ctx, cancel := context.WithTimeout(forGroup(ctx, c.group), t.cfg.DispatchTimeout)
+	defer cancel()
+	outcomes := make([]error, len(c.reqs))
+	var callErr error
+	switch {
+	case len(c.reqs) == 1:
+		_, callErr = t.executors.client(c.address).Run(ctx, c.reqs[0])
+	case t.executors.batchless(c.address, start):
+		t.runEach(ctx, c, outcomes)
+	default:
+		var res *carillonv1.RunBatchResponse
+		res, callErr = t.executors.client(c.address).RunBatch(ctx, &carillonv1.RunBatchRequest{Runs: c.reqs})
+		if connect.CodeOf(callErr) == connect.CodeUnimplemented {
+			// An executor written to the first contract, or in another
+			// language, serves Run only: send each run on its own, and
+			// those of its next batches too.
+			t.cfg.Logger.Info("trigger: executor does not serve RunBatch; sending its runs one by one", "executor", c.address)
+			t.executors.setBatchless(c.address, start)
+			res, callErr = nil, nil
+			t.runEach(ctx, c, outcomes)
+			break
+		}
+		if callErr == nil && len(res.Outcomes) != len(c.reqs) {
+			callErr = fmt.Errorf("RunBatch answered %d outcomes for %d runs", len(res.Outcomes), len(c.reqs))
+		}
+		for i, o := range res.GetOutcomes() {
+			if o.Code != "" && i < len(outcomes) {
+				outcomes[i] = fmt.Errorf("%s: %s", o.Code, o.Message)
+			}
+		}
+	}
+	took := t.clock.Now().Sub(start).Round(time.Microsecond)
+	tookNote := fmt.Sprintf("; the call took %s", took)
+	for i, s := range c.sends {
+		t.slowJobs.observe(s.job.ID, took, start)
+		d := &c.ds[i]
+		d.TriggerMessage += tookNote
+		outcomes[i] = cmp.Or(callErr, outcomes[i])
+		if outcomes[i] == nil {
+			continue
+		}
+		d.Failed, d.FinishedAt = true, t.clock.Now()
+		d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", c.address, describe(outcomes[i]))
+		d.TriggerMessage += "; failed"
+	}
+	return outcomes
+}
+
+// runEachMax bounds the concurrent Run calls to one executor that does not
+// serve RunBatch.
+const runEachMax = 16
+
+// runEach sends c's runs with one Run call each, at most runEachMax at a
+// time, and sets each run's outcome.
+func (t *Trigger) runEach(ctx context.Context, c *call, outcomes []error) {
+	client := t.executors.client(c.address)
+	sem := make(chan struct{}, runEachMax)
+	var wg sync.WaitGroup
+	for i, req := range c.reqs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_, outcomes[i] = client.Run(ctx, req)
+		})
+	}
+	wg.Wait()
+}
+
+// runRequest is the request that sends run of job, from the database
+// with ID db.
+func runRequest(job store.Job, run store.Run, db string) *carillonv1.RunRequest {
+	req := &carillonv1.RunRequest{
+		RunId: run.ID, JobId: job.ID, Handler: job.Handler, Param: run.Param, BlockStrategy: job.BlockStrategy,
+		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
+		ScheduledAt: timestamppb.New(run.ScheduledAt), DatabaseId: db,
+	}
+	if job.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
+		req.Script = &carillonv1.Script{Type: job.ScriptType, Source: job.ScriptSource, UpdatedAt: timestamppb.New(job.ScriptUpdatedAt)}
+	}
+	return req
+}
+
+// describe turns a Connect error into words a person can act on.
+func describe(err error) string {
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("%s: %s", ce.Code(), ce.Message())
+	}
+	return err.Error()
+}

@@ -1,0 +1,50 @@
+package trigger
+
+import (
+	"context"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+)
+
+// Settle records results of running runs (see store.SettleRuns), with
+// their dispatches when those were not recorded yet, and hands the retries
+// and child runs it creates to the scheduler. Results that arrive together
+// are settled in one transaction.
+func (t *Trigger) Settle(ctx context.Context, results []store.Result) error {
+	results, taken := t.deferred.attach(results)
+	select {
+	case err := <-t.resultWrites.add(results):
+		if err != nil && len(taken) > 0 {
+			t.deferred.hold(taken) // the executor will report again
+		}
+		return err
+	case <-ctx.Done():
+		return ctx.Err() // the results may still be settled; repeating them is harmless
+	}
+}
+
+// settleNow settles results in one transaction.
+func (t *Trigger) settleNow(results []store.Result) error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	settled, err := t.cfg.Store.SettleRuns(ctx, t.cfg.FollowUp, results)
+	if err != nil {
+		return err
+	}
+	t.followUp(settled)
+	return nil
+}
+
+// followUp logs settled runs and queues their follow-ups.
+func (t *Trigger) followUp(s store.Settled) {
+	for _, r := range s.Runs {
+		t.cfg.Logger.Info("run finished", "run", r.ID, "job", r.JobID, "status", r.Status.String(),
+			"attempt", r.Attempt, "executor", r.ExecutorAddress, "message", r.Message)
+	}
+	if len(s.FollowUps) > 0 {
+		t.cfg.Queue.Enqueue(s.FollowUps...)
+	}
+	if s.Rescheduled {
+		t.cfg.Queue.Wake()
+	}
+}
