@@ -6,96 +6,102 @@ import (
 	"slices"
 	"strconv"
 
+	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// The List RPCs of a MEMBER show only the groups granted to them. The
-// scoped services wrap the plain ones: for a caller who may read every
-// group they change nothing; for a MEMBER who names no group they list each
-// granted group and merge the pages, so paging stays exact.
+// scopeFunc calls a List RPC's handler, next, for caller p so that it
+// shows only the groups p may read: for a caller who may read every group
+// it changes nothing; for a MEMBER who names no group it lists each
+// granted group and merges the pages, so paging stays exact.
+type scopeFunc func(ctx context.Context, p *auth.Principal, req connect.AnyRequest, next connect.UnaryFunc) (connect.AnyResponse, error)
 
-// scopedGroupService filters ListGroups.
-type scopedGroupService struct{ groupService }
-
-func (s scopedGroupService) ListGroups(ctx context.Context, req *carillonv1.ListGroupsRequest) (*carillonv1.ListGroupsResponse, error) {
-	res, err := s.groupService.ListGroups(ctx, req)
+// scopeListGroups drops the groups p may not read.
+func scopeListGroups(ctx context.Context, p *auth.Principal, req connect.AnyRequest, next connect.UnaryFunc) (connect.AnyResponse, error) {
+	res, err := next(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	p := auth.FromContext(ctx)
-	res.Groups = slices.DeleteFunc(res.Groups, func(g *carillonv1.Group) bool { return !p.CanRead(g.Id) })
+	out := res.Any().(*carillonv1.ListGroupsResponse)
+	out.Groups = slices.DeleteFunc(out.Groups, func(g *carillonv1.Group) bool { return !p.CanRead(g.Id) })
 	return res, nil
 }
 
-// scopedJobService scopes ListJobs.
-type scopedJobService struct{ jobService }
-
-func (s scopedJobService) ListJobs(ctx context.Context, req *carillonv1.ListJobsRequest) (*carillonv1.ListJobsResponse, error) {
-	all, groups := auth.FromContext(ctx).ReadScope()
-	if all || req.GroupId != 0 { // a named group was checked by the rule
-		return s.jobService.ListJobs(ctx, req)
+// scopeListJobs lists the jobs of p's groups, by id.
+func scopeListJobs(ctx context.Context, p *auth.Principal, req connect.AnyRequest, next connect.UnaryFunc) (connect.AnyResponse, error) {
+	r := req.Any().(*carillonv1.ListJobsRequest)
+	all, groups := p.ReadScope()
+	if all || r.GroupId != 0 { // a named group was checked by the row's check
+		return next(ctx, req)
 	}
-	size, err := pageSize(req.PageSize)
+	jobs, more, err := perGroup(ctx, groups, r, r.PageSize, next,
+		func(sub *carillonv1.ListJobsRequest, g int64) { sub.GroupId = g },
+		func(res *carillonv1.ListJobsResponse) ([]*carillonv1.Job, bool) {
+			return res.Jobs, res.NextPageToken != ""
+		},
+		func(a, b *carillonv1.Job) int { return cmp.Compare(a.Id, b.Id) })
 	if err != nil {
 		return nil, err
 	}
-	var jobs []*carillonv1.Job
-	more := false
-	for _, g := range groups {
-		sub := proto.CloneOf(req)
-		sub.GroupId = g
-		res, err := s.jobService.ListJobs(ctx, sub)
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, res.Jobs...)
-		more = more || res.NextPageToken != ""
+	out := &carillonv1.ListJobsResponse{Jobs: jobs}
+	if more {
+		out.NextPageToken = strconv.FormatInt(jobs[len(jobs)-1].Id, 10)
 	}
-	slices.SortFunc(jobs, func(a, b *carillonv1.Job) int { return cmp.Compare(a.Id, b.Id) })
-	res := &carillonv1.ListJobsResponse{Jobs: jobs}
-	if len(jobs) > size {
-		res.Jobs, more = jobs[:size], true
-	}
-	if more && len(res.Jobs) > 0 {
-		res.NextPageToken = strconv.FormatInt(res.Jobs[len(res.Jobs)-1].Id, 10)
-	}
-	return res, nil
+	return connect.NewResponse(out), nil
 }
 
-// scopedRunService scopes ListRuns.
-type scopedRunService struct{ runService }
-
-func (s scopedRunService) ListRuns(ctx context.Context, req *carillonv1.ListRunsRequest) (*carillonv1.ListRunsResponse, error) {
-	all, groups := auth.FromContext(ctx).ReadScope()
-	if all || req.GroupId != 0 {
-		return s.runService.ListRuns(ctx, req)
+// scopeListRuns lists the runs of p's groups, newest first.
+func scopeListRuns(ctx context.Context, p *auth.Principal, req connect.AnyRequest, next connect.UnaryFunc) (connect.AnyResponse, error) {
+	r := req.Any().(*carillonv1.ListRunsRequest)
+	all, groups := p.ReadScope()
+	if all || r.GroupId != 0 {
+		return next(ctx, req)
 	}
-	size, err := pageSize(req.PageSize)
+	runs, more, err := perGroup(ctx, groups, r, r.PageSize, next,
+		func(sub *carillonv1.ListRunsRequest, g int64) { sub.GroupId = g },
+		func(res *carillonv1.ListRunsResponse) ([]*carillonv1.Run, bool) {
+			return res.Runs, res.NextPageToken != ""
+		},
+		func(a, b *carillonv1.Run) int { return cmp.Compare(b.Id, a.Id) })
 	if err != nil {
 		return nil, err
 	}
-	var runs []*carillonv1.Run
-	more := false
+	out := &carillonv1.ListRunsResponse{Runs: runs}
+	if more {
+		out.NextPageToken = strconv.FormatInt(runs[len(runs)-1].Id, 10)
+	}
+	return connect.NewResponse(out), nil
+}
+
+// perGroup calls next once per group with req narrowed to it (setGroup),
+// merges the items in order (compare) and cuts them to one page; more says
+// another page follows.
+func perGroup[R any, Req interface {
+	*R
+	proto.Message
+}, Res any, Item any](ctx context.Context, groups []int64, req Req, size32 int32, next connect.UnaryFunc,
+	setGroup func(Req, int64), items func(Res) ([]Item, bool), compare func(a, b Item) int) (page []Item, more bool, err error) {
+	size, err := pageSize(size32)
+	if err != nil {
+		return nil, false, err
+	}
 	for _, g := range groups {
 		sub := proto.CloneOf(req)
-		sub.GroupId = g
-		res, err := s.runService.ListRuns(ctx, sub)
+		setGroup(sub, g)
+		res, err := next(ctx, connect.NewRequest((*R)(sub)))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		runs = append(runs, res.Runs...)
-		more = more || res.NextPageToken != ""
+		got, m := items(res.Any().(Res))
+		page = append(page, got...)
+		more = more || m
 	}
-	slices.SortFunc(runs, func(a, b *carillonv1.Run) int { return cmp.Compare(b.Id, a.Id) }) // newest first
-	res := &carillonv1.ListRunsResponse{Runs: runs}
-	if len(runs) > size {
-		res.Runs, more = runs[:size], true
+	slices.SortFunc(page, compare)
+	if len(page) > size {
+		page, more = page[:size], true
 	}
-	if more && len(res.Runs) > 0 {
-		res.NextPageToken = strconv.FormatInt(res.Runs[len(res.Runs)-1].Id, 10)
-	}
-	return res, nil
+	return page, more && len(page) > 0, nil
 }

@@ -116,7 +116,7 @@ const compressMinBytes = 4 << 10
 // gRPC-Web protocols, and GET /healthz (200 while the process serves) and
 // GET /readyz (200 when Config.ReadyFunc says ready, else 503 with the
 // reason). RegistryService takes the executor token; every other Carillon
-// service a user credential (auth.go); health, /healthz, /readyz and
+// service a user credential (authn.go, rpcs.go); health, /healthz, /readyz and
 // reflection are open. gRPC health answers NOT_SERVING when not ready.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -126,9 +126,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(carillonv1connect.NewRegistryServiceHandler(registryService{s}, registryOpts...))
 	mgmt := append([]connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
 		cappedGzipOption(MaxRequestBytes), connect.WithInterceptors(s.reads, authInterceptor{s})}, strictJSONCodecs()...)
-	mux.Handle(carillonv1connect.NewGroupServiceHandler(scopedGroupService{groupService{s}}, mgmt...))
-	mux.Handle(carillonv1connect.NewJobServiceHandler(scopedJobService{jobService{s}}, mgmt...))
-	mux.Handle(carillonv1connect.NewRunServiceHandler(scopedRunService{runService{s}}, mgmt...))
+	mux.Handle(carillonv1connect.NewGroupServiceHandler(groupService{s}, mgmt...))
+	mux.Handle(carillonv1connect.NewJobServiceHandler(jobService{s}, mgmt...))
+	mux.Handle(carillonv1connect.NewRunServiceHandler(runService{s}, mgmt...))
 	mux.Handle(carillonv1connect.NewReportServiceHandler(reportService{s}, mgmt...))
 	mux.Handle(carillonv1connect.NewUserServiceHandler(userService{s}, mgmt...))
 	services := []string{

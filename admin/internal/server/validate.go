@@ -1,13 +1,10 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"unicode"
 	"unicode/utf8"
-
-	"connectrpc.com/connect"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -45,181 +42,6 @@ const (
 // usernamePattern: 3 to 64 letters, digits, '.', '_', '@' or '-', starting
 // with a letter or digit.
 var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{2,63}$`)
-
-// validate checks the shape of a request: ids, lengths, counts and ranges,
-// so that bad input is invalid_argument naming the field and the rule, and
-// changes nothing.
-func validate(req any) error {
-	switch r := req.(type) {
-	case *carillonv1.CreateGroupRequest:
-		return checkGroupLimits(r.Group)
-	case *carillonv1.GetGroupRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.UpdateGroupRequest:
-		if r.Group == nil {
-			return invalid("group", "required")
-		}
-		if err := positiveID("group.id", r.Group.Id); err != nil {
-			return err
-		}
-		return checkGroupLimits(r.Group)
-	case *carillonv1.DeleteGroupRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.UnlockUserRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.RotateGroupTokenRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.ClearGroupTokenRequest:
-		return positiveID("id", r.Id)
-
-	case *carillonv1.CreateJobRequest:
-		return checkJobLimits(r.Job)
-	case *carillonv1.GetJobRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.ListJobsRequest:
-		if r.GroupId < 0 {
-			return invalid("group_id", "must be 0 (every group) or a group id, got %d", r.GroupId)
-		}
-		if err := maxLen("handler", r.Handler, maxShortText); err != nil {
-			return err
-		}
-		return maxLen("text", r.Text, maxShortText)
-	case *carillonv1.UpdateJobRequest:
-		if r.Job == nil {
-			return invalid("job", "required")
-		}
-		if err := positiveID("job.id", r.Job.Id); err != nil {
-			return err
-		}
-		return checkJobLimits(r.Job)
-	case *carillonv1.DeleteJobRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.StartJobRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.StopJobRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.TriggerJobRequest:
-		if err := positiveID("job_id", r.JobId); err != nil {
-			return err
-		}
-		if err := maxLen("param", r.GetParam(), maxParam); err != nil {
-			return err
-		}
-		if err := checkText("param", r.GetParam(), true); err != nil {
-			return err
-		}
-		return checkAddresses("addresses", r.Addresses)
-	case *carillonv1.PreviewScheduleRequest:
-		return checkScheduleLimits("schedule", r.Schedule)
-
-	case *carillonv1.ListRunsRequest:
-		if r.JobId < 0 {
-			return invalid("job_id", "must be 0 (every job) or a job id, got %d", r.JobId)
-		}
-		if r.GroupId < 0 {
-			return invalid("group_id", "must be 0 (every group) or a group id, got %d", r.GroupId)
-		}
-	case *carillonv1.GetRunRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.ReadRunLogRequest:
-		return positiveID("run_id", r.RunId)
-	case *carillonv1.KillRunRequest:
-		return positiveID("run_id", r.RunId)
-	case *carillonv1.DeleteRunsRequest:
-		if r.JobId < 0 {
-			return invalid("job_id", "must be 0 (every job) or a job id, got %d", r.JobId)
-		}
-		if r.GroupId < 0 {
-			return invalid("group_id", "must be 0 (every group) or a group id, got %d", r.GroupId)
-		}
-
-	case *carillonv1.GetDashboardRequest:
-		if r.From != nil && r.To != nil && r.From.AsTime().After(r.To.AsTime()) {
-			return invalid("from", "must not be after to")
-		}
-
-	case *carillonv1.RegisterRequest:
-		return maxLen("address", r.Address, maxURLLen)
-	case *carillonv1.DeregisterRequest:
-		return maxLen("address", r.Address, maxURLLen)
-	case *carillonv1.ReportResultsRequest:
-		if len(r.Results) > maxResults {
-			return invalid("results", "at most %d per batch, got %d", maxResults, len(r.Results))
-		}
-
-	case *carillonv1.LoginRequest:
-		if r.Username == "" {
-			return invalid("username", "required")
-		}
-		if err := maxLen("username", r.Username, maxUsername); err != nil {
-			return err
-		}
-		if r.Password == "" {
-			return invalid("password", "required")
-		}
-		return maxLen("password", r.Password, 1024)
-	case *carillonv1.ChangePasswordRequest:
-		if r.OldPassword == "" {
-			return invalid("old_password", "required")
-		}
-		return checkPassword("new_password", r.NewPassword)
-	case *carillonv1.CreateUserRequest:
-		if r.User == nil {
-			return invalid("user", "required")
-		}
-		if !usernamePattern.MatchString(r.User.Username) {
-			return invalid("user.username", "must be 3 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit, got %q", r.User.Username)
-		}
-		if err := checkUserLimits(r.User); err != nil {
-			return err
-		}
-		return checkPassword("password", r.Password)
-	case *carillonv1.GetUserRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.UpdateUserRequest:
-		if r.User == nil {
-			return invalid("user", "required")
-		}
-		if err := positiveID("user.id", r.User.Id); err != nil {
-			return err
-		}
-		if err := checkUserLimits(r.User); err != nil {
-			return err
-		}
-		if r.Password != "" {
-			return checkPassword("password", r.Password)
-		}
-	case *carillonv1.DeleteUserRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.CreateApiTokenRequest:
-		if r.Name == "" {
-			return invalid("name", "required: say what the token is for, e.g. \"ci\"")
-		}
-		if err := maxLen("name", r.Name, maxTokenName); err != nil {
-			return err
-		}
-		if r.ExpiresInSeconds < 0 || r.ExpiresInSeconds > maxTokenTTL {
-			return invalid("expires_in_seconds", "must be between 0 (never) and %d (10 years), got %d", maxTokenTTL, r.ExpiresInSeconds)
-		}
-	case *carillonv1.ListApiTokensRequest:
-		if r.UserId < 0 {
-			return invalid("user_id", "must be 0 (yours) or a user id, got %d", r.UserId)
-		}
-	case *carillonv1.RevokeApiTokenRequest:
-		return positiveID("id", r.Id)
-	case *carillonv1.ListAuditLogRequest:
-		if err := maxLen("username", r.Username, maxAuditQuery); err != nil {
-			return err
-		}
-		if err := maxLen("action", r.Action, maxAuditQuery); err != nil {
-			return err
-		}
-		if r.From != nil && r.To != nil && !r.From.AsTime().Before(r.To.AsTime()) {
-			return invalid("to", "must be after from")
-		}
-	}
-	return nil
-}
 
 func positiveID(field string, id int64) error {
 	if id <= 0 {
@@ -368,17 +190,4 @@ func checkPassword(field, pw string) error {
 		return invalid(field, "must be %d to %d bytes, got %d", auth.PasswordMinLen, auth.PasswordMaxLen, len(pw))
 	}
 	return nil
-}
-
-// validateInterceptor runs validate for services without the auth
-// interceptor (RegistryService).
-func validateInterceptor() connect.UnaryInterceptorFunc {
-	return func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			if err := validate(req.Any()); err != nil {
-				return nil, err
-			}
-			return next(ctx, req)
-		}
-	}
 }
