@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 	"sync"
+	"time"
 )
 
 // AuditPending is the audit entry of a management call in progress. Made
@@ -87,4 +90,82 @@ func (s *Store) CompleteAudit(ctx context.Context, p *AuditPending, complete fun
 			e.Target, e.UserID, e.Username, id)
 		return err
 	})
+}
+
+// AuditEntry records one management change.
+type AuditEntry struct {
+	ID       int64
+	At       time.Time
+	UserID   int64
+	Username string
+	// Action is the RPC, e.g. "JobService.UpdateJob".
+	Action string
+	// Target is what it changed, e.g. "job 7".
+	Target string
+	// Detail is the request as JSON, without secrets.
+	Detail string
+	Peer   string
+}
+
+// AddAudit appends e to the audit log.
+func (s *Store) AddAudit(ctx context.Context, e AuditEntry) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			millis(e.At), e.UserID, e.Username, e.Action, e.Target, e.Detail, e.Peer)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: add audit entry: %w", err)
+	}
+	return nil
+}
+
+// AuditFilter selects audit entries. Zero fields select everything.
+type AuditFilter struct {
+	Username string
+	Action   string
+	// From <= at < To.
+	From, To time.Time
+	// BeforeID pages: only entries with a smaller ID.
+	BeforeID int64
+	Limit    int
+}
+
+// AuditLog returns the entries f selects, newest first.
+func (s *Store) AuditLog(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+	where, args := []string{"1 = 1"}, []any{}
+	add := func(cond string, arg any) { where, args = append(where, cond), append(args, arg) }
+	if f.BeforeID > 0 {
+		add("id < ?", f.BeforeID)
+	}
+	if f.Username != "" {
+		add("username = ? COLLATE NOCASE", f.Username)
+	}
+	if f.Action != "" {
+		add("action = ?", f.Action)
+	}
+	if !f.From.IsZero() {
+		add("at >= ?", f.From.UnixMilli())
+	}
+	if !f.To.IsZero() {
+		add("at < ?", f.To.UnixMilli())
+	}
+	args = append(args, cmpLimit(f.Limit))
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, at, user_id, username, action, target, detail, peer FROM audit_log WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: audit log: %w", err)
+	}
+	defer rows.Close()
+	var es []AuditEntry
+	for rows.Next() {
+		var e AuditEntry
+		var at sql.NullInt64
+		if err := rows.Scan(&e.ID, &at, &e.UserID, &e.Username, &e.Action, &e.Target, &e.Detail, &e.Peer); err != nil {
+			return nil, fmt.Errorf("store: audit log: %w", err)
+		}
+		e.At = fromMillis(at)
+		es = append(es, e)
+	}
+	return es, rows.Err()
 }
