@@ -127,6 +127,7 @@ func startExecutor(t *testing.T, adminURL, app string, setup ...func(*sdk.Execut
 }
 
 func testLogger(t testing.TB) *slog.Logger {
+	t.Helper()
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}

@@ -75,6 +75,7 @@ func BenchmarkRun(b *testing.B) {
 // spool and reporter to an admin that takes them at once; delivered
 // counts them, and done shuts everything down.
 func newBenchExecutor(b *testing.B) (d *dispatcher, delivered *atomic.Int64, done func()) {
+	b.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sp, err := openSpool(b.TempDir(), logger)
 	if err != nil {

@@ -65,22 +65,27 @@ func TestLogSegmentDamage(t *testing.T) {
 		want   string // "intact", "damaged" or "lost"
 	}{
 		{"FlippedByteInTheLog", func(t *testing.T, seg []byte, body int) []byte {
+			t.Helper()
 			seg[body+30] ^= 0x20
 			return seg
 		}, "damaged"},
 		{"LongerLength", func(t *testing.T, seg []byte, body int) []byte {
+			t.Helper()
 			i, _ := headerField(t, seg, body, 2)
 			seg[i] = '9' // 1xx bytes: several records more
 			return seg
 		}, "damaged"},
 		{"TruncatedLength", func(t *testing.T, seg []byte, body int) []byte {
+			t.Helper()
 			_, j := headerField(t, seg, body, 2)
 			return append(seg[:j-1:j-1], seg[j:]...)
 		}, "damaged"},
 		{"GarbageInTheLog", func(t *testing.T, seg []byte, body int) []byte {
+			t.Helper()
 			return slicesInsert(seg, body+20, []byte("\x00\xffgarbage\n#carillon-log 4 5\n"))
 		}, "damaged"},
 		{"BytesCutFromTheLog", func(t *testing.T, seg []byte, body int) []byte {
+			t.Helper()
 			return append(seg[:body+10:body+10], seg[body+50:]...)
 		}, "damaged"},
 		{"GarbageAfterTheRecord", func(t *testing.T, seg []byte, body int) []byte {

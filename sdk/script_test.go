@@ -124,6 +124,7 @@ func TestScript(t *testing.T) {
 		want    carillonv1.RunStatus
 	}{
 		{"KillEndsProcessGroup", 0, func(t *testing.T, b *testBundle) {
+			t.Helper()
 			if _, err := b.ex.Client.Kill(t.Context(), &carillonv1.KillRequest{JobId: 1}); err != nil {
 				t.Fatal(err)
 			}

@@ -92,6 +92,7 @@ func TestGolden(t *testing.T) {
 }
 
 func checkGolden(t *testing.T, c goldenCase) {
+	t.Helper()
 	loc, err := time.LoadLocation(c.zone)
 	if err != nil {
 		t.Fatal(err)

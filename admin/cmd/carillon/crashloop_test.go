@@ -448,6 +448,7 @@ func checkCrashLoop(t *testing.T, seed uint64, db string, ex *executions, end ti
 // port below the range the system hands out for outgoing connections: while
 // the admin is down, no executor's connection can take its port.
 func freeAddr(t *testing.T) string {
+	t.Helper()
 	low := 32768
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
 		if f := strings.Fields(string(b)); len(f) == 2 {

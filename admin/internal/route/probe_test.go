@@ -311,6 +311,7 @@ func TestBusyover(t *testing.T) {
 
 // testInterrupted checks that a probing strategy stops when its context ends.
 func testInterrupted(t *testing.T, name, verb string, strategy func(route.Prober) route.Strategy) {
+	t.Helper()
 	t.Run("CanceledWhileProbing", func(t *testing.T) {
 		t.Parallel()
 

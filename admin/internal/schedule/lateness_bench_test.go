@@ -68,6 +68,7 @@ type fireKey struct {
 }
 
 func runLateness(b *testing.B, n int, spread bool) latenessResult {
+	b.Helper()
 	b.StopTimer()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "carillon.db"))

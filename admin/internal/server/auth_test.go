@@ -143,6 +143,7 @@ func TestPermissionMatrix(t *testing.T) {
 		call    func(t *testing.T, c mgmt) error
 	}{
 		{"GroupService.CreateGroup", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: f.name("g")}})
 			return err
 		}},
@@ -160,6 +161,7 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"GroupService.RotateGroupToken", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.group.RotateGroupToken(ctx, &carillonv1.RotateGroupTokenRequest{Id: f.groupA})
 			return err
 		}},
@@ -176,16 +178,19 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"JobService.CreateJob", writeA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.job.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{GroupId: f.groupA, Description: "d", Handler: "h",
 				Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}}})
 			return err
 		}},
 		{"JobService.CreateJob/ChildInGroupB", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.job.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{GroupId: f.groupA, Description: "d", Handler: "h",
 				ChildJobIds: []int64{f.jobB}, Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}}})
 			return err
 		}},
 		{"JobService.GetJob", readA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.job.GetJob(ctx, &carillonv1.GetJobRequest{Id: f.jobA})
 			return err
 		}},
@@ -199,12 +204,14 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"JobService.UpdateJob/MoveToGroupB", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			j := f.newJob(t, f.groupA)
 			_, err := c.job.UpdateJob(ctx, &carillonv1.UpdateJobRequest{Job: &carillonv1.Job{Id: j, GroupId: f.groupB},
 				UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"group_id"}}})
 			return err
 		}},
 		{"JobService.DeleteJob", writeA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.job.DeleteJob(ctx, &carillonv1.DeleteJobRequest{Id: f.newJob(t, f.groupA)})
 			return err
 		}},
@@ -226,6 +233,7 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"RunService.ListRuns/GroupA", readA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.run.ListRuns(ctx, &carillonv1.ListRunsRequest{GroupId: f.groupA})
 			return err
 		}},
@@ -276,6 +284,7 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"UserService.Logout", all, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.user.Logout(ctx, &carillonv1.LogoutRequest{})
 			if connect.CodeOf(err) == connect.CodeFailedPrecondition {
 				return nil // an API token is not a session: allowed, and told so
@@ -283,11 +292,13 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"UserService.CreateUser", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.user.CreateUser(ctx, &carillonv1.CreateUserRequest{
 				User: &carillonv1.User{Username: f.name("user"), Role: carillonv1.Role_ROLE_VIEWER}, Password: "long enough"})
 			return err
 		}},
 		{"UserService.GetUser", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.user.GetUser(ctx, &carillonv1.GetUserRequest{Id: 1})
 			return err
 		}},
@@ -310,6 +321,7 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"UserService.DeleteUser", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			u, err := adm.user.CreateUser(ctx, &carillonv1.CreateUserRequest{
 				User: &carillonv1.User{Username: f.name("del"), Role: carillonv1.Role_ROLE_VIEWER}, Password: "long enough"})
 			if err != nil {
@@ -319,6 +331,7 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"UserService.CreateApiToken", all, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.user.CreateApiToken(ctx, &carillonv1.CreateApiTokenRequest{Name: f.name("tok")})
 			return err
 		}},
@@ -339,6 +352,7 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"UserService.RevokeApiToken/Others", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			tok, err := other.user.CreateApiToken(ctx, &carillonv1.CreateApiTokenRequest{Name: f.name("theirs")})
 			if err != nil {
 				t.Fatal(err)
@@ -347,6 +361,7 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"UserService.ListAuditLog", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.user.ListAuditLog(ctx, &carillonv1.ListAuditLogRequest{})
 			return err
 		}},

@@ -69,6 +69,7 @@ func pendingRuns(b *testing.B, s *store.Store, j store.Job, n int, status carill
 }
 
 func reportRows(b *testing.B, rows int) {
+	b.Helper()
 	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 }
 

@@ -30,6 +30,7 @@ func BenchmarkFire(b *testing.B) { benchmarkFire(b, 0) }
 func BenchmarkFireLate(b *testing.B) { benchmarkFire(b, 170*time.Millisecond) }
 
 func benchmarkFire(b *testing.B, late time.Duration) {
+	b.Helper()
 	const n = 256
 	var urls []string
 	for range 2 {

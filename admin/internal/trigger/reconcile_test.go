@@ -50,6 +50,7 @@ func (h *holder) sent() []int64 {
 
 // serve serves h on loopback and returns its URL.
 func serve(t *testing.T, h carillonv1connect.ExecutorServiceHandler) string {
+	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle(carillonv1connect.NewExecutorServiceHandler(h))
 	srv := httptest.NewServer(mux)
@@ -59,6 +60,7 @@ func serve(t *testing.T, h carillonv1connect.ExecutorServiceHandler) string {
 
 // deadURL is a loopback address nobody listens on.
 func deadURL(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +78,7 @@ type restarted struct {
 }
 
 func newRestarted(t *testing.T) *restarted {
+	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +92,7 @@ func newRestarted(t *testing.T) *restarted {
 
 // group creates an AUTO group whose executors registered at t0.
 func (r *restarted) group(t *testing.T, app string, strategy carillonv1.MisfireStrategy, addrs ...string) store.Job {
+	t.Helper()
 	ctx := context.Background()
 	g, err := r.st.CreateGroup(ctx, store.Group{AppName: app, Title: app}, r.t0)
 	if err != nil {
@@ -129,11 +133,13 @@ func insertRunning(t *testing.T, st *store.Store, run store.Run) int64 {
 // claimed stores a run of j the earlier process claimed for instant at and
 // did not record as sent.
 func (r *restarted) claimed(t *testing.T, j store.Job, at time.Time) int64 {
+	t.Helper()
 	return insertRunning(t, r.st, store.Run{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: at})
 }
 
 // start makes the new admin process's trigger, started after an outage.
 func (r *restarted) start(t *testing.T, outage time.Duration) *trigger.Trigger {
+	t.Helper()
 	ctx := context.Background()
 	last, err := r.st.MaxRunID(ctx)
 	if err != nil {

@@ -210,6 +210,7 @@ func TestStopAfterClaimSkips(t *testing.T) {
 }
 
 func testStopAfterClaimSkips(t *testing.T, byScan bool) {
+	t.Helper()
 	ctx := context.Background()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
