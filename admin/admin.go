@@ -139,20 +139,17 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	}
 	tokenGenerated, err := secure(ctx, st, &cfg)
 	if err != nil {
-		st.Close()
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
 	// What the previous admin process left: the runs it claimed (up to
 	// lastRun) and the last heartbeat it heard.
 	lastRun, err := st.MaxRunID(ctx)
 	if err != nil {
-		st.Close()
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
 	lastBeat, err := st.LastBeat(ctx)
 	if err != nil {
-		st.Close()
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
 	// The scheduler hands due fires to the trigger (Run's Dispatcher); the
 	// trigger queues what settling makes due on the scheduler (its Queue).
@@ -164,8 +161,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS,
 	})
 	if err != nil {
-		st.Close()
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
 	channels := []alarm.Channel{{Name: "webhook", Alarm: &alarm.Webhook{URL: cfg.AlarmWebhook}}}
 	if cfg.SMTP.Addr != "" {
@@ -199,7 +195,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer func() { _ = a.Close() }()
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("admin: listen: %w", err)

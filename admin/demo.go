@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -33,7 +34,7 @@ func runDemo(ctx context.Context, a *Admin, adminURL string) error {
 		LogDir: a.cfg.DBPath + ".logs",
 	})
 	if err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return fmt.Errorf("admin: demo executor: %w", err)
 	}
 	ex.HandleFunc("hello", func(ctx context.Context, job *sdk.Job) error {
@@ -41,13 +42,11 @@ func runDemo(ctx context.Context, a *Admin, adminURL string) error {
 		return nil
 	})
 	if err := ensureDemoJob(ctx, a); err != nil {
-		ln.Close()
-		return err
+		return errors.Join(err, ln.Close())
 	}
 	a.cfg.Logger.Info("demo: executor started; job \"demo hello\" runs every 5 s; watch the \"run finished\" lines")
 	if err := printDemoAccess(ctx, a.store, a.cfg.Console, adminURL, a.cfg.DBPath); err != nil {
-		ln.Close()
-		return err
+		return errors.Join(err, ln.Close())
 	}
 	return ex.Serve(ctx, ln)
 }

@@ -42,7 +42,7 @@ func ResetAdminPassword(ctx context.Context, dbPath, username, password string, 
 		}
 		return "", err
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	now := time.Now()
 	ctx, _ = store.WithAudit(ctx, store.AuditEntry{At: now, Username: "(host)", Action: "carillon reset-admin-password",
 		Target: "user " + username, Peer: "the admin's host"})

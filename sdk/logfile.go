@@ -529,13 +529,13 @@ func (s *logStore) create(p string, flag int) (*os.File, error) {
 		}
 		s.dirs.Store(dir, true)
 	}
-	f, err := os.OpenFile(p, flag, 0o640)
-	if errors.Is(err, fs.ErrNotExist) { // the cleaner removed the directory since
+	f, err := os.OpenFile(p, flag, 0o640) //nolint:gosec // run logs are read by operators' tools, like any service log
+	if errors.Is(err, fs.ErrNotExist) {   // the cleaner removed the directory since
 		s.dirs.Delete(dir)
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return nil, err
 		}
-		f, err = os.OpenFile(p, flag, 0o640)
+		f, err = os.OpenFile(p, flag, 0o640) //nolint:gosec // run logs are read by operators' tools, like any service log
 	}
 	return f, err
 }

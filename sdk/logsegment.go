@@ -718,7 +718,7 @@ func withSegment(p string, fn func(f *os.File, size int64) error) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	fi, err := f.Stat()
 	if err != nil {
 		return err

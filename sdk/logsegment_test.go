@@ -89,10 +89,12 @@ func TestLogSegmentDamage(t *testing.T) {
 			return append(seg[:body+10:body+10], seg[body+50:]...)
 		}, "damaged"},
 		{"GarbageAfterTheRecord", func(t *testing.T, seg []byte, body int) []byte {
+			t.Helper()
 			end := body + len(segmentLogBody(3))
 			return slicesInsert(seg, end, []byte("garbage\n"))
 		}, "intact"},
 		{"HeaderOverwritten", func(t *testing.T, seg []byte, body int) []byte {
+			t.Helper()
 			start := bytes.LastIndexByte(seg[:body-1], '\n') + 1
 			copy(seg[start:body-1], bytes.Repeat([]byte{'?'}, body-1-start))
 			return seg

@@ -24,5 +24,5 @@ func appendLogTime(b []byte, t time.Time) []byte {
 		lastLogSecond.Store(sec)
 	}
 	ms := t.Nanosecond() / int(time.Millisecond)
-	return append(append(b, sec.prefix...), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10))
+	return append(append(b, sec.prefix...), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10)) //nolint:gosec // bounded: digits, and line numbers of one log
 }

@@ -76,7 +76,7 @@ func (s *scriptHandler) ServeJob(ctx context.Context, job *Job) error {
 	if err != nil {
 		return fmt.Errorf("script file: %w", err)
 	}
-	defer os.Remove(f.Name())
+	defer func() { _ = os.Remove(f.Name()) }()
 	source := s.source
 	if s.typ == carillonv1.ScriptType_SCRIPT_TYPE_SHELL {
 		source = strings.ReplaceAll(source, "\r\n", "\n")
@@ -91,7 +91,7 @@ func (s *scriptHandler) ServeJob(ctx context.Context, job *Job) error {
 
 	args := []string{f.Name(), job.Param, strconv.Itoa(job.ShardIndex), strconv.Itoa(job.ShardTotal)}
 	job.Logf("----- %s script: %s %s", scriptTypeName(s.typ), path, strings.Join(quoteAll(args), " "))
-	cmd := exec.CommandContext(ctx, path, args...)
+	cmd := exec.CommandContext(ctx, path, args...) //nolint:gosec // GLUE scripts run the interpreter the job names, by design (Config.AllowScripts)
 	cmd.Dir = s.dir
 	cmd.Env = append(os.Environ(),
 		"CARILLON_RUN_ID="+strconv.FormatInt(job.RunID, 10),

@@ -199,7 +199,7 @@ func (d *dispatcher) acceptAll(rs []*run) []error {
 	}
 	for i, err := range errs {
 		if errors.Is(err, ErrDuplicateRun) {
-			d.logger.Warn("sdk: run refused as a duplicate", "run_id", rs[i].id, "database_id", rs[i].db, "job_id", rs[i].jobID, "err", err)
+			d.logger.Warn("sdk: run refused as a duplicate", "run_id", rs[i].id, "database_id", rs[i].db, "job_id", rs[i].jobID, "err", err) //nolint:gosec // errs has one entry per run of rs
 		}
 	}
 	for _, r := range refused {
@@ -585,7 +585,7 @@ func (d *dispatcher) readLog(k runKey, from int) (logPage, error) {
 			if err != nil {
 				return logPage{}, err
 			}
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			return readLogPage(f, from, LogPageMaxLines, LogPageMaxBytes, false)
 		}
 	}

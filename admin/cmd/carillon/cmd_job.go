@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -83,7 +84,7 @@ func jobList(ctx context.Context, e *cmdEnv, args []string) error {
 	}
 	all := &carillonv1.ListJobsResponse{}
 	for len(all.Jobs) < *limit {
-		req.PageSize = int32(min(*limit-len(all.Jobs), 500))
+		req.PageSize = int32(min(*limit-len(all.Jobs), 500)) //nolint:gosec // range checked in job(), or bounded by min
 		res, err := e.clients().job.ListJobs(ctx, req)
 		if err != nil {
 			return err
@@ -163,8 +164,13 @@ func newJobFlags(fs *flag.FlagSet) *jobFlags {
 func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 	set := map[string]bool{}
 	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for name, v := range map[string]int{"timeout": *f.timeout, "retries": *f.retries, "every": *f.every, "delay": *f.delay} {
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return nil, nil, usagef("--%s: %d is out of range", name, v)
+		}
+	}
 	j := &carillonv1.Job{GroupId: *f.group, Description: *f.description, Owner: *f.owner, Handler: *f.handler, Param: *f.param,
-		AlarmEmails: splitList(*f.emails), TimeoutSeconds: int32(*f.timeout), RetryCount: int32(*f.retries), Enabled: *f.start}
+		AlarmEmails: splitList(*f.emails), TimeoutSeconds: int32(*f.timeout), RetryCount: int32(*f.retries), Enabled: *f.start} //nolint:gosec // range checked in job(), or bounded by min
 	var mask []string
 	for flagName, path := range map[string]string{
 		"group": "group_id", "description": "description", "owner": "owner", "handler": "handler", "param": "param",
@@ -225,9 +231,9 @@ func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 	case set["cron"]:
 		sched.Type, sched.Cron = carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, *f.cron
 	case set["every"]:
-		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, int32(*f.every)
+		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, int32(*f.every) //nolint:gosec // range checked in job(), or bounded by min
 	case set["delay"]:
-		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, int32(*f.delay)
+		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, int32(*f.delay) //nolint:gosec // range checked in job(), or bounded by min
 	case set["no-schedule"]:
 		sched.Type = carillonv1.ScheduleType_SCHEDULE_TYPE_NONE
 	}
@@ -383,7 +389,7 @@ func jobPreview(ctx context.Context, e *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	req := &carillonv1.PreviewScheduleRequest{Schedule: j.Schedule, Count: int32(*count)}
+	req := &carillonv1.PreviewScheduleRequest{Schedule: j.Schedule, Count: int32(*count)} //nolint:gosec // range checked in job(), or bounded by min
 	switch {
 	case len(pos) > 1:
 		return usagef("job preview: want at most one job id")

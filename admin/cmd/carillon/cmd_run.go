@@ -100,7 +100,7 @@ func runLog(ctx context.Context, e *cmdEnv, args []string) error {
 		return err
 	}
 	c := e.clients()
-	line := int32(max(*from, 1))
+	line := int32(max(*from, 1)) //nolint:gosec // bounded: a line number the server caps
 	for {
 		page, err := c.run.ReadRunLog(ctx, &carillonv1.ReadRunLogRequest{RunId: id, FromLine: line})
 		if err != nil {
@@ -111,9 +111,9 @@ func runLog(ctx context.Context, e *cmdEnv, args []string) error {
 				return err
 			}
 		} else if page.Content != "" {
-			io.WriteString(e.io.out, page.Content)
+			_, _ = io.WriteString(e.io.out, page.Content)
 			if !strings.HasSuffix(page.Content, "\n") {
-				io.WriteString(e.io.out, "\n")
+				_, _ = io.WriteString(e.io.out, "\n")
 			}
 		}
 		if page.ToLine >= line {

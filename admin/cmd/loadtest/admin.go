@@ -27,7 +27,7 @@ type adminProc struct {
 // directory to be inside the Carillon module.
 func buildCarillon(ctx context.Context, dir string) (string, error) {
 	bin := filepath.Join(dir, "carillon")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/carillonhq/carillon/admin/cmd/carillon")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/carillonhq/carillon/admin/cmd/carillon") //nolint:gosec // the load tool starts the binary and perf the operator named
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("build carillon (run from the repository, or pass --carillon): %w\n%s", err, out)
@@ -51,18 +51,18 @@ func startAdmin(bin, command, dir, dbPath, token, password, logLevel string, ext
 	if err != nil {
 		return nil, fmt.Errorf("admin log: %w", err)
 	}
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(bin, args...) //nolint:gosec // the load tool starts the binary and perf the operator named
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), "CARILLON_ADMIN_PASSWORD="+password)
 	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
-		logFile.Close()
+		_ = logFile.Close()
 		return nil, fmt.Errorf("start admin: %w", err)
 	}
 	a := &adminProc{cmd: cmd, url: "http://" + addr, logPath: logPath, exited: make(chan struct{})}
 	go func() {
 		a.err = cmd.Wait()
-		logFile.Close()
+		_ = logFile.Close()
 		close(a.exited)
 	}()
 	return a, nil
@@ -73,7 +73,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 

@@ -20,7 +20,7 @@ func claimLateness(ctx context.Context, path string, start, end time.Time) ([]fl
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	rows, err := db.QueryContext(ctx, `SELECT triggered_at - scheduled_at FROM runs
 		WHERE trigger_type = 1 AND triggered_at IS NOT NULL AND scheduled_at >= ? AND scheduled_at < ?`,
 		start.UnixMilli(), end.UnixMilli())

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -95,18 +94,4 @@ func (a *api) groupAddresses(ctx context.Context, id int64) ([]string, error) {
 		return nil, fmt.Errorf("group %d: %w", id, err)
 	}
 	return res.Group.Addresses, nil
-}
-
-// findGroup returns the ID of the group with app name app.
-func (a *api) findGroup(ctx context.Context, app string) (int64, error) {
-	res, err := a.groups.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
-	if err != nil {
-		return 0, fmt.Errorf("list groups: %w", err)
-	}
-	for _, g := range res.Groups {
-		if g.AppName == app {
-			return g.Id, nil
-		}
-	}
-	return 0, errors.New("no group " + app)
 }

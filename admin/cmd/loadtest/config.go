@@ -145,7 +145,7 @@ func (c *config) validate() error {
 // schedule is the measured jobs' schedule.
 func (c *config) schedule() *carillonv1.Schedule {
 	if c.fixRate > 0 {
-		return &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: int32(c.fixRate)}
+		return &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: int32(c.fixRate)} //nolint:gosec // load sizes are small
 	}
 	return &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: c.cron}
 }

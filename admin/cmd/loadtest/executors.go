@@ -74,13 +74,13 @@ func startExecutors(ctx context.Context, n int, adminURL, app, token, dir string
 			Logger:          logger,
 		})
 		if err != nil {
-			ex.stop()
+			_ = ex.stop()
 			return nil, err
 		}
 		e.HandleFunc(handlerName, rec.handle)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			ex.stop()
+			_ = ex.stop()
 			return nil, fmt.Errorf("executor listener: %w", err)
 		}
 		ex.wg.Go(func() {
@@ -99,7 +99,7 @@ func startExecutors(ctx context.Context, n int, adminURL, app, token, dir string
 func (ex *executors) stop() error {
 	ex.cancel()
 	ex.wg.Wait()
-	ex.log.Close()
+	_ = ex.log.Close()
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	return errors.Join(ex.errs...)

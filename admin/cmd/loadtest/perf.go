@@ -22,7 +22,7 @@ func startPerf(ctx context.Context, pid int, out string, d time.Duration) (*perf
 		return nil, fmt.Errorf("--perf: %w", err)
 	}
 	secs := strconv.FormatFloat(d.Seconds(), 'f', 1, 64)
-	cmd := exec.CommandContext(ctx, "perf", "record", "-q", "-F", "499", "-g", "-p", strconv.Itoa(pid), "-o", out, "--", "sleep", secs)
+	cmd := exec.CommandContext(ctx, "perf", "record", "-q", "-F", "499", "-g", "-p", strconv.Itoa(pid), "-o", out, "--", "sleep", secs) //nolint:gosec // the load tool starts the binary and perf the operator named
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("--perf: %w", err)
@@ -36,12 +36,12 @@ func (p *perfRun) finish(ctx context.Context) (string, error) {
 	if err := p.cmd.Wait(); err != nil {
 		return "", fmt.Errorf("perf record: %w", err)
 	}
-	report, err := exec.CommandContext(ctx, "perf", "report", "-i", p.out, "--stdio", "--no-children",
+	report, err := exec.CommandContext(ctx, "perf", "report", "-i", p.out, "--stdio", "--no-children", //nolint:gosec // the load tool starts the binary and perf the operator named
 		"--sort", "symbol", "--percent-limit", "0.5", "-g", "none").Output()
 	if err != nil {
 		return "", fmt.Errorf("perf report: %w", err)
 	}
-	if err := os.WriteFile(p.out+".txt", report, 0o644); err != nil {
+	if err := os.WriteFile(p.out+".txt", report, 0o644); err != nil { //nolint:gosec // a report file for the operator
 		return "", err
 	}
 	var top []string

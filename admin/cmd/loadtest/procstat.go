@@ -46,7 +46,7 @@ func memory(pid int) (rss, peak int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		name, value, ok := strings.Cut(sc.Text(), ":")

@@ -25,12 +25,12 @@ func seedHistory(ctx context.Context, path string, n int, group int64, jobs int)
 	if err != nil {
 		return err
 	}
-	st.Close()
+	_ = st.Close()
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)")
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	now := time.Now()
 	from := now.AddDate(0, 0, -30).UnixMilli()
 	step := max((now.UnixMilli()-from)/int64(n), 1)

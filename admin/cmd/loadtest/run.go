@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	_ "net/http/pprof" // --pprof: the executors' side
+	_ "net/http/pprof" //nolint:gosec // --pprof: the executors' side, served on the load tool's own loopback debug address
 	"os"
 	"path/filepath"
 	"runtime"
@@ -31,8 +31,8 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			return nil, fmt.Errorf("--pprof: %w", err)
 		}
 		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second} // DefaultServeMux, where net/http/pprof registers
-		go srv.Serve(ln)
-		defer srv.Close()
+		go func() { _ = srv.Serve(ln) }()
+		defer func() { _ = srv.Close() }()
 		progress("pprof of this process on http://%s/debug/pprof/", ln.Addr())
 	}
 
@@ -44,13 +44,13 @@ func run(ctx context.Context, c config) (res *result, err error) {
 		if !c.keep {
 			defer func() {
 				if err == nil {
-					os.RemoveAll(dir)
+					_ = os.RemoveAll(dir)
 				} else {
 					progress("work directory kept for a look: %s", dir)
 				}
 			}()
 		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	} else if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // a scratch directory of the load tool
 		return nil, err
 	}
 	progress("work directory %s", dir)
@@ -98,7 +98,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := os.MkdirAll(c.adminPprof, 0o755); err != nil {
+			if err := os.MkdirAll(c.adminPprof, 0o755); err != nil { //nolint:gosec // a scratch directory of the load tool
 				return nil, err
 			}
 			command, extra = serveAdminCommand, []string{"--pprof", fmt.Sprintf("127.0.0.1:%d", port)}
@@ -159,7 +159,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 		if execDir, err = os.MkdirTemp(c.execDir, "carillon-loadtest-executors-"); err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(execDir)
+		defer func() { _ = os.RemoveAll(execDir) }()
 	}
 	start := func(app string, group int64, n int, rec *recorder) error {
 		ex, err := startExecutors(ctx, n, baseURL, app, token, execDir, rec)

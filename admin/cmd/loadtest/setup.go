@@ -70,7 +70,7 @@ func seedJobs(ctx context.Context, path, app string, c *config) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	now := time.Now()
 	g, err := st.CreateGroup(ctx, store.Group{AppName: app, Title: "loadtest", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
 	if err != nil {
@@ -113,7 +113,7 @@ func seedSparse(ctx context.Context, path, app string, n int, yearly bool) (int6
 	if err != nil {
 		return 0, err
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	now := time.Now()
 	g, err := st.CreateGroup(ctx, store.Group{AppName: app, Title: "loadtest sparse", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
 	if err != nil {

@@ -60,7 +60,7 @@ func post(ctx context.Context, client *http.Client, url string, body []byte) err
 		return fmt.Errorf("webhook %s: %w", url, err)
 	}
 	defer res.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	if res.StatusCode/100 != 2 {
 		return fmt.Errorf("webhook %s: answered %s", url, res.Status)
 	}

@@ -151,7 +151,7 @@ func newRing(addresses []string) *ring {
 
 // jobPoint is the place of jobID on the ring.
 func jobPoint(jobID int64) uint64 {
-	return mix64(uint64(jobID) + 0x9e3779b97f4a7c15)
+	return mix64(uint64(jobID) + 0x9e3779b97f4a7c15) //nolint:gosec // hashing and counters: wraparound is harmless
 }
 
 const (

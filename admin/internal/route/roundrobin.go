@@ -35,7 +35,7 @@ func (s *roundRobin) Pick(_ context.Context, jobID int64, addresses []string) (P
 	previous := *last
 	var i int
 	if fresh {
-		i = int((s.start.Add(1) - 1) % uint64(len(addresses)))
+		i = int((s.start.Add(1) - 1) % uint64(len(addresses))) //nolint:gosec // hashing and counters: wraparound is harmless
 	} else {
 		var found bool
 		i, found = slices.BinarySearch(addresses, previous)

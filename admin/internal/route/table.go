@@ -38,7 +38,7 @@ func newTable[T any](o options) *table[T] {
 // true) if the job is new or was forgotten. The caller must unlock shard.mu.
 func (t *table[T]) lock(jobID int64) (shard *tableShard[T], entry *T, fresh bool) {
 	now := t.now()
-	shard = &t.shards[uint64(jobID)%tableShards]
+	shard = &t.shards[uint64(jobID)%tableShards] //nolint:gosec // hashing and counters: wraparound is harmless
 	shard.mu.Lock()
 	shard.rotate(now, t.idle)
 	if entry, ok := shard.cur[jobID]; ok {

@@ -42,7 +42,7 @@ func (u *usage) sync(addresses []string, joined func(kept []uint64) uint64) {
 // a different address for different jobs.
 func (u *usage) least() int {
 	n := len(u.values)
-	first := int(u.start % uint64(n))
+	first := int(u.start % uint64(n)) //nolint:gosec // hashing and counters: wraparound is harmless
 	best := first
 	for k := 1; k < n; k++ {
 		i := first + k

@@ -148,14 +148,17 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"GroupService.GetGroup", readA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: f.groupA})
 			return err
 		}},
 		{"GroupService.ListGroups", all, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.group.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
 			return err
 		}},
 		{"GroupService.UpdateGroup", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.group.UpdateGroup(ctx, &carillonv1.UpdateGroupRequest{Group: &carillonv1.Group{Id: f.groupA, Title: f.name("t")},
 				UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"title"}}})
 			return err
@@ -166,10 +169,12 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"GroupService.ClearGroupToken", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.group.ClearGroupToken(ctx, &carillonv1.ClearGroupTokenRequest{Id: f.groupA})
 			return err
 		}},
 		{"GroupService.DeleteGroup", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			g, err := adm.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: f.name("del")}})
 			if err != nil {
 				t.Fatal(err)
@@ -195,10 +200,12 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"JobService.ListJobs/GroupA", readA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.job.ListJobs(ctx, &carillonv1.ListJobsRequest{GroupId: f.groupA})
 			return err
 		}},
 		{"JobService.UpdateJob", writeA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.job.UpdateJob(ctx, &carillonv1.UpdateJobRequest{Job: &carillonv1.Job{Id: f.jobA, Param: f.name("p")},
 				UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"param"}}})
 			return err
@@ -216,18 +223,22 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"JobService.StartJob", writeA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.job.StartJob(ctx, &carillonv1.StartJobRequest{Id: f.jobA})
 			return err
 		}},
 		{"JobService.StopJob", writeA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.job.StopJob(ctx, &carillonv1.StopJobRequest{Id: f.jobA})
 			return err
 		}},
 		{"JobService.TriggerJob", writeA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.job.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: f.jobA})
 			return err
 		}},
 		{"JobService.PreviewSchedule", all, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.job.PreviewSchedule(ctx, &carillonv1.PreviewScheduleRequest{
 				Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: 5}})
 			return err
@@ -238,38 +249,47 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"RunService.ListRuns/JobA", readA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.run.ListRuns(ctx, &carillonv1.ListRunsRequest{JobId: f.jobA})
 			return err
 		}},
 		{"RunService.GetRun", readA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.run.GetRun(ctx, &carillonv1.GetRunRequest{Id: f.runA})
 			return err
 		}},
 		{"RunService.ReadRunLog", readA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.run.ReadRunLog(ctx, &carillonv1.ReadRunLogRequest{RunId: f.runA})
 			return err
 		}},
 		{"RunService.KillRun", writeA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.run.KillRun(ctx, &carillonv1.KillRunRequest{RunId: f.runA})
 			return err
 		}},
 		{"RunService.DeleteRuns/GroupA", writeA, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.run.DeleteRuns(ctx, &carillonv1.DeleteRunsRequest{GroupId: f.groupA, KeepLast: 1000})
 			return err
 		}},
 		{"RunService.DeleteRuns/EveryGroup", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.run.DeleteRuns(ctx, &carillonv1.DeleteRunsRequest{KeepLast: 1000})
 			return err
 		}},
 		{"ReportService.GetDashboard", all, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.report.GetDashboard(ctx, &carillonv1.GetDashboardRequest{})
 			return err
 		}},
 		{"UserService.GetCurrentUser", all, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.user.GetCurrentUser(ctx, &carillonv1.GetCurrentUserRequest{})
 			return err
 		}},
 		{"UserService.ChangePassword", all, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			me, err := c.user.GetCurrentUser(ctx, &carillonv1.GetCurrentUserRequest{})
 			if err != nil {
 				t.Fatal(err)
@@ -303,14 +323,17 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"UserService.UnlockUser", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.user.UnlockUser(ctx, &carillonv1.UnlockUserRequest{Id: 1})
 			return err
 		}},
 		{"UserService.ListUsers", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.user.ListUsers(ctx, &carillonv1.ListUsersRequest{})
 			return err
 		}},
 		{"UserService.UpdateUser", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			u, err := adm.user.CreateUser(ctx, &carillonv1.CreateUserRequest{
 				User: &carillonv1.User{Username: f.name("upd"), Role: carillonv1.Role_ROLE_VIEWER}, Password: "long enough"})
 			if err != nil {
@@ -336,14 +359,17 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"UserService.ListApiTokens/Own", all, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.user.ListApiTokens(ctx, &carillonv1.ListApiTokensRequest{})
 			return err
 		}},
 		{"UserService.ListApiTokens/AllUsers", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.user.ListApiTokens(ctx, &carillonv1.ListApiTokensRequest{AllUsers: true})
 			return err
 		}},
 		{"UserService.RevokeApiToken/Own", all, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			tok, err := c.user.CreateApiToken(ctx, &carillonv1.CreateApiTokenRequest{Name: f.name("own")})
 			if err != nil {
 				t.Fatal(err)
@@ -366,6 +392,7 @@ func TestPermissionMatrix(t *testing.T) {
 			return err
 		}},
 		{"UserService.GetExecutorToken", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
 			_, err := c.user.GetExecutorToken(ctx, &carillonv1.GetExecutorTokenRequest{})
 			return err
 		}},

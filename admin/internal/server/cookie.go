@@ -52,7 +52,7 @@ func (s *Server) setSessionCookie(ctx context.Context, token string, expires tim
 	if !ok {
 		return
 	}
-	c := &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true, Secure: s.cfg.TLS,
+	c := &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true, Secure: s.cfg.TLS, //nolint:gosec // Secure when the admin serves TLS; HttpOnly and SameSite=Strict always
 		SameSite: http.SameSiteStrictMode, Expires: expires}
 	if token == "" {
 		c.MaxAge = -1

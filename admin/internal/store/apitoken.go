@@ -20,7 +20,7 @@ type APIToken struct {
 	LastUsedAt time.Time
 }
 
-const apiTokenColumns = `t.id, t.user_id, u.username, t.name, t.token_hash, t.created_at, t.expires_at, t.last_used_at`
+const apiTokenColumns = `t.id, t.user_id, u.username, t.name, t.token_hash, t.created_at, t.expires_at, t.last_used_at` //nolint:gosec // column names, not a credential
 
 func scanAPIToken(row interface{ Scan(...any) error }) (APIToken, error) {
 	var t APIToken

@@ -49,11 +49,11 @@ func (s *Store) CreateJobs(ctx context.Context, jobs []Job, now time.Time) error
 }
 
 func insertJobs(ctx context.Context, tx *sql.Tx, jobs []Job, now time.Time) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 28)+`)`)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 28)+`)`) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 	if err != nil {
 		return err
 	}
-	defer stmt.Close()
+	defer func() { _ = stmt.Close() }()
 	for _, j := range jobs {
 		j.CreatedAt, j.UpdatedAt = now, now
 		if _, err := stmt.ExecContext(ctx, jobArgs(j)...); err != nil {

@@ -76,7 +76,7 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 	var runs []Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		runs = runs[:0]
-		rows, err := tx.StmtContext(ctx, s.q.advanceJobs).QueryContext(ctx, list.String())
+		rows, err := tx.StmtContext(ctx, s.q.advanceJobs).QueryContext(ctx, list.String()) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		if err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 		for rows.Next() {
 			var id int64
 			if err := rows.Scan(&id); err != nil {
-				rows.Close()
+				rows.Close() //nolint:sqlclosecheck // closed on every path before the transaction's next statement, which a deferred Close would come after
 				return err
 			}
 			advanced[id] = true
@@ -169,7 +169,7 @@ func (s *Store) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time)
 	var runs []Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		runs, err = collectRuns(tx.StmtContext(ctx, s.q.claimRuns).QueryContext(ctx, list.String(), now.UnixMilli()))
+		runs, err = collectRuns(tx.StmtContext(ctx, s.q.claimRuns).QueryContext(ctx, list.String(), now.UnixMilli())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		return err
 	})
 	if err != nil {

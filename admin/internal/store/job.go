@@ -91,7 +91,7 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 		if err := groupExists(ctx, tx, j.GroupID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 28)+`)`, jobArgs(j)...)
+		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 28)+`)`, jobArgs(j)...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 		if err != nil {
 			return err
 		}
@@ -211,7 +211,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 			j.NextFireAt = old.NextFireAt
 		}
 		args := append(jobArgs(j), j.ID)
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 27)+`) WHERE id = ?`, args...)
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 27)+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 		return err
 	})
 	if err != nil {

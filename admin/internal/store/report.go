@@ -79,14 +79,14 @@ func (s *Store) CountRuns(ctx context.Context, from, to time.Time, g Groups) (ma
 	if err := tx.QueryRowContext(ctx, `SELECT id FROM run_counts_upto`).Scan(&upto); err != nil {
 		return nil, fmt.Errorf("store: count runs: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT status, sum(n) FROM run_counts WHERE bucket >= ? AND bucket < ?`+cond+` GROUP BY status`,
+	rows, err := tx.QueryContext(ctx, `SELECT status, sum(n) FROM run_counts WHERE bucket >= ? AND bucket < ?`+cond+` GROUP BY status`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 		append([]any{first, end}, args...)...)
 	if err := addCounts(counts, rows, err); err != nil {
 		return nil, err
 	}
 	// NOT INDEXED: the rowid range of the runs not folded yet, never the
 	// scheduled_at index over the whole range.
-	rows, err = tx.QueryContext(ctx, `SELECT status, count(*) FROM runs NOT INDEXED WHERE id > ? AND scheduled_at >= ? AND scheduled_at < ?`+cond+` GROUP BY status`,
+	rows, err = tx.QueryContext(ctx, `SELECT status, count(*) FROM runs NOT INDEXED WHERE id > ? AND scheduled_at >= ? AND scheduled_at < ?`+cond+` GROUP BY status`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 		append([]any{upto, first * bucketMillis, end * bucketMillis}, args...)...)
 	if err := addCounts(counts, rows, err); err != nil {
 		return nil, err
@@ -154,7 +154,7 @@ func (s *Store) DeleteRuns(ctx context.Context, sel RunSelection, limit int) (in
 		where, args = append(where, "group_id = ?"), append(args, sel.GroupID)
 	}
 	cond := strings.Join(where, " AND ")
-	q := `DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE ` + cond
+	q := `DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE ` + cond //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 	all := append([]any(nil), args...)
 	if !sel.Before.IsZero() {
 		q += ` AND scheduled_at < ?`

@@ -77,7 +77,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 }
 
 // insertRunSQL inserts a run; its arguments are insertArgs.
-var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 21) + `)`
+var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 21) + `)` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 
 // insertArgs are r's values for insertRunSQL. A zero DueAt becomes ScheduledAt.
 func insertArgs(r *Run) []any {
@@ -210,7 +210,7 @@ func (s *Store) SetShardTotals(ctx context.Context, totals map[int64]int32) erro
 		list.next().int(id).int(int64(n))
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, s.q.shardTotals).ExecContext(ctx, list.String())
+		_, err := tx.StmtContext(ctx, s.q.shardTotals).ExecContext(ctx, list.String()) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		return err
 	})
 	if err != nil {

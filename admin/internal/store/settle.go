@@ -81,7 +81,7 @@ func (s *Store) RecordDispatches(ctx context.Context, p Policy, ds []Dispatch) (
 		}
 	}
 	out, err := s.settleTx(ctx, p, func(st *settler) error {
-		if _, err := st.tx.StmtContext(ctx, record).ExecContext(ctx, list.String()); err != nil {
+		if _, err := st.tx.StmtContext(ctx, record).ExecContext(ctx, list.String()); err != nil { //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 			return err
 		}
 		return st.settle(failures)
@@ -162,7 +162,7 @@ func (st *settler) loadJobs(ids []int64) error {
 		return nil
 	}
 	jobs, err := st.cache.definitions(missing, func(ids []int64) (map[int64]Job, error) {
-		return collectJobs(st.tx.StmtContext(st.ctx, st.q.txJobs).QueryContext(st.ctx, jsonIDs(ids)))
+		return collectJobs(st.tx.StmtContext(st.ctx, st.q.txJobs).QueryContext(st.ctx, jsonIDs(ids))) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 	})
 	if err != nil {
 		return err
@@ -197,7 +197,7 @@ func (st *settler) settle(results []Result) error {
 			list.int(settledByAdmin)
 		}
 	}
-	runs, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String()))
+	runs, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func (s *Store) prepare(ctx context.Context) error {
 func (q *stmts) close() {
 	for _, st := range []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.shardTotals, q.advanceJobs, q.insertRun, q.settleRuns, q.txJobs, q.jobsByID} {
 		if st != nil {
-			st.Close()
+			_ = st.Close()
 		}
 	}
 }

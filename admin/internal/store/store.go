@@ -90,47 +90,42 @@ func open(ctx context.Context, path, writerMode string) (*Store, error) {
 	// The file holds the executor token and password hashes: a new one is
 	// readable by its owner only, and SQLite gives its -wal and -shm files
 	// the database file's permissions.
-	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-		f.Close()
+	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil { //nolint:gosec // the database path comes from the operator's --db
+		_ = f.Close()
 	} else if !errors.Is(err, fs.ErrExist) {
-		lock.release()
+		_ = lock.release()
 		return nil, fmt.Errorf("store: create %s: %w", path, err)
 	}
 	s := &Store{lock: lock}
 	// The writer checkpoints the WAL itself only past 10,000 pages (40 MiB);
 	// Store.checkpoints does most of it, off the writer's path.
 	if s.w, err = openDB(abs, writerMode, "immediate", 1, "wal_autocheckpoint(10000)"); err != nil {
-		s.Close()
-		return nil, err
+		return nil, errors.Join(err, s.Close())
 	}
 	if s.r, err = openDB(abs, "", "deferred", 4); err != nil {
-		s.Close()
-		return nil, err
+		return nil, errors.Join(err, s.Close())
 	}
 	if s.api, err = openDB(abs, "", "deferred", APIReadConns); err != nil {
-		s.Close()
-		return nil, err
+		return nil, errors.Join(err, s.Close())
 	}
 	if err := s.probe(ctx, abs); err != nil {
-		s.Close()
-		return nil, err
+		return nil, errors.Join(err, s.Close())
 	}
 	if err := s.migrate(ctx); err != nil {
-		s.Close()
-		return nil, err
+		return nil, errors.Join(err, s.Close())
 	}
 	if err := s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'database_id'`).Scan(&s.databaseID); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, fmt.Errorf("store: database id: %w", err)
 	}
 	if err := s.prepare(ctx); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, fmt.Errorf("store: prepare: %w", err)
 	}
 	s.stopCheckpoints, s.checkpointsDone = make(chan struct{}), make(chan struct{})
-	go s.checkpoints(s.stopCheckpoints, s.checkpointsDone)
+	go s.checkpoints(s.stopCheckpoints, s.checkpointsDone) //nolint:gosec // background loops that live until Close, not for a request
 	s.stopFolds, s.foldsDone = make(chan struct{}), make(chan struct{})
-	go s.folds(s.stopFolds, s.foldsDone)
+	go s.folds(s.stopFolds, s.foldsDone) //nolint:gosec // background loops that live until Close, not for a request
 	return s, nil
 }
 
@@ -232,7 +227,7 @@ func (s *Store) migrate(ctx context.Context) error {
 					return err
 				}
 				bad := rows.Next()
-				if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+				if err := errors.Join(rows.Err(), rows.Close()); err != nil { //nolint:sqlclosecheck // closed on every path before the transaction's next statement, which a deferred Close would come after
 					return err
 				}
 				if bad {

@@ -152,7 +152,7 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 	for rows.Next() {
 		u, err := scanUser(rows)
 		if err != nil {
-			rows.Close()
+			rows.Close() //nolint:sqlclosecheck // closed on every path before the transaction's next statement, which a deferred Close would come after
 			return nil, fmt.Errorf("store: users: %w", err)
 		}
 		us = append(us, u)

@@ -82,11 +82,11 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 		}
 		first := f.run
 		if len(addrs) > 1 {
-			first.ShardTotal = int32(len(addrs))
+			first.ShardTotal = int32(len(addrs)) //nolint:gosec // shard counts are bounded by a group's executors
 			totals[first.ID] = first.ShardTotal
 			for i := 1; i < len(addrs); i++ {
 				r := f.run
-				r.ID, r.ShardIndex, r.ShardTotal = 0, int32(i), int32(len(addrs))
+				r.ID, r.ShardIndex, r.ShardTotal = 0, int32(i), int32(len(addrs)) //nolint:gosec // shard counts are bounded by a group's executors
 				shardRuns = append(shardRuns, r)
 				shardOf = append(shardOf, routed{job: f.job, address: addrs[i], note: note})
 			}
