@@ -7,6 +7,16 @@ ci:
 test:
 	go test -race ./...
 
+GOLANGCI_LINT := .tools/bin/golangci-lint
+GOLANGCI_LINT_VERSION := v2.15.0
+
+# Static analysis: golangci-lint with the linters of .golangci.yml
+# (staticcheck, errcheck, gosec, rowserrcheck, sqlclosecheck, bodyclose,
+# ineffassign, unused, thelper, govet), installed into .tools/bin.
+lint:
+	@[ -x $(GOLANGCI_LINT) ] || GOBIN=$(CURDIR)/.tools/bin go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	$(GOLANGCI_LINT) run ./...
+
 CONSOLE := admin/internal/console
 
 # Regenerates proto/carillon/v1 and the console's TypeScript client from the

@@ -104,7 +104,9 @@ func (b *browser) screenshot(t testing.TB, name string) {
 	}
 	dir := filepath.Join("..", "artifacts", "screenshots")
 	if err := os.MkdirAll(dir, 0o755); err == nil {
-		os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

@@ -42,8 +42,12 @@ func BenchmarkConsoleFirstPage(b *testing.B) {
 		b.Fatal(err)
 	}
 	var jobs, runs int
-	db.QueryRow(`SELECT count(*) FROM jobs`).Scan(&jobs)
-	db.QueryRow(`SELECT count(*) FROM runs`).Scan(&runs)
+	if err := db.QueryRow(`SELECT count(*) FROM jobs`).Scan(&jobs); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM runs`).Scan(&runs); err != nil {
+		b.Fatal(err)
+	}
 	now := time.Now().UnixMilli()
 	for _, q := range []struct {
 		skip bool

@@ -33,7 +33,7 @@ func TestConsoleServed(t *testing.T) {
 	}
 	var assets []string
 	for _, p := range []string{"/", "/jobs", "/runs/7"} {
-		res, body := get(p)
+		res, body := get(p) //nolint:bodyclose // get reads and closes the body
 		if res.StatusCode != 200 || !strings.Contains(body, `<div id="root">`) {
 			t.Fatalf("GET %s: %d %.200s", p, res.StatusCode, body)
 		}
@@ -57,7 +57,7 @@ func TestConsoleServed(t *testing.T) {
 	}
 	total := 0
 	for _, p := range assets {
-		res, body := get(p, "Accept-Encoding", "gzip")
+		res, body := get(p, "Accept-Encoding", "gzip") //nolint:bodyclose // get reads and closes the body
 		if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "gzip" || !strings.Contains(res.Header.Get("Cache-Control"), "immutable") {
 			t.Errorf("GET %s: %d, encoding %q, cache %q", p, res.StatusCode, res.Header.Get("Content-Encoding"), res.Header.Get("Cache-Control"))
 		}
@@ -70,7 +70,7 @@ func TestConsoleServed(t *testing.T) {
 	if total > 300<<10 {
 		t.Errorf("first load is %d bytes gzipped, over the 300 KB budget", total)
 	}
-	if res, _ := get("/assets/missing.js"); res.StatusCode != 404 {
+	if res, _ := get("/assets/missing.js"); res.StatusCode != 404 { //nolint:bodyclose // get reads and closes the body
 		t.Errorf("a missing asset: %d, want 404", res.StatusCode)
 	}
 	res, err := http.Post(a.url+"/carillon.v1.NoService/Nothing", "application/json", strings.NewReader("{}"))
@@ -81,7 +81,7 @@ func TestConsoleServed(t *testing.T) {
 	if res.StatusCode != 404 {
 		t.Errorf("POST to no RPC: %d, want 404", res.StatusCode)
 	}
-	if res, _ := get("/healthz"); res.StatusCode != 200 {
+	if res, _ := get("/healthz"); res.StatusCode != 200 { //nolint:bodyclose // get reads and closes the body
 		t.Errorf("/healthz: %d", res.StatusCode)
 	}
 }

@@ -141,7 +141,12 @@ func TestTokenBothWays(t *testing.T) {
 	exCtx, cancel := context.WithCancel(ctx)
 	served := make(chan error, 1)
 	go func() { served <- ex.Serve(exCtx, ln) }()
-	t.Cleanup(func() { cancel(); <-served })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Log("admin:", err)
+		}
+	})
 	exURL := "http://" + ln.Addr().String()
 	_, err = carillonv1connect.NewRegistryServiceClient(http.DefaultClient, url, connect.WithInterceptors(bearer("executor-token"))).
 		Register(ctx, &carillonv1.RegisterRequest{AppName: "other", Address: exURL})

@@ -39,7 +39,7 @@ func writeLines(t *testing.T, n int, last string) string {
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(w, "line %d %s\n", i, strings.Repeat("x", i%100))
 	}
-	w.WriteString(last)
+	_, _ = w.WriteString(last) // a bufio.Writer: Flush reports its errors
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestReadLogPageMemory(t *testing.T) {
 	w := bufio.NewWriterSize(f, 1<<20)
 	long := strings.Repeat("z", 4<<20)
 	for range 16 {
-		w.WriteString(long + "\n")
+		_, _ = w.WriteString(long + "\n") // Flush reports its errors
 	}
 	for i := range 400_000 {
 		fmt.Fprintf(w, "short line %d\n", i)
@@ -668,7 +668,9 @@ func TestRunLogBuffers(t *testing.T) {
 	l2 := newRunLog(s, day, 2, s.now)
 	big := strings.Repeat("x", 1000) + "\n"
 	for range spillBytes/len(big) + 1 {
-		l2.Write([]byte(big))
+		if _, err := l2.Write([]byte(big)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if !exists(s.path(day, 2)) {
 		t.Error("a log past spillBytes is still only in memory")

@@ -498,7 +498,7 @@ func TestPanic(t *testing.T) {
 		}
 		if err := h.accept(2, 1, serial, 0, HandlerFunc(func(context.Context, *Job) error {
 			var m map[string]int
-			m["x"] = 1 // a runtime error
+			m["x"] = 1 //nolint:staticcheck // a runtime error, on purpose
 			return nil
 		})); err != nil {
 			t.Fatal(err)

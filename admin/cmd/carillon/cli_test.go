@@ -45,7 +45,12 @@ func startAdmin(t *testing.T) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	exDone := make(chan error, 1)
 	go func() { exDone <- ex.Serve(ctx, eln) }()
-	t.Cleanup(func() { cancel(); <-exDone }) // before the admin's: cleanups run last first
+	t.Cleanup(func() {
+		cancel()
+		if err := <-exDone; err != nil {
+			t.Log("executor:", err)
+		}
+	}) // before the admin's: cleanups run last first
 	return url
 }
 

@@ -166,7 +166,7 @@ func (a *crashAdmin) start() {
 	}
 	logf.Close()
 	a.cmd, a.exited = cmd, make(chan struct{})
-	go func() { cmd.Wait(); close(a.exited) }()
+	go func() { _ = cmd.Wait(); close(a.exited) }() // killed: its exit status is no news
 	a.restarts++
 	health := carillonv1connect.NewRegistryServiceClient(http.DefaultClient, a.url())
 	deadline := time.Now().Add(30 * time.Second)
@@ -193,7 +193,7 @@ func (a *crashAdmin) kill() {
 	if a.cmd == nil {
 		return
 	}
-	a.cmd.Process.Signal(syscall.SIGKILL)
+	_ = a.cmd.Process.Signal(syscall.SIGKILL) // it may have exited already
 	<-a.exited
 	// It must have died of the kill, not of a crash of its own before it.
 	if ws, ok := a.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
@@ -205,7 +205,7 @@ func (a *crashAdmin) kill() {
 // stop stops the admin with SIGTERM and waits for it to exit cleanly.
 func (a *crashAdmin) stop() {
 	a.t.Helper()
-	a.cmd.Process.Signal(syscall.SIGTERM)
+	_ = a.cmd.Process.Signal(syscall.SIGTERM) // it may have exited already
 	select {
 	case <-a.exited:
 	case <-time.After(60 * time.Second):

@@ -51,7 +51,7 @@ func startSMTP(t *testing.T) *smtpServer {
 func (s *smtpServer) serve(c net.Conn) {
 	defer c.Close()
 	r := bufio.NewReader(c)
-	say := func(line string) { io.WriteString(c, line+"\r\n") }
+	say := func(line string) { _, _ = io.WriteString(c, line+"\r\n") } // the client under test notices a failed write
 	say("220 test ESMTP")
 	var rcpts []string
 	for {

@@ -53,7 +53,9 @@ func TestCrashChild(t *testing.T) {
 		mu.Lock()
 		fmt.Fprintf(log, "%d\n", run.ID) // O_APPEND: one write per line
 		mu.Unlock()
-		st.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: time.Now()}})
+		if _, err := st.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: time.Now()}}); err != nil {
+			fmt.Fprintln(os.Stderr, "settle:", err) // the parent finds the run unsettled
+		}
 	}
 	fire := func(es []schedule.Entry) {
 		for _, e := range es {
@@ -63,7 +65,10 @@ func TestCrashChild(t *testing.T) {
 	s := schedule.New(schedule.Config{Store: st, MisfireThreshold: crashThreshold,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	fmt.Println("ready")
-	s.Run(ctx, schedule.DispatchFunc(fire)) // until SIGKILL
+	if err := s.Run(ctx, schedule.DispatchFunc(fire)); err != nil { // until SIGKILL
+		fmt.Fprintln(os.Stderr, "run:", err)
+		os.Exit(1)
+	}
 }
 
 // TestCrashRestart kills an admin process with SIGKILL at random moments
@@ -115,15 +120,15 @@ func TestCrashRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !waitReady(out) {
-			cmd.Process.Kill()
-			cmd.Wait()
+			_ = cmd.Process.Kill() // it may have exited already
+			_ = cmd.Wait()
 			t.Fatalf("cycle %d: child never became ready", cycle)
 		}
 		downs = append(downs, down{lastKill, time.Now()})
-		go io.Copy(io.Discard, out)
+		go func() { _, _ = io.Copy(io.Discard, out) }()
 		time.Sleep(time.Duration(300+rnd.IntN(2500)) * time.Millisecond) // up
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		_ = cmd.Process.Signal(syscall.SIGKILL)                          // it may have exited already
+		_ = cmd.Wait()
 		lastKill = time.Now()
 		time.Sleep(time.Duration(rnd.IntN(4000)) * time.Millisecond) // down, sometimes past the threshold
 	}

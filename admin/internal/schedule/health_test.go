@@ -60,7 +60,12 @@ func TestReadyFollowsScans(t *testing.T) {
 		}
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { defer close(done); s.Run(runCtx, schedule.DispatchFunc(func([]schedule.Entry) {})) }()
+		go func() {
+			defer close(done)
+			if err := s.Run(runCtx, schedule.DispatchFunc(func([]schedule.Entry) {})); err != nil {
+				t.Error(err)
+			}
+		}()
 		time.Sleep(3 * time.Second)
 		if err := s.Ready(time.Now()); err != nil {
 			t.Fatalf("Ready while scanning: %v", err)

@@ -109,7 +109,9 @@ func digest(t testing.TB, path string) string {
 // connectError decodes a Connect JSON error body.
 func connectError(body string) (code, message string) {
 	var e struct{ Code, Message string }
-	json.Unmarshal([]byte(body), &e)
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		return "", "not a Connect error: " + body
+	}
 	return e.Code, e.Message
 }
 

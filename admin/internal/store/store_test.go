@@ -258,7 +258,9 @@ func TestFixDelayNextFireAfterFinish(t *testing.T) {
 	j.ScheduleType, j.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, 30
 	j, _ = s.CreateJob(ctx, j, t0)
 	runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Runs: []store.Run{*pendingRun(j, t0)}}}) // Next zero: waits for the run
-	claimRun(ctx, s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0)
+	if _, _, err := claimRun(ctx, s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); err != nil {
+		t.Fatal(err)
+	}
 	if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.IsZero() {
 		t.Fatalf("next fire while running = %v, want none", got.NextFireAt)
 	}

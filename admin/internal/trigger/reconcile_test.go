@@ -271,7 +271,9 @@ func TestReconcileWaitsForLiveExecutors(t *testing.T) {
 		}
 	}
 	cancel()
-	<-done
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
 	trig.Wait()
 	if got := other.sent(); len(got) != 0 {
 		t.Errorf("run sent to another executor while the one that may hold it was silent: %v", got)

@@ -46,11 +46,15 @@ func TestSourceCache(t *testing.T) {
 		}
 		return src.addrs
 	}
-	st.Register(ctx, "app", "http://a", "", now)
+	if _, err := st.Register(ctx, "app", "http://a", "", now); err != nil {
+		t.Fatal(err)
+	}
 	if got := addrs(); !slices.Equal(got, []string{"http://a"}) {
 		t.Fatalf("executors = %v, want [http://a]", got)
 	}
-	st.Register(ctx, "app", "http://b", "", now) // a change: seen at once
+	if _, err := st.Register(ctx, "app", "http://b", "", now); err != nil { // a change: seen at once
+		t.Fatal(err)
+	}
 	if got := addrs(); !slices.Equal(got, []string{"http://a", "http://b"}) {
 		t.Fatalf("after a registration: %v, want both", got)
 	}

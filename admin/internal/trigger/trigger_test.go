@@ -184,12 +184,16 @@ func TestSweep(t *testing.T) {
 	}
 	// A result the executor reports later replaces the admin's judgement,
 	// and says so; a second result changes nothing.
-	b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "done", FinishedAt: b.clock.Now()}})
+	if err := b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "done", FinishedAt: b.clock.Now()}}); err != nil {
+		t.Fatal(err)
+	}
 	got, _ := b.st.Run(ctx, gone.ID)
 	if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || !got.LateResult || !strings.HasPrefix(got.Message, "done (reported after the admin had settled the run LOST: lost: executor") {
 		t.Errorf("late result: %s %q late=%v, want SUCCEEDED, saying it replaced LOST", got.Status, got.Message, got.LateResult)
 	}
-	b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: b.clock.Now()}})
+	if err := b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: b.clock.Now()}}); err != nil {
+		t.Fatal(err)
+	}
 	if again, _ := b.st.Run(ctx, gone.ID); again.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
 		t.Errorf("a second result changed the run to %s", again.Status)
 	}
@@ -296,7 +300,7 @@ func (a *acceptor) Run(_ context.Context, req *carillonv1.RunRequest) (*carillon
 func (a *acceptor) RunBatch(ctx context.Context, req *carillonv1.RunBatchRequest) (*carillonv1.RunBatchResponse, error) {
 	res := &carillonv1.RunBatchResponse{}
 	for _, r := range req.Runs {
-		a.Run(ctx, r)
+		_, _ = a.Run(ctx, r) // never fails
 		res.Outcomes = append(res.Outcomes, &carillonv1.RunOutcome{})
 	}
 	return res, nil
