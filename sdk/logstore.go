@@ -1,14 +1,12 @@
 package sdk
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,169 +14,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
-
-// Bounds of one page of a run log returned by ReadLog, so that reading the
-// log of a run that printed gigabytes costs the executor, the admin and the
-// browser no more than one page at a time.
-const (
-	// LogPageMaxLines is the most lines one page of a run log holds.
-	LogPageMaxLines = 1000
-	// LogPageMaxBytes is about the most bytes one page of a run log holds. A
-	// single line longer than that is cut, and marked as cut.
-	LogPageMaxBytes = 256 << 10
-)
-
-// logTimeLayout prefixes every line written by Logf and the executor.
-const logTimeLayout = "2006-01-02 15:04:05.000"
 
 // dayLayout names a log directory: the UTC day its runs were accepted.
 const dayLayout = "2006-01-02"
-
-// runLog is one run's log. Lines are kept in memory and, when the run
-// ends, appended as one record to the segment file its run shares with up to
-// 999 others (see [logStore.appendRecord]), so a short run costs one write to
-// a file that is already open, and accepting a run touches no file at all.
-// A log that must be on disk before the run ends (it passes spillBytes,
-// someone reads it while the run runs, a script's subprocess writes to it)
-// gets a file of its own instead. A nil or closed runLog discards writes.
-type runLog struct {
-	mu     sync.Mutex
-	store  *logStore
-	dir    string // the run's directory in store (see [logStore.runDir])
-	runID  int64
-	buf    []byte
-	f      *os.File // the log's own file; nil while the log is in memory
-	closed bool
-	now    func() time.Time
-}
-
-// spillBytes is how much of a run's log is kept in memory before it is
-// written to a file of its own.
-const spillBytes = 64 << 10
-
-// newRunLog returns the log of runID, which will be kept in store in dir,
-// from [logStore.runDir].
-func newRunLog(store *logStore, dir string, runID int64, now func() time.Time) *runLog {
-	return &runLog{store: store, dir: dir, runID: runID, now: now}
-}
-
-// Write appends p to the log.
-func (l *runLog) Write(p []byte) (int, error) {
-	if l == nil {
-		return len(p), nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return len(p), nil
-	}
-	if l.f == nil && len(l.buf)+len(p) <= spillBytes {
-		l.buf = append(l.buf, p...)
-		return len(p), nil
-	}
-	if err := l.spill(); err != nil {
-		return 0, err
-	}
-	return l.f.Write(p)
-}
-
-// spill writes the buffered lines to the log's own file, creating it; l.mu
-// is held.
-func (l *runLog) spill() error {
-	if l.f != nil {
-		return nil
-	}
-	f, err := l.store.create(l.store.path(l.dir, l.runID), os.O_WRONLY)
-	if err != nil {
-		return err
-	}
-	l.f = f
-	_, err = f.Write(l.buf)
-	l.buf = nil
-	return err
-}
-
-// sync makes sure what was logged so far is in the log's own file, for a
-// reader, and returns the file's path; "" when the log is closed: then
-// Close has put it where [logStore.find] finds it.
-func (l *runLog) sync() (path string, err error) {
-	if l == nil {
-		return "", nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return "", nil
-	}
-	if err := l.spill(); err != nil {
-		return "", err
-	}
-	return l.f.Name(), nil
-}
-
-// printf writes one line prefixed with the time.
-func (l *runLog) printf(format string, args ...any) {
-	if l == nil {
-		return
-	}
-	_, _ = l.Write(logLine(l.now(), format, args...))
-}
-
-// logLine formats one log line: the time, the message, a newline.
-func logLine(now time.Time, format string, args ...any) []byte {
-	b := make([]byte, 0, 64+len(format))
-	b = append(appendLogTime(b, now), ' ')
-	b = fmt.Appendf(b, format, args...)
-	if b[len(b)-1] != '\n' {
-		b = append(b, '\n')
-	}
-	return b
-}
-
-// file returns the log's own file, creating it, for a subprocess to write
-// to directly; nil if the log is closed or the file cannot be created.
-func (l *runLog) file() *os.File {
-	if l == nil {
-		return nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed || l.spill() != nil {
-		return nil
-	}
-	return l.f
-}
-
-// slogger returns a logger whose records are lines of the log, prefixed
-// with the time like printf's.
-func (l *runLog) slogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(stampWriter{l}, &slog.HandlerOptions{
-		Level: slog.LevelDebug - 4,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
-}
-
-// stampWriter prefixes each write, a whole slog record, with the time.
-type stampWriter struct{ l *runLog }
-
-// Write writes p to the log as one line, after the time.
-func (w stampWriter) Write(p []byte) (int, error) {
-	b := make([]byte, 0, len(logTimeLayout)+1+len(p))
-	b = appendLogTime(b, w.l.now())
-	b = append(b, ' ')
-	b = append(b, p...)
-	if _, err := w.l.Write(b); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
 
 // closeLogs closes logs together, like Close each, except that the ones
 // kept in memory are appended to their segments with one write per
@@ -211,29 +50,6 @@ func (s *logStore) closeLogs(logs []*runLog) error {
 		l.mu.Unlock()
 	}
 	return errors.Join(errs...)
-}
-
-// Close puts the log on disk for good: a log still in memory is appended to
-// its segment as one record, a log with its own file has that file closed.
-// Later writes are dropped.
-func (l *runLog) Close() error {
-	if l == nil {
-		return nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return nil
-	}
-	l.closed = true
-	if l.f == nil {
-		err := l.store.appendRecord(l.dir, l.runID, l.buf)
-		l.buf = nil
-		return err
-	}
-	err := l.f.Close()
-	l.f = nil
-	return err
 }
 
 // logStore lays out run logs on disk, by the UTC day the executor accepted
@@ -572,112 +388,4 @@ func (s *logStore) clean(retention time.Duration) (removed []string, err error) 
 		removed = append(removed, day)
 	}
 	return removed, errors.Join(errs...)
-}
-
-// logPage is one page of a run log.
-type logPage struct {
-	fromLine, toLine int
-	content          string
-	end              bool
-}
-
-// truncatedMark ends a line cut to fit a page.
-const truncatedMark = " …[line cut]"
-
-// readLogPage reads lines [from, from+maxLines) of the log in src, at most
-// about maxBytes of them, holding no more than one page in memory whatever
-// the size of the log or of its lines. src is the log's own file or its
-// record in a segment: the same bytes give the same pages. ended says the
-// run has finished writing the log: then the last line may lack its
-// newline, and a page reaching the end of src ends the log.
-func readLogPage(src io.Reader, from, maxLines, maxBytes int, ended bool) (logPage, error) {
-	from = max(from, 1)
-	page := logPage{fromLine: from, toLine: from - 1}
-	r := bufio.NewReaderSize(src, 32<<10)
-
-	for line := 1; line < from; line++ {
-		_, _, nl, err := appendLine(r, nil, 0)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return page, err
-		}
-		if !nl {
-			// The log has fewer lines than from-1, or its last line is
-			// incomplete: nothing to return yet.
-			page.end = ended
-			return page, nil
-		}
-	}
-
-	buf := make([]byte, 0, min(maxBytes, 64<<10))
-	eof := false
-	for n := 0; n < maxLines; n++ {
-		start := len(buf)
-		room := maxBytes - start - 1
-		var total int
-		var nl bool
-		var err error
-		buf, total, nl, err = appendLine(r, buf, max(room, 0))
-		if err != nil && !errors.Is(err, io.EOF) {
-			return page, err
-		}
-		if total == 0 && !nl {
-			eof = true
-			break
-		}
-		if !nl && !ended {
-			// The run is still writing this line: leave it for the next page.
-			buf = buf[:start]
-			break
-		}
-		if total > room {
-			if start > 0 {
-				buf = buf[:start] // does not fit: first line of the next page
-				break
-			}
-			cut := max(room-len(truncatedMark), 0)
-			for cut > 0 && !utf8.RuneStart(buf[cut]) {
-				cut--
-			}
-			buf = append(buf[:cut], truncatedMark...)
-		}
-		if nl {
-			buf = append(buf, '\n')
-		} else {
-			eof = true
-		}
-		page.toLine++
-		if eof {
-			break
-		}
-	}
-	if !eof {
-		if _, err := r.Peek(1); errors.Is(err, io.EOF) {
-			eof = true
-		}
-	}
-	page.content = strings.ToValidUTF8(string(buf), "\uFFFD")
-	page.end = ended && eof
-	return page, nil
-}
-
-// appendLine reads one line from r and appends at most keep bytes of it,
-// without the newline, to dst. total is the line's full length without the
-// newline; nl says whether it ended with one (false at the end of the file).
-func appendLine(r *bufio.Reader, dst []byte, keep int) (out []byte, total int, nl bool, err error) {
-	out = dst
-	for {
-		b, err := r.ReadSlice('\n')
-		if err == nil {
-			b = b[:len(b)-1]
-			nl = true
-		}
-		if room := keep - (len(out) - len(dst)); room > 0 {
-			out = append(out, b[:min(room, len(b))]...)
-		}
-		total += len(b)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return out, total, nl, err
-	}
 }

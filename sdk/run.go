@@ -1,0 +1,82 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// runKey names a run: run ids are unique within one admin database only
+// (a new database starts them at 1 again), so the executor keeps the runs,
+// logs and results of different databases apart.
+type runKey struct {
+	db string // RunRequest.database_id; "" from admins that predate it
+	id int64
+}
+
+// run is one accepted execution.
+type run struct {
+	id          int64
+	db          string // its database (see runKey)
+	jobID       int64
+	name        string
+	handler     Handler // before middleware
+	script      bool
+	param       string
+	block       carillonv1.BlockStrategy
+	timeout     time.Duration
+	shardIndex  int
+	shardTotal  int
+	scheduledAt time.Time
+	log         *runLog // from accept to the end of the run
+
+	// cancel ends a started run's context; guarded by dispatcher.mu.
+	cancel context.CancelCauseFunc
+}
+
+// key names r among the runs of every database.
+func (r *run) key() runKey { return runKey{r.db, r.id} }
+
+// result returns r's result.
+func (r *run) result(status carillonv1.RunStatus, msg string, at time.Time) result {
+	res := newResult(r.id, status, msg, at)
+	res.DatabaseID = r.db
+	return res
+}
+
+// describe names what r runs, for its log.
+func (r *run) describe() string {
+	if sh, ok := r.handler.(*scriptHandler); ok {
+		return scriptTypeName(sh.typ) + " script"
+	}
+	return fmt.Sprintf("handler %q", r.name)
+}
+
+// result is the outcome of one run, as reported to the admin.
+type result struct {
+	RunID      int64                `json:"run_id"`
+	DatabaseID string               `json:"database_id,omitempty"`
+	Status     carillonv1.RunStatus `json:"status"`
+	Message    string               `json:"message,omitempty"`
+	FinishedAt time.Time            `json:"finished_at"`
+}
+
+// key names the run of res.
+func (res result) key() runKey { return runKey{res.DatabaseID, res.RunID} }
+
+// newResult returns the result of a run without a database id (see
+// [run.result]), its message cut to maxMessageBytes and made valid UTF-8.
+func newResult(runID int64, status carillonv1.RunStatus, msg string, at time.Time) result {
+	if len(msg) > maxMessageBytes {
+		cut := maxMessageBytes
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return result{RunID: runID, Status: status, Message: strings.ToValidUTF8(msg, "\uFFFD"), FinishedAt: at}
+}

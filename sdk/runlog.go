@@ -1,0 +1,179 @@
+package sdk
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+)
+
+// logTimeLayout prefixes every line written by Logf and the executor.
+const logTimeLayout = "2006-01-02 15:04:05.000"
+
+// runLog is one run's log. Lines are kept in memory and, when the run
+// ends, appended as one record to the segment file its run shares with up to
+// 999 others (see [logStore.appendRecord]), so a short run costs one write to
+// a file that is already open, and accepting a run touches no file at all.
+// A log that must be on disk before the run ends (it passes spillBytes,
+// someone reads it while the run runs, a script's subprocess writes to it)
+// gets a file of its own instead. A nil or closed runLog discards writes.
+type runLog struct {
+	mu     sync.Mutex
+	store  *logStore
+	dir    string // the run's directory in store (see [logStore.runDir])
+	runID  int64
+	buf    []byte
+	f      *os.File // the log's own file; nil while the log is in memory
+	closed bool
+	now    func() time.Time
+}
+
+// spillBytes is how much of a run's log is kept in memory before it is
+// written to a file of its own.
+const spillBytes = 64 << 10
+
+// newRunLog returns the log of runID, which will be kept in store in dir,
+// from [logStore.runDir].
+func newRunLog(store *logStore, dir string, runID int64, now func() time.Time) *runLog {
+	return &runLog{store: store, dir: dir, runID: runID, now: now}
+}
+
+// Write appends p to the log.
+func (l *runLog) Write(p []byte) (int, error) {
+	if l == nil {
+		return len(p), nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return len(p), nil
+	}
+	if l.f == nil && len(l.buf)+len(p) <= spillBytes {
+		l.buf = append(l.buf, p...)
+		return len(p), nil
+	}
+	if err := l.spill(); err != nil {
+		return 0, err
+	}
+	return l.f.Write(p)
+}
+
+// spill writes the buffered lines to the log's own file, creating it; l.mu
+// is held.
+func (l *runLog) spill() error {
+	if l.f != nil {
+		return nil
+	}
+	f, err := l.store.create(l.store.path(l.dir, l.runID), os.O_WRONLY)
+	if err != nil {
+		return err
+	}
+	l.f = f
+	_, err = f.Write(l.buf)
+	l.buf = nil
+	return err
+}
+
+// sync makes sure what was logged so far is in the log's own file, for a
+// reader, and returns the file's path; "" when the log is closed: then
+// Close has put it where [logStore.find] finds it.
+func (l *runLog) sync() (path string, err error) {
+	if l == nil {
+		return "", nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return "", nil
+	}
+	if err := l.spill(); err != nil {
+		return "", err
+	}
+	return l.f.Name(), nil
+}
+
+// printf writes one line prefixed with the time.
+func (l *runLog) printf(format string, args ...any) {
+	if l == nil {
+		return
+	}
+	_, _ = l.Write(logLine(l.now(), format, args...))
+}
+
+// logLine formats one log line: the time, the message, a newline.
+func logLine(now time.Time, format string, args ...any) []byte {
+	b := make([]byte, 0, 64+len(format))
+	b = append(appendLogTime(b, now), ' ')
+	b = fmt.Appendf(b, format, args...)
+	if b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// file returns the log's own file, creating it, for a subprocess to write
+// to directly; nil if the log is closed or the file cannot be created.
+func (l *runLog) file() *os.File {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.spill() != nil {
+		return nil
+	}
+	return l.f
+}
+
+// slogger returns a logger whose records are lines of the log, prefixed
+// with the time like printf's.
+func (l *runLog) slogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(stampWriter{l}, &slog.HandlerOptions{
+		Level: slog.LevelDebug - 4,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+}
+
+// stampWriter prefixes each write, a whole slog record, with the time.
+type stampWriter struct{ l *runLog }
+
+// Write writes p to the log as one line, after the time.
+func (w stampWriter) Write(p []byte) (int, error) {
+	b := make([]byte, 0, len(logTimeLayout)+1+len(p))
+	b = appendLogTime(b, w.l.now())
+	b = append(b, ' ')
+	b = append(b, p...)
+	if _, err := w.l.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Close puts the log on disk for good: a log still in memory is appended to
+// its segment as one record, a log with its own file has that file closed.
+// Later writes are dropped.
+func (l *runLog) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if l.f == nil {
+		err := l.store.appendRecord(l.dir, l.runID, l.buf)
+		l.buf = nil
+		return err
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
