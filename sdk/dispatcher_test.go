@@ -512,7 +512,7 @@ func TestPanic(t *testing.T) {
 		wantResult(t, h.result(t, 2), failed, "panic: assignment to entry in nil map")
 		wantResult(t, h.result(t, 3), succeeded, "")
 		log := h.log(t, 1)
-		for _, want := range []string{"panic: boom", "goroutine ", "worker_test.go:", "ended: FAILED: panic: boom"} {
+		for _, want := range []string{"panic: boom", "goroutine ", "dispatcher_test.go:", "ended: FAILED: panic: boom"} {
 			if !strings.Contains(log, want) {
 				t.Errorf("log lacks %q:\n%s", want, log)
 			}
