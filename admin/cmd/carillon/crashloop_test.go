@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -46,25 +47,32 @@ const (
 	crashes       = 22
 )
 
+// seedFlag replays TestCrashLoop's kill times and executor delays.
+var seedFlag = flag.Uint64("seed", 0, "TestCrashLoop: the seed of its random kills and delays (0: a new one, printed)")
+
 // TestCrashLoop kills the real admin process with SIGKILL at random moments
 // under every-second jobs run by real SDK executors, restarts it each time
 // (twice after an outage longer than the misfire threshold), then checks,
 // in the database it left, that every scheduled instant was run exactly
 // once or recorded as a misfire, that no run was executed twice, and that
 // no run is marked FAILED, LOST or TIMED_OUT (every handler succeeds and
-// no executor dies here). Set CARILLON_CRASHLOOP_SEED to replay a seed.
+// no executor dies here). It prints its seed: -seed N (or
+// CARILLON_CRASHLOOP_SEED=N) replays it.
 func TestCrashLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills an admin process 22 times: about 90 s")
 	}
-	seed := uint64(time.Now().UnixNano())
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
 	if s := os.Getenv("CARILLON_CRASHLOOP_SEED"); s != "" {
 		var err error
 		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("seed %d (CARILLON_CRASHLOOP_SEED=%d replays it)", seed, seed)
+	t.Logf("seed %d (-seed %d replays it)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -3,6 +3,7 @@ package schedule_test
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -71,6 +72,10 @@ func TestCrashChild(t *testing.T) {
 	}
 }
 
+// seed replays TestCrashRestart's kill times: the test prints the seed it
+// used (go test -run TestCrashRestart -seed N ./admin/internal/schedule/).
+var seed = flag.Uint64("seed", 0, "TestCrashRestart: the seed of its random kill times (0: a new one, printed)")
+
 // TestCrashRestart kills an admin process with SIGKILL at random moments
 // while jobs fire every second, restarts it (sometimes at once, sometimes
 // after more than the misfire threshold), and then checks that each (job,
@@ -106,7 +111,12 @@ func TestCrashRestart(t *testing.T) {
 
 	type down struct{ from, to time.Time } // no admin scheduling in (from, to]
 	var downs []down
-	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	s := *seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (-seed %d replays it)", s, s)
+	rnd := rand.New(rand.NewPCG(s, 7))
 	lastKill := time.Now() // no admin yet: the first start may come after the first instants
 	for cycle := range 10 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v=false")
