@@ -37,13 +37,8 @@ func scanAPIToken(row interface{ Scan(...any) error }) (APIToken, error) {
 func (s *Store) CreateAPIToken(ctx context.Context, t APIToken, now time.Time) (APIToken, error) {
 	t.CreatedAt = now.Truncate(time.Millisecond)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (user_id, name, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
-			t.UserID, t.Name, t.TokenHash, millis(t.CreatedAt), millis(t.ExpiresAt))
-		if err != nil {
-			return err
-		}
-		t.ID, err = res.LastInsertId()
-		return err
+		return tx.QueryRowContext(ctx, `INSERT INTO api_tokens (user_id, name, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			t.UserID, t.Name, t.TokenHash, millis(t.CreatedAt), millis(t.ExpiresAt)).Scan(&t.ID)
 	})
 	if isUniqueViolation(err) {
 		return APIToken{}, fmt.Errorf("%w: API token %q", ErrAlreadyExists, t.Name)

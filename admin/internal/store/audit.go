@@ -49,12 +49,8 @@ func writeAudit(ctx context.Context, tx *sql.Tx) (*AuditPending, error) {
 		return nil, nil
 	}
 	e := p.entry
-	res, err := tx.ExecContext(ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		millis(e.At), e.UserID, e.Username, e.Action, e.Target, e.Detail, e.Peer)
-	if err != nil {
-		return nil, err
-	}
-	if p.id, err = res.LastInsertId(); err != nil {
+	if err := tx.QueryRowContext(ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		millis(e.At), e.UserID, e.Username, e.Action, e.Target, e.Detail, e.Peer).Scan(&p.id); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -49,14 +48,15 @@ func (s *Store) CreateJobs(ctx context.Context, jobs []Job, now time.Time) error
 }
 
 func insertJobs(ctx context.Context, tx *sql.Tx, jobs []Job, now time.Time) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 28)+`)`) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+	stmt, err := tx.PrepareContext(ctx, insertJobSQL)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = stmt.Close() }()
 	for _, j := range jobs {
 		j.CreatedAt, j.UpdatedAt = now, now
-		if _, err := stmt.ExecContext(ctx, jobArgs(j)...); err != nil {
+		var id int64
+		if err := stmt.QueryRowContext(ctx, jobArgs(j)...).Scan(&id); err != nil {
 			return err
 		}
 	}

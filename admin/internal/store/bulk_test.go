@@ -9,61 +9,69 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 func TestCreateJobs(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	t.Run("SameRowsAsCreateJob", func(t *testing.T) {
-		t.Parallel()
-		s, b := setup(t)
-		j := newJob(b.group.ID, t0.Add(time.Hour))
-		j.Cron, j.ScheduleType, j.TimeZone, j.Param = "7 30 4 * * ?", carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, "Europe/Berlin", "p"
-		j.AlarmEmails, j.ChildJobIDs = []string{"a@example.com", "b@example.com"}, []int64{7, 9}
-		one, err := s.CreateJob(ctx, j, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.CreateJobs(ctx, []store.Job{j, j}, t0); err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.Jobs(ctx, store.JobFilter{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != 3 {
-			t.Fatalf("got %d jobs, want 3", len(got))
-		}
-		for _, g := range got[1:] {
-			if diff := cmp.Diff(one, g, cmpopts.IgnoreFields(store.Job{}, "ID")); diff != "" {
-				t.Errorf("bulk job %d differs from CreateJob's (-want +got):\n%s", g.ID, diff)
-			}
-		}
-		due, err := s.DueJobs(ctx, t0.Add(2*time.Hour), 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(due) != 3 {
-			t.Errorf("DueJobs found %d of the 3 enabled jobs", len(due))
-		}
-	})
+			ctx := context.Background()
 
-	t.Run("MissingGroupStoresNothing", func(t *testing.T) {
-		t.Parallel()
-		s, b := setup(t)
-		err := s.CreateJobs(ctx, []store.Job{newJob(b.group.ID, t0), newJob(b.group.ID+100, t0)}, t0)
-		if !errors.Is(err, store.ErrGroupNotFound) {
-			t.Fatalf("got %v, want ErrGroupNotFound", err)
-		}
-		all, _, err := s.CountJobs(ctx, store.AllGroups)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if all != 0 {
-			t.Errorf("%d jobs stored, want 0", all)
-		}
-	})
+			t.Run("SameRowsAsCreateJob", func(t *testing.T) {
+				t.Parallel()
+				s, b := setup(t, newDB(t))
+				j := newJob(b.group.ID, t0.Add(time.Hour))
+				j.Cron, j.ScheduleType, j.TimeZone, j.Param = "7 30 4 * * ?", carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, "Europe/Berlin", "p"
+				j.AlarmEmails, j.ChildJobIDs = []string{"a@example.com", "b@example.com"}, []int64{7, 9}
+				one, err := s.CreateJob(ctx, j, t0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.CreateJobs(ctx, []store.Job{j, j}, t0); err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.Jobs(ctx, store.JobFilter{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != 3 {
+					t.Fatalf("got %d jobs, want 3", len(got))
+				}
+				for _, g := range got[1:] {
+					if diff := cmp.Diff(one, g, cmpopts.IgnoreFields(store.Job{}, "ID")); diff != "" {
+						t.Errorf("bulk job %d differs from CreateJob's (-want +got):\n%s", g.ID, diff)
+					}
+				}
+				due, err := s.DueJobs(ctx, t0.Add(2*time.Hour), 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(due) != 3 {
+					t.Errorf("DueJobs found %d of the 3 enabled jobs", len(due))
+				}
+			})
+
+			t.Run("MissingGroupStoresNothing", func(t *testing.T) {
+				t.Parallel()
+				s, b := setup(t, newDB(t))
+				err := s.CreateJobs(ctx, []store.Job{newJob(b.group.ID, t0), newJob(b.group.ID+100, t0)}, t0)
+				if !errors.Is(err, store.ErrGroupNotFound) {
+					t.Fatalf("got %v, want ErrGroupNotFound", err)
+				}
+				all, _, err := s.CountJobs(ctx, store.AllGroups)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if all != 0 {
+					t.Errorf("%d jobs stored, want 0", all)
+				}
+			})
+		})
+	}
 }

@@ -59,7 +59,7 @@ func BenchmarkDashboard(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if _, err := s.foldRunCounts(ctx, 1<<62, 0); err != nil {
+		if _, err := s.foldRunCounts(ctx, 1<<62, 0, true); err != nil {
 			b.Fatal(err)
 		}
 		b.Logf("generated %d runs in %s", n-have, time.Since(start).Round(time.Second))

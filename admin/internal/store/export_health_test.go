@@ -73,7 +73,7 @@ func (s *Store) CountRunsScan(ctx context.Context, from, to time.Time, g Groups)
 // in flight (which the store's folds leave out while fewer than foldLag),
 // and returns how many it folded.
 func (s *Store) FoldRunCounts(ctx context.Context) (int64, error) {
-	return s.foldRunCounts(ctx, 1<<62, 0)
+	return s.foldRunCounts(ctx, 1<<62, 0, true)
 }
 
 // RunCountsUpTo returns the id of the last run folded into run_counts.

@@ -27,15 +27,23 @@ const (
 // below one already there (AUTOINCREMENT), so the runs after
 // run_counts_upto are exactly those not counted yet; the triggers of
 // migration 0007 keep the counted ones.
-func (s *Store) foldRunCounts(ctx context.Context, limit, lag int64) (int64, error) {
+//
+// On PostgreSQL it folds only up to the largest id seen foldSettle ago
+// (settledMaxID), unless all is set (tests).
+func (s *Store) foldRunCounts(ctx context.Context, limit, lag int64, all bool) (int64, error) {
 	var folded int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var upto, last int64
-		if err := tx.QueryRowContext(ctx, `SELECT id FROM run_counts_upto`).Scan(&upto); err != nil {
+		// FOR UPDATE: admins sharing a PostgreSQL database fold one at a
+		// time (SQLite has one writer anyway).
+		if err := tx.QueryRowContext(ctx, `SELECT id FROM run_counts_upto`+s.forUpdate()).Scan(&upto); err != nil { //nolint:gosec // a constant SQL fragment
 			return err
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM runs`).Scan(&last); err != nil {
 			return err
+		}
+		if s.pg != nil && !all {
+			last = s.pg.settledMaxID(last)
 		}
 		var oldest sql.NullInt64 // the oldest run in flight (the runs_active index)
 		if err := tx.QueryRowContext(ctx, `SELECT min(id) FROM runs WHERE status IN (1, 7)`).Scan(&oldest); err != nil {
@@ -51,7 +59,7 @@ func (s *Store) foldRunCounts(ctx context.Context, limit, lag int64) (int64, err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO run_counts (bucket, group_id, status, n)
 			SELECT scheduled_at / 900000, group_id, status, count(*) FROM runs WHERE id > ? AND id <= ? GROUP BY 1, 2, 3
-			ON CONFLICT (bucket, group_id, status) DO UPDATE SET n = n + excluded.n`, upto, to); err != nil {
+			ON CONFLICT (bucket, group_id, status) DO UPDATE SET n = run_counts.n + excluded.n`, upto, to); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE run_counts_upto SET id = ?`, to); err != nil {
@@ -61,6 +69,46 @@ func (s *Store) foldRunCounts(ctx context.Context, limit, lag int64) (int64, err
 		return nil
 	})
 	return folded, err
+}
+
+// forUpdate is the locking clause of a read-then-write: PostgreSQL's, and
+// nothing on SQLite, whose writes take the one writer.
+func (s *Store) forUpdate() string {
+	if s.pg != nil {
+		return ` FOR UPDATE`
+	}
+	return ""
+}
+
+// foldSettle is how long a run id must have been the largest seen before
+// PostgreSQL's fold counts up to it. Ids come from a sequence, and a
+// transaction still open may hold a smaller id than one committed:
+// folding past it would leave its run out of run_counts for good. No
+// transaction of the store lasts that long.
+const foldSettle = 10 * time.Second
+
+// settledMaxID notes max, the largest run id now, and returns the largest
+// that was seen foldSettle ago (0 before then).
+func (p *pgState) settledMaxID(max int64) int64 {
+	now := time.Now()
+	p.foldMarks = append(p.foldMarks, foldMark{at: now, id: max})
+	var settled int64
+	i := 0
+	for i < len(p.foldMarks) && now.Sub(p.foldMarks[i].at) >= foldSettle {
+		settled = p.foldMarks[i].id
+		i++
+	}
+	if i > 0 {
+		// Keep the last settled mark: it stays the answer until a newer one settles.
+		p.foldMarks = p.foldMarks[i-1:]
+	}
+	return settled
+}
+
+// foldMark is the largest run id at a time.
+type foldMark struct {
+	at time.Time
+	id int64
 }
 
 // folds runs foldRunCounts every foldInterval until stop is closed, in
@@ -78,7 +126,7 @@ func (s *Store) folds(stop <-chan struct{}, done chan<- struct{}) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		for range 100 { // a bound: at most a million runs per tick
 			// An error (a full disk, the database closing) is retried at the next tick.
-			if n, err := s.foldRunCounts(ctx, foldBatch, foldLag); err != nil || n < foldBatch {
+			if n, err := s.foldRunCounts(ctx, foldBatch, foldLag, false); err != nil || n < foldBatch {
 				break
 			}
 			select {

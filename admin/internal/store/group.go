@@ -10,6 +10,7 @@ import (
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Group is an executor group: the executors of one app name.
@@ -48,14 +49,9 @@ func (s *Store) CreateGroup(ctx context.Context, g Group, now time.Time) (Group,
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	g.CreatedAt, g.UpdatedAt = now, now
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`INSERT INTO groups (app_name, title, address_mode, addresses, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), millis(now), millis(now))
-		if err != nil {
-			return err
-		}
-		g.ID, err = res.LastInsertId()
-		return err
+		return tx.QueryRowContext(ctx,
+			`INSERT INTO groups (app_name, title, address_mode, addresses, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+			g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), millis(now), millis(now)).Scan(&g.ID)
 	})
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -157,6 +153,10 @@ func mustAffect(res sql.Result, what string, id int64) error {
 }
 
 func isUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505" // unique_violation
+	}
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 

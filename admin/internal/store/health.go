@@ -90,6 +90,9 @@ func (s *Store) LimitPages(ctx context.Context, n int64) error {
 	if n <= 0 {
 		return fmt.Errorf("store: limit pages: %d: must be positive", n)
 	}
+	if s.pg != nil {
+		return errors.New("store: limit pages: a SQLite database's limit; PostgreSQL has none")
+	}
 	_, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", n))
 	return err
 }

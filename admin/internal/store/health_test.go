@@ -17,7 +17,7 @@ import (
 func TestOpenUnwritable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, b := setup(t)
+	s, b := setup(t, sqliteDB(t))
 	s.Close()
 	s, err := store.OpenReadOnlyWriter(ctx, b.path)
 	if err == nil {
@@ -45,7 +45,7 @@ func TestOpenUnwritable(t *testing.T) {
 func TestFullDisk(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, b := setup(t)
+	s, b := setup(t, sqliteDB(t))
 	if err := s.Writable(); err != nil {
 		t.Fatalf("Writable on a new database: %v", err)
 	}

@@ -54,6 +54,9 @@ const jobColumns = `id, group_id, description, owner, alarm_emails, schedule_typ
 	timeout_seconds, retry_count, retry_delay_seconds, retry_backoff, alarm_webhook_url, alarm_every_failure,
 	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at`
 
+// insertJobSQL stores a new job, RETURNING its id.
+var insertJobSQL = `INSERT INTO jobs (` + strings.TrimPrefix(jobColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 27) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+
 func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 	var j Job
 	var emails, children string
@@ -91,12 +94,7 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 		if err := groupExists(ctx, tx, j.GroupID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 28)+`)`, jobArgs(j)...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
-		if err != nil {
-			return err
-		}
-		j.ID, err = res.LastInsertId()
-		return err
+		return tx.QueryRowContext(ctx, insertJobSQL, jobArgs(j)...).Scan(&j.ID)
 	})
 	if err != nil {
 		if errors.Is(err, ErrGroupNotFound) {
@@ -305,7 +303,7 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 // as a child job, naming them: removing it from their lists silently would
 // change what they do.
 func notAChild(ctx context.Context, tx *sql.Tx, id int64) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, description FROM jobs WHERE ',' || child_job_ids || ',' LIKE '%,' || ? || ',%' ORDER BY id`, id)
+	rows, err := tx.QueryContext(ctx, `SELECT id, description FROM jobs WHERE ',' || child_job_ids || ',' LIKE '%,' || ? || ',%' ORDER BY id`, strconv.FormatInt(id, 10))
 	if err != nil {
 		return err
 	}
@@ -349,7 +347,7 @@ func wrapJobErr(verb string, id int64, err error) error {
 // CountJobs returns the number of jobs of g's groups and of enabled ones.
 func (s *Store) CountJobs(ctx context.Context, g Groups) (all, enabled int64, err error) {
 	cond, args := g.where("group_id")
-	err = s.reader(ctx).QueryRowContext(ctx, `SELECT count(*), coalesce(sum(enabled), 0) FROM jobs WHERE 1`+cond, args...).Scan(&all, &enabled)
+	err = s.reader(ctx).QueryRowContext(ctx, `SELECT count(*), coalesce(sum(enabled), 0) FROM jobs WHERE 1 = 1`+cond, args...).Scan(&all, &enabled)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: count jobs: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 )
 
@@ -15,36 +16,43 @@ import (
 // still answer, while an API read waits for a connection.
 func TestAPIReadsApart(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, b := setup(t)
-	j, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release, err := s.HoldAPIReads(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	fire, cancel := context.WithTimeout(ctx, 10*time.Second) // generous: only a wait for a connection would take long
-	defer cancel()
-	if jobs, err := s.DueJobs(fire, t0.Add(time.Second), 10); err != nil || len(jobs) != 1 {
-		t.Errorf("DueJobs with the API's connections taken: %d jobs, %v", len(jobs), err)
-	}
-	if _, err := s.NextFireAt(fire); err != nil {
-		t.Errorf("NextFireAt: %v", err)
-	}
-	if _, err := s.Job(fire, j.ID); err != nil {
-		t.Errorf("Job: %v", err)
-	}
-	if _, err := s.Group(fire, b.group.ID); err != nil {
-		t.Errorf("Group: %v", err)
-	}
+			ctx := context.Background()
+			s, b := setup(t, newDB(t))
+			j, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			release, err := s.HoldAPIReads(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
 
-	api, cancel := context.WithTimeout(store.WithAPIReads(ctx), 50*time.Millisecond)
-	defer cancel()
-	if _, err := s.Job(api, j.ID); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("an API read with every API connection taken: got %v, want it to wait until its deadline", err)
+			fire, cancel := context.WithTimeout(ctx, 10*time.Second) // generous: only a wait for a connection would take long
+			defer cancel()
+			if jobs, err := s.DueJobs(fire, t0.Add(time.Second), 10); err != nil || len(jobs) != 1 {
+				t.Errorf("DueJobs with the API's connections taken: %d jobs, %v", len(jobs), err)
+			}
+			if _, err := s.NextFireAt(fire); err != nil {
+				t.Errorf("NextFireAt: %v", err)
+			}
+			if _, err := s.Job(fire, j.ID); err != nil {
+				t.Errorf("Job: %v", err)
+			}
+			if _, err := s.Group(fire, b.group.ID); err != nil {
+				t.Errorf("Group: %v", err)
+			}
+
+			api, cancel := context.WithTimeout(store.WithAPIReads(ctx), 50*time.Millisecond)
+			defer cancel()
+			if _, err := s.Job(api, j.ID); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("an API read with every API connection taken: got %v, want it to wait until its deadline", err)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -75,39 +76,46 @@ func TestRunCounts(t *testing.T) {
 
 	t.Run("KeptByWrites", func(t *testing.T) {
 		t.Parallel()
-		s, b := setup(t)
-		// Runs folded into the counters, then settled, skipped, deleted:
-		// the triggers keep the counters.
-		runMix(t, s, b, func() {
-			if _, err := s.FoldRunCounts(ctx); err != nil {
-				t.Fatal(err)
-			}
-		})
-		if upto, err := s.RunCountsUpTo(ctx); err != nil || upto < 40 {
-			t.Fatalf("runs folded up to %d (%v), want at least the first 40", upto, err)
-		}
-		if n, err := s.RunCounters(ctx); err != nil || n < 10 {
-			t.Fatalf("%d counters (err %v): want the buckets of 40 runs over 5 hours", n, err)
-		}
-		drift, err := s.RunCountsDrift(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(drift) > 0 {
-			t.Errorf("counters differ from the runs table: %v", drift)
-		}
-		// And the runs inserted after the fold, folded now.
-		if _, err := s.FoldRunCounts(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if drift, err := s.RunCountsDrift(ctx); err != nil || len(drift) > 0 {
-			t.Errorf("counters after the last fold differ from the runs table: %v (%v)", drift, err)
+		for _, be := range pgtest.Backends {
+			t.Run(be.Name, func(t *testing.T) {
+				t.Parallel()
+				newDB := be.DB
+
+				s, b := setup(t, newDB(t))
+				// Runs folded into the counters, then settled, skipped, deleted:
+				// the triggers keep the counters.
+				runMix(t, s, b, func() {
+					if _, err := s.FoldRunCounts(ctx); err != nil {
+						t.Fatal(err)
+					}
+				})
+				if upto, err := s.RunCountsUpTo(ctx); err != nil || upto < 40 {
+					t.Fatalf("runs folded up to %d (%v), want at least the first 40", upto, err)
+				}
+				if n, err := s.RunCounters(ctx); err != nil || n < 10 {
+					t.Fatalf("%d counters (err %v): want the buckets of 40 runs over 5 hours", n, err)
+				}
+				drift, err := s.RunCountsDrift(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(drift) > 0 {
+					t.Errorf("counters differ from the runs table: %v", drift)
+				}
+				// And the runs inserted after the fold, folded now.
+				if _, err := s.FoldRunCounts(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if drift, err := s.RunCountsDrift(ctx); err != nil || len(drift) > 0 {
+					t.Errorf("counters after the last fold differ from the runs table: %v (%v)", drift, err)
+				}
+			})
 		}
 	})
 
 	t.Run("Backfilled", func(t *testing.T) {
 		t.Parallel()
-		s, b := setup(t)
+		s, b := setup(t, sqliteDB(t))
 		runMix(t, s, b, nil)
 		if err := s.UndoRunCounts(ctx); err != nil {
 			t.Fatal(err)
@@ -132,57 +140,64 @@ func TestRunCounts(t *testing.T) {
 
 	t.Run("CountRunsIsExact", func(t *testing.T) {
 		t.Parallel()
-		s, b := setup(t)
-		// Half the runs folded, half not: CountRuns counts both. Two
-		// groups: a MEMBER's count is of their groups.
-		fold := func() {
-			if _, err := s.FoldRunCounts(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		runMix(t, s, b, fold)
-		other, err := s.CreateGroup(ctx, store.Group{AppName: "other", Title: "Other", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runMix(t, s, &bundle{path: b.path, group: other}, fold)
-		// Days in zones whose offsets are and are not multiples of 15
-		// minutes, and ranges shorter than a bucket.
-		var ranges [][2]time.Time
-		for _, offset := range []time.Duration{0, 5*time.Hour + 45*time.Minute, -(19*time.Minute + 32*time.Second), 7 * time.Minute} {
-			zone := time.FixedZone("z", int(offset.Seconds()))
-			day := time.Date(t0.Year(), t0.Month(), t0.Day(), 0, 0, 0, 0, zone)
-			for d := -1; d <= 1; d++ {
-				ranges = append(ranges, [2]time.Time{day.AddDate(0, 0, d), day.AddDate(0, 0, d+1)})
-			}
-		}
-		ranges = append(ranges, [2]time.Time{t0.Add(-3 * time.Hour), t0.Add(-3*time.Hour + 10*time.Minute)},
-			[2]time.Time{t0.Add(-150 * time.Minute), t0.Add(-80*time.Minute + 3*time.Millisecond)})
-		scopes := []store.Groups{store.AllGroups, {IDs: []int64{b.group.ID}}, {IDs: []int64{other.ID}}, {IDs: []int64{b.group.ID, other.ID}}, {}}
-		for _, r := range ranges {
-			for _, g := range scopes {
-				want, err := s.CountRunsScan(ctx, r[0], r[1], g)
+		for _, be := range pgtest.Backends {
+			t.Run(be.Name, func(t *testing.T) {
+				t.Parallel()
+				newDB := be.DB
+
+				s, b := setup(t, newDB(t))
+				// Half the runs folded, half not: CountRuns counts both. Two
+				// groups: a MEMBER's count is of their groups.
+				fold := func() {
+					if _, err := s.FoldRunCounts(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				runMix(t, s, b, fold)
+				other, err := s.CreateGroup(ctx, store.Group{AppName: "other", Title: "Other", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := s.CountRuns(ctx, r[0], r[1], g)
-				if err != nil {
-					t.Fatal(err)
+				runMix(t, s, &bundle{path: b.path, group: other}, fold)
+				// Days in zones whose offsets are and are not multiples of 15
+				// minutes, and ranges shorter than a bucket.
+				var ranges [][2]time.Time
+				for _, offset := range []time.Duration{0, 5*time.Hour + 45*time.Minute, -(19*time.Minute + 32*time.Second), 7 * time.Minute} {
+					zone := time.FixedZone("z", int(offset.Seconds()))
+					day := time.Date(t0.Year(), t0.Month(), t0.Day(), 0, 0, 0, 0, zone)
+					for d := -1; d <= 1; d++ {
+						ranges = append(ranges, [2]time.Time{day.AddDate(0, 0, d), day.AddDate(0, 0, d+1)})
+					}
 				}
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("CountRuns(%v, %v, %v) differs from a count over runs (-want +got):\n%s", r[0], r[1], g, diff)
+				ranges = append(ranges, [2]time.Time{t0.Add(-3 * time.Hour), t0.Add(-3*time.Hour + 10*time.Minute)},
+					[2]time.Time{t0.Add(-150 * time.Minute), t0.Add(-80*time.Minute + 3*time.Millisecond)})
+				scopes := []store.Groups{store.AllGroups, {IDs: []int64{b.group.ID}}, {IDs: []int64{other.ID}}, {IDs: []int64{b.group.ID, other.ID}}, {}}
+				for _, r := range ranges {
+					for _, g := range scopes {
+						want, err := s.CountRunsScan(ctx, r[0], r[1], g)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := s.CountRuns(ctx, r[0], r[1], g)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if diff := cmp.Diff(want, got); diff != "" {
+							t.Errorf("CountRuns(%v, %v, %v) differs from a count over runs (-want +got):\n%s", r[0], r[1], g, diff)
+						}
+					}
 				}
-			}
-		}
-		// The groups split the whole.
-		day := [2]time.Time{t0.AddDate(0, 0, -1), t0.AddDate(0, 0, 1)}
-		all, _ := s.CountRuns(ctx, day[0], day[1], store.AllGroups)
-		one, _ := s.CountRuns(ctx, day[0], day[1], scopes[1])
-		two, _ := s.CountRuns(ctx, day[0], day[1], scopes[2])
-		for st, n := range all {
-			if one[st]+two[st] != n || one[st] == 0 {
-				t.Errorf("status %v: %d + %d runs of the two groups, %d in all", st, one[st], two[st], n)
-			}
+				// The groups split the whole.
+				day := [2]time.Time{t0.AddDate(0, 0, -1), t0.AddDate(0, 0, 1)}
+				all, _ := s.CountRuns(ctx, day[0], day[1], store.AllGroups)
+				one, _ := s.CountRuns(ctx, day[0], day[1], scopes[1])
+				two, _ := s.CountRuns(ctx, day[0], day[1], scopes[2])
+				for st, n := range all {
+					if one[st]+two[st] != n || one[st] == 0 {
+						t.Errorf("status %v: %d + %d runs of the two groups, %d in all", st, one[st], two[st], n)
+					}
+				}
+			})
 		}
 	})
 }

@@ -77,7 +77,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 }
 
 // insertRunSQL inserts a run; its arguments are insertArgs.
-var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 21) + `)` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 21) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 
 // insertArgs are r's values for insertRunSQL. A zero DueAt becomes ScheduledAt.
 func insertArgs(r *Run) []any {
@@ -102,22 +102,12 @@ func settledCode(r Run) int64 {
 
 // insertWith stores r with a prepared insertRunSQL and sets its ID.
 func insertWith(ctx context.Context, insert *sql.Stmt, r *Run) error {
-	res, err := insert.ExecContext(ctx, insertArgs(r)...)
-	if err != nil {
-		return err
-	}
-	r.ID, err = res.LastInsertId()
-	return err
+	return insert.QueryRowContext(ctx, insertArgs(r)...).Scan(&r.ID)
 }
 
 // insertRun stores r and sets its ID.
 func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
-	res, err := tx.ExecContext(ctx, insertRunSQL, insertArgs(r)...)
-	if err != nil {
-		return err
-	}
-	r.ID, err = res.LastInsertId()
-	return err
+	return tx.QueryRowContext(ctx, insertRunSQL, insertArgs(r)...).Scan(&r.ID)
 }
 
 // InsertRuns stores new runs and returns them with their IDs.

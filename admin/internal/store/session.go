@@ -20,15 +20,11 @@ func (s *Store) CreateSession(ctx context.Context, userID int64, tokenHash strin
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, millis(now)); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)`,
-			userID, tokenHash, millis(now), millis(expires))
-		if err != nil {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?) RETURNING id`,
+			userID, tokenHash, millis(now), millis(expires)).Scan(&id); err != nil {
 			return err
 		}
-		if id, err = res.LastInsertId(); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE users SET last_login_at = ? WHERE id = ?`, millis(now), userID)
+		_, err := tx.ExecContext(ctx, `UPDATE users SET last_login_at = ? WHERE id = ?`, millis(now), userID)
 		return err
 	})
 	if err != nil {

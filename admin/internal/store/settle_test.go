@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/followup"
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -47,87 +48,108 @@ func settle(t *testing.T, s *store.Store, r store.Run, status carillonv1.RunStat
 
 func TestRetries(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, b := setup(t)
-	j := newJob(b.group.ID, time.Time{})
-	j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff = 3, 5, true
-	j, _ = s.CreateJob(ctx, j, t0)
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	r := running(t, s, j, t0, 0, 1)
-	finish := t0
-	for attempt, wantDelay := range []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second} {
-		finish = finish.Add(time.Minute)
-		out := settle(t, s, r, carillonv1.RunStatus_RUN_STATUS_FAILED, finish)
-		if len(out.FollowUps) != 1 {
-			t.Fatalf("attempt %d: %d follow-ups, want one retry", attempt, len(out.FollowUps))
-		}
-		retry := out.FollowUps[0]
-		if retry.Attempt != int32(attempt+1) || retry.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY ||
-			retry.Status != carillonv1.RunStatus_RUN_STATUS_PENDING || !retry.ScheduledAt.Equal(t0) ||
-			!retry.DueAt.Equal(finish.Add(wantDelay)) {
-			t.Fatalf("retry after attempt %d = %+v; want attempt %d, RETRY, PENDING, scheduled %v, due %v",
-				attempt, retry, attempt+1, t0, finish.Add(wantDelay))
-		}
-		if got, _ := s.Run(ctx, r.ID); got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
-			t.Errorf("attempt %d (retried) has alarm %s, want none", attempt, got.AlarmStatus)
-		}
-		got, ok, err := claimRun(ctx, s, retry.ID, carillonv1.TriggerType_TRIGGER_TYPE_RETRY, retry.DueAt)
-		if err != nil || !ok {
-			t.Fatal(err)
-		}
-		r = got
-	}
-	// The last attempt fails for good: no retry, an alarm.
-	out := settle(t, s, r, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, finish.Add(time.Hour))
-	if len(out.FollowUps) != 0 {
-		t.Fatalf("after the last attempt: %d follow-ups, want none", len(out.FollowUps))
-	}
-	alarms, _ := s.PendingAlarms(ctx, 10)
-	if len(alarms) != 1 || alarms[0].ID != r.ID {
-		t.Errorf("pending alarms = %v, want only the last attempt %d", alarms, r.ID)
+			ctx := context.Background()
+			s, b := setup(t, newDB(t))
+			j := newJob(b.group.ID, time.Time{})
+			j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff = 3, 5, true
+			j, _ = s.CreateJob(ctx, j, t0)
+
+			r := running(t, s, j, t0, 0, 1)
+			finish := t0
+			for attempt, wantDelay := range []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second} {
+				finish = finish.Add(time.Minute)
+				out := settle(t, s, r, carillonv1.RunStatus_RUN_STATUS_FAILED, finish)
+				if len(out.FollowUps) != 1 {
+					t.Fatalf("attempt %d: %d follow-ups, want one retry", attempt, len(out.FollowUps))
+				}
+				retry := out.FollowUps[0]
+				if retry.Attempt != int32(attempt+1) || retry.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY ||
+					retry.Status != carillonv1.RunStatus_RUN_STATUS_PENDING || !retry.ScheduledAt.Equal(t0) ||
+					!retry.DueAt.Equal(finish.Add(wantDelay)) {
+					t.Fatalf("retry after attempt %d = %+v; want attempt %d, RETRY, PENDING, scheduled %v, due %v",
+						attempt, retry, attempt+1, t0, finish.Add(wantDelay))
+				}
+				if got, _ := s.Run(ctx, r.ID); got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
+					t.Errorf("attempt %d (retried) has alarm %s, want none", attempt, got.AlarmStatus)
+				}
+				got, ok, err := claimRun(ctx, s, retry.ID, carillonv1.TriggerType_TRIGGER_TYPE_RETRY, retry.DueAt)
+				if err != nil || !ok {
+					t.Fatal(err)
+				}
+				r = got
+			}
+			// The last attempt fails for good: no retry, an alarm.
+			out := settle(t, s, r, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, finish.Add(time.Hour))
+			if len(out.FollowUps) != 0 {
+				t.Fatalf("after the last attempt: %d follow-ups, want none", len(out.FollowUps))
+			}
+			alarms, _ := s.PendingAlarms(ctx, 10)
+			if len(alarms) != 1 || alarms[0].ID != r.ID {
+				t.Errorf("pending alarms = %v, want only the last attempt %d", alarms, r.ID)
+			}
+		})
 	}
 }
 
 func TestKilledRunIsNotRetried(t *testing.T) {
 	t.Parallel()
-	s, b := setup(t)
-	j := newJob(b.group.ID, time.Time{})
-	j.RetryCount = 2
-	j, _ = s.CreateJob(context.Background(), j, t0)
-	out := settle(t, s, running(t, s, j, t0, 0, 1), carillonv1.RunStatus_RUN_STATUS_KILLED, t0)
-	if len(out.FollowUps) != 0 {
-		t.Errorf("a killed run got %d follow-ups, want none", len(out.FollowUps))
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
+
+			s, b := setup(t, newDB(t))
+			j := newJob(b.group.ID, time.Time{})
+			j.RetryCount = 2
+			j, _ = s.CreateJob(context.Background(), j, t0)
+			out := settle(t, s, running(t, s, j, t0, 0, 1), carillonv1.RunStatus_RUN_STATUS_KILLED, t0)
+			if len(out.FollowUps) != 0 {
+				t.Errorf("a killed run got %d follow-ups, want none", len(out.FollowUps))
+			}
+		})
 	}
 }
 
 func TestChildrenAfterAllShards(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, b := setup(t)
-	child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-	parent := newJob(b.group.ID, time.Time{})
-	parent.ChildJobIDs, parent.RetryCount = []int64{child.ID}, 1
-	parent, _ = s.CreateJob(ctx, parent, t0)
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	shards := []store.Run{running(t, s, parent, t0, 0, 3), running(t, s, parent, t0, 1, 3), running(t, s, parent, t0, 2, 3)}
-	if out := settle(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0); len(out.FollowUps) != 0 {
-		t.Fatalf("children fired after 1 of 3 shards")
-	}
-	out := settle(t, s, shards[1], carillonv1.RunStatus_RUN_STATUS_FAILED, t0)
-	if len(out.FollowUps) != 1 || out.FollowUps[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
-		t.Fatalf("failed shard: follow-ups %v, want its retry", out.FollowUps)
-	}
-	retry, _, _ := claimRun(ctx, s, out.FollowUps[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_RETRY, t0)
-	if out := settle(t, s, shards[2], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0); len(out.FollowUps) != 0 {
-		t.Fatalf("children fired while shard 1 was being retried")
-	}
-	out = settle(t, s, retry, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(time.Second))
-	if len(out.FollowUps) != 1 {
-		t.Fatalf("after every shard succeeded: %d follow-ups, want the child's run", len(out.FollowUps))
-	}
-	c := out.FollowUps[0]
-	if c.JobID != child.ID || c.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_PARENT || c.Status != carillonv1.RunStatus_RUN_STATUS_PENDING {
-		t.Errorf("child run = %+v, want a pending PARENT run of job %d", c, child.ID)
+			ctx := context.Background()
+			s, b := setup(t, newDB(t))
+			child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			parent := newJob(b.group.ID, time.Time{})
+			parent.ChildJobIDs, parent.RetryCount = []int64{child.ID}, 1
+			parent, _ = s.CreateJob(ctx, parent, t0)
+
+			shards := []store.Run{running(t, s, parent, t0, 0, 3), running(t, s, parent, t0, 1, 3), running(t, s, parent, t0, 2, 3)}
+			if out := settle(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0); len(out.FollowUps) != 0 {
+				t.Fatalf("children fired after 1 of 3 shards")
+			}
+			out := settle(t, s, shards[1], carillonv1.RunStatus_RUN_STATUS_FAILED, t0)
+			if len(out.FollowUps) != 1 || out.FollowUps[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
+				t.Fatalf("failed shard: follow-ups %v, want its retry", out.FollowUps)
+			}
+			retry, _, _ := claimRun(ctx, s, out.FollowUps[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_RETRY, t0)
+			if out := settle(t, s, shards[2], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0); len(out.FollowUps) != 0 {
+				t.Fatalf("children fired while shard 1 was being retried")
+			}
+			out = settle(t, s, retry, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(time.Second))
+			if len(out.FollowUps) != 1 {
+				t.Fatalf("after every shard succeeded: %d follow-ups, want the child's run", len(out.FollowUps))
+			}
+			c := out.FollowUps[0]
+			if c.JobID != child.ID || c.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_PARENT || c.Status != carillonv1.RunStatus_RUN_STATUS_PENDING {
+				t.Errorf("child run = %+v, want a pending PARENT run of job %d", c, child.ID)
+			}
+		})
 	}
 }
 
@@ -136,88 +158,109 @@ func TestChildrenAfterAllShards(t *testing.T) {
 // run, and a result repeated in the batch counts once.
 func TestChildrenOnceWhenShardsSettleTogether(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, b := setup(t)
-	child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-	parent := newJob(b.group.ID, time.Time{})
-	parent.ChildJobIDs = []int64{child.ID}
-	parent, _ = s.CreateJob(ctx, parent, t0)
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	var results []store.Result
-	for i := range int32(3) {
-		r := running(t, s, parent, t0, i, 3)
-		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0.Add(time.Second)})
-	}
-	dup := results[1]
-	dup.Status, dup.Message = carillonv1.RunStatus_RUN_STATUS_FAILED, "a later, different result"
-	results = append(results, dup)
-	out, err := s.SettleRuns(ctx, followup.Policy{}, results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Runs) != 3 {
-		t.Errorf("settled %d runs, want the 3 shards once each", len(out.Runs))
-	}
-	for _, r := range out.Runs {
-		if r.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
-			t.Errorf("run %d (shard %d) settled %s, want the first result SUCCEEDED", r.ID, r.ShardIndex, r.Status)
-		}
-	}
-	if len(out.FollowUps) != 1 || out.FollowUps[0].JobID != child.ID {
-		t.Fatalf("follow-ups = %+v, want one run of child job %d", out.FollowUps, child.ID)
+			ctx := context.Background()
+			s, b := setup(t, newDB(t))
+			child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			parent := newJob(b.group.ID, time.Time{})
+			parent.ChildJobIDs = []int64{child.ID}
+			parent, _ = s.CreateJob(ctx, parent, t0)
+
+			var results []store.Result
+			for i := range int32(3) {
+				r := running(t, s, parent, t0, i, 3)
+				results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0.Add(time.Second)})
+			}
+			dup := results[1]
+			dup.Status, dup.Message = carillonv1.RunStatus_RUN_STATUS_FAILED, "a later, different result"
+			results = append(results, dup)
+			out, err := s.SettleRuns(ctx, followup.Policy{}, results)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Runs) != 3 {
+				t.Errorf("settled %d runs, want the 3 shards once each", len(out.Runs))
+			}
+			for _, r := range out.Runs {
+				if r.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+					t.Errorf("run %d (shard %d) settled %s, want the first result SUCCEEDED", r.ID, r.ShardIndex, r.Status)
+				}
+			}
+			if len(out.FollowUps) != 1 || out.FollowUps[0].JobID != child.ID {
+				t.Fatalf("follow-ups = %+v, want one run of child job %d", out.FollowUps, child.ID)
+			}
+		})
 	}
 }
 
 func TestDeleteRuns(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, b := setup(t)
-	j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-	for i := range 10 {
-		settle(t, s, running(t, s, j, t0.Add(time.Duration(i)*time.Hour), 0, 1), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0)
-	}
-	live := running(t, s, j, t0.Add(-time.Hour), 0, 1) // running: never deleted
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	n, err := s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 2)
-	if err != nil || n != 2 {
-		t.Fatalf("first batch: %d, %v; want 2", n, err)
-	}
-	n, _ = s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 100)
-	if n != 1 {
-		t.Fatalf("second batch: %d, want the 1 left before the cutoff", n)
-	}
-	n, _ = s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, KeepLast: 4}, 100)
-	if n != 3 {
-		t.Fatalf("keep last 4 of 7 settled: deleted %d, want 3", n)
-	}
-	runs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID})
-	if len(runs) != 5 {
-		t.Fatalf("%d runs left, want 4 kept plus the running one", len(runs))
-	}
-	if _, err := s.Run(ctx, live.ID); err != nil {
-		t.Errorf("the running run was deleted: %v", err)
+			ctx := context.Background()
+			s, b := setup(t, newDB(t))
+			j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			for i := range 10 {
+				settle(t, s, running(t, s, j, t0.Add(time.Duration(i)*time.Hour), 0, 1), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0)
+			}
+			live := running(t, s, j, t0.Add(-time.Hour), 0, 1) // running: never deleted
+
+			n, err := s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 2)
+			if err != nil || n != 2 {
+				t.Fatalf("first batch: %d, %v; want 2", n, err)
+			}
+			n, _ = s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 100)
+			if n != 1 {
+				t.Fatalf("second batch: %d, want the 1 left before the cutoff", n)
+			}
+			n, _ = s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, KeepLast: 4}, 100)
+			if n != 3 {
+				t.Fatalf("keep last 4 of 7 settled: deleted %d, want 3", n)
+			}
+			runs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID})
+			if len(runs) != 5 {
+				t.Fatalf("%d runs left, want 4 kept plus the running one", len(runs))
+			}
+			if _, err := s.Run(ctx, live.ID); err != nil {
+				t.Errorf("the running run was deleted: %v", err)
+			}
+		})
 	}
 }
 
 func TestFixDelayWaitsForEveryShard(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, b := setup(t)
-	j := newJob(b.group.ID, t0)
-	j.ScheduleType, j.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, 30
-	j, _ = s.CreateJob(ctx, j, t0)
-	if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0}}); err != nil { // next: none until the fire is done
-		t.Fatal(err)
-	}
-	shards := []store.Run{running(t, s, j, t0, 0, 2), running(t, s, j, t0, 1, 2)}
-	settle(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(5*time.Second))
-	if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.IsZero() {
-		t.Fatalf("next fire %v after 1 of 2 shards, want none yet", got.NextFireAt)
-	}
-	last := t0.Add(9 * time.Second)
-	settle(t, s, shards[1], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, last)
-	if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.Equal(last.Add(30 * time.Second)) {
-		t.Errorf("next fire %v, want the last shard's finish + 30 s = %v", got.NextFireAt, last.Add(30*time.Second))
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
+
+			ctx := context.Background()
+			s, b := setup(t, newDB(t))
+			j := newJob(b.group.ID, t0)
+			j.ScheduleType, j.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, 30
+			j, _ = s.CreateJob(ctx, j, t0)
+			if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0}}); err != nil { // next: none until the fire is done
+				t.Fatal(err)
+			}
+			shards := []store.Run{running(t, s, j, t0, 0, 2), running(t, s, j, t0, 1, 2)}
+			settle(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(5*time.Second))
+			if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.IsZero() {
+				t.Fatalf("next fire %v after 1 of 2 shards, want none yet", got.NextFireAt)
+			}
+			last := t0.Add(9 * time.Second)
+			settle(t, s, shards[1], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, last)
+			if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.Equal(last.Add(30 * time.Second)) {
+				t.Errorf("next fire %v, want the last shard's finish + 30 s = %v", got.NextFireAt, last.Add(30*time.Second))
+			}
+		})
 	}
 }
 
@@ -225,32 +268,39 @@ func TestFixDelayWaitsForEveryShard(t *testing.T) {
 // is stored in the same write; without one, the recorded dispatch stays.
 func TestSettleRecordsDispatch(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, b := setup(t)
-	j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-	with, without := running(t, s, j, t0, 0, 1), running(t, s, j, t0.Add(time.Second), 0, 1)
-	if _, err := s.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: without.ID, ExecutorAddress: "http://before", ShardTotal: 1,
-		TriggerMessage: "recorded", TimeoutSeconds: 3}}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{
-		{RunID: with.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0,
-			Dispatch: &store.Dispatch{RunID: with.ID, ExecutorAddress: "http://with", TriggerMessage: "sent with \"quotes\"", TimeoutSeconds: 9}},
-		{RunID: without.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		id        int64
-		addr, msg string
-		timeout   int32
-	}{{with.ID, "http://with", "sent with \"quotes\"", 9}, {without.ID, "http://before", "recorded", 3}} {
-		r, _ := s.Run(ctx, tt.id)
-		if r.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || r.ExecutorAddress != tt.addr || r.TriggerMessage != tt.msg || r.TimeoutSeconds != tt.timeout {
-			t.Errorf("run %d: %s on %q, %q, timeout %d; want SUCCEEDED on %q, %q, timeout %d",
-				tt.id, r.Status, r.ExecutorAddress, r.TriggerMessage, r.TimeoutSeconds, tt.addr, tt.msg, tt.timeout)
-		}
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
+
+			ctx := context.Background()
+			s, b := setup(t, newDB(t))
+			j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			with, without := running(t, s, j, t0, 0, 1), running(t, s, j, t0.Add(time.Second), 0, 1)
+			if _, err := s.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: without.ID, ExecutorAddress: "http://before", ShardTotal: 1,
+				TriggerMessage: "recorded", TimeoutSeconds: 3}}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{
+				{RunID: with.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0,
+					Dispatch: &store.Dispatch{RunID: with.ID, ExecutorAddress: "http://with", TriggerMessage: "sent with \"quotes\"", TimeoutSeconds: 9}},
+				{RunID: without.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tt := range []struct {
+				id        int64
+				addr, msg string
+				timeout   int32
+			}{{with.ID, "http://with", "sent with \"quotes\"", 9}, {without.ID, "http://before", "recorded", 3}} {
+				r, _ := s.Run(ctx, tt.id)
+				if r.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || r.ExecutorAddress != tt.addr || r.TriggerMessage != tt.msg || r.TimeoutSeconds != tt.timeout {
+					t.Errorf("run %d: %s on %q, %q, timeout %d; want SUCCEEDED on %q, %q, timeout %d",
+						tt.id, r.Status, r.ExecutorAddress, r.TriggerMessage, r.TimeoutSeconds, tt.addr, tt.msg, tt.timeout)
+				}
+			}
+		})
 	}
 }
 
@@ -262,55 +312,62 @@ func TestSettleRecordsDispatch(t *testing.T) {
 // nothing.
 func TestLateResult(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, b := setup(t)
-	child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-	j := newJob(b.group.ID, time.Time{})
-	j.RetryCount, j.AlarmEveryFailure, j.ChildJobIDs = 1, true, []int64{child.ID}
-	j, _ = s.CreateJob(ctx, j, t0)
-	r := running(t, s, j, t0, 0, 1)
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	lost, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, ByAdmin: true,
-		Message: "lost: executor gone", FinishedAt: t0.Add(time.Minute)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lost.FollowUps) != 1 || lost.FollowUps[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
-		t.Fatalf("the admin's LOST made follow-ups %+v, want one retry", lost.FollowUps)
-	}
-	retry := lost.FollowUps[0]
-	if got, _ := s.Run(ctx, r.ID); !got.AdminSettled || got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_PENDING {
-		t.Fatalf("after the admin's LOST: admin settled %v, alarm %s; want true, PENDING", got.AdminSettled, got.AlarmStatus)
-	}
+			ctx := context.Background()
+			s, b := setup(t, newDB(t))
+			child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			j := newJob(b.group.ID, time.Time{})
+			j.RetryCount, j.AlarmEveryFailure, j.ChildJobIDs = 1, true, []int64{child.ID}
+			j, _ = s.CreateJob(ctx, j, t0)
+			r := running(t, s, j, t0, 0, 1)
 
-	late, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED,
-		Message: "done", FinishedAt: t0.Add(2 * time.Minute)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := s.Run(ctx, r.ID)
-	if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || !got.LateResult || got.AdminSettled ||
-		got.Message != "done (reported after the admin had settled the run LOST: lost: executor gone)" ||
-		got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
-		t.Errorf("after the late result: %s %q late=%v admin=%v alarm %s; want SUCCEEDED, saying it replaced LOST, no alarm",
-			got.Status, got.Message, got.LateResult, got.AdminSettled, got.AlarmStatus)
-	}
-	if got, _ := s.Run(ctx, retry.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
-		t.Errorf("the admin's retry is %s, want SKIPPED: the run did not fail", got.Status)
-	}
-	if len(late.FollowUps) != 1 || late.FollowUps[0].JobID != child.ID {
-		t.Errorf("follow-ups of the late success %+v, want the child's run", late.FollowUps)
-	}
+			lost, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, ByAdmin: true,
+				Message: "lost: executor gone", FinishedAt: t0.Add(time.Minute)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lost.FollowUps) != 1 || lost.FollowUps[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
+				t.Fatalf("the admin's LOST made follow-ups %+v, want one retry", lost.FollowUps)
+			}
+			retry := lost.FollowUps[0]
+			if got, _ := s.Run(ctx, r.ID); !got.AdminSettled || got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_PENDING {
+				t.Fatalf("after the admin's LOST: admin settled %v, alarm %s; want true, PENDING", got.AdminSettled, got.AlarmStatus)
+			}
 
-	for _, again := range []store.Result{
-		{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: t0.Add(3 * time.Minute)},
-		{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, ByAdmin: true, FinishedAt: t0.Add(3 * time.Minute)},
-	} {
-		if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{again}); err != nil {
-			t.Fatal(err)
-		}
-		if got, _ := s.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
-			t.Errorf("result %+v after the late result changed the run to %s", again, got.Status)
-		}
+			late, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED,
+				Message: "done", FinishedAt: t0.Add(2 * time.Minute)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.Run(ctx, r.ID)
+			if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || !got.LateResult || got.AdminSettled ||
+				got.Message != "done (reported after the admin had settled the run LOST: lost: executor gone)" ||
+				got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
+				t.Errorf("after the late result: %s %q late=%v admin=%v alarm %s; want SUCCEEDED, saying it replaced LOST, no alarm",
+					got.Status, got.Message, got.LateResult, got.AdminSettled, got.AlarmStatus)
+			}
+			if got, _ := s.Run(ctx, retry.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
+				t.Errorf("the admin's retry is %s, want SKIPPED: the run did not fail", got.Status)
+			}
+			if len(late.FollowUps) != 1 || late.FollowUps[0].JobID != child.ID {
+				t.Errorf("follow-ups of the late success %+v, want the child's run", late.FollowUps)
+			}
+
+			for _, again := range []store.Result{
+				{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: t0.Add(3 * time.Minute)},
+				{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, ByAdmin: true, FinishedAt: t0.Add(3 * time.Minute)},
+			} {
+				if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{again}); err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := s.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+					t.Errorf("result %+v after the late result changed the run to %s", again, got.Status)
+				}
+			}
+		})
 	}
 }

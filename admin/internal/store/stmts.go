@@ -82,14 +82,18 @@ func (s *Store) prepare(ctx context.Context) error {
 		errs = append(errs, err)
 		return st
 	}
+	claim, record, sent, shards, advance, settle := claimRunsSQL, recordRunsSQL, recordSentSQL, shardTotalsSQL, advanceJobsSQL, settleRunsSQL
+	if s.pg != nil {
+		claim, record, sent, shards, advance, settle = pgClaimRunsSQL, pgRecordRunsSQL, pgRecordSentSQL, pgShardTotalsSQL, pgAdvanceJobsSQL, pgSettleRunsSQL
+	}
 	s.q = stmts{
-		claimRuns:   prep(s.w, claimRunsSQL),
-		recordRuns:  prep(s.w, recordRunsSQL),
-		recordSent:  prep(s.w, recordSentSQL),
-		shardTotals: prep(s.w, shardTotalsSQL),
-		advanceJobs: prep(s.w, advanceJobsSQL),
+		claimRuns:   prep(s.w, claim),
+		recordRuns:  prep(s.w, record),
+		recordSent:  prep(s.w, sent),
+		shardTotals: prep(s.w, shards),
+		advanceJobs: prep(s.w, advance),
 		insertRun:   prep(s.w, insertRunSQL),
-		settleRuns:  prep(s.w, settleRunsSQL),
+		settleRuns:  prep(s.w, settle),
 		txJobs:      prep(s.w, jobsByIDSQL),
 		jobsByID:    prep(s.r, jobsByIDSQL),
 	}

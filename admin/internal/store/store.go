@@ -1,10 +1,17 @@
-// Package store keeps Carillon's state in one SQLite file: groups, executor
-// registrations, jobs and runs. It is the only package with SQL.
+// Package store keeps Carillon's state: groups, executor registrations,
+// jobs and runs. It is the only package with SQL.
 //
-// The database runs in WAL mode with one writer connection (every write
-// transaction starts IMMEDIATE, so a read-then-write never fails with
-// SQLITE_BUSY) and a small pool of readers. Times are stored as unix
-// milliseconds. Migrations are embedded and applied in order by Open.
+// The database is one SQLite file by default. It runs in WAL mode with one
+// writer connection (every write transaction starts IMMEDIATE, so a
+// read-then-write never fails with SQLITE_BUSY) and a small pool of
+// readers. Times are stored as unix milliseconds. Migrations are embedded
+// and applied in order by Open.
+//
+// Open of a postgres:// URL keeps the same state in PostgreSQL, which
+// several admins may share (postgres.go): the same statements, translated
+// (dialect.go), the same semantics, and what sharing needs besides: claims
+// that skip the rows another admin holds, leases of admins (lease.go), and
+// caches that follow the other admins' writes (follow.go).
 package store
 
 import (
@@ -26,7 +33,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations_postgres/*.sql
 var migrations embed.FS
 
 // Store is Carillon's database. It is safe for concurrent use.
@@ -50,6 +57,9 @@ type Store struct {
 	checkpointsDone chan struct{}
 	stopFolds       chan struct{}
 	foldsDone       chan struct{}
+
+	// pg is set on PostgreSQL: the fields after it are its own.
+	pg *pgState
 }
 
 // RoutingVersion changes whenever a group or an executor registration is
@@ -71,7 +81,13 @@ func (s *Store) DatabaseID() string { return s.databaseID }
 //
 // Open fails with an error matching ErrReadOnly or ErrFull, naming the
 // path, when it cannot write the database: it makes a real write first.
+//
+// A path that is a postgres:// or postgresql:// URL opens that PostgreSQL
+// database instead (OpenPostgres), which other admins may share.
 func Open(ctx context.Context, path string) (*Store, error) {
+	if IsPostgresURL(path) {
+		return OpenPostgres(ctx, path)
+	}
 	return open(ctx, path, "")
 }
 
@@ -156,6 +172,9 @@ func openDB(path, mode, txlock string, conns int, pragmas ...string) (*sql.DB, e
 // Close closes the database and releases the admin lock.
 func (s *Store) Close() error {
 	var errs []error
+	if s.pg != nil {
+		errs = append(errs, s.closePostgres())
+	}
 	if s.stopFolds != nil {
 		close(s.stopFolds)
 		<-s.foldsDone
@@ -183,10 +202,13 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
+	dir := "migrations"
+	if s.pg != nil {
+		dir = "migrations_postgres"
+	} else if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	names, err := fs.Glob(migrations, dir+"/*.sql")
 	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
@@ -211,6 +233,12 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 		}
 		err = s.write(ctx, func(tx *sql.Tx) error {
+			if s.pg != nil {
+				// Admins starting together migrate one after another.
+				if err := lockMigrations(ctx, tx); err != nil {
+					return err
+				}
+			}
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
 				return err

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/carillonhq/carillon/admin/internal/followup"
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -24,10 +25,18 @@ type bundle struct {
 	group store.Group
 }
 
-// setup opens a store on a new file and creates one AUTO group.
-func setup(t *testing.T) (*store.Store, *bundle) {
+// sqliteDB returns the path of a new SQLite database, for the tests of
+// what only SQLite has (its file, its lock, its checkpoints).
+func sqliteDB(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "carillon.db")
+	return filepath.Join(t.TempDir(), "carillon.db")
+}
+
+// setup opens a store on db, a new database (pgtest.Backends), and creates
+// one AUTO group.
+func setup(t *testing.T, db string) (*store.Store, *bundle) {
+	t.Helper()
+	path := db
 	s, err := store.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +67,7 @@ func TestOpen(t *testing.T) {
 
 	t.Run("SecondOpenIsRefused", func(t *testing.T) {
 		t.Parallel()
-		_, b := setup(t)
+		_, b := setup(t, sqliteDB(t))
 		_, err := store.Open(ctx, b.path)
 		if !errors.Is(err, store.ErrLocked) {
 			t.Fatalf("second Open: got %v, want ErrLocked", err)
@@ -67,212 +76,254 @@ func TestOpen(t *testing.T) {
 
 	t.Run("ReopenKeepsData", func(t *testing.T) {
 		t.Parallel()
-		s, b := setup(t)
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		s2, err := store.Open(ctx, b.path) // migrations already applied: must be a no-op
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s2.Close()
-		g, err := s2.Group(ctx, b.group.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g.AppName != "app" {
-			t.Errorf("app name after reopen = %q, want app", g.AppName)
+		for _, be := range pgtest.Backends {
+			t.Run(be.Name, func(t *testing.T) {
+				t.Parallel()
+				newDB := be.DB
+
+				s, b := setup(t, newDB(t))
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				s2, err := store.Open(ctx, b.path) // migrations already applied: must be a no-op
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s2.Close()
+				g, err := s2.Group(ctx, b.group.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g.AppName != "app" {
+					t.Errorf("app name after reopen = %q, want app", g.AppName)
+				}
+			})
 		}
 	})
 }
 
 func TestGroups(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, b := setup(t)
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	if _, err := s.CreateGroup(ctx, store.Group{AppName: "app", Title: "dup"}, t0); !errors.Is(err, store.ErrAlreadyExists) {
-		t.Errorf("duplicate app name: got %v, want ErrAlreadyExists", err)
-	}
-	if _, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DeleteGroup(ctx, b.group.ID); !errors.Is(err, store.ErrInUse) {
-		t.Errorf("delete group with a job: got %v, want ErrInUse", err)
-	}
-	if err := s.DeleteGroup(ctx, 999); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("delete missing group: got %v, want ErrNotFound", err)
+			ctx := context.Background()
+			s, b := setup(t, newDB(t))
+
+			if _, err := s.CreateGroup(ctx, store.Group{AppName: "app", Title: "dup"}, t0); !errors.Is(err, store.ErrAlreadyExists) {
+				t.Errorf("duplicate app name: got %v, want ErrAlreadyExists", err)
+			}
+			if _, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DeleteGroup(ctx, b.group.ID); !errors.Is(err, store.ErrInUse) {
+				t.Errorf("delete group with a job: got %v, want ErrInUse", err)
+			}
+			if err := s.DeleteGroup(ctx, 999); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("delete missing group: got %v, want ErrNotFound", err)
+			}
+		})
 	}
 }
 
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, _ := setup(t)
-	for _, a := range []string{"http://b:1", "http://a:1"} {
-		if _, err := s.Register(ctx, "app", a, "", t0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := s.Register(ctx, "app", "http://c:1", "", t0.Add(-2*time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	// A new process on an address says so: Register returns the instance
-	// that registered there before.
-	if prev, err := s.Register(ctx, "app", "http://b:1", "i1", t0); err != nil || prev != "" {
-		t.Fatalf("first instance: previous %q, %v; want \"\"", prev, err)
-	}
-	if prev, err := s.Register(ctx, "app", "http://b:1", "i1", t0); err != nil || prev != "i1" {
-		t.Fatalf("same instance: previous %q, %v; want i1", prev, err)
-	}
-	if prev, err := s.Register(ctx, "app", "http://b:1", "i2", t0); err != nil || prev != "i1" {
-		t.Fatalf("restarted: previous %q, %v; want i1", prev, err)
-	}
-	if last, err := s.LastBeat(ctx); err != nil || !last.Equal(t0) {
-		t.Errorf("LastBeat = %v, %v; want %v", last, err, t0)
-	}
-	got, err := s.Executors(ctx, "app", t0.Add(-90*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"http://a:1", "http://b:1"}, got); diff != "" {
-		t.Errorf("live executors (-want +got):\n%s", diff)
-	}
-	if err := s.Deregister(ctx, "app", "http://a:1"); err != nil {
-		t.Fatal(err)
-	}
-	got, _ = s.Executors(ctx, "app", t0.Add(-90*time.Second))
-	if diff := cmp.Diff([]string{"http://b:1"}, got); diff != "" {
-		t.Errorf("after deregister (-want +got):\n%s", diff)
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
+
+			ctx := context.Background()
+			s, _ := setup(t, newDB(t))
+			for _, a := range []string{"http://b:1", "http://a:1"} {
+				if _, err := s.Register(ctx, "app", a, "", t0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Register(ctx, "app", "http://c:1", "", t0.Add(-2*time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			// A new process on an address says so: Register returns the instance
+			// that registered there before.
+			if prev, err := s.Register(ctx, "app", "http://b:1", "i1", t0); err != nil || prev != "" {
+				t.Fatalf("first instance: previous %q, %v; want \"\"", prev, err)
+			}
+			if prev, err := s.Register(ctx, "app", "http://b:1", "i1", t0); err != nil || prev != "i1" {
+				t.Fatalf("same instance: previous %q, %v; want i1", prev, err)
+			}
+			if prev, err := s.Register(ctx, "app", "http://b:1", "i2", t0); err != nil || prev != "i1" {
+				t.Fatalf("restarted: previous %q, %v; want i1", prev, err)
+			}
+			if last, err := s.LastBeat(ctx); err != nil || !last.Equal(t0) {
+				t.Errorf("LastBeat = %v, %v; want %v", last, err, t0)
+			}
+			got, err := s.Executors(ctx, "app", t0.Add(-90*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"http://a:1", "http://b:1"}, got); diff != "" {
+				t.Errorf("live executors (-want +got):\n%s", diff)
+			}
+			if err := s.Deregister(ctx, "app", "http://a:1"); err != nil {
+				t.Fatal(err)
+			}
+			got, _ = s.Executors(ctx, "app", t0.Add(-90*time.Second))
+			if diff := cmp.Diff([]string{"http://b:1"}, got); diff != "" {
+				t.Errorf("after deregister (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
 func TestClaimFires(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	t.Run("AdvancesAndStoresRunOnce", func(t *testing.T) {
-		t.Parallel()
-		s, b := setup(t)
-		j, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		claim := store.Claim{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}
-		runs, err := s.ClaimFires(ctx, []store.Claim{claim})
-		if err != nil || len(runs) != 1 {
-			t.Fatalf("first claim: runs %v, err %v; want one run", runs, err)
-		}
-		// The same claim again is stale (next_fire_at moved on): no second run.
-		runs, err = s.ClaimFires(ctx, []store.Claim{claim})
-		if err != nil || len(runs) != 0 {
-			t.Fatalf("repeated claim: runs %v, err %v; want none", runs, err)
-		}
-		got, _ := s.Job(ctx, j.ID)
-		if !got.NextFireAt.Equal(t0.Add(time.Second)) || !got.LastFireAt.Equal(t0) {
-			t.Errorf("job after claim: next %v last %v, want next %v last %v", got.NextFireAt, got.LastFireAt, t0.Add(time.Second), t0)
-		}
-	})
+			ctx := context.Background()
 
-	t.Run("UniqueInstant", func(t *testing.T) {
-		t.Parallel()
-		s, b := setup(t)
-		j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-		if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0, Runs: []store.Run{*pendingRun(j, t0)}}}); err != nil {
-			t.Fatal(err)
-		}
-		// A second claim for the same instant (next did not move) must fail
-		// as a whole, storing nothing.
-		_, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
-		if err == nil {
-			t.Fatal("a second run for the same (job, instant) was stored")
-		}
-		runs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID})
-		if len(runs) != 1 {
-			t.Errorf("runs = %d, want 1", len(runs))
-		}
-		got, _ := s.Job(ctx, j.ID)
-		if !got.NextFireAt.Equal(t0) {
-			t.Errorf("failed claim moved next fire to %v", got.NextFireAt)
-		}
-	})
+			t.Run("AdvancesAndStoresRunOnce", func(t *testing.T) {
+				t.Parallel()
+				s, b := setup(t, newDB(t))
+				j, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				claim := store.Claim{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}
+				runs, err := s.ClaimFires(ctx, []store.Claim{claim})
+				if err != nil || len(runs) != 1 {
+					t.Fatalf("first claim: runs %v, err %v; want one run", runs, err)
+				}
+				// The same claim again is stale (next_fire_at moved on): no second run.
+				runs, err = s.ClaimFires(ctx, []store.Claim{claim})
+				if err != nil || len(runs) != 0 {
+					t.Fatalf("repeated claim: runs %v, err %v; want none", runs, err)
+				}
+				got, _ := s.Job(ctx, j.ID)
+				if !got.NextFireAt.Equal(t0.Add(time.Second)) || !got.LastFireAt.Equal(t0) {
+					t.Errorf("job after claim: next %v last %v, want next %v last %v", got.NextFireAt, got.LastFireAt, t0.Add(time.Second), t0)
+				}
+			})
 
-	t.Run("StopDropsPendingAndClaim", func(t *testing.T) {
-		t.Parallel()
-		s, b := setup(t)
-		j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-		runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
-		if _, err := s.StopJob(ctx, j.ID, t0); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok, err := claimRun(ctx, s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); ok || err != nil {
-			t.Errorf("claim of a stopped job's read-ahead run: ok %v err %v; want not ok", ok, err)
-		}
-		got, _ := s.Job(ctx, j.ID)
-		if got.Enabled || !got.NextFireAt.IsZero() {
-			t.Errorf("stopped job: enabled %v next %v", got.Enabled, got.NextFireAt)
-		}
-		if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0.Add(time.Second), Next: t0.Add(2 * time.Second), Runs: []store.Run{*pendingRun(j, t0.Add(time.Second))}}}); err != nil {
-			t.Fatal(err)
-		}
-		if rs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID}); len(rs) != 0 {
-			t.Errorf("stopped job got %d runs, want 0", len(rs))
-		}
-	})
+			t.Run("UniqueInstant", func(t *testing.T) {
+				t.Parallel()
+				s, b := setup(t, newDB(t))
+				j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
+				if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0, Runs: []store.Run{*pendingRun(j, t0)}}}); err != nil {
+					t.Fatal(err)
+				}
+				// A second claim for the same instant (next did not move) must fail
+				// as a whole, storing nothing.
+				_, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
+				if err == nil {
+					t.Fatal("a second run for the same (job, instant) was stored")
+				}
+				runs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID})
+				if len(runs) != 1 {
+					t.Errorf("runs = %d, want 1", len(runs))
+				}
+				got, _ := s.Job(ctx, j.ID)
+				if !got.NextFireAt.Equal(t0) {
+					t.Errorf("failed claim moved next fire to %v", got.NextFireAt)
+				}
+			})
+
+			t.Run("StopDropsPendingAndClaim", func(t *testing.T) {
+				t.Parallel()
+				s, b := setup(t, newDB(t))
+				j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
+				runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
+				if _, err := s.StopJob(ctx, j.ID, t0); err != nil {
+					t.Fatal(err)
+				}
+				if _, ok, err := claimRun(ctx, s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); ok || err != nil {
+					t.Errorf("claim of a stopped job's read-ahead run: ok %v err %v; want not ok", ok, err)
+				}
+				got, _ := s.Job(ctx, j.ID)
+				if got.Enabled || !got.NextFireAt.IsZero() {
+					t.Errorf("stopped job: enabled %v next %v", got.Enabled, got.NextFireAt)
+				}
+				if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0.Add(time.Second), Next: t0.Add(2 * time.Second), Runs: []store.Run{*pendingRun(j, t0.Add(time.Second))}}}); err != nil {
+					t.Fatal(err)
+				}
+				if rs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID}); len(rs) != 0 {
+					t.Errorf("stopped job got %d runs, want 0", len(rs))
+				}
+			})
+		})
+	}
 }
 
 func TestSettleRuns(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, b := setup(t)
-	j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-	runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
-	id := runs[0].ID
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	res := store.Result{RunID: id, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "ok", FinishedAt: t0.Add(time.Second)}
-	if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{res}); err != nil || len(settled.Runs) != 0 {
-		t.Fatalf("settle a pending (never dispatched) run: %v %v; want ignored", settled, err)
-	}
-	if _, ok, err := claimRun(ctx, s, id, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); !ok || err != nil {
-		t.Fatalf("claim: ok %v err %v", ok, err)
-	}
-	if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{res}); err != nil || len(settled.Runs) != 1 {
-		t.Fatalf("settle: %v %v; want one run", settled, err)
-	}
-	// A repeated result, even a different one, changes nothing.
-	again := res
-	again.Status, again.Message = carillonv1.RunStatus_RUN_STATUS_FAILED, "late"
-	if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{again}); err != nil || len(settled.Runs) != 0 {
-		t.Fatalf("repeated result: %v %v; want ignored", settled, err)
-	}
-	got, _ := s.Run(ctx, id)
-	if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || got.Message != "ok" {
-		t.Errorf("run = %s %q, want SUCCEEDED \"ok\"", got.Status, got.Message)
+			ctx := context.Background()
+			s, b := setup(t, newDB(t))
+			j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
+			runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
+			id := runs[0].ID
+
+			res := store.Result{RunID: id, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "ok", FinishedAt: t0.Add(time.Second)}
+			if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{res}); err != nil || len(settled.Runs) != 0 {
+				t.Fatalf("settle a pending (never dispatched) run: %v %v; want ignored", settled, err)
+			}
+			if _, ok, err := claimRun(ctx, s, id, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); !ok || err != nil {
+				t.Fatalf("claim: ok %v err %v", ok, err)
+			}
+			if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{res}); err != nil || len(settled.Runs) != 1 {
+				t.Fatalf("settle: %v %v; want one run", settled, err)
+			}
+			// A repeated result, even a different one, changes nothing.
+			again := res
+			again.Status, again.Message = carillonv1.RunStatus_RUN_STATUS_FAILED, "late"
+			if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{again}); err != nil || len(settled.Runs) != 0 {
+				t.Fatalf("repeated result: %v %v; want ignored", settled, err)
+			}
+			got, _ := s.Run(ctx, id)
+			if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || got.Message != "ok" {
+				t.Errorf("run = %s %q, want SUCCEEDED \"ok\"", got.Status, got.Message)
+			}
+		})
 	}
 }
 
 func TestFixDelayNextFireAfterFinish(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, b := setup(t)
-	j := newJob(b.group.ID, t0)
-	j.ScheduleType, j.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, 30
-	j, _ = s.CreateJob(ctx, j, t0)
-	runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Runs: []store.Run{*pendingRun(j, t0)}}}) // Next zero: waits for the run
-	if _, _, err := claimRun(ctx, s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.IsZero() {
-		t.Fatalf("next fire while running = %v, want none", got.NextFireAt)
-	}
-	finished := t0.Add(7 * time.Second)
-	out, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: runs[0].ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: finished}})
-	if err != nil || !out.Rescheduled {
-		t.Errorf("settle: Rescheduled %v, err %v; want true, nil (the scheduler must scan)", out.Rescheduled, err)
-	}
-	got, _ := s.Job(ctx, j.ID)
-	if want := finished.Add(30 * time.Second); !got.NextFireAt.Equal(want) {
-		t.Errorf("next fire = %v, want finish + 30 s = %v", got.NextFireAt, want)
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
+
+			ctx := context.Background()
+			s, b := setup(t, newDB(t))
+			j := newJob(b.group.ID, t0)
+			j.ScheduleType, j.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, 30
+			j, _ = s.CreateJob(ctx, j, t0)
+			runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Runs: []store.Run{*pendingRun(j, t0)}}}) // Next zero: waits for the run
+			if _, _, err := claimRun(ctx, s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.IsZero() {
+				t.Fatalf("next fire while running = %v, want none", got.NextFireAt)
+			}
+			finished := t0.Add(7 * time.Second)
+			out, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: runs[0].ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: finished}})
+			if err != nil || !out.Rescheduled {
+				t.Errorf("settle: Rescheduled %v, err %v; want true, nil (the scheduler must scan)", out.Rescheduled, err)
+			}
+			got, _ := s.Job(ctx, j.ID)
+			if want := finished.Add(30 * time.Second); !got.NextFireAt.Equal(want) {
+				t.Errorf("next fire = %v, want finish + 30 s = %v", got.NextFireAt, want)
+			}
+		})
 	}
 }
 
@@ -293,7 +344,7 @@ func TestCheckpoints(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s, b := setup(t)
+		s, b := setup(t, sqliteDB(t))
 		j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
 		before := fileSize(t, b.path)
 		runs := make([]store.Run, 5000)

@@ -95,13 +95,9 @@ func (s *Store) CreateUser(ctx context.Context, u User, now time.Time) (User, er
 	u.CreatedAt, u.UpdatedAt = now, now
 	u.Groups = uniqueSortedIDs(u.Groups)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			u.Username, u.PasswordHash, u.Role, u.Disabled, millis(now), millis(now))
-		if err != nil {
-			return err
-		}
-		if u.ID, err = res.LastInsertId(); err != nil {
+		if err := tx.QueryRowContext(ctx,
+			`INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+			u.Username, u.PasswordHash, u.Role, u.Disabled, millis(now), millis(now)).Scan(&u.ID); err != nil {
 			return err
 		}
 		return setUserGroups(ctx, tx, u.ID, u.Groups)
@@ -124,7 +120,7 @@ func (s *Store) User(ctx context.Context, id int64) (User, error) {
 
 // UserByName returns the user with the given username, ignoring case.
 func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
-	return s.userWhere(ctx, `username = ?`, username)
+	return s.userWhere(ctx, `username = ? COLLATE NOCASE`, username)
 }
 
 func (s *Store) userWhere(ctx context.Context, cond string, arg any) (User, error) {
@@ -307,13 +303,8 @@ func (s *Store) ResetAdmin(ctx context.Context, username, hash string, now time.
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE username = ? COLLATE NOCASE`, username).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
-			res, err := tx.ExecContext(ctx, `INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)`,
-				username, hash, auth.RoleAdmin, millis(now), millis(now))
-			if err != nil {
-				return err
-			}
-			id, err = res.LastInsertId()
-			return err
+			return tx.QueryRowContext(ctx, `INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?) RETURNING id`,
+				username, hash, auth.RoleAdmin, millis(now), millis(now)).Scan(&id)
 		}
 		if err != nil {
 			return err

@@ -3,22 +3,22 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 // openUsers opens a store on a new file with two groups and an ADMIN.
-func openUsers(t *testing.T) (*store.Store, []int64, store.User) {
+func openUsers(t *testing.T, db string) (*store.Store, []int64, store.User) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "carillon.db"))
+	s, err := store.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,158 +40,179 @@ func openUsers(t *testing.T) (*store.Store, []int64, store.User) {
 
 func TestUsers(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, groups, admin := openUsers(t)
-	m, err := s.CreateUser(ctx, store.User{Username: "Ada", PasswordHash: "h", Role: auth.RoleMember, Groups: []int64{groups[1], groups[0], groups[1]}}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]int64{groups[0], groups[1]}, m.Groups); diff != "" {
-		t.Errorf("groups sorted and unique (-want +got):\n%s", diff)
-	}
-	if _, err := s.CreateUser(ctx, store.User{Username: "ADA", PasswordHash: "h", Role: auth.RoleViewer}, t0); !errors.Is(err, store.ErrAlreadyExists) {
-		t.Errorf("username taken ignoring case: %v, want ErrAlreadyExists", err)
-	}
-	if _, err := s.CreateUser(ctx, store.User{Username: "bob", PasswordHash: "h", Role: auth.RoleMember, Groups: []int64{999}}, t0); !errors.Is(err, store.ErrGroupNotFound) {
-		t.Errorf("grant of a missing group: %v, want ErrGroupNotFound", err)
-	}
-	if _, err := s.UserByName(ctx, "bob"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("a refused create stored the user: %v", err)
-	}
-	got, err := s.UserByName(ctx, "ada")
-	if err != nil || got.ID != m.ID || len(got.Groups) != 2 {
-		t.Errorf("UserByName(ada) = %+v, %v", got, err)
-	}
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	// The last enabled ADMIN stays one.
-	for name, u := range map[string]store.User{
-		"Demote":  {ID: admin.ID, Role: auth.RoleViewer},
-		"Disable": {ID: admin.ID, Role: auth.RoleAdmin, Disabled: true},
-	} {
-		if _, err := s.UpdateUser(ctx, u, t0); !errors.Is(err, store.ErrLastAdmin) {
-			t.Errorf("%s the last admin: %v, want ErrLastAdmin", name, err)
-		}
-	}
-	if err := s.DeleteUser(ctx, admin.ID); !errors.Is(err, store.ErrLastAdmin) {
-		t.Errorf("delete the last admin: %v, want ErrLastAdmin", err)
-	}
-	if _, err := s.UpdateUser(ctx, store.User{ID: m.ID, Role: auth.RoleAdmin}, t0); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DeleteUser(ctx, admin.ID); err != nil {
-		t.Errorf("delete an admin while another remains: %v", err)
-	}
-	if n, err := s.CountUsers(ctx); err != nil || n != 1 {
-		t.Errorf("CountUsers = %d, %v; want 1", n, err)
+			ctx := context.Background()
+			s, groups, admin := openUsers(t, newDB(t))
+			m, err := s.CreateUser(ctx, store.User{Username: "Ada", PasswordHash: "h", Role: auth.RoleMember, Groups: []int64{groups[1], groups[0], groups[1]}}, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]int64{groups[0], groups[1]}, m.Groups); diff != "" {
+				t.Errorf("groups sorted and unique (-want +got):\n%s", diff)
+			}
+			if _, err := s.CreateUser(ctx, store.User{Username: "ADA", PasswordHash: "h", Role: auth.RoleViewer}, t0); !errors.Is(err, store.ErrAlreadyExists) {
+				t.Errorf("username taken ignoring case: %v, want ErrAlreadyExists", err)
+			}
+			if _, err := s.CreateUser(ctx, store.User{Username: "bob", PasswordHash: "h", Role: auth.RoleMember, Groups: []int64{999}}, t0); !errors.Is(err, store.ErrGroupNotFound) {
+				t.Errorf("grant of a missing group: %v, want ErrGroupNotFound", err)
+			}
+			if _, err := s.UserByName(ctx, "bob"); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("a refused create stored the user: %v", err)
+			}
+			got, err := s.UserByName(ctx, "ada")
+			if err != nil || got.ID != m.ID || len(got.Groups) != 2 {
+				t.Errorf("UserByName(ada) = %+v, %v", got, err)
+			}
+
+			// The last enabled ADMIN stays one.
+			for name, u := range map[string]store.User{
+				"Demote":  {ID: admin.ID, Role: auth.RoleViewer},
+				"Disable": {ID: admin.ID, Role: auth.RoleAdmin, Disabled: true},
+			} {
+				if _, err := s.UpdateUser(ctx, u, t0); !errors.Is(err, store.ErrLastAdmin) {
+					t.Errorf("%s the last admin: %v, want ErrLastAdmin", name, err)
+				}
+			}
+			if err := s.DeleteUser(ctx, admin.ID); !errors.Is(err, store.ErrLastAdmin) {
+				t.Errorf("delete the last admin: %v, want ErrLastAdmin", err)
+			}
+			if _, err := s.UpdateUser(ctx, store.User{ID: m.ID, Role: auth.RoleAdmin}, t0); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DeleteUser(ctx, admin.ID); err != nil {
+				t.Errorf("delete an admin while another remains: %v", err)
+			}
+			if n, err := s.CountUsers(ctx); err != nil || n != 1 {
+				t.Errorf("CountUsers = %d, %v; want 1", n, err)
+			}
+		})
 	}
 }
 
 func TestCredentials(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, groups, admin := openUsers(t)
-	m, err := s.CreateUser(ctx, store.User{Username: "mem", PasswordHash: "h", Role: auth.RoleMember, Groups: groups[:1]}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sh := auth.NewSessionToken()
-	sid, err := s.CreateSession(ctx, m.ID, sh, t0, t0.Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.Principal(ctx, auth.CredentialSession, sh, t0.Add(59*time.Minute))
-	want := auth.Principal{UserID: m.ID, Username: "mem", Role: auth.RoleMember, Groups: groups[:1], Credential: auth.CredentialSession, CredentialID: sid}
-	if err != nil || !cmp.Equal(p, want) {
-		t.Errorf("session principal = %+v, %v; want %+v", p, err, want)
-	}
-	if _, err := s.Principal(ctx, auth.CredentialSession, sh, t0.Add(time.Hour)); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("expired session: %v, want ErrNotFound", err)
-	}
-	if _, err := s.Principal(ctx, auth.CredentialAPIToken, sh, t0); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("session hash looked up as an API token: %v, want ErrNotFound", err)
-	}
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	_, th := auth.NewAPIToken()
-	tok, err := s.CreateAPIToken(ctx, store.APIToken{UserID: m.ID, Name: "ci", TokenHash: th}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CreateAPIToken(ctx, store.APIToken{UserID: m.ID, Name: "ci", TokenHash: "other"}, t0); !errors.Is(err, store.ErrAlreadyExists) {
-		t.Errorf("duplicate token name: %v", err)
-	}
-	if _, err := s.Principal(ctx, auth.CredentialAPIToken, th, t0.Add(time.Hour)); err != nil {
-		t.Errorf("API token without expiry: %v", err)
-	}
-	if got, err := s.APIToken(ctx, tok.ID); err != nil || !got.LastUsedAt.Equal(t0.Add(time.Hour)) || got.Username != "mem" {
-		t.Errorf("after use: %+v, %v", got, err)
-	}
+			ctx := context.Background()
+			s, groups, admin := openUsers(t, newDB(t))
+			m, err := s.CreateUser(ctx, store.User{Username: "mem", PasswordHash: "h", Role: auth.RoleMember, Groups: groups[:1]}, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, sh := auth.NewSessionToken()
+			sid, err := s.CreateSession(ctx, m.ID, sh, t0, t0.Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.Principal(ctx, auth.CredentialSession, sh, t0.Add(59*time.Minute))
+			want := auth.Principal{UserID: m.ID, Username: "mem", Role: auth.RoleMember, Groups: groups[:1], Credential: auth.CredentialSession, CredentialID: sid}
+			if err != nil || !cmp.Equal(p, want) {
+				t.Errorf("session principal = %+v, %v; want %+v", p, err, want)
+			}
+			if _, err := s.Principal(ctx, auth.CredentialSession, sh, t0.Add(time.Hour)); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("expired session: %v, want ErrNotFound", err)
+			}
+			if _, err := s.Principal(ctx, auth.CredentialAPIToken, sh, t0); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("session hash looked up as an API token: %v, want ErrNotFound", err)
+			}
 
-	// Disabling the user stops every credential; a new password ends sessions.
-	if _, err := s.UpdateUser(ctx, store.User{ID: m.ID, Role: auth.RoleMember, Groups: groups[:1], Disabled: true}, t0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Principal(ctx, auth.CredentialAPIToken, th, t0); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("token of a disabled user: %v, want ErrNotFound", err)
-	}
-	_, ah := auth.NewSessionToken()
-	keep, err := s.CreateSession(ctx, admin.ID, ah, t0, t0.Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ah2 := auth.NewSessionToken()
-	if _, err := s.CreateSession(ctx, admin.ID, ah2, t0, t0.Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetPassword(ctx, admin.ID, "h2", keep, t0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Principal(ctx, auth.CredentialSession, ah, t0); err != nil {
-		t.Errorf("kept session: %v", err)
-	}
-	if _, err := s.Principal(ctx, auth.CredentialSession, ah2, t0); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("other session after a password change: %v, want ErrNotFound", err)
-	}
-	if err := s.DeleteSession(ctx, keep); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Principal(ctx, auth.CredentialSession, ah, t0); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("deleted session: %v, want ErrNotFound", err)
-	}
-	// Deleting a user deletes their tokens.
-	if err := s.DeleteUser(ctx, m.ID); err != nil {
-		t.Fatal(err)
-	}
-	if ts, err := s.APITokens(ctx, 0); err != nil || len(ts) != 0 {
-		t.Errorf("tokens after the user was deleted: %v, %v", ts, err)
+			_, th := auth.NewAPIToken()
+			tok, err := s.CreateAPIToken(ctx, store.APIToken{UserID: m.ID, Name: "ci", TokenHash: th}, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CreateAPIToken(ctx, store.APIToken{UserID: m.ID, Name: "ci", TokenHash: "other"}, t0); !errors.Is(err, store.ErrAlreadyExists) {
+				t.Errorf("duplicate token name: %v", err)
+			}
+			if _, err := s.Principal(ctx, auth.CredentialAPIToken, th, t0.Add(time.Hour)); err != nil {
+				t.Errorf("API token without expiry: %v", err)
+			}
+			if got, err := s.APIToken(ctx, tok.ID); err != nil || !got.LastUsedAt.Equal(t0.Add(time.Hour)) || got.Username != "mem" {
+				t.Errorf("after use: %+v, %v", got, err)
+			}
+
+			// Disabling the user stops every credential; a new password ends sessions.
+			if _, err := s.UpdateUser(ctx, store.User{ID: m.ID, Role: auth.RoleMember, Groups: groups[:1], Disabled: true}, t0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Principal(ctx, auth.CredentialAPIToken, th, t0); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("token of a disabled user: %v, want ErrNotFound", err)
+			}
+			_, ah := auth.NewSessionToken()
+			keep, err := s.CreateSession(ctx, admin.ID, ah, t0, t0.Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ah2 := auth.NewSessionToken()
+			if _, err := s.CreateSession(ctx, admin.ID, ah2, t0, t0.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetPassword(ctx, admin.ID, "h2", keep, t0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Principal(ctx, auth.CredentialSession, ah, t0); err != nil {
+				t.Errorf("kept session: %v", err)
+			}
+			if _, err := s.Principal(ctx, auth.CredentialSession, ah2, t0); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("other session after a password change: %v, want ErrNotFound", err)
+			}
+			if err := s.DeleteSession(ctx, keep); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Principal(ctx, auth.CredentialSession, ah, t0); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("deleted session: %v, want ErrNotFound", err)
+			}
+			// Deleting a user deletes their tokens.
+			if err := s.DeleteUser(ctx, m.ID); err != nil {
+				t.Fatal(err)
+			}
+			if ts, err := s.APITokens(ctx, 0); err != nil || len(ts) != 0 {
+				t.Errorf("tokens after the user was deleted: %v, %v", ts, err)
+			}
+		})
 	}
 }
 
 func TestAuditAndSettings(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, _, _ := openUsers(t)
-	for i, action := range []string{"A.One", "A.Two", "A.One"} {
-		if err := s.AddAudit(ctx, store.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Username: "root", Action: action}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	es, err := s.AuditLog(ctx, store.AuditFilter{Action: "A.One"})
-	if err != nil || len(es) != 2 || es[0].ID < es[1].ID || !es[0].At.Equal(t0.Add(2*time.Second)) {
-		t.Errorf("A.One entries newest first: %+v, %v", es, err)
-	}
-	if es, err := s.AuditLog(ctx, store.AuditFilter{BeforeID: es[0].ID, Limit: 1}); err != nil || len(es) != 1 || es[0].Action != "A.Two" {
-		t.Errorf("page before the newest: %+v, %v", es, err)
-	}
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			newDB := be.DB
 
-	if _, err := s.Setting(ctx, "k"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("unset setting: %v", err)
-	}
-	v, stored, err := s.InitSetting(ctx, "k", "first", t0)
-	if err != nil || v != "first" || !stored {
-		t.Errorf("InitSetting = %q, %v, %v", v, stored, err)
-	}
-	v, stored, err = s.InitSetting(ctx, "k", "second", t0)
-	if err != nil || v != "first" || stored {
-		t.Errorf("InitSetting again = %q, %v, %v; want the first value kept", v, stored, err)
+			ctx := context.Background()
+			s, _, _ := openUsers(t, newDB(t))
+			for i, action := range []string{"A.One", "A.Two", "A.One"} {
+				if err := s.AddAudit(ctx, store.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Username: "root", Action: action}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			es, err := s.AuditLog(ctx, store.AuditFilter{Action: "A.One"})
+			if err != nil || len(es) != 2 || es[0].ID < es[1].ID || !es[0].At.Equal(t0.Add(2*time.Second)) {
+				t.Errorf("A.One entries newest first: %+v, %v", es, err)
+			}
+			if es, err := s.AuditLog(ctx, store.AuditFilter{BeforeID: es[0].ID, Limit: 1}); err != nil || len(es) != 1 || es[0].Action != "A.Two" {
+				t.Errorf("page before the newest: %+v, %v", es, err)
+			}
+
+			if _, err := s.Setting(ctx, "k"); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("unset setting: %v", err)
+			}
+			v, stored, err := s.InitSetting(ctx, "k", "first", t0)
+			if err != nil || v != "first" || !stored {
+				t.Errorf("InitSetting = %q, %v, %v", v, stored, err)
+			}
+			v, stored, err = s.InitSetting(ctx, "k", "second", t0)
+			if err != nil || v != "first" || stored {
+				t.Errorf("InitSetting again = %q, %v, %v; want the first value kept", v, stored, err)
+			}
+		})
 	}
 }

@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// LeaseDuration is how long an admin sharing a PostgreSQL database stays
+// alive to the others without renewing its lease (every quarter of it).
+// Once it has run out, another admin adopts the runs it claimed and did not
+// send (AdoptDeadAdmins), and the admin itself, if it still runs, stops
+// (LeaseLost): no two admins ever send the same claimed run. It bounds how
+// late fires are after an admin dies.
+const LeaseDuration = time.Second
+
+// lease is what this admin knows of its own lease.
+type lease struct {
+	mu sync.Mutex
+	// validUntil is, on this admin's clock, when the lease runs out at the
+	// earliest: the last renewal's start plus LeaseDuration.
+	validUntil time.Time
+	lost       bool
+	lostCh     chan struct{}
+}
+
+// renewLease extends this admin's lease by LeaseDuration from now on the
+// database's clock, and notes on the admin's clock, from before it asked,
+// until when it holds. A lease that ran out, or that another admin adopted
+// meanwhile, is never renewed: the admin is lost (LeaseLost).
+func (s *Store) renewLease(ctx context.Context) error {
+	l := &s.pg.lease
+	l.mu.Lock()
+	if l.lostCh == nil {
+		l.lostCh = make(chan struct{})
+	}
+	first := l.validUntil.IsZero()
+	l.mu.Unlock()
+	asked := time.Now()
+	ms := LeaseDuration.Milliseconds()
+	var q string
+	if first {
+		q = `INSERT INTO admins (id, started_at, lease_until) VALUES (?1, ` + pgNow + `, ` + pgNow + ` + ?2)`
+	} else {
+		q = `UPDATE admins SET lease_until = ` + pgNow + ` + ?2 WHERE id = ?1 AND adopted_by = '' AND lease_until >= ` + pgNow
+	}
+	res, err := s.w.ExecContext(ctx, q, s.pg.adminID, ms)
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil && n == 0 {
+			err = fmt.Errorf("store: the lease of admin %s ran out", s.pg.adminID)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.lost:
+	case err == nil:
+		l.validUntil = asked.Add(LeaseDuration)
+	case !first && time.Now().After(l.validUntil):
+		l.lost = true
+		close(l.lostCh)
+	}
+	return err
+}
+
+// LeaseLost returns a channel closed once this admin's lease ran out
+// without renewal (the database was unreachable, or the process stalled
+// for longer than LeaseDuration): other admins may have adopted its runs,
+// and it must stop scheduling. Nil over SQLite: a SQLite admin holds the
+// file's lock until it closes.
+func (s *Store) LeaseLost() <-chan struct{} {
+	if s.pg == nil {
+		return nil
+	}
+	l := &s.pg.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lostCh
+}
+
+// Leased reports whether this admin may send the runs it claimed: over
+// SQLite always; over PostgreSQL while its lease holds on its own clock.
+func (s *Store) Leased() bool {
+	if s.pg == nil {
+		return true
+	}
+	l := &s.pg.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.lost && time.Now().Before(l.validUntil)
+}
+
+// AdoptDeadAdmins makes this admin the adopter of every admin whose lease
+// ran out and that no live admin adopted yet, and returns the ids of all
+// the admins it has adopted: their unsent runs (AdoptedRuns) are its to
+// settle. An adopted admin with no unsent run left is forgotten. Over
+// SQLite it returns nothing.
+func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
+	if s.pg == nil {
+		return nil, nil
+	}
+	var ids []string
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		ids = ids[:0]
+		if _, err := tx.ExecContext(ctx, `DELETE FROM admins a WHERE a.adopted_by = ?1
+			AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.claimed_by = a.id AND runs.status = `+sqlRunning+` AND runs.executor_address = '')`,
+			s.pg.adminID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `WITH dead AS (SELECT id FROM admins WHERE id != ?1 AND lease_until < `+pgNow+`
+				AND (adopted_by = '' OR adopted_by NOT IN (SELECT id FROM admins WHERE lease_until >= `+pgNow+`))
+				ORDER BY id FOR UPDATE SKIP LOCKED)
+			UPDATE admins SET adopted_by = ?1 FROM dead WHERE admins.id = dead.id`, s.pg.adminID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM admins WHERE adopted_by = ? ORDER BY id`, s.pg.adminID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: adopt dead admins: %w", err)
+	}
+	return ids, nil
+}
+
+// adoptedRunsSQL reads the runs that the admins this one adopted claimed
+// and did not record as sent.
+const adoptedRunsSQL = `SELECT ` + runColumns + ` FROM runs WHERE status = ` + sqlRunning + ` AND executor_address = ''
+	AND claimed_by IN (SELECT id FROM admins WHERE adopted_by = ?1) ORDER BY id`
+
+// AdoptedRuns returns the running runs that the admins this one adopted
+// (AdoptDeadAdmins) claimed and did not record as sent: they may or may
+// not have sent them before they died.
+func (s *Store) AdoptedRuns(ctx context.Context) ([]Run, error) {
+	if s.pg == nil {
+		return nil, nil
+	}
+	return s.queryRuns(ctx, adoptedRunsSQL, s.pg.adminID)
+}

@@ -1,0 +1,200 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// PostgreSQL's connection pools of one admin. The writer has a pool, not
+// one connection: PostgreSQL serializes conflicting writes itself, by row
+// locks, and other admins write the same tables anyway.
+const (
+	pgWriteConns = 8
+	pgReadConns  = 4
+)
+
+// pgState is what a Store over PostgreSQL has besides a SQLite one.
+type pgState struct {
+	// adminID names this admin process among those sharing the database:
+	// its admins row and the claimed_by of the runs it claims.
+	adminID string
+	lease   lease
+	follow  follower
+	// foldMarks are the largest run ids seen by the fold (settledMaxID),
+	// oldest first; only the fold goroutine uses them.
+	foldMarks []foldMark
+
+	stop chan struct{} // closed by Close: the background loops end
+	done chan struct{} // closed when they have
+}
+
+// IsPostgresURL reports whether a --db value names a PostgreSQL database
+// (postgres:// or postgresql://) rather than a SQLite file.
+func IsPostgresURL(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// Shared reports whether other admins may share the database
+// (PostgreSQL): claims then name this admin (AdminID), and the runs of an
+// admin that died are adopted by the others (AdoptDeadAdmins).
+func (s *Store) Shared() bool { return s.pg != nil }
+
+// AdminID returns this admin's id among those sharing the database; ""
+// over SQLite.
+func (s *Store) AdminID() string {
+	if s.pg == nil {
+		return ""
+	}
+	return s.pg.adminID
+}
+
+// OpenPostgres opens the PostgreSQL database at url (a postgres:// URL,
+// with pgx's parameters: sslmode, pool settings and the like), applies
+// pending migrations and takes a lease for this admin in it (lease.go).
+// Any number of admins may open the same database.
+//
+// The database must exist; its user needs to create tables in it.
+// PostgreSQL 13 or newer.
+func OpenPostgres(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres: %w", err)
+	}
+	id, err := newAdminID()
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres: %w", err)
+	}
+	cfg.RuntimeParams["carillon.admin"] = id
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "carillon admin " + id
+	}
+	where := fmt.Sprintf("postgres %s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+	s := &Store{pg: &pgState{adminID: id}}
+	connector := pgConnector{stdlib.GetConnector(*cfg)}
+	pool := func(conns int) *sql.DB {
+		db := sql.OpenDB(connector)
+		db.SetMaxOpenConns(conns)
+		db.SetMaxIdleConns(conns)
+		db.SetConnMaxLifetime(30 * time.Minute)
+		return db
+	}
+	s.w, s.r, s.api = pool(pgWriteConns), pool(pgReadConns), pool(APIReadConns)
+	if err := s.w.PingContext(ctx); err != nil {
+		_ = s.closeDBs()
+		return nil, fmt.Errorf("store: open %s: %w", where, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		_ = s.closeDBs()
+		return nil, fmt.Errorf("store: open %s: %w", where, err)
+	}
+	if err := s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'database_id'`).Scan(&s.databaseID); err != nil {
+		_ = s.closeDBs()
+		return nil, fmt.Errorf("store: database id: %w", err)
+	}
+	if err := s.prepare(ctx); err != nil {
+		_ = s.closeDBs()
+		return nil, fmt.Errorf("store: prepare: %w", err)
+	}
+	if err := s.follow(ctx); err != nil { // where the change feed stands now
+		_ = s.closeDBs()
+		return nil, fmt.Errorf("store: open %s: %w", where, err)
+	}
+	if err := s.renewLease(ctx); err != nil {
+		_ = s.closeDBs()
+		return nil, fmt.Errorf("store: open %s: take a lease: %w", where, err)
+	}
+	s.pg.stop, s.pg.done = make(chan struct{}), make(chan struct{})
+	go s.pgLoops(s.pg.stop, s.pg.done) //nolint:gosec // background loops that live until Close, not for a request
+	s.stopFolds, s.foldsDone = make(chan struct{}), make(chan struct{})
+	go s.folds(s.stopFolds, s.foldsDone) //nolint:gosec // background loops that live until Close, not for a request
+	return s, nil
+}
+
+// newAdminID returns a random id for this admin process.
+func newAdminID() (string, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// lockMigrations makes admins that open the database together apply its
+// migrations one at a time: a lock of the transaction, released when it
+// ends, or when its connection does.
+func lockMigrations(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7318201901)`); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY)`)
+	return err
+}
+
+// pgLoops renews the lease and follows the other admins' changes until
+// stop is closed.
+func (s *Store) pgLoops(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	renew := time.NewTicker(LeaseDuration / 4)
+	defer renew.Stop()
+	follow := time.NewTicker(followInterval)
+	defer follow.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-renew.C:
+			ctx, cancel := context.WithTimeout(context.Background(), LeaseDuration)
+			_ = s.renewLease(ctx) // a failure shows in LeaseLost once the lease runs out
+			cancel()
+		case <-follow.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = s.follow(ctx) // retried at the next tick
+			cancel()
+		}
+	}
+}
+
+// closePostgres stops the background loops and gives up the lease, so
+// that another admin adopts this one's runs at once.
+func (s *Store) closePostgres() error {
+	if s.pg.stop != nil {
+		close(s.pg.stop)
+		<-s.pg.done
+		s.pg.stop = nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if s.w == nil {
+		return nil
+	}
+	_, err := s.w.ExecContext(ctx, `UPDATE admins SET lease_until = 0 WHERE id = ?`, s.pg.adminID)
+	if err != nil {
+		return fmt.Errorf("store: give up the lease: %w", err)
+	}
+	return nil
+}
+
+// closeDBs closes the connection pools of a Store that did not finish
+// opening.
+func (s *Store) closeDBs() error {
+	var errs []error
+	for _, db := range []*sql.DB{s.w, s.r, s.api} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pgNow is the database's clock in unix milliseconds: leases compare
+// times of one clock, whatever the admins' clocks say.
+const pgNow = `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`

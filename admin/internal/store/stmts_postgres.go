@@ -1,0 +1,61 @@
+package store
+
+// The hot statements on PostgreSQL. They take the same JSON lists as
+// SQLite's (stmts.go), read with jsonb_array_elements and cast, since
+// PostgreSQL compares no text with a number. Each first locks the rows it
+// changes in id order (the l CTE), so that two admins writing the same runs
+// or jobs wait for each other instead of deadlocking; the claims skip the
+// rows another admin holds (SKIP LOCKED): that admin is claiming them.
+
+const (
+	// pgAdmin is this admin's id, which it connects with (Store.adminID).
+	pgAdmin = `coalesce(current_setting('carillon.admin', true), '')`
+
+	pgDispatches = `WITH d AS (SELECT (e->>0)::bigint AS d_id, e->>1 AS d_addr, (e->>2)::bigint AS d_shard, (e->>3)::bigint AS d_total,
+			e->>4 AS d_msg, (e->>5)::bigint AS d_timeout, (e->>6)::bigint AS d_sent FROM jsonb_array_elements($1::jsonb) AS e),
+		l AS (SELECT id AS l_id FROM runs WHERE id IN (SELECT d_id FROM d) ORDER BY id FOR UPDATE)
+		`
+	pgRecordRunsSQL = pgDispatches + `UPDATE runs SET executor_address = d_addr, shard_index = d_shard, shard_total = d_total,
+		trigger_message = d_msg, timeout_seconds = d_timeout FROM d, l WHERE runs.id = d_id AND runs.id = l_id`
+	pgRecordSentSQL = pgDispatches + `UPDATE runs SET executor_address = d_addr, shard_index = d_shard, shard_total = d_total,
+		trigger_message = d_msg, timeout_seconds = d_timeout, triggered_at = coalesce(d_sent, triggered_at) FROM d, l WHERE runs.id = d_id AND runs.id = l_id`
+	pgShardTotalsSQL = `WITH t AS (SELECT (e->>0)::bigint AS t_id, (e->>1)::bigint AS t_total FROM jsonb_array_elements($1::jsonb) AS e),
+		l AS (SELECT id AS l_id FROM runs WHERE id IN (SELECT t_id FROM t) ORDER BY id FOR UPDATE)
+		UPDATE runs SET shard_total = t_total FROM t, l WHERE runs.id = t_id AND runs.id = l_id`
+
+	pgAdvanceJobsSQL = `WITH c AS (SELECT (e->>0)::bigint AS c_id, (e->>1)::bigint AS c_due, (e->>2)::bigint AS c_next, (e->>3)::bigint AS c_fired
+			FROM jsonb_array_elements($1::jsonb) AS e),
+		l AS (SELECT jobs.id AS l_id FROM jobs JOIN c ON jobs.id = c_id WHERE jobs.enabled = 1 AND jobs.next_fire_at = c_due
+			ORDER BY jobs.id FOR UPDATE OF jobs SKIP LOCKED)
+		UPDATE jobs SET next_fire_at = c_next, last_fire_at = coalesce(c_fired, last_fire_at)
+		FROM c, l WHERE jobs.id = c_id AND jobs.id = l_id AND jobs.enabled = 1 AND jobs.next_fire_at = c_due RETURNING jobs.id`
+)
+
+// pgRunColumns are runColumns of the table runs, for a RETURNING of an
+// UPDATE ... FROM, where a bare name could be the FROM list's.
+var (
+	pgRunColumns = prefixed("runs.", runColumns)
+
+	pgClaimRunsSQL = `WITH c AS (SELECT (e->>0)::bigint AS c_id, (e->>1)::bigint AS c_type, (e->>2)::bigint AS c_at FROM jsonb_array_elements($1::jsonb) AS e),
+		l AS (SELECT runs.id AS l_id FROM runs JOIN c ON runs.id = c_id WHERE runs.status = ` + sqlPending + ` ORDER BY runs.id FOR UPDATE OF runs SKIP LOCKED)
+		UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c_type, triggered_at = coalesce(c_at, $2), claimed_by = ` + pgAdmin + `
+		FROM c, l WHERE runs.id = c_id AND runs.id = l_id AND runs.status = ` + sqlPending + ` RETURNING ` + pgRunColumns
+
+	pgSettleRunsSQL = `WITH r AS (SELECT (e->>0)::bigint AS r_id, (e->>1)::bigint AS r_status, e->>2 AS r_msg, (e->>3)::bigint AS r_finished,
+			e->>4 AS r_addr, e->>5 AS r_tmsg, (e->>6)::bigint AS r_timeout, (e->>7)::bigint AS r_sent, (e->>8)::bigint AS r_by
+			FROM jsonb_array_elements($1::jsonb) AS e),
+		l AS (SELECT id AS l_id FROM runs WHERE id IN (SELECT r_id FROM r) ORDER BY id FOR UPDATE)
+		UPDATE runs SET status = r_status,
+		message = CASE WHEN runs.status = ` + sqlRunning + ` THEN r_msg
+			ELSE r_msg || ' (reported after the admin had settled the run ' ||
+				CASE runs.status WHEN 3 THEN 'FAILED' WHEN 4 THEN 'TIMED_OUT' WHEN 6 THEN 'LOST' ELSE 'without it' END ||
+				': ' || runs.message || ')' END,
+		finished_at = r_finished,
+		executor_address = coalesce(r_addr, runs.executor_address), trigger_message = coalesce(r_tmsg, runs.trigger_message),
+		timeout_seconds = coalesce(r_timeout, runs.timeout_seconds), triggered_at = coalesce(r_sent, runs.triggered_at),
+		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r_by, 0) ELSE 2 END,
+		missed_count = CASE WHEN r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN 1 ELSE runs.missed_count END,
+		missed_until = CASE WHEN r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN runs.scheduled_at ELSE runs.missed_until END
+		FROM r, l WHERE runs.id = r_id AND runs.id = l_id
+		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r_by IS NULL)) RETURNING ` + pgRunColumns
+)
