@@ -43,8 +43,9 @@ const (
 type Config struct {
 	// Listen is the address the API is served on. Defaults to ListenDefault.
 	Listen string
-	// DBPath is the SQLite database file, created if missing. Defaults to
-	// DBPathDefault.
+	// DBPath is the SQLite database file, created if missing, or the URL of
+	// a PostgreSQL database (postgres://user:password@host:5432/db), which
+	// several admins may share. Defaults to DBPathDefault.
 	DBPath string
 	// Token is the executor access token, sent and required as
 	// "Authorization: Bearer <token>" on executor <-> admin calls. When
@@ -133,7 +134,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(cfg.DBPath); err == nil && fi.Mode().Perm()&0o077 != 0 {
+	if fi, err := os.Stat(cfg.DBPath); err == nil && !st.Shared() && fi.Mode().Perm()&0o077 != 0 {
 		cfg.Logger.Warn("admin: other users can read the database file, which holds the executor token and password hashes: "+
 			"chmod 600 it and its -wal and -shm files", "db", cfg.DBPath, "mode", fi.Mode().Perm().String())
 	}
@@ -275,7 +276,7 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 		})
 	}
 	base := scheme + "://" + ln.Addr().String()
-	log.Info("carillon admin serving", "url", base, "db", a.cfg.DBPath, "token_required", a.cfg.Token != "")
+	log.Info("carillon admin serving", "url", base, "db", store.Redact(a.cfg.DBPath), "admin_id", a.store.AdminID(), "token_required", a.cfg.Token != "")
 	demoDone := make(chan struct{})
 	go func() {
 		defer close(demoDone)
@@ -290,6 +291,9 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
+	case <-a.store.LeaseLost(): // nil, never ready, over SQLite
+		err = fmt.Errorf("admin: this admin's lease on the database ran out (unreachable, or stalled over %s): "+
+			"other admins took over its runs; stopping", store.LeaseDuration)
 	}
 	log.Info("carillon admin shutting down")
 	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)

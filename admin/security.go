@@ -71,6 +71,9 @@ func secure(ctx context.Context, st *store.Store, cfg *Config) (generated bool, 
 		return generated, fmt.Errorf("%w: admin password: %w", ErrConfig, err)
 	}
 	if _, err := st.CreateUser(ctx, store.User{Username: FirstAdminUsername, PasswordHash: hash, Role: auth.RoleAdmin}, now); err != nil {
+		if errors.Is(err, store.ErrAlreadyExists) { // another admin sharing the database created it first
+			return generated, nil
+		}
 		return generated, err
 	}
 	if shown {

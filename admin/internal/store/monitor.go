@@ -46,6 +46,9 @@ var (
 	undispatchedRunsSQL = `SELECT ` + runColumns + ` FROM runs
 		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = '' AND id > ?2
 		ORDER BY triggered_at LIMIT ?3`
+	pgUndispatchedRunsSQL = `SELECT ` + runColumns + ` FROM runs
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = '' AND id > ?2
+		AND claimed_by = ?4 ORDER BY triggered_at LIMIT ?3`
 	unsentRunsSQL = `SELECT ` + runColumns + ` FROM runs
 		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND executor_address = '' AND id <= ?1
 		ORDER BY id`
@@ -77,7 +80,13 @@ func (s *Store) OverdueRuns(ctx context.Context, now time.Time, grace time.Durat
 
 // UndispatchedRuns returns running runs with an ID above afterID, claimed
 // for dispatch before before, that never recorded an executor.
+//
+// Over a shared database only this admin's claims count: another live
+// admin's are its own to record, a dead one's are adopted (AdoptedRuns).
 func (s *Store) UndispatchedRuns(ctx context.Context, before time.Time, afterID int64) ([]Run, error) {
+	if s.pg != nil {
+		return s.queryRuns(ctx, pgUndispatchedRunsSQL, before.UnixMilli(), afterID, monitorBatch, s.pg.adminID)
+	}
 	return s.queryRuns(ctx, undispatchedRunsSQL, before.UnixMilli(), afterID, monitorBatch)
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -198,3 +199,15 @@ func (s *Store) closeDBs() error {
 // pgNow is the database's clock in unix milliseconds: leases compare
 // times of one clock, whatever the admins' clocks say.
 const pgNow = `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
+
+// Redact returns db for a log: a PostgreSQL URL without its password.
+func Redact(db string) string {
+	if !IsPostgresURL(db) {
+		return db
+	}
+	u, err := neturl.Parse(db)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	return u.Redacted()
+}

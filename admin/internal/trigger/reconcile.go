@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -58,7 +59,11 @@ func (t *Trigger) Reconcile(ctx context.Context, cfg ReconcileConfig) error {
 	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, 5*time.Second)
 	cfg.Interval = cmp.Or(cfg.Interval, ReconcileIntervalDefault)
 	cfg.UnknownWait = cmp.Or(cfg.UnknownWait, UnknownWaitDefault)
-	r := &reconciler{t: t, cfg: cfg, done: map[int64]bool{}, unknownSince: map[int64]time.Time{}}
+	if t.cfg.Store.Shared() {
+		return t.adopt(ctx, cfg)
+	}
+	r := &reconciler{t: t, cfg: cfg, done: map[int64]bool{}, unknownSince: map[int64]time.Time{},
+		unsent: func(ctx context.Context) ([]store.Run, error) { return t.cfg.Store.UnsentRuns(ctx, t.cfg.LastRunID) }}
 	for {
 		left, err := r.round(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -83,15 +88,27 @@ type reconciler struct {
 	// unknownSince is when a run was found held, perhaps, by an executor
 	// that cannot answer.
 	unknownSince map[int64]time.Time
+	// unsent reads the runs to settle: those of earlier processes
+	// (store.UnsentRuns), or of dead admins this one adopted
+	// (store.AdoptedRuns).
+	unsent func(ctx context.Context) ([]store.Run, error)
 }
 
 // round asks about and settles the unsent runs still open, and returns
 // how many are left for a later round.
 func (r *reconciler) round(ctx context.Context) (left int, err error) {
 	t := r.t
-	runs, err := t.cfg.Store.UnsentRuns(ctx, t.cfg.LastRunID)
+	runs, err := r.unsent(ctx)
 	if err != nil {
 		return 0, err
+	}
+	if t.cfg.Store.Shared() { // adoption goes on for good: forget the runs no longer unsent
+		open := make(map[int64]bool, len(runs))
+		for _, run := range runs {
+			open[run.ID] = true
+		}
+		maps.DeleteFunc(r.done, func(id int64, _ bool) bool { return !open[id] })
+		maps.DeleteFunc(r.unknownSince, func(id int64, _ time.Time) bool { return !open[id] })
 	}
 	runs = slices.DeleteFunc(runs, func(run store.Run) bool { return r.done[run.ID] })
 	if len(runs) == 0 {
@@ -273,7 +290,8 @@ func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time) 
 					"%s late when this admin could send it; skipped by DO_NOTHING", late.Round(time.Millisecond))})
 			continue
 		}
-		cs = append(cs, claimedRun{run: run, at: now, stopSeq: seq})
+		// A dead admin's fire claimed ahead of its instant goes at its instant.
+		cs = append(cs, claimedRun{run: run, at: later(now, run.TriggeredAt), stopSeq: seq})
 	}
 	if len(cs) > 0 {
 		t.cfg.Logger.Info("trigger: sending runs an earlier admin process claimed and no executor holds", "runs", len(cs))

@@ -74,6 +74,12 @@ func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, job
 	}
 	calls := t.calls(p.sends)                  // everything but the calls themselves, before the instant
 	sleep(ctx, t.clock, at.Sub(t.clock.Now())) // and on ctx's end, send: the calls fail and are recorded
+	if !t.cfg.Store.Leased() {
+		// Another admin may have adopted these runs (store.LeaseDuration):
+		// they are its to send now.
+		t.cfg.Logger.Error("trigger: this admin's lease on the database ran out; not sending its claimed runs", "runs", len(cs))
+		return errors.New("trigger: the admin's lease ran out")
+	}
 	for i, c := range calls {
 		calls[i] = c.without(func(s routed) bool {
 			if !t.cfg.Store.StoppedSince(s.job.ID, seqs[s.job.ID]) {

@@ -1,0 +1,58 @@
+package trigger
+
+import (
+	"context"
+	"time"
+)
+
+// AdoptIntervalDefault is how often an admin sharing its database with
+// others looks for admins whose lease ran out (store.AdoptDeadAdmins).
+const AdoptIntervalDefault = 200 * time.Millisecond
+
+// adopt is Reconcile over a database that several admins share. It never
+// returns before ctx ends: every AdoptIntervalDefault it adopts the admins
+// whose lease ran out (one that was killed, or lost the database) and
+// settles the runs they claimed and did not record as sent, as Reconcile
+// settles an earlier process's: a run an executor holds is recorded, one
+// that no executor holds is sent at its instant (or goes through its
+// misfire strategy when too late). An admin that restarts is a new admin
+// to the others: its earlier process is adopted like any dead admin.
+func (t *Trigger) adopt(ctx context.Context, cfg ReconcileConfig) error {
+	r := &reconciler{t: t, cfg: cfg, done: map[int64]bool{}, unknownSince: map[int64]time.Time{},
+		unsent: t.cfg.Store.AdoptedRuns}
+	var last time.Time // the last round that left runs waiting
+	var adopted int
+	for {
+		ids, err := t.cfg.Store.AdoptDeadAdmins(ctx)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				t.cfg.Logger.Error("trigger: adopt the admins whose lease ran out", "err", err)
+			}
+		case len(ids) > 0 && (len(ids) != adopted || last.IsZero() || t.clock.Now().Sub(last) >= cfg.Interval):
+			if len(ids) > adopted {
+				t.cfg.Logger.Warn("trigger: adopted admins whose lease ran out; settling the runs they claimed", "admins", ids)
+			}
+			left, err := r.round(ctx)
+			if err != nil && ctx.Err() == nil {
+				t.cfg.Logger.Error("trigger: settle the runs of adopted admins", "err", err)
+			}
+			last = time.Time{}
+			if left > 0 || err != nil {
+				last = t.clock.Now()
+			}
+		}
+		adopted = len(ids)
+		if !sleep(ctx, t.clock, AdoptIntervalDefault) {
+			return nil
+		}
+	}
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
