@@ -95,7 +95,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var cfg admin.Config
 	fs.StringVar(&cfg.Listen, "listen", env("CARILLON_LISTEN", admin.ListenDefault), "address to serve the API on (env CARILLON_LISTEN)")
-	fs.StringVar(&cfg.DBPath, "db", env("CARILLON_DB", admin.DBPathDefault), "SQLite database file, created if missing (env CARILLON_DB)")
+	fs.StringVar(&cfg.DBPath, "db", env("CARILLON_DB", admin.DBPathDefault), "SQLite database file, created if missing, or a postgres:// URL of a database several admins share (env CARILLON_DB)")
 	fs.StringVar(&cfg.Token, "token", os.Getenv("CARILLON_TOKEN"),
 		"executor access token; empty: the one generated on first start and kept in the database (env CARILLON_TOKEN)")
 	fs.BoolVar(&cfg.Insecure, "insecure", os.Getenv("CARILLON_INSECURE") == "1",
