@@ -81,4 +81,3 @@ var Backends = []Backend{
 	}},
 	{Name: "postgres", DB: URL},
 }
-
