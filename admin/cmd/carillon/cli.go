@@ -53,6 +53,9 @@ Run the admin:
   serve                       the admin (carillon serve --help)
   reset-admin-password        on the admin's host, admin stopped: a new password for an ADMIN
                               (--db FILE, --user NAME, --password-stdin)
+  migrate --from FILE --to URL  on the admin's host, admin stopped: copy its SQLite database into a
+                              new PostgreSQL database that several admins can share (--runs: the
+                              runs too); prints the rows copied per table
 
 Client commands (they call a running admin):
   login --user NAME           log in; the session is saved in the config file

@@ -5,6 +5,7 @@
 // Usage:
 //
 //	carillon [serve] [flags]          run the admin
+//	carillon migrate --from F --to U  copy a SQLite database into a new PostgreSQL one
 //	carillon login --user NAME        log in to an admin; later commands use the session
 //	carillon COMMAND [flags] [args]   group, job, run, user, token, audit, ... (carillon help)
 //
@@ -51,6 +52,9 @@ func run(ctx context.Context, args []string, io stdio) int {
 	}
 	if cmd == "reset-admin-password" {
 		return exitCode(io.err, resetAdminPassword(ctx, args, io))
+	}
+	if cmd == "migrate" {
+		return exitCode(io.err, migrateCmd(ctx, args, io))
 	}
 	return exitCode(io.err, client(ctx, cmd, args, io))
 }
