@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the database the admins left, read directly
+
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+const (
+	failoverAdmins = 3
+	failoverJobs   = 30
+	failoverKills  = 4
+	// failoverGapMax is how late the fires due around a kill may reach
+	// an executor: the dead admin's lease (1 s) runs out, another adopts
+	// its claims within 200 ms and sends them.
+	failoverGapMax = 2 * time.Second
+)
+
+// TestFailover runs three real admin processes over one PostgreSQL
+// database, with three real SDK executors that list them all and 30
+// every-second jobs, and kills a random admin with SIGKILL four times,
+// restarting it each time. Then, as TestCrashLoop does, it checks in the
+// database that every scheduled instant was run exactly once or recorded as
+// a misfire and that the executors ran no fire twice; and, from the
+// executors' receipts, that the fires due from a second before each kill to
+// three seconds after it reached an executor at most failoverGapMax late.
+// It prints its seed: -seed N (or CARILLON_CRASHLOOP_SEED=N) replays it.
+func TestFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills admin processes over PostgreSQL: about 40 s")
+	}
+	db := pgtest.URL(t)
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	if s := os.Getenv("CARILLON_CRASHLOOP_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("seed %d (-seed %d replays it)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	ctx := context.Background()
+	dir := t.TempDir()
+
+	var admins []*crashAdmin
+	var urls []string
+	for i := range failoverAdmins {
+		a := &crashAdmin{t: t, db: db, log: filepath.Join(dir, fmt.Sprintf("admin%d.log", i)), addr: freeAddr(t)}
+		a.start() // one after another: the first creates the schema and the first ADMIN
+		defer a.kill()
+		admins = append(admins, a)
+		urls = append(urls, a.url())
+	}
+	mc := admins[0].login(ctx)
+	ex := &executions{byRun: map[int64]int{}, byFire: map[string]int{}}
+	for range 3 {
+		startCrashExecutor(t, urls, ex, rng.Uint64())
+	}
+	g, err := mc.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "crash"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "three executors registered", func() (bool, error) {
+		res, err := mc.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
+		return err == nil && len(res.Group.Addresses) == 3, err
+	})
+	var jobIDs []int64
+	for i := range failoverJobs {
+		j, err := mc.job.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{
+			GroupId: g.Group.Id, Description: fmt.Sprint("every second ", i), Handler: "work", Enabled: true,
+			Schedule:        &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "* * * * * ?", TimeZone: "UTC"},
+			RouteStrategy:   carillonv1.RouteStrategy_ROUTE_STRATEGY_ROUND_ROBIN,
+			MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobIDs = append(jobIDs, j.Job.Id)
+	}
+
+	// Up 4 to 6 s, then a random admin killed and restarted after up to
+	// 1 s: the others adopt what it had claimed.
+	var kills []time.Time
+	for range failoverKills {
+		time.Sleep(4*time.Second + time.Duration(rng.Int64N(int64(2*time.Second))))
+		a := admins[rng.IntN(len(admins))]
+		kills = append(kills, time.Now())
+		a.kill()
+		time.Sleep(time.Duration(rng.Int64N(int64(time.Second))))
+		a.start()
+		for _, b := range admins { // a supervisor: an admin that lost its lease is started again
+			select {
+			case <-b.exited:
+				b.kill()
+				b.start()
+			default:
+			}
+		}
+	}
+	time.Sleep(4 * time.Second) // the fires after the last kill
+
+	stopAt := time.Now()
+	for _, id := range jobIDs {
+		if _, err := mc.job.StopJob(ctx, &carillonv1.StopJobRequest{Id: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 30*time.Second, "no run left RUNNING or PENDING", func() (bool, error) {
+		for _, st := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING} {
+			res, err := mc.run.ListRuns(ctx, &carillonv1.ListRunsRequest{Status: st, PageSize: 1})
+			if err != nil || len(res.Runs) > 0 {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	for _, a := range admins {
+		a.stop()
+	}
+	d, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	checkCrashLoop(t, seed, len(kills), d, ex, stopAt.Add(-time.Second))
+	checkFailoverGaps(t, seed, ex, kills, stopAt.Add(-time.Second))
+}
+
+// checkFailoverGaps checks, for each kill, how late the fires due from a
+// second before it to three seconds after it reached an executor (before
+// end): at most failoverGapMax.
+func checkFailoverGaps(t *testing.T, seed uint64, ex *executions, kills []time.Time, end time.Time) {
+	t.Helper()
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	var gaps []string
+	for i, k := range kills {
+		from, to := k.Add(-time.Second), k.Add(3*time.Second)
+		if to.After(end) {
+			to = end
+		}
+		var gap time.Duration
+		fires := 0
+		for _, r := range ex.receipts {
+			if r.scheduled.Before(from) || r.scheduled.After(to) {
+				continue
+			}
+			fires++
+			gap = max(gap, r.reached.Sub(r.scheduled))
+		}
+		gaps = append(gaps, gap.Round(time.Millisecond).String())
+		if fires == 0 {
+			t.Errorf("seed %d: kill %d at %s: no fire due from %s to %s reached an executor", seed, i+1,
+				k.UTC().Format("15:04:05.000"), from.UTC().Format("15:04:05"), to.UTC().Format("15:04:05"))
+			continue
+		}
+		if gap > failoverGapMax {
+			t.Errorf("seed %d: kill %d at %s: a fire due around it reached an executor %s late, want at most %s",
+				seed, i+1, k.UTC().Format("15:04:05.000"), gap.Round(time.Millisecond), failoverGapMax)
+		}
+	}
+	t.Logf("seed %d: the latest fire due around each kill reached an executor %v late (want at most %s)",
+		seed, gaps, failoverGapMax)
+}
