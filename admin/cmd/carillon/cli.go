@@ -120,8 +120,8 @@ func exitCode(w io.Writer, err error) int {
 	return exitFailure
 }
 
-// client runs a client command.
-func client(ctx context.Context, cmd string, args []string, io stdio) error {
+// runClient runs a client command.
+func runClient(ctx context.Context, cmd string, args []string, io stdio) error {
 	commands := map[string]func(context.Context, *cmdEnv, []string) error{
 		"login": cmdLogin, "logout": cmdLogout, "whoami": cmdWhoami,
 		"group": cmdGroup, "job": cmdJob, "run": cmdRun,

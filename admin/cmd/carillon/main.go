@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, io stdio) int {
 	if cmd == "reset-admin-password" {
 		return exitCode(io.err, resetAdminPassword(ctx, args, io))
 	}
-	return exitCode(io.err, client(ctx, cmd, args, io))
+	return exitCode(io.err, runClient(ctx, cmd, args, io))
 }
 
 // resetAdminPassword runs "carillon reset-admin-password": on the host,

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/server"
@@ -67,19 +68,8 @@ func setup(t testing.TB, token string) *bundle {
 		path:     path,
 		store:    st,
 		admin:    admin,
-		registry: carillonv1connect.NewRegistryServiceClient(http.DefaultClient, srv.URL, connect.WithInterceptors(bearer(token))),
-		group:    carillonv1connect.NewGroupServiceClient(http.DefaultClient, srv.URL, connect.WithInterceptors(bearer(admin))),
-	}
-}
-
-func bearer(token string) connect.UnaryInterceptorFunc {
-	return func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			if token != "" {
-				req.Header().Set("Authorization", "Bearer "+token)
-			}
-			return next(ctx, req)
-		}
+		registry: carillonv1connect.NewRegistryServiceClient(http.DefaultClient, srv.URL, client.WithToken(token)),
+		group:    carillonv1connect.NewGroupServiceClient(http.DefaultClient, srv.URL, client.WithToken(admin)),
 	}
 }
 
@@ -136,7 +126,7 @@ func TestRegistryToken(t *testing.T) {
 	}
 	for name, c := range map[string]carillonv1connect.RegistryServiceClient{
 		"Missing": carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url),
-		"Wrong":   carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(bearer("guess"))),
+		"Wrong":   carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, client.WithToken("guess")),
 	} {
 		_, err := c.Register(ctx, req)
 		if connect.CodeOf(err) != connect.CodeUnauthenticated {
