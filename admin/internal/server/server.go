@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -81,6 +82,9 @@ type Config struct {
 type Server struct {
 	cfg   Config
 	reads *readLimiter
+	// unclaimed holds the app names of registrations no group had, each
+	// logged once.
+	unclaimed sync.Map
 }
 
 // New returns a Server.
