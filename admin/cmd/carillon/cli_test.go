@@ -207,7 +207,7 @@ func TestCLI(t *testing.T) {
 	fails(exitRefused, "carillon: failed_precondition: ", append([]string{"group", "delete", "1"}, admin...)...)
 	fails(exitUnauthorized, "carillon: unauthenticated: ", "job", "list", "--server", url, "--config", other)
 	fails(exitUsage, "unknown command", "frobnicate")
-	fails(exitUsage, "flag provided but not defined", append([]string{"job", "list", "--bogus"}, admin...)...)
+	fails(exitUsage, "unknown flag: --bogus", append([]string{"job", "list", "--bogus"}, admin...)...)
 	fails(exitUsage, "want a job id", append([]string{"job", "get"}, admin...)...)
 	fails(exitUnavailable, "carillon: unavailable: ", "job", "list", "--server", "http://127.0.0.1:1", "--config", other, "--api-token", token)
 

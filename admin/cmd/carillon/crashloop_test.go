@@ -34,7 +34,7 @@ import (
 // TestMain runs the real admin (main) when the crash loop starts this
 // test binary as its admin process.
 func TestMain(m *testing.M) {
-	if os.Getenv("CARILLON_CRASHLOOP_ADMIN") == "1" {
+	if os.Getenv("CARILLON_TEST_MAIN") == "1" {
 		main()
 		return
 	}
@@ -168,7 +168,7 @@ func (a *crashAdmin) start() {
 	}
 	cmd := exec.Command(os.Args[0], "serve", "--db", a.db, "--listen", a.addr, "--token", crashToken,
 		"--admin-password", crashPassword, "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "CARILLON_CRASHLOOP_ADMIN=1")
+	cmd.Env = append(os.Environ(), "CARILLON_TEST_MAIN=1")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		a.t.Fatal(err)
