@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -45,6 +46,12 @@ type bundle struct {
 // with an injected clock.
 func setup(t testing.TB, token string) *bundle {
 	t.Helper()
+	return setupLogged(t, token, nil)
+}
+
+// setupLogged is setup with the Server's logger (nil: slog's default).
+func setupLogged(t testing.TB, token string, logger *slog.Logger) *bundle {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "carillon.db")
 	st, err := store.Open(context.Background(), path)
 	if err != nil {
@@ -58,7 +65,7 @@ func setup(t testing.TB, token string) *bundle {
 	}
 	srv := httptest.NewServer(server.New(server.Config{
 		Store: st, Trigger: trig, NowFunc: clk.Now, PasswordCost: bcrypt.MinCost,
-		LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second),
+		LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second), Logger: logger,
 	}).Handler())
 	t.Cleanup(srv.Close)
 	admin := addUser(t, st, "root", auth.RoleAdmin)
