@@ -127,3 +127,16 @@ func TestJSONNames(t *testing.T) {
 		t.Errorf("binary: %v, want invalid_argument naming job.timeout_seconds", err)
 	}
 }
+
+// TestJSONResponseCompact checks that a JSON response is the same bytes
+// every time: compact, whatever spaces protojson chose, with a newline
+// that ends curl's line.
+func TestJSONResponseCompact(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	status, body := postJSON(t, f.url, "/carillon.v1.JobService/GetJob", fmt.Sprintf(`{"id":"%d"}`, f.jobA), "Bearer "+f.admin)
+	if status != http.StatusOK || !strings.HasPrefix(body, `{"job":{"id":"`) || !strings.HasSuffix(body, "}}\n") ||
+		strings.Contains(body, ", \"") || strings.Contains(body, ": ") {
+		t.Errorf("GetJob: %d %q, want compact JSON and a newline", status, body)
+	}
+}
