@@ -154,7 +154,7 @@ type jobFlags struct {
 	webhook                                    *string
 	every, delay, timeout, retries             *int
 	retryDelay                                 *time.Duration
-	none, start, backoff, everyFailure         *bool
+	none, backoff, everyFailure                *bool
 	scriptFile, scriptType                     *string
 }
 

@@ -25,7 +25,7 @@ import (
 const serverDefault = "http://127.0.0.1:8080"
 
 // envAPIToken is the environment variable of a client command's token.
-const envAPIToken = "CARILLON_API_TOKEN"
+const envAPIToken = "CARILLON_API_TOKEN" //nolint:gosec // the name of an environment variable, not a credential
 
 // cmdEnv is what a client command works with: its streams, the global
 // flags and, once load has run, the admin's address, the credential and

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"fmt"
 	"os"
@@ -64,16 +65,15 @@ func (o *serveOptions) readFile() (map[string]string, error) {
 	if o.file == "" {
 		return nil, nil
 	}
-	f, err := os.Open(o.file)
+	data, err := os.ReadFile(o.file)
 	if err != nil {
 		return nil, fmt.Errorf("serve: config file: %w", err)
 	}
-	defer f.Close()
 	known := map[string]bool{}
 	o.each(func(fl *pflag.Flag) { known[fl.Name] = true })
 	values := map[string]string{}
 	o.fileLines = map[string]int{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
