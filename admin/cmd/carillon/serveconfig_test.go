@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestServeConfigFile layers serve's options from a config file, the
@@ -76,4 +83,87 @@ demo = true
 	if entries, err := os.ReadDir(b.dir); err != nil || len(entries) != 0 {
 		t.Errorf("refused configurations left %v in the directory (%v)", entries, err)
 	}
+}
+
+// TestServeFromConfigFile starts the admin with its address, database and
+// first password from a config file only, and logs in with that password
+// at that address.
+func TestServeFromConfigFile(t *testing.T) {
+	t.Parallel()
+	b := newBinary(t)
+	addr := freeAddr(t)
+	file := filepath.Join(b.home, "admin.conf")
+	conf := "listen = " + addr + "\ndb = " + filepath.Join(b.home, "file.db") + "\nadmin-password = \"from the config file\"\nlog-level = warn\n"
+	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "serve", "--config-file", file)
+	cmd.Dir = b.dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CARILLON_") { // the environment outranks the file
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "CARILLON_TEST_MAIN=1")
+	var logs syncBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		if err := <-exited; err != nil {
+			t.Errorf("serve after SIGTERM: %v; log:\n%s", err, logs.String())
+		}
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("serve exited: %v; log:\n%s", err, logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve not ready at %s in 30 s: %v; log:\n%s", addr, err, logs.String())
+		}
+	}
+	out := b.must("from the config file\n", "login", "--server", "http://"+addr, "--user", "admin", "--password-stdin")
+	if !strings.Contains(out, "logged in") {
+		t.Errorf("login: %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(b.home, "file.db")); err != nil {
+		t.Errorf("the config file's database: %v", err)
+	}
+	if entries, _ := os.ReadDir(b.dir); len(entries) != 0 {
+		t.Errorf("serve wrote %v in its directory, not the config file's database", entries)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's two pipes and a test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
