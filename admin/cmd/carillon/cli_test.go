@@ -353,6 +353,19 @@ func TestCLI(t *testing.T) {
 	if out := b.must("", as("audit", "--action", "JobService.TriggerJob")...); !strings.Contains(out, "job 1") {
 		t.Errorf("audit: %q", out)
 	}
+	if out := b.must("", as("audit", "--action", "JobService.TriggerJob", "--to", "2000-01-01T00:00:00Z")...); strings.Contains(out, "job 1") {
+		t.Errorf("audit --to 2000: %q, want no entry", out)
+	}
+	if out := b.must("", as("run", "list", "--from", time.Now().Add(time.Hour).Format(time.RFC3339), "--ids")...); out != "" {
+		t.Errorf("run list --from in an hour: %q, want none", out)
+	}
+	b.fails(exitUsage, "--from: want an RFC 3339 time", as("run", "list", "--from", "yesterday")...)
+	if out := b.must("", as("token", "list", "--user", "admin")...); !strings.Contains(out, "ci") {
+		t.Errorf("token list --user admin: %q", out)
+	}
+	if out := b.must("", as("token", "list", "--user", "vera")...); strings.Contains(out, "ci") {
+		t.Errorf("token list --user vera: %q, want none of admin's", out)
+	}
 	if out := b.must("", as("executor-token")...); out != "tok\n" {
 		t.Errorf("executor-token: %q", out)
 	}

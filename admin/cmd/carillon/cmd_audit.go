@@ -18,13 +18,21 @@ func auditCmd(e *cmdEnv) *cobra.Command {
 	user := cmd.Flags().String("user", "", "only entries by this username")
 	action := cmd.Flags().String("action", "", "only entries of this action, e.g. JobService.DeleteJob")
 	limit := cmd.Flags().Int("limit", 50, "at most this many entries (1 to 500)")
+	from := cmd.Flags().String("from", "", "only entries at or after this RFC 3339 time")
+	to := cmd.Flags().String("to", "", "only entries before this RFC 3339 time")
 	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
 		if *limit < 1 || *limit > 500 {
 			return usagef("--limit: want 1 to 500, not %d", *limit)
 		}
-		res, err := e.clients().Users.ListAuditLog(ctx, &carillonv1.ListAuditLogRequest{
-			Username: *user, Action: *action, PageSize: int32(*limit), //nolint:gosec // range checked above
-		})
+		req := &carillonv1.ListAuditLogRequest{Username: *user, Action: *action, PageSize: int32(*limit)} //nolint:gosec // range checked above
+		var err error
+		if req.From, err = parseTime("from", *from); err != nil {
+			return err
+		}
+		if req.To, err = parseTime("to", *to); err != nil {
+			return err
+		}
+		res, err := e.clients().Users.ListAuditLog(ctx, req)
 		if err != nil {
 			return err
 		}

@@ -41,11 +41,20 @@ func runListCmd(e *cmdEnv) *cobra.Command {
 	status := fs.String("status", "", "only runs with this status: "+enumValues(carillonv1.RunStatus(0).Descriptor(), "RUN_STATUS_"))
 	limit := fs.Int("limit", 20, "at most this many runs (1 to 500)")
 	ids := fs.Bool("ids", false, "print only the runs' ids, one a line")
+	from := fs.String("from", "", "only runs triggered at or after this RFC 3339 time")
+	to := fs.String("to", "", "only runs triggered before this RFC 3339 time")
 	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
 		if *limit < 1 || *limit > 500 {
 			return usagef("--limit: want 1 to 500, not %d", *limit)
 		}
 		req := &carillonv1.ListRunsRequest{JobId: *job, GroupId: *group, PageSize: int32(*limit)} //nolint:gosec // range checked above
+		var err error
+		if req.From, err = parseTime("from", *from); err != nil {
+			return err
+		}
+		if req.To, err = parseTime("to", *to); err != nil {
+			return err
+		}
 		if *status != "" {
 			n, err := parseEnum("status", *status, carillonv1.RunStatus(0).Descriptor(), "RUN_STATUS_")
 			if err != nil {

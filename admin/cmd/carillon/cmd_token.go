@@ -52,8 +52,18 @@ token:
 func tokenListCmd(e *cmdEnv) *cobra.Command {
 	cmd := &cobra.Command{Use: "list", Short: "List your API tokens (not the tokens themselves)", Args: exactArgs(0, "no arguments")}
 	all := cmd.Flags().Bool("all", false, "every user's tokens (ADMIN)")
+	user := cmd.Flags().String("user", "", "this user's tokens, by name or id (ADMIN)")
+	cmd.MarkFlagsMutuallyExclusive("all", "user")
 	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
-		res, err := e.clients().Users.ListApiTokens(ctx, &carillonv1.ListApiTokensRequest{AllUsers: *all})
+		req := &carillonv1.ListApiTokensRequest{AllUsers: *all}
+		if *user != "" {
+			u, err := userByName(ctx, e, *user)
+			if err != nil {
+				return err
+			}
+			req.UserId = u.Id
+		}
+		res, err := e.clients().Users.ListApiTokens(ctx, req)
 		if err != nil {
 			return err
 		}

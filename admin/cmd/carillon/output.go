@@ -183,3 +183,15 @@ func splitList(s string) []string {
 	}
 	return out
 }
+
+// parseTime reads an RFC 3339 time flag; "" is no time.
+func parseTime(flagName, s string) (*timestamppb.Timestamp, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil, usagef("--%s: want an RFC 3339 time such as 2026-01-02T15:04:05Z: %v", flagName, err)
+	}
+	return timestamppb.New(t), nil
+}
