@@ -122,14 +122,8 @@ func TestMigrate(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "carillon.db")
 	cfg := []string{"--config", filepath.Join(dir, "admin.json")}
-	must := func(stdin string, args ...string) string {
-		t.Helper()
-		code, out, errOut := cli(t, stdin, args...)
-		if code != 0 {
-			t.Fatalf("carillon %s: exit %d: %s", strings.Join(args, " "), code, errOut)
-		}
-		return out
-	}
+	b := newBinary(t)
+	must := b.must
 	id := func(out string) string {
 		t.Helper()
 		m := regexp.MustCompile(`ID:\s+(\d+)\n`).FindStringSubmatch(out)
@@ -160,7 +154,7 @@ func TestMigrate(t *testing.T) {
 	stopExecutor()
 
 	// Copy.
-	code, out, errOut := cli(t, "", "migrate", "--from", file, "--to", pgURL, "--runs")
+	code, out, errOut := b.run("", "migrate", "--from", file, "--to", pgURL, "--runs")
 	if code != 0 {
 		t.Fatalf("carillon migrate: exit %d: %s", code, errOut)
 	}
@@ -177,7 +171,7 @@ func TestMigrate(t *testing.T) {
 	if strings.Contains(out+errOut, "password=") {
 		t.Errorf("migrate printed a password: %s%s", out, errOut)
 	}
-	code, _, errOut = cli(t, "", "migrate", "--from", file, "--to", pgURL)
+	code, _, errOut = b.run("", "migrate", "--from", file, "--to", pgURL)
 	if code != exitFailure || !strings.Contains(errOut, "PostgreSQL database is not empty (groups has 1 rows") {
 		t.Errorf("a second migrate into the same database: exit %d %q, want %d and that it is not empty", code, errOut, exitFailure)
 	}

@@ -41,7 +41,7 @@ func (s *Store) CreateAPIToken(ctx context.Context, t APIToken, now time.Time) (
 			t.UserID, t.Name, t.TokenHash, millis(t.CreatedAt), millis(t.ExpiresAt)).Scan(&t.ID)
 	})
 	if isUniqueViolation(err) {
-		return APIToken{}, fmt.Errorf("%w: API token %q", ErrAlreadyExists, t.Name)
+		return APIToken{}, fmt.Errorf("%w: an API token named %q", ErrAlreadyExists, t.Name)
 	}
 	if err != nil {
 		return APIToken{}, fmt.Errorf("store: create API token: %w", err)
