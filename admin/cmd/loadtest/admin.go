@@ -18,6 +18,7 @@ import (
 type adminProc struct {
 	cmd     *exec.Cmd
 	url     string
+	addr    string // host:port of url
 	logPath string
 	exited  chan struct{} // closed when the process has exited
 	err     error         // Wait's error, once exited is closed
@@ -35,19 +36,21 @@ func buildCarillon(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// startAdmin starts "<bin> <command>" (carillon serve) on a free loopback
-// port with the executor token and, through the environment (so it stays
-// out of ps), the first ADMIN's password; its output goes to admin.log in
-// dir.
-func startAdmin(bin, command, dir, dbPath, token, password, logLevel string, extra []string) (*adminProc, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+// startAdmin starts "<bin> <command>" (carillon serve) on addr (a free
+// loopback port when empty) with the executor token and, through the
+// environment (so it stays out of ps), the first ADMIN's password; its
+// output is appended to log in dir.
+func startAdmin(bin, command, addr, dir, log, dbPath, token, password, logLevel string, extra []string) (*adminProc, error) {
+	if addr == "" {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		addr = fmt.Sprintf("127.0.0.1:%d", port)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	args := append([]string{command, "--listen", addr, "--db", dbPath, "--token", token, "--log-level", logLevel}, extra...)
-	logPath := filepath.Join(dir, "admin.log")
-	logFile, err := os.Create(logPath)
+	logPath := filepath.Join(dir, log)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600) //nolint:gosec // a log in the load tool's work directory
 	if err != nil {
 		return nil, fmt.Errorf("admin log: %w", err)
 	}
@@ -59,7 +62,7 @@ func startAdmin(bin, command, dir, dbPath, token, password, logLevel string, ext
 		_ = logFile.Close()
 		return nil, fmt.Errorf("start admin: %w", err)
 	}
-	a := &adminProc{cmd: cmd, url: "http://" + addr, logPath: logPath, exited: make(chan struct{})}
+	a := &adminProc{cmd: cmd, url: "http://" + addr, addr: addr, logPath: logPath, exited: make(chan struct{})}
 	go func() {
 		a.err = cmd.Wait()
 		_ = logFile.Close()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -45,6 +46,15 @@ type config struct {
 	readers    int  // concurrent reading clients during the window
 	durationOK bool // --duration was given
 	jobsOK     bool // --jobs was given
+	// admins is how many admins to start over one database: more than one
+	// needs a PostgreSQL database (pgURL).
+	admins int
+	// pgURL is the PostgreSQL database of the started admins (--db
+	// postgres://...); empty: a SQLite file in the work directory.
+	pgURL string
+	// chaosMin and chaosMax bound the time between two kills (SIGKILL) of a
+	// random started admin during the window (--chaos); 0: no kills.
+	chaosMin, chaosMax time.Duration
 }
 
 // stringList is a repeatable string flag.
@@ -68,7 +78,9 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.user, "user", "admin", "user to log in as when no --api-token is given")
 	fs.StringVar(&c.password, "password", "", "password of --user; empty: a random one, set as the started admin's first ADMIN password")
 	fs.IntVar(&c.adminPID, "admin-pid", 0, "process id of the --admin, for its CPU and memory")
-	fs.StringVar(&c.dbPath, "db", "", "database file of the --admin, for its size")
+	fs.StringVar(&c.dbPath, "db", "", "database file of the --admin, for its size; or a postgres:// URL of an existing database for the started admins (the tool adds its group and jobs to it)")
+	fs.IntVar(&c.admins, "admins", 1, "admins to start over one database (more than 1: --db postgres://...); executors list them all")
+	chaos := fs.String("chaos", "", "kill a random started admin with SIGKILL every MIN-MAX during the window (e.g. 5-10s) and start it again at once; an admin that exits by itself is started again too")
 	fs.IntVar(&c.executors, "executors", 2, "executors to run in this process")
 	fs.IntVar(&c.jobs, "jobs", 1000, "jobs to create (0 with --sparse unless given)")
 	fs.StringVar(&c.cron, "cron", "*/1 * * * * ?", "the jobs' Quartz cron schedule")
@@ -104,6 +116,15 @@ func parseFlags(args []string) (config, error) {
 		c.jobs = 0
 	}
 	c.viaAPI = c.viaAPI || c.adminURL != ""
+	if c.adminURL == "" && store.IsPostgresURL(c.dbPath) {
+		c.pgURL, c.dbPath = c.dbPath, ""
+	}
+	if *chaos != "" {
+		var err error
+		if c.chaosMin, c.chaosMax, err = parseRange(*chaos); err != nil {
+			return c, fmt.Errorf("--chaos %q: %w", *chaos, err)
+		}
+	}
 	v, ok := carillonv1.RouteStrategy_value["ROUTE_STRATEGY_"+strings.ToUpper(*route)]
 	if !ok {
 		return c, fmt.Errorf("--route %q: not a route strategy", *route)
@@ -137,9 +158,41 @@ func (c *config) validate() error {
 	case c.adminURL != "" && c.history > 0:
 		return errors.New("--history needs a started admin, not --admin")
 	case c.adminURL == "" && (c.adminPID != 0 || c.dbPath != "" || c.apiToken != ""):
-		return errors.New("--admin-pid, --db and --api-token go with --admin")
+		return errors.New("--admin-pid, --db FILE and --api-token go with --admin (a started admin takes --db postgres://...)")
+	case c.admins < 1 || c.admins > 9:
+		return errors.New("--admins must be between 1 and 9")
+	case c.admins > 1 && c.pgURL == "":
+		return errors.New("--admins above 1 need a shared database: a postgres:// URL as --db")
+	case c.adminURL != "" && (c.admins > 1 || c.chaosMin > 0):
+		return errors.New("--admins and --chaos need started admins, not --admin")
+	case c.pgURL != "" && (c.history > 0 || c.adminPprof != ""):
+		return errors.New("--history and --admin-pprof need a SQLite database, not a postgres:// URL as --db")
+	case c.chaosMin > 0 && c.readers > 0:
+		return errors.New("--readers call one admin, which --chaos kills: not both")
 	}
 	return nil
+}
+
+// parseRange parses "5-10s" (or "5s-10s", "500ms-2s") into its bounds.
+func parseRange(s string) (lo, hi time.Duration, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		return 0, 0, errors.New("want MIN-MAX, e.g. 5-10s")
+	}
+	if hi, err = time.ParseDuration(b); err != nil {
+		return 0, 0, err
+	}
+	if lo, err = time.ParseDuration(a); err != nil {
+		// "5-10s": the unit of the maximum
+		unit := strings.TrimLeft(b, "0123456789.")
+		if lo, err = time.ParseDuration(a + unit); err != nil {
+			return 0, 0, err
+		}
+	}
+	if lo < 100*time.Millisecond || hi < lo {
+		return 0, 0, errors.New("want 100ms <= MIN <= MAX")
+	}
+	return lo, hi, nil
 }
 
 // schedule is the measured jobs' schedule.

@@ -56,7 +56,7 @@ type executors struct {
 	errs   []error
 }
 
-func startExecutors(ctx context.Context, n int, adminURL, app, token, dir string, rec *recorder) (*executors, error) {
+func startExecutors(ctx context.Context, n int, adminURLs []string, app, token, dir string, rec *recorder) (*executors, error) {
 	logFile, err := os.Create(filepath.Join(dir, "executors-"+app+".log"))
 	if err != nil {
 		return nil, fmt.Errorf("executors' log: %w", err)
@@ -66,7 +66,7 @@ func startExecutors(ctx context.Context, n int, adminURL, app, token, dir string
 	ex := &executors{cancel: cancel, log: logFile}
 	for i := range n {
 		e, err := sdk.New(sdk.Config{
-			AdminURLs:       []string{adminURL},
+			AdminURLs:       adminURLs,
 			AppName:         app,
 			AccessToken:     token,
 			LogDir:          filepath.Join(dir, "executors", fmt.Sprintf("%s-%d", app, i)),

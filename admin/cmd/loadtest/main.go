@@ -7,6 +7,8 @@
 //	go run ./admin/cmd/loadtest --jobs 1000 --fix-rate 1          # FIX_RATE 1 s: fires spread over each second
 //	go run ./admin/cmd/loadtest --sparse 1000000                  # 1,000,000 daily jobs, idle admin for 30 s
 //	go run ./admin/cmd/loadtest --jobs 3 --cron '0/10 * * * * ?'  # an idle admin with a few jobs
+//	go run ./admin/cmd/loadtest --admins 3 --db postgres://… --chaos 5-10s --duration 5m
+//	                                        # three admins on PostgreSQL, one killed every 5-10 s
 //
 // By default it builds the carillon binary (or takes --carillon), stores the
 // jobs (and the --sparse ones) in a fresh database in a temporary directory
@@ -28,6 +30,17 @@
 // which expected instants never arrived (after waiting up to --grace) and
 // which arrived twice. It prints a summary, or JSON with --json, and stops
 // the executors and the admin on exit, on error and on Ctrl-C.
+//
+// --admins N starts N admins over one PostgreSQL database (--db
+// postgres://..., an existing database the tool adds its group and jobs to)
+// and gives the executors all their URLs. --chaos MIN-MAX kills a random
+// one with SIGKILL every MIN to MAX during the window and starts it again at
+// once (and starts again any that exits by itself, as a supervisor would);
+// the summary then adds, per kill, how late the latest fire due from 1 s
+// before to 3 s after it arrived (its failover gap), and the lateness of
+// the fires due outside those windows. With a started admin the missed
+// fires are looked up in the database: recorded as misfires, or neither
+// run nor recorded.
 //
 // To see where the admin's time goes, --perf FILE records the carillon
 // process with perf(1) during the window, and --admin-pprof DIR runs the

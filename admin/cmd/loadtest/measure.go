@@ -29,7 +29,10 @@ type window struct {
 	receipts       []receipt
 	sparseReceipts []receipt
 	perfTop        string
-	claimed        []float64 // the admin's claim lateness, ms, sorted
+	claimed        []float64        // the admin's claim lateness, ms, sorted
+	kills          []time.Time      // --chaos: when each admin was killed
+	exits          int              // --chaos: admins that exited by themselves
+	misfires       map[int64][]span // fires of the window recorded as misfires, by job
 }
 
 // completedCount is the dashboard's count of finished runs at a time.
@@ -48,8 +51,9 @@ func countCompleted(ctx context.Context, a *api) completedCount {
 // measure observes the window: it starts on the next whole second, lasts
 // c.duration, and then waits up to c.grace for fires of the window still
 // on their way.
-func measure(ctx context.Context, c *config, a *api, pid int, group int64, rec, sparseRec *recorder,
-	profile func(context.Context, time.Duration) error) (*window, error) {
+func measure(ctx context.Context, c *config, a *api, pids []int, group int64, rec, sparseRec *recorder,
+	profile func(context.Context, time.Duration) error, ch *chaos) (*window, error) {
+	pid := pids[0] // perf and memory: the first admin
 	w := &window{start: time.Now().Truncate(time.Second).Add(time.Second)}
 	w.end = w.start.Add(c.duration)
 	if err := sleepUntil(ctx, w.start); err != nil {
@@ -59,7 +63,11 @@ func measure(ctx context.Context, c *config, a *api, pid int, group int64, rec, 
 	// The dashboard's counts first: with a million jobs its queries take a
 	// moment of the admin's CPU, which is not the load being measured.
 	w.done[0] = countCompleted(ctx, a)
-	w.admin[0], w.self[0] = takeSample(pid), takeSample(0)
+	w.admin[0], w.self[0] = takeSamples(pids), takeSample(0)
+	if ch != nil {
+		ch.done = make(chan struct{})
+		go ch.run(ctx, w.end)
+	}
 
 	var perf *perfRun
 	if c.perfOut != "" && pid != 0 {
@@ -96,7 +104,14 @@ func measure(ctx context.Context, c *config, a *api, pid int, group int64, rec, 
 	if err != nil {
 		return nil, err
 	}
-	w.admin[1], w.self[1] = takeSample(pid), takeSample(0)
+	w.admin[1], w.self[1] = takeSamples(pids), takeSample(0)
+	if ch != nil {
+		<-ch.done // every admin serves again
+		w.kills, w.exits = ch.kills, ch.exits
+		if ch.err != nil {
+			return nil, fmt.Errorf("--chaos: %w", ch.err)
+		}
+	}
 	if pid != 0 {
 		w.rss, w.peakRSS, _ = memory(pid)
 	}

@@ -85,6 +85,17 @@ func takeSample(pid int) sample {
 	return sample{at: time.Now(), cpu: cpu, ok: err == nil}
 }
 
+// takeSamples sums the CPU time of several processes; it fails when any
+// reading does (a process that died meanwhile).
+func takeSamples(pids []int) sample {
+	s := sample{ok: true}
+	for _, pid := range pids {
+		x := takeSample(pid)
+		s.at, s.cpu, s.ok = x.at, s.cpu+x.cpu, s.ok && x.ok
+	}
+	return s
+}
+
 // cpuPercent is the CPU used between a and b in percent of one core; -1
 // when either reading failed.
 func cpuPercent(a, b sample) float64 {
@@ -92,18 +103,6 @@ func cpuPercent(a, b sample) float64 {
 		return -1
 	}
 	return 100 * float64(b.cpu-a.cpu) / float64(b.at.Sub(a.at))
-}
-
-// dbSize is the size of the SQLite database at path with its WAL and
-// shared-memory files; 0 when there is none.
-func dbSize(path string) int64 {
-	var n int64
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if fi, err := os.Stat(path + suffix); err == nil {
-			n += fi.Size()
-		}
-	}
-	return n
 }
 
 // machine describes this host: CPUs, CPU model.

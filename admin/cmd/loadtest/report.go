@@ -27,6 +27,7 @@ type result struct {
 	Resources resourceInfo  `json:"resources"`
 	Sparse    *sparseInfo   `json:"sparse,omitempty"`
 	Readers   *readerInfo   `json:"readers,omitempty"`
+	Failover  *failoverInfo `json:"failover,omitempty"`
 	PerfTop   string        `json:"perf_top,omitempty"`
 }
 
@@ -38,6 +39,8 @@ type machineInfo struct {
 
 type setupInfo struct {
 	AdminURL             string  `json:"admin_url"`
+	Admins               int     `json:"admins,omitempty"`
+	Database             string  `json:"database,omitempty"`
 	AdminLog             string  `json:"admin_log,omitempty"`
 	LogLevel             string  `json:"admin_log_level"`
 	ExecutorDir          string  `json:"executor_dir,omitempty"`
@@ -68,6 +71,11 @@ type fireInfo struct {
 	// Received are the distinct expected fires that reached an executor.
 	Received int `json:"received"`
 	Missed   int `json:"missed"`
+	// MissedRecorded of the missed fires are recorded in the database as
+	// misfires (SKIPPED runs standing for them); Neither are neither run
+	// nor recorded. Nil when the database was not read.
+	MissedRecorded *int `json:"missed_recorded,omitempty"`
+	Neither        *int `json:"neither_run_nor_recorded,omitempty"`
 	// Duplicated counts extra receipts of a fire of the window; DuplicatedAll
 	// of any fire of the whole test.
 	Duplicated    int `json:"duplicated"`
@@ -82,6 +90,31 @@ type fireInfo struct {
 	PerSecond        float64 `json:"per_s"`
 	ArrivedPerSecond float64 `json:"arrived_per_s"`
 }
+
+// failoverInfo is what --chaos observed.
+type failoverInfo struct {
+	Kills int `json:"kills"`
+	// Exits are admins that exited by themselves (lease lost) and were
+	// started again.
+	Exits int `json:"exits"`
+	// KillsAt are the kills' times, RFC 3339 with milliseconds.
+	KillsAt []string `json:"kills_at"`
+	// Gaps are, per kill, how late the latest fire due in its failover
+	// window (a second before it to three after) reached an executor, ms.
+	Gaps []float64 `json:"gaps_ms"`
+	// Outside is the lateness of the window's fires due outside every
+	// failover window; Fires how many those are.
+	Outside latenessInfo `json:"lateness_outside_ms"`
+	Fires   int          `json:"fires_outside"`
+}
+
+// Failover windows: the fires due from failoverBefore before a kill to
+// failoverAfter after it (the dead admin's lease runs out within 1 s,
+// another adopts its claims within 200 ms and sends them).
+const (
+	failoverBefore = time.Second
+	failoverAfter  = 3 * time.Second
+)
 
 type latenessInfo struct {
 	P50  float64 `json:"p50"`
@@ -158,6 +191,20 @@ func (r *result) fill(c *config, w *window) {
 		f.DuplicatedAll += n - 1
 	}
 	f.Missed = f.Expected - f.Received
+	if w.misfires != nil {
+		rec, neither := 0, 0
+		for k := range w.expected {
+			if seen[k] > 0 {
+				continue
+			}
+			if recorded(w.misfires, k) {
+				rec++
+			} else {
+				neither++
+			}
+		}
+		f.MissedRecorded, f.Neither = &rec, &neither
+	}
 	f.PerSecond = float64(len(seen)) / secs
 	f.ArrivedPerSecond = float64(arrived) / secs
 
@@ -188,6 +235,45 @@ func (r *result) fill(c *config, w *window) {
 		r.Sparse = &sparseInfo{Jobs: c.sparse, Fired: n}
 	}
 	r.PerfTop = w.perfTop
+	if c.chaosMin > 0 {
+		r.Failover = failover(w)
+	}
+}
+
+// failover computes the figures of --chaos from the first receipt of each
+// fire of the window.
+func failover(w *window) *failoverInfo {
+	fo := &failoverInfo{Kills: len(w.kills), Exits: w.exits, Gaps: make([]float64, len(w.kills))}
+	for _, k := range w.kills {
+		fo.KillsAt = append(fo.KillsAt, k.Format("2006-01-02T15:04:05.000Z07:00"))
+	}
+	first := map[fireKey]receipt{}
+	for _, rc := range w.receipts {
+		k := fireKey{rc.job, rc.at}
+		if rc.at < w.start.UnixMilli() || rc.at >= w.end.UnixMilli() {
+			continue
+		}
+		if _, ok := first[k]; !ok {
+			first[k] = rc
+		}
+	}
+	var outside []float64
+	for _, rc := range first {
+		late := float64(rc.got-rc.at*int64(time.Millisecond)) / float64(time.Millisecond)
+		in := false
+		for i, k := range w.kills {
+			if rc.at >= k.Add(-failoverBefore).UnixMilli() && rc.at <= k.Add(failoverAfter).UnixMilli() {
+				in = true
+				fo.Gaps[i] = max(fo.Gaps[i], round(late))
+			}
+		}
+		if !in {
+			outside = append(outside, late)
+		}
+	}
+	slices.Sort(outside)
+	fo.Outside, fo.Fires = quantiles(outside), len(outside)
+	return fo
 }
 
 // quantiles summarizes sorted xs.
@@ -231,6 +317,9 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 	}
 	s := r.Setup
 	line("machine", "%d CPUs, %s, %s", r.Machine.CPUs, r.Machine.Model, r.Machine.Go)
+	if s.Admins > 0 {
+		line("admins", "%d over %s", s.Admins, s.Database)
+	}
 	if s.Jobs > 0 {
 		line("load", "%d jobs (%s, %s) on %d executors", s.Jobs, s.Schedule, strings.TrimPrefix(s.Route, "ROUTE_STRATEGY_"), s.Executors)
 	}
@@ -244,13 +333,24 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 	if s.Jobs > 0 {
 		f := r.Fires
 		line("fires", "%.1f/s (%d of %d expected); arrived %.1f/s", f.PerSecond, f.Received, f.Expected, f.ArrivedPerSecond)
-		line("missed", "%d", f.Missed)
+		if f.MissedRecorded != nil {
+			line("missed", "%d: %d recorded as misfires, %d neither run nor recorded", f.Missed, *f.MissedRecorded, *f.Neither)
+		} else {
+			line("missed", "%d", f.Missed)
+		}
 		line("duplicated", "%d (whole test: %d); unexpected %d", f.Duplicated, f.DuplicatedAll, f.Unexpected)
 		l := r.Lateness
 		line("lateness", "p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms", l.P50, l.P90, l.P99, l.P999, l.Max)
 		if l := r.Claimed; l != nil {
 			line("claimed", "p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, p99.9 %.0f ms, max %.0f ms (the admin's share: runs.triggered_at)", l.P50, l.P90, l.P99, l.P999, l.Max)
 		}
+	}
+	if fo := r.Failover; fo != nil {
+		line("kills", "%d (SIGKILL of a random admin, started again at once); %d admins exited by themselves", fo.Kills, fo.Exits)
+		line("failover gaps", "%v ms: per kill, the latest fire due from %s before to %s after it", fo.Gaps, failoverBefore, failoverAfter)
+		l := fo.Outside
+		line("lateness outside", "p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms (%d fires due outside every failover window)",
+			l.P50, l.P90, l.P99, l.P999, l.Max, fo.Fires)
 	}
 	if r.Runs.Error != "" {
 		line("completed runs", "unknown: %s", r.Runs.Error)

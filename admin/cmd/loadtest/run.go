@@ -58,11 +58,12 @@ func run(ctx context.Context, c config) (res *result, err error) {
 	app := fmt.Sprintf("loadtest-%d-%d", os.Getpid(), time.Now().Unix()%100000)
 	sparseApp := app + "-sparse"
 	baseURL, pid, dbPath := c.adminURL, c.adminPID, c.dbPath
+	var fl *fleet // the started admins
 	password, token := c.password, c.token
 	var group, sparseGroup int64
 	var profile func(context.Context, time.Duration) error // --admin-pprof
 	if baseURL == "" {
-		dbPath = filepath.Join(dir, "carillon.db")
+		dbPath = cmp.Or(c.pgURL, filepath.Join(dir, "carillon.db"))
 		password, token = cmp.Or(password, randomHex(12)), cmp.Or(token, randomHex(24))
 		if c.sparse > 0 {
 			start := time.Now()
@@ -111,22 +112,25 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			}
 		}
 		start := time.Now()
-		adm, err := startAdmin(bin, command, dir, dbPath, token, password, c.logLevel, extra)
-		if err != nil {
-			return nil, err
-		}
+		fl = &fleet{bin: bin, command: command, dir: dir, db: dbPath, token: token, password: password, logLevel: c.logLevel, extra: extra}
 		defer func() {
-			if stopErr := adm.stop(15 * time.Second); stopErr != nil && err == nil {
+			if stopErr := fl.stop(15 * time.Second); stopErr != nil && err == nil {
 				err = stopErr
 			}
 		}()
-		if err := adm.waitReady(ctx, 2*time.Minute); err != nil {
-			return nil, err
+		for i := range c.admins {
+			// One after another: the first migrates the database and
+			// creates the first ADMIN.
+			if err := fl.start(ctx, i); err != nil {
+				return nil, err
+			}
 		}
 		res.Setup.AdminStartSeconds = time.Since(start).Seconds()
-		baseURL, pid = adm.url, adm.pid()
-		res.Setup.AdminLog = adm.logPath
-		progress("admin pid %d serving on %s (log %s)", pid, baseURL, adm.logPath)
+		baseURL, pid = fl.procs[0].url, fl.procs[0].pid()
+		res.Setup.AdminLog = fl.procs[0].logPath
+		for _, a := range fl.procs {
+			progress("admin pid %d serving on %s (log %s)", a.pid(), a.url, a.logPath)
+		}
 	}
 	res.Setup.AdminURL = baseURL
 
@@ -162,7 +166,11 @@ func run(ctx context.Context, c config) (res *result, err error) {
 		defer func() { _ = os.RemoveAll(execDir) }()
 	}
 	start := func(app string, group int64, n int, rec *recorder) error {
-		ex, err := startExecutors(ctx, n, baseURL, app, token, execDir, rec)
+		urls := []string{baseURL}
+		if fl != nil {
+			urls = fl.urls()
+		}
+		ex, err := startExecutors(ctx, n, urls, app, token, execDir, rec)
 		if err != nil {
 			return err
 		}
@@ -203,7 +211,15 @@ func run(ctx context.Context, c config) (res *result, err error) {
 		progress("starting %d reading clients", c.readers)
 		rd = startReaders(ctx, c.readers, baseURL, a.token)
 	}
-	w, err := measure(ctx, &c, a, pid, group, rec, sparseRec, profile)
+	pids := []int{pid}
+	var ch *chaos
+	if fl != nil {
+		pids = fl.pids()
+		if c.chaosMin > 0 {
+			ch = &chaos{fleet: fl, min: c.chaosMin, max: c.chaosMax}
+		}
+	}
+	w, err := measure(ctx, &c, a, pids, group, rec, sparseRec, profile, ch)
 	if rd != nil {
 		res.Readers = rd.stop()
 		res.Readers.Clients = c.readers
@@ -216,8 +232,17 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			progress("%v", err)
 		}
 	}
+	if dbPath != "" && group != 0 {
+		if w.misfires, err = misfireRecords(ctx, dbPath, w.start, w.end); err != nil {
+			progress("%v", err)
+		}
+	}
 	res.fill(&c, w)
-	res.Resources.DBBytes = dbSize(dbPath)
+	res.Resources.DBBytes = dbSize(ctx, dbPath)
+	if fl != nil {
+		res.Setup.Admins = c.admins
+		res.Setup.Database = map[bool]string{true: "PostgreSQL", false: "SQLite"}[c.pgURL != ""]
+	}
 	return res, nil
 }
 
