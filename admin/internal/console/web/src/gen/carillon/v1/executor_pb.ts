@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file carillon/v1/executor.proto.
  */
 export const file_carillon_v1_executor: GenFile = /*@__PURE__*/
-  fileDesc("ChpjYXJpbGxvbi92MS9leGVjdXRvci5wcm90bxILY2FyaWxsb24udjEiDQoLQmVhdFJlcXVlc3QiDgoMQmVhdFJlc3BvbnNlIiEKD0lkbGVCZWF0UmVxdWVzdBIOCgZqb2JfaWQYASABKAMiMAoQSWRsZUJlYXRSZXNwb25zZRIMCgRpZGxlGAEgASgIEg4KBnJlYXNvbhgCIAEoCSKvAgoKUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAMSDgoGam9iX2lkGAIgASgDEg8KB2hhbmRsZXIYAyABKAkSDQoFcGFyYW0YBCABKAkSMgoOYmxvY2tfc3RyYXRlZ3kYBSABKA4yGi5jYXJpbGxvbi52MS5CbG9ja1N0cmF0ZWd5EhcKD3RpbWVvdXRfc2Vjb25kcxgGIAEoBRITCgtzaGFyZF9pbmRleBgHIAEoBRITCgtzaGFyZF90b3RhbBgIIAEoBRIwCgxzY2hlZHVsZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKBnNjcmlwdBgKIAEoCzITLmNhcmlsbG9uLnYxLlNjcmlwdBITCgtkYXRhYmFzZV9pZBgLIAEoCSINCgtSdW5SZXNwb25zZSI4Cg9SdW5CYXRjaFJlcXVlc3QSJQoEcnVucxgBIAMoCzIXLmNhcmlsbG9uLnYxLlJ1blJlcXVlc3QiPQoQUnVuQmF0Y2hSZXNwb25zZRIpCghvdXRjb21lcxgBIAMoCzIXLmNhcmlsbG9uLnYxLlJ1bk91dGNvbWUiOwoKUnVuT3V0Y29tZRIOCgZydW5faWQYASABKAMSDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIkIKC0tpbGxSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoAxIOCgZydW5faWQYAiABKAMSEwoLZGF0YWJhc2VfaWQYAyABKAkiDgoMS2lsbFJlc3BvbnNlIkgKDlJlYWRMb2dSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoAxIRCglmcm9tX2xpbmUYAiABKAUSEwoLZGF0YWJhc2VfaWQYAyABKAkiNwoPSGVsZFJ1bnNSZXF1ZXN0EhMKC2RhdGFiYXNlX2lkGAEgASgJEg8KB3J1bl9pZHMYAiADKAMiSwoQSGVsZFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQuY2FyaWxsb24udjEuSGVsZFJ1bhITCgtpbnN0YW5jZV9pZBgCIAEoCSJDCgdIZWxkUnVuEg4KBnJ1bl9pZBgBIAEoAxIoCgVzdGF0ZRgCIAEoDjIZLmNhcmlsbG9uLnYxLkhlbGRSdW5TdGF0ZSJTCg9SZWFkTG9nUmVzcG9uc2USEQoJZnJvbV9saW5lGAEgASgFEg8KB3RvX2xpbmUYAiABKAUSDwoHY29udGVudBgDIAEoCRILCgNlbmQYBCABKAgibwoGU2NyaXB0EiUKBHR5cGUYASABKA4yFy5jYXJpbGxvbi52MS5TY3JpcHRUeXBlEg4KBnNvdXJjZRgCIAEoCRIuCgp1cGRhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCpjCgxIZWxkUnVuU3RhdGUSHgoaSEVMRF9SVU5fU1RBVEVfVU5TUEVDSUZJRUQQABIZChVIRUxEX1JVTl9TVEFURV9BQ1RJVkUQARIYChRIRUxEX1JVTl9TVEFURV9FTkRFRBACKowBCg1CbG9ja1N0cmF0ZWd5Eh4KGkJMT0NLX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASGQoVQkxPQ0tfU1RSQVRFR1lfU0VSSUFMEAESIAocQkxPQ0tfU1RSQVRFR1lfRElTQ0FSRF9MQVRFUhACEh4KGkJMT0NLX1NUUkFURUdZX0NPVkVSX0VBUkxZEAMqoQEKClNjcmlwdFR5cGUSGwoXU0NSSVBUX1RZUEVfVU5TUEVDSUZJRUQQABIVChFTQ1JJUFRfVFlQRV9TSEVMTBABEhYKElNDUklQVF9UWVBFX1BZVEhPThACEhYKElNDUklQVF9UWVBFX05PREVKUxADEhMKD1NDUklQVF9UWVBFX1BIUBAEEhoKFlNDUklQVF9UWVBFX1BPV0VSU0hFTEwQBTLmAwoPRXhlY3V0b3JTZXJ2aWNlEjsKBEJlYXQSGC5jYXJpbGxvbi52MS5CZWF0UmVxdWVzdBoZLmNhcmlsbG9uLnYxLkJlYXRSZXNwb25zZRJHCghJZGxlQmVhdBIcLmNhcmlsbG9uLnYxLklkbGVCZWF0UmVxdWVzdBodLmNhcmlsbG9uLnYxLklkbGVCZWF0UmVzcG9uc2USOAoDUnVuEhcuY2FyaWxsb24udjEuUnVuUmVxdWVzdBoYLmNhcmlsbG9uLnYxLlJ1blJlc3BvbnNlEkcKCFJ1bkJhdGNoEhwuY2FyaWxsb24udjEuUnVuQmF0Y2hSZXF1ZXN0Gh0uY2FyaWxsb24udjEuUnVuQmF0Y2hSZXNwb25zZRI7CgRLaWxsEhguY2FyaWxsb24udjEuS2lsbFJlcXVlc3QaGS5jYXJpbGxvbi52MS5LaWxsUmVzcG9uc2USRAoHUmVhZExvZxIbLmNhcmlsbG9uLnYxLlJlYWRMb2dSZXF1ZXN0GhwuY2FyaWxsb24udjEuUmVhZExvZ1Jlc3BvbnNlEkcKCEhlbGRSdW5zEhwuY2FyaWxsb24udjEuSGVsZFJ1bnNSZXF1ZXN0Gh0uY2FyaWxsb24udjEuSGVsZFJ1bnNSZXNwb25zZUI9WjtnaXRodWIuY29tL2NhcmlsbG9uaHEvY2FyaWxsb24vcHJvdG8vY2FyaWxsb24vdjE7Y2FyaWxsb252MWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChpjYXJpbGxvbi92MS9leGVjdXRvci5wcm90bxILY2FyaWxsb24udjEiDQoLQmVhdFJlcXVlc3QiDgoMQmVhdFJlc3BvbnNlIiEKD0lkbGVCZWF0UmVxdWVzdBIOCgZqb2JfaWQYASABKAMiMAoQSWRsZUJlYXRSZXNwb25zZRIMCgRpZGxlGAEgASgIEg4KBnJlYXNvbhgCIAEoCSLbAgoKUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAMSDgoGam9iX2lkGAIgASgDEg8KB2hhbmRsZXIYAyABKAkSDQoFcGFyYW0YBCABKAkSMgoOYmxvY2tfc3RyYXRlZ3kYBSABKA4yGi5jYXJpbGxvbi52MS5CbG9ja1N0cmF0ZWd5EhcKD3RpbWVvdXRfc2Vjb25kcxgGIAEoBRITCgtzaGFyZF9pbmRleBgHIAEoBRITCgtzaGFyZF90b3RhbBgIIAEoBRIwCgxzY2hlZHVsZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKBnNjcmlwdBgKIAEoCzITLmNhcmlsbG9uLnYxLlNjcmlwdBITCgtkYXRhYmFzZV9pZBgLIAEoCRIqCgZkdWVfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIg0KC1J1blJlc3BvbnNlIjgKD1J1bkJhdGNoUmVxdWVzdBIlCgRydW5zGAEgAygLMhcuY2FyaWxsb24udjEuUnVuUmVxdWVzdCI9ChBSdW5CYXRjaFJlc3BvbnNlEikKCG91dGNvbWVzGAEgAygLMhcuY2FyaWxsb24udjEuUnVuT3V0Y29tZSI7CgpSdW5PdXRjb21lEg4KBnJ1bl9pZBgBIAEoAxIMCgRjb2RlGAIgASgJEg8KB21lc3NhZ2UYAyABKAkiaAoLS2lsbFJlcXVlc3QSDgoGam9iX2lkGAEgASgDEg4KBnJ1bl9pZBgCIAEoAxITCgtkYXRhYmFzZV9pZBgDIAEoCRIUCgxiZWZvcmVfc3RhcnQYBCABKAgSDgoGcmVhc29uGAUgASgJIiEKDEtpbGxSZXNwb25zZRIRCgljYW5jZWxsZWQYASABKAgiSAoOUmVhZExvZ1JlcXVlc3QSDgoGcnVuX2lkGAEgASgDEhEKCWZyb21fbGluZRgCIAEoBRITCgtkYXRhYmFzZV9pZBgDIAEoCSI3Cg9IZWxkUnVuc1JlcXVlc3QSEwoLZGF0YWJhc2VfaWQYASABKAkSDwoHcnVuX2lkcxgCIAMoAyJLChBIZWxkUnVuc1Jlc3BvbnNlEiIKBHJ1bnMYASADKAsyFC5jYXJpbGxvbi52MS5IZWxkUnVuEhMKC2luc3RhbmNlX2lkGAIgASgJIkMKB0hlbGRSdW4SDgoGcnVuX2lkGAEgASgDEigKBXN0YXRlGAIgASgOMhkuY2FyaWxsb24udjEuSGVsZFJ1blN0YXRlIlMKD1JlYWRMb2dSZXNwb25zZRIRCglmcm9tX2xpbmUYASABKAUSDwoHdG9fbGluZRgCIAEoBRIPCgdjb250ZW50GAMgASgJEgsKA2VuZBgEIAEoCCJvCgZTY3JpcHQSJQoEdHlwZRgBIAEoDjIXLmNhcmlsbG9uLnYxLlNjcmlwdFR5cGUSDgoGc291cmNlGAIgASgJEi4KCnVwZGF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKmMKDEhlbGRSdW5TdGF0ZRIeChpIRUxEX1JVTl9TVEFURV9VTlNQRUNJRklFRBAAEhkKFUhFTERfUlVOX1NUQVRFX0FDVElWRRABEhgKFEhFTERfUlVOX1NUQVRFX0VOREVEEAIqjAEKDUJsb2NrU3RyYXRlZ3kSHgoaQkxPQ0tfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIZChVCTE9DS19TVFJBVEVHWV9TRVJJQUwQARIgChxCTE9DS19TVFJBVEVHWV9ESVNDQVJEX0xBVEVSEAISHgoaQkxPQ0tfU1RSQVRFR1lfQ09WRVJfRUFSTFkQAyqhAQoKU2NyaXB0VHlwZRIbChdTQ1JJUFRfVFlQRV9VTlNQRUNJRklFRBAAEhUKEVNDUklQVF9UWVBFX1NIRUxMEAESFgoSU0NSSVBUX1RZUEVfUFlUSE9OEAISFgoSU0NSSVBUX1RZUEVfTk9ERUpTEAMSEwoPU0NSSVBUX1RZUEVfUEhQEAQSGgoWU0NSSVBUX1RZUEVfUE9XRVJTSEVMTBAFMuYDCg9FeGVjdXRvclNlcnZpY2USOwoEQmVhdBIYLmNhcmlsbG9uLnYxLkJlYXRSZXF1ZXN0GhkuY2FyaWxsb24udjEuQmVhdFJlc3BvbnNlEkcKCElkbGVCZWF0EhwuY2FyaWxsb24udjEuSWRsZUJlYXRSZXF1ZXN0Gh0uY2FyaWxsb24udjEuSWRsZUJlYXRSZXNwb25zZRI4CgNSdW4SFy5jYXJpbGxvbi52MS5SdW5SZXF1ZXN0GhguY2FyaWxsb24udjEuUnVuUmVzcG9uc2USRwoIUnVuQmF0Y2gSHC5jYXJpbGxvbi52MS5SdW5CYXRjaFJlcXVlc3QaHS5jYXJpbGxvbi52MS5SdW5CYXRjaFJlc3BvbnNlEjsKBEtpbGwSGC5jYXJpbGxvbi52MS5LaWxsUmVxdWVzdBoZLmNhcmlsbG9uLnYxLktpbGxSZXNwb25zZRJECgdSZWFkTG9nEhsuY2FyaWxsb24udjEuUmVhZExvZ1JlcXVlc3QaHC5jYXJpbGxvbi52MS5SZWFkTG9nUmVzcG9uc2USRwoISGVsZFJ1bnMSHC5jYXJpbGxvbi52MS5IZWxkUnVuc1JlcXVlc3QaHS5jYXJpbGxvbi52MS5IZWxkUnVuc1Jlc3BvbnNlQj1aO2dpdGh1Yi5jb20vY2FyaWxsb25ocS9jYXJpbGxvbi9wcm90by9jYXJpbGxvbi92MTtjYXJpbGxvbnYxYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * BeatRequest is empty.
@@ -171,6 +171,22 @@ export type RunRequest = Message<"carillon.v1.RunRequest"> & {
    * @generated from field: string database_id = 11;
    */
   databaseId: string;
+
+  /**
+   * When the execution is due to start, by the executor's clock: an
+   * executor that stated CAPABILITY_DUE_AT at registration accepts the
+   * execution at once (it is held from then on: HeldRuns says ACTIVE) and
+   * starts its handler at due_at, applying the block strategy then. The
+   * admin sends a scheduled fire's executions this way a little before
+   * their instant (its send-ahead), so that a burst of fires due on one
+   * instant starts on the executors' timers rather than waiting for the
+   * calls. Unset, or not in the future: start now. Executors that did not
+   * state the capability are never sent it. Clocks are assumed to agree
+   * (NTP): see RegisterRequest.clock_offset.
+   *
+   * @generated from field: google.protobuf.Timestamp due_at = 13;
+   */
+  dueAt?: Timestamp | undefined;
 };
 
 /**
@@ -293,6 +309,25 @@ export type KillRequest = Message<"carillon.v1.KillRequest"> & {
    * @generated from field: string database_id = 3;
    */
   databaseId: string;
+
+  /**
+   * With run_id: stop the execution only if its handler has not started
+   * (it waits for its due_at, or is queued): it is dropped and reported
+   * SKIPPED with reason as its message. A running execution is left alone.
+   * The admin cancels this way the executions it sent ahead of their
+   * instant whose job was stopped or deleted before the instant.
+   *
+   * @generated from field: bool before_start = 4;
+   */
+  beforeStart: boolean;
+
+  /**
+   * Why the execution is cancelled, for people: the message of its SKIPPED
+   * result (before_start only).
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
 };
 
 /**
@@ -303,11 +338,18 @@ export const KillRequestSchema: GenMessage<KillRequest> = /*@__PURE__*/
   messageDesc(file_carillon_v1_executor, 9);
 
 /**
- * KillResponse is empty.
+ * KillResponse says what a before_start kill did.
  *
  * @generated from message carillon.v1.KillResponse
  */
 export type KillResponse = Message<"carillon.v1.KillResponse"> & {
+  /**
+   * before_start kills: true when the execution had not started and was
+   * dropped; false when it runs already, or is not held here.
+   *
+   * @generated from field: bool cancelled = 1;
+   */
+  cancelled: boolean;
 };
 
 /**
@@ -678,6 +720,9 @@ export const ExecutorService: GenService<{
   /**
    * Kill stops one execution (KillRequest.run_id), or the job's running
    * execution and its queued ones on this executor; each is reported KILLED.
+   * Executions waiting for their due_at count as queued. With
+   * KillRequest.before_start, only an execution that has not started is
+   * dropped, reported SKIPPED (see KillResponse.cancelled).
    *
    * @generated from rpc carillon.v1.ExecutorService.Kill
    */
