@@ -32,10 +32,14 @@ type run struct {
 	shardIndex  int
 	shardTotal  int
 	scheduledAt time.Time
-	log         *runLog // from accept to the end of the run
+	dueAt       time.Time // RunRequest.due_at: when to start; zero: now
+	log         *runLog   // from accept to the end of the run
 
 	// cancel ends a started run's context; guarded by dispatcher.mu.
 	cancel context.CancelCauseFunc
+	// waiting is true while the run waits for its dueAt (due.go); guarded
+	// by dispatcher.mu.
+	waiting bool
 }
 
 // key names r among the runs of every database.
