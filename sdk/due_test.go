@@ -84,7 +84,7 @@ func TestDueAtStartsOnItsInstant(t *testing.T) {
 				t.Errorf("held #%d: %v, want %v", i, s, want)
 			}
 		}
-		time.Sleep(due.Sub(time.Now()))
+		time.Sleep(time.Until(due))
 		synctest.Wait()
 		for id := int64(1); id <= 50; id++ {
 			if at, ok := rec.at(id); !ok || !at.Equal(due) {
@@ -94,7 +94,7 @@ func TestDueAtStartsOnItsInstant(t *testing.T) {
 		if _, ok := rec.at(51); ok {
 			t.Error("run 51 started on another run's instant")
 		}
-		time.Sleep(later.Sub(time.Now()))
+		time.Sleep(time.Until(later))
 		synctest.Wait()
 		if at, ok := rec.at(51); !ok || !at.Equal(later) {
 			t.Errorf("run 51 started at %v (%v), want %v", at.Sub(start), ok, later.Sub(start))
