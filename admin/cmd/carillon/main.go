@@ -32,6 +32,7 @@ import (
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/internal/retention"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/trigger"
 )
 
 func main() {
@@ -108,6 +109,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		"PEM file of CA certificates to trust, besides the system's, for executors served over https (env CARILLON_EXECUTOR_CA_FILE)")
 	fs.DurationVar(&cfg.MisfireThreshold, "misfire-threshold", envDuration("CARILLON_MISFIRE_THRESHOLD", schedule.MisfireThresholdDefault),
 		"how late a fire may be before the job's misfire strategy handles it (env CARILLON_MISFIRE_THRESHOLD)")
+	fs.DurationVar(&cfg.SendAhead, "send-ahead", envDuration("CARILLON_SEND_AHEAD", trigger.SendAheadDefault),
+		"how long before its instant a scheduled run is sent to executors that start runs on their instant themselves (the Go SDK); negative: send every run on its instant (env CARILLON_SEND_AHEAD)")
 	fs.BoolVar(&cfg.Demo, "demo", os.Getenv("CARILLON_DEMO") == "1",
 		"also run an in-process demo executor with a job firing every 5 s; the database defaults to "+demoDBPath+" (env CARILLON_DEMO=1)")
 	fs.IntVar(&cfg.RetentionDays, "retention-days", envInt("CARILLON_RETENTION_DAYS", retention.DaysDefault),

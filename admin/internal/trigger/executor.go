@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"net"
@@ -138,13 +139,20 @@ func (t *Trigger) ReadLog(ctx context.Context, r store.Run, fromLine int32) (*ca
 }
 
 // Kill asks the executor run r was sent to to kill it, and only it,
-// whether it is running or queued there. The request also names the job:
-// an executor that predates KillRequest.run_id ignores the run and kills
-// every running and queued run of the job, as it always did.
+// whether it is running, queued or waiting for its due_at there. The
+// request also names the job: an executor that predates KillRequest.run_id
+// ignores the run and kills every running and queued run of the job, as it
+// always did. A run whose dispatch is not recorded yet (held until its
+// result, see deferredRecords) is looked up there; a run sent nowhere is
+// left alone (nil).
 func (t *Trigger) Kill(ctx context.Context, r store.Run) error {
+	address := cmp.Or(r.ExecutorAddress, t.deferred.address(r.ID))
+	if address == "" {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(forGroup(ctx, r.GroupID), t.cfg.DispatchTimeout)
 	defer cancel()
-	_, err := t.executors.client(r.ExecutorAddress).Kill(ctx, &carillonv1.KillRequest{
+	_, err := t.executors.client(address).Kill(ctx, &carillonv1.KillRequest{
 		JobId: r.JobID, RunId: r.ID, DatabaseId: t.cfg.Store.DatabaseID(),
 	})
 	return err

@@ -481,7 +481,8 @@ func (x *ResultOutcome) GetMessage() string {
 type RunResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	RunId int64                  `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// A final status: SUCCEEDED, FAILED, TIMED_OUT or KILLED.
+	// A final status: SUCCEEDED, FAILED, TIMED_OUT or KILLED; or SKIPPED for
+	// an execution dropped before it started by a KillRequest.before_start.
 	Status RunStatus `protobuf:"varint,2,opt,name=status,proto3,enum=carillon.v1.RunStatus" json:"status,omitempty"`
 	// Error or success message, for people.
 	Message    string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`

@@ -241,7 +241,8 @@ export type RunResult = Message<"carillon.v1.RunResult"> & {
   runId: bigint;
 
   /**
-   * A final status: SUCCEEDED, FAILED, TIMED_OUT or KILLED.
+   * A final status: SUCCEEDED, FAILED, TIMED_OUT or KILLED; or SKIPPED for
+   * an execution dropped before it started by a KillRequest.before_start.
    *
    * @generated from field: carillon.v1.RunStatus status = 2;
    */
