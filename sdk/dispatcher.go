@@ -363,6 +363,7 @@ func (d *dispatcher) execute(ctx context.Context, r *run) {
 		log:         rlog,
 	}
 	h := d.wrap(r.handler)
+	r.started = d.now()
 	rlog.printf("----- run %d started", r.id)
 
 	done := make(chan error, 1)

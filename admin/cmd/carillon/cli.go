@@ -53,6 +53,7 @@ Run the admin:
   serve                       the admin (carillon serve --help)
   reset-admin-password        on the admin's host, admin stopped: a new password for an ADMIN
                               (--db FILE, --user NAME, --password-stdin)
+  version                     this binary's module version, VCS revision and Go version
 
 Client commands (they call a running admin):
   login --user NAME           log in; the session is saved in the config file

@@ -52,6 +52,12 @@ func run(ctx context.Context, args []string, io stdio) int {
 	if cmd == "reset-admin-password" {
 		return exitCode(io.err, resetAdminPassword(ctx, args, io))
 	}
+	if cmd == "version" {
+		if len(args) > 0 {
+			return exitCode(io.err, usageError{fmt.Errorf("version: unexpected arguments %q", args)})
+		}
+		return exitCode(io.err, printVersion(io.out))
+	}
 	return exitCode(io.err, client(ctx, cmd, args, io))
 }
 
@@ -121,6 +127,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.SMTP.Username, "smtp-username", os.Getenv("CARILLON_SMTP_USERNAME"), "SMTP user name (env CARILLON_SMTP_USERNAME)")
 	cfg.SMTP.Password = os.Getenv("CARILLON_SMTP_PASSWORD") // from the environment only, so it is not in ps output
 	logLevel := fs.String("log-level", env("CARILLON_LOG_LEVEL", "info"), "debug, info, warn or error (env CARILLON_LOG_LEVEL)")
+	logFormat := fs.String("log-format", env("CARILLON_LOG_FORMAT", logFormatText), "text (key=value lines) or json (one object a line) (env CARILLON_LOG_FORMAT)")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", os.Getenv("CARILLON_METRICS_LISTEN"),
+		"address to serve Prometheus metrics on, at /metrics, without a credential: bind it where only the scraper reaches; empty: not served (env CARILLON_METRICS_LISTEN)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -133,11 +142,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if cfg.Demo && !flagSet(fs, "db") && os.Getenv("CARILLON_DB") == "" {
 		cfg.DBPath = demoDBPath // keep the demo's group and job out of the real database
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("serve: -log-level: %w", err)
+	logs, err := newLogHandler(stderr, *logLevel, *logFormat)
+	if err != nil {
+		return usageError{fmt.Errorf("serve: %w", err)}
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = slog.New(logs)
 	cfg.Console = stderr
 	return admin.Run(ctx, cfg)
 }

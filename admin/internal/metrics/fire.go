@@ -41,7 +41,7 @@ func newFire(reg *prometheus.Registry) fire {
 			Help:    "How late scheduled runs were sent to their executor: the call's start minus the instant the run was due.",
 			Buckets: latenessBuckets}),
 		startLate: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "run_start_lateness_seconds",
-			Help:    "How late runs started on their executor: the handler's start, as the executor reported it, minus the run's scheduled instant. Runs of executors that do not report their start are not counted.",
+			Help:    "How late runs started on their executor: the handler's start, as the executor reported it, minus the instant the run was due (a retry's: the end of its delay). Runs of executors that do not report their start are not counted.",
 			Buckets: latenessBuckets}),
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "runs_finished_total",
 			Help: "Runs settled, by final status."}, []string{"status"}),
@@ -129,15 +129,16 @@ func (m *Metrics) Finished(s carillonv1.RunStatus) {
 	m.finished.WithLabelValues(statusLabel(s)).Inc()
 }
 
-// Executed observes a run as its executor reported it: scheduled at
-// scheduled, started at started, finished at finished. A zero started (an
+// Executed observes a run as its executor reported it: due at due (its
+// scheduled instant, or a retry's end of delay), started at started,
+// finished at finished. A zero started (a run killed before it started, an
 // executor that predates RunResult.started_at) is not observed.
-func (m *Metrics) Executed(scheduled, started, finished time.Time) {
+func (m *Metrics) Executed(due, started, finished time.Time) {
 	if m == nil || started.IsZero() {
 		return
 	}
-	if !scheduled.IsZero() {
-		m.startLate.Observe(max(started.Sub(scheduled), 0).Seconds())
+	if !due.IsZero() {
+		m.startLate.Observe(max(started.Sub(due), 0).Seconds())
 	}
 	if !finished.IsZero() {
 		m.runDurations.Observe(max(finished.Sub(started), 0).Seconds())
@@ -186,7 +187,7 @@ func statusLabel(s carillonv1.RunStatus) string { return label(s.String(), "RUN_
 
 func routeLabel(r carillonv1.RouteStrategy) string {
 	if r == carillonv1.RouteStrategy_ROUTE_STRATEGY_UNSPECIFIED {
-		r = carillonv1.RouteStrategy_ROUTE_STRATEGY_FIRST // as the trigger routes it
+		return "unknown" // runs refused before their job was read
 	}
 	return label(r.String(), "ROUTE_STRATEGY_")
 }

@@ -103,7 +103,7 @@ func TestMetrics(t *testing.T) {
 		{"carillon_fires_scheduled_total", nil, 3},
 		{"carillon_fires_claimed_total", nil, 4},
 		{"carillon_dispatches_total", []string{"code", "ok", "route", "round_robin"}, 2},
-		{"carillon_dispatches_total", []string{"code", "unavailable", "route", "first"}, 1},
+		{"carillon_dispatches_total", []string{"code", "unavailable", "route", "unknown"}, 1},
 		{"carillon_fire_lateness_seconds", nil, 1},
 		{"carillon_run_start_lateness_seconds", nil, 1},
 		{"carillon_run_duration_seconds", nil, 1},

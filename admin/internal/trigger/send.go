@@ -12,6 +12,8 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 
 	"connectrpc.com/connect"
+
+	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -248,7 +250,7 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		}
 		for i, o := range res.GetOutcomes() {
 			if o.Code != "" && i < len(outcomes) {
-				outcomes[i] = fmt.Errorf("%s: %s", o.Code, o.Message)
+				outcomes[i] = runRefusal{code: o.Code, message: o.Message}
 			}
 		}
 	}
@@ -259,9 +261,14 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		d := &c.ds[i]
 		d.TriggerMessage += tookNote
 		outcomes[i] = cmp.Or(callErr, outcomes[i])
+		if before != nil { // a scheduled fire, sent on its instant
+			t.cfg.Metrics.Sent(s.run.TriggeredAt, start)
+		}
 		if outcomes[i] == nil {
+			t.cfg.Metrics.Dispatched(s.job.RouteStrategy, metrics.CodeOK, 1)
 			continue
 		}
+		t.cfg.Metrics.Dispatched(s.job.RouteStrategy, outcomeCode(outcomes[i]), 1)
 		d.Failed, d.FinishedAt = true, t.clock.Now()
 		d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", c.address, describe(outcomes[i]))
 		d.TriggerMessage += "; failed"
@@ -302,6 +309,22 @@ func runRequest(job store.Job, run store.Run, db string) *carillonv1.RunRequest 
 	}
 	return req
 }
+
+// outcomeCode is the metrics code of a run's failed dispatch: the Connect
+// code of the call's error, or of the executor's refusal of the run.
+func outcomeCode(err error) string {
+	var refused runRefusal
+	if errors.As(err, &refused) {
+		return refused.code
+	}
+	return connect.CodeOf(err).String()
+}
+
+// runRefusal is an executor's refusal of one run of a RunBatch call
+// (RunOutcome.code and message).
+type runRefusal struct{ code, message string }
+
+func (r runRefusal) Error() string { return r.code + ": " + r.message }
 
 // describe turns a Connect error into words a person can act on.
 func describe(err error) string {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/followup"
+	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/route"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -69,6 +70,9 @@ type Config struct {
 	// Started, executors live then count as live, so an admin outage does
 	// not make live executors lost.
 	LastBeat time.Time
+	// Metrics counts dispatches, their lateness and settled runs. Defaults
+	// to nil: nothing is counted.
+	Metrics *metrics.Metrics
 	// LastRunID is the largest run ID when the admin started
 	// (store.MaxRunID): runs up to it were claimed by earlier admin
 	// processes, and Reconcile settles those they may not have sent.
@@ -171,9 +175,9 @@ func New(cfg Config) (*Trigger, error) {
 	// results linger a little to share transactions, and a batch of them
 	// holds the writer for a few milliseconds at most.
 	t.writer = writer{wg: &t.wg, now: time.Now, wake: make(chan struct{}, 1)}
-	t.claimWrites = newCoalescer(&t.writer, batchMax, 0, t.claimPending)
-	t.recordWrites = newCoalescer(&t.writer, batchMax, recordLinger, t.recordNow)
-	t.resultWrites = newCoalescer(&t.writer, batchMax, resultLinger, t.settleNow)
+	t.claimWrites = newCoalescer(&t.writer, "claim", batchMax, 0, t.claimPending)
+	t.recordWrites = newCoalescer(&t.writer, "record", batchMax, recordLinger, t.recordNow)
+	t.resultWrites = newCoalescer(&t.writer, "result", batchMax, resultLinger, t.settleNow)
 	t.deferred = newDeferredRecords(t.recordLater, cfg.Clock)
 	return t, nil
 }
@@ -194,6 +198,11 @@ const (
 // batchMax bounds the runs one dispatch batch handles: one job query, one
 // RunBatch call per executor, and about the fires one claim takes.
 const batchMax = 256
+
+// WriteQueue returns how many runs wait in each lane of the fire path's
+// coalesced writes: "claim" (pending runs to claim), "record" (dispatches
+// to record), "result" (results to settle).
+func (t *Trigger) WriteQueue() map[string]int { return t.writer.queued() }
 
 // Wait waits for every dispatch started by Fire, and every write queued, to
 // finish, recording the dispatches still waiting for their results.
