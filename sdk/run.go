@@ -34,6 +34,9 @@ type run struct {
 	scheduledAt time.Time
 	log         *runLog // from accept to the end of the run
 
+	// traceContext is RunRequest.trace_context: the admin's fire span.
+	traceContext map[string]string
+
 	// started is when the handler started; zero until it did. Set and read
 	// by the run's worker only.
 	started time.Time

@@ -504,3 +504,10 @@ func (s *spool) close() error {
 	}
 	return errors.Join(err, s.trim())
 }
+
+// unacked says how many results wait for the admin's acknowledgement.
+func (s *spool) unacked() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
+}
