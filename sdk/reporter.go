@@ -29,7 +29,7 @@ const (
 type reporter struct {
 	spool      *spool
 	send       func(ctx context.Context, batch []result) ([]refusal, error) // see admins.reportResults
-	metrics    *executorMetrics                                            // nil: none
+	metrics    *executorMetrics                                             // nil: none
 	logger     *slog.Logger
 	backoffMin time.Duration // the first wait; reportBackoffMin but in tests
 
