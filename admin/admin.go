@@ -17,7 +17,10 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"connectrpc.com/otelconnect"
 	"github.com/carillonhq/carillon/admin/internal/alarm"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carillonhq/carillon/admin/internal/console"
 	"github.com/carillonhq/carillon/admin/internal/metrics"
@@ -102,6 +105,15 @@ type Config struct {
 	// a private interface, a firewalled port). Defaults to "": metrics are
 	// counted but served only through Admin.MetricsHandler.
 	MetricsListen string
+	// TracerProvider, if set, traces fires: a span "carillon.fire" per run
+	// from its call's preparation to its dispatch, whose context reaches
+	// the executor (RunRequest.trace_context and the call's headers), so
+	// that an SDK executor's run span is its child; and the API's calls
+	// (otelconnect). Log with a Logger whose handler is wrapped by
+	// tracing.LogHandler (the carillon command does) to get trace ids in
+	// the log. The carillon command sets it from the OTEL_* environment.
+	// Defaults to nil: no spans, no tracing interceptor, no cost.
+	TracerProvider trace.TracerProvider
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -171,7 +183,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	})
 	trig, err := trigger.New(trigger.Config{
 		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched,
-		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS, Metrics: m,
+		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS, Metrics: m, TracerProvider: cfg.TracerProvider,
 	})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
@@ -180,11 +192,20 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	if cfg.SMTP.Addr != "" {
 		channels = append(channels, alarm.Channel{Name: "email", Alarm: &cfg.SMTP})
 	}
+	interceptors := []connect.Interceptor{m.Interceptor()}
+	if cfg.TracerProvider != nil {
+		traced, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(cfg.TracerProvider),
+			otelconnect.WithPropagator(propagation.TraceContext{}), otelconnect.WithoutMetrics())
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("admin: tracing: %w", err), st.Close())
+		}
+		interceptors = append(interceptors, traced)
+	}
 	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger, Metrics: m})
 	srv := server.New(server.Config{
 		Store: st, Trigger: trig, WakeFunc: sched.Wake, Logger: cfg.Logger, WebhookAllow: webhookAllow,
 		Console: console.Handler(), TLS: cfg.TLSCert != "",
-		TokenGenerated: tokenGenerated, PasswordCost: cfg.PasswordCost, Interceptors: []connect.Interceptor{m.Interceptor()},
+		TokenGenerated: tokenGenerated, PasswordCost: cfg.PasswordCost, Interceptors: interceptors,
 		ReadyFunc: func(context.Context) error { // /readyz and gRPC health
 			if err := st.Writable(); err != nil {
 				return err

@@ -32,6 +32,7 @@ import (
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/internal/retention"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/tracing"
 )
 
 func main() {
@@ -146,7 +147,19 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return usageError{fmt.Errorf("serve: %w", err)}
 	}
-	cfg.Logger = slog.New(logs)
+	tp, stopTracing, err := tracing.FromEnv(ctx, tracing.ServiceNameDefault)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(ctx); err != nil {
+			fmt.Fprintf(stderr, "carillon: tracing: flush spans: %v\n", err)
+		}
+	}()
+	cfg.TracerProvider = tp
+	cfg.Logger = slog.New(tracing.LogHandler{Handler: logs})
 	cfg.Console = stderr
 	return admin.Run(ctx, cfg)
 }

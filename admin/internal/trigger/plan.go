@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 
 	"github.com/carillonhq/carillon/admin/internal/metrics"
@@ -25,7 +27,8 @@ type routed struct {
 	run     store.Run
 	job     store.Job
 	address string
-	note    string // how it was routed
+	note    string     // how it was routed
+	span    trace.Span // the fire's span, from its call's preparation to its dispatch; nil when not tracing
 }
 
 // dispatchPlan is fires routed and ready to send.

@@ -82,6 +82,7 @@ func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, job
 				return false
 			}
 			skip(s.run)
+			endFire(s, nil, true)
 			return true
 		})
 	}
@@ -115,6 +116,7 @@ func (t *Trigger) calls(sends []routed) []*call {
 	byAddr := map[key]*call{}
 	var calls []*call
 	for _, s := range sends {
+		t.startFire(&s)
 		k := key{s.address, s.job.GroupID}
 		c := byAddr[k]
 		if c == nil {
@@ -136,6 +138,7 @@ func (c *call) prepare() {
 	c.ds = make([]store.Dispatch, len(c.sends))
 	for i, s := range c.sends {
 		c.reqs[i] = runRequest(s.job, s.run, c.db)
+		c.reqs[i].TraceContext = s.traceCarrier()
 		c.ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: c.address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
 			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d; sent to %s (%d runs in the call)",
 				s.note, s.run.ShardIndex, s.run.ShardTotal, c.address, len(c.sends))}
@@ -223,7 +226,8 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 	if before != nil {
 		before(c.ds)
 	}
-	ctx, cancel := context.WithTimeout(forGroup(ctx, c.group), t.cfg.DispatchTimeout)
+	// The call's client span is a child of its first run's fire span.
+	ctx, cancel := context.WithTimeout(forGroup(c.sends[0].spanContext(ctx), c.group), t.cfg.DispatchTimeout)
 	defer cancel()
 	outcomes := make([]error, len(c.reqs))
 	var callErr error
@@ -263,6 +267,11 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		outcomes[i] = cmp.Or(callErr, outcomes[i])
 		if before != nil { // a scheduled fire, sent on its instant
 			t.cfg.Metrics.Sent(s.run.TriggeredAt, start)
+		}
+		endFire(s, outcomes[i], false)
+		if s.span != nil && s.span.SpanContext().IsSampled() {
+			t.cfg.Logger.InfoContext(s.spanContext(ctx), "trigger: run sent", "run", s.run.ID, "job", s.job.ID,
+				"executor", c.address, "err", outcomes[i])
 		}
 		if outcomes[i] == nil {
 			t.cfg.Metrics.Dispatched(s.job.RouteStrategy, metrics.CodeOK, 1)

@@ -12,6 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"connectrpc.com/connect"
+	"connectrpc.com/otelconnect"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/metrics"
@@ -73,6 +77,11 @@ type Config struct {
 	// Metrics counts dispatches, their lateness and settled runs. Defaults
 	// to nil: nothing is counted.
 	Metrics *metrics.Metrics
+	// TracerProvider, if set, traces each fire with a span "carillon.fire"
+	// from its call's preparation to its dispatch, whose W3C context goes
+	// to the executor in RunRequest.trace_context, and traces the calls to
+	// executors (otelconnect). Defaults to nil: no spans, no interceptor.
+	TracerProvider trace.TracerProvider
 	// LastRunID is the largest run ID when the admin started
 	// (store.MaxRunID): runs up to it were claimed by earlier admin
 	// processes, and Reconcile settles those they may not have sent.
@@ -95,6 +104,7 @@ type Queue interface {
 type Trigger struct {
 	cfg        Config
 	clock      Clock
+	tracer     trace.Tracer // nil when not tracing
 	executors  *executors
 	strategies map[carillonv1.RouteStrategy]route.Strategy
 	fast, slow *pool
@@ -140,6 +150,14 @@ func New(cfg Config) (*Trigger, error) {
 	if cfg.Started.IsZero() {
 		cfg.Started = cfg.Clock.Now()
 	}
+	var traced connect.Interceptor
+	if cfg.TracerProvider != nil {
+		var err error
+		if traced, err = otelconnect.NewInterceptor(otelconnect.WithTracerProvider(cfg.TracerProvider),
+			otelconnect.WithPropagator(traceContext), otelconnect.WithoutMetrics()); err != nil {
+			return nil, fmt.Errorf("trigger: tracing: %w", err)
+		}
+	}
 	tokens := auth.NewExecutorTokens(cfg.Token)
 	groupTokens, err := cfg.Store.GroupTokens(context.Background())
 	if err != nil {
@@ -150,12 +168,15 @@ func New(cfg Config) (*Trigger, error) {
 		cfg:        cfg,
 		clock:      cfg.Clock,
 		tokens:     tokens,
-		executors:  newExecutors(cfg.HTTPClient, cfg.TLSClientConfig, tokens),
+		executors:  newExecutors(cfg.HTTPClient, cfg.TLSClientConfig, tokens, traced),
 		restarts:   map[string]time.Time{},
 		strategies: map[carillonv1.RouteStrategy]route.Strategy{},
 		sources:    map[int64]cachedSource{},
 		fast:       newPool("fast", cfg.MaxInFlight),
 		slow:       newPool("slow", max(cfg.MaxInFlight/2, 1)),
+	}
+	if cfg.TracerProvider != nil {
+		t.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
 	for v, name := range carillonv1.RouteStrategy_name {
 		if v == 0 {
