@@ -166,7 +166,7 @@ func TestTracing(t *testing.T) {
 
 func hasAttr(s tracetest.SpanStub, key, value string) bool {
 	for _, kv := range s.Attributes {
-		if string(kv.Key) == key && kv.Value.Emit() == value {
+		if string(kv.Key) == key && kv.Value.String() == value {
 			return true
 		}
 	}
