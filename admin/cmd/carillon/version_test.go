@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -11,7 +12,8 @@ import (
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	code, out, errOut := cli(t, "", "version")
+	b := newBinary(t)
+	code, out, errOut := b.run("", "version")
 	if code != exitOK {
 		t.Fatalf("carillon version exited %d: %s", code, errOut)
 	}
@@ -19,7 +21,7 @@ func TestVersion(t *testing.T) {
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "carillon ") || !strings.HasPrefix(lines[1], "revision ") || lines[2] != runtime.Version() {
 		t.Errorf("carillon version printed %q: want carillon <version>, revision <rev>, %s", out, runtime.Version())
 	}
-	if code, _, _ := cli(t, "", "version", "extra"); code != exitUsage {
+	if code, _, _ := b.run("", "version", "extra"); code != exitUsage {
 		t.Errorf("carillon version extra exited %d, want %d", code, exitUsage)
 	}
 }
@@ -54,7 +56,7 @@ func TestLogFormat(t *testing.T) {
 			t.Errorf("newLogHandler(%q, %q) accepted it", bad[0], bad[1])
 		}
 	}
-	if code, _, errOut := cli(t, "", "serve", "--log-format", "xml"); code != exitUsage || !strings.Contains(errOut, "--log-format") {
+	if code, _, errOut := newBinary(t).run("", "serve", "--log-format", "xml", "--db", filepath.Join(t.TempDir(), "c.db")); code != exitUsage || !strings.Contains(errOut, "--log-format") {
 		t.Errorf("serve --log-format xml exited %d (%q), want %d naming the flag", code, errOut, exitUsage)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -85,6 +86,9 @@ type Config struct {
 type Server struct {
 	cfg   Config
 	reads *readLimiter
+	// unclaimed holds the app names of registrations no group had, each
+	// logged once.
+	unclaimed sync.Map
 }
 
 // New returns a Server.
@@ -131,7 +135,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(carillonv1connect.NewRegistryServiceHandler(registryService{s}, registryOpts...))
 	mgmt := append([]connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
 		cappedGzipOption(MaxRequestBytes), connect.WithInterceptors(s.cfg.Interceptors...),
-		connect.WithInterceptors(s.reads, authInterceptor{s})}, strictJSONCodecs()...)
+		connect.WithInterceptors(jsonNames{}, s.reads, authInterceptor{s})}, strictJSONCodecs()...)
 	mux.Handle(carillonv1connect.NewGroupServiceHandler(groupService{s}, mgmt...))
 	mux.Handle(carillonv1connect.NewJobServiceHandler(jobService{s}, mgmt...))
 	mux.Handle(carillonv1connect.NewRunServiceHandler(runService{s}, mgmt...))
@@ -155,5 +159,5 @@ func (s *Server) Handler() http.Handler {
 	reflector := grpcreflect.NewStaticReflector(services...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
-	return mux
+	return requireContentType(mux)
 }

@@ -59,7 +59,7 @@ func (s *Store) CreateGroup(ctx context.Context, g Group, now time.Time) (Group,
 	})
 	if err != nil {
 		if isUniqueViolation(err) {
-			return Group{}, fmt.Errorf("%w: group with app name %q", ErrAlreadyExists, g.AppName)
+			return Group{}, fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
 		}
 		return Group{}, fmt.Errorf("store: create group: %w", err)
 	}
@@ -112,7 +112,7 @@ func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group,
 	})
 	if err != nil {
 		if isUniqueViolation(err) {
-			return Group{}, fmt.Errorf("%w: group with app name %q", ErrAlreadyExists, g.AppName)
+			return Group{}, fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
 		}
 		if errors.Is(err, ErrNotFound) {
 			return Group{}, err
