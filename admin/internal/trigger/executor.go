@@ -25,6 +25,7 @@ import (
 type executors struct {
 	http    *http.Client
 	tokens  *auth.ExecutorTokens
+	traced  connect.Interceptor // traces the calls; nil when not tracing
 	mu      sync.Mutex
 	clients map[string]carillonv1connect.ExecutorServiceClient
 	// noBatch holds the executors that answered RunBatch unimplemented,
@@ -54,7 +55,7 @@ func (e *executors) setBatchless(address string, now time.Time) {
 	e.noBatch[address] = now
 }
 
-func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.ExecutorTokens) *executors {
+func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.ExecutorTokens, traced connect.Interceptor) *executors {
 	if client == nil {
 		client = &http.Client{Transport: &http.Transport{
 			TLSClientConfig:     tlsConfig,
@@ -64,7 +65,7 @@ func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.Execu
 			IdleConnTimeout:     90 * time.Second,
 		}}
 	}
-	return &executors{http: client, tokens: tokens, clients: map[string]carillonv1connect.ExecutorServiceClient{},
+	return &executors{http: client, tokens: tokens, traced: traced, clients: map[string]carillonv1connect.ExecutorServiceClient{},
 		noBatch: map[string]time.Time{}}
 }
 
@@ -73,7 +74,11 @@ func (e *executors) client(address string) carillonv1connect.ExecutorServiceClie
 	defer e.mu.Unlock()
 	c, ok := e.clients[address]
 	if !ok {
-		c = carillonv1connect.NewExecutorServiceClient(e.http, address, connect.WithInterceptors(bearer(e.tokens)))
+		interceptors := []connect.Interceptor{bearer(e.tokens)}
+		if e.traced != nil {
+			interceptors = append([]connect.Interceptor{e.traced}, interceptors...)
+		}
+		c = carillonv1connect.NewExecutorServiceClient(e.http, address, connect.WithInterceptors(interceptors...))
 		e.clients[address] = c
 	}
 	return c
