@@ -32,10 +32,21 @@ type run struct {
 	shardIndex  int
 	shardTotal  int
 	scheduledAt time.Time
-	log         *runLog // from accept to the end of the run
+	dueAt       time.Time // RunRequest.due_at: when to start; zero: now
+	log         *runLog   // from accept to the end of the run
+
+	// traceContext is RunRequest.trace_context: the admin's fire span.
+	traceContext map[string]string
+
+	// started is when the handler started; zero until it did. Set and read
+	// by the run's worker only.
+	started time.Time
 
 	// cancel ends a started run's context; guarded by dispatcher.mu.
 	cancel context.CancelCauseFunc
+	// waiting is true while the run waits for its dueAt (due.go); guarded
+	// by dispatcher.mu.
+	waiting bool
 }
 
 // key names r among the runs of every database.
@@ -45,6 +56,7 @@ func (r *run) key() runKey { return runKey{r.db, r.id} }
 func (r *run) result(status carillonv1.RunStatus, msg string, at time.Time) result {
 	res := newResult(r.id, status, msg, at)
 	res.DatabaseID = r.db
+	res.StartedAt = r.started
 	return res
 }
 
@@ -63,6 +75,8 @@ type result struct {
 	Status     carillonv1.RunStatus `json:"status"`
 	Message    string               `json:"message,omitempty"`
 	FinishedAt time.Time            `json:"finished_at"`
+	// StartedAt is when the handler started; zero for a run that never did.
+	StartedAt time.Time `json:"started_at,omitzero"`
 }
 
 // key names the run of res.

@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"net"
@@ -24,6 +25,7 @@ import (
 type executors struct {
 	http    *http.Client
 	tokens  *auth.ExecutorTokens
+	traced  connect.Interceptor // traces the calls; nil when not tracing
 	mu      sync.Mutex
 	clients map[string]carillonv1connect.ExecutorServiceClient
 	// noBatch holds the executors that answered RunBatch unimplemented,
@@ -53,7 +55,7 @@ func (e *executors) setBatchless(address string, now time.Time) {
 	e.noBatch[address] = now
 }
 
-func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.ExecutorTokens) *executors {
+func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.ExecutorTokens, traced connect.Interceptor) *executors {
 	if client == nil {
 		client = &http.Client{Transport: &http.Transport{
 			TLSClientConfig:     tlsConfig,
@@ -63,7 +65,7 @@ func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.Execu
 			IdleConnTimeout:     90 * time.Second,
 		}}
 	}
-	return &executors{http: client, tokens: tokens, clients: map[string]carillonv1connect.ExecutorServiceClient{},
+	return &executors{http: client, tokens: tokens, traced: traced, clients: map[string]carillonv1connect.ExecutorServiceClient{},
 		noBatch: map[string]time.Time{}}
 }
 
@@ -72,7 +74,11 @@ func (e *executors) client(address string) carillonv1connect.ExecutorServiceClie
 	defer e.mu.Unlock()
 	c, ok := e.clients[address]
 	if !ok {
-		c = carillonv1connect.NewExecutorServiceClient(e.http, address, connect.WithInterceptors(bearer(e.tokens)))
+		interceptors := []connect.Interceptor{bearer(e.tokens)}
+		if e.traced != nil {
+			interceptors = append([]connect.Interceptor{e.traced}, interceptors...)
+		}
+		c = carillonv1connect.NewExecutorServiceClient(e.http, address, connect.WithInterceptors(interceptors...))
 		e.clients[address] = c
 	}
 	return c
@@ -138,13 +144,20 @@ func (t *Trigger) ReadLog(ctx context.Context, r store.Run, fromLine int32) (*ca
 }
 
 // Kill asks the executor run r was sent to to kill it, and only it,
-// whether it is running or queued there. The request also names the job:
-// an executor that predates KillRequest.run_id ignores the run and kills
-// every running and queued run of the job, as it always did.
+// whether it is running, queued or waiting for its due_at there. The
+// request also names the job: an executor that predates KillRequest.run_id
+// ignores the run and kills every running and queued run of the job, as it
+// always did. A run whose dispatch is not recorded yet (held until its
+// result, see deferredRecords) is looked up there; a run sent nowhere is
+// left alone (nil).
 func (t *Trigger) Kill(ctx context.Context, r store.Run) error {
+	address := cmp.Or(r.ExecutorAddress, t.deferred.address(r.ID))
+	if address == "" {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(forGroup(ctx, r.GroupID), t.cfg.DispatchTimeout)
 	defer cancel()
-	_, err := t.executors.client(r.ExecutorAddress).Kill(ctx, &carillonv1.KillRequest{
+	_, err := t.executors.client(address).Kill(ctx, &carillonv1.KillRequest{
 		JobId: r.JobID, RunId: r.ID, DatabaseId: t.cfg.Store.DatabaseID(),
 	})
 	return err

@@ -12,6 +12,8 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 
 	"connectrpc.com/connect"
+
+	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -72,28 +74,55 @@ func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, job
 	if err != nil {
 		return err
 	}
-	calls := t.calls(p.sends)                  // everything but the calls themselves, before the instant
-	sleep(ctx, t.clock, at.Sub(t.clock.Now())) // and on ctx's end, send: the calls fail and are recorded
+	// Everything but the calls themselves, before the instant; the calls
+	// to executors that take due_at are made ahead of it (ahead.go).
+	calls, ahead := splitAhead(t.calls(p.sends, at))
+	var sent []aheadRun
+	if len(ahead) > 0 {
+		sleep(ctx, t.clock, at.Add(-t.cfg.SendAhead).Sub(t.clock.Now()))
+		if !t.cfg.Store.Leased() {
+			return t.leaseRanOut(len(cs))
+		}
+		failed, ok := t.sendAhead(ctx, dropStopped(ahead, t.cfg.Store, seqs, skip))
+		p.failed, sent = append(p.failed, failed...), ok
+	}
+	// Until the instant, a job stopped cancels its runs sent ahead; on ctx's
+	// end, send: the calls fail and are recorded.
+	cancelled := t.awaitInstant(ctx, at, sent, seqs)
 	if !t.cfg.Store.Leased() {
-		// Another admin may have adopted these runs (store.LeaseDuration):
-		// they are its to send now.
-		t.cfg.Logger.Error("trigger: this admin's lease on the database ran out; not sending its claimed runs", "runs", len(cs))
-		return errors.New("trigger: the admin's lease ran out")
+		return errors.Join(t.leaseRanOut(len(cs)), cancelled)
 	}
-	for i, c := range calls {
-		calls[i] = c.without(func(s routed) bool {
-			if !t.cfg.Store.StoppedSince(s.job.ID, seqs[s.job.ID]) {
-				return false
-			}
-			skip(s.run)
-			return true
-		})
-	}
+	calls = dropStopped(calls, t.cfg.Store, seqs, skip)
 	err = t.record(ctx, append(p.failed, t.sendHeld(ctx, calls)...)...)
 	if len(skipped) > 0 {
 		err = errors.Join(err, t.Settle(ctx, skipped))
 	}
-	return err
+	return errors.Join(err, cancelled)
+}
+
+// leaseRanOut is sendAt's error when this admin's lease on a shared
+// database ran out before a send: another admin may have adopted the runs
+// (store.LeaseDuration), and they are its to send now. Runs already sent
+// ahead are on their executors, which tell the adopter (HeldRuns).
+func (t *Trigger) leaseRanOut(runs int) error {
+	t.cfg.Logger.Error("trigger: this admin's lease on the database ran out; not sending its claimed runs", "runs", runs)
+	return errors.New("trigger: the admin's lease ran out")
+}
+
+// dropStopped returns calls without the sends whose job was stopped or
+// deleted since the stop sequence seqs holds for it, each handed to skip.
+func dropStopped(calls []*call, st *store.Store, seqs map[int64]uint64, skip func(store.Run)) []*call {
+	for i, c := range calls {
+		calls[i] = c.without(func(s routed) bool {
+			if !st.StoppedSince(s.job.ID, seqs[s.job.ID]) {
+				return false
+			}
+			skip(s.run)
+			endFire(s, nil, true)
+			return true
+		})
+	}
+	return calls
 }
 
 // call is the runs of one call to one executor (Run for one run, RunBatch
@@ -101,17 +130,20 @@ func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, job
 // RunBatch), ready to send: requests built and dispatch records written.
 type call struct {
 	address string
-	group   int64  // the group of every run of the call, whose token it carries
-	db      string // the database ID every request carries
+	dueAt   time.Time // the instant, for a call sent ahead of it (see sendAhead); zero: sent on it
+	group   int64     // the group of every run of the call, whose token it carries
+	db      string    // the database ID every request carries
 	sends   []routed
 	reqs    []*carillonv1.RunRequest
 	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds
 }
 
 // calls groups sends by executor, one call each, and prepares the calls:
-// a scheduled fire's are prepared before its instant, so that on the
-// instant only the calls are left to make.
-func (t *Trigger) calls(sends []routed) []*call {
+// a scheduled fire's are prepared before its instant at, so that on the
+// instant only the calls are left to make. A call to an executor that
+// takes due_at is made for sending ahead of at (call.dueAt), when
+// SendAhead is positive; at is zero for a manual fire, sent now.
+func (t *Trigger) calls(sends []routed, at time.Time) []*call {
 	type key struct {
 		address string
 		group   int64
@@ -119,10 +151,14 @@ func (t *Trigger) calls(sends []routed) []*call {
 	byAddr := map[key]*call{}
 	var calls []*call
 	for _, s := range sends {
+		t.startFire(&s)
 		k := key{s.address, s.job.GroupID}
 		c := byAddr[k]
 		if c == nil {
 			c = &call{address: s.address, group: s.job.GroupID, db: t.cfg.Store.DatabaseID()}
+			if !at.IsZero() && t.cfg.SendAhead > 0 && t.takesDueAt(s.address) {
+				c.dueAt = at
+			}
 			byAddr[k] = c
 			calls = append(calls, c)
 		}
@@ -140,6 +176,10 @@ func (c *call) prepare() {
 	c.ds = make([]store.Dispatch, len(c.sends))
 	for i, s := range c.sends {
 		c.reqs[i] = runRequest(s.job, s.run, c.db)
+		c.reqs[i].TraceContext = s.traceCarrier()
+		if !c.dueAt.IsZero() {
+			c.reqs[i].DueAt = timestamppb.New(c.dueAt)
+		}
 		c.ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: c.address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
 			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d (0-based); sent to %s (%d runs in the call)",
 				s.note, s.run.ShardIndex, s.run.ShardTotal, c.address, len(c.sends))}
@@ -152,7 +192,7 @@ func (c *call) without(drop func(routed) bool) *call {
 	if len(kept) == len(c.sends) {
 		return c
 	}
-	out := &call{address: c.address, group: c.group, db: c.db, sends: kept}
+	out := &call{address: c.address, dueAt: c.dueAt, group: c.group, db: c.db, sends: kept}
 	out.prepare()
 	return out
 }
@@ -217,17 +257,20 @@ func (t *Trigger) eachCall(calls []*call, fn func(c *call) []store.Dispatch) []s
 func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.Dispatch)) []error {
 	// The runs are sent now: a run sent in another millisecond than the
 	// triggered_at its claim stored (sent late, or a manual run routed
-	// slowly) records when it really was.
+	// slowly) records when it really was. A run sent ahead of its instant
+	// keeps the instant: it starts then.
 	start := t.clock.Now()
+	ahead := start.Before(c.dueAt)
 	for i, s := range c.sends {
-		if start.UnixMilli() != s.run.TriggeredAt.UnixMilli() {
+		if !ahead && start.UnixMilli() != s.run.TriggeredAt.UnixMilli() {
 			c.ds[i].TriggeredAt = start
 		}
 	}
 	if before != nil {
 		before(c.ds)
 	}
-	ctx, cancel := context.WithTimeout(forGroup(ctx, c.group), t.cfg.DispatchTimeout)
+	// The call's client span is a child of its first run's fire span.
+	ctx, cancel := context.WithTimeout(forGroup(c.sends[0].spanContext(ctx), c.group), t.cfg.DispatchTimeout)
 	defer cancel()
 	outcomes := make([]error, len(c.reqs))
 	var callErr error
@@ -254,20 +297,34 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		}
 		for i, o := range res.GetOutcomes() {
 			if o.Code != "" && i < len(outcomes) {
-				outcomes[i] = fmt.Errorf("%s: %s", o.Code, o.Message)
+				outcomes[i] = runRefusal{code: o.Code, message: o.Message}
 			}
 		}
 	}
 	took := t.clock.Now().Sub(start).Round(time.Microsecond)
 	tookNote := fmt.Sprintf("; the call took %s", took)
+	if ahead {
+		tookNote = fmt.Sprintf("; sent %s ahead of its instant, to start on it by the executor's clock (due_at); the call took %s",
+			c.dueAt.Sub(start).Round(time.Millisecond), took)
+	}
 	for i, s := range c.sends {
 		t.slowJobs.observe(s.job.ID, took, start)
 		d := &c.ds[i]
 		d.TriggerMessage += tookNote
 		outcomes[i] = cmp.Or(callErr, outcomes[i])
+		if before != nil { // a scheduled fire, sent on its instant
+			t.cfg.Metrics.Sent(s.run.TriggeredAt, start)
+		}
+		endFire(s, outcomes[i], false)
+		if s.span != nil && s.span.SpanContext().IsSampled() {
+			t.cfg.Logger.InfoContext(s.spanContext(ctx), "trigger: run sent", "run", s.run.ID, "job", s.job.ID,
+				"executor", c.address, "err", outcomes[i])
+		}
 		if outcomes[i] == nil {
+			t.cfg.Metrics.Dispatched(s.job.RouteStrategy, metrics.CodeOK, 1)
 			continue
 		}
+		t.cfg.Metrics.Dispatched(s.job.RouteStrategy, outcomeCode(outcomes[i]), 1)
 		d.Failed, d.FinishedAt = true, t.clock.Now()
 		d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", c.address, describe(outcomes[i]))
 		d.TriggerMessage += "; failed"
@@ -308,6 +365,22 @@ func runRequest(job store.Job, run store.Run, db string) *carillonv1.RunRequest 
 	}
 	return req
 }
+
+// outcomeCode is the metrics code of a run's failed dispatch: the Connect
+// code of the call's error, or of the executor's refusal of the run.
+func outcomeCode(err error) string {
+	var refused runRefusal
+	if errors.As(err, &refused) {
+		return refused.code
+	}
+	return connect.CodeOf(err).String()
+}
+
+// runRefusal is an executor's refusal of one run of a RunBatch call
+// (RunOutcome.code and message).
+type runRefusal struct{ code, message string }
+
+func (r runRefusal) Error() string { return r.code + ": " + r.message }
 
 // describe turns a Connect error into words a person can act on.
 func describe(err error) string {

@@ -12,8 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"connectrpc.com/connect"
+	"connectrpc.com/otelconnect"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/followup"
+	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/route"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -27,6 +32,11 @@ const (
 	DispatchTimeoutDefault = 10 * time.Second
 	// MaxInFlightDefault bounds the dispatches running at once.
 	MaxInFlightDefault = 256
+	// SendAheadDefault is the default Config.SendAhead: long enough to send
+	// a burst of 10,000 fires of one instant to executors on two cores
+	// before it (about 100 ms of calls), short enough that few runs are
+	// sent ahead when a job is stopped or the admin dies.
+	SendAheadDefault = 300 * time.Millisecond
 )
 
 // Config configures a Trigger.
@@ -51,6 +61,15 @@ type Config struct {
 	DispatchTimeout time.Duration
 	// MaxInFlight defaults to MaxInFlightDefault.
 	MaxInFlight int
+	// SendAhead is how long before its instant a scheduled fire's runs are
+	// sent to executors that start runs at their RunRequest.due_at
+	// (CAPABILITY_DUE_AT): they start each on its instant by their own
+	// clock, so that a burst of fires due on one instant does not wait for
+	// its calls. Runs for other executors are sent on the instant. The
+	// fires must be handed to Fire at least this long before their
+	// instant (schedule.Config.FireAhead). Negative sends every run on its
+	// instant. Defaults to SendAheadDefault.
+	SendAhead time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Clock is the trigger's time (see Clock). Defaults to the machine's.
@@ -69,6 +88,14 @@ type Config struct {
 	// Started, executors live then count as live, so an admin outage does
 	// not make live executors lost.
 	LastBeat time.Time
+	// Metrics counts dispatches, their lateness and settled runs. Defaults
+	// to nil: nothing is counted.
+	Metrics *metrics.Metrics
+	// TracerProvider, if set, traces each fire with a span "carillon.fire"
+	// from its call's preparation to its dispatch, whose W3C context goes
+	// to the executor in RunRequest.trace_context, and traces the calls to
+	// executors (otelconnect). Defaults to nil: no spans, no interceptor.
+	TracerProvider trace.TracerProvider
 	// LastRunID is the largest run ID when the admin started
 	// (store.MaxRunID): runs up to it were claimed by earlier admin
 	// processes, and Reconcile settles those they may not have sent.
@@ -91,6 +118,7 @@ type Queue interface {
 type Trigger struct {
 	cfg        Config
 	clock      Clock
+	tracer     trace.Tracer // nil when not tracing
 	executors  *executors
 	strategies map[carillonv1.RouteStrategy]route.Strategy
 	fast, slow *pool
@@ -111,6 +139,8 @@ type Trigger struct {
 
 	tokens *auth.ExecutorTokens
 
+	heard heard // what executors' heartbeats said (heartbeat.go)
+
 	restartsMu sync.Mutex
 	restarts   map[string]time.Time // executor addresses whose process restarted, and when it registered
 	manual     manualProbes         // executors of MANUAL groups that hold runs
@@ -126,6 +156,7 @@ func New(cfg Config) (*Trigger, error) {
 	cfg.ExecutorTTL = cmp.Or(cfg.ExecutorTTL, ExecutorTTLDefault)
 	cfg.DispatchTimeout = cmp.Or(cfg.DispatchTimeout, DispatchTimeoutDefault)
 	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, MaxInFlightDefault)
+	cfg.SendAhead = cmp.Or(cfg.SendAhead, SendAheadDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	if cfg.Clock == nil {
 		cfg.Clock = wallClock{}
@@ -135,6 +166,14 @@ func New(cfg Config) (*Trigger, error) {
 	}
 	if cfg.Started.IsZero() {
 		cfg.Started = cfg.Clock.Now()
+	}
+	var traced connect.Interceptor
+	if cfg.TracerProvider != nil {
+		var err error
+		if traced, err = otelconnect.NewInterceptor(otelconnect.WithTracerProvider(cfg.TracerProvider),
+			otelconnect.WithPropagator(traceContext), otelconnect.WithoutMetrics()); err != nil {
+			return nil, fmt.Errorf("trigger: tracing: %w", err)
+		}
 	}
 	tokens := auth.NewExecutorTokens(cfg.Token)
 	groupTokens, err := cfg.Store.GroupTokens(context.Background())
@@ -146,12 +185,15 @@ func New(cfg Config) (*Trigger, error) {
 		cfg:        cfg,
 		clock:      cfg.Clock,
 		tokens:     tokens,
-		executors:  newExecutors(cfg.HTTPClient, cfg.TLSClientConfig, tokens),
+		executors:  newExecutors(cfg.HTTPClient, cfg.TLSClientConfig, tokens, traced),
 		restarts:   map[string]time.Time{},
 		strategies: map[carillonv1.RouteStrategy]route.Strategy{},
 		sources:    map[int64]cachedSource{},
 		fast:       newPool("fast", cfg.MaxInFlight),
 		slow:       newPool("slow", max(cfg.MaxInFlight/2, 1)),
+	}
+	if cfg.TracerProvider != nil {
+		t.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
 	for v, name := range carillonv1.RouteStrategy_name {
 		if v == 0 {
@@ -171,9 +213,9 @@ func New(cfg Config) (*Trigger, error) {
 	// results linger a little to share transactions, and a batch of them
 	// holds the writer for a few milliseconds at most.
 	t.writer = writer{wg: &t.wg, now: time.Now, wake: make(chan struct{}, 1)}
-	t.claimWrites = newCoalescer(&t.writer, batchMax, 0, t.claimPending)
-	t.recordWrites = newCoalescer(&t.writer, batchMax, recordLinger, t.recordNow)
-	t.resultWrites = newCoalescer(&t.writer, batchMax, resultLinger, t.settleNow)
+	t.claimWrites = newCoalescer(&t.writer, "claim", batchMax, 0, t.claimPending)
+	t.recordWrites = newCoalescer(&t.writer, "record", batchMax, recordLinger, t.recordNow)
+	t.resultWrites = newCoalescer(&t.writer, "result", batchMax, resultLinger, t.settleNow)
 	t.deferred = newDeferredRecords(t.recordLater, cfg.Clock)
 	return t, nil
 }
@@ -194,6 +236,11 @@ const (
 // batchMax bounds the runs one dispatch batch handles: one job query, one
 // RunBatch call per executor, and about the fires one claim takes.
 const batchMax = 256
+
+// WriteQueue returns how many runs wait in each lane of the fire path's
+// coalesced writes: "claim" (pending runs to claim), "record" (dispatches
+// to record), "result" (results to settle).
+func (t *Trigger) WriteQueue() map[string]int { return t.writer.queued() }
 
 // Wait waits for every dispatch started by Fire, and every write queued, to
 // finish, recording the dispatches still waiting for their results.

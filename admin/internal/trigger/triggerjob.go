@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 
@@ -49,9 +50,10 @@ func (t *Trigger) TriggerJob(ctx context.Context, job store.Job, m Manual) ([]in
 // dispatchNow routes fires (running runs) and sends them at once: see plan
 // and calls. It returns the IDs of all runs of the fires.
 func (t *Trigger) dispatchNow(ctx context.Context, fires []routable) ([]int64, error) {
+	t.cfg.Metrics.FiresClaimed(len(fires))
 	p, err := t.plan(ctx, fires)
 	if err != nil {
 		return nil, err
 	}
-	return p.ids, t.record(ctx, append(p.failed, t.sendNow(ctx, t.calls(p.sends))...)...)
+	return p.ids, t.record(ctx, append(p.failed, t.sendNow(ctx, t.calls(p.sends, time.Time{}))...)...)
 }

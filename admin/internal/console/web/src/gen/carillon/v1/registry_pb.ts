@@ -2,19 +2,19 @@
 // @generated from file carillon/v1/registry.proto (package carillon.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { RunStatus } from "./run_pb";
 import { file_carillon_v1_run } from "./run_pb";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file carillon/v1/registry.proto.
  */
 export const file_carillon_v1_registry: GenFile = /*@__PURE__*/
-  fileDesc("ChpjYXJpbGxvbi92MS9yZWdpc3RyeS5wcm90bxILY2FyaWxsb24udjEiSQoPUmVnaXN0ZXJSZXF1ZXN0EhAKCGFwcF9uYW1lGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSEwoLaW5zdGFuY2VfaWQYAyABKAkiEgoQUmVnaXN0ZXJSZXNwb25zZSI2ChFEZXJlZ2lzdGVyUmVxdWVzdBIQCghhcHBfbmFtZRgBIAEoCRIPCgdhZGRyZXNzGAIgASgJIhQKEkRlcmVnaXN0ZXJSZXNwb25zZSI/ChRSZXBvcnRSZXN1bHRzUmVxdWVzdBInCgdyZXN1bHRzGAEgAygLMhYuY2FyaWxsb24udjEuUnVuUmVzdWx0IkUKFVJlcG9ydFJlc3VsdHNSZXNwb25zZRIsCghvdXRjb21lcxgBIAMoCzIaLmNhcmlsbG9uLnYxLlJlc3VsdE91dGNvbWUiPgoNUmVzdWx0T3V0Y29tZRIOCgZydW5faWQYASABKAMSDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIpoBCglSdW5SZXN1bHQSDgoGcnVuX2lkGAEgASgDEiYKBnN0YXR1cxgCIAEoDjIWLmNhcmlsbG9uLnYxLlJ1blN0YXR1cxIPCgdtZXNzYWdlGAMgASgJEi8KC2ZpbmlzaGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtkYXRhYmFzZV9pZBgFIAEoCTKBAgoPUmVnaXN0cnlTZXJ2aWNlEkcKCFJlZ2lzdGVyEhwuY2FyaWxsb24udjEuUmVnaXN0ZXJSZXF1ZXN0Gh0uY2FyaWxsb24udjEuUmVnaXN0ZXJSZXNwb25zZRJNCgpEZXJlZ2lzdGVyEh4uY2FyaWxsb24udjEuRGVyZWdpc3RlclJlcXVlc3QaHy5jYXJpbGxvbi52MS5EZXJlZ2lzdGVyUmVzcG9uc2USVgoNUmVwb3J0UmVzdWx0cxIhLmNhcmlsbG9uLnYxLlJlcG9ydFJlc3VsdHNSZXF1ZXN0GiIuY2FyaWxsb24udjEuUmVwb3J0UmVzdWx0c1Jlc3BvbnNlQj1aO2dpdGh1Yi5jb20vY2FyaWxsb25ocS9jYXJpbGxvbi9wcm90by9jYXJpbGxvbi92MTtjYXJpbGxvbnYxYgZwcm90bzM", [file_carillon_v1_run, file_google_protobuf_timestamp]);
+  fileDesc("ChpjYXJpbGxvbi92MS9yZWdpc3RyeS5wcm90bxILY2FyaWxsb24udjEi3gEKD1JlZ2lzdGVyUmVxdWVzdBIQCghhcHBfbmFtZRgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEhMKC2luc3RhbmNlX2lkGAMgASgJEi0KDGNhcGFiaWxpdGllcxgFIAMoDjIXLmNhcmlsbG9uLnYxLkNhcGFiaWxpdHkSLwoMY2xvY2tfb2Zmc2V0GAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjMKEGNsb2NrX3JvdW5kX3RyaXAYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iQgoQUmVnaXN0ZXJSZXNwb25zZRIuCgphZG1pbl90aW1lGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI2ChFEZXJlZ2lzdGVyUmVxdWVzdBIQCghhcHBfbmFtZRgBIAEoCRIPCgdhZGRyZXNzGAIgASgJIhQKEkRlcmVnaXN0ZXJSZXNwb25zZSI/ChRSZXBvcnRSZXN1bHRzUmVxdWVzdBInCgdyZXN1bHRzGAEgAygLMhYuY2FyaWxsb24udjEuUnVuUmVzdWx0IkUKFVJlcG9ydFJlc3VsdHNSZXNwb25zZRIsCghvdXRjb21lcxgBIAMoCzIaLmNhcmlsbG9uLnYxLlJlc3VsdE91dGNvbWUiPgoNUmVzdWx0T3V0Y29tZRIOCgZydW5faWQYASABKAMSDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIsoBCglSdW5SZXN1bHQSDgoGcnVuX2lkGAEgASgDEiYKBnN0YXR1cxgCIAEoDjIWLmNhcmlsbG9uLnYxLlJ1blN0YXR1cxIPCgdtZXNzYWdlGAMgASgJEi8KC2ZpbmlzaGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtkYXRhYmFzZV9pZBgFIAEoCRIuCgpzdGFydGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCo/CgpDYXBhYmlsaXR5EhoKFkNBUEFCSUxJVFlfVU5TUEVDSUZJRUQQABIVChFDQVBBQklMSVRZX0RVRV9BVBABMoECCg9SZWdpc3RyeVNlcnZpY2USRwoIUmVnaXN0ZXISHC5jYXJpbGxvbi52MS5SZWdpc3RlclJlcXVlc3QaHS5jYXJpbGxvbi52MS5SZWdpc3RlclJlc3BvbnNlEk0KCkRlcmVnaXN0ZXISHi5jYXJpbGxvbi52MS5EZXJlZ2lzdGVyUmVxdWVzdBofLmNhcmlsbG9uLnYxLkRlcmVnaXN0ZXJSZXNwb25zZRJWCg1SZXBvcnRSZXN1bHRzEiEuY2FyaWxsb24udjEuUmVwb3J0UmVzdWx0c1JlcXVlc3QaIi5jYXJpbGxvbi52MS5SZXBvcnRSZXN1bHRzUmVzcG9uc2VCPVo7Z2l0aHViLmNvbS9jYXJpbGxvbmhxL2NhcmlsbG9uL3Byb3RvL2NhcmlsbG9uL3YxO2NhcmlsbG9udjFiBnByb3RvMw", [file_carillon_v1_run, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * RegisterRequest announces one executor.
@@ -45,6 +45,37 @@ export type RegisterRequest = Message<"carillon.v1.RegisterRequest"> & {
    * @generated from field: string instance_id = 3;
    */
   instanceId: string;
+
+  /**
+   * What the executor can do beyond the first contract. The admin keeps
+   * the latest heartbeat's list per executor address; until it has heard
+   * one (after its own restart, for up to a heartbeat period) it assumes
+   * none.
+   *
+   * @generated from field: repeated carillon.v1.Capability capabilities = 5;
+   */
+  capabilities: Capability[];
+
+  /**
+   * The executor's estimate of the admin's clock minus its own, from its
+   * previous heartbeat's round trip: RegisterResponse.admin_time minus the
+   * middle of the call, by the executor's clock. Unset on the first
+   * heartbeat. Carillon assumes the clocks of the admin and its executors
+   * agree to within a few milliseconds (NTP): a run sent ahead starts at
+   * its due_at by the executor's clock. The admin logs a warning when the
+   * offset is over 50 ms.
+   *
+   * @generated from field: google.protobuf.Duration clock_offset = 6;
+   */
+  clockOffset?: Duration | undefined;
+
+  /**
+   * The round trip that clock_offset was measured over: the estimate is
+   * good to half of it.
+   *
+   * @generated from field: google.protobuf.Duration clock_round_trip = 7;
+   */
+  clockRoundTrip?: Duration | undefined;
 };
 
 /**
@@ -55,11 +86,18 @@ export const RegisterRequestSchema: GenMessage<RegisterRequest> = /*@__PURE__*/
   messageDesc(file_carillon_v1_registry, 0);
 
 /**
- * RegisterResponse is empty.
+ * RegisterResponse answers a heartbeat.
  *
  * @generated from message carillon.v1.RegisterResponse
  */
 export type RegisterResponse = Message<"carillon.v1.RegisterResponse"> & {
+  /**
+   * The admin's clock when it handled the heartbeat: the executor measures
+   * the clocks' offset from it (RegisterRequest.clock_offset).
+   *
+   * @generated from field: google.protobuf.Timestamp admin_time = 1;
+   */
+  adminTime?: Timestamp | undefined;
 };
 
 /**
@@ -203,7 +241,8 @@ export type RunResult = Message<"carillon.v1.RunResult"> & {
   runId: bigint;
 
   /**
-   * A final status: SUCCEEDED, FAILED, TIMED_OUT or KILLED.
+   * A final status: SUCCEEDED, FAILED, TIMED_OUT or KILLED; or SKIPPED for
+   * an execution dropped before it started by a KillRequest.before_start.
    *
    * @generated from field: carillon.v1.RunStatus status = 2;
    */
@@ -229,6 +268,17 @@ export type RunResult = Message<"carillon.v1.RunResult"> & {
    * @generated from field: string database_id = 5;
    */
   databaseId: string;
+
+  /**
+   * When the handler started on the executor (after the run waited in its
+   * job's queue there). The admin measures run start lateness
+   * (started_at - the run's scheduled instant) and run duration
+   * (finished_at - started_at) from it. Unset for a run that never started
+   * (killed while queued), and from executors that predate it.
+   *
+   * @generated from field: google.protobuf.Timestamp started_at = 6;
+   */
+  startedAt?: Timestamp | undefined;
 };
 
 /**
@@ -237,6 +287,33 @@ export type RunResult = Message<"carillon.v1.RunResult"> & {
  */
 export const RunResultSchema: GenMessage<RunResult> = /*@__PURE__*/
   messageDesc(file_carillon_v1_registry, 7);
+
+/**
+ * Capability is something an executor can do that the admin may not
+ * assume.
+ *
+ * @generated from enum carillon.v1.Capability
+ */
+export enum Capability {
+  /**
+   * @generated from enum value: CAPABILITY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The executor starts a run at its RunRequest.due_at: the admin may send
+   * a scheduled fire's runs ahead of their instant.
+   *
+   * @generated from enum value: CAPABILITY_DUE_AT = 1;
+   */
+  DUE_AT = 1,
+}
+
+/**
+ * Describes the enum carillon.v1.Capability.
+ */
+export const CapabilitySchema: GenEnum<Capability> = /*@__PURE__*/
+  enumDesc(file_carillon_v1_registry, 0);
 
 /**
  * RegistryService is served by the admin and called by executors. Every call
