@@ -87,15 +87,8 @@ func jobArgs(j Job) []any {
 func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error) {
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	j.CreatedAt, j.UpdatedAt = now, now
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if err := groupExists(ctx, tx, j.GroupID); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 28)+`)`, jobArgs(j)...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
-		if err != nil {
-			return err
-		}
-		j.ID, err = res.LastInsertId()
+	err := s.write(ctx, func(tx *sql.Tx) (err error) {
+		j.ID, err = insertJob(ctx, tx, j)
 		return err
 	})
 	if err != nil {
@@ -105,6 +98,19 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 		return Job{}, fmt.Errorf("store: create job: %w", err)
 	}
 	return j, nil
+}
+
+// insertJob inserts j in tx and returns its ID. A missing group is
+// ErrGroupNotFound.
+func insertJob(ctx context.Context, tx *sql.Tx, j Job) (int64, error) {
+	if err := groupExists(ctx, tx, j.GroupID); err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (NULL`+strings.Repeat(", ?", 28)+`)`, jobArgs(j)...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 func groupExists(ctx context.Context, tx *sql.Tx, id int64) error {

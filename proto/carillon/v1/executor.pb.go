@@ -142,6 +142,9 @@ const (
 	ScriptType_SCRIPT_TYPE_NODEJS      ScriptType = 3
 	ScriptType_SCRIPT_TYPE_PHP         ScriptType = 4
 	ScriptType_SCRIPT_TYPE_POWERSHELL  ScriptType = 5
+	// Groovy source of an IJobHandler class (xxl-job's GLUE(Java)). Only an
+	// XXL_JOB group's Java executors run it; the Go SDK refuses it.
+	ScriptType_SCRIPT_TYPE_GROOVY ScriptType = 6
 )
 
 // Enum value maps for ScriptType.
@@ -153,6 +156,7 @@ var (
 		3: "SCRIPT_TYPE_NODEJS",
 		4: "SCRIPT_TYPE_PHP",
 		5: "SCRIPT_TYPE_POWERSHELL",
+		6: "SCRIPT_TYPE_GROOVY",
 	}
 	ScriptType_value = map[string]int32{
 		"SCRIPT_TYPE_UNSPECIFIED": 0,
@@ -161,6 +165,7 @@ var (
 		"SCRIPT_TYPE_NODEJS":      3,
 		"SCRIPT_TYPE_PHP":         4,
 		"SCRIPT_TYPE_POWERSHELL":  5,
+		"SCRIPT_TYPE_GROOVY":      6,
 	}
 )
 
@@ -801,7 +806,10 @@ type ReadLogRequest struct {
 	// First line to return; lines are 1-based. 0 is taken as 1.
 	FromLine int32 `protobuf:"varint,2,opt,name=from_line,json=fromLine,proto3" json:"from_line,omitempty"`
 	// The database of run_id (see RunRequest.database_id).
-	DatabaseId    string `protobuf:"bytes,3,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	DatabaseId string `protobuf:"bytes,3,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	// The run's RunRequest.scheduled_at: xxl-job executors file a run's log
+	// under the date of it (logDateTime).
+	ScheduledAt   *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=scheduled_at,json=scheduledAt,proto3" json:"scheduled_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -855,6 +863,13 @@ func (x *ReadLogRequest) GetDatabaseId() string {
 		return x.DatabaseId
 	}
 	return ""
+}
+
+func (x *ReadLogRequest) GetScheduledAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ScheduledAt
+	}
+	return nil
 }
 
 // HeldRunsRequest names executions of one admin database.
@@ -1199,12 +1214,13 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x1f\n" +
 	"\vdatabase_id\x18\x03 \x01(\tR\n" +
 	"databaseId\"\x0e\n" +
-	"\fKillResponse\"e\n" +
+	"\fKillResponse\"\xa4\x01\n" +
 	"\x0eReadLogRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x1b\n" +
 	"\tfrom_line\x18\x02 \x01(\x05R\bfromLine\x12\x1f\n" +
 	"\vdatabase_id\x18\x03 \x01(\tR\n" +
-	"databaseId\"K\n" +
+	"databaseId\x12=\n" +
+	"\fscheduled_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vscheduledAt\"K\n" +
 	"\x0fHeldRunsRequest\x12\x1f\n" +
 	"\vdatabase_id\x18\x01 \x01(\tR\n" +
 	"databaseId\x12\x17\n" +
@@ -1234,7 +1250,7 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x1aBLOCK_STRATEGY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15BLOCK_STRATEGY_SERIAL\x10\x01\x12 \n" +
 	"\x1cBLOCK_STRATEGY_DISCARD_LATER\x10\x02\x12\x1e\n" +
-	"\x1aBLOCK_STRATEGY_COVER_EARLY\x10\x03*\xa1\x01\n" +
+	"\x1aBLOCK_STRATEGY_COVER_EARLY\x10\x03*\xb9\x01\n" +
 	"\n" +
 	"ScriptType\x12\x1b\n" +
 	"\x17SCRIPT_TYPE_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -1242,7 +1258,8 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x12SCRIPT_TYPE_PYTHON\x10\x02\x12\x16\n" +
 	"\x12SCRIPT_TYPE_NODEJS\x10\x03\x12\x13\n" +
 	"\x0fSCRIPT_TYPE_PHP\x10\x04\x12\x1a\n" +
-	"\x16SCRIPT_TYPE_POWERSHELL\x10\x052\xe6\x03\n" +
+	"\x16SCRIPT_TYPE_POWERSHELL\x10\x05\x12\x16\n" +
+	"\x12SCRIPT_TYPE_GROOVY\x10\x062\xe6\x03\n" +
 	"\x0fExecutorService\x12;\n" +
 	"\x04Beat\x12\x18.carillon.v1.BeatRequest\x1a\x19.carillon.v1.BeatResponse\x12G\n" +
 	"\bIdleBeat\x12\x1c.carillon.v1.IdleBeatRequest\x1a\x1d.carillon.v1.IdleBeatResponse\x128\n" +
@@ -1295,29 +1312,30 @@ var file_carillon_v1_executor_proto_depIdxs = []int32{
 	19, // 2: carillon.v1.RunRequest.script:type_name -> carillon.v1.Script
 	7,  // 3: carillon.v1.RunBatchRequest.runs:type_name -> carillon.v1.RunRequest
 	11, // 4: carillon.v1.RunBatchResponse.outcomes:type_name -> carillon.v1.RunOutcome
-	17, // 5: carillon.v1.HeldRunsResponse.runs:type_name -> carillon.v1.HeldRun
-	0,  // 6: carillon.v1.HeldRun.state:type_name -> carillon.v1.HeldRunState
-	2,  // 7: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
-	20, // 8: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
-	3,  // 9: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
-	5,  // 10: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
-	7,  // 11: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
-	9,  // 12: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
-	12, // 13: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
-	14, // 14: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
-	15, // 15: carillon.v1.ExecutorService.HeldRuns:input_type -> carillon.v1.HeldRunsRequest
-	4,  // 16: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
-	6,  // 17: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
-	8,  // 18: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
-	10, // 19: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
-	13, // 20: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
-	18, // 21: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
-	16, // 22: carillon.v1.ExecutorService.HeldRuns:output_type -> carillon.v1.HeldRunsResponse
-	16, // [16:23] is the sub-list for method output_type
-	9,  // [9:16] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	20, // 5: carillon.v1.ReadLogRequest.scheduled_at:type_name -> google.protobuf.Timestamp
+	17, // 6: carillon.v1.HeldRunsResponse.runs:type_name -> carillon.v1.HeldRun
+	0,  // 7: carillon.v1.HeldRun.state:type_name -> carillon.v1.HeldRunState
+	2,  // 8: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
+	20, // 9: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 10: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
+	5,  // 11: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
+	7,  // 12: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
+	9,  // 13: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
+	12, // 14: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
+	14, // 15: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
+	15, // 16: carillon.v1.ExecutorService.HeldRuns:input_type -> carillon.v1.HeldRunsRequest
+	4,  // 17: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
+	6,  // 18: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
+	8,  // 19: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
+	10, // 20: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
+	13, // 21: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
+	18, // 22: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
+	16, // 23: carillon.v1.ExecutorService.HeldRuns:output_type -> carillon.v1.HeldRunsResponse
+	17, // [17:24] is the sub-list for method output_type
+	10, // [10:17] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_executor_proto_init() }

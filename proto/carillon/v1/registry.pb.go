@@ -33,7 +33,12 @@ type RegisterRequest struct {
 	// When an address registers with a new instance, the admin asks it which
 	// runs it holds (ExecutorService.HeldRuns) and settles the runs of the
 	// previous instance there LOST.
-	InstanceId    string `protobuf:"bytes,3,opt,name=instance_id,json=instanceId,proto3" json:"instance_id,omitempty"`
+	InstanceId string `protobuf:"bytes,3,opt,name=instance_id,json=instanceId,proto3" json:"instance_id,omitempty"`
+	// The protocol the executor speaks; unspecified means CARILLON. An
+	// executor is refused (failed_precondition) when the group of its app
+	// speaks another protocol: the admin could not call it. The admin's
+	// xxl-job endpoint (/api/registry) sends XXL_JOB.
+	Protocol      ExecutorProtocol `protobuf:"varint,4,opt,name=protocol,proto3,enum=carillon.v1.ExecutorProtocol" json:"protocol,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -87,6 +92,13 @@ func (x *RegisterRequest) GetInstanceId() string {
 		return x.InstanceId
 	}
 	return ""
+}
+
+func (x *RegisterRequest) GetProtocol() ExecutorProtocol {
+	if x != nil {
+		return x.Protocol
+	}
+	return ExecutorProtocol_EXECUTOR_PROTOCOL_UNSPECIFIED
 }
 
 // RegisterResponse is empty.
@@ -465,12 +477,13 @@ var File_carillon_v1_registry_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\n" +
-	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x15carillon/v1/run.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"g\n" +
+	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa2\x01\n" +
 	"\x0fRegisterRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x1f\n" +
 	"\vinstance_id\x18\x03 \x01(\tR\n" +
-	"instanceId\"\x12\n" +
+	"instanceId\x129\n" +
+	"\bprotocol\x18\x04 \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolR\bprotocol\"\x12\n" +
 	"\x10RegisterResponse\"H\n" +
 	"\x11DeregisterRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x18\n" +
@@ -520,25 +533,27 @@ var file_carillon_v1_registry_proto_goTypes = []any{
 	(*ReportResultsResponse)(nil), // 5: carillon.v1.ReportResultsResponse
 	(*ResultOutcome)(nil),         // 6: carillon.v1.ResultOutcome
 	(*RunResult)(nil),             // 7: carillon.v1.RunResult
-	(RunStatus)(0),                // 8: carillon.v1.RunStatus
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(ExecutorProtocol)(0),         // 8: carillon.v1.ExecutorProtocol
+	(RunStatus)(0),                // 9: carillon.v1.RunStatus
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
 }
 var file_carillon_v1_registry_proto_depIdxs = []int32{
-	7, // 0: carillon.v1.ReportResultsRequest.results:type_name -> carillon.v1.RunResult
-	6, // 1: carillon.v1.ReportResultsResponse.outcomes:type_name -> carillon.v1.ResultOutcome
-	8, // 2: carillon.v1.RunResult.status:type_name -> carillon.v1.RunStatus
-	9, // 3: carillon.v1.RunResult.finished_at:type_name -> google.protobuf.Timestamp
-	0, // 4: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
-	2, // 5: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
-	4, // 6: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
-	1, // 7: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
-	3, // 8: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
-	5, // 9: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
-	7, // [7:10] is the sub-list for method output_type
-	4, // [4:7] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	8,  // 0: carillon.v1.RegisterRequest.protocol:type_name -> carillon.v1.ExecutorProtocol
+	7,  // 1: carillon.v1.ReportResultsRequest.results:type_name -> carillon.v1.RunResult
+	6,  // 2: carillon.v1.ReportResultsResponse.outcomes:type_name -> carillon.v1.ResultOutcome
+	9,  // 3: carillon.v1.RunResult.status:type_name -> carillon.v1.RunStatus
+	10, // 4: carillon.v1.RunResult.finished_at:type_name -> google.protobuf.Timestamp
+	0,  // 5: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
+	2,  // 6: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
+	4,  // 7: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
+	1,  // 8: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
+	3,  // 9: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
+	5,  // 10: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
+	8,  // [8:11] is the sub-list for method output_type
+	5,  // [5:8] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_registry_proto_init() }
@@ -546,6 +561,7 @@ func file_carillon_v1_registry_proto_init() {
 	if File_carillon_v1_registry_proto != nil {
 		return
 	}
+	file_carillon_v1_group_proto_init()
 	file_carillon_v1_run_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file carillon/v1/group.proto.
  */
 export const file_carillon_v1_group: GenFile = /*@__PURE__*/
-  fileDesc("ChdjYXJpbGxvbi92MS9ncm91cC5wcm90bxILY2FyaWxsb24udjEi8QEKBUdyb3VwEgoKAmlkGAEgASgDEhAKCGFwcF9uYW1lGAIgASgJEg0KBXRpdGxlGAMgASgJEi4KDGFkZHJlc3NfbW9kZRgEIAEoDjIYLmNhcmlsbG9uLnYxLkFkZHJlc3NNb2RlEhEKCWFkZHJlc3NlcxgFIAMoCRIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1oYXNfb3duX3Rva2VuGAcgASgIEjEKDmxpdmVfZXhlY3V0b3JzGAggAygLMhkuY2FyaWxsb24udjEuTGl2ZUV4ZWN1dG9yIk4KDExpdmVFeGVjdXRvchIPCgdhZGRyZXNzGAEgASgJEi0KCWxhc3RfYmVhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNwoSQ3JlYXRlR3JvdXBSZXF1ZXN0EiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiOAoTQ3JlYXRlR3JvdXBSZXNwb25zZRIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwIh0KD0dldEdyb3VwUmVxdWVzdBIKCgJpZBgBIAEoAyI1ChBHZXRHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiEwoRTGlzdEdyb3Vwc1JlcXVlc3QiOAoSTGlzdEdyb3Vwc1Jlc3BvbnNlEiIKBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwImgKElVwZGF0ZUdyb3VwUmVxdWVzdBIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayI4ChNVcGRhdGVHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiIAoSRGVsZXRlR3JvdXBSZXF1ZXN0EgoKAmlkGAEgASgDIhUKE0RlbGV0ZUdyb3VwUmVzcG9uc2UiJQoXUm90YXRlR3JvdXBUb2tlblJlcXVlc3QSCgoCaWQYASABKAMiKQoYUm90YXRlR3JvdXBUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJIiQKFkNsZWFyR3JvdXBUb2tlblJlcXVlc3QSCgoCaWQYASABKAMiGQoXQ2xlYXJHcm91cFRva2VuUmVzcG9uc2UqWwoLQWRkcmVzc01vZGUSHAoYQUREUkVTU19NT0RFX1VOU1BFQ0lGSUVEEAASFQoRQUREUkVTU19NT0RFX0FVVE8QARIXChNBRERSRVNTX01PREVfTUFOVUFMEAIy2wQKDEdyb3VwU2VydmljZRJQCgtDcmVhdGVHcm91cBIfLmNhcmlsbG9uLnYxLkNyZWF0ZUdyb3VwUmVxdWVzdBogLmNhcmlsbG9uLnYxLkNyZWF0ZUdyb3VwUmVzcG9uc2USRwoIR2V0R3JvdXASHC5jYXJpbGxvbi52MS5HZXRHcm91cFJlcXVlc3QaHS5jYXJpbGxvbi52MS5HZXRHcm91cFJlc3BvbnNlEk0KCkxpc3RHcm91cHMSHi5jYXJpbGxvbi52MS5MaXN0R3JvdXBzUmVxdWVzdBofLmNhcmlsbG9uLnYxLkxpc3RHcm91cHNSZXNwb25zZRJQCgtVcGRhdGVHcm91cBIfLmNhcmlsbG9uLnYxLlVwZGF0ZUdyb3VwUmVxdWVzdBogLmNhcmlsbG9uLnYxLlVwZGF0ZUdyb3VwUmVzcG9uc2USUAoLRGVsZXRlR3JvdXASHy5jYXJpbGxvbi52MS5EZWxldGVHcm91cFJlcXVlc3QaIC5jYXJpbGxvbi52MS5EZWxldGVHcm91cFJlc3BvbnNlEl8KEFJvdGF0ZUdyb3VwVG9rZW4SJC5jYXJpbGxvbi52MS5Sb3RhdGVHcm91cFRva2VuUmVxdWVzdBolLmNhcmlsbG9uLnYxLlJvdGF0ZUdyb3VwVG9rZW5SZXNwb25zZRJcCg9DbGVhckdyb3VwVG9rZW4SIy5jYXJpbGxvbi52MS5DbGVhckdyb3VwVG9rZW5SZXF1ZXN0GiQuY2FyaWxsb24udjEuQ2xlYXJHcm91cFRva2VuUmVzcG9uc2VCPVo7Z2l0aHViLmNvbS9jYXJpbGxvbmhxL2NhcmlsbG9uL3Byb3RvL2NhcmlsbG9uL3YxO2NhcmlsbG9udjFiBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("ChdjYXJpbGxvbi92MS9ncm91cC5wcm90bxILY2FyaWxsb24udjEiwgIKBUdyb3VwEgoKAmlkGAEgASgDEhAKCGFwcF9uYW1lGAIgASgJEg0KBXRpdGxlGAMgASgJEi4KDGFkZHJlc3NfbW9kZRgEIAEoDjIYLmNhcmlsbG9uLnYxLkFkZHJlc3NNb2RlEhEKCWFkZHJlc3NlcxgFIAMoCRIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1oYXNfb3duX3Rva2VuGAcgASgIEjEKDmxpdmVfZXhlY3V0b3JzGAggAygLMhkuY2FyaWxsb24udjEuTGl2ZUV4ZWN1dG9yEjgKEWV4ZWN1dG9yX3Byb3RvY29sGAkgASgOMh0uY2FyaWxsb24udjEuRXhlY3V0b3JQcm90b2NvbBIVCg1hbGxvd19zY3JpcHRzGAogASgIIk4KDExpdmVFeGVjdXRvchIPCgdhZGRyZXNzGAEgASgJEi0KCWxhc3RfYmVhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNwoSQ3JlYXRlR3JvdXBSZXF1ZXN0EiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiOAoTQ3JlYXRlR3JvdXBSZXNwb25zZRIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwIh0KD0dldEdyb3VwUmVxdWVzdBIKCgJpZBgBIAEoAyI1ChBHZXRHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiEwoRTGlzdEdyb3Vwc1JlcXVlc3QiOAoSTGlzdEdyb3Vwc1Jlc3BvbnNlEiIKBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwImgKElVwZGF0ZUdyb3VwUmVxdWVzdBIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayI4ChNVcGRhdGVHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiIAoSRGVsZXRlR3JvdXBSZXF1ZXN0EgoKAmlkGAEgASgDIhUKE0RlbGV0ZUdyb3VwUmVzcG9uc2UiJQoXUm90YXRlR3JvdXBUb2tlblJlcXVlc3QSCgoCaWQYASABKAMiKQoYUm90YXRlR3JvdXBUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJIiQKFkNsZWFyR3JvdXBUb2tlblJlcXVlc3QSCgoCaWQYASABKAMiGQoXQ2xlYXJHcm91cFRva2VuUmVzcG9uc2UqdAoQRXhlY3V0b3JQcm90b2NvbBIhCh1FWEVDVVRPUl9QUk9UT0NPTF9VTlNQRUNJRklFRBAAEh4KGkVYRUNVVE9SX1BST1RPQ09MX0NBUklMTE9OEAESHQoZRVhFQ1VUT1JfUFJPVE9DT0xfWFhMX0pPQhACKlsKC0FkZHJlc3NNb2RlEhwKGEFERFJFU1NfTU9ERV9VTlNQRUNJRklFRBAAEhUKEUFERFJFU1NfTU9ERV9BVVRPEAESFwoTQUREUkVTU19NT0RFX01BTlVBTBACMtsECgxHcm91cFNlcnZpY2USUAoLQ3JlYXRlR3JvdXASHy5jYXJpbGxvbi52MS5DcmVhdGVHcm91cFJlcXVlc3QaIC5jYXJpbGxvbi52MS5DcmVhdGVHcm91cFJlc3BvbnNlEkcKCEdldEdyb3VwEhwuY2FyaWxsb24udjEuR2V0R3JvdXBSZXF1ZXN0Gh0uY2FyaWxsb24udjEuR2V0R3JvdXBSZXNwb25zZRJNCgpMaXN0R3JvdXBzEh4uY2FyaWxsb24udjEuTGlzdEdyb3Vwc1JlcXVlc3QaHy5jYXJpbGxvbi52MS5MaXN0R3JvdXBzUmVzcG9uc2USUAoLVXBkYXRlR3JvdXASHy5jYXJpbGxvbi52MS5VcGRhdGVHcm91cFJlcXVlc3QaIC5jYXJpbGxvbi52MS5VcGRhdGVHcm91cFJlc3BvbnNlElAKC0RlbGV0ZUdyb3VwEh8uY2FyaWxsb24udjEuRGVsZXRlR3JvdXBSZXF1ZXN0GiAuY2FyaWxsb24udjEuRGVsZXRlR3JvdXBSZXNwb25zZRJfChBSb3RhdGVHcm91cFRva2VuEiQuY2FyaWxsb24udjEuUm90YXRlR3JvdXBUb2tlblJlcXVlc3QaJS5jYXJpbGxvbi52MS5Sb3RhdGVHcm91cFRva2VuUmVzcG9uc2USXAoPQ2xlYXJHcm91cFRva2VuEiMuY2FyaWxsb24udjEuQ2xlYXJHcm91cFRva2VuUmVxdWVzdBokLmNhcmlsbG9uLnYxLkNsZWFyR3JvdXBUb2tlblJlc3BvbnNlQj1aO2dpdGh1Yi5jb20vY2FyaWxsb25ocS9jYXJpbGxvbi9wcm90by9jYXJpbGxvbi92MTtjYXJpbGxvbnYxYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * Group is an executor group.
@@ -79,6 +79,26 @@ export type Group = Message<"carillon.v1.Group"> & {
    * @generated from field: repeated carillon.v1.LiveExecutor live_executors = 8;
    */
   liveExecutors: LiveExecutor[];
+
+  /**
+   * The protocol the group's executors speak; defaults to CARILLON. An
+   * XXL_JOB group's executors are xxl-job executors (xxl-job-core or
+   * xxl-job-executor-go): they register through the admin's /api/registry
+   * and the admin calls their /run. Executors register only into a group of
+   * their protocol.
+   *
+   * @generated from field: carillon.v1.ExecutorProtocol executor_protocol = 9;
+   */
+  executorProtocol: ExecutorProtocol;
+
+  /**
+   * The group's script jobs (xxl-job's GLUE) are sent to its executors with
+   * their source. False (the default): a script job of the group is not
+   * sent and its run fails, since a script is code the executor runs.
+   *
+   * @generated from field: bool allow_scripts = 10;
+   */
+  allowScripts: boolean;
 };
 
 /**
@@ -236,8 +256,8 @@ export type UpdateGroupRequest = Message<"carillon.v1.UpdateGroupRequest"> & {
   group?: Group | undefined;
 
   /**
-   * The fields to change (title, address_mode, addresses, app_name); empty
-   * means all of them.
+   * The fields to change (title, address_mode, addresses, app_name,
+   * executor_protocol, allow_scripts); empty means all of them.
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 2;
    */
@@ -379,6 +399,42 @@ export const ClearGroupTokenResponseSchema: GenMessage<ClearGroupTokenResponse> 
   messageDesc(file_carillon_v1_group, 15);
 
 /**
+ * ExecutorProtocol is the protocol an executor group's executors speak.
+ *
+ * @generated from enum carillon.v1.ExecutorProtocol
+ */
+export enum ExecutorProtocol {
+  /**
+   * Treated as CARILLON.
+   *
+   * @generated from enum value: EXECUTOR_PROTOCOL_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Carillon's ExecutorService and RegistryService (the Go SDK).
+   *
+   * @generated from enum value: EXECUTOR_PROTOCOL_CARILLON = 1;
+   */
+  CARILLON = 1,
+
+  /**
+   * xxl-job's executor HTTP protocol (xxl-job-core 2.x and 3.x,
+   * xxl-job-executor-go): /run or /trigger, /beat, /idleBeat, /kill, /log,
+   * with the token in XXL-JOB-ACCESS-TOKEN.
+   *
+   * @generated from enum value: EXECUTOR_PROTOCOL_XXL_JOB = 2;
+   */
+  XXL_JOB = 2,
+}
+
+/**
+ * Describes the enum carillon.v1.ExecutorProtocol.
+ */
+export const ExecutorProtocolSchema: GenEnum<ExecutorProtocol> = /*@__PURE__*/
+  enumDesc(file_carillon_v1_group, 0);
+
+/**
  * AddressMode says where a group's executor addresses come from.
  *
  * @generated from enum carillon.v1.AddressMode
@@ -410,7 +466,7 @@ export enum AddressMode {
  * Describes the enum carillon.v1.AddressMode.
  */
 export const AddressModeSchema: GenEnum<AddressMode> = /*@__PURE__*/
-  enumDesc(file_carillon_v1_group, 0);
+  enumDesc(file_carillon_v1_group, 1);
 
 /**
  * GroupService manages executor groups: the executors of one app_name.

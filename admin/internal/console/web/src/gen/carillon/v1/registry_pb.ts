@@ -4,6 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { ExecutorProtocol } from "./group_pb";
+import { file_carillon_v1_group } from "./group_pb";
 import type { RunStatus } from "./run_pb";
 import { file_carillon_v1_run } from "./run_pb";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file carillon/v1/registry.proto.
  */
 export const file_carillon_v1_registry: GenFile = /*@__PURE__*/
-  fileDesc("ChpjYXJpbGxvbi92MS9yZWdpc3RyeS5wcm90bxILY2FyaWxsb24udjEiSQoPUmVnaXN0ZXJSZXF1ZXN0EhAKCGFwcF9uYW1lGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSEwoLaW5zdGFuY2VfaWQYAyABKAkiEgoQUmVnaXN0ZXJSZXNwb25zZSI2ChFEZXJlZ2lzdGVyUmVxdWVzdBIQCghhcHBfbmFtZRgBIAEoCRIPCgdhZGRyZXNzGAIgASgJIhQKEkRlcmVnaXN0ZXJSZXNwb25zZSI/ChRSZXBvcnRSZXN1bHRzUmVxdWVzdBInCgdyZXN1bHRzGAEgAygLMhYuY2FyaWxsb24udjEuUnVuUmVzdWx0IkUKFVJlcG9ydFJlc3VsdHNSZXNwb25zZRIsCghvdXRjb21lcxgBIAMoCzIaLmNhcmlsbG9uLnYxLlJlc3VsdE91dGNvbWUiPgoNUmVzdWx0T3V0Y29tZRIOCgZydW5faWQYASABKAMSDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIpoBCglSdW5SZXN1bHQSDgoGcnVuX2lkGAEgASgDEiYKBnN0YXR1cxgCIAEoDjIWLmNhcmlsbG9uLnYxLlJ1blN0YXR1cxIPCgdtZXNzYWdlGAMgASgJEi8KC2ZpbmlzaGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtkYXRhYmFzZV9pZBgFIAEoCTKBAgoPUmVnaXN0cnlTZXJ2aWNlEkcKCFJlZ2lzdGVyEhwuY2FyaWxsb24udjEuUmVnaXN0ZXJSZXF1ZXN0Gh0uY2FyaWxsb24udjEuUmVnaXN0ZXJSZXNwb25zZRJNCgpEZXJlZ2lzdGVyEh4uY2FyaWxsb24udjEuRGVyZWdpc3RlclJlcXVlc3QaHy5jYXJpbGxvbi52MS5EZXJlZ2lzdGVyUmVzcG9uc2USVgoNUmVwb3J0UmVzdWx0cxIhLmNhcmlsbG9uLnYxLlJlcG9ydFJlc3VsdHNSZXF1ZXN0GiIuY2FyaWxsb24udjEuUmVwb3J0UmVzdWx0c1Jlc3BvbnNlQj1aO2dpdGh1Yi5jb20vY2FyaWxsb25ocS9jYXJpbGxvbi9wcm90by9jYXJpbGxvbi92MTtjYXJpbGxvbnYxYgZwcm90bzM", [file_carillon_v1_run, file_google_protobuf_timestamp]);
+  fileDesc("ChpjYXJpbGxvbi92MS9yZWdpc3RyeS5wcm90bxILY2FyaWxsb24udjEiegoPUmVnaXN0ZXJSZXF1ZXN0EhAKCGFwcF9uYW1lGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSEwoLaW5zdGFuY2VfaWQYAyABKAkSLwoIcHJvdG9jb2wYBCABKA4yHS5jYXJpbGxvbi52MS5FeGVjdXRvclByb3RvY29sIhIKEFJlZ2lzdGVyUmVzcG9uc2UiNgoRRGVyZWdpc3RlclJlcXVlc3QSEAoIYXBwX25hbWUYASABKAkSDwoHYWRkcmVzcxgCIAEoCSIUChJEZXJlZ2lzdGVyUmVzcG9uc2UiPwoUUmVwb3J0UmVzdWx0c1JlcXVlc3QSJwoHcmVzdWx0cxgBIAMoCzIWLmNhcmlsbG9uLnYxLlJ1blJlc3VsdCJFChVSZXBvcnRSZXN1bHRzUmVzcG9uc2USLAoIb3V0Y29tZXMYASADKAsyGi5jYXJpbGxvbi52MS5SZXN1bHRPdXRjb21lIj4KDVJlc3VsdE91dGNvbWUSDgoGcnVuX2lkGAEgASgDEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSKaAQoJUnVuUmVzdWx0Eg4KBnJ1bl9pZBgBIAEoAxImCgZzdGF0dXMYAiABKA4yFi5jYXJpbGxvbi52MS5SdW5TdGF0dXMSDwoHbWVzc2FnZRgDIAEoCRIvCgtmaW5pc2hlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZGF0YWJhc2VfaWQYBSABKAkygQIKD1JlZ2lzdHJ5U2VydmljZRJHCghSZWdpc3RlchIcLmNhcmlsbG9uLnYxLlJlZ2lzdGVyUmVxdWVzdBodLmNhcmlsbG9uLnYxLlJlZ2lzdGVyUmVzcG9uc2USTQoKRGVyZWdpc3RlchIeLmNhcmlsbG9uLnYxLkRlcmVnaXN0ZXJSZXF1ZXN0Gh8uY2FyaWxsb24udjEuRGVyZWdpc3RlclJlc3BvbnNlElYKDVJlcG9ydFJlc3VsdHMSIS5jYXJpbGxvbi52MS5SZXBvcnRSZXN1bHRzUmVxdWVzdBoiLmNhcmlsbG9uLnYxLlJlcG9ydFJlc3VsdHNSZXNwb25zZUI9WjtnaXRodWIuY29tL2NhcmlsbG9uaHEvY2FyaWxsb24vcHJvdG8vY2FyaWxsb24vdjE7Y2FyaWxsb252MWIGcHJvdG8z", [file_carillon_v1_group, file_carillon_v1_run, file_google_protobuf_timestamp]);
 
 /**
  * RegisterRequest announces one executor.
@@ -45,6 +47,16 @@ export type RegisterRequest = Message<"carillon.v1.RegisterRequest"> & {
    * @generated from field: string instance_id = 3;
    */
   instanceId: string;
+
+  /**
+   * The protocol the executor speaks; unspecified means CARILLON. An
+   * executor is refused (failed_precondition) when the group of its app
+   * speaks another protocol: the admin could not call it. The admin's
+   * xxl-job endpoint (/api/registry) sends XXL_JOB.
+   *
+   * @generated from field: carillon.v1.ExecutorProtocol protocol = 4;
+   */
+  protocol: ExecutorProtocol;
 };
 
 /**
