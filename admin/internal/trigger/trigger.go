@@ -111,6 +111,10 @@ type Trigger struct {
 
 	tokens *auth.ExecutorTokens
 
+	// killing holds the runs being killed (Kill) until they are settled
+	// KILLED: any result of one is taken as KILLED.
+	killing sync.Map // run ID -> struct{}
+
 	restartsMu sync.Mutex
 	restarts   map[string]time.Time // executor addresses whose process restarted, and when it registered
 	manual     manualProbes         // executors of MANUAL groups that hold runs
@@ -153,6 +157,7 @@ func New(cfg Config) (*Trigger, error) {
 		fast:       newPool("fast", cfg.MaxInFlight),
 		slow:       newPool("slow", max(cfg.MaxInFlight/2, 1)),
 	}
+	t.executors.groupOf = t.groupOf
 	for v, name := range carillonv1.RouteStrategy_name {
 		if v == 0 {
 			continue

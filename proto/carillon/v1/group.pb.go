@@ -160,9 +160,11 @@ type Group struct {
 	// and the admin calls their /run. Executors register only into a group of
 	// their protocol.
 	ExecutorProtocol ExecutorProtocol `protobuf:"varint,9,opt,name=executor_protocol,json=executorProtocol,proto3,enum=carillon.v1.ExecutorProtocol" json:"executor_protocol,omitempty"`
-	// The group's script jobs (xxl-job's GLUE) are sent to its executors with
-	// their source. False (the default): a script job of the group is not
-	// sent and its run fails, since a script is code the executor runs.
+	// XXL_JOB groups: the group's script jobs (xxl-job's GLUE) are sent to
+	// its executors with their source. False (the default): a script job of
+	// the group is not sent and its run fails, since xxl-job executors run
+	// any script they are sent. CARILLON groups ignore it: their executors
+	// decide themselves (the SDK's Config.AllowScripts).
 	AllowScripts  bool `protobuf:"varint,10,opt,name=allow_scripts,json=allowScripts,proto3" json:"allow_scripts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -92,9 +92,11 @@ export type Group = Message<"carillon.v1.Group"> & {
   executorProtocol: ExecutorProtocol;
 
   /**
-   * The group's script jobs (xxl-job's GLUE) are sent to its executors with
-   * their source. False (the default): a script job of the group is not
-   * sent and its run fails, since a script is code the executor runs.
+   * XXL_JOB groups: the group's script jobs (xxl-job's GLUE) are sent to
+   * its executors with their source. False (the default): a script job of
+   * the group is not sent and its run fails, since xxl-job executors run
+   * any script they are sent. CARILLON groups ignore it: their executors
+   * decide themselves (the SDK's Config.AllowScripts).
    *
    * @generated from field: bool allow_scripts = 10;
    */
