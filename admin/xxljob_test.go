@@ -157,7 +157,7 @@ func TestXXLJobExecutor(t *testing.T) {
 
 	t.Run("Cron", func(t *testing.T) {
 		job := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "cron", Handler: "ok", Param: "cron",
-			Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "*/1 * * * * ?"},
+			Schedule:      &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "*/1 * * * * ?"},
 			RouteStrategy: carillonv1.RouteStrategy_ROUTE_STRATEGY_FIRST, Enabled: true})
 		runs := waitRuns(t, c, job.Id, func(runs []*carillonv1.Run) error {
 			for _, r := range runs {

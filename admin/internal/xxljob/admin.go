@@ -70,7 +70,9 @@ func (bearer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	}
 }
 
-func (bearer) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc { return next }
+func (bearer) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
 
 func (bearer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return next
