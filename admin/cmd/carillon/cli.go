@@ -66,6 +66,9 @@ Client commands (they call a running admin):
   user list | create NAME | update NAME | delete NAME | passwd | unlock NAME
   token create NAME | list | revoke ID      API tokens, for scripts and curl
   audit                       the audit log (ADMIN)
+  import xxl-job FILE         an xxl-job database's groups and jobs, from a mysqldump, in one
+                              transaction (ADMIN; --dry-run, --allow-scripts, --time-zone Z,
+                              --db-time-zone Z)
   executor-token              the executor access token (ADMIN)
 
 Every client command takes:
@@ -126,6 +129,7 @@ func client(ctx context.Context, cmd string, args []string, io stdio) error {
 		"login": cmdLogin, "logout": cmdLogout, "whoami": cmdWhoami,
 		"group": cmdGroup, "job": cmdJob, "run": cmdRun,
 		"user": cmdUser, "token": cmdToken, "audit": cmdAudit, "executor-token": cmdExecutorToken,
+		"import": cmdImport,
 	}
 	if cmd == "help" || cmd == "-h" || cmd == "--help" {
 		fmt.Fprint(io.out, usageText)
