@@ -21,7 +21,9 @@ func TestImportXXLJob(t *testing.T) {
 	if code, _, errOut := cli(t, testPassword+"\n", append([]string{"login", "--server", url, "--user", "admin", "--password-stdin"}, admin...)...); code != 0 {
 		t.Fatalf("login: exit %d: %s", code, errOut)
 	}
-	fixture := func(name string) string { return filepath.Join("..", "..", "internal", "xxljob", "testdata", "import", name) }
+	fixture := func(name string) string {
+		return filepath.Join("..", "..", "internal", "xxljob", "testdata", "import", name)
+	}
 	groupCount := func() int {
 		t.Helper()
 		code, out, errOut := cli(t, "", append([]string{"group", "list"}, admin...)...)
