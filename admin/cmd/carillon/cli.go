@@ -59,6 +59,7 @@ Client commands (they call a running admin):
   logout                      end the saved session
   whoami                      the user you are
   group list | get ID | create APP | delete ID
+                              (create --protocol xxl-job [--allow-scripts]: a group of xxl-job executors)
   group token ID [--clear]    give the group its own executor token, printed once (ADMIN)
   job list | get ID | create | update ID | start ID | stop ID | delete ID
   job trigger ID | preview [ID]

@@ -15,10 +15,11 @@ func cmdGroup(ctx context.Context, e *cmdEnv, args []string) error {
 }
 
 func groupRow(g *carillonv1.Group) []string {
-	return []string{fmtID(g.Id), g.AppName, g.Title, enumName(g.AddressMode, "ADDRESS_MODE_"), orDash(strings.Join(g.Addresses, ","))}
+	return []string{fmtID(g.Id), g.AppName, g.Title, enumName(g.AddressMode, "ADDRESS_MODE_"), protocolName(g),
+		orDash(strings.Join(g.Addresses, ","))}
 }
 
-var groupHeader = []string{"ID", "APP", "TITLE", "MODE", "EXECUTORS"}
+var groupHeader = []string{"ID", "APP", "TITLE", "MODE", "PROTOCOL", "EXECUTORS"}
 
 func groupList(ctx context.Context, e *cmdEnv, args []string) error {
 	fs := e.flags("group list")
@@ -57,11 +58,17 @@ func groupCreate(ctx context.Context, e *cmdEnv, args []string) error {
 	fs := e.flags("group create")
 	title := fs.String("title", "", "title (default: the app name)")
 	manual := fs.String("manual", "", "MANUAL mode with these executor URLs, comma-separated (default: AUTO, the registered executors)")
+	protocol := fs.String("protocol", "carillon", "the executors' protocol: carillon (the SDK) or xxl-job (xxl-job-core, xxl-job-executor-go)")
+	allowScripts := fs.Bool("allow-scripts", false, "xxl-job groups: send script (GLUE) jobs to the executors")
 	pos, err := e.parse(fs, args, 1, "an app name: carillon group create APP")
 	if err != nil {
 		return err
 	}
-	g := &carillonv1.Group{AppName: pos[0], Title: *title}
+	p, err := parseProtocol(*protocol)
+	if err != nil {
+		return err
+	}
+	g := &carillonv1.Group{AppName: pos[0], Title: *title, ExecutorProtocol: p, AllowScripts: *allowScripts}
 	if *manual != "" {
 		g.AddressMode, g.Addresses = carillonv1.AddressMode_ADDRESS_MODE_MANUAL, splitList(*manual)
 	}
@@ -126,4 +133,27 @@ func groupToken(ctx context.Context, e *cmdEnv, args []string) error {
 	}
 	fmt.Fprintln(e.io.out, res.Token)
 	return nil
+}
+
+// parseProtocol reads --protocol: carillon or xxl-job.
+func parseProtocol(s string) (carillonv1.ExecutorProtocol, error) {
+	switch strings.ToLower(s) {
+	case "carillon":
+		return carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_CARILLON, nil
+	case "xxl-job", "xxl_job":
+		return carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB, nil
+	}
+	return 0, usagef("--protocol: want carillon or xxl-job, got %q", s)
+}
+
+// protocolName is the PROTOCOL column: carillon, or xxl-job (with
+// "+scripts" when the group sends script jobs).
+func protocolName(g *carillonv1.Group) string {
+	if g.ExecutorProtocol != carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB {
+		return "carillon"
+	}
+	if g.AllowScripts {
+		return "xxl-job+scripts"
+	}
+	return "xxl-job"
 }

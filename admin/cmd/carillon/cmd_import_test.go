@@ -90,6 +90,14 @@ func TestImportXXLJob(t *testing.T) {
 	if n := groupCount(); n != 2 {
 		t.Errorf("%d groups after the refused second import, want 2", n)
 	}
+	// A group of xxl-job executors, with scripts, by hand.
+	code, out, errOut = cli(t, "", append([]string{"group", "create", "legacy", "--protocol", "xxl-job", "--allow-scripts"}, admin...)...)
+	if code != 0 || !regexp.MustCompile(`PROTOCOL[\s\S]*legacy\s+legacy\s+AUTO\s+xxl-job\+scripts`).MatchString(out) {
+		t.Errorf("group create --protocol xxl-job --allow-scripts: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut = cli(t, "", append([]string{"group", "create", "other", "--protocol", "soap"}, admin...)...); code != exitUsage {
+		t.Errorf("--protocol soap: exit %d %q, want %d", code, errOut, exitUsage)
+	}
 	// The other schemas import too.
 	for _, f := range []string{"xxl-job-2.2.sql", "xxl-job-3.5.sql"} {
 		code, out, errOut = cli(t, "", append([]string{"import", "xxl-job", "--dry-run", fixture(f)}, admin...)...)
