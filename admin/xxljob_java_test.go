@@ -413,4 +413,3 @@ func waitRunning(t *testing.T, c clients, id int64) *carillonv1.Run {
 	})
 	return run
 }
-
