@@ -73,9 +73,7 @@ func (s jobService) ImportJobs(ctx context.Context, req *carillonv1.ImportJobsRe
 			g.Id = 0
 			res.Groups = append(res.Groups, g)
 		}
-		for _, j := range req.Jobs {
-			res.Jobs = append(res.Jobs, j)
-		}
+		res.Jobs = append(res.Jobs, req.Jobs...)
 		return res, nil
 	}
 	out, err := s.cfg.Store.ImportJobs(ctx, im, s.cfg.NowFunc())

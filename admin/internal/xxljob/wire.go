@@ -8,7 +8,7 @@ import (
 // Header names of xxl-job's protocol.
 const (
 	// TokenHeader carries the access token, in every version.
-	TokenHeader = "XXL-JOB-ACCESS-TOKEN"
+	TokenHeader = "XXL-JOB-ACCESS-TOKEN" //nolint:gosec // a header name, not a credential
 	// AppNameHeader carries the executor's app name (3.5 and later).
 	AppNameHeader = "XXL-JOB-APPNAME"
 )
