@@ -88,3 +88,49 @@ func TestImportJobs(t *testing.T) {
 		t.Errorf("child job %d: %v, %v; want it started with a next fire", child, ch, err)
 	}
 }
+
+// TestRegisterProtocol: an executor registers only into a group of its
+// protocol (or an app without a group); otherwise failed_precondition, and
+// it is not registered.
+func TestRegisterProtocol(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "s3cret")
+	ctx := context.Background()
+	c := clientsOf(b.url, b.admin)
+	for _, g := range []*carillonv1.Group{
+		{AppName: "xxl", ExecutorProtocol: carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB},
+		{AppName: "go"},
+	} {
+		if _, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: g}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	xxl, carillon := carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB, carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_UNSPECIFIED
+	for _, tt := range []struct {
+		app      string
+		protocol carillonv1.ExecutorProtocol
+		want     connect.Code
+	}{
+		{"xxl", xxl, 0},
+		{"xxl", carillon, connect.CodeFailedPrecondition},
+		{"go", carillon, 0},
+		{"go", carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_CARILLON, 0},
+		{"go", xxl, connect.CodeFailedPrecondition},
+		{"nogroup", xxl, 0},
+		{"go", carillonv1.ExecutorProtocol(9), connect.CodeInvalidArgument},
+	} {
+		_, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: tt.app, Address: "http://10.0.0.9:9999", Protocol: tt.protocol})
+		if got := connect.CodeOf(err); (err == nil) != (tt.want == 0) || (err != nil && got != tt.want) {
+			t.Errorf("register %s speaking %s: %v, want code %v", tt.app, tt.protocol, err, tt.want)
+		}
+	}
+	l, err := c.group.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range l.Groups {
+		if len(g.Addresses) != 1 {
+			t.Errorf("group %s has executors %v, want the one of its protocol", g.AppName, g.Addresses)
+		}
+	}
+}
