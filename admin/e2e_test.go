@@ -160,7 +160,10 @@ func h2cClient() *http.Client {
 }
 
 // eventually polls cond every 100 ms until it returns nil or the deadline
-// passes, and then fails with cond's last error.
+// passes, and then fails with cond's last error. It is for waits on another
+// party's state seen through the public API (the admin's runs, a group's
+// executors): the test has no signal from inside those processes, so it
+// polls, with a bound, and says what it last saw.
 func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -270,7 +273,22 @@ func TestEndToEnd(t *testing.T) {
 				}
 			}
 			before := len(listRuns(t, c, okJob.Id))
-			time.Sleep(2500 * time.Millisecond) // two and a half one-second periods
+			// A canary made after the stop: once it has succeeded three
+			// times, the scheduler has passed instants the stopped jobs
+			// would have fired on.
+			canary := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "canary", Schedule: every, Handler: "ok", Enabled: true})
+			eventually(t, 20*time.Second, func() error {
+				succeeded := 0
+				for _, r := range listRuns(t, c, canary.Id) {
+					if r.Status == carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+						succeeded++
+					}
+				}
+				if succeeded < 3 {
+					return fmt.Errorf("canary job: %d succeeded runs, want 3", succeeded)
+				}
+				return nil
+			})
 			if after := len(listRuns(t, c, okJob.Id)); after != before {
 				t.Errorf("stopped job: runs went from %d to %d", before, after)
 			}

@@ -2,9 +2,15 @@
 // and Set move it, and the functions given to AfterFunc run when it passes
 // their deadlines. With a Step, every reading moves it too, so that code
 // paced by the clock sees time pass without the test sleeping.
+//
+// A test waits for the code under test with AwaitPending ("it is waiting
+// on the clock now") or AwaitTime ("the clock got this far"), which return
+// as soon as the clock's state says so, instead of polling on the
+// machine's clock.
 package fakeclock
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -15,9 +21,10 @@ type Clock struct {
 	// makes AfterFunc's waits pass at once (the clock jumps to their end).
 	Step time.Duration
 
-	mu     sync.Mutex
-	now    time.Time
-	timers []*timer
+	mu      sync.Mutex
+	now     time.Time
+	timers  []*timer
+	changed chan struct{} // closed and replaced at every move and every new timer
 }
 
 type timer struct {
@@ -34,6 +41,9 @@ func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	c.now = c.now.Add(c.Step)
 	now := c.now
+	if c.Step != 0 {
+		c.signal()
+	}
 	due := c.due()
 	c.mu.Unlock()
 	run(due)
@@ -45,6 +55,7 @@ func (c *Clock) Now() time.Time {
 func (c *Clock) Add(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
+	c.signal()
 	due := c.due()
 	c.mu.Unlock()
 	run(due)
@@ -55,6 +66,7 @@ func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
 	if t.After(c.now) {
 		c.now = t
+		c.signal()
 	}
 	due := c.due()
 	c.mu.Unlock()
@@ -71,6 +83,7 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) (stop func() bool) {
 	if c.Step > 0 && tm.at.After(c.now) {
 		c.now = tm.at
 	}
+	c.signal()
 	due := c.due()
 	c.mu.Unlock()
 	run(due)
@@ -89,6 +102,11 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) (stop func() bool) {
 func (c *Clock) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.pending()
+}
+
+// pending counts the timers not yet run or stopped. c.mu is held.
+func (c *Clock) pending() int {
 	n := 0
 	for _, tm := range c.timers {
 		if !tm.done {
@@ -96,6 +114,50 @@ func (c *Clock) Pending() int {
 		}
 	}
 	return n
+}
+
+// AwaitPending waits until at least n AfterFunc functions wait for the
+// clock, that is, until the code under test is waiting on it, and reports
+// whether they did before ctx ended.
+func (c *Clock) AwaitPending(ctx context.Context, n int) bool {
+	return c.await(ctx, func() bool { return c.pending() >= n })
+}
+
+// AwaitTime waits until the clock reads t or later, moved by the code under
+// test (with a Step) or by another goroutine, and reports whether it did
+// before ctx ended.
+func (c *Clock) AwaitTime(ctx context.Context, t time.Time) bool {
+	return c.await(ctx, func() bool { return !c.now.Before(t) })
+}
+
+// await waits until cond, called with c.mu held, is true at a change of
+// the clock.
+func (c *Clock) await(ctx context.Context, cond func() bool) bool {
+	for {
+		c.mu.Lock()
+		if cond() {
+			c.mu.Unlock()
+			return true
+		}
+		if c.changed == nil {
+			c.changed = make(chan struct{})
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// signal wakes the goroutines in await. c.mu is held.
+func (c *Clock) signal() {
+	if c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
 }
 
 // due takes the timers whose time has come. c.mu is held.

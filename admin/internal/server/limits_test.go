@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"connectrpc.com/connect"
@@ -15,9 +16,14 @@ import (
 // TestReadLimiter checks the bounds on API reads with a handler that
 // holds each read until released: one read runs, one waits, a third is
 // refused at once with resource_exhausted; a waiting read whose deadline
-// passes fails with deadline_exceeded; writes are not limited.
+// passes fails with deadline_exceeded; writes are not limited. It runs in a
+// synctest bubble: synctest.Wait says when the second read waits.
 func TestReadLimiter(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testReadLimiter)
+}
+
+func testReadLimiter(t *testing.T) {
 	l := newReadLimiter(time.Hour, 1, 1)
 	release := make(chan struct{})
 	started := make(chan struct{}, 10)
@@ -47,8 +53,9 @@ func TestReadLimiter(t *testing.T) {
 	waitCtx, cancelWait := context.WithCancel(ctx)
 	second := make(chan error, 1)
 	go func() { second <- call(waitCtx, read) }()
-	for len(l.queued) < 2 { // until the second waits
-		time.Sleep(time.Millisecond)
+	synctest.Wait() // the second read waits for the slot
+	if len(l.queued) != 2 {
+		t.Fatalf("%d reads running or waiting, want 2", len(l.queued))
 	}
 	if err := call(ctx, read); connect.CodeOf(err) != connect.CodeResourceExhausted || !strings.Contains(err.Error(), "retry later") {
 		t.Fatalf("a read past the limits: %v, want resource_exhausted", err)

@@ -32,18 +32,6 @@ func sleep(ctx context.Context, c Clock, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	if _, wall := c.(wallClock); wall {
-		// The fire path's wait for an instant: a plain timer, without the
-		// goroutine AfterFunc starts, thousands of times a second.
-		timer := time.NewTimer(d)
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
 	done := make(chan struct{})
 	stop := c.AfterFunc(d, func() { close(done) })
 	select {

@@ -261,14 +261,17 @@ func TestReconcileWaitsForLiveExecutors(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- trig.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond}) }()
-	// The silent executor stays live through the restart grace; the clock
-	// ticks a second per read, so 20 rounds are well within it.
-	for range 20 {
-		time.Sleep(2 * time.Millisecond)
-		if got, _ := r.st.Run(ctx, id); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || got.ExecutorAddress != "" {
-			cancel()
-			t.Fatalf("run settled or sent (%s at %q) while an executor that may hold it is live", got.Status, got.ExecutorAddress)
-		}
+	// The silent executor stays live through the restart grace. Reconcile's
+	// rounds move the clock (100 ms a reading): wait until they have moved
+	// it 5 s, dozens of rounds, well within the grace.
+	wait, waited := context.WithTimeout(ctx, 10*time.Second)
+	defer waited()
+	if !r.clock.AwaitTime(wait, r.clock.Now().Add(5*time.Second)) {
+		t.Fatalf("Reconcile's rounds did not move the clock 5 s within 10 s (it reads %v)", r.clock.Now())
+	}
+	if got, _ := r.st.Run(ctx, id); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || got.ExecutorAddress != "" {
+		cancel()
+		t.Fatalf("run settled or sent (%s at %q) while an executor that may hold it is live", got.Status, got.ExecutorAddress)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -256,14 +256,9 @@ func testStopAfterClaimSkips(t *testing.T, byScan bool) {
 		b.trig.Fire(es)
 	} else {
 		b.trig.Fire(es)
-		for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
-			r, _ := b.st.Run(ctx, es[0].RunID)
-			if r.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING {
-				break // claimed, ahead of the instant
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("run not claimed a second after Fire: %s", r.Status)
-			}
+		awaitPending(t, b.clock) // claimed and routed, waiting for the instant
+		if r, _ := b.st.Run(ctx, es[0].RunID); r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+			t.Fatalf("run %s while the trigger waits for its instant, want RUNNING: claimed ahead", r.Status)
 		}
 		stop()
 	}
@@ -283,18 +278,59 @@ func testStopAfterClaimSkips(t *testing.T, byScan bool) {
 	}
 }
 
+// awaitPending waits until the trigger waits on the bundle's clock: its
+// fires are claimed and routed, and wait for their instant.
+func awaitPending(t *testing.T, clock *fakeclock.Clock) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !clock.AwaitPending(ctx, 1) {
+		t.Fatal("the trigger did not wait on the clock within 10 s")
+	}
+}
+
 // acceptor is an executor that accepts every run and reports nothing.
 type acceptor struct {
 	carillonv1connect.UnimplementedExecutorServiceHandler
-	mu  sync.Mutex
-	got []int64
+	mu      sync.Mutex
+	got     []int64
+	arrived chan struct{} // closed and replaced at each run received
 }
 
 func (a *acceptor) Run(_ context.Context, req *carillonv1.RunRequest) (*carillonv1.RunResponse, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.got = append(a.got, req.RunId)
+	if a.arrived != nil {
+		close(a.arrived)
+		a.arrived = nil
+	}
 	return &carillonv1.RunResponse{}, nil
+}
+
+// await waits until the acceptor has received n runs, and fails the test
+// with the count it got if that takes over 10 s.
+func (a *acceptor) await(t *testing.T, n int) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		a.mu.Lock()
+		got := len(a.got)
+		if got >= n {
+			a.mu.Unlock()
+			return
+		}
+		if a.arrived == nil {
+			a.arrived = make(chan struct{})
+		}
+		arrived := a.arrived
+		a.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-timeout:
+			t.Fatalf("executor received %d runs in 10 s, want %d", got, n)
+		}
+	}
 }
 
 func (a *acceptor) RunBatch(ctx context.Context, req *carillonv1.RunBatchRequest) (*carillonv1.RunBatchResponse, error) {
@@ -304,12 +340,6 @@ func (a *acceptor) RunBatch(ctx context.Context, req *carillonv1.RunBatchRequest
 		res.Outcomes = append(res.Outcomes, &carillonv1.RunOutcome{})
 	}
 	return res, nil
-}
-
-func (a *acceptor) received() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.got)
 }
 
 // TestDispatchRecordedWithResult: a scheduled fire's dispatch is stored
@@ -335,11 +365,7 @@ func TestDispatchRecordedWithResult(t *testing.T) {
 		es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: b.clock.Now(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
 	}
 	b.trig.Fire(es)
-	for deadline := time.Now().Add(5 * time.Second); exec.received() < 2; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("executor received %d runs in 5 s, want 2", exec.received())
-		}
-	}
+	exec.await(t, 2)
 	finished := b.clock.Now()
 	if err := b.trig.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: finished}}); err != nil {
 		t.Fatal(err)
