@@ -179,14 +179,17 @@ func (t *Trigger) ReadLog(ctx context.Context, r store.Run, fromLine int32) (*ca
 // an executor that predates KillRequest.run_id ignores the run and kills
 // every running and queued run of the job, as it always did.
 //
-// From the call on, until the run is settled, a result of r is taken as
-// KILLED: xxl-job executors report a killed run as a normal result
-// (xxl-job-executor-go as SUCCEEDED), which may come before the caller
-// settles the run KILLED.
+// For a run of an XXL_JOB group, from the call on until the run is
+// settled, a result of r is taken as KILLED: xxl-job executors report a
+// killed run as a normal result (xxl-job-executor-go as SUCCEEDED), which
+// may come before the caller settles the run KILLED. Carillon executors
+// report KILLED themselves.
 func (t *Trigger) Kill(ctx context.Context, r store.Run) error {
 	ctx, cancel := context.WithTimeout(forGroup(ctx, r.GroupID), t.cfg.DispatchTimeout)
 	defer cancel()
-	t.killing.Store(r.ID, struct{}{})
+	if g, ok := t.groupOf(ctx, r.GroupID); ok && g.ExecutorProtocol == carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB {
+		t.killing.Store(r.ID, struct{}{})
+	}
 	_, err := t.executors.client(ctx, r.ExecutorAddress).Kill(ctx, &carillonv1.KillRequest{
 		JobId: r.JobID, RunId: r.ID, DatabaseId: t.cfg.Store.DatabaseID(),
 	})

@@ -111,8 +111,8 @@ type Trigger struct {
 
 	tokens *auth.ExecutorTokens
 
-	// killing holds the runs being killed (Kill) until they are settled
-	// KILLED: any result of one is taken as KILLED.
+	// killing holds the runs of XXL_JOB groups being killed (Kill) until
+	// they are settled: any result of one is taken as KILLED.
 	killing sync.Map // run ID -> struct{}
 
 	restartsMu sync.Mutex
