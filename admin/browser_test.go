@@ -232,6 +232,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`[data-field-error=handler]`),
 		setValue(`input[name=handler]`, "ok"),
+		// The admin names a JSON request's fields as JSON does
+		// (job.retryCount); the form maps the name back to its input.
+		setValue(`input[name=retry_count]`, "101"),
+		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`[data-field-error=retry_count]`),
+		setValue(`input[name=retry_count]`, "0"),
 		setValue(`select[name=script_type]`, "1"), // SHELL: the code editor loads
 		chromedp.WaitVisible(`.cm-editor .cm-content`),
 		chromedp.Click(`.cm-editor .cm-content`),

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/client"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
@@ -143,7 +144,7 @@ type clients struct {
 
 func newClients(url string, httpClient *http.Client, opts ...connect.ClientOption) clients {
 	if tok, ok := credentials.Load(url); ok {
-		opts = append(opts, connect.WithInterceptors(bearer(tok.(string))))
+		opts = append(opts, client.WithToken(tok.(string)))
 	}
 	return clients{
 		group: carillonv1connect.NewGroupServiceClient(httpClient, url, opts...),

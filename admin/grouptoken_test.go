@@ -12,6 +12,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/carillonhq/carillon/admin/client"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
@@ -48,7 +49,7 @@ func (r *recorder) requests() []string {
 // clientsAs returns the management clients of a user's token (newClients
 // would send the first ADMIN's).
 func clientsAs(url, token string) clients {
-	opt := connect.WithInterceptors(bearer(token))
+	opt := client.WithToken(token)
 	return clients{
 		group: carillonv1connect.NewGroupServiceClient(http.DefaultClient, url, opt),
 		job:   carillonv1connect.NewJobServiceClient(http.DefaultClient, url, opt),
@@ -62,7 +63,7 @@ func newUser(t *testing.T, url string, u *carillonv1.User) string {
 	t.Helper()
 	ctx := context.Background()
 	tok, _ := credentials.Load(url)
-	users := carillonv1connect.NewUserServiceClient(http.DefaultClient, url, connect.WithInterceptors(bearer(tok.(string))))
+	users := carillonv1connect.NewUserServiceClient(http.DefaultClient, url, client.WithToken(tok.(string)))
 	const password = "a member's password"
 	if _, err := users.CreateUser(ctx, &carillonv1.CreateUserRequest{User: u, Password: password}); err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestGroupTokens(t *testing.T) {
 	a := startAdmin(t)
 	c := newClients(a.url, http.DefaultClient)
 	tok, _ := credentials.Load(a.url)
-	groups := carillonv1connect.NewGroupServiceClient(http.DefaultClient, a.url, connect.WithInterceptors(bearer(tok.(string))))
+	groups := carillonv1connect.NewGroupServiceClient(http.DefaultClient, a.url, client.WithToken(tok.(string)))
 	ga, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "team-a"}})
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +174,7 @@ func TestGroupTokens(t *testing.T) {
 	}
 
 	registry := func(token string) carillonv1connect.RegistryServiceClient {
-		return carillonv1connect.NewRegistryServiceClient(http.DefaultClient, a.url, connect.WithInterceptors(bearer(token)))
+		return carillonv1connect.NewRegistryServiceClient(http.DefaultClient, a.url, client.WithToken(token))
 	}
 	for _, tc := range []struct {
 		name, token, app string

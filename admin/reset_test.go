@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/client"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -25,7 +26,7 @@ func TestResetAdminPassword(t *testing.T) {
 	ctx := context.Background()
 	a := startAdmin(t)
 	old, _ := credentials.Load(a.url)
-	users := carillonv1connect.NewUserServiceClient(http.DefaultClient, a.url, connect.WithInterceptors(bearer(old.(string))))
+	users := carillonv1connect.NewUserServiceClient(http.DefaultClient, a.url, client.WithToken(old.(string)))
 	if _, err := users.CreateUser(ctx, &carillonv1.CreateUserRequest{
 		User: &carillonv1.User{Username: "second", Role: carillonv1.Role_ROLE_ADMIN}, Password: "second admin"}); err != nil {
 		t.Fatal(err)
@@ -62,12 +63,12 @@ func TestResetAdminPassword(t *testing.T) {
 	if login.User.Role != carillonv1.Role_ROLE_ADMIN || login.User.Disabled {
 		t.Errorf("after the reset: %v, want an enabled ADMIN", login.User)
 	}
-	_, err = carillonv1connect.NewUserServiceClient(http.DefaultClient, url, connect.WithInterceptors(bearer(old.(string)))).
+	_, err = carillonv1connect.NewUserServiceClient(http.DefaultClient, url, client.WithToken(old.(string))).
 		GetCurrentUser(ctx, &carillonv1.GetCurrentUserRequest{})
 	if connect.CodeOf(err) != connect.CodeUnauthenticated {
 		t.Errorf("the session from before the reset: %v, want unauthenticated", err)
 	}
-	audit, err := carillonv1connect.NewUserServiceClient(http.DefaultClient, url, connect.WithInterceptors(bearer(login.Token))).
+	audit, err := carillonv1connect.NewUserServiceClient(http.DefaultClient, url, client.WithToken(login.Token)).
 		ListAuditLog(ctx, &carillonv1.ListAuditLogRequest{})
 	if err != nil {
 		t.Fatal(err)

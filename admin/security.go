@@ -117,14 +117,15 @@ func printDemoAccess(ctx context.Context, st *store.Store, w io.Writer, baseURL,
 	if _, err := st.CreateAPIToken(ctx, store.APIToken{UserID: admin.ID, Name: demoTokenName, TokenHash: hash}, time.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\ncarillon demo: an API token of user %q (replaced on every demo start):\n\n"+
+	fmt.Fprintf(w, "\ncarillon demo: an API token of user %q (replaced on every demo start; of this demo's database only:\n"+
+		"unset CARILLON_API_TOKEN before you use another admin or database):\n\n"+
 		"    export CARILLON_API_TOKEN=%s\n\n"+
 		"  List the runs with curl:\n"+
 		"    curl -s -H \"Authorization: Bearer $CARILLON_API_TOKEN\" -H 'Content-Type: application/json' -d '{\"pageSize\":3}' %s/carillon.v1.RunService/ListRuns\n"+
 		"  or with the CLI:\n"+
-		"    go run ./admin/cmd/carillon run list --server %s\n"+
+		"    carillon run list --server %s     (the CLI: go install ./admin/cmd/carillon)\n"+
 		"  or open the web console at %s/ and sign in as %q with the password printed at this database's\n"+
-		"  first start (lost it? stop the demo and run: go run ./admin/cmd/carillon reset-admin-password --db %s)\n\n",
+		"  first start (lost it? stop the demo and run: carillon reset-admin-password --db %s)\n\n",
 		admin.Username, token, baseURL, baseURL, baseURL, admin.Username, dbPath)
 	return nil
 }

@@ -18,20 +18,11 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/client"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
 )
-
-// bearer sends "Authorization: Bearer <token>" on every call.
-func bearer(token string) connect.UnaryInterceptorFunc {
-	return func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", "Bearer "+token)
-			return next(ctx, req)
-		}
-	}
-}
 
 // serveAdmin opens and serves an admin with cfg on loopback until the test
 // ends, and returns its URL.
@@ -77,7 +68,7 @@ func TestFirstStart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("log in with the printed password: %v", err)
 	}
-	authed := carillonv1connect.NewUserServiceClient(http.DefaultClient, url, connect.WithInterceptors(bearer(login.Token)))
+	authed := carillonv1connect.NewUserServiceClient(http.DefaultClient, url, client.WithToken(login.Token))
 	tok, err := authed.GetExecutorToken(ctx, &carillonv1.GetExecutorTokenRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +83,7 @@ func TestFirstStart(t *testing.T) {
 	reg := func(token string) error {
 		var opts []connect.ClientOption
 		if token != "" {
-			opts = append(opts, connect.WithInterceptors(bearer(token)))
+			opts = append(opts, client.WithToken(token))
 		}
 		_, err := carillonv1connect.NewRegistryServiceClient(http.DefaultClient, url, opts...).Register(ctx,
 			&carillonv1.RegisterRequest{AppName: "app", Address: "http://127.0.0.1:1"})
@@ -122,7 +113,7 @@ func TestTokenBothWays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth := connect.WithInterceptors(bearer(login.Token))
+	auth := client.WithToken(login.Token)
 	groups := carillonv1connect.NewGroupServiceClient(http.DefaultClient, url, auth)
 	jobs := carillonv1connect.NewJobServiceClient(http.DefaultClient, url, auth)
 	runs := carillonv1connect.NewRunServiceClient(http.DefaultClient, url, auth)
@@ -148,7 +139,7 @@ func TestTokenBothWays(t *testing.T) {
 		}
 	})
 	exURL := "http://" + ln.Addr().String()
-	_, err = carillonv1connect.NewRegistryServiceClient(http.DefaultClient, url, connect.WithInterceptors(bearer("executor-token"))).
+	_, err = carillonv1connect.NewRegistryServiceClient(http.DefaultClient, url, client.WithToken("executor-token")).
 		Register(ctx, &carillonv1.RegisterRequest{AppName: "other", Address: exURL})
 	if connect.CodeOf(err) != connect.CodeUnauthenticated {
 		t.Errorf("register with the executor's (wrong) token: %v, want unauthenticated", err)
@@ -190,7 +181,7 @@ func TestTokenBothWays(t *testing.T) {
 	}{"None": {"", connect.CodeUnauthenticated}, "Admins": {"admin-token", connect.CodeUnauthenticated}, "Right": {"executor-token", 0}} {
 		var opts []connect.ClientOption
 		if tc.token != "" {
-			opts = append(opts, connect.WithInterceptors(bearer(tc.token)))
+			opts = append(opts, client.WithToken(tc.token))
 		}
 		_, err := carillonv1connect.NewExecutorServiceClient(http.DefaultClient, exURL, opts...).Beat(ctx, &carillonv1.BeatRequest{})
 		if connect.CodeOf(err) != tc.want && !(tc.want == 0 && err == nil) {

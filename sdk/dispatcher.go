@@ -170,7 +170,7 @@ func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err 
 	}
 	d.recent.add(key)
 	r.log = newRunLog(d.logs, d.logs.runDir(d.logs.today(), r.db), r.id, d.now)
-	r.log.printf("run %d of job %d accepted: %s, param %q, shard %d of %d, block strategy %s, timeout %s",
+	r.log.printf("run %d of job %d accepted: %s, param %q, shard %d of %d (0-based), block strategy %s, timeout %s",
 		r.id, r.jobID, r.describe(), r.param, r.shardIndex, r.shardTotal,
 		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout))
 	d.runs[key] = r

@@ -33,7 +33,7 @@ result back:
 			if job.Param == "" {
 				return errors.New("no invoice number in the param")
 			}
-			job.Logf("sending invoice %s (shard %d of %d)", job.Param, job.ShardIndex, job.ShardTotal)
+			job.Logf("sending invoice %s (shard %d of %d, 0-based)", job.Param, job.ShardIndex, job.ShardTotal)
 			return nil // SUCCEEDED; an error means FAILED, with its text as the message
 		})
 

@@ -61,7 +61,7 @@ func ExampleExecutor_HandleFunc() {
 		log.Fatal(err)
 	}
 	ex.HandleFunc("report.daily", func(ctx context.Context, job *sdk.Job) error {
-		job.Logf("building the report for shard %d of %d", job.ShardIndex, job.ShardTotal)
+		job.Logf("building the report for shard %d of %d (0-based)", job.ShardIndex, job.ShardTotal)
 		return nil
 	})
 
@@ -138,7 +138,7 @@ func ExampleJob_Logf() {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// Output:
-	// 2026-05-01 12:00:00.000 run 1 of job 7 accepted: handler "greet", param "ada", shard 0 of 1, block strategy SERIAL, timeout none
+	// 2026-05-01 12:00:00.000 run 1 of job 7 accepted: handler "greet", param "ada", shard 0 of 1 (0-based), block strategy SERIAL, timeout none
 	// 2026-05-01 12:00:00.000 ----- run 1 started
 	// 2026-05-01 12:00:00.000 hello, ada
 	// 2026-05-01 12:00:00.000 level=INFO msg=greeted shard=0

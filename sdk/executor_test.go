@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/carillonhq/carillon/admin/client"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
@@ -209,7 +210,7 @@ func TestExecutor(t *testing.T) {
 		b.admin.result(t, 7)
 		for name, c := range map[string]carillonv1connect.ExecutorServiceClient{
 			"none":  carillonv1connect.NewExecutorServiceClient(h2cClient(), b.ex.URL),
-			"wrong": carillonv1connect.NewExecutorServiceClient(h2cClient(), b.ex.URL, withToken("s3cre7")),
+			"wrong": carillonv1connect.NewExecutorServiceClient(h2cClient(), b.ex.URL, client.WithToken("s3cre7")),
 		} {
 			if _, err := c.Beat(t.Context(), &carillonv1.BeatRequest{}); connect.CodeOf(err) != connect.CodeUnauthenticated {
 				t.Errorf("Beat with %s token = %v, want unauthenticated", name, err)
@@ -573,8 +574,8 @@ func TestRunLeavesNoGoroutines(t *testing.T) {
 	admin.mu.Unlock()
 	h2c := h2cClient()
 	clients := []carillonv1connect.ExecutorServiceClient{
-		carillonv1connect.NewExecutorServiceClient(http.DefaultClient, url, withToken("tok")),
-		carillonv1connect.NewExecutorServiceClient(h2c, url, connect.WithGRPC(), withToken("tok")),
+		carillonv1connect.NewExecutorServiceClient(http.DefaultClient, url, client.WithToken("tok")),
+		carillonv1connect.NewExecutorServiceClient(h2c, url, connect.WithGRPC(), client.WithToken("tok")),
 	}
 	for id := int64(1); id <= 4; id++ {
 		c := clients[id%2]
@@ -645,9 +646,9 @@ func TestExecutorHandlerOnYourOwnServer(t *testing.T) {
 	}
 	exampleHandlers(ex)
 	mux.Handle(ex.Handler())
-	client := carillonv1connect.NewExecutorServiceClient(srv.Client(), srv.URL, withToken("tok"))
+	exc := carillonv1connect.NewExecutorServiceClient(srv.Client(), srv.URL, client.WithToken("tok"))
 
-	if _, err := client.Beat(t.Context(), &carillonv1.BeatRequest{}); connect.CodeOf(err) != connect.CodeUnavailable {
+	if _, err := exc.Beat(t.Context(), &carillonv1.BeatRequest{}); connect.CodeOf(err) != connect.CodeUnavailable {
 		t.Errorf("Beat before Serve = %v, want unavailable", err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -663,7 +664,7 @@ func TestExecutorHandlerOnYourOwnServer(t *testing.T) {
 	if err := ex.Serve(ctx, nil); !errors.Is(err, sdk.ErrAlreadyRunning) {
 		t.Errorf("second Serve = %v, want ErrAlreadyRunning", err)
 	}
-	if _, err := client.Run(t.Context(), &carillonv1.RunRequest{RunId: 1, JobId: 1, Handler: "hello", ShardTotal: 1}); err != nil {
+	if _, err := exc.Run(t.Context(), &carillonv1.RunRequest{RunId: 1, JobId: 1, Handler: "hello", ShardTotal: 1}); err != nil {
 		t.Fatalf("Run through the mounted handler: %v", err)
 	}
 	admin.result(t, 1)
@@ -675,7 +676,7 @@ func TestExecutorHandlerOnYourOwnServer(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Serve = %v", err)
 	}
-	if _, err := client.Beat(t.Context(), &carillonv1.BeatRequest{}); connect.CodeOf(err) != connect.CodeUnavailable {
+	if _, err := exc.Beat(t.Context(), &carillonv1.BeatRequest{}); connect.CodeOf(err) != connect.CodeUnavailable {
 		t.Errorf("Beat after Serve = %v, want unavailable", err)
 	}
 }

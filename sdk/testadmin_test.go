@@ -16,6 +16,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/carillonhq/carillon/admin/client"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
@@ -202,7 +203,7 @@ func startExecutor(t *testing.T, cfg sdk.Config, setup func(*sdk.Executor)) *tes
 	te := &testExecutor{Executor: ex, URL: "http://" + ln.Addr().String(), LogDir: cfg.LogDir, cancel: cancel, done: make(chan error, 1)}
 	var opts []connect.ClientOption
 	if cfg.AccessToken != "" {
-		opts = append(opts, withToken(cfg.AccessToken))
+		opts = append(opts, client.WithToken(cfg.AccessToken))
 	}
 	te.Client = carillonv1connect.NewExecutorServiceClient(http.DefaultClient, te.URL, opts...)
 	go func() { te.done <- ex.Serve(ctx, ln) }()
@@ -224,16 +225,6 @@ func (te *testExecutor) stop(t *testing.T) error {
 		t.Fatalf("Serve did not return within %v of its context ending", waitLimit)
 		return nil
 	}
-}
-
-// withToken sends an access token.
-func withToken(token string) connect.ClientOption {
-	return connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", "Bearer "+token)
-			return next(ctx, req)
-		}
-	}))
 }
 
 // h2cClient speaks cleartext HTTP/2 only.

@@ -66,7 +66,7 @@ func hello(ctx context.Context, job *sdk.Job) error {
 	if name == "" {
 		name = "world"
 	}
-	job.Logf("hello, %s (run %d of job %d, shard %d of %d)", name, job.RunID, job.JobID, job.ShardIndex+1, job.ShardTotal)
+	job.Logf("hello, %s (run %d of job %d, shard %d of %d, 0-based)", name, job.RunID, job.JobID, job.ShardIndex, job.ShardTotal)
 	return nil
 }
 

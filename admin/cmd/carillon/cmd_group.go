@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-func cmdGroup(ctx context.Context, e *cmdEnv, args []string) error {
-	return sub(ctx, e, "group", args, map[string]func(context.Context, *cmdEnv, []string) error{
-		"list": groupList, "get": groupGet, "create": groupCreate, "delete": groupDelete, "token": groupToken,
-	})
+func groupCmd(e *cmdEnv) *cobra.Command {
+	return noun("group", "Executor groups: the app names executors register under, and where runs go",
+		groupListCmd(e), groupGetCmd(e), groupCreateCmd(e), groupUpdateCmd(e), groupDeleteCmd(e), groupTokenCmd(e))
 }
 
 func groupRow(g *carillonv1.Group) []string {
@@ -21,118 +23,204 @@ func groupRow(g *carillonv1.Group) []string {
 
 var groupHeader = []string{"ID", "APP", "TITLE", "MODE", "PROTOCOL", "EXECUTORS"}
 
-func groupList(ctx context.Context, e *cmdEnv, args []string) error {
-	fs := e.flags("group list")
-	if _, err := e.parse(fs, args, 0, "no arguments"); err != nil {
-		return err
+func groupListCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the groups, and the app names executors registered under that no group has",
+		Args:  exactArgs(0, "no arguments"),
 	}
-	res, err := e.clients().group.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
-	if err != nil {
-		return err
-	}
-	var rows [][]string
-	for _, g := range res.Groups {
-		rows = append(rows, groupRow(g))
-	}
-	return e.print(res, groupHeader, rows)
-}
-
-func groupGet(ctx context.Context, e *cmdEnv, args []string) error {
-	fs := e.flags("group get")
-	pos, err := e.parse(fs, args, 1, "a group id")
-	if err != nil {
-		return err
-	}
-	id, err := parseID("group", pos[0])
-	if err != nil {
-		return err
-	}
-	res, err := e.clients().group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: id})
-	if err != nil {
-		return err
-	}
-	return e.print(res, groupHeader, [][]string{groupRow(res.Group)})
-}
-
-func groupCreate(ctx context.Context, e *cmdEnv, args []string) error {
-	fs := e.flags("group create")
-	title := fs.String("title", "", "title (default: the app name)")
-	manual := fs.String("manual", "", "MANUAL mode with these executor URLs, comma-separated (default: AUTO, the registered executors)")
-	protocol := fs.String("protocol", "carillon", "the executors' protocol: carillon (the SDK) or xxl-job (xxl-job-core, xxl-job-executor-go)")
-	allowScripts := fs.Bool("allow-scripts", false, "xxl-job groups: send script (GLUE) jobs to the executors")
-	pos, err := e.parse(fs, args, 1, "an app name: carillon group create APP")
-	if err != nil {
-		return err
-	}
-	p, err := parseProtocol(*protocol)
-	if err != nil {
-		return err
-	}
-	g := &carillonv1.Group{AppName: pos[0], Title: *title, ExecutorProtocol: p, AllowScripts: *allowScripts}
-	if *manual != "" {
-		g.AddressMode, g.Addresses = carillonv1.AddressMode_ADDRESS_MODE_MANUAL, splitList(*manual)
-	}
-	res, err := e.clients().group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: g})
-	if err != nil {
-		return err
-	}
-	return e.print(res, groupHeader, [][]string{groupRow(res.Group)})
-}
-
-func groupDelete(ctx context.Context, e *cmdEnv, args []string) error {
-	fs := e.flags("group delete")
-	pos, err := e.parse(fs, args, 1, "a group id")
-	if err != nil {
-		return err
-	}
-	id, err := parseID("group", pos[0])
-	if err != nil {
-		return err
-	}
-	res, err := e.clients().group.DeleteGroup(ctx, &carillonv1.DeleteGroupRequest{Id: id})
-	if err != nil {
-		return err
-	}
-	if e.json {
-		return e.printJSON(res)
-	}
-	fmt.Fprintf(e.io.out, "deleted group %d\n", id)
-	return nil
-}
-
-// groupToken gives a group an executor token of its own (printed alone, for
-// scripts), or with --clear returns it to the global token.
-func groupToken(ctx context.Context, e *cmdEnv, args []string) error {
-	fs := e.flags("group token")
-	clear := fs.Bool("clear", false, "return the group to the global executor token")
-	pos, err := e.parse(fs, args, 1, "a group id")
-	if err != nil {
-		return err
-	}
-	id, err := parseID("group", pos[0])
-	if err != nil {
-		return err
-	}
-	if *clear {
-		res, err := e.clients().group.ClearGroupToken(ctx, &carillonv1.ClearGroupTokenRequest{Id: id})
+	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
+		res, err := e.clients().Groups.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
 		if err != nil {
 			return err
 		}
-		if e.json {
-			return e.printJSON(res)
+		var rows [][]string
+		for _, g := range res.Groups {
+			rows = append(rows, groupRow(g))
 		}
-		fmt.Fprintf(e.io.out, "group %d uses the global executor token again\n", id)
-		return nil
-	}
-	res, err := e.clients().group.RotateGroupToken(ctx, &carillonv1.RotateGroupTokenRequest{Id: id})
-	if err != nil {
+		if err := e.print(res, groupHeader, rows); err != nil || e.json || len(res.UnclaimedAppNames) == 0 {
+			return err
+		}
+		_, err = fmt.Fprintf(e.io.out, "\nExecutors registered under app names no group has (create a group for each to use them):\n  %s\n",
+			strings.Join(res.UnclaimedAppNames, "\n  "))
 		return err
+	})
+}
+
+func groupFields(g *carillonv1.Group) [][2]string {
+	live := make([]string, 0, len(g.LiveExecutors))
+	for _, x := range g.LiveExecutors {
+		live = append(live, x.Address+" (last beat "+fmtTime(x.LastBeat)+")")
 	}
-	if e.json {
-		return e.printJSON(res)
+	return [][2]string{
+		{"ID", fmtID(g.Id)}, {"App", g.AppName}, {"Title", g.Title}, {"Mode", enumName(g.AddressMode, "ADDRESS_MODE_")},
+		{"Protocol", protocolName(g)},
+		{"Executors", orDash(strings.Join(g.Addresses, "\n"))}, {"Live executors", orDash(strings.Join(live, "\n"))},
+		{"Own token", yesNo(g.HasOwnToken)}, {"Updated", fmtTime(g.UpdatedAt)},
 	}
-	fmt.Fprintln(e.io.out, res.Token)
-	return nil
+}
+
+func groupGetCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "get ID",
+		Short: "Show a group and its live executors",
+		Args:  exactArgs(1, "a group id"),
+	}
+	return e.leaf(cmd, func(ctx context.Context, args []string) error {
+		id, err := parseID("group", args[0])
+		if err != nil {
+			return err
+		}
+		res, err := e.clients().Groups.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: id})
+		if err != nil {
+			return err
+		}
+		return e.printFields(res, groupFields(res.Group))
+	})
+}
+
+func groupCreateCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "create APP",
+		Short: "Create a group for the executors of an app name",
+		Long: `Create a group. APP is the app name executors register under. An AUTO group
+(the default) routes to the executors that registered in the last 90 s; a
+MANUAL one (--manual) to the URLs given. --protocol xxl-job makes a group of
+xxl-job executors (xxl-job-core, xxl-job-executor-go), which register through
+the admin's /api/registry; --allow-scripts sends them its script jobs.`,
+		Example: "  carillon group create example --title 'Example executors'\n  carillon group create legacy --manual http://10.0.0.5:9999,http://10.0.0.6:9999\n" +
+			"  carillon group create xxl-job-executor-sample --protocol xxl-job",
+		Args: exactArgs(1, "an app name: carillon group create APP"),
+	}
+	title := cmd.Flags().String("title", "", "title (default: the app name)")
+	manual := cmd.Flags().String("manual", "", "MANUAL mode with these executor URLs, comma-separated (default: AUTO, the registered executors)")
+	protocol := cmd.Flags().String("protocol", "carillon", "the executors' protocol: carillon (the SDK) or xxl-job (xxl-job-core, xxl-job-executor-go)")
+	allowScripts := cmd.Flags().Bool("allow-scripts", false, "xxl-job groups: send script (GLUE) jobs to the executors")
+	return e.leaf(cmd, func(ctx context.Context, args []string) error {
+		p, err := parseProtocol(*protocol)
+		if err != nil {
+			return err
+		}
+		g := &carillonv1.Group{AppName: args[0], Title: *title, ExecutorProtocol: p, AllowScripts: *allowScripts}
+		if *manual != "" {
+			g.AddressMode, g.Addresses = carillonv1.AddressMode_ADDRESS_MODE_MANUAL, splitList(*manual)
+		}
+		res, err := e.clients().Groups.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: g})
+		if err != nil {
+			return err
+		}
+		return e.print(res, groupHeader, [][]string{groupRow(res.Group)})
+	})
+}
+
+func groupUpdateCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "update ID",
+		Short: "Change a group's title, app name, mode, protocol or scripts; only the fields of the flags given change",
+		Example: "  carillon group update 1 --title 'Batch executors'\n  carillon group update 1 --manual http://10.0.0.5:9999\n" +
+			"  carillon group update 1 --auto",
+		Args: exactArgs(1, "a group id"),
+	}
+	fs := cmd.Flags()
+	title := fs.String("title", "", "the new title")
+	app := fs.String("app", "", "the new app name")
+	manual := fs.String("manual", "", "MANUAL mode with these executor URLs, comma-separated")
+	auto := fs.Bool("auto", false, "AUTO mode: route to the executors registered under the app name")
+	cmd.MarkFlagsMutuallyExclusive("manual", "auto")
+	protocol := fs.String("protocol", "", "the executors' protocol: carillon or xxl-job")
+	allowScripts := fs.Bool("allow-scripts", false, "xxl-job groups: send script (GLUE) jobs to the executors (--allow-scripts=false stops)")
+	return e.leaf(cmd, func(ctx context.Context, args []string) error {
+		id, err := parseID("group", args[0])
+		if err != nil {
+			return err
+		}
+		g := &carillonv1.Group{Id: id, Title: *title, AppName: *app}
+		var mask []string
+		if fs.Changed("title") {
+			mask = append(mask, "title")
+		}
+		if fs.Changed("app") {
+			mask = append(mask, "app_name")
+		}
+		switch {
+		case fs.Changed("manual"):
+			g.AddressMode, g.Addresses = carillonv1.AddressMode_ADDRESS_MODE_MANUAL, splitList(*manual)
+			mask = append(mask, "address_mode", "addresses")
+		case *auto:
+			g.AddressMode = carillonv1.AddressMode_ADDRESS_MODE_AUTO
+			mask = append(mask, "address_mode", "addresses")
+		}
+		if fs.Changed("protocol") {
+			if g.ExecutorProtocol, err = parseProtocol(*protocol); err != nil {
+				return err
+			}
+			mask = append(mask, "executor_protocol")
+		}
+		if fs.Changed("allow-scripts") {
+			g.AllowScripts = *allowScripts
+			mask = append(mask, "allow_scripts")
+		}
+		if len(mask) == 0 {
+			return usagef("group update: nothing to change: give --title, --app, --manual, --auto, --protocol or --allow-scripts")
+		}
+		res, err := e.clients().Groups.UpdateGroup(ctx, &carillonv1.UpdateGroupRequest{Group: g, UpdateMask: &fieldmaskpb.FieldMask{Paths: mask}})
+		if err != nil {
+			return err
+		}
+		return e.print(res, groupHeader, [][]string{groupRow(res.Group)})
+	})
+}
+
+func groupDeleteCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "delete ID",
+		Short: "Delete a group that has no jobs",
+		Args:  exactArgs(1, "a group id"),
+	}
+	return e.leaf(cmd, func(ctx context.Context, args []string) error {
+		id, err := parseID("group", args[0])
+		if err != nil {
+			return err
+		}
+		res, err := e.clients().Groups.DeleteGroup(ctx, &carillonv1.DeleteGroupRequest{Id: id})
+		if err != nil {
+			return err
+		}
+		return e.printDone(res, "deleted group %d", id)
+	})
+}
+
+// groupTokenCmd gives a group an executor token of its own (printed alone,
+// for scripts), or with --clear returns it to the global token.
+func groupTokenCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "token ID",
+		Short: "Give a group an executor token of its own, printed once (ADMIN)",
+		Long: `Give a group an executor token of its own, printed alone on stdout (shown only
+now): its executors must then use it instead of the global executor token.
+Run it again to rotate the token; --clear returns the group to the global
+token. ADMIN only.`,
+		Args: exactArgs(1, "a group id"),
+	}
+	clear := cmd.Flags().Bool("clear", false, "return the group to the global executor token")
+	return e.leaf(cmd, func(ctx context.Context, args []string) error {
+		id, err := parseID("group", args[0])
+		if err != nil {
+			return err
+		}
+		if *clear {
+			res, err := e.clients().Groups.ClearGroupToken(ctx, &carillonv1.ClearGroupTokenRequest{Id: id})
+			if err != nil {
+				return err
+			}
+			return e.printDone(res, "group %d uses the global executor token again", id)
+		}
+		res, err := e.clients().Groups.RotateGroupToken(ctx, &carillonv1.RotateGroupTokenRequest{Id: id})
+		if err != nil {
+			return err
+		}
+		return e.printDone(res, "%s", res.Token)
+	})
 }
 
 // parseProtocol reads --protocol: carillon or xxl-job.

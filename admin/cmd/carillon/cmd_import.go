@@ -10,49 +10,59 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/spf13/cobra"
 
 	"github.com/carillonhq/carillon/admin/internal/xxljob"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
-func cmdImport(ctx context.Context, e *cmdEnv, args []string) error {
-	return sub(ctx, e, "import", args, map[string]func(context.Context, *cmdEnv, []string) error{
-		"xxl-job": importXXLJobCmd,
-	})
+func importCmd(e *cmdEnv) *cobra.Command {
+	return noun("import", "Import jobs from another scheduler (ADMIN)", importXXLJobCmd(e))
 }
 
 // importXXLJobCmd is "carillon import xxl-job FILE": the groups and jobs
 // of an xxl-job MySQL dump, created in one transaction (ADMIN).
-func importXXLJobCmd(ctx context.Context, e *cmdEnv, args []string) error {
-	fs := e.flags("import xxl-job")
+func importXXLJobCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "xxl-job FILE",
+		Short: "Create an xxl-job database's groups and jobs, from a mysqldump, in one transaction",
+		Long: `Read a mysqldump of an xxl-job database (xxl-job 2.1 to 3.5: the INSERTs of
+xxl_job_group and xxl_job_info, with their CREATE TABLE statements or
+--complete-insert column lists) and create its groups, as groups of xxl-job
+executors, and its jobs, with child job ids remapped. Every row is checked
+first: a bad row is named with its table and id, and nothing is imported.`,
+		Example: "  mysqldump xxl_job xxl_job_group xxl_job_info > xxl-job.sql\n" +
+			"  carillon import xxl-job --dry-run --time-zone Asia/Shanghai xxl-job.sql",
+		Args: exactArgs(1, "a mysqldump file: carillon import xxl-job FILE"),
+	}
+	fs := cmd.Flags()
 	dryRun := fs.Bool("dry-run", false, "check everything and print what would be created; create nothing")
 	allowScripts := fs.Bool("allow-scripts", false, "send the groups' GLUE script jobs to their executors (Group.allow_scripts)")
 	zone := fs.String("time-zone", "", "IANA zone of the cron schedules: the zone xxl-job's admin ran in (default: the Carillon admin's)")
 	dbZone := fs.String("db-time-zone", "", "IANA zone of the dump's DATETIME values: the JDBC connection's (default: this machine's)")
-	pos, err := e.parse(fs, args, 1, "a mysqldump file: carillon import xxl-job FILE")
-	if err != nil {
-		return err
-	}
-	opts := xxljob.ImportOptions{AllowScripts: *allowScripts, TimeZone: *zone, DBLocation: time.Local}
-	if *dbZone != "" {
-		if opts.DBLocation, err = time.LoadLocation(*dbZone); err != nil {
-			return usagef("--db-time-zone: %v", err)
+	return e.leaf(cmd, func(ctx context.Context, args []string) error {
+		opts := xxljob.ImportOptions{AllowScripts: *allowScripts, TimeZone: *zone, DBLocation: time.Local}
+		if *dbZone != "" {
+			var err error
+			if opts.DBLocation, err = time.LoadLocation(*dbZone); err != nil {
+				return usagef("--db-time-zone: %v", err)
+			}
 		}
-	}
-	src, err := os.ReadFile(pos[0]) //nolint:gosec // the file the user named on the command line
-	if err != nil {
-		return fmt.Errorf("read the dump: %w", err)
-	}
-	req, res, err := importXXLJob(ctx, e.clients().job, string(src), opts, *dryRun)
-	if err != nil {
-		return err
-	}
-	if e.json {
-		return e.printJSON(res)
-	}
-	printImport(e, req, res, *dryRun)
-	return nil
+		src, err := os.ReadFile(args[0]) //nolint:gosec // the file the user named on the command line
+		if err != nil {
+			return fmt.Errorf("read the dump: %w", err)
+		}
+		req, res, err := importXXLJob(ctx, e.clients().Jobs, string(src), opts, *dryRun)
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return e.printJSON(res)
+		}
+		printImport(e, req, res, *dryRun)
+		return nil
+	})
 }
 
 // importXXLJob converts an xxl-job dump and sends it to ImportJobs. An

@@ -16,13 +16,19 @@ import (
 func TestImportXXLJob(t *testing.T) {
 	t.Parallel()
 	url := serveAdmin(t, nil)
-	cfg := filepath.Join(t.TempDir(), "config.json")
+	b := newBinary(t)
+	cli := func(_ *testing.T, stdin string, args ...string) (int, string, string) { return b.run(stdin, args...) }
+	cfg := filepath.Join(b.home, "config.json")
 	admin := []string{"--config", cfg}
 	if code, _, errOut := cli(t, testPassword+"\n", append([]string{"login", "--server", url, "--user", "admin", "--password-stdin"}, admin...)...); code != 0 {
 		t.Fatalf("login: exit %d: %s", code, errOut)
 	}
 	fixture := func(name string) string {
-		return filepath.Join("..", "..", "internal", "xxljob", "testdata", "import", name)
+		p, err := filepath.Abs(filepath.Join("..", "..", "internal", "xxljob", "testdata", "import", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 	groupCount := func() int {
 		t.Helper()
@@ -94,6 +100,14 @@ func TestImportXXLJob(t *testing.T) {
 	code, out, errOut = cli(t, "", append([]string{"group", "create", "legacy", "--protocol", "xxl-job", "--allow-scripts"}, admin...)...)
 	if code != 0 || !regexp.MustCompile(`PROTOCOL[\s\S]*legacy\s+legacy\s+AUTO\s+xxl-job\+scripts`).MatchString(out) {
 		t.Errorf("group create --protocol xxl-job --allow-scripts: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, "", append([]string{"group", "update", "3", "--allow-scripts=false"}, admin...)...)
+	if code != 0 || !regexp.MustCompile(`legacy\s+legacy\s+AUTO\s+xxl-job\s`).MatchString(out) {
+		t.Errorf("group update --allow-scripts=false: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, "", append([]string{"group", "update", "3", "--protocol", "carillon"}, admin...)...)
+	if code != 0 || !regexp.MustCompile(`legacy\s+legacy\s+AUTO\s+carillon\s`).MatchString(out) {
+		t.Errorf("group update --protocol carillon: exit %d\n%s%s", code, out, errOut)
 	}
 	if code, _, errOut = cli(t, "", append([]string{"group", "create", "other", "--protocol", "soap"}, admin...)...); code != exitUsage {
 		t.Errorf("--protocol soap: exit %d %q, want %d", code, errOut, exitUsage)

@@ -1,25 +1,27 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"flag"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-func cmdJob(ctx context.Context, e *cmdEnv, args []string) error {
-	return sub(ctx, e, "job", args, map[string]func(context.Context, *cmdEnv, []string) error{
-		"list": jobList, "get": jobGet, "create": jobCreate, "update": jobUpdate,
-		"start": jobStart, "stop": jobStop, "delete": jobDelete, "trigger": jobTrigger, "preview": jobPreview,
-	})
+func jobCmd(e *cmdEnv) *cobra.Command {
+	return noun("job", "Jobs: what runs where and when",
+		jobListCmd(e), jobGetCmd(e), jobCreateCmd(e), jobUpdateCmd(e), jobStartCmd(e), jobStopCmd(e),
+		jobDeleteCmd(e), jobTriggerCmd(e), jobPreviewCmd(e))
 }
 
 var jobHeader = []string{"ID", "GROUP", "DESCRIPTION", "SCHEDULE", "HANDLER", "ENABLED", "NEXT FIRE"}
@@ -42,145 +44,194 @@ func scheduleText(s *carillonv1.Schedule) string {
 	return t
 }
 
-func jobRow(j *carillonv1.Job) []string {
-	handler := j.Handler
+func handlerText(j *carillonv1.Job) string {
 	if j.Script != nil {
-		handler = "script:" + strings.ToLower(enumName(j.Script.Type, "SCRIPT_TYPE_"))
+		return "script:" + strings.ToLower(enumName(j.Script.Type, "SCRIPT_TYPE_"))
 	}
-	return []string{fmtID(j.Id), fmtID(j.GroupId), j.Description, scheduleText(j.Schedule), orDash(handler),
+	return orDash(j.Handler)
+}
+
+func jobRow(j *carillonv1.Job) []string {
+	return []string{fmtID(j.Id), fmtID(j.GroupId), j.Description, scheduleText(j.Schedule), handlerText(j),
 		fmt.Sprint(j.Enabled), fmtTime(j.NextFireAt)}
 }
 
+// jobFields are every field of a job, for job get, create and update.
 func jobFields(j *carillonv1.Job) [][2]string {
+	retryDelay := "10s (default)"
+	if j.RetryDelaySeconds > 0 {
+		retryDelay = fmtSeconds(j.RetryDelaySeconds)
+	}
+	script := "-"
+	if j.Script != nil {
+		script = strings.ToLower(enumName(j.Script.Type, "SCRIPT_TYPE_")) + ", updated " + fmtTime(j.Script.UpdatedAt) + ":\n" + j.Script.Source
+	}
 	return [][2]string{
 		{"ID", fmtID(j.Id)}, {"Group", fmtID(j.GroupId)}, {"Description", j.Description}, {"Owner", orDash(j.Owner)},
-		{"Schedule", scheduleText(j.Schedule)}, {"Handler", orDash(j.Handler)}, {"Param", orDash(j.Param)},
+		{"Schedule", scheduleText(j.Schedule)}, {"Handler", orDash(j.Handler)}, {"Script", script}, {"Param", orDash(j.Param)},
 		{"Route", enumName(j.RouteStrategy, "ROUTE_STRATEGY_")}, {"Block", enumName(j.BlockStrategy, "BLOCK_STRATEGY_")},
-		{"Misfire", enumName(j.MisfireStrategy, "MISFIRE_STRATEGY_")}, {"Timeout", fmt.Sprintf("%ds", j.TimeoutSeconds)},
-		{"Retries", fmt.Sprint(j.RetryCount)}, {"Children", fmtIDs(j.ChildJobIds)}, {"Alarm e-mails", orDash(strings.Join(j.AlarmEmails, ","))},
+		{"Misfire", enumName(j.MisfireStrategy, "MISFIRE_STRATEGY_")}, {"Timeout", fmtSeconds(j.TimeoutSeconds)},
+		{"Retries", fmt.Sprint(j.RetryCount)}, {"Retry delay", retryDelay}, {"Retry backoff", yesNo(j.RetryBackoff)},
+		{"Children", fmtIDs(j.ChildJobIds)}, {"Alarm e-mails", orDash(strings.Join(j.AlarmEmails, ","))},
+		{"Alarm webhook", orDash(j.AlarmWebhookUrl)}, {"Alarm every failure", yesNo(j.AlarmEveryFailure)},
 		{"Enabled", fmt.Sprint(j.Enabled)}, {"Last fire", fmtTime(j.LastFireAt)}, {"Next fire", fmtTime(j.NextFireAt)},
+		{"Created", fmtTime(j.CreatedAt)}, {"Updated", fmtTime(j.UpdatedAt)},
 	}
 }
 
-func jobList(ctx context.Context, e *cmdEnv, args []string) error {
-	fs := e.flags("job list")
+func jobListCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List jobs, filtered by group, handler, text or state",
+		Args:  exactArgs(0, "no arguments"),
+	}
+	fs := cmd.Flags()
 	group := fs.Int64("group", 0, "only jobs of this group")
 	handler := fs.String("handler", "", "only jobs with this handler")
 	text := fs.String("text", "", "only jobs whose description, owner or handler contains this")
 	started := fs.Bool("started", false, "only started jobs")
 	stopped := fs.Bool("stopped", false, "only stopped jobs")
 	limit := fs.Int("limit", 100, "at most this many jobs")
-	if _, err := e.parse(fs, args, 0, "no arguments"); err != nil {
-		return err
-	}
-	req := &carillonv1.ListJobsRequest{GroupId: *group, Handler: *handler, Text: *text}
-	switch {
-	case *started && *stopped:
-		return usagef("job list: --started and --stopped exclude each other")
-	case *started:
-		req.Enabled = new(true)
-	case *stopped:
-		req.Enabled = new(false)
-	}
-	all := &carillonv1.ListJobsResponse{}
-	for len(all.Jobs) < *limit {
-		req.PageSize = int32(min(*limit-len(all.Jobs), 500)) //nolint:gosec // range checked in job(), or bounded by min
-		res, err := e.clients().job.ListJobs(ctx, req)
+	cmd.MarkFlagsMutuallyExclusive("started", "stopped")
+	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
+		req := &carillonv1.ListJobsRequest{GroupId: *group, Handler: *handler, Text: *text}
+		switch {
+		case *started:
+			req.Enabled = new(true)
+		case *stopped:
+			req.Enabled = new(false)
+		}
+		all := &carillonv1.ListJobsResponse{}
+		c := e.clients()
+		for len(all.Jobs) < *limit {
+			req.PageSize = int32(min(*limit-len(all.Jobs), 500)) //nolint:gosec // bounded by min
+			res, err := c.Jobs.ListJobs(ctx, req)
+			if err != nil {
+				return err
+			}
+			all.Jobs = append(all.Jobs, res.Jobs...)
+			all.NextPageToken = res.NextPageToken
+			if req.PageToken = res.NextPageToken; req.PageToken == "" {
+				break
+			}
+		}
+		var rows [][]string
+		for _, j := range all.Jobs {
+			rows = append(rows, jobRow(j))
+		}
+		return e.print(all, jobHeader, rows)
+	})
+}
+
+// jobIDCmd makes cmd a client command on one job id.
+func (e *cmdEnv) jobIDCmd(cmd *cobra.Command, f func(ctx context.Context, id int64) error) *cobra.Command {
+	cmd.Args = exactArgs(1, "a job id")
+	return e.leaf(cmd, func(ctx context.Context, args []string) error {
+		id, err := parseID("job", args[0])
 		if err != nil {
 			return err
 		}
-		all.Jobs = append(all.Jobs, res.Jobs...)
-		if req.PageToken = res.NextPageToken; req.PageToken == "" {
-			break
+		return f(ctx, id)
+	})
+}
+
+func jobGetCmd(e *cmdEnv) *cobra.Command {
+	return e.jobIDCmd(&cobra.Command{Use: "get ID", Short: "Show every field of a job"}, func(ctx context.Context, id int64) error {
+		res, err := e.clients().Jobs.GetJob(ctx, &carillonv1.GetJobRequest{Id: id})
+		if err != nil {
+			return err
 		}
-		all.NextPageToken = res.NextPageToken
-	}
-	var rows [][]string
-	for _, j := range all.Jobs {
-		rows = append(rows, jobRow(j))
-	}
-	return e.print(all, jobHeader, rows)
-}
-
-func jobID(e *cmdEnv, fs *flag.FlagSet, args []string) (int64, error) {
-	pos, err := e.parse(fs, args, 1, "a job id")
-	if err != nil {
-		return 0, err
-	}
-	return parseID("job", pos[0])
-}
-
-func jobGet(ctx context.Context, e *cmdEnv, args []string) error {
-	id, err := jobID(e, e.flags("job get"), args)
-	if err != nil {
-		return err
-	}
-	res, err := e.clients().job.GetJob(ctx, &carillonv1.GetJobRequest{Id: id})
-	if err != nil {
-		return err
-	}
-	return e.printFields(res, jobFields(res.Job))
+		return e.printFields(res, jobFields(res.Job))
+	})
 }
 
 // jobFlags are the flags that describe a job, for create and update.
 type jobFlags struct {
-	fs                                         *flag.FlagSet
+	fs                                         *pflag.FlagSet
 	group                                      *int64
 	description, owner, handler, param, emails *string
 	cron, tz, route, block, misfire, children  *string
+	webhook                                    *string
 	every, delay, timeout, retries             *int
-	none, start                                *bool
+	retryDelay                                 *time.Duration
+	none, backoff, everyFailure                *bool
 	scriptFile, scriptType                     *string
 }
 
-func newJobFlags(fs *flag.FlagSet) *jobFlags {
-	return &jobFlags{
+// scheduleFlags defines the flags of a schedule, for create, update and
+// preview.
+func scheduleFlags(fs *pflag.FlagSet, f *jobFlags) {
+	f.cron = fs.String("cron", "", "schedule: Quartz cron with seconds, e.g. \"0 0/5 * * * ?\"")
+	f.every = fs.Int("every", 0, "schedule: every N seconds (FIX_RATE)")
+	f.delay = fs.Int("delay", 0, "schedule: N seconds after each run finishes (FIX_DELAY)")
+	f.none = fs.Bool("no-schedule", false, "schedule: none (manual, API, parent or retry only)")
+	f.tz = fs.String("tz", "", "IANA time zone of the schedule, e.g. Europe/Berlin (default: the admin's)")
+}
+
+func newJobFlags(fs *pflag.FlagSet) *jobFlags {
+	f := &jobFlags{
 		fs:          fs,
 		group:       fs.Int64("group", 0, "executor group id"),
 		description: fs.String("description", "", "what the job does"),
 		owner:       fs.String("owner", "", "who to ask about it"),
 		handler:     fs.String("handler", "", "handler name in the executor"),
 		param:       fs.String("param", "", "param passed to the handler"),
-		emails:      fs.String("emails", "", "alarm e-mail addresses, comma-separated"),
-		cron:        fs.String("cron", "", "schedule: Quartz cron with seconds, e.g. \"0 0/5 * * * ?\""),
-		every:       fs.Int("every", 0, "schedule: every N seconds (FIX_RATE)"),
-		delay:       fs.Int("delay", 0, "schedule: N seconds after each run finishes (FIX_DELAY)"),
-		none:        fs.Bool("no-schedule", false, "schedule: none (manual, API, parent or retry only)"),
-		tz:          fs.String("tz", "", "IANA time zone of the schedule (default: the admin's)"),
-		route:       fs.String("route", "", "route strategy: first, last, round_robin, random, consistent_hash, ..."),
-		block:       fs.String("block", "", "block strategy: serial, discard_later, cover_early"),
-		misfire:     fs.String("misfire", "", "misfire strategy: do_nothing, fire_once_now"),
-		timeout:     fs.Int("timeout", 0, "timeout in seconds (0: none)"),
-		retries:     fs.Int("retries", 0, "extra attempts after a failed run"),
-		children:    fs.String("children", "", "child job ids, comma-separated"),
-		scriptFile:  fs.String("script-file", "", "script job: the source file (with --script-type)"),
-		scriptType:  fs.String("script-type", "shell", "script job: shell, python, nodejs, php, powershell"),
-		start:       fs.Bool("start", false, "create: start the schedule at once"),
+		route: fs.String("route", "", "route strategy: "+
+			enumValues(carillonv1.RouteStrategy(0).Descriptor(), "ROUTE_STRATEGY_")+" (default first)"),
+		block: fs.String("block", "", "block strategy: "+
+			enumValues(carillonv1.BlockStrategy(0).Descriptor(), "BLOCK_STRATEGY_")+" (default serial)"),
+		misfire: fs.String("misfire", "", "misfire strategy: "+
+			enumValues(carillonv1.MisfireStrategy(0).Descriptor(), "MISFIRE_STRATEGY_")+" (default do_nothing)"),
+		timeout:      fs.Int("timeout", 0, "timeout in seconds (0: none)"),
+		retries:      fs.Int("retries", 0, "extra attempts after a failed run"),
+		retryDelay:   fs.Duration("retry-delay", 0, "time between a failed attempt and its retry, whole seconds, e.g. 30s (0: the default, 10s)"),
+		backoff:      fs.Bool("backoff", false, "double the retry delay after each failed attempt (capped at 1h); --backoff=false turns it off"),
+		children:     fs.String("children", "", "child job ids, comma-separated: fired after a run succeeds"),
+		emails:       fs.String("emails", "", "alarm e-mail addresses, comma-separated"),
+		webhook:      fs.String("alarm-webhook", "", "URL that receives this job's alarms as a JSON POST (ADMINs, or URLs under --alarm-webhook-allow)"),
+		everyFailure: fs.Bool("alarm-every-failure", false, "alarm on every failed attempt, not only when a run fails for good"),
+		scriptFile:   fs.String("script-file", "", "script job: the source file (with --script-type)"),
+		scriptType: fs.String("script-type", "shell", "script job: "+
+			enumValues(carillonv1.ScriptType(0).Descriptor(), "SCRIPT_TYPE_")),
 	}
+	scheduleFlags(fs, f)
+	_ = cobra.MarkFlagFilename(fs, "script-file")
+	return f
+}
+
+// maskPaths maps job flags to the fields they set (update masks).
+var maskPaths = map[string]string{
+	"group": "group_id", "description": "description", "owner": "owner", "handler": "handler", "param": "param",
+	"emails": "alarm_emails", "timeout": "timeout_seconds", "retries": "retry_count", "children": "child_job_ids",
+	"route": "route_strategy", "block": "block_strategy", "misfire": "misfire_strategy", "script-file": "script",
+	"retry-delay": "retry_delay_seconds", "backoff": "retry_backoff", "alarm-webhook": "alarm_webhook_url",
+	"alarm-every-failure": "alarm_every_failure",
 }
 
 // job builds the job from the flags and returns the update mask of the
 // flags that were set.
 func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
-	set := map[string]bool{}
-	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	for name, v := range map[string]int{"timeout": *f.timeout, "retries": *f.retries, "every": *f.every, "delay": *f.delay} {
-		if v < math.MinInt32 || v > math.MaxInt32 {
+	for name, v := range map[string]int{"timeout": *f.timeout, "retries": *f.retries} {
+		if v < 0 || v > math.MaxInt32 {
 			return nil, nil, usagef("--%s: %d is out of range", name, v)
 		}
 	}
-	j := &carillonv1.Job{GroupId: *f.group, Description: *f.description, Owner: *f.owner, Handler: *f.handler, Param: *f.param,
-		AlarmEmails: splitList(*f.emails), TimeoutSeconds: int32(*f.timeout), RetryCount: int32(*f.retries), Enabled: *f.start} //nolint:gosec // range checked in job(), or bounded by min
+	if *f.retryDelay < 0 || *f.retryDelay%time.Second != 0 || *f.retryDelay > math.MaxInt32*time.Second {
+		return nil, nil, usagef("--retry-delay: want whole seconds, at least 0: %s", *f.retryDelay)
+	}
+	j := &carillonv1.Job{
+		GroupId: *f.group, Description: *f.description, Owner: *f.owner, Handler: *f.handler, Param: *f.param,
+		AlarmEmails: splitList(*f.emails), TimeoutSeconds: int32(*f.timeout), RetryCount: int32(*f.retries), //nolint:gosec // range checked above
+		RetryDelaySeconds: int32(*f.retryDelay / time.Second), RetryBackoff: *f.backoff, //nolint:gosec // range checked above
+		AlarmWebhookUrl: *f.webhook, AlarmEveryFailure: *f.everyFailure,
+	}
 	var mask []string
-	for flagName, path := range map[string]string{
-		"group": "group_id", "description": "description", "owner": "owner", "handler": "handler", "param": "param",
-		"emails": "alarm_emails", "timeout": "timeout_seconds", "retries": "retry_count", "children": "child_job_ids",
-		"route": "route_strategy", "block": "block_strategy", "misfire": "misfire_strategy", "script-file": "script",
-	} {
-		if set[flagName] {
+	for flagName, path := range maskPaths {
+		if f.fs.Changed(flagName) {
 			mask = append(mask, path)
 		}
 	}
+	slices.Sort(mask)
 	var err error
 	if j.ChildJobIds, err = parseIDList("children", *f.children); err != nil {
 		return nil, nil, err
@@ -217,209 +268,238 @@ func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 		}
 		j.Script = &carillonv1.Script{Type: carillonv1.ScriptType(n), Source: string(src)}
 	}
-	kinds := 0
-	for _, k := range []string{"cron", "every", "delay", "no-schedule"} {
-		if set[k] {
-			kinds++
-		}
-	}
-	if kinds > 1 {
-		return nil, nil, usagef("give one of --cron, --every, --delay, --no-schedule")
-	}
-	sched := &carillonv1.Schedule{TimeZone: *f.tz}
-	switch {
-	case set["cron"]:
-		sched.Type, sched.Cron = carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, *f.cron
-	case set["every"]:
-		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, int32(*f.every) //nolint:gosec // range checked in job(), or bounded by min
-	case set["delay"]:
-		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, int32(*f.delay) //nolint:gosec // range checked in job(), or bounded by min
-	case set["no-schedule"]:
-		sched.Type = carillonv1.ScheduleType_SCHEDULE_TYPE_NONE
+	sched, err := f.schedule()
+	if err != nil {
+		return nil, nil, err
 	}
 	j.Schedule = sched
-	if kinds > 0 || set["tz"] {
+	if sched.Type != carillonv1.ScheduleType_SCHEDULE_TYPE_UNSPECIFIED || f.fs.Changed("tz") {
 		mask = append(mask, "schedule")
 	}
 	return j, mask, nil
 }
 
-func jobCreate(ctx context.Context, e *cmdEnv, args []string) error {
-	fs := e.flags("job create")
-	f := newJobFlags(fs)
-	if _, err := e.parse(fs, args, 0, "flags only: carillon job create --group ID --description D --handler H --cron EXPR"); err != nil {
-		return err
+// schedule builds the schedule of the flags; its type is UNSPECIFIED when
+// no schedule flag but perhaps --tz was given.
+func (f *jobFlags) schedule() (*carillonv1.Schedule, error) {
+	var kinds []string
+	for _, k := range []string{"cron", "every", "delay", "no-schedule"} {
+		if f.fs.Changed(k) {
+			kinds = append(kinds, "--"+k)
+		}
 	}
-	j, _, err := f.job()
-	if err != nil {
-		return err
+	if len(kinds) > 1 {
+		return nil, usagef("give one of --cron, --every, --delay, --no-schedule, not %s", strings.Join(kinds, " and "))
 	}
-	if j.Schedule.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_UNSPECIFIED {
-		return usagef("job create: give a schedule: --cron, --every, --delay or --no-schedule")
+	for name, v := range map[string]int{"every": *f.every, "delay": *f.delay} {
+		if v < 0 || v > math.MaxInt32 {
+			return nil, usagef("--%s: %d is out of range", name, v)
+		}
 	}
-	res, err := e.clients().job.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: j})
-	if err != nil {
-		return err
+	sched := &carillonv1.Schedule{TimeZone: *f.tz}
+	switch {
+	case f.fs.Changed("cron"):
+		sched.Type, sched.Cron = carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, *f.cron
+	case f.fs.Changed("every"):
+		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, int32(*f.every) //nolint:gosec // range checked above
+	case f.fs.Changed("delay"):
+		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, int32(*f.delay) //nolint:gosec // range checked above
+	case f.fs.Changed("no-schedule"):
+		sched.Type = carillonv1.ScheduleType_SCHEDULE_TYPE_NONE
 	}
-	return e.printFields(res, jobFields(res.Job))
+	return sched, nil
 }
 
-func jobUpdate(ctx context.Context, e *cmdEnv, args []string) error {
-	fs := e.flags("job update")
-	f := newJobFlags(fs)
-	id, err := jobID(e, fs, args)
-	if err != nil {
-		return err
+func jobCreateCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "create --group ID --description D --handler H SCHEDULE [flags]",
+		Short: "Create a job",
+		Long: `Create a job: the group whose executors run it, a description, the handler
+(or a script), and a schedule: one of --cron, --every, --delay, --no-schedule.
+--start starts the schedule at once; otherwise "carillon job start ID" does.`,
+		Example: "  carillon job create --group 1 --description 'say hello' --handler hello --param carillon \\\n" +
+			"    --cron '*/10 * * * * ?' --start\n" +
+			"  carillon job create --group 1 --description nightly --handler report --cron '0 0 2 * * ?' --tz Europe/Berlin \\\n" +
+			"    --retries 3 --retry-delay 1m --backoff --alarm-webhook https://hooks.example.com/carillon",
+		Args: exactArgs(0, "flags only: carillon job create --group ID --description D --handler H --cron EXPR"),
 	}
-	j, mask, err := f.job()
-	if err != nil {
-		return err
-	}
-	if len(mask) == 0 {
-		return usagef("job update: nothing to change: give the flags of the fields to change")
-	}
-	if containsPath(mask, "schedule") && j.Schedule.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_UNSPECIFIED {
-		// Only --tz: keep the type and expression.
-		old, err := e.clients().job.GetJob(ctx, &carillonv1.GetJobRequest{Id: id})
+	f := newJobFlags(cmd.Flags())
+	start := cmd.Flags().Bool("start", false, "start the schedule at once")
+	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
+		j, _, err := f.job()
 		if err != nil {
 			return err
 		}
-		old.Job.Schedule.TimeZone = j.Schedule.TimeZone
-		j.Schedule = old.Job.Schedule
-	}
-	j.Id = id
-	res, err := e.clients().job.UpdateJob(ctx, &carillonv1.UpdateJobRequest{Job: j, UpdateMask: &fieldmaskpb.FieldMask{Paths: mask}})
-	if err != nil {
-		return err
-	}
-	return e.printFields(res, jobFields(res.Job))
-}
-
-func containsPath(paths []string, p string) bool {
-	for _, x := range paths {
-		if x == p {
-			return true
+		if j.Schedule.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_UNSPECIFIED {
+			return usagef("job create: give a schedule: --cron, --every, --delay or --no-schedule")
 		}
-	}
-	return false
+		j.Enabled = *start
+		res, err := e.clients().Jobs.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: j})
+		if err != nil {
+			return err
+		}
+		return e.printFields(res, jobFields(res.Job))
+	})
 }
 
-func jobStart(ctx context.Context, e *cmdEnv, args []string) error {
-	id, err := jobID(e, e.flags("job start"), args)
-	if err != nil {
-		return err
+func jobUpdateCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "update ID [flags]",
+		Short: "Change a job; only the fields of the flags given change",
+		Long: `Change a job: only the fields of the flags given change (an update mask).
+--tz alone keeps the schedule and changes its zone; a bool flag is turned off
+with =false (--backoff=false).`,
+		Example: "  carillon job update 1 --param world --cron '0 0 12 * * ?' --tz Europe/Berlin\n  carillon job update 1 --backoff=false",
 	}
-	res, err := e.clients().job.StartJob(ctx, &carillonv1.StartJobRequest{Id: id})
-	if err != nil {
-		return err
-	}
-	return e.print(res, jobHeader, [][]string{jobRow(res.Job)})
+	f := newJobFlags(cmd.Flags())
+	return e.jobIDCmd(cmd, func(ctx context.Context, id int64) error {
+		j, mask, err := f.job()
+		if err != nil {
+			return err
+		}
+		if len(mask) == 0 {
+			return usagef("job update: nothing to change: give the flags of the fields to change")
+		}
+		if slices.Contains(mask, "schedule") && j.Schedule.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_UNSPECIFIED {
+			// Only --tz: keep the type and expression.
+			old, err := e.clients().Jobs.GetJob(ctx, &carillonv1.GetJobRequest{Id: id})
+			if err != nil {
+				return err
+			}
+			old.Job.Schedule.TimeZone = j.Schedule.TimeZone
+			j.Schedule = old.Job.Schedule
+		}
+		j.Id = id
+		res, err := e.clients().Jobs.UpdateJob(ctx, &carillonv1.UpdateJobRequest{Job: j, UpdateMask: &fieldmaskpb.FieldMask{Paths: mask}})
+		if err != nil {
+			return err
+		}
+		return e.printFields(res, jobFields(res.Job))
+	})
 }
 
-func jobStop(ctx context.Context, e *cmdEnv, args []string) error {
-	id, err := jobID(e, e.flags("job stop"), args)
-	if err != nil {
-		return err
-	}
-	res, err := e.clients().job.StopJob(ctx, &carillonv1.StopJobRequest{Id: id})
-	if err != nil {
-		return err
-	}
-	return e.print(res, jobHeader, [][]string{jobRow(res.Job)})
+func jobStartCmd(e *cmdEnv) *cobra.Command {
+	return e.jobIDCmd(&cobra.Command{Use: "start ID", Short: "Start a job's schedule"}, func(ctx context.Context, id int64) error {
+		res, err := e.clients().Jobs.StartJob(ctx, &carillonv1.StartJobRequest{Id: id})
+		if err != nil {
+			return err
+		}
+		return e.print(res, jobHeader, [][]string{jobRow(res.Job)})
+	})
 }
 
-func jobDelete(ctx context.Context, e *cmdEnv, args []string) error {
-	id, err := jobID(e, e.flags("job delete"), args)
-	if err != nil {
-		return err
-	}
-	res, err := e.clients().job.DeleteJob(ctx, &carillonv1.DeleteJobRequest{Id: id})
-	if err != nil {
-		return err
-	}
-	if e.json {
-		return e.printJSON(res)
-	}
-	fmt.Fprintf(e.io.out, "deleted job %d\n", id)
-	return nil
+func jobStopCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{Use: "stop ID", Short: "Stop a job's schedule: no fire of it happens after the call returns"}
+	return e.jobIDCmd(cmd, func(ctx context.Context, id int64) error {
+		res, err := e.clients().Jobs.StopJob(ctx, &carillonv1.StopJobRequest{Id: id})
+		if err != nil {
+			return err
+		}
+		return e.print(res, jobHeader, [][]string{jobRow(res.Job)})
+	})
 }
 
-// stringList is a repeatable string flag.
-type stringList []string
+func jobDeleteCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{Use: "delete ID", Short: "Delete a job that no other job lists as a child"}
+	return e.jobIDCmd(cmd, func(ctx context.Context, id int64) error {
+		res, err := e.clients().Jobs.DeleteJob(ctx, &carillonv1.DeleteJobRequest{Id: id})
+		if err != nil {
+			return err
+		}
+		return e.printDone(res, "deleted job %d", id)
+	})
+}
 
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
-
-func jobTrigger(ctx context.Context, e *cmdEnv, args []string) error {
-	fs := e.flags("job trigger")
-	param := fs.String("param", "", "param for this run instead of the job's")
-	var addrs stringList
-	fs.Var(&addrs, "address", "executor URL to route among instead of the group's (repeatable)")
-	id, err := jobID(e, fs, args)
-	if err != nil {
-		return err
+func jobTriggerCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "trigger ID",
+		Short:   "Run a job now, once; prints the ids of its runs",
+		Example: "  carillon job trigger 2 --param fail\n  carillon job trigger 2 --address http://10.0.0.5:9999",
 	}
-	req := &carillonv1.TriggerJobRequest{JobId: id, Addresses: addrs}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "param" {
+	param := cmd.Flags().String("param", "", "param for this run instead of the job's")
+	addrs := cmd.Flags().StringArray("address", nil, "executor URL to route among instead of the group's (repeatable)")
+	return e.jobIDCmd(cmd, func(ctx context.Context, id int64) error {
+		req := &carillonv1.TriggerJobRequest{JobId: id, Addresses: *addrs}
+		if cmd.Flags().Changed("param") {
 			req.Param = param
 		}
+		res, err := e.clients().Jobs.TriggerJob(ctx, req)
+		if err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, r := range res.RunIds {
+			rows = append(rows, []string{fmtID(r)})
+		}
+		return e.print(res, []string{"RUN"}, rows)
 	})
-	res, err := e.clients().job.TriggerJob(ctx, req)
-	if err != nil {
-		return err
-	}
-	var rows [][]string
-	for _, r := range res.RunIds {
-		rows = append(rows, []string{fmtID(r)})
-	}
-	return e.print(res, []string{"RUN"}, rows)
 }
 
-func jobPreview(ctx context.Context, e *cmdEnv, args []string) error {
-	fs := e.flags("job preview")
-	f := newJobFlags(fs)
-	count := fs.Int("count", 5, "how many fire times (at most 100)")
-	from := fs.String("from", "", "RFC 3339 time to start from (default: now)")
-	pos, err := e.parse(fs, args, -1, "a job id, or schedule flags")
-	if err != nil {
-		return err
+func jobPreviewCmd(e *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "preview [ID] [--cron EXPR | --every N | --delay N] [--tz ZONE]",
+		Short: "Print the next fire times of a job, or of a schedule",
+		Long: `Print the next fire times of job ID's schedule, or of the schedule the flags
+give (the API's PreviewSchedule takes a schedule; with a job id, the command
+reads the job's). Times are printed in the zone of --tz, else in the job's
+zone, else in UTC.`,
+		Example: "  carillon job preview 1\n  carillon job preview --cron '0 15 10 ? * 6#3' --tz Europe/Berlin --count 3",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("job preview: want at most one job id")
+			}
+			return nil
+		},
 	}
-	j, _, err := f.job()
-	if err != nil {
-		return err
-	}
-	req := &carillonv1.PreviewScheduleRequest{Schedule: j.Schedule, Count: int32(*count)} //nolint:gosec // range checked in job(), or bounded by min
-	switch {
-	case len(pos) > 1:
-		return usagef("job preview: want at most one job id")
-	case len(pos) == 1:
-		id, err := parseID("job", pos[0])
+	f := &jobFlags{fs: cmd.Flags()}
+	scheduleFlags(cmd.Flags(), f)
+	count := cmd.Flags().Int("count", 5, "how many fire times (at most 100)")
+	from := cmd.Flags().String("from", "", "RFC 3339 time to start from (default: now)")
+	return e.leaf(cmd, func(ctx context.Context, args []string) error {
+		sched, err := f.schedule()
 		if err != nil {
 			return err
 		}
-		res, err := e.clients().job.GetJob(ctx, &carillonv1.GetJobRequest{Id: id})
+		if *count < 1 || *count > 100 {
+			return usagef("--count: want 1 to 100, not %d", *count)
+		}
+		req := &carillonv1.PreviewScheduleRequest{Schedule: sched, Count: int32(*count)} //nolint:gosec // range checked above
+		switch {
+		case len(args) == 1 && sched.Type != carillonv1.ScheduleType_SCHEDULE_TYPE_UNSPECIFIED:
+			return usagef("job preview: give a job id or a schedule, not both")
+		case len(args) == 1:
+			id, err := parseID("job", args[0])
+			if err != nil {
+				return err
+			}
+			res, err := e.clients().Jobs.GetJob(ctx, &carillonv1.GetJobRequest{Id: id})
+			if err != nil {
+				return err
+			}
+			req.Schedule = res.Job.Schedule
+		case sched.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_UNSPECIFIED:
+			return usagef("job preview: give a job id or a schedule (--cron, --every, --delay)")
+		}
+		zone := cmp.Or(*f.tz, req.Schedule.TimeZone, "UTC")
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			return usagef("--tz: %v", err)
+		}
+		if *from != "" {
+			t, err := time.Parse(time.RFC3339, *from)
+			if err != nil {
+				return usagef("--from: %v", err)
+			}
+			req.From = timestamppb.New(t)
+		}
+		res, err := e.clients().Jobs.PreviewSchedule(ctx, req)
 		if err != nil {
 			return err
 		}
-		req.Schedule = res.Job.Schedule
-	case j.Schedule.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_UNSPECIFIED:
-		return usagef("job preview: give a job id or a schedule (--cron, --every, --delay)")
-	}
-	if *from != "" {
-		t, err := time.Parse(time.RFC3339, *from)
-		if err != nil {
-			return usagef("--from: %v", err)
+		var rows [][]string
+		for _, t := range res.FireTimes {
+			rows = append(rows, []string{t.AsTime().In(loc).Format(time.RFC3339)})
 		}
-		req.From = timestamppb.New(t)
-	}
-	res, err := e.clients().job.PreviewSchedule(ctx, req)
-	if err != nil {
-		return err
-	}
-	var rows [][]string
-	for _, t := range res.FireTimes {
-		rows = append(rows, []string{t.AsTime().Format(time.RFC3339)})
-	}
-	return e.print(res, []string{"FIRE TIME (UTC)"}, rows)
+		return e.print(res, []string{"FIRE TIME (" + zone + ")"}, rows)
+	})
 }

@@ -25,6 +25,7 @@ import (
 	"connectrpc.com/connect"
 	_ "modernc.org/sqlite" // the database the admin left, read directly
 
+	"github.com/carillonhq/carillon/admin/client"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
@@ -33,7 +34,7 @@ import (
 // TestMain runs the real admin (main) when the crash loop starts this
 // test binary as its admin process.
 func TestMain(m *testing.M) {
-	if os.Getenv("CARILLON_CRASHLOOP_ADMIN") == "1" {
+	if os.Getenv("CARILLON_TEST_MAIN") == "1" {
 		main()
 		return
 	}
@@ -167,7 +168,7 @@ func (a *crashAdmin) start() {
 	}
 	cmd := exec.Command(os.Args[0], "serve", "--db", a.db, "--listen", a.addr, "--token", crashToken,
 		"--admin-password", crashPassword, "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "CARILLON_CRASHLOOP_ADMIN=1")
+	cmd.Env = append(os.Environ(), "CARILLON_TEST_MAIN=1")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		a.t.Fatal(err)
@@ -249,17 +250,8 @@ func (a *crashAdmin) login(ctx context.Context) crashClients {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	auth := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", "Bearer "+res.Token)
-			return next(ctx, req)
-		}
-	}))
-	return crashClients{
-		group: carillonv1connect.NewGroupServiceClient(http.DefaultClient, a.url(), auth),
-		job:   carillonv1connect.NewJobServiceClient(http.DefaultClient, a.url(), auth),
-		run:   carillonv1connect.NewRunServiceClient(http.DefaultClient, a.url(), auth),
-	}
+	c := client.New(http.DefaultClient, a.url(), client.WithToken(res.Token))
+	return crashClients{group: c.Groups, job: c.Jobs, run: c.Runs}
 }
 
 // executions counts what the executors ran: by run, and by fire (job,

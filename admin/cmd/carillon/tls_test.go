@@ -14,28 +14,15 @@ import (
 // trusts the CA, login keeps it in the config file for later commands, and
 // without it or with another CA the command fails saying why.
 func TestCLITLS(t *testing.T) {
-	// Not parallel: it sets CARILLON_CA_FILE.
+	t.Parallel()
 	ca := testca.New(t, "CLI test CA")
 	leaf := ca.Leaf(t)
 	url := serveAdmin(t, &leaf)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.json")
 
-	must := func(stdin string, args ...string) string {
-		t.Helper()
-		code, out, errOut := cli(t, stdin, args...)
-		if code != 0 {
-			t.Fatalf("carillon %s: exit %d: %s", strings.Join(args, " "), code, errOut)
-		}
-		return out
-	}
-	fails := func(want int, wantErr string, args ...string) {
-		t.Helper()
-		code, _, errOut := cli(t, "", args...)
-		if code != want || !strings.Contains(errOut, wantErr) {
-			t.Errorf("carillon %s: exit %d %q, want exit %d with %q", strings.Join(args, " "), code, errOut, want, wantErr)
-		}
-	}
+	b := newBinary(t)
+	dir := b.home
+	cfg := filepath.Join(dir, "config.json")
+	must, fails := b.must, func(want int, wantErr string, args ...string) { b.fails(want, wantErr, args...) }
 
 	must(testPassword+"\n", "login", "--server", url, "--user", "admin", "--password-stdin", "--config", cfg, "--ca-file", ca.CertFile)
 	// The config file remembers the CA file for its server.
@@ -56,7 +43,7 @@ func TestCLITLS(t *testing.T) {
 	}
 	fails(exitFailure, "no PEM certificate", "group", "list", "--config", cfg, "--ca-file", notPEM)
 
-	t.Setenv("CARILLON_CA_FILE", ca.CertFile)
+	b.env = []string{"CARILLON_CA_FILE=" + ca.CertFile}
 	envCfg := filepath.Join(dir, "env.json")
 	must(testPassword+"\n", "login", "--server", url, "--user", "admin", "--password-stdin", "--config", envCfg)
 	if out := must("", "group", "list", "--config", envCfg); !strings.Contains(out, "tls") {

@@ -8,39 +8,36 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/carillonhq/carillon/admin/client"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
 // api holds the management clients of one admin. Calls carry
-// "Authorization: Bearer <token>" once token is set.
+// "Authorization: Bearer <token>" once use has been given a token.
 type api struct {
-	token  string
-	groups carillonv1connect.GroupServiceClient
-	jobs   carillonv1connect.JobServiceClient
-	report carillonv1connect.ReportServiceClient
-	users  carillonv1connect.UserServiceClient
+	baseURL string
+	http    *http.Client
+	token   string
+	groups  carillonv1connect.GroupServiceClient
+	jobs    carillonv1connect.JobServiceClient
+	report  carillonv1connect.ReportServiceClient
+	users   carillonv1connect.UserServiceClient
 }
 
 func newAPI(baseURL string) *api {
-	client := &http.Client{
+	a := &api{baseURL: baseURL, http: &http.Client{
 		Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute},
 		Timeout:   time.Minute,
-	}
-	a := &api{}
-	opt := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			if a.token != "" {
-				req.Header().Set("Authorization", "Bearer "+a.token)
-			}
-			return next(ctx, req)
-		}
-	}))
-	a.groups = carillonv1connect.NewGroupServiceClient(client, baseURL, opt)
-	a.jobs = carillonv1connect.NewJobServiceClient(client, baseURL, opt)
-	a.report = carillonv1connect.NewReportServiceClient(client, baseURL, opt)
-	a.users = carillonv1connect.NewUserServiceClient(client, baseURL, opt)
+	}}
+	a.use("")
 	return a
+}
+
+// use makes later calls carry token ("": none).
+func (a *api) use(token string) {
+	c := client.New(a.http, a.baseURL, client.WithToken(token))
+	a.token, a.groups, a.jobs, a.report, a.users = token, c.Groups, c.Jobs, c.Reports, c.Users
 }
 
 // login gets a session for user. An admin that predates users and roles
@@ -54,7 +51,7 @@ func (a *api) login(ctx context.Context, user, password string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("log in as %q: %w", user, err)
 	}
-	a.token = res.Token
+	a.use(res.Token)
 	return true, nil
 }
 

@@ -11,9 +11,9 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
-	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
 // seedHistory stores, straight into the database at path (the admin is
@@ -65,15 +65,9 @@ func startReaders(ctx context.Context, n int, baseURL, token string) *readers {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &readers{cancel: cancel, calls: map[string][]float64{}, errs: map[string]int{}, start: time.Now()}
 	for i := range n {
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}, Timeout: time.Minute}
-		opt := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-				req.Header().Set("Authorization", "Bearer "+token)
-				return next(ctx, req)
-			}
-		}))
-		runs := carillonv1connect.NewRunServiceClient(client, baseURL, opt)
-		report := carillonv1connect.NewReportServiceClient(client, baseURL, opt)
+		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}, Timeout: time.Minute}
+		c := client.New(hc, baseURL, client.WithToken(token))
+		runs, report := c.Runs, c.Reports
 		r.wg.Go(func() {
 			for k := i; ctx.Err() == nil; k++ {
 				t := time.Now()

@@ -131,7 +131,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 	res.Setup.AdminURL = baseURL
 
 	a := newAPI(baseURL)
-	a.token = c.apiToken
+	a.use(c.apiToken)
 	if a.token == "" && password != "" {
 		loggedIn, err := a.login(ctx, c.user, password)
 		if err != nil {

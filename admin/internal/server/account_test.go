@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -264,7 +265,7 @@ func TestRunSettledByAdmin(t *testing.T) {
 		FinishedAt: b.clock.Now(), ByAdmin: true, Message: "lost: executor stopped heartbeating"}}); err != nil {
 		t.Fatal(err)
 	}
-	runs := carillonv1connect.NewRunServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(bearer(b.admin)))
+	runs := carillonv1connect.NewRunServiceClient(http.DefaultClient, b.url, client.WithToken(b.admin))
 	got, err := runs.GetRun(ctx, &carillonv1.GetRunRequest{Id: r.ID})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -53,7 +54,7 @@ type mgmt struct {
 }
 
 func clientsOf(url, token string) mgmt {
-	opts := []connect.ClientOption{connect.WithInterceptors(bearer(token))}
+	opts := []connect.ClientOption{client.WithToken(token)}
 	return mgmt{
 		group:  carillonv1connect.NewGroupServiceClient(http.DefaultClient, url, opts...),
 		job:    carillonv1connect.NewJobServiceClient(http.DefaultClient, url, opts...),

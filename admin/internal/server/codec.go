@@ -38,13 +38,25 @@ func (c strictJSON) Name() string { return c.name }
 // IsBinary tells connect-go the codec is JSON (for GET requests and errors).
 func (c strictJSON) IsBinary() bool { return false }
 
-// Marshal implements connect.Codec.
+// Marshal implements connect.Codec: compact JSON and a newline.
 func (c strictJSON) Marshal(message any) ([]byte, error) {
 	m, ok := message.(proto.Message)
 	if !ok {
 		return nil, fmt.Errorf("%T is not a proto.Message", message)
 	}
-	return protojson.Marshal(m)
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	// protojson varies its spaces from build to build on purpose; the
+	// API's JSON is compact and ends with a newline, so that curl's
+	// output is the same every time and ends its line.
+	out := bytes.NewBuffer(make([]byte, 0, len(b)+1))
+	if err := json.Compact(out, b); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
 }
 
 // Unmarshal implements connect.Codec.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"connectrpc.com/connect"
 
@@ -27,13 +28,13 @@ func (s *Server) toConnect(err error) error {
 	case errors.As(err, &ce):
 		return err
 	case errors.Is(err, store.ErrNotFound):
-		return connect.NewError(connect.CodeNotFound, err)
+		return connect.NewError(connect.CodeNotFound, reword(err, store.ErrNotFound, "%s not found"))
 	case errors.Is(err, store.ErrAlreadyExists):
-		return connect.NewError(connect.CodeAlreadyExists, err)
+		return connect.NewError(connect.CodeAlreadyExists, reword(err, store.ErrAlreadyExists, "%s already exists"))
 	case errors.Is(err, store.ErrInUse):
-		return connect.NewError(connect.CodeFailedPrecondition, err)
+		return connect.NewError(connect.CodeFailedPrecondition, reword(err, store.ErrInUse, "%s"))
 	case errors.Is(err, store.ErrGroupNotFound):
-		return invalid("job.group_id", "%v", err)
+		return invalid("job.group_id", "%v", reword(err, store.ErrGroupNotFound, "%s not found"))
 	case errors.Is(err, store.ErrFull):
 		return connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
 			"the admin's database disk is full, nothing was written: free space on the admin's disk and retry (%w)", err))
@@ -47,4 +48,26 @@ func (s *Server) toConnect(err error) error {
 	}
 	s.cfg.Logger.Error("server: internal error", slog.Any("err", err))
 	return connect.NewError(connect.CodeInternal, err)
+}
+
+// reworded is an error with a message for the person who made the call,
+// wrapping the store's error.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (r reworded) Error() string { return r.msg }
+func (r reworded) Unwrap() error { return r.err }
+
+// reword says err, which wraps the store's sentinel as "<sentinel>:
+// <what>", as the person knows the thing: format with what ("%s not
+// found": "job 99 not found", not "store: not found: job 99").
+func reword(err, sentinel error, format string) error {
+	msg := err.Error()
+	i := strings.Index(msg, sentinel.Error()+": ")
+	if i < 0 {
+		return err
+	}
+	return reworded{msg: fmt.Sprintf(format, msg[i+len(sentinel.Error())+2:]), err: err}
 }

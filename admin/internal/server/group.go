@@ -114,6 +114,9 @@ func (s groupService) ListGroups(ctx context.Context, _ *carillonv1.ListGroupsRe
 			return nil, err
 		}
 	}
+	if res.UnclaimedAppNames, err = s.cfg.Store.UnclaimedApps(ctx, s.cfg.NowFunc().Add(-s.cfg.ExecutorTTL)); err != nil {
+		return nil, s.toConnect(err)
+	}
 	return res, nil
 }
 

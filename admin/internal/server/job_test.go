@@ -8,12 +8,13 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/carillonhq/carillon/admin/client"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
 func jobClient(b *bundle) carillonv1connect.JobServiceClient {
-	return carillonv1connect.NewJobServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(bearer(b.admin)))
+	return carillonv1connect.NewJobServiceClient(http.DefaultClient, b.url, client.WithToken(b.admin))
 }
 
 func createJobs(t *testing.T, b *bundle, n int) (int64, []*carillonv1.Job) {

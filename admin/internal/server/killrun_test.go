@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"connectrpc.com/connect"
 	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/server"
@@ -90,7 +90,7 @@ func TestKillRunKillsThatRun(t *testing.T) {
 	t.Cleanup(executor.Close)
 	r := runningRuns(t, b.store, b.clock.Now(), executor.URL)()
 
-	runs := carillonv1connect.NewRunServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(bearer(b.admin)))
+	runs := carillonv1connect.NewRunServiceClient(http.DefaultClient, b.url, client.WithToken(b.admin))
 	if _, err := runs.ReadRunLog(ctx, &carillonv1.ReadRunLogRequest{RunId: r.ID}); err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,7 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 		return nil, s.toConnect(err)
 	}
 	s.cfg.Trigger.Registered(req.Address, req.InstanceId, previous)
+	s.warnUnclaimed(ctx, req.AppName, req.Address)
 	return &carillonv1.RegisterResponse{}, nil
 }
 
@@ -87,6 +88,22 @@ func protocolOf(p carillonv1.ExecutorProtocol) carillonv1.ExecutorProtocol {
 		return carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_CARILLON
 	}
 	return p
+}
+
+// warnUnclaimed logs, once per app name and admin process, an executor
+// registering under an app name no group has: it gets no runs.
+func (s registryService) warnUnclaimed(ctx context.Context, app, address string) {
+	if _, warned := s.unclaimed.Load(app); warned {
+		return
+	}
+	claimed, err := s.cfg.Store.AppClaimed(ctx, app)
+	if err != nil || claimed {
+		return // a read that failed is tried again at the next heartbeat
+	}
+	if _, warned := s.unclaimed.LoadOrStore(app, true); !warned {
+		s.cfg.Logger.Warn("an executor registered under an app name no group has: it gets no runs until a group with this app name is created "+
+			"(carillon group create APP); carillon group list shows such app names", "app", app, "address", address)
+	}
 }
 
 func (s registryService) Deregister(ctx context.Context, req *carillonv1.DeregisterRequest) (*carillonv1.DeregisterResponse, error) {

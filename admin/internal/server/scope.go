@@ -27,6 +27,9 @@ func scopeListGroups(ctx context.Context, p *auth.Principal, req connect.AnyRequ
 	}
 	out := res.Any().(*carillonv1.ListGroupsResponse)
 	out.Groups = slices.DeleteFunc(out.Groups, func(g *carillonv1.Group) bool { return !p.CanRead(g.Id) })
+	if all, _ := p.ReadScope(); !all {
+		out.UnclaimedAppNames = nil // other app names are not a MEMBER's business
+	}
 	return res, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -82,6 +83,9 @@ type Config struct {
 type Server struct {
 	cfg   Config
 	reads *readLimiter
+	// unclaimed holds the app names of registrations no group had, each
+	// logged once.
+	unclaimed sync.Map
 }
 
 // New returns a Server.
@@ -129,7 +133,7 @@ func (s *Server) Handler() http.Handler {
 	registryOpts = append(registryOpts, connect.WithInterceptors(requireExecutorToken(s.tokens()), validateInterceptor()))
 	mux.Handle(carillonv1connect.NewRegistryServiceHandler(registryService{s}, registryOpts...))
 	mgmt := append([]connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
-		cappedGzipOption(MaxRequestBytes), connect.WithInterceptors(s.reads, authInterceptor{s})}, strictJSONCodecs()...)
+		cappedGzipOption(MaxRequestBytes), connect.WithInterceptors(jsonNames{}, s.reads, authInterceptor{s})}, strictJSONCodecs()...)
 	mux.Handle(carillonv1connect.NewGroupServiceHandler(groupService{s}, mgmt...))
 	mux.Handle(carillonv1connect.NewJobServiceHandler(jobService{s}, mgmt...))
 	mux.Handle(carillonv1connect.NewRunServiceHandler(runService{s}, mgmt...))
@@ -157,5 +161,5 @@ func (s *Server) Handler() http.Handler {
 	reflector := grpcreflect.NewStaticReflector(services...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
-	return mux
+	return requireContentType(mux)
 }

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/server"
@@ -44,6 +46,12 @@ type bundle struct {
 // with an injected clock.
 func setup(t testing.TB, token string) *bundle {
 	t.Helper()
+	return setupLogged(t, token, nil)
+}
+
+// setupLogged is setup with the Server's logger (nil: slog's default).
+func setupLogged(t testing.TB, token string, logger *slog.Logger) *bundle {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "carillon.db")
 	st, err := store.Open(context.Background(), path)
 	if err != nil {
@@ -57,7 +65,7 @@ func setup(t testing.TB, token string) *bundle {
 	}
 	srv := httptest.NewServer(server.New(server.Config{
 		Store: st, Trigger: trig, NowFunc: clk.Now, PasswordCost: bcrypt.MinCost,
-		LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second),
+		LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second), Logger: logger,
 	}).Handler())
 	t.Cleanup(srv.Close)
 	admin := addUser(t, st, "root", auth.RoleAdmin)
@@ -67,19 +75,8 @@ func setup(t testing.TB, token string) *bundle {
 		path:     path,
 		store:    st,
 		admin:    admin,
-		registry: carillonv1connect.NewRegistryServiceClient(http.DefaultClient, srv.URL, connect.WithInterceptors(bearer(token))),
-		group:    carillonv1connect.NewGroupServiceClient(http.DefaultClient, srv.URL, connect.WithInterceptors(bearer(admin))),
-	}
-}
-
-func bearer(token string) connect.UnaryInterceptorFunc {
-	return func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			if token != "" {
-				req.Header().Set("Authorization", "Bearer "+token)
-			}
-			return next(ctx, req)
-		}
+		registry: carillonv1connect.NewRegistryServiceClient(http.DefaultClient, srv.URL, client.WithToken(token)),
+		group:    carillonv1connect.NewGroupServiceClient(http.DefaultClient, srv.URL, client.WithToken(admin)),
 	}
 }
 
@@ -136,7 +133,7 @@ func TestRegistryToken(t *testing.T) {
 	}
 	for name, c := range map[string]carillonv1connect.RegistryServiceClient{
 		"Missing": carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url),
-		"Wrong":   carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(bearer("guess"))),
+		"Wrong":   carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, client.WithToken("guess")),
 	} {
 		_, err := c.Register(ctx, req)
 		if connect.CodeOf(err) != connect.CodeUnauthenticated {

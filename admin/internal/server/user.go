@@ -42,9 +42,9 @@ func apiTokenToProto(t store.APIToken) *carillonv1.ApiToken {
 func (s userService) userErr(err error) error {
 	switch {
 	case errors.Is(err, store.ErrLastAdmin):
-		return connect.NewError(connect.CodeFailedPrecondition, err)
+		return connect.NewError(connect.CodeFailedPrecondition, reworded{msg: strings.TrimPrefix(store.ErrLastAdmin.Error(), "store: "), err: err})
 	case errors.Is(err, store.ErrGroupNotFound):
-		return invalid("user.group_ids", "%v", err)
+		return invalid("user.group_ids", "%v", reword(err, store.ErrGroupNotFound, "%s not found"))
 	}
 	return s.toConnect(err)
 }

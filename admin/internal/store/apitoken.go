@@ -46,7 +46,7 @@ func (s *Store) CreateAPIToken(ctx context.Context, t APIToken, now time.Time) (
 		return err
 	})
 	if isUniqueViolation(err) {
-		return APIToken{}, fmt.Errorf("%w: API token %q", ErrAlreadyExists, t.Name)
+		return APIToken{}, fmt.Errorf("%w: an API token named %q", ErrAlreadyExists, t.Name)
 	}
 	if err != nil {
 		return APIToken{}, fmt.Errorf("store: create API token: %w", err)

@@ -73,7 +73,7 @@ func insertGroup(ctx context.Context, tx *sql.Tx, g Group) (int64, error) {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, g.AllowScripts, millis(g.CreatedAt), millis(g.UpdatedAt))
 	if isUniqueViolation(err) {
-		return 0, fmt.Errorf("%w: group with app name %q", ErrAlreadyExists, g.AppName)
+		return 0, fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
 	}
 	if err != nil {
 		return 0, err
@@ -140,7 +140,7 @@ func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group,
 	})
 	if err != nil {
 		if isUniqueViolation(err) {
-			return Group{}, fmt.Errorf("%w: group with app name %q", ErrAlreadyExists, g.AppName)
+			return Group{}, fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
 		}
 		if errors.Is(err, ErrNotFound) {
 			return Group{}, err

@@ -102,3 +102,33 @@ func (s *Store) PruneRegistry(ctx context.Context, since time.Time) (int64, erro
 	}
 	return res.RowsAffected()
 }
+
+// UnclaimedApps returns, sorted, the app names of executors that
+// registered at or after since and that no group has.
+func (s *Store) UnclaimedApps(ctx context.Context, since time.Time) ([]string, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx,
+		`SELECT DISTINCT app_name FROM registry WHERE updated_at >= ? AND app_name NOT IN (SELECT app_name FROM groups) ORDER BY app_name`,
+		since.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("store: unclaimed apps: %w", err)
+	}
+	defer rows.Close()
+	var apps []string
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, fmt.Errorf("store: unclaimed apps: %w", err)
+		}
+		apps = append(apps, a)
+	}
+	return apps, rows.Err()
+}
+
+// AppClaimed tells whether a group has the app name app.
+func (s *Store) AppClaimed(ctx context.Context, app string) (bool, error) {
+	var n int
+	if err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(*) FROM groups WHERE app_name = ?`, app).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: group of app %s: %w", app, err)
+	}
+	return n > 0, nil
+}

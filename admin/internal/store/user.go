@@ -110,7 +110,7 @@ func (s *Store) CreateUser(ctx context.Context, u User, now time.Time) (User, er
 	case err == nil:
 		return u, nil
 	case isUniqueViolation(err):
-		return User{}, fmt.Errorf("%w: user %q", ErrAlreadyExists, u.Username)
+		return User{}, fmt.Errorf("%w: a user named %q", ErrAlreadyExists, u.Username)
 	case errors.Is(err, ErrGroupNotFound):
 		return User{}, err
 	}

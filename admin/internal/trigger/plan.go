@@ -82,7 +82,7 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 				i = 0
 			}
 			addrs = addrs[i : i+1]
-			note += fmt.Sprintf("; shard %d of %d of an earlier fire", f.run.ShardIndex, f.run.ShardTotal)
+			note += fmt.Sprintf("; shard %d of %d (0-based) of an earlier fire", f.run.ShardIndex, f.run.ShardTotal)
 		}
 		first := f.run
 		if len(addrs) > 1 {

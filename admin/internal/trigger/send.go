@@ -135,7 +135,7 @@ func (c *call) prepare() {
 	for i, s := range c.sends {
 		c.reqs[i] = runRequest(s.job, s.run, c.db)
 		c.ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: c.address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
-			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d; sent to %s (%d runs in the call)",
+			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d (0-based); sent to %s (%d runs in the call)",
 				s.note, s.run.ShardIndex, s.run.ShardTotal, c.address, len(c.sends))}
 	}
 }

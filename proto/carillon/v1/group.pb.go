@@ -543,10 +543,15 @@ func (*ListGroupsRequest) Descriptor() ([]byte, []int) {
 
 // ListGroupsResponse lists every group.
 type ListGroupsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Groups        []*Group               `protobuf:"bytes,1,rep,name=groups,proto3" json:"groups,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Groups []*Group               `protobuf:"bytes,1,rep,name=groups,proto3" json:"groups,omitempty"`
+	// The app names live executors registered under (in the last 90 s) that
+	// no group has, sorted: those executors get no runs until a group with
+	// their app name is created. Only for users who read every group (ADMIN,
+	// VIEWER); empty for a MEMBER.
+	UnclaimedAppNames []string `protobuf:"bytes,2,rep,name=unclaimed_app_names,json=unclaimedAppNames,proto3" json:"unclaimed_app_names,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ListGroupsResponse) Reset() {
@@ -582,6 +587,13 @@ func (*ListGroupsResponse) Descriptor() ([]byte, []int) {
 func (x *ListGroupsResponse) GetGroups() []*Group {
 	if x != nil {
 		return x.Groups
+	}
+	return nil
+}
+
+func (x *ListGroupsResponse) GetUnclaimedAppNames() []string {
+	if x != nil {
+		return x.UnclaimedAppNames
 	}
 	return nil
 }
@@ -970,9 +982,10 @@ const file_carillon_v1_group_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"<\n" +
 	"\x10GetGroupResponse\x12(\n" +
 	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\"\x13\n" +
-	"\x11ListGroupsRequest\"@\n" +
+	"\x11ListGroupsRequest\"p\n" +
 	"\x12ListGroupsResponse\x12*\n" +
-	"\x06groups\x18\x01 \x03(\v2\x12.carillon.v1.GroupR\x06groups\"{\n" +
+	"\x06groups\x18\x01 \x03(\v2\x12.carillon.v1.GroupR\x06groups\x12.\n" +
+	"\x13unclaimed_app_names\x18\x02 \x03(\tR\x11unclaimedAppNames\"{\n" +
 	"\x12UpdateGroupRequest\x12(\n" +
 	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\x12;\n" +
 	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +

@@ -234,12 +234,15 @@ type Run struct {
 	JobId   int64                  `protobuf:"varint,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	GroupId int64                  `protobuf:"varint,3,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
 	// The executor URL it was dispatched to; empty if routing found none.
-	ExecutorAddress string      `protobuf:"bytes,4,opt,name=executor_address,json=executorAddress,proto3" json:"executor_address,omitempty"`
-	Handler         string      `protobuf:"bytes,5,opt,name=handler,proto3" json:"handler,omitempty"`
-	Param           string      `protobuf:"bytes,6,opt,name=param,proto3" json:"param,omitempty"`
-	ShardIndex      int32       `protobuf:"varint,7,opt,name=shard_index,json=shardIndex,proto3" json:"shard_index,omitempty"`
-	ShardTotal      int32       `protobuf:"varint,8,opt,name=shard_total,json=shardTotal,proto3" json:"shard_total,omitempty"`
-	TriggerType     TriggerType `protobuf:"varint,9,opt,name=trigger_type,json=triggerType,proto3,enum=carillon.v1.TriggerType" json:"trigger_type,omitempty"`
+	ExecutorAddress string `protobuf:"bytes,4,opt,name=executor_address,json=executorAddress,proto3" json:"executor_address,omitempty"`
+	Handler         string `protobuf:"bytes,5,opt,name=handler,proto3" json:"handler,omitempty"`
+	Param           string `protobuf:"bytes,6,opt,name=param,proto3" json:"param,omitempty"`
+	// 0-based index of this run's shard: 0 to shard_total - 1 for a
+	// SHARDING_BROADCAST fire, else 0.
+	ShardIndex int32 `protobuf:"varint,7,opt,name=shard_index,json=shardIndex,proto3" json:"shard_index,omitempty"`
+	// Number of shards of its fire, at least 1.
+	ShardTotal  int32       `protobuf:"varint,8,opt,name=shard_total,json=shardTotal,proto3" json:"shard_total,omitempty"`
+	TriggerType TriggerType `protobuf:"varint,9,opt,name=trigger_type,json=triggerType,proto3,enum=carillon.v1.TriggerType" json:"trigger_type,omitempty"`
 	// The fire time it belongs to.
 	ScheduledAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=scheduled_at,json=scheduledAt,proto3" json:"scheduled_at,omitempty"`
 	// When the admin sent it to its executor. A scheduled fire is claimed up

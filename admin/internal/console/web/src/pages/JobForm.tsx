@@ -55,13 +55,15 @@ function jobOf(f: Fields, id?: bigint) {
   };
 }
 
-// fieldOf returns the field an invalid_argument names ("job.schedule.cron:
-// ..." -> "schedule.cron"), to show the message beside its input.
+// fieldOf returns the field an invalid_argument names, in the proto's
+// snake_case, to show the message beside its input: the admin names the
+// fields of a JSON request as JSON does ("job.timeoutSeconds: ..." ->
+// "timeout_seconds"; "job.schedule.cron: ..." -> "schedule.cron").
 export function fieldOf(err: unknown): [string, string] | undefined {
   if (!err) return undefined;
   const msg = ConnectError.from(err).rawMessage.replace(/^unmarshal message: /, "");
-  const m = /^(?:job\.)?([a-z_.]+)(?:\[\d+\])?: (.*)$/s.exec(msg);
-  return m ? [m[1], m[2]] : undefined;
+  const m = /^(?:job\.)?([A-Za-z_.]+)(?:\[\d+\])?: (.*)$/s.exec(msg);
+  return m ? [m[1].replace(/[A-Z]/g, (c) => "_" + c.toLowerCase()), m[2]] : undefined;
 }
 
 function enumOptions(e: Record<string, string | number>, prefix = "") {

@@ -53,11 +53,16 @@ export type Run = Message<"carillon.v1.Run"> & {
   param: string;
 
   /**
+   * 0-based index of this run's shard: 0 to shard_total - 1 for a
+   * SHARDING_BROADCAST fire, else 0.
+   *
    * @generated from field: int32 shard_index = 7;
    */
   shardIndex: number;
 
   /**
+   * Number of shards of its fire, at least 1.
+   *
    * @generated from field: int32 shard_total = 8;
    */
   shardTotal: number;

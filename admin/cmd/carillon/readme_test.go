@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// walkthroughSection is the README section TestREADMEWalkthrough runs.
+const walkthroughSection = "## Walk-through with curl and the CLI"
+
+// shBlocks returns the ```sh blocks of the README section that starts with
+// heading, up to the next "## " heading.
+func shBlocks(t *testing.T, readme, heading string) []string {
+	t.Helper()
+	i := strings.Index(readme, "\n"+heading+"\n")
+	if i < 0 {
+		t.Fatalf("README has no section %q", heading)
+	}
+	section := readme[i+1+len(heading):]
+	if j := strings.Index(section, "\n## "); j >= 0 {
+		section = section[:j]
+	}
+	var blocks []string
+	for _, m := range regexp.MustCompile("(?s)\n```sh\n(.*?)\n```\n").FindAllStringSubmatch(section, -1) {
+		blocks = append(blocks, m[1])
+	}
+	return blocks
+}
+
+// TestREADMEWalkthrough runs the README's walk-through as a new user would
+// paste it into one terminal: its sh blocks in order, as written, in one
+// bash -euo pipefail, on free ports (the README's 127.0.0.1:8080 and
+// 127.0.0.1:9999 replaced), in a directory of its own that reaches the
+// checkout, with a HOME, GOBIN and database of its own. Then it checks what
+// the steps printed.
+func TestREADMEWalkthrough(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs the CLI and the example executor and waits for scheduled runs: about a minute")
+	}
+	for _, tool := range []string{"bash", "curl", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the walk-through needs %s: %v", tool, err)
+		}
+	}
+	t.Parallel()
+	repo, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := shBlocks(t, string(readme), walkthroughSection)
+	if len(blocks) < 8 {
+		t.Fatalf("the walk-through has %d sh blocks, want its steps", len(blocks))
+	}
+	adminAddr, execAddr := freeAddr(t), freeAddr(t)
+	script := strings.Join(blocks, "\n")
+	script = strings.ReplaceAll(script, "127.0.0.1:8080", adminAddr)
+	script = strings.ReplaceAll(script, "127.0.0.1:9999", execAddr)
+
+	// A directory like a checkout: the module's files and directories,
+	// linked, so that "go install ./admin/cmd/carillon" works and what the
+	// steps write (database, logs) stays here.
+	dir := t.TempDir()
+	entries, err := os.ReadDir(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if name := e.Name(); !strings.HasPrefix(name, ".") && !strings.HasSuffix(name, ".db") && !strings.HasSuffix(name, ".log") {
+			if err := os.Symlink(filepath.Join(repo, name), filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	home, gobin := t.TempDir(), t.TempDir()
+	goenv, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gov := strings.Split(strings.TrimSpace(string(goenv)), "\n")
+	var env []string
+	for _, kv := range os.Environ() {
+		switch {
+		case strings.HasPrefix(kv, "CARILLON_"), strings.HasPrefix(kv, "HOME="), strings.HasPrefix(kv, "XDG_CONFIG_HOME="),
+			strings.HasPrefix(kv, "GOBIN="), strings.HasPrefix(kv, "PATH="), strings.HasPrefix(kv, "GOFLAGS="):
+		default:
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "GOBIN="+gobin,
+		"GOCACHE="+gov[0], "GOMODCACHE="+gov[1], "GOPATH="+gov[2], "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		// The CLI's and the admin's defaults, moved to the free port like
+		// the README's URLs.
+		"CARILLON_LISTEN="+adminAddr, "CARILLON_SERVER=http://"+adminAddr,
+		// Left from the demo, as the README warns: the walk-through unsets it.
+		"CARILLON_API_TOKEN=carillon_t_left_from_the_demo")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the admin and executor it starts in the background too
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever a failed step left running
+	}
+	logs := func() string {
+		var b strings.Builder
+		for _, f := range []string{"admin.log", "executor.log"} {
+			data, _ := os.ReadFile(filepath.Join(dir, f))
+			b.WriteString("\n--- " + f + ":\n" + string(data))
+		}
+		return b.String()
+	}
+	if err != nil {
+		t.Fatalf("the walk-through failed: %v\n--- stdout:\n%s\n--- stderr:\n%s%s", err, out.String(), errOut.String(), logs())
+	}
+	for _, want := range []string{
+		`logged in to http://` + regexp.QuoteMeta(adminAddr) + ` as admin \(ADMIN\)`,
+		`"appName":"example","title":"Example executors"`,                           // CreateGroup
+		`"liveExecutors":\[\{"address":"http://` + regexp.QuoteMeta(execAddr) + `"`, // GetGroup
+		`"description":"say hello"`,                                                 // CreateJob
+		`"fireTimes":\[`,                                                            // PreviewSchedule
+		`FIRE TIME \(Europe/Berlin\)\n\d{4}-\d\d-\d\dT10:15:00\+0[12]:00\n`,
+		`FIRE TIME \(Asia/Tokyo\)\n`,
+		`"status":"RUN_STATUS_SUCCEEDED"`,
+		`hello, carillon \(run \d+ of job 1, shard 0 of 1, 0-based\)`, // run log
+		`"runIds":\["\d+"\]`,                                          // TriggerJob
+		`\d+\s+2\s+FAILED\s+API\s+.*asked to fail`,                    // run list --job 2
+		`"enabled":false|"id":"1"`,                                    // StopJob
+	} {
+		if !regexp.MustCompile(want).MatchString(out.String()) {
+			t.Errorf("the walk-through printed no %s\n--- stdout:\n%s\n--- stderr:\n%s", want, out.String(), errOut.String())
+		}
+	}
+	if strings.Contains(out.String(), `"code":"unauthenticated"`) || strings.Contains(errOut.String(), "carillon: ") {
+		t.Errorf("a step failed:\n--- stdout:\n%s\n--- stderr:\n%s%s", out.String(), errOut.String(), logs())
+	}
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/internal/retention"
+	"github.com/carillonhq/carillon/admin/internal/schedule"
+)
+
+// demoDBPath is the database of --demo unless --db says otherwise.
+const demoDBPath = "carillon-demo.db"
+
+// serveOptions are serve's settings: the flags of the command, and the
+// options without a flag (secrets kept out of ps), all of which the
+// environment and the config file may set too.
+type serveOptions struct {
+	cfg       admin.Config
+	logLevel  string
+	flags     *pflag.FlagSet // the command's flags
+	extra     *pflag.FlagSet // options without a flag
+	envs      map[string]string
+	secret    map[string]bool
+	sources   map[string]string // by option name, once layered
+	print     bool
+	file      string
+	fileLines map[string]int
+}
+
+// option names of serve that are not flags: the environment or the config
+// file only.
+const optSMTPPassword = "smtp-password"
+
+func serveCmd(e *cmdEnv) *cobra.Command {
+	o := &serveOptions{envs: map[string]string{}, secret: map[string]bool{}}
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Run the admin: the scheduler, the API and the web console on one port",
+		Long: `Run the admin: the scheduler, the Connect API (also gRPC and gRPC-Web) and the
+web console, on one port, over the SQLite database --db (created if missing).
+
+Each option is taken from, in this order: its flag, its environment variable
+(named in its help), the config file (--config-file, lines "name = value" with
+the flags' names, and smtp-password), its default. --print-config prints every
+option with its value and where it came from, and exits.
+
+On its first start on a database the admin creates the user "admin" with
+--admin-password or a generated password, printed once, and an executor
+access token, kept in the database (carillon executor-token prints it).`,
+		Example: "  carillon serve\n  carillon serve --demo\n  carillon serve --config-file /etc/carillon/admin.conf --print-config",
+		Args:    exactArgs(0, "no arguments: carillon serve [flags]"),
+	}
+	// No client flags: serve's help shows its own only.
+	cmd.SetUsageTemplate(strings.Replace(cmd.UsageTemplate(), "{{if .HasAvailableInheritedFlags}}", "{{if false}}", 1))
+	fs := cmd.Flags()
+	o.flags = fs
+	o.extra = pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	c := &o.cfg
+	o.str(fs, &c.Listen, "listen", "CARILLON_LISTEN", admin.ListenDefault, "address to serve the API on")
+	o.str(fs, &c.DBPath, "db", "CARILLON_DB", admin.DBPathDefault, "SQLite database file, created if missing ("+demoDBPath+" with --demo)")
+	o.secretStr(fs, &c.Token, "token", "CARILLON_TOKEN",
+		"executor access token (default: the one generated on first start and kept in the database)")
+	o.boolean(fs, &c.Insecure, "insecure", "CARILLON_INSECURE",
+		"run without an executor access token when --token is empty: anyone may register executors")
+	o.secretStr(fs, &c.AdminPassword, "admin-password", "CARILLON_ADMIN_PASSWORD",
+		"password of the first ADMIN \"admin\", created on first start (default: generated and printed once); prefer the environment: flags show in ps")
+	o.str(fs, &c.TLSCert, "tls-cert", "CARILLON_TLS_CERT", "", "PEM certificate file: serve HTTPS instead of cleartext")
+	o.str(fs, &c.TLSKey, "tls-key", "CARILLON_TLS_KEY", "", "PEM private key file of --tls-cert")
+	o.str(fs, &c.ExecutorCAFile, "executor-ca-file", "CARILLON_EXECUTOR_CA_FILE", "",
+		"PEM file of CA certificates to trust, besides the system's, for executors served over https")
+	fs.DurationVar(&c.MisfireThreshold, "misfire-threshold", schedule.MisfireThresholdDefault,
+		"how late a fire may be before the job's misfire strategy handles it (env CARILLON_MISFIRE_THRESHOLD)")
+	o.envs["misfire-threshold"] = "CARILLON_MISFIRE_THRESHOLD"
+	fs.IntVar(&c.RetentionDays, "retention-days", retention.DaysDefault, "days of runs to keep; -1 keeps all (env CARILLON_RETENTION_DAYS)")
+	o.envs["retention-days"] = "CARILLON_RETENTION_DAYS"
+	o.str(fs, &c.AlarmWebhook, "alarm-webhook", "CARILLON_ALARM_WEBHOOK", "", "URL that receives every alarm as a JSON POST")
+	o.str(fs, &c.AlarmWebhookAllow, "alarm-webhook-allow", "CARILLON_ALARM_WEBHOOK_ALLOW", "",
+		"comma-separated URL prefixes that users other than ADMINs may set as a job's alarm webhook (default: only ADMINs set webhooks)")
+	o.str(fs, &c.SMTP.Addr, "smtp-addr", "CARILLON_SMTP_ADDR", "", "SMTP server host:port for alarm e-mails")
+	o.str(fs, &c.SMTP.From, "smtp-from", "CARILLON_SMTP_FROM", "", "sender address of alarm e-mails")
+	o.str(fs, &c.SMTP.Username, "smtp-username", "CARILLON_SMTP_USERNAME", "",
+		"SMTP user name (the password: CARILLON_SMTP_PASSWORD or smtp-password in the config file, never a flag)")
+	o.secretStr(o.extra, &c.SMTP.Password, optSMTPPassword, "CARILLON_SMTP_PASSWORD", "SMTP password")
+	o.boolean(fs, &c.Demo, "demo", "CARILLON_DEMO", "also run an in-process demo executor with a job firing every 5 s")
+	o.str(fs, &o.logLevel, "log-level", "CARILLON_LOG_LEVEL", "info", "debug, info, warn or error")
+	fs.StringVar(&o.file, "config-file", "", "file of options, lines \"name = value\" (env CARILLON_CONFIG_FILE)")
+	fs.BoolVar(&o.print, "print-config", false, "print every option with its value and where it came from, and exit")
+	_ = cmd.MarkFlagFilename("config-file")
+	_ = cmd.MarkFlagFilename("db", "db")
+	for _, n := range []string{"tls-cert", "tls-key", "executor-ca-file"} {
+		_ = cmd.MarkFlagFilename(n, "pem", "crt", "key")
+	}
+	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
+
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		e.ran = true
+		if err := o.layer(); err != nil {
+			return err
+		}
+		if o.print {
+			return o.printConfig(e.io.out)
+		}
+		return o.serve(cmd, e.io.err)
+	}
+	return cmd
+}
+
+func (o *serveOptions) str(fs *pflag.FlagSet, p *string, name, env, def, usage string) {
+	fs.StringVar(p, name, def, usage+" (env "+env+")")
+	o.envs[name] = env
+}
+
+// secretStr defines an option whose value is never shown: it has no
+// default in --help, and --print-config says only whether it is set.
+func (o *serveOptions) secretStr(fs *pflag.FlagSet, p *string, name, env, usage string) {
+	o.str(fs, p, name, env, "", usage)
+	o.secret[name] = true
+}
+
+func (o *serveOptions) boolean(fs *pflag.FlagSet, p *bool, name, env, usage string) {
+	fs.BoolVar(p, name, false, usage+" (env "+env+"=1)")
+	o.envs[name] = env
+}
+
+// serve runs the admin with the layered options.
+func (o *serveOptions) serve(cmd *cobra.Command, stderr io.Writer) error {
+	cfg := o.cfg
+	if cfg.SMTP.Addr != "" && cfg.SMTP.From == "" {
+		return errors.New("serve: --smtp-from is required with --smtp-addr")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usagef("serve: --log-level: %v", err)
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Console = stderr
+	return admin.Run(cmd.Context(), cfg)
+}
+
+// printConfig prints every option, its value (a secret's only as set or
+// not) and its source.
+func (o *serveOptions) printConfig(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OPTION\tVALUE\tSOURCE")
+	o.each(func(f *pflag.Flag) {
+		v := f.Value.String()
+		switch {
+		case o.secret[f.Name] && v != "":
+			v = "(set)"
+		case o.secret[f.Name]:
+			v = "(not set)"
+		case v == "":
+			v = `""`
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, v, o.sources[f.Name])
+	})
+	return tw.Flush()
+}
+
+// each calls f for every option (not --config-file and --print-config),
+// in the order of the help.
+func (o *serveOptions) each(f func(*pflag.Flag)) {
+	o.flags.VisitAll(func(fl *pflag.Flag) {
+		if o.envs[fl.Name] != "" {
+			f(fl)
+		}
+	})
+	o.extra.VisitAll(f)
+}
