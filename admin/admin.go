@@ -16,8 +16,14 @@ import (
 	"sync"
 	"time"
 
+	"connectrpc.com/connect"
+	"connectrpc.com/otelconnect"
 	"github.com/carillonhq/carillon/admin/internal/alarm"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/carillonhq/carillon/admin/internal/console"
+	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/retention"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/server"
@@ -93,6 +99,21 @@ type Config struct {
 	// Demo starts an in-process executor with a demo group and job firing
 	// every 5 seconds, so a newcomer sees runs with nothing else installed.
 	Demo bool
+	// MetricsListen, if set, is the address Prometheus metrics are served
+	// on, at /metrics, by a listener of their own: no credential protects
+	// them, so bind it to an address only the scraper reaches (loopback,
+	// a private interface, a firewalled port). Defaults to "": metrics are
+	// counted but served only through Admin.MetricsHandler.
+	MetricsListen string
+	// TracerProvider, if set, traces fires: a span "carillon.fire" per run
+	// from its call's preparation to its dispatch, whose context reaches
+	// the executor (RunRequest.trace_context and the call's headers), so
+	// that an SDK executor's run span is its child; and the API's calls
+	// (otelconnect). Log with a Logger whose handler is wrapped by
+	// tracing.LogHandler (the carillon command does) to get trace ids in
+	// the log. The carillon command sets it from the OTEL_* environment.
+	// Defaults to nil: no spans, no tracing interceptor, no cost.
+	TracerProvider trace.TracerProvider
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -109,6 +130,8 @@ type Admin struct {
 	scheduler *schedule.Scheduler
 	server    *server.Server
 	alarms    *alarm.Sender
+	metrics   *metrics.Metrics
+	metricsLn net.Listener // nil without Config.MetricsListen
 }
 
 // Open opens the database and builds the admin; Serve runs it. Close the
@@ -133,6 +156,8 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	if err != nil {
 		return nil, err
 	}
+	m := metrics.New()
+	st.ObserveWrites(m.StoreWrite)
 	if fi, err := os.Stat(cfg.DBPath); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		cfg.Logger.Warn("admin: other users can read the database file, which holds the executor token and password hashes: "+
 			"chmod 600 it and its -wal and -shm files", "db", cfg.DBPath, "mode", fi.Mode().Perm().String())
@@ -154,11 +179,11 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	// The scheduler hands due fires to the trigger (Run's Dispatcher); the
 	// trigger queues what settling makes due on the scheduler (its Queue).
 	sched := schedule.New(schedule.Config{
-		Store: st, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger, FireAhead: fireAhead,
+		Store: st, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger, FireAhead: fireAhead, Metrics: m,
 	})
 	trig, err := trigger.New(trigger.Config{
 		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched,
-		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS,
+		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS, Metrics: m, TracerProvider: cfg.TracerProvider,
 	})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
@@ -167,11 +192,20 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	if cfg.SMTP.Addr != "" {
 		channels = append(channels, alarm.Channel{Name: "email", Alarm: &cfg.SMTP})
 	}
-	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger})
+	interceptors := []connect.Interceptor{m.Interceptor()}
+	if cfg.TracerProvider != nil {
+		traced, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(cfg.TracerProvider),
+			otelconnect.WithPropagator(propagation.TraceContext{}), otelconnect.WithoutMetrics())
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("admin: tracing: %w", err), st.Close())
+		}
+		interceptors = append(interceptors, traced)
+	}
+	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger, Metrics: m})
 	srv := server.New(server.Config{
 		Store: st, Trigger: trig, WakeFunc: sched.Wake, Logger: cfg.Logger, WebhookAllow: webhookAllow,
 		Console: console.Handler(), TLS: cfg.TLSCert != "",
-		TokenGenerated: tokenGenerated, PasswordCost: cfg.PasswordCost,
+		TokenGenerated: tokenGenerated, PasswordCost: cfg.PasswordCost, Interceptors: interceptors,
 		ReadyFunc: func(context.Context) error { // /readyz and gRPC health
 			if err := st.Writable(); err != nil {
 				return err
@@ -179,11 +213,46 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 			return sched.Ready(time.Now())
 		},
 	})
-	return &Admin{cfg: cfg, store: st, trigger: trig, scheduler: sched, server: srv, alarms: alarms}, nil
+	m.Sample(metrics.State{
+		ExecutorsOnlineFunc: func(ctx context.Context) (map[string]int, error) {
+			return st.ExecutorsOnline(ctx, time.Now().Add(-trigger.ExecutorTTLDefault))
+		},
+		ScanLagFunc:       func() time.Duration { return sched.ScanLag(time.Now()) },
+		WriteQueueFunc:    st.WritesWaiting,
+		FireWritesFunc:    trig.WriteQueue,
+		DatabaseBytesFunc: st.Size,
+	})
+	a := &Admin{cfg: cfg, store: st, trigger: trig, scheduler: sched, server: srv, alarms: alarms, metrics: m}
+	if cfg.MetricsListen != "" {
+		if a.metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
+			return nil, errors.Join(fmt.Errorf("admin: metrics listen: %w", err), st.Close())
+		}
+	}
+	return a, nil
 }
 
-// Close closes the database.
-func (a *Admin) Close() error { return a.store.Close() }
+// Close closes the database, and the metrics listener if Serve did not
+// run.
+func (a *Admin) Close() error {
+	if a.metricsLn != nil {
+		_ = a.metricsLn.Close() // closed already by a Serve that ran
+	}
+	return a.store.Close()
+}
+
+// MetricsHandler returns the handler of the admin's Prometheus metrics,
+// to mount on a server of your own (Config.MetricsListen serves it at
+// /metrics). It has no access control.
+func (a *Admin) MetricsHandler() http.Handler { return a.metrics.Handler() }
+
+// MetricsAddr returns the address the metrics listener is bound to (Open
+// binds it), or nil without Config.MetricsListen.
+func (a *Admin) MetricsAddr() net.Addr {
+	if a.metricsLn == nil {
+		return nil
+	}
+	return a.metricsLn.Addr()
+}
 
 // Handler returns the admin's HTTP handler (every Connect service, health
 // and reflection).
@@ -274,6 +343,16 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 			}
 		})
 	}
+	var metricsSrv *http.Server
+	if a.metricsLn != nil {
+		metricsSrv = newMetricsServer(a.metrics.Handler(), log)
+		go func() {
+			if err := metricsSrv.Serve(a.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("admin: serve metrics: %w", err)
+			}
+		}()
+		log.Info("carillon metrics serving", "url", "http://"+a.metricsLn.Addr().String()+"/metrics")
+	}
 	base := scheme + "://" + ln.Addr().String()
 	log.Info("carillon admin serving", "url", base, "db", a.cfg.DBPath, "token_required", a.cfg.Token != "")
 	demoDone := make(chan struct{})
@@ -300,6 +379,9 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	stopLoops()
 	<-demoDone // the demo executor deregisters and flushes its results through the server
 	shutdownErr := hs.Shutdown(shutdownCtx)
+	if metricsSrv != nil {
+		shutdownErr = errors.Join(shutdownErr, metricsSrv.Shutdown(shutdownCtx))
+	}
 	loops.Wait()
 	a.trigger.Wait()
 	return errors.Join(err, shutdownErr)

@@ -38,6 +38,8 @@ var credentials sync.Map
 type testAdmin struct {
 	url string
 	db  string // the database file
+	// metrics is the URL of /metrics when Config.MetricsListen was set.
+	metrics string
 	// stop stops the admin gracefully, once, and returns Serve's error; the
 	// test's cleanup calls it too.
 	stop func() error
@@ -49,13 +51,20 @@ func startAdmin(t *testing.T) *testAdmin {
 	return startAdminWith(t, admin.Config{}, http.DefaultClient)
 }
 
-// startAdminWith starts an admin with cfg, its test defaults filled in, and
+// startAdminWith starts an admin with cfg, its test defaults filled in (a
+// database file in a new directory unless cfg.DBPath names one), and
 // stops it when the test ends; it logs in through client, over https when
 // cfg.TLSCert is set.
 func startAdminWith(t *testing.T, cfg admin.Config, client *http.Client) *testAdmin {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cfg.DBPath, cfg.Token, cfg.Logger = filepath.Join(t.TempDir(), "carillon.db"), token, testLogger(t)
+	if cfg.DBPath == "" {
+		cfg.DBPath = filepath.Join(t.TempDir(), "carillon.db")
+	}
+	cfg.Token = token
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger(t)
+	}
 	cfg.AdminPassword, cfg.PasswordCost, cfg.Console = adminPassword, bcrypt.MinCost, io.Discard
 	a, err := admin.Open(ctx, cfg)
 	if err != nil {
@@ -87,7 +96,11 @@ func startAdminWith(t *testing.T, cfg admin.Config, client *http.Client) *testAd
 		t.Fatal(err)
 	}
 	credentials.Store(url, login.Token)
-	return &testAdmin{url: url, db: cfg.DBPath, stop: stop}
+	ta := &testAdmin{url: url, db: cfg.DBPath, stop: stop}
+	if addr := a.MetricsAddr(); addr != nil {
+		ta.metrics = "http://" + addr.String() + "/metrics"
+	}
+	return ta
 }
 
 // startExecutor starts a real SDK executor for app with an "ok" handler

@@ -109,6 +109,9 @@ func (a *admins) reportResults(ctx context.Context, batch []result) ([]refusal, 
 			Message:    r.Message,
 			FinishedAt: timestamppb.New(r.FinishedAt),
 		}
+		if !r.StartedAt.IsZero() {
+			req.Results[i].StartedAt = timestamppb.New(r.StartedAt)
+		}
 	}
 	var refusals []refusal
 	err := a.call(ctx, func(ctx context.Context, c carillonv1connect.RegistryServiceClient) error {

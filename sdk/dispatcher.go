@@ -38,6 +38,8 @@ type dispatcherConfig struct {
 	scriptsEnabled bool
 	idleTimeout    time.Duration
 	abandonAfter   time.Duration
+	metrics        *executorMetrics // nil: none
+	tracer         runTracer
 }
 
 // dispatcher owns the per-job workers: it accepts runs, applies block
@@ -288,6 +290,7 @@ func (w *worker) describe() string {
 // after it was accepted): a last line in its log, then its result.
 func (d *dispatcher) end(r *run, status carillonv1.RunStatus, msg string) {
 	r.log.printf("run %d ended before it started: %s: %s", r.id, statusName(status), msg)
+	d.metrics.runEnded(r, status, d.now())
 	if err := r.log.Close(); err != nil {
 		d.logger.Warn("sdk: write run log", "run_id", r.id, "err", err)
 	}
@@ -363,7 +366,14 @@ func (d *dispatcher) execute(ctx context.Context, r *run) {
 		log:         rlog,
 	}
 	h := d.wrap(r.handler)
-	rlog.printf("----- run %d started", r.id)
+	ctx, span := d.tracer.start(ctx, r)
+	r.started = d.now()
+	d.metrics.runStarted(r)
+	if sc := span.SpanContext(); sc.IsValid() {
+		rlog.printf("----- run %d started (trace %s)", r.id, sc.TraceID())
+	} else {
+		rlog.printf("----- run %d started", r.id)
+	}
 
 	done := make(chan error, 1)
 	go func() {
@@ -389,11 +399,17 @@ func (d *dispatcher) execute(ctx context.Context, r *run) {
 	case err := <-done:
 		status, msg := outcome(ctx, err, true)
 		rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
-		d.complete(r, r.result(status, msg, d.now()))
+		res := r.result(status, msg, d.now())
+		d.metrics.runEnded(r, status, res.FinishedAt)
+		endRunSpan(span, status, msg)
+		d.complete(r, res)
 	case <-ctx.Done():
 		status, msg := outcome(ctx, nil, false)
 		rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
-		d.report(r.result(status, msg, d.now()))
+		res := r.result(status, msg, d.now())
+		d.metrics.runEnded(r, status, res.FinishedAt)
+		endRunSpan(span, status, msg)
+		d.report(res)
 		t := time.NewTimer(d.abandonAfter)
 		select {
 		case err := <-done:
@@ -411,6 +427,17 @@ func (d *dispatcher) execute(ctx context.Context, r *run) {
 		_ = rlog.Close()
 		d.finish(r)
 	}
+}
+
+// queued returns how many runs wait in their jobs' queues.
+func (d *dispatcher) queued() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, w := range d.workers {
+		n += len(w.queue)
+	}
+	return n
 }
 
 // finish forgets a run that has ended.

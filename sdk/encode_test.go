@@ -20,8 +20,10 @@ func TestAppendResultLine(t *testing.T) {
 		{RunID: 4, Status: carillonv1.RunStatus_RUN_STATUS_KILLED, FinishedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)},
 		{RunID: 5, DatabaseID: "0123456789abcdef0123456789abcdef", Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: at},
 		{RunID: 6, DatabaseID: "odd \"id\" <&>", Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "m"},
+		{RunID: 7, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: at, StartedAt: at.Add(-time.Second)},
 	} {
-		want, err := json.Marshal(spooled{RunID: r.RunID, DatabaseID: r.DatabaseID, Status: r.Status.String(), Message: r.Message, FinishedAt: r.FinishedAt})
+		want, err := json.Marshal(spooled{RunID: r.RunID, DatabaseID: r.DatabaseID, Status: r.Status.String(), Message: r.Message,
+			FinishedAt: r.FinishedAt, StartedAt: r.StartedAt})
 		if err != nil {
 			t.Fatal(err)
 		}

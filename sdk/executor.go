@@ -58,6 +58,7 @@ type Executor struct {
 	running     atomic.Bool
 	serving     atomic.Pointer[http.Handler] // the service, while Serve serves
 	errorWriter *connect.ErrorWriter
+	metrics     *executorMetrics // nil without Config.Metrics
 }
 
 // errNotServing refuses calls to [Executor.Handler] outside Serve.
@@ -72,12 +73,20 @@ func New(cfg Config) (*Executor, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Executor{
+	e := &Executor{
 		cfg:         cfg,
 		handlers:    make(map[string]Handler),
 		ownClient:   own,
 		errorWriter: connect.NewErrorWriter(),
-	}, nil
+	}
+	if cfg.Metrics != nil {
+		m, err := newExecutorMetrics(cfg.Metrics)
+		if err != nil {
+			return nil, err
+		}
+		e.metrics = m
+	}
+	return e, nil
 }
 
 // Handle registers h to run the jobs whose handler name is name. It panics
@@ -227,6 +236,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken)
 	rep := newReporter(sp, adm.reportResults, log)
+	rep.metrics = e.metrics
 	adm.answered = rep.adminAnswered // a heartbeat that gets through ends the results' backoff
 	d := newDispatcher(dispatcherConfig{
 		logs:           logs,
@@ -238,11 +248,22 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		scriptsEnabled: cfg.ScriptsEnabled,
 		idleTimeout:    workerIdleTimeout,
 		abandonAfter:   abandonAfter,
+		metrics:        e.metrics,
+		tracer:         newRunTracer(cfg.TracerProvider),
 	})
 	d.remember(sp.keys()) // runs an earlier process ended and had not reported yet
 	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts"), instanceID: instance, spooled: sp.has}
-	h := newServiceHandler(svc, cfg.AccessToken)
+	traced, err := traceInterceptor(cfg.TracerProvider)
+	if err != nil {
+		closeLn()
+		return fmt.Errorf("sdk: tracing: %w", err)
+	}
+	h := newServiceHandler(svc, cfg.AccessToken, traced)
 	e.serving.Store(&h)
+	if e.metrics != nil {
+		e.metrics.serving.Store(&servingState{d: d, sp: sp})
+		defer e.metrics.serving.Store(nil)
+	}
 
 	if cfg.AccessToken == "" {
 		log.Warn("sdk: no access token: anyone who can reach this executor can run its handlers")
@@ -322,10 +343,13 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // newServiceHandler serves svc, checking the access token when there is
-// one.
-func newServiceHandler(svc *service, token string) http.Handler {
+// one; traced, if not nil, traces the calls (outside the token's check).
+func newServiceHandler(svc *service, token string, traced connect.Interceptor) http.Handler {
 	// Small responses (most: RunBatch outcomes, beats) are not worth gzip.
 	opts := []connect.HandlerOption{connect.WithReadMaxBytes(readMaxBytes), connect.WithCompressMinBytes(4 << 10)}
+	if traced != nil {
+		opts = append(opts, connect.WithInterceptors(traced))
+	}
 	if token != "" {
 		opts = append(opts, connect.WithInterceptors(requireBearer(token)))
 	}

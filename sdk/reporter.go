@@ -29,6 +29,7 @@ const (
 type reporter struct {
 	spool      *spool
 	send       func(ctx context.Context, batch []result) ([]refusal, error) // see admins.reportResults
+	metrics    *executorMetrics                                             // nil: none
 	logger     *slog.Logger
 	backoffMin time.Duration // the first wait; reportBackoffMin but in tests
 
@@ -204,6 +205,7 @@ func (r *reporter) run(ctx context.Context, stop <-chan struct{}) {
 		if ctx.Err() != nil {
 			return
 		}
+		r.metrics.reportFailed()
 		backoff = r.nextBackoff(backoff)
 		wait := jitter(backoff)
 		r.logger.Warn("sdk: report results: no admin took them; retrying", "results", len(batch), "retry_in", wait, "err", err)

@@ -34,6 +34,13 @@ type run struct {
 	scheduledAt time.Time
 	log         *runLog // from accept to the end of the run
 
+	// traceContext is RunRequest.trace_context: the admin's fire span.
+	traceContext map[string]string
+
+	// started is when the handler started; zero until it did. Set and read
+	// by the run's worker only.
+	started time.Time
+
 	// cancel ends a started run's context; guarded by dispatcher.mu.
 	cancel context.CancelCauseFunc
 }
@@ -45,6 +52,7 @@ func (r *run) key() runKey { return runKey{r.db, r.id} }
 func (r *run) result(status carillonv1.RunStatus, msg string, at time.Time) result {
 	res := newResult(r.id, status, msg, at)
 	res.DatabaseID = r.db
+	res.StartedAt = r.started
 	return res
 }
 
@@ -63,6 +71,8 @@ type result struct {
 	Status     carillonv1.RunStatus `json:"status"`
 	Message    string               `json:"message,omitempty"`
 	FinishedAt time.Time            `json:"finished_at"`
+	// StartedAt is when the handler started; zero for a run that never did.
+	StartedAt time.Time `json:"started_at,omitzero"`
 }
 
 // key names the run of res.

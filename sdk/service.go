@@ -152,6 +152,9 @@ func (s *service) newRun(req *carillonv1.RunRequest) (*run, error) {
 		shardIndex: int(req.GetShardIndex()),
 		shardTotal: total,
 	}
+	if tc := req.GetTraceContext(); len(tc) > 0 {
+		r.traceContext = tc
+	}
 	if req.GetBlockStrategy() == carillonv1.BlockStrategy_BLOCK_STRATEGY_UNSPECIFIED {
 		r.block = carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL
 	}

@@ -88,6 +88,7 @@ type spooled struct {
 	Status     string    `json:"status,omitempty"`
 	Message    string    `json:"message,omitempty"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
 	Ack        []int64   `json:"ack,omitempty"` // run ids whose results the admin took
 }
 
@@ -111,6 +112,10 @@ func appendResultLine(b []byte, r result) []byte {
 		b = append(b, `,"finished_at":"`...)
 		b = append(r.FinishedAt.AppendFormat(b, time.RFC3339Nano), '"')
 	}
+	if !r.StartedAt.IsZero() {
+		b = append(b, `,"started_at":"`...)
+		b = append(r.StartedAt.AppendFormat(b, time.RFC3339Nano), '"')
+	}
 	return append(b, "}\n"...)
 }
 
@@ -132,7 +137,8 @@ func (sp spooled) result() (result, error) {
 	if !ok || sp.RunID <= 0 {
 		return result{}, fmt.Errorf("bad run id %d or status %q", sp.RunID, sp.Status)
 	}
-	return result{RunID: sp.RunID, DatabaseID: sp.DatabaseID, Status: carillonv1.RunStatus(status), Message: sp.Message, FinishedAt: sp.FinishedAt}, nil
+	return result{RunID: sp.RunID, DatabaseID: sp.DatabaseID, Status: carillonv1.RunStatus(status), Message: sp.Message, FinishedAt: sp.FinishedAt,
+		StartedAt: sp.StartedAt}, nil
 }
 
 // openSpool opens the spool in dir, creating dir if needed: it reads the
@@ -497,4 +503,11 @@ func (s *spool) close() error {
 		s.cur = nil
 	}
 	return errors.Join(err, s.trim())
+}
+
+// unacked says how many results wait for the admin's acknowledgement.
+func (s *spool) unacked() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -60,7 +59,7 @@ func newRoot(e *cmdEnv) *cobra.Command {
 		Use:           "carillon",
 		Short:         "Carillon: a distributed job scheduler, its admin and its command-line client",
 		Long:          rootLong,
-		Version:       version(),
+		Version:       versionLine(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// No Run: without a command, the help (and no server started);
@@ -75,7 +74,7 @@ func newRoot(e *cmdEnv) *cobra.Command {
 	)
 	e.globalFlags(root)
 
-	for _, c := range []*cobra.Command{serveCmd(e), resetAdminPasswordCmd(e)} {
+	for _, c := range []*cobra.Command{serveCmd(e), resetAdminPasswordCmd(e), versionCmd(e)} {
 		c.GroupID = groupAdmin
 		root.AddCommand(c)
 	}
@@ -124,23 +123,4 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-// version is the module's version, or the VCS revision of a build from a
-// checkout.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && (v == "" || v == "(devel)") {
-			v = "(devel) " + s.Value
-		}
-	}
-	if v == "" {
-		return "(devel)"
-	}
-	return v
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -14,6 +16,7 @@ import (
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/internal/retention"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/tracing"
 )
 
 // demoDBPath is the database of --demo unless --db says otherwise.
@@ -25,6 +28,7 @@ const demoDBPath = "carillon-demo.db"
 type serveOptions struct {
 	cfg       admin.Config
 	logLevel  string
+	logFormat string
 	flags     *pflag.FlagSet // the command's flags
 	extra     *pflag.FlagSet // options without a flag
 	envs      map[string]string
@@ -91,6 +95,9 @@ access token, kept in the database (carillon executor-token prints it).`,
 	o.secretStr(o.extra, &c.SMTP.Password, optSMTPPassword, "CARILLON_SMTP_PASSWORD", "SMTP password")
 	o.boolean(fs, &c.Demo, "demo", "CARILLON_DEMO", "also run an in-process demo executor with a job firing every 5 s")
 	o.str(fs, &o.logLevel, "log-level", "CARILLON_LOG_LEVEL", "info", "debug, info, warn or error")
+	o.str(fs, &o.logFormat, "log-format", "CARILLON_LOG_FORMAT", logFormatText, "text (key=value lines) or json (one object a line)")
+	o.str(fs, &c.MetricsListen, "metrics-listen", "CARILLON_METRICS_LISTEN", "",
+		"address to serve Prometheus metrics on, at /metrics, without a credential: bind it where only the scraper reaches; empty: not served")
 	fs.StringVar(&o.file, "config-file", "", "file of options, lines \"name = value\" (env CARILLON_CONFIG_FILE)")
 	fs.BoolVar(&o.print, "print-config", false, "print every option with its value and where it came from, and exit")
 	_ = cmd.MarkFlagFilename("config-file")
@@ -99,6 +106,7 @@ access token, kept in the database (carillon executor-token prints it).`,
 		_ = cmd.MarkFlagFilename(n, "pem", "crt", "key")
 	}
 	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{logFormatText, logFormatJSON}, cobra.ShellCompDirectiveNoFileComp))
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		e.ran = true
@@ -136,13 +144,26 @@ func (o *serveOptions) serve(cmd *cobra.Command, stderr io.Writer) error {
 	if cfg.SMTP.Addr != "" && cfg.SMTP.From == "" {
 		return errors.New("serve: --smtp-from is required with --smtp-addr")
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return usagef("serve: --log-level: %v", err)
+	logs, err := newLogHandler(stderr, o.logLevel, o.logFormat)
+	if err != nil {
+		return usagef("serve: %v", err)
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	ctx := cmd.Context()
+	tp, stopTracing, err := tracing.FromEnv(ctx, tracing.ServiceNameDefault)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(ctx); err != nil {
+			fmt.Fprintf(stderr, "carillon: tracing: flush spans: %v\n", err)
+		}
+	}()
+	cfg.TracerProvider = tp
+	cfg.Logger = slog.New(tracing.LogHandler{Handler: logs})
 	cfg.Console = stderr
-	return admin.Run(cmd.Context(), cfg)
+	return admin.Run(ctx, cfg)
 }
 
 // printConfig prints every option, its value (a secret's only as set or

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -38,6 +39,9 @@ type SenderConfig struct {
 	SendTimeout time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Metrics counts deliveries by channel and outcome. Defaults to nil:
+	// nothing is counted.
+	Metrics *metrics.Metrics
 }
 
 // Sender delivers due alarms and records their outcome on their runs.
@@ -121,10 +125,12 @@ func (s *Sender) send(ctx context.Context, r store.Run) (carillonv1.AlarmStatus,
 		switch {
 		case errors.Is(err, ErrNoRecipient):
 		case err != nil:
+			s.cfg.Metrics.Alarm(ch.Name, false)
 			failed++
 			notes = append(notes, fmt.Sprintf("%s: %v", ch.Name, err))
 			s.cfg.Logger.Warn("alarm: not delivered", "run", r.ID, "channel", ch.Name, "err", err)
 		default:
+			s.cfg.Metrics.Alarm(ch.Name, true)
 			sent++
 			notes = append(notes, ch.Name+": sent")
 		}

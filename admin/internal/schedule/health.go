@@ -21,12 +21,13 @@ type health struct {
 	scanned  time.Time // when the last scan finished
 	err      error     // the last scan's error
 	failedAt time.Time // when it failed
+	okAt     time.Time // when the last successful scan finished
 }
 
 func (h *health) start(now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.running, h.started, h.scanned, h.err = true, now, time.Time{}, nil
+	h.running, h.started, h.scanned, h.err, h.okAt = true, now, time.Time{}, nil, time.Time{}
 }
 
 func (h *health) stop() {
@@ -42,6 +43,8 @@ func (h *health) scan(now time.Time, err error) {
 	h.scanned, h.err = now, err
 	if err != nil {
 		h.failedAt = now
+	} else {
+		h.okAt = now
 	}
 }
 
@@ -67,6 +70,26 @@ func (s *Scheduler) Ready(now time.Time) error {
 		return fmt.Errorf("schedule: no scan has finished for %s", now.Sub(cmpTime(h.scanned, h.started)).Round(time.Second))
 	}
 	return nil
+}
+
+// ScanLag returns how long before now the last successful scan finished,
+// or, before the first one, how long ago Run started; 0 when Run is not
+// running. A scan runs at least every ScanInterval: a lag well past it is
+// a stuck scheduler (see Ready).
+func (s *Scheduler) ScanLag(now time.Time) time.Duration {
+	h := &s.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.running {
+		return 0
+	}
+	last := h.started
+	if h.err == nil && !h.scanned.IsZero() {
+		last = h.scanned
+	} else if !h.okAt.IsZero() {
+		last = h.okAt
+	}
+	return max(now.Sub(last), 0)
 }
 
 // cmpTime returns t, or else if t is zero.

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -78,6 +79,9 @@ type Config struct {
 	FireAhead time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Metrics counts the fires scans take and the misfires. Defaults to
+	// nil: nothing is counted.
+	Metrics *metrics.Metrics
 }
 
 // Scheduler reads due fires ahead and fires them on time.
@@ -197,6 +201,7 @@ func (s *Scheduler) recover(ctx context.Context) error {
 		if err == nil && job.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW && !firedOnce[r.JobID] {
 			firedOnce[r.JobID] = true
 			s.queue.Push(Entry{RunID: r.ID, JobID: r.JobID, At: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE})
+			s.cfg.Metrics.Misfire(carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW)
 			continue
 		}
 		msg := fmt.Sprintf("misfire: the admin was down at the scheduled instant %s (%s late); skipped by DO_NOTHING",
@@ -204,6 +209,7 @@ func (s *Scheduler) recover(ctx context.Context) error {
 		if err := s.cfg.Store.SkipRun(ctx, r.ID, msg, now); err != nil {
 			return fmt.Errorf("schedule: recover: %w", err)
 		}
+		s.cfg.Metrics.Misfire(carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING)
 	}
 	return nil
 }
@@ -234,9 +240,17 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, err
 		}
+		s.cfg.Metrics.FiresScheduled(len(runs))
 		entries := make([]Entry, 0, len(runs))
 		for i := range runs {
 			r := &runs[i]
+			if r.MissedCount > 0 { // the record of a misfire
+				strategy := carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING
+				if r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE {
+					strategy = carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW
+				}
+				s.cfg.Metrics.Misfire(strategy)
+			}
 			if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
 				continue // the record of a misfire skipped by DO_NOTHING
 			}

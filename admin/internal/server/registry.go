@@ -145,7 +145,8 @@ func (s registryService) ReportResults(ctx context.Context, req *carillonv1.Repo
 		if finished.IsZero() {
 			finished = s.cfg.NowFunc()
 		}
-		results = append(results, store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished})
+		results = append(results, store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished,
+			StartedAt: fromTS(r.StartedAt)})
 	}
 	results, refused, err := s.refuseOtherGroups(ctx, results, req.Results, res.Outcomes, refused)
 	if err != nil {

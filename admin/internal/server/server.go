@@ -73,6 +73,10 @@ type Config struct {
 	// Console, if set, serves every path no RPC, health or reflection
 	// handler takes: the web console.
 	Console http.Handler
+	// Interceptors wrap every Carillon service's handlers, outside
+	// authentication and validation, in order (the first is the
+	// outermost): metrics and tracing. Optional.
+	Interceptors []connect.Interceptor
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// NowFunc defaults to time.Now.
@@ -130,10 +134,12 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	registryOpts := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRegistryRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
 		cappedGzipOption(MaxRegistryRequestBytes)}
-	registryOpts = append(registryOpts, connect.WithInterceptors(requireExecutorToken(s.tokens()), validateInterceptor()))
+	registryOpts = append(registryOpts, connect.WithInterceptors(s.cfg.Interceptors...),
+		connect.WithInterceptors(requireExecutorToken(s.tokens()), validateInterceptor()))
 	mux.Handle(carillonv1connect.NewRegistryServiceHandler(registryService{s}, registryOpts...))
 	mgmt := append([]connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
-		cappedGzipOption(MaxRequestBytes), connect.WithInterceptors(jsonNames{}, s.reads, authInterceptor{s})}, strictJSONCodecs()...)
+		cappedGzipOption(MaxRequestBytes), connect.WithInterceptors(s.cfg.Interceptors...),
+		connect.WithInterceptors(jsonNames{}, s.reads, authInterceptor{s})}, strictJSONCodecs()...)
 	mux.Handle(carillonv1connect.NewGroupServiceHandler(groupService{s}, mgmt...))
 	mux.Handle(carillonv1connect.NewJobServiceHandler(jobService{s}, mgmt...))
 	mux.Handle(carillonv1connect.NewRunServiceHandler(runService{s}, mgmt...))

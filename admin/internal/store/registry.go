@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 // Register records a heartbeat of the executor process instance at
@@ -101,6 +103,30 @@ func (s *Store) PruneRegistry(ctx context.Context, since time.Time) (int64, erro
 		return 0, fmt.Errorf("store: prune registry: %w", err)
 	}
 	return res.RowsAffected()
+}
+
+// ExecutorsOnline returns, for the app name of every AUTO group, how many
+// executors registered under it at or after since (0 for none). Apps
+// without a group are left out, so the answer has one entry per group at
+// most.
+func (s *Store) ExecutorsOnline(ctx context.Context, since time.Time) (map[string]int, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT g.app_name, COUNT(r.address) FROM groups g
+		LEFT JOIN registry r ON r.app_name = g.app_name AND r.updated_at >= ?
+		WHERE g.address_mode != ? GROUP BY g.app_name`, since.UnixMilli(), int32(carillonv1.AddressMode_ADDRESS_MODE_MANUAL))
+	if err != nil {
+		return nil, fmt.Errorf("store: executors online: %w", err)
+	}
+	defer rows.Close()
+	online := map[string]int{}
+	for rows.Next() {
+		var app string
+		var n int
+		if err := rows.Scan(&app, &n); err != nil {
+			return nil, fmt.Errorf("store: executors online: %w", err)
+		}
+		online[app] = n
+	}
+	return online, rows.Err()
 }
 
 // UnclaimedApps returns, sorted, the app names of executors that

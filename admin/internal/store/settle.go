@@ -41,6 +41,10 @@ type Result struct {
 	Status     carillonv1.RunStatus
 	Message    string
 	FinishedAt time.Time
+	// StartedAt is when the handler started on the executor, as it
+	// reported it; zero when it did not. Not stored: the admin's metrics
+	// read it.
+	StartedAt time.Time
 	// Dispatch, if not nil, is the run's dispatch, not recorded yet: its
 	// executor, trigger message and timeout are stored with the result,
 	// which saves the separate write of RecordDispatches.

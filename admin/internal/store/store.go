@@ -45,6 +45,10 @@ type Store struct {
 	health writeHealth
 	// databaseID is this database's identity (DatabaseID).
 	databaseID string
+	// path is the database file's absolute path (Size).
+	path string
+	// writes counts and times write transactions (writestats.go).
+	writes writeStats
 
 	stopCheckpoints chan struct{}
 	checkpointsDone chan struct{}
@@ -96,7 +100,7 @@ func open(ctx context.Context, path, writerMode string) (*Store, error) {
 		_ = lock.release()
 		return nil, fmt.Errorf("store: create %s: %w", path, err)
 	}
-	s := &Store{lock: lock}
+	s := &Store{lock: lock, path: abs}
 	// The writer checkpoints the WAL itself only past 10,000 pages (40 MiB);
 	// Store.checkpoints does most of it, off the writer's path.
 	if s.w, err = openDB(abs, writerMode, "immediate", 1, "wal_autocheckpoint(10000)"); err != nil {
@@ -259,10 +263,13 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	s.writes.waiting.Add(1)
 	tx, err := s.w.BeginTx(ctx, nil)
+	s.writes.waiting.Add(-1)
 	if err != nil {
 		return err
 	}
+	defer func(began time.Time) { s.writes.observe(time.Since(began)) }(time.Now())
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 // Fire dispatches the runs of fires whose instant has come (or comes
@@ -81,6 +83,7 @@ type claimedRun struct {
 // dispatchClaimed starts the dispatches of claimed runs, in batches, in
 // the fast pool or, for jobs that were slow lately, the slow one.
 func (t *Trigger) dispatchClaimed(cs []claimedRun) {
+	t.cfg.Metrics.FiresClaimed(len(cs))
 	now := t.clock.Now()
 	fast := make([]claimedRun, 0, len(cs))
 	var slow []claimedRun
@@ -129,6 +132,7 @@ func (t *Trigger) startBatch(p *pool, cs []claimedRun) {
 // refuse fails claimed runs that cannot be dispatched.
 func (t *Trigger) refuse(ctx context.Context, cs []claimedRun, msg string) error {
 	t.cfg.Logger.Warn("trigger: runs not dispatched", "runs", len(cs), "reason", msg)
+	t.cfg.Metrics.Dispatched(carillonv1.RouteStrategy_ROUTE_STRATEGY_UNSPECIFIED, metrics.CodeNotSent, len(cs))
 	ds := make([]store.Dispatch, len(cs))
 	for i, c := range cs {
 		ds[i] = failed(c.run, msg, t.clock.Now())

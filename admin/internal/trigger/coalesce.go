@@ -29,6 +29,21 @@ type lane interface {
 	// waited is how long the oldest waiting group has waited; writer.mu
 	// is held.
 	waited(now time.Time) time.Duration
+	// queued names the lane and says how many items wait in it; writer.mu
+	// is held.
+	queued() (name string, items int)
+}
+
+// queued returns the items waiting in each lane, by lane name.
+func (w *writer) queued() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	q := make(map[string]int, len(w.lanes))
+	for _, l := range w.lanes {
+		name, n := l.queued()
+		q[name] = n
+	}
+	return q
 }
 
 // starveAfter is how long a lower lane's group may wait before it goes
@@ -127,6 +142,7 @@ func (w *writer) drain() {
 // closely, so that a steady trickle also makes few transactions.
 type coalescer[T any] struct {
 	w      *writer
+	name   string
 	max    int
 	linger time.Duration
 	fn     func(items []T) error
@@ -144,8 +160,8 @@ type group[T any] struct {
 
 // newCoalescer returns a coalescer and adds it to w's lanes, after those
 // added before it.
-func newCoalescer[T any](w *writer, max int, linger time.Duration, fn func([]T) error) *coalescer[T] {
-	c := &coalescer[T]{w: w, max: max, linger: linger, fn: fn}
+func newCoalescer[T any](w *writer, name string, max int, linger time.Duration, fn func([]T) error) *coalescer[T] {
+	c := &coalescer[T]{w: w, name: name, max: max, linger: linger, fn: fn}
 	w.lanes = append(w.lanes, c)
 	return c
 }
@@ -169,6 +185,9 @@ func (c *coalescer[T]) waited(now time.Time) time.Duration {
 	}
 	return now.Sub(c.groups[0].added)
 }
+
+// queued implements lane.
+func (c *coalescer[T]) queued() (string, int) { return c.name, c.size }
 
 // take implements lane.
 func (c *coalescer[T]) take(now time.Time) (func(), time.Duration) {

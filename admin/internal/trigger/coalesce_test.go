@@ -36,8 +36,8 @@ func TestWriter(t *testing.T) {
 			return nil
 		}
 	}
-	high := newCoalescer(w, 4, 0, record("high"))
-	low := newCoalescer(w, 4, 0, record("low"))
+	high := newCoalescer(w, "test", 4, 0, record("high"))
+	low := newCoalescer(w, "test", 4, 0, record("low"))
 
 	first := low.add([]int{0})
 	<-entered
@@ -88,8 +88,8 @@ func TestWriterLinger(t *testing.T) {
 				return nil
 			}
 		}
-		now := newCoalescer(w, 4, 0, record("now"))
-		slow := newCoalescer(w, 4, 10*time.Millisecond, record("slow"))
+		now := newCoalescer(w, "test", 4, 0, record("now"))
+		slow := newCoalescer(w, "test", 4, 10*time.Millisecond, record("slow"))
 
 		slow.add([]int{1})
 		time.Sleep(4 * time.Millisecond)
@@ -119,7 +119,7 @@ func TestWriterNoStarvation(t *testing.T) {
 		start := time.Now()
 		var high *coalescer[int]
 		stop := false
-		high = newCoalescer(w, 1, 0, func([]int) error {
+		high = newCoalescer(w, "test", 1, 0, func([]int) error {
 			time.Sleep(10 * time.Millisecond) // a busy writer
 			if !stop && time.Since(start) < time.Second {
 				high.add([]int{1}) // always more claims waiting (for a second, so a failure ends)
@@ -127,7 +127,7 @@ func TestWriterNoStarvation(t *testing.T) {
 			return nil
 		})
 		var lowAt time.Duration
-		low := newCoalescer(w, 1, 0, func([]int) error {
+		low := newCoalescer(w, "test", 1, 0, func([]int) error {
 			lowAt = time.Since(start)
 			stop = true
 			return nil

@@ -29,6 +29,7 @@ type executors struct {
 	http    *http.Client
 	tokens  *auth.ExecutorTokens
 	groupOf func(ctx context.Context, id int64) (store.Group, bool)
+	traced  connect.Interceptor // traces the calls; nil when not tracing
 	mu      sync.Mutex
 	clients map[string]carillonv1connect.ExecutorServiceClient
 	xxl     map[string]*xxljob.Client
@@ -59,7 +60,7 @@ func (e *executors) setBatchless(address string, now time.Time) {
 	e.noBatch[address] = now
 }
 
-func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.ExecutorTokens) *executors {
+func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.ExecutorTokens, traced connect.Interceptor) *executors {
 	if client == nil {
 		client = &http.Client{Transport: &http.Transport{
 			TLSClientConfig:     tlsConfig,
@@ -69,7 +70,7 @@ func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.Execu
 			IdleConnTimeout:     90 * time.Second,
 		}}
 	}
-	return &executors{http: client, tokens: tokens, clients: map[string]carillonv1connect.ExecutorServiceClient{},
+	return &executors{http: client, tokens: tokens, traced: traced, clients: map[string]carillonv1connect.ExecutorServiceClient{},
 		xxl: map[string]*xxljob.Client{}, noBatch: map[string]time.Time{},
 		groupOf: func(context.Context, int64) (store.Group, bool) { return store.Group{}, false }}
 }
@@ -87,7 +88,11 @@ func (e *executors) client(ctx context.Context, address string) carillonv1connec
 	defer e.mu.Unlock()
 	c, ok := e.clients[address]
 	if !ok {
-		c = carillonv1connect.NewExecutorServiceClient(e.http, address, connect.WithInterceptors(bearer(e.tokens)))
+		interceptors := []connect.Interceptor{bearer(e.tokens)}
+		if e.traced != nil {
+			interceptors = append([]connect.Interceptor{e.traced}, interceptors...)
+		}
+		c = carillonv1connect.NewExecutorServiceClient(e.http, address, connect.WithInterceptors(interceptors...))
 		e.clients[address] = c
 	}
 	return c

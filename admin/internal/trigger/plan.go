@@ -7,8 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 
+	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/store"
 )
 
@@ -24,7 +27,8 @@ type routed struct {
 	run     store.Run
 	job     store.Job
 	address string
-	note    string // how it was routed
+	note    string     // how it was routed
+	span    trace.Span // the fire's span, from its call's preparation to its dispatch; nil when not tracing
 }
 
 // dispatchPlan is fires routed and ready to send.
@@ -46,7 +50,7 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 	sources := map[int64]source{}
 	for _, f := range fires {
 		if f.job.ID == 0 {
-			ds = append(ds, failed(f.run, fmt.Sprintf("job %d was deleted", f.run.JobID), now))
+			ds = append(ds, t.unroutable(f, fmt.Sprintf("job %d was deleted", f.run.JobID), now))
 			continue
 		}
 		src, ok := sources[f.job.GroupID]
@@ -58,7 +62,7 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 			src = overridden(src, f.override)
 		}
 		if src.err != nil {
-			ds = append(ds, failed(f.run, src.err.Error(), now))
+			ds = append(ds, t.unroutable(f, src.err.Error(), now))
 			continue
 		}
 		if reason := scriptRefused(src.group, f.job); reason != "" {
@@ -67,7 +71,7 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 		}
 		pick, err := t.strategies[f.job.RouteStrategy].Pick(forGroup(ctx, f.job.GroupID), f.job.ID, src.addrs)
 		if err != nil {
-			ds = append(ds, failed(f.run, fmt.Sprintf("%v (executors from %s)", err, src.name), now))
+			ds = append(ds, t.unroutable(f, fmt.Sprintf("%v (executors from %s)", err, src.name), now))
 			continue
 		}
 		note := "executors from " + src.name + "; " + pick.Message
@@ -232,4 +236,11 @@ func (t *Trigger) liveSince(now time.Time) time.Time {
 		since = before
 	}
 	return since
+}
+
+// unroutable is the dispatch outcome of fire f, which cannot be routed for
+// reason msg, counted as such.
+func (t *Trigger) unroutable(f routable, msg string, now time.Time) store.Dispatch {
+	t.cfg.Metrics.Dispatched(f.job.RouteStrategy, metrics.CodeUnroutable, 1)
+	return failed(f.run, msg, now)
 }

@@ -12,6 +12,8 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 
 	"connectrpc.com/connect"
+
+	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -80,6 +82,7 @@ func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, job
 				return false
 			}
 			skip(s.run)
+			endFire(s, nil, true)
 			return true
 		})
 	}
@@ -113,6 +116,7 @@ func (t *Trigger) calls(sends []routed) []*call {
 	byAddr := map[key]*call{}
 	var calls []*call
 	for _, s := range sends {
+		t.startFire(&s)
 		k := key{s.address, s.job.GroupID}
 		c := byAddr[k]
 		if c == nil {
@@ -134,6 +138,7 @@ func (c *call) prepare() {
 	c.ds = make([]store.Dispatch, len(c.sends))
 	for i, s := range c.sends {
 		c.reqs[i] = runRequest(s.job, s.run, c.db)
+		c.reqs[i].TraceContext = s.traceCarrier()
 		c.ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: c.address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
 			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d (0-based); sent to %s (%d runs in the call)",
 				s.note, s.run.ShardIndex, s.run.ShardTotal, c.address, len(c.sends))}
@@ -221,7 +226,8 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 	if before != nil {
 		before(c.ds)
 	}
-	ctx, cancel := context.WithTimeout(forGroup(ctx, c.group), t.cfg.DispatchTimeout)
+	// The call's client span is a child of its first run's fire span.
+	ctx, cancel := context.WithTimeout(forGroup(c.sends[0].spanContext(ctx), c.group), t.cfg.DispatchTimeout)
 	defer cancel()
 	outcomes := make([]error, len(c.reqs))
 	var callErr error
@@ -248,7 +254,7 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		}
 		for i, o := range res.GetOutcomes() {
 			if o.Code != "" && i < len(outcomes) {
-				outcomes[i] = fmt.Errorf("%s: %s", o.Code, o.Message)
+				outcomes[i] = runRefusal{code: o.Code, message: o.Message}
 			}
 		}
 	}
@@ -259,9 +265,19 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		d := &c.ds[i]
 		d.TriggerMessage += tookNote
 		outcomes[i] = cmp.Or(callErr, outcomes[i])
+		if before != nil { // a scheduled fire, sent on its instant
+			t.cfg.Metrics.Sent(s.run.TriggeredAt, start)
+		}
+		endFire(s, outcomes[i], false)
+		if s.span != nil && s.span.SpanContext().IsSampled() {
+			t.cfg.Logger.InfoContext(s.spanContext(ctx), "trigger: run sent", "run", s.run.ID, "job", s.job.ID,
+				"executor", c.address, "err", outcomes[i])
+		}
 		if outcomes[i] == nil {
+			t.cfg.Metrics.Dispatched(s.job.RouteStrategy, metrics.CodeOK, 1)
 			continue
 		}
+		t.cfg.Metrics.Dispatched(s.job.RouteStrategy, outcomeCode(outcomes[i]), 1)
 		d.Failed, d.FinishedAt = true, t.clock.Now()
 		d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", c.address, describe(outcomes[i]))
 		d.TriggerMessage += "; failed"
@@ -302,6 +318,22 @@ func runRequest(job store.Job, run store.Run, db string) *carillonv1.RunRequest 
 	}
 	return req
 }
+
+// outcomeCode is the metrics code of a run's failed dispatch: the Connect
+// code of the call's error, or of the executor's refusal of the run.
+func outcomeCode(err error) string {
+	var refused runRefusal
+	if errors.As(err, &refused) {
+		return refused.code
+	}
+	return connect.CodeOf(err).String()
+}
+
+// runRefusal is an executor's refusal of one run of a RunBatch call
+// (RunOutcome.code and message).
+type runRefusal struct{ code, message string }
+
+func (r runRefusal) Error() string { return r.code + ": " + r.message }
 
 // describe turns a Connect error into words a person can act on.
 func describe(err error) string {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-
-	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 // Settle records results of running runs (see store.SettleRuns), with
@@ -36,6 +36,21 @@ func (t *Trigger) settleNow(results []store.Result) error {
 	if err != nil {
 		return err
 	}
+	if t.cfg.Metrics != nil {
+		started := make(map[int64]time.Time, len(results))
+		for _, r := range results {
+			if !r.StartedAt.IsZero() {
+				started[r.RunID] = r.StartedAt
+			}
+		}
+		for _, r := range settled.Runs {
+			due := r.DueAt // a retry's: the end of its delay
+			if due.IsZero() {
+				due = r.ScheduledAt
+			}
+			t.cfg.Metrics.Executed(due, started[r.ID], r.FinishedAt)
+		}
+	}
 	t.followUp(settled)
 	return nil
 }
@@ -45,7 +60,15 @@ func (t *Trigger) followUp(s store.Settled) {
 	for _, r := range s.Runs {
 		t.cfg.Logger.Info("run finished", "run", r.ID, "job", r.JobID, "status", r.Status.String(),
 			"attempt", r.Attempt, "executor", r.ExecutorAddress, "message", r.Message)
+		t.cfg.Metrics.Finished(r.Status)
 	}
+	retries := 0
+	for _, r := range s.FollowUps {
+		if r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
+			retries++
+		}
+	}
+	t.cfg.Metrics.Retries(retries)
 	if len(s.FollowUps) > 0 {
 		t.cfg.Queue.Enqueue(s.FollowUps...)
 	}

@@ -12,8 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"connectrpc.com/connect"
+	"connectrpc.com/otelconnect"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/followup"
+	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/route"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -69,6 +74,14 @@ type Config struct {
 	// Started, executors live then count as live, so an admin outage does
 	// not make live executors lost.
 	LastBeat time.Time
+	// Metrics counts dispatches, their lateness and settled runs. Defaults
+	// to nil: nothing is counted.
+	Metrics *metrics.Metrics
+	// TracerProvider, if set, traces each fire with a span "carillon.fire"
+	// from its call's preparation to its dispatch, whose W3C context goes
+	// to the executor in RunRequest.trace_context, and traces the calls to
+	// executors (otelconnect). Defaults to nil: no spans, no interceptor.
+	TracerProvider trace.TracerProvider
 	// LastRunID is the largest run ID when the admin started
 	// (store.MaxRunID): runs up to it were claimed by earlier admin
 	// processes, and Reconcile settles those they may not have sent.
@@ -91,6 +104,7 @@ type Queue interface {
 type Trigger struct {
 	cfg        Config
 	clock      Clock
+	tracer     trace.Tracer // nil when not tracing
 	executors  *executors
 	strategies map[carillonv1.RouteStrategy]route.Strategy
 	fast, slow *pool
@@ -140,6 +154,14 @@ func New(cfg Config) (*Trigger, error) {
 	if cfg.Started.IsZero() {
 		cfg.Started = cfg.Clock.Now()
 	}
+	var traced connect.Interceptor
+	if cfg.TracerProvider != nil {
+		var err error
+		if traced, err = otelconnect.NewInterceptor(otelconnect.WithTracerProvider(cfg.TracerProvider),
+			otelconnect.WithPropagator(traceContext), otelconnect.WithoutMetrics()); err != nil {
+			return nil, fmt.Errorf("trigger: tracing: %w", err)
+		}
+	}
 	tokens := auth.NewExecutorTokens(cfg.Token)
 	groupTokens, err := cfg.Store.GroupTokens(context.Background())
 	if err != nil {
@@ -150,7 +172,7 @@ func New(cfg Config) (*Trigger, error) {
 		cfg:        cfg,
 		clock:      cfg.Clock,
 		tokens:     tokens,
-		executors:  newExecutors(cfg.HTTPClient, cfg.TLSClientConfig, tokens),
+		executors:  newExecutors(cfg.HTTPClient, cfg.TLSClientConfig, tokens, traced),
 		restarts:   map[string]time.Time{},
 		strategies: map[carillonv1.RouteStrategy]route.Strategy{},
 		sources:    map[int64]cachedSource{},
@@ -158,6 +180,9 @@ func New(cfg Config) (*Trigger, error) {
 		slow:       newPool("slow", max(cfg.MaxInFlight/2, 1)),
 	}
 	t.executors.groupOf = t.groupOf
+	if cfg.TracerProvider != nil {
+		t.tracer = cfg.TracerProvider.Tracer(tracerName)
+	}
 	for v, name := range carillonv1.RouteStrategy_name {
 		if v == 0 {
 			continue
@@ -176,9 +201,9 @@ func New(cfg Config) (*Trigger, error) {
 	// results linger a little to share transactions, and a batch of them
 	// holds the writer for a few milliseconds at most.
 	t.writer = writer{wg: &t.wg, now: time.Now, wake: make(chan struct{}, 1)}
-	t.claimWrites = newCoalescer(&t.writer, batchMax, 0, t.claimPending)
-	t.recordWrites = newCoalescer(&t.writer, batchMax, recordLinger, t.recordNow)
-	t.resultWrites = newCoalescer(&t.writer, batchMax, resultLinger, t.settleNow)
+	t.claimWrites = newCoalescer(&t.writer, "claim", batchMax, 0, t.claimPending)
+	t.recordWrites = newCoalescer(&t.writer, "record", batchMax, recordLinger, t.recordNow)
+	t.resultWrites = newCoalescer(&t.writer, "result", batchMax, resultLinger, t.settleNow)
 	t.deferred = newDeferredRecords(t.recordLater, cfg.Clock)
 	return t, nil
 }
@@ -199,6 +224,11 @@ const (
 // batchMax bounds the runs one dispatch batch handles: one job query, one
 // RunBatch call per executor, and about the fires one claim takes.
 const batchMax = 256
+
+// WriteQueue returns how many runs wait in each lane of the fire path's
+// coalesced writes: "claim" (pending runs to claim), "record" (dispatches
+// to record), "result" (results to settle).
+func (t *Trigger) WriteQueue() map[string]int { return t.writer.queued() }
 
 // Wait waits for every dispatch started by Fire, and every write queued, to
 // finish, recording the dispatches still waiting for their results.

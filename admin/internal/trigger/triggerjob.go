@@ -49,6 +49,7 @@ func (t *Trigger) TriggerJob(ctx context.Context, job store.Job, m Manual) ([]in
 // dispatchNow routes fires (running runs) and sends them at once: see plan
 // and calls. It returns the IDs of all runs of the fires.
 func (t *Trigger) dispatchNow(ctx context.Context, fires []routable) ([]int64, error) {
+	t.cfg.Metrics.FiresClaimed(len(fires))
 	p, err := t.plan(ctx, fires)
 	if err != nil {
 		return nil, err

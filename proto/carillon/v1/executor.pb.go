@@ -395,7 +395,13 @@ type RunRequest struct {
 	// an executor keeps the runs, logs and results of different databases
 	// apart (a new database starts its run ids at 1 again). Empty from admins
 	// that predate it.
-	DatabaseId    string `protobuf:"bytes,11,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	DatabaseId string `protobuf:"bytes,11,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	// The W3C trace context of the admin's fire span ("traceparent" and,
+	// when set, "tracestate"), when the admin traces: the executor's span of
+	// this run is its child. One per run, because a RunBatch carries runs of
+	// different fires. Empty when the admin does not trace; executors that
+	// do not trace ignore it.
+	TraceContext  map[string]string `protobuf:"bytes,12,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -505,6 +511,13 @@ func (x *RunRequest) GetDatabaseId() string {
 		return x.DatabaseId
 	}
 	return ""
+}
+
+func (x *RunRequest) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
 }
 
 // RunResponse is empty: the execution was accepted.
@@ -1181,7 +1194,7 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\">\n" +
 	"\x10IdleBeatResponse\x12\x12\n" +
 	"\x04idle\x18\x01 \x01(\bR\x04idle\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xa5\x03\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xb6\x04\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x15\n" +
@@ -1198,7 +1211,11 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x06script\x18\n" +
 	" \x01(\v2\x13.carillon.v1.ScriptR\x06script\x12\x1f\n" +
 	"\vdatabase_id\x18\v \x01(\tR\n" +
-	"databaseId\"\r\n" +
+	"databaseId\x12N\n" +
+	"\rtrace_context\x18\f \x03(\v2).carillon.v1.RunRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\r\n" +
 	"\vRunResponse\">\n" +
 	"\x0fRunBatchRequest\x12+\n" +
 	"\x04runs\x18\x01 \x03(\v2\x17.carillon.v1.RunRequestR\x04runs\"G\n" +
@@ -1282,7 +1299,7 @@ func file_carillon_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_carillon_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_carillon_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_carillon_v1_executor_proto_goTypes = []any{
 	(HeldRunState)(0),             // 0: carillon.v1.HeldRunState
 	(BlockStrategy)(0),            // 1: carillon.v1.BlockStrategy
@@ -1304,38 +1321,40 @@ var file_carillon_v1_executor_proto_goTypes = []any{
 	(*HeldRun)(nil),               // 17: carillon.v1.HeldRun
 	(*ReadLogResponse)(nil),       // 18: carillon.v1.ReadLogResponse
 	(*Script)(nil),                // 19: carillon.v1.Script
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	nil,                           // 20: carillon.v1.RunRequest.TraceContextEntry
+	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
 }
 var file_carillon_v1_executor_proto_depIdxs = []int32{
 	1,  // 0: carillon.v1.RunRequest.block_strategy:type_name -> carillon.v1.BlockStrategy
-	20, // 1: carillon.v1.RunRequest.scheduled_at:type_name -> google.protobuf.Timestamp
+	21, // 1: carillon.v1.RunRequest.scheduled_at:type_name -> google.protobuf.Timestamp
 	19, // 2: carillon.v1.RunRequest.script:type_name -> carillon.v1.Script
-	7,  // 3: carillon.v1.RunBatchRequest.runs:type_name -> carillon.v1.RunRequest
-	11, // 4: carillon.v1.RunBatchResponse.outcomes:type_name -> carillon.v1.RunOutcome
-	20, // 5: carillon.v1.ReadLogRequest.scheduled_at:type_name -> google.protobuf.Timestamp
-	17, // 6: carillon.v1.HeldRunsResponse.runs:type_name -> carillon.v1.HeldRun
-	0,  // 7: carillon.v1.HeldRun.state:type_name -> carillon.v1.HeldRunState
-	2,  // 8: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
-	20, // 9: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
-	3,  // 10: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
-	5,  // 11: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
-	7,  // 12: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
-	9,  // 13: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
-	12, // 14: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
-	14, // 15: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
-	15, // 16: carillon.v1.ExecutorService.HeldRuns:input_type -> carillon.v1.HeldRunsRequest
-	4,  // 17: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
-	6,  // 18: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
-	8,  // 19: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
-	10, // 20: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
-	13, // 21: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
-	18, // 22: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
-	16, // 23: carillon.v1.ExecutorService.HeldRuns:output_type -> carillon.v1.HeldRunsResponse
-	17, // [17:24] is the sub-list for method output_type
-	10, // [10:17] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	20, // 3: carillon.v1.RunRequest.trace_context:type_name -> carillon.v1.RunRequest.TraceContextEntry
+	7,  // 4: carillon.v1.RunBatchRequest.runs:type_name -> carillon.v1.RunRequest
+	11, // 5: carillon.v1.RunBatchResponse.outcomes:type_name -> carillon.v1.RunOutcome
+	21, // 6: carillon.v1.ReadLogRequest.scheduled_at:type_name -> google.protobuf.Timestamp
+	17, // 7: carillon.v1.HeldRunsResponse.runs:type_name -> carillon.v1.HeldRun
+	0,  // 8: carillon.v1.HeldRun.state:type_name -> carillon.v1.HeldRunState
+	2,  // 9: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
+	21, // 10: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 11: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
+	5,  // 12: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
+	7,  // 13: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
+	9,  // 14: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
+	12, // 15: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
+	14, // 16: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
+	15, // 17: carillon.v1.ExecutorService.HeldRuns:input_type -> carillon.v1.HeldRunsRequest
+	4,  // 18: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
+	6,  // 19: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
+	8,  // 20: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
+	10, // 21: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
+	13, // 22: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
+	18, // 23: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
+	16, // 24: carillon.v1.ExecutorService.HeldRuns:output_type -> carillon.v1.HeldRunsResponse
+	18, // [18:25] is the sub-list for method output_type
+	11, // [11:18] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_executor_proto_init() }
@@ -1349,7 +1368,7 @@ func file_carillon_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_executor_proto_rawDesc), len(file_carillon_v1_executor_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -403,7 +403,13 @@ type RunResult struct {
 	// The RunRequest.database_id of the execution. A result for another
 	// database (an executor that ran against an older database) is
 	// acknowledged and ignored. Empty from executors that predate it.
-	DatabaseId    string `protobuf:"bytes,5,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	DatabaseId string `protobuf:"bytes,5,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	// When the handler started on the executor (after the run waited in its
+	// job's queue there). The admin measures run start lateness
+	// (started_at - the run's scheduled instant) and run duration
+	// (finished_at - started_at) from it. Unset for a run that never started
+	// (killed while queued), and from executors that predate it.
+	StartedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -473,6 +479,13 @@ func (x *RunResult) GetDatabaseId() string {
 	return ""
 }
 
+func (x *RunResult) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
 var File_carillon_v1_registry_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_registry_proto_rawDesc = "" +
@@ -496,7 +509,7 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\rResultOutcome\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\xca\x01\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\x85\x02\n" +
 	"\tRunResult\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12.\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x16.carillon.v1.RunStatusR\x06status\x12\x18\n" +
@@ -504,7 +517,9 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\vfinished_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x12\x1f\n" +
 	"\vdatabase_id\x18\x05 \x01(\tR\n" +
-	"databaseId2\x81\x02\n" +
+	"databaseId\x129\n" +
+	"\n" +
+	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt2\x81\x02\n" +
 	"\x0fRegistryService\x12G\n" +
 	"\bRegister\x12\x1c.carillon.v1.RegisterRequest\x1a\x1d.carillon.v1.RegisterResponse\x12M\n" +
 	"\n" +
@@ -543,17 +558,18 @@ var file_carillon_v1_registry_proto_depIdxs = []int32{
 	6,  // 2: carillon.v1.ReportResultsResponse.outcomes:type_name -> carillon.v1.ResultOutcome
 	9,  // 3: carillon.v1.RunResult.status:type_name -> carillon.v1.RunStatus
 	10, // 4: carillon.v1.RunResult.finished_at:type_name -> google.protobuf.Timestamp
-	0,  // 5: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
-	2,  // 6: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
-	4,  // 7: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
-	1,  // 8: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
-	3,  // 9: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
-	5,  // 10: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
-	8,  // [8:11] is the sub-list for method output_type
-	5,  // [5:8] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	10, // 5: carillon.v1.RunResult.started_at:type_name -> google.protobuf.Timestamp
+	0,  // 6: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
+	2,  // 7: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
+	4,  // 8: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
+	1,  // 9: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
+	3,  // 10: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
+	5,  // 11: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
+	9,  // [9:12] is the sub-list for method output_type
+	6,  // [6:9] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_registry_proto_init() }
