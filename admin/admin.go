@@ -38,11 +38,12 @@ const (
 	DBPathDefault = "carillon.db"
 	// ShutdownTimeoutDefault is the default Config.ShutdownTimeout.
 	ShutdownTimeoutDefault = 10 * time.Second
-	// fireAhead is how long before its instant a fire is handed to the
+	// prepareAhead is how long before its send a fire is handed to the
 	// trigger, which claims it if it is a pending run (the scan's fires
-	// come claimed) and routes it, so that it is sent on the instant. A job
-	// stopped in between has the claimed run skipped.
-	fireAhead = 100 * time.Millisecond
+	// come claimed) and routes it, so that it is sent on time: on its
+	// instant, or Config.SendAhead before it. A job stopped in between has
+	// the claimed run skipped.
+	prepareAhead = 100 * time.Millisecond
 )
 
 // Config configures the admin.
@@ -82,6 +83,14 @@ type Config struct {
 	// MisfireThreshold is how late a fire may be before the job's misfire
 	// strategy handles it. Defaults to schedule.MisfireThresholdDefault (5 s).
 	MisfireThreshold time.Duration
+	// SendAhead is how long before its instant a scheduled run is sent to
+	// an executor that starts runs at their due_at itself (the Go SDK; see
+	// trigger.Config.SendAhead). Such an executor starts the run on its
+	// instant by its own clock: the clocks of the admin and executors must
+	// agree (NTP); the admin warns of an executor more than 50 ms off.
+	// Negative sends every run on its instant. Defaults to
+	// trigger.SendAheadDefault (300 ms).
+	SendAhead time.Duration
 	// ShutdownTimeout bounds a graceful shutdown. Defaults to ShutdownTimeoutDefault.
 	ShutdownTimeout time.Duration
 	// RetentionDays is how many days of runs are kept. Defaults to
@@ -140,6 +149,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	cfg.Listen = cmp.Or(cfg.Listen, ListenDefault)
 	cfg.DBPath = cmp.Or(cfg.DBPath, DBPathDefault)
 	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, ShutdownTimeoutDefault)
+	sendAhead := cmp.Or(cfg.SendAhead, trigger.SendAheadDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	if cfg.Console == nil {
 		cfg.Console = os.Stderr
@@ -179,10 +189,10 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	// The scheduler hands due fires to the trigger (Run's Dispatcher); the
 	// trigger queues what settling makes due on the scheduler (its Queue).
 	sched := schedule.New(schedule.Config{
-		Store: st, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger, FireAhead: fireAhead, Metrics: m,
+		Store: st, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger, FireAhead: prepareAhead + max(sendAhead, 0), Metrics: m,
 	})
 	trig, err := trigger.New(trigger.Config{
-		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched,
+		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched, SendAhead: sendAhead,
 		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS, Metrics: m, TracerProvider: cfg.TracerProvider,
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -61,16 +62,28 @@ func (a *admins) call(ctx context.Context, f func(context.Context, carillonv1con
 	return errors.Join(errs...)
 }
 
-// register announces the executor process instance of app at address.
-func (a *admins) register(ctx context.Context, app, address, instance string) error {
+// register announces the executor process instance of app at address,
+// with what it can do (capabilities) and the clock offset measured at the
+// previous heartbeat (clk), and returns the offset measured over this
+// call's round trip (see clockReading).
+func (a *admins) register(ctx context.Context, app, address, instance string, clk clockReading) (clockReading, error) {
+	var next clockReading
+	req := &carillonv1.RegisterRequest{AppName: app, Address: address, InstanceId: instance, Capabilities: capabilities}
+	if clk.measured {
+		req.ClockOffset, req.ClockRoundTrip = durationpb.New(clk.offset), durationpb.New(clk.roundTrip)
+	}
 	err := a.call(ctx, func(ctx context.Context, c carillonv1connect.RegistryServiceClient) error {
-		_, err := c.Register(ctx, &carillonv1.RegisterRequest{AppName: app, Address: address, InstanceId: instance})
+		sent := time.Now()
+		res, err := c.Register(ctx, req)
+		if err == nil {
+			next = measureClock(sent, time.Now(), res.GetAdminTime())
+		}
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("register: %w", err)
+		return clockReading{}, fmt.Errorf("register: %w", err)
 	}
-	return nil
+	return next, nil
 }
 
 func (a *admins) deregister(ctx context.Context, app, address string) error {

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,10 +49,11 @@ type dispatcher struct {
 	dispatcherConfig
 
 	mu      sync.Mutex
-	workers map[int64]*worker // by job id
-	runs    map[runKey]*run   // accepted, not ended
-	recent  recentRuns        // the runs accepted last, ended or not
-	dbs     map[string]string // each database id seen, to share one copy of it (an executor sees one or a few)
+	workers map[int64]*worker     // by job id
+	runs    map[runKey]*run       // accepted, not ended
+	waiting map[int64]*dueInstant // runs accepted ahead of their due_at, by its UnixNano (due.go)
+	recent  recentRuns            // the runs accepted last, ended or not
+	dbs     map[string]string     // each database id seen, to share one copy of it (an executor sees one or a few)
 	closing bool
 	wg      sync.WaitGroup // worker goroutines, and the finisher's
 
@@ -75,6 +77,7 @@ func newDispatcher(c dispatcherConfig) *dispatcher {
 		dispatcherConfig: c,
 		workers:          make(map[int64]*worker),
 		runs:             make(map[runKey]*run),
+		waiting:          make(map[int64]*dueInstant),
 		dbs:              make(map[string]string),
 	}
 }
@@ -114,6 +117,8 @@ func (d *dispatcher) acceptAll(rs []*run) []error {
 		switch {
 		case err != nil:
 			errs[i] = err
+		case w == nil && r.waiting:
+			// accepted; starts at its due_at (due.go)
 		case w == nil:
 			refused = append(refused, r)
 		default:
@@ -144,9 +149,10 @@ func (d *dispatcher) acceptAll(rs []*run) []error {
 }
 
 // admit queues r on its job's worker and returns the worker, or the error
-// refusing r. A nil worker and error means r was accepted but must end at
-// once (a script while scripts are disabled). covered are the queued runs
-// r's COVER_EARLY strategy dropped, to end with cause. d.mu is held.
+// refusing r. A nil worker and error means r was accepted but does not go
+// to a worker now: it waits for its due_at (r.waiting), or must end at once
+// (a script while scripts are disabled). covered are the queued runs r's
+// COVER_EARLY strategy dropped, to end with cause. d.mu is held.
 func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err error) {
 	if d.closing {
 		return nil, nil, nil, ErrShuttingDown
@@ -162,24 +168,50 @@ func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err 
 	if _, ok := d.runs[key]; ok {
 		return nil, nil, nil, fmt.Errorf("%w: run %d%s is already queued or running here", ErrDuplicateRun, r.id, ofDatabase(r.db))
 	}
-	w = d.workers[r.jobID]
-	busy := w != nil && (w.current != nil || len(w.queue) > 0)
-	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER {
-		return nil, nil, nil, fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, w.describe())
+	due := r.dueAt.After(d.now()) // its block strategy applies when it starts
+	if !due {
+		if err := d.discards(r); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	if d.acceptedBefore(key) {
 		return nil, nil, nil, fmt.Errorf("%w: run %d%s was accepted here before", ErrDuplicateRun, r.id, ofDatabase(r.db))
 	}
 	d.recent.add(key)
 	r.log = newRunLog(d.logs, d.logs.runDir(d.logs.today(), r.db), r.id, d.now)
-	r.log.printf("run %d of job %d accepted: %s, param %q, shard %d of %d (0-based), block strategy %s, timeout %s",
+	r.log.printf("run %d of job %d accepted: %s, param %q, shard %d of %d (0-based), block strategy %s, timeout %s%s",
 		r.id, r.jobID, r.describe(), r.param, r.shardIndex, r.shardTotal,
-		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout))
+		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout), dueString(r.dueAt, due))
 	d.runs[key] = r
 
 	if r.script && !d.scriptsEnabled {
 		return nil, nil, nil, nil
 	}
+	if due {
+		d.wait(r)
+		return nil, nil, nil, nil
+	}
+	w, covered, cause = d.enqueue(r)
+	return w, covered, cause, nil
+}
+
+// discards returns the error of DISCARD_LATER when r has that block
+// strategy and its job's worker is busy, or nil. d.mu is held.
+func (d *dispatcher) discards(r *run) error {
+	w := d.workers[r.jobID]
+	if r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER && w.busy() {
+		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, w.describe())
+	}
+	return nil
+}
+
+// enqueue puts r, admitted, on its job's worker (started if there is none)
+// and returns the worker; under COVER_EARLY it first cancels the running
+// run and drops the queued ones, which it returns to end with cause. d.mu
+// is held.
+func (d *dispatcher) enqueue(r *run) (w *worker, covered []*run, cause error) {
+	w = d.workers[r.jobID]
+	busy := w.busy()
 	if w == nil {
 		w = &worker{jobID: r.jobID, wake: make(chan struct{}, 1)}
 		d.workers[r.jobID] = w
@@ -194,7 +226,13 @@ func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err 
 		}
 	}
 	w.queue = append(w.queue, r)
-	return w, covered, cause, nil
+	return w, covered, cause
+}
+
+// busy says whether w runs or has queued a run; a nil worker is not busy.
+// d.mu is held.
+func (w *worker) busy() bool {
+	return w != nil && (w.current != nil || len(w.queue) > 0)
 }
 
 // ofDatabase names database db for a message: "" when db is empty.
@@ -462,19 +500,18 @@ func outcome(ctx context.Context, err error, returned bool) (carillonv1.RunStatu
 	return carillonv1.RunStatus_RUN_STATUS_FAILED, err.Error()
 }
 
-// kill cancels the job's running run and drops its queued ones.
+// kill cancels the job's running run and drops its queued ones, and
+// those waiting for their due_at.
 func (d *dispatcher) kill(jobID int64) {
-	d.mu.Lock()
-	w := d.workers[jobID]
-	if w == nil {
-		d.mu.Unlock()
-		return
-	}
-	dropped := w.queue
-	w.queue = nil
 	cause := fmt.Errorf("%w by the admin", ErrKilled)
-	if w.current != nil {
-		w.current.cancel(cause)
+	d.mu.Lock()
+	dropped := d.unwaitJob(jobID)
+	if w := d.workers[jobID]; w != nil {
+		dropped = append(dropped, w.queue...)
+		w.queue = nil
+		if w.current != nil {
+			w.current.cancel(cause)
+		}
 	}
 	d.mu.Unlock()
 	for _, r := range dropped {
@@ -483,16 +520,24 @@ func (d *dispatcher) kill(jobID int64) {
 }
 
 // killRun stops run k alone: it cancels it when it runs, or drops it from
-// its job's queue, reported KILLED. When jobID is not 0 it must be the
-// run's job. A run that is not queued or running here is left alone.
+// its job's queue or from the runs waiting for their due_at, reported
+// KILLED. When jobID is not 0 it must be the run's job. A run that is not
+// held here is left alone.
 func (d *dispatcher) killRun(k runKey, jobID int64) {
 	cause := fmt.Errorf("%w by the admin", ErrKilled)
 	d.mu.Lock()
 	r := d.runs[k]
-	var w *worker
-	if r != nil && (jobID == 0 || r.jobID == jobID) {
-		w = d.workers[r.jobID]
+	if r == nil || (jobID != 0 && r.jobID != jobID) {
+		d.mu.Unlock()
+		return
 	}
+	if r.waiting {
+		r.waiting = false
+		d.mu.Unlock()
+		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
+		return
+	}
+	w := d.workers[r.jobID]
 	if w == nil {
 		d.mu.Unlock()
 		return
@@ -510,6 +555,36 @@ func (d *dispatcher) killRun(k runKey, jobID int64) {
 	if i >= 0 {
 		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
 	}
+}
+
+// cancelBeforeStart drops run k if its handler has not started (it waits
+// for its due_at, or is queued), reported SKIPPED with reason, and says
+// whether it did. When jobID is not 0 it must be the run's job. A running
+// run, or one not held here, is left alone.
+func (d *dispatcher) cancelBeforeStart(k runKey, jobID int64, reason string) bool {
+	d.mu.Lock()
+	r := d.runs[k]
+	if r == nil || (jobID != 0 && r.jobID != jobID) {
+		d.mu.Unlock()
+		return false
+	}
+	if r.waiting {
+		r.waiting = false
+	} else {
+		w := d.workers[r.jobID]
+		i := -1
+		if w != nil {
+			i = slices.Index(w.queue, r)
+		}
+		if i < 0 {
+			d.mu.Unlock()
+			return false
+		}
+		w.queue = slices.Delete(w.queue, i, i+1)
+	}
+	d.mu.Unlock()
+	d.end(r, carillonv1.RunStatus_RUN_STATUS_SKIPPED, cmp.Or(reason, "cancelled by the admin"))
+	return true
 }
 
 // idle says whether the job has no running or queued run here.
@@ -557,7 +632,7 @@ func (d *dispatcher) readLog(k runKey, from int) (logPage, error) {
 func (d *dispatcher) stopAccepting() {
 	d.mu.Lock()
 	d.closing = true
-	var dropped []*run
+	dropped := d.unwaitAll()
 	for _, w := range d.workers {
 		dropped = append(dropped, w.queue...)
 		w.queue = nil

@@ -11,13 +11,16 @@ import (
 // heartbeat registers with the admin at once, then every interval, until
 // ctx ends. Registering is the heartbeat: the admin forgets an executor it
 // has not heard from for 90 seconds. instance is the id of this Serve (see
-// newInstanceID), the same in every heartbeat.
+// newInstanceID), the same in every heartbeat. Each heartbeat carries the
+// clock offset the previous one measured (clock.go).
 func heartbeat(ctx context.Context, adm *admins, app, address, instance string, interval time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	ok := false
+	var clk clockReading
 	for {
-		err := adm.register(ctx, app, address, instance)
+		next, err := adm.register(ctx, app, address, instance, clk)
+		clk = next
 		switch {
 		case ctx.Err() != nil:
 			return

@@ -32,7 +32,8 @@ type run struct {
 	shardIndex  int
 	shardTotal  int
 	scheduledAt time.Time
-	log         *runLog // from accept to the end of the run
+	dueAt       time.Time // RunRequest.due_at: when to start; zero: now
+	log         *runLog   // from accept to the end of the run
 
 	// traceContext is RunRequest.trace_context: the admin's fire span.
 	traceContext map[string]string
@@ -43,6 +44,9 @@ type run struct {
 
 	// cancel ends a started run's context; guarded by dispatcher.mu.
 	cancel context.CancelCauseFunc
+	// waiting is true while the run waits for its dueAt (due.go); guarded
+	// by dispatcher.mu.
+	waiting bool
 }
 
 // key names r among the runs of every database.

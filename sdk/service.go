@@ -84,11 +84,15 @@ func setOutcome(out *carillonv1.RunOutcome, err error) {
 }
 
 // Kill stops one run, when the request names it (run_id and database_id),
-// or else every running and queued run of the job.
+// or else every running, queued and waiting run of the job. With
+// before_start it drops the named run only if it has not started.
 func (s *service) Kill(_ context.Context, req *carillonv1.KillRequest) (*carillonv1.KillResponse, error) {
 	switch {
 	case req.GetRunId() < 0:
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: run_id must not be negative", errInvalidRun))
+	case req.GetRunId() > 0 && req.GetBeforeStart():
+		ok := s.d.cancelBeforeStart(runKey{req.GetDatabaseId(), req.GetRunId()}, req.GetJobId(), req.GetReason())
+		return &carillonv1.KillResponse{Cancelled: ok}, nil
 	case req.GetRunId() > 0:
 		s.d.killRun(runKey{req.GetDatabaseId(), req.GetRunId()}, req.GetJobId())
 	default:
@@ -160,6 +164,12 @@ func (s *service) newRun(req *carillonv1.RunRequest) (*run, error) {
 	}
 	if req.GetScheduledAt() != nil {
 		r.scheduledAt = req.GetScheduledAt().AsTime()
+	}
+	if req.GetDueAt() != nil {
+		r.dueAt = req.GetDueAt().AsTime()
+		if ahead := r.dueAt.Sub(s.d.now()); ahead > maxDueAhead {
+			return nil, invalid("due_at is %s ahead of this executor's clock, more than %s", ahead.Round(time.Millisecond), maxDueAhead)
+		}
 	}
 	if sc := req.GetScript(); sc != nil {
 		h, err := newScriptHandler(sc.GetType(), sc.GetSource(), s.scriptDir)

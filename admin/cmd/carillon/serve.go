@@ -17,6 +17,7 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/retention"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/tracing"
+	"github.com/carillonhq/carillon/admin/internal/trigger"
 )
 
 // demoDBPath is the database of --demo unless --db says otherwise.
@@ -83,6 +84,9 @@ access token, kept in the database (carillon executor-token prints it).`,
 	fs.DurationVar(&c.MisfireThreshold, "misfire-threshold", schedule.MisfireThresholdDefault,
 		"how late a fire may be before the job's misfire strategy handles it (env CARILLON_MISFIRE_THRESHOLD)")
 	o.envs["misfire-threshold"] = "CARILLON_MISFIRE_THRESHOLD"
+	fs.DurationVar(&c.SendAhead, "send-ahead", trigger.SendAheadDefault,
+		"how long before its instant a scheduled run is sent to executors that start runs on their instant themselves (the Go SDK); negative: every run on its instant (env CARILLON_SEND_AHEAD)")
+	o.envs["send-ahead"] = "CARILLON_SEND_AHEAD"
 	fs.IntVar(&c.RetentionDays, "retention-days", retention.DaysDefault, "days of runs to keep; -1 keeps all (env CARILLON_RETENTION_DAYS)")
 	o.envs["retention-days"] = "CARILLON_RETENTION_DAYS"
 	o.str(fs, &c.AlarmWebhook, "alarm-webhook", "CARILLON_ALARM_WEBHOOK", "", "URL that receives every alarm as a JSON POST")

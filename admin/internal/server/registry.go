@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"unicode/utf8"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/trigger"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -56,8 +59,9 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 		return nil, s.toConnect(err)
 	}
 	s.cfg.Trigger.Registered(req.Address, req.InstanceId, previous)
+	s.cfg.Trigger.Heard(heartbeat(req))
 	s.warnUnclaimed(ctx, req.AppName, req.Address)
-	return &carillonv1.RegisterResponse{}, nil
+	return &carillonv1.RegisterResponse{AdminTime: timestamppb.New(s.cfg.NowFunc())}, nil
 }
 
 // checkProtocol refuses an executor speaking protocol p into the group of
@@ -209,9 +213,10 @@ func (s registryService) refuseOtherGroups(ctx context.Context, results []store.
 func checkResult(field string, r *carillonv1.RunResult) error {
 	switch r.Status {
 	case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_FAILED,
-		carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, carillonv1.RunStatus_RUN_STATUS_KILLED:
+		carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, carillonv1.RunStatus_RUN_STATUS_KILLED,
+		carillonv1.RunStatus_RUN_STATUS_SKIPPED: // dropped before its start by a KillRequest.before_start
 	default:
-		return invalid(field+".status", "must be a final status (SUCCEEDED, FAILED, TIMED_OUT or KILLED), got %s", r.Status)
+		return invalid(field+".status", "must be a final status (SUCCEEDED, FAILED, TIMED_OUT, KILLED or SKIPPED), got %s", r.Status)
 	}
 	if r.RunId <= 0 {
 		return invalid(field+".run_id", "must be positive, got %d", r.RunId)
@@ -231,4 +236,14 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// heartbeat is what the trigger keeps of a registration: whether the
+// executor takes due_at, and its clock's offset from the admin's.
+func heartbeat(req *carillonv1.RegisterRequest) trigger.Heartbeat {
+	hb := trigger.Heartbeat{Address: req.Address, DueAt: slices.Contains(req.Capabilities, carillonv1.Capability_CAPABILITY_DUE_AT)}
+	if req.ClockOffset != nil && req.ClockRoundTrip != nil {
+		hb.ClockMeasured, hb.ClockOffset, hb.ClockRoundTrip = true, req.ClockOffset.AsDuration(), req.ClockRoundTrip.AsDuration()
+	}
+	return hb
 }

@@ -76,10 +76,10 @@ func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest)
 	if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
 		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("run %d is %s, not running", r.ID, r.Status))
 	}
-	if r.ExecutorAddress != "" {
-		if err := s.cfg.Trigger.Kill(ctx, r); err != nil {
-			return nil, connect.NewError(connect.CodeUnavailable, fmt.Errorf("kill run %d on executor %s: %w", r.ID, r.ExecutorAddress, err))
-		}
+	// Also a run whose dispatch is not recorded yet: sent ahead of its
+	// instant, or just sent (the trigger knows where).
+	if err := s.cfg.Trigger.Kill(ctx, r); err != nil {
+		return nil, connect.NewError(connect.CodeUnavailable, fmt.Errorf("kill run %d on its executor: %w", r.ID, err))
 	}
 	err = s.cfg.Trigger.Settle(ctx, []store.Result{{
 		RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_KILLED, Message: "killed by KillRun", FinishedAt: s.cfg.NowFunc(),

@@ -7,9 +7,10 @@ import "sync"
 // whether their job was stopped since (StopSeq, StoppedSince). Only the
 // latest stopsKept stops are remembered.
 type stops struct {
-	mu  sync.Mutex
-	seq uint64
-	by  map[int64]uint64 // job ID → sequence number of its latest stop
+	mu   sync.Mutex
+	seq  uint64
+	by   map[int64]uint64 // job ID → sequence number of its latest stop
+	next chan struct{}    // closed at the next stop (Stopped); nil until asked for
 }
 
 // stopsKept bounds the stops remembered: a run is claimed at most a few
@@ -25,6 +26,10 @@ func (s *stops) mark(id int64) {
 		s.by = map[int64]uint64{}
 	}
 	s.by[id] = s.seq
+	if s.next != nil {
+		close(s.next)
+		s.next = nil
+	}
 	if len(s.by) > stopsKept {
 		for job, seq := range s.by {
 			if seq+stopsKept/2 < s.seq {
@@ -49,4 +54,16 @@ func (s *Store) StoppedSince(id int64, seq uint64) bool {
 	s.stops.mu.Lock()
 	defer s.stops.mu.Unlock()
 	return s.stops.by[id] > seq
+}
+
+// Stopped returns a channel closed at the next job stop or deletion: a
+// dispatcher that sent runs ahead of their instant waits on it, to cancel
+// on their executors the runs of a job stopped before the instant.
+func (s *Store) Stopped() <-chan struct{} {
+	s.stops.mu.Lock()
+	defer s.stops.mu.Unlock()
+	if s.stops.next == nil {
+		s.stops.next = make(chan struct{})
+	}
+	return s.stops.next
 }

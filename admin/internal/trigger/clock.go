@@ -29,6 +29,11 @@ func (wallClock) AfterFunc(d time.Duration, f func()) func() bool { return time.
 // sleep waits on c until d has passed or ctx ends, and reports whether d
 // passed.
 func sleep(ctx context.Context, c Clock, d time.Duration) bool {
+	return sleepOr(ctx, c, d, nil)
+}
+
+// sleepOr is sleep that also returns, false, when wake is closed.
+func sleepOr(ctx context.Context, c Clock, d time.Duration, wake <-chan struct{}) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
@@ -37,6 +42,9 @@ func sleep(ctx context.Context, c Clock, d time.Duration) bool {
 	select {
 	case <-done:
 		return true
+	case <-wake:
+		stop()
+		return false
 	case <-ctx.Done():
 		stop()
 		return false

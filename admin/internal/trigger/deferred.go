@@ -65,6 +65,17 @@ func (d *deferredRecords) update(run int64, fn func(*store.Dispatch)) {
 	}
 }
 
+// address returns the executor run's held dispatch went to, or "" when it
+// is not held.
+func (d *deferredRecords) address(run int64) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if h, ok := d.byRun[run]; ok {
+		return h.ExecutorAddress
+	}
+	return ""
+}
+
 // release returns run's held dispatch and stops holding it; ok is false
 // when it is not held (any more).
 func (d *deferredRecords) release(run int64) (ds store.Dispatch, ok bool) {

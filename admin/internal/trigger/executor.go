@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"net"
@@ -180,9 +181,12 @@ func (t *Trigger) ReadLog(ctx context.Context, r store.Run, fromLine int32) (*ca
 }
 
 // Kill asks the executor run r was sent to to kill it, and only it,
-// whether it is running or queued there. The request also names the job:
-// an executor that predates KillRequest.run_id ignores the run and kills
-// every running and queued run of the job, as it always did.
+// whether it is running, queued or waiting for its due_at there. The
+// request also names the job: an executor that predates KillRequest.run_id
+// ignores the run and kills every running and queued run of the job, as it
+// always did. A run whose dispatch is not recorded yet (held until its
+// result, see deferredRecords) is looked up there; a run sent nowhere is
+// left alone (nil).
 //
 // For a run of an XXL_JOB group, from the call on until the run is
 // settled, a result of r is taken as KILLED: xxl-job executors report a
@@ -190,12 +194,16 @@ func (t *Trigger) ReadLog(ctx context.Context, r store.Run, fromLine int32) (*ca
 // may come before the caller settles the run KILLED. Carillon executors
 // report KILLED themselves.
 func (t *Trigger) Kill(ctx context.Context, r store.Run) error {
+	address := cmp.Or(r.ExecutorAddress, t.deferred.address(r.ID))
+	if address == "" {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(forGroup(ctx, r.GroupID), t.cfg.DispatchTimeout)
 	defer cancel()
 	if g, ok := t.groupOf(ctx, r.GroupID); ok && g.ExecutorProtocol == carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB {
 		t.killing.Store(r.ID, struct{}{})
 	}
-	_, err := t.executors.client(ctx, r.ExecutorAddress).Kill(ctx, &carillonv1.KillRequest{
+	_, err := t.executors.client(ctx, address).Kill(ctx, &carillonv1.KillRequest{
 		JobId: r.JobID, RunId: r.ID, DatabaseId: t.cfg.Store.DatabaseID(),
 	})
 	if err != nil {

@@ -74,11 +74,32 @@ func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, job
 	if err != nil {
 		return err
 	}
-	calls := t.calls(p.sends)                  // everything but the calls themselves, before the instant
-	sleep(ctx, t.clock, at.Sub(t.clock.Now())) // and on ctx's end, send: the calls fail and are recorded
+	// Everything but the calls themselves, before the instant; the calls
+	// to executors that take due_at are made ahead of it (ahead.go).
+	calls, ahead := splitAhead(t.calls(p.sends, at))
+	var sent []aheadRun
+	if len(ahead) > 0 {
+		sleep(ctx, t.clock, at.Add(-t.cfg.SendAhead).Sub(t.clock.Now()))
+		failed, ok := t.sendAhead(ctx, dropStopped(ahead, t.cfg.Store, seqs, skip))
+		p.failed, sent = append(p.failed, failed...), ok
+	}
+	// Until the instant, a job stopped cancels its runs sent ahead; on ctx's
+	// end, send: the calls fail and are recorded.
+	cancelled := t.awaitInstant(ctx, at, sent, seqs)
+	calls = dropStopped(calls, t.cfg.Store, seqs, skip)
+	err = t.record(ctx, append(p.failed, t.sendHeld(ctx, calls)...)...)
+	if len(skipped) > 0 {
+		err = errors.Join(err, t.Settle(ctx, skipped))
+	}
+	return errors.Join(err, cancelled)
+}
+
+// dropStopped returns calls without the sends whose job was stopped or
+// deleted since the stop sequence seqs holds for it, each handed to skip.
+func dropStopped(calls []*call, st *store.Store, seqs map[int64]uint64, skip func(store.Run)) []*call {
 	for i, c := range calls {
 		calls[i] = c.without(func(s routed) bool {
-			if !t.cfg.Store.StoppedSince(s.job.ID, seqs[s.job.ID]) {
+			if !st.StoppedSince(s.job.ID, seqs[s.job.ID]) {
 				return false
 			}
 			skip(s.run)
@@ -86,11 +107,7 @@ func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, job
 			return true
 		})
 	}
-	err = t.record(ctx, append(p.failed, t.sendHeld(ctx, calls)...)...)
-	if len(skipped) > 0 {
-		err = errors.Join(err, t.Settle(ctx, skipped))
-	}
-	return err
+	return calls
 }
 
 // call is the runs of one call to one executor (Run for one run, RunBatch
@@ -98,17 +115,20 @@ func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, job
 // RunBatch), ready to send: requests built and dispatch records written.
 type call struct {
 	address string
-	group   int64  // the group of every run of the call, whose token it carries
-	db      string // the database ID every request carries
+	dueAt   time.Time // the instant, for a call sent ahead of it (see sendAhead); zero: sent on it
+	group   int64     // the group of every run of the call, whose token it carries
+	db      string    // the database ID every request carries
 	sends   []routed
 	reqs    []*carillonv1.RunRequest
 	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds
 }
 
 // calls groups sends by executor, one call each, and prepares the calls:
-// a scheduled fire's are prepared before its instant, so that on the
-// instant only the calls are left to make.
-func (t *Trigger) calls(sends []routed) []*call {
+// a scheduled fire's are prepared before its instant at, so that on the
+// instant only the calls are left to make. A call to an executor that
+// takes due_at is made for sending ahead of at (call.dueAt), when
+// SendAhead is positive; at is zero for a manual fire, sent now.
+func (t *Trigger) calls(sends []routed, at time.Time) []*call {
 	type key struct {
 		address string
 		group   int64
@@ -121,6 +141,9 @@ func (t *Trigger) calls(sends []routed) []*call {
 		c := byAddr[k]
 		if c == nil {
 			c = &call{address: s.address, group: s.job.GroupID, db: t.cfg.Store.DatabaseID()}
+			if !at.IsZero() && t.cfg.SendAhead > 0 && t.takesDueAt(s.address) {
+				c.dueAt = at
+			}
 			byAddr[k] = c
 			calls = append(calls, c)
 		}
@@ -139,6 +162,9 @@ func (c *call) prepare() {
 	for i, s := range c.sends {
 		c.reqs[i] = runRequest(s.job, s.run, c.db)
 		c.reqs[i].TraceContext = s.traceCarrier()
+		if !c.dueAt.IsZero() {
+			c.reqs[i].DueAt = timestamppb.New(c.dueAt)
+		}
 		c.ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: c.address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
 			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d (0-based); sent to %s (%d runs in the call)",
 				s.note, s.run.ShardIndex, s.run.ShardTotal, c.address, len(c.sends))}
@@ -151,7 +177,7 @@ func (c *call) without(drop func(routed) bool) *call {
 	if len(kept) == len(c.sends) {
 		return c
 	}
-	out := &call{address: c.address, group: c.group, db: c.db, sends: kept}
+	out := &call{address: c.address, dueAt: c.dueAt, group: c.group, db: c.db, sends: kept}
 	out.prepare()
 	return out
 }
@@ -216,10 +242,12 @@ func (t *Trigger) eachCall(calls []*call, fn func(c *call) []store.Dispatch) []s
 func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.Dispatch)) []error {
 	// The runs are sent now: a run sent in another millisecond than the
 	// triggered_at its claim stored (sent late, or a manual run routed
-	// slowly) records when it really was.
+	// slowly) records when it really was. A run sent ahead of its instant
+	// keeps the instant: it starts then.
 	start := t.clock.Now()
+	ahead := start.Before(c.dueAt)
 	for i, s := range c.sends {
-		if start.UnixMilli() != s.run.TriggeredAt.UnixMilli() {
+		if !ahead && start.UnixMilli() != s.run.TriggeredAt.UnixMilli() {
 			c.ds[i].TriggeredAt = start
 		}
 	}
@@ -260,6 +288,10 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 	}
 	took := t.clock.Now().Sub(start).Round(time.Microsecond)
 	tookNote := fmt.Sprintf("; the call took %s", took)
+	if ahead {
+		tookNote = fmt.Sprintf("; sent %s ahead of its instant, to start on it by the executor's clock (due_at); the call took %s",
+			c.dueAt.Sub(start).Round(time.Millisecond), took)
+	}
 	for i, s := range c.sends {
 		t.slowJobs.observe(s.job.ID, took, start)
 		d := &c.ds[i]

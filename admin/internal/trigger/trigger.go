@@ -32,6 +32,11 @@ const (
 	DispatchTimeoutDefault = 10 * time.Second
 	// MaxInFlightDefault bounds the dispatches running at once.
 	MaxInFlightDefault = 256
+	// SendAheadDefault is the default Config.SendAhead: long enough to send
+	// a burst of 10,000 fires of one instant to executors on two cores
+	// before it (about 100 ms of calls), short enough that few runs are
+	// sent ahead when a job is stopped or the admin dies.
+	SendAheadDefault = 300 * time.Millisecond
 )
 
 // Config configures a Trigger.
@@ -56,6 +61,15 @@ type Config struct {
 	DispatchTimeout time.Duration
 	// MaxInFlight defaults to MaxInFlightDefault.
 	MaxInFlight int
+	// SendAhead is how long before its instant a scheduled fire's runs are
+	// sent to executors that start runs at their RunRequest.due_at
+	// (CAPABILITY_DUE_AT): they start each on its instant by their own
+	// clock, so that a burst of fires due on one instant does not wait for
+	// its calls. Runs for other executors are sent on the instant. The
+	// fires must be handed to Fire at least this long before their
+	// instant (schedule.Config.FireAhead). Negative sends every run on its
+	// instant. Defaults to SendAheadDefault.
+	SendAhead time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Clock is the trigger's time (see Clock). Defaults to the machine's.
@@ -129,6 +143,8 @@ type Trigger struct {
 	// they are settled: any result of one is taken as KILLED.
 	killing sync.Map // run ID -> struct{}
 
+	heard heard // what executors' heartbeats said (heartbeat.go)
+
 	restartsMu sync.Mutex
 	restarts   map[string]time.Time // executor addresses whose process restarted, and when it registered
 	manual     manualProbes         // executors of MANUAL groups that hold runs
@@ -144,6 +160,7 @@ func New(cfg Config) (*Trigger, error) {
 	cfg.ExecutorTTL = cmp.Or(cfg.ExecutorTTL, ExecutorTTLDefault)
 	cfg.DispatchTimeout = cmp.Or(cfg.DispatchTimeout, DispatchTimeoutDefault)
 	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, MaxInFlightDefault)
+	cfg.SendAhead = cmp.Or(cfg.SendAhead, SendAheadDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	if cfg.Clock == nil {
 		cfg.Clock = wallClock{}

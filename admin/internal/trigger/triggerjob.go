@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 
@@ -54,5 +55,5 @@ func (t *Trigger) dispatchNow(ctx context.Context, fires []routable) ([]int64, e
 	if err != nil {
 		return nil, err
 	}
-	return p.ids, t.record(ctx, append(p.failed, t.sendNow(ctx, t.calls(p.sends))...)...)
+	return p.ids, t.record(ctx, append(p.failed, t.sendNow(ctx, t.calls(p.sends, time.Time{}))...)...)
 }

@@ -200,8 +200,13 @@ func (c *Client) RunBatch(context.Context, *carillonv1.RunBatchRequest) (*carill
 }
 
 // Kill posts the job to /kill: xxl-job executors stop every running and
-// queued run of the job, whatever run the request names.
+// queued run of the job, whatever run the request names. A request to
+// cancel a run only before it starts (before_start) is unimplemented:
+// /kill would stop the job's running run too.
 func (c *Client) Kill(ctx context.Context, req *carillonv1.KillRequest) (*carillonv1.KillResponse, error) {
+	if req.BeforeStart {
+		return nil, connect.NewError(connect.CodeUnimplemented, errors.New("xxl-job executors cannot cancel a run before it starts"))
+	}
 	if _, err := c.call(ctx, "/kill", jobParam{JobID: req.JobId}); err != nil {
 		return nil, err
 	}

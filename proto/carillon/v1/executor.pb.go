@@ -401,7 +401,18 @@ type RunRequest struct {
 	// this run is its child. One per run, because a RunBatch carries runs of
 	// different fires. Empty when the admin does not trace; executors that
 	// do not trace ignore it.
-	TraceContext  map[string]string `protobuf:"bytes,12,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	TraceContext map[string]string `protobuf:"bytes,12,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// When the execution is due to start, by the executor's clock: an
+	// executor that stated CAPABILITY_DUE_AT at registration accepts the
+	// execution at once (it is held from then on: HeldRuns says ACTIVE) and
+	// starts its handler at due_at, applying the block strategy then. The
+	// admin sends a scheduled fire's executions this way a little before
+	// their instant (its send-ahead), so that a burst of fires due on one
+	// instant starts on the executors' timers rather than waiting for the
+	// calls. Unset, or not in the future: start now. Executors that did not
+	// state the capability are never sent it. Clocks are assumed to agree
+	// (NTP): see RegisterRequest.clock_offset.
+	DueAt         *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=due_at,json=dueAt,proto3" json:"due_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -516,6 +527,13 @@ func (x *RunRequest) GetDatabaseId() string {
 func (x *RunRequest) GetTraceContext() map[string]string {
 	if x != nil {
 		return x.TraceContext
+	}
+	return nil
+}
+
+func (x *RunRequest) GetDueAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DueAt
 	}
 	return nil
 }
@@ -719,7 +737,16 @@ type KillRequest struct {
 	// When set, only this execution (running or queued) is stopped.
 	RunId int64 `protobuf:"varint,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// The database of run_id (see RunRequest.database_id).
-	DatabaseId    string `protobuf:"bytes,3,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	DatabaseId string `protobuf:"bytes,3,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	// With run_id: stop the execution only if its handler has not started
+	// (it waits for its due_at, or is queued): it is dropped and reported
+	// SKIPPED with reason as its message. A running execution is left alone.
+	// The admin cancels this way the executions it sent ahead of their
+	// instant whose job was stopped or deleted before the instant.
+	BeforeStart bool `protobuf:"varint,4,opt,name=before_start,json=beforeStart,proto3" json:"before_start,omitempty"`
+	// Why the execution is cancelled, for people: the message of its SKIPPED
+	// result (before_start only).
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -775,9 +802,26 @@ func (x *KillRequest) GetDatabaseId() string {
 	return ""
 }
 
-// KillResponse is empty.
+func (x *KillRequest) GetBeforeStart() bool {
+	if x != nil {
+		return x.BeforeStart
+	}
+	return false
+}
+
+func (x *KillRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// KillResponse says what a before_start kill did.
 type KillResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// before_start kills: true when the execution had not started and was
+	// dropped; false when it runs already, or is not held here.
+	Cancelled     bool `protobuf:"varint,1,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -810,6 +854,13 @@ func (x *KillResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use KillResponse.ProtoReflect.Descriptor instead.
 func (*KillResponse) Descriptor() ([]byte, []int) {
 	return file_carillon_v1_executor_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *KillResponse) GetCancelled() bool {
+	if x != nil {
+		return x.Cancelled
+	}
+	return false
 }
 
 // ReadLogRequest asks for a page of one execution's log.
@@ -1194,7 +1245,7 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\">\n" +
 	"\x10IdleBeatResponse\x12\x12\n" +
 	"\x04idle\x18\x01 \x01(\bR\x04idle\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xb6\x04\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xe9\x04\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x15\n" +
@@ -1212,7 +1263,8 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	" \x01(\v2\x13.carillon.v1.ScriptR\x06script\x12\x1f\n" +
 	"\vdatabase_id\x18\v \x01(\tR\n" +
 	"databaseId\x12N\n" +
-	"\rtrace_context\x18\f \x03(\v2).carillon.v1.RunRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\rtrace_context\x18\f \x03(\v2).carillon.v1.RunRequest.TraceContextEntryR\ftraceContext\x121\n" +
+	"\x06due_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x05dueAt\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\r\n" +
@@ -1225,13 +1277,16 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"RunOutcome\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\\\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\x97\x01\n" +
 	"\vKillRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x1f\n" +
 	"\vdatabase_id\x18\x03 \x01(\tR\n" +
-	"databaseId\"\x0e\n" +
-	"\fKillResponse\"\xa4\x01\n" +
+	"databaseId\x12!\n" +
+	"\fbefore_start\x18\x04 \x01(\bR\vbeforeStart\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\",\n" +
+	"\fKillResponse\x12\x1c\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xa4\x01\n" +
 	"\x0eReadLogRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x1b\n" +
 	"\tfrom_line\x18\x02 \x01(\x05R\bfromLine\x12\x1f\n" +
@@ -1329,32 +1384,33 @@ var file_carillon_v1_executor_proto_depIdxs = []int32{
 	21, // 1: carillon.v1.RunRequest.scheduled_at:type_name -> google.protobuf.Timestamp
 	19, // 2: carillon.v1.RunRequest.script:type_name -> carillon.v1.Script
 	20, // 3: carillon.v1.RunRequest.trace_context:type_name -> carillon.v1.RunRequest.TraceContextEntry
-	7,  // 4: carillon.v1.RunBatchRequest.runs:type_name -> carillon.v1.RunRequest
-	11, // 5: carillon.v1.RunBatchResponse.outcomes:type_name -> carillon.v1.RunOutcome
-	21, // 6: carillon.v1.ReadLogRequest.scheduled_at:type_name -> google.protobuf.Timestamp
-	17, // 7: carillon.v1.HeldRunsResponse.runs:type_name -> carillon.v1.HeldRun
-	0,  // 8: carillon.v1.HeldRun.state:type_name -> carillon.v1.HeldRunState
-	2,  // 9: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
-	21, // 10: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
-	3,  // 11: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
-	5,  // 12: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
-	7,  // 13: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
-	9,  // 14: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
-	12, // 15: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
-	14, // 16: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
-	15, // 17: carillon.v1.ExecutorService.HeldRuns:input_type -> carillon.v1.HeldRunsRequest
-	4,  // 18: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
-	6,  // 19: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
-	8,  // 20: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
-	10, // 21: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
-	13, // 22: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
-	18, // 23: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
-	16, // 24: carillon.v1.ExecutorService.HeldRuns:output_type -> carillon.v1.HeldRunsResponse
-	18, // [18:25] is the sub-list for method output_type
-	11, // [11:18] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	21, // 4: carillon.v1.RunRequest.due_at:type_name -> google.protobuf.Timestamp
+	7,  // 5: carillon.v1.RunBatchRequest.runs:type_name -> carillon.v1.RunRequest
+	11, // 6: carillon.v1.RunBatchResponse.outcomes:type_name -> carillon.v1.RunOutcome
+	21, // 7: carillon.v1.ReadLogRequest.scheduled_at:type_name -> google.protobuf.Timestamp
+	17, // 8: carillon.v1.HeldRunsResponse.runs:type_name -> carillon.v1.HeldRun
+	0,  // 9: carillon.v1.HeldRun.state:type_name -> carillon.v1.HeldRunState
+	2,  // 10: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
+	21, // 11: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 12: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
+	5,  // 13: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
+	7,  // 14: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
+	9,  // 15: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
+	12, // 16: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
+	14, // 17: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
+	15, // 18: carillon.v1.ExecutorService.HeldRuns:input_type -> carillon.v1.HeldRunsRequest
+	4,  // 19: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
+	6,  // 20: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
+	8,  // 21: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
+	10, // 22: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
+	13, // 23: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
+	18, // 24: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
+	16, // 25: carillon.v1.ExecutorService.HeldRuns:output_type -> carillon.v1.HeldRunsResponse
+	19, // [19:26] is the sub-list for method output_type
+	12, // [12:19] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_executor_proto_init() }

@@ -9,6 +9,7 @@ package carillonv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -21,6 +22,56 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+// Capability is something an executor can do that the admin may not
+// assume.
+type Capability int32
+
+const (
+	Capability_CAPABILITY_UNSPECIFIED Capability = 0
+	// The executor starts a run at its RunRequest.due_at: the admin may send
+	// a scheduled fire's runs ahead of their instant.
+	Capability_CAPABILITY_DUE_AT Capability = 1
+)
+
+// Enum value maps for Capability.
+var (
+	Capability_name = map[int32]string{
+		0: "CAPABILITY_UNSPECIFIED",
+		1: "CAPABILITY_DUE_AT",
+	}
+	Capability_value = map[string]int32{
+		"CAPABILITY_UNSPECIFIED": 0,
+		"CAPABILITY_DUE_AT":      1,
+	}
+)
+
+func (x Capability) Enum() *Capability {
+	p := new(Capability)
+	*p = x
+	return p
+}
+
+func (x Capability) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Capability) Descriptor() protoreflect.EnumDescriptor {
+	return file_carillon_v1_registry_proto_enumTypes[0].Descriptor()
+}
+
+func (Capability) Type() protoreflect.EnumType {
+	return &file_carillon_v1_registry_proto_enumTypes[0]
+}
+
+func (x Capability) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Capability.Descriptor instead.
+func (Capability) EnumDescriptor() ([]byte, []int) {
+	return file_carillon_v1_registry_proto_rawDescGZIP(), []int{0}
+}
 
 // RegisterRequest announces one executor.
 type RegisterRequest struct {
@@ -38,9 +89,25 @@ type RegisterRequest struct {
 	// executor is refused (failed_precondition) when the group of its app
 	// speaks another protocol: the admin could not call it. The admin's
 	// xxl-job endpoint (/api/registry) sends XXL_JOB.
-	Protocol      ExecutorProtocol `protobuf:"varint,4,opt,name=protocol,proto3,enum=carillon.v1.ExecutorProtocol" json:"protocol,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Protocol ExecutorProtocol `protobuf:"varint,4,opt,name=protocol,proto3,enum=carillon.v1.ExecutorProtocol" json:"protocol,omitempty"`
+	// What the executor can do beyond the first contract. The admin keeps
+	// the latest heartbeat's list per executor address; until it has heard
+	// one (after its own restart, for up to a heartbeat period) it assumes
+	// none.
+	Capabilities []Capability `protobuf:"varint,5,rep,packed,name=capabilities,proto3,enum=carillon.v1.Capability" json:"capabilities,omitempty"`
+	// The executor's estimate of the admin's clock minus its own, from its
+	// previous heartbeat's round trip: RegisterResponse.admin_time minus the
+	// middle of the call, by the executor's clock. Unset on the first
+	// heartbeat. Carillon assumes the clocks of the admin and its executors
+	// agree to within a few milliseconds (NTP): a run sent ahead starts at
+	// its due_at by the executor's clock. The admin logs a warning when the
+	// offset is over 50 ms.
+	ClockOffset *durationpb.Duration `protobuf:"bytes,6,opt,name=clock_offset,json=clockOffset,proto3" json:"clock_offset,omitempty"`
+	// The round trip that clock_offset was measured over: the estimate is
+	// good to half of it.
+	ClockRoundTrip *durationpb.Duration `protobuf:"bytes,7,opt,name=clock_round_trip,json=clockRoundTrip,proto3" json:"clock_round_trip,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RegisterRequest) Reset() {
@@ -101,9 +168,33 @@ func (x *RegisterRequest) GetProtocol() ExecutorProtocol {
 	return ExecutorProtocol_EXECUTOR_PROTOCOL_UNSPECIFIED
 }
 
-// RegisterResponse is empty.
+func (x *RegisterRequest) GetCapabilities() []Capability {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
+func (x *RegisterRequest) GetClockOffset() *durationpb.Duration {
+	if x != nil {
+		return x.ClockOffset
+	}
+	return nil
+}
+
+func (x *RegisterRequest) GetClockRoundTrip() *durationpb.Duration {
+	if x != nil {
+		return x.ClockRoundTrip
+	}
+	return nil
+}
+
+// RegisterResponse answers a heartbeat.
 type RegisterResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The admin's clock when it handled the heartbeat: the executor measures
+	// the clocks' offset from it (RegisterRequest.clock_offset).
+	AdminTime     *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=admin_time,json=adminTime,proto3" json:"admin_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -136,6 +227,13 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
 	return file_carillon_v1_registry_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RegisterResponse) GetAdminTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AdminTime
+	}
+	return nil
 }
 
 // DeregisterRequest removes one executor.
@@ -395,7 +493,8 @@ func (x *ResultOutcome) GetMessage() string {
 type RunResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	RunId int64                  `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// A final status: SUCCEEDED, FAILED, TIMED_OUT or KILLED.
+	// A final status: SUCCEEDED, FAILED, TIMED_OUT or KILLED; or SKIPPED for
+	// an execution dropped before it started by a KillRequest.before_start.
 	Status RunStatus `protobuf:"varint,2,opt,name=status,proto3,enum=carillon.v1.RunStatus" json:"status,omitempty"`
 	// Error or success message, for people.
 	Message    string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
@@ -490,14 +589,19 @@ var File_carillon_v1_registry_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\n" +
-	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa2\x01\n" +
+	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe2\x02\n" +
 	"\x0fRegisterRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x1f\n" +
 	"\vinstance_id\x18\x03 \x01(\tR\n" +
 	"instanceId\x129\n" +
-	"\bprotocol\x18\x04 \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolR\bprotocol\"\x12\n" +
-	"\x10RegisterResponse\"H\n" +
+	"\bprotocol\x18\x04 \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolR\bprotocol\x12;\n" +
+	"\fcapabilities\x18\x05 \x03(\x0e2\x17.carillon.v1.CapabilityR\fcapabilities\x12<\n" +
+	"\fclock_offset\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\vclockOffset\x12C\n" +
+	"\x10clock_round_trip\x18\a \x01(\v2\x19.google.protobuf.DurationR\x0eclockRoundTrip\"M\n" +
+	"\x10RegisterResponse\x129\n" +
+	"\n" +
+	"admin_time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tadminTime\"H\n" +
 	"\x11DeregisterRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\"\x14\n" +
@@ -519,7 +623,11 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\vdatabase_id\x18\x05 \x01(\tR\n" +
 	"databaseId\x129\n" +
 	"\n" +
-	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt2\x81\x02\n" +
+	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt*?\n" +
+	"\n" +
+	"Capability\x12\x1a\n" +
+	"\x16CAPABILITY_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11CAPABILITY_DUE_AT\x10\x012\x81\x02\n" +
 	"\x0fRegistryService\x12G\n" +
 	"\bRegister\x12\x1c.carillon.v1.RegisterRequest\x1a\x1d.carillon.v1.RegisterResponse\x12M\n" +
 	"\n" +
@@ -538,38 +646,45 @@ func file_carillon_v1_registry_proto_rawDescGZIP() []byte {
 	return file_carillon_v1_registry_proto_rawDescData
 }
 
+var file_carillon_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_carillon_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_carillon_v1_registry_proto_goTypes = []any{
-	(*RegisterRequest)(nil),       // 0: carillon.v1.RegisterRequest
-	(*RegisterResponse)(nil),      // 1: carillon.v1.RegisterResponse
-	(*DeregisterRequest)(nil),     // 2: carillon.v1.DeregisterRequest
-	(*DeregisterResponse)(nil),    // 3: carillon.v1.DeregisterResponse
-	(*ReportResultsRequest)(nil),  // 4: carillon.v1.ReportResultsRequest
-	(*ReportResultsResponse)(nil), // 5: carillon.v1.ReportResultsResponse
-	(*ResultOutcome)(nil),         // 6: carillon.v1.ResultOutcome
-	(*RunResult)(nil),             // 7: carillon.v1.RunResult
-	(ExecutorProtocol)(0),         // 8: carillon.v1.ExecutorProtocol
-	(RunStatus)(0),                // 9: carillon.v1.RunStatus
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(Capability)(0),               // 0: carillon.v1.Capability
+	(*RegisterRequest)(nil),       // 1: carillon.v1.RegisterRequest
+	(*RegisterResponse)(nil),      // 2: carillon.v1.RegisterResponse
+	(*DeregisterRequest)(nil),     // 3: carillon.v1.DeregisterRequest
+	(*DeregisterResponse)(nil),    // 4: carillon.v1.DeregisterResponse
+	(*ReportResultsRequest)(nil),  // 5: carillon.v1.ReportResultsRequest
+	(*ReportResultsResponse)(nil), // 6: carillon.v1.ReportResultsResponse
+	(*ResultOutcome)(nil),         // 7: carillon.v1.ResultOutcome
+	(*RunResult)(nil),             // 8: carillon.v1.RunResult
+	(ExecutorProtocol)(0),         // 9: carillon.v1.ExecutorProtocol
+	(*durationpb.Duration)(nil),   // 10: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
+	(RunStatus)(0),                // 12: carillon.v1.RunStatus
 }
 var file_carillon_v1_registry_proto_depIdxs = []int32{
-	8,  // 0: carillon.v1.RegisterRequest.protocol:type_name -> carillon.v1.ExecutorProtocol
-	7,  // 1: carillon.v1.ReportResultsRequest.results:type_name -> carillon.v1.RunResult
-	6,  // 2: carillon.v1.ReportResultsResponse.outcomes:type_name -> carillon.v1.ResultOutcome
-	9,  // 3: carillon.v1.RunResult.status:type_name -> carillon.v1.RunStatus
-	10, // 4: carillon.v1.RunResult.finished_at:type_name -> google.protobuf.Timestamp
-	10, // 5: carillon.v1.RunResult.started_at:type_name -> google.protobuf.Timestamp
-	0,  // 6: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
-	2,  // 7: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
-	4,  // 8: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
-	1,  // 9: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
-	3,  // 10: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
-	5,  // 11: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
-	9,  // [9:12] is the sub-list for method output_type
-	6,  // [6:9] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	9,  // 0: carillon.v1.RegisterRequest.protocol:type_name -> carillon.v1.ExecutorProtocol
+	0,  // 1: carillon.v1.RegisterRequest.capabilities:type_name -> carillon.v1.Capability
+	10, // 2: carillon.v1.RegisterRequest.clock_offset:type_name -> google.protobuf.Duration
+	10, // 3: carillon.v1.RegisterRequest.clock_round_trip:type_name -> google.protobuf.Duration
+	11, // 4: carillon.v1.RegisterResponse.admin_time:type_name -> google.protobuf.Timestamp
+	8,  // 5: carillon.v1.ReportResultsRequest.results:type_name -> carillon.v1.RunResult
+	7,  // 6: carillon.v1.ReportResultsResponse.outcomes:type_name -> carillon.v1.ResultOutcome
+	12, // 7: carillon.v1.RunResult.status:type_name -> carillon.v1.RunStatus
+	11, // 8: carillon.v1.RunResult.finished_at:type_name -> google.protobuf.Timestamp
+	11, // 9: carillon.v1.RunResult.started_at:type_name -> google.protobuf.Timestamp
+	1,  // 10: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
+	3,  // 11: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
+	5,  // 12: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
+	2,  // 13: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
+	4,  // 14: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
+	6,  // 15: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
+	13, // [13:16] is the sub-list for method output_type
+	10, // [10:13] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_registry_proto_init() }
@@ -584,13 +699,14 @@ func file_carillon_v1_registry_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_registry_proto_rawDesc), len(file_carillon_v1_registry_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_carillon_v1_registry_proto_goTypes,
 		DependencyIndexes: file_carillon_v1_registry_proto_depIdxs,
+		EnumInfos:         file_carillon_v1_registry_proto_enumTypes,
 		MessageInfos:      file_carillon_v1_registry_proto_msgTypes,
 	}.Build()
 	File_carillon_v1_registry_proto = out.File

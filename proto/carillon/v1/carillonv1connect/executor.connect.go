@@ -74,6 +74,9 @@ type ExecutorServiceClient interface {
 	RunBatch(context.Context, *v1.RunBatchRequest) (*v1.RunBatchResponse, error)
 	// Kill stops one execution (KillRequest.run_id), or the job's running
 	// execution and its queued ones on this executor; each is reported KILLED.
+	// Executions waiting for their due_at count as queued. With
+	// KillRequest.before_start, only an execution that has not started is
+	// dropped, reported SKIPPED (see KillResponse.cancelled).
 	Kill(context.Context, *v1.KillRequest) (*v1.KillResponse, error)
 	// ReadLog returns one page of one execution's log, by line.
 	ReadLog(context.Context, *v1.ReadLogRequest) (*v1.ReadLogResponse, error)
@@ -238,6 +241,9 @@ type ExecutorServiceHandler interface {
 	RunBatch(context.Context, *v1.RunBatchRequest) (*v1.RunBatchResponse, error)
 	// Kill stops one execution (KillRequest.run_id), or the job's running
 	// execution and its queued ones on this executor; each is reported KILLED.
+	// Executions waiting for their due_at count as queued. With
+	// KillRequest.before_start, only an execution that has not started is
+	// dropped, reported SKIPPED (see KillResponse.cancelled).
 	Kill(context.Context, *v1.KillRequest) (*v1.KillResponse, error)
 	// ReadLog returns one page of one execution's log, by line.
 	ReadLog(context.Context, *v1.ReadLogRequest) (*v1.ReadLogResponse, error)

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file carillon/v1/executor.proto.
  */
 export const file_carillon_v1_executor: GenFile = /*@__PURE__*/
-  fileDesc("ChpjYXJpbGxvbi92MS9leGVjdXRvci5wcm90bxILY2FyaWxsb24udjEiDQoLQmVhdFJlcXVlc3QiDgoMQmVhdFJlc3BvbnNlIiEKD0lkbGVCZWF0UmVxdWVzdBIOCgZqb2JfaWQYASABKAMiMAoQSWRsZUJlYXRSZXNwb25zZRIMCgRpZGxlGAEgASgIEg4KBnJlYXNvbhgCIAEoCSKmAwoKUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAMSDgoGam9iX2lkGAIgASgDEg8KB2hhbmRsZXIYAyABKAkSDQoFcGFyYW0YBCABKAkSMgoOYmxvY2tfc3RyYXRlZ3kYBSABKA4yGi5jYXJpbGxvbi52MS5CbG9ja1N0cmF0ZWd5EhcKD3RpbWVvdXRfc2Vjb25kcxgGIAEoBRITCgtzaGFyZF9pbmRleBgHIAEoBRITCgtzaGFyZF90b3RhbBgIIAEoBRIwCgxzY2hlZHVsZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKBnNjcmlwdBgKIAEoCzITLmNhcmlsbG9uLnYxLlNjcmlwdBITCgtkYXRhYmFzZV9pZBgLIAEoCRJACg10cmFjZV9jb250ZXh0GAwgAygLMikuY2FyaWxsb24udjEuUnVuUmVxdWVzdC5UcmFjZUNvbnRleHRFbnRyeRozChFUcmFjZUNvbnRleHRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIg0KC1J1blJlc3BvbnNlIjgKD1J1bkJhdGNoUmVxdWVzdBIlCgRydW5zGAEgAygLMhcuY2FyaWxsb24udjEuUnVuUmVxdWVzdCI9ChBSdW5CYXRjaFJlc3BvbnNlEikKCG91dGNvbWVzGAEgAygLMhcuY2FyaWxsb24udjEuUnVuT3V0Y29tZSI7CgpSdW5PdXRjb21lEg4KBnJ1bl9pZBgBIAEoAxIMCgRjb2RlGAIgASgJEg8KB21lc3NhZ2UYAyABKAkiQgoLS2lsbFJlcXVlc3QSDgoGam9iX2lkGAEgASgDEg4KBnJ1bl9pZBgCIAEoAxITCgtkYXRhYmFzZV9pZBgDIAEoCSIOCgxLaWxsUmVzcG9uc2UiegoOUmVhZExvZ1JlcXVlc3QSDgoGcnVuX2lkGAEgASgDEhEKCWZyb21fbGluZRgCIAEoBRITCgtkYXRhYmFzZV9pZBgDIAEoCRIwCgxzY2hlZHVsZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjcKD0hlbGRSdW5zUmVxdWVzdBITCgtkYXRhYmFzZV9pZBgBIAEoCRIPCgdydW5faWRzGAIgAygDIksKEEhlbGRSdW5zUmVzcG9uc2USIgoEcnVucxgBIAMoCzIULmNhcmlsbG9uLnYxLkhlbGRSdW4SEwoLaW5zdGFuY2VfaWQYAiABKAkiQwoHSGVsZFJ1bhIOCgZydW5faWQYASABKAMSKAoFc3RhdGUYAiABKA4yGS5jYXJpbGxvbi52MS5IZWxkUnVuU3RhdGUiUwoPUmVhZExvZ1Jlc3BvbnNlEhEKCWZyb21fbGluZRgBIAEoBRIPCgd0b19saW5lGAIgASgFEg8KB2NvbnRlbnQYAyABKAkSCwoDZW5kGAQgASgIIm8KBlNjcmlwdBIlCgR0eXBlGAEgASgOMhcuY2FyaWxsb24udjEuU2NyaXB0VHlwZRIOCgZzb3VyY2UYAiABKAkSLgoKdXBkYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqYwoMSGVsZFJ1blN0YXRlEh4KGkhFTERfUlVOX1NUQVRFX1VOU1BFQ0lGSUVEEAASGQoVSEVMRF9SVU5fU1RBVEVfQUNUSVZFEAESGAoUSEVMRF9SVU5fU1RBVEVfRU5ERUQQAiqMAQoNQmxvY2tTdHJhdGVneRIeChpCTE9DS19TVFJBVEVHWV9VTlNQRUNJRklFRBAAEhkKFUJMT0NLX1NUUkFURUdZX1NFUklBTBABEiAKHEJMT0NLX1NUUkFURUdZX0RJU0NBUkRfTEFURVIQAhIeChpCTE9DS19TVFJBVEVHWV9DT1ZFUl9FQVJMWRADKrkBCgpTY3JpcHRUeXBlEhsKF1NDUklQVF9UWVBFX1VOU1BFQ0lGSUVEEAASFQoRU0NSSVBUX1RZUEVfU0hFTEwQARIWChJTQ1JJUFRfVFlQRV9QWVRIT04QAhIWChJTQ1JJUFRfVFlQRV9OT0RFSlMQAxITCg9TQ1JJUFRfVFlQRV9QSFAQBBIaChZTQ1JJUFRfVFlQRV9QT1dFUlNIRUxMEAUSFgoSU0NSSVBUX1RZUEVfR1JPT1ZZEAYy5gMKD0V4ZWN1dG9yU2VydmljZRI7CgRCZWF0EhguY2FyaWxsb24udjEuQmVhdFJlcXVlc3QaGS5jYXJpbGxvbi52MS5CZWF0UmVzcG9uc2USRwoISWRsZUJlYXQSHC5jYXJpbGxvbi52MS5JZGxlQmVhdFJlcXVlc3QaHS5jYXJpbGxvbi52MS5JZGxlQmVhdFJlc3BvbnNlEjgKA1J1bhIXLmNhcmlsbG9uLnYxLlJ1blJlcXVlc3QaGC5jYXJpbGxvbi52MS5SdW5SZXNwb25zZRJHCghSdW5CYXRjaBIcLmNhcmlsbG9uLnYxLlJ1bkJhdGNoUmVxdWVzdBodLmNhcmlsbG9uLnYxLlJ1bkJhdGNoUmVzcG9uc2USOwoES2lsbBIYLmNhcmlsbG9uLnYxLktpbGxSZXF1ZXN0GhkuY2FyaWxsb24udjEuS2lsbFJlc3BvbnNlEkQKB1JlYWRMb2cSGy5jYXJpbGxvbi52MS5SZWFkTG9nUmVxdWVzdBocLmNhcmlsbG9uLnYxLlJlYWRMb2dSZXNwb25zZRJHCghIZWxkUnVucxIcLmNhcmlsbG9uLnYxLkhlbGRSdW5zUmVxdWVzdBodLmNhcmlsbG9uLnYxLkhlbGRSdW5zUmVzcG9uc2VCPVo7Z2l0aHViLmNvbS9jYXJpbGxvbmhxL2NhcmlsbG9uL3Byb3RvL2NhcmlsbG9uL3YxO2NhcmlsbG9udjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChpjYXJpbGxvbi92MS9leGVjdXRvci5wcm90bxILY2FyaWxsb24udjEiDQoLQmVhdFJlcXVlc3QiDgoMQmVhdFJlc3BvbnNlIiEKD0lkbGVCZWF0UmVxdWVzdBIOCgZqb2JfaWQYASABKAMiMAoQSWRsZUJlYXRSZXNwb25zZRIMCgRpZGxlGAEgASgIEg4KBnJlYXNvbhgCIAEoCSLSAwoKUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAMSDgoGam9iX2lkGAIgASgDEg8KB2hhbmRsZXIYAyABKAkSDQoFcGFyYW0YBCABKAkSMgoOYmxvY2tfc3RyYXRlZ3kYBSABKA4yGi5jYXJpbGxvbi52MS5CbG9ja1N0cmF0ZWd5EhcKD3RpbWVvdXRfc2Vjb25kcxgGIAEoBRITCgtzaGFyZF9pbmRleBgHIAEoBRITCgtzaGFyZF90b3RhbBgIIAEoBRIwCgxzY2hlZHVsZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKBnNjcmlwdBgKIAEoCzITLmNhcmlsbG9uLnYxLlNjcmlwdBITCgtkYXRhYmFzZV9pZBgLIAEoCRJACg10cmFjZV9jb250ZXh0GAwgAygLMikuY2FyaWxsb24udjEuUnVuUmVxdWVzdC5UcmFjZUNvbnRleHRFbnRyeRIqCgZkdWVfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGjMKEVRyYWNlQ29udGV4dEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiDQoLUnVuUmVzcG9uc2UiOAoPUnVuQmF0Y2hSZXF1ZXN0EiUKBHJ1bnMYASADKAsyFy5jYXJpbGxvbi52MS5SdW5SZXF1ZXN0Ij0KEFJ1bkJhdGNoUmVzcG9uc2USKQoIb3V0Y29tZXMYASADKAsyFy5jYXJpbGxvbi52MS5SdW5PdXRjb21lIjsKClJ1bk91dGNvbWUSDgoGcnVuX2lkGAEgASgDEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSJoCgtLaWxsUmVxdWVzdBIOCgZqb2JfaWQYASABKAMSDgoGcnVuX2lkGAIgASgDEhMKC2RhdGFiYXNlX2lkGAMgASgJEhQKDGJlZm9yZV9zdGFydBgEIAEoCBIOCgZyZWFzb24YBSABKAkiIQoMS2lsbFJlc3BvbnNlEhEKCWNhbmNlbGxlZBgBIAEoCCJ6Cg5SZWFkTG9nUmVxdWVzdBIOCgZydW5faWQYASABKAMSEQoJZnJvbV9saW5lGAIgASgFEhMKC2RhdGFiYXNlX2lkGAMgASgJEjAKDHNjaGVkdWxlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNwoPSGVsZFJ1bnNSZXF1ZXN0EhMKC2RhdGFiYXNlX2lkGAEgASgJEg8KB3J1bl9pZHMYAiADKAMiSwoQSGVsZFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQuY2FyaWxsb24udjEuSGVsZFJ1bhITCgtpbnN0YW5jZV9pZBgCIAEoCSJDCgdIZWxkUnVuEg4KBnJ1bl9pZBgBIAEoAxIoCgVzdGF0ZRgCIAEoDjIZLmNhcmlsbG9uLnYxLkhlbGRSdW5TdGF0ZSJTCg9SZWFkTG9nUmVzcG9uc2USEQoJZnJvbV9saW5lGAEgASgFEg8KB3RvX2xpbmUYAiABKAUSDwoHY29udGVudBgDIAEoCRILCgNlbmQYBCABKAgibwoGU2NyaXB0EiUKBHR5cGUYASABKA4yFy5jYXJpbGxvbi52MS5TY3JpcHRUeXBlEg4KBnNvdXJjZRgCIAEoCRIuCgp1cGRhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCpjCgxIZWxkUnVuU3RhdGUSHgoaSEVMRF9SVU5fU1RBVEVfVU5TUEVDSUZJRUQQABIZChVIRUxEX1JVTl9TVEFURV9BQ1RJVkUQARIYChRIRUxEX1JVTl9TVEFURV9FTkRFRBACKowBCg1CbG9ja1N0cmF0ZWd5Eh4KGkJMT0NLX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASGQoVQkxPQ0tfU1RSQVRFR1lfU0VSSUFMEAESIAocQkxPQ0tfU1RSQVRFR1lfRElTQ0FSRF9MQVRFUhACEh4KGkJMT0NLX1NUUkFURUdZX0NPVkVSX0VBUkxZEAMquQEKClNjcmlwdFR5cGUSGwoXU0NSSVBUX1RZUEVfVU5TUEVDSUZJRUQQABIVChFTQ1JJUFRfVFlQRV9TSEVMTBABEhYKElNDUklQVF9UWVBFX1BZVEhPThACEhYKElNDUklQVF9UWVBFX05PREVKUxADEhMKD1NDUklQVF9UWVBFX1BIUBAEEhoKFlNDUklQVF9UWVBFX1BPV0VSU0hFTEwQBRIWChJTQ1JJUFRfVFlQRV9HUk9PVlkQBjLmAwoPRXhlY3V0b3JTZXJ2aWNlEjsKBEJlYXQSGC5jYXJpbGxvbi52MS5CZWF0UmVxdWVzdBoZLmNhcmlsbG9uLnYxLkJlYXRSZXNwb25zZRJHCghJZGxlQmVhdBIcLmNhcmlsbG9uLnYxLklkbGVCZWF0UmVxdWVzdBodLmNhcmlsbG9uLnYxLklkbGVCZWF0UmVzcG9uc2USOAoDUnVuEhcuY2FyaWxsb24udjEuUnVuUmVxdWVzdBoYLmNhcmlsbG9uLnYxLlJ1blJlc3BvbnNlEkcKCFJ1bkJhdGNoEhwuY2FyaWxsb24udjEuUnVuQmF0Y2hSZXF1ZXN0Gh0uY2FyaWxsb24udjEuUnVuQmF0Y2hSZXNwb25zZRI7CgRLaWxsEhguY2FyaWxsb24udjEuS2lsbFJlcXVlc3QaGS5jYXJpbGxvbi52MS5LaWxsUmVzcG9uc2USRAoHUmVhZExvZxIbLmNhcmlsbG9uLnYxLlJlYWRMb2dSZXF1ZXN0GhwuY2FyaWxsb24udjEuUmVhZExvZ1Jlc3BvbnNlEkcKCEhlbGRSdW5zEhwuY2FyaWxsb24udjEuSGVsZFJ1bnNSZXF1ZXN0Gh0uY2FyaWxsb24udjEuSGVsZFJ1bnNSZXNwb25zZUI9WjtnaXRodWIuY29tL2NhcmlsbG9uaHEvY2FyaWxsb24vcHJvdG8vY2FyaWxsb24vdjE7Y2FyaWxsb252MWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * BeatRequest is empty.
@@ -182,6 +182,22 @@ export type RunRequest = Message<"carillon.v1.RunRequest"> & {
    * @generated from field: map<string, string> trace_context = 12;
    */
   traceContext: { [key: string]: string };
+
+  /**
+   * When the execution is due to start, by the executor's clock: an
+   * executor that stated CAPABILITY_DUE_AT at registration accepts the
+   * execution at once (it is held from then on: HeldRuns says ACTIVE) and
+   * starts its handler at due_at, applying the block strategy then. The
+   * admin sends a scheduled fire's executions this way a little before
+   * their instant (its send-ahead), so that a burst of fires due on one
+   * instant starts on the executors' timers rather than waiting for the
+   * calls. Unset, or not in the future: start now. Executors that did not
+   * state the capability are never sent it. Clocks are assumed to agree
+   * (NTP): see RegisterRequest.clock_offset.
+   *
+   * @generated from field: google.protobuf.Timestamp due_at = 13;
+   */
+  dueAt?: Timestamp | undefined;
 };
 
 /**
@@ -304,6 +320,25 @@ export type KillRequest = Message<"carillon.v1.KillRequest"> & {
    * @generated from field: string database_id = 3;
    */
   databaseId: string;
+
+  /**
+   * With run_id: stop the execution only if its handler has not started
+   * (it waits for its due_at, or is queued): it is dropped and reported
+   * SKIPPED with reason as its message. A running execution is left alone.
+   * The admin cancels this way the executions it sent ahead of their
+   * instant whose job was stopped or deleted before the instant.
+   *
+   * @generated from field: bool before_start = 4;
+   */
+  beforeStart: boolean;
+
+  /**
+   * Why the execution is cancelled, for people: the message of its SKIPPED
+   * result (before_start only).
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
 };
 
 /**
@@ -314,11 +349,18 @@ export const KillRequestSchema: GenMessage<KillRequest> = /*@__PURE__*/
   messageDesc(file_carillon_v1_executor, 9);
 
 /**
- * KillResponse is empty.
+ * KillResponse says what a before_start kill did.
  *
  * @generated from message carillon.v1.KillResponse
  */
 export type KillResponse = Message<"carillon.v1.KillResponse"> & {
+  /**
+   * before_start kills: true when the execution had not started and was
+   * dropped; false when it runs already, or is not held here.
+   *
+   * @generated from field: bool cancelled = 1;
+   */
+  cancelled: boolean;
 };
 
 /**
@@ -705,6 +747,9 @@ export const ExecutorService: GenService<{
   /**
    * Kill stops one execution (KillRequest.run_id), or the job's running
    * execution and its queued ones on this executor; each is reported KILLED.
+   * Executions waiting for their due_at count as queued. With
+   * KillRequest.before_start, only an execution that has not started is
+   * dropped, reported SKIPPED (see KillResponse.cancelled).
    *
    * @generated from rpc carillon.v1.ExecutorService.Kill
    */

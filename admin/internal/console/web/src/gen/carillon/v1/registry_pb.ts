@@ -2,21 +2,21 @@
 // @generated from file carillon/v1/registry.proto (package carillon.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { ExecutorProtocol } from "./group_pb";
 import { file_carillon_v1_group } from "./group_pb";
 import type { RunStatus } from "./run_pb";
 import { file_carillon_v1_run } from "./run_pb";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file carillon/v1/registry.proto.
  */
 export const file_carillon_v1_registry: GenFile = /*@__PURE__*/
-  fileDesc("ChpjYXJpbGxvbi92MS9yZWdpc3RyeS5wcm90bxILY2FyaWxsb24udjEiegoPUmVnaXN0ZXJSZXF1ZXN0EhAKCGFwcF9uYW1lGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSEwoLaW5zdGFuY2VfaWQYAyABKAkSLwoIcHJvdG9jb2wYBCABKA4yHS5jYXJpbGxvbi52MS5FeGVjdXRvclByb3RvY29sIhIKEFJlZ2lzdGVyUmVzcG9uc2UiNgoRRGVyZWdpc3RlclJlcXVlc3QSEAoIYXBwX25hbWUYASABKAkSDwoHYWRkcmVzcxgCIAEoCSIUChJEZXJlZ2lzdGVyUmVzcG9uc2UiPwoUUmVwb3J0UmVzdWx0c1JlcXVlc3QSJwoHcmVzdWx0cxgBIAMoCzIWLmNhcmlsbG9uLnYxLlJ1blJlc3VsdCJFChVSZXBvcnRSZXN1bHRzUmVzcG9uc2USLAoIb3V0Y29tZXMYASADKAsyGi5jYXJpbGxvbi52MS5SZXN1bHRPdXRjb21lIj4KDVJlc3VsdE91dGNvbWUSDgoGcnVuX2lkGAEgASgDEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSLKAQoJUnVuUmVzdWx0Eg4KBnJ1bl9pZBgBIAEoAxImCgZzdGF0dXMYAiABKA4yFi5jYXJpbGxvbi52MS5SdW5TdGF0dXMSDwoHbWVzc2FnZRgDIAEoCRIvCgtmaW5pc2hlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZGF0YWJhc2VfaWQYBSABKAkSLgoKc3RhcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAygQIKD1JlZ2lzdHJ5U2VydmljZRJHCghSZWdpc3RlchIcLmNhcmlsbG9uLnYxLlJlZ2lzdGVyUmVxdWVzdBodLmNhcmlsbG9uLnYxLlJlZ2lzdGVyUmVzcG9uc2USTQoKRGVyZWdpc3RlchIeLmNhcmlsbG9uLnYxLkRlcmVnaXN0ZXJSZXF1ZXN0Gh8uY2FyaWxsb24udjEuRGVyZWdpc3RlclJlc3BvbnNlElYKDVJlcG9ydFJlc3VsdHMSIS5jYXJpbGxvbi52MS5SZXBvcnRSZXN1bHRzUmVxdWVzdBoiLmNhcmlsbG9uLnYxLlJlcG9ydFJlc3VsdHNSZXNwb25zZUI9WjtnaXRodWIuY29tL2NhcmlsbG9uaHEvY2FyaWxsb24vcHJvdG8vY2FyaWxsb24vdjE7Y2FyaWxsb252MWIGcHJvdG8z", [file_carillon_v1_group, file_carillon_v1_run, file_google_protobuf_timestamp]);
+  fileDesc("ChpjYXJpbGxvbi92MS9yZWdpc3RyeS5wcm90bxILY2FyaWxsb24udjEijwIKD1JlZ2lzdGVyUmVxdWVzdBIQCghhcHBfbmFtZRgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEhMKC2luc3RhbmNlX2lkGAMgASgJEi8KCHByb3RvY29sGAQgASgOMh0uY2FyaWxsb24udjEuRXhlY3V0b3JQcm90b2NvbBItCgxjYXBhYmlsaXRpZXMYBSADKA4yFy5jYXJpbGxvbi52MS5DYXBhYmlsaXR5Ei8KDGNsb2NrX29mZnNldBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIzChBjbG9ja19yb3VuZF90cmlwGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkIKEFJlZ2lzdGVyUmVzcG9uc2USLgoKYWRtaW5fdGltZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNgoRRGVyZWdpc3RlclJlcXVlc3QSEAoIYXBwX25hbWUYASABKAkSDwoHYWRkcmVzcxgCIAEoCSIUChJEZXJlZ2lzdGVyUmVzcG9uc2UiPwoUUmVwb3J0UmVzdWx0c1JlcXVlc3QSJwoHcmVzdWx0cxgBIAMoCzIWLmNhcmlsbG9uLnYxLlJ1blJlc3VsdCJFChVSZXBvcnRSZXN1bHRzUmVzcG9uc2USLAoIb3V0Y29tZXMYASADKAsyGi5jYXJpbGxvbi52MS5SZXN1bHRPdXRjb21lIj4KDVJlc3VsdE91dGNvbWUSDgoGcnVuX2lkGAEgASgDEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSLKAQoJUnVuUmVzdWx0Eg4KBnJ1bl9pZBgBIAEoAxImCgZzdGF0dXMYAiABKA4yFi5jYXJpbGxvbi52MS5SdW5TdGF0dXMSDwoHbWVzc2FnZRgDIAEoCRIvCgtmaW5pc2hlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZGF0YWJhc2VfaWQYBSABKAkSLgoKc3RhcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqPwoKQ2FwYWJpbGl0eRIaChZDQVBBQklMSVRZX1VOU1BFQ0lGSUVEEAASFQoRQ0FQQUJJTElUWV9EVUVfQVQQATKBAgoPUmVnaXN0cnlTZXJ2aWNlEkcKCFJlZ2lzdGVyEhwuY2FyaWxsb24udjEuUmVnaXN0ZXJSZXF1ZXN0Gh0uY2FyaWxsb24udjEuUmVnaXN0ZXJSZXNwb25zZRJNCgpEZXJlZ2lzdGVyEh4uY2FyaWxsb24udjEuRGVyZWdpc3RlclJlcXVlc3QaHy5jYXJpbGxvbi52MS5EZXJlZ2lzdGVyUmVzcG9uc2USVgoNUmVwb3J0UmVzdWx0cxIhLmNhcmlsbG9uLnYxLlJlcG9ydFJlc3VsdHNSZXF1ZXN0GiIuY2FyaWxsb24udjEuUmVwb3J0UmVzdWx0c1Jlc3BvbnNlQj1aO2dpdGh1Yi5jb20vY2FyaWxsb25ocS9jYXJpbGxvbi9wcm90by9jYXJpbGxvbi92MTtjYXJpbGxvbnYxYgZwcm90bzM", [file_carillon_v1_group, file_carillon_v1_run, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * RegisterRequest announces one executor.
@@ -57,6 +57,37 @@ export type RegisterRequest = Message<"carillon.v1.RegisterRequest"> & {
    * @generated from field: carillon.v1.ExecutorProtocol protocol = 4;
    */
   protocol: ExecutorProtocol;
+
+  /**
+   * What the executor can do beyond the first contract. The admin keeps
+   * the latest heartbeat's list per executor address; until it has heard
+   * one (after its own restart, for up to a heartbeat period) it assumes
+   * none.
+   *
+   * @generated from field: repeated carillon.v1.Capability capabilities = 5;
+   */
+  capabilities: Capability[];
+
+  /**
+   * The executor's estimate of the admin's clock minus its own, from its
+   * previous heartbeat's round trip: RegisterResponse.admin_time minus the
+   * middle of the call, by the executor's clock. Unset on the first
+   * heartbeat. Carillon assumes the clocks of the admin and its executors
+   * agree to within a few milliseconds (NTP): a run sent ahead starts at
+   * its due_at by the executor's clock. The admin logs a warning when the
+   * offset is over 50 ms.
+   *
+   * @generated from field: google.protobuf.Duration clock_offset = 6;
+   */
+  clockOffset?: Duration | undefined;
+
+  /**
+   * The round trip that clock_offset was measured over: the estimate is
+   * good to half of it.
+   *
+   * @generated from field: google.protobuf.Duration clock_round_trip = 7;
+   */
+  clockRoundTrip?: Duration | undefined;
 };
 
 /**
@@ -67,11 +98,18 @@ export const RegisterRequestSchema: GenMessage<RegisterRequest> = /*@__PURE__*/
   messageDesc(file_carillon_v1_registry, 0);
 
 /**
- * RegisterResponse is empty.
+ * RegisterResponse answers a heartbeat.
  *
  * @generated from message carillon.v1.RegisterResponse
  */
 export type RegisterResponse = Message<"carillon.v1.RegisterResponse"> & {
+  /**
+   * The admin's clock when it handled the heartbeat: the executor measures
+   * the clocks' offset from it (RegisterRequest.clock_offset).
+   *
+   * @generated from field: google.protobuf.Timestamp admin_time = 1;
+   */
+  adminTime?: Timestamp | undefined;
 };
 
 /**
@@ -215,7 +253,8 @@ export type RunResult = Message<"carillon.v1.RunResult"> & {
   runId: bigint;
 
   /**
-   * A final status: SUCCEEDED, FAILED, TIMED_OUT or KILLED.
+   * A final status: SUCCEEDED, FAILED, TIMED_OUT or KILLED; or SKIPPED for
+   * an execution dropped before it started by a KillRequest.before_start.
    *
    * @generated from field: carillon.v1.RunStatus status = 2;
    */
@@ -260,6 +299,33 @@ export type RunResult = Message<"carillon.v1.RunResult"> & {
  */
 export const RunResultSchema: GenMessage<RunResult> = /*@__PURE__*/
   messageDesc(file_carillon_v1_registry, 7);
+
+/**
+ * Capability is something an executor can do that the admin may not
+ * assume.
+ *
+ * @generated from enum carillon.v1.Capability
+ */
+export enum Capability {
+  /**
+   * @generated from enum value: CAPABILITY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The executor starts a run at its RunRequest.due_at: the admin may send
+   * a scheduled fire's runs ahead of their instant.
+   *
+   * @generated from enum value: CAPABILITY_DUE_AT = 1;
+   */
+  DUE_AT = 1,
+}
+
+/**
+ * Describes the enum carillon.v1.Capability.
+ */
+export const CapabilitySchema: GenEnum<Capability> = /*@__PURE__*/
+  enumDesc(file_carillon_v1_registry, 0);
 
 /**
  * RegistryService is served by the admin and called by executors. Every call

@@ -1,0 +1,246 @@
+package trigger_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/fakeclock"
+	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/trigger"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+// dueExecutor accepts every run, noting its request and the trigger's
+// clock when it came, and answers kills: a before_start kill of a run it
+// was told has started (started) is refused, as the SDK does.
+type dueExecutor struct {
+	carillonv1connect.UnimplementedExecutorServiceHandler
+	clock *fakeclock.Clock
+
+	mu      sync.Mutex
+	reqs    map[int64]*carillonv1.RunRequest
+	came    map[int64]time.Time
+	kills   []*carillonv1.KillRequest
+	started map[int64]bool
+	signal  chan struct{} // closed and replaced at each run or kill
+}
+
+// newDueExecutor serves a dueExecutor on loopback; set its clock before
+// the first run comes.
+func newDueExecutor(t *testing.T) (*dueExecutor, string) {
+	t.Helper()
+	e := &dueExecutor{reqs: map[int64]*carillonv1.RunRequest{}, came: map[int64]time.Time{},
+		started: map[int64]bool{}, signal: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.Handle(carillonv1connect.NewExecutorServiceHandler(e))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return e, srv.URL
+}
+
+func (e *dueExecutor) notify() {
+	close(e.signal)
+	e.signal = make(chan struct{})
+}
+
+func (e *dueExecutor) RunBatch(ctx context.Context, req *carillonv1.RunBatchRequest) (*carillonv1.RunBatchResponse, error) {
+	res := &carillonv1.RunBatchResponse{}
+	for _, r := range req.Runs {
+		_, _ = e.Run(ctx, r)
+		res.Outcomes = append(res.Outcomes, &carillonv1.RunOutcome{RunId: r.RunId})
+	}
+	return res, nil
+}
+
+func (e *dueExecutor) Run(_ context.Context, req *carillonv1.RunRequest) (*carillonv1.RunResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reqs[req.RunId], e.came[req.RunId] = req, e.clock.Now()
+	e.notify()
+	return &carillonv1.RunResponse{}, nil
+}
+
+func (e *dueExecutor) Kill(_ context.Context, req *carillonv1.KillRequest) (*carillonv1.KillResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.kills = append(e.kills, req)
+	e.notify()
+	return &carillonv1.KillResponse{Cancelled: req.BeforeStart && !e.started[req.RunId]}, nil
+}
+
+// await waits until cond holds of what the executor received, or fails the
+// test after 10 s.
+func (e *dueExecutor) await(t *testing.T, what string, cond func(e *dueExecutor) bool) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		e.mu.Lock()
+		ok, signal := cond(e), e.signal
+		e.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-signal:
+		case <-timeout:
+			t.Fatalf("the executor did not get %s in 10 s", what)
+		}
+	}
+}
+
+// claimedFire stores a run of job claimed by the scan for instant and
+// returns its entry.
+func (b *bundle) claimedFire(t *testing.T, job store.Job, instant time.Time) schedule.Entry {
+	t.Helper()
+	runs, err := b.st.InsertRuns(context.Background(), []store.Run{{JobID: job.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: instant,
+		TriggeredAt: instant, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schedule.Entry{RunID: runs[0].ID, JobID: job.ID, At: instant, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE,
+		Run: &runs[0], StopSeq: b.st.StopSeq()}
+}
+
+// TestSendAhead: a fire's run for an executor that takes due_at is sent
+// SendAhead before its instant, with due_at the instant, and its record
+// keeps the instant as triggered_at; the run of the same fire for an
+// executor that did not say so is sent on the instant, without due_at.
+func TestSendAhead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	newer, newURL := newDueExecutor(t)
+	older, oldURL := newDueExecutor(t)
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, newURL, oldURL)
+	newer.clock, older.clock = b.clock, b.clock
+	b.trig.Heard(trigger.Heartbeat{Address: newURL, DueAt: true})
+	b.trig.Heard(trigger.Heartbeat{Address: oldURL})
+	job := b.job(t, func(j *store.Job) { j.RouteStrategy = carillonv1.RouteStrategy_ROUTE_STRATEGY_SHARDING_BROADCAST })
+	instant := b.clock.Now().Add(time.Second)
+	b.trig.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
+
+	awaitPending(t, b.clock) // routed; waits to send ahead
+	sendAt := instant.Add(-trigger.SendAheadDefault)
+	b.clock.Set(sendAt)
+	newer.await(t, "its run ahead of the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
+	var aheadID int64
+	newer.mu.Lock()
+	for id, req := range newer.reqs {
+		aheadID = id
+		if !req.DueAt.AsTime().Equal(instant) || !newer.came[id].Equal(sendAt) {
+			t.Errorf("run sent at %v with due_at %v, want at %v with due_at %v", newer.came[id], req.DueAt.AsTime(), sendAt, instant)
+		}
+	}
+	newer.mu.Unlock()
+	older.mu.Lock()
+	if len(older.reqs) != 0 {
+		t.Errorf("the executor without CAPABILITY_DUE_AT got %d runs before the instant, want 0", len(older.reqs))
+	}
+	older.mu.Unlock()
+
+	awaitPending(t, b.clock)
+	b.clock.Set(instant)
+	older.await(t, "its run on the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
+	older.mu.Lock()
+	for id, req := range older.reqs {
+		if req.DueAt != nil || !older.came[id].Equal(instant) {
+			t.Errorf("older executor: run sent at %v with due_at %v, want on the instant %v without due_at", older.came[id], req.DueAt, instant)
+		}
+	}
+	older.mu.Unlock()
+	b.trig.Wait()
+	r, err := b.st.Run(ctx, aheadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.TriggeredAt.Equal(instant) || r.ExecutorAddress != newURL || !strings.Contains(r.TriggerMessage, "ahead of its instant") {
+		t.Errorf("run sent ahead recorded triggered at %v on %q (%q), want the instant %v on %s, saying it was sent ahead",
+			r.TriggeredAt, r.ExecutorAddress, r.TriggerMessage, instant, newURL)
+	}
+}
+
+// TestStopCancelsRunSentAhead: a job stopped or deleted after its run was
+// sent ahead and before the instant has the run cancelled on its executor
+// (a before_start kill) and settled SKIPPED with the executor recorded;
+// a run the executor says has started goes on; other jobs' runs are left
+// alone. Kill (KillRun) reaches a run sent ahead, whose dispatch is not
+// recorded yet.
+func TestStopCancelsRunSentAhead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ex, url := newDueExecutor(t)
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+	ex.clock = b.clock
+	b.trig.Heard(trigger.Heartbeat{Address: url, DueAt: true})
+	stopped, deleted, started, kept, killed := b.job(t, nil), b.job(t, nil), b.job(t, nil), b.job(t, nil), b.job(t, nil)
+	instant := b.clock.Now().Add(time.Second)
+	var es []schedule.Entry
+	for _, j := range []store.Job{stopped, deleted, started, kept, killed} {
+		es = append(es, b.claimedFire(t, j, instant))
+	}
+	b.trig.Fire(es)
+	awaitPending(t, b.clock)
+	b.clock.Set(instant.Add(-trigger.SendAheadDefault))
+	ex.await(t, "five runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 5 })
+	// The trigger waits for the instant (its second timer: the first holds
+	// the dispatch records), so the stops below wake it.
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if !b.clock.AwaitPending(wait, 2) {
+		t.Fatal("the trigger did not wait for the instant within 10 s")
+	}
+
+	killedRun, err := b.st.Run(ctx, es[4].RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.trig.Kill(ctx, killedRun); err != nil {
+		t.Fatal(err)
+	}
+	ex.mu.Lock()
+	ex.started[es[2].RunID] = true // its executor's clock is ahead: it started already
+	ex.mu.Unlock()
+	if _, err := b.st.StopJob(ctx, stopped.ID, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.st.DeleteJob(ctx, deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.st.StopJob(ctx, started.ID, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ex.await(t, "the kills", func(e *dueExecutor) bool { return len(e.kills) == 4 })
+	awaitPending(t, b.clock)
+	b.clock.Set(instant)
+	b.trig.Wait()
+
+	ex.mu.Lock()
+	for _, k := range ex.kills {
+		if k.RunId == es[4].RunID {
+			if k.BeforeStart {
+				t.Errorf("KillRun's kill of run %d is before_start, want a plain kill", k.RunId)
+			}
+			continue
+		}
+		if !k.BeforeStart || k.Reason == "" {
+			t.Errorf("kill of run %d: before_start %v, reason %q; want a before_start kill saying why", k.RunId, k.BeforeStart, k.Reason)
+		}
+	}
+	ex.mu.Unlock()
+	for i, want := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_SKIPPED, carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+		carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_RUNNING} {
+		r, err := b.st.Run(ctx, es[i].RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != want || r.ExecutorAddress != url {
+			t.Errorf("run #%d: %s on %q (%s), want %s on %s", i, r.Status, r.ExecutorAddress, r.Message, want, url)
+		}
+	}
+}

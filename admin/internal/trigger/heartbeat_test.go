@@ -1,0 +1,79 @@
+package trigger_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/fakeclock"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/trigger"
+)
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) take() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.b.String()
+	s.b.Reset()
+	return out
+}
+
+// TestClockOffsetWarning: the admin warns once when an executor's clock is
+// more than 50 ms off, says so again only after it was back within 50 ms
+// (which it logs), and keeps each executor's apart.
+func TestClockOffsetWarning(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var logs syncBuffer
+	trig, err := trigger.New(trigger.Config{Store: st, Clock: fakeclock.New(time.Now()), Queue: nopQueue{},
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const warn, back = "clock is off", "back within"
+	for i, step := range []struct {
+		address string
+		offset  time.Duration // zero: not measured
+		want    string        // in the log, or "" for nothing
+	}{
+		{"http://a:1", 0, ""},
+		{"http://a:1", 10 * time.Millisecond, ""},
+		{"http://a:1", 80 * time.Millisecond, warn},
+		{"http://a:1", 90 * time.Millisecond, ""},
+		{"http://b:1", -70 * time.Millisecond, warn},
+		{"http://a:1", 5 * time.Millisecond, back},
+		{"http://a:1", -60 * time.Millisecond, warn},
+		{"http://b:1", -50 * time.Millisecond, back},
+	} {
+		trig.Heard(trigger.Heartbeat{Address: step.address, DueAt: true, ClockMeasured: step.offset != 0,
+			ClockOffset: step.offset, ClockRoundTrip: time.Millisecond})
+		got := logs.take()
+		switch {
+		case step.want == "" && got != "":
+			t.Errorf("step %d (%s, %v): logged %q, want nothing", i, step.address, step.offset, got)
+		case step.want != "" && (!strings.Contains(got, step.want) || !strings.Contains(got, step.address) || strings.Count(got, "\n") != 1):
+			t.Errorf("step %d (%s, %v): logged %q, want one line saying %q", i, step.address, step.offset, got, step.want)
+		}
+	}
+}

@@ -1,0 +1,222 @@
+package sdk
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// startRecorder is a handler that records when each run started.
+type startRecorder struct {
+	mu      sync.Mutex
+	started map[int64]time.Time
+	hold    time.Duration // how long each run takes
+}
+
+func (s *startRecorder) ServeJob(ctx context.Context, job *Job) error {
+	s.mu.Lock()
+	if s.started == nil {
+		s.started = map[int64]time.Time{}
+	}
+	s.started[job.RunID] = time.Now()
+	s.mu.Unlock()
+	select {
+	case <-time.After(s.hold):
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (s *startRecorder) at(id int64) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.started[id]
+	return at, ok
+}
+
+// acceptDue accepts run id of job, due at due.
+func (h *harness) acceptDue(id, job int64, block carillonv1.BlockStrategy, due time.Time, handler Handler) error {
+	return h.d.accept(&run{id: id, jobID: job, name: "test", handler: handler, block: block, shardTotal: 1, dueAt: due, scheduledAt: due})
+}
+
+// TestDueAtStartsOnItsInstant: runs accepted ahead of their due_at are held
+// (HeldRuns says ACTIVE, a repeat is refused), start exactly on their
+// instant by the executor's clock, all of one instant together, and a run
+// whose due_at has passed starts at once.
+func TestDueAtStartsOnItsInstant(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		rec := &startRecorder{}
+		start := time.Now()
+		due := start.Add(300 * time.Millisecond)
+		later := start.Add(time.Second)
+		for id := int64(1); id <= 50; id++ {
+			if err := h.acceptDue(id, id, serial, due, rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := h.acceptDue(51, 51, serial, later, rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.acceptDue(52, 52, serial, start.Add(-time.Second), rec); err != nil { // due already
+			t.Fatal(err)
+		}
+		if err := h.acceptDue(1, 1, serial, due, rec); err == nil {
+			t.Error("a waiting run sent again was accepted, want ErrDuplicateRun")
+		}
+		synctest.Wait()
+		if _, ok := rec.at(1); ok {
+			t.Fatal("run 1 started before its due_at")
+		}
+		if at, ok := rec.at(52); !ok || !at.Equal(start) {
+			t.Errorf("run 52, due in the past, started at %v (%v), want at once", at.Sub(start), ok)
+		}
+		for i, s := range h.d.held("", []int64{1, 51, 99}) {
+			want := []carillonv1.HeldRunState{carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE, carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE, carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED}[i]
+			if s != want {
+				t.Errorf("held #%d: %v, want %v", i, s, want)
+			}
+		}
+		time.Sleep(time.Until(due))
+		synctest.Wait()
+		for id := int64(1); id <= 50; id++ {
+			if at, ok := rec.at(id); !ok || !at.Equal(due) {
+				t.Errorf("run %d started at %v (%v), want on its due_at, %v", id, at.Sub(start), ok, due.Sub(start))
+			}
+		}
+		if _, ok := rec.at(51); ok {
+			t.Error("run 51 started on another run's instant")
+		}
+		time.Sleep(time.Until(later))
+		synctest.Wait()
+		if at, ok := rec.at(51); !ok || !at.Equal(later) {
+			t.Errorf("run 51 started at %v (%v), want %v", at.Sub(start), ok, later.Sub(start))
+		}
+		if !strings.Contains(h.log(t, 1), "due at ") {
+			t.Errorf("run 1's log does not say when it was due:\n%s", h.log(t, 1))
+		}
+		wantResult(t, h.result(t, 1), succeeded, "")
+	})
+}
+
+// TestDueAtKilledBeforeInstant: a waiting run killed alone, or with its job,
+// or cancelled before its start, ends without its handler having run; a
+// cancel after the start leaves the run alone.
+func TestDueAtKilledBeforeInstant(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		rec := &startRecorder{hold: time.Second}
+		due := time.Now().Add(500 * time.Millisecond)
+		for id := int64(1); id <= 4; id++ {
+			if err := h.acceptDue(id, id, serial, due, rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h.d.killRun(runKey{"", 1}, 0)
+		h.d.kill(2)
+		if !h.d.cancelBeforeStart(runKey{"", 3}, 3, "the job was stopped before this fire's instant") {
+			t.Error("cancelBeforeStart of a waiting run: false, want true")
+		}
+		if h.d.cancelBeforeStart(runKey{"", 99}, 0, "") {
+			t.Error("cancelBeforeStart of a run not held: true, want false")
+		}
+		time.Sleep(time.Until(due))
+		synctest.Wait()
+		if h.d.cancelBeforeStart(runKey{"", 4}, 4, "too late") {
+			t.Error("cancelBeforeStart of a started run: true, want false")
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		for _, id := range []int64{1, 2, 3} {
+			if _, ok := rec.at(id); ok {
+				t.Errorf("run %d's handler ran, want it dropped before its instant", id)
+			}
+		}
+		wantResult(t, h.result(t, 1), killed, "sdk: run killed by the admin before it started")
+		wantResult(t, h.result(t, 2), killed, "sdk: run killed by the admin before it started")
+		wantResult(t, h.result(t, 3), carillonv1.RunStatus_RUN_STATUS_SKIPPED, "the job was stopped before this fire's instant")
+		wantResult(t, h.result(t, 4), succeeded, "")
+		if h.d.held("", []int64{3})[0] != carillonv1.HeldRunState_HELD_RUN_STATE_ENDED {
+			t.Error("a cancelled run is not held as ENDED")
+		}
+	})
+}
+
+// TestDueAtBlockStrategyAtStart: a run's block strategy applies when it
+// starts, not when it is accepted: DISCARD_LATER is accepted while its job
+// is busy and ends FAILED only if the job is still busy on its instant;
+// COVER_EARLY kills what runs on its instant.
+func TestDueAtBlockStrategyAtStart(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		start := time.Now()
+		// Job 1 runs for 200 ms, job 2 for 2 s; each has a DISCARD_LATER
+		// run due at 1 s. Job 3 runs for 2 s and has a COVER_EARLY run due at 1 s.
+		if err := h.accept(1, 1, serial, 0, sleeper(200*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.accept(2, 2, serial, 0, sleeper(2*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.accept(3, 3, serial, 0, sleeper(2*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		due := start.Add(time.Second)
+		rec := &startRecorder{}
+		for _, tc := range []struct {
+			id, job int64
+			block   carillonv1.BlockStrategy
+		}{{11, 1, discardLater}, {12, 2, discardLater}, {13, 3, coverEarly}} {
+			if err := h.acceptDue(tc.id, tc.job, tc.block, due, rec); err != nil {
+				t.Fatalf("run %d refused at accept: %v", tc.id, err)
+			}
+		}
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if at, ok := rec.at(11); !ok || !at.Equal(due) {
+			t.Errorf("run 11 (its job idle on its instant) started at %v (%v), want %v", at.Sub(start), ok, due.Sub(start))
+		}
+		if r := h.result(t, 12); r.Status != failed || !strings.Contains(r.Message, "DISCARD_LATER") {
+			t.Errorf("run 12 (its job busy on its instant): %v %q, want FAILED by DISCARD_LATER", r.Status, r.Message)
+		}
+		if _, ok := rec.at(12); ok {
+			t.Error("run 12's handler ran")
+		}
+		if r := h.result(t, 3); r.Status != killed || !r.FinishedAt.Equal(due) {
+			t.Errorf("run 3: %v at %v, want KILLED by run 13 on its instant", r.Status, r.FinishedAt.Sub(start))
+		}
+		if at, ok := rec.at(13); !ok || !at.Equal(due) {
+			t.Errorf("run 13 started at %v (%v), want %v", at.Sub(start), ok, due.Sub(start))
+		}
+	})
+}
+
+// TestDueAtShutdown: a graceful shutdown ends the waiting runs KILLED and
+// starts none of them.
+func TestDueAtShutdown(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		rec := &startRecorder{}
+		due := time.Now().Add(time.Second)
+		if err := h.acceptDue(1, 1, serial, due, rec); err != nil {
+			t.Fatal(err)
+		}
+		h.d.stopAccepting()
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if _, ok := rec.at(1); ok {
+			t.Error("a waiting run started after the shutdown began")
+		}
+		wantResult(t, h.result(t, 1), killed, ErrShuttingDown.Error())
+	})
+}
