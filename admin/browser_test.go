@@ -325,6 +325,32 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.run(t, "back to English", chromedp.Click(`//button[text()="English"]`, chromedp.BySearch))
 	b.noErrors(t)
 
+	// A group of xxl-job executors that may be sent scripts, made with the
+	// form; the table says so.
+	var protocol string
+	b.run(t, "create an xxl-job group",
+		chromedp.Navigate(a.url+"/#/groups"),
+		chromedp.Click(`//button[text()="New group"]`, chromedp.BySearch),
+		setValue(`input[name=app_name]`, "legacy"),
+		setValue(`select[name=executor_protocol]`, fmt.Sprint(int32(carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB))),
+		chromedp.Click(`input[name=allow_scripts]`),
+		chromedp.Click(`//form[@aria-label="group"]//button[text()="Create"]`, chromedp.BySearch),
+		textOf(`[data-testid="protocol-legacy"]`, &protocol),
+	)
+	if protocol != "xxl-job + scripts" {
+		t.Errorf("the legacy group's protocol column: %q, want %q", protocol, "xxl-job + scripts")
+	}
+	all, err := c.group.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lg := range all.Groups {
+		if lg.AppName == "legacy" && (lg.ExecutorProtocol != carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB || !lg.AllowScripts) {
+			t.Errorf("the group made in the console: %v, want XXL_JOB with scripts", lg)
+		}
+	}
+	b.screenshot(t, "groups-xxl-job")
+
 	// A VIEWER sees no write controls.
 	newUser(t, a.url, &carillonv1.User{Username: "vera", Role: carillonv1.Role_ROLE_VIEWER})
 	v := newBrowser(t, a.url)

@@ -17,10 +17,11 @@ func groupCmd(e *cmdEnv) *cobra.Command {
 }
 
 func groupRow(g *carillonv1.Group) []string {
-	return []string{fmtID(g.Id), g.AppName, g.Title, enumName(g.AddressMode, "ADDRESS_MODE_"), orDash(strings.Join(g.Addresses, ","))}
+	return []string{fmtID(g.Id), g.AppName, g.Title, enumName(g.AddressMode, "ADDRESS_MODE_"), protocolName(g),
+		orDash(strings.Join(g.Addresses, ","))}
 }
 
-var groupHeader = []string{"ID", "APP", "TITLE", "MODE", "EXECUTORS"}
+var groupHeader = []string{"ID", "APP", "TITLE", "MODE", "PROTOCOL", "EXECUTORS"}
 
 func groupListCmd(e *cmdEnv) *cobra.Command {
 	cmd := &cobra.Command{
@@ -53,6 +54,7 @@ func groupFields(g *carillonv1.Group) [][2]string {
 	}
 	return [][2]string{
 		{"ID", fmtID(g.Id)}, {"App", g.AppName}, {"Title", g.Title}, {"Mode", enumName(g.AddressMode, "ADDRESS_MODE_")},
+		{"Protocol", protocolName(g)},
 		{"Executors", orDash(strings.Join(g.Addresses, "\n"))}, {"Live executors", orDash(strings.Join(live, "\n"))},
 		{"Own token", yesNo(g.HasOwnToken)}, {"Updated", fmtTime(g.UpdatedAt)},
 	}
@@ -83,14 +85,23 @@ func groupCreateCmd(e *cmdEnv) *cobra.Command {
 		Short: "Create a group for the executors of an app name",
 		Long: `Create a group. APP is the app name executors register under. An AUTO group
 (the default) routes to the executors that registered in the last 90 s; a
-MANUAL one (--manual) to the URLs given.`,
-		Example: "  carillon group create example --title 'Example executors'\n  carillon group create legacy --manual http://10.0.0.5:9999,http://10.0.0.6:9999",
-		Args:    exactArgs(1, "an app name: carillon group create APP"),
+MANUAL one (--manual) to the URLs given. --protocol xxl-job makes a group of
+xxl-job executors (xxl-job-core, xxl-job-executor-go), which register through
+the admin's /api/registry; --allow-scripts sends them its script jobs.`,
+		Example: "  carillon group create example --title 'Example executors'\n  carillon group create legacy --manual http://10.0.0.5:9999,http://10.0.0.6:9999\n" +
+			"  carillon group create xxl-job-executor-sample --protocol xxl-job",
+		Args: exactArgs(1, "an app name: carillon group create APP"),
 	}
 	title := cmd.Flags().String("title", "", "title (default: the app name)")
 	manual := cmd.Flags().String("manual", "", "MANUAL mode with these executor URLs, comma-separated (default: AUTO, the registered executors)")
+	protocol := cmd.Flags().String("protocol", "carillon", "the executors' protocol: carillon (the SDK) or xxl-job (xxl-job-core, xxl-job-executor-go)")
+	allowScripts := cmd.Flags().Bool("allow-scripts", false, "xxl-job groups: send script (GLUE) jobs to the executors")
 	return e.leaf(cmd, func(ctx context.Context, args []string) error {
-		g := &carillonv1.Group{AppName: args[0], Title: *title}
+		p, err := parseProtocol(*protocol)
+		if err != nil {
+			return err
+		}
+		g := &carillonv1.Group{AppName: args[0], Title: *title, ExecutorProtocol: p, AllowScripts: *allowScripts}
 		if *manual != "" {
 			g.AddressMode, g.Addresses = carillonv1.AddressMode_ADDRESS_MODE_MANUAL, splitList(*manual)
 		}
@@ -105,7 +116,7 @@ MANUAL one (--manual) to the URLs given.`,
 func groupUpdateCmd(e *cmdEnv) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "update ID",
-		Short: "Change a group's title, app name or mode; only the fields of the flags given change",
+		Short: "Change a group's title, app name, mode, protocol or scripts; only the fields of the flags given change",
 		Example: "  carillon group update 1 --title 'Batch executors'\n  carillon group update 1 --manual http://10.0.0.5:9999\n" +
 			"  carillon group update 1 --auto",
 		Args: exactArgs(1, "a group id"),
@@ -116,6 +127,8 @@ func groupUpdateCmd(e *cmdEnv) *cobra.Command {
 	manual := fs.String("manual", "", "MANUAL mode with these executor URLs, comma-separated")
 	auto := fs.Bool("auto", false, "AUTO mode: route to the executors registered under the app name")
 	cmd.MarkFlagsMutuallyExclusive("manual", "auto")
+	protocol := fs.String("protocol", "", "the executors' protocol: carillon or xxl-job")
+	allowScripts := fs.Bool("allow-scripts", false, "xxl-job groups: send script (GLUE) jobs to the executors (--allow-scripts=false stops)")
 	return e.leaf(cmd, func(ctx context.Context, args []string) error {
 		id, err := parseID("group", args[0])
 		if err != nil {
@@ -137,8 +150,18 @@ func groupUpdateCmd(e *cmdEnv) *cobra.Command {
 			g.AddressMode = carillonv1.AddressMode_ADDRESS_MODE_AUTO
 			mask = append(mask, "address_mode", "addresses")
 		}
+		if fs.Changed("protocol") {
+			if g.ExecutorProtocol, err = parseProtocol(*protocol); err != nil {
+				return err
+			}
+			mask = append(mask, "executor_protocol")
+		}
+		if fs.Changed("allow-scripts") {
+			g.AllowScripts = *allowScripts
+			mask = append(mask, "allow_scripts")
+		}
 		if len(mask) == 0 {
-			return usagef("group update: nothing to change: give --title, --app, --manual or --auto")
+			return usagef("group update: nothing to change: give --title, --app, --manual, --auto, --protocol or --allow-scripts")
 		}
 		res, err := e.clients().Groups.UpdateGroup(ctx, &carillonv1.UpdateGroupRequest{Group: g, UpdateMask: &fieldmaskpb.FieldMask{Paths: mask}})
 		if err != nil {
@@ -198,4 +221,27 @@ token. ADMIN only.`,
 		}
 		return e.printDone(res, "%s", res.Token)
 	})
+}
+
+// parseProtocol reads --protocol: carillon or xxl-job.
+func parseProtocol(s string) (carillonv1.ExecutorProtocol, error) {
+	switch strings.ToLower(s) {
+	case "carillon":
+		return carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_CARILLON, nil
+	case "xxl-job", "xxl_job":
+		return carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB, nil
+	}
+	return 0, usagef("--protocol: want carillon or xxl-job, got %q", s)
+}
+
+// protocolName is the PROTOCOL column: carillon, or xxl-job (with
+// "+scripts" when the group sends script jobs).
+func protocolName(g *carillonv1.Group) string {
+	if g.ExecutorProtocol != carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB {
+		return "carillon"
+	}
+	if g.AllowScripts {
+		return "xxl-job+scripts"
+	}
+	return "xxl-job"
 }

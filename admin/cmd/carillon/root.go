@@ -81,7 +81,7 @@ func newRoot(e *cmdEnv) *cobra.Command {
 	for _, c := range []*cobra.Command{
 		loginCmd(e), logoutCmd(e), whoamiCmd(e),
 		groupCmd(e), jobCmd(e), runCmd(e), userCmd(e), tokenCmd(e),
-		auditCmd(e), executorTokenCmd(e), dashboardCmd(e),
+		auditCmd(e), executorTokenCmd(e), dashboardCmd(e), importCmd(e),
 	} {
 		c.GroupID = groupClient
 		root.AddCommand(c)

@@ -195,6 +195,15 @@ func TestPermissionMatrix(t *testing.T) {
 				ChildJobIds: []int64{f.jobB}, Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}}})
 			return err
 		}},
+		{"JobService.ImportJobs", adminOnly, func(t *testing.T, c mgmt) error {
+			t.Helper()
+			_, err := c.job.ImportJobs(ctx, &carillonv1.ImportJobsRequest{
+				Groups: []*carillonv1.Group{{Id: 1, AppName: f.name("imp")}},
+				Jobs: []*carillonv1.Job{{Id: 1, GroupId: 1, Description: "d", Handler: "h",
+					Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}}},
+			})
+			return err
+		}},
 		{"JobService.GetJob", readA, func(t *testing.T, c mgmt) error {
 			t.Helper()
 			_, err := c.job.GetJob(ctx, &carillonv1.GetJobRequest{Id: f.jobA})

@@ -27,6 +27,13 @@ func checkGroup(g *carillonv1.Group) error {
 	if len(g.Title) > 255 {
 		return invalid("group.title", "must be at most 255 bytes, got %d", len(g.Title))
 	}
+	switch g.ExecutorProtocol {
+	case carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_UNSPECIFIED:
+		g.ExecutorProtocol = carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_CARILLON
+	case carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_CARILLON, carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB:
+	default:
+		return invalid("group.executor_protocol", "must be EXECUTOR_PROTOCOL_CARILLON or EXECUTOR_PROTOCOL_XXL_JOB, got %d", g.ExecutorProtocol)
+	}
 	switch g.AddressMode {
 	case carillonv1.AddressMode_ADDRESS_MODE_UNSPECIFIED:
 		g.AddressMode = carillonv1.AddressMode_ADDRESS_MODE_AUTO
@@ -52,7 +59,8 @@ func checkGroup(g *carillonv1.Group) error {
 }
 
 func groupFromProto(g *carillonv1.Group) store.Group {
-	return store.Group{ID: g.Id, AppName: g.AppName, Title: g.Title, AddressMode: g.AddressMode, Addresses: g.Addresses}
+	return store.Group{ID: g.Id, AppName: g.AppName, Title: g.Title, AddressMode: g.AddressMode, Addresses: g.Addresses,
+		ExecutorProtocol: g.ExecutorProtocol, AllowScripts: g.AllowScripts}
 }
 
 // toProto returns g with its executor addresses: the live ones for AUTO.

@@ -56,7 +56,7 @@ func checkJob(j *carillonv1.Job) error {
 	}
 	if j.Script != nil {
 		if j.Script.Type == carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED || !defined(j.Script.Type) {
-			return invalid("job.script.type", "must be one of SCRIPT_TYPE_SHELL, _PYTHON, _NODEJS, _PHP, _POWERSHELL, got %d", j.Script.Type)
+			return invalid("job.script.type", "must be one of SCRIPT_TYPE_SHELL, _PYTHON, _NODEJS, _PHP, _POWERSHELL, _GROOVY, got %d", j.Script.Type)
 		}
 		if j.Script.Source == "" {
 			return invalid("job.script.source", "required for a script job")
@@ -185,6 +185,22 @@ func (s jobService) pathTo(ctx context.Context, from, to int64, seen map[int64]b
 	return nil, nil
 }
 
+// checkJobGroup checks what a job's group allows of it: a Groovy script
+// only in an XXL_JOB group. A missing group is left to the store.
+func (s jobService) checkJobGroup(ctx context.Context, j *carillonv1.Job) error {
+	if j.GetScript().GetType() != carillonv1.ScriptType_SCRIPT_TYPE_GROOVY {
+		return nil
+	}
+	g, err := s.cfg.Store.Group(ctx, j.GroupId)
+	if errors.Is(err, store.ErrNotFound) {
+		return invalid("job.group_id", "group %d does not exist", j.GroupId)
+	}
+	if err != nil {
+		return s.toConnect(err)
+	}
+	return checkScriptGroup(j, groupToProto(g, nil))
+}
+
 func formatPath(ids []int64) string {
 	parts := make([]string, len(ids))
 	for i, id := range ids {
@@ -198,6 +214,9 @@ func (s jobService) CreateJob(ctx context.Context, req *carillonv1.CreateJobRequ
 		return nil, err
 	}
 	if err := s.checkChildren(ctx, req.Job); err != nil {
+		return nil, err
+	}
+	if err := s.checkJobGroup(ctx, req.Job); err != nil {
 		return nil, err
 	}
 	if err := s.checkWebhook(ctx, req.Job.AlarmWebhookUrl, ""); err != nil {
@@ -307,6 +326,9 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 		return nil, err
 	}
 	if err := s.checkChildren(ctx, merged); err != nil {
+		return nil, err
+	}
+	if err := s.checkJobGroup(ctx, merged); err != nil {
 		return nil, err
 	}
 	if err := s.checkWebhook(ctx, merged.AlarmWebhookUrl, old.AlarmWebhookURL); err != nil {

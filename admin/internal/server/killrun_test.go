@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/auth"
@@ -106,7 +107,7 @@ func TestKillRunKillsThatRun(t *testing.T) {
 	if len(exec.kills) != 1 || !proto.Equal(exec.kills[0], wantKill) {
 		t.Errorf("executor got kill requests %v, want one: %v", exec.kills, wantKill)
 	}
-	wantRead := &carillonv1.ReadLogRequest{RunId: r.ID, DatabaseId: db}
+	wantRead := &carillonv1.ReadLogRequest{RunId: r.ID, DatabaseId: db, ScheduledAt: timestamppb.New(r.ScheduledAt)}
 	if len(exec.reads) != 1 || !proto.Equal(exec.reads[0], wantRead) {
 		t.Errorf("executor got log requests %v, want one: %v", exec.reads, wantRead)
 	}

@@ -51,6 +51,9 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 	if err := s.checkApp(ctx, req.AppName); err != nil {
 		return nil, err
 	}
+	if err := s.checkProtocol(ctx, req.AppName, req.Protocol); err != nil {
+		return nil, err
+	}
 	previous, err := s.cfg.Store.Register(ctx, req.AppName, req.Address, req.InstanceId, s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
@@ -59,6 +62,36 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 	s.cfg.Trigger.Heard(heartbeat(req))
 	s.warnUnclaimed(ctx, req.AppName, req.Address)
 	return &carillonv1.RegisterResponse{AdminTime: timestamppb.New(s.cfg.NowFunc())}, nil
+}
+
+// checkProtocol refuses an executor speaking protocol p into the group of
+// app when that group speaks another: the admin could not call it. An app
+// without a group yet is taken as it is.
+func (s registryService) checkProtocol(ctx context.Context, app string, p carillonv1.ExecutorProtocol) error {
+	if !defined(p) {
+		return invalid("protocol", "unknown value %d", p)
+	}
+	g, err := s.cfg.Store.GroupByApp(ctx, app)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return s.toConnect(err)
+	}
+	if protocolOf(g.ExecutorProtocol) != protocolOf(p) {
+		return connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf(
+			"group %q speaks %s, and this executor %s: the admin could not call it; change the group's executor_protocol or the executor",
+			app, protocolOf(g.ExecutorProtocol), protocolOf(p)))
+	}
+	return nil
+}
+
+// protocolOf is p with UNSPECIFIED taken as CARILLON.
+func protocolOf(p carillonv1.ExecutorProtocol) carillonv1.ExecutorProtocol {
+	if p == carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_UNSPECIFIED {
+		return carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_CARILLON
+	}
+	return p
 }
 
 // warnUnclaimed logs, once per app name and admin process, an executor

@@ -113,6 +113,9 @@ var rpcs = map[string]rpc{
 
 		},
 	}.row(),
+	carillonv1connect.JobServiceImportJobsProcedure: rule[carillonv1.ImportJobsRequest]{access: accessAdmin, audit: true,
+		validate: checkImportLimits,
+	}.row(),
 	carillonv1connect.JobServiceGetJobProcedure: rule[carillonv1.GetJobRequest]{access: accessRead,
 		validate: func(r *carillonv1.GetJobRequest) error {
 			return positiveID("id", r.Id)

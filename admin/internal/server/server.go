@@ -19,6 +19,7 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/admin/internal/xxljob"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
@@ -126,6 +127,9 @@ const compressMinBytes = 4 << 10
 // reason). RegistryService takes the executor token; every other Carillon
 // service a user credential (authn.go, rpcs.go); health, /healthz, /readyz and
 // reflection are open. gRPC health answers NOT_SERVING when not ready.
+// xxl-job executors' calls (/api/registry, /api/registryRemove,
+// /api/callback, also under /xxl-job-admin/api/) become RegistryService
+// calls through the same handler (package xxljob).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	registryOpts := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRegistryRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
@@ -151,6 +155,10 @@ func (s *Server) Handler() http.Handler {
 		checker.services[name] = true
 	}
 	mux.Handle(grpchealth.NewHandler(checker))
+	// xxl-job executors' calls, made through the registry handler above.
+	xxl := xxljob.NewAdmin(&http.Client{Transport: inProcess{h: mux}}, "http://carillon.in-process", s.cfg.Logger)
+	mux.Handle(xxljob.APIPath, xxl)
+	mux.Handle(xxljob.LegacyAPIPath, xxl)
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if s.cfg.Console != nil {

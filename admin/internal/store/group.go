@@ -24,17 +24,22 @@ type Group struct {
 	// HasOwnToken says the group has an executor access token of its own
 	// (SetGroupToken), which GroupTokens returns.
 	HasOwnToken bool
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// ExecutorProtocol is the protocol the group's executors speak.
+	ExecutorProtocol carillonv1.ExecutorProtocol
+	// AllowScripts says script jobs of the group are sent to its executors.
+	AllowScripts bool
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
-const groupColumns = `id, app_name, title, address_mode, addresses, executor_token != '', created_at, updated_at`
+const groupColumns = `id, app_name, title, address_mode, addresses, executor_token != '', executor_protocol, allow_scripts,
+	created_at, updated_at`
 
 func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
 	var g Group
 	var addrs string
 	var created, updated sql.NullInt64
-	if err := row.Scan(&g.ID, &g.AppName, &g.Title, &g.AddressMode, &addrs, &g.HasOwnToken, &created, &updated); err != nil {
+	if err := row.Scan(&g.ID, &g.AppName, &g.Title, &g.AddressMode, &addrs, &g.HasOwnToken, &g.ExecutorProtocol, &g.AllowScripts, &created, &updated); err != nil {
 		return Group{}, err
 	}
 	g.Addresses = splitLines(addrs)
@@ -48,16 +53,41 @@ func (s *Store) CreateGroup(ctx context.Context, g Group, now time.Time) (Group,
 	defer s.routing.Add(1)
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	g.CreatedAt, g.UpdatedAt = now, now
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx,
-			`INSERT INTO groups (app_name, title, address_mode, addresses, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-			g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), millis(now), millis(now)).Scan(&g.ID)
+	err := s.write(ctx, func(tx *sql.Tx) (err error) {
+		g.ID, err = insertGroup(ctx, tx, g)
+		return err
 	})
 	if err != nil {
-		if isUniqueViolation(err) {
-			return Group{}, fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
+		if errors.Is(err, ErrAlreadyExists) {
+			return Group{}, err
 		}
 		return Group{}, fmt.Errorf("store: create group: %w", err)
+	}
+	return g, nil
+}
+
+// insertGroup inserts g in tx and returns its ID. A taken app name is
+// ErrAlreadyExists.
+func insertGroup(ctx context.Context, tx *sql.Tx, g Group) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx,
+		`INSERT INTO groups (app_name, title, address_mode, addresses, executor_protocol, allow_scripts, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, g.AllowScripts, millis(g.CreatedAt), millis(g.UpdatedAt)).Scan(&id)
+	if isUniqueViolation(err) {
+		return 0, fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
+	}
+	return id, err
+}
+
+// GroupByApp returns the group of app name app.
+func (s *Store) GroupByApp(ctx context.Context, app string) (Group, error) {
+	g, err := scanGroup(s.reader(ctx).QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE app_name = ?`, app))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Group{}, fmt.Errorf("%w: group of app %q", ErrNotFound, app)
+	}
+	if err != nil {
+		return Group{}, fmt.Errorf("store: group of app %q: %w", app, err)
 	}
 	return g, nil
 }
@@ -99,8 +129,9 @@ func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group,
 	g.UpdatedAt = now
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx,
-			`UPDATE groups SET app_name = ?, title = ?, address_mode = ?, addresses = ?, updated_at = ? WHERE id = ?`,
-			g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), millis(now), g.ID)
+			`UPDATE groups SET app_name = ?, title = ?, address_mode = ?, addresses = ?, executor_protocol = ?, allow_scripts = ?,
+			updated_at = ? WHERE id = ?`,
+			g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, g.AllowScripts, millis(now), g.ID)
 		if err != nil {
 			return err
 		}

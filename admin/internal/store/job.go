@@ -90,11 +90,9 @@ func jobArgs(j Job) []any {
 func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error) {
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	j.CreatedAt, j.UpdatedAt = now, now
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if err := groupExists(ctx, tx, j.GroupID); err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, insertJobSQL, jobArgs(j)...).Scan(&j.ID)
+	err := s.write(ctx, func(tx *sql.Tx) (err error) {
+		j.ID, err = insertJob(ctx, tx, j)
+		return err
 	})
 	if err != nil {
 		if errors.Is(err, ErrGroupNotFound) {
@@ -103,6 +101,17 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 		return Job{}, fmt.Errorf("store: create job: %w", err)
 	}
 	return j, nil
+}
+
+// insertJob inserts j in tx and returns its ID. A missing group is
+// ErrGroupNotFound.
+func insertJob(ctx context.Context, tx *sql.Tx, j Job) (int64, error) {
+	if err := groupExists(ctx, tx, j.GroupID); err != nil {
+		return 0, err
+	}
+	var id int64
+	err := tx.QueryRowContext(ctx, insertJobSQL, jobArgs(j)...).Scan(&id)
+	return id, err
 }
 
 func groupExists(ctx context.Context, tx *sql.Tx, id int64) error {

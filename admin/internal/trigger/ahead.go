@@ -121,7 +121,7 @@ func (t *Trigger) cancelAhead(ctx context.Context, runs []aheadRun) error {
 		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(forGroup(ctx, a.group), t.cfg.DispatchTimeout)
 			defer cancel()
-			res, err := t.executors.client(a.address).Kill(cctx, &carillonv1.KillRequest{
+			res, err := t.executors.client(cctx, a.address).Kill(cctx, &carillonv1.KillRequest{
 				JobId: a.run.JobID, RunId: a.run.ID, DatabaseId: t.cfg.Store.DatabaseID(), BeforeStart: true, Reason: cancelReason,
 			})
 			switch {

@@ -10,24 +10,30 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/xxljob"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
-// executors keeps one Connect client per executor address. It is the only
-// caller of the generated ExecutorServiceClient. A call carries an executor
-// access token only when its context names the group it is for (forGroup),
-// and then that group's token: no credential ever goes to an address that
-// did not come from a group's executors.
+// executors keeps one client per executor address and protocol: a Connect
+// client for Carillon executors, an xxljob.Client for the executors of
+// XXL_JOB groups. It is the only caller of ExecutorServiceClients. A call
+// carries an executor access token only when its context names the group
+// it is for (forGroup), and then that group's token: no credential ever
+// goes to an address that did not come from a group's executors. The
+// group also says which protocol the call speaks.
 type executors struct {
 	http    *http.Client
 	tokens  *auth.ExecutorTokens
+	groupOf func(ctx context.Context, id int64) (store.Group, bool)
 	traced  connect.Interceptor // traces the calls; nil when not tracing
 	mu      sync.Mutex
 	clients map[string]carillonv1connect.ExecutorServiceClient
+	xxl     map[string]*xxljob.Client
 	// noBatch holds the executors that answered RunBatch unimplemented,
 	// with when they did.
 	noBatch map[string]time.Time
@@ -66,10 +72,19 @@ func newExecutors(client *http.Client, tlsConfig *tls.Config, tokens *auth.Execu
 		}}
 	}
 	return &executors{http: client, tokens: tokens, traced: traced, clients: map[string]carillonv1connect.ExecutorServiceClient{},
-		noBatch: map[string]time.Time{}}
+		xxl: map[string]*xxljob.Client{}, noBatch: map[string]time.Time{},
+		groupOf: func(context.Context, int64) (store.Group, bool) { return store.Group{}, false }}
 }
 
-func (e *executors) client(address string) carillonv1connect.ExecutorServiceClient {
+// client returns the client of the executor at address for a call with
+// context ctx: an xxljob.Client when ctx names an XXL_JOB group
+// (forGroup), else a Connect client.
+func (e *executors) client(ctx context.Context, address string) carillonv1connect.ExecutorServiceClient {
+	if id, ok := ctx.Value(groupKey{}).(int64); ok {
+		if g, ok := e.groupOf(ctx, id); ok && g.ExecutorProtocol == carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB {
+			return e.xxlClient(address)
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.clients[address]
@@ -84,6 +99,28 @@ func (e *executors) client(address string) carillonv1connect.ExecutorServiceClie
 	return c
 }
 
+// xxlClient returns the xxl-job client of the executor at address.
+func (e *executors) xxlClient(address string) *xxljob.Client {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.xxl[address]
+	if !ok {
+		c = xxljob.NewClient(e.http, address, e.xxlCredentials)
+		e.xxl[address] = c
+	}
+	return c
+}
+
+// xxlCredentials are the token and app name of the group ctx names.
+func (e *executors) xxlCredentials(ctx context.Context) xxljob.Credentials {
+	id, ok := ctx.Value(groupKey{}).(int64)
+	if !ok {
+		return xxljob.Credentials{}
+	}
+	g, _ := e.groupOf(ctx, id)
+	return xxljob.Credentials{Token: e.tokens.ForGroup(id), AppName: g.AppName}
+}
+
 // probeTimeout bounds one Beat or IdleBeat, so an executor that drops
 // packets costs a FAILOVER or BUSYOVER fire seconds, not its whole deadline.
 const probeTimeout = 3 * time.Second
@@ -92,7 +129,7 @@ const probeTimeout = 3 * time.Second
 func (e *executors) Beat(ctx context.Context, address string) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	_, err := e.client(address).Beat(ctx, &carillonv1.BeatRequest{})
+	_, err := e.client(ctx, address).Beat(ctx, &carillonv1.BeatRequest{})
 	return err
 }
 
@@ -100,7 +137,7 @@ func (e *executors) Beat(ctx context.Context, address string) error {
 func (e *executors) IdleBeat(ctx context.Context, address string, jobID int64) (bool, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	res, err := e.client(address).IdleBeat(ctx, &carillonv1.IdleBeatRequest{JobId: jobID})
+	res, err := e.client(ctx, address).IdleBeat(ctx, &carillonv1.IdleBeatRequest{JobId: jobID})
 	if err != nil {
 		return false, "", err
 	}
@@ -138,8 +175,8 @@ func bearer(tokens *auth.ExecutorTokens) connect.UnaryInterceptorFunc {
 func (t *Trigger) ReadLog(ctx context.Context, r store.Run, fromLine int32) (*carillonv1.ReadLogResponse, error) {
 	ctx, cancel := context.WithTimeout(forGroup(ctx, r.GroupID), t.cfg.DispatchTimeout)
 	defer cancel()
-	return t.executors.client(r.ExecutorAddress).ReadLog(ctx, &carillonv1.ReadLogRequest{
-		RunId: r.ID, FromLine: fromLine, DatabaseId: t.cfg.Store.DatabaseID(),
+	return t.executors.client(ctx, r.ExecutorAddress).ReadLog(ctx, &carillonv1.ReadLogRequest{
+		RunId: r.ID, FromLine: fromLine, DatabaseId: t.cfg.Store.DatabaseID(), ScheduledAt: timestamppb.New(r.ScheduledAt),
 	})
 }
 
@@ -150,6 +187,12 @@ func (t *Trigger) ReadLog(ctx context.Context, r store.Run, fromLine int32) (*ca
 // always did. A run whose dispatch is not recorded yet (held until its
 // result, see deferredRecords) is looked up there; a run sent nowhere is
 // left alone (nil).
+//
+// For a run of an XXL_JOB group, from the call on until the run is
+// settled, a result of r is taken as KILLED: xxl-job executors report a
+// killed run as a normal result (xxl-job-executor-go as SUCCEEDED), which
+// may come before the caller settles the run KILLED. Carillon executors
+// report KILLED themselves.
 func (t *Trigger) Kill(ctx context.Context, r store.Run) error {
 	address := cmp.Or(r.ExecutorAddress, t.deferred.address(r.ID))
 	if address == "" {
@@ -157,8 +200,14 @@ func (t *Trigger) Kill(ctx context.Context, r store.Run) error {
 	}
 	ctx, cancel := context.WithTimeout(forGroup(ctx, r.GroupID), t.cfg.DispatchTimeout)
 	defer cancel()
-	_, err := t.executors.client(address).Kill(ctx, &carillonv1.KillRequest{
+	if g, ok := t.groupOf(ctx, r.GroupID); ok && g.ExecutorProtocol == carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB {
+		t.killing.Store(r.ID, struct{}{})
+	}
+	_, err := t.executors.client(ctx, address).Kill(ctx, &carillonv1.KillRequest{
 		JobId: r.JobID, RunId: r.ID, DatabaseId: t.cfg.Store.DatabaseID(),
 	})
+	if err != nil {
+		t.killing.Delete(r.ID)
+	}
 	return err
 }

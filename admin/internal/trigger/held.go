@@ -46,7 +46,7 @@ func (e *executors) heldRuns(ctx context.Context, address, db string, runIDs []i
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	a := heldAnswer{address: address}
-	res, err := e.client(address).HeldRuns(ctx, &carillonv1.HeldRunsRequest{DatabaseId: db, RunIds: runIDs})
+	res, err := e.client(ctx, address).HeldRuns(ctx, &carillonv1.HeldRunsRequest{DatabaseId: db, RunIds: runIDs})
 	if connect.CodeOf(err) == connect.CodeUnimplemented {
 		err = errCannotAnswer
 	}

@@ -65,6 +65,10 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 			ds = append(ds, t.unroutable(f, src.err.Error(), now))
 			continue
 		}
+		if reason := scriptRefused(src.group, f.job); reason != "" {
+			ds = append(ds, failed(f.run, reason, now))
+			continue
+		}
 		pick, err := t.strategies[f.job.RouteStrategy].Pick(forGroup(ctx, f.job.GroupID), f.job.ID, src.addrs)
 		if err != nil {
 			ds = append(ds, t.unroutable(f, fmt.Sprintf("%v (executors from %s)", err, src.name), now))
@@ -139,6 +143,27 @@ type source struct {
 	name  string
 	addrs []string
 	err   error
+	group store.Group // as read with addrs; zero if it could not be read
+}
+
+// scriptRefused says why a script job of group g is not sent to its
+// executors ("" when it is): an XXL_JOB group sends scripts only when it
+// allows them, since xxl-job executors run any script they are sent.
+// Carillon executors decide themselves (sdk.Config.AllowScripts).
+func scriptRefused(g store.Group, job store.Job) string {
+	if job.ScriptType == carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED ||
+		g.ExecutorProtocol != carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB || g.AllowScripts {
+		return ""
+	}
+	return fmt.Sprintf("not sent: job %d is a %s script and group %s (xxl-job executors) does not allow scripts (Group.allow_scripts)",
+		job.ID, strings.TrimPrefix(job.ScriptType.String(), "SCRIPT_TYPE_"), g.AppName)
+}
+
+// groupOf returns group id as the trigger's source cache has it, false if
+// it cannot be read.
+func (t *Trigger) groupOf(ctx context.Context, id int64) (store.Group, bool) {
+	g := t.source(ctx, id).group
+	return g, g.ID != 0
 }
 
 // sourceTTL bounds how long a group's executors are cached: registrations
@@ -177,7 +202,7 @@ func (t *Trigger) readSource(ctx context.Context, groupID int64) source {
 	if err != nil {
 		return source{err: fmt.Errorf("group %d: %w", groupID, err)}
 	}
-	src := source{name: fmt.Sprintf("group %s (%s)", g.AppName, strings.TrimPrefix(g.AddressMode.String(), "ADDRESS_MODE_"))}
+	src := source{name: fmt.Sprintf("group %s (%s)", g.AppName, strings.TrimPrefix(g.AddressMode.String(), "ADDRESS_MODE_")), group: g}
 	if src.addrs, err = t.Executors(ctx, g); err != nil {
 		src.err = fmt.Errorf("executors of %s: %w", src.name, err)
 	}

@@ -276,12 +276,12 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 	var callErr error
 	switch {
 	case len(c.reqs) == 1:
-		_, callErr = t.executors.client(c.address).Run(ctx, c.reqs[0])
+		_, callErr = t.executors.client(ctx, c.address).Run(ctx, c.reqs[0])
 	case t.executors.batchless(c.address, start):
 		t.runEach(ctx, c, outcomes)
 	default:
 		var res *carillonv1.RunBatchResponse
-		res, callErr = t.executors.client(c.address).RunBatch(ctx, &carillonv1.RunBatchRequest{Runs: c.reqs})
+		res, callErr = t.executors.client(ctx, c.address).RunBatch(ctx, &carillonv1.RunBatchRequest{Runs: c.reqs})
 		if connect.CodeOf(callErr) == connect.CodeUnimplemented {
 			// An executor written to the first contract, or in another
 			// language, serves Run only: send each run on its own, and
@@ -339,7 +339,7 @@ const runEachMax = 16
 // runEach sends c's runs with one Run call each, at most runEachMax at a
 // time, and sets each run's outcome.
 func (t *Trigger) runEach(ctx context.Context, c *call, outcomes []error) {
-	client := t.executors.client(c.address)
+	client := t.executors.client(ctx, c.address)
 	sem := make(chan struct{}, runEachMax)
 	var wg sync.WaitGroup
 	for i, req := range c.reqs {

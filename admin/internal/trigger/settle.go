@@ -2,6 +2,8 @@ package trigger
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -13,6 +15,7 @@ import (
 // and child runs it creates to the scheduler. Results that arrive together
 // are settled in one transaction.
 func (t *Trigger) Settle(ctx context.Context, results []store.Result) error {
+	results = t.killed(results)
 	results, taken := t.deferred.attach(results)
 	select {
 	case err := <-t.resultWrites.add(results):
@@ -72,4 +75,21 @@ func (t *Trigger) followUp(s store.Settled) {
 	if s.Rescheduled {
 		t.cfg.Queue.Wake()
 	}
+}
+
+// killed returns results with those of runs being killed (Kill) taken as
+// KILLED, and forgets the runs it settles KILLED.
+func (t *Trigger) killed(results []store.Result) []store.Result {
+	for i, r := range results {
+		if _, ok := t.killing.Load(r.RunID); !ok {
+			continue
+		}
+		if r.Status != carillonv1.RunStatus_RUN_STATUS_KILLED {
+			r.Message = fmt.Sprintf("killed; the executor then reported %s: %s", strings.TrimPrefix(r.Status.String(), "RUN_STATUS_"), r.Message)
+			r.Status = carillonv1.RunStatus_RUN_STATUS_KILLED
+			results[i] = r
+		}
+		t.killing.Delete(r.RunID)
+	}
+	return results
 }

@@ -139,6 +139,10 @@ type Trigger struct {
 
 	tokens *auth.ExecutorTokens
 
+	// killing holds the runs of XXL_JOB groups being killed (Kill) until
+	// they are settled: any result of one is taken as KILLED.
+	killing sync.Map // run ID -> struct{}
+
 	heard heard // what executors' heartbeats said (heartbeat.go)
 
 	restartsMu sync.Mutex
@@ -192,6 +196,7 @@ func New(cfg Config) (*Trigger, error) {
 		fast:       newPool("fast", cfg.MaxInFlight),
 		slow:       newPool("slow", max(cfg.MaxInFlight/2, 1)),
 	}
+	t.executors.groupOf = t.groupOf
 	if cfg.TracerProvider != nil {
 		t.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}

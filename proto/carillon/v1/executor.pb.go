@@ -142,6 +142,9 @@ const (
 	ScriptType_SCRIPT_TYPE_NODEJS      ScriptType = 3
 	ScriptType_SCRIPT_TYPE_PHP         ScriptType = 4
 	ScriptType_SCRIPT_TYPE_POWERSHELL  ScriptType = 5
+	// Groovy source of an IJobHandler class (xxl-job's GLUE(Java)). Only an
+	// XXL_JOB group's Java executors run it; the Go SDK refuses it.
+	ScriptType_SCRIPT_TYPE_GROOVY ScriptType = 6
 )
 
 // Enum value maps for ScriptType.
@@ -153,6 +156,7 @@ var (
 		3: "SCRIPT_TYPE_NODEJS",
 		4: "SCRIPT_TYPE_PHP",
 		5: "SCRIPT_TYPE_POWERSHELL",
+		6: "SCRIPT_TYPE_GROOVY",
 	}
 	ScriptType_value = map[string]int32{
 		"SCRIPT_TYPE_UNSPECIFIED": 0,
@@ -161,6 +165,7 @@ var (
 		"SCRIPT_TYPE_NODEJS":      3,
 		"SCRIPT_TYPE_PHP":         4,
 		"SCRIPT_TYPE_POWERSHELL":  5,
+		"SCRIPT_TYPE_GROOVY":      6,
 	}
 )
 
@@ -865,7 +870,10 @@ type ReadLogRequest struct {
 	// First line to return; lines are 1-based. 0 is taken as 1.
 	FromLine int32 `protobuf:"varint,2,opt,name=from_line,json=fromLine,proto3" json:"from_line,omitempty"`
 	// The database of run_id (see RunRequest.database_id).
-	DatabaseId    string `protobuf:"bytes,3,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	DatabaseId string `protobuf:"bytes,3,opt,name=database_id,json=databaseId,proto3" json:"database_id,omitempty"`
+	// The run's RunRequest.scheduled_at: xxl-job executors file a run's log
+	// under the date of it (logDateTime).
+	ScheduledAt   *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=scheduled_at,json=scheduledAt,proto3" json:"scheduled_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -919,6 +927,13 @@ func (x *ReadLogRequest) GetDatabaseId() string {
 		return x.DatabaseId
 	}
 	return ""
+}
+
+func (x *ReadLogRequest) GetScheduledAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ScheduledAt
+	}
+	return nil
 }
 
 // HeldRunsRequest names executions of one admin database.
@@ -1271,12 +1286,13 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\fbefore_start\x18\x04 \x01(\bR\vbeforeStart\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\",\n" +
 	"\fKillResponse\x12\x1c\n" +
-	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"e\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xa4\x01\n" +
 	"\x0eReadLogRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x1b\n" +
 	"\tfrom_line\x18\x02 \x01(\x05R\bfromLine\x12\x1f\n" +
 	"\vdatabase_id\x18\x03 \x01(\tR\n" +
-	"databaseId\"K\n" +
+	"databaseId\x12=\n" +
+	"\fscheduled_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vscheduledAt\"K\n" +
 	"\x0fHeldRunsRequest\x12\x1f\n" +
 	"\vdatabase_id\x18\x01 \x01(\tR\n" +
 	"databaseId\x12\x17\n" +
@@ -1306,7 +1322,7 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x1aBLOCK_STRATEGY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15BLOCK_STRATEGY_SERIAL\x10\x01\x12 \n" +
 	"\x1cBLOCK_STRATEGY_DISCARD_LATER\x10\x02\x12\x1e\n" +
-	"\x1aBLOCK_STRATEGY_COVER_EARLY\x10\x03*\xa1\x01\n" +
+	"\x1aBLOCK_STRATEGY_COVER_EARLY\x10\x03*\xb9\x01\n" +
 	"\n" +
 	"ScriptType\x12\x1b\n" +
 	"\x17SCRIPT_TYPE_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -1314,7 +1330,8 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x12SCRIPT_TYPE_PYTHON\x10\x02\x12\x16\n" +
 	"\x12SCRIPT_TYPE_NODEJS\x10\x03\x12\x13\n" +
 	"\x0fSCRIPT_TYPE_PHP\x10\x04\x12\x1a\n" +
-	"\x16SCRIPT_TYPE_POWERSHELL\x10\x052\xe6\x03\n" +
+	"\x16SCRIPT_TYPE_POWERSHELL\x10\x05\x12\x16\n" +
+	"\x12SCRIPT_TYPE_GROOVY\x10\x062\xe6\x03\n" +
 	"\x0fExecutorService\x12;\n" +
 	"\x04Beat\x12\x18.carillon.v1.BeatRequest\x1a\x19.carillon.v1.BeatResponse\x12G\n" +
 	"\bIdleBeat\x12\x1c.carillon.v1.IdleBeatRequest\x1a\x1d.carillon.v1.IdleBeatResponse\x128\n" +
@@ -1370,29 +1387,30 @@ var file_carillon_v1_executor_proto_depIdxs = []int32{
 	21, // 4: carillon.v1.RunRequest.due_at:type_name -> google.protobuf.Timestamp
 	7,  // 5: carillon.v1.RunBatchRequest.runs:type_name -> carillon.v1.RunRequest
 	11, // 6: carillon.v1.RunBatchResponse.outcomes:type_name -> carillon.v1.RunOutcome
-	17, // 7: carillon.v1.HeldRunsResponse.runs:type_name -> carillon.v1.HeldRun
-	0,  // 8: carillon.v1.HeldRun.state:type_name -> carillon.v1.HeldRunState
-	2,  // 9: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
-	21, // 10: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
-	3,  // 11: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
-	5,  // 12: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
-	7,  // 13: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
-	9,  // 14: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
-	12, // 15: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
-	14, // 16: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
-	15, // 17: carillon.v1.ExecutorService.HeldRuns:input_type -> carillon.v1.HeldRunsRequest
-	4,  // 18: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
-	6,  // 19: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
-	8,  // 20: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
-	10, // 21: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
-	13, // 22: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
-	18, // 23: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
-	16, // 24: carillon.v1.ExecutorService.HeldRuns:output_type -> carillon.v1.HeldRunsResponse
-	18, // [18:25] is the sub-list for method output_type
-	11, // [11:18] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	21, // 7: carillon.v1.ReadLogRequest.scheduled_at:type_name -> google.protobuf.Timestamp
+	17, // 8: carillon.v1.HeldRunsResponse.runs:type_name -> carillon.v1.HeldRun
+	0,  // 9: carillon.v1.HeldRun.state:type_name -> carillon.v1.HeldRunState
+	2,  // 10: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
+	21, // 11: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 12: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
+	5,  // 13: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
+	7,  // 14: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
+	9,  // 15: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
+	12, // 16: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
+	14, // 17: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
+	15, // 18: carillon.v1.ExecutorService.HeldRuns:input_type -> carillon.v1.HeldRunsRequest
+	4,  // 19: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
+	6,  // 20: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
+	8,  // 21: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
+	10, // 22: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
+	13, // 23: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
+	18, // 24: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
+	16, // 25: carillon.v1.ExecutorService.HeldRuns:output_type -> carillon.v1.HeldRunsResponse
+	19, // [19:26] is the sub-list for method output_type
+	12, // [12:19] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_executor_proto_init() }

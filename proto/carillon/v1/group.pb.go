@@ -23,6 +23,61 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ExecutorProtocol is the protocol an executor group's executors speak.
+type ExecutorProtocol int32
+
+const (
+	// Treated as CARILLON.
+	ExecutorProtocol_EXECUTOR_PROTOCOL_UNSPECIFIED ExecutorProtocol = 0
+	// Carillon's ExecutorService and RegistryService (the Go SDK).
+	ExecutorProtocol_EXECUTOR_PROTOCOL_CARILLON ExecutorProtocol = 1
+	// xxl-job's executor HTTP protocol (xxl-job-core 2.x and 3.x,
+	// xxl-job-executor-go): /run or /trigger, /beat, /idleBeat, /kill, /log,
+	// with the token in XXL-JOB-ACCESS-TOKEN.
+	ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB ExecutorProtocol = 2
+)
+
+// Enum value maps for ExecutorProtocol.
+var (
+	ExecutorProtocol_name = map[int32]string{
+		0: "EXECUTOR_PROTOCOL_UNSPECIFIED",
+		1: "EXECUTOR_PROTOCOL_CARILLON",
+		2: "EXECUTOR_PROTOCOL_XXL_JOB",
+	}
+	ExecutorProtocol_value = map[string]int32{
+		"EXECUTOR_PROTOCOL_UNSPECIFIED": 0,
+		"EXECUTOR_PROTOCOL_CARILLON":    1,
+		"EXECUTOR_PROTOCOL_XXL_JOB":     2,
+	}
+)
+
+func (x ExecutorProtocol) Enum() *ExecutorProtocol {
+	p := new(ExecutorProtocol)
+	*p = x
+	return p
+}
+
+func (x ExecutorProtocol) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ExecutorProtocol) Descriptor() protoreflect.EnumDescriptor {
+	return file_carillon_v1_group_proto_enumTypes[0].Descriptor()
+}
+
+func (ExecutorProtocol) Type() protoreflect.EnumType {
+	return &file_carillon_v1_group_proto_enumTypes[0]
+}
+
+func (x ExecutorProtocol) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ExecutorProtocol.Descriptor instead.
+func (ExecutorProtocol) EnumDescriptor() ([]byte, []int) {
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{0}
+}
+
 // AddressMode says where a group's executor addresses come from.
 type AddressMode int32
 
@@ -60,11 +115,11 @@ func (x AddressMode) String() string {
 }
 
 func (AddressMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_carillon_v1_group_proto_enumTypes[0].Descriptor()
+	return file_carillon_v1_group_proto_enumTypes[1].Descriptor()
 }
 
 func (AddressMode) Type() protoreflect.EnumType {
-	return &file_carillon_v1_group_proto_enumTypes[0]
+	return &file_carillon_v1_group_proto_enumTypes[1]
 }
 
 func (x AddressMode) Number() protoreflect.EnumNumber {
@@ -73,7 +128,7 @@ func (x AddressMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AddressMode.Descriptor instead.
 func (AddressMode) EnumDescriptor() ([]byte, []int) {
-	return file_carillon_v1_group_proto_rawDescGZIP(), []int{0}
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{1}
 }
 
 // Group is an executor group.
@@ -99,6 +154,18 @@ type Group struct {
 	HasOwnToken bool `protobuf:"varint,7,opt,name=has_own_token,json=hasOwnToken,proto3" json:"has_own_token,omitempty"`
 	// AUTO: the live registered executors with their last heartbeat (output).
 	LiveExecutors []*LiveExecutor `protobuf:"bytes,8,rep,name=live_executors,json=liveExecutors,proto3" json:"live_executors,omitempty"`
+	// The protocol the group's executors speak; defaults to CARILLON. An
+	// XXL_JOB group's executors are xxl-job executors (xxl-job-core or
+	// xxl-job-executor-go): they register through the admin's /api/registry
+	// and the admin calls their /run. Executors register only into a group of
+	// their protocol.
+	ExecutorProtocol ExecutorProtocol `protobuf:"varint,9,opt,name=executor_protocol,json=executorProtocol,proto3,enum=carillon.v1.ExecutorProtocol" json:"executor_protocol,omitempty"`
+	// XXL_JOB groups: the group's script jobs (xxl-job's GLUE) are sent to
+	// its executors with their source. False (the default): a script job of
+	// the group is not sent and its run fails, since xxl-job executors run
+	// any script they are sent. CARILLON groups ignore it: their executors
+	// decide themselves (the SDK's Config.AllowScripts).
+	AllowScripts  bool `protobuf:"varint,10,opt,name=allow_scripts,json=allowScripts,proto3" json:"allow_scripts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -187,6 +254,20 @@ func (x *Group) GetLiveExecutors() []*LiveExecutor {
 		return x.LiveExecutors
 	}
 	return nil
+}
+
+func (x *Group) GetExecutorProtocol() ExecutorProtocol {
+	if x != nil {
+		return x.ExecutorProtocol
+	}
+	return ExecutorProtocol_EXECUTOR_PROTOCOL_UNSPECIFIED
+}
+
+func (x *Group) GetAllowScripts() bool {
+	if x != nil {
+		return x.AllowScripts
+	}
+	return false
 }
 
 // LiveExecutor is an executor registered with the admin.
@@ -521,8 +602,8 @@ func (x *ListGroupsResponse) GetUnclaimedAppNames() []string {
 type UpdateGroupRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Group *Group                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
-	// The fields to change (title, address_mode, addresses, app_name); empty
-	// means all of them.
+	// The fields to change (title, address_mode, addresses, app_name,
+	// executor_protocol, allow_scripts); empty means all of them.
 	UpdateMask    *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -876,7 +957,7 @@ var File_carillon_v1_group_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_group_proto_rawDesc = "" +
 	"\n" +
-	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\x02\n" +
+	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb5\x03\n" +
 	"\x05Group\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bapp_name\x18\x02 \x01(\tR\aappName\x12\x14\n" +
@@ -886,7 +967,10 @@ const file_carillon_v1_group_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\"\n" +
 	"\rhas_own_token\x18\a \x01(\bR\vhasOwnToken\x12@\n" +
-	"\x0elive_executors\x18\b \x03(\v2\x19.carillon.v1.LiveExecutorR\rliveExecutors\"a\n" +
+	"\x0elive_executors\x18\b \x03(\v2\x19.carillon.v1.LiveExecutorR\rliveExecutors\x12J\n" +
+	"\x11executor_protocol\x18\t \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolR\x10executorProtocol\x12#\n" +
+	"\rallow_scripts\x18\n" +
+	" \x01(\bR\fallowScripts\"a\n" +
 	"\fLiveExecutor\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x127\n" +
 	"\tlast_beat\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\blastBeat\">\n" +
@@ -917,7 +1001,11 @@ const file_carillon_v1_group_proto_rawDesc = "" +
 	"\x05token\x18\x01 \x01(\tR\x05token\"(\n" +
 	"\x16ClearGroupTokenRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"\x19\n" +
-	"\x17ClearGroupTokenResponse*[\n" +
+	"\x17ClearGroupTokenResponse*t\n" +
+	"\x10ExecutorProtocol\x12!\n" +
+	"\x1dEXECUTOR_PROTOCOL_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aEXECUTOR_PROTOCOL_CARILLON\x10\x01\x12\x1d\n" +
+	"\x19EXECUTOR_PROTOCOL_XXL_JOB\x10\x02*[\n" +
 	"\vAddressMode\x12\x1c\n" +
 	"\x18ADDRESS_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ADDRESS_MODE_AUTO\x10\x01\x12\x17\n" +
@@ -944,60 +1032,62 @@ func file_carillon_v1_group_proto_rawDescGZIP() []byte {
 	return file_carillon_v1_group_proto_rawDescData
 }
 
-var file_carillon_v1_group_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_carillon_v1_group_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_carillon_v1_group_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_carillon_v1_group_proto_goTypes = []any{
-	(AddressMode)(0),                 // 0: carillon.v1.AddressMode
-	(*Group)(nil),                    // 1: carillon.v1.Group
-	(*LiveExecutor)(nil),             // 2: carillon.v1.LiveExecutor
-	(*CreateGroupRequest)(nil),       // 3: carillon.v1.CreateGroupRequest
-	(*CreateGroupResponse)(nil),      // 4: carillon.v1.CreateGroupResponse
-	(*GetGroupRequest)(nil),          // 5: carillon.v1.GetGroupRequest
-	(*GetGroupResponse)(nil),         // 6: carillon.v1.GetGroupResponse
-	(*ListGroupsRequest)(nil),        // 7: carillon.v1.ListGroupsRequest
-	(*ListGroupsResponse)(nil),       // 8: carillon.v1.ListGroupsResponse
-	(*UpdateGroupRequest)(nil),       // 9: carillon.v1.UpdateGroupRequest
-	(*UpdateGroupResponse)(nil),      // 10: carillon.v1.UpdateGroupResponse
-	(*DeleteGroupRequest)(nil),       // 11: carillon.v1.DeleteGroupRequest
-	(*DeleteGroupResponse)(nil),      // 12: carillon.v1.DeleteGroupResponse
-	(*RotateGroupTokenRequest)(nil),  // 13: carillon.v1.RotateGroupTokenRequest
-	(*RotateGroupTokenResponse)(nil), // 14: carillon.v1.RotateGroupTokenResponse
-	(*ClearGroupTokenRequest)(nil),   // 15: carillon.v1.ClearGroupTokenRequest
-	(*ClearGroupTokenResponse)(nil),  // 16: carillon.v1.ClearGroupTokenResponse
-	(*timestamppb.Timestamp)(nil),    // 17: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),    // 18: google.protobuf.FieldMask
+	(ExecutorProtocol)(0),            // 0: carillon.v1.ExecutorProtocol
+	(AddressMode)(0),                 // 1: carillon.v1.AddressMode
+	(*Group)(nil),                    // 2: carillon.v1.Group
+	(*LiveExecutor)(nil),             // 3: carillon.v1.LiveExecutor
+	(*CreateGroupRequest)(nil),       // 4: carillon.v1.CreateGroupRequest
+	(*CreateGroupResponse)(nil),      // 5: carillon.v1.CreateGroupResponse
+	(*GetGroupRequest)(nil),          // 6: carillon.v1.GetGroupRequest
+	(*GetGroupResponse)(nil),         // 7: carillon.v1.GetGroupResponse
+	(*ListGroupsRequest)(nil),        // 8: carillon.v1.ListGroupsRequest
+	(*ListGroupsResponse)(nil),       // 9: carillon.v1.ListGroupsResponse
+	(*UpdateGroupRequest)(nil),       // 10: carillon.v1.UpdateGroupRequest
+	(*UpdateGroupResponse)(nil),      // 11: carillon.v1.UpdateGroupResponse
+	(*DeleteGroupRequest)(nil),       // 12: carillon.v1.DeleteGroupRequest
+	(*DeleteGroupResponse)(nil),      // 13: carillon.v1.DeleteGroupResponse
+	(*RotateGroupTokenRequest)(nil),  // 14: carillon.v1.RotateGroupTokenRequest
+	(*RotateGroupTokenResponse)(nil), // 15: carillon.v1.RotateGroupTokenResponse
+	(*ClearGroupTokenRequest)(nil),   // 16: carillon.v1.ClearGroupTokenRequest
+	(*ClearGroupTokenResponse)(nil),  // 17: carillon.v1.ClearGroupTokenResponse
+	(*timestamppb.Timestamp)(nil),    // 18: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),    // 19: google.protobuf.FieldMask
 }
 var file_carillon_v1_group_proto_depIdxs = []int32{
-	0,  // 0: carillon.v1.Group.address_mode:type_name -> carillon.v1.AddressMode
-	17, // 1: carillon.v1.Group.updated_at:type_name -> google.protobuf.Timestamp
-	2,  // 2: carillon.v1.Group.live_executors:type_name -> carillon.v1.LiveExecutor
-	17, // 3: carillon.v1.LiveExecutor.last_beat:type_name -> google.protobuf.Timestamp
-	1,  // 4: carillon.v1.CreateGroupRequest.group:type_name -> carillon.v1.Group
-	1,  // 5: carillon.v1.CreateGroupResponse.group:type_name -> carillon.v1.Group
-	1,  // 6: carillon.v1.GetGroupResponse.group:type_name -> carillon.v1.Group
-	1,  // 7: carillon.v1.ListGroupsResponse.groups:type_name -> carillon.v1.Group
-	1,  // 8: carillon.v1.UpdateGroupRequest.group:type_name -> carillon.v1.Group
-	18, // 9: carillon.v1.UpdateGroupRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 10: carillon.v1.UpdateGroupResponse.group:type_name -> carillon.v1.Group
-	3,  // 11: carillon.v1.GroupService.CreateGroup:input_type -> carillon.v1.CreateGroupRequest
-	5,  // 12: carillon.v1.GroupService.GetGroup:input_type -> carillon.v1.GetGroupRequest
-	7,  // 13: carillon.v1.GroupService.ListGroups:input_type -> carillon.v1.ListGroupsRequest
-	9,  // 14: carillon.v1.GroupService.UpdateGroup:input_type -> carillon.v1.UpdateGroupRequest
-	11, // 15: carillon.v1.GroupService.DeleteGroup:input_type -> carillon.v1.DeleteGroupRequest
-	13, // 16: carillon.v1.GroupService.RotateGroupToken:input_type -> carillon.v1.RotateGroupTokenRequest
-	15, // 17: carillon.v1.GroupService.ClearGroupToken:input_type -> carillon.v1.ClearGroupTokenRequest
-	4,  // 18: carillon.v1.GroupService.CreateGroup:output_type -> carillon.v1.CreateGroupResponse
-	6,  // 19: carillon.v1.GroupService.GetGroup:output_type -> carillon.v1.GetGroupResponse
-	8,  // 20: carillon.v1.GroupService.ListGroups:output_type -> carillon.v1.ListGroupsResponse
-	10, // 21: carillon.v1.GroupService.UpdateGroup:output_type -> carillon.v1.UpdateGroupResponse
-	12, // 22: carillon.v1.GroupService.DeleteGroup:output_type -> carillon.v1.DeleteGroupResponse
-	14, // 23: carillon.v1.GroupService.RotateGroupToken:output_type -> carillon.v1.RotateGroupTokenResponse
-	16, // 24: carillon.v1.GroupService.ClearGroupToken:output_type -> carillon.v1.ClearGroupTokenResponse
-	18, // [18:25] is the sub-list for method output_type
-	11, // [11:18] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	1,  // 0: carillon.v1.Group.address_mode:type_name -> carillon.v1.AddressMode
+	18, // 1: carillon.v1.Group.updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 2: carillon.v1.Group.live_executors:type_name -> carillon.v1.LiveExecutor
+	0,  // 3: carillon.v1.Group.executor_protocol:type_name -> carillon.v1.ExecutorProtocol
+	18, // 4: carillon.v1.LiveExecutor.last_beat:type_name -> google.protobuf.Timestamp
+	2,  // 5: carillon.v1.CreateGroupRequest.group:type_name -> carillon.v1.Group
+	2,  // 6: carillon.v1.CreateGroupResponse.group:type_name -> carillon.v1.Group
+	2,  // 7: carillon.v1.GetGroupResponse.group:type_name -> carillon.v1.Group
+	2,  // 8: carillon.v1.ListGroupsResponse.groups:type_name -> carillon.v1.Group
+	2,  // 9: carillon.v1.UpdateGroupRequest.group:type_name -> carillon.v1.Group
+	19, // 10: carillon.v1.UpdateGroupRequest.update_mask:type_name -> google.protobuf.FieldMask
+	2,  // 11: carillon.v1.UpdateGroupResponse.group:type_name -> carillon.v1.Group
+	4,  // 12: carillon.v1.GroupService.CreateGroup:input_type -> carillon.v1.CreateGroupRequest
+	6,  // 13: carillon.v1.GroupService.GetGroup:input_type -> carillon.v1.GetGroupRequest
+	8,  // 14: carillon.v1.GroupService.ListGroups:input_type -> carillon.v1.ListGroupsRequest
+	10, // 15: carillon.v1.GroupService.UpdateGroup:input_type -> carillon.v1.UpdateGroupRequest
+	12, // 16: carillon.v1.GroupService.DeleteGroup:input_type -> carillon.v1.DeleteGroupRequest
+	14, // 17: carillon.v1.GroupService.RotateGroupToken:input_type -> carillon.v1.RotateGroupTokenRequest
+	16, // 18: carillon.v1.GroupService.ClearGroupToken:input_type -> carillon.v1.ClearGroupTokenRequest
+	5,  // 19: carillon.v1.GroupService.CreateGroup:output_type -> carillon.v1.CreateGroupResponse
+	7,  // 20: carillon.v1.GroupService.GetGroup:output_type -> carillon.v1.GetGroupResponse
+	9,  // 21: carillon.v1.GroupService.ListGroups:output_type -> carillon.v1.ListGroupsResponse
+	11, // 22: carillon.v1.GroupService.UpdateGroup:output_type -> carillon.v1.UpdateGroupResponse
+	13, // 23: carillon.v1.GroupService.DeleteGroup:output_type -> carillon.v1.DeleteGroupResponse
+	15, // 24: carillon.v1.GroupService.RotateGroupToken:output_type -> carillon.v1.RotateGroupTokenResponse
+	17, // 25: carillon.v1.GroupService.ClearGroupToken:output_type -> carillon.v1.ClearGroupTokenResponse
+	19, // [19:26] is the sub-list for method output_type
+	12, // [12:19] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_group_proto_init() }
@@ -1010,7 +1100,7 @@ func file_carillon_v1_group_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_group_proto_rawDesc), len(file_carillon_v1_group_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -1450,11 +1450,152 @@ func (x *PreviewScheduleResponse) GetFireTimes() []*timestamppb.Timestamp {
 	return nil
 }
 
+// ImportJobsRequest carries the groups and jobs to create. Ids in it are
+// the source's: a group's id names it for its jobs' group_id, and a job's id
+// names it for other jobs' child_job_ids; the admin assigns new ids.
+type ImportJobsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Each with id set to its source id, unique in the request.
+	Groups []*Group `protobuf:"bytes,1,rep,name=groups,proto3" json:"groups,omitempty"`
+	// Each with id set to its source id, unique in the request, group_id to
+	// the source id of one of groups, and child_job_ids to source ids of
+	// jobs of the request.
+	Jobs []*Job `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// Check everything and create nothing: the response shows what would be
+	// created, without ids.
+	DryRun        bool `protobuf:"varint,3,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportJobsRequest) Reset() {
+	*x = ImportJobsRequest{}
+	mi := &file_carillon_v1_job_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportJobsRequest) ProtoMessage() {}
+
+func (x *ImportJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_job_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportJobsRequest.ProtoReflect.Descriptor instead.
+func (*ImportJobsRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ImportJobsRequest) GetGroups() []*Group {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *ImportJobsRequest) GetJobs() []*Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *ImportJobsRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+// ImportJobsResponse is what was created (or, for a dry run, would be), in
+// the order of the request.
+type ImportJobsResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Groups []*Group               `protobuf:"bytes,1,rep,name=groups,proto3" json:"groups,omitempty"`
+	Jobs   []*Job                 `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// The new id of each request group's source id (empty for a dry run).
+	GroupIds map[int64]int64 `protobuf:"bytes,3,rep,name=group_ids,json=groupIds,proto3" json:"group_ids,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// The new id of each request job's source id (empty for a dry run).
+	JobIds        map[int64]int64 `protobuf:"bytes,4,rep,name=job_ids,json=jobIds,proto3" json:"job_ids,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportJobsResponse) Reset() {
+	*x = ImportJobsResponse{}
+	mi := &file_carillon_v1_job_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportJobsResponse) ProtoMessage() {}
+
+func (x *ImportJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_job_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportJobsResponse.ProtoReflect.Descriptor instead.
+func (*ImportJobsResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ImportJobsResponse) GetGroups() []*Group {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *ImportJobsResponse) GetJobs() []*Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *ImportJobsResponse) GetGroupIds() map[int64]int64 {
+	if x != nil {
+		return x.GroupIds
+	}
+	return nil
+}
+
+func (x *ImportJobsResponse) GetJobIds() map[int64]int64 {
+	if x != nil {
+		return x.JobIds
+	}
+	return nil
+}
+
 var File_carillon_v1_job_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1acarillon/v1/executor.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\b\n" +
+	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12 \n" +
@@ -1542,7 +1683,22 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x04from\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\"T\n" +
 	"\x17PreviewScheduleResponse\x129\n" +
 	"\n" +
-	"fire_times\x18\x01 \x03(\v2\x1a.google.protobuf.TimestampR\tfireTimes*\x96\x01\n" +
+	"fire_times\x18\x01 \x03(\v2\x1a.google.protobuf.TimestampR\tfireTimes\"~\n" +
+	"\x11ImportJobsRequest\x12*\n" +
+	"\x06groups\x18\x01 \x03(\v2\x12.carillon.v1.GroupR\x06groups\x12$\n" +
+	"\x04jobs\x18\x02 \x03(\v2\x10.carillon.v1.JobR\x04jobs\x12\x17\n" +
+	"\adry_run\x18\x03 \x01(\bR\x06dryRun\"\xf0\x02\n" +
+	"\x12ImportJobsResponse\x12*\n" +
+	"\x06groups\x18\x01 \x03(\v2\x12.carillon.v1.GroupR\x06groups\x12$\n" +
+	"\x04jobs\x18\x02 \x03(\v2\x10.carillon.v1.JobR\x04jobs\x12J\n" +
+	"\tgroup_ids\x18\x03 \x03(\v2-.carillon.v1.ImportJobsResponse.GroupIdsEntryR\bgroupIds\x12D\n" +
+	"\ajob_ids\x18\x04 \x03(\v2+.carillon.v1.ImportJobsResponse.JobIdsEntryR\x06jobIds\x1a;\n" +
+	"\rGroupIdsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a9\n" +
+	"\vJobIdsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01*\x96\x01\n" +
 	"\fScheduleType\x12\x1d\n" +
 	"\x19SCHEDULE_TYPE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SCHEDULE_TYPE_NONE\x10\x01\x12\x16\n" +
@@ -1565,7 +1721,7 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x17ROUTE_STRATEGY_FAILOVER\x10\b\x12\x1b\n" +
 	"\x17ROUTE_STRATEGY_BUSYOVER\x10\t\x12%\n" +
 	"!ROUTE_STRATEGY_SHARDING_BROADCAST\x10\n" +
-	"2\xb8\x05\n" +
+	"2\x87\x06\n" +
 	"\n" +
 	"JobService\x12J\n" +
 	"\tCreateJob\x12\x1d.carillon.v1.CreateJobRequest\x1a\x1e.carillon.v1.CreateJobResponse\x12A\n" +
@@ -1577,7 +1733,9 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\aStopJob\x12\x1b.carillon.v1.StopJobRequest\x1a\x1c.carillon.v1.StopJobResponse\x12M\n" +
 	"\n" +
 	"TriggerJob\x12\x1e.carillon.v1.TriggerJobRequest\x1a\x1f.carillon.v1.TriggerJobResponse\x12\\\n" +
-	"\x0fPreviewSchedule\x12#.carillon.v1.PreviewScheduleRequest\x1a$.carillon.v1.PreviewScheduleResponseB=Z;github.com/carillonhq/carillon/proto/carillon/v1;carillonv1b\x06proto3"
+	"\x0fPreviewSchedule\x12#.carillon.v1.PreviewScheduleRequest\x1a$.carillon.v1.PreviewScheduleResponse\x12M\n" +
+	"\n" +
+	"ImportJobs\x12\x1e.carillon.v1.ImportJobsRequest\x1a\x1f.carillon.v1.ImportJobsResponseB=Z;github.com/carillonhq/carillon/proto/carillon/v1;carillonv1b\x06proto3"
 
 var (
 	file_carillon_v1_job_proto_rawDescOnce sync.Once
@@ -1592,7 +1750,7 @@ func file_carillon_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_carillon_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_carillon_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_carillon_v1_job_proto_goTypes = []any{
 	(ScheduleType)(0),               // 0: carillon.v1.ScheduleType
 	(MisfireStrategy)(0),            // 1: carillon.v1.MisfireStrategy
@@ -1617,57 +1775,70 @@ var file_carillon_v1_job_proto_goTypes = []any{
 	(*TriggerJobResponse)(nil),      // 20: carillon.v1.TriggerJobResponse
 	(*PreviewScheduleRequest)(nil),  // 21: carillon.v1.PreviewScheduleRequest
 	(*PreviewScheduleResponse)(nil), // 22: carillon.v1.PreviewScheduleResponse
-	(*Script)(nil),                  // 23: carillon.v1.Script
-	(BlockStrategy)(0),              // 24: carillon.v1.BlockStrategy
-	(*timestamppb.Timestamp)(nil),   // 25: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),   // 26: google.protobuf.FieldMask
+	(*ImportJobsRequest)(nil),       // 23: carillon.v1.ImportJobsRequest
+	(*ImportJobsResponse)(nil),      // 24: carillon.v1.ImportJobsResponse
+	nil,                             // 25: carillon.v1.ImportJobsResponse.GroupIdsEntry
+	nil,                             // 26: carillon.v1.ImportJobsResponse.JobIdsEntry
+	(*Script)(nil),                  // 27: carillon.v1.Script
+	(BlockStrategy)(0),              // 28: carillon.v1.BlockStrategy
+	(*timestamppb.Timestamp)(nil),   // 29: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),   // 30: google.protobuf.FieldMask
+	(*Group)(nil),                   // 31: carillon.v1.Group
 }
 var file_carillon_v1_job_proto_depIdxs = []int32{
 	4,  // 0: carillon.v1.Job.schedule:type_name -> carillon.v1.Schedule
 	1,  // 1: carillon.v1.Job.misfire_strategy:type_name -> carillon.v1.MisfireStrategy
 	2,  // 2: carillon.v1.Job.route_strategy:type_name -> carillon.v1.RouteStrategy
-	23, // 3: carillon.v1.Job.script:type_name -> carillon.v1.Script
-	24, // 4: carillon.v1.Job.block_strategy:type_name -> carillon.v1.BlockStrategy
-	25, // 5: carillon.v1.Job.last_fire_at:type_name -> google.protobuf.Timestamp
-	25, // 6: carillon.v1.Job.next_fire_at:type_name -> google.protobuf.Timestamp
-	25, // 7: carillon.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	25, // 8: carillon.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
+	27, // 3: carillon.v1.Job.script:type_name -> carillon.v1.Script
+	28, // 4: carillon.v1.Job.block_strategy:type_name -> carillon.v1.BlockStrategy
+	29, // 5: carillon.v1.Job.last_fire_at:type_name -> google.protobuf.Timestamp
+	29, // 6: carillon.v1.Job.next_fire_at:type_name -> google.protobuf.Timestamp
+	29, // 7: carillon.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	29, // 8: carillon.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
 	0,  // 9: carillon.v1.Schedule.type:type_name -> carillon.v1.ScheduleType
 	3,  // 10: carillon.v1.CreateJobRequest.job:type_name -> carillon.v1.Job
 	3,  // 11: carillon.v1.CreateJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 12: carillon.v1.GetJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 13: carillon.v1.ListJobsResponse.jobs:type_name -> carillon.v1.Job
 	3,  // 14: carillon.v1.UpdateJobRequest.job:type_name -> carillon.v1.Job
-	26, // 15: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
+	30, // 15: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
 	3,  // 16: carillon.v1.UpdateJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 17: carillon.v1.StartJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 18: carillon.v1.StopJobResponse.job:type_name -> carillon.v1.Job
 	4,  // 19: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
-	25, // 20: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
-	25, // 21: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
-	5,  // 22: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
-	7,  // 23: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
-	9,  // 24: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
-	11, // 25: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
-	13, // 26: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
-	15, // 27: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
-	17, // 28: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
-	19, // 29: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
-	21, // 30: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
-	6,  // 31: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
-	8,  // 32: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
-	10, // 33: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
-	12, // 34: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
-	14, // 35: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
-	16, // 36: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
-	18, // 37: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
-	20, // 38: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
-	22, // 39: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
-	31, // [31:40] is the sub-list for method output_type
-	22, // [22:31] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	29, // 20: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
+	29, // 21: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
+	31, // 22: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
+	3,  // 23: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
+	31, // 24: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
+	3,  // 25: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
+	25, // 26: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
+	26, // 27: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
+	5,  // 28: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
+	7,  // 29: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
+	9,  // 30: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
+	11, // 31: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
+	13, // 32: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
+	15, // 33: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
+	17, // 34: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
+	19, // 35: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
+	21, // 36: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
+	23, // 37: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
+	6,  // 38: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
+	8,  // 39: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
+	10, // 40: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
+	12, // 41: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
+	14, // 42: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
+	16, // 43: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
+	18, // 44: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
+	20, // 45: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
+	22, // 46: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
+	24, // 47: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
+	38, // [38:48] is the sub-list for method output_type
+	28, // [28:38] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_job_proto_init() }
@@ -1676,6 +1847,7 @@ func file_carillon_v1_job_proto_init() {
 		return
 	}
 	file_carillon_v1_executor_proto_init()
+	file_carillon_v1_group_proto_init()
 	file_carillon_v1_job_proto_msgTypes[6].OneofWrappers = []any{}
 	file_carillon_v1_job_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
@@ -1684,7 +1856,7 @@ func file_carillon_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_job_proto_rawDesc), len(file_carillon_v1_job_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   20,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

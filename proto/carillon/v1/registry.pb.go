@@ -85,6 +85,11 @@ type RegisterRequest struct {
 	// runs it holds (ExecutorService.HeldRuns) and settles the runs of the
 	// previous instance there LOST.
 	InstanceId string `protobuf:"bytes,3,opt,name=instance_id,json=instanceId,proto3" json:"instance_id,omitempty"`
+	// The protocol the executor speaks; unspecified means CARILLON. An
+	// executor is refused (failed_precondition) when the group of its app
+	// speaks another protocol: the admin could not call it. The admin's
+	// xxl-job endpoint (/api/registry) sends XXL_JOB.
+	Protocol ExecutorProtocol `protobuf:"varint,4,opt,name=protocol,proto3,enum=carillon.v1.ExecutorProtocol" json:"protocol,omitempty"`
 	// What the executor can do beyond the first contract. The admin keeps
 	// the latest heartbeat's list per executor address; until it has heard
 	// one (after its own restart, for up to a heartbeat period) it assumes
@@ -154,6 +159,13 @@ func (x *RegisterRequest) GetInstanceId() string {
 		return x.InstanceId
 	}
 	return ""
+}
+
+func (x *RegisterRequest) GetProtocol() ExecutorProtocol {
+	if x != nil {
+		return x.Protocol
+	}
+	return ExecutorProtocol_EXECUTOR_PROTOCOL_UNSPECIFIED
 }
 
 func (x *RegisterRequest) GetCapabilities() []Capability {
@@ -577,12 +589,13 @@ var File_carillon_v1_registry_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\n" +
-	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x15carillon/v1/run.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa7\x02\n" +
+	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe2\x02\n" +
 	"\x0fRegisterRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x1f\n" +
 	"\vinstance_id\x18\x03 \x01(\tR\n" +
-	"instanceId\x12;\n" +
+	"instanceId\x129\n" +
+	"\bprotocol\x18\x04 \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolR\bprotocol\x12;\n" +
 	"\fcapabilities\x18\x05 \x03(\x0e2\x17.carillon.v1.CapabilityR\fcapabilities\x12<\n" +
 	"\fclock_offset\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\vclockOffset\x12C\n" +
 	"\x10clock_round_trip\x18\a \x01(\v2\x19.google.protobuf.DurationR\x0eclockRoundTrip\"M\n" +
@@ -645,31 +658,33 @@ var file_carillon_v1_registry_proto_goTypes = []any{
 	(*ReportResultsResponse)(nil), // 6: carillon.v1.ReportResultsResponse
 	(*ResultOutcome)(nil),         // 7: carillon.v1.ResultOutcome
 	(*RunResult)(nil),             // 8: carillon.v1.RunResult
-	(*durationpb.Duration)(nil),   // 9: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
-	(RunStatus)(0),                // 11: carillon.v1.RunStatus
+	(ExecutorProtocol)(0),         // 9: carillon.v1.ExecutorProtocol
+	(*durationpb.Duration)(nil),   // 10: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
+	(RunStatus)(0),                // 12: carillon.v1.RunStatus
 }
 var file_carillon_v1_registry_proto_depIdxs = []int32{
-	0,  // 0: carillon.v1.RegisterRequest.capabilities:type_name -> carillon.v1.Capability
-	9,  // 1: carillon.v1.RegisterRequest.clock_offset:type_name -> google.protobuf.Duration
-	9,  // 2: carillon.v1.RegisterRequest.clock_round_trip:type_name -> google.protobuf.Duration
-	10, // 3: carillon.v1.RegisterResponse.admin_time:type_name -> google.protobuf.Timestamp
-	8,  // 4: carillon.v1.ReportResultsRequest.results:type_name -> carillon.v1.RunResult
-	7,  // 5: carillon.v1.ReportResultsResponse.outcomes:type_name -> carillon.v1.ResultOutcome
-	11, // 6: carillon.v1.RunResult.status:type_name -> carillon.v1.RunStatus
-	10, // 7: carillon.v1.RunResult.finished_at:type_name -> google.protobuf.Timestamp
-	10, // 8: carillon.v1.RunResult.started_at:type_name -> google.protobuf.Timestamp
-	1,  // 9: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
-	3,  // 10: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
-	5,  // 11: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
-	2,  // 12: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
-	4,  // 13: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
-	6,  // 14: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
-	12, // [12:15] is the sub-list for method output_type
-	9,  // [9:12] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	9,  // 0: carillon.v1.RegisterRequest.protocol:type_name -> carillon.v1.ExecutorProtocol
+	0,  // 1: carillon.v1.RegisterRequest.capabilities:type_name -> carillon.v1.Capability
+	10, // 2: carillon.v1.RegisterRequest.clock_offset:type_name -> google.protobuf.Duration
+	10, // 3: carillon.v1.RegisterRequest.clock_round_trip:type_name -> google.protobuf.Duration
+	11, // 4: carillon.v1.RegisterResponse.admin_time:type_name -> google.protobuf.Timestamp
+	8,  // 5: carillon.v1.ReportResultsRequest.results:type_name -> carillon.v1.RunResult
+	7,  // 6: carillon.v1.ReportResultsResponse.outcomes:type_name -> carillon.v1.ResultOutcome
+	12, // 7: carillon.v1.RunResult.status:type_name -> carillon.v1.RunStatus
+	11, // 8: carillon.v1.RunResult.finished_at:type_name -> google.protobuf.Timestamp
+	11, // 9: carillon.v1.RunResult.started_at:type_name -> google.protobuf.Timestamp
+	1,  // 10: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
+	3,  // 11: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
+	5,  // 12: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
+	2,  // 13: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
+	4,  // 14: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
+	6,  // 15: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
+	13, // [13:16] is the sub-list for method output_type
+	10, // [10:13] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_registry_proto_init() }
@@ -677,6 +692,7 @@ func file_carillon_v1_registry_proto_init() {
 	if File_carillon_v1_registry_proto != nil {
 		return
 	}
+	file_carillon_v1_group_proto_init()
 	file_carillon_v1_run_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

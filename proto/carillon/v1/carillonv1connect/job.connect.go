@@ -52,6 +52,8 @@ const (
 	// JobServicePreviewScheduleProcedure is the fully-qualified name of the JobService's
 	// PreviewSchedule RPC.
 	JobServicePreviewScheduleProcedure = "/carillon.v1.JobService/PreviewSchedule"
+	// JobServiceImportJobsProcedure is the fully-qualified name of the JobService's ImportJobs RPC.
+	JobServiceImportJobsProcedure = "/carillon.v1.JobService/ImportJobs"
 )
 
 // JobServiceClient is a client for the carillon.v1.JobService service.
@@ -78,6 +80,14 @@ type JobServiceClient interface {
 	TriggerJob(context.Context, *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error)
 	// PreviewSchedule returns the next fire times of a schedule.
 	PreviewSchedule(context.Context, *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error)
+	// ImportJobs creates groups and their jobs in one transaction (ADMIN
+	// only): `carillon import xxl-job` sends an xxl-job database's groups and
+	// jobs through it. Every group and job is checked as CreateGroup and
+	// CreateJob check them, and child_job_ids must name jobs of the request;
+	// one bad group or job refuses the whole request (invalid_argument naming
+	// it, e.g. "jobs[3] (source id 12).schedule.cron: ..."), a taken app
+	// name too (already_exists), and nothing is created.
+	ImportJobs(context.Context, *v1.ImportJobsRequest) (*v1.ImportJobsResponse, error)
 }
 
 // NewJobServiceClient constructs a client for the carillon.v1.JobService service. By default, it
@@ -145,6 +155,12 @@ func NewJobServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(jobServiceMethods.ByName("PreviewSchedule")),
 			connect.WithClientOptions(opts...),
 		),
+		importJobs: connect.NewClient[v1.ImportJobsRequest, v1.ImportJobsResponse](
+			httpClient,
+			baseURL+JobServiceImportJobsProcedure,
+			connect.WithSchema(jobServiceMethods.ByName("ImportJobs")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -159,6 +175,7 @@ type jobServiceClient struct {
 	stopJob         *connect.Client[v1.StopJobRequest, v1.StopJobResponse]
 	triggerJob      *connect.Client[v1.TriggerJobRequest, v1.TriggerJobResponse]
 	previewSchedule *connect.Client[v1.PreviewScheduleRequest, v1.PreviewScheduleResponse]
+	importJobs      *connect.Client[v1.ImportJobsRequest, v1.ImportJobsResponse]
 }
 
 // CreateJob calls carillon.v1.JobService.CreateJob.
@@ -242,6 +259,15 @@ func (c *jobServiceClient) PreviewSchedule(ctx context.Context, req *v1.PreviewS
 	return nil, err
 }
 
+// ImportJobs calls carillon.v1.JobService.ImportJobs.
+func (c *jobServiceClient) ImportJobs(ctx context.Context, req *v1.ImportJobsRequest) (*v1.ImportJobsResponse, error) {
+	response, err := c.importJobs.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // JobServiceHandler is an implementation of the carillon.v1.JobService service.
 type JobServiceHandler interface {
 	// CreateJob stores a new job. It is stopped unless job.enabled is set.
@@ -266,6 +292,14 @@ type JobServiceHandler interface {
 	TriggerJob(context.Context, *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error)
 	// PreviewSchedule returns the next fire times of a schedule.
 	PreviewSchedule(context.Context, *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error)
+	// ImportJobs creates groups and their jobs in one transaction (ADMIN
+	// only): `carillon import xxl-job` sends an xxl-job database's groups and
+	// jobs through it. Every group and job is checked as CreateGroup and
+	// CreateJob check them, and child_job_ids must name jobs of the request;
+	// one bad group or job refuses the whole request (invalid_argument naming
+	// it, e.g. "jobs[3] (source id 12).schedule.cron: ..."), a taken app
+	// name too (already_exists), and nothing is created.
+	ImportJobs(context.Context, *v1.ImportJobsRequest) (*v1.ImportJobsResponse, error)
 }
 
 // NewJobServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -329,6 +363,12 @@ func NewJobServiceHandler(svc JobServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(jobServiceMethods.ByName("PreviewSchedule")),
 		connect.WithHandlerOptions(opts...),
 	)
+	jobServiceImportJobsHandler := connect.NewUnaryHandlerSimple(
+		JobServiceImportJobsProcedure,
+		svc.ImportJobs,
+		connect.WithSchema(jobServiceMethods.ByName("ImportJobs")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/carillon.v1.JobService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case JobServiceCreateJobProcedure:
@@ -349,6 +389,8 @@ func NewJobServiceHandler(svc JobServiceHandler, opts ...connect.HandlerOption) 
 			jobServiceTriggerJobHandler.ServeHTTP(w, r)
 		case JobServicePreviewScheduleProcedure:
 			jobServicePreviewScheduleHandler.ServeHTTP(w, r)
+		case JobServiceImportJobsProcedure:
+			jobServiceImportJobsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -392,4 +434,8 @@ func (UnimplementedJobServiceHandler) TriggerJob(context.Context, *v1.TriggerJob
 
 func (UnimplementedJobServiceHandler) PreviewSchedule(context.Context, *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.JobService.PreviewSchedule is not implemented"))
+}
+
+func (UnimplementedJobServiceHandler) ImportJobs(context.Context, *v1.ImportJobsRequest) (*v1.ImportJobsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.JobService.ImportJobs is not implemented"))
 }

@@ -1,5 +1,6 @@
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { StreamLanguage, defaultHighlightStyle, syntaxHighlighting } from "@codemirror/language";
+import { groovy } from "@codemirror/legacy-modes/mode/groovy";
 import { javascript } from "@codemirror/legacy-modes/mode/javascript";
 import { powerShell } from "@codemirror/legacy-modes/mode/powershell";
 import { python } from "@codemirror/legacy-modes/mode/python";
@@ -22,7 +23,8 @@ export default function CodeEditor({ type, value, onChange }: { type: ScriptType
   const change = useRef(onChange);
   change.current = onChange;
   useEffect(() => {
-    const mode = type === ScriptType.PYTHON ? python : type === ScriptType.NODEJS ? javascript : type === ScriptType.POWERSHELL ? powerShell : shell;
+    const mode = type === ScriptType.PYTHON ? python : type === ScriptType.NODEJS ? javascript : type === ScriptType.POWERSHELL ? powerShell
+      : type === ScriptType.GROOVY ? groovy : shell;
     const view = new EditorView({
       parent: host.current!,
       state: EditorState.create({

@@ -1,13 +1,20 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { AddressMode, GroupService, type Group } from "../gen/carillon/v1/group_pb";
+import { AddressMode, ExecutorProtocol, GroupService, type Group } from "../gen/carillon/v1/group_pb";
 import { useT } from "../i18n";
 import { Button, ErrorBox, Table, Time } from "../ui";
 import { fieldOf } from "./JobForm";
 
+// protocolName is a group's executor protocol as the table shows it.
+function protocolName(g: Group): string {
+  if (g.executorProtocol !== ExecutorProtocol.XXL_JOB) return "Carillon";
+  return g.allowScripts ? "xxl-job + scripts" : "xxl-job";
+}
+
 // Groups lists the executor groups with their live executors; an ADMIN
-// creates, edits (AUTO or MANUAL addresses) and deletes them.
+// creates, edits (AUTO or MANUAL addresses, executor protocol, scripts)
+// and deletes them.
 export function Groups({ isAdmin }: { isAdmin: boolean }) {
   const [t] = useT();
   const q = useQuery(GroupService.method.listGroups, {}, { refetchInterval: 10_000 });
@@ -23,13 +30,14 @@ export function Groups({ isAdmin }: { isAdmin: boolean }) {
       </div>
       {edit && <GroupForm group={edit === "new" ? undefined : edit} onDone={() => setEdit(null)} />}
       <ErrorBox error={q.error ?? del.error} />
-      <Table head={["ID", t("groups.app"), t("groups.title"), t("groups.mode"), t("groups.executors"), t("groups.updated"), ""]}>
+      <Table head={["ID", t("groups.app"), t("groups.title"), t("groups.mode"), t("groups.protocol"), t("groups.executors"), t("groups.updated"), ""]}>
         {q.data?.groups.map((g) => (
           <tr key={`${g.id}`}>
             <td className="px-3 py-2">{`${g.id}`}</td>
             <td className="px-3 py-2 font-mono">{g.appName}</td>
             <td className="px-3 py-2">{g.title}</td>
             <td className="px-3 py-2">{AddressMode[g.addressMode]}{g.hasOwnToken ? " 🔑" : ""}</td>
+            <td className="px-3 py-2" data-testid={`protocol-${g.appName}`}>{protocolName(g)}</td>
             <td className="px-3 py-2 font-mono text-xs" data-testid={`executors-${g.appName}`}>
               {g.addressMode === AddressMode.MANUAL ? g.addresses.join(", ") || "—" : g.liveExecutors.length === 0 ? "—" : (
                 <ul>{g.liveExecutors.map((e) => <li key={e.address}>{e.address} <span className="text-slate-500">· {t("groups.lastBeat")} <Time ts={e.lastBeat} /></span></li>)}</ul>
@@ -55,6 +63,8 @@ function GroupForm({ group, onDone }: { group?: Group; onDone: () => void }) {
   const [title, setTitle] = useState(group?.title ?? "");
   const [mode, setMode] = useState(group?.addressMode || AddressMode.AUTO);
   const [addresses, setAddresses] = useState(group?.addressMode === AddressMode.MANUAL ? group.addresses.join("\n") : "");
+  const [protocol, setProtocol] = useState(group?.executorProtocol || ExecutorProtocol.CARILLON);
+  const [allowScripts, setAllowScripts] = useState(group?.allowScripts ?? false);
   const client = useQueryClient();
   const done = { onSuccess: () => { client.invalidateQueries(); onDone(); } };
   const create = useMutation(GroupService.method.createGroup, done);
@@ -62,7 +72,8 @@ function GroupForm({ group, onDone }: { group?: Group; onDone: () => void }) {
   const err = group ? update.error : create.error;
   const bad = fieldOf(err);
   const input = "mt-1 rounded border border-slate-300 px-2 py-1";
-  const g = { id: group?.id ?? 0n, appName, title, addressMode: mode, addresses: mode === AddressMode.MANUAL ? addresses.split(/\s+/).filter(Boolean) : [] };
+  const g = { id: group?.id ?? 0n, appName, title, addressMode: mode, addresses: mode === AddressMode.MANUAL ? addresses.split(/\s+/).filter(Boolean) : [],
+    executorProtocol: protocol, allowScripts: protocol === ExecutorProtocol.XXL_JOB && allowScripts };
   const note = (name: string) => bad && bad[0].replace(/^group\./, "") === name && <span role="alert" className="text-xs text-red-700">{bad[1]}</span>;
   return (
     <form aria-label="group" className="mb-4 grid grid-cols-1 gap-3 rounded border border-slate-200 bg-white p-4 text-sm md:grid-cols-3"
@@ -74,6 +85,17 @@ function GroupForm({ group, onDone }: { group?: Group; onDone: () => void }) {
           <option value={AddressMode.AUTO}>AUTO</option><option value={AddressMode.MANUAL}>MANUAL</option>
         </select>
       </label>
+      <label className="flex flex-col">{t("groups.protocol")}
+        <select name="executor_protocol" value={protocol} onChange={(e) => setProtocol(Number(e.target.value))} className={input}>
+          <option value={ExecutorProtocol.CARILLON}>Carillon</option><option value={ExecutorProtocol.XXL_JOB}>xxl-job</option>
+        </select>{note("executor_protocol")}
+      </label>
+      {protocol === ExecutorProtocol.XXL_JOB && (
+        <label className="flex items-center gap-2 md:col-span-2">
+          <input type="checkbox" name="allow_scripts" checked={allowScripts} onChange={(e) => setAllowScripts(e.target.checked)} />
+          {t("groups.allowScripts")}
+        </label>
+      )}
       {mode === AddressMode.MANUAL && (
         <label className="flex flex-col md:col-span-3">{t("groups.addresses")}
           <textarea name="addresses" rows={3} value={addresses} onChange={(e) => setAddresses(e.target.value)} className={`${input} font-mono`} placeholder="http://10.0.0.5:9999" />{note("addresses")}

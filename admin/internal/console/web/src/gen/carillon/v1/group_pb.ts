@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file carillon/v1/group.proto.
  */
 export const file_carillon_v1_group: GenFile = /*@__PURE__*/
-  fileDesc("ChdjYXJpbGxvbi92MS9ncm91cC5wcm90bxILY2FyaWxsb24udjEi8QEKBUdyb3VwEgoKAmlkGAEgASgDEhAKCGFwcF9uYW1lGAIgASgJEg0KBXRpdGxlGAMgASgJEi4KDGFkZHJlc3NfbW9kZRgEIAEoDjIYLmNhcmlsbG9uLnYxLkFkZHJlc3NNb2RlEhEKCWFkZHJlc3NlcxgFIAMoCRIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1oYXNfb3duX3Rva2VuGAcgASgIEjEKDmxpdmVfZXhlY3V0b3JzGAggAygLMhkuY2FyaWxsb24udjEuTGl2ZUV4ZWN1dG9yIk4KDExpdmVFeGVjdXRvchIPCgdhZGRyZXNzGAEgASgJEi0KCWxhc3RfYmVhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNwoSQ3JlYXRlR3JvdXBSZXF1ZXN0EiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiOAoTQ3JlYXRlR3JvdXBSZXNwb25zZRIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwIh0KD0dldEdyb3VwUmVxdWVzdBIKCgJpZBgBIAEoAyI1ChBHZXRHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiEwoRTGlzdEdyb3Vwc1JlcXVlc3QiVQoSTGlzdEdyb3Vwc1Jlc3BvbnNlEiIKBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwEhsKE3VuY2xhaW1lZF9hcHBfbmFtZXMYAiADKAkiaAoSVXBkYXRlR3JvdXBSZXF1ZXN0EiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXASLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjgKE1VwZGF0ZUdyb3VwUmVzcG9uc2USIQoFZ3JvdXAYASABKAsyEi5jYXJpbGxvbi52MS5Hcm91cCIgChJEZWxldGVHcm91cFJlcXVlc3QSCgoCaWQYASABKAMiFQoTRGVsZXRlR3JvdXBSZXNwb25zZSIlChdSb3RhdGVHcm91cFRva2VuUmVxdWVzdBIKCgJpZBgBIAEoAyIpChhSb3RhdGVHcm91cFRva2VuUmVzcG9uc2USDQoFdG9rZW4YASABKAkiJAoWQ2xlYXJHcm91cFRva2VuUmVxdWVzdBIKCgJpZBgBIAEoAyIZChdDbGVhckdyb3VwVG9rZW5SZXNwb25zZSpbCgtBZGRyZXNzTW9kZRIcChhBRERSRVNTX01PREVfVU5TUEVDSUZJRUQQABIVChFBRERSRVNTX01PREVfQVVUTxABEhcKE0FERFJFU1NfTU9ERV9NQU5VQUwQAjLbBAoMR3JvdXBTZXJ2aWNlElAKC0NyZWF0ZUdyb3VwEh8uY2FyaWxsb24udjEuQ3JlYXRlR3JvdXBSZXF1ZXN0GiAuY2FyaWxsb24udjEuQ3JlYXRlR3JvdXBSZXNwb25zZRJHCghHZXRHcm91cBIcLmNhcmlsbG9uLnYxLkdldEdyb3VwUmVxdWVzdBodLmNhcmlsbG9uLnYxLkdldEdyb3VwUmVzcG9uc2USTQoKTGlzdEdyb3VwcxIeLmNhcmlsbG9uLnYxLkxpc3RHcm91cHNSZXF1ZXN0Gh8uY2FyaWxsb24udjEuTGlzdEdyb3Vwc1Jlc3BvbnNlElAKC1VwZGF0ZUdyb3VwEh8uY2FyaWxsb24udjEuVXBkYXRlR3JvdXBSZXF1ZXN0GiAuY2FyaWxsb24udjEuVXBkYXRlR3JvdXBSZXNwb25zZRJQCgtEZWxldGVHcm91cBIfLmNhcmlsbG9uLnYxLkRlbGV0ZUdyb3VwUmVxdWVzdBogLmNhcmlsbG9uLnYxLkRlbGV0ZUdyb3VwUmVzcG9uc2USXwoQUm90YXRlR3JvdXBUb2tlbhIkLmNhcmlsbG9uLnYxLlJvdGF0ZUdyb3VwVG9rZW5SZXF1ZXN0GiUuY2FyaWxsb24udjEuUm90YXRlR3JvdXBUb2tlblJlc3BvbnNlElwKD0NsZWFyR3JvdXBUb2tlbhIjLmNhcmlsbG9uLnYxLkNsZWFyR3JvdXBUb2tlblJlcXVlc3QaJC5jYXJpbGxvbi52MS5DbGVhckdyb3VwVG9rZW5SZXNwb25zZUI9WjtnaXRodWIuY29tL2NhcmlsbG9uaHEvY2FyaWxsb24vcHJvdG8vY2FyaWxsb24vdjE7Y2FyaWxsb252MWIGcHJvdG8z", [file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("ChdjYXJpbGxvbi92MS9ncm91cC5wcm90bxILY2FyaWxsb24udjEiwgIKBUdyb3VwEgoKAmlkGAEgASgDEhAKCGFwcF9uYW1lGAIgASgJEg0KBXRpdGxlGAMgASgJEi4KDGFkZHJlc3NfbW9kZRgEIAEoDjIYLmNhcmlsbG9uLnYxLkFkZHJlc3NNb2RlEhEKCWFkZHJlc3NlcxgFIAMoCRIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1oYXNfb3duX3Rva2VuGAcgASgIEjEKDmxpdmVfZXhlY3V0b3JzGAggAygLMhkuY2FyaWxsb24udjEuTGl2ZUV4ZWN1dG9yEjgKEWV4ZWN1dG9yX3Byb3RvY29sGAkgASgOMh0uY2FyaWxsb24udjEuRXhlY3V0b3JQcm90b2NvbBIVCg1hbGxvd19zY3JpcHRzGAogASgIIk4KDExpdmVFeGVjdXRvchIPCgdhZGRyZXNzGAEgASgJEi0KCWxhc3RfYmVhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNwoSQ3JlYXRlR3JvdXBSZXF1ZXN0EiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiOAoTQ3JlYXRlR3JvdXBSZXNwb25zZRIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwIh0KD0dldEdyb3VwUmVxdWVzdBIKCgJpZBgBIAEoAyI1ChBHZXRHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiEwoRTGlzdEdyb3Vwc1JlcXVlc3QiVQoSTGlzdEdyb3Vwc1Jlc3BvbnNlEiIKBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwEhsKE3VuY2xhaW1lZF9hcHBfbmFtZXMYAiADKAkiaAoSVXBkYXRlR3JvdXBSZXF1ZXN0EiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXASLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjgKE1VwZGF0ZUdyb3VwUmVzcG9uc2USIQoFZ3JvdXAYASABKAsyEi5jYXJpbGxvbi52MS5Hcm91cCIgChJEZWxldGVHcm91cFJlcXVlc3QSCgoCaWQYASABKAMiFQoTRGVsZXRlR3JvdXBSZXNwb25zZSIlChdSb3RhdGVHcm91cFRva2VuUmVxdWVzdBIKCgJpZBgBIAEoAyIpChhSb3RhdGVHcm91cFRva2VuUmVzcG9uc2USDQoFdG9rZW4YASABKAkiJAoWQ2xlYXJHcm91cFRva2VuUmVxdWVzdBIKCgJpZBgBIAEoAyIZChdDbGVhckdyb3VwVG9rZW5SZXNwb25zZSp0ChBFeGVjdXRvclByb3RvY29sEiEKHUVYRUNVVE9SX1BST1RPQ09MX1VOU1BFQ0lGSUVEEAASHgoaRVhFQ1VUT1JfUFJPVE9DT0xfQ0FSSUxMT04QARIdChlFWEVDVVRPUl9QUk9UT0NPTF9YWExfSk9CEAIqWwoLQWRkcmVzc01vZGUSHAoYQUREUkVTU19NT0RFX1VOU1BFQ0lGSUVEEAASFQoRQUREUkVTU19NT0RFX0FVVE8QARIXChNBRERSRVNTX01PREVfTUFOVUFMEAIy2wQKDEdyb3VwU2VydmljZRJQCgtDcmVhdGVHcm91cBIfLmNhcmlsbG9uLnYxLkNyZWF0ZUdyb3VwUmVxdWVzdBogLmNhcmlsbG9uLnYxLkNyZWF0ZUdyb3VwUmVzcG9uc2USRwoIR2V0R3JvdXASHC5jYXJpbGxvbi52MS5HZXRHcm91cFJlcXVlc3QaHS5jYXJpbGxvbi52MS5HZXRHcm91cFJlc3BvbnNlEk0KCkxpc3RHcm91cHMSHi5jYXJpbGxvbi52MS5MaXN0R3JvdXBzUmVxdWVzdBofLmNhcmlsbG9uLnYxLkxpc3RHcm91cHNSZXNwb25zZRJQCgtVcGRhdGVHcm91cBIfLmNhcmlsbG9uLnYxLlVwZGF0ZUdyb3VwUmVxdWVzdBogLmNhcmlsbG9uLnYxLlVwZGF0ZUdyb3VwUmVzcG9uc2USUAoLRGVsZXRlR3JvdXASHy5jYXJpbGxvbi52MS5EZWxldGVHcm91cFJlcXVlc3QaIC5jYXJpbGxvbi52MS5EZWxldGVHcm91cFJlc3BvbnNlEl8KEFJvdGF0ZUdyb3VwVG9rZW4SJC5jYXJpbGxvbi52MS5Sb3RhdGVHcm91cFRva2VuUmVxdWVzdBolLmNhcmlsbG9uLnYxLlJvdGF0ZUdyb3VwVG9rZW5SZXNwb25zZRJcCg9DbGVhckdyb3VwVG9rZW4SIy5jYXJpbGxvbi52MS5DbGVhckdyb3VwVG9rZW5SZXF1ZXN0GiQuY2FyaWxsb24udjEuQ2xlYXJHcm91cFRva2VuUmVzcG9uc2VCPVo7Z2l0aHViLmNvbS9jYXJpbGxvbmhxL2NhcmlsbG9uL3Byb3RvL2NhcmlsbG9uL3YxO2NhcmlsbG9udjFiBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * Group is an executor group.
@@ -79,6 +79,28 @@ export type Group = Message<"carillon.v1.Group"> & {
    * @generated from field: repeated carillon.v1.LiveExecutor live_executors = 8;
    */
   liveExecutors: LiveExecutor[];
+
+  /**
+   * The protocol the group's executors speak; defaults to CARILLON. An
+   * XXL_JOB group's executors are xxl-job executors (xxl-job-core or
+   * xxl-job-executor-go): they register through the admin's /api/registry
+   * and the admin calls their /run. Executors register only into a group of
+   * their protocol.
+   *
+   * @generated from field: carillon.v1.ExecutorProtocol executor_protocol = 9;
+   */
+  executorProtocol: ExecutorProtocol;
+
+  /**
+   * XXL_JOB groups: the group's script jobs (xxl-job's GLUE) are sent to
+   * its executors with their source. False (the default): a script job of
+   * the group is not sent and its run fails, since xxl-job executors run
+   * any script they are sent. CARILLON groups ignore it: their executors
+   * decide themselves (the SDK's Config.AllowScripts).
+   *
+   * @generated from field: bool allow_scripts = 10;
+   */
+  allowScripts: boolean;
 };
 
 /**
@@ -246,8 +268,8 @@ export type UpdateGroupRequest = Message<"carillon.v1.UpdateGroupRequest"> & {
   group?: Group | undefined;
 
   /**
-   * The fields to change (title, address_mode, addresses, app_name); empty
-   * means all of them.
+   * The fields to change (title, address_mode, addresses, app_name,
+   * executor_protocol, allow_scripts); empty means all of them.
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 2;
    */
@@ -389,6 +411,42 @@ export const ClearGroupTokenResponseSchema: GenMessage<ClearGroupTokenResponse> 
   messageDesc(file_carillon_v1_group, 15);
 
 /**
+ * ExecutorProtocol is the protocol an executor group's executors speak.
+ *
+ * @generated from enum carillon.v1.ExecutorProtocol
+ */
+export enum ExecutorProtocol {
+  /**
+   * Treated as CARILLON.
+   *
+   * @generated from enum value: EXECUTOR_PROTOCOL_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Carillon's ExecutorService and RegistryService (the Go SDK).
+   *
+   * @generated from enum value: EXECUTOR_PROTOCOL_CARILLON = 1;
+   */
+  CARILLON = 1,
+
+  /**
+   * xxl-job's executor HTTP protocol (xxl-job-core 2.x and 3.x,
+   * xxl-job-executor-go): /run or /trigger, /beat, /idleBeat, /kill, /log,
+   * with the token in XXL-JOB-ACCESS-TOKEN.
+   *
+   * @generated from enum value: EXECUTOR_PROTOCOL_XXL_JOB = 2;
+   */
+  XXL_JOB = 2,
+}
+
+/**
+ * Describes the enum carillon.v1.ExecutorProtocol.
+ */
+export const ExecutorProtocolSchema: GenEnum<ExecutorProtocol> = /*@__PURE__*/
+  enumDesc(file_carillon_v1_group, 0);
+
+/**
  * AddressMode says where a group's executor addresses come from.
  *
  * @generated from enum carillon.v1.AddressMode
@@ -420,7 +478,7 @@ export enum AddressMode {
  * Describes the enum carillon.v1.AddressMode.
  */
 export const AddressModeSchema: GenEnum<AddressMode> = /*@__PURE__*/
-  enumDesc(file_carillon_v1_group, 0);
+  enumDesc(file_carillon_v1_group, 1);
 
 /**
  * GroupService manages executor groups: the executors of one app_name.

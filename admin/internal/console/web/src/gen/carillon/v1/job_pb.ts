@@ -6,6 +6,8 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { BlockStrategy, Script } from "./executor_pb";
 import { file_carillon_v1_executor } from "./executor_pb";
+import type { Group } from "./group_pb";
+import { file_carillon_v1_group } from "./group_pb";
 import type { FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_field_mask, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file carillon/v1/job.proto.
  */
 export const file_carillon_v1_job: GenFile = /*@__PURE__*/
-  fileDesc("ChVjYXJpbGxvbi92MS9qb2IucHJvdG8SC2NhcmlsbG9uLnYxIvEFCgNKb2ISCgoCaWQYASABKAMSEAoIZ3JvdXBfaWQYAiABKAMSEwoLZGVzY3JpcHRpb24YAyABKAkSDQoFb3duZXIYBCABKAkSFAoMYWxhcm1fZW1haWxzGAUgAygJEicKCHNjaGVkdWxlGAYgASgLMhUuY2FyaWxsb24udjEuU2NoZWR1bGUSNgoQbWlzZmlyZV9zdHJhdGVneRgHIAEoDjIcLmNhcmlsbG9uLnYxLk1pc2ZpcmVTdHJhdGVneRIyCg5yb3V0ZV9zdHJhdGVneRgIIAEoDjIaLmNhcmlsbG9uLnYxLlJvdXRlU3RyYXRlZ3kSDwoHaGFuZGxlchgJIAEoCRINCgVwYXJhbRgKIAEoCRIjCgZzY3JpcHQYCyABKAsyEy5jYXJpbGxvbi52MS5TY3JpcHQSMgoOYmxvY2tfc3RyYXRlZ3kYDCABKA4yGi5jYXJpbGxvbi52MS5CbG9ja1N0cmF0ZWd5EhcKD3RpbWVvdXRfc2Vjb25kcxgNIAEoBRITCgtyZXRyeV9jb3VudBgOIAEoBRIVCg1jaGlsZF9qb2JfaWRzGA8gAygDEg8KB2VuYWJsZWQYECABKAgSMAoMbGFzdF9maXJlX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxuZXh0X2ZpcmVfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3JldHJ5X2RlbGF5X3NlY29uZHMYFSABKAUSFQoNcmV0cnlfYmFja29mZhgWIAEoCBIZChFhbGFybV93ZWJob29rX3VybBgXIAEoCRIbChNhbGFybV9ldmVyeV9mYWlsdXJlGBggASgIIm4KCFNjaGVkdWxlEicKBHR5cGUYASABKA4yGS5jYXJpbGxvbi52MS5TY2hlZHVsZVR5cGUSDAoEY3JvbhgCIAEoCRIYChBpbnRlcnZhbF9zZWNvbmRzGAMgASgFEhEKCXRpbWVfem9uZRgEIAEoCSIxChBDcmVhdGVKb2JSZXF1ZXN0Eh0KA2pvYhgBIAEoCzIQLmNhcmlsbG9uLnYxLkpvYiIyChFDcmVhdGVKb2JSZXNwb25zZRIdCgNqb2IYASABKAsyEC5jYXJpbGxvbi52MS5Kb2IiGwoNR2V0Sm9iUmVxdWVzdBIKCgJpZBgBIAEoAyIvCg5HZXRKb2JSZXNwb25zZRIdCgNqb2IYASABKAsyEC5jYXJpbGxvbi52MS5Kb2IiiwEKD0xpc3RKb2JzUmVxdWVzdBIQCghncm91cF9pZBgBIAEoAxIUCgdlbmFibGVkGAIgASgISACIAQESDwoHaGFuZGxlchgDIAEoCRIMCgR0ZXh0GAQgASgJEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJQgoKCF9lbmFibGVkIksKEExpc3RKb2JzUmVzcG9uc2USHgoEam9icxgBIAMoCzIQLmNhcmlsbG9uLnYxLkpvYhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiYgoQVXBkYXRlSm9iUmVxdWVzdBIdCgNqb2IYASABKAsyEC5jYXJpbGxvbi52MS5Kb2ISLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjIKEVVwZGF0ZUpvYlJlc3BvbnNlEh0KA2pvYhgBIAEoCzIQLmNhcmlsbG9uLnYxLkpvYiIeChBEZWxldGVKb2JSZXF1ZXN0EgoKAmlkGAEgASgDIhMKEURlbGV0ZUpvYlJlc3BvbnNlIh0KD1N0YXJ0Sm9iUmVxdWVzdBIKCgJpZBgBIAEoAyIxChBTdGFydEpvYlJlc3BvbnNlEh0KA2pvYhgBIAEoCzIQLmNhcmlsbG9uLnYxLkpvYiIcCg5TdG9wSm9iUmVxdWVzdBIKCgJpZBgBIAEoAyIwCg9TdG9wSm9iUmVzcG9uc2USHQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iIlQKEVRyaWdnZXJKb2JSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoAxISCgVwYXJhbRgCIAEoCUgAiAEBEhEKCWFkZHJlc3NlcxgDIAMoCUIICgZfcGFyYW0iJQoSVHJpZ2dlckpvYlJlc3BvbnNlEg8KB3J1bl9pZHMYASADKAMiegoWUHJldmlld1NjaGVkdWxlUmVxdWVzdBInCghzY2hlZHVsZRgBIAEoCzIVLmNhcmlsbG9uLnYxLlNjaGVkdWxlEg0KBWNvdW50GAIgASgFEigKBGZyb20YAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkkKF1ByZXZpZXdTY2hlZHVsZVJlc3BvbnNlEi4KCmZpcmVfdGltZXMYASADKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKpYBCgxTY2hlZHVsZVR5cGUSHQoZU0NIRURVTEVfVFlQRV9VTlNQRUNJRklFRBAAEhYKElNDSEVEVUxFX1RZUEVfTk9ORRABEhYKElNDSEVEVUxFX1RZUEVfQ1JPThACEhoKFlNDSEVEVUxFX1RZUEVfRklYX1JBVEUQAxIbChdTQ0hFRFVMRV9UWVBFX0ZJWF9ERUxBWRAEKngKD01pc2ZpcmVTdHJhdGVneRIgChxNSVNGSVJFX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASHwobTUlTRklSRV9TVFJBVEVHWV9ET19OT1RISU5HEAESIgoeTUlTRklSRV9TVFJBVEVHWV9GSVJFX09OQ0VfTk9XEAIq9AIKDVJvdXRlU3RyYXRlZ3kSHgoaUk9VVEVfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIYChRST1VURV9TVFJBVEVHWV9GSVJTVBABEhcKE1JPVVRFX1NUUkFURUdZX0xBU1QQAhIeChpST1VURV9TVFJBVEVHWV9ST1VORF9ST0JJThADEhkKFVJPVVRFX1NUUkFURUdZX1JBTkRPTRAEEiIKHlJPVVRFX1NUUkFURUdZX0NPTlNJU1RFTlRfSEFTSBAFEigKJFJPVVRFX1NUUkFURUdZX0xFQVNUX0ZSRVFVRU5UTFlfVVNFRBAGEiYKIlJPVVRFX1NUUkFURUdZX0xFQVNUX1JFQ0VOVExZX1VTRUQQBxIbChdST1VURV9TVFJBVEVHWV9GQUlMT1ZFUhAIEhsKF1JPVVRFX1NUUkFURUdZX0JVU1lPVkVSEAkSJQohUk9VVEVfU1RSQVRFR1lfU0hBUkRJTkdfQlJPQURDQVNUEAoyuAUKCkpvYlNlcnZpY2USSgoJQ3JlYXRlSm9iEh0uY2FyaWxsb24udjEuQ3JlYXRlSm9iUmVxdWVzdBoeLmNhcmlsbG9uLnYxLkNyZWF0ZUpvYlJlc3BvbnNlEkEKBkdldEpvYhIaLmNhcmlsbG9uLnYxLkdldEpvYlJlcXVlc3QaGy5jYXJpbGxvbi52MS5HZXRKb2JSZXNwb25zZRJHCghMaXN0Sm9icxIcLmNhcmlsbG9uLnYxLkxpc3RKb2JzUmVxdWVzdBodLmNhcmlsbG9uLnYxLkxpc3RKb2JzUmVzcG9uc2USSgoJVXBkYXRlSm9iEh0uY2FyaWxsb24udjEuVXBkYXRlSm9iUmVxdWVzdBoeLmNhcmlsbG9uLnYxLlVwZGF0ZUpvYlJlc3BvbnNlEkoKCURlbGV0ZUpvYhIdLmNhcmlsbG9uLnYxLkRlbGV0ZUpvYlJlcXVlc3QaHi5jYXJpbGxvbi52MS5EZWxldGVKb2JSZXNwb25zZRJHCghTdGFydEpvYhIcLmNhcmlsbG9uLnYxLlN0YXJ0Sm9iUmVxdWVzdBodLmNhcmlsbG9uLnYxLlN0YXJ0Sm9iUmVzcG9uc2USRAoHU3RvcEpvYhIbLmNhcmlsbG9uLnYxLlN0b3BKb2JSZXF1ZXN0GhwuY2FyaWxsb24udjEuU3RvcEpvYlJlc3BvbnNlEk0KClRyaWdnZXJKb2ISHi5jYXJpbGxvbi52MS5UcmlnZ2VySm9iUmVxdWVzdBofLmNhcmlsbG9uLnYxLlRyaWdnZXJKb2JSZXNwb25zZRJcCg9QcmV2aWV3U2NoZWR1bGUSIy5jYXJpbGxvbi52MS5QcmV2aWV3U2NoZWR1bGVSZXF1ZXN0GiQuY2FyaWxsb24udjEuUHJldmlld1NjaGVkdWxlUmVzcG9uc2VCPVo7Z2l0aHViLmNvbS9jYXJpbGxvbmhxL2NhcmlsbG9uL3Byb3RvL2NhcmlsbG9uL3YxO2NhcmlsbG9udjFiBnByb3RvMw", [file_carillon_v1_executor, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("ChVjYXJpbGxvbi92MS9qb2IucHJvdG8SC2NhcmlsbG9uLnYxIvEFCgNKb2ISCgoCaWQYASABKAMSEAoIZ3JvdXBfaWQYAiABKAMSEwoLZGVzY3JpcHRpb24YAyABKAkSDQoFb3duZXIYBCABKAkSFAoMYWxhcm1fZW1haWxzGAUgAygJEicKCHNjaGVkdWxlGAYgASgLMhUuY2FyaWxsb24udjEuU2NoZWR1bGUSNgoQbWlzZmlyZV9zdHJhdGVneRgHIAEoDjIcLmNhcmlsbG9uLnYxLk1pc2ZpcmVTdHJhdGVneRIyCg5yb3V0ZV9zdHJhdGVneRgIIAEoDjIaLmNhcmlsbG9uLnYxLlJvdXRlU3RyYXRlZ3kSDwoHaGFuZGxlchgJIAEoCRINCgVwYXJhbRgKIAEoCRIjCgZzY3JpcHQYCyABKAsyEy5jYXJpbGxvbi52MS5TY3JpcHQSMgoOYmxvY2tfc3RyYXRlZ3kYDCABKA4yGi5jYXJpbGxvbi52MS5CbG9ja1N0cmF0ZWd5EhcKD3RpbWVvdXRfc2Vjb25kcxgNIAEoBRITCgtyZXRyeV9jb3VudBgOIAEoBRIVCg1jaGlsZF9qb2JfaWRzGA8gAygDEg8KB2VuYWJsZWQYECABKAgSMAoMbGFzdF9maXJlX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxuZXh0X2ZpcmVfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3JldHJ5X2RlbGF5X3NlY29uZHMYFSABKAUSFQoNcmV0cnlfYmFja29mZhgWIAEoCBIZChFhbGFybV93ZWJob29rX3VybBgXIAEoCRIbChNhbGFybV9ldmVyeV9mYWlsdXJlGBggASgIIm4KCFNjaGVkdWxlEicKBHR5cGUYASABKA4yGS5jYXJpbGxvbi52MS5TY2hlZHVsZVR5cGUSDAoEY3JvbhgCIAEoCRIYChBpbnRlcnZhbF9zZWNvbmRzGAMgASgFEhEKCXRpbWVfem9uZRgEIAEoCSIxChBDcmVhdGVKb2JSZXF1ZXN0Eh0KA2pvYhgBIAEoCzIQLmNhcmlsbG9uLnYxLkpvYiIyChFDcmVhdGVKb2JSZXNwb25zZRIdCgNqb2IYASABKAsyEC5jYXJpbGxvbi52MS5Kb2IiGwoNR2V0Sm9iUmVxdWVzdBIKCgJpZBgBIAEoAyIvCg5HZXRKb2JSZXNwb25zZRIdCgNqb2IYASABKAsyEC5jYXJpbGxvbi52MS5Kb2IiiwEKD0xpc3RKb2JzUmVxdWVzdBIQCghncm91cF9pZBgBIAEoAxIUCgdlbmFibGVkGAIgASgISACIAQESDwoHaGFuZGxlchgDIAEoCRIMCgR0ZXh0GAQgASgJEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJQgoKCF9lbmFibGVkIksKEExpc3RKb2JzUmVzcG9uc2USHgoEam9icxgBIAMoCzIQLmNhcmlsbG9uLnYxLkpvYhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiYgoQVXBkYXRlSm9iUmVxdWVzdBIdCgNqb2IYASABKAsyEC5jYXJpbGxvbi52MS5Kb2ISLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjIKEVVwZGF0ZUpvYlJlc3BvbnNlEh0KA2pvYhgBIAEoCzIQLmNhcmlsbG9uLnYxLkpvYiIeChBEZWxldGVKb2JSZXF1ZXN0EgoKAmlkGAEgASgDIhMKEURlbGV0ZUpvYlJlc3BvbnNlIh0KD1N0YXJ0Sm9iUmVxdWVzdBIKCgJpZBgBIAEoAyIxChBTdGFydEpvYlJlc3BvbnNlEh0KA2pvYhgBIAEoCzIQLmNhcmlsbG9uLnYxLkpvYiIcCg5TdG9wSm9iUmVxdWVzdBIKCgJpZBgBIAEoAyIwCg9TdG9wSm9iUmVzcG9uc2USHQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iIlQKEVRyaWdnZXJKb2JSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoAxISCgVwYXJhbRgCIAEoCUgAiAEBEhEKCWFkZHJlc3NlcxgDIAMoCUIICgZfcGFyYW0iJQoSVHJpZ2dlckpvYlJlc3BvbnNlEg8KB3J1bl9pZHMYASADKAMiegoWUHJldmlld1NjaGVkdWxlUmVxdWVzdBInCghzY2hlZHVsZRgBIAEoCzIVLmNhcmlsbG9uLnYxLlNjaGVkdWxlEg0KBWNvdW50GAIgASgFEigKBGZyb20YAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkkKF1ByZXZpZXdTY2hlZHVsZVJlc3BvbnNlEi4KCmZpcmVfdGltZXMYASADKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImgKEUltcG9ydEpvYnNSZXF1ZXN0EiIKBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwEh4KBGpvYnMYAiADKAsyEC5jYXJpbGxvbi52MS5Kb2ISDwoHZHJ5X3J1bhgDIAEoCCK4AgoSSW1wb3J0Sm9ic1Jlc3BvbnNlEiIKBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwEh4KBGpvYnMYAiADKAsyEC5jYXJpbGxvbi52MS5Kb2ISQAoJZ3JvdXBfaWRzGAMgAygLMi0uY2FyaWxsb24udjEuSW1wb3J0Sm9ic1Jlc3BvbnNlLkdyb3VwSWRzRW50cnkSPAoHam9iX2lkcxgEIAMoCzIrLmNhcmlsbG9uLnYxLkltcG9ydEpvYnNSZXNwb25zZS5Kb2JJZHNFbnRyeRovCg1Hcm91cElkc0VudHJ5EgsKA2tleRgBIAEoAxINCgV2YWx1ZRgCIAEoAzoCOAEaLQoLSm9iSWRzRW50cnkSCwoDa2V5GAEgASgDEg0KBXZhbHVlGAIgASgDOgI4ASqWAQoMU2NoZWR1bGVUeXBlEh0KGVNDSEVEVUxFX1RZUEVfVU5TUEVDSUZJRUQQABIWChJTQ0hFRFVMRV9UWVBFX05PTkUQARIWChJTQ0hFRFVMRV9UWVBFX0NST04QAhIaChZTQ0hFRFVMRV9UWVBFX0ZJWF9SQVRFEAMSGwoXU0NIRURVTEVfVFlQRV9GSVhfREVMQVkQBCp4Cg9NaXNmaXJlU3RyYXRlZ3kSIAocTUlTRklSRV9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEh8KG01JU0ZJUkVfU1RSQVRFR1lfRE9fTk9USElORxABEiIKHk1JU0ZJUkVfU1RSQVRFR1lfRklSRV9PTkNFX05PVxACKvQCCg1Sb3V0ZVN0cmF0ZWd5Eh4KGlJPVVRFX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASGAoUUk9VVEVfU1RSQVRFR1lfRklSU1QQARIXChNST1VURV9TVFJBVEVHWV9MQVNUEAISHgoaUk9VVEVfU1RSQVRFR1lfUk9VTkRfUk9CSU4QAxIZChVST1VURV9TVFJBVEVHWV9SQU5ET00QBBIiCh5ST1VURV9TVFJBVEVHWV9DT05TSVNURU5UX0hBU0gQBRIoCiRST1VURV9TVFJBVEVHWV9MRUFTVF9GUkVRVUVOVExZX1VTRUQQBhImCiJST1VURV9TVFJBVEVHWV9MRUFTVF9SRUNFTlRMWV9VU0VEEAcSGwoXUk9VVEVfU1RSQVRFR1lfRkFJTE9WRVIQCBIbChdST1VURV9TVFJBVEVHWV9CVVNZT1ZFUhAJEiUKIVJPVVRFX1NUUkFURUdZX1NIQVJESU5HX0JST0FEQ0FTVBAKMocGCgpKb2JTZXJ2aWNlEkoKCUNyZWF0ZUpvYhIdLmNhcmlsbG9uLnYxLkNyZWF0ZUpvYlJlcXVlc3QaHi5jYXJpbGxvbi52MS5DcmVhdGVKb2JSZXNwb25zZRJBCgZHZXRKb2ISGi5jYXJpbGxvbi52MS5HZXRKb2JSZXF1ZXN0GhsuY2FyaWxsb24udjEuR2V0Sm9iUmVzcG9uc2USRwoITGlzdEpvYnMSHC5jYXJpbGxvbi52MS5MaXN0Sm9ic1JlcXVlc3QaHS5jYXJpbGxvbi52MS5MaXN0Sm9ic1Jlc3BvbnNlEkoKCVVwZGF0ZUpvYhIdLmNhcmlsbG9uLnYxLlVwZGF0ZUpvYlJlcXVlc3QaHi5jYXJpbGxvbi52MS5VcGRhdGVKb2JSZXNwb25zZRJKCglEZWxldGVKb2ISHS5jYXJpbGxvbi52MS5EZWxldGVKb2JSZXF1ZXN0Gh4uY2FyaWxsb24udjEuRGVsZXRlSm9iUmVzcG9uc2USRwoIU3RhcnRKb2ISHC5jYXJpbGxvbi52MS5TdGFydEpvYlJlcXVlc3QaHS5jYXJpbGxvbi52MS5TdGFydEpvYlJlc3BvbnNlEkQKB1N0b3BKb2ISGy5jYXJpbGxvbi52MS5TdG9wSm9iUmVxdWVzdBocLmNhcmlsbG9uLnYxLlN0b3BKb2JSZXNwb25zZRJNCgpUcmlnZ2VySm9iEh4uY2FyaWxsb24udjEuVHJpZ2dlckpvYlJlcXVlc3QaHy5jYXJpbGxvbi52MS5UcmlnZ2VySm9iUmVzcG9uc2USXAoPUHJldmlld1NjaGVkdWxlEiMuY2FyaWxsb24udjEuUHJldmlld1NjaGVkdWxlUmVxdWVzdBokLmNhcmlsbG9uLnYxLlByZXZpZXdTY2hlZHVsZVJlc3BvbnNlEk0KCkltcG9ydEpvYnMSHi5jYXJpbGxvbi52MS5JbXBvcnRKb2JzUmVxdWVzdBofLmNhcmlsbG9uLnYxLkltcG9ydEpvYnNSZXNwb25zZUI9WjtnaXRodWIuY29tL2NhcmlsbG9uaHEvY2FyaWxsb24vcHJvdG8vY2FyaWxsb24vdjE7Y2FyaWxsb252MWIGcHJvdG8z", [file_carillon_v1_executor, file_carillon_v1_group, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * Job is a unit of scheduled work.
@@ -658,6 +660,85 @@ export const PreviewScheduleResponseSchema: GenMessage<PreviewScheduleResponse> 
   messageDesc(file_carillon_v1_job, 19);
 
 /**
+ * ImportJobsRequest carries the groups and jobs to create. Ids in it are
+ * the source's: a group's id names it for its jobs' group_id, and a job's id
+ * names it for other jobs' child_job_ids; the admin assigns new ids.
+ *
+ * @generated from message carillon.v1.ImportJobsRequest
+ */
+export type ImportJobsRequest = Message<"carillon.v1.ImportJobsRequest"> & {
+  /**
+   * Each with id set to its source id, unique in the request.
+   *
+   * @generated from field: repeated carillon.v1.Group groups = 1;
+   */
+  groups: Group[];
+
+  /**
+   * Each with id set to its source id, unique in the request, group_id to
+   * the source id of one of groups, and child_job_ids to source ids of
+   * jobs of the request.
+   *
+   * @generated from field: repeated carillon.v1.Job jobs = 2;
+   */
+  jobs: Job[];
+
+  /**
+   * Check everything and create nothing: the response shows what would be
+   * created, without ids.
+   *
+   * @generated from field: bool dry_run = 3;
+   */
+  dryRun: boolean;
+};
+
+/**
+ * Describes the message carillon.v1.ImportJobsRequest.
+ * Use `create(ImportJobsRequestSchema)` to create a new message.
+ */
+export const ImportJobsRequestSchema: GenMessage<ImportJobsRequest> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_job, 20);
+
+/**
+ * ImportJobsResponse is what was created (or, for a dry run, would be), in
+ * the order of the request.
+ *
+ * @generated from message carillon.v1.ImportJobsResponse
+ */
+export type ImportJobsResponse = Message<"carillon.v1.ImportJobsResponse"> & {
+  /**
+   * @generated from field: repeated carillon.v1.Group groups = 1;
+   */
+  groups: Group[];
+
+  /**
+   * @generated from field: repeated carillon.v1.Job jobs = 2;
+   */
+  jobs: Job[];
+
+  /**
+   * The new id of each request group's source id (empty for a dry run).
+   *
+   * @generated from field: map<int64, int64> group_ids = 3;
+   */
+  groupIds: { [key: string]: bigint };
+
+  /**
+   * The new id of each request job's source id (empty for a dry run).
+   *
+   * @generated from field: map<int64, int64> job_ids = 4;
+   */
+  jobIds: { [key: string]: bigint };
+};
+
+/**
+ * Describes the message carillon.v1.ImportJobsResponse.
+ * Use `create(ImportJobsResponseSchema)` to create a new message.
+ */
+export const ImportJobsResponseSchema: GenMessage<ImportJobsResponse> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_job, 21);
+
+/**
  * ScheduleType is the kind of schedule.
  *
  * @generated from enum carillon.v1.ScheduleType
@@ -921,6 +1002,22 @@ export const JobService: GenService<{
     methodKind: "unary";
     input: typeof PreviewScheduleRequestSchema;
     output: typeof PreviewScheduleResponseSchema;
+  },
+  /**
+   * ImportJobs creates groups and their jobs in one transaction (ADMIN
+   * only): `carillon import xxl-job` sends an xxl-job database's groups and
+   * jobs through it. Every group and job is checked as CreateGroup and
+   * CreateJob check them, and child_job_ids must name jobs of the request;
+   * one bad group or job refuses the whole request (invalid_argument naming
+   * it, e.g. "jobs[3] (source id 12).schedule.cron: ..."), a taken app
+   * name too (already_exists), and nothing is created.
+   *
+   * @generated from rpc carillon.v1.JobService.ImportJobs
+   */
+  importJobs: {
+    methodKind: "unary";
+    input: typeof ImportJobsRequestSchema;
+    output: typeof ImportJobsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_carillon_v1_job, 0);

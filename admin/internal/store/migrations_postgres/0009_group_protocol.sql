@@ -1,0 +1,5 @@
+-- SQLite's 0009 (issue 16, xxl-job executors): a group's executor protocol
+-- (the ExecutorProtocol enum: 1 CARILLON, 2 XXL_JOB) and whether its script
+-- jobs are sent to its executors with their source (0 no, 1 yes).
+ALTER TABLE groups ADD COLUMN executor_protocol BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE groups ADD COLUMN allow_scripts BIGINT NOT NULL DEFAULT 0;
