@@ -560,8 +560,11 @@ func (d *dispatcher) killRun(k runKey, jobID int64) {
 // cancelBeforeStart drops run k if its handler has not started (it waits
 // for its due_at, or is queued), reported SKIPPED with reason, and says
 // whether it did. When jobID is not 0 it must be the run's job. A running
-// run, or one not held here, is left alone.
-func (d *dispatcher) cancelBeforeStart(k runKey, jobID int64, reason string) bool {
+// run, or one not held here, is left alone. With replace the run is
+// dropped silently, to be sent again with the same id from its job's new
+// definition (KillRequest.replace): no result is reported, and it is
+// forgotten, so that the run is accepted again.
+func (d *dispatcher) cancelBeforeStart(k runKey, jobID int64, reason string, replace bool) bool {
 	d.mu.Lock()
 	r := d.runs[k]
 	if r == nil || (jobID != 0 && r.jobID != jobID) {
@@ -581,6 +584,18 @@ func (d *dispatcher) cancelBeforeStart(k runKey, jobID int64, reason string) boo
 			return false
 		}
 		w.queue = slices.Delete(w.queue, i, i+1)
+	}
+	if replace {
+		delete(d.runs, k)
+		d.recent.forget(k)
+		d.mu.Unlock()
+		d.metrics.runEnded(r, carillonv1.RunStatus_RUN_STATUS_SKIPPED, d.now())
+		r.log.printf("run %d dropped before it started, to be sent again: %s", r.id, cmp.Or(reason, "its job was updated"))
+		if err := r.log.Close(); err != nil {
+			d.logger.Warn("sdk: write run log", "run_id", r.id, "err", err)
+		}
+		d.logger.Info("sdk: run dropped before it started, to be sent again with its job's new definition", "run_id", r.id, "job_id", r.jobID)
+		return true
 	}
 	d.mu.Unlock()
 	d.end(r, carillonv1.RunStatus_RUN_STATUS_SKIPPED, cmp.Or(reason, "cancelled by the admin"))

@@ -122,15 +122,15 @@ func TestDueAtKilledBeforeInstant(t *testing.T) {
 		}
 		h.d.killRun(runKey{"", 1}, 0)
 		h.d.kill(2)
-		if !h.d.cancelBeforeStart(runKey{"", 3}, 3, "the job was stopped before this fire's instant") {
+		if !h.d.cancelBeforeStart(runKey{"", 3}, 3, "the job was stopped before this fire's instant", false) {
 			t.Error("cancelBeforeStart of a waiting run: false, want true")
 		}
-		if h.d.cancelBeforeStart(runKey{"", 99}, 0, "") {
+		if h.d.cancelBeforeStart(runKey{"", 99}, 0, "", false) {
 			t.Error("cancelBeforeStart of a run not held: true, want false")
 		}
 		time.Sleep(time.Until(due))
 		synctest.Wait()
-		if h.d.cancelBeforeStart(runKey{"", 4}, 4, "too late") {
+		if h.d.cancelBeforeStart(runKey{"", 4}, 4, "too late", false) {
 			t.Error("cancelBeforeStart of a started run: true, want false")
 		}
 		time.Sleep(2 * time.Second)
@@ -218,5 +218,49 @@ func TestDueAtShutdown(t *testing.T) {
 			t.Error("a waiting run started after the shutdown began")
 		}
 		wantResult(t, h.result(t, 1), killed, ErrShuttingDown.Error())
+	})
+}
+
+// TestDueAtReplacedBeforeInstant: a waiting run cancelled before its start
+// to be replaced (KillRequest.replace: its job was updated) is dropped
+// without a result, and the same run id sent again, with the new
+// definition, is accepted and starts once, on its instant, with its new
+// param; the old one never runs.
+func TestDueAtReplacedBeforeInstant(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		var mu sync.Mutex
+		var params []string
+		handler := HandlerFunc(func(_ context.Context, job *Job) error {
+			mu.Lock()
+			params = append(params, job.Param)
+			mu.Unlock()
+			return nil
+		})
+		due := time.Now().Add(300 * time.Millisecond)
+		if err := h.d.accept(&run{id: 7, jobID: 7, name: "test", handler: handler, block: serial, shardTotal: 1,
+			dueAt: due, scheduledAt: due, param: "old"}); err != nil {
+			t.Fatal(err)
+		}
+		if !h.d.cancelBeforeStart(runKey{"", 7}, 7, "the job was updated before this fire's instant", true) {
+			t.Fatal("cancelBeforeStart with replace of a waiting run: false, want true")
+		}
+		synctest.Wait()
+		if h.hasResult(7) {
+			t.Fatal("a run dropped to be replaced reported a result")
+		}
+		if err := h.d.accept(&run{id: 7, jobID: 7, name: "test", handler: handler, block: serial, shardTotal: 1,
+			dueAt: due, scheduledAt: due, param: "new"}); err != nil {
+			t.Fatalf("the run sent again after its replace cancel was refused: %v", err)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		mu.Lock()
+		if len(params) != 1 || params[0] != "new" {
+			t.Errorf("the handler ran with params %q, want once with %q", params, "new")
+		}
+		mu.Unlock()
+		wantResult(t, h.result(t, 7), succeeded, "")
 	})
 }

@@ -36,3 +36,10 @@ func (r *recentRuns) add(id runKey) {
 	r.ring[r.next] = id
 	r.next = (r.next + 1) % recentRunsMax
 }
+
+// forget drops id, if remembered: a run dropped to be sent again
+// (KillRequest.replace) is accepted again. Its place in ring stays; add
+// and the ring's turn skip a key no longer in set harmlessly.
+func (r *recentRuns) forget(id runKey) {
+	delete(r.set, id)
+}

@@ -85,13 +85,14 @@ func setOutcome(out *carillonv1.RunOutcome, err error) {
 
 // Kill stops one run, when the request names it (run_id and database_id),
 // or else every running, queued and waiting run of the job. With
-// before_start it drops the named run only if it has not started.
+// before_start it drops the named run only if it has not started (with
+// replace, silently: it is to be sent again).
 func (s *service) Kill(_ context.Context, req *carillonv1.KillRequest) (*carillonv1.KillResponse, error) {
 	switch {
 	case req.GetRunId() < 0:
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: run_id must not be negative", errInvalidRun))
 	case req.GetRunId() > 0 && req.GetBeforeStart():
-		ok := s.d.cancelBeforeStart(runKey{req.GetDatabaseId(), req.GetRunId()}, req.GetJobId(), req.GetReason())
+		ok := s.d.cancelBeforeStart(runKey{req.GetDatabaseId(), req.GetRunId()}, req.GetJobId(), req.GetReason(), req.GetReplace())
 		return &carillonv1.KillResponse{Cancelled: ok}, nil
 	case req.GetRunId() > 0:
 		s.d.killRun(runKey{req.GetDatabaseId(), req.GetRunId()}, req.GetJobId())

@@ -746,7 +746,12 @@ type KillRequest struct {
 	BeforeStart bool `protobuf:"varint,4,opt,name=before_start,json=beforeStart,proto3" json:"before_start,omitempty"`
 	// Why the execution is cancelled, for people: the message of its SKIPPED
 	// result (before_start only).
-	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// With before_start: the execution is dropped to be sent again, with the
+	// same run_id, from its job's new definition (the job was updated before
+	// the instant). It is dropped silently: no result is reported for it, and
+	// the executor forgets it, so that it accepts the run_id again.
+	Replace       bool `protobuf:"varint,6,opt,name=replace,proto3" json:"replace,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -814,6 +819,13 @@ func (x *KillRequest) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *KillRequest) GetReplace() bool {
+	if x != nil {
+		return x.Replace
+	}
+	return false
 }
 
 // KillResponse says what a before_start kill did.
@@ -1277,14 +1289,15 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"RunOutcome\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\x97\x01\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xb1\x01\n" +
 	"\vKillRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x1f\n" +
 	"\vdatabase_id\x18\x03 \x01(\tR\n" +
 	"databaseId\x12!\n" +
 	"\fbefore_start\x18\x04 \x01(\bR\vbeforeStart\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\",\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x18\n" +
+	"\areplace\x18\x06 \x01(\bR\areplace\",\n" +
 	"\fKillResponse\x12\x1c\n" +
 	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xa4\x01\n" +
 	"\x0eReadLogRequest\x12\x15\n" +
