@@ -2,15 +2,17 @@ package store
 
 import "sync"
 
-// stops remembers which jobs were stopped or deleted, in order, so that a
-// dispatcher holding runs it claimed ahead of their instant can tell
-// whether their job was stopped since (StopSeq, StoppedSince). Only the
+// stops remembers which jobs were stopped or deleted, or updated, in
+// order, so that a dispatcher holding runs it claimed ahead of their
+// instant can tell whether their job was stopped or updated since
+// (StopSeq, StoppedSince, UpdatedSince). Only the
 // latest stopsKept stops are remembered.
 type stops struct {
 	mu   sync.Mutex
 	seq  uint64
 	by   map[int64]uint64 // job ID → sequence number of its latest stop
-	next chan struct{}    // closed at the next stop (Stopped); nil until asked for
+	upd  map[int64]uint64 // job ID → sequence number of its latest update (UpdatedSince)
+	next chan struct{}    // closed at the next stop or update (Stopped); nil until asked for
 }
 
 // stopsKept bounds the stops remembered: a run is claimed at most a few
@@ -19,29 +21,40 @@ const stopsKept = 10_000
 
 // mark records that job id was stopped or deleted.
 func (s *stops) mark(id int64) {
+	s.markIn(&s.by, id)
+}
+
+// markUpdate records that job id was updated (its definition changed).
+func (s *stops) markUpdate(id int64) {
+	s.markIn(&s.upd, id)
+}
+
+// markIn records job id in *m under the next sequence number, and wakes
+// the waiters of Stopped.
+func (s *stops) markIn(m *map[int64]uint64, id int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	if s.by == nil {
-		s.by = map[int64]uint64{}
+	if *m == nil {
+		*m = map[int64]uint64{}
 	}
-	s.by[id] = s.seq
+	(*m)[id] = s.seq
 	if s.next != nil {
 		close(s.next)
 		s.next = nil
 	}
-	if len(s.by) > stopsKept {
-		for job, seq := range s.by {
+	if len(*m) > stopsKept {
+		for job, seq := range *m {
 			if seq+stopsKept/2 < s.seq {
-				delete(s.by, job)
+				delete(*m, job)
 			}
 		}
 	}
 }
 
-// StopSeq returns the sequence number of the latest job stop or deletion.
-// Read it before claiming runs; StoppedSince then says whether a run's job
-// was stopped after the claim.
+// StopSeq returns the sequence number of the latest job stop, deletion or
+// update. Read it before claiming runs; StoppedSince and UpdatedSince then
+// say whether a run's job was stopped or updated after the claim.
 func (s *Store) StopSeq() uint64 {
 	s.stops.mu.Lock()
 	defer s.stops.mu.Unlock()
@@ -56,9 +69,19 @@ func (s *Store) StoppedSince(id int64, seq uint64) bool {
 	return s.stops.by[id] > seq
 }
 
-// Stopped returns a channel closed at the next job stop or deletion: a
-// dispatcher that sent runs ahead of their instant waits on it, to cancel
-// on their executors the runs of a job stopped before the instant.
+// UpdatedSince reports whether job id was updated (UpdateJob) after
+// StopSeq returned seq: a run claimed before, and sent ahead of its
+// instant, carries the job's definition of before the update.
+func (s *Store) UpdatedSince(id int64, seq uint64) bool {
+	s.stops.mu.Lock()
+	defer s.stops.mu.Unlock()
+	return s.stops.upd[id] > seq
+}
+
+// Stopped returns a channel closed at the next job stop, deletion or
+// update: a dispatcher that sent runs ahead of their instant waits on it,
+// to cancel on their executors the runs of a job stopped before the
+// instant, and to replace those of a job updated.
 func (s *Store) Stopped() <-chan struct{} {
 	s.stops.mu.Lock()
 	defer s.stops.mu.Unlock()

@@ -21,6 +21,11 @@ import (
 //     on their executors (KillRequest.before_start) and settled SKIPPED, as
 //     a run not sent yet would be; a run the executor started already (its
 //     clock ahead of the admin's, or the stop came too late) goes on;
+//   - a job updated before the instant has its runs dropped on their
+//     executors (KillRequest.before_start and replace: no result) and sent
+//     again on the instant, to the same executors with the same run IDs,
+//     built from the job's new definition; a run started already goes on
+//     with the definition it was sent with;
 //   - an admin that dies between the send and the instant leaves the run
 //     RUNNING with no executor recorded; the next admin's Reconcile asks
 //     the executors, which hold it (waiting counts as ACTIVE), and records
@@ -67,43 +72,155 @@ func (t *Trigger) sendAhead(ctx context.Context, calls []*call) (failed []store.
 
 // awaitInstant waits for instant at and, until it comes, cancels the runs
 // of sent whose job is stopped or deleted (since the stop sequence seqs
-// holds for it), once more on the instant. It returns when the instant has
-// come or ctx ends.
-func (t *Trigger) awaitInstant(ctx context.Context, at time.Time, sent []aheadRun, seqs map[int64]uint64) error {
+// holds for it), once more on the instant. The runs whose job is updated
+// meanwhile are dropped by their executors (a before_start kill with
+// replace) and returned as replaced, to be sent again on the instant with
+// the job's new definition (resend). It returns when the instant has come
+// or ctx ends.
+func (t *Trigger) awaitInstant(ctx context.Context, at time.Time, sent []aheadRun, seqs map[int64]uint64) (replaced []aheadRun, err error) {
 	if len(sent) == 0 {
 		sleep(ctx, t.clock, at.Sub(t.clock.Now()))
-		return nil
+		return nil, nil
 	}
 	var errs []error
-	for {
-		stopped := t.cfg.Store.Stopped() // before the check: a stop after it wakes the wait
-		var cancel []aheadRun
-		sent, cancel = t.stoppedAhead(sent, seqs)
+	check := func() {
+		var cancel, update []aheadRun
+		sent, cancel, update = t.stoppedAhead(sent, seqs)
 		if len(cancel) > 0 {
 			errs = append(errs, t.cancelAhead(ctx, cancel))
 		}
+		if len(update) > 0 {
+			replaced = append(replaced, t.replaceAhead(ctx, update)...)
+		}
+	}
+	for {
+		stopped := t.cfg.Store.Stopped() // before the check: a stop or update after it wakes the wait
+		check()
 		if sleepOr(ctx, t.clock, at.Sub(t.clock.Now()), stopped) || ctx.Err() != nil {
 			break
 		}
 	}
-	if _, cancel := t.stoppedAhead(sent, seqs); len(cancel) > 0 && ctx.Err() == nil {
-		errs = append(errs, t.cancelAhead(ctx, cancel)) // most likely started already
+	if ctx.Err() == nil {
+		check() // most likely started already
 	}
-	return errors.Join(errs...)
+	return replaced, errors.Join(errs...)
 }
 
-// stoppedAhead splits sent into the runs whose job was not stopped since
-// seqs and those whose job was.
-func (t *Trigger) stoppedAhead(sent []aheadRun, seqs map[int64]uint64) (kept, stopped []aheadRun) {
+// stoppedAhead splits sent into the runs whose job was neither stopped nor
+// updated since seqs, those whose job was stopped, and those whose job
+// was updated.
+func (t *Trigger) stoppedAhead(sent []aheadRun, seqs map[int64]uint64) (kept, stopped, updated []aheadRun) {
 	kept = sent[:0:0]
 	for _, a := range sent {
-		if t.cfg.Store.StoppedSince(a.run.JobID, seqs[a.run.JobID]) {
+		switch {
+		case t.cfg.Store.StoppedSince(a.run.JobID, seqs[a.run.JobID]):
 			stopped = append(stopped, a)
-		} else {
+		case t.cfg.Store.UpdatedSince(a.run.JobID, seqs[a.run.JobID]):
+			updated = append(updated, a)
+		default:
 			kept = append(kept, a)
 		}
 	}
-	return kept, stopped
+	return kept, stopped, updated
+}
+
+// replaceReason is the message of a run sent ahead and dropped to be sent
+// again.
+const replaceReason = "the job was updated before this fire's instant; dropped on its executor before it started, to be sent again on the instant with the job's new definition"
+
+// replaceAhead asks the executors of runs sent ahead, whose job was
+// updated since, to drop them silently if they have not started
+// (KillRequest.before_start and replace), and returns those they dropped,
+// to be sent again on the instant (resend). A run already started, or
+// whose executor does not answer, goes on with the definition it was sent
+// with, as any run sent.
+func (t *Trigger) replaceAhead(ctx context.Context, runs []aheadRun) []aheadRun {
+	var mu sync.Mutex
+	var dropped []aheadRun
+	var wg sync.WaitGroup
+	for _, a := range runs {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(forGroup(ctx, a.group), t.cfg.DispatchTimeout)
+			defer cancel()
+			res, err := t.executors.client(cctx, a.address).Kill(cctx, &carillonv1.KillRequest{
+				JobId: a.run.JobID, RunId: a.run.ID, DatabaseId: t.cfg.Store.DatabaseID(), BeforeStart: true, Replace: true, Reason: replaceReason,
+			})
+			switch {
+			case err != nil:
+				t.cfg.Logger.Warn("trigger: replace a run sent ahead of its instant, whose job was updated; it may run with the job's former definition",
+					"run", a.run.ID, "job", a.run.JobID, "executor", a.address, "err", describe(err))
+			case !res.Cancelled:
+				t.cfg.Logger.Info("trigger: a run sent ahead had started when its job was updated; it goes on with the job's former definition",
+					"run", a.run.ID, "job", a.run.JobID, "executor", a.address)
+			default:
+				mu.Lock()
+				dropped = append(dropped, a)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return dropped
+}
+
+// resend sends again, on the instant and to the same executors, the runs
+// sent ahead and dropped because their job was updated (replaceAhead),
+// each with a request built from its job's definition now. A run whose
+// job was stopped or deleted since is handed to skip instead. It returns
+// the dispatch outcomes of the runs that failed, to be recorded; the
+// others' dispatches stay held, as when they were sent ahead.
+func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]uint64, skip func(store.Run)) []store.Dispatch {
+	if len(runs) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(runs))
+	for _, a := range runs {
+		ids = append(ids, a.run.JobID)
+	}
+	jobs, err := t.cfg.Store.JobDefinitions(ctx, ids)
+	var mu sync.Mutex
+	var failed []store.Dispatch
+	fail := func(a aheadRun, why string) {
+		d, ok := t.deferred.release(a.run.ID)
+		if !ok {
+			d = store.Dispatch{RunID: a.run.ID, ExecutorAddress: a.address, ShardIndex: a.run.ShardIndex, ShardTotal: a.run.ShardTotal}
+		}
+		d.Failed, d.FinishedAt = true, t.clock.Now()
+		d.Message = why
+		d.TriggerMessage += "; sent again on the instant after its job was updated; failed"
+		mu.Lock()
+		failed = append(failed, d)
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for _, a := range runs {
+		job, ok := jobs[a.run.JobID]
+		switch {
+		case err != nil:
+			fail(a, fmt.Sprintf("dropped on its executor when its job was updated, then not sent again: read the job: %v", err))
+			continue
+		case !ok || t.cfg.Store.StoppedSince(a.run.JobID, seqs[a.run.JobID]):
+			skip(a.run)
+			continue
+		}
+		wg.Go(func() {
+			run := a.run
+			run.Handler, run.Param = job.Handler, job.Param // a scheduled run carries its job's
+			req := runRequest(job, run, t.cfg.Store.DatabaseID())
+			cctx, cancel := context.WithTimeout(forGroup(ctx, a.group), t.cfg.DispatchTimeout)
+			defer cancel()
+			if _, err := t.executors.client(cctx, a.address).Run(cctx, req); err != nil {
+				fail(a, fmt.Sprintf("executor %s refused or did not answer: %s", a.address, describe(err)))
+				return
+			}
+			t.deferred.update(a.run.ID, func(h *store.Dispatch) {
+				h.TriggerMessage += "; its job was updated before the instant: dropped on the executor and sent again on the instant with the new definition"
+			})
+			t.cfg.Logger.Info("trigger: run sent again on its instant with its job's new definition", "run", a.run.ID, "job", a.run.JobID, "executor", a.address)
+		})
+	}
+	wg.Wait()
+	return failed
 }
 
 // cancelReason is the message of a run sent ahead and cancelled.

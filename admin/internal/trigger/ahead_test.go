@@ -26,6 +26,7 @@ type dueExecutor struct {
 
 	mu      sync.Mutex
 	reqs    map[int64]*carillonv1.RunRequest
+	all     map[int64][]*carillonv1.RunRequest // every request of each run, in order
 	came    map[int64]time.Time
 	kills   []*carillonv1.KillRequest
 	started map[int64]bool
@@ -36,7 +37,7 @@ type dueExecutor struct {
 // the first run comes.
 func newDueExecutor(t *testing.T) (*dueExecutor, string) {
 	t.Helper()
-	e := &dueExecutor{reqs: map[int64]*carillonv1.RunRequest{}, came: map[int64]time.Time{},
+	e := &dueExecutor{reqs: map[int64]*carillonv1.RunRequest{}, all: map[int64][]*carillonv1.RunRequest{}, came: map[int64]time.Time{},
 		started: map[int64]bool{}, signal: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.Handle(carillonv1connect.NewExecutorServiceHandler(e))
@@ -63,6 +64,7 @@ func (e *dueExecutor) Run(_ context.Context, req *carillonv1.RunRequest) (*caril
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.reqs[req.RunId], e.came[req.RunId] = req, e.clock.Now()
+	e.all[req.RunId] = append(e.all[req.RunId], req)
 	e.notify()
 	return &carillonv1.RunResponse{}, nil
 }
@@ -241,6 +243,77 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 		}
 		if r.Status != want || r.ExecutorAddress != url {
 			t.Errorf("run #%d: %s on %q (%s), want %s on %s", i, r.Status, r.ExecutorAddress, r.Message, want, url)
+		}
+	}
+}
+
+// TestUpdateResendsRunSentAhead: a job updated (its param changed) after
+// its run was sent ahead and before the instant has the run dropped on its
+// executor (a before_start kill with replace, so that no result comes) and
+// sent again, on the instant, to the same executor with the same run ID,
+// without due_at and with the new param; the run is not settled, and
+// another job's run sent ahead is left alone.
+func TestUpdateResendsRunSentAhead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ex, url := newDueExecutor(t)
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+	ex.clock = b.clock
+	b.trig.Heard(trigger.Heartbeat{Address: url, DueAt: true})
+	updated := b.job(t, func(j *store.Job) { j.Param = "old" })
+	kept := b.job(t, func(j *store.Job) { j.Param = "kept" })
+	instant := b.clock.Now().Add(time.Second)
+	es := []schedule.Entry{b.claimedFire(t, updated, instant), b.claimedFire(t, kept, instant)}
+	b.trig.Fire(es)
+	awaitPending(t, b.clock)
+	b.clock.Set(instant.Add(-trigger.SendAheadDefault))
+	ex.await(t, "two runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 2 })
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if !b.clock.AwaitPending(wait, 2) {
+		t.Fatal("the trigger did not wait for the instant within 10 s")
+	}
+
+	j := updated
+	j.Param = "new"
+	if _, err := b.st.UpdateJob(ctx, j, false, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ex.await(t, "the replace kill", func(e *dueExecutor) bool { return len(e.kills) == 1 })
+	ex.mu.Lock()
+	if k := ex.kills[0]; k.RunId != es[0].RunID || !k.BeforeStart || !k.Replace || k.Reason == "" {
+		t.Errorf("kill %v, want a before_start replace kill of run %d saying why", k, es[0].RunID)
+	}
+	if n := len(ex.all[es[0].RunID]); n != 1 {
+		t.Errorf("run sent %d times before the instant, want once", n)
+	}
+	ex.mu.Unlock()
+	awaitPending(t, b.clock)
+	b.clock.Set(instant)
+	ex.await(t, "the run sent again", func(e *dueExecutor) bool { return len(e.all[es[0].RunID]) == 2 })
+	b.trig.Wait()
+
+	ex.mu.Lock()
+	if got := ex.all[es[0].RunID]; len(got) != 2 {
+		t.Errorf("the updated job's run was sent %d times, want twice (ahead, then again on the instant)", len(got))
+	} else if again := got[1]; again.Param != "new" || again.DueAt != nil || !ex.came[es[0].RunID].Equal(instant) {
+		t.Errorf("run sent again with param %q, due_at %v, at %v; want param %q, no due_at, on the instant %v",
+			again.Param, again.DueAt, ex.came[es[0].RunID], "new", instant)
+	}
+	if got := ex.all[es[1].RunID]; len(got) != 1 || got[0].DueAt == nil {
+		t.Errorf("the other job's run was sent %d times, want once, ahead", len(got))
+	}
+	if len(ex.kills) != 1 {
+		t.Errorf("%d kills, want 1", len(ex.kills))
+	}
+	ex.mu.Unlock()
+	for i, e := range es {
+		r, err := b.st.Run(ctx, e.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || r.ExecutorAddress != url {
+			t.Errorf("run #%d: %s on %q (%s), want RUNNING on %s", i, r.Status, r.ExecutorAddress, r.Message, url)
 		}
 	}
 }

@@ -88,12 +88,17 @@ func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, job
 	}
 	// Until the instant, a job stopped cancels its runs sent ahead; on ctx's
 	// end, send: the calls fail and are recorded.
-	cancelled := t.awaitInstant(ctx, at, sent, seqs)
+	replaced, cancelled := t.awaitInstant(ctx, at, sent, seqs)
 	if !t.cfg.Store.Leased() {
 		return errors.Join(t.leaseRanOut(len(cs)), cancelled)
 	}
 	calls = dropStopped(calls, t.cfg.Store, seqs, skip)
-	err = t.record(ctx, append(p.failed, t.sendHeld(ctx, calls)...)...)
+	var resent []store.Dispatch
+	var wg sync.WaitGroup
+	wg.Go(func() { resent = t.resend(ctx, replaced, seqs, skip) })
+	held := t.sendHeld(ctx, calls)
+	wg.Wait()
+	err = t.record(ctx, append(append(p.failed, held...), resent...)...)
 	if len(skipped) > 0 {
 		err = errors.Join(err, t.Settle(ctx, skipped))
 	}
