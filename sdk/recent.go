@@ -1,5 +1,7 @@
 package sdk
 
+import "slices"
+
 // recentRunsMax is how many accepted runs the dispatcher remembers to
 // refuse a run it was sent twice.
 const recentRunsMax = 1 << 16
@@ -38,8 +40,15 @@ func (r *recentRuns) add(id runKey) {
 }
 
 // forget drops id, if remembered: a run dropped to be sent again
-// (KillRequest.replace) is accepted again. Its place in ring stays; add
-// and the ring's turn skip a key no longer in set harmlessly.
+// (KillRequest.replace) is accepted again. Its place in ring is cleared
+// (the zero runKey is never a run), so that forgetting that place later
+// does not forget id added again since. It scans ring: it is rare.
 func (r *recentRuns) forget(id runKey) {
+	if !r.has(id) {
+		return
+	}
 	delete(r.set, id)
+	if i := slices.Index(r.ring, id); i >= 0 {
+		r.ring[i] = runKey{}
+	}
 }
