@@ -563,7 +563,8 @@ func (d *dispatcher) killRun(k runKey, jobID int64) {
 // run, or one not held here, is left alone. With replace the run is
 // dropped silently, to be sent again with the same id from its job's new
 // definition (KillRequest.replace): no result is reported, and it is
-// forgotten, so that the run is accepted again.
+// forgotten, its log discarded, so that the run is accepted again and
+// HeldRuns does not say it is held here meanwhile.
 func (d *dispatcher) cancelBeforeStart(k runKey, jobID int64, reason string, replace bool) bool {
 	d.mu.Lock()
 	r := d.runs[k]
@@ -589,12 +590,11 @@ func (d *dispatcher) cancelBeforeStart(k runKey, jobID int64, reason string, rep
 		delete(d.runs, k)
 		d.recent.forget(k)
 		d.mu.Unlock()
-		d.metrics.runEnded(r, carillonv1.RunStatus_RUN_STATUS_SKIPPED, d.now())
-		r.log.printf("run %d dropped before it started, to be sent again: %s", r.id, cmp.Or(reason, "its job was updated"))
-		if err := r.log.Close(); err != nil {
-			d.logger.Warn("sdk: write run log", "run_id", r.id, "err", err)
+		if err := r.log.discard(); err != nil {
+			d.logger.Warn("sdk: discard the log of a run dropped to be sent again", "run_id", r.id, "err", err)
 		}
-		d.logger.Info("sdk: run dropped before it started, to be sent again with its job's new definition", "run_id", r.id, "job_id", r.jobID)
+		d.logger.Info("sdk: run dropped before it started, to be sent again with its job's new definition",
+			"run_id", r.id, "job_id", r.jobID, "reason", cmp.Or(reason, "its job was updated"))
 		return true
 	}
 	d.mu.Unlock()

@@ -250,6 +250,9 @@ func TestDueAtReplacedBeforeInstant(t *testing.T) {
 		if h.hasResult(7) {
 			t.Fatal("a run dropped to be replaced reported a result")
 		}
+		if s := h.d.held("", []int64{7})[0]; s != carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED {
+			t.Errorf("a run dropped to be replaced is held as %v, want UNSPECIFIED (not held: to be sent again)", s)
+		}
 		if err := h.d.accept(&run{id: 7, jobID: 7, name: "test", handler: handler, block: serial, shardTotal: 1,
 			dueAt: due, scheduledAt: due, param: "new"}); err != nil {
 			t.Fatalf("the run sent again after its replace cancel was refused: %v", err)
@@ -262,5 +265,8 @@ func TestDueAtReplacedBeforeInstant(t *testing.T) {
 		}
 		mu.Unlock()
 		wantResult(t, h.result(t, 7), succeeded, "")
+		if log := h.log(t, 7); strings.Count(log, "accepted") != 1 || !strings.Contains(log, `param "new"`) {
+			t.Errorf("run 7's log is not the log of the run sent again alone:\n%s", log)
+		}
 	})
 }

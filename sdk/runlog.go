@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -176,4 +177,29 @@ func (l *runLog) Close() error {
 	err := l.f.Close()
 	l.f = nil
 	return err
+}
+
+// discard closes the log without keeping it: its lines are dropped, and
+// its own file, if it has one, removed. A run dropped to be sent again
+// (KillRequest.replace) leaves no log, so that the executor does not say
+// it held the run (HeldRuns) until it is sent again, and the run sent
+// again starts a log of its own.
+func (l *runLog) discard() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	l.buf = nil
+	if l.f == nil {
+		return nil
+	}
+	name := l.f.Name()
+	err := l.f.Close()
+	l.f = nil
+	return errors.Join(err, os.Remove(name))
 }
