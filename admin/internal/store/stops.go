@@ -1,6 +1,10 @@
 package store
 
-import "sync"
+import (
+	"context"
+	"fmt"
+	"sync"
+)
 
 // stops remembers which jobs were stopped or deleted, or updated, in
 // order, so that a dispatcher holding runs it claimed ahead of their
@@ -89,4 +93,15 @@ func (s *Store) Stopped() <-chan struct{} {
 		s.stops.next = make(chan struct{})
 	}
 	return s.stops.next
+}
+
+// RedefineRun stores the handler and param a run is sent again with: a
+// run sent ahead of its instant and replaced because its job was updated
+// (KillRequest.replace) carries its job's new ones.
+func (s *Store) RedefineRun(ctx context.Context, runID int64, handler, param string) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE runs SET handler = ?, param = ? WHERE id = ?`, handler, param, runID)
+	if err != nil {
+		return fmt.Errorf("store: redefine run %d: %w", runID, err)
+	}
+	return nil
 }

@@ -209,6 +209,12 @@ func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]ui
 			req := runRequest(job, run, t.cfg.Store.DatabaseID())
 			cctx, cancel := context.WithTimeout(forGroup(ctx, a.group), t.cfg.DispatchTimeout)
 			defer cancel()
+			if run.Handler != a.run.Handler || run.Param != a.run.Param {
+				if err := t.cfg.Store.RedefineRun(cctx, run.ID, run.Handler, run.Param); err != nil {
+					t.cfg.Logger.Warn("trigger: store the new handler and param of a run sent again; its record keeps the former ones",
+						"run", run.ID, "job", run.JobID, "err", err)
+				}
+			}
 			if _, err := t.executors.client(cctx, a.address).Run(cctx, req); err != nil {
 				fail(a, fmt.Sprintf("executor %s refused or did not answer: %s", a.address, describe(err)))
 				return

@@ -315,5 +315,8 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 		if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || r.ExecutorAddress != url {
 			t.Errorf("run #%d: %s on %q (%s), want RUNNING on %s", i, r.Status, r.ExecutorAddress, r.Message, url)
 		}
+		if i == 0 && (r.Param != "new" || !strings.Contains(r.TriggerMessage, "sent again on the instant")) {
+			t.Errorf("the run sent again is recorded with param %q (%q), want %q, saying it was sent again", r.Param, r.TriggerMessage, "new")
+		}
 	}
 }
