@@ -1101,3 +1101,73 @@ func TestExecutorKillRun(t *testing.T) {
 	wantResult(5, carillonv1.RunStatus_RUN_STATUS_KILLED, "sdk: run killed by the admin")
 	wantResult(6, carillonv1.RunStatus_RUN_STATUS_KILLED, "sdk: run killed by the admin before it started")
 }
+
+// TestExecutorKillReplace: a before_start Kill with replace, over the wire,
+// drops a queued run without a result, and the same run sent again with a
+// new param is accepted and runs once, with the new param.
+func TestExecutorKillReplace(t *testing.T) {
+	t.Parallel()
+	const db = "0123456789abcdef0123456789abcdef"
+	admin := newTestAdmin(t, "")
+	gate := make(chan struct{})
+	params := make(chan string, 10)
+	ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}}, func(ex *sdk.Executor) {
+		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
+			params <- job.Param
+			select {
+			case <-gate:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+	})
+	run := func(runID int64, param string) error {
+		_, err := ex.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: runID, JobId: 1, Handler: "wait", Param: param, ShardTotal: 1,
+			DatabaseId: db, BlockStrategy: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL})
+		return err
+	}
+	next := func() string {
+		t.Helper()
+		select {
+		case p := <-params:
+			return p
+		case <-time.After(waitLimit):
+			t.Fatal("no run started")
+			return ""
+		}
+	}
+	if err := run(1, "first"); err != nil {
+		t.Fatal(err)
+	}
+	if p := next(); p != "first" {
+		t.Fatalf("run 1 started with %q", p)
+	}
+	if err := run(2, "old"); err != nil { // queued behind run 1
+		t.Fatal(err)
+	}
+	res, err := ex.Client.Kill(t.Context(), &carillonv1.KillRequest{JobId: 1, RunId: 2, DatabaseId: db, BeforeStart: true, Replace: true,
+		Reason: "the job was updated"})
+	if err != nil || !res.GetCancelled() {
+		t.Fatalf("Kill(before_start, replace) of queued run 2 = %v, %v; want cancelled", res, err)
+	}
+	if err := run(2, "new"); err != nil {
+		t.Fatalf("Run(2) again after its replace kill: %v", err)
+	}
+	close(gate)
+	if p := next(); p != "new" {
+		t.Errorf("run 2 started with %q, want %q", p, "new")
+	}
+	if r := admin.result(t, 2); r.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+		t.Errorf("run 2: %v %q, want SUCCEEDED", r.GetStatus(), r.GetMessage())
+	}
+	admin.result(t, 1)
+	select {
+	case p := <-params:
+		t.Errorf("a run started again, with %q", p)
+	default:
+	}
+	if n := admin.resultCount(2); n != 1 {
+		t.Errorf("run 2 has %d results, want 1", n)
+	}
+}
