@@ -227,6 +227,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 		}
 		return Job{}, fmt.Errorf("store: update job %d: %w", j.ID, err)
 	}
+	s.jobs.changed() // before the mark: a run sent again reads the new definition
 	s.stops.markUpdate(j.ID)
 	return j, nil
 }
