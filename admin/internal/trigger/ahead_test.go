@@ -252,7 +252,8 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 // executor (a before_start kill with replace, so that no result comes) and
 // sent again, on the instant, to the same executor with the same run ID,
 // without due_at and with the new param; the run is not settled, and
-// another job's run sent ahead is left alone.
+// another job's run sent ahead is left alone. A job updated, then stopped
+// before the instant, has its run dropped and not sent again: SKIPPED.
 func TestUpdateResendsRunSentAhead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -262,12 +263,13 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 	b.trig.Heard(trigger.Heartbeat{Address: url, DueAt: true})
 	updated := b.job(t, func(j *store.Job) { j.Param = "old" })
 	kept := b.job(t, func(j *store.Job) { j.Param = "kept" })
+	thenStopped := b.job(t, nil)
 	instant := b.clock.Now().Add(time.Second)
-	es := []schedule.Entry{b.claimedFire(t, updated, instant), b.claimedFire(t, kept, instant)}
+	es := []schedule.Entry{b.claimedFire(t, updated, instant), b.claimedFire(t, kept, instant), b.claimedFire(t, thenStopped, instant)}
 	b.trig.Fire(es)
 	awaitPending(t, b.clock)
 	b.clock.Set(instant.Add(-trigger.SendAheadDefault))
-	ex.await(t, "two runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 2 })
+	ex.await(t, "three runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 3 })
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if !b.clock.AwaitPending(wait, 2) {
@@ -279,10 +281,18 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 	if _, err := b.st.UpdateJob(ctx, j, false, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	ex.await(t, "the replace kill", func(e *dueExecutor) bool { return len(e.kills) == 1 })
+	if _, err := b.st.UpdateJob(ctx, thenStopped, false, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ex.await(t, "the replace kills", func(e *dueExecutor) bool { return len(e.kills) == 2 })
+	if _, err := b.st.StopJob(ctx, thenStopped.ID, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
 	ex.mu.Lock()
-	if k := ex.kills[0]; k.RunId != es[0].RunID || !k.BeforeStart || !k.Replace || k.Reason == "" {
-		t.Errorf("kill %v, want a before_start replace kill of run %d saying why", k, es[0].RunID)
+	for _, k := range ex.kills {
+		if (k.RunId != es[0].RunID && k.RunId != es[2].RunID) || !k.BeforeStart || !k.Replace || k.Reason == "" {
+			t.Errorf("kill %v, want a before_start replace kill of run %d or %d saying why", k, es[0].RunID, es[2].RunID)
+		}
 	}
 	if n := len(ex.all[es[0].RunID]); n != 1 {
 		t.Errorf("run sent %d times before the instant, want once", n)
@@ -303,11 +313,19 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 	if got := ex.all[es[1].RunID]; len(got) != 1 || got[0].DueAt == nil {
 		t.Errorf("the other job's run was sent %d times, want once, ahead", len(got))
 	}
-	if len(ex.kills) != 1 {
-		t.Errorf("%d kills, want 1", len(ex.kills))
+	if len(ex.kills) != 2 {
+		t.Errorf("%d kills, want 2", len(ex.kills))
+	}
+	if got := ex.all[es[2].RunID]; len(got) != 1 {
+		t.Errorf("the run of the job updated then stopped was sent %d times, want once (ahead)", len(got))
 	}
 	ex.mu.Unlock()
-	for i, e := range es {
+	if r, err := b.st.Run(ctx, es[2].RunID); err != nil {
+		t.Fatal(err)
+	} else if r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
+		t.Errorf("the run of the job updated then stopped: %s (%s), want SKIPPED", r.Status, r.Message)
+	}
+	for i, e := range es[:2] {
 		r, err := b.st.Run(ctx, e.RunID)
 		if err != nil {
 			t.Fatal(err)
