@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,11 +82,24 @@ func startAdmin(t *testing.T) string {
 // is not nil, until the test ends, and returns its URL.
 func serveAdmin(t *testing.T, leaf *testca.Leaf) string {
 	t.Helper()
-	cfg := admin.Config{DBPath: filepath.Join(t.TempDir(), "carillon.db"), Token: "tok", AdminPassword: testPassword,
-		PasswordCost: bcrypt.MinCost, Console: io.Discard, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	scheme := "http://"
+	cfg := admin.Config{DBPath: filepath.Join(t.TempDir(), "carillon.db"), Token: "tok"}
 	if leaf != nil {
-		cfg.TLSCert, cfg.TLSKey, scheme = leaf.CertFile, leaf.KeyFile, "https://"
+		cfg.TLSCert, cfg.TLSKey = leaf.CertFile, leaf.KeyFile
+	}
+	url, _ := runAdmin(t, cfg)
+	return url
+}
+
+// runAdmin serves an admin of cfg (with the tests' first password, a cheap
+// hash and silent logs) on loopback until stop is called or the test
+// ends, and returns its URL: https when cfg has a certificate.
+func runAdmin(t *testing.T, cfg admin.Config) (url string, stop func()) {
+	t.Helper()
+	cfg.AdminPassword, cfg.PasswordCost = testPassword, bcrypt.MinCost
+	cfg.Console, cfg.Logger = io.Discard, slog.New(slog.NewTextHandler(io.Discard, nil))
+	scheme := "http://"
+	if cfg.TLSCert != "" {
+		scheme = "https://"
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := admin.Open(ctx, cfg)
@@ -100,14 +114,20 @@ func serveAdmin(t *testing.T, leaf *testca.Leaf) string {
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("admin Serve: %v", err)
-		}
-		a.Close()
-	})
-	return scheme + ln.Addr().String()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("admin Serve: %v", err)
+			}
+			if err := a.Close(); err != nil {
+				t.Errorf("admin Close: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return scheme + ln.Addr().String(), stop
 }
 
 // binary runs the carillon binary (this test binary, which TestMain turns

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/internal/pgtest"
 	"github.com/carillonhq/carillon/sdk"
@@ -24,35 +22,7 @@ import (
 // URL) on loopback, with a generated executor token, until stop is called.
 func migrateAdmin(t *testing.T, db string) (url string, stop func()) {
 	t.Helper()
-	cfg := admin.Config{DBPath: db, AdminPassword: testPassword, PasswordCost: bcrypt.MinCost,
-		Console: io.Discard, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := admin.Open(ctx, cfg)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("admin Serve: %v", err)
-			}
-			if err := a.Close(); err != nil {
-				t.Errorf("admin Close: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return "http://" + ln.Addr().String(), stop
+	return runAdmin(t, admin.Config{DBPath: db})
 }
 
 // migrateExecutor serves an SDK executor of the app "mig" whose handler

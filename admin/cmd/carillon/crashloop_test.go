@@ -63,18 +63,7 @@ func TestCrashLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills an admin process 22 times: about 90 s")
 	}
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	if s := os.Getenv("CARILLON_CRASHLOOP_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("seed %d (-seed %d replays it)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed))
+	seed, rng := seededRand(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	a := &crashAdmin{t: t, db: filepath.Join(dir, "carillon.db"), log: filepath.Join(dir, "admin.log"), addr: freeAddr(t)}
@@ -510,4 +499,23 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// seededRand returns a seed, from -seed, else CARILLON_CRASHLOOP_SEED,
+// else the clock, and a random source seeded with it; it logs the seed so
+// a failing run can be replayed.
+func seededRand(t *testing.T) (uint64, *rand.Rand) {
+	t.Helper()
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	if s := os.Getenv("CARILLON_CRASHLOOP_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("seed %d (-seed %d replays it)", seed, seed)
+	return seed, rand.New(rand.NewPCG(seed, seed))
 }

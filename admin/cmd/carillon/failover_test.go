@@ -4,10 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -41,18 +38,7 @@ func TestFailover(t *testing.T) {
 		t.Skip("kills admin processes over PostgreSQL: about 40 s")
 	}
 	db := pgtest.URL(t)
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	if s := os.Getenv("CARILLON_CRASHLOOP_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("seed %d (-seed %d replays it)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed))
+	seed, rng := seededRand(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 
