@@ -118,8 +118,14 @@ func open(ctx context.Context, path, writerMode string) (*Store, error) {
 	}
 	s := &Store{lock: lock, path: abs}
 	// The writer checkpoints the WAL itself only past 10,000 pages (40 MiB);
-	// Store.checkpoints does most of it, off the writer's path.
-	if s.w, err = openDB(abs, writerMode, "immediate", 1, "wal_autocheckpoint(10000)"); err != nil {
+	// Store.checkpoints does most of it, off the writer's path. Its
+	// statement journals stay in memory (temp_store): an insert into runs
+	// (AUTOINCREMENT, a unique index) or an update firing run_counts'
+	// trigger journals every page it touches, and in a file that is a
+	// write(2) per page, which once halved the claims' throughput
+	// (BENCHMARKS.md, issue 20). A statement's journal holds only the
+	// pages it changed. The readers keep temp files, for large sorts.
+	if s.w, err = openDB(abs, writerMode, "immediate", 1, "wal_autocheckpoint(10000)", "temp_store(MEMORY)"); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
 	if s.r, err = openDB(abs, "", "deferred", 4); err != nil {
