@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -197,4 +198,56 @@ func BenchmarkBurst(b *testing.B) {
 	b.ReportMetric(p50[len(p50)/2], "start-p50-ms")
 	b.ReportMetric(p99[len(p99)/2], "start-p99-ms")
 	done()
+}
+
+// BenchmarkDueBurst measures a burst sent ahead of its instant: n runs of
+// n jobs, each with the same due_at 50 ms after they are accepted, as an
+// executor receives an instant's fires from an admin that sends ahead
+// (RunRequest.due_at). It reports the handlers' start lateness after the
+// due instant, the median over b.N bursts of each burst's p50 and p99.
+// The jobs' workers exist from the first burst on, as for jobs that fire
+// every second.
+func BenchmarkDueBurst(b *testing.B) {
+	for _, n := range []int{1000, 10_000} {
+		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			d, delivered, done := newBenchExecutor(b)
+			defer done()
+			starts := make([]atomic.Int64, n)
+			hello := HandlerFunc(func(_ context.Context, job *Job) error {
+				starts[(job.RunID-1)%int64(n)].Store(time.Now().UnixNano())
+				return nil
+			})
+			var p0, p50, p99 []float64
+			for i := range b.N {
+				due := time.Now().Add(50 * time.Millisecond)
+				runs := make([]*run, n)
+				for k := range runs {
+					runs[k] = &run{id: int64(i*n + k + 1), jobID: int64(k + 1), name: "hello", handler: hello,
+						block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, shardTotal: 1, dueAt: due}
+				}
+				for _, err := range d.acceptAll(runs) {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				for delivered.Load() < int64((i+1)*n) {
+					time.Sleep(100 * time.Microsecond)
+				}
+				ds := make([]float64, n)
+				for k := range starts {
+					ds[k] = float64(starts[k].Load()-due.UnixNano()) / 1e6
+				}
+				slices.Sort(ds)
+				p50, p99 = append(p50, ds[n/2]), append(p99, ds[n*99/100])
+				p0 = append(p0, ds[0])
+			}
+			b.StopTimer()
+			slices.Sort(p0)
+			slices.Sort(p50)
+			slices.Sort(p99)
+			b.ReportMetric(p0[len(p0)/2], "start-first-ms")
+			b.ReportMetric(p50[len(p50)/2], "start-p50-ms")
+			b.ReportMetric(p99[len(p99)/2], "start-p99-ms")
+		})
+	}
 }

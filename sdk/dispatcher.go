@@ -9,9 +9,12 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -65,6 +68,9 @@ type worker struct {
 	jobID   int64
 	queue   []*run
 	current *run
+	// handoff is a run started on its due instant without going through
+	// queue (due.go), for the worker to see to its end; it is current too.
+	handoff *run
 	wake    chan struct{}
 }
 
@@ -213,10 +219,7 @@ func (d *dispatcher) enqueue(r *run) (w *worker, covered []*run, cause error) {
 	w = d.workers[r.jobID]
 	busy := w.busy()
 	if w == nil {
-		w = &worker{jobID: r.jobID, wake: make(chan struct{}, 1)}
-		d.workers[r.jobID] = w
-		d.wg.Add(1)
-		go d.work(w)
+		w = d.newWorker(r.jobID)
 	}
 	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY {
 		cause = fmt.Errorf("%w: covered by run %d", ErrKilled, r.id)
@@ -227,6 +230,15 @@ func (d *dispatcher) enqueue(r *run) (w *worker, covered []*run, cause error) {
 	}
 	w.queue = append(w.queue, r)
 	return w, covered, cause
+}
+
+// newWorker starts the worker of job jobID. d.mu is held.
+func (d *dispatcher) newWorker(jobID int64) *worker {
+	w := &worker{jobID: jobID, wake: make(chan struct{}, 1)}
+	d.workers[jobID] = w
+	d.wg.Add(1)
+	go d.work(w)
+	return w
 }
 
 // busy says whether w runs or has queued a run; a nil worker is not busy.
@@ -338,13 +350,26 @@ func (d *dispatcher) end(r *run, status carillonv1.RunStatus, msg string) {
 	d.report(r.result(status, msg, d.now()))
 }
 
-// work is the goroutine of one job's worker.
+// work is the goroutine of one job's worker. It runs the runs queued for
+// it one at a time, and sees to its end a run started for it on its due
+// instant (handoff, due.go).
 func (d *dispatcher) work(w *worker) {
 	defer d.wg.Done()
 	idle := time.NewTimer(d.idleTimeout)
 	defer idle.Stop()
 	for {
 		d.mu.Lock()
+		if r := w.handoff; r != nil {
+			w.handoff = nil
+			d.mu.Unlock()
+			d.supervise(r, <-r.begun)
+			r.cancel(nil)
+			d.mu.Lock()
+			w.current = nil
+			d.mu.Unlock()
+			idle.Reset(d.idleTimeout)
+			continue
+		}
 		if len(w.queue) == 0 {
 			if d.closing {
 				delete(d.workers, w.jobID)
@@ -356,7 +381,7 @@ func (d *dispatcher) work(w *worker) {
 			case <-w.wake:
 			case <-idle.C:
 				d.mu.Lock()
-				if len(w.queue) == 0 {
+				if len(w.queue) == 0 && w.handoff == nil {
 					delete(d.workers, w.jobID)
 					d.mu.Unlock()
 					return
@@ -387,12 +412,43 @@ func (d *dispatcher) work(w *worker) {
 // own goroutine so that the run can be reported when its context ends even
 // if the handler ignores it.
 func (d *dispatcher) execute(ctx context.Context, r *run) {
-	rlog := r.log
+	l := d.begin(ctx, r)
+	go d.call(r, l)
+	d.supervise(r, l)
+}
+
+// launch is a started run's call of its handler: the context the handler
+// gets (the run's own, with its timeout and span), and where what the
+// handler returned arrives.
+type launch struct {
+	ctx    context.Context
+	cancel context.CancelFunc // ends the timeout's timer; nil without a timeout
+	span   trace.Span
+	done   chan error
+}
+
+// begin starts run r, whose own context is ctx: its timeout, its span,
+// its start time and the line of its log that says so. The handler is to
+// be called next (call), by the caller or a goroutine of its own.
+func (d *dispatcher) begin(ctx context.Context, r *run) *launch {
+	l := &launch{done: make(chan error, 1)}
 	if r.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("%w after %s", ErrTimedOut, r.timeout))
-		defer cancel()
+		ctx, l.cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("%w after %s", ErrTimedOut, r.timeout))
 	}
+	l.ctx, l.span = d.tracer.start(ctx, r)
+	r.started = d.now()
+	d.metrics.runStarted(r)
+	if sc := l.span.SpanContext(); sc.IsValid() {
+		r.log.printf("----- run %d started (trace %s)", r.id, sc.TraceID())
+	} else {
+		r.log.line(r.started, "----- run "+strconv.FormatInt(r.id, 10)+" started") // no fmt: a burst's handlers wait for it
+	}
+	return l
+}
+
+// call calls r's handler, begun as l, and sends what it returned to
+// l.done: its error, or its panic as one.
+func (d *dispatcher) call(r *run, l *launch) {
 	job := &Job{
 		RunID:       r.id,
 		JobID:       r.jobID,
@@ -401,40 +457,38 @@ func (d *dispatcher) execute(ctx context.Context, r *run) {
 		ShardIndex:  r.shardIndex,
 		ShardTotal:  r.shardTotal,
 		ScheduledAt: r.scheduledAt,
-		log:         rlog,
+		log:         r.log,
 	}
 	h := d.wrap(r.handler)
-	ctx, span := d.tracer.start(ctx, r)
-	r.started = d.now()
-	d.metrics.runStarted(r)
-	if sc := span.SpanContext(); sc.IsValid() {
-		rlog.printf("----- run %d started (trace %s)", r.id, sc.TraceID())
-	} else {
-		rlog.printf("----- run %d started", r.id)
-	}
-
-	done := make(chan error, 1)
-	go func() {
-		returned := false
-		defer func() {
-			if returned {
-				return
-			}
-			v := recover()
-			if v == nil {
-				v = "runtime.Goexit called"
-			}
-			rlog.printf("panic: %v\n%s", v, debug.Stack())
-			d.logger.Error("sdk: handler panicked", "run_id", r.id, "job_id", r.jobID, "handler", r.name, "panic", v)
-			done <- fmt.Errorf("panic: %v", v)
-		}()
-		err := h.ServeJob(ctx, job)
-		returned = true
-		done <- err
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		v := recover()
+		if v == nil {
+			v = "runtime.Goexit called"
+		}
+		r.log.printf("panic: %v\n%s", v, debug.Stack())
+		d.logger.Error("sdk: handler panicked", "run_id", r.id, "job_id", r.jobID, "handler", r.name, "panic", v)
+		l.done <- fmt.Errorf("panic: %v", v)
 	}()
+	err := h.ServeJob(l.ctx, job)
+	returned = true
+	l.done <- err
+}
 
+// supervise waits for the end of run r, begun as l: its handler's return,
+// or the end of its context (timeout, kill, shutdown), then reports it. A
+// handler that ignores its context's end is waited for abandonAfter, then
+// abandoned.
+func (d *dispatcher) supervise(r *run, l *launch) {
+	if l.cancel != nil {
+		defer l.cancel()
+	}
+	rlog, ctx, span := r.log, l.ctx, l.span
 	select {
-	case err := <-done:
+	case err := <-l.done:
 		status, msg := outcome(ctx, err, true)
 		rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
 		res := r.result(status, msg, d.now())
@@ -450,7 +504,7 @@ func (d *dispatcher) execute(ctx context.Context, r *run) {
 		d.report(res)
 		t := time.NewTimer(d.abandonAfter)
 		select {
-		case err := <-done:
+		case err := <-l.done:
 			t.Stop()
 			if err != nil {
 				rlog.printf("handler returned: %v", err)

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -15,11 +16,20 @@ const maxDueAhead = 5 * time.Minute
 
 // dueInstant is the runs accepted ahead of one due_at, and the timer that
 // starts them. A burst of fires due on one instant has one timer per
-// executor, not one per run, and its runs go to their workers under one
-// lock, as a RunBatch's do (acceptAll).
+// executor, not one per run, and its runs' block strategies are applied
+// under one lock, as a RunBatch's are (acceptAll).
+//
+// Each waiting run has a goroutine of its own, parked on its instant's
+// gate (await), so that on the instant the handlers of a burst start as
+// fast as the runtime can wake goroutines: the timer decides which runs
+// start (those whose job is idle here), closes the gate, and each of them
+// calls its handler at once; their workers are woken after, to see them to
+// their end (worker.handoff). A run whose job is busy on the instant goes
+// to its job's queue instead, as a run sent on the instant would.
 type dueInstant struct {
 	runs  []*run // some may no longer wait: killed or cancelled since (run.waiting)
 	timer *time.Timer
+	gate  chan struct{} // closed on the instant (startDue), or when the runs are dropped (unwaitAll)
 }
 
 // wait holds r, accepted, until its due_at: r.waiting is set, and the
@@ -28,12 +38,30 @@ func (d *dispatcher) wait(r *run) {
 	k := r.dueAt.UnixNano()
 	di := d.waiting[k]
 	if di == nil {
-		di = &dueInstant{}
+		di = &dueInstant{gate: make(chan struct{})}
 		d.waiting[k] = di
 		di.timer = time.AfterFunc(r.dueAt.Sub(d.now()), func() { d.startDue(k) })
 	}
 	r.waiting = true
+	r.ctx, r.cancel = context.WithCancelCause(context.Background()) // ahead: the instant has many to start
+	r.begun = make(chan *launch, 1)
 	di.runs = append(di.runs, r)
+	go d.await(r, di.gate)
+}
+
+// await is the goroutine of run r, waiting for its due instant: when gate
+// opens, if the instant's timer started r (r.launched), it begins r and
+// calls its handler, handing the launch to r's worker first (r.begun).
+// Otherwise r went to its job's queue, was dropped, or was never started,
+// and the goroutine ends.
+func (d *dispatcher) await(r *run, gate <-chan struct{}) {
+	<-gate
+	if !r.launched { // set before gate closed
+		return
+	}
+	l := d.begin(r.ctx, r)
+	r.begun <- l
+	d.call(r, l)
 }
 
 // startDue hands the runs of due instant k that still wait to their jobs'
@@ -65,6 +93,15 @@ func (d *dispatcher) startDue(k int64) {
 			ends = append(ends, ending{r, carillonv1.RunStatus_RUN_STATUS_FAILED, err.Error()})
 			continue
 		}
+		if w := d.workers[r.jobID]; !w.busy() {
+			if w == nil {
+				w = d.newWorker(r.jobID)
+			}
+			r.launched = true
+			w.current, w.handoff = r, r
+			wake = append(wake, w)
+			continue
+		}
 		w, covered, cause := d.enqueue(r)
 		wake = append(wake, w)
 		for _, q := range covered {
@@ -72,6 +109,7 @@ func (d *dispatcher) startDue(k int64) {
 		}
 	}
 	d.mu.Unlock()
+	close(di.gate) // the launched runs' handlers start
 	for _, w := range wake {
 		notify(w.wake)
 	}
@@ -101,6 +139,7 @@ func (d *dispatcher) unwaitAll() []*run {
 	var out []*run
 	for k, di := range d.waiting {
 		di.timer.Stop()
+		close(di.gate) // its runs' goroutines end: none is launched
 		for _, r := range di.runs {
 			if r.waiting {
 				r.waiting = false

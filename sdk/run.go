@@ -38,8 +38,10 @@ type run struct {
 	// traceContext is RunRequest.trace_context: the admin's fire span.
 	traceContext map[string]string
 
-	// started is when the handler started; zero until it did. Set and read
-	// by the run's worker only.
+	// started is when the handler started; zero until it did. Set by
+	// begin, on the worker's goroutine or (a run launched on its due
+	// instant) on the run's own before it hands its launch to the worker
+	// (begun); read by the worker after.
 	started time.Time
 
 	// cancel ends a started run's context; guarded by dispatcher.mu.
@@ -47,6 +49,13 @@ type run struct {
 	// waiting is true while the run waits for its dueAt (due.go); guarded
 	// by dispatcher.mu.
 	waiting bool
+	// launched says the run's due instant started it (due.go), on its own
+	// goroutine with ctx, its own context; both are set under
+	// dispatcher.mu before the instant's gate opens, and read after.
+	launched bool
+	ctx      context.Context
+	// begun carries a launched run's launch to its worker.
+	begun chan *launch
 }
 
 // key names r among the runs of every database.

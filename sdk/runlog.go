@@ -102,6 +102,18 @@ func (l *runLog) printf(format string, args ...any) {
 	_, _ = l.Write(logLine(l.now(), format, args...))
 }
 
+// line writes msg as one line prefixed with at, which is now: printf
+// without fmt, for the hot path.
+func (l *runLog) line(at time.Time, msg string) {
+	if l == nil {
+		return
+	}
+	b := make([]byte, 0, len(logTimeLayout)+2+len(msg))
+	b = append(appendLogTime(b, at), ' ')
+	b = append(append(b, msg...), '\n')
+	_, _ = l.Write(b)
+}
+
 // logLine formats one log line: the time, the message, a newline.
 func logLine(now time.Time, format string, args ...any) []byte {
 	b := make([]byte, 0, 64+len(format))

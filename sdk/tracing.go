@@ -34,11 +34,14 @@ func newRunTracer(tp trace.TracerProvider) runTracer {
 	return runTracer{tracer: tp.Tracer(tracerName)}
 }
 
+// noSpan is the span of a run without a tracer: it records nothing.
+var noSpan = trace.SpanFromContext(context.Background())
+
 // start returns ctx with run r's span "carillon.run", and the span; without
 // a tracer, ctx as it is and a span that records nothing.
 func (t runTracer) start(ctx context.Context, r *run) (context.Context, trace.Span) {
 	if t.tracer == nil {
-		return ctx, trace.SpanFromContext(ctx) // no span: a no-op
+		return ctx, noSpan
 	}
 	if len(r.traceContext) > 0 {
 		ctx = traceContext.Extract(ctx, propagation.MapCarrier(r.traceContext))

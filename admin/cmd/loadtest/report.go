@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -22,8 +23,12 @@ type result struct {
 	// Claimed is how late the admin claimed the fires of the window
 	// (runs.triggered_at minus scheduled_at, millisecond precision): its
 	// share of Lateness before the dispatch call.
-	Claimed   *latenessInfo `json:"claim_lateness_ms,omitempty"`
-	Runs      runInfo       `json:"runs"`
+	Claimed *latenessInfo `json:"claim_lateness_ms,omitempty"`
+	// Bursts is the lateness of each instant of the window on which at
+	// least burstMin fires were due, in order: whether a burst's lateness
+	// is every burst's or a few slow ones'.
+	Bursts    []burstInfo  `json:"bursts,omitempty"`
+	Runs      runInfo      `json:"runs"`
 	Resources resourceInfo  `json:"resources"`
 	Sparse    *sparseInfo   `json:"sparse,omitempty"`
 	Readers   *readerInfo   `json:"readers,omitempty"`
@@ -116,6 +121,36 @@ const (
 	failoverAfter  = 3 * time.Second
 )
 
+// burstMin is the fewest fires due on one instant that make it a burst in
+// result.Bursts.
+const burstMin = 100
+
+// burstInfo is the lateness of the fires of one instant.
+type burstInfo struct {
+	At       string  `json:"at"`
+	Fires    int     `json:"fires"`
+	P50      float64 `json:"p50"`
+	P99      float64 `json:"p99"`
+	Max      float64 `json:"max"`
+	Earliest float64 `json:"earliest"` // the first handler's start
+}
+
+// bursts returns the lateness of each instant with at least burstMin
+// fires, from late by instant (unix milliseconds), in order.
+func bursts(byInstant map[int64][]float64) []burstInfo {
+	var out []burstInfo
+	for _, at := range slices.Sorted(maps.Keys(byInstant)) {
+		xs := byInstant[at]
+		if len(xs) < burstMin {
+			continue
+		}
+		slices.Sort(xs)
+		out = append(out, burstInfo{At: time.UnixMilli(at).UTC().Format("15:04:05.000"), Fires: len(xs),
+			P50: round(pct(xs, 0.5)), P99: round(pct(xs, 0.99)), Max: round(xs[len(xs)-1]), Earliest: round(xs[0])})
+	}
+	return out
+}
+
 type latenessInfo struct {
 	P50  float64 `json:"p50"`
 	P90  float64 `json:"p90"`
@@ -163,6 +198,7 @@ func (r *result) fill(c *config, w *window) {
 	seen := map[fireKey]int{}
 	all := map[fireKey]int{}
 	var late []float64
+	byInstant := map[int64][]float64{}
 	arrived := 0
 	for _, rc := range w.receipts {
 		k := fireKey{rc.job, rc.at}
@@ -174,7 +210,9 @@ func (r *result) fill(c *config, w *window) {
 			continue
 		}
 		if seen[k]++; seen[k] == 1 {
-			late = append(late, float64(rc.got-rc.at*int64(time.Millisecond))/float64(time.Millisecond))
+			ms := float64(rc.got-rc.at*int64(time.Millisecond)) / float64(time.Millisecond)
+			late = append(late, ms)
+			byInstant[rc.at] = append(byInstant[rc.at], ms)
 		}
 	}
 	f := &r.Fires
@@ -210,6 +248,7 @@ func (r *result) fill(c *config, w *window) {
 
 	slices.Sort(late)
 	r.Lateness = quantiles(late)
+	r.Bursts = bursts(byInstant)
 	if len(w.claimed) > 0 {
 		q := quantiles(w.claimed)
 		r.Claimed = &q
