@@ -27,8 +27,8 @@ type result struct {
 	// Bursts is the lateness of each instant of the window on which at
 	// least burstMin fires were due, in order: whether a burst's lateness
 	// is every burst's or a few slow ones'.
-	Bursts    []burstInfo  `json:"bursts,omitempty"`
-	Runs      runInfo      `json:"runs"`
+	Bursts    []burstInfo   `json:"bursts,omitempty"`
+	Runs      runInfo       `json:"runs"`
 	Resources resourceInfo  `json:"resources"`
 	Sparse    *sparseInfo   `json:"sparse,omitempty"`
 	Readers   *readerInfo   `json:"readers,omitempty"`
