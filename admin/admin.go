@@ -44,6 +44,10 @@ const (
 	// instant, or Config.SendAhead before it. A job stopped in between has
 	// the claimed run skipped.
 	prepareAhead = 100 * time.Millisecond
+	// prepareAheadPerFire hands the fires of a burst over earlier, by this
+	// much per fire due on their instant, for the trigger's routing of
+	// them, on top of trigger.SendAheadPerRun for their calls.
+	prepareAheadPerFire = 5 * time.Microsecond
 )
 
 // Config configures the admin.
@@ -191,6 +195,7 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	// trigger queues what settling makes due on the scheduler (its Queue).
 	sched := schedule.New(schedule.Config{
 		Store: st, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger, FireAhead: prepareAhead + max(sendAhead, 0), Metrics: m,
+		FireAheadPerFire: prepareAheadPerFire + trigger.SendAheadPerRun,
 	})
 	trig, err := trigger.New(trigger.Config{
 		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched, SendAhead: sendAhead,

@@ -34,12 +34,13 @@ type Entry struct {
 type Queue struct {
 	mu      sync.Mutex
 	h       entryHeap
+	at      map[int64]int // entries by At (UnixNano): how large each instant's burst is
 	changed chan struct{} // signalled when the earliest entry may have changed
 }
 
 // NewQueue returns an empty queue.
 func NewQueue() *Queue {
-	return &Queue{changed: make(chan struct{}, 1)}
+	return &Queue{at: map[int64]int{}, changed: make(chan struct{}, 1)}
 }
 
 // Push adds entries.
@@ -50,6 +51,7 @@ func (q *Queue) Push(es ...Entry) {
 	q.mu.Lock()
 	for _, e := range es {
 		heap.Push(&q.h, e)
+		q.at[e.At.UnixNano()]++
 	}
 	q.mu.Unlock()
 	select {
@@ -71,12 +73,30 @@ func (q *Queue) PopDue(dst []Entry, now time.Time) ([]Entry, time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for len(q.h) > 0 && !q.h[0].At.After(now) {
-		dst = append(dst, heap.Pop(&q.h).(Entry))
+		e := heap.Pop(&q.h).(Entry)
+		dst = append(dst, e)
+		if k := e.At.UnixNano(); q.at[k] > 1 {
+			q.at[k]--
+		} else {
+			delete(q.at, k)
+		}
 	}
 	if len(q.h) == 0 {
 		return dst, time.Time{}
 	}
 	return dst, q.h[0].At
+}
+
+// Earliest returns the instant of the earliest entry and how many entries
+// are due on it; zero and 0 when the queue is empty.
+func (q *Queue) Earliest() (time.Time, int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.h) == 0 {
+		return time.Time{}, 0
+	}
+	at := q.h[0].At
+	return at, q.at[at.UnixNano()]
 }
 
 // Changed is signalled after a Push.

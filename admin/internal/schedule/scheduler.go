@@ -47,7 +47,25 @@ const (
 	// a claim transaction holds SQLite's one writer for a few milliseconds
 	// at most, so fires falling due meanwhile are not held up.
 	scanBatch = 256
+	// claimCostDefault is what one claimed fire is taken to cost the
+	// writer until the scans measured it (claimLead).
+	claimCostDefault = 50 * time.Microsecond
+	// claimLeadMax bounds how far ahead of a burst the scan claims it: a
+	// million fires on one instant are claimed about 30 s before it.
+	claimLeadMax = 30 * time.Second
+	// burstCountMax bounds the count of jobs due that sizes a burst.
+	burstCountMax = 1_000_000
 )
+
+// claimLead is how long before an instant on which n fires (and those
+// due before it) are due the scan must start claiming them: the
+// look-ahead, plus twice what n claims cost at perClaim each (the writer
+// is shared with results), at most claimLeadMax. A burst of 100,000 fires
+// on a minute mark takes seconds to claim, and its claims must end before
+// it is handed to the dispatcher.
+func claimLead(lookahead, perClaim time.Duration, n int) time.Duration {
+	return min(lookahead+2*time.Duration(n)*perClaim, max(lookahead, claimLeadMax))
+}
 
 // Dispatcher takes the fires whose instant has come (or comes within
 // Config.FireAhead: then it must send each at its At), each as its
@@ -77,6 +95,10 @@ type Config struct {
 	// that the dispatcher can prepare them (claim their runs) and send them
 	// on the instant. Zero hands them over on the instant.
 	FireAhead time.Duration
+	// FireAheadPerFire hands the fires of an instant over earlier by this
+	// much for each fire due on it: a burst takes longer to prepare and
+	// send (trigger.SendLead).
+	FireAheadPerFire time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics counts the fires scans take and the misfires. Defaults to
@@ -90,6 +112,13 @@ type Scheduler struct {
 	queue *Queue
 	wake  chan struct{}
 
+	// window is how far ahead the next scan claims: the look-ahead, or
+	// longer before a burst (claimLead). perClaim is what a claimed fire
+	// cost lately (a moving average of the scans' claims). Both are the
+	// scan loop's own.
+	window   time.Duration
+	perClaim time.Duration
+
 	health health // for Ready (health.go)
 }
 
@@ -99,7 +128,7 @@ func New(cfg Config) *Scheduler {
 	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, ScanIntervalDefault)
 	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, MisfireThresholdDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1)}
+	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1), window: cfg.Lookahead, perClaim: claimCostDefault}
 }
 
 // Wake asks for a scan now, e.g. after a job was started or changed so its
@@ -155,10 +184,13 @@ func (s *Scheduler) Run(ctx context.Context, d Dispatcher) error {
 		if err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Error("schedule: scan", "err", err)
 		}
-		// Scan again when the earliest next fire enters the window.
+		// Scan again when the earliest next fire enters the window: the
+		// look-ahead, or earlier for a burst.
 		wait := s.cfg.ScanInterval
+		s.window = s.cfg.Lookahead
 		if !next.IsZero() {
-			wait = min(wait, max(time.Until(next)-s.cfg.Lookahead, scanGap))
+			s.window = s.lead(ctx, next)
+			wait = min(wait, max(time.Until(next)-s.window, scanGap))
 		}
 		timer.Reset(wait)
 	}
@@ -214,12 +246,24 @@ func (s *Scheduler) recover(ctx context.Context) error {
 	return nil
 }
 
-// scan claims every fire due within the look-ahead window, queues its
-// run, and returns the earliest next fire after them (zero if none).
+// lead is how long before next, the earliest next fire, the scan claims
+// the fires due by then: claimLead of the jobs due by next plus the
+// look-ahead.
+func (s *Scheduler) lead(ctx context.Context, next time.Time) time.Duration {
+	n, err := s.cfg.Store.CountDue(ctx, next.Add(s.cfg.Lookahead), burstCountMax)
+	if err != nil {
+		s.cfg.Logger.Warn("schedule: count the jobs due; claiming with the look-ahead", "err", err)
+		return s.cfg.Lookahead
+	}
+	return claimLead(s.cfg.Lookahead, s.perClaim, n)
+}
+
+// scan claims every fire due within the window, queues its run, and
+// returns the earliest next fire after them (zero if none).
 func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 	for range 1000 { // a bound, in case a job keeps falling due within the window
 		now := time.Now()
-		jobs, err := s.cfg.Store.DueJobs(ctx, now.Add(s.cfg.Lookahead), scanBatch)
+		jobs, err := s.cfg.Store.DueJobs(ctx, now.Add(s.window), scanBatch)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -236,9 +280,13 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 			}
 			claims = append(claims, c)
 		}
+		began := time.Now()
 		runs, err := s.cfg.Store.ClaimFires(ctx, claims)
 		if err != nil {
 			return time.Time{}, err
+		}
+		if len(claims) >= scanBatch/4 { // a batch large enough to measure
+			s.perClaim = (7*s.perClaim + time.Since(began)/time.Duration(len(claims))) / 8
 		}
 		s.cfg.Metrics.FiresScheduled(len(runs))
 		entries := make([]Entry, 0, len(runs))
@@ -338,14 +386,21 @@ func (s *Scheduler) fireLoop(ctx context.Context, d Dispatcher) {
 	defer timer.Stop()
 	var due []Entry
 	for {
-		var next time.Time
-		due, next = s.queue.PopDue(due[:0], time.Now().Add(s.cfg.FireAhead))
+		due = due[:0]
+		wait := time.Hour
+		for {
+			at, n := s.queue.Earliest()
+			if at.IsZero() {
+				wait = time.Hour
+				break
+			}
+			if wait = time.Until(at) - s.cfg.FireAhead - time.Duration(n)*s.cfg.FireAheadPerFire; wait > 0 {
+				break
+			}
+			due, _ = s.queue.PopDue(due, at)
+		}
 		if len(due) > 0 {
 			d.Fire(due)
-		}
-		wait := time.Hour
-		if !next.IsZero() {
-			wait = time.Until(next) - s.cfg.FireAhead
 		}
 		timer.Reset(wait)
 		select {

@@ -148,6 +148,50 @@ func TestFiresAtTheScheduledInstant(t *testing.T) {
 	}
 }
 
+// TestBurstHandedOverEarly runs on a fake clock (synctest): the fires of
+// an instant on which many are due are handed over earlier, by
+// FireAheadPerFire for each, and a lone fire by FireAhead and its own.
+func TestBurstHandedOverEarly(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		st, g := setup(t, dir)
+		defer st.Close()
+		const n = 300
+		burst := time.Now().Add(10 * time.Second)
+		lone := burst.Add(3 * time.Second)
+		jobs := make([]store.Job, n, n+1)
+		for i := range jobs {
+			jobs[i] = fixRate(g, 60, burst)
+		}
+		jobs = append(jobs, fixRate(g, 60, lone))
+		if err := st.CreateJobs(context.Background(), jobs, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{st: st}
+		ctx, cancel := context.WithCancel(context.Background())
+		s := schedule.New(schedule.Config{Store: st, FireAhead: 100 * time.Millisecond, FireAheadPerFire: time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		done := make(chan struct{})
+		go func() { defer close(done); _ = s.Run(ctx, rec) }()
+		time.Sleep(lone.Sub(time.Now()) + time.Millisecond)
+		cancel()
+		<-done
+		fires := rec.all()
+		if len(fires) != n+1 {
+			t.Fatalf("%d fires handed over, want %d", len(fires), n+1)
+		}
+		for _, f := range fires {
+			want := burst.Add(-100*time.Millisecond - n*time.Millisecond)
+			if f.entry.At.Equal(lone) {
+				want = lone.Add(-101 * time.Millisecond)
+			}
+			if !f.at.Equal(want) {
+				t.Fatalf("the fire of %v was handed over at %v, want %v", f.entry.At, f.at, want)
+			}
+		}
+	})
+}
+
 // TestMisfire starts a scheduler after an outage: each job's instants more
 // than the misfire threshold late are recorded as one run (SKIPPED under
 // DO_NOTHING, the MISFIRE run fired now under FIRE_ONCE_NOW) with how many

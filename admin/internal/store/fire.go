@@ -30,6 +30,23 @@ func (s *Store) DueJobs(ctx context.Context, before time.Time, limit int) ([]Job
 	return js, rows.Err()
 }
 
+// countDueSQL repeats the condition of the partial index jobs_due, so that
+// it reads that index only.
+const countDueSQL = `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ? LIMIT ?) AS due`
+
+// CountDue returns how many enabled jobs have their next fire at or
+// before before, counting at most limit: how large a burst of fires is
+// coming, for the scan to claim it early enough. It reads the index
+// jobs_due only.
+func (s *Store) CountDue(ctx context.Context, before time.Time, limit int) (int, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, countDueSQL, before.UnixMilli(), limit).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: count due jobs: %w", err)
+	}
+	return n, nil
+}
+
 // nextFireSQL repeats the condition of the partial index jobs_due, so that
 // it reads one entry of it (see sqlInFlight).
 const nextFireSQL = `SELECT min(next_fire_at) FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL`

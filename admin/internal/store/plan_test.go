@@ -21,7 +21,7 @@ func TestQueryPlans(t *testing.T) {
 	for name, q := range map[string]string{
 		"LostRuns": lostRunsSQL, "OverdueRuns": overdueRunsSQL, "UndispatchedRuns": undispatchedRunsSQL,
 		"UnsentRuns": unsentRunsSQL, "RunsAt": runsAtSQL, "ManualRuns": manualRunsSQL,
-		"PendingRuns": pendingRunsSQL, "PendingAlarms": pendingAlarmsSQL, "NextFireAt": nextFireSQL,
+		"PendingRuns": pendingRunsSQL, "PendingAlarms": pendingAlarmsSQL, "NextFireAt": nextFireSQL, "CountDue": countDueSQL,
 	} {
 		args := make([]any, strings.Count(q, "?"))
 		rows, err := s.r.Query("EXPLAIN QUERY PLAN "+q, args...)

@@ -78,6 +78,9 @@ type claimedRun struct {
 	run     store.Run
 	at      time.Time
 	stopSeq uint64
+	// lead is how long before at the run is sent to an executor that
+	// takes due_at: longer for a larger burst (SendLead).
+	lead time.Duration
 }
 
 // dispatchClaimed starts the dispatches of claimed runs, in batches, in
@@ -85,9 +88,14 @@ type claimedRun struct {
 func (t *Trigger) dispatchClaimed(cs []claimedRun) {
 	t.cfg.Metrics.FiresClaimed(len(cs))
 	now := t.clock.Now()
+	burst := map[time.Time]int{} // runs by instant
+	for _, c := range cs {
+		burst[c.at]++
+	}
 	fast := make([]claimedRun, 0, len(cs))
 	var slow []claimedRun
 	for _, c := range cs {
+		c.lead = SendLead(t.cfg.SendAhead, burst[c.at])
 		if t.slowJobs.slow(c.run.JobID, now) {
 			slow = append(slow, c)
 		} else {
@@ -117,8 +125,7 @@ func (t *Trigger) startBatch(p *pool, cs []claimedRun) {
 		// The runs are claimed: a bounded wait for a slot keeps them from
 		// looking half-dispatched to the monitor.
 		if p.acquire(t.cfg.DispatchTimeout) {
-			err = t.sendBatch(ctx, cs)
-			p.release()
+			err = t.sendBatch(ctx, &batchSlot{p: p, busy: 1, held: true}, cs)
 		} else {
 			err = t.refuse(ctx, cs, fmt.Sprintf("admin overloaded: more than %d dispatch batches waiting in the %s pool, or none free for %s; not dispatched",
 				p.maxWaiting, p.name, t.cfg.DispatchTimeout))

@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,55 @@ func (p *pool) acquire(wait time.Duration) bool {
 }
 
 func (p *pool) release() { <-p.slots }
+
+// take takes a slot, waiting as long as ctx lets it; false when ctx ended
+// first.
+func (p *pool) take(ctx context.Context) bool {
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// batchSlot is one dispatch batch's hold on a slot of its pool: held while
+// the batch prepares its calls and makes them, let go while it waits for
+// its instant, so that the batches of a large burst, handed over long
+// before their instant (Config.SendAheadPerRun), do not wait for slots
+// that batches waiting for the same instant hold. The batch's instants
+// (sendAt, one per instant, concurrently) share it: it is let go when
+// none of them works.
+type batchSlot struct {
+	p    *pool
+	mu   sync.Mutex
+	busy int  // the batch's instants working
+	held bool // the slot is taken
+}
+
+// work marks one more of the batch's instants working, taking the slot
+// back if it was let go (waiting as long as ctx lets it: a batch that
+// cannot have one goes on without, and its calls end with ctx).
+func (s *batchSlot) work(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy++
+	if !s.held {
+		s.held = s.p.take(ctx)
+	}
+}
+
+// idle marks one of the batch's instants waiting; the slot is let go when
+// none works.
+func (s *batchSlot) idle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy--
+	if s.busy == 0 && s.held {
+		s.p.release()
+		s.held = false
+	}
+}
 
 // slowJobs remembers which jobs dispatched slowly this minute, so their
 // fires go to the slow pool and a slow or dead executor cannot take every

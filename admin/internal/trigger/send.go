@@ -20,14 +20,15 @@ import (
 
 // sendBatch reads the jobs of claimed runs and routes them, then sends the runs
 // of each instant on that instant, except those whose job was stopped
-// since their claim.
-func (t *Trigger) sendBatch(ctx context.Context, cs []claimedRun) error {
+// since their claim. It is called holding slot (busy 1), and lets it go.
+func (t *Trigger) sendBatch(ctx context.Context, slot *batchSlot, cs []claimedRun) error {
 	ids := make([]int64, 0, len(cs))
 	for _, c := range cs {
 		ids = append(ids, c.run.JobID)
 	}
 	jobs, err := t.cfg.Store.JobDefinitions(ctx, ids)
 	if err != nil {
+		slot.idle()
 		return errors.Join(err, t.refuse(ctx, cs, fmt.Sprintf("read the jobs: %v", err)))
 	}
 	byInstant := map[time.Time][]claimedRun{}
@@ -37,8 +38,13 @@ func (t *Trigger) sendBatch(ctx context.Context, cs []claimedRun) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(byInstant))
 	for at, group := range byInstant {
-		wg.Go(func() { errs <- t.sendAt(ctx, at, group, jobs) })
+		slot.work(ctx)
+		wg.Go(func() {
+			defer slot.idle()
+			errs <- t.sendAt(ctx, slot, at, group, jobs)
+		})
 	}
+	slot.idle() // the batch's own hold, taken by startBatch: its instants' from now on
 	wg.Wait()
 	close(errs)
 	for e := range errs {
@@ -49,7 +55,7 @@ func (t *Trigger) sendBatch(ctx context.Context, cs []claimedRun) error {
 
 // sendAt routes claimed runs, waits for instant at, and sends them, except
 // those whose job was stopped since their claim: those are settled SKIPPED.
-func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, jobs map[int64]store.Job) error {
+func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs []claimedRun, jobs map[int64]store.Job) error {
 	seqs := make(map[int64]uint64, len(cs)) // by job: the stop sequence before its earliest claim here
 	for _, c := range cs {
 		if s, ok := seqs[c.run.JobID]; !ok || c.stopSeq < s {
@@ -79,7 +85,9 @@ func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, job
 	calls, ahead := splitAhead(t.calls(p.sends, at))
 	var sent []aheadRun
 	if len(ahead) > 0 {
-		sleep(ctx, t.clock, at.Add(-t.cfg.SendAhead).Sub(t.clock.Now()))
+		slot.idle()
+		sleep(ctx, t.clock, at.Add(-cs[0].lead).Sub(t.clock.Now()))
+		slot.work(ctx)
 		if !t.cfg.Store.Leased() {
 			return t.leaseRanOut(len(cs))
 		}
@@ -88,7 +96,9 @@ func (t *Trigger) sendAt(ctx context.Context, at time.Time, cs []claimedRun, job
 	}
 	// Until the instant, a job stopped cancels its runs sent ahead; on ctx's
 	// end, send: the calls fail and are recorded.
+	slot.idle()
 	replaced, cancelled := t.awaitInstant(ctx, at, sent, seqs)
+	slot.work(ctx)
 	if !t.cfg.Store.Leased() {
 		return errors.Join(t.leaseRanOut(len(cs)), cancelled)
 	}

@@ -37,7 +37,20 @@ const (
 	// before it (about 100 ms of calls), short enough that few runs are
 	// sent ahead when a job is stopped or the admin dies.
 	SendAheadDefault = 300 * time.Millisecond
+	// SendAheadPerRun is how much earlier than SendAhead the runs of an
+	// instant are sent for each run due on it: a burst of n runs is sent
+	// SendAhead + n×SendAheadPerRun before its instant (SendLead), so
+	// that its calls are made and its runs accepted by their executors
+	// before it (on two cores, 100,000 runs take about 1.5 s of calls and
+	// accepts; BENCHMARKS.md, issue 20).
+	SendAheadPerRun = 20 * time.Microsecond
 )
+
+// SendLead is how long before their instant the n runs due on it are sent
+// to executors that take due_at, with sendAhead the Config's SendAhead.
+func SendLead(sendAhead time.Duration, n int) time.Duration {
+	return sendAhead + time.Duration(n)*SendAheadPerRun
+}
 
 // Config configures a Trigger.
 type Config struct {
@@ -65,10 +78,12 @@ type Config struct {
 	// sent to executors that start runs at their RunRequest.due_at
 	// (CAPABILITY_DUE_AT): they start each on its instant by their own
 	// clock, so that a burst of fires due on one instant does not wait for
-	// its calls. Runs for other executors are sent on the instant. The
-	// fires must be handed to Fire at least this long before their
-	// instant (schedule.Config.FireAhead). Negative sends every run on its
-	// instant. Defaults to SendAheadDefault.
+	// its calls. Runs for other executors are sent on the instant. A
+	// burst is sent earlier, by SendAheadPerRun for each of its runs
+	// (SendLead). The fires must be handed to Fire at least that long
+	// before their instant (schedule.Config.FireAhead and
+	// FireAheadPerFire). Negative sends every run on its instant. Defaults
+	// to SendAheadDefault.
 	SendAhead time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger

@@ -48,16 +48,26 @@ func (nopQueue) Wake()                {}
 
 func setup(t testing.TB, mode carillonv1.AddressMode, addrs ...string) *bundle {
 	t.Helper()
+	return setupWith(t, nil, mode, addrs...)
+}
+
+// setupWith is setup with the trigger's Config changed by edit first.
+func setupWith(t testing.TB, edit func(*trigger.Config), mode carillonv1.AddressMode, addrs ...string) *bundle {
+	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	b := &bundle{st: st, clock: fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))}
-	b.trig, err = trigger.New(trigger.Config{
+	cfg := trigger.Config{
 		Store: st, Clock: b.clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Queue: b,
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	b.trig, err = trigger.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
