@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -40,16 +41,29 @@ func newDeferredRecords(flush func([]store.Dispatch), clock Clock) *deferredReco
 	return &deferredRecords{byRun: map[int64]*store.Dispatch{}, flush: flush, clock: clock}
 }
 
-// hold keeps ds until their results come or recordDelay passes. It is
+// hold keeps ds until their results come or recordDelay passes from now,
+// or from due for runs sent ahead of their instant due (zero: none): such
+// a run's result comes after its instant, not after its send. It is
 // called before the runs are sent, so that a result cannot come first.
-func (d *deferredRecords) hold(ds []store.Dispatch) {
-	now := d.clock.Now()
+func (d *deferredRecords) hold(ds []store.Dispatch, due time.Time) {
+	at := d.clock.Now()
+	if due.After(at) {
+		at = due
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for i := range ds {
-		d.byRun[ds[i].RunID] = &ds[i]
-		d.queue = append(d.queue, deferredAt{run: ds[i].RunID, at: now})
+	// The queue stays in the order of at: a burst sent ahead is held
+	// before runs sent later for an earlier instant.
+	i := len(d.queue)
+	for i > 0 && d.queue[i-1].at.After(at) {
+		i--
 	}
+	held := make([]deferredAt, len(ds))
+	for k := range ds {
+		d.byRun[ds[k].RunID] = &ds[k]
+		held[k] = deferredAt{run: ds[k].RunID, at: at}
+	}
+	d.queue = slices.Insert(d.queue, i, held...)
 	if !d.armed && len(d.queue) > 0 {
 		d.armed = true
 		d.clock.AfterFunc(recordDelay, d.flushDue)

@@ -26,9 +26,9 @@ func TestDeferredRecords(t *testing.T) {
 		}
 	}
 
-	d.hold([]store.Dispatch{{RunID: 1, ExecutorAddress: "http://a"}, {RunID: 2, ExecutorAddress: "http://b"}})
+	d.hold([]store.Dispatch{{RunID: 1, ExecutorAddress: "http://a"}, {RunID: 2, ExecutorAddress: "http://b"}}, time.Time{})
 	clk.Add(500 * time.Millisecond)
-	d.hold([]store.Dispatch{{RunID: 3, ExecutorAddress: "http://c"}})
+	d.hold([]store.Dispatch{{RunID: 3, ExecutorAddress: "http://c"}}, time.Time{})
 	d.update(1, func(h *store.Dispatch) { h.TriggerMessage = "took 1ms" })
 
 	results := []store.Result{{RunID: 1, Message: "ok"}, {RunID: 9, Message: "not held"}}
@@ -67,7 +67,7 @@ func TestDeferredRecords(t *testing.T) {
 		t.Errorf("second flush (-want +got):\n%s", diff)
 	}
 
-	d.hold([]store.Dispatch{{RunID: 4}})
+	d.hold([]store.Dispatch{{RunID: 4}}, time.Time{})
 	d.flushAll()
 	if ds := <-flushes; len(ds) != 1 || ds[0].RunID != 4 {
 		t.Errorf("flushAll flushed %v, want run 4", ds)
@@ -76,5 +76,34 @@ func TestDeferredRecords(t *testing.T) {
 	defer d.mu.Unlock()
 	if len(d.byRun) != 0 || len(d.queue) != 0 {
 		t.Errorf("still held after flushAll: %v, queue %v", d.byRun, d.queue)
+	}
+}
+
+// TestDeferredRecordsSentAhead: the dispatch of a run sent ahead of its
+// instant is held for recordDelay from the instant, not from the send (its
+// result comes after the instant), and one held later for an earlier
+// instant is flushed first.
+func TestDeferredRecordsSentAhead(t *testing.T) {
+	t.Parallel()
+	clk := fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+	flushes := make(chan []store.Dispatch, 10)
+	d := newDeferredRecords(func(ds []store.Dispatch) { flushes <- ds }, clk)
+	burst := clk.Now().Add(2 * time.Second)
+	d.hold([]store.Dispatch{{RunID: 1}}, burst)                      // a burst, sent 2 s ahead
+	d.hold([]store.Dispatch{{RunID: 2}}, clk.Now().Add(time.Second)) // sent after it, due before it
+
+	clk.Add(recordDelay + time.Second) // run 2's instant + recordDelay
+	if ds := <-flushes; len(ds) != 1 || ds[0].RunID != 2 {
+		t.Fatalf("flushed %v, want run 2 only", ds)
+	}
+	clk.Add(time.Second - time.Millisecond)
+	select {
+	case ds := <-flushes:
+		t.Fatalf("flushed %v before the burst's instant + recordDelay", ds)
+	default:
+	}
+	clk.Add(time.Millisecond)
+	if ds := <-flushes; len(ds) != 1 || ds[0].RunID != 1 {
+		t.Fatalf("flushed %v, want run 1", ds)
 	}
 }

@@ -229,7 +229,7 @@ func (t *Trigger) sendNow(ctx context.Context, calls []*call) []store.Dispatch {
 // its dispatch.
 func (t *Trigger) sendHeld(ctx context.Context, calls []*call) []store.Dispatch {
 	return t.eachCall(calls, func(c *call) []store.Dispatch {
-		errs := t.makeCall(ctx, c, func(ds []store.Dispatch) { t.deferred.hold(slices.Clone(ds)) })
+		errs := t.makeCall(ctx, c, func(ds []store.Dispatch) { t.deferred.hold(slices.Clone(ds), c.dueAt) })
 		var failed []store.Dispatch
 		for i := range c.ds {
 			d := &c.ds[i]
