@@ -52,11 +52,15 @@ func (t *Trigger) Heard(hb Heartbeat) {
 		h.dueAt, h.skewed = map[string]bool{}, map[string]bool{}
 	}
 	h.dueAt[hb.Address] = hb.DueAt
-	if !hb.ClockMeasured {
+	// The offset is known to within half the round trip: a heartbeat
+	// whose round trip was that slow (a busy executor, e.g. accepting a
+	// burst) says nothing of the clock, and the offset counts as off only
+	// by what it surely is.
+	if !hb.ClockMeasured || hb.ClockRoundTrip/2 > ClockOffsetMax {
 		h.mu.Unlock()
 		return
 	}
-	off := hb.ClockOffset.Abs() > ClockOffsetMax
+	off := hb.ClockOffset.Abs()-hb.ClockRoundTrip/2 > ClockOffsetMax
 	was := h.skewed[hb.Address]
 	h.skewed[hb.Address] = off
 	h.mu.Unlock()
