@@ -19,18 +19,26 @@ const maxDueAhead = 5 * time.Minute
 // executor, not one per run, and its runs' block strategies are applied
 // under one lock, as a RunBatch's are (acceptAll).
 //
-// Each waiting run has a goroutine of its own, parked on its instant's
-// gate (await), so that on the instant the handlers of a burst start as
+// Each waiting run has a goroutine of its own, parked on a gate of its
+// instant (await), so that on the instant the handlers of a burst start as
 // fast as the runtime can wake goroutines: the timer decides which runs
-// start (those whose job is idle here), closes the gate, and each of them
-// calls its handler at once; their workers are woken after, to see them to
-// their end (worker.handoff). A run whose job is busy on the instant goes
-// to its job's queue instead, as a run sent on the instant would.
+// start (those whose job is idle here), gateRuns at a time, and opens
+// their gate, and each of them calls its handler at once; their workers
+// are woken after the last gate, to see them to their end
+// (worker.handoff). A run whose job is busy on the instant goes to its
+// job's queue instead, as a run sent on the instant would.
 type dueInstant struct {
 	runs  []*run // some may no longer wait: killed or cancelled since (run.waiting)
 	timer *time.Timer
-	gate  chan struct{} // closed on the instant (startDue), or when the runs are dropped (unwaitAll)
+	// gates[i] releases runs[i*gateRuns:(i+1)*gateRuns]: closed on the
+	// instant (startDue), or when the runs are dropped (unwaitAll).
+	gates []chan struct{}
 }
+
+// gateRuns is how many runs of an instant one gate releases: the first
+// handlers of a burst of 100,000 start while the timer still decides the
+// rest, instead of after all of them (20 ms).
+const gateRuns = 1024
 
 // wait holds r, accepted, until its due_at: r.waiting is set, and the
 // timer of its instant starts it (startDue). d.mu is held.
@@ -38,15 +46,18 @@ func (d *dispatcher) wait(r *run) {
 	k := r.dueAt.UnixNano()
 	di := d.waiting[k]
 	if di == nil {
-		di = &dueInstant{gate: make(chan struct{})}
+		di = &dueInstant{}
 		d.waiting[k] = di
 		di.timer = time.AfterFunc(r.dueAt.Sub(d.now()), func() { d.startDue(k) })
 	}
 	r.waiting = true
 	r.ctx, r.cancel = context.WithCancelCause(context.Background()) // ahead: the instant has many to start
 	r.begun = make(chan *launch, 1)
+	if len(di.runs)%gateRuns == 0 {
+		di.gates = append(di.gates, make(chan struct{}))
+	}
 	di.runs = append(di.runs, r)
-	go d.await(r, di.gate)
+	go d.await(r, di.gates[len(di.gates)-1])
 }
 
 // await is the goroutine of run r, waiting for its due instant: when gate
@@ -70,52 +81,71 @@ func (d *dispatcher) await(r *run, gate <-chan struct{}) {
 // busy here (the run was accepted, so the refusal is its result),
 // COVER_EARLY kills what its job runs or queues.
 func (d *dispatcher) startDue(k int64) {
-	type ending struct {
-		r      *run
-		status carillonv1.RunStatus
-		msg    string
-	}
 	var wake []*worker
 	var ends []ending
 	d.mu.Lock()
 	di := d.waiting[k]
-	delete(d.waiting, k)
+	delete(d.waiting, k) // di is this function's from now on
 	if di == nil || d.closing { // stopAccepting dropped them
 		d.mu.Unlock()
 		return
 	}
-	for _, r := range di.runs {
-		if !r.waiting {
-			continue
-		}
-		r.waiting = false
-		if err := d.discards(r); err != nil {
-			ends = append(ends, ending{r, carillonv1.RunStatus_RUN_STATUS_FAILED, err.Error()})
-			continue
-		}
-		if w := d.workers[r.jobID]; !w.busy() {
-			if w == nil {
-				w = d.newWorker(r.jobID)
-			}
-			r.launched = true
-			w.current, w.handoff = r, r
-			wake = append(wake, w)
-			continue
-		}
-		w, covered, cause := d.enqueue(r)
-		wake = append(wake, w)
-		for _, q := range covered {
-			ends = append(ends, ending{q, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error() + " before it started"})
-		}
-	}
 	d.mu.Unlock()
-	close(di.gate) // the launched runs' handlers start
+	for i, gate := range di.gates {
+		d.mu.Lock()
+		for _, r := range di.runs[i*gateRuns : min((i+1)*gateRuns, len(di.runs))] {
+			if r.waiting && d.closing { // stopAccepting came in between
+				r.waiting = false
+				ends = append(ends, ending{r, carillonv1.RunStatus_RUN_STATUS_KILLED, ErrShuttingDown.Error()})
+			}
+			if w := d.startAt(r, &ends); w != nil {
+				wake = append(wake, w)
+			}
+		}
+		d.mu.Unlock()
+		close(gate) // the launched runs' handlers start
+	}
 	for _, w := range wake {
 		notify(w.wake)
 	}
 	for _, e := range ends {
 		d.end(e.r, e.status, e.msg)
 	}
+}
+
+// ending is a run to end, with its status and why.
+type ending struct {
+	r      *run
+	status carillonv1.RunStatus
+	msg    string
+}
+
+// startAt applies waiting run r's block strategy on its instant, and
+// returns the worker to wake, if any: r launched on its own goroutine
+// when its job is idle here, or queued; runs to end are added to ends.
+// d.mu is held.
+func (d *dispatcher) startAt(r *run, ends *[]ending) *worker {
+	if !r.waiting {
+		return nil
+	}
+	r.waiting = false
+	if err := d.discards(r); err != nil {
+		*ends = append(*ends, ending{r, carillonv1.RunStatus_RUN_STATUS_FAILED, err.Error()})
+		return nil
+	}
+	if w := d.workers[r.jobID]; !w.busy() {
+		if w == nil {
+			w = d.newWorker(r.jobID)
+		}
+		r.launched = true
+		w.current, w.handoff = r, r
+		return w
+	}
+	w, covered, cause := d.enqueue(r)
+	for _, q := range covered {
+		*ends = append(*ends, ending{q, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error() + " before it started"})
+	}
+	return w
 }
 
 // unwaitJob takes the runs of job jobID that wait for their due_at out of
@@ -139,7 +169,9 @@ func (d *dispatcher) unwaitAll() []*run {
 	var out []*run
 	for k, di := range d.waiting {
 		di.timer.Stop()
-		close(di.gate) // its runs' goroutines end: none is launched
+		for _, gate := range di.gates {
+			close(gate) // its runs' goroutines end: none is launched
+		}
 		for _, r := range di.runs {
 			if r.waiting {
 				r.waiting = false
