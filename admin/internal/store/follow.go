@@ -13,16 +13,18 @@ const followInterval = 100 * time.Millisecond
 // follower is where this admin stands in the other admins' changes.
 type follower struct {
 	jobSeq  int64    // the last job_changes row seen
-	routing [2]int64 // the registry's and the groups' fingerprints
+	routing [3]int64 // the fingerprints of the registry's heartbeats, of its capabilities, and of the groups
 	started bool
 }
 
 // followSQL reads the fingerprints of the registry and the groups (any
-// write changes a sum of updated_at or a count) and the newest job change.
-const followSQL = `SELECT
-	(SELECT coalesce(sum(updated_at), 0) + count(*) FROM registry),
+// write changes a sum of updated_at or a count; a heartbeat that changes
+// an executor's capabilities and not its time, their sum) and the newest
+// job change.
+const followSQL = `SELECT r.beats, r.caps,
 	(SELECT coalesce(sum(updated_at), 0) + count(*) + coalesce(sum(length(addresses)), 0) FROM groups),
-	(SELECT coalesce(max(seq), 0) FROM job_changes)`
+	(SELECT coalesce(max(seq), 0) FROM job_changes)
+	FROM (SELECT coalesce(sum(updated_at), 0) + count(*) AS beats, coalesce(sum(capabilities), 0) AS caps FROM registry) AS r`
 
 // follow brings this admin's caches up to the other admins' writes: a
 // routing change bumps RoutingVersion, a changed job empties the job cache
@@ -31,9 +33,9 @@ const followSQL = `SELECT
 // it too, harmlessly.
 func (s *Store) follow(ctx context.Context) error {
 	f := &s.pg.follow
-	var routing [2]int64
+	var routing [3]int64
 	var seq int64
-	if err := s.r.QueryRowContext(ctx, followSQL).Scan(&routing[0], &routing[1], &seq); err != nil {
+	if err := s.r.QueryRowContext(ctx, followSQL).Scan(&routing[0], &routing[1], &routing[2], &seq); err != nil {
 		return fmt.Errorf("store: follow: %w", err)
 	}
 	if !f.started {

@@ -66,7 +66,7 @@ func TestClockOffsetWarning(t *testing.T) {
 		{"http://a:1", -60 * time.Millisecond, warn},
 		{"http://b:1", -50 * time.Millisecond, back},
 	} {
-		trig.Heard(trigger.Heartbeat{Address: step.address, DueAt: true, ClockMeasured: step.offset != 0,
+		trig.Heard(trigger.Heartbeat{Address: step.address, ClockMeasured: step.offset != 0,
 			ClockOffset: step.offset, ClockRoundTrip: time.Millisecond})
 		got := logs.take()
 		switch {

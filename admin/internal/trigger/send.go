@@ -156,8 +156,9 @@ type call struct {
 // calls groups sends by executor, one call each, and prepares the calls:
 // a scheduled fire's are prepared before its instant at, so that on the
 // instant only the calls are left to make. A call to an executor that
-// takes due_at is made for sending ahead of at (call.dueAt), when
-// SendAhead is positive; at is zero for a manual fire, sent now.
+// takes due_at (routed.dueAt) is made for sending ahead of at
+// (call.dueAt), when SendAhead is positive; at is zero for a manual fire,
+// sent now.
 func (t *Trigger) calls(sends []routed, at time.Time) []*call {
 	type key struct {
 		address string
@@ -171,7 +172,7 @@ func (t *Trigger) calls(sends []routed, at time.Time) []*call {
 		c := byAddr[k]
 		if c == nil {
 			c = &call{address: s.address, group: s.job.GroupID, db: t.cfg.Store.DatabaseID()}
-			if !at.IsZero() && t.cfg.SendAhead > 0 && t.takesDueAt(s.address) {
+			if !at.IsZero() && t.cfg.SendAhead > 0 && s.dueAt {
 				c.dueAt = at
 			}
 			byAddr[k] = c
