@@ -297,8 +297,10 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 // executor (a before_start kill with replace, so that no result comes) and
 // sent again, on the instant, to the same executor with the same run ID,
 // without due_at and with the new param; the run is not settled, and
-// another job's run sent ahead is left alone. A job updated, then stopped
-// before the instant, has its run dropped and not sent again: SKIPPED.
+// another job's run sent ahead is left alone, as is the run of a job
+// updated in nothing its executor receives (its description). A job
+// updated, then stopped before the instant, has its run dropped and not
+// sent again: SKIPPED.
 func TestUpdateResendsRunSentAhead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -309,24 +311,33 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 	updated := b.job(t, func(j *store.Job) { j.Param = "old" })
 	kept := b.job(t, func(j *store.Job) { j.Param = "kept" })
 	thenStopped := b.job(t, nil)
+	retitled := b.job(t, nil)
 	instant := b.clock.Now().Add(time.Second)
-	es := []schedule.Entry{b.claimedFire(t, updated, instant), b.claimedFire(t, kept, instant), b.claimedFire(t, thenStopped, instant)}
+	es := []schedule.Entry{b.claimedFire(t, updated, instant), b.claimedFire(t, kept, instant), b.claimedFire(t, thenStopped, instant),
+		b.claimedFire(t, retitled, instant)}
 	b.trig.Fire(es)
 	awaitPending(t, b.clock)
 	b.clock.Set(instant.Add(-trigger.SendAheadDefault))
-	ex.await(t, "three runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 3 })
+	ex.await(t, "four runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 4 })
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if !b.clock.AwaitPending(wait, 2) {
 		t.Fatal("the trigger did not wait for the instant within 10 s")
 	}
 
+	r := retitled
+	r.Description = "renamed"
+	if _, err := b.st.UpdateJob(ctx, r, false, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
 	j := updated
 	j.Param = "new"
 	if _, err := b.st.UpdateJob(ctx, j, false, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.st.UpdateJob(ctx, thenStopped, false, b.clock.Now()); err != nil {
+	s := thenStopped
+	s.Handler = "h2"
+	if _, err := b.st.UpdateJob(ctx, s, false, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	ex.await(t, "the replace kills", func(e *dueExecutor) bool { return len(e.kills) == 2 })
@@ -364,13 +375,16 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 	if got := ex.all[es[2].RunID]; len(got) != 1 {
 		t.Errorf("the run of the job updated then stopped was sent %d times, want once (ahead)", len(got))
 	}
+	if got := ex.all[es[3].RunID]; len(got) != 1 || got[0].DueAt == nil {
+		t.Errorf("the run of the job whose description alone was updated was sent %d times, want once, ahead", len(got))
+	}
 	ex.mu.Unlock()
 	if r, err := b.st.Run(ctx, es[2].RunID); err != nil {
 		t.Fatal(err)
 	} else if r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
 		t.Errorf("the run of the job updated then stopped: %s (%s), want SKIPPED", r.Status, r.Message)
 	}
-	for i, e := range es[:2] {
+	for i, e := range []schedule.Entry{es[0], es[1], es[3]} {
 		r, err := b.st.Run(ctx, e.RunID)
 		if err != nil {
 			t.Fatal(err)
