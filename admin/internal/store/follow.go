@@ -28,9 +28,11 @@ const followSQL = `SELECT r.beats, r.caps,
 
 // follow brings this admin's caches up to the other admins' writes: a
 // routing change bumps RoutingVersion, a changed job empties the job cache
-// (JobDefinitions), a stopped or deleted job is marked (StoppedSince). The
-// first call only notes where things stand. Its own writes come back to
-// it too, harmlessly.
+// (JobDefinitions), a stopped or deleted job is marked (StoppedSince), and
+// so is a job updated in what its runs carry to their executors
+// (UpdatedSince), after the cache is emptied, so that a run sent again
+// reads the new definition. The first call only notes where things stand.
+// Its own writes come back to it too, harmlessly.
 func (s *Store) follow(ctx context.Context) error {
 	f := &s.pg.follow
 	var routing [3]int64
@@ -49,20 +51,49 @@ func (s *Store) follow(ctx context.Context) error {
 	if seq == f.jobSeq {
 		return nil
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, job_id, stopped FROM job_changes WHERE seq > ? ORDER BY seq`, f.jobSeq)
+	changes, err := s.jobChanges(ctx)
+	if len(changes) > 0 {
+		s.jobs.changed() // before the marks
+		for _, c := range changes {
+			if c.stopped {
+				s.stops.mark(c.job)
+			}
+			if c.updated {
+				s.stops.markUpdate(c.job)
+			}
+		}
+	}
+	return err
+}
+
+// jobChange is a row of job_changes.
+type jobChange struct {
+	job     int64
+	stopped bool // stopped or deleted
+	updated bool // updated in what its runs carry to their executors (runsChanged)
+}
+
+// jobChanges reads the job changes after the last one seen, in order, and
+// advances the follower past them. On an error it returns those it read
+// before it, the follower past them only.
+func (s *Store) jobChanges(ctx context.Context) ([]jobChange, error) {
+	f := &s.pg.follow
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, job_id, stopped, updated FROM job_changes WHERE seq > ? ORDER BY seq`, f.jobSeq)
 	if err != nil {
-		return fmt.Errorf("store: follow: %w", err)
+		return nil, fmt.Errorf("store: follow: %w", err)
 	}
 	defer rows.Close()
+	var changes []jobChange
 	for rows.Next() {
-		var job, stopped int64
-		if err := rows.Scan(&f.jobSeq, &job, &stopped); err != nil {
-			return fmt.Errorf("store: follow: %w", err)
+		var seq, job, stopped, updated int64
+		if err := rows.Scan(&seq, &job, &stopped, &updated); err != nil {
+			return changes, fmt.Errorf("store: follow: %w", err)
 		}
-		if stopped == 1 {
-			s.stops.mark(job)
-		}
+		f.jobSeq = seq
+		changes = append(changes, jobChange{job: job, stopped: stopped == 1, updated: updated == 1})
 	}
-	s.jobs.changed()
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return changes, fmt.Errorf("store: follow: %w", err)
+	}
+	return changes, nil
 }

@@ -243,7 +243,9 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 // the millisecond the database keeps). Only such an update replaces the
 // runs sent ahead of their instant (UpdatedSince); one of anything else
 // (description, owner, alarms, schedule, routing, retries, child jobs)
-// leaves them as they were sent.
+// leaves them as they were sent. PostgreSQL's job_changes trigger
+// compares the same columns, for the other admins sharing the database
+// (follow).
 func runsChanged(a, b Job) bool {
 	return a.Handler != b.Handler || a.Param != b.Param || a.BlockStrategy != b.BlockStrategy ||
 		a.TimeoutSeconds != b.TimeoutSeconds || a.ScriptType != b.ScriptType || a.ScriptSource != b.ScriptSource ||

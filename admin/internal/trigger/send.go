@@ -370,8 +370,8 @@ func (t *Trigger) runEach(ctx context.Context, c *call, outcomes []error) {
 
 // runRequest is the request that sends run of job, from the database
 // with ID db. The job's fields it takes are those whose update replaces
-// the runs sent ahead of their instant (the store's runsChanged): keep
-// them in step.
+// the runs sent ahead of their instant (the store's runsChanged, and
+// PostgreSQL's job_changes trigger): keep them in step.
 func runRequest(job store.Job, run store.Run, db string) *carillonv1.RunRequest {
 	req := &carillonv1.RunRequest{
 		RunId: run.ID, JobId: job.ID, Handler: job.Handler, Param: run.Param, BlockStrategy: job.BlockStrategy,
