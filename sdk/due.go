@@ -85,7 +85,7 @@ func (d *dispatcher) startDue(k int64) {
 	var ends []ending
 	d.mu.Lock()
 	di := d.waiting[k]
-	delete(d.waiting, k) // di is this function's from now on
+	delete(d.waiting, k)        // di is this function's from now on
 	if di == nil || d.closing { // stopAccepting dropped them
 		d.mu.Unlock()
 		return

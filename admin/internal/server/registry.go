@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"slices"
 	"unicode/utf8"
 
 	"connectrpc.com/connect"
@@ -54,7 +53,7 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 	if err := s.checkProtocol(ctx, req.AppName, req.Protocol); err != nil {
 		return nil, err
 	}
-	previous, err := s.cfg.Store.Register(ctx, req.AppName, req.Address, req.InstanceId, s.cfg.NowFunc())
+	previous, err := s.cfg.Store.Register(ctx, req.AppName, req.Address, req.InstanceId, store.CapabilitiesOf(req.Capabilities), s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -238,10 +237,10 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// heartbeat is what the trigger keeps of a registration: whether the
-// executor takes due_at, and its clock's offset from the admin's.
+// heartbeat is what the trigger hears of a registration besides what the
+// store keeps: its clock's offset from the admin's.
 func heartbeat(req *carillonv1.RegisterRequest) trigger.Heartbeat {
-	hb := trigger.Heartbeat{Address: req.Address, DueAt: slices.Contains(req.Capabilities, carillonv1.Capability_CAPABILITY_DUE_AT)}
+	hb := trigger.Heartbeat{Address: req.Address}
 	if req.ClockOffset != nil && req.ClockRoundTrip != nil {
 		hb.ClockMeasured, hb.ClockOffset, hb.ClockRoundTrip = true, req.ClockOffset.AsDuration(), req.ClockRoundTrip.AsDuration()
 	}

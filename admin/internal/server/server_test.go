@@ -174,6 +174,28 @@ func TestRegisterValidation(t *testing.T) {
 	}
 }
 
+// TestRegisterStoresCapabilities: a heartbeat's capabilities are stored
+// with the registration, where the trigger (and every admin of the
+// database) reads them, and each heartbeat replaces the last one's.
+func TestRegisterStoresCapabilities(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "")
+	for i, caps := range [][]carillonv1.Capability{{carillonv1.Capability_CAPABILITY_DUE_AT}, nil} {
+		if _, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: "http://10.0.0.1:9999", Capabilities: caps}); err != nil {
+			t.Fatal(err)
+		}
+		regs, err := b.store.Registrations(ctx, "app", time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []store.Registration{{Address: "http://10.0.0.1:9999", Capabilities: store.CapabilitiesOf(caps)}}
+		if diff := cmp.Diff(want, regs); diff != "" {
+			t.Errorf("heartbeat %d, capabilities %v (-want +got):\n%s", i, caps, diff)
+		}
+	}
+}
+
 // TestReportResultsRefusesEachMalformedResult: a batch with malformed
 // results settles the good ones and refuses each bad one in its outcome,
 // naming the field and the rule; the call succeeds.

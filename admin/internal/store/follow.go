@@ -13,27 +13,31 @@ const followInterval = 100 * time.Millisecond
 // follower is where this admin stands in the other admins' changes.
 type follower struct {
 	jobSeq  int64    // the last job_changes row seen
-	routing [2]int64 // the registry's and the groups' fingerprints
+	routing [3]int64 // the fingerprints of the registry's heartbeats, of its capabilities, and of the groups
 	started bool
 }
 
 // followSQL reads the fingerprints of the registry and the groups (any
-// write changes a sum of updated_at or a count) and the newest job change.
-const followSQL = `SELECT
-	(SELECT coalesce(sum(updated_at), 0) + count(*) FROM registry),
+// write changes a sum of updated_at or a count; a heartbeat that changes
+// an executor's capabilities and not its time, their sum) and the newest
+// job change.
+const followSQL = `SELECT r.beats, r.caps,
 	(SELECT coalesce(sum(updated_at), 0) + count(*) + coalesce(sum(length(addresses)), 0) FROM groups),
-	(SELECT coalesce(max(seq), 0) FROM job_changes)`
+	(SELECT coalesce(max(seq), 0) FROM job_changes)
+	FROM (SELECT coalesce(sum(updated_at), 0) + count(*) AS beats, coalesce(sum(capabilities), 0) AS caps FROM registry) AS r`
 
 // follow brings this admin's caches up to the other admins' writes: a
 // routing change bumps RoutingVersion, a changed job empties the job cache
-// (JobDefinitions), a stopped or deleted job is marked (StoppedSince). The
-// first call only notes where things stand. Its own writes come back to
-// it too, harmlessly.
+// (JobDefinitions), a stopped or deleted job is marked (StoppedSince), and
+// so is a job updated in what its runs carry to their executors
+// (UpdatedSince), after the cache is emptied, so that a run sent again
+// reads the new definition. The first call only notes where things stand.
+// Its own writes come back to it too, harmlessly.
 func (s *Store) follow(ctx context.Context) error {
 	f := &s.pg.follow
-	var routing [2]int64
+	var routing [3]int64
 	var seq int64
-	if err := s.r.QueryRowContext(ctx, followSQL).Scan(&routing[0], &routing[1], &seq); err != nil {
+	if err := s.r.QueryRowContext(ctx, followSQL).Scan(&routing[0], &routing[1], &routing[2], &seq); err != nil {
 		return fmt.Errorf("store: follow: %w", err)
 	}
 	if !f.started {
@@ -47,20 +51,49 @@ func (s *Store) follow(ctx context.Context) error {
 	if seq == f.jobSeq {
 		return nil
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, job_id, stopped FROM job_changes WHERE seq > ? ORDER BY seq`, f.jobSeq)
+	changes, err := s.jobChanges(ctx)
+	if len(changes) > 0 {
+		s.jobs.changed() // before the marks
+		for _, c := range changes {
+			if c.stopped {
+				s.stops.mark(c.job)
+			}
+			if c.updated {
+				s.stops.markUpdate(c.job)
+			}
+		}
+	}
+	return err
+}
+
+// jobChange is a row of job_changes.
+type jobChange struct {
+	job     int64
+	stopped bool // stopped or deleted
+	updated bool // updated in what its runs carry to their executors (runsChanged)
+}
+
+// jobChanges reads the job changes after the last one seen, in order, and
+// advances the follower past them. On an error it returns those it read
+// before it, the follower past them only.
+func (s *Store) jobChanges(ctx context.Context) ([]jobChange, error) {
+	f := &s.pg.follow
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, job_id, stopped, updated FROM job_changes WHERE seq > ? ORDER BY seq`, f.jobSeq)
 	if err != nil {
-		return fmt.Errorf("store: follow: %w", err)
+		return nil, fmt.Errorf("store: follow: %w", err)
 	}
 	defer rows.Close()
+	var changes []jobChange
 	for rows.Next() {
-		var job, stopped int64
-		if err := rows.Scan(&f.jobSeq, &job, &stopped); err != nil {
-			return fmt.Errorf("store: follow: %w", err)
+		var seq, job, stopped, updated int64
+		if err := rows.Scan(&seq, &job, &stopped, &updated); err != nil {
+			return changes, fmt.Errorf("store: follow: %w", err)
 		}
-		if stopped == 1 {
-			s.stops.mark(job)
-		}
+		f.jobSeq = seq
+		changes = append(changes, jobChange{job: job, stopped: stopped == 1, updated: updated == 1})
 	}
-	s.jobs.changed()
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return changes, fmt.Errorf("store: follow: %w", err)
+	}
+	return changes, nil
 }

@@ -189,10 +189,12 @@ func (s *Store) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
 // ahead under the old definition is dispatched. When scheduleChanged is
 // false the job's next fire is the earliest dropped pending instant (the
 // scheduler reads it again with the new definition); otherwise it is
-// j.NextFireAt.
+// j.NextFireAt. An update that changes what a run's request carries to its
+// executor (runsChanged) is marked for UpdatedSince.
 func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now time.Time) (Job, error) {
 	defer s.jobs.changed()
 	now = now.Truncate(time.Millisecond) // what the database keeps
+	var replace bool
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		old, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, j.ID))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -205,6 +207,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 			return err
 		}
 		j.CreatedAt, j.LastFireAt, j.Enabled, j.UpdatedAt = old.CreatedAt, old.LastFireAt, old.Enabled, now
+		replace = runsChanged(old, j)
 		earliest, err := dropPending(ctx, tx, j.ID)
 		if err != nil {
 			return err
@@ -228,8 +231,25 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 		return Job{}, fmt.Errorf("store: update job %d: %w", j.ID, err)
 	}
 	s.jobs.changed() // before the mark: a run sent again reads the new definition
-	s.stops.markUpdate(j.ID)
+	if replace {
+		s.stops.markUpdate(j.ID)
+	}
 	return j, nil
+}
+
+// runsChanged reports whether job b differs from job a in what a run's
+// request carries to its executor (the trigger's runRequest): handler,
+// param, block strategy, timeout, script (type, source and its time, to
+// the millisecond the database keeps). Only such an update replaces the
+// runs sent ahead of their instant (UpdatedSince); one of anything else
+// (description, owner, alarms, schedule, routing, retries, child jobs)
+// leaves them as they were sent. PostgreSQL's job_changes trigger
+// compares the same columns, for the other admins sharing the database
+// (follow).
+func runsChanged(a, b Job) bool {
+	return a.Handler != b.Handler || a.Param != b.Param || a.BlockStrategy != b.BlockStrategy ||
+		a.TimeoutSeconds != b.TimeoutSeconds || a.ScriptType != b.ScriptType || a.ScriptSource != b.ScriptSource ||
+		millis(a.ScriptUpdatedAt) != millis(b.ScriptUpdatedAt)
 }
 
 // dropPending deletes the job's pending runs and returns the earliest

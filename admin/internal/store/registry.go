@@ -5,16 +5,40 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+// Capabilities is what an executor declared it can do at its latest
+// heartbeat (RegisterRequest.capabilities): bit n stands for the
+// carillonv1.Capability numbered n.
+type Capabilities uint64
+
+// CapabilitiesOf returns the set of cs. Values past 63 are left out: no
+// Capability has one.
+func CapabilitiesOf(cs []carillonv1.Capability) Capabilities {
+	var c Capabilities
+	for _, x := range cs {
+		if x > 0 && x < 64 {
+			c |= 1 << x
+		}
+	}
+	return c
+}
+
+// Has reports whether c holds x.
+func (c Capabilities) Has(x carillonv1.Capability) bool {
+	return x > 0 && x < 64 && c&(1<<x) != 0
+}
+
 // Register records a heartbeat of the executor process instance at
-// address for app, and returns the instance that registered there before
-// ("" if none, or if it did not say). A different previous instance means
-// the executor restarted on the same address.
-func (s *Store) Register(ctx context.Context, app, address, instance string, now time.Time) (previous string, err error) {
+// address for app, with what it declared it can do (caps, which replace
+// what it declared before), and returns the instance that registered there
+// before ("" if none, or if it did not say). A different previous instance
+// means the executor restarted on the same address.
+func (s *Store) Register(ctx context.Context, app, address, instance string, caps Capabilities, now time.Time) (previous string, err error) {
 	defer s.routing.Add(1)
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT instance_id FROM registry WHERE app_name = ? AND address = ?`, app, address).Scan(&previous)
@@ -22,9 +46,10 @@ func (s *Store) Register(ctx context.Context, app, address, instance string, now
 			return err
 		}
 		_, err = tx.ExecContext(ctx,
-			`INSERT INTO registry (app_name, address, updated_at, instance_id) VALUES (?, ?, ?, ?)
-			 ON CONFLICT (app_name, address) DO UPDATE SET updated_at = excluded.updated_at, instance_id = excluded.instance_id`,
-			app, address, now.UnixMilli(), instance)
+			`INSERT INTO registry (app_name, address, updated_at, instance_id, capabilities) VALUES (?, ?, ?, ?, ?)
+			 ON CONFLICT (app_name, address) DO UPDATE SET updated_at = excluded.updated_at, instance_id = excluded.instance_id,
+			 capabilities = excluded.capabilities`,
+			app, address, now.UnixMilli(), instance, int64(caps)) //nolint:gosec // a bit set of at most 63 bits
 		return err
 	})
 	if err != nil {
@@ -53,24 +78,79 @@ func (s *Store) Deregister(ctx context.Context, app, address string) error {
 	return nil
 }
 
-// Executors returns, sorted, the addresses of app's executors that
-// registered at or after since.
-func (s *Store) Executors(ctx context.Context, app string, since time.Time) ([]string, error) {
+// Registration is an executor's latest heartbeat under an app name.
+type Registration struct {
+	// Address is the executor's.
+	Address string
+	// Capabilities is what it declared at that heartbeat.
+	Capabilities Capabilities
+}
+
+// Registrations returns, sorted by address, app's executors that
+// registered at or after since, each with what it declared it can do.
+func (s *Store) Registrations(ctx context.Context, app string, since time.Time) ([]Registration, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx,
-		`SELECT address FROM registry WHERE app_name = ? AND updated_at >= ? ORDER BY address`, app, since.UnixMilli())
+		`SELECT address, capabilities FROM registry WHERE app_name = ? AND updated_at >= ? ORDER BY address`, app, since.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("store: executors of %s: %w", app, err)
 	}
 	defer rows.Close()
-	var addrs []string
+	var regs []Registration
 	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
+		var r Registration
+		var caps int64
+		if err := rows.Scan(&r.Address, &caps); err != nil {
 			return nil, fmt.Errorf("store: executors of %s: %w", app, err)
 		}
-		addrs = append(addrs, a)
+		r.Capabilities = Capabilities(caps) //nolint:gosec // stored from a Capabilities
+		regs = append(regs, r)
 	}
-	return addrs, rows.Err()
+	return regs, rows.Err()
+}
+
+// Executors returns, sorted, the addresses of app's executors that
+// registered at or after since.
+func (s *Store) Executors(ctx context.Context, app string, since time.Time) ([]string, error) {
+	regs, err := s.Registrations(ctx, app, since)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []string
+	for _, r := range regs {
+		addrs = append(addrs, r.Address)
+	}
+	return addrs, nil
+}
+
+// CapabilitiesAt returns what the executor at each of addresses declared
+// it can do at its newest heartbeat at or after since, under whatever app
+// name: the executors of a MANUAL group, which come from its addresses,
+// may register too. Addresses with no such heartbeat are left out.
+func (s *Store) CapabilitiesAt(ctx context.Context, addresses []string, since time.Time) (map[string]Capabilities, error) {
+	caps := make(map[string]Capabilities, len(addresses))
+	if len(addresses) == 0 {
+		return caps, nil
+	}
+	args := make([]any, 0, len(addresses)+1)
+	for _, a := range addresses {
+		args = append(args, a)
+	}
+	args = append(args, since.UnixMilli())
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT address, capabilities FROM registry WHERE address IN (?`+ //nolint:gosec // placeholders only
+		strings.Repeat(", ?", len(addresses)-1)+`) AND updated_at >= ? ORDER BY updated_at`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: capabilities of executors: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a string
+		var c int64
+		if err := rows.Scan(&a, &c); err != nil {
+			return nil, fmt.Errorf("store: capabilities of executors: %w", err)
+		}
+		caps[a] = Capabilities(c) //nolint:gosec // stored from a Capabilities; the newest heartbeat comes last
+	}
+	return caps, rows.Err()
 }
 
 // Beats returns the last heartbeat of each of app's executors that

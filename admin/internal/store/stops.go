@@ -28,7 +28,8 @@ func (s *stops) mark(id int64) {
 	s.markIn(&s.by, id)
 }
 
-// markUpdate records that job id was updated (its definition changed).
+// markUpdate records that job id was updated in what its runs' requests
+// carry (runsChanged).
 func (s *stops) markUpdate(id int64) {
 	s.markIn(&s.upd, id)
 }
@@ -74,8 +75,11 @@ func (s *Store) StoppedSince(id int64, seq uint64) bool {
 }
 
 // UpdatedSince reports whether job id was updated (UpdateJob) after
-// StopSeq returned seq: a run claimed before, and sent ahead of its
-// instant, carries the job's definition of before the update.
+// StopSeq returned seq in what its runs' requests carry to their
+// executors (handler, param, block strategy, timeout, script): a run
+// claimed before, and sent ahead of its instant, carries the job's
+// definition of before the update. An update of anything else (its
+// description, alarms, schedule, ...) does not count.
 func (s *Store) UpdatedSince(id int64, seq uint64) bool {
 	s.stops.mu.Lock()
 	defer s.stops.mu.Unlock()

@@ -138,22 +138,22 @@ func TestRegistry(t *testing.T) {
 			ctx := context.Background()
 			s, _ := setup(t, newDB(t))
 			for _, a := range []string{"http://b:1", "http://a:1"} {
-				if _, err := s.Register(ctx, "app", a, "", t0); err != nil {
+				if _, err := s.Register(ctx, "app", a, "", 0, t0); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := s.Register(ctx, "app", "http://c:1", "", t0.Add(-2*time.Minute)); err != nil {
+			if _, err := s.Register(ctx, "app", "http://c:1", "", 0, t0.Add(-2*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 			// A new process on an address says so: Register returns the instance
 			// that registered there before.
-			if prev, err := s.Register(ctx, "app", "http://b:1", "i1", t0); err != nil || prev != "" {
+			if prev, err := s.Register(ctx, "app", "http://b:1", "i1", 0, t0); err != nil || prev != "" {
 				t.Fatalf("first instance: previous %q, %v; want \"\"", prev, err)
 			}
-			if prev, err := s.Register(ctx, "app", "http://b:1", "i1", t0); err != nil || prev != "i1" {
+			if prev, err := s.Register(ctx, "app", "http://b:1", "i1", 0, t0); err != nil || prev != "i1" {
 				t.Fatalf("same instance: previous %q, %v; want i1", prev, err)
 			}
-			if prev, err := s.Register(ctx, "app", "http://b:1", "i2", t0); err != nil || prev != "i1" {
+			if prev, err := s.Register(ctx, "app", "http://b:1", "i2", 0, t0); err != nil || prev != "i1" {
 				t.Fatalf("restarted: previous %q, %v; want i1", prev, err)
 			}
 			if last, err := s.LastBeat(ctx); err != nil || !last.Equal(t0) {

@@ -92,7 +92,7 @@ func testExecutorsOnline(t *testing.T, db string) {
 		{"app", "http://127.0.0.1:9003", t0.Add(time.Second)},
 		{"nogroup", "http://127.0.0.1:9004", t0}, // no group: left out
 	} {
-		if _, err := s.Register(ctx, reg.app, reg.addr, "", reg.at); err != nil {
+		if _, err := s.Register(ctx, reg.app, reg.addr, "", 0, reg.at); err != nil {
 			t.Fatal(err)
 		}
 	}

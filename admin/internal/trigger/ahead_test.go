@@ -113,7 +113,8 @@ func (b *bundle) claimedFire(t *testing.T, job store.Job, instant time.Time) sch
 // TestSendAhead: a fire's run for an executor that takes due_at is sent
 // SendAhead before its instant, with due_at the instant, and its record
 // keeps the instant as triggered_at; the run of the same fire for an
-// executor that did not say so is sent on the instant, without due_at.
+// executor whose latest heartbeat did not say so (though an earlier one
+// did) is sent on the instant, without due_at.
 func TestSendAhead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -121,8 +122,9 @@ func TestSendAhead(t *testing.T) {
 	older, oldURL := newDueExecutor(t)
 	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, newURL, oldURL)
 	newer.clock, older.clock = b.clock, b.clock
-	b.trig.Heard(trigger.Heartbeat{Address: newURL, DueAt: true})
-	b.trig.Heard(trigger.Heartbeat{Address: oldURL})
+	b.register(t, newURL, true)
+	b.register(t, oldURL, true)
+	b.register(t, oldURL, false) // an older SDK at the same address: it takes the capability back
 	job := b.job(t, func(j *store.Job) { j.RouteStrategy = carillonv1.RouteStrategy_ROUTE_STRATEGY_SHARDING_BROADCAST })
 	instant := b.clock.Now().Add(time.Second)
 	b.trig.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
@@ -167,6 +169,49 @@ func TestSendAhead(t *testing.T) {
 	}
 }
 
+// TestSendAheadAfterRestart: an admin that starts over the database of
+// an admin before it sends ahead to the executors whose latest heartbeat,
+// to that admin, declared CAPABILITY_DUE_AT, before any heartbeat of its
+// own (they come every 30 s): the store keeps the capability. An
+// executor that did not declare it still gets its run on the instant.
+func TestSendAheadAfterRestart(t *testing.T) {
+	t.Parallel()
+	newer, newURL := newDueExecutor(t)
+	older, oldURL := newDueExecutor(t)
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
+	newer.clock, older.clock = b.clock, b.clock
+	b.register(t, newURL, true)
+	b.register(t, oldURL, false)
+	job := b.job(t, func(j *store.Job) { j.RouteStrategy = carillonv1.RouteStrategy_ROUTE_STRATEGY_SHARDING_BROADCAST })
+	b.clock.Add(5 * time.Second)
+	b.restart(t) // no heartbeat after it
+
+	instant := b.clock.Now().Add(time.Second)
+	b.trig.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
+	awaitPending(t, b.clock)
+	sendAt := instant.Add(-trigger.SendAheadDefault)
+	b.clock.Set(sendAt)
+	newer.await(t, "its run ahead of the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
+	newer.mu.Lock()
+	for id, req := range newer.reqs {
+		if req.DueAt == nil || !req.DueAt.AsTime().Equal(instant) || !newer.came[id].Equal(sendAt) {
+			t.Errorf("run sent at %v with due_at %v, want at %v with due_at %v", newer.came[id], req.DueAt, sendAt, instant)
+		}
+	}
+	newer.mu.Unlock()
+	awaitPending(t, b.clock)
+	b.clock.Set(instant)
+	older.await(t, "its run on the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
+	older.mu.Lock()
+	for id, req := range older.reqs {
+		if req.DueAt != nil || !older.came[id].Equal(instant) {
+			t.Errorf("executor without CAPABILITY_DUE_AT: run sent at %v with due_at %v, want on the instant %v without due_at", older.came[id], req.DueAt, instant)
+		}
+	}
+	older.mu.Unlock()
+	b.trig.Wait()
+}
+
 // TestStopCancelsRunSentAhead: a job stopped or deleted after its run was
 // sent ahead and before the instant has the run cancelled on its executor
 // (a before_start kill) and settled SKIPPED with the executor recorded;
@@ -179,7 +224,7 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 	ex, url := newDueExecutor(t)
 	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
 	ex.clock = b.clock
-	b.trig.Heard(trigger.Heartbeat{Address: url, DueAt: true})
+	b.register(t, url, true)
 	stopped, deleted, started, kept, killed := b.job(t, nil), b.job(t, nil), b.job(t, nil), b.job(t, nil), b.job(t, nil)
 	instant := b.clock.Now().Add(time.Second)
 	var es []schedule.Entry
@@ -252,36 +297,47 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 // executor (a before_start kill with replace, so that no result comes) and
 // sent again, on the instant, to the same executor with the same run ID,
 // without due_at and with the new param; the run is not settled, and
-// another job's run sent ahead is left alone. A job updated, then stopped
-// before the instant, has its run dropped and not sent again: SKIPPED.
+// another job's run sent ahead is left alone, as is the run of a job
+// updated in nothing its executor receives (its description). A job
+// updated, then stopped before the instant, has its run dropped and not
+// sent again: SKIPPED.
 func TestUpdateResendsRunSentAhead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ex, url := newDueExecutor(t)
 	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
 	ex.clock = b.clock
-	b.trig.Heard(trigger.Heartbeat{Address: url, DueAt: true})
+	b.register(t, url, true)
 	updated := b.job(t, func(j *store.Job) { j.Param = "old" })
 	kept := b.job(t, func(j *store.Job) { j.Param = "kept" })
 	thenStopped := b.job(t, nil)
+	retitled := b.job(t, nil)
 	instant := b.clock.Now().Add(time.Second)
-	es := []schedule.Entry{b.claimedFire(t, updated, instant), b.claimedFire(t, kept, instant), b.claimedFire(t, thenStopped, instant)}
+	es := []schedule.Entry{b.claimedFire(t, updated, instant), b.claimedFire(t, kept, instant), b.claimedFire(t, thenStopped, instant),
+		b.claimedFire(t, retitled, instant)}
 	b.trig.Fire(es)
 	awaitPending(t, b.clock)
 	b.clock.Set(instant.Add(-trigger.SendAheadDefault))
-	ex.await(t, "three runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 3 })
+	ex.await(t, "four runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 4 })
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if !b.clock.AwaitPending(wait, 2) {
 		t.Fatal("the trigger did not wait for the instant within 10 s")
 	}
 
+	r := retitled
+	r.Description = "renamed"
+	if _, err := b.st.UpdateJob(ctx, r, false, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
 	j := updated
 	j.Param = "new"
 	if _, err := b.st.UpdateJob(ctx, j, false, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.st.UpdateJob(ctx, thenStopped, false, b.clock.Now()); err != nil {
+	s := thenStopped
+	s.Handler = "h2"
+	if _, err := b.st.UpdateJob(ctx, s, false, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	ex.await(t, "the replace kills", func(e *dueExecutor) bool { return len(e.kills) == 2 })
@@ -319,13 +375,16 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 	if got := ex.all[es[2].RunID]; len(got) != 1 {
 		t.Errorf("the run of the job updated then stopped was sent %d times, want once (ahead)", len(got))
 	}
+	if got := ex.all[es[3].RunID]; len(got) != 1 || got[0].DueAt == nil {
+		t.Errorf("the run of the job whose description alone was updated was sent %d times, want once, ahead", len(got))
+	}
 	ex.mu.Unlock()
 	if r, err := b.st.Run(ctx, es[2].RunID); err != nil {
 		t.Fatal(err)
 	} else if r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
 		t.Errorf("the run of the job updated then stopped: %s (%s), want SKIPPED", r.Status, r.Message)
 	}
-	for i, e := range es[:2] {
+	for i, e := range []schedule.Entry{es[0], es[1], es[3]} {
 		r, err := b.st.Run(ctx, e.RunID)
 		if err != nil {
 			t.Fatal(err)

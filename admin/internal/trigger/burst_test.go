@@ -18,7 +18,7 @@ func TestBurstSentAhead(t *testing.T) {
 	ex, url := newDueExecutor(t)
 	b := setupWith(t, func(c *trigger.Config) { c.MaxInFlight = 1 }, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
 	ex.clock = b.clock
-	b.trig.Heard(trigger.Heartbeat{Address: url, DueAt: true})
+	b.register(t, url, true)
 	const n = 600 // three batches (batchMax is 256), one slot
 	instant := b.clock.Now().Add(5 * time.Second)
 	es := make([]schedule.Entry, n)

@@ -13,13 +13,12 @@ import (
 const ClockOffsetMax = 50 * time.Millisecond
 
 // Heartbeat is what an executor's registration tells the trigger besides
-// its address and process (Registered).
+// its address and process (Registered) and what the store keeps of it
+// (store.Register: among others its capabilities, from which the trigger
+// decides which executors take runs ahead of their instant).
 type Heartbeat struct {
 	// Address is the executor's.
 	Address string
-	// DueAt says the executor starts runs at their RunRequest.due_at
-	// (CAPABILITY_DUE_AT): its scheduled runs may be sent ahead.
-	DueAt bool
 	// ClockMeasured says ClockOffset and ClockRoundTrip are set: the
 	// executor measured its clock against the admin's at its previous
 	// heartbeat.
@@ -32,33 +31,28 @@ type Heartbeat struct {
 	ClockRoundTrip time.Duration
 }
 
-// heard is what the trigger knows of each executor from its heartbeats.
-// It is in memory only: after an admin restart, an executor's runs are
-// sent on their instant until its next heartbeat says it takes due_at.
+// heard is what the trigger knows of each executor's clock from its
+// heartbeats to this admin, in memory only.
 type heard struct {
 	mu     sync.Mutex
-	dueAt  map[string]bool // by address: takes due_at
 	skewed map[string]bool // by address: the last offset heard was over ClockOffsetMax
 }
 
-// Heard is told of each executor heartbeat: it remembers whether the
-// executor takes runs ahead of their instant, and logs a warning when its
-// clock is more than ClockOffsetMax off the admin's (once, until the clock
-// is back within it, which is logged too).
+// Heard is told of each executor heartbeat: it logs a warning when the
+// executor's clock is more than ClockOffsetMax off the admin's (once,
+// until the clock is back within it, which is logged too).
 func (t *Trigger) Heard(hb Heartbeat) {
-	h := &t.heard
-	h.mu.Lock()
-	if h.dueAt == nil {
-		h.dueAt, h.skewed = map[string]bool{}, map[string]bool{}
-	}
-	h.dueAt[hb.Address] = hb.DueAt
 	// The offset is known to within half the round trip: a heartbeat
 	// whose round trip was that slow (a busy executor, e.g. accepting a
 	// burst) says nothing of the clock, and the offset counts as off only
 	// by what it surely is.
 	if !hb.ClockMeasured || hb.ClockRoundTrip/2 > ClockOffsetMax {
-		h.mu.Unlock()
 		return
+	}
+	h := &t.heard
+	h.mu.Lock()
+	if h.skewed == nil {
+		h.skewed = map[string]bool{}
 	}
 	off := hb.ClockOffset.Abs()-hb.ClockRoundTrip/2 > ClockOffsetMax
 	was := h.skewed[hb.Address]
@@ -72,12 +66,4 @@ func (t *Trigger) Heard(hb Heartbeat) {
 		t.cfg.Logger.Info("executor clock is back within 50 ms of the admin's",
 			"executor", hb.Address, "admin_minus_executor", hb.ClockOffset, "round_trip", hb.ClockRoundTrip)
 	}
-}
-
-// takesDueAt says whether the executor at address said, at its last
-// heartbeat to this admin, that it starts runs at their due_at.
-func (t *Trigger) takesDueAt(address string) bool {
-	t.heard.mu.Lock()
-	defer t.heard.mu.Unlock()
-	return t.heard.dueAt[address]
 }

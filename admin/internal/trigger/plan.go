@@ -28,6 +28,7 @@ type routed struct {
 	job     store.Job
 	address string
 	note    string     // how it was routed
+	dueAt   bool       // the executor starts runs at their RunRequest.due_at: a scheduled run may be sent ahead
 	span    trace.Span // the fire's span, from its call's preparation to its dispatch; nil when not tracing
 }
 
@@ -96,10 +97,10 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 				r := f.run
 				r.ID, r.ShardIndex, r.ShardTotal = 0, int32(i), int32(len(addrs)) //nolint:gosec // shard counts are bounded by a group's executors
 				shardRuns = append(shardRuns, r)
-				shardOf = append(shardOf, routed{job: f.job, address: addrs[i], note: note})
+				shardOf = append(shardOf, routed{job: f.job, address: addrs[i], note: note, dueAt: src.dueAt[addrs[i]]})
 			}
 		}
-		sends = append(sends, routed{run: first, job: f.job, address: addrs[0], note: note})
+		sends = append(sends, routed{run: first, job: f.job, address: addrs[0], note: note, dueAt: src.dueAt[addrs[0]]})
 	}
 	var stored []store.Run
 	if len(shardRuns) > 0 {
@@ -135,13 +136,17 @@ func overridden(src source, override []string) source {
 			return source{err: fmt.Errorf("not sent: %s, an address of the request, is not an executor of %s now", a, src.name)}
 		}
 	}
-	return source{name: "the request's addresses, of " + src.name, addrs: override}
+	return source{name: "the request's addresses, of " + src.name, addrs: override, dueAt: src.dueAt, group: src.group}
 }
 
 // source is where a group's executors come from.
 type source struct {
 	name  string
 	addrs []string
+	// dueAt holds those of addrs that start runs at their
+	// RunRequest.due_at (CAPABILITY_DUE_AT), as their latest heartbeats
+	// in the store said, whichever admin heard them.
+	dueAt map[string]bool
 	err   error
 	group store.Group // as read with addrs; zero if it could not be read
 }
@@ -203,19 +208,59 @@ func (t *Trigger) readSource(ctx context.Context, groupID int64) source {
 		return source{err: fmt.Errorf("group %d: %w", groupID, err)}
 	}
 	src := source{name: fmt.Sprintf("group %s (%s)", g.AppName, strings.TrimPrefix(g.AddressMode.String(), "ADDRESS_MODE_")), group: g}
-	if src.addrs, err = t.Executors(ctx, g); err != nil {
+	if src.addrs, src.dueAt, err = t.executorsTakingDueAt(ctx, g); err != nil {
 		src.err = fmt.Errorf("executors of %s: %w", src.name, err)
 	}
 	return src
+}
+
+// executorsTakingDueAt returns the executors of group g (Executors), and
+// those of them whose latest heartbeat declared CAPABILITY_DUE_AT: for an
+// AUTO group, its registration under the group's app name; for a MANUAL
+// group, the newest registration at the address, under any app name. An
+// executor that registers again without the capability (an older SDK at
+// the same address) takes it back.
+func (t *Trigger) executorsTakingDueAt(ctx context.Context, g store.Group) (addrs []string, dueAt map[string]bool, err error) {
+	since := t.liveSince(t.clock.Now())
+	dueAt = map[string]bool{}
+	if g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_MANUAL {
+		addrs = manualAddresses(g)
+		caps, err := t.cfg.Store.CapabilitiesAt(ctx, addrs, since)
+		if err != nil {
+			// The configured addresses route all the same: their runs go
+			// on their instant until the next read.
+			t.cfg.Logger.Warn("trigger: read the capabilities of a MANUAL group's executors; their runs are sent on their instant",
+				"group", g.AppName, "err", err)
+		}
+		for a, c := range caps {
+			dueAt[a] = c.Has(carillonv1.Capability_CAPABILITY_DUE_AT)
+		}
+		return addrs, dueAt, nil
+	}
+	regs, err := t.cfg.Store.Registrations(ctx, g.AppName, since)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range regs {
+		addrs = append(addrs, r.Address)
+		dueAt[r.Address] = r.Capabilities.Has(carillonv1.Capability_CAPABILITY_DUE_AT)
+	}
+	return addrs, dueAt, nil
+}
+
+// manualAddresses returns the configured addresses of MANUAL group g,
+// sorted, each once.
+func manualAddresses(g store.Group) []string {
+	addrs := slices.Clone(g.Addresses)
+	slices.Sort(addrs)
+	return slices.Compact(addrs)
 }
 
 // Executors returns the sorted executor addresses of group g: the live
 // registered ones for AUTO, the configured ones for MANUAL.
 func (t *Trigger) Executors(ctx context.Context, g store.Group) ([]string, error) {
 	if g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_MANUAL {
-		addrs := slices.Clone(g.Addresses)
-		slices.Sort(addrs)
-		return slices.Compact(addrs), nil
+		return manualAddresses(g), nil
 	}
 	return t.cfg.Store.Executors(ctx, g.AppName, t.liveSince(t.clock.Now()))
 }

@@ -99,7 +99,7 @@ func (r *restarted) group(t *testing.T, app string, strategy carillonv1.MisfireS
 		t.Fatal(err)
 	}
 	for _, a := range addrs {
-		if _, err := r.st.Register(ctx, app, a, "i", r.t0); err != nil {
+		if _, err := r.st.Register(ctx, app, a, "i", 0, r.t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,7 +188,7 @@ func TestReconcile(t *testing.T) {
 	// The dead executor was live when the earlier process claimed the run,
 	// and never beats again: once the restart grace has passed, it is no
 	// longer live, and the run it may have held is lost.
-	if _, err := r.st.Register(ctx, "gone", deadURL(t), "i", r.t0.Add(-time.Minute)); err != nil {
+	if _, err := r.st.Register(ctx, "gone", deadURL(t), "i", 0, r.t0.Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	trig := r.start(t, 500*time.Millisecond)
@@ -302,7 +302,7 @@ func TestExecutorRestartLosesItsRuns(t *testing.T) {
 	dropped, kept, elsewhere := run(addr), run(addr), run(steady)
 	restartedExec.held[kept] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
 	for _, a := range []string{addr, steady} {
-		if _, err := b.st.Register(ctx, "app", a, "first", now); err != nil {
+		if _, err := b.st.Register(ctx, "app", a, "first", 0, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -353,7 +353,7 @@ func TestOutageKeepsExecutorsLive(t *testing.T) {
 			status(atA), status(atB), status(atSlow))
 	}
 	r.clock.Add(20 * time.Second)
-	if _, err := r.st.Register(ctx, "app", "http://a:1", "i", r.clock.Now()); err != nil { // a beats after the restart; b never does
+	if _, err := r.st.Register(ctx, "app", "http://a:1", "i", 0, r.clock.Now()); err != nil { // a beats after the restart; b never does
 		t.Fatal(err)
 	}
 	r.clock.Add(30 * time.Second) // past the restart grace

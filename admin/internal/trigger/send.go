@@ -156,8 +156,9 @@ type call struct {
 // calls groups sends by executor, one call each, and prepares the calls:
 // a scheduled fire's are prepared before its instant at, so that on the
 // instant only the calls are left to make. A call to an executor that
-// takes due_at is made for sending ahead of at (call.dueAt), when
-// SendAhead is positive; at is zero for a manual fire, sent now.
+// takes due_at (routed.dueAt) is made for sending ahead of at
+// (call.dueAt), when SendAhead is positive; at is zero for a manual fire,
+// sent now.
 func (t *Trigger) calls(sends []routed, at time.Time) []*call {
 	type key struct {
 		address string
@@ -171,7 +172,7 @@ func (t *Trigger) calls(sends []routed, at time.Time) []*call {
 		c := byAddr[k]
 		if c == nil {
 			c = &call{address: s.address, group: s.job.GroupID, db: t.cfg.Store.DatabaseID()}
-			if !at.IsZero() && t.cfg.SendAhead > 0 && t.takesDueAt(s.address) {
+			if !at.IsZero() && t.cfg.SendAhead > 0 && s.dueAt {
 				c.dueAt = at
 			}
 			byAddr[k] = c
@@ -368,7 +369,9 @@ func (t *Trigger) runEach(ctx context.Context, c *call, outcomes []error) {
 }
 
 // runRequest is the request that sends run of job, from the database
-// with ID db.
+// with ID db. The job's fields it takes are those whose update replaces
+// the runs sent ahead of their instant (the store's runsChanged, and
+// PostgreSQL's job_changes trigger): keep them in step.
 func runRequest(job store.Job, run store.Run, db string) *carillonv1.RunRequest {
 	req := &carillonv1.RunRequest{
 		RunId: run.ID, JobId: job.ID, Handler: job.Handler, Param: run.Param, BlockStrategy: job.BlockStrategy,

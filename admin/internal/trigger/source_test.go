@@ -46,13 +46,13 @@ func TestSourceCache(t *testing.T) {
 		}
 		return src.addrs
 	}
-	if _, err := st.Register(ctx, "app", "http://a", "", now); err != nil {
+	if _, err := st.Register(ctx, "app", "http://a", "", 0, now); err != nil {
 		t.Fatal(err)
 	}
 	if got := addrs(); !slices.Equal(got, []string{"http://a"}) {
 		t.Fatalf("executors = %v, want [http://a]", got)
 	}
-	if _, err := st.Register(ctx, "app", "http://b", "", now); err != nil { // a change: seen at once
+	if _, err := st.Register(ctx, "app", "http://b", "", 0, now); err != nil { // a change: seen at once
 		t.Fatal(err)
 	}
 	if got := addrs(); !slices.Equal(got, []string{"http://a", "http://b"}) {

@@ -23,6 +23,8 @@ import (
 )
 
 type bundle struct {
+	path   string                // the database file
+	edit   func(*trigger.Config) // changes the trigger's Config at each open; nil: none
 	st     *store.Store
 	clock  *fakeclock.Clock
 	trig   *trigger.Trigger
@@ -54,28 +56,68 @@ func setup(t testing.TB, mode carillonv1.AddressMode, addrs ...string) *bundle {
 // setupWith is setup with the trigger's Config changed by edit first.
 func setupWith(t testing.TB, edit func(*trigger.Config), mode carillonv1.AddressMode, addrs ...string) *bundle {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
+	b := &bundle{path: filepath.Join(t.TempDir(), "carillon.db"), clock: fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)), edit: edit}
+	b.open(t)
+	var err error
+	b.group, err = b.st.CreateGroup(context.Background(), store.Group{AppName: "app", Title: "app", AddressMode: mode, Addresses: addrs}, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// open opens the bundle's database and starts a trigger over it, as an
+// admin process starts (LastBeat from the store), its Config changed by
+// the bundle's edit.
+func (b *bundle) open(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, b.path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := &bundle{st: st, clock: fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))}
+	last, err := st.LastBeat(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.st = st
 	cfg := trigger.Config{
 		Store: st, Clock: b.clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Queue: b,
+		Queue: b, LastBeat: last,
 	}
-	if edit != nil {
-		edit(&cfg)
+	if b.edit != nil {
+		b.edit(&cfg)
 	}
 	b.trig, err = trigger.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.group, err = st.CreateGroup(context.Background(), store.Group{AppName: "app", Title: "app", AddressMode: mode, Addresses: addrs}, b.clock.Now())
-	if err != nil {
+}
+
+// restart stops the bundle's admin (its trigger's work done, its store
+// closed) and starts a new one over the same database file, which knows
+// only what the file keeps.
+func (b *bundle) restart(t testing.TB) {
+	t.Helper()
+	b.trig.Wait()
+	if err := b.st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return b
+	b.open(t)
+}
+
+// register records a heartbeat of the executor at address under the
+// group's app name, now, declaring CAPABILITY_DUE_AT or not.
+func (b *bundle) register(t testing.TB, address string, dueAt bool) {
+	t.Helper()
+	var caps store.Capabilities
+	if dueAt {
+		caps = store.CapabilitiesOf([]carillonv1.Capability{carillonv1.Capability_CAPABILITY_DUE_AT})
+	}
+	if _, err := b.st.Register(context.Background(), b.group.AppName, address, "i", caps, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (b *bundle) job(t testing.TB, edit func(*store.Job)) store.Job {
@@ -139,7 +181,7 @@ func TestSweep(t *testing.T) {
 	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
 	j := b.job(t, nil)
 	now := b.clock.Now()
-	if _, err := b.st.Register(ctx, "app", "http://alive:1", "", now); err != nil {
+	if _, err := b.st.Register(ctx, "app", "http://alive:1", "", 0, now); err != nil {
 		t.Fatal(err)
 	}
 	mk := func(addr string, timeout int32) store.Run {
@@ -169,7 +211,7 @@ func TestSweep(t *testing.T) {
 	}
 
 	b.clock.Add(80 * time.Second) // 100 s after dispatch
-	if _, err := b.st.Register(ctx, "app", "http://alive:1", "", b.clock.Now()); err != nil {
+	if _, err := b.st.Register(ctx, "app", "http://alive:1", "", 0, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.trig.Sweep(ctx, 30*time.Second); err != nil {

@@ -90,10 +90,11 @@ type RegisterRequest struct {
 	// speaks another protocol: the admin could not call it. The admin's
 	// xxl-job endpoint (/api/registry) sends XXL_JOB.
 	Protocol ExecutorProtocol `protobuf:"varint,4,opt,name=protocol,proto3,enum=carillon.v1.ExecutorProtocol" json:"protocol,omitempty"`
-	// What the executor can do beyond the first contract. The admin keeps
-	// the latest heartbeat's list per executor address; until it has heard
-	// one (after its own restart, for up to a heartbeat period) it assumes
-	// none.
+	// What the executor can do beyond the first contract. The admin stores
+	// the latest heartbeat's list with the executor's registration, replacing
+	// the one before: every admin of the database reads it from there, one
+	// that has just restarted included, without waiting for the executor's
+	// next heartbeat.
 	Capabilities []Capability `protobuf:"varint,5,rep,packed,name=capabilities,proto3,enum=carillon.v1.Capability" json:"capabilities,omitempty"`
 	// The executor's estimate of the admin's clock minus its own, from its
 	// previous heartbeat's round trip: RegisterResponse.admin_time minus the

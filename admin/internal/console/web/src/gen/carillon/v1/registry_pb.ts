@@ -59,10 +59,11 @@ export type RegisterRequest = Message<"carillon.v1.RegisterRequest"> & {
   protocol: ExecutorProtocol;
 
   /**
-   * What the executor can do beyond the first contract. The admin keeps
-   * the latest heartbeat's list per executor address; until it has heard
-   * one (after its own restart, for up to a heartbeat period) it assumes
-   * none.
+   * What the executor can do beyond the first contract. The admin stores
+   * the latest heartbeat's list with the executor's registration, replacing
+   * the one before: every admin of the database reads it from there, one
+   * that has just restarted included, without waiting for the executor's
+   * next heartbeat.
    *
    * @generated from field: repeated carillon.v1.Capability capabilities = 5;
    */

@@ -1,0 +1,86 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
+	"github.com/carillonhq/carillon/admin/internal/store"
+)
+
+// TestFollowUpdates: on a PostgreSQL database that two admins share, an
+// update made through one reaches the other (follow) as the first marks
+// it: UpdatedSince only when what the job's runs carry to their executors
+// changed (runEdits), with the job cache emptied first, so the new
+// definition is what a run sent again reads; and a stop as StoppedSince.
+func TestFollowUpdates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.URL(t)
+	here, b := setup(t, db)
+	there, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { there.Close() })
+
+	jobs := make([]store.Job, len(runEdits))
+	var ids []int64
+	for i := range runEdits {
+		if jobs[i], err = here.CreateJob(ctx, runEditJob(b.group.ID), t0); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, jobs[i].ID)
+	}
+	stopped, err := here.CreateJob(ctx, runEditJob(b.group.ID), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other admin caches the definitions: the updates must empty it.
+	if _, err := there.JobDefinitions(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	seq := there.StopSeq()
+	for i, tt := range runEdits {
+		tt.edit(&jobs[i])
+		if jobs[i], err = here.UpdateJob(ctx, jobs[i], tt.schedule, t0.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := here.StopJob(ctx, stopped.ID, t0.Add(time.Second)); err != nil { // the last change: when it is seen, all are
+		t.Fatal(err)
+	}
+
+	deadline := time.After(10 * time.Second)
+	for {
+		marked := there.Stopped() // before the check: a mark after it closes it
+		if there.StoppedSince(stopped.ID, seq) {
+			break
+		}
+		select {
+		case <-marked:
+		case <-deadline:
+			t.Fatal("the other admin did not see the stop within 10 s")
+		}
+	}
+	defs, err := there.JobDefinitions(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tt := range runEdits {
+		if got := there.UpdatedSince(jobs[i].ID, seq); got != tt.replaces {
+			t.Errorf("the other admin's UpdatedSince after an update of %s = %v, want %v", tt.name, got, tt.replaces)
+		}
+		if got, want := defs[jobs[i].ID], jobs[i]; got.Handler != want.Handler || got.Param != want.Param ||
+			got.Description != want.Description || got.TimeoutSeconds != want.TimeoutSeconds || got.ScriptSource != want.ScriptSource {
+			t.Errorf("the other admin's definition after an update of %s: %+v, want %+v", tt.name, got, want)
+		}
+		if there.StoppedSince(jobs[i].ID, seq) {
+			t.Errorf("the other admin's StoppedSince after an update of %s, want false", tt.name)
+		}
+	}
+	if there.UpdatedSince(stopped.ID, seq) {
+		t.Errorf("the other admin's UpdatedSince after a stop, want false")
+	}
+}

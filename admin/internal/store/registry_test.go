@@ -1,0 +1,103 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// TestRegistryCapabilities: each heartbeat stores what the executor
+// declared, replacing what it declared before; the registrations of an
+// app and the newest at each address (a MANUAL group's executors) read it
+// back; and an admin that starts over the database (SQLite), or another
+// admin sharing it (PostgreSQL), reads what this one stored, the latter
+// seeing a change at once in its RoutingVersion even when only the
+// capabilities changed.
+func TestRegistryCapabilities(t *testing.T) {
+	t.Parallel()
+	dueAt := store.CapabilitiesOf([]carillonv1.Capability{carillonv1.Capability_CAPABILITY_DUE_AT})
+	if !dueAt.Has(carillonv1.Capability_CAPABILITY_DUE_AT) || store.Capabilities(0).Has(carillonv1.Capability_CAPABILITY_DUE_AT) {
+		t.Fatalf("CapabilitiesOf(DUE_AT) = %b: Has does not tell", dueAt)
+	}
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := be.DB(t)
+			s, _ := setup(t, db)
+			since := t0.Add(-90 * time.Second)
+			register := func(s *store.Store, app, address string, caps store.Capabilities, at time.Time) {
+				t.Helper()
+				if _, err := s.Register(ctx, app, address, "i", caps, at); err != nil {
+					t.Fatal(err)
+				}
+			}
+			register(s, "app", "http://a:1", dueAt, t0)
+			register(s, "app", "http://b:1", dueAt, t0)
+			register(s, "app", "http://b:1", 0, t0) // an older SDK at the same address
+			register(s, "app", "http://c:1", dueAt, t0.Add(-2*time.Minute))
+			register(s, "manual", "http://m:1", 0, t0.Add(-time.Second))
+			register(s, "other", "http://m:1", dueAt, t0) // the newest heartbeat at the address
+
+			want := []store.Registration{{Address: "http://a:1", Capabilities: dueAt}, {Address: "http://b:1"}}
+			wantAt := map[string]store.Capabilities{"http://a:1": dueAt, "http://b:1": 0, "http://m:1": dueAt}
+			check := func(s *store.Store, who string) {
+				t.Helper()
+				got, err := s.Registrations(ctx, "app", since)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s: registrations of app (-want +got):\n%s", who, diff)
+				}
+				at, err := s.CapabilitiesAt(ctx, []string{"http://a:1", "http://b:1", "http://c:1", "http://m:1", "http://x:1"}, since)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(wantAt, at); diff != "" {
+					t.Errorf("%s: capabilities by address, of live registrations only (-want +got):\n%s", who, diff)
+				}
+			}
+			check(s, "the admin that stored them")
+
+			if be.Name == "sqlite" {
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				next, err := store.Open(ctx, db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { next.Close() })
+				check(next, "the next admin")
+				return
+			}
+			other, err := store.Open(ctx, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { other.Close() })
+			check(other, "another admin")
+			// Only the capabilities change (the same heartbeat time): the
+			// other admin's routing caches are told within its follow
+			// interval.
+			v := other.RoutingVersion()
+			register(s, "app", "http://b:1", dueAt, t0)
+			deadline := time.Now().Add(10 * time.Second)
+			for other.RoutingVersion() == v {
+				if time.Now().After(deadline) {
+					t.Fatal("another admin's RoutingVersion did not change within 10 s of a change of capabilities")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			want[1].Capabilities, wantAt["http://b:1"] = dueAt, dueAt
+			check(other, "another admin, after the change")
+		})
+	}
+}
