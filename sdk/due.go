@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -105,6 +106,10 @@ func (d *dispatcher) startDue(k int64) {
 		d.mu.Unlock()
 		close(gate) // the launched runs' handlers start
 	}
+	// Their workers see them to their end; they can wait for the
+	// handlers to start: this goroutine goes to the back of the runtime's
+	// queue, behind the handlers' goroutines, before it wakes them.
+	runtime.Gosched()
 	for _, w := range wake {
 		notify(w.wake)
 	}

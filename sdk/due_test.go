@@ -270,3 +270,83 @@ func TestDueAtReplacedBeforeInstant(t *testing.T) {
 		}
 	})
 }
+
+// TestDueAtLaunchedRunEnds: a run launched on its instant sees itself to
+// its end as a worker's run would: timed out on its deadline, its
+// stubborn handler abandoned abandonAfter later, when the run queued
+// behind it starts; killed by the admin; and waited for by a shutdown,
+// which leaves no goroutine behind (the bubble would not end).
+func TestDueAtLaunchedRunEnds(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		release := make(chan struct{})
+		stubborn := HandlerFunc(func(ctx context.Context, job *Job) error {
+			<-release
+			return nil
+		})
+		blocking := HandlerFunc(func(ctx context.Context, job *Job) error {
+			<-ctx.Done()
+			return context.Cause(ctx)
+		})
+		var nextStarted time.Time
+		next := HandlerFunc(func(ctx context.Context, job *Job) error {
+			nextStarted = time.Now()
+			return nil
+		})
+		due := time.Now().Add(time.Second)
+		timed := &run{id: 1, jobID: 1, name: "test", handler: stubborn, block: serial, shardTotal: 1, dueAt: due, scheduledAt: due, timeout: 2 * time.Second}
+		if err := h.d.accept(timed); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.acceptDue(2, 2, serial, due, blocking); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(due))
+		synctest.Wait()
+		if err := h.accept(3, 1, serial, 0, next); err != nil { // queued behind run 1
+			t.Fatal(err)
+		}
+		h.d.killRun(runKey{"", 2}, 2)
+		synctest.Wait()
+		wantResult(t, h.result(t, 2), killed, "sdk: run killed by the admin")
+
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		wantResult(t, h.result(t, 1), timedOut, "sdk: run timed out after 2s")
+		if h.hasResult(3) {
+			t.Fatal("the run queued behind a timed-out launched run started while its handler still had time to return")
+		}
+		time.Sleep(abandonAfter)
+		synctest.Wait()
+		if want := due.Add(2*time.Second + abandonAfter); !nextStarted.Equal(want) {
+			t.Errorf("the queued run started at %v, want %v (the launched run's deadline + abandonAfter)", nextStarted, want)
+		}
+		wantResult(t, h.result(t, 3), succeeded, "")
+		close(release)
+
+		// A shutdown waits for a launched run.
+		later := time.Now().Add(time.Second)
+		rec := &startRecorder{hold: 3 * time.Second}
+		if err := h.acceptDue(4, 4, serial, later, rec); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(later))
+		synctest.Wait() // run 4 started
+		if _, ok := rec.at(4); !ok {
+			t.Fatal("run 4 did not start on its instant")
+		}
+		h.d.stopAccepting()
+		done := make(chan struct{})
+		go func() { h.d.drain(context.Background()); close(done) }()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("drain returned while a launched run ran")
+		default:
+		}
+		time.Sleep(3 * time.Second)
+		<-done
+		wantResult(t, h.result(t, 4), succeeded, "")
+	})
+}

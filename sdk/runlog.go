@@ -30,6 +30,11 @@ type runLog struct {
 	now    func() time.Time
 }
 
+// logLinesReserve is the room a run's log keeps after its first line,
+// for the executor's lines of the run's start and end: a burst of runs
+// started on one instant appends its start lines without growing them.
+const logLinesReserve = 160
+
 // spillBytes is how much of a run's log is kept in memory before it is
 // written to a file of its own.
 const spillBytes = 64 << 10
@@ -51,6 +56,9 @@ func (l *runLog) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if l.f == nil && len(l.buf)+len(p) <= spillBytes {
+		if l.buf == nil { // the first line, "accepted": room for the start and end lines too
+			l.buf = make([]byte, 0, len(p)+logLinesReserve)
+		}
 		l.buf = append(l.buf, p...)
 		return len(p), nil
 	}

@@ -6,7 +6,8 @@ import (
 )
 
 // TestClaimLead: the scan claims a burst earlier the larger it is, by
-// twice its measured claim cost, from the look-ahead up to claimLeadMax.
+// twice its measured claim cost rounded up to whole seconds, from the
+// look-ahead up to claimLeadMax; a small one with the look-ahead.
 func TestClaimLead(t *testing.T) {
 	t.Parallel()
 	const look = 1500 * time.Millisecond
@@ -16,9 +17,13 @@ func TestClaimLead(t *testing.T) {
 		want     time.Duration
 	}{
 		{50 * time.Microsecond, 0, look},
-		{50 * time.Microsecond, 1, look + 100*time.Microsecond},
-		{25 * time.Microsecond, 10_000, look + 500*time.Millisecond},
+		{50 * time.Microsecond, 1, look},
+		{25 * time.Microsecond, 1_999, look}, // under claimLeadMin
+		{25 * time.Microsecond, 2_000, look + time.Second},
+		{25 * time.Microsecond, 10_000, look + time.Second},
+		{35 * time.Microsecond, 10_000, look + time.Second},
 		{25 * time.Microsecond, 100_000, look + 5*time.Second},
+		{35 * time.Microsecond, 100_000, look + 7*time.Second},
 		{50 * time.Microsecond, 1_000_000, claimLeadMax},
 	} {
 		if got := claimLead(look, c.perClaim, c.n); got != c.want {

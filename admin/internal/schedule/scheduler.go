@@ -53,6 +53,9 @@ const (
 	// claimLeadMax bounds how far ahead of a burst the scan claims it: a
 	// million fires on one instant are claimed about 30 s before it.
 	claimLeadMax = 30 * time.Second
+	// claimLeadMin is the least claim time that makes the scan claim a
+	// burst earlier than the look-ahead: about 2,000 fires at 25 µs.
+	claimLeadMin = 100 * time.Millisecond
 	// burstCountMax bounds the count of jobs due that sizes a burst.
 	burstCountMax = 1_000_000
 )
@@ -62,9 +65,18 @@ const (
 // look-ahead, plus twice what n claims cost at perClaim each (the writer
 // is shared with results), at most claimLeadMax. A burst of 100,000 fires
 // on a minute mark takes seconds to claim, and its claims must end before
-// it is handed to the dispatcher.
+// it is handed to the dispatcher. The time added is whole seconds, so that
+// the claims of jobs firing every second stay half-way between two
+// instants (see LookaheadDefault), not on an instant, where they would
+// take the CPU from the executors starting that instant's burst; and none
+// is added for less than claimLeadMin.
 func claimLead(lookahead, perClaim time.Duration, n int) time.Duration {
-	return min(lookahead+2*time.Duration(n)*perClaim, max(lookahead, claimLeadMax))
+	extra := 2 * time.Duration(n) * perClaim
+	if extra < claimLeadMin {
+		return lookahead
+	}
+	extra = (extra + time.Second - 1).Truncate(time.Second)
+	return min(lookahead+extra, max(lookahead, claimLeadMax))
 }
 
 // Dispatcher takes the fires whose instant has come (or comes within
