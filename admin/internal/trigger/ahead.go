@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -60,12 +61,16 @@ func (t *Trigger) sendAhead(ctx context.Context, calls []*call) (failed []store.
 	for _, d := range failed {
 		refused[d.RunID] = true
 	}
+	sent = make([]aheadRun, 0, len(calls)*batchMax/2)
 	for _, c := range calls {
 		for _, s := range c.sends {
 			if !refused[s.run.ID] {
 				sent = append(sent, aheadRun{run: s.run, address: c.address, group: c.group})
 			}
 		}
+		// Made: the requests and routes are garbage while the runs wait
+		// for their instant (a burst of 100,000 holds them seconds).
+		c.reqs, c.sends, c.ds = nil, nil, nil
 	}
 	return failed, sent
 }
@@ -110,6 +115,12 @@ func (t *Trigger) awaitInstant(ctx context.Context, at time.Time, sent []aheadRu
 // updated since seqs, those whose job was stopped, and those whose job
 // was updated.
 func (t *Trigger) stoppedAhead(sent []aheadRun, seqs map[int64]uint64) (kept, stopped, updated []aheadRun) {
+	changed := func(a aheadRun) bool {
+		return t.cfg.Store.StoppedSince(a.run.JobID, seqs[a.run.JobID]) || t.cfg.Store.UpdatedSince(a.run.JobID, seqs[a.run.JobID])
+	}
+	if !slices.ContainsFunc(sent, changed) {
+		return sent, nil, nil // most often: no copy of a burst's runs
+	}
 	kept = sent[:0:0]
 	for _, a := range sent {
 		switch {
