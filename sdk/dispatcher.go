@@ -425,13 +425,39 @@ type launch struct {
 	cancel context.CancelFunc // ends the timeout's timer; nil without a timeout
 	span   trace.Span
 	done   chan error
+	// job and handler are what call passes the handler; made ahead
+	// (prepare) for a run that waits for its due_at, else by call.
+	job     *Job
+	handler Handler
+}
+
+// prepare returns r's launch with what needs no clock made: its done
+// channel, the Job its handler gets, the handler with its middleware.
+func (d *dispatcher) prepare(r *run) *launch {
+	return &launch{
+		done: make(chan error, 1),
+		job: &Job{
+			RunID:       r.id,
+			JobID:       r.jobID,
+			Name:        r.name,
+			Param:       r.param,
+			ShardIndex:  r.shardIndex,
+			ShardTotal:  r.shardTotal,
+			ScheduledAt: r.scheduledAt,
+			log:         r.log,
+		},
+		handler: d.wrap(r.handler),
+	}
 }
 
 // begin starts run r, whose own context is ctx: its timeout, its span,
 // its start time and the line of its log that says so. The handler is to
 // be called next (call), by the caller or a goroutine of its own.
 func (d *dispatcher) begin(ctx context.Context, r *run) *launch {
-	l := &launch{done: make(chan error, 1)}
+	l := r.launch // prepared ahead for a run that waits for its instant (due.go)
+	if l == nil {
+		l = d.prepare(r)
+	}
 	if r.timeout > 0 {
 		ctx, l.cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("%w after %s", ErrTimedOut, r.timeout))
 	}
@@ -449,17 +475,7 @@ func (d *dispatcher) begin(ctx context.Context, r *run) *launch {
 // call calls r's handler, begun as l, and sends what it returned to
 // l.done: its error, or its panic as one.
 func (d *dispatcher) call(r *run, l *launch) {
-	job := &Job{
-		RunID:       r.id,
-		JobID:       r.jobID,
-		Name:        r.name,
-		Param:       r.param,
-		ShardIndex:  r.shardIndex,
-		ShardTotal:  r.shardTotal,
-		ScheduledAt: r.scheduledAt,
-		log:         r.log,
-	}
-	h := d.wrap(r.handler)
+	job, h := l.job, l.handler
 	returned := false
 	defer func() {
 		if returned {

@@ -52,7 +52,9 @@ func (d *dispatcher) wait(r *run) {
 		di.timer = time.AfterFunc(r.dueAt.Sub(d.now()), func() { d.startDue(k) })
 	}
 	r.waiting = true
-	r.ctx, r.cancel = context.WithCancelCause(context.Background()) // ahead: the instant has many to start
+	// Ahead, what begin would make: the instant has many to start.
+	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	r.launch = d.prepare(r)
 	r.begun = make(chan *launch, 1)
 	if len(di.runs)%gateRuns == 0 {
 		di.gates = append(di.gates, make(chan struct{}))
@@ -108,13 +110,42 @@ func (d *dispatcher) startDue(k int64) {
 	}
 	// Their workers see them to their end; they can wait for the
 	// handlers to start: this goroutine goes to the back of the runtime's
-	// queue, behind the handlers' goroutines, before it wakes them.
+	// queue, behind the handlers' goroutines, before it wakes them, and a
+	// large burst's are woken later still, once the handlers of every
+	// executor of the process have had time to start (see wakeDelay).
 	runtime.Gosched()
-	for _, w := range wake {
-		notify(w.wake)
+	if delay := wakeDelay(len(wake)); delay > 0 {
+		time.AfterFunc(delay, func() { notifyAll(wake) })
+	} else {
+		notifyAll(wake)
 	}
 	for _, e := range ends {
 		d.end(e.r, e.status, e.msg)
+	}
+}
+
+// wakeDelayPerRun is how long after its instant the workers of a large
+// burst are woken, per run of the burst: about what starting a handler
+// on its own goroutine takes. The workers' part of a run (its report, a
+// timeout's) is not urgent; the starts are, and waking thousands of
+// workers at once took the processors from the handlers of the other
+// executors of the process, whose timers fire on the same instant.
+const wakeDelayPerRun = time.Microsecond
+
+// wakeDelay is how long after a burst's instant its n workers are woken:
+// none for a burst of one gate's runs or fewer, which starts within a
+// millisecond.
+func wakeDelay(n int) time.Duration {
+	if n <= gateRuns {
+		return 0
+	}
+	return time.Duration(n) * wakeDelayPerRun
+}
+
+// notifyAll wakes the workers ws.
+func notifyAll(ws []*worker) {
+	for _, w := range ws {
+		notify(w.wake)
 	}
 }
 

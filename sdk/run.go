@@ -54,6 +54,9 @@ type run struct {
 	// dispatcher.mu before the instant's gate opens, and read after.
 	launched bool
 	ctx      context.Context
+	// launch is made ahead for a run that waits for its due_at: begin
+	// fills it in.
+	launch *launch
 	// begun carries a launched run's launch to its worker.
 	begun chan *launch
 }
