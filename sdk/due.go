@@ -130,7 +130,7 @@ func (d *dispatcher) startDue(k int64) {
 // timeout's) is not urgent; the starts are, and waking thousands of
 // workers at once took the processors from the handlers of the other
 // executors of the process, whose timers fire on the same instant.
-const wakeDelayPerRun = time.Microsecond
+const wakeDelayPerRun = 3 * time.Microsecond
 
 // wakeDelay is how long after a burst's instant its n workers are woken:
 // none for a burst of one gate's runs or fewer, which starts within a
