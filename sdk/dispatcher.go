@@ -68,6 +68,7 @@ type worker struct {
 	jobID   int64
 	queue   []*run
 	current *run
+	started bool // its goroutine runs (startWorker); guarded by dispatcher.mu
 	// handoff is a run started on its due instant without going through
 	// queue (due.go), for the worker to see to its end; it is current too.
 	handoff *run
@@ -221,6 +222,7 @@ func (d *dispatcher) enqueue(r *run) (w *worker, covered []*run, cause error) {
 	if w == nil {
 		w = d.newWorker(r.jobID)
 	}
+	d.startWorker(w)
 	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY {
 		cause = fmt.Errorf("%w: covered by run %d", ErrKilled, r.id)
 		covered, w.queue = w.queue, nil
@@ -234,11 +236,28 @@ func (d *dispatcher) enqueue(r *run) (w *worker, covered []*run, cause error) {
 
 // newWorker starts the worker of job jobID. d.mu is held.
 func (d *dispatcher) newWorker(jobID int64) *worker {
+	w := d.newIdleWorker(jobID)
+	d.startWorker(w)
+	return w
+}
+
+// newIdleWorker makes the worker of job jobID without starting its
+// goroutine yet (startWorker): a burst's new workers start with the wake
+// of the others, after the burst's handlers (due.go). drain waits for it
+// from now on. d.mu is held.
+func (d *dispatcher) newIdleWorker(jobID int64) *worker {
 	w := &worker{jobID: jobID, wake: make(chan struct{}, 1)}
 	d.workers[jobID] = w
 	d.wg.Add(1)
-	go d.work(w)
 	return w
+}
+
+// startWorker starts w's goroutine unless it runs. d.mu is held.
+func (d *dispatcher) startWorker(w *worker) {
+	if !w.started {
+		w.started = true
+		go d.work(w)
+	}
 }
 
 // busy says whether w runs or has queued a run; a nil worker is not busy.
@@ -719,6 +738,7 @@ func (d *dispatcher) stopAccepting() {
 	d.closing = true
 	dropped := d.unwaitAll()
 	for _, w := range d.workers {
+		d.startWorker(w) // one made for a burst may wait for its wake (due.go)
 		dropped = append(dropped, w.queue...)
 		w.queue = nil
 		notify(w.wake)

@@ -115,9 +115,9 @@ func (d *dispatcher) startDue(k int64) {
 	// executor of the process have had time to start (see wakeDelay).
 	runtime.Gosched()
 	if delay := wakeDelay(len(wake)); delay > 0 {
-		time.AfterFunc(delay, func() { notifyAll(wake) })
+		time.AfterFunc(delay, func() { d.notifyAll(wake) })
 	} else {
-		notifyAll(wake)
+		d.notifyAll(wake)
 	}
 	for _, e := range ends {
 		d.end(e.r, e.status, e.msg)
@@ -142,8 +142,13 @@ func wakeDelay(n int) time.Duration {
 	return time.Duration(n) * wakeDelayPerRun
 }
 
-// notifyAll wakes the workers ws.
-func notifyAll(ws []*worker) {
+// notifyAll wakes the workers ws, starting those made for the burst.
+func (d *dispatcher) notifyAll(ws []*worker) {
+	d.mu.Lock()
+	for _, w := range ws {
+		d.startWorker(w)
+	}
+	d.mu.Unlock()
 	for _, w := range ws {
 		notify(w.wake)
 	}
@@ -171,7 +176,7 @@ func (d *dispatcher) startAt(r *run, ends *[]ending) *worker {
 	}
 	if w := d.workers[r.jobID]; !w.busy() {
 		if w == nil {
-			w = d.newWorker(r.jobID)
+			w = d.newIdleWorker(r.jobID) // started with the wake (notifyAll)
 		}
 		r.launched = true
 		w.current, w.handoff = r, r

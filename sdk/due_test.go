@@ -350,3 +350,36 @@ func TestDueAtLaunchedRunEnds(t *testing.T) {
 		wantResult(t, h.result(t, 4), succeeded, "")
 	})
 }
+
+// TestDueAtLargeBurst: a burst larger than a gate (gateRuns) starts whole
+// on its instant, gate after gate, and each run is reported once its
+// worker is woken, wakeDelay after the instant.
+func TestDueAtLargeBurst(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		rec := &startRecorder{}
+		const n = 2*gateRuns + 100 // three gates
+		due := time.Now().Add(time.Second)
+		for id := int64(1); id <= n; id++ {
+			if err := h.acceptDue(id, id, serial, due, rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Until(due))
+		synctest.Wait()
+		for id := int64(1); id <= n; id++ {
+			if at, ok := rec.at(id); !ok || !at.Equal(due) {
+				t.Fatalf("run %d started at %v (%v), want on its instant %v", id, at, ok, due)
+			}
+		}
+		if h.hasResult(1) {
+			t.Fatal("a run of a large burst was reported before its worker was woken")
+		}
+		time.Sleep(wakeDelay(n))
+		synctest.Wait()
+		for id := int64(1); id <= n; id++ {
+			wantResult(t, h.result(t, id), succeeded, "")
+		}
+	})
+}
