@@ -201,7 +201,7 @@ func (s *Scheduler) Run(ctx context.Context, d Dispatcher) error {
 		wait := s.cfg.ScanInterval
 		s.window = s.cfg.Lookahead
 		if !next.IsZero() {
-			s.window = s.lead(ctx, next)
+			s.window = s.lead(ctx)
 			wait = min(wait, max(time.Until(next)-s.window, scanGap))
 		}
 		timer.Reset(wait)
@@ -258,11 +258,11 @@ func (s *Scheduler) recover(ctx context.Context) error {
 	return nil
 }
 
-// lead is how long before next, the earliest next fire, the scan claims
-// the fires due by then: claimLead of the jobs due by next plus the
-// look-ahead.
-func (s *Scheduler) lead(ctx context.Context, next time.Time) time.Duration {
-	n, err := s.cfg.Store.CountDue(ctx, next.Add(s.cfg.Lookahead), burstCountMax)
+// lead is how far ahead the next scan claims: claimLead of the jobs due
+// within claimLeadMax, so that a burst is seen coming even behind jobs
+// that fire every second.
+func (s *Scheduler) lead(ctx context.Context) time.Duration {
+	n, err := s.cfg.Store.CountDue(ctx, time.Now().Add(claimLeadMax), burstCountMax)
 	if err != nil {
 		s.cfg.Logger.Warn("schedule: count the jobs due; claiming with the look-ahead", "err", err)
 		return s.cfg.Lookahead

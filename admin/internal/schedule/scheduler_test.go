@@ -192,6 +192,53 @@ func TestBurstHandedOverEarly(t *testing.T) {
 	})
 }
 
+// TestBurstClaimedEarly runs on a fake clock (synctest): a burst of 29,000
+// fires on one instant is claimed earlier than the look-ahead, by twice
+// what claiming them costs at the default claim cost (claimLead: 3 s
+// more), even behind a job that fires every second, whose next fire is
+// always the earliest: the scan counts the jobs due within claimLeadMax,
+// not only those due by the next fire.
+func TestBurstClaimedEarly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stores 29,000 jobs")
+	}
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		st, g := setup(t, dir)
+		defer st.Close()
+		ctx := context.Background()
+		const n = 29_000 // with the every-second job: 2 × 29,001 × 50 µs = 2.9 s, so 3 s more
+		burst := time.Now().Add(20 * time.Second).Truncate(time.Second)
+		jobs := []store.Job{fixRate(g, 1, time.Now().Add(time.Second))}
+		for range n {
+			jobs = append(jobs, fixRate(g, 60, burst))
+		}
+		if err := st.CreateJobs(ctx, jobs, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{st: st}
+		stop := start(st, rec.Fire)
+		defer stop()
+		claimed := func() int64 {
+			counts, err := st.CountRuns(ctx, burst, burst.Add(time.Millisecond), store.AllGroups)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return counts[carillonv1.RunStatus_RUN_STATUS_RUNNING]
+		}
+		time.Sleep(time.Until(burst.Add(-4600 * time.Millisecond)))
+		synctest.Wait()
+		if got := claimed(); got != 0 {
+			t.Fatalf("%d fires of the burst claimed 4.6 s before it, want none yet", got)
+		}
+		time.Sleep(time.Until(burst.Add(-4 * time.Second)))
+		synctest.Wait()
+		if got := claimed(); got < n { // n, and the every-second job's fire of that instant
+			t.Fatalf("%d of the burst's %d fires claimed 4 s before it, want all (the look-ahead alone is 1.5 s)", got, n)
+		}
+	})
+}
+
 // TestMisfire starts a scheduler after an outage: each job's instants more
 // than the misfire threshold late are recorded as one run (SKIPPED under
 // DO_NOTHING, the MISFIRE run fired now under FIRE_ONCE_NOW) with how many
