@@ -168,35 +168,15 @@ func BenchmarkBurst(b *testing.B) {
 		job.Logf("hello")
 		return nil
 	})
-	var p50, p99 []float64
+	var st startStats
 	b.ResetTimer()
 	for i := range b.N {
-		runs := make([]*run, n)
-		for k := range runs {
-			runs[k] = &run{id: int64(i*n + k + 1), jobID: int64(k + 1), name: "hello", handler: hello,
-				block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, shardTotal: 1}
-		}
 		first.Store(time.Now().UnixNano())
-		for _, err := range d.acceptAll(runs) {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		for delivered.Load() < int64((i+1)*n) {
-			time.Sleep(100 * time.Microsecond)
-		}
-		ds := make([]float64, n)
-		for k := range starts {
-			ds[k] = float64(starts[k].Load()) / 1e6
-		}
-		slices.Sort(ds)
-		p50, p99 = append(p50, ds[n/2]), append(p99, ds[n*99/100])
+		acceptBurst(b, d, delivered, i, n, hello, time.Time{})
+		st.add(starts, 0)
 	}
 	b.StopTimer()
-	slices.Sort(p50)
-	slices.Sort(p99)
-	b.ReportMetric(p50[len(p50)/2], "start-p50-ms")
-	b.ReportMetric(p99[len(p99)/2], "start-p99-ms")
+	st.report(b, false)
 	done()
 }
 
@@ -217,37 +197,60 @@ func BenchmarkDueBurst(b *testing.B) {
 				starts[(job.RunID-1)%int64(n)].Store(time.Now().UnixNano())
 				return nil
 			})
-			var p0, p50, p99 []float64
+			var st startStats
 			for i := range b.N {
 				due := time.Now().Add(50*time.Millisecond + time.Duration(n)*10*time.Microsecond) // after the accepts
-				runs := make([]*run, n)
-				for k := range runs {
-					runs[k] = &run{id: int64(i*n + k + 1), jobID: int64(k + 1), name: "hello", handler: hello,
-						block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, shardTotal: 1, dueAt: due}
-				}
-				for _, err := range d.acceptAll(runs) {
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				for delivered.Load() < int64((i+1)*n) {
-					time.Sleep(100 * time.Microsecond)
-				}
-				ds := make([]float64, n)
-				for k := range starts {
-					ds[k] = float64(starts[k].Load()-due.UnixNano()) / 1e6
-				}
-				slices.Sort(ds)
-				p50, p99 = append(p50, ds[n/2]), append(p99, ds[n*99/100])
-				p0 = append(p0, ds[0])
+				acceptBurst(b, d, delivered, i, n, hello, due)
+				st.add(starts, due.UnixNano())
 			}
 			b.StopTimer()
-			slices.Sort(p0)
-			slices.Sort(p50)
-			slices.Sort(p99)
-			b.ReportMetric(p0[len(p0)/2], "start-first-ms")
-			b.ReportMetric(p50[len(p50)/2], "start-p50-ms")
-			b.ReportMetric(p99[len(p99)/2], "start-p99-ms")
+			st.report(b, true)
 		})
 	}
+}
+
+// acceptBurst accepts burst i of n runs of n jobs, each with handler and
+// due_at due (zero: none), and waits until they were all reported.
+func acceptBurst(b *testing.B, d *dispatcher, delivered *atomic.Int64, i, n int, handler Handler, due time.Time) {
+	b.Helper()
+	runs := make([]*run, n)
+	for k := range runs {
+		runs[k] = &run{id: int64(i*n + k + 1), jobID: int64(k + 1), name: "hello", handler: handler,
+			block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, shardTotal: 1, dueAt: due}
+	}
+	for _, err := range d.acceptAll(runs) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for delivered.Load() < int64((i+1)*n) {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// startStats collects, burst by burst, when handlers started, in ms after
+// a reference, and reports the median over the bursts of each burst's
+// first, p50 and p99 start.
+type startStats struct{ first, p50, p99 []float64 }
+
+// add takes one burst's start times (unix ns) less from.
+func (s *startStats) add(starts []atomic.Int64, from int64) {
+	ds := make([]float64, len(starts))
+	for k := range starts {
+		ds[k] = float64(starts[k].Load()-from) / 1e6
+	}
+	slices.Sort(ds)
+	n := len(ds)
+	s.first, s.p50, s.p99 = append(s.first, ds[0]), append(s.p50, ds[n/2]), append(s.p99, ds[n*99/100])
+}
+
+// report reports the medians, the first start's too when first is set.
+func (s *startStats) report(b *testing.B, first bool) {
+	b.Helper()
+	median := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
+	if first {
+		b.ReportMetric(median(s.first), "start-first-ms")
+	}
+	b.ReportMetric(median(s.p50), "start-p50-ms")
+	b.ReportMetric(median(s.p99), "start-p99-ms")
 }

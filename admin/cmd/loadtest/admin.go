@@ -40,7 +40,7 @@ func buildCarillon(ctx context.Context, dir string) (string, error) {
 // loopback port when empty) with the executor token and, through the
 // environment (so it stays out of ps), the first ADMIN's password; its
 // output is appended to log in dir.
-func startAdmin(bin, command, addr, dir, log, dbPath, token, password, logLevel string, extra []string) (*adminProc, error) {
+func startAdmin(bin, command, addr, dir, log, dbPath, token, password, logLevel string, extra, env []string) (*adminProc, error) {
 	if addr == "" {
 		port, err := freePort()
 		if err != nil {
@@ -56,7 +56,7 @@ func startAdmin(bin, command, addr, dir, log, dbPath, token, password, logLevel 
 	}
 	cmd := exec.Command(bin, args...) //nolint:gosec // the load tool starts the binary and perf the operator named
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), "CARILLON_ADMIN_PASSWORD="+password)
+	cmd.Env = append(append(os.Environ(), env...), "CARILLON_ADMIN_PASSWORD="+password)
 	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()

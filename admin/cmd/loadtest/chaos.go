@@ -16,6 +16,7 @@ type fleet struct {
 	bin, command, dir, db     string
 	token, password, logLevel string
 	extra                     []string
+	env                       []string // extra environment of the admins (--admin-env)
 	mu                        sync.Mutex
 	procs                     []*adminProc
 }
@@ -33,7 +34,7 @@ func (f *fleet) start(ctx context.Context, i int) error {
 	if i > 0 {
 		log = fmt.Sprintf("admin%d.log", i)
 	}
-	a, err := startAdmin(f.bin, f.command, addr, f.dir, log, f.db, f.token, f.password, f.logLevel, f.extra)
+	a, err := startAdmin(f.bin, f.command, addr, f.dir, log, f.db, f.token, f.password, f.logLevel, f.extra, f.env)
 	if err != nil {
 		return err
 	}

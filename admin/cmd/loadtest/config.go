@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ type config struct {
 	execDir    string   // the executors' log directories; empty: under dir
 	keep       bool     // keep the work directory
 	adminArgs  []string // extra "carillon serve" arguments
+	adminEnv   []string // extra environment of the started admins, KEY=VALUE
 	logLevel   string   // the started admin's --log-level
 	token      string   // executor token
 	apiToken   string   // management credential for --admin
@@ -72,6 +74,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (a temporary one is removed on exit)")
 	fs.StringVar(&c.execDir, "executor-dir", "", "directory for the executors' run logs and spooled results, e.g. on tmpfs (/dev/shm) to take the disk out; empty: the work directory; removed on exit")
 	fs.Var((*stringList)(&c.adminArgs), "admin-arg", "extra argument for carillon serve (repeatable), e.g. --admin-arg=--misfire-threshold=10s")
+	fs.Var((*stringList)(&c.adminEnv), "admin-env", "extra KEY=VALUE in the environment of the started admins only (repeatable), e.g. --admin-env GOMEMLIMIT=400MiB")
 	fs.StringVar(&c.logLevel, "log-level", "info", "the started admin's --log-level")
 	fs.StringVar(&c.token, "token", "", "executor access token; empty: a random one for a started admin, or the admin's own (UserService.GetExecutorToken) with --admin")
 	fs.StringVar(&c.apiToken, "api-token", "", "management API token or session for --admin (Authorization: Bearer)")
@@ -149,8 +152,10 @@ func (c *config) validate() error {
 		return errors.New("--warmup and --grace must not be negative")
 	case c.create < 1:
 		return errors.New("--create-concurrency must be at least 1")
-	case c.adminURL != "" && (c.sparse > 0 || c.carillon != "" || len(c.adminArgs) > 0 || c.adminPprof != ""):
-		return errors.New("--sparse, --carillon, --admin-arg and --admin-pprof need a started admin, not --admin")
+	case c.adminURL != "" && (c.sparse > 0 || c.carillon != "" || len(c.adminArgs) > 0 || len(c.adminEnv) > 0 || c.adminPprof != ""):
+		return errors.New("--sparse, --carillon, --admin-arg, --admin-env and --admin-pprof need a started admin, not --admin")
+	case slices.ContainsFunc(c.adminEnv, func(kv string) bool { return !strings.Contains(kv, "=") }):
+		return errors.New("--admin-env takes KEY=VALUE")
 	case c.adminPprof != "" && (c.carillon != "" || len(c.adminArgs) > 0):
 		return errors.New("--admin-pprof runs the admin from this binary: no --carillon or --admin-arg")
 	case c.history < 0 || c.readers < 0 || c.readers > 1000:

@@ -112,7 +112,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			}
 		}
 		start := time.Now()
-		fl = &fleet{bin: bin, command: command, dir: dir, db: dbPath, token: token, password: password, logLevel: c.logLevel, extra: extra}
+		fl = &fleet{bin: bin, command: command, dir: dir, db: dbPath, token: token, password: password, logLevel: c.logLevel, extra: extra, env: c.adminEnv}
 		defer func() {
 			if stopErr := fl.stop(15 * time.Second); stopErr != nil && err == nil {
 				err = stopErr
