@@ -125,12 +125,16 @@ func (d *dispatcher) startDue(k int64) {
 }
 
 // wakeDelayPerRun is how long after its instant the workers of a large
-// burst are woken, per run of the burst: about what starting a handler
-// on its own goroutine takes. The workers' part of a run (its report, a
-// timeout's) is not urgent; the starts are, and waking thousands of
-// workers at once took the processors from the handlers of the other
-// executors of the process, whose timers fire on the same instant.
-const wakeDelayPerRun = 3 * time.Microsecond
+// burst are woken, per run of the burst: several times what starting a
+// handler takes (about 1.5 µs), so that the starts are over, those of the
+// other executors of the process too, before the workers report: waking
+// thousands of workers at once took the processors from the handlers of
+// the other executors, whose timers fire on the same instant, and their
+// results took the admin's CPU, on the same host, from the starts. The
+// workers' part of a run (its report, a timeout's) is not urgent. Load
+// tool, 10,000 jobs on one instant: p99 37 ms at 3 µs, 17.5 ms at 10 µs
+// (medians of 3; BENCHMARKS.md, issue 20).
+const wakeDelayPerRun = 10 * time.Microsecond
 
 // wakeDelay is how long after a burst's instant its n workers are woken:
 // none for a burst of one gate's runs or fewer, which starts within a
