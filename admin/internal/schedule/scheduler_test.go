@@ -173,7 +173,7 @@ func TestBurstHandedOverEarly(t *testing.T) {
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		done := make(chan struct{})
 		go func() { defer close(done); _ = s.Run(ctx, rec) }()
-		time.Sleep(lone.Sub(time.Now()) + time.Millisecond)
+		time.Sleep(time.Until(lone) + time.Millisecond)
 		cancel()
 		<-done
 		fires := rec.all()

@@ -83,7 +83,7 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 	// Everything but the calls themselves, before the instant; the calls
 	// to executors that take due_at are made ahead of it (ahead.go).
 	calls, ahead := splitAhead(t.calls(p.sends, at))
-	p.sends, fires = nil, nil // in calls now: garbage while the batch waits for its instant
+	p.sends = nil // in calls now: garbage while the batch waits for its instant
 	var sent []aheadRun
 	if len(ahead) > 0 {
 		slot.idle()
