@@ -119,7 +119,7 @@ func (t *Trigger) startBatch(p *pool, cs []claimedRun) {
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*t.cfg.DispatchTimeout+5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout(t.clock.Now(), cs, t.cfg.DispatchTimeout))
 		defer cancel()
 		var err error
 		// The runs are claimed: a bounded wait for a slot keeps them from
@@ -134,6 +134,18 @@ func (t *Trigger) startBatch(p *pool, cs []claimedRun) {
 			t.cfg.Logger.Error("trigger: fire", "runs", len(cs), "err", err)
 		}
 	}()
+}
+
+// batchTimeout bounds a dispatch batch handed over at now: until its last
+// instant, then two calls and a margin. It counts from the last instant,
+// not from now: a large burst is handed over long before it
+// (schedule.Config.FireAheadPerFire), a million runs 25 s before.
+func batchTimeout(now time.Time, cs []claimedRun, dispatchTimeout time.Duration) time.Duration {
+	var wait time.Duration
+	for _, c := range cs {
+		wait = max(wait, c.at.Sub(now))
+	}
+	return wait + 2*dispatchTimeout + 5*time.Second
 }
 
 // refuse fails claimed runs that cannot be dispatched.
