@@ -146,6 +146,17 @@ const replaceReason = "the job was updated before this fire's instant; dropped o
 // whose executor does not answer, goes on with the definition it was sent
 // with, as any run sent.
 func (t *Trigger) replaceAhead(ctx context.Context, runs []aheadRun) []aheadRun {
+	return t.dropAhead(ctx, runs, true, replaceReason,
+		"trigger: replace a run sent ahead of its instant, whose job was updated; it may run with the job's former definition",
+		"trigger: a run sent ahead had started when its job was updated; it goes on with the job's former definition")
+}
+
+// dropAhead asks the executors of runs sent ahead, all at once, to drop
+// each if it has not started (KillRequest.before_start, with replace as
+// given, and reason), and returns those they dropped. A run whose
+// executor does not answer is logged with unanswered, one that started
+// with started.
+func (t *Trigger) dropAhead(ctx context.Context, runs []aheadRun, replace bool, reason, unanswered, started string) []aheadRun {
 	var mu sync.Mutex
 	var dropped []aheadRun
 	var wg sync.WaitGroup
@@ -154,15 +165,13 @@ func (t *Trigger) replaceAhead(ctx context.Context, runs []aheadRun) []aheadRun 
 			cctx, cancel := context.WithTimeout(forGroup(ctx, a.group), t.cfg.DispatchTimeout)
 			defer cancel()
 			res, err := t.executors.client(cctx, a.address).Kill(cctx, &carillonv1.KillRequest{
-				JobId: a.run.JobID, RunId: a.run.ID, DatabaseId: t.cfg.Store.DatabaseID(), BeforeStart: true, Replace: true, Reason: replaceReason,
+				JobId: a.run.JobID, RunId: a.run.ID, DatabaseId: t.cfg.Store.DatabaseID(), BeforeStart: true, Replace: replace, Reason: reason,
 			})
 			switch {
 			case err != nil:
-				t.cfg.Logger.Warn("trigger: replace a run sent ahead of its instant, whose job was updated; it may run with the job's former definition",
-					"run", a.run.ID, "job", a.run.JobID, "executor", a.address, "err", describe(err))
+				t.cfg.Logger.Warn(unanswered, "run", a.run.ID, "job", a.run.JobID, "executor", a.address, "err", describe(err))
 			case !res.Cancelled:
-				t.cfg.Logger.Info("trigger: a run sent ahead had started when its job was updated; it goes on with the job's former definition",
-					"run", a.run.ID, "job", a.run.JobID, "executor", a.address)
+				t.cfg.Logger.Info(started, "run", a.run.ID, "job", a.run.JobID, "executor", a.address)
 			default:
 				mu.Lock()
 				dropped = append(dropped, a)
@@ -248,32 +257,14 @@ const cancelReason = "the job was stopped or deleted before this fire's instant;
 // they dropped. A run already started, or whose executor does not answer,
 // is left to its result, as any run sent.
 func (t *Trigger) cancelAhead(ctx context.Context, runs []aheadRun) error {
-	var mu sync.Mutex
-	var results []store.Result
-	var wg sync.WaitGroup
-	for _, a := range runs {
-		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(forGroup(ctx, a.group), t.cfg.DispatchTimeout)
-			defer cancel()
-			res, err := t.executors.client(cctx, a.address).Kill(cctx, &carillonv1.KillRequest{
-				JobId: a.run.JobID, RunId: a.run.ID, DatabaseId: t.cfg.Store.DatabaseID(), BeforeStart: true, Reason: cancelReason,
-			})
-			switch {
-			case err != nil:
-				t.cfg.Logger.Warn("trigger: cancel a run sent ahead of its instant, whose job was stopped; it may run",
-					"run", a.run.ID, "job", a.run.JobID, "executor", a.address, "err", describe(err))
-			case !res.Cancelled:
-				t.cfg.Logger.Info("trigger: a run sent ahead had started when its job was stopped; it goes on",
-					"run", a.run.ID, "job", a.run.JobID, "executor", a.address)
-			default:
-				mu.Lock()
-				results = append(results, store.Result{RunID: a.run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
-					Message: cancelReason, FinishedAt: t.clock.Now()})
-				mu.Unlock()
-			}
-		})
+	dropped := t.dropAhead(ctx, runs, false, cancelReason,
+		"trigger: cancel a run sent ahead of its instant, whose job was stopped; it may run",
+		"trigger: a run sent ahead had started when its job was stopped; it goes on")
+	results := make([]store.Result, 0, len(dropped))
+	for _, a := range dropped {
+		results = append(results, store.Result{RunID: a.run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+			Message: cancelReason, FinishedAt: t.clock.Now()})
 	}
-	wg.Wait()
 	if len(results) == 0 {
 		return nil
 	}
