@@ -61,17 +61,22 @@ type dispatcher struct {
 	wg      sync.WaitGroup // worker goroutines, and the finisher's
 
 	finisher finisher
+	settler  settler
 }
 
-// worker runs the runs of one job, one at a time, in order.
+// worker runs the runs of one job, one at a time, in order. Its current
+// run may be one launched on its due instant (due.go), which runs on a
+// goroutine of its own: the worker, if it has a goroutine, waits for its
+// end before it starts the next.
 type worker struct {
 	jobID   int64
 	queue   []*run
 	current *run
 	started bool // its goroutine runs (startWorker); guarded by dispatcher.mu
-	// handoff is a run started on its due instant without going through
-	// queue (due.go), for the worker to see to its end; it is current too.
-	handoff *run
+	// waiting counts the runs of the job that wait for their due_at
+	// (run.worker): the worker stays in dispatcher.workers until they
+	// start. Guarded by dispatcher.mu.
+	waiting int
 	wake    chan struct{}
 }
 
@@ -205,7 +210,11 @@ func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err 
 // discards returns the error of DISCARD_LATER when r has that block
 // strategy and its job's worker is busy, or nil. d.mu is held.
 func (d *dispatcher) discards(r *run) error {
-	w := d.workers[r.jobID]
+	return discardsOn(r, d.workers[r.jobID])
+}
+
+// discardsOn is discards with r's job's worker w, nil if it has none.
+func discardsOn(r *run, w *worker) error {
 	if r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER && w.busy() {
 		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, w.describe())
 	}
@@ -241,21 +250,21 @@ func (d *dispatcher) newWorker(jobID int64) *worker {
 	return w
 }
 
-// newIdleWorker makes the worker of job jobID without starting its
-// goroutine yet (startWorker): a burst's new workers start with the wake
-// of the others, after the burst's handlers (due.go). drain waits for it
-// from now on. d.mu is held.
+// newIdleWorker makes the worker of job jobID without a goroutine
+// (startWorker): a run launched on its due instant needs none unless
+// another run queues behind it (due.go). d.mu is held.
 func (d *dispatcher) newIdleWorker(jobID int64) *worker {
 	w := &worker{jobID: jobID, wake: make(chan struct{}, 1)}
 	d.workers[jobID] = w
-	d.wg.Add(1)
 	return w
 }
 
-// startWorker starts w's goroutine unless it runs. d.mu is held.
+// startWorker starts w's goroutine unless it runs; drain waits for it.
+// d.mu is held.
 func (d *dispatcher) startWorker(w *worker) {
 	if !w.started {
 		w.started = true
+		d.wg.Add(1)
 		go d.work(w)
 	}
 }
@@ -370,27 +379,16 @@ func (d *dispatcher) end(r *run, status carillonv1.RunStatus, msg string) {
 }
 
 // work is the goroutine of one job's worker. It runs the runs queued for
-// it one at a time, and sees to its end a run started for it on its due
-// instant (handoff, due.go).
+// it one at a time, after the run launched for its job on a due instant,
+// if one runs (due.go: releaseAll wakes it then).
 func (d *dispatcher) work(w *worker) {
 	defer d.wg.Done()
 	idle := time.NewTimer(d.idleTimeout)
 	defer idle.Stop()
 	for {
 		d.mu.Lock()
-		if r := w.handoff; r != nil {
-			w.handoff = nil
-			d.mu.Unlock()
-			d.supervise(r, <-r.begun)
-			r.cancel(nil)
-			d.mu.Lock()
-			w.current = nil
-			d.mu.Unlock()
-			idle.Reset(d.idleTimeout)
-			continue
-		}
-		if len(w.queue) == 0 {
-			if d.closing {
+		if len(w.queue) == 0 || w.current != nil {
+			if d.closing && w.current == nil && w.waiting == 0 {
 				delete(d.workers, w.jobID)
 				d.mu.Unlock()
 				return
@@ -400,7 +398,7 @@ func (d *dispatcher) work(w *worker) {
 			case <-w.wake:
 			case <-idle.C:
 				d.mu.Lock()
-				if len(w.queue) == 0 && w.handoff == nil {
+				if len(w.queue) == 0 && w.current == nil && w.waiting == 0 {
 					delete(d.workers, w.jobID)
 					d.mu.Unlock()
 					return
@@ -432,7 +430,7 @@ func (d *dispatcher) work(w *worker) {
 // if the handler ignores it.
 func (d *dispatcher) execute(ctx context.Context, r *run) {
 	l := d.begin(ctx, r)
-	go d.call(r, l)
+	go func() { l.done <- d.call(r, l) }()
 	d.supervise(r, l)
 }
 
@@ -491,9 +489,9 @@ func (d *dispatcher) begin(ctx context.Context, r *run) *launch {
 	return l
 }
 
-// call calls r's handler, begun as l, and sends what it returned to
-// l.done: its error, or its panic as one.
-func (d *dispatcher) call(r *run, l *launch) {
+// call calls r's handler, begun as l, and returns what it returned: its
+// error, or its panic as one.
+func (d *dispatcher) call(r *run, l *launch) (err error) {
 	job, h := l.job, l.handler
 	returned := false
 	defer func() {
@@ -506,11 +504,11 @@ func (d *dispatcher) call(r *run, l *launch) {
 		}
 		r.log.printf("panic: %v\n%s", v, debug.Stack())
 		d.logger.Error("sdk: handler panicked", "run_id", r.id, "job_id", r.jobID, "handler", r.name, "panic", v)
-		l.done <- fmt.Errorf("panic: %v", v)
+		err = fmt.Errorf("panic: %v", v)
 	}()
-	err := h.ServeJob(l.ctx, job)
+	err = h.ServeJob(l.ctx, job)
 	returned = true
-	l.done <- err
+	return err
 }
 
 // supervise waits for the end of run r, begun as l: its handler's return,
@@ -521,39 +519,52 @@ func (d *dispatcher) supervise(r *run, l *launch) {
 	if l.cancel != nil {
 		defer l.cancel()
 	}
-	rlog, ctx, span := r.log, l.ctx, l.span
 	select {
 	case err := <-l.done:
-		status, msg := outcome(ctx, err, true)
-		rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
-		res := r.result(status, msg, d.now())
-		d.metrics.runEnded(r, status, res.FinishedAt)
-		endRunSpan(span, status, msg)
-		d.complete(r, res)
-	case <-ctx.Done():
-		status, msg := outcome(ctx, nil, false)
-		rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
-		res := r.result(status, msg, d.now())
-		d.metrics.runEnded(r, status, res.FinishedAt)
-		endRunSpan(span, status, msg)
-		d.report(res)
-		t := time.NewTimer(d.abandonAfter)
-		select {
-		case err := <-l.done:
-			t.Stop()
-			if err != nil {
-				rlog.printf("handler returned: %v", err)
-			} else {
-				rlog.printf("handler returned")
-			}
-		case <-t.C:
-			rlog.printf("handler still running %s after the run ended: abandoned; its later log lines are dropped", d.abandonAfter)
-			d.logger.Warn("sdk: handler ignores its context; abandoned",
-				"run_id", r.id, "job_id", r.jobID, "handler", r.name, "after", d.abandonAfter)
-		}
-		_ = rlog.Close()
-		d.finish(r)
+		d.complete(r, d.returned(r, l, err, d.now()))
+	case <-l.ctx.Done():
+		d.abandon(r, l, l.ctx)
 	}
+}
+
+// returned logs the end of run r, begun as l, whose handler returned err
+// at at, and returns its result.
+func (d *dispatcher) returned(r *run, l *launch, err error, at time.Time) result {
+	status, msg := outcome(l.ctx, err, true)
+	r.log.printfAt(at, "----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
+	res := r.result(status, msg, at)
+	d.metrics.runEnded(r, status, at)
+	endRunSpan(l.span, status, msg)
+	return res
+}
+
+// abandon ends run r, begun as l, whose context ctx ended before its
+// handler returned: its result is reported now, and its handler waited
+// for abandonAfter, then abandoned.
+func (d *dispatcher) abandon(r *run, l *launch, ctx context.Context) {
+	rlog := r.log
+	status, msg := outcome(ctx, nil, false)
+	rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
+	res := r.result(status, msg, d.now())
+	d.metrics.runEnded(r, status, res.FinishedAt)
+	endRunSpan(l.span, status, msg)
+	d.report(res)
+	t := time.NewTimer(d.abandonAfter)
+	select {
+	case err := <-l.done:
+		t.Stop()
+		if err != nil {
+			rlog.printf("handler returned: %v", err)
+		} else {
+			rlog.printf("handler returned")
+		}
+	case <-t.C:
+		rlog.printf("handler still running %s after the run ended: abandoned; its later log lines are dropped", d.abandonAfter)
+		d.logger.Warn("sdk: handler ignores its context; abandoned",
+			"run_id", r.id, "job_id", r.jobID, "handler", r.name, "after", d.abandonAfter)
+	}
+	_ = rlog.Close()
+	d.finish(r)
 }
 
 // queued returns how many runs wait in their jobs' queues.
@@ -621,7 +632,7 @@ func (d *dispatcher) killRun(k runKey, jobID int64) {
 		return
 	}
 	if r.waiting {
-		r.waiting = false
+		d.unwait(r)
 		d.mu.Unlock()
 		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
 		return
@@ -662,7 +673,7 @@ func (d *dispatcher) cancelBeforeStart(k runKey, jobID int64, reason string, rep
 		return false
 	}
 	if r.waiting {
-		r.waiting = false
+		d.unwait(r)
 	} else {
 		w := d.workers[r.jobID]
 		i := -1
@@ -738,7 +749,6 @@ func (d *dispatcher) stopAccepting() {
 	d.closing = true
 	dropped := d.unwaitAll()
 	for _, w := range d.workers {
-		d.startWorker(w) // one made for a burst may wait for its wake (due.go)
 		dropped = append(dropped, w.queue...)
 		w.queue = nil
 		notify(w.wake)

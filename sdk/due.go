@@ -3,7 +3,6 @@ package sdk
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -20,26 +19,36 @@ const maxDueAhead = 5 * time.Minute
 // executor, not one per run, and its runs' block strategies are applied
 // under one lock, as a RunBatch's are (acceptAll).
 //
-// Each waiting run has a goroutine of its own, parked on a gate of its
-// instant (await), so that on the instant the handlers of a burst start as
-// fast as the runtime can wake goroutines: the timer decides which runs
-// start (those whose job is idle here), gateRuns at a time, and opens
-// their gate, and each of them calls its handler at once; their workers
-// are woken after the last gate, to see them to their end
-// (worker.handoff). A run whose job is busy on the instant goes to its
+// On the instant the timer decides which runs start (those whose job is
+// idle here), gateRuns at a time, and launches each of them on a goroutine
+// of its own (launchDue), which calls its handler at once: a burst's
+// handlers start as fast as the runtime can start goroutines, while the
+// timer decides the rest. A launched run needs no worker: it marks its job
+// busy (worker.current), and when its handler returns, the settler sees it
+// to its end (settle.go), after the burst's starts; a kill or a timeout
+// ends it at once (cut). A run whose job is busy on the instant goes to its
 // job's queue instead, as a run sent on the instant would.
 type dueInstant struct {
 	runs  []*run // some may no longer wait: killed or cancelled since (run.waiting)
 	timer *time.Timer
-	// gates[i] releases runs[i*gateRuns:(i+1)*gateRuns]: closed on the
-	// instant (startDue), or when the runs are dropped (unwaitAll).
-	gates []chan struct{}
 }
 
-// gateRuns is how many runs of an instant one gate releases: the first
+// gateRuns is how many runs of an instant the timer decides under one
+// hold of the dispatcher's lock before it launches them: the first
 // handlers of a burst of 100,000 start while the timer still decides the
 // rest, instead of after all of them (20 ms).
 const gateRuns = 1024
+
+// launchState is where a run launched on its due instant is; run.state.
+type launchState = int32
+
+const (
+	stateWaiting  launchState = iota // not launched (yet)
+	stateLaunched                    // its instant decided to start it; its goroutine has not begun it
+	stateBegun                       // its handler is called
+	stateReturned                    // its handler returned: the settler ends it
+	stateCut                         // cut (killed, timed out, shut down): cut ends it
+)
 
 // wait holds r, accepted, until its due_at: r.waiting is set, and the
 // timer of its instant starts it (startDue). d.mu is held.
@@ -52,37 +61,30 @@ func (d *dispatcher) wait(r *run) {
 		di.timer = time.AfterFunc(r.dueAt.Sub(d.now()), func() { d.startDue(k) })
 	}
 	r.waiting = true
+	w := d.workers[r.jobID]
+	if w == nil {
+		w = d.newIdleWorker(r.jobID) // no goroutine unless a run queues behind r
+	}
+	w.waiting++
+	r.worker = w
 	// Ahead, what begin would make: the instant has many to start.
-	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
+	r.ctx = ctx
+	r.cancel = func(cause error) {
+		cancel(cause)
+		d.cut(r, ctx)
+	}
 	r.launch = d.prepare(r)
-	r.begun = make(chan *launch, 1)
-	if len(di.runs)%gateRuns == 0 {
-		di.gates = append(di.gates, make(chan struct{}))
-	}
+	r.begun = make(chan struct{})
 	di.runs = append(di.runs, r)
-	go d.await(r, di.gates[len(di.gates)-1])
 }
 
-// await is the goroutine of run r, waiting for its due instant: when gate
-// opens, if the instant's timer started r (r.launched), it begins r and
-// calls its handler, handing the launch to r's worker first (r.begun).
-// Otherwise r went to its job's queue, was dropped, or was never started,
-// and the goroutine ends.
-func (d *dispatcher) await(r *run, gate <-chan struct{}) {
-	<-gate
-	if !r.launched { // set before gate closed
-		return
-	}
-	l := d.begin(r.ctx, r)
-	r.begun <- l
-	d.call(r, l)
-}
-
-// startDue hands the runs of due instant k that still wait to their jobs'
-// workers, applying each one's block strategy now, as if it had been
-// accepted on its instant: DISCARD_LATER ends it FAILED when its job is
-// busy here (the run was accepted, so the refusal is its result),
-// COVER_EARLY kills what its job runs or queues.
+// startDue starts the runs of due instant k that still wait, applying
+// each one's block strategy now, as if it had been accepted on its
+// instant: a run whose job is idle here is launched (launchDue),
+// DISCARD_LATER ends it FAILED when its job is busy here (the run was
+// accepted, so the refusal is its result), SERIAL queues it, COVER_EARLY
+// kills what its job runs or queues.
 func (d *dispatcher) startDue(k int64) {
 	var wake []*worker
 	var ends []ending
@@ -94,66 +96,165 @@ func (d *dispatcher) startDue(k int64) {
 		return
 	}
 	d.mu.Unlock()
-	for i, gate := range di.gates {
+	d.settleAfter(settleDelay(len(di.runs))) // once the burst's handlers started
+	for i := 0; i < len(di.runs); i += gateRuns {
+		var launched []*run
 		d.mu.Lock()
-		for _, r := range di.runs[i*gateRuns : min((i+1)*gateRuns, len(di.runs))] {
+		for _, r := range di.runs[i:min(i+gateRuns, len(di.runs))] {
 			if r.waiting && d.closing { // stopAccepting came in between
-				r.waiting = false
+				d.unwait(r)
 				ends = append(ends, ending{r, carillonv1.RunStatus_RUN_STATUS_KILLED, ErrShuttingDown.Error()})
 			}
-			if w := d.startAt(r, &ends); w != nil {
+			w, launch := d.startAt(r, &ends)
+			if w != nil {
 				wake = append(wake, w)
+			}
+			if launch {
+				launched = append(launched, r)
 			}
 		}
 		d.mu.Unlock()
-		close(gate) // the launched runs' handlers start
+		for j := 0; j < len(launched); j += spawnRuns {
+			go d.launchAll(launched[j:min(j+spawnRuns, len(launched))])
+		}
 	}
-	// Their workers see them to their end; they can wait for the
-	// handlers to start: this goroutine goes to the back of the runtime's
-	// queue, behind the handlers' goroutines, before it wakes them, and a
-	// large burst's are woken later still, once the handlers of every
-	// executor of the process have had time to start (see wakeDelay).
-	runtime.Gosched()
-	if delay := wakeDelay(len(wake)); delay > 0 {
-		time.AfterFunc(delay, func() { d.notifyAll(wake) })
-	} else {
-		d.notifyAll(wake)
+	for _, w := range wake {
+		notify(w.wake)
 	}
 	for _, e := range ends {
 		d.end(e.r, e.status, e.msg)
 	}
 }
 
-// wakeDelayPerRun is how long after its instant the workers of a large
-// burst are woken, per run of the burst: several times what starting a
-// handler takes (about 1.5 µs), so that the starts are over, those of the
-// other executors of the process too, before the workers report: waking
-// thousands of workers at once took the processors from the handlers of
-// the other executors, whose timers fire on the same instant, and their
-// results took the admin's CPU, on the same host, from the starts. The
-// workers' part of a run (its report, a timeout's) is not urgent. Load
-// tool, 10,000 jobs on one instant: p99 37 ms at 3 µs, 17.5 ms at 10 µs
+// settleDelayPerRun is how long after its instant the runs of a large
+// burst are settled, per run of the burst: several times what starting a
+// handler takes (about 1 µs), so that the starts are over, those of the
+// other executors of the process too, before the results are written and
+// reported: settling took the processors from the handlers of the other
+// executors, whose timers fire on the same instant, and the results took
+// the admin's CPU, on the same host, from the starts. A run's result is
+// not urgent; its end time is taken when its handler returns. Load tool,
+// 10,000 jobs on one instant: p99 37 ms at 3 µs, 17.5 ms at 10 µs
 // (medians of 3; BENCHMARKS.md, issue 20).
-const wakeDelayPerRun = 10 * time.Microsecond
+const settleDelayPerRun = 10 * time.Microsecond
 
-// wakeDelay is how long after a burst's instant its n workers are woken:
-// none for a burst of one gate's runs or fewer, which starts within a
+// settleDelay is how long after a burst's instant its n runs are settled:
+// at once for a burst of one gate's runs or fewer, which starts within a
 // millisecond.
-func wakeDelay(n int) time.Duration {
+func settleDelay(n int) time.Duration {
 	if n <= gateRuns {
 		return 0
 	}
-	return time.Duration(n) * wakeDelayPerRun
+	return time.Duration(n) * settleDelayPerRun
 }
 
-// notifyAll wakes the workers ws, starting those made for the burst.
-func (d *dispatcher) notifyAll(ws []*worker) {
+// spawnRuns is how many launched runs one goroutine starts the goroutines
+// of (launchAll): the processors share the starting of a burst, each
+// reusing the goroutines that ended on it, instead of one starting them
+// all for the other to run.
+const spawnRuns = 64
+
+// launchAll launches rs, each on a goroutine of its own, the last one on
+// this one.
+func (d *dispatcher) launchAll(rs []*run) {
+	for _, r := range rs[:len(rs)-1] {
+		go d.launchDue(r)
+	}
+	d.launchDue(rs[len(rs)-1])
+}
+
+// launchDue is the goroutine of run r, launched on its due instant: it
+// begins r and calls its handler, unless r was cut in between, and hands
+// what the handler returned to the settler, or to cut when r was cut
+// while its handler ran.
+func (d *dispatcher) launchDue(r *run) {
+	if !r.state.CompareAndSwap(stateLaunched, stateBegun) {
+		return // cut before it began: cut ends it
+	}
+	l := d.begin(r.ctx, r)
+	var stop func() bool
+	if l.cancel != nil { // a timeout: it cuts r as a kill does
+		stop = context.AfterFunc(l.ctx, func() { d.cut(r, l.ctx) })
+	}
+	close(r.begun)
+	err := d.call(r, l)
+	at := d.now()
+	if r.state.CompareAndSwap(stateBegun, stateReturned) {
+		d.settle(returnedRun{r: r, l: l, err: err, at: at, stop: stop})
+		return
+	}
+	l.done <- err // cut waits for it
+}
+
+// cut ends run r, launched on its due instant, whose context ctx ended
+// (a kill, a timeout, a shutdown): at once, on a goroutine of its own,
+// before its handler returns. A run whose handler returned already, or
+// that was not launched, is left alone. It takes no lock: the kills call
+// it holding d.mu.
+func (d *dispatcher) cut(r *run, ctx context.Context) {
+	for {
+		switch s := r.state.Load(); s {
+		case stateLaunched:
+			if r.state.CompareAndSwap(s, stateCut) {
+				go d.cutBeforeStart(r, ctx)
+				return
+			}
+		case stateBegun:
+			if r.state.CompareAndSwap(s, stateCut) {
+				go d.cutRunning(r, ctx)
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// cutBeforeStart ends launched run r, cut before its goroutine began it.
+func (d *dispatcher) cutBeforeStart(r *run, ctx context.Context) {
+	defer d.wg.Done()
+	status, msg := outcome(ctx, nil, false)
+	d.end(r, status, msg+" before it started")
+	d.releaseAll([]*run{r})
+}
+
+// cutRunning ends launched run r, cut while its handler runs: its result
+// is reported now, and its handler waited for as a worker waits for one
+// (abandon).
+func (d *dispatcher) cutRunning(r *run, ctx context.Context) {
+	defer d.wg.Done()
+	<-r.begun
+	l := r.launch
+	if l.cancel != nil {
+		defer l.cancel()
+	}
+	d.abandon(r, l, ctx)
+	d.releaseAll([]*run{r})
+}
+
+// releaseAll marks the jobs of launched runs rs, ended, idle, and wakes
+// their workers, which may have queued runs to start.
+func (d *dispatcher) releaseAll(rs []*run) {
+	var wake []*worker
 	d.mu.Lock()
-	for _, w := range ws {
-		d.startWorker(w)
+	for _, r := range rs {
+		w := r.worker
+		if w.current != r {
+			continue
+		}
+		w.current = nil
+		switch {
+		case len(w.queue) > 0:
+			d.startWorker(w)
+			wake = append(wake, w)
+		case w.started:
+			wake = append(wake, w) // it may wait for r to end to exit (closing)
+		default:
+			d.dropIdle(w)
+		}
 	}
 	d.mu.Unlock()
-	for _, w := range ws {
+	for _, w := range wake {
 		notify(w.wake)
 	}
 }
@@ -165,32 +266,47 @@ type ending struct {
 	msg    string
 }
 
-// startAt applies waiting run r's block strategy on its instant, and
-// returns the worker to wake, if any: r launched on its own goroutine
-// when its job is idle here, or queued; runs to end are added to ends.
-// d.mu is held.
-func (d *dispatcher) startAt(r *run, ends *[]ending) *worker {
+// startAt applies waiting run r's block strategy on its instant. It
+// returns launch when r is to be launched on its own goroutine
+// (launchDue), its job idle here, and the worker to wake, if any, when r
+// was queued; runs to end are added to ends. d.mu is held.
+func (d *dispatcher) startAt(r *run, ends *[]ending) (wake *worker, launch bool) {
 	if !r.waiting {
-		return nil
+		return nil, false
 	}
 	r.waiting = false
-	if err := d.discards(r); err != nil {
+	r.worker.waiting--
+	if err := discardsOn(r, r.worker); err != nil {
 		*ends = append(*ends, ending{r, carillonv1.RunStatus_RUN_STATUS_FAILED, err.Error()})
-		return nil
+		d.dropIdle(r.worker)
+		return nil, false
 	}
-	if w := d.workers[r.jobID]; !w.busy() {
-		if w == nil {
-			w = d.newIdleWorker(r.jobID) // started with the wake (notifyAll)
-		}
-		r.launched = true
-		w.current, w.handoff = r, r
-		return w
+	if w := r.worker; !w.busy() {
+		w.current = r
+		r.state.Store(stateLaunched)
+		d.wg.Add(1) // drain waits for r
+		return nil, true
 	}
 	w, covered, cause := d.enqueue(r)
 	for _, q := range covered {
 		*ends = append(*ends, ending{q, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error() + " before it started"})
 	}
-	return w
+	return w, false
+}
+
+// unwait takes r out of the runs that wait for their due_at. d.mu is held.
+func (d *dispatcher) unwait(r *run) {
+	r.waiting = false
+	r.worker.waiting--
+	d.dropIdle(r.worker)
+}
+
+// dropIdle forgets w if it has no goroutine and nothing to do: it was made
+// for runs that waited for their due_at (wait). d.mu is held.
+func (d *dispatcher) dropIdle(w *worker) {
+	if !w.started && w.current == nil && len(w.queue) == 0 && w.waiting == 0 && d.workers[w.jobID] == w {
+		delete(d.workers, w.jobID)
+	}
 }
 
 // unwaitJob takes the runs of job jobID that wait for their due_at out of
@@ -200,7 +316,7 @@ func (d *dispatcher) unwaitJob(jobID int64) []*run {
 	for _, di := range d.waiting {
 		for _, r := range di.runs {
 			if r.waiting && r.jobID == jobID {
-				r.waiting = false
+				d.unwait(r)
 				out = append(out, r)
 			}
 		}
@@ -214,12 +330,9 @@ func (d *dispatcher) unwaitAll() []*run {
 	var out []*run
 	for k, di := range d.waiting {
 		di.timer.Stop()
-		for _, gate := range di.gates {
-			close(gate) // its runs' goroutines end: none is launched
-		}
 		for _, r := range di.runs {
 			if r.waiting {
-				r.waiting = false
+				d.unwait(r)
 				out = append(out, r)
 			}
 		}

@@ -352,8 +352,8 @@ func TestDueAtLaunchedRunEnds(t *testing.T) {
 }
 
 // TestDueAtLargeBurst: a burst larger than a gate (gateRuns) starts whole
-// on its instant, gate after gate, and each run is reported once its
-// worker is woken, wakeDelay after the instant.
+// on its instant, gate after gate, and its runs are settled and reported
+// settleDelay after the instant, not before.
 func TestDueAtLargeBurst(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -374,9 +374,9 @@ func TestDueAtLargeBurst(t *testing.T) {
 			}
 		}
 		if h.hasResult(1) {
-			t.Fatal("a run of a large burst was reported before its worker was woken")
+			t.Fatal("a run of a large burst was reported before its settleDelay")
 		}
-		time.Sleep(wakeDelay(n))
+		time.Sleep(settleDelay(n))
 		synctest.Wait()
 		for id := int64(1); id <= n; id++ {
 			wantResult(t, h.result(t, id), succeeded, "")

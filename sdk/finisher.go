@@ -22,9 +22,14 @@ type finishedRun struct {
 
 // complete hands r and its result to the finisher.
 func (d *dispatcher) complete(r *run, res result) {
+	d.completeAll([]finishedRun{{r, res}})
+}
+
+// completeAll hands runs and their results to the finisher.
+func (d *dispatcher) completeAll(frs []finishedRun) {
 	f := &d.finisher
 	f.mu.Lock()
-	f.queue = append(f.queue, finishedRun{r, res})
+	f.queue = append(f.queue, frs...)
 	start := !f.running
 	f.running = true
 	f.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -40,25 +41,31 @@ type run struct {
 
 	// started is when the handler started; zero until it did. Set by
 	// begin, on the worker's goroutine or (a run launched on its due
-	// instant) on the run's own before it hands its launch to the worker
-	// (begun); read by the worker after.
+	// instant) on the run's own before it closes begun; read after.
 	started time.Time
 
-	// cancel ends a started run's context; guarded by dispatcher.mu.
+	// cancel ends a started run's context; guarded by dispatcher.mu. For
+	// a run that waits for its due_at it also ends the run if its instant
+	// launched it (dispatcher.cut).
 	cancel context.CancelCauseFunc
 	// waiting is true while the run waits for its dueAt (due.go); guarded
 	// by dispatcher.mu.
 	waiting bool
-	// launched says the run's due instant started it (due.go), on its own
-	// goroutine with ctx, its own context; both are set under
-	// dispatcher.mu before the instant's gate opens, and read after.
-	launched bool
-	ctx      context.Context
-	// launch is made ahead for a run that waits for its due_at: begin
-	// fills it in.
+	// worker is the worker of its job, for a run that waits for its
+	// due_at: found or made at accept, so that its instant finds it
+	// without a lookup (due.go); guarded by dispatcher.mu.
+	worker *worker
+
+	// What a run that waits for its due_at needs when its instant
+	// launches it on a goroutine of its own (due.go), made at accept.
+	//
+	// state is where a launched run is (launchState); ctx is its own
+	// context (cancel ends it); launch is made ahead and filled in by
+	// begin; begun is closed once begin is done, for cut to wait on.
+	state  atomic.Int32
+	ctx    context.Context
 	launch *launch
-	// begun carries a launched run's launch to its worker.
-	begun chan *launch
+	begun  chan struct{}
 }
 
 // key names r among the runs of every database.

@@ -110,6 +110,14 @@ func (l *runLog) printf(format string, args ...any) {
 	_, _ = l.Write(logLine(l.now(), format, args...))
 }
 
+// printfAt writes one line prefixed with at.
+func (l *runLog) printfAt(at time.Time, format string, args ...any) {
+	if l == nil {
+		return
+	}
+	_, _ = l.Write(logLine(at, format, args...))
+}
+
 // line writes msg as one line prefixed with at, which is now: printf
 // without fmt, for the hot path.
 func (l *runLog) line(at time.Time, msg string) {
