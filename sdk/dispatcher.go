@@ -9,7 +9,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -484,7 +483,7 @@ func (d *dispatcher) begin(ctx context.Context, r *run) *launch {
 	if sc := l.span.SpanContext(); sc.IsValid() {
 		r.log.printf("----- run %d started (trace %s)", r.id, sc.TraceID())
 	} else {
-		r.log.line(r.started, "----- run "+strconv.FormatInt(r.id, 10)+" started") // no fmt: a burst's handlers wait for it
+		r.log.started(r.started) // written later: a burst's handlers wait for it
 	}
 	return l
 }

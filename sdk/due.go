@@ -139,10 +139,9 @@ func (d *dispatcher) startDue(k int64) {
 const settleDelayPerRun = 10 * time.Microsecond
 
 // settleDelay is how long after a burst's instant its n runs are settled:
-// at once for a burst of one gate's runs or fewer, which starts within a
-// millisecond.
+// at once for a run alone.
 func settleDelay(n int) time.Duration {
-	if n <= gateRuns {
+	if n <= 1 {
 		return 0
 	}
 	return time.Duration(n) * settleDelayPerRun
@@ -180,7 +179,8 @@ func (d *dispatcher) launchDue(r *run) {
 	err := d.call(r, l)
 	at := d.now()
 	if r.state.CompareAndSwap(stateBegun, stateReturned) {
-		d.settle(returnedRun{r: r, l: l, err: err, at: at, stop: stop})
+		r.returned = handlerResult{err: err, at: at, stop: stop}
+		d.settle(r)
 		return
 	}
 	l.done <- err // cut waits for it

@@ -36,6 +36,7 @@ func (s *logStore) closeLogs(logs []*runLog) error {
 		if l.closed {
 			continue
 		}
+		errs = append(errs, l.writeStart())
 		l.closed = true
 		if l.f == nil {
 			recs = append(recs, logRecord{dir: l.dir, runID: l.runID, body: l.buf})

@@ -66,6 +66,9 @@ type run struct {
 	ctx    context.Context
 	launch *launch
 	begun  chan struct{}
+	// returned is what its handler returned, on its way to the settler
+	// (settle.go).
+	returned handlerResult
 }
 
 // key names r among the runs of every database.

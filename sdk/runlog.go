@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -28,6 +29,10 @@ type runLog struct {
 	f      *os.File // the log's own file; nil while the log is in memory
 	closed bool
 	now    func() time.Time
+	// startAt is when the run started, for its start line, written before
+	// the next line or when the log is put away (started): not on the
+	// start of a burst's handlers, which wait for it.
+	startAt time.Time
 }
 
 // logLinesReserve is the room a run's log keeps after its first line,
@@ -55,6 +60,14 @@ func (l *runLog) Write(p []byte) (int, error) {
 	if l.closed {
 		return len(p), nil
 	}
+	if err := l.writeStart(); err != nil {
+		return 0, err
+	}
+	return l.write(p)
+}
+
+// write is Write with l.mu held, l open.
+func (l *runLog) write(p []byte) (int, error) {
 	if l.f == nil && len(l.buf)+len(p) <= spillBytes {
 		if l.buf == nil { // the first line, "accepted": room for the start and end lines too
 			l.buf = make([]byte, 0, len(p)+logLinesReserve)
@@ -68,9 +81,38 @@ func (l *runLog) Write(p []byte) (int, error) {
 	return l.f.Write(p)
 }
 
+// started notes that the run started at at: its start line, "----- run
+// N started", is written with the next line, or when the log is put away.
+func (l *runLog) started(at time.Time) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.startAt = at
+	l.mu.Unlock()
+}
+
+// writeStart writes the start line noted by started, if any; l.mu is
+// held, l open.
+func (l *runLog) writeStart() error {
+	if l.startAt.IsZero() {
+		return nil
+	}
+	at := l.startAt
+	l.startAt = time.Time{}
+	b := make([]byte, 0, len(logTimeLayout)+32)
+	b = append(appendLogTime(b, at), " ----- run "...)
+	b = append(strconv.AppendInt(b, l.runID, 10), " started\n"...)
+	_, err := l.write(b)
+	return err
+}
+
 // spill writes the buffered lines to the log's own file, creating it; l.mu
 // is held.
 func (l *runLog) spill() error {
+	if err := l.writeStart(); err != nil {
+		return err
+	}
 	if l.f != nil {
 		return nil
 	}
@@ -116,18 +158,6 @@ func (l *runLog) printfAt(at time.Time, format string, args ...any) {
 		return
 	}
 	_, _ = l.Write(logLine(at, format, args...))
-}
-
-// line writes msg as one line prefixed with at, which is now: printf
-// without fmt, for the hot path.
-func (l *runLog) line(at time.Time, msg string) {
-	if l == nil {
-		return
-	}
-	b := make([]byte, 0, len(logTimeLayout)+2+len(msg))
-	b = append(appendLogTime(b, at), ' ')
-	b = append(append(b, msg...), '\n')
-	_, _ = l.Write(b)
 }
 
 // logLine formats one log line: the time, the message, a newline.
@@ -196,15 +226,16 @@ func (l *runLog) Close() error {
 	if l.closed {
 		return nil
 	}
+	werr := l.writeStart()
 	l.closed = true
 	if l.f == nil {
-		err := l.store.appendRecord(l.dir, l.runID, l.buf)
+		err := errors.Join(werr, l.store.appendRecord(l.dir, l.runID, l.buf))
 		l.buf = nil
 		return err
 	}
 	err := l.f.Close()
 	l.f = nil
-	return err
+	return errors.Join(werr, err)
 }
 
 // discard closes the log without keeping it: its lines are dropped, and

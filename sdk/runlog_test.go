@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,69 @@ func TestRunLogBuffers(t *testing.T) {
 	}
 	if got := readWhole(t, s, 3); !strings.HasSuffix(got, "running\n") {
 		t.Errorf("log read after sync and Close = %q", got)
+	}
+}
+
+// TestRunLogStartLine: the start line noted by started is written before
+// the next line, when the log gets a file of its own (a reader's sync),
+// and when the log is put away with nothing after it, by Close or by the
+// finisher's closeLogs, at the time it was noted.
+func TestRunLogStartLine(t *testing.T) {
+	t.Parallel()
+	s := newTestLogStore(t, t.TempDir(), time.Now)
+	at := time.Date(2026, 11, 26, 14, 0, 0, 7_000_000, time.UTC)
+	start := appendLogTime(nil, at)
+	const accepted = "accepted\n"
+	open := func(id int64) *runLog {
+		l := newRunLog(s, s.today(), id, s.now)
+		if _, err := l.Write([]byte(accepted)); err != nil {
+			t.Fatal(err)
+		}
+		l.started(at)
+		return l
+	}
+	startLine := func(id int64) string { return string(start) + " ----- run " + strconv.FormatInt(id, 10) + " started\n" }
+
+	l := open(1) // a handler's line follows
+	if _, err := l.Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readWhole(t, s, 1), accepted+startLine(1)+"hello\n"; got != want {
+		t.Errorf("log with a line after the start = %q, want %q", got, want)
+	}
+
+	l = open(2) // closed at once
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readWhole(t, s, 2), accepted+startLine(2); got != want {
+		t.Errorf("log closed after the start = %q, want %q", got, want)
+	}
+
+	l = open(3) // put away by the finisher
+	if err := s.closeLogs([]*runLog{l}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readWhole(t, s, 3), accepted+startLine(3); got != want {
+		t.Errorf("log put away by closeLogs = %q, want %q", got, want)
+	}
+
+	l = open(4) // read while it runs
+	path, err := l.sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), accepted+startLine(4); got != want {
+		t.Errorf("log read while its run runs = %q, want %q", got, want)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,19 +14,22 @@ import (
 // here, so that a burst of 100,000 runs parks no goroutine per run or per
 // job, and the starts of a burst go before the ends of its first runs.
 type settler struct {
+	// returned is the runs handed over and not settled yet, the last
+	// first, linked by run.returned.next: a handler's goroutine hands its
+	// run over with one compare-and-swap, no lock and no allocation.
+	returned atomic.Pointer[run]
+	running  atomic.Bool // a settleLoop runs
+
 	mu        sync.Mutex
-	queue     []returnedRun
-	running   bool
 	notBefore time.Time // on the process's clock: settle from then on (settleDelay)
 }
 
-// returnedRun is a launched run whose handler returned err at at.
-type returnedRun struct {
-	r    *run
-	l    *launch
+// handlerResult is what the handler of a launched run returned, and when.
+type handlerResult struct {
 	err  error
 	at   time.Time
 	stop func() bool // stops the timeout's context.AfterFunc; nil without a timeout
+	next *run        // in settler.returned
 }
 
 // settleAfter holds back settling until delay from now, or later if it was
@@ -33,69 +37,72 @@ type returnedRun struct {
 func (d *dispatcher) settleAfter(delay time.Duration) {
 	s := &d.settler
 	s.mu.Lock()
-	s.notBefore = later(s.notBefore, time.Now().Add(delay))
-	s.mu.Unlock()
-}
-
-// later returns the later of a and b.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+	if at := time.Now().Add(delay); at.After(s.notBefore) {
+		s.notBefore = at
 	}
-	return b
+	s.mu.Unlock()
 }
 
-// settle hands rr to the settler.
-func (d *dispatcher) settle(rr returnedRun) {
+// settle hands r, whose handler returned (r.returned), to the settler.
+func (d *dispatcher) settle(r *run) {
 	s := &d.settler
-	s.mu.Lock()
-	s.queue = append(s.queue, rr)
-	start := !s.running
-	s.running = true
-	s.mu.Unlock()
-	if start {
+	for {
+		head := s.returned.Load()
+		r.returned.next = head
+		if s.returned.CompareAndSwap(head, r) {
+			break
+		}
+	}
+	if s.running.CompareAndSwap(false, true) {
 		go d.settleLoop()
 	}
 }
 
-// settleLoop settles batches until the queue is empty. drain waits for
-// each run it settles (launched runs count in d.wg until then).
+// settleLoop settles what was handed over until nothing is left. drain
+// waits for each run it settles (launched runs count in d.wg until then).
 func (d *dispatcher) settleLoop() {
 	s := &d.settler
 	for {
 		s.mu.Lock()
-		if wait := time.Until(s.notBefore); wait > 0 {
-			s.mu.Unlock()
+		wait := time.Until(s.notBefore)
+		s.mu.Unlock()
+		if wait > 0 {
 			time.Sleep(wait)
 			continue
 		}
-		batch := s.queue
-		s.queue = nil
-		if len(batch) == 0 {
-			s.running = false
-			s.mu.Unlock()
-			return
+		head := s.returned.Swap(nil)
+		if head == nil {
+			s.running.Store(false)
+			// A run handed over since the Swap found the loop running.
+			if s.returned.Load() == nil || !s.running.CompareAndSwap(false, true) {
+				return
+			}
+			continue
 		}
-		s.mu.Unlock()
+		var batch []*run
+		for r := head; r != nil; r = r.returned.next {
+			batch = append(batch, r)
+		}
 		d.settleAll(batch)
 	}
 }
 
-// settleAll ends the runs of batch: their results go to the finisher, and
+// settleAll ends the runs of batch, the last handed over first: their
+// results go to the finisher, in the order they were handed over, and
 // their jobs are idle again.
-func (d *dispatcher) settleAll(batch []returnedRun) {
+func (d *dispatcher) settleAll(batch []*run) {
 	ended := make([]finishedRun, len(batch))
-	rs := make([]*run, len(batch))
-	for i, rr := range batch {
+	for i, r := range batch {
+		rr := r.returned
+		r.returned = handlerResult{}
 		if rr.stop != nil {
 			rr.stop()
 		}
-		ended[i] = finishedRun{rr.r, d.returned(rr.r, rr.l, rr.err, rr.at)}
-		rr.r.cancel(nil) // its handler is done with its context
-		rs[i] = rr.r
+		ended[len(batch)-1-i] = finishedRun{r, d.returned(r, r.launch, rr.err, rr.at)}
+		r.cancel(nil) // its handler is done with its context
 	}
 	d.completeAll(ended)
-	d.releaseAll(rs)
+	d.releaseAll(batch)
 	for range batch {
 		d.wg.Done()
 	}
