@@ -181,17 +181,23 @@ func BenchmarkBurst(b *testing.B) {
 }
 
 // BenchmarkDueBurst measures a burst sent ahead of its instant: n runs of
-// n jobs, each with the same due_at some time after they are accepted, as an
-// executor receives an instant's fires from an admin that sends ahead
-// (RunRequest.due_at). It reports the handlers' start lateness after the
-// due instant, the median over b.N bursts of each burst's p50 and p99.
-// The jobs' workers exist from the first burst on, as for jobs that fire
-// every second.
+// n jobs, each with the same due_at some time after they are accepted, as
+// executors receive an instant's fires from an admin that sends ahead
+// (RunRequest.due_at), spread over one executor or several in one process
+// (as in the load tool), whose timers fire on the same instant. It reports
+// the handlers' start lateness after the due instant, the median over b.N
+// bursts of each burst's p50 and p99.
 func BenchmarkDueBurst(b *testing.B) {
-	for _, n := range []int{1000, 10_000, 100_000} {
-		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
-			d, delivered, done := newBenchExecutor(b)
-			defer done()
+	for _, c := range []struct{ runs, executors int }{{1000, 1}, {10_000, 1}, {100_000, 1}, {100_000, 2}} {
+		n := c.runs
+		b.Run(fmt.Sprintf("runs=%d/executors=%d", n, c.executors), func(b *testing.B) {
+			ds := make([]*dispatcher, c.executors)
+			delivered := make([]*atomic.Int64, c.executors)
+			for e := range ds {
+				var done func()
+				ds[e], delivered[e], done = newBenchExecutor(b)
+				defer done()
+			}
 			starts := make([]atomic.Int64, n)
 			hello := HandlerFunc(func(_ context.Context, job *Job) error {
 				starts[(job.RunID-1)%int64(n)].Store(time.Now().UnixNano())
@@ -200,7 +206,12 @@ func BenchmarkDueBurst(b *testing.B) {
 			var st startStats
 			for i := range b.N {
 				due := time.Now().Add(50*time.Millisecond + time.Duration(n)*10*time.Microsecond) // after the accepts
-				acceptBurst(b, d, delivered, i, n, hello, due)
+				for e, d := range ds {
+					acceptRuns(b, d, i, n, e, c.executors, hello, due)
+				}
+				for e := range ds {
+					waitDelivered(delivered[e], (i+1)*n/c.executors)
+				}
 				st.add(starts, due.UnixNano())
 			}
 			b.StopTimer()
@@ -213,17 +224,29 @@ func BenchmarkDueBurst(b *testing.B) {
 // due_at due (zero: none), and waits until they were all reported.
 func acceptBurst(b *testing.B, d *dispatcher, delivered *atomic.Int64, i, n int, handler Handler, due time.Time) {
 	b.Helper()
-	runs := make([]*run, n)
-	for k := range runs {
-		runs[k] = &run{id: int64(i*n + k + 1), jobID: int64(k + 1), name: "hello", handler: handler,
-			block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, shardTotal: 1, dueAt: due}
+	acceptRuns(b, d, i, n, 0, 1, handler, due)
+	waitDelivered(delivered, (i+1)*n)
+}
+
+// acceptRuns accepts the runs first, first+step, ... of burst i of n runs
+// of n jobs, each with handler and due_at due (zero: none).
+func acceptRuns(b *testing.B, d *dispatcher, i, n, first, step int, handler Handler, due time.Time) {
+	b.Helper()
+	var runs []*run
+	for k := first; k < n; k += step {
+		runs = append(runs, &run{id: int64(i*n + k + 1), jobID: int64(k + 1), name: "hello", handler: handler,
+			block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, shardTotal: 1, dueAt: due})
 	}
 	for _, err := range d.acceptAll(runs) {
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
-	for delivered.Load() < int64((i+1)*n) {
+}
+
+// waitDelivered waits until delivered reaches n.
+func waitDelivered(delivered *atomic.Int64, n int) {
+	for delivered.Load() < int64(n) {
 		time.Sleep(100 * time.Microsecond)
 	}
 }

@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -117,6 +118,10 @@ func (d *dispatcher) startDue(k int64) {
 		for j := 0; j < len(launched); j += spawnRuns {
 			go d.launchAll(launched[j:min(j+spawnRuns, len(launched))])
 		}
+		// Their handlers start before the next gate is decided, on this
+		// processor too: another executor's timer of the same instant
+		// may hold the other one.
+		runtime.Gosched()
 	}
 	for _, w := range wake {
 		notify(w.wake)

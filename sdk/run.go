@@ -19,25 +19,33 @@ type runKey struct {
 	id int64
 }
 
-// run is one accepted execution.
+// run is one accepted execution. The fields a due instant reads of each
+// of its runs come first, together (due.go: a burst's runs are out of the
+// processor's caches by their instant).
 type run struct {
-	id          int64
-	db          string // its database (see runKey)
-	jobID       int64
-	name        string
-	handler     Handler // before middleware
-	script      bool
-	param       string
-	block       carillonv1.BlockStrategy
-	timeout     time.Duration
-	shardIndex  int
-	shardTotal  int
-	scheduledAt time.Time
-	dueAt       time.Time // RunRequest.due_at: when to start; zero: now
-	log         *runLog   // from accept to the end of the run
+	// waiting is true while the run waits for its dueAt (due.go); guarded
+	// by dispatcher.mu.
+	waiting bool
+	// state is where a run launched on its due instant is (launchState).
+	state atomic.Int32
+	block carillonv1.BlockStrategy
+	// worker is the worker of its job, for a run that waits for its
+	// due_at: found or made at accept, so that its instant finds it
+	// without a lookup (due.go); guarded by dispatcher.mu.
+	worker *worker
 
-	// traceContext is RunRequest.trace_context: the admin's fire span.
-	traceContext map[string]string
+	// What a run that waits for its due_at needs when its instant
+	// launches it on a goroutine of its own (due.go), made at accept: ctx
+	// is its own context (cancel ends it); launch is made ahead and
+	// filled in by begin; begun is closed once begin is done, for cut to
+	// wait on.
+	ctx    context.Context
+	launch *launch
+	begun  chan struct{}
+
+	id      int64
+	timeout time.Duration
+	log     *runLog // from accept to the end of the run
 
 	// started is when the handler started; zero until it did. Set by
 	// begin, on the worker's goroutine or (a run launched on its due
@@ -48,27 +56,24 @@ type run struct {
 	// a run that waits for its due_at it also ends the run if its instant
 	// launched it (dispatcher.cut).
 	cancel context.CancelCauseFunc
-	// waiting is true while the run waits for its dueAt (due.go); guarded
-	// by dispatcher.mu.
-	waiting bool
-	// worker is the worker of its job, for a run that waits for its
-	// due_at: found or made at accept, so that its instant finds it
-	// without a lookup (due.go); guarded by dispatcher.mu.
-	worker *worker
 
-	// What a run that waits for its due_at needs when its instant
-	// launches it on a goroutine of its own (due.go), made at accept.
-	//
-	// state is where a launched run is (launchState); ctx is its own
-	// context (cancel ends it); launch is made ahead and filled in by
-	// begin; begun is closed once begin is done, for cut to wait on.
-	state  atomic.Int32
-	ctx    context.Context
-	launch *launch
-	begun  chan struct{}
 	// returned is what its handler returned, on its way to the settler
 	// (settle.go).
 	returned handlerResult
+
+	db          string // its database (see runKey)
+	jobID       int64
+	name        string
+	handler     Handler // before middleware
+	script      bool
+	param       string
+	shardIndex  int
+	shardTotal  int
+	scheduledAt time.Time
+	dueAt       time.Time // RunRequest.due_at: when to start; zero: now
+
+	// traceContext is RunRequest.trace_context: the admin's fire span.
+	traceContext map[string]string
 }
 
 // key names r among the runs of every database.
