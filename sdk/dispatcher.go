@@ -57,7 +57,7 @@ type dispatcher struct {
 	recent  recentRuns            // the runs accepted last, ended or not
 	dbs     map[string]string     // each database id seen, to share one copy of it (an executor sees one or a few)
 	closing bool
-	wg      sync.WaitGroup // worker goroutines, and the finisher's
+	wg      sync.WaitGroup // worker goroutines, the finisher's, and the runs launched on their due instant until settled
 
 	finisher finisher
 	settler  settler

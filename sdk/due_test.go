@@ -383,3 +383,49 @@ func TestDueAtLargeBurst(t *testing.T) {
 		}
 	})
 }
+
+// TestDueAtCutBeforeItBegins: a run its instant launched, killed before
+// its goroutine began it, ends KILLED before it started, its handler never
+// called, and its job is idle again.
+func TestDueAtCutBeforeItBegins(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		called := false
+		never := HandlerFunc(func(context.Context, *Job) error { called = true; return nil })
+		due := time.Now().Add(time.Second)
+		if err := h.acceptDue(1, 1, serial, due, never); err != nil {
+			t.Fatal(err)
+		}
+		// The instant decides run 1 (as startDue does), and its goroutine
+		// begins it only after a kill.
+		h.d.mu.Lock()
+		r := h.d.runs[runKey{"", 1}]
+		var ends []ending
+		_, launch := h.d.startAt(r, &ends)
+		h.d.mu.Unlock()
+		if !launch || len(ends) > 0 {
+			t.Fatalf("startAt of a waiting run of an idle job: launch %v, ends %v; want launched", launch, ends)
+		}
+		h.d.killRun(runKey{"", 1}, 1)
+		h.d.launchDue(r)
+		synctest.Wait()
+		if called {
+			t.Error("the handler of a run cut before it began was called")
+		}
+		wantResult(t, h.result(t, 1), killed, "sdk: run killed by the admin before it started")
+
+		rec := &startRecorder{}
+		if err := h.accept(2, 1, serial, 0, rec); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if _, ok := rec.at(2); !ok {
+			t.Error("the job of a run cut before it began is still busy: its next run did not start")
+		}
+		time.Sleep(time.Until(due) + time.Millisecond) // its instant's timer finds nothing to start
+		synctest.Wait()
+		h.result(t, 1) // still one result
+		wantResult(t, h.result(t, 2), succeeded, "")
+	})
+}
