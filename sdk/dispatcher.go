@@ -429,7 +429,7 @@ func (d *dispatcher) work(w *worker) {
 // if the handler ignores it.
 func (d *dispatcher) execute(ctx context.Context, r *run) {
 	l := d.begin(ctx, r)
-	go func() { l.done <- d.call(r, l) }()
+	go d.call(r, l)
 	d.supervise(r, l)
 }
 
@@ -445,6 +445,11 @@ type launch struct {
 	// (prepare) for a run that waits for its due_at, else by call.
 	job     *Job
 	handler Handler
+	// due says the run was launched on its due instant (due.go), on a
+	// goroutine of its own: the settler ends it. stop stops its
+	// timeout's context.AfterFunc; nil without a timeout.
+	due  bool
+	stop func() bool
 }
 
 // prepare returns r's launch with what needs no clock made: its done
@@ -488,26 +493,41 @@ func (d *dispatcher) begin(ctx context.Context, r *run) *launch {
 	return l
 }
 
-// call calls r's handler, begun as l, and returns what it returned: its
-// error, or its panic as one.
-func (d *dispatcher) call(r *run, l *launch) (err error) {
-	job, h := l.job, l.handler
+// call calls r's handler, begun as l, and hands what it returned (its
+// error, or its panic, or a runtime.Goexit, as one) to handled.
+func (d *dispatcher) call(r *run, l *launch) {
+	var err error
 	returned := false
 	defer func() {
-		if returned {
+		if !returned {
+			v := recover()
+			if v == nil {
+				v = "runtime.Goexit called"
+			}
+			r.log.printf("panic: %v\n%s", v, debug.Stack())
+			d.logger.Error("sdk: handler panicked", "run_id", r.id, "job_id", r.jobID, "handler", r.name, "panic", v)
+			err = fmt.Errorf("panic: %v", v)
+		}
+		d.handled(r, l, err)
+	}()
+	err = l.handler.ServeJob(l.ctx, l.job)
+	returned = true
+}
+
+// handled takes what the handler of r, begun as l, returned: for a run
+// launched on its due instant, the settler ends it (due.go), unless cut
+// did; else its supervisor (supervise, or cut's abandon) waits for it on
+// l.done.
+func (d *dispatcher) handled(r *run, l *launch, err error) {
+	if l.due {
+		at := d.now()
+		if r.state.CompareAndSwap(stateBegun, stateReturned) {
+			r.returned = handlerResult{err: err, at: at}
+			d.settle(r)
 			return
 		}
-		v := recover()
-		if v == nil {
-			v = "runtime.Goexit called"
-		}
-		r.log.printf("panic: %v\n%s", v, debug.Stack())
-		d.logger.Error("sdk: handler panicked", "run_id", r.id, "job_id", r.jobID, "handler", r.name, "panic", v)
-		err = fmt.Errorf("panic: %v", v)
-	}()
-	err = h.ServeJob(l.ctx, job)
-	returned = true
-	return err
+	}
+	l.done <- err
 }
 
 // supervise waits for the end of run r, begun as l: its handler's return,

@@ -168,27 +168,20 @@ func (d *dispatcher) launchAll(rs []*run) {
 }
 
 // launchDue is the goroutine of run r, launched on its due instant: it
-// begins r and calls its handler, unless r was cut in between, and hands
-// what the handler returned to the settler, or to cut when r was cut
-// while its handler ran.
+// begins r and calls its handler, unless r was cut in between; what the
+// handler returns goes to the settler, or to cut when r was cut while its
+// handler ran (handled).
 func (d *dispatcher) launchDue(r *run) {
 	if !r.state.CompareAndSwap(stateLaunched, stateBegun) {
 		return // cut before it began: cut ends it
 	}
 	l := d.begin(r.ctx, r)
-	var stop func() bool
+	l.due = true
 	if l.cancel != nil { // a timeout: it cuts r as a kill does
-		stop = context.AfterFunc(l.ctx, func() { d.cut(r, l.ctx) })
+		l.stop = context.AfterFunc(l.ctx, func() { d.cut(r, l.ctx) })
 	}
 	close(r.begun)
-	err := d.call(r, l)
-	at := d.now()
-	if r.state.CompareAndSwap(stateBegun, stateReturned) {
-		r.returned = handlerResult{err: err, at: at, stop: stop}
-		d.settle(r)
-		return
-	}
-	l.done <- err // cut waits for it
+	d.call(r, l)
 }
 
 // cut ends run r, launched on its due instant, whose context ctx ended

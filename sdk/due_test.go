@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -427,5 +428,37 @@ func TestDueAtCutBeforeItBegins(t *testing.T) {
 		synctest.Wait()
 		h.result(t, 1) // still one result
 		wantResult(t, h.result(t, 2), succeeded, "")
+	})
+}
+
+// TestDueAtHandlerPanics: a run launched on its instant whose handler
+// panics, or calls runtime.Goexit, ends FAILED with it, and its job is
+// idle again.
+func TestDueAtHandlerPanics(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		due := time.Now().Add(time.Second)
+		panics := HandlerFunc(func(context.Context, *Job) error { panic("boom") })
+		exits := HandlerFunc(func(context.Context, *Job) error { runtime.Goexit(); return nil })
+		if err := h.acceptDue(1, 1, serial, due, panics); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.acceptDue(2, 2, serial, due, exits); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(due) + settleDelay(2))
+		synctest.Wait()
+		wantResult(t, h.result(t, 1), failed, "panic: boom")
+		wantResult(t, h.result(t, 2), failed, "panic: runtime.Goexit called")
+		rec := &startRecorder{}
+		for _, job := range []int64{1, 2} {
+			if err := h.accept(10+job, job, serial, 0, rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		wantResult(t, h.result(t, 11), succeeded, "")
+		wantResult(t, h.result(t, 12), succeeded, "")
 	})
 }

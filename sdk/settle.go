@@ -28,8 +28,7 @@ type settler struct {
 type handlerResult struct {
 	err  error
 	at   time.Time
-	stop func() bool // stops the timeout's context.AfterFunc; nil without a timeout
-	next *run        // in settler.returned
+	next *run // in settler.returned
 }
 
 // settleAfter holds back settling until delay from now, or later if it was
@@ -95,8 +94,8 @@ func (d *dispatcher) settleAll(batch []*run) {
 	for i, r := range batch {
 		rr := r.returned
 		r.returned = handlerResult{}
-		if rr.stop != nil {
-			rr.stop()
+		if r.launch.stop != nil {
+			r.launch.stop()
 		}
 		ended[len(batch)-1-i] = finishedRun{r, d.returned(r, r.launch, rr.err, rr.at)}
 		r.cancel(nil) // its handler is done with its context
