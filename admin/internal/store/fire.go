@@ -213,18 +213,18 @@ func collectRuns(rows *sql.Rows, err error) ([]Run, error) {
 }
 
 // collectJobs scans every row of a query returning jobColumns, by ID.
-func collectJobs(rows *sql.Rows, err error) (map[int64]Job, error) {
+func collectJobs(rows *sql.Rows, err error) (map[int64]*Job, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	jobs := map[int64]Job{}
+	jobs := map[int64]*Job{}
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
 			return nil, err
 		}
-		jobs[j.ID] = j
+		jobs[j.ID] = &j
 	}
 	return jobs, rows.Err()
 }

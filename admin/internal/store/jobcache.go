@@ -26,9 +26,9 @@ type jobCache struct {
 	version atomic.Int64
 
 	mu    sync.Mutex
-	at    int64 // the version the entries were read at
-	byID  map[int64]Job
-	reads atomic.Int64 // jobs read from the database, for tests
+	at    int64          // the version the entries were read at
+	byID  map[int64]*Job // shared with the callers, never changed
+	reads atomic.Int64   // jobs read from the database, for tests
 }
 
 // changed marks every cached definition stale; call it after a job write.
@@ -36,13 +36,13 @@ func (c *jobCache) changed() { c.version.Add(1) }
 
 // get returns the cached definitions of ids current at version v, and
 // the IDs it does not have.
-func (c *jobCache) get(ids []int64, v int64) (map[int64]Job, []int64) {
+func (c *jobCache) get(ids []int64, v int64) (map[int64]*Job, []int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.at != v {
 		c.at, c.byID = v, nil
 	}
-	found := make(map[int64]Job, len(ids))
+	found := make(map[int64]*Job, len(ids))
 	var missing []int64
 	for _, id := range ids {
 		if j, ok := c.byID[id]; ok {
@@ -55,7 +55,7 @@ func (c *jobCache) get(ids []int64, v int64) (map[int64]Job, []int64) {
 }
 
 // put caches definitions read at version v, unless a job changed since.
-func (c *jobCache) put(jobs map[int64]Job, v int64) {
+func (c *jobCache) put(jobs map[int64]*Job, v int64) {
 	c.reads.Add(int64(len(jobs)))
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -63,7 +63,7 @@ func (c *jobCache) put(jobs map[int64]Job, v int64) {
 		return
 	}
 	if c.byID == nil || len(c.byID)+len(jobs) > jobCacheMax {
-		c.byID = make(map[int64]Job, len(jobs))
+		c.byID = make(map[int64]*Job, len(jobs))
 	}
 	for id, j := range jobs {
 		c.byID[id] = j
@@ -73,8 +73,8 @@ func (c *jobCache) put(jobs map[int64]Job, v int64) {
 // definitions returns the jobs with the given IDs that exist, by ID,
 // through the cache; read reads the ones it lacks. Each job's NextFireAt
 // and LastFireAt are zero: they change at every fire, without a version
-// bump.
-func (c *jobCache) definitions(ids []int64, read func(ids []int64) (map[int64]Job, error)) (map[int64]Job, error) {
+// bump. The jobs are the cache's own: the caller must not change them.
+func (c *jobCache) definitions(ids []int64, read func(ids []int64) (map[int64]*Job, error)) (map[int64]*Job, error) {
 	v := c.version.Load()
 	found, missing := c.get(ids, v)
 	if len(missing) == 0 {
@@ -86,7 +86,6 @@ func (c *jobCache) definitions(ids []int64, read func(ids []int64) (map[int64]Jo
 	}
 	for id, j := range jobs {
 		j.NextFireAt, j.LastFireAt = time.Time{}, time.Time{}
-		jobs[id] = j
 		found[id] = j
 	}
 	c.put(jobs, v)
@@ -95,9 +94,11 @@ func (c *jobCache) definitions(ids []int64, read func(ids []int64) (map[int64]Jo
 
 // JobDefinitions returns the jobs with the given IDs that exist, by ID, as
 // the fire path needs them: from a cache kept current by this Store's job
-// writes, with NextFireAt and LastFireAt zero (use Job for those).
-func (s *Store) JobDefinitions(ctx context.Context, ids []int64) (map[int64]Job, error) {
-	jobs, err := s.jobs.definitions(ids, func(ids []int64) (map[int64]Job, error) {
+// writes, with NextFireAt and LastFireAt zero (use Job for those). The
+// jobs are shared with the cache, not copied for each caller (a burst of
+// fires reads thousands): they must not be changed.
+func (s *Store) JobDefinitions(ctx context.Context, ids []int64) (map[int64]*Job, error) {
+	jobs, err := s.jobs.definitions(ids, func(ids []int64) (map[int64]*Job, error) {
 		return collectJobs(s.q.jobsByID.QueryContext(ctx, jsonIDs(ids)))
 	})
 	if err != nil {

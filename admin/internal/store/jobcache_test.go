@@ -30,7 +30,10 @@ func TestJobDefinitionsFollowWrites(t *testing.T) {
 					t.Fatal(err)
 				}
 				j, ok := jobs[id]
-				return j, ok
+				if !ok {
+					return store.Job{}, false
+				}
+				return *j, true
 			}
 
 			if j, ok := lookup(a.ID); !ok || j.Handler != "h" || !j.NextFireAt.IsZero() {

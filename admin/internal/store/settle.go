@@ -165,14 +165,14 @@ func (st *settler) loadJobs(ids []int64) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	jobs, err := st.cache.definitions(missing, func(ids []int64) (map[int64]Job, error) {
+	jobs, err := st.cache.definitions(missing, func(ids []int64) (map[int64]*Job, error) {
 		return collectJobs(st.tx.StmtContext(st.ctx, st.q.txJobs).QueryContext(st.ctx, jsonIDs(ids))) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 	})
 	if err != nil {
 		return err
 	}
 	for id, j := range jobs {
-		st.jobs[id] = &j
+		st.jobs[id] = j
 	}
 	return nil
 }

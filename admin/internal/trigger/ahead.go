@@ -34,7 +34,7 @@ import (
 
 // aheadRun is a run sent ahead of its instant.
 type aheadRun struct {
-	run     store.Run
+	run     *store.Run
 	address string
 	group   int64
 }
@@ -189,7 +189,7 @@ func (t *Trigger) dropAhead(ctx context.Context, runs []aheadRun, replace bool, 
 // job was stopped or deleted since is handed to skip instead. It returns
 // the dispatch outcomes of the runs that failed, to be recorded; the
 // others' dispatches stay held, as when they were sent ahead.
-func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]uint64, skip func(store.Run)) []store.Dispatch {
+func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]uint64, skip func(*store.Run)) []store.Dispatch {
 	if len(runs) == 0 {
 		return nil
 	}
@@ -224,9 +224,9 @@ func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]ui
 			continue
 		}
 		wg.Go(func() {
-			run := a.run
+			run := *a.run
 			run.Handler, run.Param = job.Handler, job.Param // a scheduled run carries its job's
-			req := runRequest(job, run, t.cfg.Store.DatabaseID())
+			req := runRequest(job, &run, t.cfg.Store.DatabaseID())
 			cctx, cancel := context.WithTimeout(forGroup(ctx, a.group), t.cfg.DispatchTimeout)
 			defer cancel()
 			if run.Handler != a.run.Handler || run.Param != a.run.Param {

@@ -17,15 +17,16 @@ import (
 
 // routable is one running run to dispatch, with its job.
 type routable struct {
-	run      store.Run
-	job      store.Job // zero if the job was deleted
-	override []string  // executors to route among instead of the group's
+	run      *store.Run
+	job      *store.Job // nil if the job was deleted
+	override []string   // executors to route among instead of the group's
 }
 
-// routed is one run routed to an executor.
+// routed is one run routed to an executor. Its run and job are shared
+// with the rest of the fire path, not copied.
 type routed struct {
-	run     store.Run
-	job     store.Job
+	run     *store.Run
+	job     *store.Job
 	address string
 	note    string     // how it was routed
 	dueAt   bool       // the executor starts runs at their RunRequest.due_at: a scheduled run may be sent ahead
@@ -50,7 +51,7 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 	now := t.clock.Now()
 	sources := map[int64]source{}
 	for _, f := range fires {
-		if f.job.ID == 0 {
+		if f.job == nil {
 			ds = append(ds, t.unroutable(f, fmt.Sprintf("job %d was deleted", f.run.JobID), now))
 			continue
 		}
@@ -91,10 +92,12 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 		}
 		first := f.run
 		if len(addrs) > 1 {
-			first.ShardTotal = int32(len(addrs)) //nolint:gosec // shard counts are bounded by a group's executors
+			broadcast := *f.run
+			broadcast.ShardTotal = int32(len(addrs)) //nolint:gosec // shard counts are bounded by a group's executors
+			first = &broadcast
 			totals[first.ID] = first.ShardTotal
 			for i := 1; i < len(addrs); i++ {
-				r := f.run
+				r := *f.run
 				r.ID, r.ShardIndex, r.ShardTotal = 0, int32(i), int32(len(addrs)) //nolint:gosec // shard counts are bounded by a group's executors
 				shardRuns = append(shardRuns, r)
 				shardOf = append(shardOf, routed{job: f.job, address: addrs[i], note: note, dueAt: src.dueAt[addrs[i]]})
@@ -111,9 +114,9 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 		if stored, err = t.cfg.Store.InsertRuns(ctx, shardRuns); err != nil {
 			return dispatchPlan{}, err
 		}
-		for i, r := range stored {
+		for i := range stored {
 			s := shardOf[i]
-			s.run = r
+			s.run = &stored[i]
 			sends = append(sends, s)
 		}
 	}
@@ -155,7 +158,7 @@ type source struct {
 // executors ("" when it is): an XXL_JOB group sends scripts only when it
 // allows them, since xxl-job executors run any script they are sent.
 // Carillon executors decide themselves (sdk.Config.AllowScripts).
-func scriptRefused(g store.Group, job store.Job) string {
+func scriptRefused(g store.Group, job *store.Job) string {
 	if job.ScriptType == carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED ||
 		g.ExecutorProtocol != carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB || g.AllowScripts {
 		return ""
@@ -286,6 +289,10 @@ func (t *Trigger) liveSince(now time.Time) time.Time {
 // unroutable is the dispatch outcome of fire f, which cannot be routed for
 // reason msg, counted as such.
 func (t *Trigger) unroutable(f routable, msg string, now time.Time) store.Dispatch {
-	t.cfg.Metrics.Dispatched(f.job.RouteStrategy, metrics.CodeUnroutable, 1)
+	strategy := carillonv1.RouteStrategy_ROUTE_STRATEGY_UNSPECIFIED // the job was deleted
+	if f.job != nil {
+		strategy = f.job.RouteStrategy
+	}
+	t.cfg.Metrics.Dispatched(strategy, metrics.CodeUnroutable, 1)
 	return failed(f.run, msg, now)
 }

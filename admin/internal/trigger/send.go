@@ -55,7 +55,7 @@ func (t *Trigger) sendBatch(ctx context.Context, slot *batchSlot, cs []claimedRu
 
 // sendAt routes claimed runs, waits for instant at, and sends them, except
 // those whose job was stopped since their claim: those are settled SKIPPED.
-func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs []claimedRun, jobs map[int64]store.Job) error {
+func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs []claimedRun, jobs map[int64]*store.Job) error {
 	seqs := make(map[int64]uint64, len(cs)) // by job: the stop sequence before its earliest claim here
 	for _, c := range cs {
 		if s, ok := seqs[c.run.JobID]; !ok || c.stopSeq < s {
@@ -63,7 +63,7 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 		}
 	}
 	var skipped []store.Result
-	skip := func(r store.Run) {
+	skip := func(r *store.Run) {
 		skipped = append(skipped, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
 			Message: "the job was stopped or deleted before this fire's instant; not dispatched", FinishedAt: t.clock.Now()})
 	}
@@ -127,7 +127,7 @@ func (t *Trigger) leaseRanOut(runs int) error {
 
 // dropStopped returns calls without the sends whose job was stopped or
 // deleted since the stop sequence seqs holds for it, each handed to skip.
-func dropStopped(calls []*call, st *store.Store, seqs map[int64]uint64, skip func(store.Run)) []*call {
+func dropStopped(calls []*call, st *store.Store, seqs map[int64]uint64, skip func(*store.Run)) []*call {
 	for i, c := range calls {
 		calls[i] = c.without(func(s routed) bool {
 			if !st.StoppedSince(s.job.ID, seqs[s.job.ID]) {
@@ -373,7 +373,7 @@ func (t *Trigger) runEach(ctx context.Context, c *call, outcomes []error) {
 // with ID db. The job's fields it takes are those whose update replaces
 // the runs sent ahead of their instant (the store's runsChanged, and
 // PostgreSQL's job_changes trigger): keep them in step.
-func runRequest(job store.Job, run store.Run, db string) *carillonv1.RunRequest {
+func runRequest(job *store.Job, run *store.Run, db string) *carillonv1.RunRequest {
 	req := &carillonv1.RunRequest{
 		RunId: run.ID, JobId: job.ID, Handler: job.Handler, Param: run.Param, BlockStrategy: job.BlockStrategy,
 		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
