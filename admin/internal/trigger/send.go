@@ -158,8 +158,9 @@ type call struct {
 // a scheduled fire's are prepared before its instant at, so that on the
 // instant only the calls are left to make. A call to an executor that
 // takes due_at (routed.dueAt) is made for sending ahead of at
-// (call.dueAt), when SendAhead is positive; at is zero for a manual fire,
-// sent now.
+// (call.dueAt), when SendAhead is positive, and prepared when it is made:
+// its requests and records would wait for the send with the rest of a
+// burst, about 800 B a run. at is zero for a manual fire, sent now.
 func (t *Trigger) calls(sends []routed, at time.Time) []*call {
 	type key struct {
 		address string
@@ -182,13 +183,19 @@ func (t *Trigger) calls(sends []routed, at time.Time) []*call {
 		c.sends = append(c.sends, s)
 	}
 	for _, c := range calls {
-		c.prepare()
+		if c.dueAt.IsZero() {
+			c.prepare()
+		}
 	}
 	return calls
 }
 
-// prepare builds c's requests and dispatch records from its sends.
+// prepare builds c's requests and dispatch records from its sends, unless
+// it did already.
 func (c *call) prepare() {
+	if c.reqs != nil {
+		return
+	}
 	c.reqs = make([]*carillonv1.RunRequest, len(c.sends))
 	c.ds = make([]store.Dispatch, len(c.sends))
 	for i, s := range c.sends {
@@ -203,15 +210,14 @@ func (c *call) prepare() {
 	}
 }
 
-// without returns c without the sends for which drop is true.
+// without returns c without the sends for which drop is true, to be
+// prepared again when it is made.
 func (c *call) without(drop func(routed) bool) *call {
 	kept := slices.DeleteFunc(slices.Clone(c.sends), drop)
 	if len(kept) == len(c.sends) {
 		return c
 	}
-	out := &call{address: c.address, dueAt: c.dueAt, group: c.group, db: c.db, sends: kept}
-	out.prepare()
-	return out
+	return &call{address: c.address, dueAt: c.dueAt, group: c.group, db: c.db, sends: kept}
 }
 
 // sendNow makes calls, all executors at once, and returns every run's
@@ -272,6 +278,7 @@ func (t *Trigger) eachCall(calls []*call, fn func(c *call) []store.Dispatch) []s
 // the executor's refusal. It returns each run's error, nil if accepted.
 // before, if not nil, sees the records just before the call is made.
 func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.Dispatch)) []error {
+	c.prepare()
 	// The runs are sent now: a run sent in another millisecond than the
 	// triggered_at its claim stored (sent late, or a manual run routed
 	// slowly) records when it really was. A run sent ahead of its instant
