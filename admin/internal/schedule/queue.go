@@ -111,6 +111,7 @@ func (h *entryHeap) Push(x any)        { *h = append(*h, x.(Entry)) }
 func (h *entryHeap) Pop() any {
 	old := *h
 	e := old[len(old)-1]
+	old[len(old)-1] = Entry{} // its run is the dispatcher's now
 	*h = old[:len(old)-1]
 	return e
 }

@@ -87,10 +87,14 @@ type Claim struct {
 // its runs or not at all. Each job appears at most once in claims.
 func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 	var list jsonRows
+	n := 0
 	for _, c := range claims {
 		list.next().int(c.JobID).int(c.Due.UnixMilli()).nullInt(millis(c.Next)).nullInt(firedInstant(c.Runs))
+		n += len(c.Runs)
 	}
-	var runs []Run
+	// Sized once: the trigger points at these runs until they are sent,
+	// and the slack of appends would stay with them.
+	runs := make([]Run, 0, n)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		runs = runs[:0]
 		rows, err := tx.StmtContext(ctx, s.q.advanceJobs).QueryContext(ctx, list.String()) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
