@@ -3,6 +3,7 @@ package trigger
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/metrics"
@@ -93,14 +94,19 @@ func (t *Trigger) dispatchClaimed(cs []claimedRun) {
 	for _, c := range cs {
 		burst[c.at]++
 	}
-	fast := make([]claimedRun, 0, len(cs))
-	var slow []claimedRun
-	for _, c := range cs {
-		c.lead = SendLead(t.cfg.SendAhead, burst[c.at])
-		if t.slowJobs.slow(c.run.JobID, now) {
-			slow = append(slow, c)
-		} else {
-			fast = append(fast, c)
+	for i := range cs {
+		cs[i].lead = SendLead(t.cfg.SendAhead, burst[cs[i].at])
+	}
+	// Most often no job is slow, and a burst's runs are not copied.
+	fast, slow := cs, []claimedRun(nil)
+	if slices.ContainsFunc(cs, func(c claimedRun) bool { return t.slowJobs.slow(c.run.JobID, now) }) {
+		fast = make([]claimedRun, 0, len(cs))
+		for _, c := range cs {
+			if t.slowJobs.slow(c.run.JobID, now) {
+				slow = append(slow, c)
+			} else {
+				fast = append(fast, c)
+			}
 		}
 	}
 	for _, part := range []struct {

@@ -31,13 +31,10 @@ func (t *Trigger) sendBatch(ctx context.Context, slot *batchSlot, cs []claimedRu
 		slot.idle()
 		return errors.Join(err, t.refuse(ctx, cs, fmt.Sprintf("read the jobs: %v", err)))
 	}
-	byInstant := map[time.Time][]claimedRun{}
-	for _, c := range cs {
-		byInstant[c.at] = append(byInstant[c.at], c)
-	}
+	instants := byInstant(cs)
 	var wg sync.WaitGroup
-	errs := make(chan error, len(byInstant))
-	for at, group := range byInstant {
+	errs := make(chan error, len(instants))
+	for at, group := range instants {
 		slot.work(ctx)
 		wg.Go(func() {
 			defer slot.idle()
@@ -51,6 +48,19 @@ func (t *Trigger) sendBatch(ctx context.Context, slot *batchSlot, cs []claimedRu
 		err = errors.Join(err, e)
 	}
 	return err
+}
+
+// byInstant groups claimed runs by instant: cs itself when all share one,
+// as the batches of a burst do, not a copy.
+func byInstant(cs []claimedRun) map[time.Time][]claimedRun {
+	if !slices.ContainsFunc(cs, func(c claimedRun) bool { return c.at != cs[0].at }) {
+		return map[time.Time][]claimedRun{cs[0].at: cs}
+	}
+	groups := map[time.Time][]claimedRun{}
+	for _, c := range cs {
+		groups[c.at] = append(groups[c.at], c)
+	}
+	return groups
 }
 
 // sendAt routes claimed runs, waits for instant at, and sends them, except
