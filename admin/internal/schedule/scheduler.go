@@ -417,6 +417,9 @@ func (s *Scheduler) fireLoop(ctx context.Context, d Dispatcher) {
 			// hand-over, they would hold a burst's runs long after
 			// their dispatch.
 			clear(due)
+			if cap(due) > keptEntries {
+				due = nil
+			}
 		}
 		timer.Reset(wait)
 		select {
