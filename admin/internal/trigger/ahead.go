@@ -239,9 +239,7 @@ func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]ui
 				fail(a, fmt.Sprintf("executor %s refused or did not answer: %s", a.address, describe(err)))
 				return
 			}
-			t.deferred.update(a.run.ID, func(h *store.Dispatch) {
-				h.TriggerMessage += "; its job was updated before the instant: dropped on the executor and sent again on the instant with the new definition"
-			})
+			t.deferred.note(a.run.ID, "; its job was updated before the instant: dropped on the executor and sent again on the instant with the new definition")
 			t.cfg.Logger.Info("trigger: run sent again on its instant with its job's new definition", "run", a.run.ID, "job", a.run.JobID, "executor", a.address)
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -161,7 +162,42 @@ type call struct {
 	db      string    // the database ID every request carries
 	sends   []routed
 	reqs    []*carillonv1.RunRequest
-	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds
+	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds, without its trigger message (message)
+	note    *callNote
+}
+
+// callNote is what the trigger messages of a call's runs say of the call:
+// how many runs it carried and, once it returned, how it went.
+type callNote struct {
+	runs int
+	took atomic.Pointer[string]
+}
+
+// message returns the trigger message of d, a run of the call routed as
+// route says.
+func (n *callNote) message(route string, d *store.Dispatch) string {
+	var took, failed string
+	if p := n.took.Load(); p != nil {
+		took = *p
+	}
+	if d.Failed {
+		failed = "; failed"
+	}
+	return fmt.Sprintf("%s; shard %d of %d (0-based); sent to %s (%d runs in the call)%s%s",
+		route, d.ShardIndex, d.ShardTotal, d.ExecutorAddress, n.runs, took, failed)
+}
+
+// message returns the whole trigger message of c's i-th run.
+func (c *call) message(i int) string { return c.note.message(c.sends[i].note, &c.ds[i]) }
+
+// held returns c's dispatch records to hold until their results come,
+// their trigger messages in parts.
+func (c *call) held() []heldDispatch {
+	hs := make([]heldDispatch, len(c.ds))
+	for i := range c.ds {
+		hs[i] = heldDispatch{Dispatch: c.ds[i], route: c.sends[i].note, call: c.note}
+	}
+	return hs
 }
 
 // calls groups sends by executor, one call each, and prepares the calls:
@@ -208,6 +244,7 @@ func (c *call) prepare() {
 	}
 	c.reqs = make([]*carillonv1.RunRequest, len(c.sends))
 	c.ds = make([]store.Dispatch, len(c.sends))
+	c.note = &callNote{runs: len(c.sends)}
 	for i, s := range c.sends {
 		c.reqs[i] = runRequest(s.job, s.run, c.db)
 		c.reqs[i].TraceContext = s.traceCarrier()
@@ -215,8 +252,7 @@ func (c *call) prepare() {
 			c.reqs[i].DueAt = timestamppb.New(c.dueAt)
 		}
 		c.ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: c.address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
-			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d (0-based); sent to %s (%d runs in the call)",
-				s.note, s.run.ShardIndex, s.run.ShardTotal, c.address, len(c.sends))}
+			TimeoutSeconds: s.job.TimeoutSeconds}
 	}
 }
 
@@ -236,6 +272,9 @@ func (c *call) without(drop func(routed) bool) *call {
 func (t *Trigger) sendNow(ctx context.Context, calls []*call) []store.Dispatch {
 	return t.eachCall(calls, func(c *call) []store.Dispatch {
 		t.makeCall(ctx, c, nil)
+		for i := range c.ds {
+			c.ds[i].TriggerMessage = c.message(i)
+		}
 		return c.ds
 	})
 }
@@ -247,16 +286,14 @@ func (t *Trigger) sendNow(ctx context.Context, calls []*call) []store.Dispatch {
 // its dispatch.
 func (t *Trigger) sendHeld(ctx context.Context, calls []*call) []store.Dispatch {
 	return t.eachCall(calls, func(c *call) []store.Dispatch {
-		errs := t.makeCall(ctx, c, func(ds []store.Dispatch) { t.deferred.hold(slices.Clone(ds), c.dueAt) })
+		errs := t.makeCall(ctx, c, func() { t.deferred.hold(c.held(), c.dueAt) })
 		var failed []store.Dispatch
 		for i := range c.ds {
-			d := &c.ds[i]
-			if errs[i] == nil {
-				t.deferred.update(d.RunID, func(h *store.Dispatch) { h.TriggerMessage = d.TriggerMessage })
-				continue
+			if errs[i] != nil {
+				t.deferred.release(c.ds[i].RunID)
+				c.ds[i].TriggerMessage = c.message(i)
+				failed = append(failed, c.ds[i])
 			}
-			t.deferred.release(d.RunID)
-			failed = append(failed, *d)
 		}
 		return failed
 	})
@@ -286,8 +323,9 @@ func (t *Trigger) eachCall(calls []*call, fn func(c *call) []store.Dispatch) []s
 // makeCall makes call c and completes its dispatch records (c.ds): when
 // the runs were sent, how long the call took, and for each run that failed
 // the executor's refusal. It returns each run's error, nil if accepted.
-// before, if not nil, sees the records just before the call is made.
-func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.Dispatch)) []error {
+// before, if not nil, is called with the records complete but for the
+// outcomes, just before the call is made.
+func (t *Trigger) makeCall(ctx context.Context, c *call, before func()) []error {
 	c.prepare()
 	// The runs are sent now: a run sent in another millisecond than the
 	// triggered_at its claim stored (sent late, or a manual run routed
@@ -301,7 +339,7 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		}
 	}
 	if before != nil {
-		before(c.ds)
+		before()
 	}
 	// The call's client span is a child of its first run's fire span.
 	ctx, cancel := context.WithTimeout(forGroup(c.sends[0].spanContext(ctx), c.group), t.cfg.DispatchTimeout)
@@ -341,10 +379,10 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		tookNote = fmt.Sprintf("; sent %s ahead of its instant, to start on it by the executor's clock (due_at); the call took %s",
 			c.dueAt.Sub(start).Round(time.Millisecond), took)
 	}
+	c.note.took.Store(&tookNote)
 	for i, s := range c.sends {
 		t.slowJobs.observe(s.job.ID, took, start)
 		d := &c.ds[i]
-		d.TriggerMessage += tookNote
 		outcomes[i] = cmp.Or(callErr, outcomes[i])
 		if before != nil { // a scheduled fire, sent on its instant
 			t.cfg.Metrics.Sent(s.run.TriggeredAt, start)
@@ -361,7 +399,6 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		t.cfg.Metrics.Dispatched(s.job.RouteStrategy, outcomeCode(outcomes[i]), 1)
 		d.Failed, d.FinishedAt = true, t.clock.Now()
 		d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", c.address, describe(outcomes[i]))
-		d.TriggerMessage += "; failed"
 	}
 	return outcomes
 }
