@@ -286,6 +286,9 @@ func (t *Trigger) sendNow(ctx context.Context, calls []*call) []store.Dispatch {
 // its dispatch.
 func (t *Trigger) sendHeld(ctx context.Context, calls []*call) []store.Dispatch {
 	return t.eachCall(calls, func(c *call) []store.Dispatch {
+		if !c.dueAt.IsZero() { // sent ahead: prepared and made a few at a time (aheadCallsMax)
+			defer t.executors.aheadSlot(ctx, c.address)()
+		}
 		errs := t.makeCall(ctx, c, func() { t.deferred.hold(c.held(), c.dueAt) })
 		var failed []store.Dispatch
 		for i := range c.ds {
