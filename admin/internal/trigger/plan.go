@@ -18,15 +18,15 @@ import (
 // routable is one running run to dispatch, with its job.
 type routable struct {
 	run      *store.Run
-	job      *store.Job // nil if the job was deleted
-	override []string   // executors to route among instead of the group's
+	job      *store.JobDefinition // nil if the job was deleted
+	override []string             // executors to route among instead of the group's
 }
 
 // routed is one run routed to an executor. Its run and job are shared
 // with the rest of the fire path, not copied.
 type routed struct {
 	run     *store.Run
-	job     *store.Job
+	job     *store.JobDefinition
 	address string
 	note    string     // how it was routed
 	dueAt   bool       // the executor starts runs at their RunRequest.due_at: a scheduled run may be sent ahead
@@ -158,7 +158,7 @@ type source struct {
 // executors ("" when it is): an XXL_JOB group sends scripts only when it
 // allows them, since xxl-job executors run any script they are sent.
 // Carillon executors decide themselves (sdk.Config.AllowScripts).
-func scriptRefused(g store.Group, job *store.Job) string {
+func scriptRefused(g store.Group, job *store.JobDefinition) string {
 	if job.ScriptType == carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED ||
 		g.ExecutorProtocol != carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB || g.AllowScripts {
 		return ""

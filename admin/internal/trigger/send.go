@@ -66,7 +66,7 @@ func byInstant(cs []claimedRun) map[time.Time][]claimedRun {
 
 // sendAt routes claimed runs, waits for instant at, and sends them, except
 // those whose job was stopped since their claim: those are settled SKIPPED.
-func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs []claimedRun, jobs map[int64]*store.Job) error {
+func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs []claimedRun, jobs map[int64]*store.JobDefinition) error {
 	seqs := make(map[int64]uint64, len(cs)) // by job: the stop sequence before its earliest claim here
 	for _, c := range cs {
 		if s, ok := seqs[c.run.JobID]; !ok || c.stopSeq < s {
@@ -430,7 +430,7 @@ func (t *Trigger) runEach(ctx context.Context, c *call, outcomes []error) {
 // with ID db. The job's fields it takes are those whose update replaces
 // the runs sent ahead of their instant (the store's runsChanged, and
 // PostgreSQL's job_changes trigger): keep them in step.
-func runRequest(job *store.Job, run *store.Run, db string) *carillonv1.RunRequest {
+func runRequest(job *store.JobDefinition, run *store.Run, db string) *carillonv1.RunRequest {
 	req := &carillonv1.RunRequest{
 		RunId: run.ID, JobId: job.ID, Handler: job.Handler, Param: run.Param, BlockStrategy: job.BlockStrategy,
 		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
