@@ -30,6 +30,14 @@ func acceptorServer(t *testing.T) (*acceptor, string) {
 	return exec, srv.URL
 }
 
+// setupAcceptor is setup with an acceptor on loopback, at url, the one
+// executor of the MANUAL group.
+func setupAcceptor(t *testing.T) (b *bundle, exec *acceptor, url string) {
+	t.Helper()
+	exec, url = acceptorServer(t)
+	return setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url), exec, url
+}
+
 // TestTriggeredAtIsWhenSent: a scheduled run sent 170 ms after the instant
 // its claim stored records when it was really sent, whether its dispatch
 // is stored with its result or on its own; a run sent on its instant keeps
@@ -37,8 +45,7 @@ func acceptorServer(t *testing.T) (*acceptor, string) {
 func TestTriggeredAtIsWhenSent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	exec, url := acceptorServer(t)
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+	b, exec, url := setupAcceptor(t)
 	instant := b.clock.Now()
 	late := instant.Add(170 * time.Millisecond) // when the trigger's clock says the runs are sent
 	var es []schedule.Entry
@@ -79,8 +86,7 @@ func TestTriggeredAtIsWhenSent(t *testing.T) {
 func TestManualTriggeredAtIsWhenSent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, url := acceptorServer(t)
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+	b, _, url := setupAcceptor(t)
 	clk := fakeclock.New(b.clock.Now())
 	clk.Step = 50 * time.Millisecond // moves at each reading
 	trig, err := trigger.New(trigger.Config{Store: b.st, Clock: clk, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -110,8 +116,7 @@ func TestManualTriggeredAtIsWhenSent(t *testing.T) {
 func TestTriggerMessage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	exec, url := acceptorServer(t)
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+	b, exec, url := setupAcceptor(t)
 	instant := b.clock.Now()
 	es := []schedule.Entry{b.claimedFire(t, b.job(t, nil), instant), b.claimedFire(t, b.job(t, nil), instant)}
 	b.trig.Fire(es)
