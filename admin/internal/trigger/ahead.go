@@ -34,9 +34,25 @@ import (
 
 // aheadRun is a run sent ahead of its instant.
 type aheadRun struct {
-	run     *store.Run
+	run     sentRun
 	address string
 	group   int64
+}
+
+// sentRun is what a run sent ahead keeps of its store.Run until its
+// instant, to cancel it, drop it or send it again: a third of it, and the
+// batch lets go of the rest (a burst holds 100,000 runs for seconds).
+type sentRun struct {
+	ID, JobID              int64
+	ShardIndex, ShardTotal int32
+	ScheduledAt            time.Time
+	Handler, Param         string
+}
+
+// sentRunOf returns what a run sent ahead keeps of r.
+func sentRunOf(r *store.Run) sentRun {
+	return sentRun{ID: r.ID, JobID: r.JobID, ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal, ScheduledAt: r.ScheduledAt,
+		Handler: r.Handler, Param: r.Param}
 }
 
 // splitAhead splits calls into those to send on the instant and those to
@@ -65,7 +81,7 @@ func (t *Trigger) sendAhead(ctx context.Context, calls []*call) (failed []store.
 	for _, c := range calls {
 		for _, s := range c.sends {
 			if !refused[s.run.ID] {
-				sent = append(sent, aheadRun{run: s.run, address: c.address, group: c.group})
+				sent = append(sent, aheadRun{run: sentRunOf(s.run), address: c.address, group: c.group})
 			}
 		}
 		// Made: the requests and routes are garbage while the runs wait
@@ -189,7 +205,7 @@ func (t *Trigger) dropAhead(ctx context.Context, runs []aheadRun, replace bool, 
 // job was stopped or deleted since is handed to skip instead. It returns
 // the dispatch outcomes of the runs that failed, to be recorded; the
 // others' dispatches stay held, as when they were sent ahead.
-func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]uint64, skip func(*store.Run)) []store.Dispatch {
+func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]uint64, skip func(run int64)) []store.Dispatch {
 	if len(runs) == 0 {
 		return nil
 	}
@@ -220,12 +236,13 @@ func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]ui
 			fail(a, fmt.Sprintf("dropped on its executor when its job was updated, then not sent again: read the job: %v", err))
 			continue
 		case !ok || t.cfg.Store.StoppedSince(a.run.JobID, seqs[a.run.JobID]):
-			skip(a.run)
+			skip(a.run.ID)
 			continue
 		}
 		wg.Go(func() {
-			run := *a.run
-			run.Handler, run.Param = job.Handler, job.Param // a scheduled run carries its job's
+			// A scheduled run carries its job's handler and param.
+			run := store.Run{ID: a.run.ID, JobID: a.run.JobID, ShardIndex: a.run.ShardIndex, ShardTotal: a.run.ShardTotal,
+				ScheduledAt: a.run.ScheduledAt, Handler: job.Handler, Param: job.Param}
 			req := runRequest(job, &run, t.cfg.Store.DatabaseID())
 			cctx, cancel := context.WithTimeout(forGroup(ctx, a.group), t.cfg.DispatchTimeout)
 			defer cancel()

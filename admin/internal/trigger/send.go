@@ -74,15 +74,15 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 		}
 	}
 	var skipped []store.Result
-	skip := func(r *store.Run) {
-		skipped = append(skipped, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+	skip := func(run int64) {
+		skipped = append(skipped, store.Result{RunID: run, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
 			Message: "the job was stopped or deleted before this fire's instant; not dispatched", FinishedAt: t.clock.Now()})
 	}
 	fires := make([]routable, 0, len(cs))
 	for _, c := range cs {
 		job, ok := jobs[c.run.JobID]
 		if !ok && t.cfg.Store.StoppedSince(c.run.JobID, c.stopSeq) {
-			skip(c.run) // deleted since the claim
+			skip(c.run.ID) // deleted since the claim
 			continue
 		}
 		fires = append(fires, routable{run: c.run, job: job})
@@ -90,6 +90,12 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 	p, err := t.plan(ctx, fires)
 	if err != nil {
 		return err
+	}
+	// The routes point at the runs now: the batch lets go of them, so that
+	// the runs sent ahead are garbage while they wait for their instant
+	// (sentRun).
+	for i := range cs {
+		cs[i].run = nil
 	}
 	// Everything but the calls themselves, before the instant; the calls
 	// to executors that take due_at are made ahead of it (ahead.go).
@@ -138,13 +144,13 @@ func (t *Trigger) leaseRanOut(runs int) error {
 
 // dropStopped returns calls without the sends whose job was stopped or
 // deleted since the stop sequence seqs holds for it, each handed to skip.
-func dropStopped(calls []*call, st *store.Store, seqs map[int64]uint64, skip func(*store.Run)) []*call {
+func dropStopped(calls []*call, st *store.Store, seqs map[int64]uint64, skip func(run int64)) []*call {
 	for i, c := range calls {
 		calls[i] = c.without(func(s routed) bool {
 			if !st.StoppedSince(s.job.ID, seqs[s.job.ID]) {
 				return false
 			}
-			skip(s.run)
+			skip(s.run.ID)
 			endFire(s, nil, true)
 			return true
 		})
