@@ -39,20 +39,13 @@ type aheadRun struct {
 	group   int64
 }
 
-// sentRun is what a run sent ahead keeps of its store.Run until its
-// instant, to cancel it, drop it or send it again: a third of it, and the
-// batch lets go of the rest (a burst holds 100,000 runs for seconds).
+// sentRun is what a run sent ahead keeps until its instant, to cancel it,
+// drop it or send it again: the request's part of it.
 type sentRun struct {
 	ID, JobID              int64
 	ShardIndex, ShardTotal int32
 	ScheduledAt            time.Time
 	Handler, Param         string
-}
-
-// sentRunOf returns what a run sent ahead keeps of r.
-func sentRunOf(r *store.Run) sentRun {
-	return sentRun{ID: r.ID, JobID: r.JobID, ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal, ScheduledAt: r.ScheduledAt,
-		Handler: r.Handler, Param: r.Param}
 }
 
 // splitAhead splits calls into those to send on the instant and those to
@@ -81,7 +74,7 @@ func (t *Trigger) sendAhead(ctx context.Context, calls []*call) (failed []store.
 	for _, c := range calls {
 		for _, s := range c.sends {
 			if !refused[s.run.ID] {
-				sent = append(sent, aheadRun{run: sentRunOf(s.run), address: c.address, group: c.group})
+				sent = append(sent, aheadRun{run: s.run.sentRun, address: c.address, group: c.group})
 			}
 		}
 		// Made: the requests and routes are garbage while the runs wait
@@ -240,10 +233,9 @@ func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]ui
 			continue
 		}
 		wg.Go(func() {
-			// A scheduled run carries its job's handler and param.
-			run := store.Run{ID: a.run.ID, JobID: a.run.JobID, ShardIndex: a.run.ShardIndex, ShardTotal: a.run.ShardTotal,
-				ScheduledAt: a.run.ScheduledAt, Handler: job.Handler, Param: job.Param}
-			req := runRequest(job, &run, t.cfg.Store.DatabaseID())
+			run := a.run
+			run.Handler, run.Param = job.Handler, job.Param // a scheduled run carries its job's
+			req := runRequest(job, run, t.cfg.Store.DatabaseID())
 			cctx, cancel := context.WithTimeout(forGroup(ctx, a.group), t.cfg.DispatchTimeout)
 			defer cancel()
 			if run.Handler != a.run.Handler || run.Param != a.run.Param {

@@ -22,15 +22,34 @@ type routable struct {
 	override []string             // executors to route among instead of the group's
 }
 
-// routed is one run routed to an executor. Its run and job are shared
-// with the rest of the fire path, not copied.
+// routed is one run routed to an executor. Its job is shared with the
+// rest of the fire path, not copied.
 type routed struct {
-	run     *store.Run
+	run     fireRun
 	job     *store.JobDefinition
 	address string
 	note    string     // how it was routed
 	dueAt   bool       // the executor starts runs at their RunRequest.due_at: a scheduled run may be sent ahead
 	span    trace.Span // the fire's span, from its call's preparation to its dispatch; nil when not tracing
+}
+
+// fireRun is what the fire path keeps of a run once it is routed: what
+// its request, dispatch record and span read. It is a third of a
+// store.Run, which the batch lets go of once its runs are routed (a burst
+// holds 100,000 runs for seconds).
+type fireRun struct {
+	sentRun     // what it keeps once sent ahead of its instant
+	TriggerType carillonv1.TriggerType
+	TriggeredAt time.Time
+}
+
+// fireRunOf returns what the fire path keeps of r once it is routed.
+func fireRunOf(r *store.Run) fireRun {
+	return fireRun{
+		sentRun: sentRun{ID: r.ID, JobID: r.JobID, ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal, ScheduledAt: r.ScheduledAt,
+			Handler: r.Handler, Param: r.Param},
+		TriggerType: r.TriggerType, TriggeredAt: r.TriggeredAt,
+	}
 }
 
 // dispatchPlan is fires routed and ready to send.
@@ -103,7 +122,7 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 				shardOf = append(shardOf, routed{job: f.job, address: addrs[i], note: note, dueAt: src.dueAt[addrs[i]]})
 			}
 		}
-		sends = append(sends, routed{run: first, job: f.job, address: addrs[0], note: note, dueAt: src.dueAt[addrs[0]]})
+		sends = append(sends, routed{run: fireRunOf(first), job: f.job, address: addrs[0], note: note, dueAt: src.dueAt[addrs[0]]})
 	}
 	var stored []store.Run
 	if len(shardRuns) > 0 {
@@ -116,7 +135,7 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 		}
 		for i := range stored {
 			s := shardOf[i]
-			s.run = &stored[i]
+			s.run = fireRunOf(&stored[i])
 			sends = append(sends, s)
 		}
 	}

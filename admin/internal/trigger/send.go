@@ -91,9 +91,8 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 	if err != nil {
 		return err
 	}
-	// The routes point at the runs now: the batch lets go of them, so that
-	// the runs sent ahead are garbage while they wait for their instant
-	// (sentRun).
+	// The routes keep what they need of the runs (fireRun): the batch lets
+	// go of them, garbage while the batch waits for its instant.
 	for i := range cs {
 		cs[i].run = nil
 	}
@@ -252,7 +251,7 @@ func (c *call) prepare() {
 	c.ds = make([]store.Dispatch, len(c.sends))
 	c.note = &callNote{runs: len(c.sends)}
 	for i, s := range c.sends {
-		c.reqs[i] = runRequest(s.job, s.run, c.db)
+		c.reqs[i] = runRequest(s.job, s.run.sentRun, c.db)
 		c.reqs[i].TraceContext = s.traceCarrier()
 		if !c.dueAt.IsZero() {
 			c.reqs[i].DueAt = timestamppb.New(c.dueAt)
@@ -436,7 +435,7 @@ func (t *Trigger) runEach(ctx context.Context, c *call, outcomes []error) {
 // with ID db. The job's fields it takes are those whose update replaces
 // the runs sent ahead of their instant (the store's runsChanged, and
 // PostgreSQL's job_changes trigger): keep them in step.
-func runRequest(job *store.JobDefinition, run *store.Run, db string) *carillonv1.RunRequest {
+func runRequest(job *store.JobDefinition, run sentRun, db string) *carillonv1.RunRequest {
 	req := &carillonv1.RunRequest{
 		RunId: run.ID, JobId: job.ID, Handler: job.Handler, Param: run.Param, BlockStrategy: job.BlockStrategy,
 		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
