@@ -82,10 +82,18 @@ func (q *Queue) PopDue(dst []Entry, now time.Time) ([]Entry, time.Time) {
 		}
 	}
 	if len(q.h) == 0 {
+		if cap(q.h) > keptEntries {
+			q.h = nil // a burst's array, empty until the next one
+		}
 		return dst, time.Time{}
 	}
 	return dst, q.h[0].At
 }
+
+// keptEntries is the most entries an empty queue, or the fire loop
+// between hand-overs, keeps room for (1 MiB): a burst of 100,000 fires
+// would otherwise hold 6.4 MB of array in each from one burst to the next.
+const keptEntries = 16_384
 
 // Earliest returns the instant of the earliest entry and how many entries
 // are due on it; zero and 0 when the queue is empty.
@@ -111,6 +119,7 @@ func (h *entryHeap) Push(x any)        { *h = append(*h, x.(Entry)) }
 func (h *entryHeap) Pop() any {
 	old := *h
 	e := old[len(old)-1]
+	old[len(old)-1] = Entry{} // its run is the dispatcher's now
 	*h = old[:len(old)-1]
 	return e
 }

@@ -413,6 +413,13 @@ func (s *Scheduler) fireLoop(ctx context.Context, d Dispatcher) {
 		}
 		if len(due) > 0 {
 			d.Fire(due)
+			// The entries point at their runs: kept until the next
+			// hand-over, they would hold a burst's runs long after
+			// their dispatch.
+			clear(due)
+			if cap(due) > keptEntries {
+				due = nil
+			}
 		}
 		timer.Reset(wait)
 		select {

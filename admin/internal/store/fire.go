@@ -87,10 +87,14 @@ type Claim struct {
 // its runs or not at all. Each job appears at most once in claims.
 func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 	var list jsonRows
+	n := 0
 	for _, c := range claims {
 		list.next().int(c.JobID).int(c.Due.UnixMilli()).nullInt(millis(c.Next)).nullInt(firedInstant(c.Runs))
+		n += len(c.Runs)
 	}
-	var runs []Run
+	// Sized once: the trigger points at these runs until they are sent,
+	// and the slack of appends would stay with them.
+	runs := make([]Run, 0, n)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		runs = runs[:0]
 		rows, err := tx.StmtContext(ctx, s.q.advanceJobs).QueryContext(ctx, list.String()) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
@@ -213,18 +217,18 @@ func collectRuns(rows *sql.Rows, err error) ([]Run, error) {
 }
 
 // collectJobs scans every row of a query returning jobColumns, by ID.
-func collectJobs(rows *sql.Rows, err error) (map[int64]Job, error) {
+func collectJobs(rows *sql.Rows, err error) (map[int64]*Job, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	jobs := map[int64]Job{}
+	jobs := map[int64]*Job{}
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
 			return nil, err
 		}
-		jobs[j.ID] = j
+		jobs[j.ID] = &j
 	}
 	return jobs, rows.Err()
 }

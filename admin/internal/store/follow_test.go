@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/carillonhq/carillon/admin/internal/pgtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 )
@@ -72,9 +75,8 @@ func TestFollowUpdates(t *testing.T) {
 		if got := there.UpdatedSince(jobs[i].ID, seq); got != tt.replaces {
 			t.Errorf("the other admin's UpdatedSince after an update of %s = %v, want %v", tt.name, got, tt.replaces)
 		}
-		if got, want := defs[jobs[i].ID], jobs[i]; got.Handler != want.Handler || got.Param != want.Param ||
-			got.Description != want.Description || got.TimeoutSeconds != want.TimeoutSeconds || got.ScriptSource != want.ScriptSource {
-			t.Errorf("the other admin's definition after an update of %s: %+v, want %+v", tt.name, got, want)
+		if diff := cmp.Diff(jobs[i].Definition(), defs[jobs[i].ID], cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("the other admin's definition after an update of %s (-want +got):\n%s", tt.name, diff)
 		}
 		if there.StoppedSince(jobs[i].ID, seq) {
 			t.Errorf("the other admin's StoppedSince after an update of %s, want false", tt.name)

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 // jobCacheMax bounds the job definitions kept: past it the cache starts
@@ -26,9 +28,9 @@ type jobCache struct {
 	version atomic.Int64
 
 	mu    sync.Mutex
-	at    int64 // the version the entries were read at
-	byID  map[int64]Job
-	reads atomic.Int64 // jobs read from the database, for tests
+	at    int64                    // the version the entries were read at
+	byID  map[int64]*JobDefinition // shared with the callers, never changed
+	reads atomic.Int64             // jobs read from the database, for tests
 }
 
 // changed marks every cached definition stale; call it after a job write.
@@ -36,13 +38,13 @@ func (c *jobCache) changed() { c.version.Add(1) }
 
 // get returns the cached definitions of ids current at version v, and
 // the IDs it does not have.
-func (c *jobCache) get(ids []int64, v int64) (map[int64]Job, []int64) {
+func (c *jobCache) get(ids []int64, v int64) (map[int64]*JobDefinition, []int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.at != v {
 		c.at, c.byID = v, nil
 	}
-	found := make(map[int64]Job, len(ids))
+	found := make(map[int64]*JobDefinition, len(ids))
 	var missing []int64
 	for _, id := range ids {
 		if j, ok := c.byID[id]; ok {
@@ -55,7 +57,7 @@ func (c *jobCache) get(ids []int64, v int64) (map[int64]Job, []int64) {
 }
 
 // put caches definitions read at version v, unless a job changed since.
-func (c *jobCache) put(jobs map[int64]Job, v int64) {
+func (c *jobCache) put(jobs map[int64]*JobDefinition, v int64) {
 	c.reads.Add(int64(len(jobs)))
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -63,18 +65,17 @@ func (c *jobCache) put(jobs map[int64]Job, v int64) {
 		return
 	}
 	if c.byID == nil || len(c.byID)+len(jobs) > jobCacheMax {
-		c.byID = make(map[int64]Job, len(jobs))
+		c.byID = make(map[int64]*JobDefinition, len(jobs))
 	}
 	for id, j := range jobs {
 		c.byID[id] = j
 	}
 }
 
-// definitions returns the jobs with the given IDs that exist, by ID,
-// through the cache; read reads the ones it lacks. Each job's NextFireAt
-// and LastFireAt are zero: they change at every fire, without a version
-// bump.
-func (c *jobCache) definitions(ids []int64, read func(ids []int64) (map[int64]Job, error)) (map[int64]Job, error) {
+// definitions returns the definitions of the jobs with the given IDs that
+// exist, by ID, through the cache; read reads the jobs it lacks. The
+// definitions are the cache's own: the caller must not change them.
+func (c *jobCache) definitions(ids []int64, read func(ids []int64) (map[int64]*Job, error)) (map[int64]*JobDefinition, error) {
 	v := c.version.Load()
 	found, missing := c.get(ids, v)
 	if len(missing) == 0 {
@@ -84,20 +85,60 @@ func (c *jobCache) definitions(ids []int64, read func(ids []int64) (map[int64]Jo
 	if err != nil {
 		return nil, err
 	}
+	defs := make(map[int64]*JobDefinition, len(jobs))
 	for id, j := range jobs {
-		j.NextFireAt, j.LastFireAt = time.Time{}, time.Time{}
-		jobs[id] = j
-		found[id] = j
+		defs[id] = j.Definition()
+		found[id] = defs[id]
 	}
-	c.put(jobs, v)
+	c.put(defs, v)
 	return found, nil
 }
 
-// JobDefinitions returns the jobs with the given IDs that exist, by ID, as
-// the fire path needs them: from a cache kept current by this Store's job
-// writes, with NextFireAt and LastFireAt zero (use Job for those).
-func (s *Store) JobDefinitions(ctx context.Context, ids []int64) (map[int64]Job, error) {
-	jobs, err := s.jobs.definitions(ids, func(ids []int64) (map[int64]Job, error) {
+// JobDefinition is what the fire path reads of a job (JobDefinitions): how
+// its runs are routed, sent and followed up. It is less than half a Job,
+// and the job cache keeps one for every job a burst fires (100,000 jobs:
+// 17 MB of definitions rather than 44 MB of jobs).
+type JobDefinition struct {
+	ID              int64
+	GroupID         int64
+	Handler         string
+	Param           string
+	ScriptSource    string
+	ScriptUpdatedAt time.Time
+	ChildJobIDs     []int64
+	ScheduleType    carillonv1.ScheduleType
+	MisfireStrategy carillonv1.MisfireStrategy
+	RouteStrategy   carillonv1.RouteStrategy
+	ScriptType      carillonv1.ScriptType
+	BlockStrategy   carillonv1.BlockStrategy
+	IntervalSeconds int32
+	TimeoutSeconds  int32
+	RetryCount      int32
+	// RetryDelaySeconds is the delay before a retry; 0 means RetryDelayDefault.
+	RetryDelaySeconds int32
+	RetryBackoff      bool
+	AlarmEveryFailure bool
+	Enabled           bool
+}
+
+// Definition returns the definition of j, what the fire path reads of it.
+func (j *Job) Definition() *JobDefinition {
+	return &JobDefinition{
+		ID: j.ID, GroupID: j.GroupID, Handler: j.Handler, Param: j.Param, ScriptSource: j.ScriptSource, ScriptUpdatedAt: j.ScriptUpdatedAt,
+		ChildJobIDs: j.ChildJobIDs, ScheduleType: j.ScheduleType, MisfireStrategy: j.MisfireStrategy, RouteStrategy: j.RouteStrategy,
+		ScriptType: j.ScriptType, BlockStrategy: j.BlockStrategy, IntervalSeconds: j.IntervalSeconds, TimeoutSeconds: j.TimeoutSeconds,
+		RetryCount: j.RetryCount, RetryDelaySeconds: j.RetryDelaySeconds, RetryBackoff: j.RetryBackoff,
+		AlarmEveryFailure: j.AlarmEveryFailure, Enabled: j.Enabled,
+	}
+}
+
+// JobDefinitions returns the definitions of the jobs with the given IDs
+// that exist, by ID, as the fire path needs them: from a cache kept
+// current by this Store's job writes. The definitions are shared with the
+// cache, not copied for each caller (a burst of fires reads thousands):
+// they must not be changed.
+func (s *Store) JobDefinitions(ctx context.Context, ids []int64) (map[int64]*JobDefinition, error) {
+	jobs, err := s.jobs.definitions(ids, func(ids []int64) (map[int64]*Job, error) {
 		return collectJobs(s.q.jobsByID.QueryContext(ctx, jsonIDs(ids)))
 	})
 	if err != nil {

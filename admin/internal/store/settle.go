@@ -120,7 +120,7 @@ func (s *Store) SettleRuns(ctx context.Context, p Policy, results []Result) (Set
 func (s *Store) settleTx(ctx context.Context, p Policy, fn func(st *settler) error) (Settled, error) {
 	var out Settled
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		st := &settler{ctx: ctx, tx: tx, q: &s.q, policy: p, cache: &s.jobs, jobs: map[int64]*Job{}, parents: map[fireKey]bool{}}
+		st := &settler{ctx: ctx, tx: tx, q: &s.q, policy: p, cache: &s.jobs, jobs: map[int64]*JobDefinition{}, parents: map[fireKey]bool{}}
 		if err := fn(st); err != nil {
 			return err
 		}
@@ -138,7 +138,7 @@ type settler struct {
 	q      *stmts
 	policy Policy
 	cache  *jobCache
-	jobs   map[int64]*Job // nil: the job was deleted
+	jobs   map[int64]*JobDefinition // nil: the job was deleted
 	// parents are the fires whose children this transaction fired: when
 	// several shards of a fire settle in one statement, each sees all of
 	// them succeeded, and only the first may fire the children.
@@ -165,14 +165,14 @@ func (st *settler) loadJobs(ids []int64) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	jobs, err := st.cache.definitions(missing, func(ids []int64) (map[int64]Job, error) {
+	jobs, err := st.cache.definitions(missing, func(ids []int64) (map[int64]*Job, error) {
 		return collectJobs(st.tx.StmtContext(st.ctx, st.q.txJobs).QueryContext(st.ctx, jsonIDs(ids))) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 	})
 	if err != nil {
 		return err
 	}
 	for id, j := range jobs {
-		st.jobs[id] = &j
+		st.jobs[id] = j
 	}
 	return nil
 }
@@ -266,7 +266,7 @@ func (st *settler) followUp(r Run) error {
 		}
 	}
 	if d.FireChildren {
-		if err := st.fireChildren(*job, r); err != nil {
+		if err := st.fireChildren(job, r); err != nil {
 			return err
 		}
 	}
@@ -291,7 +291,7 @@ func (st *settler) followUp(r Run) error {
 }
 
 // policyJob is what the follow-up policy reads of j.
-func (j *Job) policyJob() followup.Job {
+func (j *JobDefinition) policyJob() followup.Job {
 	return followup.Job{
 		RetryCount: j.RetryCount, RetryDelaySeconds: j.RetryDelaySeconds, RetryBackoff: j.RetryBackoff,
 		AlarmEveryFailure: j.AlarmEveryFailure, HasChildren: len(j.ChildJobIDs) > 0,
@@ -301,7 +301,7 @@ func (j *Job) policyJob() followup.Job {
 
 // fireChildren stores a pending PARENT run for each child of job once
 // every shard of run r's fire has succeeded (any attempt).
-func (st *settler) fireChildren(job Job, r Run) error {
+func (st *settler) fireChildren(job *JobDefinition, r Run) error {
 	ctx, tx, out := st.ctx, st.tx, &st.out
 	var shardsDone int32
 	// Retries keep their fire's scheduled instant, so this counts the shards

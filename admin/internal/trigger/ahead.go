@@ -34,9 +34,18 @@ import (
 
 // aheadRun is a run sent ahead of its instant.
 type aheadRun struct {
-	run     store.Run
+	run     sentRun
 	address string
 	group   int64
+}
+
+// sentRun is what a run sent ahead keeps until its instant, to cancel it,
+// drop it or send it again: the request's part of it.
+type sentRun struct {
+	ID, JobID              int64
+	ShardIndex, ShardTotal int32
+	ScheduledAt            time.Time
+	Handler, Param         string
 }
 
 // splitAhead splits calls into those to send on the instant and those to
@@ -65,7 +74,7 @@ func (t *Trigger) sendAhead(ctx context.Context, calls []*call) (failed []store.
 	for _, c := range calls {
 		for _, s := range c.sends {
 			if !refused[s.run.ID] {
-				sent = append(sent, aheadRun{run: s.run, address: c.address, group: c.group})
+				sent = append(sent, aheadRun{run: s.run.sentRun, address: c.address, group: c.group})
 			}
 		}
 		// Made: the requests and routes are garbage while the runs wait
@@ -189,7 +198,7 @@ func (t *Trigger) dropAhead(ctx context.Context, runs []aheadRun, replace bool, 
 // job was stopped or deleted since is handed to skip instead. It returns
 // the dispatch outcomes of the runs that failed, to be recorded; the
 // others' dispatches stay held, as when they were sent ahead.
-func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]uint64, skip func(store.Run)) []store.Dispatch {
+func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]uint64, skip func(run int64)) []store.Dispatch {
 	if len(runs) == 0 {
 		return nil
 	}
@@ -220,7 +229,7 @@ func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]ui
 			fail(a, fmt.Sprintf("dropped on its executor when its job was updated, then not sent again: read the job: %v", err))
 			continue
 		case !ok || t.cfg.Store.StoppedSince(a.run.JobID, seqs[a.run.JobID]):
-			skip(a.run)
+			skip(a.run.ID)
 			continue
 		}
 		wg.Go(func() {
@@ -239,9 +248,7 @@ func (t *Trigger) resend(ctx context.Context, runs []aheadRun, seqs map[int64]ui
 				fail(a, fmt.Sprintf("executor %s refused or did not answer: %s", a.address, describe(err)))
 				return
 			}
-			t.deferred.update(a.run.ID, func(h *store.Dispatch) {
-				h.TriggerMessage += "; its job was updated before the instant: dropped on the executor and sent again on the instant with the new definition"
-			})
+			t.deferred.note(a.run.ID, "; its job was updated before the instant: dropped on the executor and sent again on the instant with the new definition")
 			t.cfg.Logger.Info("trigger: run sent again on its instant with its job's new definition", "run", a.run.ID, "job", a.run.JobID, "executor", a.address)
 		})
 	}

@@ -3,6 +3,7 @@ package trigger
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/metrics"
@@ -26,7 +27,7 @@ func (t *Trigger) Fire(es []schedule.Entry) {
 	cs := make([]claimedRun, 0, len(es))
 	for _, e := range es {
 		if e.Run != nil {
-			cs = append(cs, claimedRun{run: *e.Run, at: e.At, stopSeq: e.StopSeq})
+			cs = append(cs, claimedRun{run: e.Run, at: e.At, stopSeq: e.StopSeq})
 		} else {
 			pending = append(pending, e)
 		}
@@ -57,8 +58,8 @@ func (t *Trigger) claimPending(es []schedule.Entry) error {
 		at[e.RunID] = e.At
 	}
 	cs := make([]claimedRun, len(runs))
-	for i, r := range runs {
-		cs[i] = claimedRun{run: r, at: at[r.ID], stopSeq: seq}
+	for i := range runs {
+		cs[i] = claimedRun{run: &runs[i], at: at[runs[i].ID], stopSeq: seq}
 	}
 	t.dispatchClaimed(cs)
 	return nil
@@ -73,9 +74,10 @@ func runClaims(es []schedule.Entry) []store.RunClaim {
 }
 
 // claimedRun is a run claimed for dispatch at instant at, with the stop
-// sequence (store.StopSeq) read before its claim.
+// sequence (store.StopSeq) read before its claim. The run is shared along
+// the fire path, never copied (a burst holds thousands) nor changed.
 type claimedRun struct {
-	run     store.Run
+	run     *store.Run
 	at      time.Time
 	stopSeq uint64
 	// lead is how long before at the run is sent to an executor that
@@ -92,14 +94,19 @@ func (t *Trigger) dispatchClaimed(cs []claimedRun) {
 	for _, c := range cs {
 		burst[c.at]++
 	}
-	fast := make([]claimedRun, 0, len(cs))
-	var slow []claimedRun
-	for _, c := range cs {
-		c.lead = SendLead(t.cfg.SendAhead, burst[c.at])
-		if t.slowJobs.slow(c.run.JobID, now) {
-			slow = append(slow, c)
-		} else {
-			fast = append(fast, c)
+	for i := range cs {
+		cs[i].lead = SendLead(t.cfg.SendAhead, burst[cs[i].at])
+	}
+	// Most often no job is slow, and a burst's runs are not copied.
+	fast, slow := cs, []claimedRun(nil)
+	if slices.ContainsFunc(cs, func(c claimedRun) bool { return t.slowJobs.slow(c.run.JobID, now) }) {
+		fast = make([]claimedRun, 0, len(cs))
+		for _, c := range cs {
+			if t.slowJobs.slow(c.run.JobID, now) {
+				slow = append(slow, c)
+			} else {
+				fast = append(fast, c)
+			}
 		}
 	}
 	for _, part := range []struct {

@@ -24,7 +24,7 @@ const recordDelay = time.Second
 // Reconcile asks the executors, finds the one that holds it and records it.
 type deferredRecords struct {
 	mu    sync.Mutex
-	byRun map[int64]*store.Dispatch
+	byRun map[int64]*heldDispatch
 	queue []deferredAt // in the order held, so oldest first
 	armed bool         // a flush is scheduled
 	flush func(ds []store.Dispatch)
@@ -37,15 +37,44 @@ type deferredAt struct {
 	at  time.Time
 }
 
+// heldDispatch is a dispatch held for its run's result. The trigger
+// message of a run sent by a call is kept in parts until it is recorded
+// (record): how the run was routed, and what its call said, shared by the
+// call's runs. A burst sent ahead holds 100,000 of them until their
+// results come, and the whole messages would be 400 bytes each.
+type heldDispatch struct {
+	store.Dispatch // its TriggerMessage is what follows the parts
+	route          string
+	call           *callNote // nil: TriggerMessage is whole
+}
+
+// whole returns ds, whose trigger messages are whole, to hold.
+func whole(ds []store.Dispatch) []heldDispatch {
+	hs := make([]heldDispatch, len(ds))
+	for i, d := range ds {
+		hs[i].Dispatch = d
+	}
+	return hs
+}
+
+// record returns h's dispatch to record, its trigger message put together.
+func (h *heldDispatch) record() store.Dispatch {
+	d := h.Dispatch
+	if h.call != nil {
+		d.TriggerMessage = h.call.message(h.route, &h.Dispatch) + d.TriggerMessage
+	}
+	return d
+}
+
 func newDeferredRecords(flush func([]store.Dispatch), clock Clock) *deferredRecords {
-	return &deferredRecords{byRun: map[int64]*store.Dispatch{}, flush: flush, clock: clock}
+	return &deferredRecords{byRun: map[int64]*heldDispatch{}, flush: flush, clock: clock}
 }
 
 // hold keeps ds until their results come or recordDelay passes from now,
 // or from due for runs sent ahead of their instant due (zero: none): such
 // a run's result comes after its instant, not after its send. It is
 // called before the runs are sent, so that a result cannot come first.
-func (d *deferredRecords) hold(ds []store.Dispatch, due time.Time) {
+func (d *deferredRecords) hold(ds []heldDispatch, due time.Time) {
 	at := d.clock.Now()
 	if due.After(at) {
 		at = due
@@ -70,12 +99,13 @@ func (d *deferredRecords) hold(ds []store.Dispatch, due time.Time) {
 	}
 }
 
-// update applies fn to run's held dispatch, if it is still held.
-func (d *deferredRecords) update(run int64, fn func(*store.Dispatch)) {
+// note adds text to the trigger message of run's held dispatch, if it is
+// still held.
+func (d *deferredRecords) note(run int64, text string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if h, ok := d.byRun[run]; ok {
-		fn(h)
+		h.TriggerMessage += text
 	}
 }
 
@@ -97,7 +127,7 @@ func (d *deferredRecords) release(run int64) (ds store.Dispatch, ok bool) {
 	defer d.mu.Unlock()
 	h, ok := d.byRun[run]
 	if ok {
-		ds = *h
+		ds = h.record()
 		delete(d.byRun, run)
 	}
 	return ds, ok
@@ -124,7 +154,7 @@ func (d *deferredRecords) attach(results []store.Result) ([]store.Result, []stor
 			copy(out, results)
 		}
 		delete(d.byRun, r.RunID)
-		ds := *h
+		ds := h.record()
 		out[i].Dispatch = &ds
 		taken = append(taken, ds)
 	}
@@ -157,11 +187,16 @@ func (d *deferredRecords) flushBefore(cutoff time.Time, rearm bool) {
 		}
 		n++
 		if h, ok := d.byRun[q.run]; ok {
-			ds = append(ds, *h)
+			ds = append(ds, h.record())
 			delete(d.byRun, q.run)
 		}
 	}
-	d.queue = append(d.queue[:0:0], d.queue[n:]...)
+	// A burst's queue is not copied at each of its flushes: what was
+	// flushed goes with the array, when appends outgrow it or it empties.
+	d.queue = d.queue[n:]
+	if len(d.queue) == 0 {
+		d.queue = nil
+	}
 	if rearm {
 		d.armed = len(d.queue) > 0
 		if d.armed { // at most four flushes a second, each of many

@@ -17,19 +17,39 @@ import (
 
 // routable is one running run to dispatch, with its job.
 type routable struct {
-	run      store.Run
-	job      store.Job // zero if the job was deleted
-	override []string  // executors to route among instead of the group's
+	run      *store.Run
+	job      *store.JobDefinition // nil if the job was deleted
+	override []string             // executors to route among instead of the group's
 }
 
-// routed is one run routed to an executor.
+// routed is one run routed to an executor. Its job is shared with the
+// rest of the fire path, not copied.
 type routed struct {
-	run     store.Run
-	job     store.Job
+	run     fireRun
+	job     *store.JobDefinition
 	address string
 	note    string     // how it was routed
 	dueAt   bool       // the executor starts runs at their RunRequest.due_at: a scheduled run may be sent ahead
 	span    trace.Span // the fire's span, from its call's preparation to its dispatch; nil when not tracing
+}
+
+// fireRun is what the fire path keeps of a run once it is routed: what
+// its request, dispatch record and span read. It is a third of a
+// store.Run, which the batch lets go of once its runs are routed (a burst
+// holds 100,000 runs for seconds).
+type fireRun struct {
+	sentRun     // what it keeps once sent ahead of its instant
+	TriggerType carillonv1.TriggerType
+	TriggeredAt time.Time
+}
+
+// fireRunOf returns what the fire path keeps of r once it is routed.
+func fireRunOf(r *store.Run) fireRun {
+	return fireRun{
+		sentRun: sentRun{ID: r.ID, JobID: r.JobID, ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal, ScheduledAt: r.ScheduledAt,
+			Handler: r.Handler, Param: r.Param},
+		TriggerType: r.TriggerType, TriggeredAt: r.TriggeredAt,
+	}
 }
 
 // dispatchPlan is fires routed and ready to send.
@@ -50,7 +70,7 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 	now := t.clock.Now()
 	sources := map[int64]source{}
 	for _, f := range fires {
-		if f.job.ID == 0 {
+		if f.job == nil {
 			ds = append(ds, t.unroutable(f, fmt.Sprintf("job %d was deleted", f.run.JobID), now))
 			continue
 		}
@@ -91,16 +111,18 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 		}
 		first := f.run
 		if len(addrs) > 1 {
-			first.ShardTotal = int32(len(addrs)) //nolint:gosec // shard counts are bounded by a group's executors
+			broadcast := *f.run
+			broadcast.ShardTotal = int32(len(addrs)) //nolint:gosec // shard counts are bounded by a group's executors
+			first = &broadcast
 			totals[first.ID] = first.ShardTotal
 			for i := 1; i < len(addrs); i++ {
-				r := f.run
+				r := *f.run
 				r.ID, r.ShardIndex, r.ShardTotal = 0, int32(i), int32(len(addrs)) //nolint:gosec // shard counts are bounded by a group's executors
 				shardRuns = append(shardRuns, r)
 				shardOf = append(shardOf, routed{job: f.job, address: addrs[i], note: note, dueAt: src.dueAt[addrs[i]]})
 			}
 		}
-		sends = append(sends, routed{run: first, job: f.job, address: addrs[0], note: note, dueAt: src.dueAt[addrs[0]]})
+		sends = append(sends, routed{run: fireRunOf(first), job: f.job, address: addrs[0], note: note, dueAt: src.dueAt[addrs[0]]})
 	}
 	var stored []store.Run
 	if len(shardRuns) > 0 {
@@ -111,9 +133,9 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 		if stored, err = t.cfg.Store.InsertRuns(ctx, shardRuns); err != nil {
 			return dispatchPlan{}, err
 		}
-		for i, r := range stored {
+		for i := range stored {
 			s := shardOf[i]
-			s.run = r
+			s.run = fireRunOf(&stored[i])
 			sends = append(sends, s)
 		}
 	}
@@ -155,7 +177,7 @@ type source struct {
 // executors ("" when it is): an XXL_JOB group sends scripts only when it
 // allows them, since xxl-job executors run any script they are sent.
 // Carillon executors decide themselves (sdk.Config.AllowScripts).
-func scriptRefused(g store.Group, job store.Job) string {
+func scriptRefused(g store.Group, job *store.JobDefinition) string {
 	if job.ScriptType == carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED ||
 		g.ExecutorProtocol != carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB || g.AllowScripts {
 		return ""
@@ -286,6 +308,10 @@ func (t *Trigger) liveSince(now time.Time) time.Time {
 // unroutable is the dispatch outcome of fire f, which cannot be routed for
 // reason msg, counted as such.
 func (t *Trigger) unroutable(f routable, msg string, now time.Time) store.Dispatch {
-	t.cfg.Metrics.Dispatched(f.job.RouteStrategy, metrics.CodeUnroutable, 1)
+	strategy := carillonv1.RouteStrategy_ROUTE_STRATEGY_UNSPECIFIED // the job was deleted
+	if f.job != nil {
+		strategy = f.job.RouteStrategy
+	}
+	t.cfg.Metrics.Dispatched(strategy, metrics.CodeUnroutable, 1)
 	return failed(f.run, msg, now)
 }

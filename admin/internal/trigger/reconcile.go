@@ -280,7 +280,8 @@ func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time) 
 	var skipped []store.Result
 	cs := make([]claimedRun, 0, len(runs))
 	seq := t.cfg.Store.StopSeq()
-	for _, run := range runs {
+	for i := range runs {
+		run := &runs[i]
 		late := now.Sub(run.TriggeredAt)
 		scheduled := run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE || run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
 		if job, ok := jobs[run.JobID]; ok && scheduled && late > r.cfg.MisfireThreshold &&

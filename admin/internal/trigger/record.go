@@ -49,7 +49,7 @@ func (t *Trigger) recordLater(ds []store.Dispatch) {
 }
 
 // failed is the dispatch outcome of a run that could not be dispatched.
-func failed(run store.Run, msg string, now time.Time) store.Dispatch {
+func failed(run *store.Run, msg string, now time.Time) store.Dispatch {
 	return store.Dispatch{
 		RunID: run.ID, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal, TriggerMessage: "not dispatched",
 		Failed: true, Message: msg, FinishedAt: now,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -31,13 +32,10 @@ func (t *Trigger) sendBatch(ctx context.Context, slot *batchSlot, cs []claimedRu
 		slot.idle()
 		return errors.Join(err, t.refuse(ctx, cs, fmt.Sprintf("read the jobs: %v", err)))
 	}
-	byInstant := map[time.Time][]claimedRun{}
-	for _, c := range cs {
-		byInstant[c.at] = append(byInstant[c.at], c)
-	}
+	instants := byInstant(cs)
 	var wg sync.WaitGroup
-	errs := make(chan error, len(byInstant))
-	for at, group := range byInstant {
+	errs := make(chan error, len(instants))
+	for at, group := range instants {
 		slot.work(ctx)
 		wg.Go(func() {
 			defer slot.idle()
@@ -53,9 +51,22 @@ func (t *Trigger) sendBatch(ctx context.Context, slot *batchSlot, cs []claimedRu
 	return err
 }
 
+// byInstant groups claimed runs by instant: cs itself when all share one,
+// as the batches of a burst do, not a copy.
+func byInstant(cs []claimedRun) map[time.Time][]claimedRun {
+	if !slices.ContainsFunc(cs, func(c claimedRun) bool { return c.at != cs[0].at }) {
+		return map[time.Time][]claimedRun{cs[0].at: cs}
+	}
+	groups := map[time.Time][]claimedRun{}
+	for _, c := range cs {
+		groups[c.at] = append(groups[c.at], c)
+	}
+	return groups
+}
+
 // sendAt routes claimed runs, waits for instant at, and sends them, except
 // those whose job was stopped since their claim: those are settled SKIPPED.
-func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs []claimedRun, jobs map[int64]store.Job) error {
+func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs []claimedRun, jobs map[int64]*store.JobDefinition) error {
 	seqs := make(map[int64]uint64, len(cs)) // by job: the stop sequence before its earliest claim here
 	for _, c := range cs {
 		if s, ok := seqs[c.run.JobID]; !ok || c.stopSeq < s {
@@ -63,15 +74,15 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 		}
 	}
 	var skipped []store.Result
-	skip := func(r store.Run) {
-		skipped = append(skipped, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+	skip := func(run int64) {
+		skipped = append(skipped, store.Result{RunID: run, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
 			Message: "the job was stopped or deleted before this fire's instant; not dispatched", FinishedAt: t.clock.Now()})
 	}
 	fires := make([]routable, 0, len(cs))
 	for _, c := range cs {
 		job, ok := jobs[c.run.JobID]
 		if !ok && t.cfg.Store.StoppedSince(c.run.JobID, c.stopSeq) {
-			skip(c.run) // deleted since the claim
+			skip(c.run.ID) // deleted since the claim
 			continue
 		}
 		fires = append(fires, routable{run: c.run, job: job})
@@ -79,6 +90,11 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 	p, err := t.plan(ctx, fires)
 	if err != nil {
 		return err
+	}
+	// The routes keep what they need of the runs (fireRun): the batch lets
+	// go of them, garbage while the batch waits for its instant.
+	for i := range cs {
+		cs[i].run = nil
 	}
 	// Everything but the calls themselves, before the instant; the calls
 	// to executors that take due_at are made ahead of it (ahead.go).
@@ -127,13 +143,13 @@ func (t *Trigger) leaseRanOut(runs int) error {
 
 // dropStopped returns calls without the sends whose job was stopped or
 // deleted since the stop sequence seqs holds for it, each handed to skip.
-func dropStopped(calls []*call, st *store.Store, seqs map[int64]uint64, skip func(store.Run)) []*call {
+func dropStopped(calls []*call, st *store.Store, seqs map[int64]uint64, skip func(run int64)) []*call {
 	for i, c := range calls {
 		calls[i] = c.without(func(s routed) bool {
 			if !st.StoppedSince(s.job.ID, seqs[s.job.ID]) {
 				return false
 			}
-			skip(s.run)
+			skip(s.run.ID)
 			endFire(s, nil, true)
 			return true
 		})
@@ -151,15 +167,51 @@ type call struct {
 	db      string    // the database ID every request carries
 	sends   []routed
 	reqs    []*carillonv1.RunRequest
-	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds
+	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds, without its trigger message (message)
+	note    *callNote
+}
+
+// callNote is what the trigger messages of a call's runs say of the call:
+// how many runs it carried and, once it returned, how it went.
+type callNote struct {
+	runs int
+	took atomic.Pointer[string]
+}
+
+// message returns the trigger message of d, a run of the call routed as
+// route says.
+func (n *callNote) message(route string, d *store.Dispatch) string {
+	var took, failed string
+	if p := n.took.Load(); p != nil {
+		took = *p
+	}
+	if d.Failed {
+		failed = "; failed"
+	}
+	return fmt.Sprintf("%s; shard %d of %d (0-based); sent to %s (%d runs in the call)%s%s",
+		route, d.ShardIndex, d.ShardTotal, d.ExecutorAddress, n.runs, took, failed)
+}
+
+// message returns the whole trigger message of c's i-th run.
+func (c *call) message(i int) string { return c.note.message(c.sends[i].note, &c.ds[i]) }
+
+// held returns c's dispatch records to hold until their results come,
+// their trigger messages in parts.
+func (c *call) held() []heldDispatch {
+	hs := make([]heldDispatch, len(c.ds))
+	for i := range c.ds {
+		hs[i] = heldDispatch{Dispatch: c.ds[i], route: c.sends[i].note, call: c.note}
+	}
+	return hs
 }
 
 // calls groups sends by executor, one call each, and prepares the calls:
 // a scheduled fire's are prepared before its instant at, so that on the
 // instant only the calls are left to make. A call to an executor that
 // takes due_at (routed.dueAt) is made for sending ahead of at
-// (call.dueAt), when SendAhead is positive; at is zero for a manual fire,
-// sent now.
+// (call.dueAt), when SendAhead is positive, and prepared when it is made:
+// its requests and records would wait for the send with the rest of a
+// burst, about 800 B a run. at is zero for a manual fire, sent now.
 func (t *Trigger) calls(sends []routed, at time.Time) []*call {
 	type key struct {
 		address string
@@ -182,36 +234,41 @@ func (t *Trigger) calls(sends []routed, at time.Time) []*call {
 		c.sends = append(c.sends, s)
 	}
 	for _, c := range calls {
-		c.prepare()
+		if c.dueAt.IsZero() {
+			c.prepare()
+		}
 	}
 	return calls
 }
 
-// prepare builds c's requests and dispatch records from its sends.
+// prepare builds c's requests and dispatch records from its sends, unless
+// it did already.
 func (c *call) prepare() {
+	if c.reqs != nil {
+		return
+	}
 	c.reqs = make([]*carillonv1.RunRequest, len(c.sends))
 	c.ds = make([]store.Dispatch, len(c.sends))
+	c.note = &callNote{runs: len(c.sends)}
 	for i, s := range c.sends {
-		c.reqs[i] = runRequest(s.job, s.run, c.db)
+		c.reqs[i] = runRequest(s.job, s.run.sentRun, c.db)
 		c.reqs[i].TraceContext = s.traceCarrier()
 		if !c.dueAt.IsZero() {
 			c.reqs[i].DueAt = timestamppb.New(c.dueAt)
 		}
 		c.ds[i] = store.Dispatch{RunID: s.run.ID, ExecutorAddress: c.address, ShardIndex: s.run.ShardIndex, ShardTotal: s.run.ShardTotal,
-			TimeoutSeconds: s.job.TimeoutSeconds, TriggerMessage: fmt.Sprintf("%s; shard %d of %d (0-based); sent to %s (%d runs in the call)",
-				s.note, s.run.ShardIndex, s.run.ShardTotal, c.address, len(c.sends))}
+			TimeoutSeconds: s.job.TimeoutSeconds}
 	}
 }
 
-// without returns c without the sends for which drop is true.
+// without returns c without the sends for which drop is true, to be
+// prepared again when it is made.
 func (c *call) without(drop func(routed) bool) *call {
 	kept := slices.DeleteFunc(slices.Clone(c.sends), drop)
 	if len(kept) == len(c.sends) {
 		return c
 	}
-	out := &call{address: c.address, dueAt: c.dueAt, group: c.group, db: c.db, sends: kept}
-	out.prepare()
-	return out
+	return &call{address: c.address, dueAt: c.dueAt, group: c.group, db: c.db, sends: kept}
 }
 
 // sendNow makes calls, all executors at once, and returns every run's
@@ -220,6 +277,9 @@ func (c *call) without(drop func(routed) bool) *call {
 func (t *Trigger) sendNow(ctx context.Context, calls []*call) []store.Dispatch {
 	return t.eachCall(calls, func(c *call) []store.Dispatch {
 		t.makeCall(ctx, c, nil)
+		for i := range c.ds {
+			c.ds[i].TriggerMessage = c.message(i)
+		}
 		return c.ds
 	})
 }
@@ -231,16 +291,17 @@ func (t *Trigger) sendNow(ctx context.Context, calls []*call) []store.Dispatch {
 // its dispatch.
 func (t *Trigger) sendHeld(ctx context.Context, calls []*call) []store.Dispatch {
 	return t.eachCall(calls, func(c *call) []store.Dispatch {
-		errs := t.makeCall(ctx, c, func(ds []store.Dispatch) { t.deferred.hold(slices.Clone(ds), c.dueAt) })
+		if !c.dueAt.IsZero() { // sent ahead: prepared and made a few at a time (aheadCallsMax)
+			defer t.executors.aheadSlot(ctx, c.address)()
+		}
+		errs := t.makeCall(ctx, c, func() { t.deferred.hold(c.held(), c.dueAt) })
 		var failed []store.Dispatch
 		for i := range c.ds {
-			d := &c.ds[i]
-			if errs[i] == nil {
-				t.deferred.update(d.RunID, func(h *store.Dispatch) { h.TriggerMessage = d.TriggerMessage })
-				continue
+			if errs[i] != nil {
+				t.deferred.release(c.ds[i].RunID)
+				c.ds[i].TriggerMessage = c.message(i)
+				failed = append(failed, c.ds[i])
 			}
-			t.deferred.release(d.RunID)
-			failed = append(failed, *d)
 		}
 		return failed
 	})
@@ -270,8 +331,10 @@ func (t *Trigger) eachCall(calls []*call, fn func(c *call) []store.Dispatch) []s
 // makeCall makes call c and completes its dispatch records (c.ds): when
 // the runs were sent, how long the call took, and for each run that failed
 // the executor's refusal. It returns each run's error, nil if accepted.
-// before, if not nil, sees the records just before the call is made.
-func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.Dispatch)) []error {
+// before, if not nil, is called with the records complete but for the
+// outcomes, just before the call is made.
+func (t *Trigger) makeCall(ctx context.Context, c *call, before func()) []error {
+	c.prepare()
 	// The runs are sent now: a run sent in another millisecond than the
 	// triggered_at its claim stored (sent late, or a manual run routed
 	// slowly) records when it really was. A run sent ahead of its instant
@@ -284,7 +347,7 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		}
 	}
 	if before != nil {
-		before(c.ds)
+		before()
 	}
 	// The call's client span is a child of its first run's fire span.
 	ctx, cancel := context.WithTimeout(forGroup(c.sends[0].spanContext(ctx), c.group), t.cfg.DispatchTimeout)
@@ -324,10 +387,10 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		tookNote = fmt.Sprintf("; sent %s ahead of its instant, to start on it by the executor's clock (due_at); the call took %s",
 			c.dueAt.Sub(start).Round(time.Millisecond), took)
 	}
+	c.note.took.Store(&tookNote)
 	for i, s := range c.sends {
 		t.slowJobs.observe(s.job.ID, took, start)
 		d := &c.ds[i]
-		d.TriggerMessage += tookNote
 		outcomes[i] = cmp.Or(callErr, outcomes[i])
 		if before != nil { // a scheduled fire, sent on its instant
 			t.cfg.Metrics.Sent(s.run.TriggeredAt, start)
@@ -344,7 +407,6 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func(ds []store.
 		t.cfg.Metrics.Dispatched(s.job.RouteStrategy, outcomeCode(outcomes[i]), 1)
 		d.Failed, d.FinishedAt = true, t.clock.Now()
 		d.Message = fmt.Sprintf("executor %s refused or did not answer: %s", c.address, describe(outcomes[i]))
-		d.TriggerMessage += "; failed"
 	}
 	return outcomes
 }
@@ -373,7 +435,7 @@ func (t *Trigger) runEach(ctx context.Context, c *call, outcomes []error) {
 // with ID db. The job's fields it takes are those whose update replaces
 // the runs sent ahead of their instant (the store's runsChanged, and
 // PostgreSQL's job_changes trigger): keep them in step.
-func runRequest(job store.Job, run store.Run, db string) *carillonv1.RunRequest {
+func runRequest(job *store.JobDefinition, run sentRun, db string) *carillonv1.RunRequest {
 	req := &carillonv1.RunRequest{
 		RunId: run.ID, JobId: job.ID, Handler: job.Handler, Param: run.Param, BlockStrategy: job.BlockStrategy,
 		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,

@@ -2,10 +2,12 @@ package trigger_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"testing"
 	"time"
 
@@ -28,6 +30,14 @@ func acceptorServer(t *testing.T) (*acceptor, string) {
 	return exec, srv.URL
 }
 
+// setupAcceptor is setup with an acceptor on loopback, at url, the one
+// executor of the MANUAL group.
+func setupAcceptor(t *testing.T) (b *bundle, exec *acceptor, url string) {
+	t.Helper()
+	exec, url = acceptorServer(t)
+	return setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url), exec, url
+}
+
 // TestTriggeredAtIsWhenSent: a scheduled run sent 170 ms after the instant
 // its claim stored records when it was really sent, whether its dispatch
 // is stored with its result or on its own; a run sent on its instant keeps
@@ -35,8 +45,7 @@ func acceptorServer(t *testing.T) (*acceptor, string) {
 func TestTriggeredAtIsWhenSent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	exec, url := acceptorServer(t)
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+	b, exec, url := setupAcceptor(t)
 	instant := b.clock.Now()
 	late := instant.Add(170 * time.Millisecond) // when the trigger's clock says the runs are sent
 	var es []schedule.Entry
@@ -77,8 +86,7 @@ func TestTriggeredAtIsWhenSent(t *testing.T) {
 func TestManualTriggeredAtIsWhenSent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, url := acceptorServer(t)
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+	b, _, url := setupAcceptor(t)
 	clk := fakeclock.New(b.clock.Now())
 	clk.Step = 50 * time.Millisecond // moves at each reading
 	trig, err := trigger.New(trigger.Config{Store: b.st, Clock: clk, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -98,5 +106,59 @@ func TestManualTriggeredAtIsWhenSent(t *testing.T) {
 	if !r.TriggeredAt.After(r.ScheduledAt) || r.ExecutorAddress != url {
 		t.Errorf("manual run created at %v: triggered at %v on %q, want later (the clock moved before the send) on %s",
 			r.ScheduledAt.Format(time.StampMilli), r.TriggeredAt.Format(time.StampMilli), r.ExecutorAddress, url)
+	}
+}
+
+// TestTriggerMessage: a run's trigger message says how it was routed, its
+// shard, where it was sent with how many others, and how the call went,
+// whether its dispatch was held and stored with its result, held and
+// stored on its own, or stored at once (a manual run, a failed call).
+func TestTriggerMessage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b, exec, url := setupAcceptor(t)
+	instant := b.clock.Now()
+	es := []schedule.Entry{b.claimedFire(t, b.job(t, nil), instant), b.claimedFire(t, b.job(t, nil), instant)}
+	b.trig.Fire(es)
+	exec.await(t, 2)
+	if err := b.trig.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: instant}}); err != nil {
+		t.Fatal(err)
+	}
+	b.trig.Wait() // stores the other on its own
+	ids, err := b.trig.TriggerJob(ctx, b.job(t, nil), trigger.Manual{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, "http://127.0.0.1:1") // nobody listens
+	failedIDs, err := dead.trig.TriggerJob(ctx, dead.job(t, nil), trigger.Manual{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const took = `; the call took [0-9.]+[nµm]?s`
+	sent := func(url string, runs int, end string) *regexp.Regexp {
+		return regexp.MustCompile(`^executors from group app \(MANUAL\); \S.*; shard 0 of 1 \(0-based\); sent to ` + regexp.QuoteMeta(url) +
+			fmt.Sprintf(` \(%d runs in the call\)%s$`, runs, end))
+	}
+	for _, tt := range []struct {
+		name string
+		st   *store.Store
+		run  int64
+		want *regexp.Regexp
+	}{
+		// The result may come before the call returned: then nothing is
+		// known of the call yet.
+		{"HeldWithResult", b.st, es[0].RunID, sent(url, 2, "("+took+")?")},
+		{"HeldAlone", b.st, es[1].RunID, sent(url, 2, took)},
+		{"Manual", b.st, ids[0], sent(url, 1, took)},
+		{"Failed", dead.st, failedIDs[0], sent("http://127.0.0.1:1", 1, took+"; failed")},
+	} {
+		r, err := tt.st.Run(ctx, tt.run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tt.want.MatchString(r.TriggerMessage) {
+			t.Errorf("%s: trigger message %q, want it to match %s", tt.name, r.TriggerMessage, tt.want)
+		}
 	}
 }

@@ -20,7 +20,7 @@ func (t *Trigger) Settle(ctx context.Context, results []store.Result) error {
 	select {
 	case err := <-t.resultWrites.add(results):
 		if err != nil && len(taken) > 0 {
-			t.deferred.hold(taken, time.Time{}) // the executor will report again
+			t.deferred.hold(whole(taken), time.Time{}) // the executor will report again
 		}
 		return err
 	case <-ctx.Done():

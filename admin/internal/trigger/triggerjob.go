@@ -44,7 +44,7 @@ func (t *Trigger) TriggerJob(ctx context.Context, job store.Job, m Manual) ([]in
 		slices.Sort(override)
 		override = slices.Compact(override)
 	}
-	return t.dispatchNow(ctx, []routable{{run: runs[0], job: job, override: override}})
+	return t.dispatchNow(ctx, []routable{{run: &runs[0], job: job.Definition(), override: override}})
 }
 
 // dispatchNow routes fires (running runs) and sends them at once: see plan
