@@ -75,7 +75,8 @@ func TestFollowUpdates(t *testing.T) {
 		if got := there.UpdatedSince(jobs[i].ID, seq); got != tt.replaces {
 			t.Errorf("the other admin's UpdatedSince after an update of %s = %v, want %v", tt.name, got, tt.replaces)
 		}
-		if diff := cmp.Diff(jobs[i].Definition(), defs[jobs[i].ID], cmpopts.EquateEmpty()); diff != "" {
+		// Times are stored to the millisecond (ScriptUpdatedAtBelowAMillisecond).
+		if diff := cmp.Diff(jobs[i].Definition(), defs[jobs[i].ID], cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(time.Millisecond)); diff != "" {
 			t.Errorf("the other admin's definition after an update of %s (-want +got):\n%s", tt.name, diff)
 		}
 		if there.StoppedSince(jobs[i].ID, seq) {
