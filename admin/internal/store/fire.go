@@ -216,6 +216,34 @@ func collectRuns(rows *sql.Rows, err error) ([]Run, error) {
 	return runs, rows.Err()
 }
 
+// collectRouted scans every row of a query returning runColumns and
+// routed_to.
+func collectRouted(rows *sql.Rows, err error) ([]Run, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var runs []Run
+	for rows.Next() {
+		var routed string
+		r, err := scanRun(routedRow{rows, &routed})
+		if err != nil {
+			return nil, err
+		}
+		r.RoutedTo = routed
+		runs = append(runs, r)
+	}
+	return runs, rows.Err()
+}
+
+// routedRow scans a row of runColumns and routed_to with scanRun.
+type routedRow struct {
+	rows   *sql.Rows
+	routed *string
+}
+
+func (r routedRow) Scan(dest ...any) error { return r.rows.Scan(append(dest, r.routed)...) }
+
 // collectJobs scans every row of a query returning jobColumns, by ID.
 func collectJobs(rows *sql.Rows, err error) (map[int64]*Job, error) {
 	if err != nil {

@@ -138,15 +138,16 @@ func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
 
 // adoptedRunsSQL reads the runs that the admins this one adopted claimed
 // and did not record as sent.
-const adoptedRunsSQL = `SELECT ` + runColumns + ` FROM runs WHERE status = ` + sqlRunning + ` AND executor_address = ''
+const adoptedRunsSQL = `SELECT ` + runColumns + `, routed_to FROM runs WHERE status = ` + sqlRunning + ` AND executor_address = ''
 	AND claimed_by IN (SELECT id FROM admins WHERE adopted_by = ?1) ORDER BY id`
 
 // AdoptedRuns returns the running runs that the admins this one adopted
 // (AdoptDeadAdmins) claimed and did not record as sent: they may or may
-// not have sent them before they died.
+// not have sent them before they died; if they did, to the executor each
+// was routed to (Run.RoutedTo).
 func (s *Store) AdoptedRuns(ctx context.Context) ([]Run, error) {
 	if s.pg == nil {
 		return nil, nil
 	}
-	return s.queryRuns(ctx, adoptedRunsSQL, s.pg.adminID)
+	return s.queryRouted(ctx, adoptedRunsSQL, s.pg.adminID)
 }

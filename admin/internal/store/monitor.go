@@ -49,7 +49,7 @@ var (
 	pgUndispatchedRunsSQL = `SELECT ` + runColumns + ` FROM runs
 		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = '' AND id > ?2
 		AND claimed_by = ?4 ORDER BY triggered_at LIMIT ?3`
-	unsentRunsSQL = `SELECT ` + runColumns + ` FROM runs
+	unsentRunsSQL = `SELECT ` + runColumns + `, routed_to FROM runs
 		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND executor_address = '' AND id <= ?1
 		ORDER BY id`
 	manualRunsSQL = `SELECT ` + prefixed("runs.", runColumns) + ` FROM runs JOIN groups g ON g.id = runs.group_id
@@ -92,9 +92,19 @@ func (s *Store) UndispatchedRuns(ctx context.Context, before time.Time, afterID 
 
 // UnsentRuns returns the running runs with an ID up to upTo that recorded
 // no executor: claimed by an earlier admin process, which may or may not
-// have sent them before it stopped.
+// have sent them before it stopped; if it did, to the executor each was
+// routed to (Run.RoutedTo).
 func (s *Store) UnsentRuns(ctx context.Context, upTo int64) ([]Run, error) {
-	return s.queryRuns(ctx, unsentRunsSQL, upTo)
+	return s.queryRouted(ctx, unsentRunsSQL, upTo)
+}
+
+// queryRouted runs q, which returns runColumns and routed_to.
+func (s *Store) queryRouted(ctx context.Context, q string, args ...any) ([]Run, error) {
+	rs, err := collectRouted(s.reader(ctx).QueryContext(ctx, q, args...))
+	if err != nil {
+		return nil, fmt.Errorf("store: runs: %w", err)
+	}
+	return rs, nil
 }
 
 // ManualRuns returns running runs of MANUAL groups, dispatched before

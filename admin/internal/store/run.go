@@ -47,6 +47,10 @@ type Run struct {
 	AdminSettled bool
 	// LateResult says a result from the executor replaced the admin's guess.
 	LateResult bool
+	// RoutedTo is the executor the run was routed to before its call
+	// (RouteRuns): "" if never routed, so never sent; RouteAnyExecutor if
+	// unknown. Read by UnsentRuns and AdoptedRuns only.
+	RoutedTo string
 }
 
 // Values of runs.admin_settled.

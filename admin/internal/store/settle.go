@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/followup"
@@ -85,15 +86,38 @@ func (s *Store) RecordDispatches(ctx context.Context, p Policy, ds []Dispatch) (
 		}
 	}
 	out, err := s.settleTx(ctx, p, func(st *settler) error {
-		if _, err := st.tx.StmtContext(ctx, record).ExecContext(ctx, list.String()); err != nil { //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		if err := s.holdLease(ctx, st.tx); err != nil {
 			return err
 		}
-		return st.settle(failures)
+		recorded, err := recordedIDs(st.tx.StmtContext(ctx, record).QueryContext(ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		if err != nil {
+			return err
+		}
+		// A failure settles its run only where it was recorded: not a run
+		// another admin adopted, nor one recorded on another executor.
+		return st.settle(slices.DeleteFunc(failures, func(r Result) bool { return !recorded[r.RunID] }))
 	})
 	if err != nil {
 		return Settled{}, fmt.Errorf("store: record dispatch: %w", err)
 	}
 	return out, nil
+}
+
+// recordedIDs reads the IDs a statement RETURNING runs.id returned.
+func recordedIDs(rows *sql.Rows, err error) (map[int64]bool, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids[id] = true
+	}
+	return ids, rows.Err()
 }
 
 // SettleRuns records results of running runs. A result for a run that is

@@ -18,6 +18,7 @@ type stmts struct {
 	claimRuns   *sql.Stmt // writer: PENDING → RUNNING, RETURNING the runs
 	recordRuns  *sql.Stmt // writer: how runs were dispatched
 	recordSent  *sql.Stmt // writer: recordRuns, with when runs sent late were really sent
+	routeRuns   *sql.Stmt // writer: where runs are about to be sent
 	shardTotals *sql.Stmt // writer: shard totals of broadcasts
 	advanceJobs *sql.Stmt // writer: the scan's compare-and-set of next fires
 	insertRun   *sql.Stmt // writer: one new run
@@ -34,7 +35,7 @@ const (
 	// recordRunsSQL records dispatches: [run, executor, shard index, shard
 	// total, trigger message, timeout].
 	recordRunsSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,
-		trigger_message = d.value->>4, timeout_seconds = d.value->>5 FROM json_each(?1) AS d WHERE runs.id = d.value->>0`
+		trigger_message = d.value->>4, timeout_seconds = d.value->>5 FROM json_each(?1) AS d WHERE runs.id = d.value->>0` + recordWhere
 	// recordSentSQL is recordRunsSQL for a batch in which some runs were
 	// sent at another time than their claim said, each with a seventh
 	// value, when it was sent. It is a statement of its own because
@@ -42,7 +43,13 @@ const (
 	// dispatches of a batch sent on time, almost all of them, leave it be.
 	recordSentSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,
 		trigger_message = d.value->>4, timeout_seconds = d.value->>5, triggered_at = coalesce(d.value->>6, triggered_at)
-		FROM json_each(?1) AS d WHERE runs.id = d.value->>0`
+		FROM json_each(?1) AS d WHERE runs.id = d.value->>0` + recordWhere
+	// recordWhere keeps a dispatch record from replacing another: it
+	// records a run with no dispatch recorded, or a running one again on
+	// the same executor (a run sent ahead, sent again on its instant), and
+	// returns the runs it recorded.
+	recordWhere = ` AND (runs.executor_address = '' OR (runs.status = ` + sqlRunning + ` AND runs.executor_address = d.value->>1))
+		RETURNING runs.id`
 	shardTotalsSQL = `UPDATE runs SET shard_total = t.value->>1 FROM json_each(?1) AS t WHERE runs.id = t.value->>0`
 	// advanceJobsSQL applies claims: [job, due, next or null, fired instant or null].
 	advanceJobsSQL = `UPDATE jobs SET next_fire_at = c.value->>2, last_fire_at = coalesce(c.value->>3, last_fire_at)
@@ -82,14 +89,15 @@ func (s *Store) prepare(ctx context.Context) error {
 		errs = append(errs, err)
 		return st
 	}
-	claim, record, sent, shards, advance, settle := claimRunsSQL, recordRunsSQL, recordSentSQL, shardTotalsSQL, advanceJobsSQL, settleRunsSQL
+	claim, record, sent, route, shards, advance, settle := claimRunsSQL, recordRunsSQL, recordSentSQL, routeRunsSQL, shardTotalsSQL, advanceJobsSQL, settleRunsSQL
 	if s.pg != nil {
-		claim, record, sent, shards, advance, settle = pgClaimRunsSQL, pgRecordRunsSQL, pgRecordSentSQL, pgShardTotalsSQL, pgAdvanceJobsSQL, pgSettleRunsSQL
+		claim, record, sent, route, shards, advance, settle = pgClaimRunsSQL, pgRecordRunsSQL, pgRecordSentSQL, pgRouteRunsSQL, pgShardTotalsSQL, pgAdvanceJobsSQL, pgSettleRunsSQL
 	}
 	s.q = stmts{
 		claimRuns:   prep(s.w, claim),
 		recordRuns:  prep(s.w, record),
 		recordSent:  prep(s.w, sent),
+		routeRuns:   prep(s.w, route),
 		shardTotals: prep(s.w, shards),
 		advanceJobs: prep(s.w, advance),
 		insertRun:   prep(s.w, insertRunSQL),
@@ -102,7 +110,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // close closes the prepared statements.
 func (q *stmts) close() {
-	for _, st := range []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.shardTotals, q.advanceJobs, q.insertRun, q.settleRuns, q.txJobs, q.jobsByID} {
+	for _, st := range []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.insertRun, q.settleRuns, q.txJobs, q.jobsByID} {
 		if st != nil {
 			_ = st.Close()
 		}

@@ -16,9 +16,16 @@ const (
 		l AS (SELECT id AS l_id FROM runs WHERE id IN (SELECT d_id FROM d) ORDER BY id FOR UPDATE)
 		`
 	pgRecordRunsSQL = pgDispatches + `UPDATE runs SET executor_address = d_addr, shard_index = d_shard, shard_total = d_total,
-		trigger_message = d_msg, timeout_seconds = d_timeout FROM d, l WHERE runs.id = d_id AND runs.id = l_id`
+		trigger_message = d_msg, timeout_seconds = d_timeout FROM d, l WHERE runs.id = d_id AND runs.id = l_id` + pgRecordWhere
 	pgRecordSentSQL = pgDispatches + `UPDATE runs SET executor_address = d_addr, shard_index = d_shard, shard_total = d_total,
-		trigger_message = d_msg, timeout_seconds = d_timeout, triggered_at = coalesce(d_sent, triggered_at) FROM d, l WHERE runs.id = d_id AND runs.id = l_id`
+		trigger_message = d_msg, timeout_seconds = d_timeout, triggered_at = coalesce(d_sent, triggered_at) FROM d, l WHERE runs.id = d_id AND runs.id = l_id` + pgRecordWhere
+	// pgRecordWhere is recordWhere, fenced: inside the lease fence
+	// (holdLease), it records the runs this admin claimed, or an admin it
+	// adopted claimed. A run another admin adopted and sent again is that
+	// admin's to record.
+	pgRecordWhere = ` AND (runs.executor_address = '' OR (runs.status = ` + sqlRunning + ` AND runs.executor_address = d_addr))
+		AND (runs.claimed_by = ` + pgAdmin + ` OR runs.claimed_by IN (SELECT id FROM admins WHERE adopted_by = ` + pgAdmin + `))
+		RETURNING runs.id`
 	pgShardTotalsSQL = `WITH t AS (SELECT (e->>0)::bigint AS t_id, (e->>1)::bigint AS t_total FROM jsonb_array_elements($1::jsonb) AS e),
 		l AS (SELECT id AS l_id FROM runs WHERE id IN (SELECT t_id FROM t) ORDER BY id FOR UPDATE)
 		UPDATE runs SET shard_total = t_total FROM t, l WHERE runs.id = t_id AND runs.id = l_id`

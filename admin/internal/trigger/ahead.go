@@ -65,17 +65,31 @@ func splitAhead(calls []*call) (onInstant, ahead []*call) {
 // dispatch outcomes of the runs that failed, to be recorded, and the runs
 // the executors accepted.
 func (t *Trigger) sendAhead(ctx context.Context, calls []*call) (failed []store.Dispatch, sent []aheadRun) {
-	failed = t.sendHeld(ctx, calls)
+	failed, rerouted := t.sendHeld(ctx, calls)
 	refused := make(map[int64]bool, len(failed))
 	for _, d := range failed {
 		refused[d.RunID] = true
 	}
+	calls = append(calls, rerouted...) // a re-routed run's last call, the one that holds it, comes last
 	sent = make([]aheadRun, 0, len(calls)*batchMax/2)
+	var at map[int64]int // the index in sent of each re-routed run
+	if len(rerouted) > 0 {
+		at = map[int64]int{}
+	}
 	for _, c := range calls {
 		for _, s := range c.sends {
-			if !refused[s.run.ID] {
-				sent = append(sent, aheadRun{run: s.run.sentRun, address: c.address, group: c.group})
+			if refused[s.run.ID] {
+				continue
 			}
+			a := aheadRun{run: s.run.sentRun, address: c.address, group: c.group}
+			if i, ok := at[s.run.ID]; ok {
+				sent[i] = a
+				continue
+			}
+			if at != nil {
+				at[s.run.ID] = len(sent)
+			}
+			sent = append(sent, a)
 		}
 		// Made: the requests and routes are garbage while the runs wait
 		// for their instant (a burst of 100,000 holds them seconds).

@@ -83,6 +83,11 @@ type claimedRun struct {
 	// lead is how long before at the run is sent to an executor that
 	// takes due_at: longer for a larger burst (SendLead).
 	lead time.Duration
+	// pin, if not "", is the executor the run goes to, whatever its job's
+	// strategy: one an earlier admin routed it to, which does not hold
+	// it. The run is sent again there only, where the executor's run ID
+	// check keeps a late call of that admin from running it twice.
+	pin string
 }
 
 // dispatchClaimed starts the dispatches of claimed runs, in batches, in

@@ -3,13 +3,15 @@ package trigger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
-	"sync"
+	"strings"
 
 	"connectrpc.com/connect"
 
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // errCannotAnswer says an executor does not serve HeldRuns (an SDK that
@@ -22,22 +24,8 @@ var errCannotAnswer = errors.New("the executor cannot say which runs it holds (H
 type heldAnswer struct {
 	address string
 	held    map[int64]carillonv1.HeldRunState
-	err     error // errCannotAnswer, or the call's error
-}
-
-// askHeld asks each executor at addresses, of group groupID, concurrently,
-// which of runIDs it holds.
-func (t *Trigger) askHeld(ctx context.Context, groupID int64, addresses []string, runIDs []int64) []heldAnswer {
-	ctx = forGroup(ctx, groupID)
-	answers := make([]heldAnswer, len(addresses))
-	var wg sync.WaitGroup
-	for i, addr := range addresses {
-		wg.Go(func() {
-			answers[i] = t.executors.heldRuns(ctx, addr, t.cfg.Store.DatabaseID(), runIDs)
-		})
-	}
-	wg.Wait()
-	return answers
+	err     error          // errCannotAnswer, or the call's error
+	asked   map[int64]bool // the runs asked about; nil: all those of the question
 }
 
 // heldRuns asks the executor at address which of runIDs of database db it
@@ -79,4 +67,44 @@ func (t *Trigger) heldAt(ctx context.Context, address string, runs []store.Run) 
 		maps.Copy(merged.held, a.held)
 	}
 	return merged
+}
+
+// xxlLogMissing is what an xxl-job executor's /log answers for a run it has
+// no log file of: it never started the run.
+const xxlLogMissing = "logFile not exists"
+
+// xxlHeld is HeldRuns for an xxl-job executor, which has no such call: a
+// run is held when the executor has its log file (/log: the run started
+// there), and not held when it has none and the job is idle there
+// (/idleBeat: nothing of the job running or queued). A run with no log
+// whose job is busy there may be queued: the answer is an error, and the
+// question is asked again later.
+func (t *Trigger) xxlHeld(ctx context.Context, address string, runs []store.Run) heldAnswer {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	a := heldAnswer{address: address, held: map[int64]carillonv1.HeldRunState{}}
+	client := t.executors.client(ctx, address)
+	for _, run := range runs {
+		page, err := client.ReadLog(ctx, &carillonv1.ReadLogRequest{RunId: run.ID,
+			ScheduledAt: timestamppb.New(run.ScheduledAt), FromLine: 1})
+		if err != nil {
+			a.err = err
+			return a
+		}
+		if !strings.Contains(page.GetContent(), xxlLogMissing) {
+			a.held[run.ID] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
+			continue
+		}
+		idle, err := client.IdleBeat(ctx, &carillonv1.IdleBeatRequest{JobId: run.JobID})
+		if err != nil {
+			a.err = err
+			return a
+		}
+		if !idle.GetIdle() {
+			a.err = fmt.Errorf("xxl-job executor %s has no log of run %d and job %d is busy there (%s): the run may be queued",
+				address, run.ID, run.JobID, idle.GetReason())
+			return a
+		}
+	}
+	return a
 }

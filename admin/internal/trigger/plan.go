@@ -20,6 +20,7 @@ type routable struct {
 	run      *store.Run
 	job      *store.JobDefinition // nil if the job was deleted
 	override []string             // executors to route among instead of the group's
+	pin      string               // the one executor to send to, if not "" (claimedRun.pin)
 }
 
 // routed is one run routed to an executor. Its job is shared with the
@@ -90,13 +91,26 @@ func (t *Trigger) plan(ctx context.Context, fires []routable) (dispatchPlan, err
 			ds = append(ds, failed(f.run, reason, now))
 			continue
 		}
-		pick, err := t.strategies[f.job.RouteStrategy].Pick(forGroup(ctx, f.job.GroupID), f.job.ID, src.addrs)
+		if f.pin != "" {
+			sends = append(sends, routed{run: fireRunOf(f.run), job: f.job, address: f.pin, dueAt: src.dueAt[f.pin],
+				note: "sent again to " + f.pin + ", the executor an earlier admin routed it to, which did not hold it"})
+			continue
+		}
+		addrs := src.addrs
+		if reroutable(f.job.RouteStrategy) && f.override == nil {
+			// Not an executor that refused a connection lately, unless
+			// every one did: the fire then tries them all the same.
+			if usable := t.refused.usable(addrs, now); len(usable) > 0 {
+				addrs = usable
+			}
+		}
+		pick, err := t.strategies[f.job.RouteStrategy].Pick(forGroup(ctx, f.job.GroupID), f.job.ID, addrs)
 		if err != nil {
 			ds = append(ds, t.unroutable(f, fmt.Sprintf("%v (executors from %s)", err, src.name), now))
 			continue
 		}
 		note := "executors from " + src.name + "; " + pick.Message
-		addrs := pick.Addresses
+		addrs = pick.Addresses
 		if (f.run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_RETRY || f.run.ShardTotal > 1) && len(addrs) > 1 {
 			// A retry re-runs one shard of a broadcast, and so does a
 			// shard an earlier admin process left unsent (Reconcile):

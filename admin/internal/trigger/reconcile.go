@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -131,15 +132,27 @@ func (r *reconciler) round(ctx context.Context) (left int, err error) {
 func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run) (left int, err error) {
 	t := r.t
 	now := t.clock.Now()
+	// A run never routed was never sent: it is sent now, or goes through
+	// its misfire strategy, without a question to anyone.
+	var unsent []store.Run
+	asked := runs[:0:0]
+	for _, run := range runs {
+		if run.RoutedTo == "" {
+			unsent = append(unsent, run)
+			r.done[run.ID] = true
+		} else {
+			asked = append(asked, run)
+		}
+	}
+	runs = asked
+	if len(runs) == 0 {
+		return 0, r.send(ctx, unsent, now, false)
+	}
 	src, err := r.candidates(ctx, groupID, runs)
 	if err != nil {
-		return len(runs), err
+		return len(runs), errors.Join(err, r.send(ctx, unsent, now, false))
 	}
-	ids := make([]int64, len(runs))
-	for i, run := range runs {
-		ids[i] = run.ID
-	}
-	answers := t.askHeld(ctx, groupID, src.addrs, ids)
+	answers := r.ask(ctx, groupID, src, runs)
 	var live []string
 	if !src.manual {
 		if live, err = t.cfg.Store.Executors(ctx, src.app, t.liveSince(now)); err != nil {
@@ -148,7 +161,7 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 	}
 	var held []store.Dispatch
 	var lost []store.Result
-	var unsent []store.Run
+	var pinned []store.Run
 	for _, run := range runs {
 		v := r.verdict(run, answers, src.manual, live)
 		switch {
@@ -184,6 +197,13 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 				Message: fmt.Sprintf("lost: an earlier admin process stopped while sending this run, and executors %s, which may have held it, "+
 					"stopped heartbeating", strings.Join(v.gone, ", "))})
 			r.done[run.ID] = true
+		case run.RoutedTo != store.RouteAnyExecutor:
+			// Its executor answered and does not hold it: the earlier
+			// admin stopped before its call, or its call did not arrive.
+			// It is sent again there only, where a late call of that admin
+			// finds it held.
+			pinned = append(pinned, run)
+			r.done[run.ID] = true
 		default:
 			unsent = append(unsent, run)
 			r.done[run.ID] = true
@@ -195,7 +215,50 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 	if len(lost) > 0 {
 		err = errors.Join(err, t.Settle(ctx, lost))
 	}
-	return left, errors.Join(err, r.send(ctx, unsent, now))
+	return left, errors.Join(err, r.send(ctx, unsent, now, false), r.send(ctx, pinned, now, true))
+}
+
+// ask asks the executors that may hold runs whether they do: each run's
+// routed executor, or every candidate for a run whose route is unknown
+// (store.RouteAnyExecutor). The answers are by executor, each about the
+// runs asked of it.
+func (r *reconciler) ask(ctx context.Context, groupID int64, src candidateSource, runs []store.Run) []heldAnswer {
+	byAddr := map[string][]store.Run{}
+	for _, run := range runs {
+		if run.RoutedTo != store.RouteAnyExecutor {
+			byAddr[run.RoutedTo] = append(byAddr[run.RoutedTo], run)
+			continue
+		}
+		for _, a := range src.addrs {
+			byAddr[a] = append(byAddr[a], run)
+		}
+	}
+	answers := make([]heldAnswer, 0, len(byAddr))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for addr, rs := range byAddr {
+		wg.Go(func() {
+			var a heldAnswer
+			if src.xxl {
+				a = r.t.xxlHeld(forGroup(ctx, groupID), addr, rs)
+			} else {
+				ids := make([]int64, len(rs))
+				for i, run := range rs {
+					ids[i] = run.ID
+				}
+				a = r.t.executors.heldRuns(forGroup(ctx, groupID), addr, r.t.cfg.Store.DatabaseID(), ids)
+			}
+			a.asked = make(map[int64]bool, len(rs))
+			for _, run := range rs {
+				a.asked[run.ID] = true
+			}
+			mu.Lock()
+			answers = append(answers, a)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return answers
 }
 
 // verdict is what the executors' answers say of one run.
@@ -211,6 +274,9 @@ type verdict struct {
 func (r *reconciler) verdict(run store.Run, answers []heldAnswer, manual bool, live []string) verdict {
 	var v verdict
 	for _, a := range answers {
+		if !a.asked[run.ID] {
+			continue
+		}
 		state, ok := a.held[run.ID]
 		switch {
 		case a.err == nil && ok:
@@ -231,6 +297,7 @@ func (r *reconciler) verdict(run store.Run, answers []heldAnswer, manual bool, l
 type candidateSource struct {
 	app    string
 	manual bool
+	xxl    bool // xxl-job executors: asked with xxlHeld
 	addrs  []string
 }
 
@@ -247,7 +314,8 @@ func (r *reconciler) candidates(ctx context.Context, groupID int64, runs []store
 	if err != nil {
 		return candidateSource{}, err
 	}
-	src := candidateSource{app: g.AppName, manual: g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_MANUAL}
+	src := candidateSource{app: g.AppName, manual: g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_MANUAL,
+		xxl: g.ExecutorProtocol == carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB}
 	if src.manual {
 		src.addrs, err = t.Executors(ctx, g)
 		return src, err
@@ -264,7 +332,8 @@ func (r *reconciler) candidates(ctx context.Context, groupID int64, runs []store
 
 // send dispatches runs that no executor holds, now; a scheduled run more
 // than the misfire threshold late goes through its job's misfire strategy.
-func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time) error {
+// With pin, each goes to the executor it was routed to (Run.RoutedTo).
+func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time, pin bool) error {
 	if len(runs) == 0 {
 		return nil
 	}
@@ -292,7 +361,11 @@ func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time) 
 			continue
 		}
 		// A dead admin's fire claimed ahead of its instant goes at its instant.
-		cs = append(cs, claimedRun{run: run, at: later(now, run.TriggeredAt), stopSeq: seq})
+		c := claimedRun{run: run, at: later(now, run.TriggeredAt), stopSeq: seq}
+		if pin {
+			c.pin = run.RoutedTo
+		}
+		cs = append(cs, c)
 	}
 	if len(cs) > 0 {
 		t.cfg.Logger.Info("trigger: sending runs an earlier admin process claimed and no executor holds", "runs", len(cs))

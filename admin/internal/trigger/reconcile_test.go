@@ -27,9 +27,13 @@ type holder struct {
 	acceptor
 	answers bool
 	held    map[int64]carillonv1.HeldRunState
+	asked   []int64 // the runs HeldRuns was asked about, under acceptor.mu
 }
 
 func (h *holder) HeldRuns(_ context.Context, req *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
+	h.mu.Lock()
+	h.asked = append(h.asked, req.RunIds...)
+	h.mu.Unlock()
 	if !h.answers {
 		return h.acceptor.HeldRuns(context.Background(), req) // unimplemented
 	}
@@ -40,6 +44,13 @@ func (h *holder) HeldRuns(_ context.Context, req *carillonv1.HeldRunsRequest) (*
 		}
 	}
 	return res, nil
+}
+
+// wasAsked says whether HeldRuns was asked about run.
+func (h *holder) wasAsked(run int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Contains(h.asked, run)
 }
 
 func (h *holder) sent() []int64 {
@@ -130,11 +141,19 @@ func insertRunning(t *testing.T, st *store.Store, run store.Run) int64 {
 	return runs[0].ID
 }
 
-// claimed stores a run of j the earlier process claimed for instant at and
-// did not record as sent.
-func (r *restarted) claimed(t *testing.T, j store.Job, at time.Time) int64 {
+// claimed stores a run of j the earlier process claimed for instant at,
+// routed to executor to ("": never routed), and did not record as sent.
+func (r *restarted) claimed(t *testing.T, j store.Job, at time.Time, to string) int64 {
 	t.Helper()
-	return insertRunning(t, r.st, store.Run{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: at})
+	id := insertRunning(t, r.st, store.Run{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: at})
+	if to == "" {
+		return id
+	}
+	routed, err := r.st.RouteRuns(context.Background(), []store.Route{{RunID: id, Address: to}})
+	if err != nil || !routed[id] {
+		t.Fatalf("route run %d to %s: %v, %v", id, to, routed, err)
+	}
+	return id
 }
 
 // start makes the new admin process's trigger, started after an outage.
@@ -163,32 +182,40 @@ func (r *restarted) start(t *testing.T, outage time.Duration) *trigger.Trigger {
 // TestReconcile: runs an admin claimed and may or may not have sent
 // before it was killed are each sent exactly when no executor holds them,
 // recorded where one does, and never sent to an executor that cannot
-// say, nor twice.
+// say, nor twice. A run never routed was never sent: it is sent without a
+// question; a routed run is asked of its executor only, and sent again
+// there only.
 func TestReconcile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	r := newRestarted(t)
 	a := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
-	b := &holder{answers: true}
+	b := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
 	old := &holder{} // an SDK without HeldRuns
 	addrA, addrB, addrOld := serve(t, a), serve(t, b), serve(t, old)
+	if addrB < addrA { // a is the one FIRST chooses
+		addrA, addrB, a, b = addrB, addrA, b, a
+	}
 	live := r.group(t, "live", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, addrA, addrB)
 	once := r.group(t, "once", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW, addrA)
 	older := r.group(t, "older", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, addrOld)
 	gone := r.group(t, "gone", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING)
+	goneAddr := deadURL(t)
 
-	heldRun := r.claimed(t, live, r.t0)
+	heldRun := r.claimed(t, live, r.t0, addrA)
 	a.held[heldRun] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
-	unsent := r.claimed(t, live, r.t0.Add(time.Second))
-	late := r.claimed(t, live, r.t0.Add(-20*time.Second))
-	lateOnce := r.claimed(t, once, r.t0.Add(-20*time.Second))
-	unsure := r.claimed(t, older, r.t0)
-	lost := r.claimed(t, gone, r.t0)
+	unsent := r.claimed(t, live, r.t0.Add(time.Second), addrB) // FIRST would choose a: it goes to b, its route
+	neverRouted := r.claimed(t, live, r.t0.Add(2*time.Second), "")
+	anyRoute := r.claimed(t, live, r.t0.Add(3*time.Second), store.RouteAnyExecutor) // in flight at the upgrade
+	late := r.claimed(t, live, r.t0.Add(-20*time.Second), addrA)
+	lateOnce := r.claimed(t, once, r.t0.Add(-20*time.Second), addrA)
+	unsure := r.claimed(t, older, r.t0, addrOld)
+	lost := r.claimed(t, gone, r.t0, goneAddr)
 
 	// The dead executor was live when the earlier process claimed the run,
 	// and never beats again: once the restart grace has passed, it is no
 	// longer live, and the run it may have held is lost.
-	if _, err := r.st.Register(ctx, "gone", deadURL(t), "i", 0, r.t0.Add(-time.Minute)); err != nil {
+	if _, err := r.st.Register(ctx, "gone", goneAddr, "i", 0, r.t0.Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	trig := r.start(t, 500*time.Millisecond)
@@ -206,13 +233,23 @@ func TestReconcile(t *testing.T) {
 	}
 	trig.Wait()
 
-	sent := append(a.sent(), b.sent()...)
-	slices.Sort(sent)
-	if want := []int64{unsent, lateOnce}; !slices.Equal(sent, want) {
-		t.Errorf("runs sent %v, want %v: each run no executor holds, once, and no other", sent, want)
+	if got, want := a.sent(), []int64{neverRouted, anyRoute, lateOnce}; !slices.Equal(sortedIDs(got), sortedIDs(want)) {
+		t.Errorf("runs sent to a (first in the group) %v, want %v: each run no executor holds, once, where FIRST or its route sends it", got, want)
+	}
+	if got, want := b.sent(), []int64{unsent}; !slices.Equal(got, want) {
+		t.Errorf("runs sent to b %v, want %v: the run routed there and not held, sent again there only", got, want)
 	}
 	if got := old.sent(); len(got) != 0 {
 		t.Errorf("runs sent to the executor that cannot say what it holds: %v, want none", got)
+	}
+	if a.wasAsked(neverRouted) || b.wasAsked(neverRouted) {
+		t.Errorf("run %d, never routed, was asked about: it was never sent", neverRouted)
+	}
+	if b.wasAsked(heldRun) || a.wasAsked(unsent) {
+		t.Errorf("a routed run was asked of an executor it was not routed to")
+	}
+	if !a.wasAsked(anyRoute) || !b.wasAsked(anyRoute) {
+		t.Errorf("run %d, of an unknown route, was not asked of every executor of its group", anyRoute)
 	}
 	for _, tt := range []struct {
 		id       int64
@@ -221,7 +258,9 @@ func TestReconcile(t *testing.T) {
 		message  string
 	}{
 		{heldRun, carillonv1.RunStatus_RUN_STATUS_RUNNING, addrA, "said it holds the run (ACTIVE)"},
-		{unsent, carillonv1.RunStatus_RUN_STATUS_RUNNING, "", ""},
+		{unsent, carillonv1.RunStatus_RUN_STATUS_RUNNING, addrB, "the executor an earlier admin routed it to"},
+		{neverRouted, carillonv1.RunStatus_RUN_STATUS_RUNNING, addrA, ""},
+		{anyRoute, carillonv1.RunStatus_RUN_STATUS_RUNNING, addrA, ""},
 		{late, carillonv1.RunStatus_RUN_STATUS_SKIPPED, "", "skipped by DO_NOTHING"},
 		{lateOnce, carillonv1.RunStatus_RUN_STATUS_RUNNING, addrA, ""},
 		{unsure, carillonv1.RunStatus_RUN_STATUS_LOST, "", "could not say so"},
@@ -248,6 +287,13 @@ func TestReconcile(t *testing.T) {
 	}
 }
 
+// sortedIDs returns ids sorted.
+func sortedIDs(ids []int64) []int64 {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	return ids
+}
+
 // TestReconcileWaitsForLiveExecutors: while an executor that may hold a
 // run is live but does not answer, the run is neither sent nor settled.
 func TestReconcileWaitsForLiveExecutors(t *testing.T) {
@@ -255,8 +301,9 @@ func TestReconcileWaitsForLiveExecutors(t *testing.T) {
 	ctx := context.Background()
 	r := newRestarted(t)
 	other := &holder{answers: true}
-	j := r.group(t, "app", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, deadURL(t), serve(t, other))
-	id := r.claimed(t, j, r.t0)
+	silent := deadURL(t)
+	j := r.group(t, "app", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, silent, serve(t, other))
+	id := r.claimed(t, j, r.t0, silent)
 	trig := r.start(t, time.Second)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -17,11 +17,13 @@ const restartSettle = 5 * recordDelay
 
 // Registered is told of each executor registration: the instance (process)
 // that registered at address, and the one that registered there before.
-// When they differ, the executor restarted on the same address: the runs
+// An executor that refused a connection may be picked again from then on
+// (reroute.go). When they differ, the executor restarted on the same address: the runs
 // its previous process held there will never report, and the monitor's
 // next sweep settles LOST each run sent there before that the new process
 // does not hold.
 func (t *Trigger) Registered(address, instance, previous string) {
+	t.refused.beat(address) // it is back: it may be picked again
 	if previous == "" || instance == "" || previous == instance {
 		return
 	}

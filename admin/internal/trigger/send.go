@@ -14,6 +14,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/carillonhq/carillon/admin/internal/failpoint"
 	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -85,10 +86,16 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 			skip(c.run.ID) // deleted since the claim
 			continue
 		}
-		fires = append(fires, routable{run: c.run, job: job})
+		fires = append(fires, routable{run: c.run, job: job, pin: c.pin})
 	}
 	p, err := t.plan(ctx, fires)
 	if err != nil {
+		return err
+	}
+	if p.sends, err = t.route(ctx, p.sends); err != nil {
+		if errors.Is(err, store.ErrLeaseLost) {
+			return t.leaseRanOut(len(cs))
+		}
 		return err
 	}
 	// The routes keep what they need of the runs (fireRun): the batch lets
@@ -123,7 +130,7 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 	var resent []store.Dispatch
 	var wg sync.WaitGroup
 	wg.Go(func() { resent = t.resend(ctx, replaced, seqs, skip) })
-	held := t.sendHeld(ctx, calls)
+	held, _ := t.sendHeld(ctx, calls)
 	wg.Wait()
 	err = t.record(ctx, append(append(p.failed, held...), resent...)...)
 	if len(skipped) > 0 {
@@ -139,6 +146,42 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 func (t *Trigger) leaseRanOut(runs int) error {
 	t.cfg.Logger.Error("trigger: this admin's lease on the database ran out; not sending its claimed runs", "runs", runs)
 	return errors.New("trigger: the admin's lease ran out")
+}
+
+// route records where each of sends goes (store.RouteRuns), before any
+// call is made, and returns those recorded: the others were settled or
+// recorded meanwhile (killed, or sent by an admin that adopted them), and
+// are not sent. Over PostgreSQL it fails with store.ErrLeaseLost once
+// another admin may have adopted this one's runs: none is sent.
+func (t *Trigger) route(ctx context.Context, sends []routed) ([]routed, error) {
+	if len(sends) == 0 {
+		return sends, nil
+	}
+	routes := make([]store.Route, len(sends))
+	for i, s := range sends {
+		routes[i] = store.Route{RunID: s.run.ID, Address: s.address}
+	}
+	recorded, err := t.cfg.Store.RouteRuns(ctx, routes)
+	if err != nil {
+		for _, s := range sends {
+			endFire(s, err, false)
+		}
+		return nil, err
+	}
+	if len(recorded) == len(sends) {
+		return sends, nil
+	}
+	kept := sends[:0]
+	for _, s := range sends {
+		if recorded[s.run.ID] {
+			kept = append(kept, s)
+			continue
+		}
+		t.cfg.Logger.Info("trigger: a run was settled or sent by another admin before its route was recorded; not sent",
+			"run", s.run.ID, "job", s.job.ID)
+		endFire(s, nil, true)
+	}
+	return kept, nil
 }
 
 // dropStopped returns calls without the sends whose job was stopped or
@@ -275,36 +318,81 @@ func (c *call) without(drop func(routed) bool) *call {
 // dispatch outcome, to be recorded: a manual run's, whose caller waits for
 // its record.
 func (t *Trigger) sendNow(ctx context.Context, calls []*call) []store.Dispatch {
-	return t.eachCall(calls, func(c *call) []store.Dispatch {
-		t.makeCall(ctx, c, nil)
-		for i := range c.ds {
-			c.ds[i].TriggerMessage = c.message(i)
+	var out []store.Dispatch
+	for try := 0; len(calls) > 0; try++ {
+		var mu sync.Mutex
+		var us []undelivered
+		out = append(out, t.eachCall(calls, func(c *call) []store.Dispatch {
+			errs := t.makeCall(ctx, c, nil)
+			ds := make([]store.Dispatch, 0, len(c.ds))
+			for i := range c.ds {
+				if errors.Is(errs[i], errLeaseLost) {
+					continue // the adopter's to send and record
+				}
+				c.ds[i].TriggerMessage = c.message(i)
+				if try < rerouteMax && notDelivered(errs[i]) && reroutable(c.sends[i].job.RouteStrategy) {
+					mu.Lock()
+					us = append(us, undelivered{send: c.sends[i], failed: c.ds[i]})
+					mu.Unlock()
+					continue
+				}
+				ds = append(ds, c.ds[i])
+			}
+			return ds
+		})...)
+		if len(us) == 0 {
+			break
 		}
-		return c.ds
-	})
+		again, stuck := t.reroute(ctx, us, false)
+		out = append(out, stuck...)
+		calls = t.calls(again, time.Time{})
+	}
+	return out
 }
 
 // sendHeld makes calls, all executors at once, and returns the dispatch
 // outcomes of the runs that failed. The successful ones are held
 // (deferredRecords) until their results take them: each call's dispatches
 // are held before it is made, so that a result coming back at once finds
-// its dispatch.
-func (t *Trigger) sendHeld(ctx context.Context, calls []*call) []store.Dispatch {
-	return t.eachCall(calls, func(c *call) []store.Dispatch {
-		if !c.dueAt.IsZero() { // sent ahead: prepared and made a few at a time (aheadCallsMax)
-			defer t.executors.aheadSlot(ctx, c.address)()
-		}
-		errs := t.makeCall(ctx, c, func() { t.deferred.hold(c.held(), c.dueAt) })
-		var failed []store.Dispatch
-		for i := range c.ds {
-			if errs[i] != nil {
-				t.deferred.release(c.ds[i].RunID)
-				c.ds[i].TriggerMessage = c.message(i)
-				failed = append(failed, c.ds[i])
+// its dispatch. A run whose call did not reach its executor is re-routed
+// (reroute.go) and sent again, in rerouted.
+func (t *Trigger) sendHeld(ctx context.Context, calls []*call) (failed []store.Dispatch, rerouted []*call) {
+	for try := 0; len(calls) > 0; try++ {
+		var mu sync.Mutex
+		var us []undelivered
+		failed = append(failed, t.eachCall(calls, func(c *call) []store.Dispatch {
+			if !c.dueAt.IsZero() { // sent ahead: prepared and made a few at a time (aheadCallsMax)
+				defer t.executors.aheadSlot(ctx, c.address)()
 			}
+			errs := t.makeCall(ctx, c, func() { t.deferred.hold(c.held(), c.dueAt) })
+			var failed []store.Dispatch
+			for i := range c.ds {
+				if errors.Is(errs[i], errLeaseLost) {
+					continue // never held, and the adopter's to record
+				}
+				if errs[i] != nil {
+					t.deferred.release(c.ds[i].RunID)
+					c.ds[i].TriggerMessage = c.message(i)
+					if try < rerouteMax && notDelivered(errs[i]) && reroutable(c.sends[i].job.RouteStrategy) {
+						mu.Lock()
+						us = append(us, undelivered{send: c.sends[i], failed: c.ds[i]})
+						mu.Unlock()
+						continue
+					}
+					failed = append(failed, c.ds[i])
+				}
+			}
+			return failed
+		})...)
+		if len(us) == 0 {
+			break
 		}
-		return failed
-	})
+		again, stuck := t.reroute(ctx, us, !calls[0].dueAt.IsZero())
+		failed = append(failed, stuck...)
+		calls = t.calls(again, calls[0].dueAt)
+		rerouted = append(rerouted, calls...)
+	}
+	return failed, rerouted
 }
 
 // eachCall runs fn for each call with runs, concurrently, and returns
@@ -346,8 +434,23 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func()) []error 
 			c.ds[i].TriggeredAt = start
 		}
 	}
+	// The last look at the lease before the call: an admin that stalled
+	// since its runs were routed (a GC pause, a frozen VM) may have been
+	// adopted, and its runs sent again by the adopter to the same
+	// executors; it sends none of them.
+	if !t.cfg.Store.Leased() {
+		outcomes := make([]error, len(c.reqs))
+		for i, s := range c.sends {
+			outcomes[i] = errLeaseLost
+			endFire(s, errLeaseLost, false)
+		}
+		return outcomes
+	}
 	if before != nil {
 		before()
+		failpoint.Stop(failpoint.CallScheduled)
+	} else {
+		failpoint.Stop(failpoint.CallManual)
 	}
 	// The call's client span is a child of its first run's fire span.
 	ctx, cancel := context.WithTimeout(forGroup(c.sends[0].spanContext(ctx), c.group), t.cfg.DispatchTimeout)
@@ -392,6 +495,12 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func()) []error 
 		t.slowJobs.observe(s.job.ID, took, start)
 		d := &c.ds[i]
 		outcomes[i] = cmp.Or(callErr, outcomes[i])
+		if isDuplicate(outcomes[i]) {
+			// The executor holds the run already: sent by an admin that
+			// stalled, or sent before by this one, its one execution.
+			outcomes[i] = nil
+			d.TriggerMessage += "; the executor held the run already (a duplicate send, not run again)"
+		}
 		if before != nil { // a scheduled fire, sent on its instant
 			t.cfg.Metrics.Sent(s.run.TriggeredAt, start)
 		}
@@ -455,6 +564,21 @@ func outcomeCode(err error) string {
 		return refused.code
 	}
 	return connect.CodeOf(err).String()
+}
+
+// errLeaseLost is the outcome of a run not sent because this admin's lease
+// on a shared database ran out before its call: the admin that adopts this
+// one sends it. It is not recorded.
+var errLeaseLost = errors.New("not sent: this admin's lease on the database ran out")
+
+// isDuplicate says err is an executor's refusal of a run it holds already
+// (already_exists; xxl-job's "repeat trigger"): the run was delivered.
+func isDuplicate(err error) bool {
+	var refused runRefusal
+	if errors.As(err, &refused) {
+		return refused.code == connect.CodeAlreadyExists.String()
+	}
+	return err != nil && connect.CodeOf(err) == connect.CodeAlreadyExists
 }
 
 // runRefusal is an executor's refusal of one run of a RunBatch call

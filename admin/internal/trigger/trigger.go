@@ -163,6 +163,7 @@ type Trigger struct {
 	restartsMu sync.Mutex
 	restarts   map[string]time.Time // executor addresses whose process restarted, and when it registered
 	manual     manualProbes         // executors of MANUAL groups that hold runs
+	refused    refusals             // executors that refused a connection lately (reroute.go)
 }
 
 // ExecutorTokens returns the executor access tokens the trigger sends,

@@ -3,6 +3,7 @@ package trigger
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -53,6 +54,15 @@ func (t *Trigger) dispatchNow(ctx context.Context, fires []routable) ([]int64, e
 	t.cfg.Metrics.FiresClaimed(len(fires))
 	p, err := t.plan(ctx, fires)
 	if err != nil {
+		return nil, err
+	}
+	if p.sends, err = t.route(ctx, p.sends); err != nil {
+		if errors.Is(err, store.ErrLeaseLost) {
+			// The runs are claimed in this admin's name: the admin that
+			// adopts it sends them (they were never routed, so never sent).
+			t.cfg.Logger.Warn("trigger: this admin's lease ran out while it triggered a job; the admin that adopts it sends the runs", "runs", p.ids)
+			return p.ids, nil
+		}
 		return nil, err
 	}
 	return p.ids, t.record(ctx, append(p.failed, t.sendNow(ctx, t.calls(p.sends, time.Time{}))...)...)

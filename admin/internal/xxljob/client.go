@@ -125,7 +125,9 @@ func replyCode(msg string) connect.Code {
 		return connect.CodeUnauthenticated
 	case strings.Contains(lower, "not found") || strings.Contains(lower, "not registered"):
 		return connect.CodeNotFound
-	case strings.Contains(lower, "discard later") || strings.Contains(lower, "running") || strings.Contains(lower, "repeat trigger"):
+	case strings.Contains(lower, "repeat trigger"):
+		return connect.CodeAlreadyExists // it holds the run (its logId) already
+	case strings.Contains(lower, "discard later") || strings.Contains(lower, "running"):
 		return connect.CodeAborted
 	default:
 		return connect.CodeFailedPrecondition

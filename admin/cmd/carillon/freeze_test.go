@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/client"
+	"github.com/carillonhq/carillon/admin/internal/failpoint"
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+const (
+	freezeAdmins = 3
+	freezeJobs   = 100
+	// freezes is how many times an admin is frozen, at each freezePoint in
+	// turn.
+	freezes = 24
+)
+
+// freezePoint is where in a fire's life TestFreeze freezes an admin.
+type freezePoint int
+
+const (
+	// freezeAhead is 300 ms before an instant, by the clock: about when
+	// runs are sent ahead of it.
+	freezeAhead freezePoint = iota
+	// freezeInstant is on an instant, by the clock.
+	freezeInstant
+	// freezeCall is just before a call that sends scheduled runs ahead of
+	// their instant, after the admin's last look at its lease: the admin
+	// stops itself there (failpoint.CallScheduled).
+	freezeCall
+	// freezeTrigger is inside a TriggerJob call, just before the call to
+	// the executor (failpoint.CallManual).
+	freezeTrigger
+)
+
+func (p freezePoint) String() string {
+	return [...]string{"send-ahead point", "instant", "scheduled call", "TriggerJob call"}[p]
+}
+
+// TestFreeze freezes admins with SIGSTOP, the way a long GC pause, a VM
+// freeze or CPU throttling does, for longer than their lease, at the points
+// of a fire's life where a stalled admin could still send a run another
+// admin adopted: three real admin processes over one PostgreSQL database,
+// two real SDK executors, 100 every-second ROUND_ROBIN jobs, and a job
+// triggered by hand during some freezes. A frozen admin wakes with its
+// lease gone and its runs adopted; it must send none of them (fencing). At
+// the end, as TestCrashLoop does, every instant of every job was run
+// exactly once or recorded as a misfire, no run was executed twice or
+// without its record, and no settled run was triggered after it finished.
+// It prints its seed: -seed N (or CARILLON_CRASHLOOP_SEED=N) replays it.
+func TestFreeze(t *testing.T) {
+	if testing.Short() {
+		t.Skip("freezes admin processes over PostgreSQL: about 2 minutes")
+	}
+	db := pgtest.URL(t)
+	seed, rng := seededRand(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+
+	var admins []*crashAdmin
+	var urls []string
+	for i := range freezeAdmins {
+		points := filepath.Join(dir, fmt.Sprint("failpoints", i))
+		if err := os.Mkdir(points, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		a := &crashAdmin{t: t, db: db, log: filepath.Join(dir, fmt.Sprintf("admin%d.log", i)), addr: freeAddr(t),
+			env: []string{failpoint.Env + "=" + points}}
+		a.start() // one after another: the first creates the schema and the first ADMIN
+		defer a.kill()
+		admins = append(admins, a)
+		urls = append(urls, a.url())
+	}
+	mc := admins[0].login(ctx)
+	ex := &executions{byRun: map[int64]int{}, byFire: map[string]int{}}
+	for range 2 {
+		startCrashExecutor(t, urls, ex, rng.Uint64())
+	}
+	g, err := mc.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "crash"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "two executors registered", func() (bool, error) {
+		res, err := mc.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
+		return err == nil && len(res.Group.Addresses) == 2, err
+	})
+	newJob := func(desc, cron string) int64 {
+		t.Helper()
+		j, err := mc.job.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{
+			GroupId: g.Group.Id, Description: desc, Handler: "work", Enabled: true,
+			Schedule:        &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: cron, TimeZone: "UTC"},
+			RouteStrategy:   carillonv1.RouteStrategy_ROUTE_STRATEGY_ROUND_ROBIN,
+			MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.Job.Id
+	}
+	var jobIDs []int64
+	for i := range freezeJobs {
+		jobIDs = append(jobIDs, newJob(fmt.Sprint("every second ", i), "* * * * * ?"))
+	}
+	manual := newJob("by hand", "0 0 0 1 1 ? 2099")
+	time.Sleep(3 * time.Second) // the jobs' first fires, before any freeze
+
+	var calls sync.WaitGroup
+	triggered := 0
+	for i, tries := 0, 0; i < freezes; tries++ {
+		if tries == 2*freezes {
+			t.Fatalf("only %d of %d freezes in %d tries", i, freezes, tries)
+		}
+		restartExited(admins)
+		a := admins[rng.IntN(len(admins))]
+		point := freezePoint(i % 4)
+		switch point {
+		case freezeAhead, freezeInstant:
+			at := time.Now().Truncate(time.Second).Add(2 * time.Second)
+			if point == freezeAhead {
+				at = at.Add(-300 * time.Millisecond)
+			}
+			time.Sleep(time.Until(at))
+			if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+		case freezeCall:
+			if !a.stopAt(failpoint.CallScheduled, nil) {
+				continue // it sent nothing meanwhile: another admin claimed every fire
+			}
+		case freezeTrigger:
+			c := client.New(&http.Client{Timeout: 30 * time.Second}, a.url(), client.WithToken(mc.token))
+			triggered++
+			if !a.stopAt(failpoint.CallManual, func() {
+				calls.Go(func() {
+					_, _ = c.Jobs.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: manual}) // its admin may die of the freeze
+				})
+			}) {
+				continue
+			}
+		}
+		i++
+		frozen := time.Duration(2500+rng.Int64N(1500)) * time.Millisecond
+		t.Logf("freeze %d: admin %s at the %s for %s", i, a.addr, point, frozen)
+		time.Sleep(frozen)
+		if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second + time.Duration(rng.Int64N(int64(time.Second))))
+	}
+	calls.Wait()
+	restartExited(admins)
+	time.Sleep(3 * time.Second) // the fires after the last freeze
+
+	stopAt := time.Now()
+	for _, id := range jobIDs {
+		if _, err := mc.job.StopJob(ctx, &carillonv1.StopJobRequest{Id: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 60*time.Second, "no run left RUNNING or PENDING", func() (bool, error) {
+		for _, st := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING} {
+			res, err := mc.run.ListRuns(ctx, &carillonv1.ListRunsRequest{Status: st, PageSize: 1})
+			if err != nil || len(res.Runs) > 0 {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	for _, a := range admins {
+		a.stop()
+	}
+	d, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	checkCrashLoop(t, seed, freezes, d, ex, stopAt.Add(-time.Second))
+	var manualRuns, late int
+	if err := d.QueryRow(`SELECT count(*) FROM runs WHERE job_id = $1`, manual).Scan(&manualRuns); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.QueryRow(`SELECT count(*) FROM runs WHERE finished_at IS NOT NULL AND triggered_at > finished_at`).Scan(&late); err != nil {
+		t.Fatal(err)
+	}
+	if late > 0 {
+		t.Errorf("seed %d: %d runs were triggered after they finished: a late dispatch record overwrote an earlier one", seed, late)
+	}
+	t.Logf("seed %d: %d TriggerJob calls made during freezes created %d runs", seed, triggered, manualRuns)
+}
+
+// stopAt arms the admin's failpoint point, calls then, if not nil, and
+// waits until the admin stopped itself there; false, the point disarmed,
+// if it did not within 5 s.
+func (a *crashAdmin) stopAt(point string, then func()) bool {
+	a.t.Helper()
+	file := filepath.Join(strings.TrimPrefix(a.env[0], failpoint.Env+"="), point)
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		a.t.Fatal(err)
+	}
+	if then != nil {
+		then()
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	err := os.Remove(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true // it stopped just now
+	}
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.t.Logf("admin %s did not reach failpoint %s in 5 s", a.addr, point)
+	return false
+}
+
+// restartExited starts again each admin that exited: one that wakes from
+// a freeze with its lease gone stops by design, for a supervisor to start.
+func restartExited(admins []*crashAdmin) {
+	for _, a := range admins {
+		select {
+		case <-a.exited:
+			a.kill()
+			a.start()
+		default:
+		}
+	}
+}
