@@ -3,7 +3,6 @@ package trigger
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"strings"
 
@@ -26,6 +25,7 @@ type heldAnswer struct {
 	held    map[int64]carillonv1.HeldRunState
 	err     error          // errCannotAnswer, or the call's error
 	asked   map[int64]bool // the runs asked about; nil: all those of the question
+	unsure  map[int64]bool // runs the executor cannot tell about yet: ask again later
 }
 
 // heldRuns asks the executor at address which of runIDs of database db it
@@ -77,8 +77,8 @@ const xxlLogMissing = "logFile not exists"
 // run is held when the executor has its log file (/log: the run started
 // there), and not held when it has none and the job is idle there
 // (/idleBeat: nothing of the job running or queued). A run with no log
-// whose job is busy there may be queued: the answer is an error, and the
-// question is asked again later.
+// whose job is busy there may be queued: it is unsure, and asked about
+// again later.
 func (t *Trigger) xxlHeld(ctx context.Context, address string, runs []store.Run) heldAnswer {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -101,9 +101,10 @@ func (t *Trigger) xxlHeld(ctx context.Context, address string, runs []store.Run)
 			return a
 		}
 		if !idle.GetIdle() {
-			a.err = fmt.Errorf("xxl-job executor %s has no log of run %d and job %d is busy there (%s): the run may be queued",
-				address, run.ID, run.JobID, idle.GetReason())
-			return a
+			if a.unsure == nil {
+				a.unsure = map[int64]bool{}
+			}
+			a.unsure[run.ID] = true
 		}
 	}
 	return a

@@ -279,6 +279,8 @@ func (r *reconciler) verdict(run store.Run, answers []heldAnswer, manual bool, l
 		}
 		state, ok := a.held[run.ID]
 		switch {
+		case a.err == nil && a.unsure[run.ID]:
+			v.waiting = append(v.waiting, a.address)
 		case a.err == nil && ok:
 			v.holder, v.state = a.address, state
 		case a.err == nil:

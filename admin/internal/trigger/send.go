@@ -329,7 +329,7 @@ func (t *Trigger) sendNow(ctx context.Context, calls []*call) []store.Dispatch {
 				if errors.Is(errs[i], errLeaseLost) {
 					continue // the adopter's to send and record
 				}
-				c.ds[i].TriggerMessage = c.message(i)
+				c.ds[i].TriggerMessage = c.message(i) + c.ds[i].TriggerMessage
 				if try < rerouteMax && notDelivered(errs[i]) && reroutable(c.sends[i].job.RouteStrategy) {
 					mu.Lock()
 					us = append(us, undelivered{send: c.sends[i], failed: c.ds[i]})
