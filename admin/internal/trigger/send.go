@@ -92,7 +92,12 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 	if err != nil {
 		return err
 	}
-	if p.sends, err = t.route(ctx, p.sends); err != nil {
+	// The runs sent ahead have their routes recorded now, while they wait:
+	// their executors say which runs they hold (HeldRuns) to an admin that
+	// takes over. Those sent on the instant, to executors that mostly
+	// cannot say, have theirs recorded just before their calls
+	// (routeCalls), which leaves the least doubt after a crash.
+	if p.sends, err = t.routeAhead(ctx, p.sends, at); err != nil {
 		if errors.Is(err, store.ErrLeaseLost) {
 			return t.leaseRanOut(len(cs))
 		}
@@ -127,6 +132,12 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 		return errors.Join(t.leaseRanOut(len(cs)), cancelled)
 	}
 	calls = dropStopped(calls, t.cfg.Store, seqs, skip)
+	if calls, err = t.routeCalls(ctx, calls); err != nil {
+		if errors.Is(err, store.ErrLeaseLost) {
+			err = t.leaseRanOut(len(cs))
+		}
+		return errors.Join(err, cancelled)
+	}
 	var resent []store.Dispatch
 	var wg sync.WaitGroup
 	wg.Go(func() { resent = t.resend(ctx, replaced, seqs, skip) })
@@ -182,6 +193,56 @@ func (t *Trigger) route(ctx context.Context, sends []routed) ([]routed, error) {
 		endFire(s, nil, true)
 	}
 	return kept, nil
+}
+
+// goesAhead says whether s, a run of a scheduled fire of instant at, is
+// sent ahead of it (see calls).
+func (t *Trigger) goesAhead(s routed, at time.Time) bool {
+	return !at.IsZero() && t.cfg.SendAhead > 0 && s.dueAt
+}
+
+// routeAhead records the routes of the runs of sends that go ahead of
+// their instant at (route), and returns sends without those not recorded.
+func (t *Trigger) routeAhead(ctx context.Context, sends []routed, at time.Time) ([]routed, error) {
+	var ahead []routed
+	for _, s := range sends {
+		if t.goesAhead(s, at) {
+			ahead = append(ahead, s)
+		}
+	}
+	if len(ahead) == 0 {
+		return sends, nil
+	}
+	kept, err := t.route(ctx, ahead)
+	if err != nil || len(kept) == len(ahead) {
+		return sends, err
+	}
+	recorded := make(map[int64]bool, len(kept))
+	for _, s := range kept {
+		recorded[s.run.ID] = true
+	}
+	return slices.DeleteFunc(sends, func(s routed) bool { return t.goesAhead(s, at) && !recorded[s.run.ID] }), nil
+}
+
+// routeCalls records the routes of the runs of calls made on their
+// instant (route), and returns calls without the runs not recorded.
+func (t *Trigger) routeCalls(ctx context.Context, calls []*call) ([]*call, error) {
+	var sends []routed
+	for _, c := range calls {
+		sends = append(sends, c.sends...)
+	}
+	kept, err := t.route(ctx, sends)
+	if err != nil || len(kept) == len(sends) {
+		return calls, err
+	}
+	recorded := make(map[int64]bool, len(kept))
+	for _, s := range kept {
+		recorded[s.run.ID] = true
+	}
+	for i, c := range calls {
+		calls[i] = c.without(func(s routed) bool { return !recorded[s.run.ID] })
+	}
+	return calls, nil
 }
 
 // dropStopped returns calls without the sends whose job was stopped or
