@@ -73,12 +73,18 @@ func (t *Trigger) heldAt(ctx context.Context, address string, runs []store.Run) 
 // no log file of: it never started the run.
 const xxlLogMissing = "logFile not exists"
 
+// xxlNoLogs is what xxl-job-executor-go's /log answers for any run when
+// its program set no log handler ("the default answer: no LogHandler was
+// set"): such an executor cannot say which runs it holds.
+const xxlNoLogs = "说明没有设置LogHandler"
+
 // xxlHeld is HeldRuns for an xxl-job executor, which has no such call: a
 // run is held when the executor has its log file (/log: the run started
 // there), and not held when it has none and the job is idle there
 // (/idleBeat: nothing of the job running or queued). A run with no log
 // whose job is busy there may be queued: it is unsure, and asked about
-// again later.
+// again later. An executor whose /log answers the same for every run
+// (xxlNoLogs) cannot answer.
 func (t *Trigger) xxlHeld(ctx context.Context, address string, runs []store.Run) heldAnswer {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -90,6 +96,9 @@ func (t *Trigger) xxlHeld(ctx context.Context, address string, runs []store.Run)
 		if err != nil {
 			a.err = err
 			return a
+		}
+		if strings.Contains(page.GetContent(), xxlNoLogs) {
+			return heldAnswer{address: address, err: errCannotAnswer}
 		}
 		if !strings.Contains(page.GetContent(), xxlLogMissing) {
 			a.held[run.ID] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
