@@ -558,8 +558,10 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func()) []error 
 		outcomes[i] = cmp.Or(callErr, outcomes[i])
 		if isDuplicate(outcomes[i]) {
 			// The executor holds the run already: sent by an admin that
-			// stalled, or sent before by this one, its one execution.
+			// stalled, or sent before by this one, its one execution,
+			// which started when that call came, not this one.
 			outcomes[i] = nil
+			d.TriggeredAt = time.Time{}
 			d.TriggerMessage += "; the executor held the run already (a duplicate send, not run again)"
 		}
 		if before != nil { // a scheduled fire, sent on its instant
