@@ -148,6 +148,32 @@ func BenchmarkRecordDispatches(b *testing.B) {
 	}
 }
 
+// BenchmarkRouteRuns measures recording where runs are about to be sent,
+// before their calls (fencing, issue 29): one write per batch of a fire.
+func BenchmarkRouteRuns(b *testing.B) {
+	for _, batch := range []int{1, 256} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			s, jobs := benchSetup(b, 1, time.Time{})
+			ids := pendingRuns(b, s, jobs[0], b.N*batch, carillonv1.RunStatus_RUN_STATUS_RUNNING)
+			routes := make([]store.Route, batch)
+			b.ResetTimer()
+			for i := range b.N {
+				for k := range routes {
+					routes[k] = store.Route{RunID: ids[i*batch+k], Address: "http://127.0.0.1:9999"}
+				}
+				routed, err := s.RouteRuns(context.Background(), routes)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(routed) != batch {
+					b.Fatalf("routed %d runs, want %d", len(routed), batch)
+				}
+			}
+			reportRows(b, b.N*batch)
+		})
+	}
+}
+
 // BenchmarkSettleRuns measures recording batch results (SUCCEEDED, no
 // retries or children) in one transaction, as ReportResults does.
 func BenchmarkSettleRuns(b *testing.B) {
