@@ -117,21 +117,7 @@ func TestCrashLoop(t *testing.T) {
 	time.Sleep(8 * time.Second) // the last restart's reconciliation, and a few quiet seconds
 
 	// Stop the jobs, wait for every run to settle, stop the admin cleanly.
-	stopAt := time.Now()
-	for _, id := range jobIDs {
-		if _, err := mc.job.StopJob(ctx, &carillonv1.StopJobRequest{Id: id}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, 60*time.Second, "no run left RUNNING or PENDING", func() (bool, error) {
-		for _, st := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING} {
-			res, err := mc.run.ListRuns(ctx, &carillonv1.ListRunsRequest{Status: st, PageSize: 1})
-			if err != nil || len(res.Runs) > 0 {
-				return false, err
-			}
-		}
-		return true, nil
-	})
+	stopAt := mc.settle(t, jobIDs, 60*time.Second)
 	a.stop()
 	d, err := sql.Open("sqlite", "file:"+a.db+"?mode=ro")
 	if err != nil {
@@ -252,6 +238,29 @@ type crashClients struct {
 	group carillonv1connect.GroupServiceClient
 	job   carillonv1connect.JobServiceClient
 	run   carillonv1connect.RunServiceClient
+}
+
+// settle stops the jobs, waits at most timeout until no run is left
+// RUNNING or PENDING, and returns when it stopped them.
+func (mc crashClients) settle(t *testing.T, jobIDs []int64, timeout time.Duration) time.Time {
+	t.Helper()
+	ctx := context.Background()
+	stopAt := time.Now()
+	for _, id := range jobIDs {
+		if _, err := mc.job.StopJob(ctx, &carillonv1.StopJobRequest{Id: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, timeout, "no run left RUNNING or PENDING", func() (bool, error) {
+		for _, st := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING} {
+			res, err := mc.run.ListRuns(ctx, &carillonv1.ListRunsRequest{Status: st, PageSize: 1})
+			if err != nil || len(res.Runs) > 0 {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	return stopAt
 }
 
 // login logs in as the first ADMIN; the session outlives restarts.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,34 +41,12 @@ func TestFailover(t *testing.T) {
 	db := pgtest.URL(t)
 	seed, rng := seededRand(t)
 	ctx := context.Background()
-	dir := t.TempDir()
 
-	var admins []*crashAdmin
-	var urls []string
-	for i := range failoverAdmins {
-		a := &crashAdmin{t: t, db: db, log: filepath.Join(dir, fmt.Sprintf("admin%d.log", i)), addr: freeAddr(t)}
-		a.start() // one after another: the first creates the schema and the first ADMIN
-		defer a.kill()
-		admins = append(admins, a)
-		urls = append(urls, a.url())
-	}
-	mc := admins[0].login(ctx)
-	ex := &executions{byRun: map[int64]int{}, byFire: map[string]int{}}
-	for range 3 {
-		startCrashExecutor(t, urls, ex, rng.Uint64())
-	}
-	g, err := mc.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "crash"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 20*time.Second, "three executors registered", func() (bool, error) {
-		res, err := mc.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
-		return err == nil && len(res.Group.Addresses) == 3, err
-	})
+	admins, mc, ex, groupID := startCluster(t, db, failoverAdmins, 3, rng, nil)
 	var jobIDs []int64
 	for i := range failoverJobs {
 		j, err := mc.job.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{
-			GroupId: g.Group.Id, Description: fmt.Sprint("every second ", i), Handler: "work", Enabled: true,
+			GroupId: groupID, Description: fmt.Sprint("every second ", i), Handler: "work", Enabled: true,
 			Schedule:        &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "* * * * * ?", TimeZone: "UTC"},
 			RouteStrategy:   carillonv1.RouteStrategy_ROUTE_STRATEGY_ROUND_ROBIN,
 			MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING,
@@ -88,32 +67,20 @@ func TestFailover(t *testing.T) {
 		a.kill()
 		time.Sleep(time.Duration(rng.Int64N(int64(time.Second))))
 		a.start()
-		for _, b := range admins { // a supervisor: an admin that lost its lease is started again
-			select {
-			case <-b.exited:
-				b.kill()
-				b.start()
-			default:
-			}
-		}
+		restartExited(admins) // a supervisor: an admin that lost its lease is started again
 	}
 	time.Sleep(4 * time.Second) // the fires after the last kill
 
-	stopAt := time.Now()
-	for _, id := range jobIDs {
-		if _, err := mc.job.StopJob(ctx, &carillonv1.StopJobRequest{Id: id}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, 30*time.Second, "no run left RUNNING or PENDING", func() (bool, error) {
-		for _, st := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING} {
-			res, err := mc.run.ListRuns(ctx, &carillonv1.ListRunsRequest{Status: st, PageSize: 1})
-			if err != nil || len(res.Runs) > 0 {
-				return false, err
-			}
-		}
-		return true, nil
-	})
+	stopAt := mc.settle(t, jobIDs, 30*time.Second)
+	d := stopCluster(t, admins, db)
+	checkCrashLoop(t, seed, len(kills), d, ex, stopAt.Add(-time.Second))
+	checkFailoverGaps(t, seed, ex, kills, stopAt.Add(-time.Second))
+}
+
+// stopCluster stops the admins cleanly and returns their database db,
+// open, to check what they left.
+func stopCluster(t *testing.T, admins []*crashAdmin, db string) *sql.DB {
+	t.Helper()
 	for _, a := range admins {
 		a.stop()
 	}
@@ -121,9 +88,46 @@ func TestFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
-	checkCrashLoop(t, seed, len(kills), d, ex, stopAt.Add(-time.Second))
-	checkFailoverGaps(t, seed, ex, kills, stopAt.Add(-time.Second))
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// startCluster starts n admin processes over the PostgreSQL database db,
+// one after another (the first creates the schema and the first ADMIN),
+// each with the environment env returns for it (nil: none more), and
+// executors real SDK executors of a new group "crash" that list them all;
+// it returns the admins, a session of the first, what the executors ran,
+// and the group's id.
+func startCluster(t *testing.T, db string, n, executors int, rng *rand.Rand, env func(i int) []string) ([]*crashAdmin, crashClients, *executions, int64) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	var admins []*crashAdmin
+	var urls []string
+	for i := range n {
+		a := &crashAdmin{t: t, db: db, log: filepath.Join(dir, fmt.Sprintf("admin%d.log", i)), addr: freeAddr(t)}
+		if env != nil {
+			a.env = env(i)
+		}
+		a.start()
+		t.Cleanup(a.kill)
+		admins = append(admins, a)
+		urls = append(urls, a.url())
+	}
+	mc := admins[0].login(ctx)
+	ex := &executions{byRun: map[int64]int{}, byFire: map[string]int{}}
+	for range executors {
+		startCrashExecutor(t, urls, ex, rng.Uint64())
+	}
+	g, err := mc.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "crash"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, fmt.Sprint(executors, " executors registered"), func() (bool, error) {
+		res, err := mc.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
+		return err == nil && len(res.Group.Addresses) == executors, err
+	})
+	return admins, mc, ex, g.Group.Id
 }
 
 // checkFailoverGaps checks, for each kill, how late the fires due from a

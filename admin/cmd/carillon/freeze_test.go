@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -71,37 +70,17 @@ func TestFreeze(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 
-	var admins []*crashAdmin
-	var urls []string
-	for i := range freezeAdmins {
+	admins, mc, ex, groupID := startCluster(t, db, freezeAdmins, 2, rng, func(i int) []string {
 		points := filepath.Join(dir, fmt.Sprint("failpoints", i))
 		if err := os.Mkdir(points, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		a := &crashAdmin{t: t, db: db, log: filepath.Join(dir, fmt.Sprintf("admin%d.log", i)), addr: freeAddr(t),
-			env: []string{failpoint.Env + "=" + points}}
-		a.start() // one after another: the first creates the schema and the first ADMIN
-		defer a.kill()
-		admins = append(admins, a)
-		urls = append(urls, a.url())
-	}
-	mc := admins[0].login(ctx)
-	ex := &executions{byRun: map[int64]int{}, byFire: map[string]int{}}
-	for range 2 {
-		startCrashExecutor(t, urls, ex, rng.Uint64())
-	}
-	g, err := mc.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "crash"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 20*time.Second, "two executors registered", func() (bool, error) {
-		res, err := mc.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
-		return err == nil && len(res.Group.Addresses) == 2, err
+		return []string{failpoint.Env + "=" + points}
 	})
 	newJob := func(desc, cron string) int64 {
 		t.Helper()
 		j, err := mc.job.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{
-			GroupId: g.Group.Id, Description: desc, Handler: "work", Enabled: true,
+			GroupId: groupID, Description: desc, Handler: "work", Enabled: true,
 			Schedule:        &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: cron, TimeZone: "UTC"},
 			RouteStrategy:   carillonv1.RouteStrategy_ROUTE_STRATEGY_ROUND_ROBIN,
 			MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING,
@@ -165,29 +144,8 @@ func TestFreeze(t *testing.T) {
 	restartExited(admins)
 	time.Sleep(3 * time.Second) // the fires after the last freeze
 
-	stopAt := time.Now()
-	for _, id := range jobIDs {
-		if _, err := mc.job.StopJob(ctx, &carillonv1.StopJobRequest{Id: id}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, 60*time.Second, "no run left RUNNING or PENDING", func() (bool, error) {
-		for _, st := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING} {
-			res, err := mc.run.ListRuns(ctx, &carillonv1.ListRunsRequest{Status: st, PageSize: 1})
-			if err != nil || len(res.Runs) > 0 {
-				return false, err
-			}
-		}
-		return true, nil
-	})
-	for _, a := range admins {
-		a.stop()
-	}
-	d, err := sql.Open("pgx", db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	stopAt := mc.settle(t, jobIDs, 60*time.Second)
+	d := stopCluster(t, admins, db)
 	checkCrashLoop(t, seed, freezes, d, ex, stopAt.Add(-time.Second))
 	var manualRuns, late int
 	if err := d.QueryRow(`SELECT count(*) FROM runs WHERE job_id = $1`, manual).Scan(&manualRuns); err != nil {

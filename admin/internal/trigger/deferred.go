@@ -109,6 +109,18 @@ func (d *deferredRecords) note(run int64, text string) {
 	}
 }
 
+// delivered marks run's held dispatch, if it is still held, as a
+// duplicate send (see isDuplicate): the run keeps its triggered_at, and
+// its trigger message says so.
+func (d *deferredRecords) delivered(run int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if h, ok := d.byRun[run]; ok {
+		h.TriggeredAt = time.Time{}
+		h.TriggerMessage += duplicateNote
+	}
+}
+
 // address returns the executor run's held dispatch went to, or "" when it
 // is not held.
 func (d *deferredRecords) address(run int64) string {

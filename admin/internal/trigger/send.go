@@ -379,16 +379,46 @@ func (c *call) without(drop func(routed) bool) *call {
 // dispatch outcome, to be recorded: a manual run's, whose caller waits for
 // its record.
 func (t *Trigger) sendNow(ctx context.Context, calls []*call) []store.Dispatch {
-	var out []store.Dispatch
+	ds, _ := t.callAll(ctx, calls, false)
+	return ds
+}
+
+// sendHeld makes calls, all executors at once, and returns the dispatch
+// outcomes of the runs that failed. The successful ones are held
+// (deferredRecords) until their results take them: each call's dispatches
+// are held before it is made, so that a result coming back at once finds
+// its dispatch. The calls made again for re-routed runs are in rerouted.
+func (t *Trigger) sendHeld(ctx context.Context, calls []*call) (failed []store.Dispatch, rerouted []*call) {
+	return t.callAll(ctx, calls, true)
+}
+
+// callAll makes calls, all executors at once, and returns the runs'
+// dispatch outcomes to record: with held, the failed ones only (the others
+// are held, see sendHeld); without, all of them. A run whose call did not
+// reach its executor is re-routed (reroute.go) and sent again, at most
+// rerouteMax times, by the calls it returns as rerouted.
+func (t *Trigger) callAll(ctx context.Context, calls []*call, held bool) (out []store.Dispatch, rerouted []*call) {
 	for try := 0; len(calls) > 0; try++ {
 		var mu sync.Mutex
 		var us []undelivered
 		out = append(out, t.eachCall(calls, func(c *call) []store.Dispatch {
-			errs := t.makeCall(ctx, c, nil)
-			ds := make([]store.Dispatch, 0, len(c.ds))
+			var before func()
+			if held {
+				if !c.dueAt.IsZero() { // sent ahead: prepared and made a few at a time (aheadCallsMax)
+					defer t.executors.aheadSlot(ctx, c.address)()
+				}
+				before = func() { t.deferred.hold(c.held(), c.dueAt) }
+			}
+			errs := t.makeCall(ctx, c, before)
+			var ds []store.Dispatch
 			for i := range c.ds {
-				if errors.Is(errs[i], errLeaseLost) {
-					continue // the adopter's to send and record
+				switch {
+				case errors.Is(errs[i], errLeaseLost):
+					continue // never held: the adopter's to send and record
+				case errs[i] == nil && held:
+					continue // held until its result comes
+				case errs[i] != nil && held:
+					t.deferred.release(c.ds[i].RunID)
 				}
 				c.ds[i].TriggerMessage = c.message(i) + c.ds[i].TriggerMessage
 				if try < rerouteMax && notDelivered(errs[i]) && reroutable(c.sends[i].job.RouteStrategy) {
@@ -404,56 +434,12 @@ func (t *Trigger) sendNow(ctx context.Context, calls []*call) []store.Dispatch {
 		if len(us) == 0 {
 			break
 		}
-		again, stuck := t.reroute(ctx, us, false)
-		out = append(out, stuck...)
-		calls = t.calls(again, time.Time{})
-	}
-	return out
-}
-
-// sendHeld makes calls, all executors at once, and returns the dispatch
-// outcomes of the runs that failed. The successful ones are held
-// (deferredRecords) until their results take them: each call's dispatches
-// are held before it is made, so that a result coming back at once finds
-// its dispatch. A run whose call did not reach its executor is re-routed
-// (reroute.go) and sent again, in rerouted.
-func (t *Trigger) sendHeld(ctx context.Context, calls []*call) (failed []store.Dispatch, rerouted []*call) {
-	for try := 0; len(calls) > 0; try++ {
-		var mu sync.Mutex
-		var us []undelivered
-		failed = append(failed, t.eachCall(calls, func(c *call) []store.Dispatch {
-			if !c.dueAt.IsZero() { // sent ahead: prepared and made a few at a time (aheadCallsMax)
-				defer t.executors.aheadSlot(ctx, c.address)()
-			}
-			errs := t.makeCall(ctx, c, func() { t.deferred.hold(c.held(), c.dueAt) })
-			var failed []store.Dispatch
-			for i := range c.ds {
-				if errors.Is(errs[i], errLeaseLost) {
-					continue // never held, and the adopter's to record
-				}
-				if errs[i] != nil {
-					t.deferred.release(c.ds[i].RunID)
-					c.ds[i].TriggerMessage = c.message(i)
-					if try < rerouteMax && notDelivered(errs[i]) && reroutable(c.sends[i].job.RouteStrategy) {
-						mu.Lock()
-						us = append(us, undelivered{send: c.sends[i], failed: c.ds[i]})
-						mu.Unlock()
-						continue
-					}
-					failed = append(failed, c.ds[i])
-				}
-			}
-			return failed
-		})...)
-		if len(us) == 0 {
-			break
-		}
 		again, stuck := t.reroute(ctx, us, !calls[0].dueAt.IsZero())
-		failed = append(failed, stuck...)
+		out = append(out, stuck...)
 		calls = t.calls(again, calls[0].dueAt)
 		rerouted = append(rerouted, calls...)
 	}
-	return failed, rerouted
+	return out, rerouted
 }
 
 // eachCall runs fn for each call with runs, concurrently, and returns
@@ -562,7 +548,10 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func()) []error 
 			// which started when that call came, not this one.
 			outcomes[i] = nil
 			d.TriggeredAt = time.Time{}
-			d.TriggerMessage += "; the executor held the run already (a duplicate send, not run again)"
+			d.TriggerMessage += duplicateNote
+			if before != nil {
+				t.deferred.delivered(s.run.ID)
+			}
 		}
 		if before != nil { // a scheduled fire, sent on its instant
 			t.cfg.Metrics.Sent(s.run.TriggeredAt, start)
@@ -628,6 +617,10 @@ func outcomeCode(err error) string {
 	}
 	return connect.CodeOf(err).String()
 }
+
+// duplicateNote ends the trigger message of a run its executor held
+// already when it was sent (isDuplicate).
+const duplicateNote = "; the executor held the run already (a duplicate send, not run again)"
 
 // errLeaseLost is the outcome of a run not sent because this admin's lease
 // on a shared database ran out before its call: the admin that adopts this
