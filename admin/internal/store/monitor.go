@@ -56,6 +56,9 @@ var (
 		WHERE ` + sqlInFlight + ` AND runs.status = ` + sqlRunning + ` AND runs.triggered_at < ?1
 		AND runs.executor_address != '' AND g.address_mode = ?2
 		ORDER BY runs.triggered_at LIMIT ?3`
+	runsDueAtSQL = `SELECT ` + runColumns + ` FROM runs
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at >= ?1 AND executor_address = ?2
+		ORDER BY triggered_at LIMIT ?3`
 	runsAtSQL = `SELECT ` + runColumns + ` FROM runs
 		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = ?2
 		ORDER BY triggered_at LIMIT ?3`
@@ -111,6 +114,12 @@ func (s *Store) queryRouted(ctx context.Context, q string, args ...any) ([]Run, 
 // before: their executors do not register, so the monitor probes them.
 func (s *Store) ManualRuns(ctx context.Context, before time.Time) ([]Run, error) {
 	return s.queryRuns(ctx, manualRunsSQL, before.UnixMilli(), carillonv1.AddressMode_ADDRESS_MODE_MANUAL, monitorBatch)
+}
+
+// RunsDueAt returns the running runs recorded at address whose instant
+// (triggered_at) is from on: runs sent ahead of an instant from on.
+func (s *Store) RunsDueAt(ctx context.Context, address string, from time.Time) ([]Run, error) {
+	return s.queryRuns(ctx, runsDueAtSQL, from.UnixMilli(), address, monitorBatch)
 }
 
 // RunsAt returns running runs dispatched to address before before.

@@ -3,8 +3,10 @@ package trigger_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -91,5 +93,37 @@ func TestDuplicateIsDelivered(t *testing.T) {
 	if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || r.ExecutorAddress != addr || !strings.Contains(r.TriggerMessage, "held the run already") {
 		t.Errorf("run %s at %q, %q / %q; want RUNNING at %s, saying the executor held the run already", r.Status, r.ExecutorAddress,
 			r.Message, r.TriggerMessage, addr)
+	}
+}
+
+// TestRestartedExecutorGetsRunsSentAhead: a run sent ahead of an instant
+// after its executor restarted, which the new process does not hold, never
+// started there: it is sent again to that executor, not settled LOST.
+func TestRestartedExecutorGetsRunsSentAhead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
+	exec := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
+	addr := serve(t, exec)
+	j := b.job(t, nil)
+	now := b.clock.Now()
+	run := func(instant time.Time) int64 {
+		return insertRunning(t, b.st, store.Run{JobID: j.ID, GroupID: b.group.ID, ScheduledAt: instant, TriggeredAt: instant,
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ExecutorAddress: addr})
+	}
+	started, ahead := run(now.Add(-time.Second)), run(now.Add(2*time.Second))
+	b.register(t, addr, true)
+	b.clock.Add(time.Second)
+	b.trig.Registered(addr, "second", "first") // a new process, before the second run's instant
+	if err := b.trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+		t.Fatal(err)
+	}
+	if got := exec.sent(); !slices.Equal(got, []int64{ahead}) {
+		t.Errorf("runs sent again to the restarted executor: %v, want [%d], the one sent ahead of an instant after the restart", got, ahead)
+	}
+	for id, want := range map[int64]carillonv1.RunStatus{started: carillonv1.RunStatus_RUN_STATUS_LOST, ahead: carillonv1.RunStatus_RUN_STATUS_RUNNING} {
+		if got, _ := b.st.Run(ctx, id); got.Status != want {
+			t.Errorf("run %d: %s (%s), want %s", id, got.Status, got.Message, want)
+		}
 	}
 }
