@@ -437,3 +437,71 @@ func (st *settler) fireChildren(job *JobDefinition, r Run) error {
 	}
 	return nil
 }
+
+// ResultRun is what a result is checked against before it is settled:
+// its run's group, and the executor address the run was sent to.
+type ResultRun struct {
+	GroupID int64
+	// Address is the run's recorded executor, else the route recorded
+	// before its call; "" when neither is known (the route of a run an
+	// older admin had in flight, RouteAnyExecutor, included).
+	Address string
+}
+
+// ResultRuns returns the ResultRun of each of ids that exists.
+func (s *Store) ResultRuns(ctx context.Context, ids []int64) (map[int64]ResultRun, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, group_id,
+		CASE WHEN executor_address <> '' THEN executor_address WHEN routed_to <> '`+RouteAnyExecutor+`' THEN routed_to ELSE '' END
+		FROM runs WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	if err != nil {
+		return nil, fmt.Errorf("store: runs of results: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[int64]ResultRun, len(ids))
+	for rows.Next() {
+		var id int64
+		var r ResultRun
+		if err := rows.Scan(&id, &r.GroupID, &r.Address); err != nil {
+			return nil, fmt.Errorf("store: runs of results: %w", err)
+		}
+		out[id] = r
+	}
+	return out, rows.Err()
+}
+
+// Instance is one executor process registered at an address, under
+// some app name.
+type Instance struct {
+	InstanceID   string
+	Capabilities Capabilities
+}
+
+// RegisteredAt returns the instances registered at each of addresses, of any age
+// and app name; addresses nothing registered at are left out.
+func (s *Store) RegisteredAt(ctx context.Context, addresses []string) (map[string][]Instance, error) {
+	out := make(map[string][]Instance, len(addresses))
+	if len(addresses) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(addresses))
+	for i, a := range addresses {
+		args[i] = a
+	}
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT address, instance_id, capabilities FROM registry WHERE address IN (?`+ //nolint:gosec // placeholders only
+		strings.Repeat(", ?", len(addresses)-1)+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: registrations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a string
+		var r Instance
+		var c int64
+		if err := rows.Scan(&a, &r.InstanceID, &c); err != nil {
+			return nil, fmt.Errorf("store: registrations: %w", err)
+		}
+		r.Capabilities = Capabilities(c) //nolint:gosec // stored from a Capabilities
+		out[a] = append(out[a], r)
+	}
+	return out, rows.Err()
+}
