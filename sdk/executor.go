@@ -234,7 +234,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		closeLn()
 		return fmt.Errorf("sdk: open log dir: %w", err)
 	}
-	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken)
+	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken, instance)
 	rep := newReporter(sp, adm.reportResults, log)
 	rep.metrics = e.metrics
 	adm.answered = rep.adminAnswered // a heartbeat that gets through ends the results' backoff
