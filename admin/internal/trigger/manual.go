@@ -23,7 +23,8 @@ type manualProbes struct {
 // whose executor stopped answering: the monitor asks each executor that
 // holds runs dispatched more than grace ago which runs it holds
 // (HeldRuns, or Beat where it cannot say). A run whose executor answers
-// but does not hold it (the executor restarted) is lost at once; the runs
+// but does not hold it, or says it was cut short (the executor restarted),
+// is lost at once; the runs
 // of an executor that has not answered for ExecutorTTL are lost, as those
 // of an AUTO group's executor that stopped heartbeating.
 func (t *Trigger) manualRuns(ctx context.Context, now time.Time, grace time.Duration) ([]store.Result, error) {
@@ -58,7 +59,12 @@ func (t *Trigger) manualRuns(ctx context.Context, now time.Time, grace time.Dura
 				continue // answered Beat only: alive, holding we cannot tell
 			}
 			for _, r := range rs {
-				if _, ok := a.held[r.ID]; !ok {
+				state, ok := a.held[r.ID]
+				if state == carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT {
+					results = append(results, cutShortResult(r.ID, addr, now))
+					continue
+				}
+				if !ok {
 					results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
 						Message: fmt.Sprintf("lost: executor %s (MANUAL group) answers but does not hold this run: it restarted without it", addr)})
 				}
