@@ -92,3 +92,51 @@ func TestHeldWatch(t *testing.T) {
 	sweep(grace + time.Second) // flaky: not active for longer than the grace since it was ACTIVE
 	want("the grace after it was last ACTIVE", map[int64]carillonv1.RunStatus{active: running, flaky: lost, unknowable: running})
 }
+
+// TestManualEndedWithoutResult: an executor of a MANUAL group that says a
+// run ENDED (an SDK older than CUT_SHORT says so of a run its killed
+// process cut short) while no result comes has the run LOST once the
+// grace has passed since it first said so; one it says was cut short is
+// LOST at once.
+func TestManualEndedWithoutResult(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const grace = trigger.LostGraceDefault
+	ex := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
+	addr := serve(t, ex)
+	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, addr)
+	j := b.job(t, nil)
+	start := b.clock.Now()
+	n := 0
+	run := func() int64 {
+		n++
+		return insertRunning(t, b.st, store.Run{JobID: j.ID, GroupID: b.group.ID, ScheduledAt: start.Add(time.Duration(n) * time.Second),
+			TriggeredAt: start, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ExecutorAddress: addr})
+	}
+	active, ended, cutShort := run(), run(), run()
+	ex.held[active] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
+	ex.held[ended] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+	ex.held[cutShort] = carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT
+	status := func(id int64) store.Run { r, _ := b.st.Run(ctx, id); return r }
+	sweep := func(after time.Duration) {
+		t.Helper()
+		b.clock.Add(after)
+		if err := b.trig.Sweep(ctx, grace); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweep(grace + time.Second)
+	if r := status(cutShort); r.Status != carillonv1.RunStatus_RUN_STATUS_LOST || !strings.Contains(r.Message, "the executor restarted; the run was cut short") {
+		t.Errorf("run cut short: %s %q, want LOST saying it was cut short", r.Status, r.Message)
+	}
+	if s := status(ended).Status; s != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+		t.Errorf("run said ENDED a moment ago: %s, want RUNNING (its result may be on its way)", s)
+	}
+	sweep(grace + time.Second)
+	if r := status(ended); r.Status != carillonv1.RunStatus_RUN_STATUS_LOST || !strings.Contains(r.Message, "says this run ended") {
+		t.Errorf("run said ENDED for longer than the grace, no result: %s %q, want LOST saying so", r.Status, r.Message)
+	}
+	if s := status(active).Status; s != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+		t.Errorf("run held ACTIVE: %s, want RUNNING", s)
+	}
+}
