@@ -244,6 +244,8 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		logger:         log,
 		report:         rep.add,
 		reportBatch:    rep.addAll,
+		spoolResults:   rep.spoolAll,
+		queueResults:   rep.queueAll,
 		wrap:           e.wrap,
 		scriptsEnabled: cfg.ScriptsEnabled,
 		idleTimeout:    workerIdleTimeout,

@@ -32,11 +32,15 @@ import (
 )
 
 // TestMain runs the real admin (main) when the crash loop starts this
-// test binary as its admin process.
+// test binary as its admin process, and an SDK executor when
+// TestExecutorCrashCutsRunsShort starts it as its executor process.
 func TestMain(m *testing.M) {
 	if os.Getenv("CARILLON_TEST_MAIN") == "1" {
 		main()
 		return
+	}
+	if os.Getenv(crashExecutorEnv) == "1" {
+		os.Exit(runCrashExecutor())
 	}
 	os.Exit(m.Run())
 }

@@ -32,8 +32,8 @@ type holder struct {
 
 func (h *holder) HeldRuns(_ context.Context, req *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
 	h.mu.Lock()
+	defer h.mu.Unlock() // held may change between calls (under h.mu)
 	h.asked = append(h.asked, req.RunIds...)
-	h.mu.Unlock()
 	if !h.answers {
 		return h.acceptor.HeldRuns(context.Background(), req) // unimplemented
 	}
