@@ -147,7 +147,7 @@ func TestFreeze(t *testing.T) {
 	restartExited(admins)
 	time.Sleep(3 * time.Second) // the fires after the last freeze
 
-	stopAt := mc.settle(t, jobIDs, 60*time.Second)
+	stopAt := mc.settle(t, jobIDs, 90*time.Second)
 	d := stopCluster(t, admins, db)
 	checkCrashLoop(t, seed, freezes, d, ex, stopAt.Add(-time.Second))
 	var manualRuns, late int
