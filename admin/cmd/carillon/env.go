@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,8 +32,9 @@ const envAPIToken = "CARILLON_API_TOKEN" //nolint:gosec // the name of an enviro
 // flags and, once load has run, the admin's address, the credential and
 // where it came from.
 type cmdEnv struct {
-	io  stdio
-	ran bool // a command's RunE was called: later errors are not cobra's
+	io       stdio
+	ran      bool                 // a command's RunE was called: later errors are not cobra's
+	terminal func(io.Writer) bool // whether a stream is a terminal: isTerminal, but in tests
 
 	flags                             *pflag.FlagSet // the global flags
 	server, token, configPath, caFile string

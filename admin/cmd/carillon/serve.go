@@ -38,6 +38,7 @@ type serveOptions struct {
 	print     bool
 	file      string
 	fileLines map[string]int
+	terminal  func(io.Writer) bool // whether stderr is a terminal
 }
 
 // option names of serve that are not flags: the environment or the config
@@ -45,7 +46,10 @@ type serveOptions struct {
 const optSMTPPassword = "smtp-password"
 
 func serveCmd(e *cmdEnv) *cobra.Command {
-	o := &serveOptions{envs: map[string]string{}, secret: map[string]bool{}}
+	o := &serveOptions{envs: map[string]string{}, secret: map[string]bool{}, terminal: e.terminal}
+	if o.terminal == nil {
+		o.terminal = isTerminal
+	}
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
 		Short: "Run the admin: the scheduler, the API and the web console on one port",
@@ -166,7 +170,12 @@ func (o *serveOptions) serve(cmd *cobra.Command, stderr io.Writer) error {
 	}()
 	cfg.TracerProvider = tp
 	cfg.Logger = slog.New(tracing.LogHandler{Handler: logs})
-	cfg.Console = stderr
+	// The one-time secrets are for a person at a terminal, not for a log
+	// pipeline: without one, the admin logs how to get them instead.
+	cfg.Console, cfg.HideSecrets = stderr, !o.terminal(stderr)
+	if o.logFormat == logFormatJSON {
+		cfg.Console = jsonConsole{stderr}
+	}
 	return admin.Run(ctx, cfg)
 }
 
