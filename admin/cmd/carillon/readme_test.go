@@ -231,3 +231,23 @@ func TestREADMEWalkthroughPortTaken(t *testing.T) {
 		t.Errorf("the refused admin left its database: %v", err)
 	}
 }
+
+// TestREADMESDKSnippet: the README's executor snippet registers against a
+// default admin, which requires the executor access token.
+func TestREADMESDKSnippet(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	i := strings.Index(s, "\n## The executor SDK\n")
+	if i < 0 {
+		t.Fatal("README has no section The executor SDK")
+	}
+	m := regexp.MustCompile("(?s)```go\n(.*?)```").FindStringSubmatch(s[i:])
+	if m == nil || !strings.Contains(m[1], "sdk.New(") || !regexp.MustCompile(`AccessToken: +os\.Getenv\("CARILLON_TOKEN"\)`).MatchString(m[1]) ||
+		!strings.Contains(m[1], "carillon executor-token") {
+		t.Errorf("the SDK snippet sets no AccessToken, or does not say where it comes from:\n%v", m)
+	}
+}
