@@ -496,6 +496,22 @@ zone, else in UTC.`,
 		if err != nil {
 			return err
 		}
+		if len(res.FireTimes) == 0 && !e.json {
+			after := "now"
+			if req.From != nil {
+				after = req.From.AsTime().In(loc).Format(time.RFC3339)
+			}
+			switch req.Schedule.Type {
+			case carillonv1.ScheduleType_SCHEDULE_TYPE_NONE:
+				_, err = fmt.Fprintln(e.io.out, "no schedule: it never fires, it runs only when triggered")
+			case carillonv1.ScheduleType_SCHEDULE_TYPE_CRON:
+				_, err = fmt.Fprintf(e.io.out, "never fires after %s: the cron %q names no instant that comes (a date that does not exist, or a year gone by)\n",
+					after, req.Schedule.Cron)
+			default:
+				_, err = fmt.Fprintf(e.io.out, "never fires after %s\n", after)
+			}
+			return err
+		}
 		var rows [][]string
 		for _, t := range res.FireTimes {
 			rows = append(rows, []string{t.AsTime().In(loc).Format(time.RFC3339)})
