@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,7 +121,10 @@ func (e *cmdEnv) load() error {
 			return fmt.Errorf("config file %s: %w", e.configFile, err)
 		}
 	}
-	e.fromEnv(&e.server, "server", "CARILLON_SERVER")
+	fromEnv := e.fromEnv(&e.server, "server", "CARILLON_SERVER")
+	if err := checkServerURL(e.server, fromEnv); err != nil {
+		return err
+	}
 	e.server = strings.TrimRight(cmp.Or(e.server, e.config.Server, serverDefault), "/")
 	e.fromEnv(&e.caFile, "ca-file", "CARILLON_CA_FILE")
 	switch {
@@ -238,6 +242,29 @@ func (e *cmdEnv) saveConfig(c config) error {
 	b, _ := json.MarshalIndent(c, "", "  ")
 	if err := os.WriteFile(e.configFile, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("config file: %w", err)
+	}
+	return nil
+}
+
+// checkServerURL refuses an admin address without its scheme
+// ("127.0.0.1:8080"), which Go would read as a URL of scheme "127.0.0.1",
+// as a usage error saying what to write. fromEnv tells that it came from
+// CARILLON_SERVER rather than --server.
+func checkServerURL(server string, fromEnv bool) error {
+	if server == "" {
+		return nil
+	}
+	name := "--server"
+	if fromEnv {
+		name = "CARILLON_SERVER"
+	}
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		hint := ""
+		if !strings.Contains(server, "://") {
+			hint = fmt.Sprintf(": write its scheme, http://%s (or https:// for an admin serving TLS)", server)
+		}
+		return usagef("%s %q: want the admin's URL, http://HOST:PORT or https://HOST:PORT%s", name, server, hint)
 	}
 	return nil
 }

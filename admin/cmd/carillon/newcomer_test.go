@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -35,4 +36,74 @@ func TestJobPreviewNeverFires(t *testing.T) {
 	}
 	b.must("", as("group", "create", "app")...)
 	b.fails(exitRefused, "never fires", as("job", "create", "--group", "1", "--description", "never", "--handler", "h", "--cron", "0 0 0 30 2 ?")...)
+}
+
+// TestCLIFlagsNewcomersTry: --every, --delay and --timeout take durations
+// as --retry-delay does (numbers of seconds still work); an admin address
+// without its scheme is a usage error saying what to write; job trigger
+// says what it did; dashboard counts the same 7 days as the console.
+func TestCLIFlagsNewcomersTry(t *testing.T) {
+	t.Parallel()
+	b, as := loggedIn(t)
+	b.must("", as("group", "create", "app")...)
+	for _, tt := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--every", "5m"}, `Schedule:\s+every 300s\n`},
+		{[]string{"--every", "45"}, `Schedule:\s+every 45s\n`},
+		{[]string{"--delay", "1h30m", "--timeout", "90s"}, `Schedule:\s+5400s after each run\n(?s:.*)Timeout:\s+1m30s\n`},
+	} {
+		args := append([]string{"job", "create", "--group", "1", "--description", "d", "--handler", "h"}, tt.flags...)
+		out := b.must("", as(args...)...)
+		if !regexp.MustCompile(tt.want).MatchString(out) {
+			t.Errorf("job create %v: no %s in\n%s", tt.flags, tt.want, out)
+		}
+	}
+	b.fails(exitUsage, `want whole seconds, not 1.5s`, as("job", "create", "--group", "1", "--description", "d", "--handler", "h", "--every", "1500ms")...)
+	b.fails(exitUsage, `want a duration such as 30s`, as("job", "create", "--group", "1", "--description", "d", "--handler", "h", "--delay", "soon")...)
+	b.fails(exitUsage, `out of range`, as("job", "update", "1", "--every", "-5s")...)
+	if out := b.must("", as("job", "preview", "--every", "1m", "--from", "2026-01-01T00:00:00Z", "--count", "1", "--tz", "UTC")...); out != "FIRE TIME (UTC)\n2026-01-01T00:01:00Z\n" {
+		t.Errorf("job preview --every 1m: %q", out)
+	}
+
+	errOut := b.fails(exitUsage, `--server "127.0.0.1:8080": want the admin's URL`, as("job", "list", "--server", "127.0.0.1:8080")...)
+	if !strings.Contains(errOut, "write its scheme, http://127.0.0.1:8080") {
+		t.Errorf("no hint in %q", errOut)
+	}
+	b.env = []string{"CARILLON_SERVER=localhost:8080"}
+	b.fails(exitUsage, `CARILLON_SERVER "localhost:8080": want the admin's URL`, as("job", "list")...)
+	b.env = nil
+
+	out := b.must("", as("job", "trigger", "1")...)
+	if !regexp.MustCompile(`^triggered job 1: (run \d+ \(carillon run get|no run was made)`).MatchString(out) || strings.HasPrefix(out, "RUN") {
+		t.Errorf("job trigger: %q", out)
+	}
+
+	out = b.must("", as("dashboard")...)
+	if days := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d\s`).FindAllString(out, -1); len(days) != 7 || !strings.Contains(out, "(7 days)") {
+		t.Errorf("dashboard: %d days, want 7:\n%s", len(days), out)
+	}
+}
+
+// TestCompletionOffersValues: the shell completes the values of the flags
+// that take one of a few words.
+func TestCompletionOffersValues(t *testing.T) {
+	t.Parallel()
+	b := newBinary(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"job", "create", "--route", ""}, "round_robin\n"},
+		{[]string{"job", "update", "1", "--block", ""}, "discard_later\n"},
+		{[]string{"job", "create", "--misfire", ""}, "fire_once_now\n"},
+		{[]string{"run", "list", "--status", ""}, "succeeded\n"},
+		{[]string{"group", "create", "app", "--protocol", ""}, "xxl-job\n"},
+	} {
+		out := b.must("", append([]string{"__complete"}, tt.args...)...)
+		if !strings.Contains(out, tt.want) || strings.Contains(out, "unspecified") {
+			t.Errorf("complete %v: %q, want %q among the values", tt.args, out, tt.want)
+		}
+	}
 }

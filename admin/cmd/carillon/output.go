@@ -127,11 +127,17 @@ func enumName(e protoreflect.Enum, prefix string) string {
 // enumValues lists an enum's values in lower case without their prefix,
 // for help texts and errors.
 func enumValues(ed protoreflect.EnumDescriptor, prefix string) string {
+	return strings.Join(enumWords(ed, prefix), ", ")
+}
+
+// enumWords returns the names of ed's values but the zero one, without
+// prefix, in lower case: what the flags take.
+func enumWords(ed protoreflect.EnumDescriptor, prefix string) []string {
 	var names []string
 	for i := 1; i < ed.Values().Len(); i++ {
 		names = append(names, strings.ToLower(strings.TrimPrefix(string(ed.Values().Get(i).Name()), prefix)))
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // parseEnum reads an enum value by name, with or without its prefix and in
