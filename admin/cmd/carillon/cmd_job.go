@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -376,23 +378,60 @@ with =false (--backoff=false).`,
 }
 
 func jobStartCmd(e *cmdEnv) *cobra.Command {
-	return e.jobIDCmd(&cobra.Command{Use: "start ID", Short: "Start a job's schedule"}, func(ctx context.Context, id int64) error {
+	cmd := &cobra.Command{Use: "start ID...", Short: "Start jobs' schedules", Example: "  carillon job start 1\n  carillon job start 3 4 7"}
+	return e.jobIDsCmd(cmd, func(ctx context.Context, id int64) (proto.Message, *carillonv1.Job, error) {
 		res, err := e.clients().Jobs.StartJob(ctx, &carillonv1.StartJobRequest{Id: id})
-		if err != nil {
-			return err
-		}
-		return e.print(res, jobHeader, [][]string{jobRow(res.Job)})
+		return res, res.GetJob(), err
 	})
 }
 
 func jobStopCmd(e *cmdEnv) *cobra.Command {
-	cmd := &cobra.Command{Use: "stop ID", Short: "Stop a job's schedule: no fire of it happens after the call returns"}
-	return e.jobIDCmd(cmd, func(ctx context.Context, id int64) error {
+	cmd := &cobra.Command{Use: "stop ID...", Short: "Stop jobs' schedules: no fire of them happens after the call returns"}
+	return e.jobIDsCmd(cmd, func(ctx context.Context, id int64) (proto.Message, *carillonv1.Job, error) {
 		res, err := e.clients().Jobs.StopJob(ctx, &carillonv1.StopJobRequest{Id: id})
-		if err != nil {
+		return res, res.GetJob(), err
+	})
+}
+
+// jobIDsCmd makes cmd call f for each of its one or more job ids, in
+// order, and print the jobs f returns (with --json: the reply of one id,
+// or the jobs of several as a ListJobsResponse); it stops at the first
+// error.
+func (e *cmdEnv) jobIDsCmd(cmd *cobra.Command, f func(ctx context.Context, id int64) (proto.Message, *carillonv1.Job, error)) *cobra.Command {
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usagef("%s: want one or more job ids (%s --help)", c.CommandPath(), c.CommandPath())
+		}
+		return nil
+	}
+	return e.leaf(cmd, func(ctx context.Context, args []string) error {
+		var ids []int64
+		for _, a := range args {
+			id, err := parseID("job", a)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		res := &carillonv1.ListJobsResponse{}
+		var rows [][]string
+		var err error
+		for _, id := range ids {
+			var reply proto.Message
+			var j *carillonv1.Job
+			if reply, j, err = f(ctx, id); err != nil {
+				break
+			}
+			if e.json && len(ids) == 1 {
+				return e.printJSON(reply)
+			}
+			res.Jobs = append(res.Jobs, j)
+			rows = append(rows, jobRow(j))
+		}
+		if len(res.Jobs) == 0 {
 			return err
 		}
-		return e.print(res, jobHeader, [][]string{jobRow(res.Job)})
+		return errors.Join(e.print(res, jobHeader, rows), err)
 	})
 }
 
