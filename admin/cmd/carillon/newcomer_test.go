@@ -80,6 +80,16 @@ func TestCLIFlagsNewcomersTry(t *testing.T) {
 		t.Errorf("job trigger: %q", out)
 	}
 
+	// A dry run of run delete counts and deletes nothing.
+	b.waitFor(`\d+\s+1\s+FAILED`, as("run", "list", "--job", "1")...)
+	out = b.must("", as("run", "delete", "--older-than", "0s", "--dry-run")...)
+	if out != "would delete 1 runs (dry run: nothing deleted)\n" {
+		t.Errorf("run delete --dry-run: %q", out)
+	}
+	if ids := b.must("", as("run", "list", "--ids")...); strings.Count(ids, "\n") != 1 {
+		t.Errorf("runs after a dry run: %q", ids)
+	}
+
 	out = b.must("", as("dashboard")...)
 	if days := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d\s`).FindAllString(out, -1); len(days) != 7 || !strings.Contains(out, "(7 days)") {
 		t.Errorf("dashboard: %d days, want 7:\n%s", len(days), out)

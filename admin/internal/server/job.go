@@ -25,7 +25,7 @@ type jobService struct{ *Server }
 
 // jobOutputFields cannot be set by CreateJob or UpdateJob; enabled changes
 // through StartJob and StopJob (CreateJob takes it as the initial state).
-var jobOutputFields = []string{"id", "enabled", "last_fire_at", "next_fire_at", "created_at", "updated_at"}
+var jobOutputFields = []string{"id", "enabled", "last_fire_at", "next_fire_at", "created_at", "updated_at", "last_run_id", "last_run_status"}
 
 // checkJob validates a job from a request and fills its defaults. It does
 // not check that the group and child jobs exist; the store does.
@@ -309,6 +309,19 @@ func (s jobService) ListJobs(ctx context.Context, req *carillonv1.ListJobsReques
 	}
 	res := &carillonv1.ListJobsResponse{}
 	res.Jobs, res.NextPageToken = page(js, size, jobToProto, func(j store.Job) int64 { return j.ID })
+	ids := make([]int64, len(res.Jobs))
+	for i, j := range res.Jobs {
+		ids[i] = j.Id
+	}
+	last, err := s.cfg.Store.LastRuns(ctx, ids, req.GroupId)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	for _, j := range res.Jobs {
+		if r, ok := last[j.Id]; ok {
+			j.LastRunId, j.LastRunStatus = r.ID, r.Status
+		}
+	}
 	return res, nil
 }
 
