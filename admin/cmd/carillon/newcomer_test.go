@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -116,4 +117,71 @@ func TestCompletionOffersValues(t *testing.T) {
 			t.Errorf("complete %v: %q, want %q among the values", tt.args, out, tt.want)
 		}
 	}
+}
+
+// TestTableAlignsWideCharacters: columns line up on a terminal when cells
+// hold CJK characters (two columns each) or combining marks (none).
+func TestTableAlignsWideCharacters(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		s string
+		w int
+	}{{"", 0}, {"abc", 3}, {"示例执行器", 10}, {"ｗｉｄｅ", 8}, {"e\u0301", 1}, {"한국어", 6}, {"日本語 ok", 9}, {"a\nlonger line", 11}} {
+		if got := displayWidth(tt.s); got != tt.w {
+			t.Errorf("displayWidth(%q) = %d, want %d", tt.s, got, tt.w)
+		}
+	}
+	got := table([][]string{{"ID", "TITLE", "APP"}, {"1", "示例执行器", "sample"}, {"22", "plain", "x"}, {"3", "混合 mixed", "last column unpadded"}})
+	want := "ID  TITLE       APP\n" +
+		"1   示例执行器  sample\n" +
+		"22  plain       x\n" +
+		"3   混合 mixed  last column unpadded\n"
+	if got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestCLITablesWithChineseTitles: group list, job list and import
+// --dry-run line up their columns when titles are Chinese.
+func TestCLITablesWithChineseTitles(t *testing.T) {
+	t.Parallel()
+	b, as := loggedIn(t)
+	b.must("", as("group", "create", "sample", "--title", "示例执行器")...)
+	b.must("", as("group", "create", "plain", "--title", "Plain executors")...)
+	b.must("", as("job", "create", "--group", "1", "--description", "每日报表", "--handler", "report", "--no-schedule")...)
+	b.must("", as("job", "create", "--group", "2", "--description", "nightly report", "--handler", "report", "--no-schedule")...)
+	aligned := func(what, out, column string) {
+		t.Helper()
+		var at []int
+		for line := range strings.Lines(out) {
+			if i := strings.Index(line, column); i >= 0 {
+				at = append(at, displayWidth(line[:i]))
+			}
+		}
+		for _, a := range at {
+			if a != at[0] {
+				t.Errorf("%s: column %q starts at %v, not in one column:\n%s", what, column, at, out)
+				return
+			}
+		}
+		if len(at) < 2 {
+			t.Errorf("%s: %q on %d lines:\n%s", what, column, len(at), out)
+		}
+	}
+	out := b.must("", as("group", "list")...)
+	aligned("group list", out, "AUTO")
+	out = b.must("", as("job", "list")...)
+	aligned("job list", out, "none")
+	src, err := os.ReadFile(filepath.Join("..", "..", "internal", "xxljob", "testdata", "import", "xxl-job-2.4.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(t.TempDir(), "dump.sql")
+	// Other app names than the groups above have.
+	if err := os.WriteFile(dump, []byte(strings.ReplaceAll(string(src), "'py-scripts'", "'py-scripts-2'")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = b.must("", as("import", "xxl-job", "--dry-run", dump)...)
+	groups, _, _ := strings.Cut(out, "\n\n")
+	aligned("import --dry-run", groups, "AUTO")
 }
