@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -184,4 +186,89 @@ func TestCLITablesWithChineseTitles(t *testing.T) {
 	out = b.must("", as("import", "xxl-job", "--dry-run", dump)...)
 	groups, _, _ := strings.Cut(out, "\n\n")
 	aligned("import --dry-run", groups, "AUTO")
+}
+
+// TestHealthcheck: carillon healthcheck exits 0 against a ready admin,
+// found from CARILLON_LISTEN as in the container (0.0.0.0 dialled on
+// loopback), and 1 saying why against one not ready or not there.
+func TestHealthcheck(t *testing.T) {
+	t.Parallel()
+	url := serveAdmin(t, nil)
+	b := newBinary(t)
+	port := url[strings.LastIndex(url, ":")+1:]
+	b.env = []string{"CARILLON_LISTEN=0.0.0.0:" + port}
+	if out := b.must("", "healthcheck"); !strings.Contains(out, "ready") {
+		t.Errorf("healthcheck of a ready admin: %q", out)
+	}
+	b.must("", "healthcheck", "--live")
+	b.env = nil
+	b.must("", "healthcheck", "--url", url+"/readyz")
+
+	notReady := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "not ready: schedule: the last scan failed", http.StatusServiceUnavailable)
+	}))
+	defer notReady.Close()
+	b.fails(exitFailure, "503 Service Unavailable: not ready: schedule: the last scan failed", "healthcheck", "--url", notReady.URL+"/readyz")
+	gone := freeAddr(t)
+	b.env = []string{"CARILLON_LISTEN=" + gone}
+	b.fails(exitFailure, "connection refused", "healthcheck")
+	b.env = []string{"CARILLON_LISTEN=nonsense"}
+	b.fails(exitUsage, `CARILLON_LISTEN "nonsense"`, "healthcheck")
+}
+
+// TestPrintConfigValidates: --print-config prints the options and then
+// checks them as serve would, exiting 2 naming each bad one and where it
+// came from; a good configuration exits 0.
+func TestPrintConfigValidates(t *testing.T) {
+	t.Parallel()
+	b := newBinary(t)
+	b.must("", "serve", "--print-config", "--listen", "127.0.0.1:9090")
+	b.env = []string{"CARILLON_LISTEN=127.0.0.1", "CARILLON_SMTP_ADDR=mail:25"}
+	code, out, errOut := b.run("", "serve", "--print-config", "--log-level", "loud", "--alarm-webhook", "hooks.example.com")
+	if code != exitUsage || !strings.HasPrefix(out, "OPTION") {
+		t.Fatalf("--print-config of a bad configuration: exit %d, printed\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"the configuration above would not start",
+		`listen: "127.0.0.1": want HOST:PORT`, "(from env CARILLON_LISTEN)",
+		"smtp-from: required with --smtp-addr (from default)",
+		"--log-level",
+		`alarm-webhook: "hooks.example.com": want an http:// or https:// URL (from flag --alarm-webhook)`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("no %q in:\n%s", want, errOut)
+		}
+	}
+	// serve itself refuses the same, before it creates anything.
+	b.fails(exitUsage, "smtp-from: required", "serve", "--listen", freeAddr(t), "--db", filepath.Join(b.dir, "new.db"))
+	if entries, _ := os.ReadDir(b.dir); len(entries) != 0 {
+		t.Errorf("a refused serve left %v", entries)
+	}
+}
+
+// TestDockerfile: the Dockerfile's example publishes the metrics port on
+// loopback only, its HEALTHCHECK is carillon healthcheck, and .dockerignore
+// keeps no database or log out of a fresh checkout in the image.
+func TestDockerfile(t *testing.T) {
+	t.Parallel()
+	d, err := os.ReadFile("../../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(d)
+	if !strings.Contains(s, "-p 127.0.0.1:9464:9464") || regexp.MustCompile(`-p 9464:9464`).MatchString(s) {
+		t.Error("the Dockerfile's example publishes the metrics port beyond loopback")
+	}
+	if !regexp.MustCompile(`(?m)^HEALTHCHECK .*\n?\s*CMD \["/usr/local/bin/carillon", "healthcheck"\]`).MatchString(s) {
+		t.Error("the Dockerfile has no HEALTHCHECK running carillon healthcheck")
+	}
+	ignore, err := os.ReadFile("../../../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"*.db", "*.log", "artifacts"} {
+		if !strings.Contains(string(ignore), "\n"+want+"\n") {
+			t.Errorf(".dockerignore does not leave out %s", want)
+		}
+	}
 }

@@ -76,7 +76,7 @@ func newRoot(e *cmdEnv) *cobra.Command {
 	)
 	e.globalFlags(root)
 
-	for _, c := range []*cobra.Command{serveCmd(e), resetAdminPasswordCmd(e), migrateCmd(e), versionCmd(e)} {
+	for _, c := range []*cobra.Command{serveCmd(e), resetAdminPasswordCmd(e), migrateCmd(e), healthcheckCmd(e), versionCmd(e)} {
 		c.GroupID = groupAdmin
 		root.AddCommand(c)
 	}
