@@ -525,7 +525,6 @@ func TestConsoleNewcomer(t *testing.T) {
 	b.run(t, "a log that cannot be read",
 		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d&run=%d", a.url, orphan.Id, trig.RunIds[0])),
 		chromedp.Poll(`document.querySelectorAll('[data-testid=run-detail] [role=alert]').length === 1`, nil, chromedp.WithPollingTimeout(20*time.Second)),
-		chromedp.Sleep(0), // the query has settled: its error shows
 		textOf(`[data-testid=run-detail]`, &detail),
 	)
 	if strings.Contains(detail, "Loading") || strings.Contains(detail, "UNSPECIFIED") || !strings.Contains(detail, "never dispatched") {

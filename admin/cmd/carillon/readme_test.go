@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -249,5 +250,34 @@ func TestREADMESDKSnippet(t *testing.T) {
 	if m == nil || !strings.Contains(m[1], "sdk.New(") || !regexp.MustCompile(`AccessToken: +os\.Getenv\("CARILLON_TOKEN"\)`).MatchString(m[1]) ||
 		!strings.Contains(m[1], "carillon executor-token") {
 		t.Errorf("the SDK snippet sets no AccessToken, or does not say where it comes from:\n%v", m)
+	}
+}
+
+// TestREADMEQuickStart: the README's first section is the quick start,
+// whose first block is the two commands a fresh checkout needs, in order:
+// the admin with its demo (go run, nothing installed), then the tests.
+func TestREADMEQuickStart(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := regexp.MustCompile(`(?m)^## .*$`).FindString(string(readme))
+	if first != "## Quick start" {
+		t.Fatalf("the README's first section is %q, want the quick start", first)
+	}
+	blocks := shBlocks(t, string(readme), "## Quick start")
+	if len(blocks) == 0 {
+		t.Fatal("the quick start has no sh block")
+	}
+	var commands []string
+	for line := range strings.Lines(blocks[0]) {
+		cmd, _, _ := strings.Cut(line, "#")
+		if cmd = strings.TrimSpace(cmd); cmd != "" {
+			commands = append(commands, cmd)
+		}
+	}
+	if want := []string{"go run ./admin/cmd/carillon serve --demo", "go test ./..."}; !slices.Equal(commands, want) {
+		t.Errorf("the quick start's commands are %q, want %q", commands, want)
 	}
 }
