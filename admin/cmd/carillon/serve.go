@@ -138,9 +138,9 @@ access token, kept in the database (carillon executor-token prints it).`,
 			return nil
 		}
 		if err := o.validate(); err != nil {
-			return usagef("serve: %v", err)
+			return o.logged(e.io.err, usagef("serve: %v", err))
 		}
-		return o.serve(cmd, e.io.err)
+		return o.logged(e.io.err, o.serve(cmd, e.io.err))
 	}
 	return cmd
 }
@@ -178,7 +178,7 @@ func (o *serveOptions) serve(cmd *cobra.Command, stderr io.Writer) error {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := stopTracing(ctx); err != nil {
-			fmt.Fprintf(stderr, "carillon: tracing: flush spans: %v\n", err)
+			slog.New(logs).Warn("tracing: flush spans: " + err.Error())
 		}
 	}()
 	cfg.TracerProvider = tp
@@ -190,6 +190,22 @@ func (o *serveOptions) serve(cmd *cobra.Command, stderr io.Writer) error {
 		cfg.Console = jsonConsole{stderr}
 	}
 	return admin.Run(ctx, cfg)
+}
+
+// logged writes err, with --log-format json, as the log's last record, so
+// that every line serve writes is JSON, and returns it as a loggedError
+// with its exit code; otherwise it returns err, which is printed as
+// "carillon: ..." on exit.
+func (o *serveOptions) logged(stderr io.Writer, err error) error {
+	if err == nil || o.logFormat != logFormatJSON {
+		return err
+	}
+	h, herr := newLogHandler(stderr, "error", logFormatJSON)
+	if herr != nil {
+		return err
+	}
+	slog.New(h).Error("carillon serve stopped: "+err.Error(), "err", err.Error())
+	return loggedError{err, exitCode(io.Discard, err)}
 }
 
 // validate checks the options as the admin would before it opens

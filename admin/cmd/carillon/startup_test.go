@@ -124,6 +124,20 @@ func TestServeLogFormatJSON(t *testing.T) {
 		t.Errorf("login to an admin without users: %s", res.Status)
 	}
 
+	// A start that fails says so in JSON too: nothing but JSON on stderr.
+	taken := strings.TrimPrefix(url, "http://")
+	b := newBinary(t)
+	code2, _, errOut := b.run("", "serve", "--listen", taken, "--log-format", "json", "--db", filepath.Join(b.dir, "x.db"))
+	if code2 != exitFailure || !strings.Contains(errOut, "address already in use") {
+		t.Errorf("serve on a taken port with --log-format json: exit %d:\n%s", code2, errOut)
+	}
+	allJSON(errOut)
+	code2, _, errOut = b.run("", "serve", "--listen", "nowhere", "--log-format", "json")
+	if code2 != exitUsage || !strings.Contains(errOut, `listen: \"nowhere\"`) {
+		t.Errorf("serve with a bad --listen and --log-format json: exit %d:\n%s", code2, errOut)
+	}
+	allJSON(errOut)
+
 	// A terminal: the password, as a JSON record too.
 	out, url, code = serveInProcess(t, true, "--db", filepath.Join(t.TempDir(), "tty.db"), "--log-format", "json")
 	waitOutput(t, out, code, `"msg":"carillon admin serving"`)
