@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 // loggedIn serves an admin without executors and returns a binary logged
@@ -270,5 +272,17 @@ func TestDockerfile(t *testing.T) {
 		if !strings.Contains(string(ignore), "\n"+want+"\n") {
 			t.Errorf(".dockerignore does not leave out %s", want)
 		}
+	}
+}
+
+// TestEnumNameSaysNone: the CLI shows an unset enum as "none", never
+// UNSPECIFIED.
+func TestEnumNameSaysNone(t *testing.T) {
+	t.Parallel()
+	if got := enumName(carillonv1.TriggerType_TRIGGER_TYPE_UNSPECIFIED, "TRIGGER_TYPE_"); got != "none" {
+		t.Errorf("enumName(UNSPECIFIED) = %q", got)
+	}
+	if got := enumName(carillonv1.RouteStrategy_ROUTE_STRATEGY_ROUND_ROBIN, "ROUTE_STRATEGY_"); got != "ROUND_ROBIN" {
+		t.Errorf("enumName(ROUND_ROBIN) = %q", got)
 	}
 }

@@ -161,8 +161,11 @@ func yesNo(b bool) string {
 }
 
 // enumName prints an enum value without its type prefix: "CRON" for
-// SCHEDULE_TYPE_CRON.
+// SCHEDULE_TYPE_CRON, and "none" for an unset (UNSPECIFIED) value.
 func enumName(e protoreflect.Enum, prefix string) string {
+	if e.Number() == 0 {
+		return "none"
+	}
 	v := e.Descriptor().Values().ByNumber(e.Number())
 	if v == nil {
 		return fmt.Sprint(e.Number())
