@@ -27,6 +27,16 @@ func TestGracefulStopSendsClaimedFires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	eventually(t, 15*time.Second, func() error { // registered before the first fire, which would fail without it
+		res, err := c.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
+		if err != nil {
+			return err
+		}
+		if len(res.Group.Addresses) == 0 {
+			return fmt.Errorf("the executor has not registered")
+		}
+		return nil
+	})
 	every := &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "* * * * * ?"}
 	for i := range 5 {
 		createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: fmt.Sprint("every second ", i), Schedule: every,

@@ -226,10 +226,16 @@ func TestXXLJobJavaExecutor(t *testing.T) {
 			if run := waitRun(t, c, id); run.Status != tt.status || run.Message != tt.msg {
 				t.Errorf("code %d: run %d is %s %q, want %s %q", tt.code, id, run.Status, run.Message, tt.status, tt.msg)
 			}
-			// The same callback again, with another outcome: ignored.
-			j.callback(t, id, 500, "again")
+			// The same callback again changes nothing; with another
+			// outcome, the run keeps its status and notes it.
+			j.callback(t, id, tt.code, tt.msg)
 			if run := waitRun(t, c, id); run.Status != tt.status || run.Message != tt.msg {
 				t.Errorf("code %d: after a repeated callback run %d is %s %q", tt.code, id, run.Status, run.Message)
+			}
+			j.callback(t, id, 500, "again")
+			if run := waitRun(t, c, id); run.Status != tt.status || !strings.HasPrefix(run.Message, tt.msg+" [a later result was not applied: FAILED at ") ||
+				!strings.HasSuffix(run.Message, ": again]") {
+				t.Errorf("code %d: after a callback with another outcome run %d is %s %q, want %s noting it", tt.code, id, run.Status, run.Message, tt.status)
 			}
 		}
 	})

@@ -23,18 +23,22 @@ const adminCallTimeout = 10 * time.Second
 type admins struct {
 	urls    []string
 	clients []carillonv1connect.RegistryServiceClient
+	// instance is this process's instance id, which its results carry
+	// (ReportResultsRequest.instance_id): the admin refuses a result for a
+	// run sent to this address by another process.
+	instance string
 
 	// answered, when set, is called after every call an admin answered
 	// (see reporter.adminAnswered). Set it before the first call.
 	answered func()
 }
 
-func newAdmins(urls []string, client *http.Client, token string) *admins {
+func newAdmins(urls []string, client *http.Client, token, instance string) *admins {
 	var opts []connect.ClientOption
 	if token != "" {
 		opts = append(opts, connect.WithInterceptors(sendBearer(token)))
 	}
-	a := &admins{urls: urls}
+	a := &admins{urls: urls, instance: instance}
 	for _, u := range urls {
 		a.clients = append(a.clients, carillonv1connect.NewRegistryServiceClient(client, u, opts...))
 	}
@@ -113,7 +117,7 @@ func (f refusal) malformed() bool { return f.code == connect.CodeInvalidArgument
 // its refusals, one per result in batch order, or nil when it took every
 // result (as admins that predate per-result outcomes always say).
 func (a *admins) reportResults(ctx context.Context, batch []result) ([]refusal, error) {
-	req := &carillonv1.ReportResultsRequest{Results: make([]*carillonv1.RunResult, len(batch))}
+	req := &carillonv1.ReportResultsRequest{Results: make([]*carillonv1.RunResult, len(batch)), InstanceId: a.instance}
 	for i, r := range batch {
 		req.Results[i] = &carillonv1.RunResult{
 			RunId:      r.RunID,

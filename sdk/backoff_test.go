@@ -64,7 +64,7 @@ func TestReporterRetriesWhenAHeartbeatGetsThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sp.close() })
-	adm := newAdmins([]string{srv.URL}, srv.Client(), "")
+	adm := newAdmins([]string{srv.URL}, srv.Client(), "", "i")
 	rep := newReporter(sp, adm.reportResults, logger)
 	rep.backoffMin = reportBackoffMax // the first failure waits a minute or more
 	adm.answered = rep.adminAnswered

@@ -8,8 +8,9 @@ import (
 )
 
 // capabilities is what this SDK tells the admin it can do
-// (RegisterRequest.capabilities): it starts a run at its due_at (due.go).
-var capabilities = []carillonv1.Capability{carillonv1.Capability_CAPABILITY_DUE_AT}
+// (RegisterRequest.capabilities): it starts a run at its due_at (due.go),
+// and its results carry its instance id (admins.reportResults).
+var capabilities = []carillonv1.Capability{carillonv1.Capability_CAPABILITY_DUE_AT, carillonv1.Capability_CAPABILITY_INSTANCE_RESULTS}
 
 // clockReading is the offset between the admin's clock and this
 // executor's, measured over one heartbeat's round trip: the admin's time

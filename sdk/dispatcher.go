@@ -32,11 +32,17 @@ const (
 
 // dispatcherConfig is what a dispatcher needs from the executor.
 type dispatcherConfig struct {
-	logs           *logStore
-	now            func() time.Time
-	logger         *slog.Logger
-	report         func(result)          // hands a result to the reporter
-	reportBatch    func([]result)        // hands several; nil: report each
+	logs        *logStore
+	now         func() time.Time
+	logger      *slog.Logger
+	report      func(result)   // hands a result to the reporter
+	reportBatch func([]result) // hands several; nil: report each
+	// spoolResults and queueResults, when set, do what reportBatch does in
+	// two steps, so that finishRuns closes the runs' logs in between:
+	// spoolResults writes results down, queueResults hands them to the
+	// reporter, with spoolResults' error. Unset: reportBatch after.
+	spoolResults   func([]result) error
+	queueResults   func([]result, error)
 	wrap           func(Handler) Handler // applies the middleware
 	scriptsEnabled bool
 	idleTimeout    time.Duration
@@ -287,28 +293,45 @@ func ofDatabase(db string) string {
 // last recentRunsMax runs this process accepted, the runs whose results a
 // previous process left unacknowledged (see remember), and the runs whose
 // logs were on disk from today or yesterday when it started (see
-// [logStore.earlierRuns]; a log reaches the disk when its run ends, so a
-// run cut short by a crash is not remembered). The admin sends each run
-// once; this guards against a replayed request. d.mu is held.
+// [logStore.earlierRuns]; a log reaches the disk when its run ends, or
+// before when it needs a file of its own, so a run cut short by a crash
+// may or may not be remembered). The admin sends each run once; this
+// guards against a replayed request. d.mu is held.
 func (d *dispatcher) acceptedBefore(k runKey) bool {
+	return d.acceptedFrom(k) != 0
+}
+
+// acceptedFrom is acceptedBefore, saying how the run was known to be
+// accepted; 0 when it was not. d.mu is held.
+func (d *dispatcher) acceptedFrom(k runKey) runOrigin {
 	earlier, err := d.logs.earlierRuns(k.db, k.id)
 	if err != nil {
 		d.logger.Warn("sdk: read the run logs of before the start; a run sent twice may run twice", "err", err)
 	}
 	for _, id := range earlier {
-		d.recent.add(runKey{k.db, id})
+		d.recent.addFrom(runKey{k.db, id}, loggedBefore)
 	}
-	return d.recent.has(k)
+	return d.recent.origin(k)
 }
 
 // held says, for each run id of database db, whether this executor holds
-// the run: ACTIVE when it is queued or running, ENDED when it was accepted
-// here before (see acceptedBefore) or has a log on any day kept, and is no
-// longer queued or running; UNSPECIFIED when neither, as far as the
-// dispatcher knows (the spool may know more).
+// the run, and how (see HeldRunsResponse):
+//   - ACTIVE when it is queued or running;
+//   - ENDED when it ended here: this process accepted it and it is no
+//     longer queued or running (its result went to the reporter, which
+//     spools it before its log is closed), or an earlier process left its
+//     result in the spool, or its log on disk is whole: kept in memory
+//     until the run ended and then written as one record, or in a file of
+//     its own with the end mark written when the run ended (see
+//     [logStore.logStates]);
+//   - CUT_SHORT when an earlier process accepted it and left its log in a
+//     file of its own without the end mark: that process was killed while
+//     the run ran (or before its result was spooled), and no result will
+//     come, unless the spool says otherwise (the service checks it);
+//   - UNSPECIFIED when none of these, as far as the dispatcher knows.
 func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
 	states := make([]carillonv1.HeldRunState, len(ids))
-	var unknown []int64
+	var onDisk []int64 // the runs whose logs say
 	d.mu.Lock()
 	for i, id := range ids {
 		k := runKey{db, id}
@@ -317,24 +340,33 @@ func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
 		}
 		if _, ok := d.runs[k]; ok {
 			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
-		} else if d.acceptedBefore(k) {
+			continue
+		}
+		switch d.acceptedFrom(k) {
+		case acceptedHere, spooledBefore:
 			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
-		} else {
-			unknown = append(unknown, id)
+		default: // an earlier process's, or older than acceptedBefore knows
+			onDisk = append(onDisk, id)
 		}
 	}
 	d.mu.Unlock()
-	if len(unknown) == 0 {
+	if len(onDisk) == 0 {
 		return states
 	}
-	// Older logs than acceptedBefore knows, read without holding d.mu.
-	logged, err := d.logs.logged(db, unknown)
+	// Read without holding d.mu.
+	logs, err := d.logs.logStates(db, onDisk)
 	if err != nil {
 		d.logger.Warn("sdk: HeldRuns: read the run logs; runs whose logs cannot be read are not listed", "err", err)
 	}
 	for i, id := range ids {
-		if states[i] == carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED && logged[id] {
+		if states[i] != carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED {
+			continue
+		}
+		switch logs[id] {
+		case logEnded:
 			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+		case logCutShort:
+			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT
 		}
 	}
 	return states
@@ -346,7 +378,7 @@ func (d *dispatcher) remember(keys []runKey) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, k := range keys {
-		d.recent.add(k)
+		d.recent.addFrom(k, spooledBefore)
 	}
 }
 
@@ -364,17 +396,12 @@ func (w *worker) describe() string {
 }
 
 // end settles a run that never started (dropped from a queue, or refused
-// after it was accepted): a last line in its log, then its result.
+// after it was accepted): a last line in its log, then its result, put
+// away as finishRuns does.
 func (d *dispatcher) end(r *run, status carillonv1.RunStatus, msg string) {
 	r.log.printf("run %d ended before it started: %s: %s", r.id, statusName(status), msg)
 	d.metrics.runEnded(r, status, d.now())
-	if err := r.log.Close(); err != nil {
-		d.logger.Warn("sdk: write run log", "run_id", r.id, "err", err)
-	}
-	d.mu.Lock()
-	delete(d.runs, r.key())
-	d.mu.Unlock()
-	d.report(r.result(status, msg, d.now()))
+	d.finishRuns([]finishedRun{{r, r.result(status, msg, d.now())}})
 }
 
 // work is the goroutine of one job's worker. It runs the runs queued for

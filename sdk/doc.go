@@ -108,6 +108,15 @@ retried with backoff; the others of the batch are acknowledged. An admin
 that predates per-result answers refuses the whole batch instead, which is
 then retried until it is taken.
 
+A result is spooled before its run's log is closed, and a log with a file
+of its own gets an end mark when it is closed. So a process killed while
+runs run (their results will never come) leaves their logs without the
+mark, or no log at all when it was still in memory; the next process on
+the same LogDir tells the admin, which asks it (HeldRuns), that such a run
+was cut short (HELD_RUN_STATE_CUT_SHORT), or does not list it, and the
+admin settles it LOST at once. It says ENDED only of a run whose result
+was delivered or waits in the spool.
+
 # Shutdown
 
 When Run's context ends, the executor refuses new runs, drops queued ones

@@ -234,7 +234,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		closeLn()
 		return fmt.Errorf("sdk: open log dir: %w", err)
 	}
-	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken)
+	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken, instance)
 	rep := newReporter(sp, adm.reportResults, log)
 	rep.metrics = e.metrics
 	adm.answered = rep.adminAnswered // a heartbeat that gets through ends the results' backoff
@@ -244,6 +244,8 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		logger:         log,
 		report:         rep.add,
 		reportBatch:    rep.addAll,
+		spoolResults:   rep.spoolAll,
+		queueResults:   rep.queueAll,
 		wrap:           e.wrap,
 		scriptsEnabled: cfg.ScriptsEnabled,
 		idleTimeout:    workerIdleTimeout,

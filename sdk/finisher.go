@@ -54,19 +54,39 @@ func (d *dispatcher) finishLoop() {
 		}
 		f.mu.Unlock()
 
-		logs := make([]*runLog, len(batch))
-		results := make([]result, len(batch))
-		for i, fr := range batch {
-			logs[i], results[i] = fr.r.log, fr.res
-		}
-		if err := d.logs.closeLogs(logs); err != nil {
-			d.logger.Warn("sdk: write run logs", "runs", len(batch), "err", err)
-		}
-		for _, fr := range batch {
-			d.finish(fr.r)
-		}
-		d.reportAll(results)
+		d.finishRuns(batch)
 	}
+}
+
+// finishRuns puts away runs that ended, with their results: the results
+// are spooled, then the logs closed (each one's end mark, for a log with a
+// file of its own, written), then the runs forgotten and the results
+// queued for delivery. So a log closed says its run's result is spooled
+// or delivered: a restarted executor that finds a log with a file of its
+// own and no end mark knows its run was cut short (see
+// [dispatcher.held]); and a result is delivered only once its log is on
+// disk, for the admin to read.
+func (d *dispatcher) finishRuns(batch []finishedRun) {
+	logs := make([]*runLog, len(batch))
+	results := make([]result, len(batch))
+	for i, fr := range batch {
+		logs[i], results[i] = fr.r.log, fr.res
+	}
+	var spoolErr error
+	if d.spoolResults != nil {
+		spoolErr = d.spoolResults(results)
+	}
+	if err := d.logs.closeLogs(logs); err != nil {
+		d.logger.Warn("sdk: write run logs", "runs", len(batch), "err", err)
+	}
+	for _, fr := range batch {
+		d.finish(fr.r)
+	}
+	if d.spoolResults != nil {
+		d.queueResults(results, spoolErr)
+		return
+	}
+	d.reportAll(results)
 }
 
 // reportAll hands results to the reporter.

@@ -37,6 +37,9 @@ import (
 // with a line saying so first (see damageNote). Damaged bytes that say
 // whose they are not are skipped.
 //
+// A run whose log has a file of its own gets an empty record when it ends:
+// its end mark (see [logStore.logStates]); its log is read from its file.
+//
 // A record is appended whole with one write, under the segment's mutex. A
 // process that dies in the middle of an append leaves a torn last record:
 // whenever a process opens a segment to append to it (the first time, or

@@ -20,9 +20,10 @@ import (
 const dayLayout = "2006-01-02"
 
 // closeLogs closes logs together, like Close each, except that the ones
-// kept in memory are appended to their segments with one write per
-// segment. Each log stays locked until its record is written, so that a
-// reader never finds it closed but not on disk.
+// kept in memory, and the end marks of those with files of their own, are
+// appended to their segments with one write per segment. Each log stays
+// locked until its record is written, so that a reader never finds it
+// closed but not on disk.
 func (s *logStore) closeLogs(logs []*runLog) error {
 	var recs []logRecord
 	var errs []error
@@ -45,6 +46,7 @@ func (s *logStore) closeLogs(logs []*runLog) error {
 		}
 		errs = append(errs, l.f.Close())
 		l.f = nil
+		recs = append(recs, logRecord{dir: l.dir, runID: l.runID}) // its end mark
 	}
 	errs = append(errs, s.appendRecords(recs))
 	for _, l := range locked {
@@ -62,6 +64,11 @@ func (s *logStore) closeLogs(logs []*runLog) error {
 //	<dir>/<YYYY-MM-DD>/<run id / 1000>/<run id>.log          and logs that needed a file of their own
 //	<dir>/<YYYY-MM-DD>/db-<database id>/<run id / 1000>.seg2 the same for the runs of one database
 //	<dir>/<YYYY-MM-DD>/db-<database id>/<run id / 1000>/<run id>.log
+//
+// A log with a file of its own also gets, when its run ends, an empty
+// record in its segment: its end mark (see [logStore.logStates]). The
+// file is what is read; the mark says the run ended, so that a restarted
+// executor tells a run that ended from one its killed process cut short.
 //
 // The runs without a database id (from admins that predate it) keep the
 // layout of earlier versions, so their logs stay readable; so are the
@@ -226,14 +233,31 @@ func (s *logStore) earlierRuns(db string, runID int64) ([]int64, error) {
 			}
 		}
 	}
-	return ids, errors.Join(errs...)
+	slices.Sort(ids) // a log with a file of its own has its end mark in the segment too
+	return slices.Compact(ids), errors.Join(errs...)
 }
 
-// logged returns which of ids, runs of database db, have a log on any day
-// the store keeps, as a set. It reads each segment and bucket directory of
-// the ids once per day, so it costs a few file reads per thousand ids and
-// day kept: for questions about a few runs (HeldRuns), not for every run.
-func (s *logStore) logged(db string, ids []int64) (map[int64]bool, error) {
+// logState is what a run's log on disk says of the run.
+type logState uint8
+
+const (
+	// logEnded: the run ended. Its log is a record of a segment (kept in
+	// memory until the run ended, then written whole), or a file of its
+	// own with its end mark: an empty record of the run in its segment,
+	// written when the file is closed.
+	logEnded logState = iota + 1
+	// logCutShort: the run's log is a file of its own without its end
+	// mark: the process that ran it was killed before the run ended.
+	logCutShort
+)
+
+// logStates returns what the logs on disk say of each of ids, runs of
+// database db, as a map; a run without a log on any day kept is not in it.
+// Newest day first, the first day with a log of the run decides. It reads
+// each segment and bucket directory of the ids once per day, so it costs a
+// few file reads per thousand ids and day kept: for questions about a few
+// runs (HeldRuns), not for every run.
+func (s *logStore) logStates(db string, ids []int64) (map[int64]logState, error) {
 	asked := make(map[int64]bool, len(ids))
 	buckets := make(map[int64]bool)
 	for _, id := range ids {
@@ -244,16 +268,17 @@ func (s *logStore) logged(db string, ids []int64) (map[int64]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	found := make(map[int64]bool)
+	states := make(map[int64]logState)
 	var errs []error
 	for _, day := range days {
 		dir := s.runDir(day, db)
+		found := make(map[int64]logState)
 		for b := range buckets {
 			seg, err := s.segmentRunIDs(dir, b*1000)
 			errs = append(errs, err)
 			for _, id := range seg {
 				if asked[id] {
-					found[id] = true
+					found[id] = logEnded
 				}
 			}
 			entries, err := os.ReadDir(s.dayPath(dir, strconv.FormatInt(b, 10)))
@@ -262,13 +287,18 @@ func (s *logStore) logged(db string, ids []int64) (map[int64]bool, error) {
 			}
 			for _, e := range entries {
 				name, _ := strings.CutSuffix(e.Name(), ".log")
-				if id, err := strconv.ParseInt(name, 10, 64); err == nil && asked[id] {
-					found[id] = true
+				if id, err := strconv.ParseInt(name, 10, 64); err == nil && asked[id] && found[id] == 0 {
+					found[id] = logCutShort
 				}
 			}
 		}
+		for id, st := range found {
+			if states[id] == 0 {
+				states[id] = st
+			}
+		}
 	}
-	return found, errors.Join(errs...)
+	return states, errors.Join(errs...)
 }
 
 // today names the directory of the runs accepted now.

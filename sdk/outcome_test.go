@@ -108,7 +108,7 @@ func reportingTo(t *testing.T, url, dir string, logs *logBuffer) *reporter {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sp.close() })
-	adm := newAdmins([]string{url}, http.DefaultClient, "")
+	adm := newAdmins([]string{url}, http.DefaultClient, "", "i")
 	rep := newReporter(sp, adm.reportResults, logger)
 	rep.backoffMin = time.Millisecond
 	adm.answered = rep.adminAnswered

@@ -6,13 +6,27 @@ import "slices"
 // refuse a run it was sent twice.
 const recentRunsMax = 1 << 16
 
-// recentRuns is a bounded set of runs (of any database): the last
-// recentRunsMax added, the oldest forgotten first. Its zero value is empty
-// and ready to use; it is not safe for concurrent use.
+// runOrigin says how the executor knows that it accepted a run.
+type runOrigin uint8
+
+const (
+	// acceptedHere: this process accepted the run.
+	acceptedHere runOrigin = iota + 1
+	// spooledBefore: the run's result was in the spool when this process
+	// started: an earlier process ended it.
+	spooledBefore
+	// loggedBefore: the run's log was on disk when this process started:
+	// an earlier process accepted it, and may or may not have ended it.
+	loggedBefore
+)
+
+// recentRuns is a bounded set of runs (of any database), each with its
+// origin: the last recentRunsMax added, the oldest forgotten first. Its
+// zero value is empty and ready to use; it is not safe for concurrent use.
 type recentRuns struct {
 	ring []runKey // in the order added, a circular buffer once full
 	next int      // where the next run goes once ring is full
-	set  map[runKey]struct{}
+	set  map[runKey]runOrigin
 }
 
 // has says whether id is one of the runs remembered.
@@ -21,15 +35,25 @@ func (r *recentRuns) has(id runKey) bool {
 	return ok
 }
 
-// add remembers id, forgetting the oldest run when full.
-func (r *recentRuns) add(id runKey) {
+// origin returns how id was added; 0 when it is not remembered.
+func (r *recentRuns) origin(id runKey) runOrigin {
+	return r.set[id]
+}
+
+// add remembers id, as accepted by this process, forgetting the oldest run
+// when full.
+func (r *recentRuns) add(id runKey) { r.addFrom(id, acceptedHere) }
+
+// addFrom remembers id with its origin, forgetting the oldest run when
+// full. A run remembered already keeps the origin it has.
+func (r *recentRuns) addFrom(id runKey, origin runOrigin) {
 	if r.has(id) {
 		return
 	}
 	if r.set == nil {
-		r.set = make(map[runKey]struct{})
+		r.set = make(map[runKey]runOrigin)
 	}
-	r.set[id] = struct{}{}
+	r.set[id] = origin
 	if len(r.ring) < recentRunsMax {
 		r.ring = append(r.ring, id)
 		return

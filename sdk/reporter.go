@@ -71,10 +71,21 @@ func (r *reporter) add(res result) { r.addAll([]result{res}) }
 
 // addAll spools results with one write and queues them for delivery.
 func (r *reporter) addAll(rs []result) {
+	r.queueAll(rs, r.spoolAll(rs))
+}
+
+// spoolAll spools results with one write, to be queued by queueAll.
+func (r *reporter) spoolAll(rs []result) error {
 	err := r.spool.putAll(rs)
 	if err != nil {
 		r.logger.Error("sdk: results kept in memory only", "runs", len(rs), "err", err)
 	}
+	return err
+}
+
+// queueAll queues for delivery results that spoolAll spooled, or failed to
+// spool with err (they are then kept in memory, however many).
+func (r *reporter) queueAll(rs []result, err error) {
 	r.mu.Lock()
 	for _, res := range rs {
 		switch {

@@ -19,7 +19,10 @@ const logTimeLayout = "2006-01-02 15:04:05.000"
 // a file that is already open, and accepting a run touches no file at all.
 // A log that must be on disk before the run ends (it passes spillBytes,
 // someone reads it while the run runs, a script's subprocess writes to it)
-// gets a file of its own instead. A nil or closed runLog discards writes.
+// gets a file of its own instead; when the run ends, that file is closed
+// and its end mark, an empty record of the run, appended to the segment:
+// a file without it is the log of a run cut short by a crash (see
+// [logStore.logStates]). A nil or closed runLog discards writes.
 type runLog struct {
 	mu     sync.Mutex
 	store  *logStore
@@ -215,8 +218,8 @@ func (w stampWriter) Write(p []byte) (int, error) {
 }
 
 // Close puts the log on disk for good: a log still in memory is appended to
-// its segment as one record, a log with its own file has that file closed.
-// Later writes are dropped.
+// its segment as one record, a log with its own file has that file closed
+// and its end mark appended to the segment. Later writes are dropped.
 func (l *runLog) Close() error {
 	if l == nil {
 		return nil
@@ -235,7 +238,7 @@ func (l *runLog) Close() error {
 	}
 	err := l.f.Close()
 	l.f = nil
-	return errors.Join(werr, err)
+	return errors.Join(werr, err, l.store.appendRecord(l.dir, l.runID, nil))
 }
 
 // discard closes the log without keeping it: its lines are dropped, and

@@ -213,19 +213,26 @@ func connectError(err error) error {
 }
 
 // HeldRuns says which of the given runs of the request's database this
-// executor holds: ACTIVE while queued or running here, ENDED once ended
-// here (its result reported, or in the spool to be reported). It lists
-// the runs it remembers: those of this process (the last recentRunsMax),
-// those whose logs it keeps (Config.LogRetention), and those whose results
-// wait in the spool. A run it does not list was never accepted here, as
-// far as it remembers; a run id that is not positive never is.
+// executor holds: ACTIVE while queued or running here; ENDED once ended
+// here, its result delivered or in the spool to be delivered; CUT_SHORT
+// when an earlier process of this executor accepted it and was killed
+// before it ended (its log has a file of its own without the end mark,
+// and the spool has no result of it): no result will come. It lists the
+// runs it remembers: those of this process (the last recentRunsMax), those
+// whose logs it keeps (Config.LogRetention), and those whose results wait
+// in the spool. A run it does not list was never accepted here, as far as
+// it remembers (a run cut short whose log was still in memory left
+// nothing); a run id that is not positive never is.
 func (s *service) HeldRuns(_ context.Context, req *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
 	db := req.GetDatabaseId()
 	res := &carillonv1.HeldRunsResponse{InstanceId: s.instanceID}
 	for i, state := range s.d.held(db, req.GetRunIds()) {
 		id := req.GetRunIds()[i]
-		if state == carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED && s.spooled != nil && s.spooled(runKey{db, id}) {
-			state = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+		switch state {
+		case carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED, carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT:
+			if s.spooled != nil && s.spooled(runKey{db, id}) {
+				state = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED // its result will be delivered
+			}
 		}
 		if state != carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED {
 			res.Runs = append(res.Runs, &carillonv1.HeldRun{RunId: id, State: state})

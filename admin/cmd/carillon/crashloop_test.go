@@ -32,11 +32,15 @@ import (
 )
 
 // TestMain runs the real admin (main) when the crash loop starts this
-// test binary as its admin process.
+// test binary as its admin process, and an SDK executor when
+// TestExecutorCrashCutsRunsShort starts it as its executor process.
 func TestMain(m *testing.M) {
 	if os.Getenv("CARILLON_TEST_MAIN") == "1" {
 		main()
 		return
+	}
+	if os.Getenv(crashExecutorEnv) == "1" {
+		os.Exit(runCrashExecutor())
 	}
 	os.Exit(m.Run())
 }
@@ -251,15 +255,28 @@ func (mc crashClients) settle(t *testing.T, jobIDs []int64, timeout time.Duratio
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, timeout, "no run left RUNNING or PENDING", func() (bool, error) {
+	var left []*carillonv1.Run
+	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
+		left = left[:0]
 		for _, st := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING} {
-			res, err := mc.run.ListRuns(ctx, &carillonv1.ListRunsRequest{Status: st, PageSize: 1})
-			if err != nil || len(res.Runs) > 0 {
-				return false, err
+			res, err := mc.run.ListRuns(ctx, &carillonv1.ListRunsRequest{Status: st, PageSize: 10})
+			if err == nil {
+				left = append(left, res.Runs...)
 			}
 		}
-		return true, nil
-	})
+		if len(left) == 0 {
+			return stopAt
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	var desc []string
+	for _, r := range left {
+		desc = append(desc, fmt.Sprintf("run %d (job %d, %s, instant %s): %s at %q, %q / %q", r.Id, r.JobId, r.TriggerType,
+			r.ScheduledAt.AsTime().UTC().Format("15:04:05.000"), r.Status, r.ExecutorAddress, r.TriggerMessage, r.Message))
+	}
+	t.Fatalf("after %s, runs left unsettled (up to 10 of each status):\n%s", timeout, strings.Join(desc, "\n"))
 	return stopAt
 }
 

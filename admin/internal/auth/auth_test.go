@@ -53,12 +53,17 @@ func TestTokens(t *testing.T) {
 	s, sh := auth.NewSessionToken()
 	a, ah := auth.NewAPIToken()
 	x := auth.NewExecutorToken()
+	c, _ := auth.NewConsoleSessionToken()
+	if !auth.IsConsoleSession(c) || auth.IsConsoleSession(s) || auth.IsConsoleSession(a) {
+		t.Errorf("IsConsoleSession tells %q from %q and %q wrongly", c, s, a)
+	}
 	for _, tt := range []struct {
 		token string
 		kind  auth.CredentialKind
 		ok    bool
 	}{
 		{s, auth.CredentialSession, true},
+		{c, auth.CredentialSession, true},
 		{a, auth.CredentialAPIToken, true},
 		{x, 0, false},
 		{"", 0, false},

@@ -11,10 +11,13 @@ import (
 // Prefixes of generated secrets, so that each kind is recognizable (in a
 // leaked config file, or by a secret scanner) and a session token is never
 // looked up as an API token.
+// A console session (ConsoleSessionPrefix) is a session set as the web
+// console's cookie: the admin takes it only from that cookie.
 const (
-	SessionPrefix       = "carillon_s_"
-	APITokenPrefix      = "carillon_t_"
-	ExecutorTokenPrefix = "carillon_x_"
+	SessionPrefix        = "carillon_s_"
+	ConsoleSessionPrefix = "carillon_c_"
+	APITokenPrefix       = "carillon_t_"
+	ExecutorTokenPrefix  = "carillon_x_"
 )
 
 // newSecret returns prefix followed by 256 random bits.
@@ -29,6 +32,19 @@ func NewSessionToken() (token, hash string) {
 	token = newSecret(SessionPrefix)
 	return token, HashToken(token)
 }
+
+// NewConsoleSessionToken returns a new session token for the web console's
+// cookie, and the hash to store. Its prefix tells it from the session
+// tokens a login returns, so that it is never taken as a bearer token
+// (IsConsoleSession).
+func NewConsoleSessionToken() (token, hash string) {
+	token = newSecret(ConsoleSessionPrefix)
+	return token, HashToken(token)
+}
+
+// IsConsoleSession reports whether token is a console session's, made by
+// NewConsoleSessionToken.
+func IsConsoleSession(token string) bool { return strings.HasPrefix(token, ConsoleSessionPrefix) }
 
 // NewAPIToken returns a new API token and the hash to store.
 func NewAPIToken() (token, hash string) {
@@ -52,7 +68,7 @@ func HashToken(token string) string {
 // for anything else (including an executor token).
 func KindOf(token string) (CredentialKind, bool) {
 	switch {
-	case strings.HasPrefix(token, SessionPrefix):
+	case strings.HasPrefix(token, SessionPrefix), strings.HasPrefix(token, ConsoleSessionPrefix):
 		return CredentialSession, true
 	case strings.HasPrefix(token, APITokenPrefix):
 		return CredentialAPIToken, true

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+
+	"github.com/carillonhq/carillon/admin/internal/auth"
 )
 
 // The web console's session is an HttpOnly cookie, so page scripts never
@@ -16,7 +18,11 @@ import (
 // a CORS preflight the admin never allows, and must not say it comes from
 // another site (Sec-Fetch-Site); SameSite=Strict keeps the cookie off
 // cross-site requests in the first place. Bearer-header clients (curl,
-// the CLI, the typed clients) are unaffected.
+// the CLI, the typed clients) are unaffected. The cookie's session is a
+// console session (auth.NewConsoleSessionToken), which is never taken as
+// a bearer token: a cookie value read where the browser sent it (another
+// service on the same host name: cookies are not port-scoped) cannot be
+// used without the console's header and origin.
 const (
 	// SessionCookie is the name of the console's session cookie.
 	SessionCookie = "carillon_session"
@@ -29,6 +35,11 @@ const (
 // header, or the session cookie for a same-site console request.
 func credential(h http.Header) (string, error) {
 	if a := h.Get("Authorization"); a != "" {
+		if token, _ := auth.Bearer(a); auth.IsConsoleSession(token) {
+			return "", connect.NewError(connect.CodeUnauthenticated, errors.New(
+				"a console session is taken only as the console's cookie, not as a bearer token: "+
+					"log in with `carillon login` (UserService/Login without cookie) or use an API token"))
+		}
 		return a, nil
 	}
 	c, err := (&http.Request{Header: h}).Cookie(SessionCookie)

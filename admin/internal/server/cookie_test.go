@@ -16,7 +16,7 @@ import (
 // TestSessionCookie checks the console's session: Login with cookie sets an
 // HttpOnly, SameSite=Strict cookie and returns no token; the cookie
 // authenticates only requests with the console's header and not from
-// another site; Logout clears it.
+// another site; its value is refused as a bearer token; Logout clears it.
 func TestSessionCookie(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -40,7 +40,7 @@ func TestSessionCookie(t *testing.T) {
 	if res.Token != "" {
 		t.Errorf("Login with cookie returned the token in the body")
 	}
-	for _, want := range []string{"carillon_session=carillon_s_", "HttpOnly", "SameSite=Strict", "Path=/"} {
+	for _, want := range []string{"carillon_session=carillon_c_", "HttpOnly", "SameSite=Strict", "Path=/"} {
 		if !strings.Contains(setCookie, want) {
 			t.Errorf("Set-Cookie %q lacks %q", setCookie, want)
 		}
@@ -76,8 +76,48 @@ func TestSessionCookie(t *testing.T) {
 	if code, body := call("X-Carillon-Console", "1", "Sec-Fetch-Site", "cross-site"); code != http.StatusForbidden {
 		t.Errorf("cookie from another site: %d %s, want 403", code, body)
 	}
+	// The cookie's value is not a bearer token, with or without the
+	// console's header: read where the browser sent it (another service on
+	// the host name), it gets nothing through the API.
+	value := strings.TrimPrefix(cookie, "carillon_session=")
+	for _, console := range []string{"", "1"} {
+		req, _ := http.NewRequest(http.MethodPost, b.url+"/carillon.v1.UserService/GetCurrentUser", strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+value)
+		if console != "" {
+			req.Header.Set("X-Carillon-Console", console)
+		}
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusUnauthorized {
+			t.Errorf("the console's session as a bearer token (console header %q): %d, want 401", console, r.StatusCode)
+		}
+	}
+	if code, body := call("X-Carillon-Console", "1"); code != 200 {
+		t.Errorf("the cookie after its value was refused as a bearer token: %d %s", code, body)
+	}
+	// A login without cookie gives a session token that is a bearer token.
+	cli, err := carillonv1connect.NewUserServiceClient(http.DefaultClient, b.url).Login(ctx,
+		&carillonv1.LoginRequest{Username: "ada", Password: passwordOf("ada")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cli.Token, auth.SessionPrefix) {
+		t.Fatalf("Login without cookie returned %q, want a session token", cli.Token)
+	}
+	req, _ := http.NewRequest(http.MethodPost, b.url+"/carillon.v1.UserService/GetCurrentUser", strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+cli.Token)
+	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != 200 {
+		t.Errorf("a login's session token as a bearer token: %v %v, want 200", r, err)
+	} else {
+		r.Body.Close()
+	}
 	// Logout clears the cookie and ends the session.
-	req, _ := http.NewRequest(http.MethodPost, b.url+"/carillon.v1.UserService/Logout", strings.NewReader("{}"))
+	req, _ = http.NewRequest(http.MethodPost, b.url+"/carillon.v1.UserService/Logout", strings.NewReader("{}"))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Cookie", cookie)
 	req.Header.Set("X-Carillon-Console", "1")

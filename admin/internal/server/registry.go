@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -144,14 +145,15 @@ func (s registryService) ReportResults(ctx context.Context, req *carillonv1.Repo
 			foreign++
 			continue
 		}
+		// Never in the future: the store takes it as at least the run's send.
 		finished := fromTS(r.FinishedAt)
-		if finished.IsZero() {
-			finished = s.cfg.NowFunc()
+		if now := s.cfg.NowFunc(); finished.IsZero() || finished.After(now) {
+			finished = now
 		}
 		results = append(results, store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished,
 			StartedAt: fromTS(r.StartedAt)})
 	}
-	results, refused, err := s.refuseOtherGroups(ctx, results, req.Results, res.Outcomes, refused)
+	results, refused, err := s.checkRuns(ctx, req.InstanceId, results, req.Results, res.Outcomes, refused)
 	if err != nil {
 		return nil, s.toConnect(err) // the executor retries the batch
 	}
@@ -170,42 +172,98 @@ func (s registryService) ReportResults(ctx context.Context, req *carillonv1.Repo
 	return res, nil
 }
 
-// refuseOtherGroups takes out of results those of runs of groups the
-// calling executor's token may not act for, refusing each in its outcome
-// (permission_denied): with its own token a group's executors report only
-// its runs, and the global token reports no run of a group with its own.
-// When no group has its own token every run passes without a read.
-func (s registryService) refuseOtherGroups(ctx context.Context, results []store.Result, reqs []*carillonv1.RunResult,
+// checkRuns takes out of results those the calling executor may not
+// report, refusing each in its outcome (permission_denied):
+//   - a run of a group its token may not act for: with its own token a
+//     group's executors report only its runs, and the global token reports
+//     no run of a group with its own;
+//   - a run sent to another executor: where executors registered at the
+//     address the run was sent to (its held dispatch's, else its recorded
+//     executor or route), the caller's instance (ReportResultsRequest.
+//     instance_id) must be one of theirs, and must be given where one of
+//     them declared CAPABILITY_INSTANCE_RESULTS. A run not known to be
+//     sent anywhere, or sent where no executor process registered (a
+//     MANUAL address), or whose executor registered no instance, takes the
+//     result: nothing tells its executor apart.
+func (s registryService) checkRuns(ctx context.Context, instance string, results []store.Result, reqs []*carillonv1.RunResult,
 	outcomes []*carillonv1.ResultOutcome, refused []string) ([]store.Result, []string, error) {
-	if len(results) == 0 || !s.tokens().Separate() {
+	if len(results) == 0 {
 		return results, refused, nil
 	}
 	ids := make([]int64, len(results))
 	for i, r := range results {
 		ids[i] = r.RunID
 	}
-	groups, err := s.cfg.Store.RunGroups(ctx, ids)
+	runs, err := s.cfg.Store.ResultRuns(ctx, ids)
 	if err != nil {
 		return nil, nil, err
 	}
-	e := executorOf(ctx)
-	denied := map[int64]bool{}
+	sentTo := make(map[int64]string, len(results))
+	var addrs []string
+	seen := map[string]bool{}
+	for _, r := range results {
+		a := cmp.Or(s.cfg.Trigger.HeldAddress(r.RunID), runs[r.RunID].Address)
+		sentTo[r.RunID] = a
+		if a != "" && !seen[a] {
+			seen[a] = true
+			addrs = append(addrs, a)
+		}
+	}
+	registered, err := s.cfg.Store.RegisteredAt(ctx, addrs)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, separate := executorOf(ctx), s.tokens().Separate()
+	why := map[int64]string{} // the runs refused, and why
 	kept := results[:0]
 	for _, r := range results {
-		if g, ok := groups[r.RunID]; ok && !s.tokens().MayActFor(e, g) {
-			denied[r.RunID] = true
+		if run, ok := runs[r.RunID]; ok && separate && !s.tokens().MayActFor(e, run.GroupID) {
+			why[r.RunID] = "is of a group this access token may not report for"
+			continue
+		}
+		if w := otherExecutor(instance, sentTo[r.RunID], registered[sentTo[r.RunID]]); w != "" {
+			why[r.RunID] = w
 			continue
 		}
 		kept = append(kept, r)
 	}
 	for i, r := range reqs {
-		if denied[r.RunId] && outcomes[i].Code == "" {
-			msg := fmt.Sprintf("results[%d]: run %d is of a group this access token may not report for", i, r.RunId)
+		if w, ok := why[r.RunId]; ok && outcomes[i].Code == "" {
+			msg := fmt.Sprintf("results[%d]: run %d %s", i, r.RunId, w)
 			outcomes[i].Code, outcomes[i].Message = connect.CodePermissionDenied.String(), msg
 			refused = append(refused, msg)
 		}
 	}
 	return kept, refused, nil
+}
+
+// otherExecutor says why a result from executor process instance ("" when
+// the call did not say) is not of the executor its run was sent to, at
+// address, where the instances registered are there; "" when it may be.
+func otherExecutor(instance, address string, there []store.Instance) string {
+	if address == "" || len(there) == 0 {
+		return ""
+	}
+	if instance == "" {
+		for _, in := range there {
+			if in.Capabilities.Has(carillonv1.Capability_CAPABILITY_INSTANCE_RESULTS) {
+				return fmt.Sprintf("was sent to %s, whose executor reports with its instance_id; this call carries none", address)
+			}
+		}
+		return ""
+	}
+	known := false
+	for _, in := range there {
+		if in.InstanceID == instance {
+			return ""
+		}
+		known = known || in.InstanceID != ""
+	}
+	if !known {
+		return "" // the executor there registered no instance: nothing to compare
+	}
+	return fmt.Sprintf("was sent to %s, where another executor process is registered: only the executor a run was sent to reports its result "+
+		"(an executor that has just restarted is taken once it has registered)", address)
 }
 
 // checkResult checks one result of a batch, field naming it in the batch.

@@ -370,6 +370,9 @@ var rpcs = map[string]rpc{
 			if err := maxLen("name", r.Name, maxTokenName); err != nil {
 				return err
 			}
+			if err := checkName("name", r.Name); err != nil {
+				return err
+			}
 			if r.ExpiresInSeconds < 0 || r.ExpiresInSeconds > maxTokenTTL {
 				return invalid("expires_in_seconds", "must be between 0 (never) and %d (10 years), got %d", maxTokenTTL, r.ExpiresInSeconds)
 			}

@@ -156,7 +156,8 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.Handle(grpchealth.NewHandler(checker))
 	// xxl-job executors' calls, made through the registry handler above.
-	xxl := xxljob.NewAdmin(&http.Client{Transport: inProcess{h: mux}}, "http://carillon.in-process", s.cfg.Logger)
+	known := func(token string) bool { _, ok := s.tokens().Identify(token); return ok }
+	xxl := xxljob.NewAdmin(&http.Client{Transport: inProcess{h: mux}}, "http://carillon.in-process", known, s.cfg.Logger)
 	mux.Handle(xxljob.APIPath, xxl)
 	mux.Handle(xxljob.LegacyAPIPath, xxl)
 	mux.HandleFunc("GET /healthz", s.healthz)

@@ -99,6 +99,9 @@ func (s userService) Login(ctx context.Context, req *carillonv1.LoginRequest) (*
 		return nil, connect.NewError(connect.CodeUnauthenticated, errWrongLogin)
 	}
 	token, hash := auth.NewSessionToken()
+	if req.Cookie {
+		token, hash = auth.NewConsoleSessionToken() // taken only as the cookie
+	}
 	expires := now.Add(s.cfg.SessionTTL)
 	if _, err := s.cfg.Store.CreateSession(ctx, u.ID, hash, now, expires); err != nil {
 		return nil, s.toConnect(err)

@@ -64,6 +64,8 @@ func maxLen(field, s string, n int) error {
 // checkText refuses control characters (NUL included) in s: a name, a
 // handler or a title with one cannot be matched or shown. Multi-line text
 // (a description, a param, a script) may hold line breaks and tabs.
+// Names, titles and descriptions (checkName, checkProse) refuse Unicode
+// bidi controls besides.
 func checkText(field, s string, multiLine bool) error {
 	for i, r := range s {
 		if !unicode.IsControl(r) || (multiLine && (r == '\n' || r == '\r' || r == '\t')) {
@@ -78,6 +80,46 @@ func checkText(field, s string, multiLine bool) error {
 	return nil
 }
 
+// isBidiControl reports whether r is a Unicode bidi embedding, override or
+// isolate control (U+202A to U+202E, U+2066 to U+2069): shown in a list or
+// a log line, one reorders the text after it, so that a name can read as
+// another ("Trojan Source").
+func isBidiControl(r rune) bool {
+	return (r >= '\u202A' && r <= '\u202E') || (r >= '\u2066' && r <= '\u2069')
+}
+
+// checkBidi refuses bidi controls (isBidiControl) in s.
+func checkBidi(field, s string) error {
+	for i, r := range s {
+		if isBidiControl(r) {
+			return invalid(field, "must not contain Unicode bidi controls (U+202A to U+202E, U+2066 to U+2069), got %U at byte %d", r, i)
+		}
+	}
+	return nil
+}
+
+// checkContent checks a param or a script: line breaks and tabs, but no
+// other control characters.
+func checkContent(field, s string) error { return checkText(field, s, true) }
+
+// checkName checks a one-line name or title that people read: no control
+// characters, no bidi controls.
+func checkName(field, s string) error {
+	if err := checkText(field, s, false); err != nil {
+		return err
+	}
+	return checkBidi(field, s)
+}
+
+// checkProse checks a description: line breaks and tabs, but no other
+// control characters and no bidi controls.
+func checkProse(field, s string) error {
+	if err := checkText(field, s, true); err != nil {
+		return err
+	}
+	return checkBidi(field, s)
+}
+
 func checkAddresses(field string, addrs []string) error {
 	if len(addrs) > maxAddresses {
 		return invalid(field, "at most %d addresses, got %d", maxAddresses, len(addrs))
@@ -86,7 +128,7 @@ func checkAddresses(field string, addrs []string) error {
 		if err := maxLen(fmt.Sprintf("%s[%d]", field, i), a, maxURLLen); err != nil {
 			return err
 		}
-		if err := checkText(fmt.Sprintf("%s[%d]", field, i), a, false); err != nil {
+		if err := checkName(fmt.Sprintf("%s[%d]", field, i), a); err != nil {
 			return err
 		}
 	}
@@ -103,7 +145,7 @@ func checkGroupLimits(g *carillonv1.Group) error {
 	if err := maxLen("group.title", g.Title, maxShortText); err != nil {
 		return err
 	}
-	if err := checkText("group.title", g.Title, false); err != nil {
+	if err := checkName("group.title", g.Title); err != nil {
 		return err
 	}
 	return checkAddresses("group.addresses", g.Addresses)
@@ -131,22 +173,24 @@ func checkJobLimits(j *carillonv1.Job) error {
 	if j == nil {
 		return nil // the handler says it is required
 	}
+	// A param and a script are the handler's input, shown as code: they
+	// keep what their author wrote, bidi controls included.
 	for _, f := range []struct {
 		field, value string
 		max          int
-		multiLine    bool
+		check        func(field, s string) error
 	}{
-		{"job.description", j.Description, maxShortText, true},
-		{"job.owner", j.Owner, maxShortText, false},
-		{"job.handler", j.Handler, maxShortText, false},
-		{"job.param", j.Param, maxParam, true},
-		{"job.script.source", j.GetScript().GetSource(), maxScript, true},
-		{"job.alarm_webhook_url", j.AlarmWebhookUrl, maxURLLen, false},
+		{"job.description", j.Description, maxShortText, checkProse},
+		{"job.owner", j.Owner, maxShortText, checkName},
+		{"job.handler", j.Handler, maxShortText, checkName},
+		{"job.param", j.Param, maxParam, checkContent},
+		{"job.script.source", j.GetScript().GetSource(), maxScript, checkContent},
+		{"job.alarm_webhook_url", j.AlarmWebhookUrl, maxURLLen, checkName},
 	} {
 		if err := maxLen(f.field, f.value, f.max); err != nil {
 			return err
 		}
-		if err := checkText(f.field, f.value, f.multiLine); err != nil {
+		if err := f.check(f.field, f.value); err != nil {
 			return err
 		}
 	}
@@ -157,7 +201,7 @@ func checkJobLimits(j *carillonv1.Job) error {
 		if err := maxLen(fmt.Sprintf("job.alarm_emails[%d]", i), e, maxShortText); err != nil {
 			return err
 		}
-		if err := checkText(fmt.Sprintf("job.alarm_emails[%d]", i), e, false); err != nil {
+		if err := checkName(fmt.Sprintf("job.alarm_emails[%d]", i), e); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/followup"
@@ -121,9 +122,11 @@ func recordedIDs(rows *sql.Rows, err error) (map[int64]bool, error) {
 }
 
 // SettleRuns records results of running runs. A result for a run that is
-// not running (already settled, or unknown) is ignored, so repeating a
-// result is harmless; of two results for one run in results, the first
-// counts. In the same transaction, for each run settled, it carries out
+// not running (already settled, or unknown) does not change its status, so
+// repeating a result is harmless; one from an executor that says something
+// else than the run does is noted in the run's message (noteLater). Of two
+// results for one run in results, the first counts. A result's finished at
+// is taken as the instant its run was sent when it is earlier. In the same transaction, for each run settled, it carries out
 // what policy p decides follows it (followup.Policy.Decide):
 //   - a retry is a pending run due at Decision.RetryAt;
 //   - an alarm marks the run's alarm_status PENDING;
@@ -144,7 +147,7 @@ func (s *Store) SettleRuns(ctx context.Context, p Policy, results []Result) (Set
 func (s *Store) settleTx(ctx context.Context, p Policy, fn func(st *settler) error) (Settled, error) {
 	var out Settled
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		st := &settler{ctx: ctx, tx: tx, q: &s.q, policy: p, cache: &s.jobs, jobs: map[int64]*JobDefinition{}, parents: map[fireKey]bool{}}
+		st := &settler{ctx: ctx, tx: tx, q: &s.q, pg: s.pg != nil, policy: p, cache: &s.jobs, jobs: map[int64]*JobDefinition{}, parents: map[fireKey]bool{}}
 		if err := fn(st); err != nil {
 			return err
 		}
@@ -160,6 +163,7 @@ type settler struct {
 	ctx    context.Context
 	tx     *sql.Tx
 	q      *stmts
+	pg     bool // over PostgreSQL
 	policy Policy
 	cache  *jobCache
 	jobs   map[int64]*JobDefinition // nil: the job was deleted
@@ -229,6 +233,9 @@ func (st *settler) settle(results []Result) error {
 	if err != nil {
 		return err
 	}
+	if err := st.noteLater(results, runs); err != nil {
+		return err
+	}
 	ids := make([]int64, len(runs))
 	for i, r := range runs {
 		ids[i] = r.JobID
@@ -242,6 +249,74 @@ func (st *settler) settle(results []Result) error {
 		}
 	}
 	return nil
+}
+
+// Notes of later results. A result from an executor for a run that an
+// earlier result already settled does not change the run's status, but it
+// is not dropped either: unless it repeats what the run says (the same
+// status, and a message that starts with its own), the run's message gets
+// a note of it, once, while the message stays within sqlMaxNoted
+// characters. So when two results differ (a forged one came first, or
+// the executor changed its mind), the run shows both.
+const (
+	sqlMaxNoted    = "16384" // characters of a message that takes no more notes
+	maxNoteMessage = 200     // characters of the later result's message kept in its note
+	// laterNoteSQL appends notes, [run, note, status, message], to the
+	// settled runs whose status or message the later result does not
+	// repeat.
+	laterNoteSQL = `UPDATE runs SET message = runs.message || (n.value->>1) FROM json_each(?1) AS n
+		WHERE runs.id = n.value->>0 AND runs.status NOT IN (` + sqlRunning + `, ` + sqlPending + `)
+		AND (runs.status <> n.value->>2 OR substr(runs.message, 1, length(n.value->>3)) <> n.value->>3)
+		AND instr(runs.message, n.value->>1) = 0 AND length(runs.message) + length(n.value->>1) <= ` + sqlMaxNoted
+	pgLaterNoteSQL = `WITH n AS (SELECT (e->>0)::bigint AS n_id, e->>1 AS n_note, (e->>2)::bigint AS n_status, e->>3 AS n_msg
+			FROM jsonb_array_elements($1::jsonb) AS e)
+		UPDATE runs SET message = runs.message || n_note FROM n
+		WHERE runs.id = n_id AND runs.status NOT IN (` + sqlRunning + `, ` + sqlPending + `)
+		AND (runs.status <> n_status OR left(runs.message, length(n_msg)) <> n_msg)
+		AND strpos(runs.message, n_note) = 0 AND length(runs.message) + length(n_note) <= ` + sqlMaxNoted
+)
+
+// noteLater notes, in their runs' messages, the results from executors
+// among results that settled none of runs (see laterNoteSQL).
+func (st *settler) noteLater(results []Result, runs []Run) error {
+	if len(runs) == len(results) {
+		return nil // every result settled its run
+	}
+	settled := make(map[int64]bool, len(runs))
+	for _, r := range runs {
+		settled[r.ID] = true
+	}
+	var list jsonRows
+	n := 0
+	for _, res := range results {
+		if settled[res.RunID] || res.ByAdmin {
+			continue
+		}
+		settled[res.RunID] = true // of two results for one run, the first counts
+		msg := []rune(res.Message)
+		if len(msg) > maxNoteMessage {
+			msg = append(msg[:maxNoteMessage], '…')
+		}
+		note := fmt.Sprintf(" [a later result was not applied: %s", strings.TrimPrefix(res.Status.String(), "RUN_STATUS_"))
+		if !res.FinishedAt.IsZero() {
+			note += " at " + res.FinishedAt.UTC().Format(time.RFC3339Nano)
+		}
+		if len(msg) > 0 {
+			note += ": " + string(msg)
+		}
+		note += "]"
+		list.next().int(res.RunID).str(note).int(int64(res.Status)).str(res.Message)
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	q := laterNoteSQL
+	if st.pg {
+		q = pgLaterNoteSQL
+	}
+	_, err := st.tx.ExecContext(st.ctx, q, list.String())
+	return err
 }
 
 // followUp carries out what the policy decides follows settling run r.
@@ -361,4 +436,72 @@ func (st *settler) fireChildren(job *JobDefinition, r Run) error {
 		out.FollowUps = append(out.FollowUps, run)
 	}
 	return nil
+}
+
+// ResultRun is what a result is checked against before it is settled:
+// its run's group, and the executor address the run was sent to.
+type ResultRun struct {
+	GroupID int64
+	// Address is the run's recorded executor, else the route recorded
+	// before its call; "" when neither is known (the route of a run an
+	// older admin had in flight, RouteAnyExecutor, included).
+	Address string
+}
+
+// ResultRuns returns the ResultRun of each of ids that exists.
+func (s *Store) ResultRuns(ctx context.Context, ids []int64) (map[int64]ResultRun, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, group_id,
+		CASE WHEN executor_address <> '' THEN executor_address WHEN routed_to <> '`+RouteAnyExecutor+`' THEN routed_to ELSE '' END
+		FROM runs WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	if err != nil {
+		return nil, fmt.Errorf("store: runs of results: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[int64]ResultRun, len(ids))
+	for rows.Next() {
+		var id int64
+		var r ResultRun
+		if err := rows.Scan(&id, &r.GroupID, &r.Address); err != nil {
+			return nil, fmt.Errorf("store: runs of results: %w", err)
+		}
+		out[id] = r
+	}
+	return out, rows.Err()
+}
+
+// Instance is one executor process registered at an address, under
+// some app name.
+type Instance struct {
+	InstanceID   string
+	Capabilities Capabilities
+}
+
+// RegisteredAt returns the instances registered at each of addresses, of any age
+// and app name; addresses nothing registered at are left out.
+func (s *Store) RegisteredAt(ctx context.Context, addresses []string) (map[string][]Instance, error) {
+	out := make(map[string][]Instance, len(addresses))
+	if len(addresses) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(addresses))
+	for i, a := range addresses {
+		args[i] = a
+	}
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT address, instance_id, capabilities FROM registry WHERE address IN (?`+ //nolint:gosec // placeholders only
+		strings.Repeat(", ?", len(addresses)-1)+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: registrations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a string
+		var r Instance
+		var c int64
+		if err := rows.Scan(&a, &r.InstanceID, &c); err != nil {
+			return nil, fmt.Errorf("store: registrations: %w", err)
+		}
+		r.Capabilities = Capabilities(c) //nolint:gosec // stored from a Capabilities
+		out[a] = append(out[a], r)
+	}
+	return out, rows.Err()
 }

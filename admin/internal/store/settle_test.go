@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -385,6 +387,84 @@ func TestLateResult(t *testing.T) {
 				if got, _ := s.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
 					t.Errorf("result %+v after the late result changed the run to %s", again, got.Status)
 				}
+			}
+		})
+	}
+}
+
+// TestResultChecked: a result's finished at is never before its run was
+// sent (the run's triggered_at, or the instant the dispatch recorded with
+// the result says), and a later result that says something else than the
+// settled run is noted in its message, once, where a repeat is not.
+func TestResultChecked(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			early, late := running(t, s, j, t0, 0, 1), running(t, s, j, t0.Add(time.Second), 0, 1)
+			sent := t0.Add(10 * time.Second) // the late run's send, recorded with its result
+			succeeded := carillonv1.RunStatus_RUN_STATUS_SUCCEEDED
+			if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{
+				{RunID: early.ID, Status: succeeded, Message: "ok", FinishedAt: t0.Add(-time.Hour)},
+				{RunID: late.ID, Status: succeeded, Message: "ok", FinishedAt: t0.Add(5 * time.Second),
+					Dispatch: &store.Dispatch{RunID: late.ID, ExecutorAddress: "http://e", TriggeredAt: sent}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.Run(ctx, early.ID); !got.FinishedAt.Equal(early.TriggeredAt) {
+				t.Errorf("finished an hour before its send: finished at %v, want its triggered_at %v", got.FinishedAt, early.TriggeredAt)
+			}
+			if got, _ := s.Run(ctx, late.ID); !got.FinishedAt.Equal(sent) {
+				t.Errorf("finished before the send its dispatch recorded: finished at %v, want %v", got.FinishedAt, sent)
+			}
+
+			// Repeats of the result change nothing; a different result is
+			// noted once; what would outgrow the message is not.
+			failed := store.Result{RunID: early.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "boom",
+				FinishedAt: t0.Add(time.Minute)}
+			note := " [a later result was not applied: FAILED at " + t0.Add(time.Minute).Format(time.RFC3339Nano) + ": boom]"
+			for i, tt := range []struct {
+				res  store.Result
+				want string
+			}{
+				{store.Result{RunID: early.ID, Status: succeeded, Message: "ok", FinishedAt: t0.Add(time.Minute)}, "ok"},
+				{failed, "ok" + note},
+				{failed, "ok" + note},
+				{store.Result{RunID: early.ID, Status: succeeded, Message: "ok", FinishedAt: t0.Add(time.Minute)}, "ok" + note},
+				{store.Result{RunID: early.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, ByAdmin: true, FinishedAt: t0.Add(time.Minute)}, "ok" + note},
+				{store.Result{RunID: early.ID, Status: succeeded, Message: "ok, but " + strings.Repeat("x", 300)},
+					"ok" + note + " [a later result was not applied: SUCCEEDED: ok, but " + strings.Repeat("x", 192) + "…]"},
+			} {
+				if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{tt.res}); err != nil {
+					t.Fatal(err)
+				}
+				got, _ := s.Run(ctx, early.ID)
+				if got.Status != succeeded || got.Message != tt.want || !got.FinishedAt.Equal(early.TriggeredAt) {
+					t.Errorf("after result %d: %s %q finished %v; want SUCCEEDED %q finished %v", i, got.Status, got.Message, got.FinishedAt, tt.want, early.TriggeredAt)
+				}
+			}
+			// A message near its bound takes no more notes.
+			full := running(t, s, j, t0.Add(2*time.Second), 0, 1)
+			long := strings.Repeat("z", 16300)
+			settle(t, s, full, succeeded, t0.Add(time.Minute)) // message "RUN_STATUS_SUCCEEDED"
+			if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: full.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: long}}); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.Run(ctx, full.ID)
+			if !strings.HasPrefix(got.Message, "RUN_STATUS_SUCCEEDED [a later result was not applied: FAILED: zzz") || len(got.Message) > 300 {
+				t.Fatalf("a later result's note: %.300q, want its message cut to %d characters", got.Message, 200)
+			}
+			for i := range 100 {
+				if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: full.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
+					Message: fmt.Sprintf("%d %s", i, long)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, _ := s.Run(ctx, full.ID); len([]rune(got.Message)) > 16384 || len([]rune(got.Message)) < 16000 {
+				t.Errorf("after 100 different later results the message has %d characters, want notes up to 16,384", len([]rune(got.Message)))
 			}
 		})
 	}

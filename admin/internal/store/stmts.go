@@ -63,14 +63,15 @@ const (
 	// TIMED_OUT) with a result from its executor. A run settled SKIPPED (not
 	// sent: DO_NOTHING after a restart, its job stopped) is the record of its
 	// one missed instant (missed_count 1, missed_until its instant), as
-	// SkipRun's are. Settling takes the row out
+	// SkipRun's are. A result's finished at is never before the run was
+	// sent (finishedAtSQL). Settling takes the row out
 	// of runs_active, so setting triggered_at here costs nothing more.
 	settleRunsSQL = `UPDATE runs SET status = r.value->>1,
 		message = CASE WHEN runs.status = ` + sqlRunning + ` THEN r.value->>2
 			ELSE r.value->>2 || ' (reported after the admin had settled the run ' ||
 				CASE runs.status WHEN 3 THEN 'FAILED' WHEN 4 THEN 'TIMED_OUT' WHEN 6 THEN 'LOST' ELSE 'without it' END ||
 				': ' || runs.message || ')' END,
-		finished_at = r.value->>3,
+		finished_at = ` + finishedAtSQL + `,
 		executor_address = coalesce(r.value->>4, executor_address), trigger_message = coalesce(r.value->>5, trigger_message),
 		timeout_seconds = coalesce(r.value->>6, timeout_seconds), triggered_at = coalesce(r.value->>7, triggered_at),
 		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r.value->>8, 0) ELSE 2 END,
@@ -78,7 +79,11 @@ const (
 		missed_until = CASE WHEN r.value->>1 = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN runs.scheduled_at ELSE runs.missed_until END
 		FROM json_each(?1) AS r WHERE runs.id = r.value->>0
 		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r.value->>8 IS NULL)) RETURNING ` + runColumns
-	jobsByIDSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`
+	// finishedAtSQL is a result's finished at, but the instant its run was
+	// sent (the dispatch's, recorded with it, else the run's) when it is
+	// earlier: a run does not end before it starts, whatever a clock said.
+	finishedAtSQL = `CASE WHEN r.value->>3 < coalesce(r.value->>7, runs.triggered_at) THEN coalesce(r.value->>7, runs.triggered_at) ELSE r.value->>3 END`
+	jobsByIDSQL   = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`
 )
 
 // prepare prepares the hot statements on the writer and the readers.

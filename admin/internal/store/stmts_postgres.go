@@ -57,7 +57,7 @@ var (
 			ELSE r_msg || ' (reported after the admin had settled the run ' ||
 				CASE runs.status WHEN 3 THEN 'FAILED' WHEN 4 THEN 'TIMED_OUT' WHEN 6 THEN 'LOST' ELSE 'without it' END ||
 				': ' || runs.message || ')' END,
-		finished_at = r_finished,
+		finished_at = CASE WHEN r_finished < coalesce(r_sent, runs.triggered_at) THEN coalesce(r_sent, runs.triggered_at) ELSE r_finished END,
 		executor_address = coalesce(r_addr, runs.executor_address), trigger_message = coalesce(r_tmsg, runs.trigger_message),
 		timeout_seconds = coalesce(r_timeout, runs.timeout_seconds), triggered_at = coalesce(r_sent, runs.triggered_at),
 		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r_by, 0) ELSE 2 END,

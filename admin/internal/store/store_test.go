@@ -281,15 +281,18 @@ func TestSettleRuns(t *testing.T) {
 			if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{res}); err != nil || len(settled.Runs) != 1 {
 				t.Fatalf("settle: %v %v; want one run", settled, err)
 			}
-			// A repeated result, even a different one, changes nothing.
+			// A repeated result changes nothing; a different one keeps the
+			// status and is noted in the message (TestResultChecked).
 			again := res
 			again.Status, again.Message = carillonv1.RunStatus_RUN_STATUS_FAILED, "late"
-			if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{again}); err != nil || len(settled.Runs) != 0 {
-				t.Fatalf("repeated result: %v %v; want ignored", settled, err)
+			for _, r := range []store.Result{res, again} {
+				if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{r}); err != nil || len(settled.Runs) != 0 {
+					t.Fatalf("repeated result: %v %v; want ignored", settled, err)
+				}
 			}
 			got, _ := s.Run(ctx, id)
-			if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || got.Message != "ok" {
-				t.Errorf("run = %s %q, want SUCCEEDED \"ok\"", got.Status, got.Message)
+			if want := "ok [a later result was not applied: FAILED at 2026-11-23T08:00:01Z: late]"; got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || got.Message != want {
+				t.Errorf("run = %s %q, want SUCCEEDED %q", got.Status, got.Message, want)
 			}
 		})
 	}

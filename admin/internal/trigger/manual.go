@@ -15,17 +15,21 @@ import (
 // register, so no heartbeat says whether they are alive), since when each
 // has not answered the monitor's probe.
 type manualProbes struct {
-	mu   sync.Mutex
-	down map[string]time.Time // address -> first failed probe of the current silence
+	mu    sync.Mutex
+	down  map[string]time.Time // address -> first failed probe of the current silence
+	ended map[int64]time.Time  // run ID -> first answer that said ENDED, while no result came
 }
 
 // manualRuns returns the LOST results of running runs of MANUAL groups
 // whose executor stopped answering: the monitor asks each executor that
 // holds runs dispatched more than grace ago which runs it holds
 // (HeldRuns, or Beat where it cannot say). A run whose executor answers
-// but does not hold it (the executor restarted) is lost at once; the runs
+// but does not hold it, or says it was cut short (the executor restarted),
+// is lost at once; the runs
 // of an executor that has not answered for ExecutorTTL are lost, as those
-// of an AUTO group's executor that stopped heartbeating.
+// of an AUTO group's executor that stopped heartbeating. A run its
+// executor says ENDED, and whose result has not come for longer than grace
+// since it first said so, is lost too.
 func (t *Trigger) manualRuns(ctx context.Context, now time.Time, grace time.Duration) ([]store.Result, error) {
 	runs, err := t.cfg.Store.ManualRuns(ctx, now.Add(-grace))
 	if err != nil {
@@ -39,7 +43,16 @@ func (t *Trigger) manualRuns(ctx context.Context, now time.Time, grace time.Dura
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.down == nil {
-		p.down = map[string]time.Time{}
+		p.down, p.ended = map[string]time.Time{}, map[int64]time.Time{}
+	}
+	running := make(map[int64]bool, len(runs))
+	for _, r := range runs {
+		running[r.ID] = true
+	}
+	for id := range p.ended {
+		if !running[id] {
+			delete(p.ended, id) // settled since, or no longer asked about
+		}
 	}
 	for addr := range p.down {
 		if _, ok := byAddr[addr]; !ok {
@@ -58,9 +71,30 @@ func (t *Trigger) manualRuns(ctx context.Context, now time.Time, grace time.Dura
 				continue // answered Beat only: alive, holding we cannot tell
 			}
 			for _, r := range rs {
-				if _, ok := a.held[r.ID]; !ok {
+				state, ok := a.held[r.ID]
+				if state == carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT {
+					results = append(results, cutShortResult(r.ID, addr, now))
+					continue
+				}
+				if !ok {
 					results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
 						Message: fmt.Sprintf("lost: executor %s (MANUAL group) answers but does not hold this run: it restarted without it", addr)})
+					continue
+				}
+				if state != carillonv1.HeldRunState_HELD_RUN_STATE_ENDED {
+					delete(p.ended, r.ID)
+					continue
+				}
+				since, seen := p.ended[r.ID]
+				if !seen {
+					p.ended[r.ID] = now
+					continue
+				}
+				if now.Sub(since) > grace {
+					delete(p.ended, r.ID)
+					results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
+						Message: fmt.Sprintf("lost: executor %s (MANUAL group) says this run ended (HeldRuns ENDED since %s), but no result came within the %s grace",
+							addr, since.UTC().Format(time.RFC3339), grace)})
 				}
 			}
 			continue

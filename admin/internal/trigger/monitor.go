@@ -31,10 +31,13 @@ type MonitorConfig struct {
 //   - LOST: the executor expired (no heartbeat for ExecutorTTL, judged from
 //     beats since the admin came up) or deregistered, and the run was
 //     dispatched more than Grace ago; or a new process registered on the
-//     executor's address and does not hold the run (see Registered); or,
-//     for a MANUAL group, whose executors do not register, the executor
-//     has not answered the monitor's probes for ExecutorTTL, or answers
-//     without holding the run;
+//     executor's address and does not hold the run, or says it was cut
+//     short (see Registered); or, for a MANUAL group, whose executors do
+//     not register, the executor has not answered the monitor's probes for
+//     ExecutorTTL, or answers without holding the run; or, as a backstop
+//     for an AUTO group's run dispatched more than Grace ago, its executor
+//     says it was cut short, or has not said it holds it ACTIVE for longer
+//     than Grace (see watchHeld);
 //   - TIMED_OUT: the run is past its timeout plus Grace, whether or not the
 //     executor ever answers (and the admin has been up for Grace: results
 //     cannot arrive while it is down);
@@ -99,8 +102,27 @@ func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
 		return err
 	}
 	results = append(results, manual...)
+	watched, err := t.watchHeld(ctx, now, grace)
+	if err != nil {
+		return err
+	}
+	results = append(results, watched...)
 	if len(results) == 0 {
 		return nil
 	}
-	return t.Settle(ctx, results)
+	return t.Settle(ctx, oncePerRun(results))
+}
+
+// oncePerRun drops the results of runs that have one earlier in results:
+// a run may be judged by several of the monitor's rules in one sweep.
+func oncePerRun(results []store.Result) []store.Result {
+	seen := make(map[int64]bool, len(results))
+	kept := results[:0]
+	for _, r := range results {
+		if !seen[r.RunID] {
+			seen[r.RunID] = true
+			kept = append(kept, r)
+		}
+	}
+	return kept
 }

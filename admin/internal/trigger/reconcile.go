@@ -165,6 +165,11 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 	for _, run := range runs {
 		v := r.verdict(run, answers, src.manual, live)
 		switch {
+		case v.holder != "" && v.state == carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT:
+			// It started there, and its process died before its end: no
+			// result will come, and it must not run again.
+			lost = append(lost, cutShortResult(run.ID, v.holder, now))
+			r.done[run.ID] = true
 		case v.holder != "":
 			held = append(held, store.Dispatch{RunID: run.ID, ExecutorAddress: v.holder, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
 				TimeoutSeconds: run.TimeoutSeconds, TriggerMessage: fmt.Sprintf("sent by an earlier admin process before it stopped; "+

@@ -32,8 +32,8 @@ type holder struct {
 
 func (h *holder) HeldRuns(_ context.Context, req *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
 	h.mu.Lock()
+	defer h.mu.Unlock() // held may change between calls (under h.mu)
 	h.asked = append(h.asked, req.RunIds...)
-	h.mu.Unlock()
 	if !h.answers {
 		return h.acceptor.HeldRuns(context.Background(), req) // unimplemented
 	}
@@ -204,6 +204,8 @@ func TestReconcile(t *testing.T) {
 
 	heldRun := r.claimed(t, live, r.t0, addrA)
 	a.held[heldRun] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
+	cutShort := r.claimed(t, live, r.t0.Add(-time.Second), addrA)
+	a.held[cutShort] = carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT
 	unsent := r.claimed(t, live, r.t0.Add(time.Second), addrB) // FIRST would choose a: it goes to b, its route
 	neverRouted := r.claimed(t, live, r.t0.Add(2*time.Second), "")
 	anyRoute := r.claimed(t, live, r.t0.Add(3*time.Second), store.RouteAnyExecutor) // in flight at the upgrade
@@ -258,6 +260,7 @@ func TestReconcile(t *testing.T) {
 		message  string
 	}{
 		{heldRun, carillonv1.RunStatus_RUN_STATUS_RUNNING, addrA, "said it holds the run (ACTIVE)"},
+		{cutShort, carillonv1.RunStatus_RUN_STATUS_LOST, "", "the run was cut short"},
 		{unsent, carillonv1.RunStatus_RUN_STATUS_RUNNING, addrB, "the executor an earlier admin routed it to"},
 		{neverRouted, carillonv1.RunStatus_RUN_STATUS_RUNNING, addrA, ""},
 		{anyRoute, carillonv1.RunStatus_RUN_STATUS_RUNNING, addrA, ""},

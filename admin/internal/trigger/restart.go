@@ -23,7 +23,7 @@ const restartSettle = 5 * recordDelay
 // (reroute.go). When they differ, the executor restarted on the same address: the runs
 // its previous process held there will never report, and the monitor's
 // next sweep settles LOST each run sent there before that the new process
-// does not hold.
+// does not hold, or says was cut short.
 func (t *Trigger) Registered(address, instance, previous string) {
 	t.refused.beat(address) // it is back: it may be picked again
 	if previous == "" || instance == "" || previous == instance {
@@ -38,9 +38,11 @@ func (t *Trigger) Registered(address, instance, previous string) {
 }
 
 // restartedRuns returns the LOST results of runs sent to executors before
-// their process restarted, that the new process does not hold. Runs sent
-// ahead of an instant after the restart, which the new process does not
-// hold, never started: they are sent again there (resendAhead).
+// their process restarted, that the new process does not hold, or says
+// were cut short (HELD_RUN_STATE_CUT_SHORT: accepted by the process that
+// was killed, and not ended). Runs sent ahead of an instant after the
+// restart, which the new process does not hold, never started: they are
+// sent again there (resendAhead).
 func (t *Trigger) restartedRuns(ctx context.Context, now time.Time) ([]store.Result, error) {
 	t.restartsMu.Lock()
 	restarts := make(map[string]time.Time, len(t.restarts))
@@ -78,11 +80,16 @@ func (t *Trigger) restartedRuns(ctx context.Context, now time.Time) ([]store.Res
 			continue
 		}
 		for _, r := range runs {
-			if _, ok := a.held[r.ID]; ok {
+			state, ok := a.held[r.ID]
+			if state == carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT {
+				results = append(results, cutShortResult(r.ID, addr, now))
+				continue
+			}
+			if ok {
 				continue
 			}
 			results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
-				Message: fmt.Sprintf("lost: executor %s restarted (its new process registered at %s) and does not hold this run",
+				Message: fmt.Sprintf("%s: executor %s's new process (registered at %s) does not hold it", cutShortMessage,
 					addr, at.UTC().Format(time.RFC3339Nano))})
 		}
 	}

@@ -93,3 +93,7 @@ func (t *Trigger) killed(results []store.Result) []store.Result {
 	}
 	return results
 }
+
+// HeldAddress returns the executor run was sent to while its dispatch is
+// held for its result, not recorded yet; "" when none is held.
+func (t *Trigger) HeldAddress(run int64) string { return t.deferred.address(run) }

@@ -163,6 +163,7 @@ type Trigger struct {
 	restartsMu sync.Mutex
 	restarts   map[string]time.Time // executor addresses whose process restarted, and when it registered
 	manual     manualProbes         // executors of MANUAL groups that hold runs
+	watch      heldWatch            // the running runs not held ACTIVE by their executors (held_watch.go)
 	refused    refusals             // executors that refused a connection lately (reroute.go)
 }
 

@@ -36,20 +36,28 @@ const maxBody = 4 << 20
 // that tokens, validation and idempotent settling are Carillon's. Replies
 // are xxl-job's: {"code":200,"msg":null}, or code 500 with the words
 // xxl-job's admin would use.
+//
+// A request whose XXL-JOB-ACCESS-TOKEN the admin takes from no one (known)
+// is refused before its body is read: an unauthenticated caller costs the
+// admin no reading or decoding of up to 4 MiB.
 type Admin struct {
 	registry carillonv1connect.RegistryServiceClient
+	known    func(token string) bool
 	logger   *slog.Logger
 }
 
 // NewAdmin returns an Admin that makes its RegistryService calls with hc
-// to the admin at baseURL; logger takes the calls it refuses (nil:
-// slog.Default()).
-func NewAdmin(hc *http.Client, baseURL string, logger *slog.Logger) *Admin {
+// to the admin at baseURL. known says whether the admin takes an access
+// token from some executor ("" for none: true when the admin runs without
+// a token); nil leaves every token to the RegistryService call. logger
+// takes the calls it refuses (nil: slog.Default()).
+func NewAdmin(hc *http.Client, baseURL string, known func(token string) bool, logger *slog.Logger) *Admin {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	return &Admin{
 		registry: carillonv1connect.NewRegistryServiceClient(hc, baseURL, connect.WithInterceptors(bearer{})),
+		known:    known,
 		logger:   logger,
 	}
 }
@@ -116,6 +124,16 @@ func (a *Admin) serve(r *http.Request) (int, string) {
 	if strings.TrimSpace(uri) == "" {
 		return codeFail, msgURIEmpty
 	}
+	// The token first, as xxl-job's admin checks it: a caller without a
+	// right one gets nothing read.
+	token, app := r.Header.Get(TokenHeader), r.Header.Get(AppNameHeader)
+	v35 := app != "" // only 3.5 executors send their app name
+	if v35 && token == "" {
+		return codeFail, msgTokenEmpty35
+	}
+	if a.known != nil && !a.known(token) {
+		return tokenRefused(v35)
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		return codeFail, fmt.Sprintf("openapi invoke error: read the request: %v", err)
@@ -123,13 +141,8 @@ func (a *Admin) serve(r *http.Request) (int, string) {
 	if len(body) > maxBody {
 		return codeFail, fmt.Sprintf("openapi invoke error: the request is larger than %d bytes", maxBody)
 	}
-	token, app := r.Header.Get(TokenHeader), r.Header.Get(AppNameHeader)
-	v35 := app != "" // only 3.5 executors send their app name
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return codeFail, msgBodyEmpty
-	}
-	if v35 && token == "" {
-		return codeFail, msgTokenEmpty35
 	}
 	ctx := context.WithValue(r.Context(), tokenKey{}, token)
 	var code int
@@ -143,12 +156,18 @@ func (a *Admin) serve(r *http.Request) (int, string) {
 		return codeFail, fmt.Sprintf(msgURINotFoundFm, uri)
 	}
 	if code == http.StatusUnauthorized {
-		if v35 {
-			return codeFail, msgTokenWrong35
-		}
-		return codeFail, msgTokenClassic
+		return tokenRefused(v35)
 	}
 	return code, msg
+}
+
+// tokenRefused is the reply to a refused token, in the words of the
+// executor's version.
+func tokenRefused(v35 bool) (int, string) {
+	if v35 {
+		return codeFail, msgTokenWrong35
+	}
+	return codeFail, msgTokenClassic
 }
 
 // answer turns a RegistryService error into xxl-job's reply: 401 (the

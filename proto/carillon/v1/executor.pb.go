@@ -29,8 +29,14 @@ const (
 	HeldRunState_HELD_RUN_STATE_UNSPECIFIED HeldRunState = 0
 	// Queued or running here.
 	HeldRunState_HELD_RUN_STATE_ACTIVE HeldRunState = 1
-	// Ended here: its result was reported, or will be.
+	// Ended here: its result was delivered, or waits on this executor's disk
+	// (its spool) to be delivered.
 	HeldRunState_HELD_RUN_STATE_ENDED HeldRunState = 2
+	// Accepted here and cut short by a restart of the executor's process:
+	// it started, but its process was killed before its result was written
+	// down, so no result will come. The admin settles it LOST at once; it is
+	// held all the same (it must not be sent again as if never received).
+	HeldRunState_HELD_RUN_STATE_CUT_SHORT HeldRunState = 3
 )
 
 // Enum value maps for HeldRunState.
@@ -39,11 +45,13 @@ var (
 		0: "HELD_RUN_STATE_UNSPECIFIED",
 		1: "HELD_RUN_STATE_ACTIVE",
 		2: "HELD_RUN_STATE_ENDED",
+		3: "HELD_RUN_STATE_CUT_SHORT",
 	}
 	HeldRunState_value = map[string]int32{
 		"HELD_RUN_STATE_UNSPECIFIED": 0,
 		"HELD_RUN_STATE_ACTIVE":      1,
 		"HELD_RUN_STATE_ENDED":       2,
+		"HELD_RUN_STATE_CUT_SHORT":   3,
 	}
 )
 
@@ -1326,11 +1334,12 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.carillon.v1.ScriptTypeR\x04type\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x129\n" +
 	"\n" +
-	"updated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*c\n" +
+	"updated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\x81\x01\n" +
 	"\fHeldRunState\x12\x1e\n" +
 	"\x1aHELD_RUN_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15HELD_RUN_STATE_ACTIVE\x10\x01\x12\x18\n" +
-	"\x14HELD_RUN_STATE_ENDED\x10\x02*\x8c\x01\n" +
+	"\x14HELD_RUN_STATE_ENDED\x10\x02\x12\x1c\n" +
+	"\x18HELD_RUN_STATE_CUT_SHORT\x10\x03*\x8c\x01\n" +
 	"\rBlockStrategy\x12\x1e\n" +
 	"\x1aBLOCK_STRATEGY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15BLOCK_STRATEGY_SERIAL\x10\x01\x12 \n" +

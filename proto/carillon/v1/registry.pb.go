@@ -32,6 +32,10 @@ const (
 	// The executor starts a run at its RunRequest.due_at: the admin may send
 	// a scheduled fire's runs ahead of their instant.
 	Capability_CAPABILITY_DUE_AT Capability = 1
+	// The executor's ReportResults carry its instance_id
+	// (ReportResultsRequest.instance_id): the admin then refuses a result
+	// without it for the runs sent to this executor's address.
+	Capability_CAPABILITY_INSTANCE_RESULTS Capability = 2
 )
 
 // Enum value maps for Capability.
@@ -39,10 +43,12 @@ var (
 	Capability_name = map[int32]string{
 		0: "CAPABILITY_UNSPECIFIED",
 		1: "CAPABILITY_DUE_AT",
+		2: "CAPABILITY_INSTANCE_RESULTS",
 	}
 	Capability_value = map[string]int32{
-		"CAPABILITY_UNSPECIFIED": 0,
-		"CAPABILITY_DUE_AT":      1,
+		"CAPABILITY_UNSPECIFIED":      0,
+		"CAPABILITY_DUE_AT":           1,
+		"CAPABILITY_INSTANCE_RESULTS": 2,
 	}
 )
 
@@ -329,8 +335,19 @@ func (*DeregisterResponse) Descriptor() ([]byte, []int) {
 
 // ReportResultsRequest carries a batch of results.
 type ReportResultsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Results       []*RunResult           `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Results []*RunResult           `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// The reporting executor process's RegisterRequest.instance_id. Each
+	// result is checked against the executor its run was sent to: where
+	// executors registered at that address, a result whose instance_id is
+	// none of theirs is refused for that run (permission_denied in its
+	// outcome; send it again once this process has registered), and so is a
+	// result without one where the executor there declared
+	// CAPABILITY_INSTANCE_RESULTS. Empty from executors that predate it and
+	// on the xxl-job callback: such a result is taken for any run of the
+	// groups its token may report for, unless the run's executor declared
+	// CAPABILITY_INSTANCE_RESULTS.
+	InstanceId    string `protobuf:"bytes,2,opt,name=instance_id,json=instanceId,proto3" json:"instance_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -370,6 +387,13 @@ func (x *ReportResultsRequest) GetResults() []*RunResult {
 		return x.Results
 	}
 	return nil
+}
+
+func (x *ReportResultsRequest) GetInstanceId() string {
+	if x != nil {
+		return x.InstanceId
+	}
+	return ""
 }
 
 // ReportResultsResponse says what became of each result of the batch.
@@ -606,9 +630,11 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\x11DeregisterRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\"\x14\n" +
-	"\x12DeregisterResponse\"H\n" +
+	"\x12DeregisterResponse\"i\n" +
 	"\x14ReportResultsRequest\x120\n" +
-	"\aresults\x18\x01 \x03(\v2\x16.carillon.v1.RunResultR\aresults\"O\n" +
+	"\aresults\x18\x01 \x03(\v2\x16.carillon.v1.RunResultR\aresults\x12\x1f\n" +
+	"\vinstance_id\x18\x02 \x01(\tR\n" +
+	"instanceId\"O\n" +
 	"\x15ReportResultsResponse\x126\n" +
 	"\boutcomes\x18\x01 \x03(\v2\x1a.carillon.v1.ResultOutcomeR\boutcomes\"T\n" +
 	"\rResultOutcome\x12\x15\n" +
@@ -624,11 +650,12 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\vdatabase_id\x18\x05 \x01(\tR\n" +
 	"databaseId\x129\n" +
 	"\n" +
-	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt*?\n" +
+	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt*`\n" +
 	"\n" +
 	"Capability\x12\x1a\n" +
 	"\x16CAPABILITY_UNSPECIFIED\x10\x00\x12\x15\n" +
-	"\x11CAPABILITY_DUE_AT\x10\x012\x81\x02\n" +
+	"\x11CAPABILITY_DUE_AT\x10\x01\x12\x1f\n" +
+	"\x1bCAPABILITY_INSTANCE_RESULTS\x10\x022\x81\x02\n" +
 	"\x0fRegistryService\x12G\n" +
 	"\bRegister\x12\x1c.carillon.v1.RegisterRequest\x1a\x1d.carillon.v1.RegisterResponse\x12M\n" +
 	"\n" +

@@ -199,7 +199,9 @@ type LoginRequest struct {
 	// Set the session as a cookie (HttpOnly, SameSite=Strict, Secure under
 	// TLS) instead of returning it: the web console's way, so page scripts
 	// never hold the session. A request the cookie authenticates must carry
-	// the header "X-Carillon-Console: 1". LoginResponse.token is then empty.
+	// the header "X-Carillon-Console: 1". LoginResponse.token is then empty,
+	// and the cookie's session is taken only as the cookie: sent as
+	// "Authorization: Bearer" it is refused (unauthenticated).
 	Cookie        bool `protobuf:"varint,3,opt,name=cookie,proto3" json:"cookie,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -81,8 +81,9 @@ type ExecutorServiceClient interface {
 	// ReadLog returns one page of one execution's log, by line.
 	ReadLog(context.Context, *v1.ReadLogRequest) (*v1.ReadLogResponse, error)
 	// HeldRuns says which of the given executions this executor holds: queued
-	// or running here, or ended here with a result reported or still to be
-	// reported. An admin that restarted asks it about the runs it had claimed
+	// or running here, ended here with a result reported or still to be
+	// reported, or cut short here by a restart of the executor (no result
+	// will come). An admin that restarted asks it about the runs it had claimed
 	// but not recorded as sent, so that it sends each run no executor holds
 	// and never sends one twice. An executor that cannot answer (an older SDK
 	// answers unimplemented) is never sent such a run again.
@@ -248,8 +249,9 @@ type ExecutorServiceHandler interface {
 	// ReadLog returns one page of one execution's log, by line.
 	ReadLog(context.Context, *v1.ReadLogRequest) (*v1.ReadLogResponse, error)
 	// HeldRuns says which of the given executions this executor holds: queued
-	// or running here, or ended here with a result reported or still to be
-	// reported. An admin that restarted asks it about the runs it had claimed
+	// or running here, ended here with a result reported or still to be
+	// reported, or cut short here by a restart of the executor (no result
+	// will come). An admin that restarted asks it about the runs it had claimed
 	// but not recorded as sent, so that it sends each run no executor holds
 	// and never sends one twice. An executor that cannot answer (an older SDK
 	// answers unimplemented) is never sent such a run again.

@@ -57,7 +57,12 @@ type RegistryServiceClient interface {
 	// no answer): then the executor's result replaces the admin's judgement.
 	//
 	// Each result is judged alone: a malformed result is refused in its
-	// outcome (ReportResultsResponse.outcomes) and the others are recorded.
+	// outcome (ReportResultsResponse.outcomes) and the others are recorded;
+	// so is a result from an executor its run was not sent to
+	// (ReportResultsRequest.instance_id). A result's finished_at is taken as
+	// at most the admin's clock and at least the instant its run was sent. A
+	// result for a run already settled that says something else than the run
+	// is noted in the run's message.
 	// The call fails only as a whole: when the request itself is refused
 	// (more than 10,000 results, a bad token) or the admin cannot record the
 	// batch now (send the whole batch again: repeats are harmless).
@@ -143,7 +148,12 @@ type RegistryServiceHandler interface {
 	// no answer): then the executor's result replaces the admin's judgement.
 	//
 	// Each result is judged alone: a malformed result is refused in its
-	// outcome (ReportResultsResponse.outcomes) and the others are recorded.
+	// outcome (ReportResultsResponse.outcomes) and the others are recorded;
+	// so is a result from an executor its run was not sent to
+	// (ReportResultsRequest.instance_id). A result's finished_at is taken as
+	// at most the admin's clock and at least the instant its run was sent. A
+	// result for a run already settled that says something else than the run
+	// is noted in the run's message.
 	// The call fails only as a whole: when the request itself is refused
 	// (more than 10,000 results, a bad token) or the admin cannot record the
 	// batch now (send the whole batch again: repeats are harmless).

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file carillon/v1/registry.proto.
  */
 export const file_carillon_v1_registry: GenFile = /*@__PURE__*/
-  fileDesc("ChpjYXJpbGxvbi92MS9yZWdpc3RyeS5wcm90bxILY2FyaWxsb24udjEijwIKD1JlZ2lzdGVyUmVxdWVzdBIQCghhcHBfbmFtZRgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEhMKC2luc3RhbmNlX2lkGAMgASgJEi8KCHByb3RvY29sGAQgASgOMh0uY2FyaWxsb24udjEuRXhlY3V0b3JQcm90b2NvbBItCgxjYXBhYmlsaXRpZXMYBSADKA4yFy5jYXJpbGxvbi52MS5DYXBhYmlsaXR5Ei8KDGNsb2NrX29mZnNldBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIzChBjbG9ja19yb3VuZF90cmlwGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkIKEFJlZ2lzdGVyUmVzcG9uc2USLgoKYWRtaW5fdGltZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNgoRRGVyZWdpc3RlclJlcXVlc3QSEAoIYXBwX25hbWUYASABKAkSDwoHYWRkcmVzcxgCIAEoCSIUChJEZXJlZ2lzdGVyUmVzcG9uc2UiPwoUUmVwb3J0UmVzdWx0c1JlcXVlc3QSJwoHcmVzdWx0cxgBIAMoCzIWLmNhcmlsbG9uLnYxLlJ1blJlc3VsdCJFChVSZXBvcnRSZXN1bHRzUmVzcG9uc2USLAoIb3V0Y29tZXMYASADKAsyGi5jYXJpbGxvbi52MS5SZXN1bHRPdXRjb21lIj4KDVJlc3VsdE91dGNvbWUSDgoGcnVuX2lkGAEgASgDEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSLKAQoJUnVuUmVzdWx0Eg4KBnJ1bl9pZBgBIAEoAxImCgZzdGF0dXMYAiABKA4yFi5jYXJpbGxvbi52MS5SdW5TdGF0dXMSDwoHbWVzc2FnZRgDIAEoCRIvCgtmaW5pc2hlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZGF0YWJhc2VfaWQYBSABKAkSLgoKc3RhcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqPwoKQ2FwYWJpbGl0eRIaChZDQVBBQklMSVRZX1VOU1BFQ0lGSUVEEAASFQoRQ0FQQUJJTElUWV9EVUVfQVQQATKBAgoPUmVnaXN0cnlTZXJ2aWNlEkcKCFJlZ2lzdGVyEhwuY2FyaWxsb24udjEuUmVnaXN0ZXJSZXF1ZXN0Gh0uY2FyaWxsb24udjEuUmVnaXN0ZXJSZXNwb25zZRJNCgpEZXJlZ2lzdGVyEh4uY2FyaWxsb24udjEuRGVyZWdpc3RlclJlcXVlc3QaHy5jYXJpbGxvbi52MS5EZXJlZ2lzdGVyUmVzcG9uc2USVgoNUmVwb3J0UmVzdWx0cxIhLmNhcmlsbG9uLnYxLlJlcG9ydFJlc3VsdHNSZXF1ZXN0GiIuY2FyaWxsb24udjEuUmVwb3J0UmVzdWx0c1Jlc3BvbnNlQj1aO2dpdGh1Yi5jb20vY2FyaWxsb25ocS9jYXJpbGxvbi9wcm90by9jYXJpbGxvbi92MTtjYXJpbGxvbnYxYgZwcm90bzM", [file_carillon_v1_group, file_carillon_v1_run, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("ChpjYXJpbGxvbi92MS9yZWdpc3RyeS5wcm90bxILY2FyaWxsb24udjEijwIKD1JlZ2lzdGVyUmVxdWVzdBIQCghhcHBfbmFtZRgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEhMKC2luc3RhbmNlX2lkGAMgASgJEi8KCHByb3RvY29sGAQgASgOMh0uY2FyaWxsb24udjEuRXhlY3V0b3JQcm90b2NvbBItCgxjYXBhYmlsaXRpZXMYBSADKA4yFy5jYXJpbGxvbi52MS5DYXBhYmlsaXR5Ei8KDGNsb2NrX29mZnNldBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIzChBjbG9ja19yb3VuZF90cmlwGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkIKEFJlZ2lzdGVyUmVzcG9uc2USLgoKYWRtaW5fdGltZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNgoRRGVyZWdpc3RlclJlcXVlc3QSEAoIYXBwX25hbWUYASABKAkSDwoHYWRkcmVzcxgCIAEoCSIUChJEZXJlZ2lzdGVyUmVzcG9uc2UiVAoUUmVwb3J0UmVzdWx0c1JlcXVlc3QSJwoHcmVzdWx0cxgBIAMoCzIWLmNhcmlsbG9uLnYxLlJ1blJlc3VsdBITCgtpbnN0YW5jZV9pZBgCIAEoCSJFChVSZXBvcnRSZXN1bHRzUmVzcG9uc2USLAoIb3V0Y29tZXMYASADKAsyGi5jYXJpbGxvbi52MS5SZXN1bHRPdXRjb21lIj4KDVJlc3VsdE91dGNvbWUSDgoGcnVuX2lkGAEgASgDEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSLKAQoJUnVuUmVzdWx0Eg4KBnJ1bl9pZBgBIAEoAxImCgZzdGF0dXMYAiABKA4yFi5jYXJpbGxvbi52MS5SdW5TdGF0dXMSDwoHbWVzc2FnZRgDIAEoCRIvCgtmaW5pc2hlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZGF0YWJhc2VfaWQYBSABKAkSLgoKc3RhcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqYAoKQ2FwYWJpbGl0eRIaChZDQVBBQklMSVRZX1VOU1BFQ0lGSUVEEAASFQoRQ0FQQUJJTElUWV9EVUVfQVQQARIfChtDQVBBQklMSVRZX0lOU1RBTkNFX1JFU1VMVFMQAjKBAgoPUmVnaXN0cnlTZXJ2aWNlEkcKCFJlZ2lzdGVyEhwuY2FyaWxsb24udjEuUmVnaXN0ZXJSZXF1ZXN0Gh0uY2FyaWxsb24udjEuUmVnaXN0ZXJSZXNwb25zZRJNCgpEZXJlZ2lzdGVyEh4uY2FyaWxsb24udjEuRGVyZWdpc3RlclJlcXVlc3QaHy5jYXJpbGxvbi52MS5EZXJlZ2lzdGVyUmVzcG9uc2USVgoNUmVwb3J0UmVzdWx0cxIhLmNhcmlsbG9uLnYxLlJlcG9ydFJlc3VsdHNSZXF1ZXN0GiIuY2FyaWxsb24udjEuUmVwb3J0UmVzdWx0c1Jlc3BvbnNlQj1aO2dpdGh1Yi5jb20vY2FyaWxsb25ocS9jYXJpbGxvbi9wcm90by9jYXJpbGxvbi92MTtjYXJpbGxvbnYxYgZwcm90bzM", [file_carillon_v1_group, file_carillon_v1_run, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * RegisterRequest announces one executor.
@@ -169,6 +169,22 @@ export type ReportResultsRequest = Message<"carillon.v1.ReportResultsRequest"> &
    * @generated from field: repeated carillon.v1.RunResult results = 1;
    */
   results: RunResult[];
+
+  /**
+   * The reporting executor process's RegisterRequest.instance_id. Each
+   * result is checked against the executor its run was sent to: where
+   * executors registered at that address, a result whose instance_id is
+   * none of theirs is refused for that run (permission_denied in its
+   * outcome; send it again once this process has registered), and so is a
+   * result without one where the executor there declared
+   * CAPABILITY_INSTANCE_RESULTS. Empty from executors that predate it and
+   * on the xxl-job callback: such a result is taken for any run of the
+   * groups its token may report for, unless the run's executor declared
+   * CAPABILITY_INSTANCE_RESULTS.
+   *
+   * @generated from field: string instance_id = 2;
+   */
+  instanceId: string;
 };
 
 /**
@@ -320,6 +336,15 @@ export enum Capability {
    * @generated from enum value: CAPABILITY_DUE_AT = 1;
    */
   DUE_AT = 1,
+
+  /**
+   * The executor's ReportResults carry its instance_id
+   * (ReportResultsRequest.instance_id): the admin then refuses a result
+   * without it for the runs sent to this executor's address.
+   *
+   * @generated from enum value: CAPABILITY_INSTANCE_RESULTS = 2;
+   */
+  INSTANCE_RESULTS = 2,
 }
 
 /**
@@ -364,7 +389,12 @@ export const RegistryService: GenService<{
    * no answer): then the executor's result replaces the admin's judgement.
    *
    * Each result is judged alone: a malformed result is refused in its
-   * outcome (ReportResultsResponse.outcomes) and the others are recorded.
+   * outcome (ReportResultsResponse.outcomes) and the others are recorded;
+   * so is a result from an executor its run was not sent to
+   * (ReportResultsRequest.instance_id). A result's finished_at is taken as
+   * at most the admin's clock and at least the instant its run was sent. A
+   * result for a run already settled that says something else than the run
+   * is noted in the run's message.
    * The call fails only as a whole: when the request itself is refused
    * (more than 10,000 results, a bad token) or the admin cannot record the
    * batch now (send the whole batch again: repeats are harmless).

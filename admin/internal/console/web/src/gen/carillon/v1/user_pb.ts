@@ -107,7 +107,9 @@ export type LoginRequest = Message<"carillon.v1.LoginRequest"> & {
    * Set the session as a cookie (HttpOnly, SameSite=Strict, Secure under
    * TLS) instead of returning it: the web console's way, so page scripts
    * never hold the session. A request the cookie authenticates must carry
-   * the header "X-Carillon-Console: 1". LoginResponse.token is then empty.
+   * the header "X-Carillon-Console: 1". LoginResponse.token is then empty,
+   * and the cookie's session is taken only as the cookie: sent as
+   * "Authorization: Bearer" it is refused (unauthenticated).
    *
    * @generated from field: bool cookie = 3;
    */
