@@ -85,6 +85,14 @@ type Config struct {
 	// a generated first-ADMIN password, where the executor token is kept,
 	// the demo's API token. Defaults to os.Stderr.
 	Console io.Writer
+	// HideSecrets keeps generated secrets out of Console and the log, for
+	// an admin whose output goes to a log pipeline: the first-start notices
+	// are logged through Logger instead, without the secrets, saying how
+	// to get them. No first ADMIN is created without AdminPassword (a
+	// later start with secrets shown creates it, or carillon
+	// reset-admin-password), and the demo prints no API token. The
+	// carillon command sets it when its stderr is not a terminal.
+	HideSecrets bool
 	// MisfireThreshold is how late a fire may be before the job's misfire
 	// strategy handles it. Defaults to schedule.MisfireThresholdDefault (5 s).
 	MisfireThreshold time.Duration
@@ -145,12 +153,16 @@ type Admin struct {
 	server    *server.Server
 	alarms    *alarm.Sender
 	metrics   *metrics.Metrics
-	metricsLn net.Listener // nil without Config.MetricsListen
+	metricsLn net.Listener     // nil without Config.MetricsListen
+	cert      *tls.Certificate // nil without Config.TLSCert
 }
 
 // Open opens the database and builds the admin; Serve runs it. Close the
-// Admin when Serve has returned.
-func Open(ctx context.Context, cfg Config) (*Admin, error) {
+// Admin when Serve has returned. It checks the configuration, reads the
+// TLS key pair and binds the metrics listener before it opens, creates or
+// migrates the database: a start refused for those leaves no database
+// behind and spends no first-start password.
+func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	cfg.Listen = cmp.Or(cfg.Listen, ListenDefault)
 	cfg.DBPath = cmp.Or(cfg.DBPath, DBPathDefault)
 	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, ShutdownTimeoutDefault)
@@ -166,6 +178,28 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 	webhookAllow, err := server.ParseWebhookAllow(cfg.AlarmWebhookAllow)
 	if err != nil {
 		return nil, fmt.Errorf("admin: %w", err)
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return nil, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrConfig)
+	}
+	var cert *tls.Certificate
+	if cfg.TLSCert != "" {
+		c, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("admin: TLS: %w", err)
+		}
+		cert = &c
+	}
+	var metricsLn net.Listener
+	if cfg.MetricsListen != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
+			return nil, fmt.Errorf("admin: metrics listen: %w: is another admin running? stop it, or pass another --metrics-listen", err)
+		}
+		defer func() {
+			if err != nil {
+				_ = metricsLn.Close()
+			}
+		}()
 	}
 	st, err := store.Open(ctx, cfg.DBPath)
 	if err != nil {
@@ -238,13 +272,8 @@ func Open(ctx context.Context, cfg Config) (*Admin, error) {
 		FireWritesFunc:    trig.WriteQueue,
 		DatabaseBytesFunc: st.Size,
 	})
-	a := &Admin{cfg: cfg, store: st, trigger: trig, scheduler: sched, server: srv, alarms: alarms, metrics: m}
-	if cfg.MetricsListen != "" {
-		if a.metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
-			return nil, errors.Join(fmt.Errorf("admin: metrics listen: %w", err), st.Close())
-		}
-	}
-	return a, nil
+	return &Admin{cfg: cfg, store: st, trigger: trig, scheduler: sched, server: srv, alarms: alarms, metrics: m,
+		metricsLn: metricsLn, cert: cert}, nil
 }
 
 // Close closes the database, and the metrics listener if Serve did not
@@ -274,17 +303,22 @@ func (a *Admin) MetricsAddr() net.Addr {
 // and reflection).
 func (a *Admin) Handler() http.Handler { return a.server.Handler() }
 
-// Run opens the admin, listens on cfg.Listen and serves until ctx ends.
+// Run listens on cfg.Listen, opens the admin and serves until ctx ends.
+// It binds the listener first: an address taken (by another admin, a
+// demo still running) stops it before it creates or migrates a database
+// or generates a first-start password.
 func Run(ctx context.Context, cfg Config) error {
+	addr := cmp.Or(cfg.Listen, ListenDefault)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("admin: listen: %w: is another admin (carillon serve --demo?) running on %s? stop it, or pass another --listen", err, addr)
+	}
 	a, err := Open(ctx, cfg)
 	if err != nil {
+		_ = ln.Close()
 		return err
 	}
 	defer func() { _ = a.Close() }()
-	ln, err := net.Listen("tcp", a.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("admin: listen: %w", err)
-	}
 	return a.Serve(ctx, ln)
 }
 
@@ -309,13 +343,9 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	scheme := "http"
-	if a.cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(a.cfg.TLSCert, a.cfg.TLSKey)
-		if err != nil {
-			return fmt.Errorf("admin: TLS: %w", err)
-		}
+	if a.cert != nil {
 		protocols.SetHTTP2(true)
-		hs.TLSConfig, scheme = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, "https"
+		hs.TLSConfig, scheme = &tls.Config{Certificates: []tls.Certificate{*a.cert}, MinVersion: tls.VersionTLS12}, "https"
 	}
 	// The scheduler stops when ctx ends; everything else runs until the
 	// scheduler's claimed fires are sent.

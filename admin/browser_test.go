@@ -45,9 +45,23 @@ func newBrowser(t testing.TB, url string) *browser {
 		}
 		t.Skip("no chromium on PATH (apt-get install chromium, or run .ci/run): browser tests skipped")
 	}
+	// The profile: removed once Chromium's last process has let go of it
+	// (a helper process may still write there just after the browser
+	// exits, which t.TempDir's cleanup reports as a failure).
+	profile, err := os.MkdirTemp("", "carillon-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if err := os.RemoveAll(profile); err == nil || time.Now().After(deadline) {
+				return
+			}
+		}
+	})
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("lang", "en-US"),
@@ -89,7 +103,9 @@ func (b *browser) run(t testing.TB, what string, actions ...chromedp.Action) {
 	t.Helper()
 	if err := chromedp.Run(b.ctx, actions...); err != nil {
 		b.screenshot(t, "failed-"+strings.ReplaceAll(what, " ", "-"))
-		t.Fatalf("%s: %v", what, err)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		t.Fatalf("%s: %v; the page logged: %q", what, err, b.errors)
 	}
 }
 
@@ -314,8 +330,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	var nav string
 	b.run(t, "switch to Chinese",
 		chromedp.Navigate(a.url+"/#/jobs"),
-		chromedp.WaitVisible(`//button[text()="中文"]`, chromedp.BySearch),
-		chromedp.Click(`//button[text()="中文"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//button[text()="中文 / ZH"]`, chromedp.BySearch),
+		chromedp.Click(`//button[text()="中文 / ZH"]`, chromedp.BySearch),
 		textOf(`nav[aria-label=main]`, &nav),
 	)
 	if !strings.Contains(nav, "任务管理") || !strings.Contains(nav, "调度日志") {
@@ -382,4 +398,229 @@ func TestConsoleInBrowser(t *testing.T) {
 	m.screenshot(t, "jobs-member")
 	v.noErrors(t)
 	m.noErrors(t)
+}
+
+// inViewport is a JavaScript expression: whether the element of selector
+// sel is laid out wholly within the window's width.
+func inViewport(sel string) string {
+	return fmt.Sprintf(`(() => { const r = document.querySelector(%q)?.getBoundingClientRect();
+		return !!r && r.width > 0 && r.left >= 0 && r.right <= window.innerWidth; })()`, sel)
+}
+
+// TestConsoleNewcomer drives what tripped newcomers up in the console
+// (issue 32): deleting old runs asks first with the count; the jobs
+// table's group, last-run and script handler cells, Run once linking to
+// its run, whose detail opens above the list; a log that cannot be read
+// says so once; long unbroken names wrap, and at 390 px a row's actions
+// are in a menu within the screen; Chinese covers enum values and shows
+// no UNSPECIFIED; the dashboard's empty lists and retries say so.
+func TestConsoleNewcomer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := startAdmin(t)
+	c := newClients(a.url, http.DefaultClient)
+	long := strings.Repeat("averylongunbrokenname", 8)
+	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "web", Title: "Web " + long}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "nobody"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startExecutor(t, a.url, "web")
+	none := &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}
+	hello := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: long, Handler: "ok", Schedule: none})
+	script := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "a script", Schedule: none,
+		Script: &carillonv1.Script{Type: carillonv1.ScriptType_SCRIPT_TYPE_SHELL, Source: "echo hi"}})
+	retried := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "fails twice", Handler: "fail", Param: "fail",
+		Schedule: none, RetryCount: 1, RetryDelaySeconds: 1})
+	orphan := createJob(t, c, &carillonv1.Job{GroupId: nobody.Group.Id, Description: "no executor", Handler: "ok", Schedule: none})
+
+	b := newBrowser(t, a.url)
+	b.signIn(t, "admin", adminPassword)
+	var running, failures string
+	b.run(t, "an empty dashboard",
+		chromedp.Navigate(a.url+"/#/"),
+		textOf(`[data-testid=running-now]`, &running),
+		textOf(`[data-testid=recent-failures]`, &failures),
+	)
+	if !strings.Contains(running, "No run is running now.") || !strings.Contains(failures, "No failed run.") {
+		t.Errorf("empty dashboard lists: %q, %q", running, failures)
+	}
+
+	// Run once from the row: the message links to the run, whose detail
+	// opens above the runs list.
+	runOnce := fmt.Sprintf(`//tr[td[1][text()="%d"]]//button[text()="Run once"]`, hello.Id)
+	var href string
+	var ok bool
+	b.run(t, "run once links to the run",
+		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.WaitVisible(runOnce, chromedp.BySearch),
+		chromedp.Click(runOnce, chromedp.BySearch),
+		chromedp.WaitVisible(`[role=status] a`),
+		chromedp.AttributeValue(`[role=status] a`, "href", &href, &ok),
+		chromedp.Click(`[role=status] a`),
+		chromedp.WaitVisible(`[data-testid=run-detail]`),
+		chromedp.Poll(`document.querySelector('[data-testid="run-log"]')?.textContent.includes("ok run")`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Evaluate(`document.querySelector('[data-testid=run-detail]').getBoundingClientRect().top < document.querySelector('main table').getBoundingClientRect().top`, &ok),
+	)
+	runs := listRuns(t, c, hello.Id)
+	if len(runs) != 1 || !strings.HasSuffix(href, fmt.Sprintf("run=%d", runs[0].Id)) || !ok {
+		t.Errorf("Run once's link %q (runs %v); detail above the list: %v", href, runs, ok)
+	}
+	var detail string
+	b.run(t, "a run without an alarm", textOf(`[data-testid=run-detail]`, &detail))
+	if !strings.Contains(detail, "Alarm\nnone") || strings.Contains(detail, "UNSPECIFIED") {
+		t.Errorf("the detail of a run without an alarm: %q", detail)
+	}
+
+	// The jobs table: group, last run, script handler.
+	if _, err := c.job.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: retried.Id}); err != nil {
+		t.Fatal(err)
+	}
+	var group, last, handler string
+	b.run(t, "jobs table cells",
+		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Poll(fmt.Sprintf(`document.querySelector('[data-testid="last-run-of-%d"]')?.textContent === "SUCCEEDED"`, hello.Id), nil,
+			chromedp.WithPollingTimeout(20*time.Second)),
+		textOf(fmt.Sprintf(`[data-testid="group-of-%d"]`, hello.Id), &group),
+		textOf(fmt.Sprintf(`[data-testid="last-run-of-%d"]`, script.Id), &last),
+		textOf(fmt.Sprintf(`[data-testid="handler-of-%d"]`, script.Id), &handler),
+	)
+	if group != "Web "+long+" (web)" || last != "never run" || handler != "script:shell" {
+		t.Errorf("jobs table: group %q, last run of a job never run %q, script handler %q", group, last, handler)
+	}
+	var fits bool
+	b.run(t, "long names wrap", chromedp.Evaluate(`document.documentElement.scrollWidth <= window.innerWidth &&
+		document.querySelector('[data-testid=jobs-table]').scrollWidth <= document.querySelector('[data-testid=jobs-table]').clientWidth`, &fits))
+	if !fits {
+		var dims string
+		_ = chromedp.Run(b.ctx, chromedp.Evaluate(`JSON.stringify([...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth).slice(0, 5).map((e) => e.tagName + "." + e.className + " " + e.getBoundingClientRect().right))`, &dims))
+		t.Log("widths:", dims)
+		b.screenshot(t, "newcomer-wide")
+		t.Error("a long unbroken name widens the jobs table at 1280 px")
+	}
+
+	// A retry is told from its first attempt.
+	for deadline := time.Now().Add(30 * time.Second); len(failedRuns(t, c, retried.Id)) < 2; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the failing job's two attempts: %v", listRuns(t, c, retried.Id))
+		}
+	}
+	failed := failedRuns(t, c, retried.Id)
+	b.run(t, "recent failures say the attempt",
+		chromedp.Navigate(a.url+"/#/"),
+		chromedp.Poll(fmt.Sprintf(`document.querySelector('[data-testid="attempt-%d"]')?.textContent === "retry 1" &&
+			document.querySelector('[data-testid="attempt-%d"]')?.textContent === "first attempt"`, failed[0].Id, failed[1].Id), nil,
+			chromedp.WithPollingTimeout(20*time.Second)),
+	)
+
+	// A run whose log cannot be read (it was never sent): the error once,
+	// no "Loading…" forever.
+	trig, err := c.job.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: orphan.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.run(t, "a log that cannot be read",
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d&run=%d", a.url, orphan.Id, trig.RunIds[0])),
+		chromedp.Poll(`document.querySelectorAll('[data-testid=run-detail] [role=alert]').length === 1`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+		textOf(`[data-testid=run-detail]`, &detail),
+	)
+	if strings.Contains(detail, "Loading") || strings.Contains(detail, "UNSPECIFIED") || !strings.Contains(detail, "never dispatched") {
+		t.Errorf("the detail of a run without a log: %q", detail)
+	}
+
+	// Deleting old runs asks first, with the count; cancelling deletes nothing.
+	before := len(listRuns(t, c, hello.Id))
+	var ask string
+	b.run(t, "delete old runs asks first",
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d", a.url, hello.Id)),
+		setValue(`input[name=days]`, "0"),
+		chromedp.Click(`//form[@aria-label="delete old runs"]//button[text()="Delete"]`, chromedp.BySearch),
+		textOf(`[data-testid=delete-count]`, &ask),
+	)
+	if ask != "Delete 1 settled runs older than 0 days? This cannot be undone." || len(listRuns(t, c, hello.Id)) != before {
+		t.Errorf("the confirmation says %q; %d runs left of %d", ask, len(listRuns(t, c, hello.Id)), before)
+	}
+	b.run(t, "cancel, then confirm",
+		chromedp.Click(`//div[@role="alertdialog"]//button[text()="Cancel"]`, chromedp.BySearch),
+		chromedp.WaitNotPresent(`[role=alertdialog]`),
+		setValue(`input[name=days]`, "-1"),
+		chromedp.Click(`//form[@aria-label="delete old runs"]//button[text()="Delete"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//p[@role="alert"][contains(., "a whole number")]`, chromedp.BySearch),
+	)
+	if n := len(listRuns(t, c, hello.Id)); n != before {
+		t.Errorf("cancelled and refused deletes left %d runs of %d", n, before)
+	}
+	b.run(t, "confirm",
+		setValue(`input[name=days]`, "0"),
+		chromedp.Click(`//form[@aria-label="delete old runs"]//button[text()="Delete"]`, chromedp.BySearch),
+		chromedp.Click(`//div[@role="alertdialog"]//button[text()="Delete 1 runs"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//p[@role="status"][contains(., "1")]`, chromedp.BySearch),
+	)
+	if n := len(listRuns(t, c, hello.Id)); n != 0 {
+		t.Errorf("%d runs after the confirmed delete", n)
+	}
+
+	// A phone: no sideways scroll, a row's actions in a menu on screen.
+	menu := fmt.Sprintf(`[data-testid="menu-%d"]`, hello.Id)
+	var menuOnScreen, runOnceOnScreen, fitsOpen bool
+	b.run(t, "phone: the row menu",
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.WaitVisible(menu),
+		chromedp.Evaluate(`document.documentElement.scrollWidth <= window.innerWidth &&
+			document.querySelector('[data-testid=jobs-table]').scrollWidth <= document.querySelector('[data-testid=jobs-table]').clientWidth`, &fits),
+		chromedp.Evaluate(inViewport(menu), &menuOnScreen),
+		chromedp.Click(menu),
+		chromedp.WaitVisible(fmt.Sprintf(`//*[@data-testid="row-menu-%d"]//button[text()="Run once"]`, hello.Id), chromedp.BySearch),
+		chromedp.Evaluate(fmt.Sprintf(`(() => { const r = document.evaluate('//*[@data-testid="row-menu-%d"]//button[text()="Run once"]', document, null,
+			XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue.getBoundingClientRect(); return r.left >= 0 && r.right <= window.innerWidth; })()`, hello.Id),
+			&runOnceOnScreen),
+		chromedp.Evaluate(`document.documentElement.scrollWidth <= window.innerWidth`, &fitsOpen),
+	)
+	b.screenshot(t, "jobs-phone-menu")
+	if !fits {
+		var dims string
+		_ = chromedp.Run(b.ctx, chromedp.Evaluate(`JSON.stringify([document.querySelector('[data-testid=jobs-table]').scrollWidth, document.querySelector('[data-testid=jobs-table]').clientWidth, [...document.querySelectorAll('[data-testid=jobs-table] th')].map((e) => e.getBoundingClientRect().width)])`, &dims))
+		t.Log("phone widths:", dims)
+	}
+	if !fits || !menuOnScreen || !runOnceOnScreen || !fitsOpen {
+		t.Errorf("at 390 px: page and table fit %v, row menu on screen %v, its Run once on screen %v, the page fits with the menu open %v",
+			fits, menuOnScreen, runOnceOnScreen, fitsOpen)
+	}
+	b.run(t, "back to a laptop", chromedp.EmulateViewport(1280, 900))
+
+	// Chinese: enum values too, and a Latin fallback on the switch.
+	var lang, route, status, body string
+	b.run(t, "Chinese enum values",
+		chromedp.Navigate(a.url+"/#/jobs"),
+		textOf(`[data-testid=lang]`, &lang),
+		chromedp.Click(`[data-testid=lang]`),
+		chromedp.WaitVisible(`//button[text()="新增任务"]`, chromedp.BySearch),
+		chromedp.Click(`//button[text()="新增任务"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`select[name=route_strategy]`),
+		chromedp.Evaluate(`document.querySelector('select[name=route_strategy]').selectedOptions[0].textContent`, &route),
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d&run=%d", a.url, retried.Id, failed[0].Id)),
+		textOf(fmt.Sprintf(`[data-testid="status-%d"]`, failed[0].Id), &status),
+		chromedp.Text(`body`, &body),
+	)
+	if lang != "中文 / ZH" || route != "第一个" || status != "失败" || strings.Contains(body, "UNSPECIFIED") || !strings.Contains(body, "失败重试") {
+		t.Errorf("Chinese: switch %q, route FIRST %q, status FAILED %q; the page:\n%s", lang, route, status, body)
+	}
+	b.run(t, "back to English", chromedp.Click(`[data-testid=lang]`), chromedp.WaitVisible(`//button[text()="中文 / ZH"]`, chromedp.BySearch))
+	b.noErrors(t)
+}
+
+// failedRuns returns the failed runs of a job, newest first.
+func failedRuns(t *testing.T, c clients, jobID int64) []*carillonv1.Run {
+	t.Helper()
+	var out []*carillonv1.Run
+	for _, r := range listRuns(t, c, jobID) {
+		if r.Status == carillonv1.RunStatus_RUN_STATUS_FAILED {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // TestConsoleServed checks that the admin serves the embedded console at /
-// (and for any page path) with a strict Content-Security-Policy and
+// (and at its pages' paths) with a strict Content-Security-Policy and
 // framing refused, its assets gzipped within the first-load budget, and
 // that the API, health and reflection paths are still theirs.
 func TestConsoleServed(t *testing.T) {
@@ -32,7 +32,7 @@ func TestConsoleServed(t *testing.T) {
 		return res, string(b)
 	}
 	var assets []string
-	for _, p := range []string{"/", "/jobs", "/runs/7"} {
+	for _, p := range []string{"/", "/index.html", "/jobs", "/runs/7"} {
 		res, body := get(p) //nolint:bodyclose // get reads and closes the body
 		if res.StatusCode != 200 || !strings.Contains(body, `<div id="root">`) {
 			t.Fatalf("GET %s: %d %.200s", p, res.StatusCode, body)
@@ -83,5 +83,16 @@ func TestConsoleServed(t *testing.T) {
 	}
 	if res, _ := get("/healthz"); res.StatusCode != 200 { //nolint:bodyclose // get reads and closes the body
 		t.Errorf("/healthz: %d", res.StatusCode)
+	}
+	// Paths of neither the console nor the API are not found: a scraper
+	// pointed at the API port, a mistyped API path.
+	for _, p := range []string{"/metrics", "/v1/jobs", "/carillon.v1/JobService", "/favicon.ico", "/jobsx"} {
+		res, body := get(p) //nolint:bodyclose // get reads and closes the body
+		if res.StatusCode != 404 || strings.Contains(body, `<div id="root">`) || !strings.Contains(body, "the web console is at /") {
+			t.Errorf("GET %s: %d %.200s, want 404 saying what is served", p, res.StatusCode, body)
+		}
+	}
+	if _, body := get("/metrics"); !strings.Contains(body, "--metrics-listen") { //nolint:bodyclose // get reads and closes the body
+		t.Errorf("GET /metrics: %q, want where the metrics are", body)
 	}
 }

@@ -45,7 +45,10 @@ func runDemo(ctx context.Context, a *Admin, adminURL string) error {
 		return errors.Join(err, ln.Close())
 	}
 	a.cfg.Logger.Info("demo: executor started; job \"demo hello\" runs every 5 s; watch the \"run finished\" lines")
-	if err := printDemoAccess(ctx, a.store, a.cfg.Console, adminURL, a.cfg.DBPath); err != nil {
+	if a.cfg.HideSecrets {
+		a.cfg.Logger.Info("demo: no API token printed: this admin's output is not a terminal; log in with carillon login "+
+			"and create one with carillon token create", "url", adminURL)
+	} else if err := printDemoAccess(ctx, a.store, a.cfg.Console, adminURL, a.cfg.DBPath); err != nil {
 		return errors.Join(err, ln.Close())
 	}
 	return ex.Serve(ctx, ln)

@@ -27,12 +27,9 @@ var ErrConfig = errors.New("admin: config")
 // secure settles the credentials before anything serves: the executor
 // token in force (from Config.Token, from the database, or generated now
 // and stored, unless Config.Insecure), and the first ADMIN when there is no
-// user yet. Secrets generated here are printed once, to cfg.Console; the
-// logger never sees them.
+// user yet. Secrets generated here are printed once, to cfg.Console
+// (never with cfg.HideSecrets); the logger never sees them.
 func secure(ctx context.Context, st *store.Store, cfg *Config) (generated bool, err error) {
-	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
-		return false, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrConfig)
-	}
 	now := time.Now()
 	switch {
 	case cfg.Token != "":
@@ -45,10 +42,16 @@ func secure(ctx context.Context, st *store.Store, cfg *Config) (generated bool, 
 			return false, err
 		}
 		cfg.Token, generated = token, true
-		if stored {
+		switch {
+		case !stored:
+		case cfg.HideSecrets:
+			cfg.Logger.Info("first start: generated an executor access token and stored it in the database; executors must send it "+
+				"(sdk.Config.AccessToken; CARILLON_TOKEN for examples/executor); an ADMIN reads it with: carillon executor-token",
+				"db", store.Redact(cfg.DBPath))
+		default:
 			fmt.Fprintf(cfg.Console, "\ncarillon: generated an executor access token and stored it in %s.\n"+
 				"  Executors must send it (sdk.Config.AccessToken; CARILLON_TOKEN for examples/executor).\n"+
-				"  An ADMIN reads it with:  carillon executor-token\n\n", cfg.DBPath)
+				"  An ADMIN reads it with:  carillon executor-token\n\n", store.Redact(cfg.DBPath))
 		}
 	}
 
@@ -63,6 +66,15 @@ func secure(ctx context.Context, st *store.Store, cfg *Config) (generated bool, 
 		return generated, nil
 	}
 	password, shown := cfg.AdminPassword, false
+	if password == "" && cfg.HideSecrets {
+		// A generated password would be shown nowhere: leave the first
+		// ADMIN to a start that shows it, or to the password's owner.
+		cfg.Logger.Warn("first start: no user yet, and no ADMIN created: its generated password would be printed once, "+
+			"but this admin's output is not a terminal (it may be collected into logs). Set CARILLON_ADMIN_PASSWORD "+
+			"(or --admin-password) and start again, start it once in a terminal, or, with the admin stopped, run: "+
+			"carillon reset-admin-password --db "+store.Redact(cfg.DBPath), "user", FirstAdminUsername)
+		return generated, nil
+	}
 	if password == "" {
 		password, shown = auth.GeneratePassword(), true
 	}
@@ -82,7 +94,7 @@ func secure(ctx context.Context, st *store.Store, cfg *Config) (generated bool, 
 			"  Log in with:  carillon login --user %s\n"+
 			"  then change it with:  carillon user passwd\n\n", FirstAdminUsername, password, FirstAdminUsername)
 	} else {
-		fmt.Fprintf(cfg.Console, "carillon: first start: created the ADMIN user %q with the password you set\n", FirstAdminUsername)
+		cfg.Logger.Info("first start: created the ADMIN user with the password you set", "user", FirstAdminUsername)
 	}
 	return generated, nil
 }

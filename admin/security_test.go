@@ -89,8 +89,9 @@ func TestFirstStart(t *testing.T) {
 			&carillonv1.RegisterRequest{AppName: "app", Address: "http://127.0.0.1:1"})
 		return err
 	}
-	if err := reg(""); connect.CodeOf(err) != connect.CodeUnauthenticated {
-		t.Errorf("register without the token: %v, want unauthenticated", err)
+	if err := reg(""); connect.CodeOf(err) != connect.CodeUnauthenticated ||
+		!strings.Contains(err.Error(), "carillon executor-token") || strings.Contains(err.Error(), "--token") {
+		t.Errorf("register without the token: %v, want unauthenticated naming carillon executor-token, not an admin flag nobody set", err)
 	}
 	if err := reg(login.Token); connect.CodeOf(err) != connect.CodeUnauthenticated {
 		t.Errorf("register with a user's session: %v, want unauthenticated", err)

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -25,20 +26,33 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	err := run(os.Args[1:], os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "executor:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	admin := flag.String("admin", "http://127.0.0.1:8080", "admin base URLs, comma-separated, tried in order")
-	app := flag.String("app", "example", "app name of the executor group")
-	listen := flag.String("listen", "127.0.0.1:9999", "address to listen on")
-	token := flag.String("token", os.Getenv("CARILLON_TOKEN"), "access token shared with the admin (default $CARILLON_TOKEN)")
-	advertise := flag.String("advertise", "", "URL the admin calls back (default: derived from --listen)")
-	logDir := flag.String("log-dir", "", "directory for run logs and undelivered results (default: the user cache dir)")
-	flag.Parse()
+// run runs the executor with the command line args; --help and flag errors
+// go to stderr.
+func run(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("executor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	admin := fs.String("admin", "http://127.0.0.1:8080", "admin base URLs, comma-separated, tried in order")
+	app := fs.String("app", "example", "app name of the executor group")
+	listen := fs.String("listen", "127.0.0.1:9999", "address to listen on")
+	// No secret as a flag's default: --help would print it.
+	token := fs.String("token", "", "executor access token shared with the admin, which an ADMIN reads with: carillon executor-token (default: $CARILLON_TOKEN)")
+	advertise := fs.String("advertise", "", "URL the admin calls back (default: derived from --listen)")
+	logDir := fs.String("log-dir", "", "directory for run logs and undelivered results (default: the user cache dir)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *token == "" {
+		*token = os.Getenv("CARILLON_TOKEN")
+	}
 
 	ex, err := sdk.New(sdk.Config{
 		AdminURLs:    strings.Split(*admin, ","),

@@ -290,7 +290,7 @@ func TestCLI(t *testing.T) {
 
 	// Trigger, then follow the run's log to its end.
 	out = b.must("", as("job", "trigger", "1")...)
-	m := regexp.MustCompile(`RUN\n(\d+)\n`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`^triggered job 1: run (\d+) \(carillon run get \d+; carillon run log \d+ --follow\)\n$`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("job trigger: %q", out)
 	}
@@ -307,7 +307,7 @@ func TestCLI(t *testing.T) {
 
 	// A log of several pages, whole, and its tail.
 	b.must("", as("job", "create", "--group", "1", "--description", "long log", "--handler", "long", "--no-schedule")...)
-	long := strings.TrimSpace(b.must("", as("job", "trigger", "2")...)[len("RUN\n"):])
+	long := strings.TrimSpace(b.must("", as("job", "trigger", "2", "--ids")...))
 	b.waitFor(`Status:\s+SUCCEEDED`, as("run", "get", long)...)
 	out = b.must("", as("run", "log", long)...)
 	if n := strings.Count(out, "long line "); n != longLogLines || !strings.Contains(out, fmt.Sprintf("long line %d\n", longLogLines)) {
@@ -331,7 +331,7 @@ func TestCLI(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	b.must("", as("job", "create", "--group", "1", "--description", "fails", "--handler", "fail", "--no-schedule", "--alarm-webhook", srv.URL+"/alarm")...)
-	failed := strings.TrimSpace(b.must("", as("job", "trigger", "3")...)[len("RUN\n"):])
+	failed := strings.TrimSpace(b.must("", as("job", "trigger", "3", "--ids")...))
 	out = b.waitFor(`Alarm:\s+SENT`, as("run", "get", failed)...)
 	if !strings.Contains(out, "free some space and retry") || !regexp.MustCompile(`Settled by admin:\s+no\n`).MatchString(out) ||
 		!regexp.MustCompile(`Due:\s+`).MatchString(out) {

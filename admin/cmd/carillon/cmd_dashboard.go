@@ -22,9 +22,11 @@ func dashboardCmd(e *cmdEnv) *cobra.Command {
 		if *days < 1 || *days > 366 {
 			return usagef("--days: want 1 to 366, not %d", *days)
 		}
+		// The last --days days, today included, as the console counts
+		// them: 7 days are today and the 6 before it.
 		now := time.Now()
 		res, err := e.clients().Reports.GetDashboard(ctx, &carillonv1.GetDashboardRequest{
-			From: timestamppb.New(now.AddDate(0, 0, -*days)), To: timestamppb.New(now),
+			From: timestamppb.New(now.AddDate(0, 0, 1-*days)), To: timestamppb.New(now),
 		})
 		if err != nil {
 			return err
@@ -32,8 +34,8 @@ func dashboardCmd(e *cmdEnv) *cobra.Command {
 		if e.json {
 			return e.printJSON(res)
 		}
-		fmt.Fprintf(e.io.out, "Jobs: %d (%d started)   Live executors: %d   Runs: %d\n\n",
-			res.JobCount, res.EnabledJobCount, res.ExecutorCount, res.RunCount)
+		fmt.Fprintf(e.io.out, "Jobs: %d (%d started)   Live executors: %d   Runs: %d (%d days)\n\n",
+			res.JobCount, res.EnabledJobCount, res.ExecutorCount, res.RunCount, *days)
 		var rows [][]string
 		for _, d := range res.Days {
 			rows = append(rows, []string{d.Day, fmt.Sprint(d.Succeeded), fmt.Sprint(d.Failed), fmt.Sprint(d.Running)})

@@ -11,6 +11,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/carillonhq/carillon/admin/internal/xxljob"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -31,9 +32,17 @@ func importXXLJobCmd(e *cmdEnv) *cobra.Command {
 xxl_job_group and xxl_job_info, with their CREATE TABLE statements or
 --complete-insert column lists) and create its groups, as groups of xxl-job
 executors, and its jobs, with child job ids remapped. Every row is checked
-first: a bad row is named with its table and id, and nothing is imported.`,
+first: a bad row is named with its table and id, and nothing is imported.
+
+The jobs are created stopped, those running in xxl-job too, unless --start
+is given: xxl-job's admin usually still fires them until the cut-over, and
+both would run them. The command prints the "carillon job start" line to
+run once the executors point at Carillon and xxl-job's triggers are
+stopped, and warns about what will not work yet (script jobs of groups
+without --allow-scripts, alarm e-mails, MANUAL groups' addresses).`,
 		Example: "  mysqldump xxl_job xxl_job_group xxl_job_info > xxl-job.sql\n" +
-			"  carillon import xxl-job --dry-run --time-zone Asia/Shanghai xxl-job.sql",
+			"  carillon import xxl-job --dry-run --time-zone Asia/Shanghai xxl-job.sql\n" +
+			"  carillon import xxl-job --time-zone Asia/Shanghai xxl-job.sql",
 		Args: exactArgs(1, "a mysqldump file: carillon import xxl-job FILE"),
 	}
 	fs := cmd.Flags()
@@ -41,6 +50,7 @@ first: a bad row is named with its table and id, and nothing is imported.`,
 	allowScripts := fs.Bool("allow-scripts", false, "send the groups' GLUE script jobs to their executors (Group.allow_scripts)")
 	zone := fs.String("time-zone", "", "IANA zone of the cron schedules: the zone xxl-job's admin ran in (default: the Carillon admin's)")
 	dbZone := fs.String("db-time-zone", "", "IANA zone of the dump's DATETIME values: the JDBC connection's (default: this machine's)")
+	start := fs.Bool("start", false, "start the jobs that run in xxl-job at once (default: create every job stopped, to start after the cut-over)")
 	return e.leaf(cmd, func(ctx context.Context, args []string) error {
 		opts := xxljob.ImportOptions{AllowScripts: *allowScripts, TimeZone: *zone, DBLocation: time.Local}
 		if *dbZone != "" {
@@ -53,22 +63,95 @@ first: a bad row is named with its table and id, and nothing is imported.`,
 		if err != nil {
 			return fmt.Errorf("read the dump: %w", err)
 		}
-		req, res, err := importXXLJob(ctx, e.clients().Jobs, string(src), opts, *dryRun)
+		req, res, err := importXXLJob(ctx, e.clients().Jobs, string(src), opts, *dryRun, *start)
 		if err != nil {
 			return err
+		}
+		for _, w := range importWarnings(req) {
+			fmt.Fprintln(e.io.err, "carillon: warning:", w)
 		}
 		if e.json {
 			return e.printJSON(res)
 		}
 		printImport(e, req, res, *dryRun)
+		printCutOver(e, req, res, *dryRun, *start)
 		return nil
 	})
 }
 
+// importWarnings says what of an import will not work yet: script jobs
+// in groups that do not allow scripts, alarm e-mails (sent only by an
+// admin with SMTP), MANUAL groups' executors (called at once, with
+// Carillon's token).
+func importWarnings(req *carillonv1.ImportJobsRequest) []string {
+	groups := map[int64]*carillonv1.Group{}
+	for _, g := range req.Groups {
+		groups[g.Id] = g
+	}
+	var scripts, emails []string
+	for _, j := range req.Jobs {
+		if g := groups[j.GroupId]; j.Script != nil && g != nil && !g.AllowScripts {
+			scripts = append(scripts, fmtID(j.Id))
+		}
+		if len(j.AlarmEmails) > 0 {
+			emails = append(emails, fmtID(j.Id))
+		}
+	}
+	var w []string
+	if len(scripts) > 0 {
+		w = append(w, fmt.Sprintf("the GLUE script jobs %s (xxl-job ids) are in groups that do not allow scripts: "+
+			"their runs fail \"not sent\" until the group allows them (--allow-scripts, or carillon group update ID --allow-scripts)",
+			strings.Join(scripts, ", ")))
+	}
+	if len(emails) > 0 {
+		w = append(w, fmt.Sprintf("the jobs %s (xxl-job ids) have alarm e-mails: the admin sends them only when it runs with "+
+			"--smtp-addr and --smtp-from (CARILLON_SMTP_ADDR, CARILLON_SMTP_FROM)", strings.Join(emails, ", ")))
+	}
+	for _, g := range req.Groups {
+		if g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_MANUAL {
+			w = append(w, fmt.Sprintf("the MANUAL group %s (xxl-job id %d) calls the executors %s directly: their runs fail "+
+				"until those executors use Carillon's executor token (carillon executor-token) and report to Carillon",
+				g.AppName, g.Id, strings.Join(g.Addresses, ", ")))
+		}
+	}
+	return w
+}
+
+// printCutOver says which jobs ran in xxl-job, and how to start them once
+// the executors are Carillon's and xxl-job's triggers are stopped.
+func printCutOver(e *cmdEnv, req *carillonv1.ImportJobsRequest, res *carillonv1.ImportJobsResponse, dryRun, started bool) {
+	var running []string
+	for _, src := range req.Jobs {
+		if src.Enabled {
+			id := fmtID(src.Id)
+			if !dryRun {
+				id = newID(res.JobIds, src.Id)
+			}
+			running = append(running, id)
+		}
+	}
+	switch {
+	case len(running) == 0:
+	case started:
+		fmt.Fprintf(e.io.out, "\n%d jobs that run in xxl-job were started (--start): stop xxl-job's triggers of them, or both admins fire them\n",
+			len(running))
+	case dryRun:
+		fmt.Fprintf(e.io.out, "\n%d jobs run in xxl-job (xxl-job ids %s): they would be created stopped; the import prints the "+
+			"carillon job start line to run after the cut-over\n", len(running), strings.Join(running, " "))
+	default:
+		fmt.Fprintf(e.io.out, "\n%d jobs that run in xxl-job were created stopped, so that they do not fire twice. After the cut-over\n"+
+			"(executors pointed at Carillon, xxl-job's triggers of these jobs stopped), start them:\n\n"+
+			"    carillon job start %s\n", len(running), strings.Join(running, " "))
+	}
+}
+
 // importXXLJob converts an xxl-job dump and sends it to ImportJobs. An
 // error names the dump's row (table and id) and says nothing was imported.
+//
+// The request's jobs keep Enabled as they were in xxl-job (what ran
+// there); unless start, the jobs sent are all stopped.
 func importXXLJob(ctx context.Context, jobs carillonv1connect.JobServiceClient, dump string, opts xxljob.ImportOptions,
-	dryRun bool) (*carillonv1.ImportJobsRequest, *carillonv1.ImportJobsResponse, error) {
+	dryRun, start bool) (*carillonv1.ImportJobsRequest, *carillonv1.ImportJobsResponse, error) {
 	req, err := xxljob.Import(dump, opts)
 	var re *xxljob.RowError
 	if errors.As(err, &re) {
@@ -78,7 +161,14 @@ func importXXLJob(ctx context.Context, jobs carillonv1connect.JobServiceClient, 
 		return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w; nothing imported", err))
 	}
 	req.DryRun = dryRun
-	res, err := jobs.ImportJobs(ctx, req)
+	send := req
+	if !start {
+		send = proto.CloneOf(req)
+		for _, j := range send.Jobs {
+			j.Enabled = false
+		}
+	}
+	res, err := jobs.ImportJobs(ctx, send)
 	if err != nil {
 		return nil, nil, sourceError(err)
 	}

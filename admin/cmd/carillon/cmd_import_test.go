@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -118,5 +119,75 @@ func TestImportXXLJob(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "would create") {
 			t.Errorf("%s dry run: exit %d\n%s%s", f, code, out, errOut)
 		}
+	}
+}
+
+// TestImportXXLJobCutOver: an import creates every job stopped, those
+// running in xxl-job too (its admin still fires them until the cut-over),
+// and prints the carillon job start line for after it, which starts them;
+// the dry run says so and warns about what will not work yet; --start
+// starts them at once.
+func TestImportXXLJobCutOver(t *testing.T) {
+	t.Parallel()
+	b, as := loggedIn(t)
+	src, err := os.ReadFile(filepath.Join("..", "..", "internal", "xxljob", "testdata", "import", "xxl-job-2.4.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Group 1 MANUAL, with the address it has.
+	manual := strings.Replace(string(src), "0,'http://10.0.0.9:9999/'", "1,'http://10.0.0.9:9999/'", 1)
+	// Job 17 with an alarm e-mail.
+	manual = strings.Replace(manual, "'py','','NONE'", "'py','ops@example.com','NONE'", 1)
+	if strings.Count(manual, "1,'http://10.0.0.9:9999/'")+strings.Count(manual, "ops@example.com") != 2 {
+		t.Fatal("the fixture's group 1 or job 17 changed: fix the test")
+	}
+	dump := filepath.Join(t.TempDir(), "dump.sql")
+	if err := os.WriteFile(dump, []byte(manual), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := b.run("", as("import", "xxl-job", "--dry-run", dump)...)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d: %s", code, errOut)
+	}
+	m := regexp.MustCompile(`\n(\d+) jobs run in xxl-job \(xxl-job ids ([\d ]+)\): they would be created stopped`).FindStringSubmatch(out)
+	if m == nil {
+		t.Errorf("the dry run does not say which jobs run in xxl-job:\n%s", out)
+	}
+	for _, want := range []string{
+		`warning: the GLUE script jobs [\d, ]+ \(xxl-job ids\) are in groups that do not allow scripts`,
+		`warning: the jobs [\d, ]+ \(xxl-job ids\) have alarm e-mails: the admin sends them only when it runs with --smtp-addr`,
+		`warning: the MANUAL group xxl-job-executor-sample \(xxl-job id 1\) calls the executors http://10\.0\.0\.9:9999`,
+	} {
+		if !regexp.MustCompile(want).MatchString(errOut) {
+			t.Errorf("the dry run warns no %s:\n%s", want, errOut)
+		}
+	}
+
+	out = b.must("", as("import", "xxl-job", dump)...)
+	m = regexp.MustCompile(`\n(\d+) jobs that run in xxl-job were created stopped(?s:.*)\n    carillon job start ([\d ]+)\n`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("the import prints no carillon job start line:\n%s", out)
+	}
+	if started := b.must("", as("job", "list", "--started")...); strings.Count(started, "\n") != 1 {
+		t.Errorf("the import started jobs:\n%s", started)
+	}
+	ids := strings.Fields(m[2])
+	if n, _ := strconv.Atoi(m[1]); n == 0 || n != len(ids) {
+		t.Fatalf("%s jobs, ids %q", m[1], ids)
+	}
+	b.must("", as(append([]string{"job", "start"}, ids...)...)...)
+	if started := b.must("", as("job", "list", "--started")...); strings.Count(started, "\n") != 1+len(ids) {
+		t.Errorf("after carillon job start %v:\n%s", ids, started)
+	}
+
+	// --start: the jobs that ran in xxl-job start at once.
+	b2, as2 := loggedIn(t)
+	out = b2.must("", as2("import", "xxl-job", "--start", dump)...)
+	if !strings.Contains(out, "were started (--start)") {
+		t.Errorf("import --start:\n%s", out)
+	}
+	if started := b2.must("", as2("job", "list", "--started")...); strings.Count(started, "\n") != 1+len(ids) {
+		t.Errorf("after import --start:\n%s", started)
 	}
 }

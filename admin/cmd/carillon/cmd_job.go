@@ -3,15 +3,18 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -152,7 +155,8 @@ type jobFlags struct {
 	description, owner, handler, param, emails *string
 	cron, tz, route, block, misfire, children  *string
 	webhook                                    *string
-	every, delay, timeout, retries             *int
+	every, delay, timeout                      *seconds
+	retries                                    *int
 	retryDelay                                 *time.Duration
 	none, backoff, everyFailure                *bool
 	scriptFile, scriptType                     *string
@@ -162,8 +166,9 @@ type jobFlags struct {
 // preview.
 func scheduleFlags(fs *pflag.FlagSet, f *jobFlags) {
 	f.cron = fs.String("cron", "", "schedule: Quartz cron with seconds, e.g. \"0 0/5 * * * ?\"")
-	f.every = fs.Int("every", 0, "schedule: every N seconds (FIX_RATE)")
-	f.delay = fs.Int("delay", 0, "schedule: N seconds after each run finishes (FIX_DELAY)")
+	f.every, f.delay = new(seconds), new(seconds)
+	fs.Var(f.every, "every", "schedule: at this fixed rate (FIX_RATE), a duration in whole seconds (30s, 5m, 1h) or a number of seconds")
+	fs.Var(f.delay, "delay", "schedule: this long after each run finishes (FIX_DELAY), a duration in whole seconds (30s, 5m) or a number of seconds")
 	f.none = fs.Bool("no-schedule", false, "schedule: none (manual, API, parent or retry only)")
 	f.tz = fs.String("tz", "", "IANA time zone of the schedule, e.g. Europe/Berlin (default: the admin's)")
 }
@@ -182,7 +187,6 @@ func newJobFlags(fs *pflag.FlagSet) *jobFlags {
 			enumValues(carillonv1.BlockStrategy(0).Descriptor(), "BLOCK_STRATEGY_")+" (default serial)"),
 		misfire: fs.String("misfire", "", "misfire strategy: "+
 			enumValues(carillonv1.MisfireStrategy(0).Descriptor(), "MISFIRE_STRATEGY_")+" (default do_nothing)"),
-		timeout:      fs.Int("timeout", 0, "timeout in seconds (0: none)"),
 		retries:      fs.Int("retries", 0, "extra attempts after a failed run"),
 		retryDelay:   fs.Duration("retry-delay", 0, "time between a failed attempt and its retry, whole seconds, e.g. 30s (0: the default, 10s)"),
 		backoff:      fs.Bool("backoff", false, "double the retry delay after each failed attempt (capped at 1h); --backoff=false turns it off"),
@@ -194,6 +198,8 @@ func newJobFlags(fs *pflag.FlagSet) *jobFlags {
 		scriptType: fs.String("script-type", "shell", "script job: "+
 			enumValues(carillonv1.ScriptType(0).Descriptor(), "SCRIPT_TYPE_")),
 	}
+	f.timeout = new(seconds)
+	fs.Var(f.timeout, "timeout", "timeout of a run, a duration in whole seconds (90s, 5m) or a number of seconds (0: none)")
 	scheduleFlags(fs, f)
 	_ = cobra.MarkFlagFilename(fs, "script-file")
 	return f
@@ -211,17 +217,15 @@ var maskPaths = map[string]string{
 // job builds the job from the flags and returns the update mask of the
 // flags that were set.
 func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
-	for name, v := range map[string]int{"timeout": *f.timeout, "retries": *f.retries} {
-		if v < 0 || v > math.MaxInt32 {
-			return nil, nil, usagef("--%s: %d is out of range", name, v)
-		}
+	if *f.retries < 0 || *f.retries > math.MaxInt32 {
+		return nil, nil, usagef("--retries: %d is out of range", *f.retries)
 	}
 	if *f.retryDelay < 0 || *f.retryDelay%time.Second != 0 || *f.retryDelay > math.MaxInt32*time.Second {
 		return nil, nil, usagef("--retry-delay: want whole seconds, at least 0: %s", *f.retryDelay)
 	}
 	j := &carillonv1.Job{
 		GroupId: *f.group, Description: *f.description, Owner: *f.owner, Handler: *f.handler, Param: *f.param,
-		AlarmEmails: splitList(*f.emails), TimeoutSeconds: int32(*f.timeout), RetryCount: int32(*f.retries), //nolint:gosec // range checked above
+		AlarmEmails: splitList(*f.emails), TimeoutSeconds: int32(*f.timeout), RetryCount: int32(*f.retries), //nolint:gosec // range checked above and by seconds.Set
 		RetryDelaySeconds: int32(*f.retryDelay / time.Second), RetryBackoff: *f.backoff, //nolint:gosec // range checked above
 		AlarmWebhookUrl: *f.webhook, AlarmEveryFailure: *f.everyFailure,
 	}
@@ -291,19 +295,14 @@ func (f *jobFlags) schedule() (*carillonv1.Schedule, error) {
 	if len(kinds) > 1 {
 		return nil, usagef("give one of --cron, --every, --delay, --no-schedule, not %s", strings.Join(kinds, " and "))
 	}
-	for name, v := range map[string]int{"every": *f.every, "delay": *f.delay} {
-		if v < 0 || v > math.MaxInt32 {
-			return nil, usagef("--%s: %d is out of range", name, v)
-		}
-	}
 	sched := &carillonv1.Schedule{TimeZone: *f.tz}
 	switch {
 	case f.fs.Changed("cron"):
 		sched.Type, sched.Cron = carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, *f.cron
 	case f.fs.Changed("every"):
-		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, int32(*f.every) //nolint:gosec // range checked above
+		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, int32(*f.every) //nolint:gosec // range checked by seconds.Set
 	case f.fs.Changed("delay"):
-		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, int32(*f.delay) //nolint:gosec // range checked above
+		sched.Type, sched.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, int32(*f.delay) //nolint:gosec // range checked by seconds.Set
 	case f.fs.Changed("no-schedule"):
 		sched.Type = carillonv1.ScheduleType_SCHEDULE_TYPE_NONE
 	}
@@ -379,23 +378,60 @@ with =false (--backoff=false).`,
 }
 
 func jobStartCmd(e *cmdEnv) *cobra.Command {
-	return e.jobIDCmd(&cobra.Command{Use: "start ID", Short: "Start a job's schedule"}, func(ctx context.Context, id int64) error {
+	cmd := &cobra.Command{Use: "start ID...", Short: "Start jobs' schedules", Example: "  carillon job start 1\n  carillon job start 3 4 7"}
+	return e.jobIDsCmd(cmd, func(ctx context.Context, id int64) (proto.Message, *carillonv1.Job, error) {
 		res, err := e.clients().Jobs.StartJob(ctx, &carillonv1.StartJobRequest{Id: id})
-		if err != nil {
-			return err
-		}
-		return e.print(res, jobHeader, [][]string{jobRow(res.Job)})
+		return res, res.GetJob(), err
 	})
 }
 
 func jobStopCmd(e *cmdEnv) *cobra.Command {
-	cmd := &cobra.Command{Use: "stop ID", Short: "Stop a job's schedule: no fire of it happens after the call returns"}
-	return e.jobIDCmd(cmd, func(ctx context.Context, id int64) error {
+	cmd := &cobra.Command{Use: "stop ID...", Short: "Stop jobs' schedules: no fire of them happens after the call returns"}
+	return e.jobIDsCmd(cmd, func(ctx context.Context, id int64) (proto.Message, *carillonv1.Job, error) {
 		res, err := e.clients().Jobs.StopJob(ctx, &carillonv1.StopJobRequest{Id: id})
-		if err != nil {
+		return res, res.GetJob(), err
+	})
+}
+
+// jobIDsCmd makes cmd call f for each of its one or more job ids, in
+// order, and print the jobs f returns (with --json: the reply of one id,
+// or the jobs of several as a ListJobsResponse); it stops at the first
+// error.
+func (e *cmdEnv) jobIDsCmd(cmd *cobra.Command, f func(ctx context.Context, id int64) (proto.Message, *carillonv1.Job, error)) *cobra.Command {
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usagef("%s: want one or more job ids (%s --help)", c.CommandPath(), c.CommandPath())
+		}
+		return nil
+	}
+	return e.leaf(cmd, func(ctx context.Context, args []string) error {
+		var ids []int64
+		for _, a := range args {
+			id, err := parseID("job", a)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		res := &carillonv1.ListJobsResponse{}
+		var rows [][]string
+		var err error
+		for _, id := range ids {
+			var reply proto.Message
+			var j *carillonv1.Job
+			if reply, j, err = f(ctx, id); err != nil {
+				break
+			}
+			if e.json && len(ids) == 1 {
+				return e.printJSON(reply)
+			}
+			res.Jobs = append(res.Jobs, j)
+			rows = append(rows, jobRow(j))
+		}
+		if len(res.Jobs) == 0 {
 			return err
 		}
-		return e.print(res, jobHeader, [][]string{jobRow(res.Job)})
+		return errors.Join(e.print(res, jobHeader, rows), err)
 	})
 }
 
@@ -413,10 +449,11 @@ func jobDeleteCmd(e *cmdEnv) *cobra.Command {
 func jobTriggerCmd(e *cmdEnv) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "trigger ID",
-		Short:   "Run a job now, once; prints the ids of its runs",
-		Example: "  carillon job trigger 2 --param fail\n  carillon job trigger 2 --address http://10.0.0.5:9999",
+		Short:   "Run a job now, once; says which runs it made (--ids: their ids only)",
+		Example: "  carillon job trigger 2 --param fail\n  carillon job trigger 2 --address http://10.0.0.5:9999\n  RUN=$(carillon job trigger 2 --ids)",
 	}
 	param := cmd.Flags().String("param", "", "param for this run instead of the job's")
+	ids := cmd.Flags().Bool("ids", false, "print only the runs' ids, one a line (for scripts)")
 	addrs := cmd.Flags().StringArray("address", nil, "executor URL to route among instead of the group's (repeatable)")
 	return e.jobIDCmd(cmd, func(ctx context.Context, id int64) error {
 		req := &carillonv1.TriggerJobRequest{JobId: id, Addresses: *addrs}
@@ -427,11 +464,28 @@ func jobTriggerCmd(e *cmdEnv) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		var rows [][]string
-		for _, r := range res.RunIds {
-			rows = append(rows, []string{fmtID(r)})
+		if e.json {
+			return e.printJSON(res)
 		}
-		return e.print(res, []string{"RUN"}, rows)
+		var runs []string
+		for _, r := range res.RunIds {
+			runs = append(runs, fmtID(r))
+		}
+		if *ids {
+			for _, r := range runs {
+				fmt.Fprintln(e.io.out, r)
+			}
+			return nil
+		}
+		switch len(runs) {
+		case 0:
+			_, err = fmt.Fprintf(e.io.out, "triggered job %d: no run was made\n", id)
+		case 1:
+			_, err = fmt.Fprintf(e.io.out, "triggered job %d: run %s (carillon run get %s; carillon run log %s --follow)\n", id, runs[0], runs[0], runs[0])
+		default:
+			_, err = fmt.Fprintf(e.io.out, "triggered job %d: runs %s, one per executor (carillon run get ID)\n", id, strings.Join(runs, ", "))
+		}
+		return err
 	})
 }
 
@@ -496,6 +550,22 @@ zone, else in UTC.`,
 		if err != nil {
 			return err
 		}
+		if len(res.FireTimes) == 0 && !e.json {
+			after := "now"
+			if req.From != nil {
+				after = req.From.AsTime().In(loc).Format(time.RFC3339)
+			}
+			switch req.Schedule.Type {
+			case carillonv1.ScheduleType_SCHEDULE_TYPE_NONE:
+				_, err = fmt.Fprintln(e.io.out, "no schedule: it never fires, it runs only when triggered")
+			case carillonv1.ScheduleType_SCHEDULE_TYPE_CRON:
+				_, err = fmt.Fprintf(e.io.out, "never fires after %s: the cron %q names no instant that comes (a date that does not exist, or a year gone by)\n",
+					after, req.Schedule.Cron)
+			default:
+				_, err = fmt.Fprintf(e.io.out, "never fires after %s\n", after)
+			}
+			return err
+		}
 		var rows [][]string
 		for _, t := range res.FireTimes {
 			rows = append(rows, []string{t.AsTime().In(loc).Format(time.RFC3339)})
@@ -503,3 +573,39 @@ zone, else in UTC.`,
 		return e.print(res, []string{"FIRE TIME (" + zone + ")"}, rows)
 	})
 }
+
+// seconds is a flag of whole seconds, 0 to math.MaxInt32: a Go duration
+// ("30s", "5m", "1h30m") or, as before, a number of seconds ("30").
+type seconds int
+
+// Set implements pflag.Value.
+func (s *seconds) Set(v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		d, derr := time.ParseDuration(v)
+		if derr != nil {
+			return fmt.Errorf("want a duration such as 30s, 5m or 1h, or a number of seconds, not %q", v)
+		}
+		if d%time.Second != 0 {
+			return fmt.Errorf("want whole seconds, not %s", d)
+		}
+		n = int64(d / time.Second)
+	}
+	if n < 0 || n > math.MaxInt32 {
+		return fmt.Errorf("%s is out of range (0 to %d seconds)", v, math.MaxInt32)
+	}
+	*s = seconds(n)
+	return nil
+}
+
+// String implements pflag.Value: a duration, or "0" (no default shown in
+// the help).
+func (s *seconds) String() string {
+	if *s == 0 {
+		return "0"
+	}
+	return (time.Duration(*s) * time.Second).String()
+}
+
+// Type implements pflag.Value.
+func (s *seconds) Type() string { return "duration" }

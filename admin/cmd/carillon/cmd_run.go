@@ -232,7 +232,7 @@ func runDeleteCmd(e *cmdEnv) *cobra.Command {
 		Long: `Delete settled runs (running and pending runs are kept): those triggered more
 than --older-than ago, or all but the newest --keep-last of the selection, or
 both; of one job or group, or of all.`,
-		Example: "  carillon run delete --older-than 720h\n  carillon run delete --job 1 --keep-last 100",
+		Example: "  carillon run delete --older-than 720h --dry-run\n  carillon run delete --older-than 720h\n  carillon run delete --job 1 --keep-last 100",
 		Args:    exactArgs(0, "flags only"),
 	}
 	fs := cmd.Flags()
@@ -240,6 +240,7 @@ both; of one job or group, or of all.`,
 	keep := fs.Int("keep-last", 0, "keep the newest N runs of the selection")
 	job := fs.Int64("job", 0, "only runs of this job")
 	group := fs.Int64("group", 0, "only runs of this group")
+	dryRun := fs.Bool("dry-run", false, "delete nothing: say how many runs would be deleted")
 	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
 		switch {
 		case !fs.Changed("older-than") && !fs.Changed("keep-last"):
@@ -249,13 +250,16 @@ both; of one job or group, or of all.`,
 		case *keep < 0 || *keep > math.MaxInt32:
 			return usagef("--keep-last: want 0 or more, not %d", *keep)
 		}
-		req := &carillonv1.DeleteRunsRequest{JobId: *job, GroupId: *group, KeepLast: int32(*keep)} //nolint:gosec // range checked above
+		req := &carillonv1.DeleteRunsRequest{JobId: *job, GroupId: *group, KeepLast: int32(*keep), DryRun: *dryRun} //nolint:gosec // range checked above
 		if fs.Changed("older-than") {
 			req.Before = timestamppb.New(time.Now().Add(-*older))
 		}
 		res, err := e.clients().Runs.DeleteRuns(ctx, req)
 		if err != nil {
 			return err
+		}
+		if *dryRun {
+			return e.printDone(res, "would delete %d runs (dry run: nothing deleted)", res.Deleted)
 		}
 		return e.printDone(res, "deleted %d runs", res.Deleted)
 	})

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,8 +33,9 @@ const envAPIToken = "CARILLON_API_TOKEN" //nolint:gosec // the name of an enviro
 // flags and, once load has run, the admin's address, the credential and
 // where it came from.
 type cmdEnv struct {
-	io  stdio
-	ran bool // a command's RunE was called: later errors are not cobra's
+	io       stdio
+	ran      bool                 // a command's RunE was called: later errors are not cobra's
+	terminal func(io.Writer) bool // whether a stream is a terminal: isTerminal, but in tests
 
 	flags                             *pflag.FlagSet // the global flags
 	server, token, configPath, caFile string
@@ -118,7 +121,10 @@ func (e *cmdEnv) load() error {
 			return fmt.Errorf("config file %s: %w", e.configFile, err)
 		}
 	}
-	e.fromEnv(&e.server, "server", "CARILLON_SERVER")
+	fromEnv := e.fromEnv(&e.server, "server", "CARILLON_SERVER")
+	if err := checkServerURL(e.server, fromEnv); err != nil {
+		return err
+	}
 	e.server = strings.TrimRight(cmp.Or(e.server, e.config.Server, serverDefault), "/")
 	e.fromEnv(&e.caFile, "ca-file", "CARILLON_CA_FILE")
 	switch {
@@ -236,6 +242,29 @@ func (e *cmdEnv) saveConfig(c config) error {
 	b, _ := json.MarshalIndent(c, "", "  ")
 	if err := os.WriteFile(e.configFile, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("config file: %w", err)
+	}
+	return nil
+}
+
+// checkServerURL refuses an admin address without its scheme
+// ("127.0.0.1:8080"), which Go would read as a URL of scheme "127.0.0.1",
+// as a usage error saying what to write. fromEnv tells that it came from
+// CARILLON_SERVER rather than --server.
+func checkServerURL(server string, fromEnv bool) error {
+	if server == "" {
+		return nil
+	}
+	name := "--server"
+	if fromEnv {
+		name = "CARILLON_SERVER"
+	}
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		hint := ""
+		if !strings.Contains(server, "://") {
+			hint = fmt.Sprintf(": write its scheme, http://%s (or https:// for an admin serving TLS)", server)
+		}
+		return usagef("%s %q: want the admin's URL, http://HOST:PORT or https://HOST:PORT%s", name, server, hint)
 	}
 	return nil
 }

@@ -27,10 +27,24 @@ func (e usageError) Unwrap() error { return e.error }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
+// loggedError is an error already written to the log (as a JSON record,
+// with serve --log-format json), to exit with code without printing it
+// again as a line that is no JSON.
+type loggedError struct {
+	error
+	code int
+}
+
+func (e loggedError) Unwrap() error { return e.error }
+
 // exitCode prints err (if any) to w and returns the exit code for it.
 func exitCode(w io.Writer, err error) int {
 	if err == nil {
 		return exitOK
+	}
+	var le loggedError
+	if errors.As(err, &le) {
+		return le.code
 	}
 	var ue usageError
 	if errors.As(err, &ue) {

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode"
 
+	"golang.org/x/text/width"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -37,12 +38,57 @@ func (e *cmdEnv) print(m proto.Message, header []string, rows [][]string) error 
 	if e.json {
 		return e.printJSON(m)
 	}
-	tw := tabwriter.NewWriter(e.io.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	_, err := fmt.Fprint(e.io.out, table(append([][]string{header}, rows...)))
+	return err
+}
+
+// table lays rows out in columns two spaces apart, as text/tabwriter did,
+// but by the width each cell takes on a terminal: a CJK character takes
+// two columns (a Chinese title lines up with the rest), a combining mark
+// none. The last cell of a row is not padded.
+func table(rows [][]string) string {
+	var widths []int
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		for i, c := range r[:max(len(r)-1, 0)] {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], displayWidth(c))
+		}
 	}
-	return tw.Flush()
+	var b strings.Builder
+	for _, r := range rows {
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-displayWidth(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// displayWidth is how many terminal columns s takes, its widest line's
+// when it has several: 2 for an East Asian wide or fullwidth character, 0
+// for a combining mark or a control character, 1 for the rest.
+func displayWidth(s string) int {
+	widest, n := 0, 0
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			widest, n = max(widest, n), 0
+		case unicode.Is(unicode.Mn, r), unicode.Is(unicode.Me, r), unicode.IsControl(r), r == '\u200b':
+		default:
+			switch width.LookupRune(r).Kind() {
+			case width.EastAsianWide, width.EastAsianFullwidth:
+				n += 2
+			default:
+				n++
+			}
+		}
+	}
+	return max(widest, n)
 }
 
 // printFields prints one message as "Name: value" lines (or JSON). A
@@ -115,8 +161,11 @@ func yesNo(b bool) string {
 }
 
 // enumName prints an enum value without its type prefix: "CRON" for
-// SCHEDULE_TYPE_CRON.
+// SCHEDULE_TYPE_CRON, and "none" for an unset (UNSPECIFIED) value.
 func enumName(e protoreflect.Enum, prefix string) string {
+	if e.Number() == 0 {
+		return "none"
+	}
 	v := e.Descriptor().Values().ByNumber(e.Number())
 	if v == nil {
 		return fmt.Sprint(e.Number())
@@ -127,11 +176,17 @@ func enumName(e protoreflect.Enum, prefix string) string {
 // enumValues lists an enum's values in lower case without their prefix,
 // for help texts and errors.
 func enumValues(ed protoreflect.EnumDescriptor, prefix string) string {
+	return strings.Join(enumWords(ed, prefix), ", ")
+}
+
+// enumWords returns the names of ed's values but the zero one, without
+// prefix, in lower case: what the flags take.
+func enumWords(ed protoreflect.EnumDescriptor, prefix string) []string {
 	var names []string
 	for i := 1; i < ed.Values().Len(); i++ {
 		names = append(names, strings.ToLower(strings.TrimPrefix(string(ed.Values().Get(i).Name()), prefix)))
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // parseEnum reads an enum value by name, with or without its prefix and in

@@ -3,10 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,7 +50,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs the CLI and the example executor and waits for scheduled runs: about a minute")
 	}
-	for _, tool := range []string{"bash", "curl", "go"} {
+	for _, tool := range []string{"bash", "curl", "go", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("the walk-through needs %s: %v", tool, err)
 		}
@@ -68,19 +73,15 @@ func TestREADMEWalkthrough(t *testing.T) {
 	script = strings.ReplaceAll(script, "127.0.0.1:8080", adminAddr)
 	script = strings.ReplaceAll(script, "127.0.0.1:9999", execAddr)
 
-	// A directory like a checkout: the module's files and directories,
-	// linked, so that "go install ./admin/cmd/carillon" works and what the
-	// steps write (database, logs) stays here.
+	// A directory like a fresh checkout: the top-level files and
+	// directories git tracks, linked (not a database, its -wal, -shm or
+	// .lock, logs or other files a run left in the checkout), so that "go
+	// install ./admin/cmd/carillon" works and what the steps write
+	// (database, logs) stays here.
 	dir := t.TempDir()
-	entries, err := os.ReadDir(repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if name := e.Name(); !strings.HasPrefix(name, ".") && !strings.HasSuffix(name, ".db") && !strings.HasSuffix(name, ".log") {
-			if err := os.Symlink(filepath.Join(repo, name), filepath.Join(dir, name)); err != nil {
-				t.Fatal(err)
-			}
+	for _, name := range trackedTopLevel(t, repo) {
+		if err := os.Symlink(filepath.Join(repo, name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
 		}
 	}
 	home, gobin := t.TempDir(), t.TempDir()
@@ -149,5 +150,134 @@ func TestREADMEWalkthrough(t *testing.T) {
 	}
 	if strings.Contains(out.String(), `"code":"unauthenticated"`) || strings.Contains(errOut.String(), "carillon: ") {
 		t.Errorf("a step failed:\n--- stdout:\n%s\n--- stderr:\n%s%s", out.String(), errOut.String(), logs())
+	}
+}
+
+// trackedTopLevel returns the names of the top-level files and directories
+// of the checkout repo that git tracks.
+func trackedTopLevel(t *testing.T, repo string) []string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", repo, "ls-files", "-z").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	var names []string
+	seen := map[string]bool{}
+	for f := range strings.SplitSeq(strings.TrimRight(string(out), "\x00"), "\x00") {
+		name, _, _ := strings.Cut(f, "/")
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	if !seen["go.mod"] {
+		t.Fatalf("git ls-files in %s lists no go.mod: %q", repo, names)
+	}
+	return names
+}
+
+// TestREADMEWalkthroughPortTaken runs the walk-through's step that starts
+// the admin while another process (the demo, left running) answers on its
+// port, /readyz included: the step ends, saying that the admin stopped and
+// why, instead of waiting on the other process's readiness.
+func TestREADMEWalkthroughPortTaken(t *testing.T) {
+	for _, tool := range []string{"bash", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the walk-through needs %s: %v", tool, err)
+		}
+	}
+	t.Parallel()
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var step string
+	for _, b := range shBlocks(t, string(readme), walkthroughSection) {
+		if strings.Contains(b, "carillon serve") {
+			step = b
+		}
+	}
+	if step == "" {
+		t.Fatal("the walk-through has no step that starts the admin")
+	}
+	demo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
+	defer demo.Close()
+	addr := strings.TrimPrefix(demo.URL, "http://")
+	step = strings.ReplaceAll(step, "127.0.0.1:8080", addr)
+
+	// carillon is this test binary, as the other CLI tests run it.
+	bin := t.TempDir()
+	wrapper := "#!/bin/sh\nCARILLON_TEST_MAIN=1 exec " + strconv.Quote(os.Args[0]) + ` "$@"` + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "carillon"), []byte(wrapper), 0o700); err != nil { //nolint:gosec // a script to run
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-uo", "pipefail", "-c", step)
+	cmd.Dir = t.TempDir()
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CARILLON_") && !strings.HasPrefix(kv, "PATH=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "CARILLON_LISTEN="+addr)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the step still waited after a minute:\n%s", out)
+	}
+	if err != nil || !strings.Contains(string(out), "the admin stopped:") || !strings.Contains(string(out), "address already in use") {
+		t.Errorf("the step (%v) printed:\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(cmd.Dir, "walkthrough.db")); !os.IsNotExist(err) {
+		t.Errorf("the refused admin left its database: %v", err)
+	}
+}
+
+// TestREADMESDKSnippet: the README's executor snippet registers against a
+// default admin, which requires the executor access token.
+func TestREADMESDKSnippet(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	i := strings.Index(s, "\n## The executor SDK\n")
+	if i < 0 {
+		t.Fatal("README has no section The executor SDK")
+	}
+	m := regexp.MustCompile("(?s)```go\n(.*?)```").FindStringSubmatch(s[i:])
+	if m == nil || !strings.Contains(m[1], "sdk.New(") || !regexp.MustCompile(`AccessToken: +os\.Getenv\("CARILLON_TOKEN"\)`).MatchString(m[1]) ||
+		!strings.Contains(m[1], "carillon executor-token") {
+		t.Errorf("the SDK snippet sets no AccessToken, or does not say where it comes from:\n%v", m)
+	}
+}
+
+// TestREADMEQuickStart: the README's first section is the quick start,
+// whose first block is the two commands a fresh checkout needs, in order:
+// the admin with its demo (go run, nothing installed), then the tests.
+func TestREADMEQuickStart(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := regexp.MustCompile(`(?m)^## .*$`).FindString(string(readme))
+	if first != "## Quick start" {
+		t.Fatalf("the README's first section is %q, want the quick start", first)
+	}
+	blocks := shBlocks(t, string(readme), "## Quick start")
+	if len(blocks) == 0 {
+		t.Fatal("the quick start has no sh block")
+	}
+	var commands []string
+	for line := range strings.Lines(blocks[0]) {
+		cmd, _, _ := strings.Cut(line, "#")
+		if cmd = strings.TrimSpace(cmd); cmd != "" {
+			commands = append(commands, cmd)
+		}
+	}
+	if want := []string{"go run ./admin/cmd/carillon serve --demo", "go test ./..."}; !slices.Equal(commands, want) {
+		t.Errorf("the quick start's commands are %q, want %q", commands, want)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 // stdio is a command's standard streams.
@@ -74,7 +76,7 @@ func newRoot(e *cmdEnv) *cobra.Command {
 	)
 	e.globalFlags(root)
 
-	for _, c := range []*cobra.Command{serveCmd(e), resetAdminPasswordCmd(e), migrateCmd(e), versionCmd(e)} {
+	for _, c := range []*cobra.Command{serveCmd(e), resetAdminPasswordCmd(e), migrateCmd(e), healthcheckCmd(e), versionCmd(e)} {
 		c.GroupID = groupAdmin
 		root.AddCommand(c)
 	}
@@ -86,7 +88,33 @@ func newRoot(e *cmdEnv) *cobra.Command {
 		c.GroupID = groupClient
 		root.AddCommand(c)
 	}
+	completeValues(root)
 	return root
+}
+
+// flagValues are the values of the flags that take one of a few words,
+// for shell completion, by flag name.
+var flagValues = map[string][]string{
+	"route":       enumWords(carillonv1.RouteStrategy(0).Descriptor(), "ROUTE_STRATEGY_"),
+	"block":       enumWords(carillonv1.BlockStrategy(0).Descriptor(), "BLOCK_STRATEGY_"),
+	"misfire":     enumWords(carillonv1.MisfireStrategy(0).Descriptor(), "MISFIRE_STRATEGY_"),
+	"status":      enumWords(carillonv1.RunStatus(0).Descriptor(), "RUN_STATUS_"),
+	"script-type": enumWords(carillonv1.ScriptType(0).Descriptor(), "SCRIPT_TYPE_"),
+	"protocol":    {"carillon", "xxl-job"},
+	"role":        enumWords(carillonv1.Role(0).Descriptor(), "ROLE_"),
+}
+
+// completeValues makes the shell complete the values of flagValues' flags
+// wherever a command has one.
+func completeValues(c *cobra.Command) {
+	for name, values := range flagValues {
+		if c.Flags().Lookup(name) != nil && c.Flags().Lookup(name).Value.Type() == "string" {
+			_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+		}
+	}
+	for _, sub := range c.Commands() {
+		completeValues(sub)
+	}
 }
 
 // noun makes a command that only groups subcommands ("carillon job"):

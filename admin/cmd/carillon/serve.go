@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +20,7 @@ import (
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/internal/retention"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/server"
 	"github.com/carillonhq/carillon/admin/internal/tracing"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
 )
@@ -38,6 +43,7 @@ type serveOptions struct {
 	print     bool
 	file      string
 	fileLines map[string]int
+	terminal  func(io.Writer) bool // whether stderr is a terminal
 }
 
 // option names of serve that are not flags: the environment or the config
@@ -45,7 +51,10 @@ type serveOptions struct {
 const optSMTPPassword = "smtp-password"
 
 func serveCmd(e *cmdEnv) *cobra.Command {
-	o := &serveOptions{envs: map[string]string{}, secret: map[string]bool{}}
+	o := &serveOptions{envs: map[string]string{}, secret: map[string]bool{}, terminal: e.terminal}
+	if o.terminal == nil {
+		o.terminal = isTerminal
+	}
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
 		Short: "Run the admin: the scheduler, the API and the web console on one port",
@@ -118,9 +127,20 @@ access token, kept in the database (carillon executor-token prints it).`,
 			return err
 		}
 		if o.print {
-			return o.printConfig(e.io.out)
+			// What it prints is checked as serve would check it: a
+			// configuration that prints is one that starts.
+			if err := o.printConfig(e.io.out); err != nil {
+				return err
+			}
+			if err := o.validate(); err != nil {
+				return usagef("serve: the configuration above would not start:\n%v", err)
+			}
+			return nil
 		}
-		return o.serve(cmd, e.io.err)
+		if err := o.validate(); err != nil {
+			return o.logged(e.io.err, usagef("serve: %v", err))
+		}
+		return o.logged(e.io.err, o.serve(cmd, e.io.err))
 	}
 	return cmd
 }
@@ -145,9 +165,6 @@ func (o *serveOptions) boolean(fs *pflag.FlagSet, p *bool, name, env, usage stri
 // serve runs the admin with the layered options.
 func (o *serveOptions) serve(cmd *cobra.Command, stderr io.Writer) error {
 	cfg := o.cfg
-	if cfg.SMTP.Addr != "" && cfg.SMTP.From == "" {
-		return errors.New("serve: --smtp-from is required with --smtp-addr")
-	}
 	logs, err := newLogHandler(stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return usagef("serve: %v", err)
@@ -161,13 +178,86 @@ func (o *serveOptions) serve(cmd *cobra.Command, stderr io.Writer) error {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := stopTracing(ctx); err != nil {
-			fmt.Fprintf(stderr, "carillon: tracing: flush spans: %v\n", err)
+			slog.New(logs).Warn("tracing: flush spans: " + err.Error())
 		}
 	}()
 	cfg.TracerProvider = tp
 	cfg.Logger = slog.New(tracing.LogHandler{Handler: logs})
-	cfg.Console = stderr
+	// The one-time secrets are for a person at a terminal, not for a log
+	// pipeline: without one, the admin logs how to get them instead.
+	cfg.Console, cfg.HideSecrets = stderr, !o.terminal(stderr)
+	if o.logFormat == logFormatJSON {
+		cfg.Console = jsonConsole{stderr}
+	}
 	return admin.Run(ctx, cfg)
+}
+
+// logged writes err, with --log-format json, as the log's last record, so
+// that every line serve writes is JSON, and returns it as a loggedError
+// with its exit code; otherwise it returns err, which is printed as
+// "carillon: ..." on exit.
+func (o *serveOptions) logged(stderr io.Writer, err error) error {
+	if err == nil || o.logFormat != logFormatJSON {
+		return err
+	}
+	h, herr := newLogHandler(stderr, "error", logFormatJSON)
+	if herr != nil {
+		return err
+	}
+	slog.New(h).Error("carillon serve stopped: "+err.Error(), "err", err.Error())
+	return loggedError{err, exitCode(io.Discard, err)}
+}
+
+// validate checks the options as the admin would before it opens
+// anything, naming each bad option: the flag's name, where it came from.
+func (o *serveOptions) validate() error {
+	c := &o.cfg
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s (from %s)", name, fmt.Sprintf(format, args...), o.sources[name]))
+	}
+	if _, err := newLogHandler(io.Discard, o.logLevel, o.logFormat); err != nil {
+		errs = append(errs, err)
+	}
+	for name, addr := range map[string]string{"listen": c.Listen, "metrics-listen": c.MetricsListen} {
+		if addr == "" && name == "metrics-listen" {
+			continue
+		}
+		if _, port, err := net.SplitHostPort(addr); err != nil {
+			bad(name, "%q: want HOST:PORT (%v)", addr, err)
+		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			bad(name, "%q: the port is not a number from 0 to 65535", addr)
+		}
+	}
+	if c.SMTP.Addr != "" && c.SMTP.From == "" {
+		bad("smtp-from", "required with --smtp-addr")
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		bad("tls-cert", "--tls-cert and --tls-key go together")
+	}
+	for name, file := range map[string]string{"tls-cert": c.TLSCert, "tls-key": c.TLSKey, "executor-ca-file": c.ExecutorCAFile} {
+		if file == "" {
+			continue
+		}
+		if _, err := os.Stat(file); err != nil {
+			bad(name, "%v", err)
+		}
+	}
+	if c.AlarmWebhook != "" {
+		if u, err := url.Parse(c.AlarmWebhook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("alarm-webhook", "%q: want an http:// or https:// URL", c.AlarmWebhook)
+		}
+	}
+	if _, err := server.ParseWebhookAllow(c.AlarmWebhookAllow); err != nil {
+		bad("alarm-webhook-allow", "%v", err)
+	}
+	if c.RetentionDays < -1 {
+		bad("retention-days", "%d: want -1 (keep all) or more", c.RetentionDays)
+	}
+	if c.MisfireThreshold < 0 {
+		bad("misfire-threshold", "%s: want 0 or more", c.MisfireThreshold)
+	}
+	return errors.Join(errs...)
 }
 
 // printConfig prints every option, its value (a secret's only as set or

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -58,5 +61,34 @@ func TestLogFormat(t *testing.T) {
 	}
 	if code, _, errOut := newBinary(t).run("", "serve", "--log-format", "xml", "--db", filepath.Join(t.TempDir(), "c.db")); code != exitUsage || !strings.Contains(errOut, "--log-format") {
 		t.Errorf("serve --log-format xml exited %d (%q), want %d naming the flag", code, errOut, exitUsage)
+	}
+}
+
+// TestVersionStampedRevision builds carillon as the Dockerfile does, from
+// a context without VCS information and the revision as a build argument
+// (the Dockerfile's own -X flag), and checks that carillon version prints
+// that revision.
+func TestVersionStampedRevision(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the carillon binary")
+	}
+	t.Parallel()
+	dockerfile, err := os.ReadFile("../../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Dockerfile's -X flag, with its REVISION.
+	m := regexp.MustCompile(`-X (\S+)=\$\{REVISION\}`).FindSubmatch(dockerfile)
+	if m == nil || !strings.Contains(string(dockerfile), "-buildvcs=false") {
+		t.Fatalf("the Dockerfile stamps no REVISION with -X, or builds with VCS information:\n%s", dockerfile)
+	}
+	bin := filepath.Join(t.TempDir(), "carillon")
+	build := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "-ldflags", "-X "+string(m[1])+"=0123456789abcdef", ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil || !strings.Contains(string(out), "\nrevision 0123456789abcdef\n") {
+		t.Errorf("carillon version: %v\n%s", err, out)
 	}
 }

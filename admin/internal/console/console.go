@@ -11,9 +11,11 @@ import (
 	"crypto/rand"
 	"embed"
 	"encoding/base64"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -36,9 +38,11 @@ func contentSecurityPolicy(nonce string) string {
 const NonceMeta = "carillon-style-nonce"
 
 // Handler serves the console: the hashed assets under /assets/ (cached for
-// a year: their names change with their content) and index.html for every
-// other path (not cached), with a strict Content-Security-Policy and
-// framing refused.
+// a year: their names change with their content) and index.html (not
+// cached) at / and at the paths of its pages (see isPage), with a strict
+// Content-Security-Policy and framing refused. Any other path is a 404,
+// not the console's page: a scraper's /metrics or a mistyped API path
+// must not look answered.
 func Handler() http.Handler {
 	root, err := fs.Sub(dist, "dist")
 	if err != nil {
@@ -76,11 +80,44 @@ func Handler() http.Handler {
 			assets.ServeHTTP(w, r)
 			return
 		}
+		if !isPage(r.URL.Path) {
+			notFound(w, r.URL.Path)
+			return
+		}
 		h.Set("Cache-Control", "no-cache")
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write(bytes.Replace(index, []byte("</head>"),
 			[]byte(`<meta name="`+NonceMeta+`" content="`+nonce+`"></head>`), 1))
 	})
+}
+
+// pages are the console's pages (its routes are the location's hash:
+// /#/jobs), whose paths also serve the console, for a link written
+// without the hash.
+var pages = []string{"jobs", "runs", "groups", "users", "account"}
+
+// isPage tells whether p is a path that serves the console's page.
+func isPage(p string) bool {
+	p = strings.TrimSuffix(path.Clean(p), "/")
+	if p == "" || p == "/index.html" {
+		return true
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	return slices.Contains(pages, first)
+}
+
+// notFound answers a path that is neither the console's nor the API's
+// with 404 and what the admin does serve.
+func notFound(w http.ResponseWriter, p string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusNotFound)
+	hint := "the web console is at /, the API at /carillon.v1.<Service>/<Method> (POST), health at /healthz and /readyz"
+	if path.Clean(p) == "/metrics" {
+		hint = "the admin serves its metrics on a listener of their own, at the address of --metrics-listen (not set: not served); " + hint
+	}
+	_, _ = io.WriteString(w, "404 page not found: "+hint+"\n")
 }
 
 // compressed holds each asset gzipped, made on its first request.

@@ -76,3 +76,50 @@ func TestDashboardNamesMetrics(t *testing.T) {
 		t.Errorf("the dashboard has %d panels querying %d carillon_ metrics; want at least a dozen panels", len(dash.Panels), queried)
 	}
 }
+
+// TestDashboardInstanceVariable: the dashboard has an instance variable
+// and every carillon_ series it queries is narrowed by it, so that several
+// admins (sharing a PostgreSQL database) are not summed into one.
+func TestDashboardInstanceVariable(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../../examples/grafana/carillon.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Templating struct {
+			List []struct {
+				Name, Type, Definition string
+				IncludeAll             bool `json:"includeAll"`
+			} `json:"list"`
+		} `json:"templating"`
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, v := range dash.Templating.List {
+		if v.Name == "instance" && v.Type == "query" && strings.Contains(v.Definition, "instance") && v.IncludeAll {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no instance variable (a query with All) in %+v", dash.Templating.List)
+	}
+	series := regexp.MustCompile(`carillon_[a-z_]+(\{[^}]*\})?`)
+	for _, p := range dash.Panels {
+		for _, target := range p.Targets {
+			for _, s := range series.FindAllString(target.Expr, -1) {
+				if !strings.Contains(s, `instance=~"$instance"`) {
+					t.Errorf("panel %q: %s is not narrowed by $instance", p.Title, s)
+				}
+			}
+		}
+	}
+}

@@ -16,9 +16,10 @@ type noExecutorError struct{ msg string }
 func (e *noExecutorError) Error() string { return e.msg }
 func (e *noExecutorError) Unwrap() error { return ErrNoExecutor }
 
-// noExecutor returns an error wrapping [ErrNoExecutor] with the message "route: <strategy>: <why>".
+// noExecutor returns an error wrapping [ErrNoExecutor] with the message "<strategy> routing: <why>":
+// a run's message shows it as is, so it names no Go package.
 func noExecutor(strategy, format string, args ...any) error {
-	return &noExecutorError{msg: "route: " + strategy + ": " + fmt.Sprintf(format, args...)}
+	return &noExecutorError{msg: strategy + " routing: " + fmt.Sprintf(format, args...)}
 }
 
 // noAddresses is the error every strategy returns when it is given no address.

@@ -53,6 +53,6 @@ func ExampleNew() {
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, route.ErrNoExecutor))
 	// Output:
-	// route: LEAST_RECENTLY_USED: no live executor among 0 addresses
+	// LEAST_RECENTLY_USED routing: no live executor among 0 addresses
 	// true
 }

@@ -63,5 +63,5 @@ func interrupted(ctx context.Context, strategy, verb string, m *message, asked, 
 	if cause := context.Cause(ctx); cause != err {
 		err = fmt.Errorf("%w: %w", err, cause)
 	}
-	return Pick{Message: m.String()}, fmt.Errorf("route: %s: stopped after %d of %d %ss: %w", strategy, asked, total, verb, err)
+	return Pick{Message: m.String()}, fmt.Errorf("%s routing: stopped after %d of %d %ss: %w", strategy, asked, total, verb, err)
 }

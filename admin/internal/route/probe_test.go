@@ -229,7 +229,7 @@ func TestFailover(t *testing.T) {
 			t.Fatalf("err = %v, want ErrNoExecutor", err)
 		}
 		msg := err.Error()
-		if want := "route: FAILOVER: every executor failed its beat: " + addresses[0] + ": "; !strings.HasPrefix(msg, want) {
+		if want := "FAILOVER routing: every executor failed its beat: " + addresses[0] + ": "; !strings.HasPrefix(msg, want) {
 			t.Errorf("err = %q, want it to start with %q", msg, want)
 		}
 		if !strings.Contains(msg, refused+"; "+addresses[1]+": ") || !strings.HasSuffix(msg, refused) {
@@ -295,7 +295,7 @@ func TestBusyover(t *testing.T) {
 			t.Fatalf("err = %v, want ErrNoExecutor", err)
 		}
 		msg := err.Error()
-		if want := "route: BUSYOVER: no executor is idle: " + addresses[0] + ": busy: job 7 is running; " + addresses[1] + ": unreachable: "; !strings.HasPrefix(msg, want) {
+		if want := "BUSYOVER routing: no executor is idle: " + addresses[0] + ": busy: job 7 is running; " + addresses[1] + ": unreachable: "; !strings.HasPrefix(msg, want) {
 			t.Errorf("err = %q, want it to start with %q", msg, want)
 		}
 		if want := refused + "; " + addresses[2] + ": busy"; !strings.HasSuffix(msg, want) {
@@ -326,7 +326,7 @@ func testInterrupted(t *testing.T, name, verb string, strategy func(route.Prober
 		if !errors.Is(err, context.Canceled) || errors.Is(err, route.ErrNoExecutor) {
 			t.Fatalf("err = %v, want context.Canceled and not ErrNoExecutor", err)
 		}
-		if want := "route: " + name + ": stopped after 1 of 2 " + verb + "s: context canceled"; err.Error() != want {
+		if want := name + " routing: stopped after 1 of 2 " + verb + "s: context canceled"; err.Error() != want {
 			t.Errorf("err = %q, want %q", err, want)
 		}
 		if want := header(name, addresses) + verb + " " + addresses[0] + ": interrupted; stopped after 1 of 2 " + verb + "s: context canceled"; p.Message != want {

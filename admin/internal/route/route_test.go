@@ -154,7 +154,7 @@ func TestNoAddresses(t *testing.T) {
 				t.Errorf("%s.Pick(%#v) error = %v, want ErrNoExecutor", name, addresses, err)
 				continue
 			}
-			if want := "route: " + name + ": no live executor among 0 addresses"; err.Error() != want {
+			if want := name + " routing: no live executor among 0 addresses"; err.Error() != want {
 				t.Errorf("%s.Pick(%#v) error = %q, want %q", name, addresses, err, want)
 			}
 			if p.Addresses != nil {

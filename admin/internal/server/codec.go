@@ -88,14 +88,16 @@ func decodeJSON(data []byte) (any, error) {
 }
 
 // fieldErr is an error naming a field of the request, which connect-go
-// returns as invalid_argument ("unmarshal message: <field>: <rule>").
+// returns as invalid_argument ("unmarshal message: <field>: <rule>", the
+// prefix dropped by plainErrors).
 func fieldErr(field, format string, args ...any) error {
 	return fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
 }
 
 // nameBadField finds the first unknown field or enum name of data, a JSON
-// message md, and returns an invalid_argument error naming it by its proto
-// path ("job.route_strategy"); nil when it finds none.
+// message md, and returns an invalid_argument error naming it by its path
+// as the request wrote it ("job.routeStrategy", or "job.route_strategy"
+// from a request in the proto's names); nil when it finds none.
 func nameBadField(data []byte, md protoreflect.MessageDescriptor) error {
 	v, err := decodeJSON(data)
 	if err != nil {
@@ -117,7 +119,7 @@ func walkMessage(md protoreflect.MessageDescriptor, v any, prefix string) error 
 		if fd == nil {
 			return fieldErr(prefix+key, "unknown field (see the API's field names: lowerCamelCase or the proto's names)")
 		}
-		path := prefix + string(fd.Name())
+		path := prefix + key // named as the request wrote it
 		switch {
 		case fd.IsMap():
 			continue

@@ -24,11 +24,11 @@ func TestStrictJSON(t *testing.T) {
 	f := newFixture(t)
 	for _, tt := range []struct{ proc, body, want string }{
 		{"GroupService/CreateGroup", `{"group":{"appName":"x","addressMode":"ADDRESS_MODE_MANUEL","addresses":["http://10.0.0.1:9"]}}`,
-			`group.address_mode: unknown value "ADDRESS_MODE_MANUEL"`},
-		{"GroupService/UpdateGroup", `{"group":{"id":"1","addressMode":"ADDRESS_MODE_MANUEL"},"updateMask":"addressMode"}`,
+			`group.addressMode: unknown value "ADDRESS_MODE_MANUEL"`},
+		{"GroupService/UpdateGroup", `{"group":{"id":"1","address_mode":"ADDRESS_MODE_MANUEL"},"updateMask":"addressMode"}`,
 			`group.address_mode: unknown value`},
 		{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","routeStrategy":"ROUTE_STRATEGY_ROUND_ROBBIN",` +
-			`"schedule":{"type":"SCHEDULE_TYPE_NONE"}}}`, `job.route_strategy: unknown value "ROUTE_STRATEGY_ROUND_ROBBIN"`},
+			`"schedule":{"type":"SCHEDULE_TYPE_NONE"}}}`, `job.routeStrategy: unknown value "ROUTE_STRATEGY_ROUND_ROBBIN"`},
 		{"JobService/CreateJob", `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_KRON"}}}`,
 			`job.schedule.type: unknown value`},
 		{"RunService/ListRuns", `{"status":"RUN_STATUS_BOGUS"}`, `status: unknown value "RUN_STATUS_BOGUS"`},
@@ -39,7 +39,7 @@ func TestStrictJSON(t *testing.T) {
 		before := digest(t, f.path)
 		status, body := postJSON(t, f.url, "/carillon.v1."+tt.proc, tt.body, "Bearer "+f.admin)
 		code, msg := connectError(body)
-		if status != http.StatusBadRequest || code != "invalid_argument" || !strings.Contains(msg, tt.want) {
+		if status != http.StatusBadRequest || code != "invalid_argument" || !strings.HasPrefix(msg, tt.want) {
 			t.Errorf("%s %s: %d %s %q, want invalid_argument saying %q", tt.proc, tt.body, status, code, msg, tt.want)
 		}
 		if after := digest(t, f.path); after != before {
@@ -113,4 +113,21 @@ func TestGzipBomb(t *testing.T) {
 		t.Errorf("the bomb was decompressed in full: %q", msg)
 	}
 	t.Logf("%d-byte gzip body refused in %s: %s", bomb.Len(), elapsed, msg)
+}
+
+// TestErrorsInCallersWords: the errors a caller reads name no Go package
+// ("auth: ", "unmarshal message: ") and name fields as the request did.
+func TestErrorsInCallersWords(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, tt := range []struct{ proc, body, auth, want string }{
+		{"UserService/Login", `{"username":"admin","password":"not the password"}`, "", "wrong username or password"},
+		{"JobService/ListJobs", `{"pageSize":"many"}`, "Bearer " + f.admin, "the request body is not a ListJobsRequest in JSON"},
+		{"JobService/CreateJob", `{"job":{"route_strategy":"FIRST"}}`, "Bearer " + f.admin, `job.route_strategy: unknown value "FIRST"`},
+	} {
+		_, body := postJSON(t, f.url, "/carillon.v1."+tt.proc, tt.body, tt.auth)
+		if _, msg := connectError(body); !strings.HasPrefix(msg, tt.want) {
+			t.Errorf("%s %s: %q, want it to start with %q", tt.proc, tt.body, msg, tt.want)
+		}
+	}
 }

@@ -32,7 +32,9 @@ func requireExecutorToken(tokens *auth.ExecutorTokens) connect.UnaryInterceptorF
 			e, ok := tokens.Identify(got)
 			if !ok {
 				return nil, connect.NewError(connect.CodeUnauthenticated, errors.New(
-					"missing or wrong access token: send \"Authorization: Bearer <token>\" with the admin's --token, or the group's own token"))
+					"missing or wrong executor access token: send \"Authorization: Bearer <token>\" with the admin's executor token "+
+						"(sdk.Config.AccessToken; CARILLON_TOKEN for examples/executor), which an ADMIN reads with: carillon executor-token; "+
+						"or the group's own token (carillon group token ID)"))
 			}
 			return next(context.WithValue(ctx, executorKey{}, e), req)
 		}

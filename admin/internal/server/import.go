@@ -147,11 +147,11 @@ func (s jobService) checkImport(req *carillonv1.ImportJobsRequest) (store.Import
 			}
 		}
 		sj := jobFromProto(j)
+		next, err := s.firstFire(schedule.SpecOf(sj), now) // a cron that never fires: refused, enabled or not
+		if err != nil {
+			return store.Import{}, renamed(err, "job", field)
+		}
 		if j.Enabled {
-			next, err := s.firstFire(schedule.SpecOf(sj), now)
-			if err != nil {
-				return store.Import{}, renamed(err, "job", field)
-			}
 			sj.Enabled, sj.NextFireAt = true, next
 		}
 		im.Jobs = append(im.Jobs, sj)

@@ -25,7 +25,7 @@ type jobService struct{ *Server }
 
 // jobOutputFields cannot be set by CreateJob or UpdateJob; enabled changes
 // through StartJob and StopJob (CreateJob takes it as the initial state).
-var jobOutputFields = []string{"id", "enabled", "last_fire_at", "next_fire_at", "created_at", "updated_at"}
+var jobOutputFields = []string{"id", "enabled", "last_fire_at", "next_fire_at", "created_at", "updated_at", "last_run_id", "last_run_status"}
 
 // checkJob validates a job from a request and fills its defaults. It does
 // not check that the group and child jobs exist; the store does.
@@ -225,14 +225,16 @@ func (s jobService) CreateJob(ctx context.Context, req *carillonv1.CreateJobRequ
 	now := s.cfg.NowFunc()
 	j := jobFromProto(req.Job)
 	j.ID = 0
+	// A cron that never fires is refused, enabled or not: a job stored
+	// on it could never run.
+	next, err := s.firstFire(schedule.SpecOf(j), now)
+	if err != nil {
+		return nil, err
+	}
 	if req.Job.Enabled {
-		next, err := s.firstFire(schedule.SpecOf(j), now)
-		if err != nil {
-			return nil, err
-		}
 		j.Enabled, j.NextFireAt = true, next
 	}
-	j, err := s.cfg.Store.CreateJob(ctx, j, now)
+	j, err = s.cfg.Store.CreateJob(ctx, j, now)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -307,6 +309,19 @@ func (s jobService) ListJobs(ctx context.Context, req *carillonv1.ListJobsReques
 	}
 	res := &carillonv1.ListJobsResponse{}
 	res.Jobs, res.NextPageToken = page(js, size, jobToProto, func(j store.Job) int64 { return j.ID })
+	ids := make([]int64, len(res.Jobs))
+	for i, j := range res.Jobs {
+		ids[i] = j.Id
+	}
+	last, err := s.cfg.Store.LastRuns(ctx, ids, req.GroupId)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	for _, j := range res.Jobs {
+		if r, ok := last[j.Id]; ok {
+			j.LastRunId, j.LastRunStatus = r.ID, r.Status
+		}
+	}
 	return res, nil
 }
 
@@ -337,9 +352,13 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 	now := s.cfg.NowFunc()
 	j := jobFromProto(merged)
 	changed := schedule.SpecOf(j) != schedule.SpecOf(old)
-	if changed && old.Enabled {
-		if j.NextFireAt, err = s.firstFire(schedule.SpecOf(j), now); err != nil {
+	if changed { // a new cron that never fires is refused, the job enabled or not
+		next, err := s.firstFire(schedule.SpecOf(j), now)
+		if err != nil {
 			return nil, err
+		}
+		if old.Enabled {
+			j.NextFireAt = next
 		}
 	}
 	if j, err = s.cfg.Store.UpdateJob(ctx, j, changed, now); err != nil {
@@ -349,18 +368,19 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 	return &carillonv1.UpdateJobResponse{Job: jobToProto(j)}, nil
 }
 
-// firstFire returns the first fire of a job being started, or
-// invalid_argument when its cron schedule never fires after now (a date
-// that does not exist, a year gone by): such a job would be enabled with
-// nothing scheduled. xxl-job refuses it too.
+// firstFire returns the first fire of a job's schedule after now, or
+// invalid_argument when its cron never fires after now (a date that does
+// not exist, a year gone by): a job on it could never run, so it is
+// refused when created, when its schedule changes and when started.
+// xxl-job refuses it too.
 func (s jobService) firstFire(spec schedule.Spec, now time.Time) (time.Time, error) {
 	next, err := schedule.First(spec, now)
 	if err != nil {
 		return time.Time{}, s.toConnect(err)
 	}
 	if next.IsZero() && spec.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_CRON {
-		return time.Time{}, invalid("job.schedule.cron", "%q never fires after %s, so the job cannot be started: "+
-			"fix the expression, or leave the job stopped", spec.Cron, now.UTC().Format(time.RFC3339))
+		return time.Time{}, invalid("job.schedule.cron", "%q never fires after %s (a date that does not exist, or a year gone by), so no job can run on it: "+
+			"fix the expression", spec.Cron, now.UTC().Format(time.RFC3339))
 	}
 	return next, nil
 }

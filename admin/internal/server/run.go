@@ -98,9 +98,15 @@ func (s runService) DeleteRuns(ctx context.Context, req *carillonv1.DeleteRunsRe
 	if req.Before == nil && req.KeepLast == 0 {
 		return nil, invalid("before", "set before or keep_last: deleting every run needs an explicit before")
 	}
-	n, err := retention.Delete(ctx, s.cfg.Store, store.RunSelection{
-		JobID: req.JobId, GroupID: req.GroupId, Before: fromTS(req.Before), KeepLast: int(req.KeepLast),
-	})
+	sel := store.RunSelection{JobID: req.JobId, GroupID: req.GroupId, Before: fromTS(req.Before), KeepLast: int(req.KeepLast)}
+	if req.DryRun {
+		n, err := s.cfg.Store.CountRunSelection(ctx, sel)
+		if err != nil {
+			return nil, s.toConnect(err)
+		}
+		return &carillonv1.DeleteRunsResponse{Deleted: n}, nil
+	}
+	n, err := retention.Delete(ctx, s.cfg.Store, sel)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}

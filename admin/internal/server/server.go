@@ -168,5 +168,5 @@ func (s *Server) Handler() http.Handler {
 	reflector := grpcreflect.NewStaticReflector(services...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
-	return requireContentType(mux)
+	return plainErrors(requireContentType(mux))
 }

@@ -30,27 +30,37 @@ func TestMultiLineTextAllowed(t *testing.T) {
 }
 
 // TestNeverFiringScheduleRefused: a job whose cron never fires after now
-// cannot be created enabled, nor started; it can be stored stopped.
+// cannot be created, enabled or not, nor updated onto such a cron, and a
+// refused update changes nothing.
 func TestNeverFiringScheduleRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	c := f.as["admin"].job
 	for _, cron := range []string{"0 0 0 30 2 ?", "* * * * * ? 1970", "0 0 0 29 2 ? 2097"} {
-		job := &carillonv1.Job{GroupId: f.groupA, Description: "never", Handler: "h", Enabled: true,
-			Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: cron, TimeZone: "UTC"}}
-		_, err := c.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: job})
-		if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "never fires") {
-			t.Errorf("create %q enabled: %v, want invalid_argument saying it never fires", cron, err)
+		for _, enabled := range []bool{true, false} {
+			job := &carillonv1.Job{GroupId: f.groupA, Description: "never", Handler: "h", Enabled: enabled,
+				Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: cron, TimeZone: "UTC"}}
+			_, err := c.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: job})
+			if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "never fires") ||
+				!strings.Contains(err.Error(), "cron") {
+				t.Errorf("create %q enabled=%v: %v, want invalid_argument saying it never fires", cron, enabled, err)
+			}
 		}
-		job.Enabled = false
+		job := &carillonv1.Job{GroupId: f.groupA, Description: "fires", Handler: "h",
+			Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "0 0 0 1 1 ?", TimeZone: "UTC"}}
 		stopped, err := c.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: job})
 		if err != nil {
-			t.Fatalf("create %q stopped: %v", cron, err)
+			t.Fatal(err)
 		}
-		_, err = c.StartJob(ctx, &carillonv1.StartJobRequest{Id: stopped.Job.Id})
-		if connect.CodeOf(err) != connect.CodeInvalidArgument {
-			t.Errorf("start %q: %v, want invalid_argument", cron, err)
+		stopped.Job.Schedule.Cron = cron
+		_, err = c.UpdateJob(ctx, &carillonv1.UpdateJobRequest{Job: stopped.Job})
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "never fires") {
+			t.Errorf("update a stopped job to %q: %v, want invalid_argument saying it never fires", cron, err)
+		}
+		got, err := c.GetJob(ctx, &carillonv1.GetJobRequest{Id: stopped.Job.Id})
+		if err != nil || got.Job.Schedule.Cron != "0 0 0 1 1 ?" {
+			t.Errorf("after the refused update: %v, %v", got, err)
 		}
 	}
 }

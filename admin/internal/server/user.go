@@ -90,13 +90,13 @@ func (s userService) Login(ctx context.Context, req *carillonv1.LoginRequest) (*
 	// same answer.
 	if err := auth.CheckPassword(u.PasswordHash, req.Password); err != nil {
 		s.cfg.Logger.Info("login refused", slog.String("username", req.Username), slog.String("peer", peer))
-		return nil, connect.NewError(connect.CodeUnauthenticated, auth.ErrWrongPassword)
+		return nil, connect.NewError(connect.CodeUnauthenticated, errWrongLogin)
 	}
 	if u.Disabled {
 		// The same answer as a wrong password: telling a disabled user apart
 		// would confirm the password to whoever tried it.
 		s.cfg.Logger.Info("login refused: the user is disabled", slog.String("username", req.Username), slog.String("peer", peer))
-		return nil, connect.NewError(connect.CodeUnauthenticated, auth.ErrWrongPassword)
+		return nil, connect.NewError(connect.CodeUnauthenticated, errWrongLogin)
 	}
 	token, hash := auth.NewSessionToken()
 	if req.Cookie {
@@ -206,6 +206,10 @@ func (s userService) ListUsers(ctx context.Context, _ *carillonv1.ListUsersReque
 }
 
 // userOutputFields cannot be set by UpdateUser.
+// errWrongLogin answers every refused login (unknown user, wrong password,
+// disabled user) alike, in the caller's words: no package prefix.
+var errWrongLogin = errors.New("wrong username or password")
+
 var userOutputFields = []string{"id", "username", "created_at", "updated_at", "last_login_at"}
 
 func (s userService) UpdateUser(ctx context.Context, req *carillonv1.UpdateUserRequest) (*carillonv1.UpdateUserResponse, error) {

@@ -145,31 +145,10 @@ type RunSelection struct {
 // deleted; call it again until it returns 0. Small batches keep each write
 // transaction short, so deleting never holds up scheduling for long.
 func (s *Store) DeleteRuns(ctx context.Context, sel RunSelection, limit int) (int64, error) {
-	where := []string{"status NOT IN (?, ?)"}
-	args := []any{carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING}
-	if sel.JobID != 0 {
-		where, args = append(where, "job_id = ?"), append(args, sel.JobID)
-	}
-	if sel.GroupID != 0 {
-		where, args = append(where, "group_id = ?"), append(args, sel.GroupID)
-	}
-	cond := strings.Join(where, " AND ")
-	q := `DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE ` + cond //nolint:gosec // concatenates constant SQL fragments; values are placeholders
-	all := append([]any(nil), args...)
-	if !sel.Before.IsZero() {
-		q += ` AND scheduled_at < ?`
-		all = append(all, sel.Before.UnixMilli())
-	}
-	if sel.KeepLast > 0 {
-		q += ` AND id NOT IN (SELECT id FROM runs WHERE ` + cond + ` ORDER BY id DESC LIMIT ?)`
-		all = append(all, args...)
-		all = append(all, sel.KeepLast)
-	}
-	q += ` ORDER BY id LIMIT ?)`
-	all = append(all, limit)
+	q, all := sel.query(limit)
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, q, all...)
+		res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id IN (`+q+`)`, all...) //nolint:gosec // q is constant SQL fragments; values are placeholders
 		if err != nil {
 			return err
 		}
@@ -180,4 +159,45 @@ func (s *Store) DeleteRuns(ctx context.Context, sel RunSelection, limit int) (in
 		return 0, fmt.Errorf("store: delete runs: %w", err)
 	}
 	return n, nil
+}
+
+// CountRunSelection returns how many runs DeleteRuns would delete of sel
+// (called until it returns 0): a dry run, for a confirmation.
+func (s *Store) CountRunSelection(ctx context.Context, sel RunSelection) (int64, error) {
+	q, all := sel.query(0)
+	var n int64
+	if err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(*) FROM (`+q+`) AS selected`, all...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count runs to delete: %w", err)
+	}
+	return n, nil
+}
+
+// query returns the SELECT of the ids of sel's runs, the oldest limit of
+// them (every one with limit 0), and its arguments.
+func (sel RunSelection) query(limit int) (string, []any) {
+	where := []string{"status NOT IN (?, ?)"}
+	args := []any{carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING}
+	if sel.JobID != 0 {
+		where, args = append(where, "job_id = ?"), append(args, sel.JobID)
+	}
+	if sel.GroupID != 0 {
+		where, args = append(where, "group_id = ?"), append(args, sel.GroupID)
+	}
+	cond := strings.Join(where, " AND ")
+	q := `SELECT id FROM runs WHERE ` + cond //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+	all := append([]any(nil), args...)
+	if !sel.Before.IsZero() {
+		q += ` AND scheduled_at < ?`
+		all = append(all, sel.Before.UnixMilli())
+	}
+	if sel.KeepLast > 0 {
+		q += ` AND id NOT IN (SELECT id FROM runs WHERE ` + cond + ` ORDER BY id DESC LIMIT ?)`
+		all = append(all, args...)
+		all = append(all, sel.KeepLast)
+	}
+	if limit > 0 {
+		q += ` ORDER BY id LIMIT ?`
+		all = append(all, limit)
+	}
+	return q, all
 }

@@ -186,6 +186,34 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	return s.queryRuns(ctx, q+` ORDER BY id DESC LIMIT ?`, args...)
 }
 
+// LastRuns returns the newest run of each of jobIDs that has one, by job
+// id; of groupID's runs only, unless it is 0 (a job may have moved between
+// groups).
+func (s *Store) LastRuns(ctx context.Context, jobIDs []int64, groupID int64) (map[int64]Run, error) {
+	out := make(map[int64]Run, len(jobIDs))
+	if len(jobIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(jobIDs)+1)
+	for _, id := range jobIDs {
+		args = append(args, id)
+	}
+	q := `SELECT ` + runColumns + ` FROM runs WHERE id IN (SELECT max(id) FROM runs WHERE job_id IN (?` + //nolint:gosec // constant SQL fragments; values are placeholders
+		strings.Repeat(", ?", len(jobIDs)-1) + `)`
+	if groupID != 0 {
+		q += ` AND group_id = ?`
+		args = append(args, groupID)
+	}
+	rs, err := s.queryRuns(ctx, q+` GROUP BY job_id)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		out[r.JobID] = r
+	}
+	return out, nil
+}
+
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, error) {
 	rs, err := collectRuns(s.reader(ctx).QueryContext(ctx, q, args...))
 	if err != nil {

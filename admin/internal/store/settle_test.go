@@ -214,6 +214,24 @@ func TestDeleteRuns(t *testing.T) {
 			}
 			live := running(t, s, j, t0.Add(-time.Hour), 0, 1) // running: never deleted
 
+			// A dry run counts what the deletes below delete, and deletes nothing.
+			for _, tt := range []struct {
+				sel  store.RunSelection
+				want int64
+			}{
+				{store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 3},
+				{store.RunSelection{JobID: j.ID, KeepLast: 4}, 6},
+				{store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour), KeepLast: 8}, 2},
+				{store.RunSelection{JobID: j.ID + 1}, 0},
+			} {
+				if n, err := s.CountRunSelection(ctx, tt.sel); err != nil || n != tt.want {
+					t.Errorf("count %+v: %d, %v; want %d", tt.sel, n, err, tt.want)
+				}
+			}
+			if runs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID}); len(runs) != 11 {
+				t.Fatalf("%d runs after counting, want 11", len(runs))
+			}
+
 			n, err := s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 2)
 			if err != nil || n != 2 {
 				t.Fatalf("first batch: %d, %v; want 2", n, err)
@@ -447,6 +465,37 @@ func TestResultChecked(t *testing.T) {
 			}
 			if got, _ := s.Run(ctx, full.ID); len([]rune(got.Message)) > 16384 || len([]rune(got.Message)) < 16000 {
 				t.Errorf("after 100 different later results the message has %d characters, want notes up to 16,384", len([]rune(got.Message)))
+			}
+		})
+	}
+}
+
+// TestLastRuns: the newest run of each job asked for, of a group when
+// one is named; none for a job without runs.
+func TestLastRuns(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			j1, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			j2, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			j3, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			settle(t, s, running(t, s, j1, t0, 0, 1), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0)
+			failed := running(t, s, j1, t0.Add(time.Hour), 0, 1)
+			settle(t, s, failed, carillonv1.RunStatus_RUN_STATUS_FAILED, t0.Add(time.Hour))
+			live := running(t, s, j2, t0, 0, 1)
+			last, err := s.LastRuns(ctx, []int64{j1.ID, j2.ID, j3.ID}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(last) != 2 || last[j1.ID].ID != failed.ID || last[j1.ID].Status != carillonv1.RunStatus_RUN_STATUS_FAILED ||
+				last[j2.ID].ID != live.ID || last[j2.ID].Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+				t.Errorf("last runs: %+v", last)
+			}
+			if last, err := s.LastRuns(ctx, []int64{j1.ID}, b.group.ID+1); err != nil || len(last) != 0 {
+				t.Errorf("last runs in another group: %v, %v", last, err)
 			}
 		})
 	}

@@ -30,13 +30,29 @@ type Info struct {
 // Get returns the running binary's Info.
 func Get() Info { return get() }
 
+// revision is the VCS revision a build stamps where the toolchain has no
+// VCS information to stamp (a container build, whose context has no
+// .git): go build -ldflags "-X
+// github.com/carillonhq/carillon/admin/internal/version.revision=<commit>"
+// (the Dockerfile's REVISION build argument). The toolchain's own
+// vcs.revision, when there is one, wins.
+var revision string
+
 var get = sync.OnceValue(func() Info {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return Info{Version: Unknown, Revision: Unknown, GoVersion: runtime.Version()}
+		bi = &debug.BuildInfo{}
 	}
-	return fromBuildInfo(bi)
+	return withStamp(fromBuildInfo(bi), revision)
 })
+
+// withStamp returns info with the stamped revision when info has none.
+func withStamp(info Info, stamped string) Info {
+	if info.Revision == Unknown && stamped != "" {
+		info.Revision = stamped
+	}
+	return info
+}
 
 // fromBuildInfo reads an Info from the toolchain's build information.
 func fromBuildInfo(bi *debug.BuildInfo) Info {

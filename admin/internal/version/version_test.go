@@ -39,3 +39,19 @@ func TestGet(t *testing.T) {
 		t.Errorf("Get() = %+v: want every field set (Unknown at worst)", got)
 	}
 }
+
+// TestWithStamp: a revision stamped with -ldflags -X stands in for a
+// build without VCS information, never for the toolchain's own.
+func TestWithStamp(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ have, stamped, want string }{
+		{Unknown, "", Unknown},
+		{Unknown, "abc123", "abc123"},
+		{"def456", "abc123", "def456"},
+		{"def456-dirty", "", "def456-dirty"},
+	} {
+		if got := withStamp(Info{Revision: tt.have}, tt.stamped).Revision; got != tt.want {
+			t.Errorf("withStamp(%q, %q) = %q, want %q", tt.have, tt.stamped, got, tt.want)
+		}
+	}
+}

@@ -271,8 +271,13 @@ type Job struct {
 	// Alarm on every failed attempt, not only when a run fails for good
 	// (after its last retry).
 	AlarmEveryFailure bool `protobuf:"varint,24,opt,name=alarm_every_failure,json=alarmEveryFailure,proto3" json:"alarm_every_failure,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Output, set by ListJobs only: the id of the job's newest run (of the
+	// request's group when it names one); 0 when it has none.
+	LastRunId int64 `protobuf:"varint,25,opt,name=last_run_id,json=lastRunId,proto3" json:"last_run_id,omitempty"`
+	// Output, set by ListJobs only: the status of the run last_run_id.
+	LastRunStatus RunStatus `protobuf:"varint,26,opt,name=last_run_status,json=lastRunStatus,proto3,enum=carillon.v1.RunStatus" json:"last_run_status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -471,6 +476,20 @@ func (x *Job) GetAlarmEveryFailure() bool {
 		return x.AlarmEveryFailure
 	}
 	return false
+}
+
+func (x *Job) GetLastRunId() int64 {
+	if x != nil {
+		return x.LastRunId
+	}
+	return 0
+}
+
+func (x *Job) GetLastRunStatus() RunStatus {
+	if x != nil {
+		return x.LastRunStatus
+	}
+	return RunStatus_RUN_STATUS_UNSPECIFIED
 }
 
 // Schedule says when a job fires.
@@ -1595,7 +1614,7 @@ var File_carillon_v1_job_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\b\n" +
+	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf5\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12 \n" +
@@ -1626,7 +1645,9 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x13retry_delay_seconds\x18\x15 \x01(\x05R\x11retryDelaySeconds\x12#\n" +
 	"\rretry_backoff\x18\x16 \x01(\bR\fretryBackoff\x12*\n" +
 	"\x11alarm_webhook_url\x18\x17 \x01(\tR\x0falarmWebhookUrl\x12.\n" +
-	"\x13alarm_every_failure\x18\x18 \x01(\bR\x11alarmEveryFailure\"\x95\x01\n" +
+	"\x13alarm_every_failure\x18\x18 \x01(\bR\x11alarmEveryFailure\x12\x1e\n" +
+	"\vlast_run_id\x18\x19 \x01(\x03R\tlastRunId\x12>\n" +
+	"\x0flast_run_status\x18\x1a \x01(\x0e2\x16.carillon.v1.RunStatusR\rlastRunStatus\"\x95\x01\n" +
 	"\bSchedule\x12-\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x19.carillon.v1.ScheduleTypeR\x04type\x12\x12\n" +
 	"\x04cron\x18\x02 \x01(\tR\x04cron\x12)\n" +
@@ -1782,8 +1803,9 @@ var file_carillon_v1_job_proto_goTypes = []any{
 	(*Script)(nil),                  // 27: carillon.v1.Script
 	(BlockStrategy)(0),              // 28: carillon.v1.BlockStrategy
 	(*timestamppb.Timestamp)(nil),   // 29: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),   // 30: google.protobuf.FieldMask
-	(*Group)(nil),                   // 31: carillon.v1.Group
+	(RunStatus)(0),                  // 30: carillon.v1.RunStatus
+	(*fieldmaskpb.FieldMask)(nil),   // 31: google.protobuf.FieldMask
+	(*Group)(nil),                   // 32: carillon.v1.Group
 }
 var file_carillon_v1_job_proto_depIdxs = []int32{
 	4,  // 0: carillon.v1.Job.schedule:type_name -> carillon.v1.Schedule
@@ -1795,50 +1817,51 @@ var file_carillon_v1_job_proto_depIdxs = []int32{
 	29, // 6: carillon.v1.Job.next_fire_at:type_name -> google.protobuf.Timestamp
 	29, // 7: carillon.v1.Job.created_at:type_name -> google.protobuf.Timestamp
 	29, // 8: carillon.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
-	0,  // 9: carillon.v1.Schedule.type:type_name -> carillon.v1.ScheduleType
-	3,  // 10: carillon.v1.CreateJobRequest.job:type_name -> carillon.v1.Job
-	3,  // 11: carillon.v1.CreateJobResponse.job:type_name -> carillon.v1.Job
-	3,  // 12: carillon.v1.GetJobResponse.job:type_name -> carillon.v1.Job
-	3,  // 13: carillon.v1.ListJobsResponse.jobs:type_name -> carillon.v1.Job
-	3,  // 14: carillon.v1.UpdateJobRequest.job:type_name -> carillon.v1.Job
-	30, // 15: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
-	3,  // 16: carillon.v1.UpdateJobResponse.job:type_name -> carillon.v1.Job
-	3,  // 17: carillon.v1.StartJobResponse.job:type_name -> carillon.v1.Job
-	3,  // 18: carillon.v1.StopJobResponse.job:type_name -> carillon.v1.Job
-	4,  // 19: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
-	29, // 20: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
-	29, // 21: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
-	31, // 22: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
-	3,  // 23: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
-	31, // 24: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
-	3,  // 25: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
-	25, // 26: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
-	26, // 27: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
-	5,  // 28: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
-	7,  // 29: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
-	9,  // 30: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
-	11, // 31: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
-	13, // 32: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
-	15, // 33: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
-	17, // 34: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
-	19, // 35: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
-	21, // 36: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
-	23, // 37: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
-	6,  // 38: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
-	8,  // 39: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
-	10, // 40: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
-	12, // 41: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
-	14, // 42: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
-	16, // 43: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
-	18, // 44: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
-	20, // 45: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
-	22, // 46: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
-	24, // 47: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
-	38, // [38:48] is the sub-list for method output_type
-	28, // [28:38] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	30, // 9: carillon.v1.Job.last_run_status:type_name -> carillon.v1.RunStatus
+	0,  // 10: carillon.v1.Schedule.type:type_name -> carillon.v1.ScheduleType
+	3,  // 11: carillon.v1.CreateJobRequest.job:type_name -> carillon.v1.Job
+	3,  // 12: carillon.v1.CreateJobResponse.job:type_name -> carillon.v1.Job
+	3,  // 13: carillon.v1.GetJobResponse.job:type_name -> carillon.v1.Job
+	3,  // 14: carillon.v1.ListJobsResponse.jobs:type_name -> carillon.v1.Job
+	3,  // 15: carillon.v1.UpdateJobRequest.job:type_name -> carillon.v1.Job
+	31, // 16: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
+	3,  // 17: carillon.v1.UpdateJobResponse.job:type_name -> carillon.v1.Job
+	3,  // 18: carillon.v1.StartJobResponse.job:type_name -> carillon.v1.Job
+	3,  // 19: carillon.v1.StopJobResponse.job:type_name -> carillon.v1.Job
+	4,  // 20: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
+	29, // 21: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
+	29, // 22: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
+	32, // 23: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
+	3,  // 24: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
+	32, // 25: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
+	3,  // 26: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
+	25, // 27: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
+	26, // 28: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
+	5,  // 29: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
+	7,  // 30: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
+	9,  // 31: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
+	11, // 32: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
+	13, // 33: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
+	15, // 34: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
+	17, // 35: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
+	19, // 36: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
+	21, // 37: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
+	23, // 38: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
+	6,  // 39: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
+	8,  // 40: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
+	10, // 41: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
+	12, // 42: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
+	14, // 43: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
+	16, // 44: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
+	18, // 45: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
+	20, // 46: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
+	22, // 47: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
+	24, // 48: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
+	39, // [39:49] is the sub-list for method output_type
+	29, // [29:39] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_job_proto_init() }
@@ -1848,6 +1871,7 @@ func file_carillon_v1_job_proto_init() {
 	}
 	file_carillon_v1_executor_proto_init()
 	file_carillon_v1_group_proto_init()
+	file_carillon_v1_run_proto_init()
 	file_carillon_v1_job_proto_msgTypes[6].OneofWrappers = []any{}
 	file_carillon_v1_job_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}

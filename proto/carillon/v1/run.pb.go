@@ -935,7 +935,10 @@ type DeleteRunsRequest struct {
 	// Delete runs triggered before this time.
 	Before *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
 	// Keep the newest N runs of the selection; 0 keeps none.
-	KeepLast      int32 `protobuf:"varint,4,opt,name=keep_last,json=keepLast,proto3" json:"keep_last,omitempty"`
+	KeepLast int32 `protobuf:"varint,4,opt,name=keep_last,json=keepLast,proto3" json:"keep_last,omitempty"`
+	// Delete nothing: count the runs that would be deleted, for a
+	// confirmation that says how many (DeleteRunsResponse.deleted).
+	DryRun        bool `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -998,7 +1001,15 @@ func (x *DeleteRunsRequest) GetKeepLast() int32 {
 	return 0
 }
 
-// DeleteRunsResponse says how many runs were deleted.
+func (x *DeleteRunsRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+// DeleteRunsResponse says how many runs were deleted (with dry_run: would
+// be).
 type DeleteRunsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Deleted       int64                  `protobuf:"varint,1,opt,name=deleted,proto3" json:"deleted,omitempty"`
@@ -1103,12 +1114,13 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\x03end\x18\x04 \x01(\bR\x03end\"'\n" +
 	"\x0eKillRunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\"\x11\n" +
-	"\x0fKillRunResponse\"\x96\x01\n" +
+	"\x0fKillRunResponse\"\xaf\x01\n" +
 	"\x11DeleteRunsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x122\n" +
 	"\x06before\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x06before\x12\x1b\n" +
-	"\tkeep_last\x18\x04 \x01(\x05R\bkeepLast\".\n" +
+	"\tkeep_last\x18\x04 \x01(\x05R\bkeepLast\x12\x17\n" +
+	"\adry_run\x18\x05 \x01(\bR\x06dryRun\".\n" +
 	"\x12DeleteRunsResponse\x12\x18\n" +
 	"\adeleted\x18\x01 \x01(\x03R\adeleted*u\n" +
 	"\vAlarmStatus\x12\x1c\n" +

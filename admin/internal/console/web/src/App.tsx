@@ -3,7 +3,7 @@ import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { Role, UserService } from "./gen/carillon/v1/user_pb";
-import { setLang, useT } from "./i18n";
+import { setLang, useEnum, useT } from "./i18n";
 import { Account } from "./pages/Account";
 import { Dashboard } from "./pages/Dashboard";
 import { Groups } from "./pages/Groups";
@@ -26,6 +26,7 @@ function useRoute(): [string, URLSearchParams] {
 
 export function App() {
   const [t, lang] = useT();
+  const text = useEnum();
   const [route, params] = useRoute();
   const me = useQuery(UserService.method.getCurrentUser, {});
   const client = useQueryClient();
@@ -79,8 +80,8 @@ export function App() {
           ))}
         </nav>
         <span className="ml-auto flex items-center gap-3 text-sm">
-          <a href="#/account" data-testid="whoami" className="hover:underline">{user.username} ({Role[user.role]})</a>
-          <button className="text-indigo-700 underline" onClick={() => setLang(lang === "zh" ? "en" : "zh")}>{t("lang")}</button>
+          <a href="#/account" data-testid="whoami" className="hover:underline">{user.username} ({text("Role", Role, user.role)})</a>
+          <button data-testid="lang" lang={lang === "zh" ? "en" : "zh"} className="text-indigo-700 underline" onClick={() => setLang(lang === "zh" ? "en" : "zh")}>{t("lang")}</button>
           <button className="text-slate-600 underline" onClick={() => logout.mutate({})}>{t("nav.signout")}</button>
         </span>
       </header>

@@ -133,7 +133,21 @@ const en = {
   "runs.deleted": "Deleted runs:",
   "runs.byAdmin": "the admin's judgement, without the executor's result",
   "runs.lateResult": "the executor's result, reported after the admin had judged",
-  "lang": "中文",
+  "lang": "中文 / ZH",
+  "enum.none": "none",
+  "jobs.lastRun": "Last run",
+  "jobs.menu": "Actions of job",
+  "jobs.noRun": "never run",
+  "runs.confirmDelete": "Delete {n} settled runs older than {d} days? This cannot be undone.",
+  "runs.deleteN": "Delete {n} runs",
+  "runs.deleteNone": "No settled run is older than {d} days: nothing to delete.",
+  "runs.daysInvalid": "Days: a whole number, 0 or more.",
+  "runs.close": "Close",
+  "dash.noneRunning": "No run is running now.",
+  "dash.noFailures": "No failed run.",
+  "dash.attempt": "Attempt",
+  "dash.firstAttempt": "first attempt",
+  "dash.retry": "retry {n}",
 };
 type Key = keyof typeof en;
 const zh: Record<Key, string> = {
@@ -268,6 +282,20 @@ const zh: Record<Key, string> = {
   "runs.byAdmin": "调度中心判定，未收到执行器结果",
   "runs.lateResult": "执行器在调度中心判定后上报的结果",
   "lang": "English",
+  "enum.none": "无",
+  "jobs.lastRun": "最近调度结果",
+  "jobs.menu": "任务操作",
+  "jobs.noRun": "从未调度",
+  "runs.confirmDelete": "确认删除 {n} 条早于 {d} 天的已结束日志？此操作不可撤销。",
+  "runs.deleteN": "删除 {n} 条",
+  "runs.deleteNone": "没有早于 {d} 天的已结束日志，无需清理。",
+  "runs.daysInvalid": "天数：不小于 0 的整数。",
+  "runs.close": "关闭",
+  "dash.noneRunning": "当前没有运行中的任务。",
+  "dash.noFailures": "没有失败的调度。",
+  "dash.attempt": "执行",
+  "dash.firstAttempt": "首次执行",
+  "dash.retry": "第 {n} 次重试",
 };
 
 export type Lang = "en" | "zh";
@@ -292,4 +320,49 @@ export function useT(): [(k: Key) => string, Lang] {
     () => lang,
   );
   return [(k: Key) => (l === "zh" ? zh[k] : en[k]), l];
+}
+
+// fill puts vars into a translated template: fill("retry {n}", { n: 2 }).
+export function fill(template: string, vars: Record<string, string | number | bigint>): string {
+  return template.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
+}
+
+// Enum value names in Chinese, by enum and name as the generated code
+// has them (RouteStrategy.FIRST); English shows the API's names.
+const zhEnums: Record<string, Record<string, string>> = {
+  RouteStrategy: {
+    FIRST: "第一个", LAST: "最后一个", ROUND_ROBIN: "轮询", RANDOM: "随机", CONSISTENT_HASH: "一致性HASH",
+    LEAST_FREQUENTLY_USED: "最不经常使用", LEAST_RECENTLY_USED: "最近最久未使用", FAILOVER: "故障转移",
+    BUSYOVER: "忙碌转移", SHARDING_BROADCAST: "分片广播",
+  },
+  BlockStrategy: { SERIAL: "单机串行", DISCARD_LATER: "丢弃后续调度", COVER_EARLY: "覆盖之前调度" },
+  MisfireStrategy: { DO_NOTHING: "忽略", FIRE_ONCE_NOW: "立即执行一次" },
+  ScheduleType: { NONE: "无", CRON: "CRON", FIX_RATE: "固定速度", FIX_DELAY: "固定延迟" },
+  RunStatus: {
+    RUNNING: "运行中", SUCCEEDED: "成功", FAILED: "失败", TIMED_OUT: "超时", KILLED: "已终止", LOST: "失联",
+    PENDING: "等待中", SKIPPED: "已跳过",
+  },
+  TriggerType: { SCHEDULE: "调度触发", MANUAL: "手动触发", RETRY: "失败重试", PARENT: "父任务触发", MISFIRE: "过期补偿", API: "API 触发" },
+  AlarmStatus: { PENDING: "待发送", SENT: "已发送", FAILED: "发送失败" },
+  AddressMode: { AUTO: "自动注册", MANUAL: "手动录入" },
+  ExecutorProtocol: { CARILLON: "Carillon", XXL_JOB: "xxl-job" },
+  ScriptType: { SHELL: "Shell", PYTHON: "Python", NODEJS: "Node.js", PHP: "PHP", POWERSHELL: "PowerShell", GROOVY: "Groovy" },
+  Role: { ADMIN: "管理员", MEMBER: "成员", VIEWER: "只读" },
+};
+
+// EnumKind names the enums the console shows.
+export type EnumKind = keyof typeof zhEnums;
+
+// enumText says an enum value in lang: its API name in English, its
+// Chinese name in Chinese, "none" for an unset (UNSPECIFIED) value.
+export function enumText(l: Lang, kind: EnumKind, e: Record<number, string>, v: number): string {
+  const name = e[v];
+  if (!name || v === 0 || name.endsWith("UNSPECIFIED")) return l === "zh" ? zh["enum.none"] : en["enum.none"];
+  return l === "zh" ? (zhEnums[kind][name] ?? name) : name;
+}
+
+// useEnum returns enumText for the current language.
+export function useEnum(): (kind: EnumKind, e: Record<number, string>, v: number) => string {
+  const [, l] = useT();
+  return (kind, e, v) => enumText(l, kind, e, v);
 }

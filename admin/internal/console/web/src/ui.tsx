@@ -3,6 +3,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError } from "@connectrpc/connect";
 import type { ReactNode } from "react";
 import { RunStatus } from "./gen/carillon/v1/run_pb";
+import { useEnum } from "./i18n";
 
 // Time shows in the browser's zone, with the UTC instant on hover.
 export function Time({ ts }: { ts?: Timestamp }) {
@@ -22,8 +23,10 @@ const statusStyle: Record<number, string> = {
   [RunStatus.SKIPPED]: "bg-slate-100 text-slate-600",
 };
 
+// StatusBadge is a run's status, in the current language.
 export function StatusBadge({ status }: { status: RunStatus }) {
-  return <span className={`rounded px-2 py-0.5 text-xs font-medium ${statusStyle[status] ?? ""}`}>{RunStatus[status]}</span>;
+  const text = useEnum();
+  return <span className={`whitespace-nowrap rounded px-2 py-0.5 text-xs font-medium ${statusStyle[status] ?? ""}`}>{text("RunStatus", RunStatus, status)}</span>;
 }
 
 export function ErrorBox({ error }: { error: unknown }) {
@@ -47,12 +50,21 @@ export function Button(props: { onClick?: () => void; children: ReactNode; kind?
   );
 }
 
-export function Table({ head, children }: { head: ReactNode[]; children: ReactNode }) {
+// Col is a table's column heading with the classes of its cells (e.g.
+// "hidden md:table-cell": shown from a width up).
+export type Col = { label: ReactNode; className?: string };
+
+// wrap lets long unbroken text (a name, a URL, a message) break anywhere
+// rather than widen its table and the page.
+export const wrap = "[overflow-wrap:anywhere]";
+
+export function Table({ head, children, testid }: { head: (ReactNode | Col)[]; children: ReactNode; testid?: string }) {
+  const isCol = (h: ReactNode | Col): h is Col => typeof h === "object" && h !== null && "label" in h;
   return (
-    <div className="overflow-x-auto rounded border border-slate-200 bg-white">
+    <div data-testid={testid} className="overflow-x-auto rounded border border-slate-200 bg-white">
       <table className="min-w-full text-left text-sm">
         <thead className="bg-slate-100 text-xs uppercase text-slate-600">
-          <tr>{head.map((h, i) => <th key={i} scope="col" className="px-3 py-2 whitespace-nowrap">{h}</th>)}</tr>
+          <tr>{head.map((h, i) => <th key={i} scope="col" className={`px-2 py-2 sm:px-3 sm:whitespace-nowrap ${isCol(h) ? h.className ?? "" : ""}`}>{isCol(h) ? h.label : h}</th>)}</tr>
         </thead>
         <tbody className="divide-y divide-slate-100">{children}</tbody>
       </table>

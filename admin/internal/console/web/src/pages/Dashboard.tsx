@@ -3,7 +3,7 @@ import { useQuery } from "@connectrpc/connect-query";
 import { useState } from "react";
 import { ReportService, type DayCount } from "../gen/carillon/v1/report_pb";
 import { RunService, RunStatus } from "../gen/carillon/v1/run_pb";
-import { useT } from "../i18n";
+import { fill, useT } from "../i18n";
 import { Button, ErrorBox, StatusBadge, Table, Time } from "../ui";
 
 // Dashboard shows the counts and runs per day, succeeded and failed, over
@@ -32,32 +32,36 @@ export function Dashboard() {
       </div>
       {d && <Chart days={d.days} labels={[t("dash.succeeded"), t("dash.failed"), t("dash.running")]} />}
       <div className="mt-6 grid grid-cols-1 gap-6 lg:grid-cols-2">
-        <RecentRuns title={t("dash.runningNow")} status={RunStatus.RUNNING} />
-        <RecentRuns title={t("dash.recentFailures")} status={RunStatus.FAILED} />
+        <RecentRuns title={t("dash.runningNow")} status={RunStatus.RUNNING} empty={t("dash.noneRunning")} testid="running-now" />
+        <RecentRuns title={t("dash.recentFailures")} status={RunStatus.FAILED} empty={t("dash.noFailures")} testid="recent-failures" />
       </div>
     </section>
   );
 }
 
-// RecentRuns lists the newest runs of a status (a page of 10).
-function RecentRuns({ title, status }: { title: string; status: RunStatus }) {
+// RecentRuns lists the newest runs of a status (a page of 10), saying
+// which attempt each is (a retry, or the first), or empty when it has none.
+function RecentRuns({ title, status, empty, testid }: { title: string; status: RunStatus; empty: string; testid: string }) {
   const [t] = useT();
   const q = useQuery(RunService.method.listRuns, { status, pageSize: 10 }, { refetchInterval: 5_000 });
   return (
-    <div>
+    <div data-testid={testid}>
       <h2 className="mb-2 font-semibold">{title}</h2>
       <ErrorBox error={q.error} />
-      <Table head={["ID", t("runs.job"), t("runs.status"), t("runs.scheduled"), t("runs.message")]}>
-        {q.data?.runs.map((r) => (
-          <tr key={`${r.id}`}>
-            <td className="px-3 py-2"><a className="text-indigo-700 underline" href={`#/runs?job=${r.jobId}&run=${r.id}`}>{`${r.id}`}</a></td>
-            <td className="px-3 py-2">{`${r.jobId}`}</td>
-            <td className="px-3 py-2"><StatusBadge status={r.status} /></td>
-            <td className="px-3 py-2 text-xs"><Time ts={r.scheduledAt} /></td>
-            <td className="max-w-xs truncate px-3 py-2 text-xs" title={r.message}>{r.message}</td>
-          </tr>
-        ))}
-      </Table>
+      {q.data?.runs.length === 0 ? <p className="text-sm text-slate-500">{empty}</p> : (
+        <Table head={["ID", t("runs.job"), t("runs.status"), t("dash.attempt"), t("runs.scheduled"), t("runs.message")]}>
+          {q.data?.runs.map((r) => (
+            <tr key={`${r.id}`}>
+              <td className="px-3 py-2"><a className="text-indigo-700 underline" href={`#/runs?job=${r.jobId}&run=${r.id}`}>{`${r.id}`}</a></td>
+              <td className="px-3 py-2">{`${r.jobId}`}</td>
+              <td className="px-3 py-2"><StatusBadge status={r.status} /></td>
+              <td className="whitespace-nowrap px-3 py-2 text-xs" data-testid={`attempt-${r.id}`}>{r.attempt > 0 ? fill(t("dash.retry"), { n: r.attempt }) : t("dash.firstAttempt")}</td>
+              <td className="px-3 py-2 text-xs"><Time ts={r.scheduledAt} /></td>
+              <td className="max-w-xs truncate px-3 py-2 text-xs" title={r.message}>{r.message}</td>
+            </tr>
+          ))}
+        </Table>
+      )}
     </div>
   );
 }

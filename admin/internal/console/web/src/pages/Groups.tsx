@@ -2,8 +2,8 @@ import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { AddressMode, ExecutorProtocol, GroupService, type Group } from "../gen/carillon/v1/group_pb";
-import { useT } from "../i18n";
-import { Button, ErrorBox, Table, Time } from "../ui";
+import { useEnum, useT } from "../i18n";
+import { Button, ErrorBox, Table, Time, wrap } from "../ui";
 import { fieldOf } from "./JobForm";
 
 // protocolName is a group's executor protocol as the table shows it.
@@ -17,6 +17,7 @@ function protocolName(g: Group): string {
 // and deletes them.
 export function Groups({ isAdmin }: { isAdmin: boolean }) {
   const [t] = useT();
+  const text = useEnum();
   const q = useQuery(GroupService.method.listGroups, {}, { refetchInterval: 10_000 });
   const [edit, setEdit] = useState<Group | "new" | null>(null);
   const [confirm, setConfirm] = useState<bigint | null>(null);
@@ -34,11 +35,11 @@ export function Groups({ isAdmin }: { isAdmin: boolean }) {
         {q.data?.groups.map((g) => (
           <tr key={`${g.id}`}>
             <td className="px-3 py-2">{`${g.id}`}</td>
-            <td className="px-3 py-2 font-mono">{g.appName}</td>
-            <td className="px-3 py-2">{g.title}</td>
-            <td className="px-3 py-2">{AddressMode[g.addressMode]}{g.hasOwnToken ? " 🔑" : ""}</td>
+            <td className={`px-3 py-2 font-mono ${wrap}`}>{g.appName}</td>
+            <td className={`px-3 py-2 ${wrap}`}>{g.title}</td>
+            <td className="px-3 py-2">{text("AddressMode", AddressMode, g.addressMode)}{g.hasOwnToken ? " 🔑" : ""}</td>
             <td className="px-3 py-2" data-testid={`protocol-${g.appName}`}>{protocolName(g)}</td>
-            <td className="px-3 py-2 font-mono text-xs" data-testid={`executors-${g.appName}`}>
+            <td className={`px-3 py-2 font-mono text-xs ${wrap}`} data-testid={`executors-${g.appName}`}>
               {g.addressMode === AddressMode.MANUAL ? g.addresses.join(", ") || "—" : g.liveExecutors.length === 0 ? "—" : (
                 <ul>{g.liveExecutors.map((e) => <li key={e.address}>{e.address} <span className="text-slate-500">· {t("groups.lastBeat")} <Time ts={e.lastBeat} /></span></li>)}</ul>
               )}

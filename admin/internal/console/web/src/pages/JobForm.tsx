@@ -6,7 +6,7 @@ import { Suspense, lazy, useState, type ReactNode } from "react";
 import { BlockStrategy, ScriptType } from "../gen/carillon/v1/executor_pb";
 import { GroupService } from "../gen/carillon/v1/group_pb";
 import { JobService, MisfireStrategy, RouteStrategy, ScheduleType, type Job } from "../gen/carillon/v1/job_pb";
-import { useT } from "../i18n";
+import { useEnum, useT, type EnumKind } from "../i18n";
 import { Button, ErrorBox } from "../ui";
 
 // The code editor is its own chunk, loaded for script jobs only.
@@ -66,15 +66,18 @@ export function fieldOf(err: unknown): [string, string] | undefined {
   return m ? [m[1].replace(/[A-Z]/g, (c) => "_" + c.toLowerCase()), m[2]] : undefined;
 }
 
-function enumOptions(e: Record<string, string | number>, prefix = "") {
+// enumOptions are the options of an enum's select, said in the current
+// language (text is useEnum's).
+function enumOptions(text: ReturnType<typeof useEnum>, kind: EnumKind, e: Record<string, string | number>) {
   return Object.entries(e).filter(([, v]) => typeof v === "number" && v !== 0)
-    .map(([k, v]) => <option key={k} value={v as number}>{prefix}{k}</option>);
+    .map(([k, v]) => <option key={k} value={v as number}>{text(kind, e as unknown as Record<number, string>, v as number)}</option>);
 }
 
 // JobForm creates a job (no job, or a copy) or edits one; every field of
 // Job, the next 5 fire times in the job's zone as the schedule is typed.
 export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDone: () => void }) {
   const [t] = useT();
+  const text = useEnum();
   const [f, setF] = useState<Fields>(() => {
     const x = fieldsOf(job);
     if (copy) { x.description += " (copy)"; x.enabled = false; }
@@ -118,7 +121,7 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
       {field("description", t("jobs.description"), <><input name="description" value={f.description} onChange={(e) => set("description", e.target.value)} className={input} /></>)}
       {field("owner", t("form.owner"), <><input name="owner" value={f.owner} onChange={(e) => set("owner", e.target.value)} className={input} /></>)}
       {field("schedule.type", t("form.scheduleType"), <>
-        <select name="schedule_type" value={f.scheduleType} onChange={(e) => set("scheduleType", Number(e.target.value))} className={input}>{enumOptions(ScheduleType)}</select>
+        <select name="schedule_type" value={f.scheduleType} onChange={(e) => set("scheduleType", Number(e.target.value))} className={input}>{enumOptions(text, "ScheduleType", ScheduleType)}</select>
       </>)}
       {f.scheduleType === ScheduleType.CRON && (
         field("schedule.cron", t("form.cron"), <><input name="cron" value={f.cron} onChange={(e) => set("cron", e.target.value)} className={`${input} font-mono`} /></>)
@@ -143,13 +146,13 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
       {field("handler", t("jobs.handler"), <><input name="handler" value={f.handler} onChange={(e) => set("handler", e.target.value)} className={`${input} font-mono`} /></>)}
       {field("param", t("form.param"), <><textarea name="param" rows={1} value={f.param} onChange={(e) => set("param", e.target.value)} className={`${input} font-mono`} /></>)}
       {field("route_strategy", t("form.route"), <>
-        <select name="route_strategy" value={f.routeStrategy} onChange={(e) => set("routeStrategy", Number(e.target.value))} className={input}>{enumOptions(RouteStrategy)}</select>
+        <select name="route_strategy" value={f.routeStrategy} onChange={(e) => set("routeStrategy", Number(e.target.value))} className={input}>{enumOptions(text, "RouteStrategy", RouteStrategy)}</select>
       </>)}
       {field("block_strategy", t("form.block"), <>
-        <select name="block_strategy" value={f.blockStrategy} onChange={(e) => set("blockStrategy", Number(e.target.value))} className={input}>{enumOptions(BlockStrategy)}</select>
+        <select name="block_strategy" value={f.blockStrategy} onChange={(e) => set("blockStrategy", Number(e.target.value))} className={input}>{enumOptions(text, "BlockStrategy", BlockStrategy)}</select>
       </>)}
       {field("misfire_strategy", t("form.misfire"), <>
-        <select name="misfire_strategy" value={f.misfireStrategy} onChange={(e) => set("misfireStrategy", Number(e.target.value))} className={input}>{enumOptions(MisfireStrategy)}</select>
+        <select name="misfire_strategy" value={f.misfireStrategy} onChange={(e) => set("misfireStrategy", Number(e.target.value))} className={input}>{enumOptions(text, "MisfireStrategy", MisfireStrategy)}</select>
       </>)}
       {field("timeout_seconds", t("form.timeout"), <><input name="timeout_seconds" inputMode="numeric" value={f.timeoutSeconds} onChange={(e) => set("timeoutSeconds", e.target.value)} className={input} /></>)}
       {field("retry_count", t("form.retries"), <><input name="retry_count" inputMode="numeric" value={f.retryCount} onChange={(e) => set("retryCount", e.target.value)} className={input} /></>)}
@@ -161,7 +164,7 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
       <label className="flex items-center gap-2 text-sm"><input type="checkbox" checked={f.alarmEveryFailure} onChange={(e) => set("alarmEveryFailure", e.target.checked)} />{t("form.everyFailure")}</label>
       {field("script.type", t("form.scriptType"), <>
         <select name="script_type" value={f.scriptType} onChange={(e) => set("scriptType", Number(e.target.value))} className={input}>
-          <option value={0}>—</option>{enumOptions(ScriptType)}
+          <option value={0}>—</option>{enumOptions(text, "ScriptType", ScriptType)}
         </select>
       </>)}
       {f.scriptType !== 0 && (

@@ -3,8 +3,9 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { GroupService } from "../gen/carillon/v1/group_pb";
 import { JobService, ScheduleType, type Job } from "../gen/carillon/v1/job_pb";
+import { ScriptType } from "../gen/carillon/v1/executor_pb";
 import { useT } from "../i18n";
-import { Button, ErrorBox, Table, Time } from "../ui";
+import { Button, ErrorBox, StatusBadge, Table, Time, wrap } from "../ui";
 import { JobForm } from "./JobForm";
 
 // Jobs lists jobs a page at a time, filtered in the API (group, text), with
@@ -29,7 +30,23 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
   const [form, setForm] = useState<{ job?: Job; copy?: boolean } | null>(null);
   const [confirm, setConfirm] = useState<bigint | null>(null);
   const [runWith, setRunWith] = useState<Job | null>(null);
+  const [menu, setMenu] = useState<bigint | null>(null);
+  const groupName = new Map((groups.data?.groups ?? []).map((g) => [`${g.id}`, g.title && g.title !== g.appName ? `${g.title} (${g.appName})` : g.appName]));
   const err = q.error ?? start.error ?? stop.error ?? trigger.error ?? del.error;
+  // actions are a job's buttons: in its row, or in its row menu.
+  const actions = (j: Job) => <>
+    {canWrite && (j.enabled
+      ? <Button onClick={() => stop.mutate({ id: j.id })}>{t("jobs.stop")}</Button>
+      : <Button onClick={() => start.mutate({ id: j.id })}>{t("jobs.start")}</Button>)}
+    {canWrite && <Button onClick={() => trigger.mutate({ jobId: j.id })}>{t("jobs.trigger")}</Button>}
+    {canWrite && <Button onClick={() => setRunWith(j)}>{t("jobs.runWith")}</Button>}
+    {canWrite && <Button onClick={() => setForm({ job: j })}>{t("jobs.edit")}</Button>}
+    {canWrite && <Button onClick={() => setForm({ job: j, copy: true })}>{t("jobs.copy")}</Button>}
+    {canWrite && (confirm === j.id
+      ? <Button kind="danger" onClick={() => { setConfirm(null); del.mutate({ id: j.id }); }}>{t("jobs.confirmDelete")}</Button>
+      : <Button onClick={() => setConfirm(j.id)}>{t("jobs.delete")}</Button>)}
+    <a className="rounded px-2 py-1 text-sm text-indigo-700 underline" href={`#/runs?job=${j.id}`}>{t("jobs.runs")}</a>
+  </>;
   return (
     <section>
       <div className="mb-3 flex items-center gap-3">
@@ -58,31 +75,43 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
         </label>
       </div>
       <ErrorBox error={err} />
-      {trigger.data && <p role="status" className="mb-2 text-sm text-green-700">{t("jobs.triggered")} {trigger.data.runIds.map(String).join(", ")}</p>}
-      <Table head={[t("jobs.id"), t("jobs.description"), t("jobs.handler"), t("jobs.schedule"), t("jobs.next"), t("jobs.enabled"), t("jobs.actions")]}>
-        {q.data?.jobs.map((j) => (
+      {trigger.data && (
+        <p role="status" className="mb-2 text-sm text-green-700">{t("jobs.triggered")}{" "}
+          {trigger.data.runIds.map((id, i) => <span key={`${id}`}>{i > 0 && ", "}
+            <a className="underline" href={`#/runs?job=${trigger.variables?.jobId ?? ""}&run=${id}`}>{`${id}`}</a></span>)}
+        </p>
+      )}
+      <Table testid="jobs-table" head={[
+        t("jobs.id"), t("jobs.description"), { label: t("jobs.group"), className: "hidden sm:table-cell" },
+        { label: t("jobs.handler"), className: "hidden md:table-cell" }, { label: t("jobs.schedule"), className: "hidden lg:table-cell" },
+        { label: t("jobs.next"), className: "hidden lg:table-cell" }, t("jobs.enabled"), t("jobs.lastRun"), t("jobs.actions")]}>
+        {q.data?.jobs.map((j) => [
           <tr key={`${j.id}`}>
-            <td className="px-3 py-2">{`${j.id}`}</td>
-            <td className="px-3 py-2">{j.description}</td>
-            <td className="px-3 py-2 font-mono">{j.handler}</td>
-            <td className="px-3 py-2 font-mono text-xs">{schedule(j)}</td>
-            <td className="px-3 py-2 text-xs"><Time ts={j.nextFireAt} /></td>
-            <td className="px-3 py-2">{j.enabled ? "✓" : "—"}</td>
-            <td className="px-3 py-2"><div className="flex gap-1 whitespace-nowrap">
-              {canWrite && (j.enabled
-                ? <Button onClick={() => stop.mutate({ id: j.id })}>{t("jobs.stop")}</Button>
-                : <Button onClick={() => start.mutate({ id: j.id })}>{t("jobs.start")}</Button>)}
-              {canWrite && <Button onClick={() => trigger.mutate({ jobId: j.id })}>{t("jobs.trigger")}</Button>}
-              {canWrite && <Button onClick={() => setRunWith(j)}>{t("jobs.runWith")}</Button>}
-              {canWrite && <Button onClick={() => setForm({ job: j })}>{t("jobs.edit")}</Button>}
-              {canWrite && <Button onClick={() => setForm({ job: j, copy: true })}>{t("jobs.copy")}</Button>}
-              {canWrite && (confirm === j.id
-                ? <Button kind="danger" onClick={() => { setConfirm(null); del.mutate({ id: j.id }); }}>{t("jobs.confirmDelete")}</Button>
-                : <Button onClick={() => setConfirm(j.id)}>{t("jobs.delete")}</Button>)}
-              <a className="rounded px-2 py-1 text-sm text-indigo-700 underline" href={`#/runs?job=${j.id}`}>{t("jobs.runs")}</a>
-            </div></td>
-          </tr>
-        ))}
+            <td className="px-2 py-2 sm:px-3">{`${j.id}`}</td>
+            <td className={`min-w-24 px-2 py-2 sm:px-3 ${wrap}`}>{j.description}</td>
+            <td className={`hidden min-w-24 px-2 py-2 sm:px-3 sm:table-cell ${wrap}`} data-testid={`group-of-${j.id}`}>{groupName.get(`${j.groupId}`) ?? `${j.groupId}`}</td>
+            <td className={`hidden min-w-28 px-2 py-2 sm:px-3 font-mono md:table-cell ${wrap}`} data-testid={`handler-of-${j.id}`}>{handlerText(j)}</td>
+            <td className={`hidden px-2 py-2 sm:px-3 font-mono text-xs lg:table-cell ${wrap}`}>{schedule(j)}</td>
+            <td className="hidden px-2 py-2 sm:px-3 text-xs lg:table-cell"><Time ts={j.nextFireAt} /></td>
+            <td className="px-2 py-2 sm:px-3">{j.enabled ? "✓" : "—"}</td>
+            <td className="px-2 py-2 sm:px-3" data-testid={`last-run-of-${j.id}`}>{j.lastRunId
+              ? <a href={`#/runs?job=${j.id}&run=${j.lastRunId}`}><StatusBadge status={j.lastRunStatus} /></a>
+              : <span className="text-xs text-slate-400">{t("jobs.noRun")}</span>}</td>
+            <td className="px-2 py-2 sm:px-3">
+              {/* A row menu on narrow screens (its actions in a row of their
+                  own below), the buttons in line from md up. */}
+              <button type="button" aria-label={`${t("jobs.menu")} ${j.id}`} aria-expanded={menu === j.id} data-testid={`menu-${j.id}`}
+                onClick={() => setMenu(menu === j.id ? null : j.id)}
+                className="rounded border border-slate-300 px-2 py-0.5 text-sm md:hidden">⋯</button>
+              <div className="hidden gap-1 whitespace-nowrap md:flex">{actions(j)}</div>
+            </td>
+          </tr>,
+          menu === j.id && (
+            <tr key={`${j.id}-menu`} className="bg-slate-50 md:hidden">
+              <td colSpan={9} className="px-2 py-2 sm:px-3"><div data-testid={`row-menu-${j.id}`} className="flex flex-wrap gap-1">{actions(j)}</div></td>
+            </tr>
+          ),
+        ])}
       </Table>
       {q.data?.jobs.length === 0 && <p className="mt-2 text-sm text-slate-500">{t("none")}</p>}
       <div className="mt-3 flex gap-2">
@@ -91,6 +120,13 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
       </div>
     </section>
   );
+}
+
+// handlerText is what a job runs: its handler, or "script:shell" for a
+// script job, as the CLI says it.
+function handlerText(j: Job): string {
+  if (j.script) return `script:${(ScriptType[j.script.type] ?? "").toLowerCase()}`;
+  return j.handler || "—";
 }
 
 function schedule(j: Job): string {
