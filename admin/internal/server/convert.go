@@ -70,7 +70,13 @@ func jobFromProto(p *carillonv1.Job) store.Job {
 	return j
 }
 
-func runToProto(r store.Run) *carillonv1.Run {
+// runToProto returns r as the API shows it at now: a run claimed for a
+// later instant and not recorded as sent (store.Run.Waiting) is PENDING,
+// due at its instant, with no triggered_at yet; RUNNING means sent.
+func runToProto(r store.Run, now time.Time) *carillonv1.Run {
+	if r.Waiting(now) {
+		r.Status, r.DueAt, r.TriggeredAt = carillonv1.RunStatus_RUN_STATUS_PENDING, r.TriggeredAt, time.Time{}
+	}
 	return &carillonv1.Run{
 		Id: r.ID, JobId: r.JobID, GroupId: r.GroupID, ExecutorAddress: r.ExecutorAddress, Handler: r.Handler,
 		Param: r.Param, ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal, TriggerType: r.TriggerType,

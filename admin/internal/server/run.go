@@ -32,12 +32,14 @@ func (s runService) ListRuns(ctx context.Context, req *carillonv1.ListRunsReques
 	}
 	runs, err := s.cfg.Store.Runs(ctx, store.RunFilter{
 		JobID: req.JobId, GroupID: req.GroupId, Status: req.Status, From: from, To: to, BeforeID: before, Limit: size + 1,
+		Now: s.cfg.NowFunc(),
 	})
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
 	res := &carillonv1.ListRunsResponse{}
-	res.Runs, res.NextPageToken = page(runs, size, runToProto, func(r store.Run) int64 { return r.ID })
+	now := s.cfg.NowFunc()
+	res.Runs, res.NextPageToken = page(runs, size, func(r store.Run) *carillonv1.Run { return runToProto(r, now) }, func(r store.Run) int64 { return r.ID })
 	return res, nil
 }
 
@@ -46,7 +48,7 @@ func (s runService) GetRun(ctx context.Context, req *carillonv1.GetRunRequest) (
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
-	return &carillonv1.GetRunResponse{Run: runToProto(r)}, nil
+	return &carillonv1.GetRunResponse{Run: runToProto(r, s.cfg.NowFunc())}, nil
 }
 
 func (s runService) ReadRunLog(ctx context.Context, req *carillonv1.ReadRunLogRequest) (*carillonv1.ReadRunLogResponse, error) {

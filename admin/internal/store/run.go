@@ -153,6 +153,18 @@ type RunFilter struct {
 	// BeforeID pages: only runs with a smaller ID.
 	BeforeID int64
 	Limit    int
+	// Now, when set, makes Status mean what the API shows (Waiting): a
+	// run claimed for an instant after Now and not recorded as sent is
+	// PENDING, not RUNNING.
+	Now time.Time
+}
+
+// Waiting says whether r, as stored at now, is a run claimed for a later
+// instant and not recorded as sent: RUNNING in the table (claimed, so no
+// other scan claims it), but not running, nor sent as far as anyone can
+// tell. The API shows it PENDING, due at its instant.
+func (r *Run) Waiting(now time.Time) bool {
+	return r.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING && r.ExecutorAddress == "" && r.TriggeredAt.After(now)
 }
 
 // Runs returns the runs f selects, newest (largest ID) first.
@@ -169,7 +181,17 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.GroupID != 0 {
 		add("group_id = ?", f.GroupID)
 	}
-	if f.Status != carillonv1.RunStatus_RUN_STATUS_UNSPECIFIED {
+	switch {
+	case f.Status == carillonv1.RunStatus_RUN_STATUS_UNSPECIFIED:
+	case f.Now.IsZero():
+		add("status = ?", f.Status)
+	case f.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING:
+		add("status = ? AND NOT (executor_address = '' AND triggered_at > ?)", f.Status)
+		args = append(args, f.Now.UnixMilli())
+	case f.Status == carillonv1.RunStatus_RUN_STATUS_PENDING:
+		add("(status = ? OR (status = "+sqlRunning+" AND executor_address = '' AND triggered_at > ?))", f.Status)
+		args = append(args, f.Now.UnixMilli())
+	default:
 		add("status = ?", f.Status)
 	}
 	if !f.From.IsZero() {
