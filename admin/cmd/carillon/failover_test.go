@@ -111,6 +111,11 @@ func startCluster(t *testing.T, db string, n, executors int, rng *rand.Rand, env
 		}
 		a.start()
 		t.Cleanup(a.kill)
+		t.Cleanup(func() { // after the kill: the end of its log, when the test failed
+			if t.Failed() {
+				t.Logf("the end of admin %s's log:\n%s", a.addr, a.tail())
+			}
+		})
 		admins = append(admins, a)
 		urls = append(urls, a.url())
 	}

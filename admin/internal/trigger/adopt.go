@@ -18,7 +18,7 @@ const AdoptIntervalDefault = 200 * time.Millisecond
 // misfire strategy when too late). An admin that restarts is a new admin
 // to the others: its earlier process is adopted like any dead admin.
 func (t *Trigger) adopt(ctx context.Context, cfg ReconcileConfig) error {
-	r := &reconciler{t: t, cfg: cfg, done: map[int64]bool{}, unknownSince: map[int64]time.Time{},
+	r := &reconciler{t: t, cfg: cfg, done: map[int64]time.Time{}, unknownSince: map[int64]time.Time{},
 		unsent: t.cfg.Store.AdoptedRuns}
 	var last time.Time // the last round that left runs waiting
 	var adopted int

@@ -63,7 +63,7 @@ func (t *Trigger) Reconcile(ctx context.Context, cfg ReconcileConfig) error {
 	if t.cfg.Store.Shared() {
 		return t.adopt(ctx, cfg)
 	}
-	r := &reconciler{t: t, cfg: cfg, done: map[int64]bool{}, unknownSince: map[int64]time.Time{},
+	r := &reconciler{t: t, cfg: cfg, done: map[int64]time.Time{}, unknownSince: map[int64]time.Time{},
 		unsent: func(ctx context.Context) ([]store.Run, error) { return t.cfg.Store.UnsentRuns(ctx, t.cfg.LastRunID) }}
 	for {
 		left, err := r.round(ctx)
@@ -83,9 +83,13 @@ func (t *Trigger) Reconcile(ctx context.Context, cfg ReconcileConfig) error {
 type reconciler struct {
 	t   *Trigger
 	cfg ReconcileConfig
-	// done are the runs this Reconcile sent, recorded or settled: never
-	// looked at again, so none is sent twice even before its record lands.
-	done map[int64]bool
+	// done are the runs this Reconcile sent, recorded or settled, and
+	// when: not looked at again, so none is sent twice even before its
+	// record lands. When adopting, a run sent that is still unsent once
+	// the batch that sent it is over (redoAfter) is looked at again: the
+	// batch failed without a record (a write refused, say), and the run
+	// would otherwise wait for good.
+	done map[int64]time.Time
 	// unknownSince is when a run was found held, perhaps, by an executor
 	// that cannot answer.
 	unknownSince map[int64]time.Time
@@ -108,10 +112,18 @@ func (r *reconciler) round(ctx context.Context) (left int, err error) {
 		for _, run := range runs {
 			open[run.ID] = true
 		}
-		maps.DeleteFunc(r.done, func(id int64, _ bool) bool { return !open[id] })
+		maps.DeleteFunc(r.done, func(id int64, _ time.Time) bool { return !open[id] })
 		maps.DeleteFunc(r.unknownSince, func(id int64, _ time.Time) bool { return !open[id] })
 	}
-	runs = slices.DeleteFunc(runs, func(run store.Run) bool { return r.done[run.ID] })
+	now := t.clock.Now()
+	runs = slices.DeleteFunc(runs, func(run store.Run) bool {
+		at, ok := r.done[run.ID]
+		if ok && t.cfg.Store.Shared() && now.Sub(later(at, run.TriggeredAt)) > r.redoAfter() {
+			t.cfg.Logger.Warn("trigger: a run this admin sent for an admin it adopted is still not sent; looking at it again", "run", run.ID)
+			return false
+		}
+		return ok
+	})
 	if len(runs) == 0 {
 		return 0, nil
 	}
@@ -128,6 +140,10 @@ func (r *reconciler) round(ctx context.Context) (left int, err error) {
 	return left, errors.Join(errs...)
 }
 
+// redoAfter is how long after a run's instant, or after it was sent if
+// later, the batch that sent it can still be at work (batchTimeout).
+func (r *reconciler) redoAfter() time.Duration { return 2*r.t.cfg.DispatchTimeout + 5*time.Second }
+
 // group settles the unsent runs of one group, and returns how many wait.
 func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run) (left int, err error) {
 	t := r.t
@@ -139,7 +155,7 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 	for _, run := range runs {
 		if run.RoutedTo == "" {
 			unsent = append(unsent, run)
-			r.done[run.ID] = true
+			r.done[run.ID] = now
 		} else {
 			asked = append(asked, run)
 		}
@@ -169,12 +185,12 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 			// It started there, and its process died before its end: no
 			// result will come, and it must not run again.
 			lost = append(lost, cutShortResult(run.ID, v.holder, now))
-			r.done[run.ID] = true
+			r.done[run.ID] = now
 		case v.holder != "":
 			held = append(held, store.Dispatch{RunID: run.ID, ExecutorAddress: v.holder, ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
 				TimeoutSeconds: run.TimeoutSeconds, TriggerMessage: fmt.Sprintf("sent by an earlier admin process before it stopped; "+
 					"executor %s said it holds the run (%s) when this admin started", v.holder, strings.TrimPrefix(v.state.String(), "HELD_RUN_STATE_"))})
-			r.done[run.ID] = true
+			r.done[run.ID] = now
 		case len(v.waiting) > 0:
 			left++
 		case len(v.unsure) > 0:
@@ -196,22 +212,22 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 			lost = append(lost, store.Result{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
 				Message: fmt.Sprintf("lost: an earlier admin process stopped while sending this run, and executors %s, which may hold it, "+
 					"could not say so and reported no result within %s", strings.Join(v.unsure, ", "), wait)})
-			r.done[run.ID] = true
+			r.done[run.ID] = now
 		case len(v.gone) > 0:
 			lost = append(lost, store.Result{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
 				Message: fmt.Sprintf("lost: an earlier admin process stopped while sending this run, and executors %s, which may have held it, "+
 					"stopped heartbeating", strings.Join(v.gone, ", "))})
-			r.done[run.ID] = true
+			r.done[run.ID] = now
 		case run.RoutedTo != store.RouteAnyExecutor:
 			// Its executor answered and does not hold it: the earlier
 			// admin stopped before its call, or its call did not arrive.
 			// It is sent again there only, where a late call of that admin
 			// finds it held.
 			pinned = append(pinned, run)
-			r.done[run.ID] = true
+			r.done[run.ID] = now
 		default:
 			unsent = append(unsent, run)
-			r.done[run.ID] = true
+			r.done[run.ID] = now
 		}
 	}
 	if len(held) > 0 {

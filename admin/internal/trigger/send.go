@@ -173,6 +173,13 @@ func (t *Trigger) route(ctx context.Context, sends []routed) ([]routed, error) {
 		routes[i] = store.Route{RunID: s.run.ID, Address: s.address}
 	}
 	recorded, err := t.cfg.Store.RouteRuns(ctx, routes)
+	for try := 1; err != nil && !errors.Is(err, store.ErrLeaseLost) && try < routeTries && ctx.Err() == nil; try++ {
+		// A write can fail for a moment (a busy database, a dropped
+		// connection): without its route, no run of the batch is sent.
+		t.cfg.Logger.Warn("trigger: record the routes of runs; trying again", "runs", len(routes), "err", err)
+		sleep(ctx, t.clock, time.Duration(try)*50*time.Millisecond)
+		recorded, err = t.cfg.Store.RouteRuns(ctx, routes)
+	}
 	if err != nil {
 		for _, s := range sends {
 			endFire(s, err, false)
@@ -194,6 +201,9 @@ func (t *Trigger) route(ctx context.Context, sends []routed) ([]routed, error) {
 	}
 	return kept, nil
 }
+
+// routeTries is how many times route tries to record a batch's routes.
+const routeTries = 3
 
 // goesAhead says whether s, a run of a scheduled fire of instant at, is
 // sent ahead of it (see calls).
