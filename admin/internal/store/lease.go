@@ -24,6 +24,8 @@ type lease struct {
 	validUntil time.Time
 	lost       bool
 	lostCh     chan struct{}
+	// renewed is closed, and replaced, at each renewal (AwaitLease).
+	renewed chan struct{}
 }
 
 // renewLease extends this admin's lease by LeaseDuration from now on the
@@ -59,6 +61,10 @@ func (s *Store) renewLease(ctx context.Context) error {
 	case l.lost:
 	case err == nil:
 		l.validUntil = asked.Add(LeaseDuration)
+		if l.renewed != nil {
+			close(l.renewed)
+			l.renewed = nil
+		}
 	case !first && time.Now().After(l.validUntil):
 		l.lost = true
 		close(l.lostCh)
@@ -91,6 +97,46 @@ func (s *Store) Leased() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return !l.lost && time.Now().Before(l.validUntil)
+}
+
+// AwaitLease reports whether this admin may send the runs it claimed, as
+// Leased does, but where its lease ran out on its own clock without being
+// lost (a renewal late on a busy machine or database), it waits up to
+// LeaseDuration, or until ctx ends, for the next renewal: a renewal
+// succeeds only while no other admin adopted this one, so the runs are
+// still its own. It returns false once the lease is lost.
+func (s *Store) AwaitLease(ctx context.Context) bool {
+	if s.pg == nil {
+		return true
+	}
+	l := &s.pg.lease
+	timer := time.NewTimer(LeaseDuration)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		if !l.lost && time.Now().Before(l.validUntil) {
+			l.mu.Unlock()
+			return true
+		}
+		if l.lost || l.lostCh == nil {
+			l.mu.Unlock()
+			return false
+		}
+		if l.renewed == nil {
+			l.renewed = make(chan struct{})
+		}
+		renewed, lost := l.renewed, l.lostCh
+		l.mu.Unlock()
+		select {
+		case <-renewed:
+		case <-lost:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return false
+		}
+	}
 }
 
 // AdoptDeadAdmins makes this admin the adopter of every admin whose lease

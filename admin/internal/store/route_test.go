@@ -121,7 +121,16 @@ func TestRouteFence(t *testing.T) {
 	if len(routes) != 2 || routes[mine] != "http://x:1" || routes[theirs] != "" {
 		t.Errorf("AdoptedRuns routes %v, want run %d routed to http://x:1 and %d never routed", routes, mine, theirs)
 	}
-	// Woken, the stalled admin is fenced off.
+	// Woken, the stalled admin is fenced off: once its last renewal is a
+	// lease old on its own clock, as after a stall, it waits for a renewal
+	// that never comes (it was adopted), and writes nothing.
+	time.Sleep(store.LeaseDuration) // the lease's own clock, not luck: its last renewal began before this
+	if stalled.AwaitLease(ctx) {
+		t.Error("AwaitLease of the adopted admin = true, want false")
+	}
+	if !adopter.AwaitLease(ctx) {
+		t.Error("AwaitLease of the adopter = false, want true")
+	}
 	if _, err := stalled.RouteRuns(ctx, []store.Route{{RunID: theirs, Address: "http://y:1"}}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("RouteRuns of the adopted admin: %v, want ErrLeaseLost", err)
 	}

@@ -117,7 +117,7 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 		slot.idle()
 		sleep(ctx, t.clock, at.Add(-cs[0].lead).Sub(t.clock.Now()))
 		slot.work(ctx)
-		if !t.cfg.Store.Leased() {
+		if !t.cfg.Store.AwaitLease(ctx) {
 			return t.leaseRanOut(len(cs))
 		}
 		failed, ok := t.sendAhead(ctx, dropStopped(ahead, t.cfg.Store, seqs, skip))
@@ -128,7 +128,7 @@ func (t *Trigger) sendAt(ctx context.Context, slot *batchSlot, at time.Time, cs 
 	slot.idle()
 	replaced, cancelled := t.awaitInstant(ctx, at, sent, seqs)
 	slot.work(ctx)
-	if !t.cfg.Store.Leased() {
+	if !t.cfg.Store.AwaitLease(ctx) {
 		return errors.Join(t.leaseRanOut(len(cs)), cancelled)
 	}
 	calls = dropStopped(calls, t.cfg.Store, seqs, skip)
@@ -494,8 +494,9 @@ func (t *Trigger) makeCall(ctx context.Context, c *call, before func()) []error 
 	// The last look at the lease before the call: an admin that stalled
 	// since its runs were routed (a GC pause, a frozen VM) may have been
 	// adopted, and its runs sent again by the adopter to the same
-	// executors; it sends none of them.
-	if !t.cfg.Store.Leased() {
+	// executors; it sends none of them. A renewal that is only late is
+	// waited for (AwaitLease).
+	if !t.cfg.Store.AwaitLease(ctx) {
 		outcomes := make([]error, len(c.reqs))
 		for i, s := range c.sends {
 			outcomes[i] = errLeaseLost
