@@ -91,25 +91,26 @@ func (t *Trigger) xxlHeld(ctx context.Context, address string, runs []store.Run)
 	a := heldAnswer{address: address, held: map[int64]carillonv1.HeldRunState{}}
 	client := t.executors.client(ctx, address)
 	for _, run := range runs {
+		// /idleBeat first: a job idle then had nothing queued, so a run
+		// with no log after it never started; asked the other way round, a
+		// run could start and end between the two answers.
+		idle, err := client.IdleBeat(ctx, &carillonv1.IdleBeatRequest{JobId: run.JobID})
+		if err != nil {
+			a.err = err
+			return a
+		}
 		page, err := client.ReadLog(ctx, &carillonv1.ReadLogRequest{RunId: run.ID,
 			ScheduledAt: timestamppb.New(run.ScheduledAt), FromLine: 1})
 		if err != nil {
 			a.err = err
 			return a
 		}
-		if strings.Contains(page.GetContent(), xxlNoLogs) {
+		switch {
+		case strings.Contains(page.GetContent(), xxlNoLogs):
 			return heldAnswer{address: address, err: errCannotAnswer}
-		}
-		if !strings.Contains(page.GetContent(), xxlLogMissing) {
+		case !strings.Contains(page.GetContent(), xxlLogMissing):
 			a.held[run.ID] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
-			continue
-		}
-		idle, err := client.IdleBeat(ctx, &carillonv1.IdleBeatRequest{JobId: run.JobID})
-		if err != nil {
-			a.err = err
-			return a
-		}
-		if !idle.GetIdle() {
+		case !idle.GetIdle():
 			if a.unsure == nil {
 				a.unsure = map[int64]bool{}
 			}
