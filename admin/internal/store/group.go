@@ -226,20 +226,33 @@ func (s *Store) GroupTokens(ctx context.Context) ([]auth.GroupToken, error) {
 	return ts, rows.Err()
 }
 
-// RunGroups returns the group of each of ids that exists.
-func (s *Store) RunGroups(ctx context.Context, ids []int64) (map[int64]int64, error) {
-	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, group_id FROM runs WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+// ResultRun is what a result is checked against before it is settled:
+// its run's group, and the executor address the run was sent to.
+type ResultRun struct {
+	GroupID int64
+	// Address is the run's recorded executor, else the route recorded
+	// before its call; "" when neither is known (the route of a run an
+	// older admin had in flight, RouteAnyExecutor, included).
+	Address string
+}
+
+// ResultRuns returns the ResultRun of each of ids that exists.
+func (s *Store) ResultRuns(ctx context.Context, ids []int64) (map[int64]ResultRun, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, group_id,
+		CASE WHEN executor_address <> '' THEN executor_address WHEN routed_to <> '`+RouteAnyExecutor+`' THEN routed_to ELSE '' END
+		FROM runs WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
 	if err != nil {
-		return nil, fmt.Errorf("store: run groups: %w", err)
+		return nil, fmt.Errorf("store: runs of results: %w", err)
 	}
 	defer rows.Close()
-	groups := make(map[int64]int64, len(ids))
+	out := make(map[int64]ResultRun, len(ids))
 	for rows.Next() {
-		var id, group int64
-		if err := rows.Scan(&id, &group); err != nil {
-			return nil, fmt.Errorf("store: run groups: %w", err)
+		var id int64
+		var r ResultRun
+		if err := rows.Scan(&id, &r.GroupID, &r.Address); err != nil {
+			return nil, fmt.Errorf("store: runs of results: %w", err)
 		}
-		groups[id] = group
+		out[id] = r
 	}
-	return groups, rows.Err()
+	return out, rows.Err()
 }

@@ -238,3 +238,40 @@ func (s *Store) AppClaimed(ctx context.Context, app string) (bool, error) {
 	}
 	return n > 0, nil
 }
+
+// Instance is one executor process registered at an address, under
+// some app name.
+type Instance struct {
+	InstanceID   string
+	Capabilities Capabilities
+}
+
+// RegisteredAt returns the instances registered at each of addresses, of any age
+// and app name; addresses nothing registered at are left out.
+func (s *Store) RegisteredAt(ctx context.Context, addresses []string) (map[string][]Instance, error) {
+	out := make(map[string][]Instance, len(addresses))
+	if len(addresses) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(addresses))
+	for i, a := range addresses {
+		args[i] = a
+	}
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT address, instance_id, capabilities FROM registry WHERE address IN (?`+ //nolint:gosec // placeholders only
+		strings.Repeat(", ?", len(addresses)-1)+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: registrations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a string
+		var r Instance
+		var c int64
+		if err := rows.Scan(&a, &r.InstanceID, &c); err != nil {
+			return nil, fmt.Errorf("store: registrations: %w", err)
+		}
+		r.Capabilities = Capabilities(c) //nolint:gosec // stored from a Capabilities
+		out[a] = append(out[a], r)
+	}
+	return out, rows.Err()
+}

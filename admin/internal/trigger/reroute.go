@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -53,30 +55,16 @@ func (r *refusals) beat(address string) {
 }
 
 // usable returns addrs without the executors that refused a connection
-// within refusedTTL before now: addrs itself when none did.
+// within refusedTTL before now: addrs itself when none did. Older
+// refusals are forgotten.
 func (r *refusals) usable(addrs []string, now time.Time) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	maps.DeleteFunc(r.at, func(_ string, at time.Time) bool { return now.Sub(at) >= refusedTTL })
 	if len(r.at) == 0 {
 		return addrs
 	}
-	var kept []string
-	for i, a := range addrs {
-		at, ok := r.at[a]
-		if !ok || now.Sub(at) >= refusedTTL {
-			if kept != nil {
-				kept = append(kept, a)
-			}
-			continue
-		}
-		if kept == nil {
-			kept = append(make([]string, 0, len(addrs)), addrs[:i]...)
-		}
-	}
-	if kept == nil {
-		return addrs
-	}
-	return kept
+	return slices.DeleteFunc(slices.Clone(addrs), func(a string) bool { _, refused := r.at[a]; return refused })
 }
 
 // reroutable says whether the runs of a job with strategy s may go to
