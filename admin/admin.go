@@ -366,7 +366,7 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	schedDone := make(chan struct{})
 	go func() {
 		defer close(schedDone)
-		if err := a.scheduler.Run(schedCtx, a.trigger); err != nil {
+		if err := a.scheduler.Run(schedCtx, a.trigger.Dispatcher); err != nil {
 			errc <- err
 		}
 	}()
@@ -375,9 +375,9 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	var loops sync.WaitGroup
 	for _, loop := range []func(context.Context) error{
 		func(ctx context.Context) error {
-			return a.trigger.Reconcile(ctx, trigger.ReconcileConfig{MisfireThreshold: a.cfg.MisfireThreshold})
+			return a.trigger.Rescuer.Reconcile(ctx, trigger.ReconcileConfig{MisfireThreshold: a.cfg.MisfireThreshold})
 		},
-		func(ctx context.Context) error { return a.trigger.Monitor(ctx, trigger.MonitorConfig{}) },
+		func(ctx context.Context) error { return a.trigger.Rescuer.Monitor(ctx, trigger.MonitorConfig{}) },
 		a.alarms.Run,
 		func(ctx context.Context) error {
 			return retention.Run(ctx, retention.Config{Store: a.store, Days: a.cfg.RetentionDays, Logger: log})

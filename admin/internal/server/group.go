@@ -65,7 +65,7 @@ func groupFromProto(g *carillonv1.Group) store.Group {
 
 // toProto returns g with its executor addresses: the live ones for AUTO.
 func (s groupService) toProto(ctx context.Context, g store.Group) (*carillonv1.Group, error) {
-	addrs, err := s.cfg.Trigger.Executors(ctx, g)
+	addrs, err := s.cfg.Trigger.Dispatcher.Executors(ctx, g)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}

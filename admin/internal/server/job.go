@@ -435,7 +435,7 @@ func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRe
 	if p := auth.FromContext(ctx); p != nil && p.Credential == auth.CredentialAPIToken {
 		m.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_API // a program's call, not a person's
 	}
-	ids, err := s.cfg.Trigger.TriggerJob(ctx, j, m)
+	ids, err := s.cfg.Trigger.Dispatcher.TriggerJob(ctx, j, m)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -454,7 +454,7 @@ func (s jobService) checkGroupAddresses(ctx context.Context, groupID int64, addr
 	if err != nil {
 		return s.toConnect(err)
 	}
-	executors, err := s.cfg.Trigger.Executors(ctx, g)
+	executors, err := s.cfg.Trigger.Dispatcher.Executors(ctx, g)
 	if err != nil {
 		return s.toConnect(err)
 	}

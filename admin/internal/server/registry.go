@@ -59,7 +59,7 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 		return nil, s.toConnect(err)
 	}
 	s.cfg.Trigger.Registered(req.Address, req.InstanceId, previous)
-	s.cfg.Trigger.Heard(heartbeat(req))
+	s.cfg.Trigger.Rescuer.Heard(heartbeat(req))
 	s.warnUnclaimed(ctx, req.AppName, req.Address)
 	return &carillonv1.RegisterResponse{AdminTime: timestamppb.New(s.cfg.NowFunc())}, nil
 }
@@ -166,7 +166,7 @@ func (s registryService) ReportResults(ctx context.Context, req *carillonv1.Repo
 	if len(results) == 0 {
 		return res, nil
 	}
-	if err := s.cfg.Trigger.Settle(ctx, results); err != nil { // wakes the scheduler if a FIX_DELAY job is due again
+	if err := s.cfg.Trigger.Completer.Settle(ctx, results); err != nil { // wakes the scheduler if a FIX_DELAY job is due again
 		return nil, s.toConnect(err)
 	}
 	return res, nil
@@ -202,7 +202,7 @@ func (s registryService) checkRuns(ctx context.Context, instance string, results
 	var addrs []string
 	seen := map[string]bool{}
 	for _, r := range results {
-		a := cmp.Or(s.cfg.Trigger.HeldAddress(r.RunID), runs[r.RunID].Address)
+		a := cmp.Or(s.cfg.Trigger.Completer.SentTo(r.RunID), runs[r.RunID].Address)
 		sentTo[r.RunID] = a
 		if a != "" && !seen[a] {
 			seen[a] = true

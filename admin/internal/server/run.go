@@ -63,7 +63,7 @@ func (s runService) ReadRunLog(ctx context.Context, req *carillonv1.ReadRunLogRe
 		return nil, connect.NewError(connect.CodeFailedPrecondition,
 			fmt.Errorf("run %d was never dispatched to an executor, so it has no log: %s", r.ID, r.Message))
 	}
-	page, err := s.cfg.Trigger.ReadLog(ctx, r, req.FromLine)
+	page, err := s.cfg.Trigger.Gateway.ReadLog(ctx, r, req.FromLine)
 	if err != nil {
 		return nil, connect.NewError(connect.CodeUnavailable, fmt.Errorf("read the log of run %d from executor %s: %w", r.ID, r.ExecutorAddress, err))
 	}
@@ -83,7 +83,7 @@ func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest)
 	if err := s.cfg.Trigger.Kill(ctx, r); err != nil {
 		return nil, connect.NewError(connect.CodeUnavailable, fmt.Errorf("kill run %d on its executor: %w", r.ID, err))
 	}
-	err = s.cfg.Trigger.Settle(ctx, []store.Result{{
+	err = s.cfg.Trigger.Completer.Settle(ctx, []store.Result{{
 		RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_KILLED, Message: "killed by KillRun", FinishedAt: s.cfg.NowFunc(),
 	}})
 	if err != nil {

@@ -17,33 +17,33 @@ const AdoptIntervalDefault = 200 * time.Millisecond
 // that no executor holds is sent at its instant (or goes through its
 // misfire strategy when too late). An admin that restarts is a new admin
 // to the others: its earlier process is adopted like any dead admin.
-func (t *Trigger) adopt(ctx context.Context, cfg ReconcileConfig) error {
-	r := &reconciler{t: t, cfg: cfg, done: map[int64]time.Time{}, unknownSince: map[int64]time.Time{},
-		unsent: t.cfg.Store.AdoptedRuns}
+func (rs *Rescuer) adopt(ctx context.Context, cfg ReconcileConfig) error {
+	r := &reconciler{rs: rs, cfg: cfg, done: map[int64]time.Time{}, unknownSince: map[int64]time.Time{},
+		unsent: rs.cfg.Store.AdoptedRuns}
 	var last time.Time // the last round that left runs waiting
 	var adopted int
 	for {
-		ids, err := t.cfg.Store.AdoptDeadAdmins(ctx)
+		ids, err := rs.cfg.Store.AdoptDeadAdmins(ctx)
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
-				t.cfg.Logger.Error("trigger: adopt the admins whose lease ran out", "err", err)
+				rs.cfg.Logger.Error("trigger: adopt the admins whose lease ran out", "err", err)
 			}
-		case len(ids) > 0 && (len(ids) != adopted || last.IsZero() || t.clock.Now().Sub(last) >= cfg.Interval):
+		case len(ids) > 0 && (len(ids) != adopted || last.IsZero() || rs.cfg.Clock.Now().Sub(last) >= cfg.Interval):
 			if len(ids) > adopted {
-				t.cfg.Logger.Warn("trigger: adopted admins whose lease ran out; settling the runs they claimed", "admins", ids)
+				rs.cfg.Logger.Warn("trigger: adopted admins whose lease ran out; settling the runs they claimed", "admins", ids)
 			}
 			left, err := r.round(ctx)
 			if err != nil && ctx.Err() == nil {
-				t.cfg.Logger.Error("trigger: settle the runs of adopted admins", "err", err)
+				rs.cfg.Logger.Error("trigger: settle the runs of adopted admins", "err", err)
 			}
 			last = time.Time{}
 			if left > 0 || err != nil {
-				last = t.clock.Now()
+				last = rs.cfg.Clock.Now()
 			}
 		}
 		adopted = len(ids)
-		if !sleep(ctx, t.clock, AdoptIntervalDefault) {
+		if !sleep(ctx, rs.cfg.Clock, AdoptIntervalDefault) {
 			return nil
 		}
 	}

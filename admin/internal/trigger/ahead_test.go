@@ -127,7 +127,7 @@ func TestSendAhead(t *testing.T) {
 	b.register(t, oldURL, false) // an older SDK at the same address: it takes the capability back
 	job := b.job(t, func(j *store.Job) { j.RouteStrategy = carillonv1.RouteStrategy_ROUTE_STRATEGY_SHARDING_BROADCAST })
 	instant := b.clock.Now().Add(time.Second)
-	b.trig.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
+	b.trig.Dispatcher.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
 
 	awaitPending(t, b.clock) // routed; waits to send ahead
 	sendAt := instant.Add(-trigger.SendAheadDefault)
@@ -187,7 +187,7 @@ func TestSendAheadAfterRestart(t *testing.T) {
 	b.restart(t) // no heartbeat after it
 
 	instant := b.clock.Now().Add(time.Second)
-	b.trig.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
+	b.trig.Dispatcher.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
 	awaitPending(t, b.clock)
 	sendAt := instant.Add(-trigger.SendAheadDefault)
 	b.clock.Set(sendAt)
@@ -231,7 +231,7 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 	for _, j := range []store.Job{stopped, deleted, started, kept, killed} {
 		es = append(es, b.claimedFire(t, j, instant))
 	}
-	b.trig.Fire(es)
+	b.trig.Dispatcher.Fire(es)
 	awaitPending(t, b.clock)
 	b.clock.Set(instant.Add(-trigger.SendAheadDefault))
 	ex.await(t, "five runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 5 })
@@ -315,7 +315,7 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 	instant := b.clock.Now().Add(time.Second)
 	es := []schedule.Entry{b.claimedFire(t, updated, instant), b.claimedFire(t, kept, instant), b.claimedFire(t, thenStopped, instant),
 		b.claimedFire(t, retitled, instant)}
-	b.trig.Fire(es)
+	b.trig.Dispatcher.Fire(es)
 	awaitPending(t, b.clock)
 	b.clock.Set(instant.Add(-trigger.SendAheadDefault))
 	ex.await(t, "four runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 4 })

@@ -21,7 +21,7 @@ func TestBatchTimeout(t *testing.T) {
 		{[]time.Duration{100 * time.Millisecond}, 25*time.Second + 100*time.Millisecond},
 		{[]time.Duration{time.Second, 30 * time.Second, 2 * time.Second}, 55 * time.Second},
 	} {
-		cs := make([]claimedRun, len(c.ats))
+		cs := make([]fire, len(c.ats))
 		for i, a := range c.ats {
 			cs[i].at = now.Add(a)
 		}

@@ -73,7 +73,7 @@ func TestExecutorWithoutRunBatch(t *testing.T) {
 			all = append(all, runs[0].ID)
 			es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: at, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
 		}
-		b.trig.Fire(es)
+		b.trig.Dispatcher.Fire(es)
 		b.trig.Wait()
 	}
 	got := map[int64]bool{}

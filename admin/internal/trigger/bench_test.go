@@ -66,7 +66,7 @@ func benchmarkFire(b *testing.B, late time.Duration) {
 				Run: &runs[k], StopSeq: bd.st.StopSeq()}
 		}
 		b.StartTimer()
-		bd.trig.Fire(es)
+		bd.trig.Dispatcher.Fire(es)
 		bd.trig.Wait()
 		b.StopTimer()
 		if r, _ := bd.st.Run(b.Context(), runs[n-1].ID); r.ExecutorAddress == "" || r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {

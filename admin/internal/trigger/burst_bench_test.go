@@ -87,7 +87,7 @@ func BenchmarkBurstMemory(b *testing.B) {
 		got.Store(0)
 		base := liveHeap()
 		pending := bd.clock.Pending()
-		bd.trig.Fire(scanBurst(b, bd.st, at))
+		bd.trig.Dispatcher.Fire(scanBurst(b, bd.st, at))
 		batches := (n + 255) / 256
 		awaitClock(b, bd, pending+batches) // routed, waiting to send ahead
 		routed = liveHeap() - base

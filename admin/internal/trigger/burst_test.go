@@ -25,7 +25,7 @@ func TestBurstSentAhead(t *testing.T) {
 	for i := range es {
 		es[i] = b.claimedFire(t, b.job(t, nil), instant)
 	}
-	b.trig.Fire(es)
+	b.trig.Dispatcher.Fire(es)
 
 	lead := trigger.SendLead(trigger.SendAheadDefault, n)
 	if lead <= trigger.SendAheadDefault {

@@ -26,9 +26,9 @@ func TestDeferredRecords(t *testing.T) {
 		}
 	}
 
-	d.hold(whole([]store.Dispatch{{RunID: 1, ExecutorAddress: "http://a"}, {RunID: 2, ExecutorAddress: "http://b"}}), time.Time{})
+	d.keep(whole([]store.Dispatch{{RunID: 1, ExecutorAddress: "http://a"}, {RunID: 2, ExecutorAddress: "http://b"}}), time.Time{})
 	clk.Add(500 * time.Millisecond)
-	d.hold(whole([]store.Dispatch{{RunID: 3, ExecutorAddress: "http://c"}}), time.Time{})
+	d.keep(whole([]store.Dispatch{{RunID: 3, ExecutorAddress: "http://c"}}), time.Time{})
 	d.note(1, "took 1ms")
 
 	results := []store.Result{{RunID: 1, Message: "ok"}, {RunID: 9, Message: "not held"}}
@@ -67,7 +67,7 @@ func TestDeferredRecords(t *testing.T) {
 		t.Errorf("second flush (-want +got):\n%s", diff)
 	}
 
-	d.hold(whole([]store.Dispatch{{RunID: 4}}), time.Time{})
+	d.keep(whole([]store.Dispatch{{RunID: 4}}), time.Time{})
 	d.flushAll()
 	if ds := <-flushes; len(ds) != 1 || ds[0].RunID != 4 {
 		t.Errorf("flushAll flushed %v, want run 4", ds)
@@ -89,8 +89,8 @@ func TestDeferredRecordsSentAhead(t *testing.T) {
 	flushes := make(chan []store.Dispatch, 10)
 	d := newDeferredRecords(func(ds []store.Dispatch) { flushes <- ds }, clk)
 	burst := clk.Now().Add(2 * time.Second)
-	d.hold(whole([]store.Dispatch{{RunID: 1}}), burst)                      // a burst, sent 2 s ahead
-	d.hold(whole([]store.Dispatch{{RunID: 2}}), clk.Now().Add(time.Second)) // sent after it, due before it
+	d.keep(whole([]store.Dispatch{{RunID: 1}}), burst)                      // a burst, sent 2 s ahead
+	d.keep(whole([]store.Dispatch{{RunID: 2}}), clk.Now().Add(time.Second)) // sent after it, due before it
 
 	clk.Add(recordDelay + time.Second) // run 2's instant + recordDelay
 	if ds := <-flushes; len(ds) != 1 || ds[0].RunID != 2 {

@@ -13,7 +13,7 @@ import (
 // back is taken again.
 func TestAheadSlots(t *testing.T) {
 	t.Parallel()
-	e := newExecutors(nil, nil, auth.NewExecutorTokens(""), nil)
+	e := newGateway(&Config{}, auth.NewExecutorTokens(""), nil)
 	ctx := context.Background()
 	var releases []func()
 	for range aheadCallsMax {

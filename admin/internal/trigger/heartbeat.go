@@ -41,7 +41,7 @@ type heard struct {
 // Heard is told of each executor heartbeat: it logs a warning when the
 // executor's clock is more than ClockOffsetMax off the admin's (once,
 // until the clock is back within it, which is logged too).
-func (t *Trigger) Heard(hb Heartbeat) {
+func (rs *Rescuer) Heard(hb Heartbeat) {
 	// The offset is known to within half the round trip: a heartbeat
 	// whose round trip was that slow (a busy executor, e.g. accepting a
 	// burst) says nothing of the clock, and the offset counts as off only
@@ -49,7 +49,7 @@ func (t *Trigger) Heard(hb Heartbeat) {
 	if !hb.ClockMeasured || hb.ClockRoundTrip/2 > ClockOffsetMax {
 		return
 	}
-	h := &t.heard
+	h := &rs.heard
 	h.mu.Lock()
 	if h.skewed == nil {
 		h.skewed = map[string]bool{}
@@ -60,10 +60,10 @@ func (t *Trigger) Heard(hb Heartbeat) {
 	h.mu.Unlock()
 	switch {
 	case off && !was:
-		t.cfg.Logger.Warn("executor clock is off the admin's by more than 50 ms: runs sent ahead start at their instant by the executor's clock; check NTP on both",
+		rs.cfg.Logger.Warn("executor clock is off the admin's by more than 50 ms: runs sent ahead start at their instant by the executor's clock; check NTP on both",
 			"executor", hb.Address, "admin_minus_executor", hb.ClockOffset, "round_trip", hb.ClockRoundTrip)
 	case !off && was:
-		t.cfg.Logger.Info("executor clock is back within 50 ms of the admin's",
+		rs.cfg.Logger.Info("executor clock is back within 50 ms of the admin's",
 			"executor", hb.Address, "admin_minus_executor", hb.ClockOffset, "round_trip", hb.ClockRoundTrip)
 	}
 }

@@ -73,7 +73,7 @@ func TestClockOffsetWarning(t *testing.T) {
 		{"http://c:1", 90 * time.Millisecond, "", 90 * time.Millisecond},
 		{"http://c:1", 90 * time.Millisecond, warn, 70 * time.Millisecond},
 	} {
-		trig.Heard(trigger.Heartbeat{Address: step.address, ClockMeasured: step.offset != 0,
+		trig.Rescuer.Heard(trigger.Heartbeat{Address: step.address, ClockMeasured: step.offset != 0,
 			ClockOffset: step.offset, ClockRoundTrip: cmp.Or(step.rtt, time.Millisecond)})
 		got := logs.take()
 		switch {

@@ -45,8 +45,8 @@ type notActiveRun struct {
 // for longer than grace since first seen so is LOST. Executors that do not
 // answer are skipped: those that cannot answer (errCannotAnswer) and
 // those that fail have their timeout and lost-executor judgements.
-func (t *Trigger) watchHeld(ctx context.Context, now time.Time, grace time.Duration) ([]store.Result, error) {
-	w := &t.watch
+func (rs *Rescuer) watchHeld(ctx context.Context, now time.Time, grace time.Duration) ([]store.Result, error) {
+	w := &rs.watch
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.since == nil {
@@ -55,7 +55,7 @@ func (t *Trigger) watchHeld(ctx context.Context, now time.Time, grace time.Durat
 	if w.round.IsZero() {
 		w.round = now
 	}
-	runs, err := t.cfg.Store.WatchedRuns(ctx, now.Add(-grace), w.cursor, heldWatchBatch)
+	runs, err := rs.cfg.Store.WatchedRuns(ctx, now.Add(-grace), w.cursor, heldWatchBatch)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (t *Trigger) watchHeld(ctx context.Context, now time.Time, grace time.Durat
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			answers[i] = t.heldAt(ctx, addr, byAddr[addr])
+			answers[i] = rs.gateway.heldAt(ctx, addr, byAddr[addr])
 		}()
 	}
 	wg.Wait()
@@ -90,7 +90,7 @@ func (t *Trigger) watchHeld(ctx context.Context, now time.Time, grace time.Durat
 		a := answers[i]
 		if a.err != nil {
 			if !errors.Is(a.err, errCannotAnswer) && ctx.Err() == nil {
-				t.cfg.Logger.Debug("trigger: ask an executor which of its running runs it holds; asking again at the next sweep",
+				rs.cfg.Logger.Debug("trigger: ask an executor which of its running runs it holds; asking again at the next sweep",
 					"executor", addr, "err", a.err)
 			}
 			for _, r := range byAddr[addr] {

@@ -44,7 +44,7 @@ func TestHeldWatch(t *testing.T) {
 		for _, a := range []string{addr, oldAddr} { // both live: no executor is lost here
 			b.register(t, a, false)
 		}
-		if err := b.trig.Sweep(ctx, grace); err != nil {
+		if err := b.trig.Rescuer.Sweep(ctx, grace); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,7 +121,7 @@ func TestManualEndedWithoutResult(t *testing.T) {
 	sweep := func(after time.Duration) {
 		t.Helper()
 		b.clock.Add(after)
-		if err := b.trig.Sweep(ctx, grace); err != nil {
+		if err := b.trig.Rescuer.Sweep(ctx, grace); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -30,8 +30,8 @@ type manualProbes struct {
 // of an AUTO group's executor that stopped heartbeating. A run its
 // executor says ENDED, and whose result has not come for longer than grace
 // since it first said so, is lost too.
-func (t *Trigger) manualRuns(ctx context.Context, now time.Time, grace time.Duration) ([]store.Result, error) {
-	runs, err := t.cfg.Store.ManualRuns(ctx, now.Add(-grace))
+func (rs *Rescuer) manualRuns(ctx context.Context, now time.Time, grace time.Duration) ([]store.Result, error) {
+	runs, err := rs.cfg.Store.ManualRuns(ctx, now.Add(-grace))
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (t *Trigger) manualRuns(ctx context.Context, now time.Time, grace time.Dura
 	for _, r := range runs {
 		byAddr[r.ExecutorAddress] = append(byAddr[r.ExecutorAddress], r)
 	}
-	p := &t.manual
+	p := &rs.manual
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.down == nil {
@@ -60,17 +60,17 @@ func (t *Trigger) manualRuns(ctx context.Context, now time.Time, grace time.Dura
 		}
 	}
 	var results []store.Result
-	for addr, rs := range byAddr {
-		a := t.heldAt(ctx, addr, rs)
+	for addr, held := range byAddr {
+		a := rs.gateway.heldAt(ctx, addr, held)
 		if errors.Is(a.err, errCannotAnswer) {
-			a = heldAnswer{address: addr, err: t.executors.Beat(forGroup(ctx, rs[0].GroupID), addr)}
+			a = heldAnswer{address: addr, err: rs.gateway.prober(held[0].GroupID).Beat(ctx, addr)}
 		}
 		if a.err == nil {
 			delete(p.down, addr)
 			if a.held == nil {
 				continue // answered Beat only: alive, holding we cannot tell
 			}
-			for _, r := range rs {
+			for _, r := range held {
 				state, ok := a.held[r.ID]
 				if state == carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT {
 					results = append(results, cutShortResult(r.ID, addr, now))
@@ -104,10 +104,10 @@ func (t *Trigger) manualRuns(ctx context.Context, now time.Time, grace time.Dura
 			p.down[addr] = now
 			continue
 		}
-		if now.Sub(since) < t.cfg.ExecutorTTL {
+		if now.Sub(since) < rs.cfg.ExecutorTTL {
 			continue
 		}
-		for _, r := range rs {
+		for _, r := range held {
 			results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
 				Message: fmt.Sprintf("lost: executor %s (MANUAL group) has not answered since %s: %v",
 					addr, since.UTC().Format(time.RFC3339), a.err)})

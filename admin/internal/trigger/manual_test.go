@@ -35,7 +35,7 @@ func TestManualExecutorLost(t *testing.T) {
 	status := func(id int64) store.Run { r, _ := b.st.Run(ctx, id); return r }
 
 	b.clock.Add(40 * time.Second) // past the grace: probed
-	if err := b.trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+	if err := b.trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
 		t.Fatal(err)
 	}
 	if r := status(forgotten); r.Status != carillonv1.RunStatus_RUN_STATUS_LOST || !strings.Contains(r.Message, "does not hold") {
@@ -46,7 +46,7 @@ func TestManualExecutorLost(t *testing.T) {
 			status(held).Status, status(atDead).Status)
 	}
 	b.clock.Add(100 * time.Second) // silent for longer than the 90 s TTL
-	if err := b.trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+	if err := b.trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
 		t.Fatal(err)
 	}
 	if r := status(atDead); r.Status != carillonv1.RunStatus_RUN_STATUS_LOST || !r.AdminSettled || !strings.Contains(r.Message, "has not answered") {

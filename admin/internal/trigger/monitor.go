@@ -47,24 +47,24 @@ type MonitorConfig struct {
 // These are the admin's own judgements: a result the executor reports later
 // replaces them (store.Result.ByAdmin). Settled runs get their retries and
 // alarms like any other.
-func (t *Trigger) Monitor(ctx context.Context, cfg MonitorConfig) error {
+func (rs *Rescuer) Monitor(ctx context.Context, cfg MonitorConfig) error {
 	cfg.Interval = cmp.Or(cfg.Interval, MonitorIntervalDefault)
 	cfg.Grace = cmp.Or(cfg.Grace, LostGraceDefault)
 	for {
-		if err := t.Sweep(ctx, cfg.Grace); err != nil && ctx.Err() == nil {
-			t.cfg.Logger.Error("trigger: monitor", "err", err)
+		if err := rs.Sweep(ctx, cfg.Grace); err != nil && ctx.Err() == nil {
+			rs.cfg.Logger.Error("trigger: monitor", "err", err)
 		}
-		if !sleep(ctx, t.clock, cfg.Interval) {
+		if !sleep(ctx, rs.cfg.Clock, cfg.Interval) {
 			return nil
 		}
 	}
 }
 
 // Sweep settles, once, the runs Monitor settles.
-func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
-	now := t.clock.Now()
+func (rs *Rescuer) Sweep(ctx context.Context, grace time.Duration) error {
+	now := rs.cfg.Clock.Now()
 	var results []store.Result
-	lost, err := t.cfg.Store.LostRuns(ctx, t.liveSince(now), now.Add(-grace))
+	lost, err := rs.cfg.Store.LostRuns(ctx, rs.router.liveSince(now), now.Add(-grace))
 	if err != nil {
 		return err
 	}
@@ -75,8 +75,8 @@ func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
 	// Results cannot arrive while the admin is down: a run is overdue only
 	// once its executor had the grace, since the admin came up, to report.
 	var overdue []store.Run
-	if !now.Before(t.cfg.Started.Add(grace)) {
-		if overdue, err = t.cfg.Store.OverdueRuns(ctx, now, grace); err != nil {
+	if !now.Before(rs.cfg.Started.Add(grace)) {
+		if overdue, err = rs.cfg.Store.OverdueRuns(ctx, now, grace); err != nil {
 			return err
 		}
 	}
@@ -84,7 +84,7 @@ func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
 		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, FinishedAt: now, ByAdmin: true,
 			Message: fmt.Sprintf("timed out: no result from executor %s within the %d s timeout plus %s grace", r.ExecutorAddress, r.TimeoutSeconds, grace)})
 	}
-	stuck, err := t.cfg.Store.UndispatchedRuns(ctx, now.Add(-2*t.cfg.DispatchTimeout-grace), t.cfg.LastRunID)
+	stuck, err := rs.cfg.Store.UndispatchedRuns(ctx, now.Add(-2*rs.cfg.DispatchTimeout-grace), rs.cfg.LastRunID)
 	if err != nil {
 		return err
 	}
@@ -92,17 +92,17 @@ func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
 		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
 			Message: "lost: the admin could not record where it sent this run; the executor may or may not have run it"})
 	}
-	restarted, err := t.restartedRuns(ctx, now)
+	restarted, err := rs.restartedRuns(ctx, now)
 	if err != nil {
 		return err
 	}
 	results = append(results, restarted...)
-	manual, err := t.manualRuns(ctx, now, grace)
+	manual, err := rs.manualRuns(ctx, now, grace)
 	if err != nil {
 		return err
 	}
 	results = append(results, manual...)
-	watched, err := t.watchHeld(ctx, now, grace)
+	watched, err := rs.watchHeld(ctx, now, grace)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (t *Trigger) Sweep(ctx context.Context, grace time.Duration) error {
 	if len(results) == 0 {
 		return nil
 	}
-	return t.Settle(ctx, oncePerRun(results))
+	return rs.completer.Settle(ctx, oncePerRun(results))
 }
 
 // oncePerRun drops the results of runs that have one earlier in results:

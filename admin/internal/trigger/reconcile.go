@@ -56,24 +56,24 @@ type ReconcileConfig struct {
 //
 // No run is sent twice. Reconcile returns when every such run is settled
 // or recorded, or when ctx ends.
-func (t *Trigger) Reconcile(ctx context.Context, cfg ReconcileConfig) error {
+func (rs *Rescuer) Reconcile(ctx context.Context, cfg ReconcileConfig) error {
 	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, 5*time.Second)
 	cfg.Interval = cmp.Or(cfg.Interval, ReconcileIntervalDefault)
 	cfg.UnknownWait = cmp.Or(cfg.UnknownWait, UnknownWaitDefault)
-	if t.cfg.Store.Shared() {
-		return t.adopt(ctx, cfg)
+	if rs.cfg.Store.Shared() {
+		return rs.adopt(ctx, cfg)
 	}
-	r := &reconciler{t: t, cfg: cfg, done: map[int64]time.Time{}, unknownSince: map[int64]time.Time{},
-		unsent: func(ctx context.Context) ([]store.Run, error) { return t.cfg.Store.UnsentRuns(ctx, t.cfg.LastRunID) }}
+	r := &reconciler{rs: rs, cfg: cfg, done: map[int64]time.Time{}, unknownSince: map[int64]time.Time{},
+		unsent: func(ctx context.Context) ([]store.Run, error) { return rs.cfg.Store.UnsentRuns(ctx, rs.cfg.LastRunID) }}
 	for {
 		left, err := r.round(ctx)
 		if err != nil && ctx.Err() == nil {
-			t.cfg.Logger.Error("trigger: reconcile the runs an earlier admin process claimed", "err", err)
+			rs.cfg.Logger.Error("trigger: reconcile the runs an earlier admin process claimed", "err", err)
 		}
 		if err == nil && left == 0 {
 			return nil
 		}
-		if !sleep(ctx, t.clock, cfg.Interval) {
+		if !sleep(ctx, rs.cfg.Clock, cfg.Interval) {
 			return nil
 		}
 	}
@@ -81,7 +81,7 @@ func (t *Trigger) Reconcile(ctx context.Context, cfg ReconcileConfig) error {
 
 // reconciler is the state of one Reconcile.
 type reconciler struct {
-	t   *Trigger
+	rs  *Rescuer
 	cfg ReconcileConfig
 	// done are the runs this Reconcile sent, recorded or settled, and
 	// when: not looked at again, so none is sent twice even before its
@@ -102,12 +102,12 @@ type reconciler struct {
 // round asks about and settles the unsent runs still open, and returns
 // how many are left for a later round.
 func (r *reconciler) round(ctx context.Context) (left int, err error) {
-	t := r.t
+	rs := r.rs
 	runs, err := r.unsent(ctx)
 	if err != nil {
 		return 0, err
 	}
-	if t.cfg.Store.Shared() { // adoption goes on for good: forget the runs no longer unsent
+	if rs.cfg.Store.Shared() { // adoption goes on for good: forget the runs no longer unsent
 		open := make(map[int64]bool, len(runs))
 		for _, run := range runs {
 			open[run.ID] = true
@@ -115,11 +115,11 @@ func (r *reconciler) round(ctx context.Context) (left int, err error) {
 		maps.DeleteFunc(r.done, func(id int64, _ time.Time) bool { return !open[id] })
 		maps.DeleteFunc(r.unknownSince, func(id int64, _ time.Time) bool { return !open[id] })
 	}
-	now := t.clock.Now()
+	now := rs.cfg.Clock.Now()
 	runs = slices.DeleteFunc(runs, func(run store.Run) bool {
 		at, ok := r.done[run.ID]
-		if ok && t.cfg.Store.Shared() && now.Sub(later(at, run.TriggeredAt)) > r.redoAfter() {
-			t.cfg.Logger.Warn("trigger: a run this admin sent for an admin it adopted is still not sent; looking at it again", "run", run.ID)
+		if ok && rs.cfg.Store.Shared() && now.Sub(later(at, run.TriggeredAt)) > r.redoAfter() {
+			rs.cfg.Logger.Warn("trigger: a run this admin sent for an admin it adopted is still not sent; looking at it again", "run", run.ID)
 			return false
 		}
 		return ok
@@ -142,12 +142,12 @@ func (r *reconciler) round(ctx context.Context) (left int, err error) {
 
 // redoAfter is how long after a run's instant, or after it was sent if
 // later, the batch that sent it can still be at work (batchTimeout).
-func (r *reconciler) redoAfter() time.Duration { return 2*r.t.cfg.DispatchTimeout + 5*time.Second }
+func (r *reconciler) redoAfter() time.Duration { return 2*r.rs.cfg.DispatchTimeout + 5*time.Second }
 
 // group settles the unsent runs of one group, and returns how many wait.
 func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run) (left int, err error) {
-	t := r.t
-	now := t.clock.Now()
+	rs := r.rs
+	now := rs.cfg.Clock.Now()
 	// A run never routed was never sent: it is sent now, or goes through
 	// its misfire strategy, without a question to anyone.
 	var unsent []store.Run
@@ -171,7 +171,7 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 	answers := r.ask(ctx, groupID, src, runs)
 	var live []string
 	if !src.manual {
-		if live, err = t.cfg.Store.Executors(ctx, src.app, t.liveSince(now)); err != nil {
+		if live, err = rs.cfg.Store.Executors(ctx, src.app, rs.router.liveSince(now)); err != nil {
 			return len(runs), err
 		}
 	}
@@ -198,7 +198,7 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 			if !ok {
 				since = now
 				r.unknownSince[run.ID] = now
-				t.cfg.Logger.Warn("trigger: a run an earlier admin process claimed may be held by executors that cannot say; waiting for its result",
+				rs.cfg.Logger.Warn("trigger: a run an earlier admin process claimed may be held by executors that cannot say; waiting for its result",
 					"run", run.ID, "executors", v.unsure)
 			}
 			wait := r.cfg.UnknownWait
@@ -231,10 +231,10 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 		}
 	}
 	if len(held) > 0 {
-		err = errors.Join(err, t.record(ctx, held...))
+		err = errors.Join(err, rs.completer.record(ctx, held...))
 	}
 	if len(lost) > 0 {
-		err = errors.Join(err, t.Settle(ctx, lost))
+		err = errors.Join(err, rs.completer.Settle(ctx, lost))
 	}
 	return left, errors.Join(err, r.send(ctx, unsent, now, false), r.send(ctx, pinned, now, true))
 }
@@ -257,20 +257,20 @@ func (r *reconciler) ask(ctx context.Context, groupID int64, src candidateSource
 	answers := make([]heldAnswer, 0, len(byAddr))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for addr, rs := range byAddr {
+	for addr, held := range byAddr {
 		wg.Go(func() {
 			var a heldAnswer
 			if src.xxl {
-				a = r.t.xxlHeld(forGroup(ctx, groupID), addr, rs)
+				a = r.rs.gateway.xxlHeld(ctx, groupID, addr, held)
 			} else {
-				ids := make([]int64, len(rs))
-				for i, run := range rs {
+				ids := make([]int64, len(held))
+				for i, run := range held {
 					ids[i] = run.ID
 				}
-				a = r.t.executors.heldRuns(forGroup(ctx, groupID), addr, r.t.cfg.Store.DatabaseID(), ids)
+				a = r.rs.gateway.heldRuns(ctx, groupID, addr, ids)
 			}
-			a.asked = make(map[int64]bool, len(rs))
-			for _, run := range rs {
+			a.asked = make(map[int64]bool, len(held))
+			for _, run := range held {
 				a.asked[run.ID] = true
 			}
 			mu.Lock()
@@ -329,8 +329,8 @@ type candidateSource struct {
 // oldest of the runs was claimed, for a MANUAL group its addresses. A
 // deleted group has none: its runs are sent, and fail as deleted.
 func (r *reconciler) candidates(ctx context.Context, groupID int64, runs []store.Run) (candidateSource, error) {
-	t := r.t
-	g, err := t.cfg.Store.Group(ctx, groupID)
+	rs := r.rs
+	g, err := rs.cfg.Store.Group(ctx, groupID)
 	if errors.Is(err, store.ErrNotFound) {
 		return candidateSource{}, nil
 	}
@@ -340,7 +340,7 @@ func (r *reconciler) candidates(ctx context.Context, groupID int64, runs []store
 	src := candidateSource{app: g.AppName, manual: g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_MANUAL,
 		xxl: g.ExecutorProtocol == carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB}
 	if src.manual {
-		src.addrs, err = t.Executors(ctx, g)
+		src.addrs, err = rs.router.executors(ctx, g)
 		return src, err
 	}
 	oldest := runs[0].TriggeredAt
@@ -349,7 +349,7 @@ func (r *reconciler) candidates(ctx context.Context, groupID int64, runs []store
 			oldest = run.TriggeredAt
 		}
 	}
-	src.addrs, err = t.cfg.Store.Executors(ctx, g.AppName, oldest.Add(-t.cfg.ExecutorTTL))
+	src.addrs, err = rs.cfg.Store.Executors(ctx, g.AppName, oldest.Add(-rs.cfg.ExecutorTTL))
 	return src, err
 }
 
@@ -360,18 +360,18 @@ func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time, 
 	if len(runs) == 0 {
 		return nil
 	}
-	t := r.t
+	rs := r.rs
 	jobIDs := make([]int64, len(runs))
 	for i, run := range runs {
 		jobIDs[i] = run.JobID
 	}
-	jobs, err := t.cfg.Store.JobDefinitions(ctx, jobIDs)
+	jobs, err := rs.cfg.Store.JobDefinitions(ctx, jobIDs)
 	if err != nil {
 		return err
 	}
 	var skipped []store.Result
-	cs := make([]claimedRun, 0, len(runs))
-	seq := t.cfg.Store.StopSeq()
+	fs := make([]fire, 0, len(runs))
+	seq := rs.cfg.Store.StopSeq()
 	for i := range runs {
 		run := &runs[i]
 		late := now.Sub(run.TriggeredAt)
@@ -384,18 +384,18 @@ func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time, 
 			continue
 		}
 		// A dead admin's fire claimed ahead of its instant goes at its instant.
-		c := claimedRun{run: run, at: later(now, run.TriggeredAt), stopSeq: seq}
+		f := fireOf(run, later(now, run.TriggeredAt), seq)
 		if pin {
-			c.pin = run.RoutedTo
+			f.pin = run.RoutedTo
 		}
-		cs = append(cs, c)
+		fs = append(fs, f)
 	}
-	if len(cs) > 0 {
-		t.cfg.Logger.Info("trigger: sending runs an earlier admin process claimed and no executor holds", "runs", len(cs))
-		t.dispatchClaimed(cs)
+	if len(fs) > 0 {
+		rs.cfg.Logger.Info("trigger: sending runs an earlier admin process claimed and no executor holds", "runs", len(fs))
+		rs.dispatcher.start(fs)
 	}
 	if len(skipped) > 0 {
-		return t.Settle(ctx, skipped)
+		return rs.completer.Settle(ctx, skipped)
 	}
 	return nil
 }

@@ -223,7 +223,7 @@ func TestReconcile(t *testing.T) {
 	trig := r.start(t, 500*time.Millisecond)
 	done := make(chan error, 1)
 	go func() {
-		done <- trig.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond, UnknownWait: 10 * time.Second})
+		done <- trig.Rescuer.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond, UnknownWait: 10 * time.Second})
 	}()
 	select {
 	case err := <-done:
@@ -310,7 +310,7 @@ func TestReconcileWaitsForLiveExecutors(t *testing.T) {
 	trig := r.start(t, time.Second)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- trig.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond}) }()
+	go func() { done <- trig.Rescuer.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond}) }()
 	// The silent executor stays live through the restart grace. Reconcile's
 	// rounds move the clock (100 ms a reading): wait until they have moved
 	// it 5 s, dozens of rounds, well within the grace.
@@ -359,7 +359,7 @@ func TestExecutorRestartLosesItsRuns(t *testing.T) {
 	b.clock.Add(time.Second)
 	b.trig.Registered(steady, "first", "first") // a heartbeat
 	b.trig.Registered(addr, "second", "first")  // a new process
-	if err := b.trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+	if err := b.trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
 		t.Fatal(err)
 	}
 	for id, want := range map[int64]carillonv1.RunStatus{
@@ -394,7 +394,7 @@ func TestOutageKeepsExecutorsLive(t *testing.T) {
 	atA, atB, atSlow := runAt("http://a:1", 0), runAt("http://b:1", 0), runAt("http://a:1", 10)
 	trig := r.start(t, 2*time.Minute) // longer than the 90 s TTL
 	status := func(id int64) carillonv1.RunStatus { got, _ := r.st.Run(ctx, id); return got.Status }
-	if err := trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+	if err := trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
 		t.Fatal(err)
 	}
 	if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_RUNNING ||
@@ -407,7 +407,7 @@ func TestOutageKeepsExecutorsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.clock.Add(30 * time.Second) // past the restart grace
-	if err := trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+	if err := trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
 		t.Fatal(err)
 	}
 	if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_LOST ||

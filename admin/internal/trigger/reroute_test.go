@@ -42,7 +42,7 @@ func TestRefusedConnectionReroutes(t *testing.T) {
 			const fires = 6
 			rerouted := false // a fire was re-routed: the executor that refused is not picked again
 			for i := range fires {
-				ids, err := b.trig.TriggerJob(ctx, j, trigger.Manual{})
+				ids, err := b.trig.Dispatcher.TriggerJob(ctx, j, trigger.Manual{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,7 +85,7 @@ func TestDuplicateIsDelivered(t *testing.T) {
 	ctx := context.Background()
 	addr := serve(t, &duplicate{})
 	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, addr)
-	ids, err := b.trig.TriggerJob(ctx, b.job(t, nil), trigger.Manual{})
+	ids, err := b.trig.Dispatcher.TriggerJob(ctx, b.job(t, nil), trigger.Manual{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestRestartedExecutorGetsRunsSentAhead(t *testing.T) {
 	b.register(t, addr, true)
 	b.clock.Add(time.Second)
 	b.trig.Registered(addr, "second", "first") // a new process, before the second run's instant
-	if err := b.trig.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+	if err := b.trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
 		t.Fatal(err)
 	}
 	if got := exec.sent(); !slices.Equal(got, []int64{ahead}) {

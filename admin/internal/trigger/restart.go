@@ -17,23 +17,21 @@ import (
 // be recorded (recordDelay).
 const restartSettle = 5 * recordDelay
 
-// Registered is told of each executor registration: the instance (process)
-// that registered at address, and the one that registered there before.
-// An executor that refused a connection may be picked again from then on
-// (reroute.go). When they differ, the executor restarted on the same address: the runs
-// its previous process held there will never report, and the monitor's
-// next sweep settles LOST each run sent there before that the new process
-// does not hold, or says was cut short.
-func (t *Trigger) Registered(address, instance, previous string) {
-	t.refused.beat(address) // it is back: it may be picked again
+// restarted is told of each executor registration (Trigger.Registered):
+// the instance (process) that registered at address, and the one that
+// registered there before. When they differ, the executor restarted on
+// the same address: the runs its previous process held there will never
+// report, and the monitor's next sweep settles LOST each run sent there
+// before that the new process does not hold, or says was cut short.
+func (rs *Rescuer) restarted(address, instance, previous string) {
 	if previous == "" || instance == "" || previous == instance {
 		return
 	}
-	now := t.clock.Now()
-	t.restartsMu.Lock()
-	t.restarts[address] = now
-	t.restartsMu.Unlock()
-	t.cfg.Logger.Info("executor restarted: runs its previous process held will be settled LOST",
+	now := rs.cfg.Clock.Now()
+	rs.restartsMu.Lock()
+	rs.restarts[address] = now
+	rs.restartsMu.Unlock()
+	rs.cfg.Logger.Info("executor restarted: runs its previous process held will be settled LOST",
 		"executor", address, "previous_instance", previous, "instance", instance)
 }
 
@@ -43,39 +41,39 @@ func (t *Trigger) Registered(address, instance, previous string) {
 // was killed, and not ended). Runs sent ahead of an instant after the
 // restart, which the new process does not hold, never started: they are
 // sent again there (resendAhead).
-func (t *Trigger) restartedRuns(ctx context.Context, now time.Time) ([]store.Result, error) {
-	t.restartsMu.Lock()
-	restarts := make(map[string]time.Time, len(t.restarts))
-	for addr, at := range t.restarts {
+func (rs *Rescuer) restartedRuns(ctx context.Context, now time.Time) ([]store.Result, error) {
+	rs.restartsMu.Lock()
+	restarts := make(map[string]time.Time, len(rs.restarts))
+	for addr, at := range rs.restarts {
 		restarts[addr] = at
 	}
-	t.restartsMu.Unlock()
+	rs.restartsMu.Unlock()
 	var results []store.Result
 	for addr, at := range restarts {
-		runs, err := t.cfg.Store.RunsAt(ctx, addr, at)
+		runs, err := rs.cfg.Store.RunsAt(ctx, addr, at)
 		if err != nil {
 			return nil, err
 		}
-		ahead, err := t.cfg.Store.RunsDueAt(ctx, addr, at)
+		ahead, err := rs.cfg.Store.RunsDueAt(ctx, addr, at)
 		if err != nil {
 			return nil, err
 		}
 		if len(ahead) > 0 {
-			results = append(results, t.resendAhead(ctx, addr, at, ahead, now)...)
+			results = append(results, rs.resendAhead(ctx, addr, at, ahead, now)...)
 		}
 		if len(runs) == 0 {
 			if now.Sub(at) > restartSettle {
-				t.restartsMu.Lock()
-				if t.restarts[addr].Equal(at) {
-					delete(t.restarts, addr)
+				rs.restartsMu.Lock()
+				if rs.restarts[addr].Equal(at) {
+					delete(rs.restarts, addr)
 				}
-				t.restartsMu.Unlock()
+				rs.restartsMu.Unlock()
 			}
 			continue
 		}
-		a := t.heldAt(ctx, addr, runs)
+		a := rs.gateway.heldAt(ctx, addr, runs)
 		if a.err != nil && a.err != errCannotAnswer {
-			t.cfg.Logger.Warn("trigger: ask a restarted executor which runs it holds; asking again at the next sweep",
+			rs.cfg.Logger.Warn("trigger: ask a restarted executor which runs it holds; asking again at the next sweep",
 				"executor", addr, "err", a.err)
 			continue
 		}
@@ -101,8 +99,8 @@ func (t *Trigger) restartedRuns(ctx context.Context, now time.Time) ([]store.Res
 // at, that the new process does not hold: they were waiting for their
 // instant in the earlier process, and never started. It returns the LOST
 // results of those it could not send again.
-func (t *Trigger) resendAhead(ctx context.Context, addr string, at time.Time, runs []store.Run, now time.Time) []store.Result {
-	a := t.heldAt(ctx, addr, runs)
+func (rs *Rescuer) resendAhead(ctx context.Context, addr string, at time.Time, runs []store.Run, now time.Time) []store.Result {
+	a := rs.gateway.heldAt(ctx, addr, runs)
 	if a.err != nil {
 		return nil // it cannot say, or did not answer: asked again at the next sweep, or judged as any run
 	}
@@ -110,9 +108,9 @@ func (t *Trigger) resendAhead(ctx context.Context, addr string, at time.Time, ru
 	for _, r := range runs {
 		jobIDs = append(jobIDs, r.JobID)
 	}
-	jobs, err := t.cfg.Store.JobDefinitions(ctx, jobIDs)
+	jobs, err := rs.cfg.Store.JobDefinitions(ctx, jobIDs)
 	if err != nil {
-		t.cfg.Logger.Warn("trigger: read the jobs of runs a restarted executor dropped before their instant; asking again at the next sweep", "err", err)
+		rs.cfg.Logger.Warn("trigger: read the jobs of runs a restarted executor dropped before their instant; asking again at the next sweep", "err", err)
 		return nil
 	}
 	var lost []store.Result
@@ -124,13 +122,13 @@ func (t *Trigger) resendAhead(ctx context.Context, addr string, at time.Time, ru
 		if !ok {
 			continue // deleted: settled by its deletion
 		}
-		req := runRequest(job, sentRun{ID: r.ID, JobID: r.JobID, ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal,
-			ScheduledAt: r.ScheduledAt, Handler: r.Handler, Param: r.Param}, t.cfg.Store.DatabaseID())
+		f := fireOf(&r, r.TriggeredAt, 0)
+		req := f.request(job, rs.cfg.Store.DatabaseID())
 		if r.TriggeredAt.After(now) {
 			req.DueAt = timestamppb.New(r.TriggeredAt)
 		}
-		cctx, cancel := context.WithTimeout(forGroup(ctx, r.GroupID), t.cfg.DispatchTimeout)
-		_, err := t.executors.client(cctx, addr).Run(cctx, req)
+		cctx, cancel := context.WithTimeout(ctx, rs.cfg.DispatchTimeout)
+		_, err := rs.gateway.client(cctx, r.GroupID, addr).Run(cctx, req)
 		cancel()
 		if err != nil && !isDuplicate(err) {
 			lost = append(lost, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
@@ -138,7 +136,7 @@ func (t *Trigger) resendAhead(ctx context.Context, addr string, at time.Time, ru
 					"dropping it, and refused it when sent again: %s", addr, at.UTC().Format(time.RFC3339Nano), describe(err))})
 			continue
 		}
-		t.cfg.Logger.Info("trigger: a restarted executor dropped a run sent ahead of its instant; sent again", "run", r.ID, "executor", addr)
+		rs.cfg.Logger.Info("trigger: a restarted executor dropped a run sent ahead of its instant; sent again", "run", r.ID, "executor", addr)
 	}
 	return lost
 }

@@ -62,10 +62,10 @@ func TestTriggeredAtIsWhenSent(t *testing.T) {
 			Run: &runs[0], StopSeq: b.st.StopSeq()})
 	}
 	b.clock.Add(late.Sub(instant))
-	b.trig.Fire(es)
+	b.trig.Dispatcher.Fire(es)
 	exec.await(t, len(es))
 	// The first run's dispatch is stored with its result, the others' by Wait.
-	if err := b.trig.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: late}}); err != nil {
+	if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: late}}); err != nil {
 		t.Fatal(err)
 	}
 	b.trig.Wait()
@@ -94,7 +94,7 @@ func TestManualTriggeredAtIsWhenSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, err := trig.TriggerJob(ctx, b.job(t, nil), trigger.Manual{})
+	ids, err := trig.Dispatcher.TriggerJob(ctx, b.job(t, nil), trigger.Manual{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,18 +119,18 @@ func TestTriggerMessage(t *testing.T) {
 	b, exec, url := setupAcceptor(t)
 	instant := b.clock.Now()
 	es := []schedule.Entry{b.claimedFire(t, b.job(t, nil), instant), b.claimedFire(t, b.job(t, nil), instant)}
-	b.trig.Fire(es)
+	b.trig.Dispatcher.Fire(es)
 	exec.await(t, 2)
-	if err := b.trig.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: instant}}); err != nil {
+	if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: instant}}); err != nil {
 		t.Fatal(err)
 	}
 	b.trig.Wait() // stores the other on its own
-	ids, err := b.trig.TriggerJob(ctx, b.job(t, nil), trigger.Manual{})
+	ids, err := b.trig.Dispatcher.TriggerJob(ctx, b.job(t, nil), trigger.Manual{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dead := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, "http://127.0.0.1:1") // nobody listens
-	failedIDs, err := dead.trig.TriggerJob(ctx, dead.job(t, nil), trigger.Manual{})
+	failedIDs, err := dead.trig.Dispatcher.TriggerJob(ctx, dead.job(t, nil), trigger.Manual{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestSourceCache(t *testing.T) {
 	}
 	addrs := func() []string {
 		t.Helper()
-		src := tr.source(ctx, g.ID)
+		src := tr.router.source(ctx, g.ID)
 		if src.err != nil {
 			t.Fatal(src.err)
 		}
@@ -58,7 +58,7 @@ func TestSourceCache(t *testing.T) {
 	if got := addrs(); !slices.Equal(got, []string{"http://a", "http://b"}) {
 		t.Fatalf("after a registration: %v, want both", got)
 	}
-	if cached := addrs(); &cached[0] != &tr.sources[g.ID].src.addrs[0] {
+	if cached := addrs(); &cached[0] != &tr.router.sources[g.ID].src.addrs[0] {
 		t.Errorf("a second read with nothing changed did not come from the cache")
 	}
 	// Both expire with time alone (no write): seen once the cache entry is

@@ -15,51 +15,52 @@ const tracerName = "github.com/carillonhq/carillon/admin/internal/trigger"
 // traceContext is the W3C format of RunRequest.trace_context.
 var traceContext = propagation.TraceContext{}
 
-// startFire starts the span of routed run s's fire, "carillon.fire", from
-// the preparation of its call (just after its claim and routing) to its
-// dispatch, when the trigger traces; else it leaves s.span nil.
-func (t *Trigger) startFire(s *routed) {
-	if t.tracer == nil {
+// startSpan starts planned fire f's span, "carillon.fire", from the
+// preparation of its call (just after its claim and routing) to its
+// dispatch, when tracer is not nil (the trigger traces); else it leaves
+// f.span nil.
+func startSpan(tracer trace.Tracer, f *fire) {
+	if tracer == nil {
 		return
 	}
-	_, s.span = t.tracer.Start(context.Background(), "carillon.fire", trace.WithSpanKind(trace.SpanKindProducer),
+	_, f.span = tracer.Start(context.Background(), "carillon.fire", trace.WithSpanKind(trace.SpanKindProducer),
 		trace.WithAttributes(
-			attribute.Int64("carillon.run_id", s.run.ID), attribute.Int64("carillon.job_id", s.job.ID),
-			attribute.String("carillon.trigger_type", s.run.TriggerType.String()),
-			attribute.String("carillon.scheduled_at", s.run.ScheduledAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")),
-			attribute.String("carillon.executor", s.address)))
+			attribute.Int64("carillon.run_id", f.id), attribute.Int64("carillon.job_id", f.job.ID),
+			attribute.String("carillon.trigger_type", f.triggerType.String()),
+			attribute.String("carillon.scheduled_at", f.scheduledAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")),
+			attribute.String("carillon.executor", f.address)))
 }
 
-// spanContext returns ctx with s's fire span, if any.
-func (s routed) spanContext(ctx context.Context) context.Context {
-	if s.span == nil {
+// spanContext returns ctx with f's span, if any.
+func (f *fire) spanContext(ctx context.Context) context.Context {
+	if f.span == nil {
 		return ctx
 	}
-	return trace.ContextWithSpan(ctx, s.span)
+	return trace.ContextWithSpan(ctx, f.span)
 }
 
-// traceCarrier returns the trace context of s's fire span for its
-// RunRequest, or nil when there is none (or it is not sampled).
-func (s routed) traceCarrier() map[string]string {
-	if s.span == nil || !s.span.SpanContext().IsSampled() {
+// traceCarrier returns the trace context of f's span for its RunRequest,
+// or nil when there is none (or it is not sampled).
+func (f *fire) traceCarrier() map[string]string {
+	if f.span == nil || !f.span.SpanContext().IsSampled() {
 		return nil
 	}
 	carrier := propagation.MapCarrier{}
-	traceContext.Inject(trace.ContextWithSpan(context.Background(), s.span), carrier)
+	traceContext.Inject(trace.ContextWithSpan(context.Background(), f.span), carrier)
 	return carrier
 }
 
-// endFire ends s's fire span: dispatched, or failed with err, or skipped
-// (not sent: its job was stopped since the claim).
-func endFire(s routed, err error, skipped bool) {
-	if s.span == nil {
+// endSpan ends f's span: dispatched, or failed with err, or skipped (not
+// sent: its job was stopped since the claim).
+func (f *fire) endSpan(err error, skipped bool) {
+	if f.span == nil {
 		return
 	}
 	switch {
 	case skipped:
-		s.span.AddEvent("skipped: the job was stopped or deleted before the instant")
+		f.span.AddEvent("skipped: the job was stopped or deleted before the instant")
 	case err != nil:
-		s.span.SetStatus(codes.Error, err.Error())
+		f.span.SetStatus(codes.Error, err.Error())
 	}
-	s.span.End()
+	f.span.End()
 }

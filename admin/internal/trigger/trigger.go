@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
-	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -19,10 +17,7 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/metrics"
-	"github.com/carillonhq/carillon/admin/internal/route"
-	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
-	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 const (
@@ -33,16 +28,15 @@ const (
 	// MaxInFlightDefault bounds the dispatches running at once.
 	MaxInFlightDefault = 256
 	// SendAheadDefault is the default Config.SendAhead: long enough to send
-	// a burst of 10,000 fires of one instant to executors on two cores
-	// before it (about 100 ms of calls), short enough that few runs are
-	// sent ahead when a job is stopped or the admin dies.
+	// a burst of thousands of runs of one instant to executors before it,
+	// short enough that few runs are sent ahead when a job is stopped or
+	// the admin dies.
 	SendAheadDefault = 300 * time.Millisecond
 	// SendAheadPerRun is how much earlier than SendAhead the runs of an
 	// instant are sent for each run due on it: a burst of n runs is sent
 	// SendAhead + n×SendAheadPerRun before its instant (SendLead), so
 	// that its calls are made and its runs accepted by their executors
-	// before it (on two cores, 100,000 runs take about 1.5 s of calls and
-	// accepts; BENCHMARKS.md, issue 20).
+	// before it (BENCHMARKS.md, issue 20, measures what a burst takes).
 	SendAheadPerRun = 20 * time.Microsecond
 )
 
@@ -119,7 +113,7 @@ type Config struct {
 
 // Queue is where the fires that settling runs makes go: the scheduler's
 // side of the trigger. The scheduler hands fires to the trigger through
-// its own interface, schedule.Dispatcher.
+// its own interface, schedule.Dispatcher, which the Dispatcher implements.
 type Queue interface {
 	// Enqueue queues pending runs that settling created (retries, child
 	// jobs' runs) to fire at their DueAt.
@@ -129,51 +123,30 @@ type Queue interface {
 	Wake()
 }
 
-// Trigger dispatches fires. It is safe for concurrent use.
+// Trigger is the fire path's four stages, built together over one
+// configuration: see the package documentation. Each is safe for
+// concurrent use.
 type Trigger struct {
-	cfg        Config
-	clock      Clock
-	tracer     trace.Tracer // nil when not tracing
-	executors  *executors
-	strategies map[carillonv1.RouteStrategy]route.Strategy
-	fast, slow *pool
-	slowJobs   slowJobs
-	wg         inflight
-	// The three writes of the fire path, each coalesced: claims of due
-	// runs, records of dispatches, results from executors.
-	writer       writer
-	claimWrites  *coalescer[schedule.Entry]
-	recordWrites *coalescer[store.Dispatch]
-	resultWrites *coalescer[store.Result]
-	// deferred holds the dispatches of scheduled fires until their
-	// results come, to be recorded with them.
-	deferred *deferredRecords
+	// Dispatcher claims, routes and sends fires (Fire, TriggerJob).
+	Dispatcher *Dispatcher
+	// Completer records dispatches and settles results (Settle).
+	Completer *Completer
+	// Rescuer settles the runs whose result will not come (Monitor,
+	// Reconcile).
+	Rescuer *Rescuer
+	// Gateway calls executors (ReadLog, Kill, HeldRuns).
+	Gateway *Gateway
 
-	sourcesMu sync.Mutex
-	sources   map[int64]cachedSource // by group ID
-
-	tokens *auth.ExecutorTokens
-
-	// killing holds the runs of XXL_JOB groups being killed (Kill) until
-	// they are settled: any result of one is taken as KILLED.
-	killing sync.Map // run ID -> struct{}
-
-	heard heard // what executors' heartbeats said (heartbeat.go)
-
-	restartsMu sync.Mutex
-	restarts   map[string]time.Time // executor addresses whose process restarted, and when it registered
-	manual     manualProbes         // executors of MANUAL groups that hold runs
-	watch      heldWatch            // the running runs not held ACTIVE by their executors (held_watch.go)
-	refused    refusals             // executors that refused a connection lately (reroute.go)
+	router *router
+	work   *inflight
+	writer *writer
 }
-
-// ExecutorTokens returns the executor access tokens the trigger sends,
-// which the admin's RegistryService checks: update them (Set) when a
-// group's token changes.
-func (t *Trigger) ExecutorTokens() *auth.ExecutorTokens { return t.tokens }
 
 // New returns a Trigger.
 func New(cfg Config) (*Trigger, error) {
+	if cfg.Queue == nil {
+		return nil, errors.New("trigger: Config.Queue is required")
+	}
 	cfg.ExecutorTTL = cmp.Or(cfg.ExecutorTTL, ExecutorTTLDefault)
 	cfg.DispatchTimeout = cmp.Or(cfg.DispatchTimeout, DispatchTimeoutDefault)
 	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, MaxInFlightDefault)
@@ -202,44 +175,74 @@ func New(cfg Config) (*Trigger, error) {
 		return nil, fmt.Errorf("trigger: %w", err)
 	}
 	tokens.Set(groupTokens)
-	t := &Trigger{
-		cfg:        cfg,
-		clock:      cfg.Clock,
-		tokens:     tokens,
-		executors:  newExecutors(cfg.HTTPClient, cfg.TLSClientConfig, tokens, traced),
-		restarts:   map[string]time.Time{},
-		strategies: map[carillonv1.RouteStrategy]route.Strategy{},
-		sources:    map[int64]cachedSource{},
-		fast:       newPool("fast", cfg.MaxInFlight),
-		slow:       newPool("slow", max(cfg.MaxInFlight/2, 1)),
+	c := &cfg
+	work := &inflight{}
+	// The fire path's writes, one at a time in order of priority: claims
+	// first, at once, since fires wait for nothing else. Records and
+	// results linger a little to share transactions.
+	w := &writer{wg: work, now: time.Now, wake: make(chan struct{}, 1)}
+	gw := newGateway(c, tokens, traced)
+	rt, err := newRouter(c, gw)
+	if err != nil {
+		return nil, err
 	}
-	t.executors.groupOf = t.groupOf
-	if cfg.TracerProvider != nil {
-		t.tracer = cfg.TracerProvider.Tracer(tracerName)
+	gw.groups = rt.groupOf
+	d := newDispatcher(c, w, work, rt, gw) // claims go first of the writer's lanes
+	done := newCompleter(c, w, work)
+	d.completer = done
+	r := &Rescuer{cfg: c, gateway: gw, router: rt, dispatcher: d, completer: done, restarts: map[string]time.Time{}}
+	return &Trigger{Dispatcher: d, Completer: done, Rescuer: r, Gateway: gw, router: rt, work: work, writer: w}, nil
+}
+
+// ExecutorTokens returns the executor access tokens the trigger sends,
+// which the admin's RegistryService checks: update them (Set) when a
+// group's token changes.
+func (t *Trigger) ExecutorTokens() *auth.ExecutorTokens { return t.Gateway.tokens }
+
+// Registered is told of each executor registration: the instance (process)
+// that registered at address, and the one that registered there before.
+// An executor that refused a connection may be picked again from then on
+// (the router's refusals); a restart on the same address is the Rescuer's
+// to follow up (Rescuer.restarted).
+func (t *Trigger) Registered(address, instance, previous string) {
+	t.router.refused.beat(address)
+	t.Rescuer.restarted(address, instance, previous)
+}
+
+// Kill asks the executor run r was sent to to kill it (Gateway.Kill). For
+// a run of an XXL_JOB group, from the call on until the run is settled, a
+// result of r is taken as KILLED (Completer): xxl-job executors report a
+// killed run as a normal result (xxl-job-executor-go as SUCCEEDED), which
+// may come before the caller settles the run KILLED. Carillon executors
+// report KILLED themselves. A run sent nowhere is left alone (nil).
+func (t *Trigger) Kill(ctx context.Context, r store.Run) error {
+	address := cmp.Or(r.ExecutorAddress, t.Completer.SentTo(r.ID))
+	if address == "" {
+		return nil
 	}
-	for v, name := range carillonv1.RouteStrategy_name {
-		if v == 0 {
-			continue
-		}
-		s, err := route.New(strings.TrimPrefix(name, "ROUTE_STRATEGY_"), t.executors)
-		if err != nil {
-			return nil, fmt.Errorf("trigger: %w", err)
-		}
-		t.strategies[carillonv1.RouteStrategy(v)] = s
+	xxl := t.Gateway.speaksXXL(ctx, r.GroupID)
+	if xxl {
+		t.Completer.killing.Store(r.ID, struct{}{})
 	}
-	t.strategies[carillonv1.RouteStrategy_ROUTE_STRATEGY_UNSPECIFIED] = t.strategies[carillonv1.RouteStrategy_ROUTE_STRATEGY_FIRST]
-	if t.cfg.Queue == nil {
-		return nil, errors.New("trigger: Config.Queue is required")
+	err := t.Gateway.Kill(ctx, r, address)
+	if err != nil && xxl {
+		t.Completer.killing.Delete(r.ID)
 	}
-	// Claims first, at once: fires wait for nothing else. Records and
-	// results linger a little to share transactions, and a batch of them
-	// holds the writer for a few milliseconds at most.
-	t.writer = writer{wg: &t.wg, now: time.Now, wake: make(chan struct{}, 1)}
-	t.claimWrites = newCoalescer(&t.writer, "claim", batchMax, 0, t.claimPending)
-	t.recordWrites = newCoalescer(&t.writer, "record", batchMax, recordLinger, t.recordNow)
-	t.resultWrites = newCoalescer(&t.writer, "result", batchMax, resultLinger, t.settleNow)
-	t.deferred = newDeferredRecords(t.recordLater, cfg.Clock)
-	return t, nil
+	return err
+}
+
+// WriteQueue returns how many runs wait in each lane of the fire path's
+// coalesced writes: "claim" (pending runs to claim), "record" (dispatches
+// to record), "result" (results to settle).
+func (t *Trigger) WriteQueue() map[string]int { return t.writer.queued() }
+
+// Wait waits for every dispatch started by the Dispatcher, and every write
+// queued, to finish, recording the dispatches still waiting for their
+// results.
+func (t *Trigger) Wait() {
+	t.work.Wait()
+	t.Completer.deferred.flushAll()
+	t.work.Wait()
 }
 
 const (
@@ -258,16 +261,3 @@ const (
 // batchMax bounds the runs one dispatch batch handles: one job query, one
 // RunBatch call per executor, and about the fires one claim takes.
 const batchMax = 256
-
-// WriteQueue returns how many runs wait in each lane of the fire path's
-// coalesced writes: "claim" (pending runs to claim), "record" (dispatches
-// to record), "result" (results to settle).
-func (t *Trigger) WriteQueue() map[string]int { return t.writer.queued() }
-
-// Wait waits for every dispatch started by Fire, and every write queued, to
-// finish, recording the dispatches still waiting for their results.
-func (t *Trigger) Wait() {
-	t.wg.Wait()
-	t.deferred.flushAll()
-	t.wg.Wait()
-}

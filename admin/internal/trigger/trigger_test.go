@@ -154,7 +154,7 @@ func TestDispatchFailureSaysWhy(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			j := tt.b.job(t, func(j *store.Job) { j.RetryCount = 1 })
-			ids, err := tt.b.trig.TriggerJob(ctx, j, trigger.Manual{})
+			ids, err := tt.b.trig.Dispatcher.TriggerJob(ctx, j, trigger.Manual{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +201,7 @@ func TestSweep(t *testing.T) {
 	half := mk("", 0)                // the admin died mid-dispatch
 
 	b.clock.Add(20 * time.Second) // within the grace period: nothing yet
-	if err := b.trig.Sweep(ctx, 30*time.Second); err != nil {
+	if err := b.trig.Rescuer.Sweep(ctx, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []store.Run{gone, slow, fine, half} {
@@ -214,7 +214,7 @@ func TestSweep(t *testing.T) {
 	if _, err := b.st.Register(ctx, "app", "http://alive:1", "", 0, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.trig.Sweep(ctx, 30*time.Second); err != nil {
+	if err := b.trig.Rescuer.Sweep(ctx, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -236,14 +236,14 @@ func TestSweep(t *testing.T) {
 	}
 	// A result the executor reports later replaces the admin's judgement,
 	// and says so; a second result changes nothing.
-	if err := b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "done", FinishedAt: b.clock.Now()}}); err != nil {
+	if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "done", FinishedAt: b.clock.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := b.st.Run(ctx, gone.ID)
 	if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || !got.LateResult || !strings.HasPrefix(got.Message, "done (reported after the admin had settled the run LOST: lost: executor") {
 		t.Errorf("late result: %s %q late=%v, want SUCCEEDED, saying it replaced LOST", got.Status, got.Message, got.LateResult)
 	}
-	if err := b.trig.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: b.clock.Now()}}); err != nil {
+	if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: b.clock.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := b.st.Run(ctx, gone.ID); again.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
@@ -305,9 +305,9 @@ func testStopAfterClaimSkips(t *testing.T, byScan bool) {
 	}
 	if byScan {
 		stop() // after the scan's claim, before the hand-over: Entry.StopSeq tells
-		b.trig.Fire(es)
+		b.trig.Dispatcher.Fire(es)
 	} else {
-		b.trig.Fire(es)
+		b.trig.Dispatcher.Fire(es)
 		awaitPending(t, b.clock) // claimed and routed, waiting for the instant
 		if r, _ := b.st.Run(ctx, es[0].RunID); r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
 			t.Fatalf("run %s while the trigger waits for its instant, want RUNNING: claimed ahead", r.Status)
@@ -416,10 +416,10 @@ func TestDispatchRecordedWithResult(t *testing.T) {
 		}
 		es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: b.clock.Now(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
 	}
-	b.trig.Fire(es)
+	b.trig.Dispatcher.Fire(es)
 	exec.await(t, 2)
 	finished := b.clock.Now()
-	if err := b.trig.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: finished}}); err != nil {
+	if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: finished}}); err != nil {
 		t.Fatal(err)
 	}
 	// Stored by the result's write, not by a flush (which waits a second).

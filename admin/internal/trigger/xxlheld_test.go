@@ -96,7 +96,7 @@ func TestReconcileXXLJob(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- trig.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond}) }()
+	go func() { done <- trig.Rescuer.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond}) }()
 	// The queued run waits: Reconcile's rounds move the clock (100 ms a
 	// reading); wait until they moved it 5 s, well within the restart
 	// grace, then let it start there.

@@ -16,49 +16,51 @@ import (
 // monitor looks at it.
 const recordDelay = time.Second
 
-// deferredRecords holds successful dispatches not recorded yet, until
-// their run's result takes them (Settle) or recordDelay passes (flush).
-// After an admin crash a run whose dispatch was only held here is RUNNING
+// deferredRecords keeps the dispatch records of scheduled fires sent
+// successfully, not stored yet, until their run's result takes them
+// (Completer.Settle) or recordDelay passes (flush).
+// After an admin crash a run whose dispatch record was only kept here is RUNNING
 // with no executor: its result, which the executor repeats until the
 // admin acknowledges it, settles it as usual; meanwhile the next admin's
 // Reconcile asks the executors, finds the one that holds it and records it.
 type deferredRecords struct {
 	mu    sync.Mutex
-	byRun map[int64]*heldDispatch
-	queue []deferredAt // in the order held, so oldest first
+	byRun map[int64]*deferredRecord
+	queue []deferredAt // in the order kept, so oldest first
 	armed bool         // a flush is scheduled
 	flush func(ds []store.Dispatch)
 	clock Clock
 }
 
-// deferredAt is when a run's dispatch was held.
+// deferredAt is when a run's dispatch record was kept.
 type deferredAt struct {
 	run int64
 	at  time.Time
 }
 
-// heldDispatch is a dispatch held for its run's result. The trigger
-// message of a run sent by a call is kept in parts until it is recorded
-// (record): how the run was routed, and what its call said, shared by the
-// call's runs. A burst sent ahead holds 100,000 of them until their
-// results come, and the whole messages would be 400 bytes each.
-type heldDispatch struct {
+// deferredRecord is a dispatch record kept for its run's result. The
+// trigger message of a run sent by a call is kept in parts until it is
+// stored (record): how the run was routed, and what its call said, shared
+// by the call's runs, since a burst sent ahead keeps a record for each of
+// its runs until their results come.
+type deferredRecord struct {
 	store.Dispatch // its TriggerMessage is what follows the parts
 	route          string
 	call           *callNote // nil: TriggerMessage is whole
 }
 
-// whole returns ds, whose trigger messages are whole, to hold.
-func whole(ds []store.Dispatch) []heldDispatch {
-	hs := make([]heldDispatch, len(ds))
+// whole returns ds, whose trigger messages are whole, to keep.
+func whole(ds []store.Dispatch) []deferredRecord {
+	hs := make([]deferredRecord, len(ds))
 	for i, d := range ds {
 		hs[i].Dispatch = d
 	}
 	return hs
 }
 
-// record returns h's dispatch to record, its trigger message put together.
-func (h *heldDispatch) record() store.Dispatch {
+// record returns h's dispatch record to store, its trigger message put
+// together.
+func (h *deferredRecord) record() store.Dispatch {
 	d := h.Dispatch
 	if h.call != nil {
 		d.TriggerMessage = h.call.message(h.route, &h.Dispatch) + d.TriggerMessage
@@ -67,40 +69,40 @@ func (h *heldDispatch) record() store.Dispatch {
 }
 
 func newDeferredRecords(flush func([]store.Dispatch), clock Clock) *deferredRecords {
-	return &deferredRecords{byRun: map[int64]*heldDispatch{}, flush: flush, clock: clock}
+	return &deferredRecords{byRun: map[int64]*deferredRecord{}, flush: flush, clock: clock}
 }
 
-// hold keeps ds until their results come or recordDelay passes from now,
+// keep keeps ds until their results come or recordDelay passes from now,
 // or from due for runs sent ahead of their instant due (zero: none): such
 // a run's result comes after its instant, not after its send. It is
 // called before the runs are sent, so that a result cannot come first.
-func (d *deferredRecords) hold(ds []heldDispatch, due time.Time) {
+func (d *deferredRecords) keep(ds []deferredRecord, due time.Time) {
 	at := d.clock.Now()
 	if due.After(at) {
 		at = due
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	// The queue stays in the order of at: a burst sent ahead is held
+	// The queue stays in the order of at: a burst sent ahead is kept
 	// before runs sent later for an earlier instant.
 	i := len(d.queue)
 	for i > 0 && d.queue[i-1].at.After(at) {
 		i--
 	}
-	held := make([]deferredAt, len(ds))
+	kept := make([]deferredAt, len(ds))
 	for k := range ds {
 		d.byRun[ds[k].RunID] = &ds[k]
-		held[k] = deferredAt{run: ds[k].RunID, at: at}
+		kept[k] = deferredAt{run: ds[k].RunID, at: at}
 	}
-	d.queue = slices.Insert(d.queue, i, held...)
+	d.queue = slices.Insert(d.queue, i, kept...)
 	if !d.armed && len(d.queue) > 0 {
 		d.armed = true
 		d.clock.AfterFunc(recordDelay, d.flushDue)
 	}
 }
 
-// note adds text to the trigger message of run's held dispatch, if it is
-// still held.
+// note adds text to the trigger message of run's record, if it is still
+// kept.
 func (d *deferredRecords) note(run int64, text string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -109,9 +111,9 @@ func (d *deferredRecords) note(run int64, text string) {
 	}
 }
 
-// delivered marks run's held dispatch, if it is still held, as a
-// duplicate send (see isDuplicate): the run keeps its triggered_at, and
-// its trigger message says so.
+// delivered marks run's record, if it is still kept, as a duplicate send
+// (see isDuplicate): the run keeps its triggered_at, and its trigger
+// message says so.
 func (d *deferredRecords) delivered(run int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -121,8 +123,8 @@ func (d *deferredRecords) delivered(run int64) {
 	}
 }
 
-// address returns the executor run's held dispatch went to, or "" when it
-// is not held.
+// address returns the executor run's kept record names, or "" when none
+// is kept.
 func (d *deferredRecords) address(run int64) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -132,8 +134,8 @@ func (d *deferredRecords) address(run int64) string {
 	return ""
 }
 
-// release returns run's held dispatch and stops holding it; ok is false
-// when it is not held (any more).
+// release returns run's record and stops keeping it; ok is false when it
+// is not kept (any more).
 func (d *deferredRecords) release(run int64) (ds store.Dispatch, ok bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -145,8 +147,8 @@ func (d *deferredRecords) release(run int64) (ds store.Dispatch, ok bool) {
 	return ds, ok
 }
 
-// attach returns results with the held dispatches of their runs attached
-// (releasing them), and those dispatches, to hold again should the results
+// attach returns results with the kept records of their runs attached
+// (releasing them), and those records, to keep again should the results
 // not be stored. It does not change the caller's results.
 func (d *deferredRecords) attach(results []store.Result) ([]store.Result, []store.Dispatch) {
 	d.mu.Lock()
@@ -176,18 +178,18 @@ func (d *deferredRecords) attach(results []store.Result) ([]store.Result, []stor
 	return out, taken
 }
 
-// flushDue records the dispatches held for recordDelay or longer, and
-// schedules the next flush while any are held.
+// flushDue stores the records kept for recordDelay or longer, and
+// schedules the next flush while any are kept.
 func (d *deferredRecords) flushDue() {
 	d.flushBefore(d.clock.Now().Add(-recordDelay), true)
 }
 
-// flushAll records every held dispatch now.
+// flushAll stores every kept record now.
 func (d *deferredRecords) flushAll() {
 	d.flushBefore(time.Time{}, false)
 }
 
-// flushBefore records the dispatches held before cutoff (all of them when
+// flushBefore stores the records kept before cutoff (all of them when
 // cutoff is zero); rearm says this is the scheduled flush.
 func (d *deferredRecords) flushBefore(cutoff time.Time, rearm bool) {
 	d.mu.Lock()

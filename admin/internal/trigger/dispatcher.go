@@ -1,0 +1,240 @@
+package trigger
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/carillonhq/carillon/admin/internal/metrics"
+	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// Dispatcher carries fires from their claim to their executors: it claims
+// pending runs, plans each batch of fires (the router), sends them on
+// their instant or ahead of it, and hands the dispatch records to the
+// Completer. It implements schedule.Dispatcher, and runs TriggerJob's
+// manual fires. It is safe for concurrent use.
+type Dispatcher struct {
+	cfg       *Config
+	router    *router
+	gateway   *Gateway
+	completer *Completer
+	work      *inflight
+	tracer    trace.Tracer // nil when not tracing
+	fast      *pool
+	slow      *pool
+	slowJobs  slowJobs
+	claims    *coalescer[schedule.Entry]
+}
+
+// newDispatcher returns a Dispatcher whose claims go first of w's lanes.
+func newDispatcher(cfg *Config, w *writer, work *inflight, rt *router, gw *Gateway) *Dispatcher {
+	d := &Dispatcher{cfg: cfg, router: rt, gateway: gw, work: work,
+		fast: newPool("fast", cfg.MaxInFlight), slow: newPool("slow", max(cfg.MaxInFlight/2, 1))}
+	if cfg.TracerProvider != nil {
+		d.tracer = cfg.TracerProvider.Tracer(tracerName)
+	}
+	d.claims = newCoalescer(w, "claim", batchMax, 0, d.claim)
+	return d
+}
+
+// Fire dispatches the runs of fires whose instant has come (or comes
+// soon: each is sent at its entry's At). It returns at once;
+// Trigger.Wait waits for the dispatches it started. Runs the scan claimed
+// already (Entry.Run) go straight to dispatch; pending ones are claimed
+// (PENDING to RUNNING) first, together with those that came due while the
+// previous claim ran. Runs are dispatched in batches, concurrently, in a
+// bounded pool; a job whose dispatches were slow more than 10 times this
+// minute uses a separate slow pool, so a slow or dead executor cannot
+// hold up fires to healthy ones. When a pool is overloaded its fires fail
+// at once with the reason: a fire is never dropped silently.
+func (d *Dispatcher) Fire(es []schedule.Entry) {
+	var pending []schedule.Entry
+	claimed := es[:0:0]
+	for _, e := range es {
+		if e.Run != nil {
+			claimed = append(claimed, e)
+		} else {
+			pending = append(pending, e)
+		}
+	}
+	if len(claimed) > 0 {
+		d.start(firesOf(claimed))
+	}
+	for len(pending) > 0 {
+		n := min(len(pending), batchMax)
+		d.claims.add(pending[:n:n])
+		pending = pending[n:]
+	}
+}
+
+// claim claims the pending runs of es (those still pending: a job stopped
+// or changed since its fires were read ahead has none) and starts their
+// dispatches, which send each run at its entry's instant.
+func (d *Dispatcher) claim(es []schedule.Entry) error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	now := d.cfg.Clock.Now()
+	seq := d.cfg.Store.StopSeq()
+	claims := make([]store.RunClaim, len(es))
+	at := make(map[int64]time.Time, len(es))
+	for i, e := range es {
+		claims[i] = store.RunClaim{RunID: e.RunID, TriggerType: e.TriggerType, SendAt: e.At}
+		at[e.RunID] = e.At
+	}
+	runs, err := d.cfg.Store.ClaimRuns(ctx, claims, now)
+	if err != nil {
+		d.cfg.Logger.Error("trigger: claim due runs; the monitor will settle them", "runs", len(es), "err", err)
+		return err
+	}
+	fs := make([]fire, len(runs))
+	for i := range runs {
+		fs[i] = fireOf(&runs[i], at[runs[i].ID], seq)
+	}
+	d.start(fs)
+	return nil
+}
+
+// start starts the dispatches of claimed fires, in batches, in the fast
+// pool or, for jobs that were slow lately, the slow one.
+func (d *Dispatcher) start(fs []fire) {
+	d.cfg.Metrics.FiresClaimed(len(fs))
+	now := d.cfg.Clock.Now()
+	burst := map[time.Time]int{} // fires by instant
+	for i := range fs {
+		burst[fs[i].at]++
+	}
+	for i := range fs {
+		fs[i].lead = SendLead(d.cfg.SendAhead, burst[fs[i].at])
+	}
+	// Most often no job is slow, and a burst's fires are not copied.
+	fast, slow := fs, []fire(nil)
+	if slices.ContainsFunc(fs, func(f fire) bool { return d.slowJobs.slow(f.jobID, now) }) {
+		fast = make([]fire, 0, len(fs))
+		for _, f := range fs {
+			if d.slowJobs.slow(f.jobID, now) {
+				slow = append(slow, f)
+			} else {
+				fast = append(fast, f)
+			}
+		}
+	}
+	for _, part := range []struct {
+		p  *pool
+		fs []fire
+	}{{d.fast, fast}, {d.slow, slow}} {
+		for len(part.fs) > 0 {
+			n := min(len(part.fs), batchMax)
+			d.startBatch(part.p, part.fs[:n:n])
+			part.fs = part.fs[n:]
+		}
+	}
+}
+
+// startBatch dispatches one batch of claimed fires on its own goroutine,
+// in pool p.
+func (d *Dispatcher) startBatch(p *pool, fs []fire) {
+	d.work.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout(d.cfg.Clock.Now(), fs, d.cfg.DispatchTimeout))
+		defer cancel()
+		var err error
+		// The runs are claimed: a bounded wait for a slot keeps them from
+		// looking half-dispatched to the monitor.
+		if p.acquire(d.cfg.DispatchTimeout) {
+			err = d.sendBatch(ctx, &batchSlot{p: p, busy: 1, held: true}, fs)
+		} else {
+			err = d.refuse(ctx, fs, fmt.Sprintf("admin overloaded: more than %d dispatch batches waiting in the %s pool, or none free for %s; not dispatched",
+				p.maxWaiting, p.name, d.cfg.DispatchTimeout))
+		}
+		if err != nil {
+			d.cfg.Logger.Error("trigger: fire", "runs", len(fs), "err", err)
+		}
+	})
+}
+
+// batchTimeout bounds a dispatch batch handed over at now: until its last
+// instant, then two calls and a margin. It counts from the last instant,
+// not from now: a large burst is handed over long before it
+// (schedule.Config.FireAheadPerFire).
+func batchTimeout(now time.Time, fs []fire, dispatchTimeout time.Duration) time.Duration {
+	var wait time.Duration
+	for i := range fs {
+		wait = max(wait, fs[i].at.Sub(now))
+	}
+	return wait + 2*dispatchTimeout + 5*time.Second
+}
+
+// refuse fails claimed fires that cannot be dispatched.
+func (d *Dispatcher) refuse(ctx context.Context, fs []fire, msg string) error {
+	d.cfg.Logger.Warn("trigger: runs not dispatched", "runs", len(fs), "reason", msg)
+	d.cfg.Metrics.Dispatched(carillonv1.RouteStrategy_ROUTE_STRATEGY_UNSPECIFIED, metrics.CodeNotSent, len(fs))
+	ds := make([]store.Dispatch, len(fs))
+	for i := range fs {
+		ds[i] = fs[i].failed(msg, d.cfg.Clock.Now())
+	}
+	return d.completer.record(ctx, ds...)
+}
+
+// Manual says how TriggerJob runs a job.
+type Manual struct {
+	// TriggerType is MANUAL (a person) or API (a program); default MANUAL.
+	TriggerType carillonv1.TriggerType
+	// Param replaces the job's param when not nil.
+	Param *string
+	// Addresses, when not empty, replace the group's executors for routing.
+	Addresses []string
+}
+
+// TriggerJob runs job once now and returns the IDs of the runs it created
+// (one, or one per shard). It waits for the dispatch, so each run's status
+// says whether an executor accepted it.
+func (d *Dispatcher) TriggerJob(ctx context.Context, job store.Job, m Manual) ([]int64, error) {
+	now := d.cfg.Clock.Now()
+	run := store.Run{
+		JobID: job.ID, GroupID: job.GroupID, Handler: job.Handler, Param: job.Param, ShardTotal: 1,
+		TriggerType: cmp.Or(m.TriggerType, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL),
+		ScheduledAt: now, DueAt: now, TriggeredAt: now, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
+	}
+	if m.Param != nil {
+		run.Param = *m.Param
+	}
+	runs, err := d.cfg.Store.InsertRuns(ctx, []store.Run{run})
+	if err != nil {
+		return nil, err
+	}
+	f := fireOf(&runs[0], time.Time{}, 0)
+	f.job = job.Definition()
+	if len(m.Addresses) > 0 {
+		f.override = slices.Clone(m.Addresses)
+		slices.Sort(f.override)
+		f.override = slices.Compact(f.override)
+	}
+	d.cfg.Metrics.FiresClaimed(1)
+	p, err := d.router.plan(ctx, []*fire{&f})
+	if err != nil {
+		return nil, err
+	}
+	if p.fires, err = d.route(ctx, p.fires); err != nil {
+		if errors.Is(err, store.ErrLeaseLost) {
+			// The runs are claimed in this admin's name: the admin that
+			// adopts it sends them (they were never routed, so never sent).
+			d.cfg.Logger.Warn("trigger: this admin's lease ran out while it triggered a job; the admin that adopts it sends the runs", "runs", p.ids)
+			return p.ids, nil
+		}
+		return nil, err
+	}
+	return p.ids, d.completer.record(ctx, append(p.failed, d.sendNow(ctx, d.calls(p.fires, time.Time{}))...)...)
+}
+
+// Executors returns the sorted executor addresses of group g: the live
+// registered ones for AUTO, the configured ones for MANUAL.
+func (d *Dispatcher) Executors(ctx context.Context, g store.Group) ([]string, error) {
+	return d.router.executors(ctx, g)
+}

@@ -1,0 +1,197 @@
+package trigger
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// fire is one run on its way from its claim to its executor: the one
+// shape a run has in the Dispatcher, from the claim (fireOf) through the
+// plan (routed: job, address, note) to its call. It keeps what the run's
+// request, route and dispatch record read, about a third of a store.Run:
+// the whole run (run) is let go once the fire is planned, since a burst
+// holds its fires until its instant.
+type fire struct {
+	id, jobID              int64
+	shardIndex, shardTotal int32
+	scheduledAt            time.Time
+	triggeredAt            time.Time // the instant its claim stored
+	triggerType            carillonv1.TriggerType
+	handler, param         string
+
+	// run is the claimed run, until the fire is planned: a broadcast's
+	// extra shards are copied from it. nil afterwards.
+	run *store.Run
+	// at is the instant the fire is sent on (zero: now, a manual run).
+	at time.Time
+	// stopSeq is the store's stop sequence (store.StopSeq) read before
+	// the claim: a job stopped after it has its fire skipped.
+	stopSeq uint64
+	// lead is how long before at the fire is sent to an executor that
+	// takes due_at: longer for a larger burst (SendLead).
+	lead time.Duration
+	// pin, if not "", is the executor the fire goes to, whatever its
+	// job's strategy: one an earlier admin routed it to, which does not
+	// hold it. It is sent again there only, where the executor's run ID
+	// check keeps a late call of that admin from running it twice.
+	pin string
+	// override, if not nil, are the executors to route among instead of
+	// the group's (TriggerJob's addresses).
+	override []string
+
+	// Set by the plan:
+	job     *store.JobDefinition // shared along the path, never copied; nil if the job was deleted
+	address string               // the executor it is routed to
+	note    string               // how it was routed, for its trigger message
+	dueAt   bool                 // the executor starts runs at their RunRequest.due_at: it may be sent ahead
+	span    trace.Span           // from its call's preparation to its dispatch; nil when not tracing
+}
+
+// fireOf returns the fire of claimed run r, sent on instant at.
+func fireOf(r *store.Run, at time.Time, stopSeq uint64) fire {
+	f := fire{at: at, stopSeq: stopSeq}
+	f.setRun(r)
+	return f
+}
+
+// setRun makes f the fire of run r.
+func (f *fire) setRun(r *store.Run) {
+	f.id, f.jobID, f.shardIndex, f.shardTotal = r.ID, r.JobID, r.ShardIndex, r.ShardTotal
+	f.scheduledAt, f.triggeredAt, f.triggerType, f.handler, f.param = r.ScheduledAt, r.TriggeredAt, r.TriggerType, r.Handler, r.Param
+	f.run = r
+}
+
+// firesOf returns the fires of the scan's claimed runs es (each Entry.Run
+// set).
+func firesOf(es []schedule.Entry) []fire {
+	fs := make([]fire, len(es))
+	for i, e := range es {
+		fs[i] = fireOf(e.Run, e.At, e.StopSeq)
+	}
+	return fs
+}
+
+// request is the request that sends f, whose job is job (f's own or one
+// read since), from the database with ID db. The job's fields it takes
+// are those whose update replaces the runs sent ahead of their instant
+// (the store's runsChanged, and PostgreSQL's job_changes trigger): keep
+// them in step.
+func (f *fire) request(job *store.JobDefinition, db string) *carillonv1.RunRequest {
+	req := &carillonv1.RunRequest{
+		RunId: f.id, JobId: job.ID, Handler: job.Handler, Param: f.param, BlockStrategy: job.BlockStrategy,
+		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: f.shardIndex, ShardTotal: f.shardTotal,
+		ScheduledAt: timestamppb.New(f.scheduledAt), DatabaseId: db,
+	}
+	if job.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
+		req.Script = &carillonv1.Script{Type: job.ScriptType, Source: job.ScriptSource, UpdatedAt: timestamppb.New(job.ScriptUpdatedAt)}
+	}
+	return req
+}
+
+// failed is the dispatch record of a fire that could not be sent.
+func (f *fire) failed(msg string, now time.Time) store.Dispatch {
+	return store.Dispatch{
+		RunID: f.id, ShardIndex: f.shardIndex, ShardTotal: f.shardTotal, TriggerMessage: "not dispatched",
+		Failed: true, Message: msg, FinishedAt: now,
+	}
+}
+
+// call is the fires of one call to one executor (Run for one run, RunBatch
+// for more, or one Run per run to an executor that does not serve
+// RunBatch), ready to send: requests built and dispatch records written.
+type call struct {
+	address string
+	dueAt   time.Time // the instant, for a call sent ahead of it; zero: sent on it
+	group   int64     // the group of every fire of the call, whose token it carries
+	db      string    // the database ID every request carries
+	fires   []*fire
+	reqs    []*carillonv1.RunRequest
+	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds, without its trigger message (message)
+	note    *callNote
+}
+
+// callNote is what the trigger messages of a call's runs say of the call:
+// how many runs it carried and, once it returned, how it went.
+type callNote struct {
+	runs int
+	took atomic.Pointer[string]
+}
+
+// message returns the trigger message of d, a run of the call routed as
+// route says.
+func (n *callNote) message(route string, d *store.Dispatch) string {
+	var took, failed string
+	if p := n.took.Load(); p != nil {
+		took = *p
+	}
+	if d.Failed {
+		failed = "; failed"
+	}
+	return fmt.Sprintf("%s; shard %d of %d (0-based); sent to %s (%d runs in the call)%s%s",
+		route, d.ShardIndex, d.ShardTotal, d.ExecutorAddress, n.runs, took, failed)
+}
+
+// message returns the whole trigger message of c's i-th run.
+func (c *call) message(i int) string { return c.note.message(c.fires[i].note, &c.ds[i]) }
+
+// deferredRecords returns c's dispatch records to keep until their results
+// come, their trigger messages in parts.
+func (c *call) deferredRecords() []deferredRecord {
+	rs := make([]deferredRecord, len(c.ds))
+	for i := range c.ds {
+		rs[i] = deferredRecord{Dispatch: c.ds[i], route: c.fires[i].note, call: c.note}
+	}
+	return rs
+}
+
+// prepare builds c's requests and dispatch records from its fires, unless
+// it did already.
+func (c *call) prepare() {
+	if c.reqs != nil {
+		return
+	}
+	c.reqs = make([]*carillonv1.RunRequest, len(c.fires))
+	c.ds = make([]store.Dispatch, len(c.fires))
+	c.note = &callNote{runs: len(c.fires)}
+	for i, f := range c.fires {
+		c.reqs[i] = f.request(f.job, c.db)
+		c.reqs[i].TraceContext = f.traceCarrier()
+		if !c.dueAt.IsZero() {
+			c.reqs[i].DueAt = timestamppb.New(c.dueAt)
+		}
+		c.ds[i] = store.Dispatch{RunID: f.id, ExecutorAddress: c.address, ShardIndex: f.shardIndex, ShardTotal: f.shardTotal,
+			TimeoutSeconds: f.job.TimeoutSeconds}
+	}
+}
+
+// without returns c without the fires for which drop is true, to be
+// prepared again when it is made.
+func (c *call) without(drop func(*fire) bool) *call {
+	kept := slices.DeleteFunc(slices.Clone(c.fires), drop)
+	if len(kept) == len(c.fires) {
+		return c
+	}
+	return &call{address: c.address, dueAt: c.dueAt, group: c.group, db: c.db, fires: kept}
+}
+
+// splitAhead splits calls into those to make on the instant and those to
+// make ahead of it (their dueAt set by Dispatcher.calls).
+func splitAhead(calls []*call) (onInstant, ahead []*call) {
+	for _, c := range calls {
+		if c.dueAt.IsZero() {
+			onInstant = append(onInstant, c)
+		} else {
+			ahead = append(ahead, c)
+		}
+	}
+	return onInstant, ahead
+}
