@@ -23,8 +23,8 @@ import (
 
 const (
 	// LookaheadDefault is how far ahead the scan claims fires: long
-	// enough to claim a burst of 10,000 fires of one instant before it
-	// (about 300 ms of the writer), short enough that few claimed runs
+	// enough to claim a burst of thousands of fires of one instant before
+	// it (BENCHMARKS.md measures how long), short enough that few claimed runs
 	// are waiting when an admin dies (they end FAILED, see the README).
 	// Not a whole number of seconds: jobs firing every second have their
 	// next fire claimed half-way between two instants, not on the instant,
@@ -38,8 +38,7 @@ const (
 	// MisfireThresholdDefault is how late a fire may be before it is a misfire.
 	MisfireThresholdDefault = 5 * time.Second
 	// MissedCountMax is how many missed instants of a cron job one misfire
-	// counts one by one (one cron Next each, about 0.1 µs for an
-	// every-second cron): beyond it, the record's missed_count is
+	// counts one by one (one cron Next each): beyond it, the record's missed_count is
 	// MissedCountMax and its message says "at least". FIX_RATE instants are
 	// always counted exactly.
 	MissedCountMax = 1000
@@ -50,11 +49,11 @@ const (
 	// claimCostDefault is what one claimed fire is taken to cost the
 	// writer until the scans measured it (claimLead).
 	claimCostDefault = 50 * time.Microsecond
-	// claimLeadMax bounds how far ahead of a burst the scan claims it: a
-	// million fires on one instant are claimed about 30 s before it.
+	// claimLeadMax bounds how far ahead of a burst the scan claims it,
+	// however large the burst.
 	claimLeadMax = 30 * time.Second
 	// claimLeadMin is the least claim time that makes the scan claim a
-	// burst earlier than the look-ahead: about 2,000 fires at 25 µs.
+	// burst earlier than the look-ahead.
 	claimLeadMin = 100 * time.Millisecond
 	// burstCountMax bounds the count of jobs due that sizes a burst.
 	burstCountMax = 1_000_000

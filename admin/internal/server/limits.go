@@ -22,8 +22,8 @@ const (
 
 // MaxReadsDefault is the default Config.MaxReads: half the processors, at
 // least one. API reads then leave the other half to the scheduler and the
-// dispatcher: on 2 cores with 50 clients reading, fire lateness p99 was
-// 110 ms with 8 reads at once and 33 ms with one (BENCHMARKS.md).
+// dispatcher (BENCHMARKS.md, issue 13, measures fire lateness next to
+// reading clients).
 var MaxReadsDefault = max(1, runtime.NumCPU()/2)
 
 // readLimiter bounds the management API's reads (its Get and List calls):

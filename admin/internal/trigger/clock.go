@@ -6,7 +6,7 @@ import (
 )
 
 // Clock is the trigger's time: the timestamps it records (claims, sends,
-// settlements), the instants it waits for, the hold of dispatch records
+// settlements), the instants it waits for, how long dispatch records are deferred
 // (recordDelay) and the intervals of Monitor and Reconcile. Tests inject a
 // clock they move by hand. Two waits stay on the machine's clock because
 // they bound work rather than follow the schedule: the write coalescer's

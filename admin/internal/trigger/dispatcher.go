@@ -148,7 +148,7 @@ func (d *Dispatcher) startBatch(p *pool, fs []fire) {
 		// The runs are claimed: a bounded wait for a slot keeps them from
 		// looking half-dispatched to the monitor.
 		if p.acquire(d.cfg.DispatchTimeout) {
-			err = d.sendBatch(ctx, &batchSlot{p: p, busy: 1, held: true}, fs)
+			err = d.sendBatch(ctx, &batchSlot{p: p, busy: 1, taken: true}, fs)
 		} else {
 			err = d.refuse(ctx, fs, fmt.Sprintf("admin overloaded: more than %d dispatch batches waiting in the %s pool, or none free for %s; not dispatched",
 				p.maxWaiting, p.name, d.cfg.DispatchTimeout))

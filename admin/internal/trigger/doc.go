@@ -1,56 +1,95 @@
 // Package trigger carries fires from "due" to "settled": it claims the
-// runs of due fires, routes each to executors of its job's group, sends
+// runs of due fires, routes each to an executor of its job's group, sends
 // them (one RunBatch call per executor for the fires of one instant),
 // records how each run was dispatched, and settles runs from their
-// results, or, when no result will come, by its own judgement (Monitor,
-// Reconcile).
+// results, or, when no result will come, by its own judgement.
+//
+// # Stages
+//
+// Four types, built together by New into a Trigger, the way river's jobs
+// pass producer, executor, completer and rescuer:
+//
+//   - Dispatcher (dispatcher.go, instant.go, send.go, router.go): claims,
+//     plans, routes and sends fires; TriggerJob's manual fires too.
+//   - Completer (completer.go, records.go): stores dispatch records and
+//     settles results, and hands on what follows a settled run.
+//   - Rescuer (rescuer.go, monitor.go, reconcile.go, adopt.go, manual.go,
+//     restart.go, held_watch.go, heartbeat.go): settles the runs whose
+//     result will not come, and sends again the runs an earlier or dead
+//     admin claimed and did not send.
+//   - Gateway (gateway.go): every call to executors, each for a group
+//     passed as an argument, with that group's protocol and token.
 //
 // # The life of a fire
 //
-// A fire passes through the scheduler, then four stages here, the way
-// river's jobs pass enqueuer, producer, executor and completer. Each stage
-// is one file:
+// A fire has one shape on its way, fire (fire.go), and its executor's
+// runs travel together in a call:
 //
-//  0. Scan (package schedule, scheduler.go; store/fire.go). The scheduler
-//     reads the jobs due within its look-ahead and, in one transaction
-//     per batch, advances each job's next fire and inserts its run as
-//     RUNNING with triggered_at set to its instant (store.ClaimFires).
-//     Misfires are recorded there too. The claimed fires wait in the
-//     timer queue (schedule/queue.go) and are handed to Trigger.Fire a
-//     little before their instant (schedule.Dispatcher).
-//  1. Claim (claim.go). Fire takes the scan's claimed runs as they are,
-//     and claims the pending runs that settling created (retries, child
-//     jobs' runs: store.ClaimRuns, coalesced by coalesce.go). It starts
-//     batches of up to batchMax runs in a bounded pool (pool.go): a job
+//  0. Scan (package schedule). The scheduler reads the jobs due within its
+//     look-ahead and, in one transaction per batch, advances each job's
+//     next fire and inserts its run as RUNNING, claimed by this admin,
+//     with triggered_at set to its instant (store.ClaimFires); misfires
+//     are recorded there too. The claimed fires wait in its timer queue
+//     and are handed to Dispatcher.Fire (schedule.Dispatcher) a little
+//     before their instant.
+//  1. Claim (dispatcher.go). Fire takes the scan's claimed runs as they
+//     are, and claims the pending runs that settling created (retries,
+//     child jobs' runs: store.ClaimRuns, in the first lane of the fire
+//     path's writer, coalesce.go). Each becomes a fire (fireOf). The fires
+//     go in batches of up to batchMax into a bounded pool (pool.go): a job
 //     that was slow lately goes to the slow pool, so a dead executor does
 //     not hold up healthy ones.
-//  2. Plan (plan.go). A batch reads its jobs, finds each group's executors
-//     (cached per routing version) and routes each run with its job's
-//     strategy (package route); a sharding broadcast gets one run per
-//     executor, the extra shards inserted here. Runs that cannot be routed
-//     fail with the reason.
-//  3. Send (send.go). The routed runs are grouped into one call per
-//     executor and their requests built, then the batch waits on the Clock
-//     (clock.go) for its instant, drops the runs whose job was stopped or
-//     deleted since the claim (settled SKIPPED), and makes the calls
-//     (executor.go: the Connect clients, each carrying its group's
-//     token). sendHeld is the path of scheduled fires; sendNow that of
-//     TriggerJob (triggerjob.go), whose caller waits for the record.
-//  4. Record (record.go, deferred.go). A scheduled run's successful
-//     dispatch is held until its result comes, and stored by the result's
-//     write (one row write fewer per run), or on its own after
-//     recordDelay; a failed dispatch is recorded at once and settles the
-//     run FAILED.
-//  5. Settle (settle.go). Results from executors (server's ReportResults)
-//     settle runs in one coalesced transaction (store.SettleRuns). What
-//     follows each, retry with backoff, alarm, child jobs' runs, a
-//     FIX_DELAY job's next fire, is decided by the pure policy in package
-//     followup and written by the store in the same transaction; the new
-//     pending runs go back to the scheduler through Queue, and start again
-//     at stage 1.
+//  2. Plan (instant.go, router.go). A batch reads its jobs and splits by
+//     instant. For each instant the router finds each group's executors
+//     (cached per routing version) and routes each fire with its job's
+//     strategy (package route); a sharding broadcast gets one fire per
+//     executor, the extra shards' runs inserted here. Fires that cannot be
+//     routed fail with the reason.
+//  3. Send (instant.go, send.go). The fires are grouped into one call per
+//     executor. Fires to executors that take due_at are sent ahead of the
+//     instant, their routes recorded first (store.RouteRuns); the others
+//     wait for the instant, drop the fires whose job was stopped or
+//     deleted since the claim (settled SKIPPED), record their routes, and
+//     are sent on it. Each call goes through the Gateway.
+//  4. Record (completer.go, records.go). A scheduled fire's successful
+//     dispatch record is deferred until its result comes, and stored by
+//     the result's write, or on its own after recordDelay; a failed
+//     dispatch is recorded at once and settles the run FAILED. A manual
+//     fire's record is stored at once: TriggerJob waits for it.
+//  5. Settle (completer.go). Results from executors (the server's
+//     ReportResults) settle runs in one coalesced transaction
+//     (store.SettleRuns). What follows each (retry with backoff, alarm,
+//     child jobs' runs, a FIX_DELAY job's next fire) is decided by the pure
+//     policy in package followup and written in the same transaction; the
+//     new pending runs go back to the scheduler through Queue, and start
+//     again at stage 1.
 //
-// Runs whose result will not come are settled by Monitor (monitor.go: lost
-// executors, timeouts, probes of MANUAL groups in manual.go, restarted
-// executors in restart.go) and, after an admin restart, by Reconcile
-// (reconcile.go, held.go), which asks executors which runs they hold.
+// Runs whose result will not come are the Rescuer's: Monitor settles
+// those of lost executors, those past their timeout, those of restarted
+// executors and of MANUAL groups' executors, and those their executor
+// does not hold; Reconcile, after an admin restart or for dead admins it
+// adopts, asks executors (HeldRuns) which of the unsent runs they hold.
+//
+// # Words
+//
+// Each of these words means one thing in this package:
+//
+//   - fire: one firing of a job, due on one instant: the run it makes (or
+//     one run per shard), on its way to its executor.
+//   - instant: the time a fire is due, its run's triggered_at.
+//   - claim: the write that makes a due run this admin's to send
+//     (RUNNING, claimed_by): the scan's for scheduled fires, the
+//     Dispatcher's for pending runs.
+//   - route: the executor a fire goes to, recorded (runs.routed_to) before
+//     its call, so that an admin taking over knows whom to ask.
+//   - send-ahead: a call made before the instant to an executor that
+//     starts the run on the instant by its own clock (due_at).
+//   - dispatch: a run's sending to its executor; its dispatch record
+//     (store.Dispatch) says where it went and how the call went.
+//   - settle: the write of a run's final status, from its result or the
+//     admin's judgement, with what follows it.
+//   - held: what an executor says of a run it has accepted and not yet
+//     had acknowledged (HeldRuns: waiting, running, ended, cut short).
+//   - misfire: a fire not sent within the misfire threshold of its
+//     instant; its job's misfire strategy decides what happens instead.
 package trigger

@@ -60,17 +60,17 @@ func (rs *Rescuer) manualRuns(ctx context.Context, now time.Time, grace time.Dur
 		}
 	}
 	var results []store.Result
-	for addr, held := range byAddr {
-		a := rs.gateway.heldAt(ctx, addr, held)
+	for addr, addrRuns := range byAddr {
+		a := rs.gateway.heldAt(ctx, addr, addrRuns)
 		if errors.Is(a.err, errCannotAnswer) {
-			a = heldAnswer{address: addr, err: rs.gateway.prober(held[0].GroupID).Beat(ctx, addr)}
+			a = heldAnswer{address: addr, err: rs.gateway.prober(addrRuns[0].GroupID).Beat(ctx, addr)}
 		}
 		if a.err == nil {
 			delete(p.down, addr)
 			if a.held == nil {
 				continue // answered Beat only: alive, holding we cannot tell
 			}
-			for _, r := range held {
+			for _, r := range addrRuns {
 				state, ok := a.held[r.ID]
 				if state == carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT {
 					results = append(results, cutShortResult(r.ID, addr, now))
@@ -107,7 +107,7 @@ func (rs *Rescuer) manualRuns(ctx context.Context, now time.Time, grace time.Dur
 		if now.Sub(since) < rs.cfg.ExecutorTTL {
 			continue
 		}
-		for _, r := range held {
+		for _, r := range addrRuns {
 			results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
 				Message: fmt.Sprintf("lost: executor %s (MANUAL group) has not answered since %s: %v",
 					addr, since.UTC().Format(time.RFC3339), a.err)})

@@ -65,18 +65,18 @@ func (p *pool) take(ctx context.Context) bool {
 	}
 }
 
-// batchSlot is one dispatch batch's hold on a slot of its pool: held while
+// batchSlot is one dispatch batch's use of a slot of its pool: taken while
 // the batch prepares its calls and makes them, let go while it waits for
 // its instant, so that the batches of a large burst, handed over long
 // before their instant (Config.SendAheadPerRun), do not wait for slots
 // that batches waiting for the same instant hold. The batch's instants
-// (sendAt, one per instant, concurrently) share it: it is let go when
+// (instant.send, one per instant, concurrently) share it: it is let go when
 // none of them works.
 type batchSlot struct {
-	p    *pool
-	mu   sync.Mutex
-	busy int  // the batch's instants working
-	held bool // the slot is taken
+	p     *pool
+	mu    sync.Mutex
+	busy  int  // the batch's instants working
+	taken bool // the slot is taken
 }
 
 // work marks one more of the batch's instants working, taking the slot
@@ -86,8 +86,8 @@ func (s *batchSlot) work(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.busy++
-	if !s.held {
-		s.held = s.p.take(ctx)
+	if !s.taken {
+		s.taken = s.p.take(ctx)
 	}
 }
 
@@ -97,9 +97,9 @@ func (s *batchSlot) idle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.busy--
-	if s.busy == 0 && s.held {
+	if s.busy == 0 && s.taken {
 		s.p.release()
-		s.held = false
+		s.taken = false
 	}
 }
 

@@ -257,20 +257,20 @@ func (r *reconciler) ask(ctx context.Context, groupID int64, src candidateSource
 	answers := make([]heldAnswer, 0, len(byAddr))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for addr, held := range byAddr {
+	for addr, addrRuns := range byAddr {
 		wg.Go(func() {
 			var a heldAnswer
 			if src.xxl {
-				a = r.rs.gateway.xxlHeld(ctx, groupID, addr, held)
+				a = r.rs.gateway.xxlHeld(ctx, groupID, addr, addrRuns)
 			} else {
-				ids := make([]int64, len(held))
-				for i, run := range held {
+				ids := make([]int64, len(addrRuns))
+				for i, run := range addrRuns {
 					ids[i] = run.ID
 				}
 				a = r.rs.gateway.heldRuns(ctx, groupID, addr, ids)
 			}
-			a.asked = make(map[int64]bool, len(held))
-			for _, run := range held {
+			a.asked = make(map[int64]bool, len(addrRuns))
+			for _, run := range addrRuns {
 				a.asked[run.ID] = true
 			}
 			mu.Lock()
