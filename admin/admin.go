@@ -231,16 +231,17 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 		Store: st, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger, FireAhead: prepareAhead + max(sendAhead, 0), Metrics: m,
 		FireAheadPerFire: prepareAheadPerFire + trigger.SendAheadPerRun,
 	})
+	channels := []alarm.Channel{{Name: "webhook", Alarm: &alarm.Webhook{URL: cfg.AlarmWebhook}}}
+	if cfg.SMTP.Addr != "" {
+		channels = append(channels, alarm.Channel{Name: "email", Alarm: &cfg.SMTP})
+	}
+	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger, Metrics: m})
 	trig, err := trigger.New(trigger.Config{
-		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched, SendAhead: sendAhead,
+		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched, Alarms: alarms, SendAhead: sendAhead,
 		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS, Metrics: m, TracerProvider: cfg.TracerProvider,
 	})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
-	}
-	channels := []alarm.Channel{{Name: "webhook", Alarm: &alarm.Webhook{URL: cfg.AlarmWebhook}}}
-	if cfg.SMTP.Addr != "" {
-		channels = append(channels, alarm.Channel{Name: "email", Alarm: &cfg.SMTP})
 	}
 	interceptors := []connect.Interceptor{m.Interceptor()}
 	if cfg.TracerProvider != nil {
@@ -251,7 +252,6 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 		}
 		interceptors = append(interceptors, traced)
 	}
-	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger, Metrics: m})
 	srv := server.New(server.Config{
 		Store: st, Trigger: trig, WakeFunc: sched.Wake, Logger: cfg.Logger, WebhookAllow: webhookAllow,
 		Console: console.Handler(), TLS: cfg.TLSCert != "",

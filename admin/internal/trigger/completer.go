@@ -126,12 +126,18 @@ func (c *Completer) settleNow(results []store.Result) error {
 	return nil
 }
 
-// followUp logs settled runs and hands their follow-ups to the queue.
+// followUp logs settled runs and hands on what follows them: pending
+// runs to the queue, alarms to the alarm sender.
 func (c *Completer) followUp(s store.Settled) {
+	alarms := false
 	for _, r := range s.Runs {
 		c.cfg.Logger.Info("run finished", "run", r.ID, "job", r.JobID, "status", r.Status.String(),
 			"attempt", r.Attempt, "executor", r.ExecutorAddress, "message", r.Message)
 		c.cfg.Metrics.Finished(r.Status)
+		alarms = alarms || r.AlarmStatus == carillonv1.AlarmStatus_ALARM_STATUS_PENDING
+	}
+	if alarms && c.cfg.Alarms != nil {
+		c.cfg.Alarms.Wake()
 	}
 	retries := 0
 	for _, r := range s.FollowUps {

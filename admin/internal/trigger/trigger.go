@@ -88,6 +88,10 @@ type Config struct {
 	FollowUp store.Policy
 	// Queue takes what settling runs makes due: the scheduler. Required.
 	Queue Queue
+	// Alarms is told when settling runs made alarms due (alarm.Sender),
+	// so that it sends them now rather than at its next look. Defaults to
+	// nil: the alarms wait for it to look.
+	Alarms Alarms
 	// Started is when this admin process started. Defaults to Clock.Now() at
 	// New.
 	Started time.Time
@@ -120,6 +124,14 @@ type Queue interface {
 	Enqueue(runs ...store.Run)
 	// Wake asks for a scan now: settling gave a FIX_DELAY job its next
 	// fire.
+	Wake()
+}
+
+// Alarms sends the alarms that settling runs decides (alarm.Sender). The
+// decision is stored with the run, in the transaction that settles it: a
+// crash never loses an alarm; Wake only makes it prompt.
+type Alarms interface {
+	// Wake asks for the due alarms to be sent now.
 	Wake()
 }
 
