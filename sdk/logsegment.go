@@ -47,38 +47,16 @@ import (
 // and with it any damaged bytes at the end that are no run's, so that the
 // records appended next start clean. Damage before the last good record is
 // left as it is, to be skipped by readers.
-//
-// Earlier versions wrote "<run id / 1000>.seg" segments, whose records have
-// no checksums:
-//
-//	#carillon-run <run id> <length>\n<length bytes>
-//
-// They are still read, as those versions read them (readers stop at a bad
-// header there), and never appended to: an executor downgraded to an
-// earlier version finds its segments as it left them, and neither cuts
-// nor reads the records of this version, which it cannot parse.
 
-// segmentExt ends the name of a segment file; legacySegmentExt that of a
-// segment written by an earlier version.
-const (
-	segmentExt       = ".seg2"
-	legacySegmentExt = ".seg"
-)
+// segmentExt ends the name of a segment file.
+const segmentExt = ".seg2"
 
-// recordMagic starts every record header; legacyRecordMagic every record
-// header of a legacy segment.
-const (
-	recordMagic       = "#carillon-log "
-	legacyRecordMagic = "#carillon-run "
-)
+// recordMagic starts every record header.
+const recordMagic = "#carillon-log "
 
 // recordHeaderMax is the longest a record header can be: the magic, two
-// int64s, two checksums, the spaces and the newline;
-// legacyRecordHeaderMax that of a legacy record header.
-const (
-	recordHeaderMax       = len(recordMagic) + 20 + 1 + 20 + 1 + 8 + 1 + 8 + 1
-	legacyRecordHeaderMax = len(legacyRecordMagic) + 20 + 1 + 20 + 1
-)
+// int64s, two checksums, the spaces and the newline.
+const recordHeaderMax = len(recordMagic) + 20 + 1 + 20 + 1 + 8 + 1 + 8 + 1
 
 // crcTable computes the checksums of records: CRC-32C, which amd64 and
 // arm64 compute in hardware.
@@ -345,55 +323,6 @@ func checkRecord(r io.ReaderAt, span recordSpan) (bool, error) {
 	return crc == span.crc, nil
 }
 
-// scanLegacySegment reads the record headers of the first size bytes of a
-// legacy segment, skipping over the bodies, and calls fn with each whole
-// record's run id, body offset and body length, in order, until fn
-// returns false. It stops at a header that does not parse or at a body
-// that is cut short.
-func scanLegacySegment(r io.ReaderAt, size int64, fn func(runID, off, n int64) bool) error {
-	sr := &segmentReader{r: r, size: size, buf: make([]byte, 16<<10)}
-	for off := int64(0); off < size; {
-		head, err := sr.at(off, legacyRecordHeaderMax)
-		if err != nil {
-			return err
-		}
-		head = head[:min(len(head), legacyRecordHeaderMax)]
-		i := bytes.IndexByte(head, '\n')
-		if i < 0 {
-			return nil
-		}
-		runID, n, ok := parseLegacyRecordHeader(head[:i])
-		body := off + int64(i) + 1
-		if !ok || n > size-body {
-			return nil
-		}
-		off = body + n
-		if !fn(runID, body, n) {
-			return nil
-		}
-	}
-	return nil
-}
-
-// parseLegacyRecordHeader parses a legacy record header without its
-// newline.
-func parseLegacyRecordHeader(line []byte) (runID, n int64, ok bool) {
-	rest, ok := bytes.CutPrefix(line, []byte(legacyRecordMagic))
-	if !ok {
-		return 0, 0, false
-	}
-	id, size, ok := bytes.Cut(rest, []byte{' '})
-	if !ok {
-		return 0, 0, false
-	}
-	runID, err1 := strconv.ParseInt(string(id), 10, 64)
-	n, err2 := strconv.ParseInt(string(size), 10, 64)
-	if err1 != nil || err2 != nil || runID <= 0 || n < 0 {
-		return 0, 0, false
-	}
-	return runID, n, true
-}
-
 // segmentFile is a segment open for appending.
 type segmentFile struct {
 	mu   sync.Mutex // serializes appends
@@ -418,12 +347,6 @@ func (sf *segmentFile) close() error {
 // directory dir (see logStore.runDir).
 func (s *logStore) segmentPath(dir string, runID int64) string {
 	return s.dayPath(dir, strconv.FormatInt(runID/1000, 10)+segmentExt)
-}
-
-// legacySegmentPath is the path of the legacy segment of runID's bucket in
-// the run directory dir.
-func (s *logStore) legacySegmentPath(dir string, runID int64) string {
-	return s.dayPath(dir, strconv.FormatInt(runID/1000, 10)+legacySegmentExt)
 }
 
 // appendRecord appends runID's log to its segment in the run directory dir
@@ -586,7 +509,7 @@ func (s *logStore) openSegment(p string) (*os.File, error) {
 }
 
 // segmentRecord opens the log of runID in its segment in the run directory
-// dir, or else in the legacy segment there, or fails with an error
+// dir, or fails with an error
 // wrapping [fs.ErrNotExist]. When the run's record is damaged and it has
 // no good one, what is left of the record is read, after a line saying so
 // (see damageNote).
@@ -611,12 +534,8 @@ func (s *logStore) segmentRecord(dir string, runID int64) (io.ReadCloser, error)
 			_ = f.Close()
 		}
 	}
-	rc, err := s.legacySegmentRecord(dir, runID)
-	if damaged == nil || !errors.Is(err, fs.ErrNotExist) {
-		if damaged != nil {
-			_ = f.Close()
-		}
-		return rc, err
+	if damaged == nil {
+		return nil, fmt.Errorf("log of run %d in %s: %w", runID, p, fs.ErrNotExist)
 	}
 	note := strings.NewReader(damageNote(p, damaged.damage))
 	return readCloser{io.MultiReader(note, io.NewSectionReader(f, damaged.off, damaged.n)), f}, nil
@@ -659,38 +578,8 @@ func damageNote(p, damage string) string {
 	return fmt.Sprintf("----- the record of this log in %s is damaged (%s): the lines below are what is left of it, and may be wrong or cut\n", p, damage)
 }
 
-// legacySegmentRecord opens the record of runID in the legacy segment in
-// the run directory dir, or fails with an error wrapping [fs.ErrNotExist].
-func (s *logStore) legacySegmentRecord(dir string, runID int64) (io.ReadCloser, error) {
-	f, err := os.Open(s.legacySegmentPath(dir, runID))
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	off, n := int64(-1), int64(0)
-	err = scanLegacySegment(f, fi.Size(), func(id, o, size int64) bool {
-		if id == runID {
-			off, n = o, size
-		}
-		return id != runID
-	})
-	if err == nil && off < 0 {
-		err = fmt.Errorf("log of run %d in %s: %w", runID, f.Name(), fs.ErrNotExist)
-	}
-	if err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	return readCloser{io.NewSectionReader(f, off, n), f}, nil
-}
-
 // segmentRunIDs returns the run ids of the records in the segment of
-// runID's bucket in the run directory dir and in the legacy segment there;
-// those of damaged records only when their header is good.
+// runID's bucket in the run directory dir; those of damaged records only when their header is good.
 func (s *logStore) segmentRunIDs(dir string, runID int64) ([]int64, error) {
 	var ids []int64
 	err := withSegment(s.segmentPath(dir, runID), func(f *os.File, size int64) error {
@@ -702,13 +591,7 @@ func (s *logStore) segmentRunIDs(dir string, runID int64) ([]int64, error) {
 		})
 		return err
 	})
-	errLegacy := withSegment(s.legacySegmentPath(dir, runID), func(f *os.File, size int64) error {
-		return scanLegacySegment(f, size, func(id, _, _ int64) bool {
-			ids = append(ids, id)
-			return true
-		})
-	})
-	return ids, errors.Join(err, errLegacy)
+	return ids, err
 }
 
 // withSegment calls fn with the segment at p open, and its size; it does

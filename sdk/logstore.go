@@ -190,9 +190,6 @@ func (s *logStore) noteBuckets(p, dbDir string) (found bool, err error) {
 			continue
 		}
 		name, seg := strings.CutSuffix(e.Name(), segmentExt)
-		if !seg {
-			name, seg = strings.CutSuffix(e.Name(), legacySegmentExt)
-		}
 		if b, err := strconv.ParseInt(name, 10, 64); err == nil && seg != e.IsDir() {
 			s.earlier[dbDir] = append(s.earlier[dbDir], b)
 		}

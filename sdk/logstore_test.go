@@ -130,15 +130,11 @@ func TestLogStore(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		now := day("2026-05-06 12:00:00")
-		// A log of run 1 as an earlier version wrote it: no database.
-		legacy := filepath.Join(dir, "2026-05-06", "0.seg")
-		if err := os.MkdirAll(filepath.Dir(legacy), 0o750); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(legacy, []byte("#carillon-run 1 7\nlegacy\n"), 0o640); err != nil {
-			t.Fatal(err)
-		}
 		s := newTestLogStore(t, dir, func() time.Time { return now })
+		// A log of run 1 from an admin that predates database ids: no database.
+		if err := writeLog(s, 1, "no database\n"); err != nil {
+			t.Fatal(err)
+		}
 		const a, odd = "0123456789abcdef0123456789abcdef", "Odd/../ID"
 		for _, db := range []string{a, odd} {
 			l := newRunLog(s, s.runDir(s.today(), db), 1, s.now)
@@ -158,7 +154,7 @@ func TestLogStore(t *testing.T) {
 			b, err := io.ReadAll(src)
 			return string(b), err
 		}
-		for db, want := range map[string]string{"": "legacy\n", a: "run 1 of " + a + "\n", odd: "run 1 of " + odd + "\n"} {
+		for db, want := range map[string]string{"": "no database\n", a: "run 1 of " + a + "\n", odd: "run 1 of " + odd + "\n"} {
 			if got, err := read(db, 1); err != nil || got != want {
 				t.Errorf("log of run 1 of database %q = %q, %v; want %q", db, got, err, want)
 			}
@@ -174,12 +170,12 @@ func TestLogStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			if e.Name() != "0.seg" && (!strings.HasPrefix(e.Name(), "db-") || strings.Trim(e.Name(), "abcdefghijklmnopqrstuvwxyz0123456789-_~") != "") {
-				t.Errorf("day directory holds %q, want only the legacy segment and db-<safe name> directories", e.Name())
+			if e.Name() != "0.seg2" && (!strings.HasPrefix(e.Name(), "db-") || strings.Trim(e.Name(), "abcdefghijklmnopqrstuvwxyz0123456789-_~") != "") {
+				t.Errorf("day directory holds %q, want only the segment of no database and db-<safe name> directories", e.Name())
 			}
 		}
 		if len(entries) != 3 {
-			t.Errorf("day directory holds %d entries, want the legacy segment and 2 databases", len(entries))
+			t.Errorf("day directory holds %d entries, want the segment of no database and 2 databases", len(entries))
 		}
 		if err := s.close(); err != nil {
 			t.Fatal(err)
@@ -312,24 +308,6 @@ func TestLogSegment(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(seg); strings.Contains(string(b), "only a part") {
 			t.Errorf("the torn record is still there: %q", b)
-		}
-	})
-
-	t.Run("LegacyReadersStopAtABadHeader", func(t *testing.T) {
-		t.Parallel()
-		s := newTestLogStore(t, t.TempDir(), time.Now)
-		if err := os.MkdirAll(filepath.Join(s.dir, s.today()), 0o750); err != nil {
-			t.Fatal(err)
-		}
-		content := "#carillon-run 1 4\none\n" + "#carillon-run two 4\ntwo\n" + "#carillon-run 3 6\nthree\n"
-		if err := os.WriteFile(s.legacySegmentPath(s.today(), 1), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if got := readWhole(t, s, 1); got != "one\n" {
-			t.Errorf("log of run 1 = %q", got)
-		}
-		if _, err := s.find("", 3); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("find of a record after a bad header = %v, want fs.ErrNotExist", err)
 		}
 	})
 
