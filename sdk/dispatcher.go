@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -47,8 +45,7 @@ type dispatcherConfig struct {
 	scriptsEnabled bool
 	idleTimeout    time.Duration
 	abandonAfter   time.Duration
-	metrics        *executorMetrics // nil: none
-	tracer         runTracer
+	observers      observers
 }
 
 // dispatcher owns the per-job workers: it accepts runs, applies block
@@ -400,8 +397,9 @@ func (w *worker) describe() string {
 // away as finishRuns does.
 func (d *dispatcher) end(r *run, status carillonv1.RunStatus, msg string) {
 	r.log.printf("run %d ended before it started: %s: %s", r.id, statusName(status), msg)
-	d.metrics.runEnded(r, status, d.now())
-	d.finishRuns([]finishedRun{{r, r.result(status, msg, d.now())}})
+	at := d.now()
+	d.observers.ended(context.Background(), r, status, msg, at)
+	d.finishRuns([]finishedRun{{r, r.result(status, msg, at)}})
 }
 
 // work is the goroutine of one job's worker. It runs the runs queued for
@@ -461,12 +459,11 @@ func (d *dispatcher) execute(ctx context.Context, r *run) {
 }
 
 // launch is a started run's call of its handler: the context the handler
-// gets (the run's own, with its timeout and span), and where what the
-// handler returned arrives.
+// gets (the run's own, with its timeout and what its observers added), and
+// where what the handler returned arrives.
 type launch struct {
 	ctx    context.Context
 	cancel context.CancelFunc // ends the timeout's timer; nil without a timeout
-	span   trace.Span
 	done   chan error
 	// job and handler are what call passes the handler; made ahead
 	// (prepare) for a run that waits for its due_at, else by call.
@@ -498,8 +495,8 @@ func (d *dispatcher) prepare(r *run) *launch {
 	}
 }
 
-// begin starts run r, whose own context is ctx: its timeout, its span,
-// its start time and the line of its log that says so. The handler is to
+// begin starts run r, whose own context is ctx: its timeout, its
+// observers' start, its start time and the line of its log that says so. The handler is to
 // be called next (call), by the caller or a goroutine of its own.
 func (d *dispatcher) begin(ctx context.Context, r *run) *launch {
 	l := r.launch // prepared ahead for a run that waits for its instant (due.go)
@@ -509,11 +506,11 @@ func (d *dispatcher) begin(ctx context.Context, r *run) *launch {
 	if r.timeout > 0 {
 		ctx, l.cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("%w after %s", ErrTimedOut, r.timeout))
 	}
-	l.ctx, l.span = d.tracer.start(ctx, r)
+	var note string
+	l.ctx, note = d.observers.started(ctx, r)
 	r.started = d.now()
-	d.metrics.runStarted(r)
-	if sc := l.span.SpanContext(); sc.IsValid() {
-		r.log.printf("----- run %d started (trace %s)", r.id, sc.TraceID())
+	if note != "" {
+		r.log.printf("----- run %d started (%s)", r.id, note)
 	} else {
 		r.log.started(r.started) // written later: a burst's handlers wait for it
 	}
@@ -579,8 +576,7 @@ func (d *dispatcher) returned(r *run, l *launch, err error, at time.Time) result
 	status, msg := outcome(l.ctx, err, true)
 	r.log.printfAt(at, "----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
 	res := r.result(status, msg, at)
-	d.metrics.runEnded(r, status, at)
-	endRunSpan(l.span, status, msg)
+	d.observers.ended(l.ctx, r, status, msg, at)
 	return res
 }
 
@@ -592,8 +588,7 @@ func (d *dispatcher) abandon(r *run, l *launch, ctx context.Context) {
 	status, msg := outcome(ctx, nil, false)
 	rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
 	res := r.result(status, msg, d.now())
-	d.metrics.runEnded(r, status, res.FinishedAt)
-	endRunSpan(l.span, status, msg)
+	d.observers.ended(l.ctx, r, status, msg, res.FinishedAt)
 	d.report(res)
 	t := time.NewTimer(d.abandonAfter)
 	select {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,7 +59,16 @@ type Executor struct {
 	running     atomic.Bool
 	serving     atomic.Pointer[http.Handler] // the service, while Serve serves
 	errorWriter *connect.ErrorWriter
-	metrics     *executorMetrics // nil without Config.Metrics
+	observers   observers // guarded by mu
+
+	stats          atomic.Pointer[servingStats] // the Serve under way's; nil between Serves
+	reportFailures atomic.Int64
+}
+
+// servingStats is what [Executor.Stats] reads of a serving executor.
+type servingStats struct {
+	d  *dispatcher
+	sp *spool
 }
 
 // errNotServing refuses calls to [Executor.Handler] outside Serve.
@@ -78,13 +88,6 @@ func New(cfg Config) (*Executor, error) {
 		handlers:    make(map[string]Handler),
 		ownClient:   own,
 		errorWriter: connect.NewErrorWriter(),
-	}
-	if cfg.Metrics != nil {
-		m, err := newExecutorMetrics(cfg.Metrics)
-		if err != nil {
-			return nil, err
-		}
-		e.metrics = m
 	}
 	return e, nil
 }
@@ -146,11 +149,42 @@ func (e *Executor) Use(mw ...Middleware) {
 	e.middleware = append(e.middleware, mw...)
 }
 
+// Observe adds observers of the executor's runs (see [Observer]), called
+// in order. Call it before [Executor.Serve]: a Serve under way keeps the
+// observers it started with.
+func (e *Executor) Observe(obs ...Observer) {
+	for _, o := range obs {
+		if o == nil {
+			panic("sdk: Observe: nil observer")
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.observers = append(e.observers, obs...)
+}
+
+// Stats returns a snapshot of the executor's backlog: its queued runs and
+// its unreported results are zero while it does not serve.
+func (e *Executor) Stats() Stats {
+	st := Stats{ReportFailures: e.reportFailures.Load()}
+	if s := e.stats.Load(); s != nil {
+		st.RunsQueued, st.ResultsUnreported = s.d.queued(), s.sp.unacked()
+	}
+	return st
+}
+
 func (e *Executor) lookup(name string) (Handler, bool) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	h, ok := e.handlers[name]
 	return h, ok
+}
+
+// observing returns the observers a Serve starts with.
+func (e *Executor) observing() observers {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return slices.Clone(e.observers)
 }
 
 func (e *Executor) wrap(h Handler) Handler {
@@ -236,7 +270,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken, instance)
 	rep := newReporter(sp, adm.reportResults, log)
-	rep.metrics = e.metrics
+	rep.failures = &e.reportFailures
 	adm.answered = rep.adminAnswered // a heartbeat that gets through ends the results' backoff
 	d := newDispatcher(dispatcherConfig{
 		logs:           logs,
@@ -250,22 +284,14 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		scriptsEnabled: cfg.ScriptsEnabled,
 		idleTimeout:    workerIdleTimeout,
 		abandonAfter:   abandonAfter,
-		metrics:        e.metrics,
-		tracer:         newRunTracer(cfg.TracerProvider),
+		observers:      e.observing(),
 	})
 	d.remember(sp.keys()) // runs an earlier process ended and had not reported yet
 	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts"), instanceID: instance, spooled: sp.has}
-	traced, err := traceInterceptor(cfg.TracerProvider)
-	if err != nil {
-		closeLn()
-		return fmt.Errorf("sdk: tracing: %w", err)
-	}
-	h := newServiceHandler(svc, cfg.AccessToken, traced)
+	h := newServiceHandler(svc, cfg.AccessToken, cfg.Interceptors)
 	e.serving.Store(&h)
-	if e.metrics != nil {
-		e.metrics.serving.Store(&servingState{d: d, sp: sp})
-		defer e.metrics.serving.Store(nil)
-	}
+	e.stats.Store(&servingStats{d: d, sp: sp})
+	defer e.stats.Store(nil)
 
 	if cfg.AccessToken == "" {
 		log.Warn("sdk: no access token: anyone who can reach this executor can run its handlers")
@@ -345,12 +371,13 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // newServiceHandler serves svc, checking the access token when there is
-// one; traced, if not nil, traces the calls (outside the token's check).
-func newServiceHandler(svc *service, token string, traced connect.Interceptor) http.Handler {
+// one; interceptors, if any, see the calls first (outside the token's
+// check).
+func newServiceHandler(svc *service, token string, interceptors []connect.Interceptor) http.Handler {
 	// Small responses (most: RunBatch outcomes, beats) are not worth gzip.
 	opts := []connect.HandlerOption{connect.WithReadMaxBytes(readMaxBytes), connect.WithCompressMinBytes(4 << 10)}
-	if traced != nil {
-		opts = append(opts, connect.WithInterceptors(traced))
+	if len(interceptors) > 0 {
+		opts = append(opts, connect.WithInterceptors(interceptors...))
 	}
 	if token != "" {
 		opts = append(opts, connect.WithInterceptors(requireBearer(token)))

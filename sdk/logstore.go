@@ -71,9 +71,8 @@ func (s *logStore) closeLogs(logs []*runLog) error {
 // executor tells a run that ended from one its killed process cut short.
 //
 // The runs without a database id (from admins that predate it) keep the
-// layout of earlier versions, so their logs stay readable; so are the
-// "<run id / 1000>.seg" segments of earlier versions, next to the ".seg2"
-// ones (see the top of logsegment.go). A run's
+// layout of earlier versions, so their logs stay readable (the
+// pre-release "<run id / 1000>.seg" segments are no longer read). A run's
 // directory, "<YYYY-MM-DD>" or "<YYYY-MM-DD>/db-<database id>", is its
 // runDir. Grouping by run id / 1000 keeps at most 1000 runs per segment and
 // 1000 files per directory even when jobs fire every second.

@@ -29,7 +29,7 @@ const (
 type reporter struct {
 	spool      *spool
 	send       func(ctx context.Context, batch []result) ([]refusal, error) // see admins.reportResults
-	metrics    *executorMetrics                                             // nil: none
+	failures   *atomic.Int64                                                // counts the calls no admin answered; nil: none
 	logger     *slog.Logger
 	backoffMin time.Duration // the first wait; reportBackoffMin but in tests
 
@@ -216,7 +216,9 @@ func (r *reporter) run(ctx context.Context, stop <-chan struct{}) {
 		if ctx.Err() != nil {
 			return
 		}
-		r.metrics.reportFailed()
+		if r.failures != nil {
+			r.failures.Add(1)
+		}
 		backoff = r.nextBackoff(backoff)
 		wait := jitter(backoff)
 		r.logger.Warn("sdk: report results: no admin took them; retrying", "results", len(batch), "retry_in", wait, "err", err)

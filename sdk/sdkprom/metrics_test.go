@@ -1,4 +1,4 @@
-package sdk_test
+package sdkprom_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk"
+	"github.com/carillonhq/carillon/sdk/sdkprom"
+	"github.com/carillonhq/carillon/sdk/sdktest"
 )
 
 // gathered returns the value of reg's sample of name whose labels include
@@ -55,19 +57,23 @@ func hasLabel(m *dto.Metric, name, value string) bool {
 	return false
 }
 
-// TestMetrics: an executor with Config.Metrics counts runs started and
+// TestMetrics: an executor with sdkprom's metrics counts runs started and
 // finished by handler and status, their durations, the runs queued behind
 // a running one, the results no admin took yet and the failed reports;
 // results carry the handler's start.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	admin := newTestAdmin(t, "tok")
-	admin.down.Store(true)
+	admin := sdktest.NewAdmin(t, "tok")
+	admin.SetDown(true)
 	reg := prometheus.NewRegistry()
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: "tok", Metrics: reg}, func(ex *sdk.Executor) {
-		exampleHandlers(ex)
+	ex := sdktest.Start(t, sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: "tok"}, func(ex *sdk.Executor) {
+		if err := sdkprom.Register(reg, ex); err != nil {
+			t.Fatal(err)
+		}
+		ex.HandleFunc("hello", func(context.Context, *sdk.Job) error { return nil })
+		ex.HandleFunc("fail", func(context.Context, *sdk.Job) error { return errors.New("asked to fail") })
 		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
 			started <- struct{}{}
 			<-release
@@ -83,8 +89,8 @@ func TestMetrics(t *testing.T) {
 	}
 	run(1, "hello", "")
 	run(2, "fail", "fail")
-	readWholeLog(t, ex.Client, 1)
-	readWholeLog(t, ex.Client, 2)
+	ex.Log(t, 1)
+	ex.Log(t, 2)
 	// Two runs of one job: the second waits behind the first.
 	if _, err := ex.Client.Run(ctx, &carillonv1.RunRequest{RunId: 3, JobId: 30, Handler: "wait", ShardTotal: 1}); err != nil {
 		t.Fatal(err)
@@ -96,7 +102,7 @@ func TestMetrics(t *testing.T) {
 	if got := gathered(t, reg, "carillon_executor_runs_queued"); got != 1 {
 		t.Errorf("runs_queued = %v with run 4 behind run 3, want 1", got)
 	}
-	admin.waitFor(t, "a refused report", func() bool { return admin.refusedReports > 0 })
+	admin.WaitFor(t, "a refused report", func() bool { _, n := admin.Refused(); return n > 0 })
 	waitUntil(t, "report failures counted", func() error {
 		if got := gathered(t, reg, "carillon_executor_report_failures_total"); got < 1 {
 			return fmt.Errorf("report_failures_total = %v, want at least 1", got)
@@ -107,10 +113,10 @@ func TestMetrics(t *testing.T) {
 		return nil
 	})
 	close(release)
-	readWholeLog(t, ex.Client, 4)
-	admin.down.Store(false)
+	ex.Log(t, 4)
+	admin.SetDown(false)
 	for _, id := range []int64{1, 2, 3, 4} {
-		res := admin.result(t, id)
+		res := admin.Result(t, id)
 		if res.GetStartedAt() == nil || res.GetStartedAt().AsTime().After(res.GetFinishedAt().AsTime()) {
 			t.Errorf("run %d: started_at %v, finished_at %v: want a start at or before the end", id, res.GetStartedAt(), res.GetFinishedAt())
 		}
@@ -140,24 +146,27 @@ func TestMetrics(t *testing.T) {
 	}
 
 	// A second executor on the same registerer is refused, naming the field.
-	_, err := sdk.New(sdk.Config{AdminURLs: []string{admin.URL}, AppName: "other", Metrics: reg})
-	if !errors.Is(err, sdk.ErrInvalidConfig) {
+	other, err := sdk.New(sdk.Config{AdminURLs: []string{admin.URL}, AppName: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sdkprom.Register(reg, other); !errors.Is(err, sdk.ErrInvalidConfig) {
 		t.Errorf("New with a registerer that has an executor's metrics: %v, want ErrInvalidConfig", err)
 	}
 }
 
 // waitUntil polls cond until it returns nil, failing with its last error
-// after waitLimit.
+// after sdktest.WaitLimit.
 func waitUntil(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(sdktest.WaitLimit)
 	for {
 		err := cond()
 		if err == nil {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: after %v: %v", what, waitLimit, err)
+			t.Fatalf("%s: after %v: %v", what, sdktest.WaitLimit, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
