@@ -14,7 +14,7 @@ func FuzzLogSegment(f *testing.F) {
 	good := appendRecord(nil, 3, []byte("a third log\n"))
 	f.Add([]byte("hello\n"), []byte("second log\nwith two lines\n"), []byte(nil))
 	f.Add([]byte{}, []byte("after an end mark\n"), good)
-	f.Add([]byte("x"), []byte("y\n"), good[:len(good)-4])                             // torn by a crash
+	f.Add([]byte("x"), []byte("y\n"), good[:len(good)-4])                                 // torn by a crash
 	f.Add([]byte("x"), []byte("y\n"), append([]byte("#carillon-log 9 1 0 0\n"), good...)) // a bad header, then a good record
 	f.Fuzz(func(t *testing.T, a, b, tail []byte) {
 		scanWithin(t, tail)
