@@ -134,24 +134,6 @@ func BenchmarkSpool(b *testing.B) {
 	}
 }
 
-// BenchmarkLogRecord measures writing the log of a short run: two lines
-// kept in memory, then appended to its segment when the run ends.
-func BenchmarkLogRecord(b *testing.B) {
-	s := newTestLogStore(b, b.TempDir(), time.Now)
-	day := s.today()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		id := int64(i + 1)
-		l := newRunLog(s, day, id, s.now)
-		l.printf("run %d accepted", id)
-		l.printf("----- run %d ended: SUCCEEDED", id)
-		if err := l.Close(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkBurst measures a cron burst on the executor's side: 1,000 runs
 // of 1,000 jobs accepted at once (acceptAll, as RunBatch does), with their
 // logs and results written as in BenchmarkRun. It reports when the handlers

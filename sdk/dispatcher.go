@@ -14,6 +14,7 @@ import (
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
 const (
@@ -30,7 +31,7 @@ const (
 
 // dispatcherConfig is what a dispatcher needs from the executor.
 type dispatcherConfig struct {
-	logs        *logStore
+	logs        *runlog.Store
 	now         func() time.Time
 	logger      *slog.Logger
 	report      func(result)   // hands a result to the reporter
@@ -192,8 +193,8 @@ func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err 
 		return nil, nil, nil, fmt.Errorf("%w: run %d%s was accepted here before", ErrDuplicateRun, r.id, ofDatabase(r.db))
 	}
 	d.recent.add(key)
-	r.log = newRunLog(d.logs, d.logs.runDir(d.logs.today(), r.db), r.id, d.now)
-	r.log.printf("run %d of job %d accepted: %s, param %q, shard %d of %d (0-based), block strategy %s, timeout %s%s",
+	r.log = runlog.NewLog(d.logs, d.logs.RunDir(d.logs.Today(), r.db), r.id, d.now)
+	r.log.Printf("run %d of job %d accepted: %s, param %q, shard %d of %d (0-based), block strategy %s, timeout %s%s",
 		r.id, r.jobID, r.describe(), r.param, r.shardIndex, r.shardTotal,
 		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout), dueString(r.dueAt, due))
 	d.runs[key] = r
@@ -301,7 +302,7 @@ func (d *dispatcher) acceptedBefore(k runKey) bool {
 // acceptedFrom is acceptedBefore, saying how the run was known to be
 // accepted; 0 when it was not. d.mu is held.
 func (d *dispatcher) acceptedFrom(k runKey) runOrigin {
-	earlier, err := d.logs.earlierRuns(k.db, k.id)
+	earlier, err := d.logs.EarlierRuns(k.db, k.id)
 	if err != nil {
 		d.logger.Warn("sdk: read the run logs of before the start; a run sent twice may run twice", "err", err)
 	}
@@ -351,7 +352,7 @@ func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
 		return states
 	}
 	// Read without holding d.mu.
-	logs, err := d.logs.logStates(db, onDisk)
+	logs, err := d.logs.States(db, onDisk)
 	if err != nil {
 		d.logger.Warn("sdk: HeldRuns: read the run logs; runs whose logs cannot be read are not listed", "err", err)
 	}
@@ -360,9 +361,9 @@ func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
 			continue
 		}
 		switch logs[id] {
-		case logEnded:
+		case runlog.Ended:
 			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
-		case logCutShort:
+		case runlog.CutShort:
 			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT
 		}
 	}
@@ -396,7 +397,7 @@ func (w *worker) describe() string {
 // after it was accepted): a last line in its log, then its result, put
 // away as finishRuns does.
 func (d *dispatcher) end(r *run, status carillonv1.RunStatus, msg string) {
-	r.log.printf("run %d ended before it started: %s: %s", r.id, statusName(status), msg)
+	r.log.Printf("run %d ended before it started: %s: %s", r.id, statusName(status), msg)
 	at := d.now()
 	d.observers.ended(context.Background(), r, status, msg, at)
 	d.finishRuns([]finishedRun{{r, r.result(status, msg, at)}})
@@ -510,9 +511,9 @@ func (d *dispatcher) begin(ctx context.Context, r *run) *launch {
 	l.ctx, note = d.observers.started(ctx, r)
 	r.started = d.now()
 	if note != "" {
-		r.log.printf("----- run %d started (%s)", r.id, note)
+		r.log.Printf("----- run %d started (%s)", r.id, note)
 	} else {
-		r.log.started(r.started) // written later: a burst's handlers wait for it
+		r.log.Started(r.started) // written later: a burst's handlers wait for it
 	}
 	return l
 }
@@ -528,7 +529,7 @@ func (d *dispatcher) call(r *run, l *launch) {
 			if v == nil {
 				v = "runtime.Goexit called"
 			}
-			r.log.printf("panic: %v\n%s", v, debug.Stack())
+			r.log.Printf("panic: %v\n%s", v, debug.Stack())
 			d.logger.Error("sdk: handler panicked", "run_id", r.id, "job_id", r.jobID, "handler", r.name, "panic", v)
 			err = fmt.Errorf("panic: %v", v)
 		}
@@ -574,7 +575,7 @@ func (d *dispatcher) supervise(r *run, l *launch) {
 // at at, and returns its result.
 func (d *dispatcher) returned(r *run, l *launch, err error, at time.Time) result {
 	status, msg := outcome(l.ctx, err, true)
-	r.log.printfAt(at, "----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
+	r.log.PrintfAt(at, "----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
 	res := r.result(status, msg, at)
 	d.observers.ended(l.ctx, r, status, msg, at)
 	return res
@@ -586,7 +587,7 @@ func (d *dispatcher) returned(r *run, l *launch, err error, at time.Time) result
 func (d *dispatcher) abandon(r *run, l *launch, ctx context.Context) {
 	rlog := r.log
 	status, msg := outcome(ctx, nil, false)
-	rlog.printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
+	rlog.Printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
 	res := r.result(status, msg, d.now())
 	d.observers.ended(l.ctx, r, status, msg, res.FinishedAt)
 	d.report(res)
@@ -595,12 +596,12 @@ func (d *dispatcher) abandon(r *run, l *launch, ctx context.Context) {
 	case err := <-l.done:
 		t.Stop()
 		if err != nil {
-			rlog.printf("handler returned: %v", err)
+			rlog.Printf("handler returned: %v", err)
 		} else {
-			rlog.printf("handler returned")
+			rlog.Printf("handler returned")
 		}
 	case <-t.C:
-		rlog.printf("handler still running %s after the run ended: abandoned; its later log lines are dropped", d.abandonAfter)
+		rlog.Printf("handler still running %s after the run ended: abandoned; its later log lines are dropped", d.abandonAfter)
 		d.logger.Warn("sdk: handler ignores its context; abandoned",
 			"run_id", r.id, "job_id", r.jobID, "handler", r.name, "after", d.abandonAfter)
 	}
@@ -731,7 +732,7 @@ func (d *dispatcher) cancelBeforeStart(k runKey, jobID int64, reason string, rep
 		delete(d.runs, k)
 		d.recent.forget(k)
 		d.mu.Unlock()
-		if err := r.log.discard(); err != nil {
+		if err := r.log.Discard(); err != nil {
 			d.logger.Warn("sdk: discard the log of a run dropped to be sent again", "run_id", r.id, "err", err)
 		}
 		d.logger.Info("sdk: run dropped before it started, to be sent again with its job's new definition",
@@ -757,30 +758,30 @@ func (d *dispatcher) idle(jobID int64) (bool, string) {
 // readLog returns one page of the log of run k. A running run's log is
 // read from its own file, which it gets for that (its lines may be in
 // memory only); an ended run's log from wherever it was put.
-func (d *dispatcher) readLog(k runKey, from int) (logPage, error) {
+func (d *dispatcher) readLog(k runKey, from int) (runlog.Page, error) {
 	d.mu.Lock()
 	r, active := d.runs[k]
 	d.mu.Unlock()
 	if active {
-		path, err := r.log.sync()
+		path, err := r.log.Sync()
 		if err != nil {
-			return logPage{}, err
+			return runlog.Page{}, err
 		}
 		if path != "" {
 			f, err := os.Open(path)
 			if err != nil {
-				return logPage{}, err
+				return runlog.Page{}, err
 			}
 			defer func() { _ = f.Close() }()
-			return readLogPage(f, from, LogPageMaxLines, LogPageMaxBytes, false)
+			return runlog.ReadPage(f, from, runlog.PageMaxLines, runlog.PageMaxBytes, false)
 		}
 	}
-	src, err := d.logs.find(k.db, k.id)
+	src, err := d.logs.Find(k.db, k.id)
 	if err != nil {
-		return logPage{}, err
+		return runlog.Page{}, err
 	}
 	defer src.Close()
-	return readLogPage(src, from, LogPageMaxLines, LogPageMaxBytes, true)
+	return runlog.ReadPage(src, from, runlog.PageMaxLines, runlog.PageMaxBytes, true)
 }
 
 // stopAccepting refuses new runs from now on and drops every queued run,

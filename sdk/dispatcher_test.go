@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
 // These tests drive the dispatcher directly inside a synctest bubble, so
@@ -93,7 +95,16 @@ func (h *harness) hasResult(runID int64) bool {
 
 func (h *harness) log(t *testing.T, runID int64) string {
 	t.Helper()
-	return readWhole(t, h.d.logs, runID)
+	src, err := h.d.logs.Find("", runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	b, err := io.ReadAll(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func (h *harness) workers() int {
@@ -613,4 +624,16 @@ func TestDispatcherShutdown(t *testing.T) {
 			}
 		})
 	})
+}
+
+// newTestLogStore opens a run log store in dir, closed at the end of the
+// test.
+func newTestLogStore(t testing.TB, dir string, now func() time.Time) *runlog.Store {
+	t.Helper()
+	s, err := runlog.Open(dir, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

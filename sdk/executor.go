@@ -17,6 +17,8 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+
+	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
 // Limits of the executor's HTTP server.
@@ -25,7 +27,6 @@ const (
 	maxHeaderBytes    = 64 << 10
 	readMaxBytes      = 4 << 20 // a RunRequest, script source included
 	idleConnTimeout   = 2 * time.Minute
-	logCleanInterval  = time.Hour
 )
 
 // An Executor runs job handlers on behalf of a Carillon admin: it registers
@@ -263,7 +264,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		closeLn()
 		return fmt.Errorf("sdk: open log dir: %w", err)
 	}
-	logs, err := openLogStore(filepath.Join(cfg.LogDir, "runs"), cfg.NowFunc)
+	logs, err := runlog.Open(filepath.Join(cfg.LogDir, "runs"), cfg.NowFunc)
 	if err != nil {
 		closeLn()
 		return fmt.Errorf("sdk: open log dir: %w", err)
@@ -304,7 +305,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	hbCtx, stopHB := context.WithCancel(base)
 	var bg, hb sync.WaitGroup
 	bg.Go(func() { rep.run(sendCtx, stopReporter) })
-	bg.Go(func() { cleanLogs(cleanCtx, logs, cfg.LogRetention, log) })
+	bg.Go(func() { runlog.CleanLoop(cleanCtx, logs, cfg.LogRetention, log) })
 	hb.Go(func() { heartbeat(hbCtx, adm, cfg.AppName, address, instance, cfg.HeartbeatInterval, log) })
 	var srv *http.Server
 	var served chan error // stays nil, never ready, without a listener
@@ -334,7 +335,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	dctx, cancel = context.WithTimeout(base, cfg.ShutdownTimeout)
 	d.drain(dctx)
 	cancel()
-	if err := logs.close(); err != nil {
+	if err := logs.Close(); err != nil {
 		log.Warn("sdk: close run logs", "err", err)
 	}
 	e.serving.Store(nil)

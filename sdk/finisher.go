@@ -1,6 +1,10 @@
 package sdk
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/carillonhq/carillon/sdk/internal/runlog"
+)
 
 // finisher writes the logs and spools the results of runs whose handlers
 // returned, on one goroutine, in batches: a burst's runs then cost one
@@ -67,7 +71,7 @@ func (d *dispatcher) finishLoop() {
 // [dispatcher.held]); and a result is delivered only once its log is on
 // disk, for the admin to read.
 func (d *dispatcher) finishRuns(batch []finishedRun) {
-	logs := make([]*runLog, len(batch))
+	logs := make([]*runlog.Log, len(batch))
 	results := make([]result, len(batch))
 	for i, fr := range batch {
 		logs[i], results[i] = fr.r.log, fr.res
@@ -76,7 +80,7 @@ func (d *dispatcher) finishRuns(batch []finishedRun) {
 	if d.spoolResults != nil {
 		spoolErr = d.spoolResults(results)
 	}
-	if err := d.logs.closeLogs(logs); err != nil {
+	if err := d.logs.CloseLogs(logs); err != nil {
 		d.logger.Warn("sdk: write run logs", "runs", len(batch), "err", err)
 	}
 	for _, fr := range batch {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
 // TestHeldRunsCutShort: a process killed while runs ran leaves their logs
@@ -22,46 +23,46 @@ func TestHeldRunsCutShort(t *testing.T) {
 	t.Parallel()
 	const db = "0123456789abcdef0123456789abcdef"
 	dir := t.TempDir()
-	first, err := openLogStore(dir, time.Now)
+	first, err := runlog.Open(dir, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := strings.Repeat("a line of a long log\n", spillBytes/20)
-	var open []*runLog
+	big := strings.Repeat("a line of a long log\n", runlog.SpillBytes/20)
+	var open []*runlog.Log
 	t.Cleanup(func() { // the files a killed process would have left open
 		for _, l := range open {
-			if l.f != nil {
-				_ = l.f.Close()
+			if f := l.File(); f != nil {
+				_ = f.Close()
 			}
 		}
 	})
-	logOf := func(id int64, body string) *runLog {
-		l := newRunLog(first, first.runDir(first.today(), db), id, first.now)
+	logOf := func(id int64, body string) *runlog.Log {
+		l := runlog.NewLog(first, first.RunDir(first.Today(), db), id, time.Now)
 		if _, err := l.Write([]byte(body)); err != nil {
 			t.Fatal(err)
 		}
 		open = append(open, l)
 		return l
 	}
-	logOf(1, big)                                         // over spillBytes, its run killed: a file of its own, no end mark
+	logOf(1, big)                                         // over runlog.SpillBytes, its run killed: a file of its own, no end mark
 	logOf(2, big)                                         // the same, its result in the spool
-	if _, err := logOf(3, "short\n").sync(); err != nil { // read while it ran, then killed
+	if _, err := logOf(3, "short\n").Sync(); err != nil { // read while it ran, then killed
 		t.Fatal(err)
 	}
 	logOf(4, "short\n")                           // in memory only when killed: nothing on disk
 	if err := logOf(5, big).Close(); err != nil { // ended: a file and its end mark
 		t.Fatal(err)
 	}
-	if err := first.closeLogs([]*runLog{logOf(6, big), logOf(7, "short\n")}); err != nil { // ended, as the finisher puts them away
+	if err := first.CloseLogs([]*runlog.Log{logOf(6, big), logOf(7, "short\n")}); err != nil { // ended, as the finisher puts them away
 		t.Fatal(err)
 	}
 	// The process is killed: its open files are as it left them.
 
-	logs, err := openLogStore(dir, time.Now)
+	logs, err := runlog.Open(dir, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = logs.close(); _ = first.close() })
+	t.Cleanup(func() { _ = logs.Close(); _ = first.Close() })
 	d := newDispatcher(dispatcherConfig{logs: logs, now: time.Now, logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
 		report: func(result) {}, idleTimeout: workerIdleTimeout, abandonAfter: abandonAfter})
 	svc := &service{d: d, spooled: func(k runKey) bool { return k == runKey{db, 2} }}

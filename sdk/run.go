@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
 // runKey names a run: run ids are unique within one admin database only
@@ -45,7 +46,7 @@ type run struct {
 
 	id      int64
 	timeout time.Duration
-	log     *runLog // from accept to the end of the run
+	log     *runlog.Log // from accept to the end of the run
 
 	// started is when the handler started; zero until it did. Set by
 	// begin, on the worker's goroutine or (a run launched on its due

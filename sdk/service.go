@@ -117,10 +117,10 @@ func (s *service) ReadLog(_ context.Context, req *carillonv1.ReadLogRequest) (*c
 		return nil, connectError(err)
 	}
 	return &carillonv1.ReadLogResponse{
-		FromLine: int32(page.fromLine), //nolint:gosec // bounded: digits, and line numbers of one log
-		ToLine:   int32(page.toLine),   //nolint:gosec // bounded: digits, and line numbers of one log
-		Content:  page.content,
-		End:      page.end,
+		FromLine: int32(page.FromLine), //nolint:gosec // bounded: digits, and line numbers of one log
+		ToLine:   int32(page.ToLine),   //nolint:gosec // bounded: digits, and line numbers of one log
+		Content:  page.Content,
+		End:      page.End,
 	}, nil
 }
 

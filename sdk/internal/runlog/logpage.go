@@ -1,4 +1,4 @@
-package sdk
+package runlog
 
 import (
 	"bufio"
@@ -12,32 +12,32 @@ import (
 // log of a run that printed gigabytes costs the executor, the admin and the
 // browser no more than one page at a time.
 const (
-	// LogPageMaxLines is the most lines one page of a run log holds.
-	LogPageMaxLines = 1000
-	// LogPageMaxBytes is about the most bytes one page of a run log holds. A
+	// PageMaxLines is the most lines one page of a run log holds.
+	PageMaxLines = 1000
+	// PageMaxBytes is about the most bytes one page of a run log holds. A
 	// single line longer than that is cut, and marked as cut.
-	LogPageMaxBytes = 256 << 10
+	PageMaxBytes = 256 << 10
 )
 
-// logPage is one page of a run log.
-type logPage struct {
-	fromLine, toLine int
-	content          string
-	end              bool
+// Page is one page of a run log.
+type Page struct {
+	FromLine, ToLine int
+	Content          string
+	End              bool
 }
 
 // truncatedMark ends a line cut to fit a page.
 const truncatedMark = " …[line cut]"
 
-// readLogPage reads lines [from, from+maxLines) of the log in src, at most
+// ReadPage reads lines [from, from+maxLines) of the log in src, at most
 // about maxBytes of them, holding no more than one page in memory whatever
 // the size of the log or of its lines. src is the log's own file or its
 // record in a segment: the same bytes give the same pages. ended says the
 // run has finished writing the log: then the last line may lack its
 // newline, and a page reaching the end of src ends the log.
-func readLogPage(src io.Reader, from, maxLines, maxBytes int, ended bool) (logPage, error) {
+func ReadPage(src io.Reader, from, maxLines, maxBytes int, ended bool) (Page, error) {
 	from = max(from, 1)
-	page := logPage{fromLine: from, toLine: from - 1}
+	page := Page{FromLine: from, ToLine: from - 1}
 	r := bufio.NewReaderSize(src, 32<<10)
 
 	for line := 1; line < from; line++ {
@@ -48,7 +48,7 @@ func readLogPage(src io.Reader, from, maxLines, maxBytes int, ended bool) (logPa
 		if !nl {
 			// The log has fewer lines than from-1, or its last line is
 			// incomplete: nothing to return yet.
-			page.end = ended
+			page.End = ended
 			return page, nil
 		}
 	}
@@ -90,7 +90,7 @@ func readLogPage(src io.Reader, from, maxLines, maxBytes int, ended bool) (logPa
 		} else {
 			eof = true
 		}
-		page.toLine++
+		page.ToLine++
 		if eof {
 			break
 		}
@@ -100,8 +100,8 @@ func readLogPage(src io.Reader, from, maxLines, maxBytes int, ended bool) (logPa
 			eof = true
 		}
 	}
-	page.content = strings.ToValidUTF8(string(buf), "\uFFFD")
-	page.end = ended && eof
+	page.Content = strings.ToValidUTF8(string(buf), "\uFFFD")
+	page.End = ended && eof
 	return page, nil
 }
 

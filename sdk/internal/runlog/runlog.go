@@ -1,4 +1,4 @@
-package sdk
+package runlog
 
 import (
 	"errors"
@@ -13,19 +13,19 @@ import (
 // logTimeLayout prefixes every line written by Logf and the executor.
 const logTimeLayout = "2006-01-02 15:04:05.000"
 
-// runLog is one run's log. Lines are kept in memory and, when the run
+// Log is one run's log. Lines are kept in memory and, when the run
 // ends, appended as one record to the segment file its run shares with up to
 // 999 others (see [logStore.appendRecord]), so a short run costs one write to
 // a file that is already open, and accepting a run touches no file at all.
-// A log that must be on disk before the run ends (it passes spillBytes,
+// A log that must be on disk before the run ends (it passes SpillBytes,
 // someone reads it while the run runs, a script's subprocess writes to it)
 // gets a file of its own instead; when the run ends, that file is closed
 // and its end mark, an empty record of the run, appended to the segment:
 // a file without it is the log of a run cut short by a crash (see
-// [logStore.logStates]). A nil or closed runLog discards writes.
-type runLog struct {
+// [logStore.logStates]). A nil or closed Log discards writes.
+type Log struct {
 	mu     sync.Mutex
-	store  *logStore
+	store  *Store
 	dir    string // the run's directory in store (see [logStore.runDir])
 	runID  int64
 	buf    []byte
@@ -43,18 +43,18 @@ type runLog struct {
 // started on one instant appends its start lines without growing them.
 const logLinesReserve = 160
 
-// spillBytes is how much of a run's log is kept in memory before it is
+// SpillBytes is how much of a run's log is kept in memory before it is
 // written to a file of its own.
-const spillBytes = 64 << 10
+const SpillBytes = 64 << 10
 
-// newRunLog returns the log of runID, which will be kept in store in dir,
+// NewLog returns the log of runID, which will be kept in store in dir,
 // from [logStore.runDir].
-func newRunLog(store *logStore, dir string, runID int64, now func() time.Time) *runLog {
-	return &runLog{store: store, dir: dir, runID: runID, now: now}
+func NewLog(store *Store, dir string, runID int64, now func() time.Time) *Log {
+	return &Log{store: store, dir: dir, runID: runID, now: now}
 }
 
 // Write appends p to the log.
-func (l *runLog) Write(p []byte) (int, error) {
+func (l *Log) Write(p []byte) (int, error) {
 	if l == nil {
 		return len(p), nil
 	}
@@ -70,8 +70,8 @@ func (l *runLog) Write(p []byte) (int, error) {
 }
 
 // write is Write with l.mu held, l open.
-func (l *runLog) write(p []byte) (int, error) {
-	if l.f == nil && len(l.buf)+len(p) <= spillBytes {
+func (l *Log) write(p []byte) (int, error) {
+	if l.f == nil && len(l.buf)+len(p) <= SpillBytes {
 		if l.buf == nil { // the first line, "accepted": room for the start and end lines too
 			l.buf = make([]byte, 0, len(p)+logLinesReserve)
 		}
@@ -84,9 +84,9 @@ func (l *runLog) write(p []byte) (int, error) {
 	return l.f.Write(p)
 }
 
-// started notes that the run started at at: its start line, "----- run
-// N started", is written with the next line, or when the log is put away.
-func (l *runLog) started(at time.Time) {
+// Started notes that the run Started at at: its start line, "----- run
+// N Started", is written with the next line, or when the log is put away.
+func (l *Log) Started(at time.Time) {
 	if l == nil {
 		return
 	}
@@ -97,7 +97,7 @@ func (l *runLog) started(at time.Time) {
 
 // writeStart writes the start line noted by started, if any; l.mu is
 // held, l open.
-func (l *runLog) writeStart() error {
+func (l *Log) writeStart() error {
 	if l.startAt.IsZero() {
 		return nil
 	}
@@ -112,7 +112,7 @@ func (l *runLog) writeStart() error {
 
 // spill writes the buffered lines to the log's own file, creating it; l.mu
 // is held.
-func (l *runLog) spill() error {
+func (l *Log) spill() error {
 	if err := l.writeStart(); err != nil {
 		return err
 	}
@@ -129,10 +129,10 @@ func (l *runLog) spill() error {
 	return err
 }
 
-// sync makes sure what was logged so far is in the log's own file, for a
+// Sync makes sure what was logged so far is in the log's own file, for a
 // reader, and returns the file's path; "" when the log is closed: then
 // Close has put it where [logStore.find] finds it.
-func (l *runLog) sync() (path string, err error) {
+func (l *Log) Sync() (path string, err error) {
 	if l == nil {
 		return "", nil
 	}
@@ -147,16 +147,16 @@ func (l *runLog) sync() (path string, err error) {
 	return l.f.Name(), nil
 }
 
-// printf writes one line prefixed with the time.
-func (l *runLog) printf(format string, args ...any) {
+// Printf writes one line prefixed with the time.
+func (l *Log) Printf(format string, args ...any) {
 	if l == nil {
 		return
 	}
 	_, _ = l.Write(logLine(l.now(), format, args...))
 }
 
-// printfAt writes one line prefixed with at.
-func (l *runLog) printfAt(at time.Time, format string, args ...any) {
+// PrintfAt writes one line prefixed with at.
+func (l *Log) PrintfAt(at time.Time, format string, args ...any) {
 	if l == nil {
 		return
 	}
@@ -174,9 +174,9 @@ func logLine(now time.Time, format string, args ...any) []byte {
 	return b
 }
 
-// file returns the log's own file, creating it, for a subprocess to write
-// to directly; nil if the log is closed or the file cannot be created.
-func (l *runLog) file() *os.File {
+// File returns the log's own File, creating it, for a subprocess to write
+// to directly; nil if the log is closed or the File cannot be created.
+func (l *Log) File() *os.File {
 	if l == nil {
 		return nil
 	}
@@ -188,9 +188,9 @@ func (l *runLog) file() *os.File {
 	return l.f
 }
 
-// slogger returns a logger whose records are lines of the log, prefixed
+// Slogger returns a logger whose records are lines of the log, prefixed
 // with the time like printf's.
-func (l *runLog) slogger() *slog.Logger {
+func (l *Log) Slogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(stampWriter{l}, &slog.HandlerOptions{
 		Level: slog.LevelDebug - 4,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
@@ -203,7 +203,7 @@ func (l *runLog) slogger() *slog.Logger {
 }
 
 // stampWriter prefixes each write, a whole slog record, with the time.
-type stampWriter struct{ l *runLog }
+type stampWriter struct{ l *Log }
 
 // Write writes p to the log as one line, after the time.
 func (w stampWriter) Write(p []byte) (int, error) {
@@ -220,7 +220,7 @@ func (w stampWriter) Write(p []byte) (int, error) {
 // Close puts the log on disk for good: a log still in memory is appended to
 // its segment as one record, a log with its own file has that file closed
 // and its end mark appended to the segment. Later writes are dropped.
-func (l *runLog) Close() error {
+func (l *Log) Close() error {
 	if l == nil {
 		return nil
 	}
@@ -241,12 +241,12 @@ func (l *runLog) Close() error {
 	return errors.Join(werr, err, l.store.appendRecord(l.dir, l.runID, nil))
 }
 
-// discard closes the log without keeping it: its lines are dropped, and
+// Discard closes the log without keeping it: its lines are dropped, and
 // its own file, if it has one, removed. A run dropped to be sent again
 // (KillRequest.replace) leaves no log, so that the executor does not say
 // it held the run (HeldRuns) until it is sent again, and the run sent
 // again starts a log of its own.
-func (l *runLog) discard() error {
+func (l *Log) Discard() error {
 	if l == nil {
 		return nil
 	}

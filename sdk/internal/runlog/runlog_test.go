@@ -1,4 +1,4 @@
-package sdk
+package runlog
 
 import (
 	"os"
@@ -10,12 +10,12 @@ import (
 
 func TestRunLogBuffers(t *testing.T) {
 	t.Parallel()
-	s := newTestLogStore(t, t.TempDir(), time.Now)
+	s := newTestStore(t, t.TempDir(), time.Now)
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
-	day := s.today()
+	day := s.Today()
 
-	l := newRunLog(s, day, 1, s.now)
-	l.printf("a short line")
+	l := NewLog(s, day, 1, s.now)
+	l.Printf("a short line")
 	if exists(s.segmentPath(day, 1)) || exists(s.path(day, 1)) {
 		t.Fatal("a short log was written to disk before the run ended")
 	}
@@ -28,35 +28,35 @@ func TestRunLogBuffers(t *testing.T) {
 	if exists(s.path(day, 1)) {
 		t.Error("a short log got a file of its own")
 	}
-	l.printf("after close") // dropped
+	l.Printf("after close") // dropped
 	if got := readWhole(t, s, 1); strings.Contains(got, "after close") {
 		t.Error("a line written after Close reached the log")
 	}
 
-	l2 := newRunLog(s, day, 2, s.now)
+	l2 := NewLog(s, day, 2, s.now)
 	big := strings.Repeat("x", 1000) + "\n"
-	for range spillBytes/len(big) + 1 {
+	for range SpillBytes/len(big) + 1 {
 		if _, err := l2.Write([]byte(big)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if !exists(s.path(day, 2)) {
-		t.Error("a log past spillBytes is still only in memory")
+		t.Error("a log past SpillBytes is still only in memory")
 	}
-	l2.printf("last")
+	l2.Printf("last")
 	l2.Close()
-	if got := readWhole(t, s, 2); len(got) < spillBytes || !strings.HasSuffix(got, "last\n") {
-		t.Errorf("log past spillBytes: %d bytes ending %q", len(got), got[max(0, len(got)-10):])
+	if got := readWhole(t, s, 2); len(got) < SpillBytes || !strings.HasSuffix(got, "last\n") {
+		t.Errorf("log past SpillBytes: %d bytes ending %q", len(got), got[max(0, len(got)-10):])
 	}
 
-	l3 := newRunLog(s, day, 3, s.now)
-	l3.printf("running")
-	p, err := l3.sync()
+	l3 := NewLog(s, day, 3, s.now)
+	l3.Printf("running")
+	p, err := l3.Sync()
 	if err != nil || p != s.path(day, 3) || !exists(p) {
 		t.Errorf("sync = %s, %v, file exists %v; a reader must find the lines so far", p, err, exists(p))
 	}
 	l3.Close()
-	if p, err := l3.sync(); p != "" || err != nil {
+	if p, err := l3.Sync(); p != "" || err != nil {
 		t.Errorf("sync after Close = %q, %v; want no path", p, err)
 	}
 	if got := readWhole(t, s, 3); !strings.HasSuffix(got, "running\n") {
@@ -70,16 +70,16 @@ func TestRunLogBuffers(t *testing.T) {
 // finisher's closeLogs, at the time it was noted.
 func TestRunLogStartLine(t *testing.T) {
 	t.Parallel()
-	s := newTestLogStore(t, t.TempDir(), time.Now)
+	s := newTestStore(t, t.TempDir(), time.Now)
 	at := time.Date(2026, 11, 26, 14, 0, 0, 7_000_000, time.UTC)
 	start := appendLogTime(nil, at)
 	const accepted = "accepted\n"
-	open := func(id int64) *runLog {
-		l := newRunLog(s, s.today(), id, s.now)
+	open := func(id int64) *Log {
+		l := NewLog(s, s.Today(), id, s.now)
 		if _, err := l.Write([]byte(accepted)); err != nil {
 			t.Fatal(err)
 		}
-		l.started(at)
+		l.Started(at)
 		return l
 	}
 	startLine := func(id int64) string { return string(start) + " ----- run " + strconv.FormatInt(id, 10) + " started\n" }
@@ -104,7 +104,7 @@ func TestRunLogStartLine(t *testing.T) {
 	}
 
 	l = open(3) // put away by the finisher
-	if err := s.closeLogs([]*runLog{l}); err != nil {
+	if err := s.CloseLogs([]*Log{l}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := readWhole(t, s, 3), accepted+startLine(3); got != want {
@@ -112,7 +112,7 @@ func TestRunLogStartLine(t *testing.T) {
 	}
 
 	l = open(4) // read while it runs
-	path, err := l.sync()
+	path, err := l.Sync()
 	if err != nil {
 		t.Fatal(err)
 	}

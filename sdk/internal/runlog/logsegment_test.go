@@ -1,4 +1,4 @@
-package sdk
+package runlog
 
 import (
 	"bytes"
@@ -17,8 +17,8 @@ import (
 const damagedMark = "----- the record of this log in "
 
 // readSegmentLog returns the whole log of run id as find gives it.
-func readSegmentLog(s *logStore, id int64) (string, error) {
-	src, err := s.find("", id)
+func readSegmentLog(s *Store, id int64) (string, error) {
+	src, err := s.Find("", id)
 	if err != nil {
 		return "", err
 	}
@@ -104,16 +104,16 @@ func TestLogSegmentDamage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			s := newTestLogStore(t, dir, time.Now)
+			s := newTestStore(t, dir, time.Now)
 			for id := int64(1); id <= 5; id++ {
 				if err := writeLog(s, id, segmentLogBody(id)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := s.close(); err != nil {
+			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			p := s.segmentPath(s.today(), 1)
+			p := s.segmentPath(s.Today(), 1)
 			seg, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
@@ -124,7 +124,7 @@ func TestLogSegmentDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			check := func(s *logStore, ids ...int64) {
+			check := func(s *Store, ids ...int64) {
 				t.Helper()
 				for _, id := range ids {
 					if got, err := readSegmentLog(s, id); err != nil || got != segmentLogBody(id) {
@@ -152,20 +152,20 @@ func TestLogSegmentDamage(t *testing.T) {
 
 			// The page the admin reads says so on its first line.
 			if tt.want == "damaged" {
-				src, err := s.find("", 3)
+				src, err := s.Find("", 3)
 				if err != nil {
 					t.Fatal(err)
 				}
-				page, err := readLogPage(src, 1, LogPageMaxLines, LogPageMaxBytes, true)
+				page, err := ReadPage(src, 1, PageMaxLines, PageMaxBytes, true)
 				src.Close()
-				if err != nil || !strings.HasPrefix(page.content, damagedMark) || !page.end {
+				if err != nil || !strings.HasPrefix(page.Content, damagedMark) || !page.End {
 					t.Errorf("page of run 3 = %+v, %v; want it to start with the damage", page, err)
 				}
 			}
 
 			// A restarted executor appends to the segment: the damage stays
 			// skipped, nothing good is cut, the new record reads.
-			next := newTestLogStore(t, dir, time.Now)
+			next := newTestStore(t, dir, time.Now)
 			if err := writeLog(next, 6, segmentLogBody(6)); err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +187,7 @@ func TestLogSegmentRandomDamage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const records = 20
 	for round := range 300 {
-		s := newTestLogStore(t, t.TempDir(), time.Now)
+		s := newTestStore(t, t.TempDir(), time.Now)
 		var seg []byte
 		var starts []int // where each record starts; records are runs 1..records
 		bodies := []string{""}
@@ -230,10 +230,10 @@ func TestLogSegmentRandomDamage(t *testing.T) {
 				ops = append(ops, fmt.Sprintf("insert at %d", pos))
 			}
 		}
-		if err := os.MkdirAll(s.dayPath(s.today(), ""), 0o750); err != nil {
+		if err := os.MkdirAll(s.dayPath(s.Today(), ""), 0o750); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(s.segmentPath(s.today(), 1), seg, 0o640); err != nil {
+		if err := os.WriteFile(s.segmentPath(s.Today(), 1), seg, 0o640); err != nil {
 			t.Fatal(err)
 		}
 		for id := int64(1); id <= records; id++ {
@@ -251,16 +251,16 @@ func TestLogSegmentRandomDamage(t *testing.T) {
 func TestLogSegmentTornTailAfterDamage(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := newTestLogStore(t, dir, time.Now)
+	s := newTestStore(t, dir, time.Now)
 	for id := int64(1); id <= 3; id++ {
 		if err := writeLog(s, id, segmentLogBody(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.close(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	p := s.segmentPath(s.today(), 1)
+	p := s.segmentPath(s.Today(), 1)
 	seg, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -271,11 +271,11 @@ func TestLogSegmentTornTailAfterDamage(t *testing.T) {
 	if err := os.WriteFile(p, seg, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.find("", 4); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.Find("", 4); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("find of a torn record = %v, want fs.ErrNotExist", err)
 	}
 
-	next := newTestLogStore(t, dir, time.Now)
+	next := newTestStore(t, dir, time.Now)
 	if err := writeLog(next, 5, segmentLogBody(5)); err != nil {
 		t.Fatal(err)
 	}

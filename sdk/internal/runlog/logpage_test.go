@@ -1,4 +1,4 @@
-package sdk
+package runlog
 
 import (
 	"bufio"
@@ -11,14 +11,14 @@ import (
 )
 
 // readFilePage reads one page of the log file at p.
-func readFilePage(t *testing.T, p string, from, maxLines, maxBytes int, ended bool) (logPage, error) {
+func readFilePage(t *testing.T, p string, from, maxLines, maxBytes int, ended bool) (Page, error) {
 	t.Helper()
 	f, err := os.Open(p)
 	if err != nil {
-		return logPage{}, err
+		return Page{}, err
 	}
 	defer f.Close()
-	return readLogPage(f, from, maxLines, maxBytes, ended)
+	return ReadPage(f, from, maxLines, maxBytes, ended)
 }
 
 // writeLines writes n numbered lines to a new file and returns its path.
@@ -56,23 +56,23 @@ func TestReadLogPage(t *testing.T) {
 		var got strings.Builder
 		from, pages := 1, 0
 		for {
-			page, err := readFilePage(t, p, from, LogPageMaxLines, LogPageMaxBytes, true)
+			page, err := readFilePage(t, p, from, PageMaxLines, PageMaxBytes, true)
 			if err != nil {
 				t.Fatal(err)
 			}
 			pages++
-			lines := strings.Count(page.content, "\n")
-			if page.fromLine != from || page.toLine != from+lines-1 {
-				t.Fatalf("page from %d = [%d, %d] with %d lines", from, page.fromLine, page.toLine, lines)
+			lines := strings.Count(page.Content, "\n")
+			if page.FromLine != from || page.ToLine != from+lines-1 {
+				t.Fatalf("page from %d = [%d, %d] with %d lines", from, page.FromLine, page.ToLine, lines)
 			}
-			if lines > LogPageMaxLines || len(page.content) > LogPageMaxBytes {
-				t.Fatalf("page from %d has %d lines, %d bytes: over the bounds", from, lines, len(page.content))
+			if lines > PageMaxLines || len(page.Content) > PageMaxBytes {
+				t.Fatalf("page from %d has %d lines, %d bytes: over the bounds", from, lines, len(page.Content))
 			}
-			got.WriteString(page.content)
-			if page.end {
+			got.WriteString(page.Content)
+			if page.End {
 				break
 			}
-			from = page.toLine + 1
+			from = page.ToLine + 1
 		}
 		if got.String() != string(want) {
 			t.Errorf("pages differ from the file (%d vs %d bytes)", got.Len(), len(want))
@@ -89,12 +89,12 @@ func TestReadLogPage(t *testing.T) {
 		if err := os.WriteFile(p, []byte(strings.Repeat(line, 600)), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		page, err := readFilePage(t, p, 1, LogPageMaxLines, LogPageMaxBytes, true)
+		page, err := readFilePage(t, p, 1, PageMaxLines, PageMaxBytes, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := LogPageMaxBytes / 1000; page.toLine != want || page.end {
-			t.Errorf("page = [%d, %d] end %v, want [1, %d] and more to come", page.fromLine, page.toLine, page.end, want)
+		if want := PageMaxBytes / 1000; page.ToLine != want || page.End {
+			t.Errorf("page = [%d, %d] end %v, want [1, %d] and more to come", page.FromLine, page.ToLine, page.End, want)
 		}
 	})
 
@@ -105,18 +105,18 @@ func TestReadLogPage(t *testing.T) {
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		page, err := readFilePage(t, p, 2, LogPageMaxLines, LogPageMaxBytes, true)
+		page, err := readFilePage(t, p, 2, PageMaxLines, PageMaxBytes, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if page.toLine != 2 || !strings.HasSuffix(page.content, truncatedMark+"\n") || len(page.content) > LogPageMaxBytes {
-			t.Errorf("page = [%d, %d], %d bytes, ends %q", page.fromLine, page.toLine, len(page.content), page.content[max(0, len(page.content)-20):])
+		if page.ToLine != 2 || !strings.HasSuffix(page.Content, truncatedMark+"\n") || len(page.Content) > PageMaxBytes {
+			t.Errorf("page = [%d, %d], %d bytes, ends %q", page.FromLine, page.ToLine, len(page.Content), page.Content[max(0, len(page.Content)-20):])
 		}
-		if !strings.HasPrefix(page.content, "éé") || strings.ContainsRune(page.content, '\uFFFD') {
+		if !strings.HasPrefix(page.Content, "éé") || strings.ContainsRune(page.Content, '\uFFFD') {
 			t.Error("the cut line is not valid UTF-8 cut on a rune boundary")
 		}
-		page, err = readFilePage(t, p, 3, LogPageMaxLines, LogPageMaxBytes, true)
-		if err != nil || page.content != "last\n" || !page.end {
+		page, err = readFilePage(t, p, 3, PageMaxLines, PageMaxBytes, true)
+		if err != nil || page.Content != "last\n" || !page.End {
 			t.Errorf("next page = %+v, %v; want \"last\" and the end", page, err)
 		}
 	})
@@ -124,23 +124,23 @@ func TestReadLogPage(t *testing.T) {
 	t.Run("RunningRunHoldsBackItsPartialLine", func(t *testing.T) {
 		t.Parallel()
 		p := writeLines(t, 3, "half a li")
-		page, err := readFilePage(t, p, 1, LogPageMaxLines, LogPageMaxBytes, false)
+		page, err := readFilePage(t, p, 1, PageMaxLines, PageMaxBytes, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if page.toLine != 3 || strings.Contains(page.content, "half") || page.end {
-			t.Errorf("running: page = [%d, %d] end %v %q", page.fromLine, page.toLine, page.end, page.content)
+		if page.ToLine != 3 || strings.Contains(page.Content, "half") || page.End {
+			t.Errorf("running: page = [%d, %d] end %v %q", page.FromLine, page.ToLine, page.End, page.Content)
 		}
-		page, err = readFilePage(t, p, 4, LogPageMaxLines, LogPageMaxBytes, false)
-		if err != nil || page.toLine != 3 || page.content != "" || page.end {
+		page, err = readFilePage(t, p, 4, PageMaxLines, PageMaxBytes, false)
+		if err != nil || page.ToLine != 3 || page.Content != "" || page.End {
 			t.Errorf("running, past the end: %+v, %v", page, err)
 		}
-		page, err = readFilePage(t, p, 1, LogPageMaxLines, LogPageMaxBytes, true)
-		if err != nil || page.toLine != 4 || !strings.HasSuffix(page.content, "half a li") || !page.end {
+		page, err = readFilePage(t, p, 1, PageMaxLines, PageMaxBytes, true)
+		if err != nil || page.ToLine != 4 || !strings.HasSuffix(page.Content, "half a li") || !page.End {
 			t.Errorf("ended: %+v, %v", page, err)
 		}
-		page, err = readFilePage(t, p, 9, LogPageMaxLines, LogPageMaxBytes, true)
-		if err != nil || page.fromLine != 9 || page.toLine != 8 || !page.end {
+		page, err = readFilePage(t, p, 9, PageMaxLines, PageMaxBytes, true)
+		if err != nil || page.FromLine != 9 || page.ToLine != 8 || !page.End {
 			t.Errorf("ended, past the end: %+v, %v", page, err)
 		}
 	})
@@ -148,8 +148,8 @@ func TestReadLogPage(t *testing.T) {
 	t.Run("FromLineZeroIsOne", func(t *testing.T) {
 		t.Parallel()
 		p := writeLines(t, 2, "")
-		page, err := readFilePage(t, p, 0, LogPageMaxLines, LogPageMaxBytes, true)
-		if err != nil || page.fromLine != 1 || page.toLine != 2 {
+		page, err := readFilePage(t, p, 0, PageMaxLines, PageMaxBytes, true)
+		if err != nil || page.FromLine != 1 || page.ToLine != 2 {
 			t.Errorf("from 0: %+v, %v", page, err)
 		}
 	})
@@ -180,12 +180,12 @@ func TestReadLogPageMemory(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		page, err := readFilePage(t, p, from, LogPageMaxLines, LogPageMaxBytes, true)
+		page, err := readFilePage(t, p, from, PageMaxLines, PageMaxBytes, true)
 		runtime.ReadMemStats(&after)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if page.toLine < from {
+		if page.ToLine < from {
 			t.Errorf("from %d: empty page", from)
 		}
 		// One page, its string copy and a read buffer: well under 2 MiB for

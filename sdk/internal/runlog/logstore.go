@@ -1,4 +1,4 @@
-package sdk
+package runlog
 
 import (
 	"crypto/sha256"
@@ -19,15 +19,15 @@ import (
 // dayLayout names a log directory: the UTC day its runs were accepted.
 const dayLayout = "2006-01-02"
 
-// closeLogs closes logs together, like Close each, except that the ones
+// CloseLogs closes logs together, like Close each, except that the ones
 // kept in memory, and the end marks of those with files of their own, are
 // appended to their segments with one write per segment. Each log stays
 // locked until its record is written, so that a reader never finds it
 // closed but not on disk.
-func (s *logStore) closeLogs(logs []*runLog) error {
+func (s *Store) CloseLogs(logs []*Log) error {
 	var recs []logRecord
 	var errs []error
-	var locked []*runLog
+	var locked []*Log
 	for _, l := range logs {
 		if l == nil {
 			continue
@@ -55,7 +55,7 @@ func (s *logStore) closeLogs(logs []*runLog) error {
 	return errors.Join(errs...)
 }
 
-// logStore lays out run logs on disk, by the UTC day the executor accepted
+// Store lays out run logs on disk, by the UTC day the executor accepted
 // the run, so that retention removes whole days, and by the admin database
 // the run belongs to (RunRequest.database_id), since run ids are unique
 // within one database only:
@@ -66,7 +66,7 @@ func (s *logStore) closeLogs(logs []*runLog) error {
 //	<dir>/<YYYY-MM-DD>/db-<database id>/<run id / 1000>/<run id>.log
 //
 // A log with a file of its own also gets, when its run ends, an empty
-// record in its segment: its end mark (see [logStore.logStates]). The
+// record in its segment: its end mark (see [Store.logStates]). The
 // file is what is read; the mark says the run ended, so that a restarted
 // executor tells a run that ended from one its killed process cut short.
 //
@@ -76,7 +76,7 @@ func (s *logStore) closeLogs(logs []*runLog) error {
 // directory, "<YYYY-MM-DD>" or "<YYYY-MM-DD>/db-<database id>", is its
 // runDir. Grouping by run id / 1000 keeps at most 1000 runs per segment and
 // 1000 files per directory even when jobs fire every second.
-type logStore struct {
+type Store struct {
 	dir    string
 	now    func() time.Time
 	dirs   sync.Map // directories known to exist
@@ -124,9 +124,9 @@ func dbDirName(db string) string {
 	return dbDirPrefix + "~" + hex.EncodeToString(sum[:])
 }
 
-// runDir is the directory, relative to the store, of the logs of the runs
+// RunDir is the directory, relative to the store, of the logs of the runs
 // of database db accepted on day.
-func (s *logStore) runDir(day, db string) string {
+func (s *Store) RunDir(day, db string) string {
 	if db == "" {
 		return day
 	}
@@ -134,7 +134,7 @@ func (s *logStore) runDir(day, db string) string {
 }
 
 // dbDir is dbDirName(db), remembered.
-func (s *logStore) dbDir(db string) string {
+func (s *Store) dbDir(db string) string {
 	if db == "" {
 		return ""
 	}
@@ -145,13 +145,13 @@ func (s *logStore) dbDir(db string) string {
 	return name.(string)
 }
 
-// openLogStore opens the run logs under dir, creating it if needed, and
+// Open opens the run logs under dir, creating it if needed, and
 // notes which runs had logs today or yesterday, for [logStore.earlierRuns].
-func openLogStore(dir string, now func() time.Time) (*logStore, error) {
+func Open(dir string, now func() time.Time) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	s := &logStore{dir: dir, now: now, earlier: make(map[string][]int64), earlierLoaded: make(map[earlierBucket]bool)}
+	s := &Store{dir: dir, now: now, earlier: make(map[string][]int64), earlierLoaded: make(map[earlierBucket]bool)}
 	t := now().UTC()
 	for _, day := range []string{t.Format(dayLayout), t.AddDate(0, 0, -1).Format(dayLayout)} {
 		found, err := s.noteBuckets(filepath.Join(dir, day), "")
@@ -173,7 +173,7 @@ func openLogStore(dir string, now func() time.Time) (*logStore, error) {
 // database whose directory is dbDir, to s.earlier; in a day's directory
 // (dbDir ""), also those in its databases' directories. found is false
 // when p does not exist.
-func (s *logStore) noteBuckets(p, dbDir string) (found bool, err error) {
+func (s *Store) noteBuckets(p, dbDir string) (found bool, err error) {
 	entries, err := os.ReadDir(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -196,14 +196,14 @@ func (s *logStore) noteBuckets(p, dbDir string) (found bool, err error) {
 	return true, nil
 }
 
-// earlierRuns returns the ids of the runs of database db that had a log
+// EarlierRuns returns the ids of the runs of database db that had a log
 // today or yesterday when the store was opened, and share runID's bucket
 // (run id / 1000); it returns them once per bucket, and none for the
 // buckets that had no log then. So a restarted executor learns which runs
 // it accepted before the restart, a thousand at a time and only for the run
 // ids near those it had, without reading anything from disk for the runs
 // that are new.
-func (s *logStore) earlierRuns(db string, runID int64) ([]int64, error) {
+func (s *Store) EarlierRuns(db string, runID int64) ([]int64, error) {
 	key := earlierBucket{s.dbDir(db), runID / 1000}
 	s.earlierMu.Lock()
 	defer s.earlierMu.Unlock()
@@ -214,7 +214,7 @@ func (s *logStore) earlierRuns(db string, runID int64) ([]int64, error) {
 	var ids []int64
 	var errs []error
 	for _, day := range s.earlierDays {
-		dir := s.runDir(day, db)
+		dir := s.RunDir(day, db)
 		seg, err := s.segmentRunIDs(dir, runID)
 		ids = append(ids, seg...)
 		errs = append(errs, err)
@@ -233,27 +233,27 @@ func (s *logStore) earlierRuns(db string, runID int64) ([]int64, error) {
 	return slices.Compact(ids), errors.Join(errs...)
 }
 
-// logState is what a run's log on disk says of the run.
-type logState uint8
+// State is what a run's log on disk says of the run.
+type State uint8
 
 const (
-	// logEnded: the run ended. Its log is a record of a segment (kept in
+	// Ended: the run ended. Its log is a record of a segment (kept in
 	// memory until the run ended, then written whole), or a file of its
 	// own with its end mark: an empty record of the run in its segment,
 	// written when the file is closed.
-	logEnded logState = iota + 1
-	// logCutShort: the run's log is a file of its own without its end
+	Ended State = iota + 1
+	// CutShort: the run's log is a file of its own without its end
 	// mark: the process that ran it was killed before the run ended.
-	logCutShort
+	CutShort
 )
 
-// logStates returns what the logs on disk say of each of ids, runs of
+// States returns what the logs on disk say of each of ids, runs of
 // database db, as a map; a run without a log on any day kept is not in it.
 // Newest day first, the first day with a log of the run decides. It reads
 // each segment and bucket directory of the ids once per day, so it costs a
 // few file reads per thousand ids and day kept: for questions about a few
 // runs (HeldRuns), not for every run.
-func (s *logStore) logStates(db string, ids []int64) (map[int64]logState, error) {
+func (s *Store) States(db string, ids []int64) (map[int64]State, error) {
 	asked := make(map[int64]bool, len(ids))
 	buckets := make(map[int64]bool)
 	for _, id := range ids {
@@ -264,17 +264,17 @@ func (s *logStore) logStates(db string, ids []int64) (map[int64]logState, error)
 	if err != nil {
 		return nil, err
 	}
-	states := make(map[int64]logState)
+	states := make(map[int64]State)
 	var errs []error
 	for _, day := range days {
-		dir := s.runDir(day, db)
-		found := make(map[int64]logState)
+		dir := s.RunDir(day, db)
+		found := make(map[int64]State)
 		for b := range buckets {
 			seg, err := s.segmentRunIDs(dir, b*1000)
 			errs = append(errs, err)
 			for _, id := range seg {
 				if asked[id] {
-					found[id] = logEnded
+					found[id] = Ended
 				}
 			}
 			entries, err := os.ReadDir(s.dayPath(dir, strconv.FormatInt(b, 10)))
@@ -284,7 +284,7 @@ func (s *logStore) logStates(db string, ids []int64) (map[int64]logState, error)
 			for _, e := range entries {
 				name, _ := strings.CutSuffix(e.Name(), ".log")
 				if id, err := strconv.ParseInt(name, 10, 64); err == nil && asked[id] && found[id] == 0 {
-					found[id] = logCutShort
+					found[id] = CutShort
 				}
 			}
 		}
@@ -297,23 +297,23 @@ func (s *logStore) logStates(db string, ids []int64) (map[int64]logState, error)
 	return states, errors.Join(errs...)
 }
 
-// today names the directory of the runs accepted now.
-func (s *logStore) today() string {
+// Today names the directory of the runs accepted now.
+func (s *Store) Today() string {
 	return s.now().UTC().Format(dayLayout)
 }
 
 // dayPath is the path of name in the run directory dir (see runDir).
-func (s *logStore) dayPath(dir, name string) string {
+func (s *Store) dayPath(dir, name string) string {
 	return filepath.Join(s.dir, dir, name)
 }
 
 // path is the path of runID's own log file in the run directory dir.
-func (s *logStore) path(dir string, runID int64) string {
+func (s *Store) path(dir string, runID int64) string {
 	return filepath.Join(s.dir, dir, strconv.FormatInt(runID/1000, 10), strconv.FormatInt(runID, 10)+".log")
 }
 
 // days lists the day directories, newest first.
-func (s *logStore) days() ([]string, error) {
+func (s *Store) days() ([]string, error) {
 	entries, err := os.ReadDir(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -331,17 +331,17 @@ func (s *logStore) days() ([]string, error) {
 	return days, nil
 }
 
-// find opens the log of run runID of database db, for reading: its own
+// Find opens the log of run runID of database db, for reading: its own
 // file, or else its record in a segment, newest day first. It fails with an
 // error wrapping [fs.ErrNotExist] when the run has no log; the logs of
 // other databases' runs of the same id are not looked at.
-func (s *logStore) find(db string, runID int64) (io.ReadCloser, error) {
+func (s *Store) Find(db string, runID int64) (io.ReadCloser, error) {
 	days, err := s.days()
 	if err != nil {
 		return nil, err
 	}
 	for _, day := range days {
-		dir := s.runDir(day, db)
+		dir := s.RunDir(day, db)
 		f, err := os.Open(s.path(dir, runID))
 		if err == nil {
 			return f, nil
@@ -363,7 +363,7 @@ func (s *logStore) find(db string, runID int64) (io.ReadCloser, error) {
 // create opens the file at p for appending with flag (os.O_WRONLY or
 // os.O_RDWR), creating it and its directory if needed. Directories made
 // before are remembered, so the usual case is one call.
-func (s *logStore) create(p string, flag int) (*os.File, error) {
+func (s *Store) create(p string, flag int) (*os.File, error) {
 	flag |= os.O_CREATE | os.O_APPEND
 	dir := filepath.Dir(p)
 	if _, ok := s.dirs.Load(dir); !ok {
@@ -383,9 +383,9 @@ func (s *logStore) create(p string, flag int) (*os.File, error) {
 	return f, err
 }
 
-// clean removes the days whose every log is older than retention, after
+// Clean removes the days whose every log is older than retention, after
 // closing their open segments. A negative retention keeps everything.
-func (s *logStore) clean(retention time.Duration) (removed []string, err error) {
+func (s *Store) Clean(retention time.Duration) (removed []string, err error) {
 	if retention < 0 {
 		return nil, nil
 	}

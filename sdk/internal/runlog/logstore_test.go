@@ -1,4 +1,4 @@
-package sdk
+package runlog
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ func TestLogStore(t *testing.T) {
 	t.Run("Layout", func(t *testing.T) {
 		t.Parallel()
 		now := day("2026-03-04 12:00:00")
-		s := newTestLogStore(t, t.TempDir(), func() time.Time { return now })
+		s := newTestStore(t, t.TempDir(), func() time.Time { return now })
 		if err := writeLog(s, 1_234_567, "first line\n"); err != nil {
 			t.Fatal(err)
 		}
@@ -75,15 +75,15 @@ func TestLogStore(t *testing.T) {
 
 	t.Run("Missing", func(t *testing.T) {
 		t.Parallel()
-		s := newTestLogStore(t, t.TempDir(), time.Now)
-		if _, err := s.find("", 1); !errors.Is(err, fs.ErrNotExist) {
+		s := newTestStore(t, t.TempDir(), time.Now)
+		if _, err := s.Find("", 1); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("find in an empty store = %v, want fs.ErrNotExist", err)
 		}
 		if err := writeLog(s, 1001, "x\n"); err != nil {
 			t.Fatal(err)
 		}
 		// Same segment, another run.
-		if _, err := s.find("", 1002); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.Find("", 1002); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("find of a run not in its segment = %v, want fs.ErrNotExist", err)
 		}
 	})
@@ -91,7 +91,7 @@ func TestLogStore(t *testing.T) {
 	t.Run("Retention", func(t *testing.T) {
 		t.Parallel()
 		now := day("2026-01-01 23:59:59")
-		s := newTestLogStore(t, t.TempDir(), func() time.Time { return now })
+		s := newTestStore(t, t.TempDir(), func() time.Time { return now })
 		if err := writeLog(s, 1, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -102,17 +102,17 @@ func TestLogStore(t *testing.T) {
 		const retention = 30 * 24 * time.Hour
 		// The last log of January 1 turns 30 days old on January 31.
 		now = day("2026-01-31 23:59:59")
-		if removed, err := s.clean(retention); err != nil || len(removed) != 0 {
+		if removed, err := s.Clean(retention); err != nil || len(removed) != 0 {
 			t.Errorf("clean on Jan 31 = %v, %v; want nothing removed", removed, err)
 		}
 		now = day("2026-02-01 00:00:00")
-		if removed, err := s.clean(retention); err != nil || len(removed) != 1 || removed[0] != "2026-01-01" {
+		if removed, err := s.Clean(retention); err != nil || len(removed) != 1 || removed[0] != "2026-01-01" {
 			t.Errorf("clean on Feb 1 = %v, %v; want [2026-01-01]", removed, err)
 		}
-		if _, err := s.find("", 1); err == nil {
+		if _, err := s.Find("", 1); err == nil {
 			t.Error("the log of run 1 survived its retention")
 		}
-		if _, err := s.find("", 2); err != nil {
+		if _, err := s.Find("", 2); err != nil {
 			t.Errorf("the log of run 2 is gone: %v", err)
 		}
 		for p, sf := range s.segs {
@@ -121,7 +121,7 @@ func TestLogStore(t *testing.T) {
 			}
 		}
 		now = day("2030-01-01 00:00:00")
-		if removed, err := s.clean(-1); err != nil || len(removed) != 0 {
+		if removed, err := s.Clean(-1); err != nil || len(removed) != 0 {
 			t.Errorf("clean with retention -1 = %v, %v; want nothing removed", removed, err)
 		}
 	})
@@ -130,14 +130,14 @@ func TestLogStore(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		now := day("2026-05-06 12:00:00")
-		s := newTestLogStore(t, dir, func() time.Time { return now })
+		s := newTestStore(t, dir, func() time.Time { return now })
 		// A log of run 1 from an admin that predates database ids: no database.
 		if err := writeLog(s, 1, "no database\n"); err != nil {
 			t.Fatal(err)
 		}
 		const a, odd = "0123456789abcdef0123456789abcdef", "Odd/../ID"
 		for _, db := range []string{a, odd} {
-			l := newRunLog(s, s.runDir(s.today(), db), 1, s.now)
+			l := NewLog(s, s.RunDir(s.Today(), db), 1, s.now)
 			if _, err := l.Write([]byte("run 1 of " + db + "\n")); err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func TestLogStore(t *testing.T) {
 			}
 		}
 		read := func(db string, id int64) (string, error) {
-			src, err := s.find(db, id)
+			src, err := s.Find(db, id)
 			if err != nil {
 				return "", err
 			}
@@ -177,26 +177,26 @@ func TestLogStore(t *testing.T) {
 		if len(entries) != 3 {
 			t.Errorf("day directory holds %d entries, want the segment of no database and 2 databases", len(entries))
 		}
-		if err := s.close(); err != nil {
+		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 
 		// A new process remembers each database's runs apart.
-		s2 := newTestLogStore(t, dir, func() time.Time { return now })
+		s2 := newTestStore(t, dir, func() time.Time { return now })
 		for _, db := range []string{"", a, odd} {
-			if got, err := s2.earlierRuns(db, 1); err != nil || !slices.Equal(got, []int64{1}) {
+			if got, err := s2.EarlierRuns(db, 1); err != nil || !slices.Equal(got, []int64{1}) {
 				t.Errorf("earlierRuns(%q, 1) = %v, %v; want [1]", db, got, err)
 			}
 		}
-		if got, err := s2.earlierRuns("another", 1); err != nil || got != nil {
+		if got, err := s2.EarlierRuns("another", 1); err != nil || got != nil {
 			t.Errorf("earlierRuns of a database without logs = %v, %v; want none", got, err)
 		}
 		// Retention removes the databases' logs with their day.
 		now = day("2026-07-01 00:00:00")
-		if removed, err := s2.clean(time.Hour); err != nil || !slices.Equal(removed, []string{"2026-05-06"}) {
+		if removed, err := s2.Clean(time.Hour); err != nil || !slices.Equal(removed, []string{"2026-05-06"}) {
 			t.Errorf("clean = %v, %v", removed, err)
 		}
-		if _, err := s2.find(a, 1); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := s2.Find(a, 1); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("log of a removed day = %v, want fs.ErrNotExist", err)
 		}
 	})
@@ -205,14 +205,14 @@ func TestLogStore(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		now := day("2026-05-06 00:10:00")
-		first := newTestLogStore(t, dir, func() time.Time { return now.Add(-time.Hour) }) // yesterday
+		first := newTestStore(t, dir, func() time.Time { return now.Add(-time.Hour) }) // yesterday
 		for _, id := range []int64{5_000, 5_001} {
 			if err := writeLog(first, id, "in a segment\n"); err != nil {
 				t.Fatal(err)
 			}
 		}
-		l := newRunLog(first, first.today(), 5_002, first.now)
-		if _, err := l.Write([]byte(strings.Repeat("x", spillBytes+1))); err != nil { // its own file
+		l := NewLog(first, first.Today(), 5_002, first.now)
+		if _, err := l.Write([]byte(strings.Repeat("x", SpillBytes+1))); err != nil { // its own file
 			t.Fatal(err)
 		}
 		if err := l.Close(); err != nil {
@@ -220,16 +220,16 @@ func TestLogStore(t *testing.T) {
 		}
 
 		// A new process, today.
-		s := newTestLogStore(t, dir, func() time.Time { return now })
-		got, err := s.earlierRuns("", 5_999)
+		s := newTestStore(t, dir, func() time.Time { return now })
+		got, err := s.EarlierRuns("", 5_999)
 		slices.Sort(got)
 		if err != nil || !slices.Equal(got, []int64{5_000, 5_001, 5_002}) {
 			t.Errorf("earlierRuns(5999) = %v, %v; want [5000 5001 5002]", got, err)
 		}
-		if got, err := s.earlierRuns("", 5_000); err != nil || got != nil {
+		if got, err := s.EarlierRuns("", 5_000); err != nil || got != nil {
 			t.Errorf("earlierRuns of the same bucket again = %v, %v; want none", got, err)
 		}
-		if got, err := s.earlierRuns("", 6_000); err != nil || got != nil {
+		if got, err := s.EarlierRuns("", 6_000); err != nil || got != nil {
 			t.Errorf("earlierRuns of a bucket without logs = %v, %v; want none", got, err)
 		}
 	})
@@ -245,10 +245,10 @@ func TestLogSegment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := newTestLogStore(t, t.TempDir(), time.Now)
+		s := newTestStore(t, t.TempDir(), time.Now)
 		// The record sits between two others in its segment.
 		for id, body := range map[int64][]byte{7: []byte("before\n"), 8: content, 9: []byte("after\n")} {
-			if err := s.appendRecord(s.today(), id, body); err != nil {
+			if err := s.appendRecord(s.Today(), id, body); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -258,11 +258,11 @@ func TestLogSegment(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				src, err := s.find("", 8)
+				src, err := s.Find("", 8)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := readLogPage(src, from, maxLines, 4096, true)
+				got, err := ReadPage(src, from, maxLines, 4096, true)
 				src.Close()
 				if err != nil || got != want {
 					t.Errorf("from %d, %d lines: segment page %+v, %v; file page %+v", from, maxLines, got, err, want)
@@ -274,15 +274,15 @@ func TestLogSegment(t *testing.T) {
 	t.Run("TornTailIsCutOnReopen", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		s := newTestLogStore(t, dir, time.Now)
+		s := newTestStore(t, dir, time.Now)
 		if err := writeLog(s, 1, "one\n"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.close(); err != nil {
+		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 		// A process died while appending run 2's record.
-		seg := s.segmentPath(s.today(), 1)
+		seg := s.segmentPath(s.Today(), 1)
 		f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -292,11 +292,11 @@ func TestLogSegment(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
-		if _, err := s.find("", 2); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.Find("", 2); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("find of a torn record = %v, want fs.ErrNotExist", err)
 		}
 
-		next := newTestLogStore(t, dir, time.Now)
+		next := newTestStore(t, dir, time.Now)
 		if err := writeLog(next, 3, "three\n"); err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +313,7 @@ func TestLogSegment(t *testing.T) {
 
 	t.Run("OpenSegmentsAreBounded", func(t *testing.T) {
 		t.Parallel()
-		s := newTestLogStore(t, t.TempDir(), time.Now)
+		s := newTestStore(t, t.TempDir(), time.Now)
 		const buckets = maxOpenSegments + 10
 		for round := range 2 {
 			for b := range int64(buckets) {
@@ -338,7 +338,7 @@ func TestLogSegment(t *testing.T) {
 
 func TestLogSegmentConcurrentAppends(t *testing.T) {
 	t.Parallel()
-	s := newTestLogStore(t, t.TempDir(), time.Now)
+	s := newTestStore(t, t.TempDir(), time.Now)
 	// Runs of more buckets than there are open segments end at the same
 	// time: appends to a segment interleave with its closing and reopening.
 	const writers, perWriter, buckets = 8, 200, maxOpenSegments + 8
@@ -367,20 +367,20 @@ func TestLogSegmentConcurrentAppends(t *testing.T) {
 // one with a file of its own, all read back whole.
 func TestCloseLogs(t *testing.T) {
 	t.Parallel()
-	s := newTestLogStore(t, t.TempDir(), time.Now)
+	s := newTestStore(t, t.TempDir(), time.Now)
 	ids := []int64{999, 1000, 1001, 5}
-	var logs []*runLog
+	var logs []*Log
 	for _, id := range ids {
-		l := newRunLog(s, s.today(), id, s.now)
+		l := NewLog(s, s.Today(), id, s.now)
 		if _, err := fmt.Fprintf(l, "log of %d\n", id); err != nil {
 			t.Fatal(err)
 		}
 		logs = append(logs, l)
 	}
-	if logs[3].file() == nil { // the last one gets a file of its own
+	if logs[3].File() == nil { // the last one gets a file of its own
 		t.Fatal("no file for the log of run 5")
 	}
-	if err := s.closeLogs(append(logs, nil)); err != nil {
+	if err := s.CloseLogs(append(logs, nil)); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
@@ -393,22 +393,22 @@ func TestCloseLogs(t *testing.T) {
 	}
 }
 
-// newTestLogStore opens the run logs in dir, and closes them at the end of
+// newTestStore opens the run logs in dir, and closes them at the end of
 // the test.
-func newTestLogStore(t testing.TB, dir string, now func() time.Time) *logStore {
+func newTestStore(t testing.TB, dir string, now func() time.Time) *Store {
 	t.Helper()
-	s, err := openLogStore(dir, now)
+	s, err := Open(dir, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.close() })
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 
 // writeLog writes body as the whole log of run id, accepted now, as the
 // dispatcher does.
-func writeLog(s *logStore, id int64, body string) error {
-	l := newRunLog(s, s.today(), id, s.now)
+func writeLog(s *Store, id int64, body string) error {
+	l := NewLog(s, s.Today(), id, s.now)
 	if _, err := l.Write([]byte(body)); err != nil {
 		return err
 	}
@@ -416,9 +416,9 @@ func writeLog(s *logStore, id int64, body string) error {
 }
 
 // readWhole returns the whole log of run id.
-func readWhole(t *testing.T, s *logStore, id int64) string {
+func readWhole(t *testing.T, s *Store, id int64) string {
 	t.Helper()
-	src, err := s.find("", id)
+	src, err := s.Find("", id)
 	if err != nil {
 		t.Fatal(err)
 	}

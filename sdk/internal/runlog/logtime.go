@@ -1,4 +1,4 @@
-package sdk
+package runlog
 
 import (
 	"sync/atomic"

@@ -1,4 +1,4 @@
-package sdk
+package runlog
 
 import (
 	"bytes"
@@ -345,13 +345,13 @@ func (sf *segmentFile) close() error {
 
 // segmentPath is the path of the segment of runID's bucket in the run
 // directory dir (see logStore.runDir).
-func (s *logStore) segmentPath(dir string, runID int64) string {
+func (s *Store) segmentPath(dir string, runID int64) string {
 	return s.dayPath(dir, strconv.FormatInt(runID/1000, 10)+segmentExt)
 }
 
 // appendRecord appends runID's log to its segment in the run directory dir
 // in one write.
-func (s *logStore) appendRecord(dir string, runID int64, body []byte) error {
+func (s *Store) appendRecord(dir string, runID int64, body []byte) error {
 	rec := appendRecord(make([]byte, 0, recordHeaderMax+len(body)), runID, body)
 	if err := s.writeSegment(dir, s.segmentPath(dir, runID), rec); err != nil {
 		return fmt.Errorf("log of run %d: %w", runID, err)
@@ -368,7 +368,7 @@ type logRecord struct {
 
 // appendRecords appends the logs of several runs, with one write per
 // segment.
-func (s *logStore) appendRecords(recs []logRecord) error {
+func (s *Store) appendRecords(recs []logRecord) error {
 	var order []string // segment paths, in the order first seen
 	bufs := map[string][]byte{}
 	days := map[string]string{}
@@ -391,7 +391,7 @@ func (s *logStore) appendRecords(recs []logRecord) error {
 
 // writeSegment appends whole records to the segment of day at p in one
 // write.
-func (s *logStore) writeSegment(day, p string, recs []byte) error {
+func (s *Store) writeSegment(day, p string, recs []byte) error {
 	for {
 		sf, err := s.segment(day, p)
 		if err != nil {
@@ -422,7 +422,7 @@ func (s *logStore) writeSegment(day, p string, recs []byte) error {
 // closing the least recently used one beyond maxOpenSegments. Segments are
 // opened and closed under s.segMu, so that opening one, which may cut a
 // torn record off, never overlaps an append to the same file.
-func (s *logStore) segment(day, p string) (*segmentFile, error) {
+func (s *Store) segment(day, p string) (*segmentFile, error) {
 	s.segMu.Lock()
 	defer s.segMu.Unlock()
 	s.clock++
@@ -453,7 +453,7 @@ func (s *logStore) segment(day, p string) (*segmentFile, error) {
 }
 
 // forgetSegment drops sf, which is at p and closed, from the open segments.
-func (s *logStore) forgetSegment(p string, sf *segmentFile) {
+func (s *Store) forgetSegment(p string, sf *segmentFile) {
 	s.segMu.Lock()
 	defer s.segMu.Unlock()
 	if s.segs[p] == sf {
@@ -463,7 +463,7 @@ func (s *logStore) forgetSegment(p string, sf *segmentFile) {
 
 // closeDay closes the open segments of day, its databases' included,
 // before the day is removed.
-func (s *logStore) closeDay(day string) {
+func (s *Store) closeDay(day string) {
 	s.segMu.Lock()
 	defer s.segMu.Unlock()
 	for p, sf := range s.segs {
@@ -474,8 +474,8 @@ func (s *logStore) closeDay(day string) {
 	}
 }
 
-// close closes every open segment; a later append opens its segment again.
-func (s *logStore) close() error {
+// Close closes every open segment; a later append opens its segment again.
+func (s *Store) Close() error {
 	s.segMu.Lock()
 	defer s.segMu.Unlock()
 	var errs []error
@@ -489,7 +489,7 @@ func (s *logStore) close() error {
 // openSegment opens the segment at p for appending, creating it and its
 // directory if needed. When the segment exists, it checks its records and
 // cuts off a torn last one that a process dying mid-append left.
-func (s *logStore) openSegment(p string) (*os.File, error) {
+func (s *Store) openSegment(p string) (*os.File, error) {
 	f, err := s.create(p, os.O_RDWR)
 	if err != nil {
 		return nil, err
@@ -513,7 +513,7 @@ func (s *logStore) openSegment(p string) (*os.File, error) {
 // wrapping [fs.ErrNotExist]. When the run's record is damaged and it has
 // no good one, what is left of the record is read, after a line saying so
 // (see damageNote).
-func (s *logStore) segmentRecord(dir string, runID int64) (io.ReadCloser, error) {
+func (s *Store) segmentRecord(dir string, runID int64) (io.ReadCloser, error) {
 	p := s.segmentPath(dir, runID)
 	f, err := os.Open(p)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -580,7 +580,7 @@ func damageNote(p, damage string) string {
 
 // segmentRunIDs returns the run ids of the records in the segment of
 // runID's bucket in the run directory dir; those of damaged records only when their header is good.
-func (s *logStore) segmentRunIDs(dir string, runID int64) ([]int64, error) {
+func (s *Store) segmentRunIDs(dir string, runID int64) ([]int64, error) {
 	var ids []int64
 	err := withSegment(s.segmentPath(dir, runID), func(f *os.File, size int64) error {
 		_, err := scanSegment(f, size, func(rec recordSpan) bool {
