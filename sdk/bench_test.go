@@ -11,6 +11,7 @@ import (
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/report"
 )
 
 // The benchmarks of the executor's hot path, on real files under
@@ -28,7 +29,7 @@ func BenchmarkAccept(b *testing.B) {
 		logs:         newTestLogStore(b, b.TempDir(), time.Now),
 		now:          time.Now,
 		logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		report:       func(result) { done.Add(1) },
+		report:       func(report.Result) { done.Add(1) },
 		idleTimeout:  workerIdleTimeout,
 		abandonAfter: abandonAfter,
 	})
@@ -78,24 +79,24 @@ func BenchmarkRun(b *testing.B) {
 func newBenchExecutor(b *testing.B) (d *dispatcher, delivered *atomic.Int64, done func()) {
 	b.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sp, err := openSpool(b.TempDir(), logger)
+	sp, err := report.OpenSpool(b.TempDir(), logger)
 	if err != nil {
 		b.Fatal(err)
 	}
 	delivered = new(atomic.Int64)
-	rep := newReporter(sp, func(_ context.Context, batch []result) ([]refusal, error) {
+	rep := report.NewReporter(sp, func(_ context.Context, batch []report.Result) ([]report.Refusal, error) {
 		delivered.Add(int64(len(batch)))
 		return nil, nil
 	}, logger)
 	stop := make(chan struct{})
 	reporting := make(chan struct{})
-	go func() { rep.run(context.Background(), stop); close(reporting) }()
+	go func() { rep.Run(context.Background(), stop); close(reporting) }()
 	d = newDispatcher(dispatcherConfig{
 		logs:         newTestLogStore(b, b.TempDir(), time.Now),
 		now:          time.Now,
 		logger:       logger,
-		report:       rep.add,
-		reportBatch:  rep.addAll,
+		report:       rep.Add,
+		reportBatch:  rep.AddAll,
 		idleTimeout:  workerIdleTimeout,
 		abandonAfter: abandonAfter,
 	})
@@ -104,33 +105,7 @@ func newBenchExecutor(b *testing.B) (d *dispatcher, delivered *atomic.Int64, don
 		d.drain(context.Background())
 		close(stop)
 		<-reporting
-		_ = sp.close()
-	}
-}
-
-// BenchmarkSpool measures spooling a result and, once per batch of 100,
-// acknowledging the batch, as the reporter does.
-func BenchmarkSpool(b *testing.B) {
-	sp, err := openSpool(b.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sp.close()
-	at := time.Now()
-	batch := make([]runKey, 0, reportBatchMax)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		id := int64(i + 1)
-		if err := sp.put(newResult(id, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", at)); err != nil {
-			b.Fatal(err)
-		}
-		if batch = append(batch, runKey{id: id}); len(batch) == reportBatchMax {
-			if err := sp.ack(batch); err != nil {
-				b.Fatal(err)
-			}
-			batch = batch[:0]
-		}
+		_ = sp.Close()
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/report"
 	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
@@ -25,8 +26,6 @@ const (
 	// the run's context has ended (timeout, kill, shutdown) before it
 	// abandons the handler's goroutine and moves on.
 	abandonAfter = 5 * time.Second
-	// maxMessageBytes bounds a result's message.
-	maxMessageBytes = 8 << 10
 )
 
 // dispatcherConfig is what a dispatcher needs from the executor.
@@ -34,14 +33,14 @@ type dispatcherConfig struct {
 	logs        *runlog.Store
 	now         func() time.Time
 	logger      *slog.Logger
-	report      func(result)   // hands a result to the reporter
-	reportBatch func([]result) // hands several; nil: report each
+	report      func(report.Result)   // hands a result to the reporter
+	reportBatch func([]report.Result) // hands several; nil: report each
 	// spoolResults and queueResults, when set, do what reportBatch does in
 	// two steps, so that finishRuns closes the runs' logs in between:
 	// spoolResults writes results down, queueResults hands them to the
 	// reporter, with spoolResults' error. Unset: reportBatch after.
-	spoolResults   func([]result) error
-	queueResults   func([]result, error)
+	spoolResults   func([]report.Result) error
+	queueResults   func([]report.Result, error)
 	wrap           func(Handler) Handler // applies the middleware
 	scriptsEnabled bool
 	idleTimeout    time.Duration
@@ -56,7 +55,7 @@ type dispatcher struct {
 
 	mu      sync.Mutex
 	workers map[int64]*worker     // by job id
-	runs    map[runKey]*run       // accepted, not ended
+	runs    map[report.Key]*run   // accepted, not ended
 	waiting map[int64]*dueInstant // runs accepted ahead of their due_at, by its UnixNano (due.go)
 	recent  recentRuns            // the runs accepted last, ended or not
 	dbs     map[string]string     // each database id seen, to share one copy of it (an executor sees one or a few)
@@ -91,7 +90,7 @@ func newDispatcher(c dispatcherConfig) *dispatcher {
 	return &dispatcher{
 		dispatcherConfig: c,
 		workers:          make(map[int64]*worker),
-		runs:             make(map[runKey]*run),
+		runs:             make(map[report.Key]*run),
 		waiting:          make(map[int64]*dueInstant),
 		dbs:              make(map[string]string),
 	}
@@ -181,7 +180,7 @@ func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err 
 	}
 	key := r.key()
 	if _, ok := d.runs[key]; ok {
-		return nil, nil, nil, fmt.Errorf("%w: run %d%s is already queued or running here", ErrDuplicateRun, r.id, ofDatabase(r.db))
+		return nil, nil, nil, fmt.Errorf("%w: run %d%s is already queued or running here", ErrDuplicateRun, r.id, report.OfDatabase(r.db))
 	}
 	due := r.dueAt.After(d.now()) // its block strategy applies when it starts
 	if !due {
@@ -190,7 +189,7 @@ func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err 
 		}
 	}
 	if d.acceptedBefore(key) {
-		return nil, nil, nil, fmt.Errorf("%w: run %d%s was accepted here before", ErrDuplicateRun, r.id, ofDatabase(r.db))
+		return nil, nil, nil, fmt.Errorf("%w: run %d%s was accepted here before", ErrDuplicateRun, r.id, report.OfDatabase(r.db))
 	}
 	d.recent.add(key)
 	r.log = runlog.NewLog(d.logs, d.logs.RunDir(d.logs.Today(), r.db), r.id, d.now)
@@ -278,14 +277,6 @@ func (w *worker) busy() bool {
 	return w != nil && (w.current != nil || len(w.queue) > 0)
 }
 
-// ofDatabase names database db for a message: "" when db is empty.
-func ofDatabase(db string) string {
-	if db == "" {
-		return ""
-	}
-	return fmt.Sprintf(" of database %q", db)
-}
-
 // acceptedBefore says whether run k was accepted here before, as far as
 // the executor remembers, without touching the disk for a new run: the
 // last recentRunsMax runs this process accepted, the runs whose results a
@@ -295,19 +286,19 @@ func ofDatabase(db string) string {
 // before when it needs a file of its own, so a run cut short by a crash
 // may or may not be remembered). The admin sends each run once; this
 // guards against a replayed request. d.mu is held.
-func (d *dispatcher) acceptedBefore(k runKey) bool {
+func (d *dispatcher) acceptedBefore(k report.Key) bool {
 	return d.acceptedFrom(k) != 0
 }
 
 // acceptedFrom is acceptedBefore, saying how the run was known to be
 // accepted; 0 when it was not. d.mu is held.
-func (d *dispatcher) acceptedFrom(k runKey) runOrigin {
-	earlier, err := d.logs.EarlierRuns(k.db, k.id)
+func (d *dispatcher) acceptedFrom(k report.Key) runOrigin {
+	earlier, err := d.logs.EarlierRuns(k.DB, k.ID)
 	if err != nil {
 		d.logger.Warn("sdk: read the run logs of before the start; a run sent twice may run twice", "err", err)
 	}
 	for _, id := range earlier {
-		d.recent.addFrom(runKey{k.db, id}, loggedBefore)
+		d.recent.addFrom(report.Key{DB: k.DB, ID: id}, loggedBefore)
 	}
 	return d.recent.origin(k)
 }
@@ -332,7 +323,7 @@ func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
 	var onDisk []int64 // the runs whose logs say
 	d.mu.Lock()
 	for i, id := range ids {
-		k := runKey{db, id}
+		k := report.Key{DB: db, ID: id}
 		if id <= 0 {
 			continue // never a run
 		}
@@ -372,7 +363,7 @@ func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
 
 // remember adds runs accepted by an earlier process, those whose results
 // it left in the spool, to the runs accepted here before.
-func (d *dispatcher) remember(keys []runKey) {
+func (d *dispatcher) remember(keys []report.Key) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, k := range keys {
@@ -573,7 +564,7 @@ func (d *dispatcher) supervise(r *run, l *launch) {
 
 // returned logs the end of run r, begun as l, whose handler returned err
 // at at, and returns its result.
-func (d *dispatcher) returned(r *run, l *launch, err error, at time.Time) result {
+func (d *dispatcher) returned(r *run, l *launch, err error, at time.Time) report.Result {
 	status, msg := outcome(l.ctx, err, true)
 	r.log.PrintfAt(at, "----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
 	res := r.result(status, msg, at)
@@ -665,7 +656,7 @@ func (d *dispatcher) kill(jobID int64) {
 // its job's queue or from the runs waiting for their due_at, reported
 // KILLED. When jobID is not 0 it must be the run's job. A run that is not
 // held here is left alone.
-func (d *dispatcher) killRun(k runKey, jobID int64) {
+func (d *dispatcher) killRun(k report.Key, jobID int64) {
 	cause := fmt.Errorf("%w by the admin", ErrKilled)
 	d.mu.Lock()
 	r := d.runs[k]
@@ -707,7 +698,7 @@ func (d *dispatcher) killRun(k runKey, jobID int64) {
 // definition (KillRequest.replace): no result is reported, and it is
 // forgotten, its log discarded, so that the run is accepted again and
 // HeldRuns does not say it is held here meanwhile.
-func (d *dispatcher) cancelBeforeStart(k runKey, jobID int64, reason string, replace bool) bool {
+func (d *dispatcher) cancelBeforeStart(k report.Key, jobID int64, reason string, replace bool) bool {
 	d.mu.Lock()
 	r := d.runs[k]
 	if r == nil || (jobID != 0 && r.jobID != jobID) {
@@ -758,7 +749,7 @@ func (d *dispatcher) idle(jobID int64) (bool, string) {
 // readLog returns one page of the log of run k. A running run's log is
 // read from its own file, which it gets for that (its lines may be in
 // memory only); an ended run's log from wherever it was put.
-func (d *dispatcher) readLog(k runKey, from int) (runlog.Page, error) {
+func (d *dispatcher) readLog(k report.Key, from int) (runlog.Page, error) {
 	d.mu.Lock()
 	r, active := d.runs[k]
 	d.mu.Unlock()
@@ -776,7 +767,7 @@ func (d *dispatcher) readLog(k runKey, from int) (runlog.Page, error) {
 			return runlog.ReadPage(f, from, runlog.PageMaxLines, runlog.PageMaxBytes, false)
 		}
 	}
-	src, err := d.logs.Find(k.db, k.id)
+	src, err := d.logs.Find(k.DB, k.ID)
 	if err != nil {
 		return runlog.Page{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/report"
 	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
@@ -36,7 +37,7 @@ type harness struct {
 	d *dispatcher
 
 	mu      sync.Mutex
-	results map[int64][]result
+	results map[int64][]report.Result
 }
 
 func newHarness(t *testing.T) *harness {
@@ -47,7 +48,7 @@ func newHarness(t *testing.T) *harness {
 // newHarnessIn is newHarness with its run logs in dir.
 func newHarnessIn(t *testing.T, dir string) *harness {
 	t.Helper()
-	h := &harness{results: make(map[int64][]result)}
+	h := &harness{results: make(map[int64][]report.Result)}
 	h.d = newDispatcher(dispatcherConfig{
 		logs:         newTestLogStore(t, dir, time.Now),
 		now:          time.Now,
@@ -64,7 +65,7 @@ func newHarnessIn(t *testing.T, dir string) *harness {
 	return h
 }
 
-func (h *harness) report(r result) {
+func (h *harness) report(r report.Result) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.results[r.RunID] = append(h.results[r.RunID], r)
@@ -76,7 +77,7 @@ func (h *harness) accept(runID, jobID int64, block carillonv1.BlockStrategy, tim
 
 // result returns the only result of runID; it fails the test if there is
 // none or more than one.
-func (h *harness) result(t *testing.T, runID int64) result {
+func (h *harness) result(t *testing.T, runID int64) report.Result {
 	t.Helper()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -113,7 +114,7 @@ func (h *harness) workers() int {
 	return len(h.d.workers)
 }
 
-func wantResult(t *testing.T, got result, status carillonv1.RunStatus, msg string) {
+func wantResult(t *testing.T, got report.Result, status carillonv1.RunStatus, msg string) {
 	t.Helper()
 	if got.Status != status || got.Message != msg {
 		t.Errorf("run %d: %v %q, want %v %q", got.RunID, got.Status, got.Message, status, msg)

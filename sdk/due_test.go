@@ -10,6 +10,7 @@ import (
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/report"
 )
 
 // startRecorder is a handler that records when each run started.
@@ -127,17 +128,17 @@ func TestDueAtKilledBeforeInstant(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		h.d.killRun(runKey{"", 1}, 0)
+		h.d.killRun(report.Key{DB: "", ID: 1}, 0)
 		h.d.kill(2)
-		if !h.d.cancelBeforeStart(runKey{"", 3}, 3, "the job was stopped before this fire's instant", false) {
+		if !h.d.cancelBeforeStart(report.Key{DB: "", ID: 3}, 3, "the job was stopped before this fire's instant", false) {
 			t.Error("cancelBeforeStart of a waiting run: false, want true")
 		}
-		if h.d.cancelBeforeStart(runKey{"", 99}, 0, "", false) {
+		if h.d.cancelBeforeStart(report.Key{DB: "", ID: 99}, 0, "", false) {
 			t.Error("cancelBeforeStart of a run not held: true, want false")
 		}
 		time.Sleep(time.Until(due))
 		synctest.Wait()
-		if h.d.cancelBeforeStart(runKey{"", 4}, 4, "too late", false) {
+		if h.d.cancelBeforeStart(report.Key{DB: "", ID: 4}, 4, "too late", false) {
 			t.Error("cancelBeforeStart of a started run: true, want false")
 		}
 		time.Sleep(2 * time.Second)
@@ -250,7 +251,7 @@ func TestDueAtReplacedBeforeInstant(t *testing.T) {
 			dueAt: due, scheduledAt: due, param: "old"}); err != nil {
 			t.Fatal(err)
 		}
-		if !h.d.cancelBeforeStart(runKey{"", 7}, 7, "the job was updated before this fire's instant", true) {
+		if !h.d.cancelBeforeStart(report.Key{DB: "", ID: 7}, 7, "the job was updated before this fire's instant", true) {
 			t.Fatal("cancelBeforeStart with replace of a waiting run: false, want true")
 		}
 		synctest.Wait()
@@ -314,7 +315,7 @@ func TestDueAtLaunchedRunEnds(t *testing.T) {
 		if err := h.accept(3, 1, serial, 0, next); err != nil { // queued behind run 1
 			t.Fatal(err)
 		}
-		h.d.killRun(runKey{"", 2}, 2)
+		h.d.killRun(report.Key{DB: "", ID: 2}, 2)
 		synctest.Wait()
 		wantResult(t, h.result(t, 2), killed, "sdk: run killed by the admin")
 
@@ -407,14 +408,14 @@ func TestDueAtCutBeforeItBegins(t *testing.T) {
 		// The instant decides run 1 (as startDue does), and its goroutine
 		// begins it only after a kill.
 		h.d.mu.Lock()
-		r := h.d.runs[runKey{"", 1}]
+		r := h.d.runs[report.Key{DB: "", ID: 1}]
 		var ends []ending
 		_, launch := h.d.startAt(r, &ends)
 		h.d.mu.Unlock()
 		if !launch || len(ends) > 0 {
 			t.Fatalf("startAt of a waiting run of an idle job: launch %v, ends %v; want launched", launch, ends)
 		}
-		h.d.killRun(runKey{"", 1}, 1)
+		h.d.killRun(report.Key{DB: "", ID: 1}, 1)
 		h.d.launchDue(r)
 		synctest.Wait()
 		if called {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 
+	"github.com/carillonhq/carillon/sdk/internal/report"
 	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
@@ -69,7 +70,7 @@ type Executor struct {
 // servingStats is what [Executor.Stats] reads of a serving executor.
 type servingStats struct {
 	d  *dispatcher
-	sp *spool
+	sp *report.Spool
 }
 
 // errNotServing refuses calls to [Executor.Handler] outside Serve.
@@ -169,7 +170,7 @@ func (e *Executor) Observe(obs ...Observer) {
 func (e *Executor) Stats() Stats {
 	st := Stats{ReportFailures: e.reportFailures.Load()}
 	if s := e.stats.Load(); s != nil {
-		st.RunsQueued, st.ResultsUnreported = s.d.queued(), s.sp.unacked()
+		st.RunsQueued, st.ResultsUnreported = s.d.queued(), s.sp.Unacked()
 	}
 	return st
 }
@@ -259,7 +260,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	instance := newInstanceID()
 	log := cfg.Logger.With("app", cfg.AppName, "address", address)
-	sp, err := openSpool(filepath.Join(cfg.LogDir, "results"), log)
+	sp, err := report.OpenSpool(filepath.Join(cfg.LogDir, "results"), log)
 	if err != nil {
 		closeLn()
 		return fmt.Errorf("sdk: open log dir: %w", err)
@@ -270,25 +271,25 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("sdk: open log dir: %w", err)
 	}
 	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken, instance)
-	rep := newReporter(sp, adm.reportResults, log)
-	rep.failures = &e.reportFailures
-	adm.answered = rep.adminAnswered // a heartbeat that gets through ends the results' backoff
+	rep := report.NewReporter(sp, adm.reportResults, log)
+	rep.Failures = &e.reportFailures
+	adm.answered = rep.AdminAnswered // a heartbeat that gets through ends the results' backoff
 	d := newDispatcher(dispatcherConfig{
 		logs:           logs,
 		now:            cfg.NowFunc,
 		logger:         log,
-		report:         rep.add,
-		reportBatch:    rep.addAll,
-		spoolResults:   rep.spoolAll,
-		queueResults:   rep.queueAll,
+		report:         rep.Add,
+		reportBatch:    rep.AddAll,
+		spoolResults:   rep.SpoolAll,
+		queueResults:   rep.QueueAll,
 		wrap:           e.wrap,
 		scriptsEnabled: cfg.ScriptsEnabled,
 		idleTimeout:    workerIdleTimeout,
 		abandonAfter:   abandonAfter,
 		observers:      e.observing(),
 	})
-	d.remember(sp.keys()) // runs an earlier process ended and had not reported yet
-	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts"), instanceID: instance, spooled: sp.has}
+	d.remember(sp.Keys()) // runs an earlier process ended and had not reported yet
+	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts"), instanceID: instance, spooled: sp.Has}
 	h := newServiceHandler(svc, cfg.AccessToken, cfg.Interceptors)
 	e.serving.Store(&h)
 	e.stats.Store(&servingStats{d: d, sp: sp})
@@ -304,7 +305,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	cleanCtx, stopCleaner := context.WithCancel(base)
 	hbCtx, stopHB := context.WithCancel(base)
 	var bg, hb sync.WaitGroup
-	bg.Go(func() { rep.run(sendCtx, stopReporter) })
+	bg.Go(func() { rep.Run(sendCtx, stopReporter) })
 	bg.Go(func() { runlog.CleanLoop(cleanCtx, logs, cfg.LogRetention, log) })
 	hb.Go(func() { heartbeat(hbCtx, adm, cfg.AppName, address, instance, cfg.HeartbeatInterval, log) })
 	var srv *http.Server
@@ -354,11 +355,11 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	stopCleaner()
 	bg.Wait()
 	stopSends()
-	if err := rep.flush(fctx); err != nil {
-		log.Warn("sdk: results kept on disk until the next start", "results", rep.pending(), "dir", sp.dir, "err", err)
+	if err := rep.Flush(fctx); err != nil {
+		log.Warn("sdk: results kept on disk until the next start", "results", rep.Pending(), "dir", sp.Dir, "err", err)
 	}
 	cancel()
-	if err := sp.close(); err != nil {
+	if err := sp.Close(); err != nil {
 		log.Warn("sdk: close result spool", "err", err)
 	}
 	if e.ownClient {

@@ -3,6 +3,7 @@ package sdk
 import (
 	"sync"
 
+	"github.com/carillonhq/carillon/sdk/internal/report"
 	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
@@ -21,11 +22,11 @@ type finisher struct {
 // finishedRun is a run whose handler returned, with its result.
 type finishedRun struct {
 	r   *run
-	res result
+	res report.Result
 }
 
 // complete hands r and its result to the finisher.
-func (d *dispatcher) complete(r *run, res result) {
+func (d *dispatcher) complete(r *run, res report.Result) {
 	d.completeAll([]finishedRun{{r, res}})
 }
 
@@ -72,7 +73,7 @@ func (d *dispatcher) finishLoop() {
 // disk, for the admin to read.
 func (d *dispatcher) finishRuns(batch []finishedRun) {
 	logs := make([]*runlog.Log, len(batch))
-	results := make([]result, len(batch))
+	results := make([]report.Result, len(batch))
 	for i, fr := range batch {
 		logs[i], results[i] = fr.r.log, fr.res
 	}
@@ -94,7 +95,7 @@ func (d *dispatcher) finishRuns(batch []finishedRun) {
 }
 
 // reportAll hands results to the reporter.
-func (d *dispatcher) reportAll(rs []result) {
+func (d *dispatcher) reportAll(rs []report.Result) {
 	if d.reportBatch != nil {
 		d.reportBatch(rs)
 		return

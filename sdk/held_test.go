@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/report"
 	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
@@ -64,8 +65,8 @@ func TestHeldRunsCutShort(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = logs.Close(); _ = first.Close() })
 	d := newDispatcher(dispatcherConfig{logs: logs, now: time.Now, logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
-		report: func(result) {}, idleTimeout: workerIdleTimeout, abandonAfter: abandonAfter})
-	svc := &service{d: d, spooled: func(k runKey) bool { return k == runKey{db, 2} }}
+		report: func(report.Result) {}, idleTimeout: workerIdleTimeout, abandonAfter: abandonAfter})
+	svc := &service{d: d, spooled: func(k report.Key) bool { return k == report.Key{DB: db, ID: 2} }}
 	ask := func(db string) map[int64]carillonv1.HeldRunState {
 		t.Helper()
 		res, err := svc.HeldRuns(context.Background(), &carillonv1.HeldRunsRequest{DatabaseId: db, RunIds: []int64{1, 2, 3, 4, 5, 6, 7, 8}})
@@ -91,7 +92,7 @@ func TestHeldRunsCutShort(t *testing.T) {
 	}
 	// Asked again (acceptedBefore now remembers them): the same.
 	d.mu.Lock()
-	if !d.acceptedBefore(runKey{db, 1}) {
+	if !d.acceptedBefore(report.Key{DB: db, ID: 1}) {
 		t.Error("run 1, cut short, is not remembered as accepted: it could run twice")
 	}
 	d.mu.Unlock()

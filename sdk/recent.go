@@ -1,6 +1,10 @@
 package sdk
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/carillonhq/carillon/sdk/internal/report"
+)
 
 // recentRunsMax is how many accepted runs the dispatcher remembers to
 // refuse a run it was sent twice.
@@ -24,34 +28,34 @@ const (
 // origin: the last recentRunsMax added, the oldest forgotten first. Its
 // zero value is empty and ready to use; it is not safe for concurrent use.
 type recentRuns struct {
-	ring []runKey // in the order added, a circular buffer once full
-	next int      // where the next run goes once ring is full
-	set  map[runKey]runOrigin
+	ring []report.Key // in the order added, a circular buffer once full
+	next int          // where the next run goes once ring is full
+	set  map[report.Key]runOrigin
 }
 
 // has says whether id is one of the runs remembered.
-func (r *recentRuns) has(id runKey) bool {
+func (r *recentRuns) has(id report.Key) bool {
 	_, ok := r.set[id]
 	return ok
 }
 
 // origin returns how id was added; 0 when it is not remembered.
-func (r *recentRuns) origin(id runKey) runOrigin {
+func (r *recentRuns) origin(id report.Key) runOrigin {
 	return r.set[id]
 }
 
 // add remembers id, as accepted by this process, forgetting the oldest run
 // when full.
-func (r *recentRuns) add(id runKey) { r.addFrom(id, acceptedHere) }
+func (r *recentRuns) add(id report.Key) { r.addFrom(id, acceptedHere) }
 
 // addFrom remembers id with its origin, forgetting the oldest run when
 // full. A run remembered already keeps the origin it has.
-func (r *recentRuns) addFrom(id runKey, origin runOrigin) {
+func (r *recentRuns) addFrom(id report.Key, origin runOrigin) {
 	if r.has(id) {
 		return
 	}
 	if r.set == nil {
-		r.set = make(map[runKey]runOrigin)
+		r.set = make(map[report.Key]runOrigin)
 	}
 	r.set[id] = origin
 	if len(r.ring) < recentRunsMax {
@@ -67,12 +71,12 @@ func (r *recentRuns) addFrom(id runKey, origin runOrigin) {
 // (KillRequest.replace) is accepted again. Its place in ring is cleared
 // (the zero runKey is never a run), so that forgetting that place later
 // does not forget id added again since. It scans ring: it is rare.
-func (r *recentRuns) forget(id runKey) {
+func (r *recentRuns) forget(id report.Key) {
 	if !r.has(id) {
 		return
 	}
 	delete(r.set, id)
 	if i := slices.Index(r.ring, id); i >= 0 {
-		r.ring[i] = runKey{}
+		r.ring[i] = report.Key{}
 	}
 }

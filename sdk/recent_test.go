@@ -1,11 +1,15 @@
 package sdk
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/carillonhq/carillon/sdk/internal/report"
+)
 
 func TestRecentRuns(t *testing.T) {
 	t.Parallel()
 	var r recentRuns
-	k := func(id int64) runKey { return runKey{"db", id} }
+	k := func(id int64) report.Key { return report.Key{DB: "db", ID: id} }
 	for id := range int64(recentRunsMax) {
 		r.add(k(id + 1))
 	}
@@ -13,7 +17,7 @@ func TestRecentRuns(t *testing.T) {
 	if !r.has(k(1)) || !r.has(k(recentRunsMax)) || r.has(k(recentRunsMax+1)) {
 		t.Fatal("has is wrong while not full")
 	}
-	if r.has(runKey{"", 1}) || r.has(runKey{"other", 1}) {
+	if r.has(report.Key{DB: "", ID: 1}) || r.has(report.Key{DB: "other", ID: 1}) {
 		t.Fatal("has says yes for a run of the same id in another database")
 	}
 	r.add(k(recentRunsMax + 1))
@@ -31,7 +35,7 @@ func TestRecentRuns(t *testing.T) {
 func TestRecentRunsForget(t *testing.T) {
 	t.Parallel()
 	var r recentRuns
-	k := func(id int64) runKey { return runKey{"db", id} }
+	k := func(id int64) report.Key { return report.Key{DB: "db", ID: id} }
 	for id := range int64(recentRunsMax) {
 		r.add(k(id + 1))
 	}

@@ -3,22 +3,13 @@ package sdk
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/report"
 	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
-
-// runKey names a run: run ids are unique within one admin database only
-// (a new database starts them at 1 again), so the executor keeps the runs,
-// logs and results of different databases apart.
-type runKey struct {
-	db string // RunRequest.database_id; "" from admins that predate it
-	id int64
-}
 
 // run is one accepted execution. The fields a due instant reads of each
 // of its runs come first, together (due.go: a burst's runs are out of the
@@ -78,11 +69,11 @@ type run struct {
 }
 
 // key names r among the runs of every database.
-func (r *run) key() runKey { return runKey{r.db, r.id} }
+func (r *run) key() report.Key { return report.Key{DB: r.db, ID: r.id} }
 
 // result returns r's result.
-func (r *run) result(status carillonv1.RunStatus, msg string, at time.Time) result {
-	res := newResult(r.id, status, msg, at)
+func (r *run) result(status carillonv1.RunStatus, msg string, at time.Time) report.Result {
+	res := report.NewResult(r.id, status, msg, at)
 	res.DatabaseID = r.db
 	res.StartedAt = r.started
 	return res
@@ -94,31 +85,4 @@ func (r *run) describe() string {
 		return scriptTypeName(sh.typ) + " script"
 	}
 	return fmt.Sprintf("handler %q", r.name)
-}
-
-// result is the outcome of one run, as reported to the admin.
-type result struct {
-	RunID      int64                `json:"run_id"`
-	DatabaseID string               `json:"database_id,omitempty"`
-	Status     carillonv1.RunStatus `json:"status"`
-	Message    string               `json:"message,omitempty"`
-	FinishedAt time.Time            `json:"finished_at"`
-	// StartedAt is when the handler started; zero for a run that never did.
-	StartedAt time.Time `json:"started_at,omitzero"`
-}
-
-// key names the run of res.
-func (res result) key() runKey { return runKey{res.DatabaseID, res.RunID} }
-
-// newResult returns the result of a run without a database id (see
-// [run.result]), its message cut to maxMessageBytes and made valid UTF-8.
-func newResult(runID int64, status carillonv1.RunStatus, msg string, at time.Time) result {
-	if len(msg) > maxMessageBytes {
-		cut := maxMessageBytes
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
-	}
-	return result{RunID: runID, Status: status, Message: strings.ToValidUTF8(msg, "\uFFFD"), FinishedAt: at}
 }

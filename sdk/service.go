@@ -11,6 +11,7 @@ import (
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+	"github.com/carillonhq/carillon/sdk/internal/report"
 )
 
 // service is the ExecutorService the admin calls. It is the only place
@@ -19,8 +20,8 @@ type service struct {
 	d          *dispatcher
 	lookup     func(name string) (Handler, bool)
 	scriptDir  string
-	instanceID string            // this Serve's, for HeldRuns
-	spooled    func(runKey) bool // whether a run's result waits in the spool
+	instanceID string                // this Serve's, for HeldRuns
+	spooled    func(report.Key) bool // whether a run's result waits in the spool
 }
 
 var _ carillonv1connect.ExecutorServiceHandler = (*service)(nil)
@@ -92,10 +93,10 @@ func (s *service) Kill(_ context.Context, req *carillonv1.KillRequest) (*carillo
 	case req.GetRunId() < 0:
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: run_id must not be negative", errInvalidRun))
 	case req.GetRunId() > 0 && req.GetBeforeStart():
-		ok := s.d.cancelBeforeStart(runKey{req.GetDatabaseId(), req.GetRunId()}, req.GetJobId(), req.GetReason(), req.GetReplace())
+		ok := s.d.cancelBeforeStart(report.Key{DB: req.GetDatabaseId(), ID: req.GetRunId()}, req.GetJobId(), req.GetReason(), req.GetReplace())
 		return &carillonv1.KillResponse{Cancelled: ok}, nil
 	case req.GetRunId() > 0:
-		s.d.killRun(runKey{req.GetDatabaseId(), req.GetRunId()}, req.GetJobId())
+		s.d.killRun(report.Key{DB: req.GetDatabaseId(), ID: req.GetRunId()}, req.GetJobId())
 	default:
 		s.d.kill(req.GetJobId())
 	}
@@ -112,7 +113,7 @@ func (s *service) ReadLog(_ context.Context, req *carillonv1.ReadLogRequest) (*c
 	if req.GetFromLine() < 0 {
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: from_line must not be negative", errInvalidRun))
 	}
-	page, err := s.d.readLog(runKey{req.GetDatabaseId(), req.GetRunId()}, int(req.GetFromLine()))
+	page, err := s.d.readLog(report.Key{DB: req.GetDatabaseId(), ID: req.GetRunId()}, int(req.GetFromLine()))
 	if err != nil {
 		return nil, connectError(err)
 	}
@@ -230,7 +231,7 @@ func (s *service) HeldRuns(_ context.Context, req *carillonv1.HeldRunsRequest) (
 		id := req.GetRunIds()[i]
 		switch state {
 		case carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED, carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT:
-			if s.spooled != nil && s.spooled(runKey{db, id}) {
+			if s.spooled != nil && s.spooled(report.Key{DB: db, ID: id}) {
 				state = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED // its result will be delivered
 			}
 		}

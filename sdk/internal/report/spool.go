@@ -1,4 +1,4 @@
-package sdk
+package report
 
 import (
 	"bufio"
@@ -24,12 +24,12 @@ import (
 // spool starts the next one.
 const spoolSegmentLines = 4096
 
-// spool keeps every result on disk from the moment its run ends until the
+// Spool keeps every result on disk from the moment its run ends until the
 // admin acknowledges it, so that no result is lost to an admin outage or an
 // executor restart. It appends to segment files, numbered in order, one
 // JSON record a line:
 //
-//	<dir>/<seq>.spool
+//	<dir>/<seq>.Spool
 //
 //	{"run_id":42,"status":"RUN_STATUS_SUCCEEDED","finished_at":"2026-01-02T03:04:05Z"}
 //	{"run_id":42,"database_id":"9f0c…","status":"RUN_STATUS_FAILED","message":"boom","finished_at":"2026-01-02T03:04:06Z"}
@@ -43,7 +43,7 @@ const spoolSegmentLines = 4096
 // database_id, the line is of a run without one, as all lines of earlier
 // versions.
 //
-// The spool remembers where each unacknowledged result is, not the result:
+// The Spool remembers where each unacknowledged result is, not the result:
 // during a long admin outage results wait on disk only. Segments are
 // deleted from the oldest while every result in them is acknowledged (or
 // replaced). An ack line refers to results of its own or earlier segments
@@ -54,18 +54,18 @@ const spoolSegmentLines = 4096
 // results, and appends go to a new segment, so the torn last line a crash
 // may leave never runs into new lines. A line that does not decode is
 // skipped and logged.
-type spool struct {
-	dir      string
+type Spool struct {
+	Dir      string
 	logger   *slog.Logger
 	maxLines int // lines per segment; spoolSegmentLines but in tests
 
 	mu      sync.Mutex
-	segs    []*spoolSegment     // every segment file, oldest first
-	cur     *os.File            // the last segment, open for appending; nil until the next append opens a new one
-	size    int64               // bytes in cur
-	lines   int                 // lines in cur
-	nextSeq int64               // number of the next segment
-	pending map[runKey]spoolRef // where each unacknowledged result is, by run
+	segs    []*spoolSegment  // every segment file, oldest first
+	cur     *os.File         // the last segment, open for appending; nil until the next append opens a new one
+	size    int64            // bytes in cur
+	lines   int              // lines in cur
+	nextSeq int64            // number of the next segment
+	pending map[Key]spoolRef // where each unacknowledged result is, by run
 }
 
 // spoolSegment counts the unacknowledged results of a segment file.
@@ -95,7 +95,7 @@ type spooled struct {
 // appendResultLine appends r as a spool line: the JSON of spooled, as
 // encoding/json writes it, and a newline; written by hand because it is
 // on every run's path, where reflection cost more than the write.
-func appendResultLine(b []byte, r result) []byte {
+func appendResultLine(b []byte, r Result) []byte {
 	b = append(b, `{"run_id":`...)
 	b = strconv.AppendInt(b, r.RunID, 10)
 	if r.DatabaseID != "" {
@@ -132,24 +132,24 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // result checks a result line and returns its result.
-func (sp spooled) result() (result, error) {
+func (sp spooled) result() (Result, error) {
 	status, ok := carillonv1.RunStatus_value[sp.Status]
 	if !ok || sp.RunID <= 0 {
-		return result{}, fmt.Errorf("bad run id %d or status %q", sp.RunID, sp.Status)
+		return Result{}, fmt.Errorf("bad run id %d or status %q", sp.RunID, sp.Status)
 	}
-	return result{RunID: sp.RunID, DatabaseID: sp.DatabaseID, Status: carillonv1.RunStatus(status), Message: sp.Message, FinishedAt: sp.FinishedAt,
+	return Result{RunID: sp.RunID, DatabaseID: sp.DatabaseID, Status: carillonv1.RunStatus(status), Message: sp.Message, FinishedAt: sp.FinishedAt,
 		StartedAt: sp.StartedAt}, nil
 }
 
-// openSpool opens the spool in dir, creating dir if needed: it reads the
+// OpenSpool opens the spool in dir, creating dir if needed: it reads the
 // segments a previous process left, deletes those whose every result was
 // acknowledged, and moves in the results an older executor left one file
 // per result. What cannot be read is logged to logger and skipped.
-func openSpool(dir string, logger *slog.Logger) (*spool, error) {
+func OpenSpool(dir string, logger *slog.Logger) (*Spool, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	s := &spool{dir: dir, logger: logger, maxLines: spoolSegmentLines, nextSeq: 1, pending: make(map[runKey]spoolRef)}
+	s := &Spool{Dir: dir, logger: logger, maxLines: spoolSegmentLines, nextSeq: 1, pending: make(map[Key]spoolRef)}
 	old, err := s.replay()
 	if err != nil {
 		return nil, err
@@ -162,15 +162,15 @@ func openSpool(dir string, logger *slog.Logger) (*spool, error) {
 }
 
 // segmentPath is the path of segment seq.
-func (s *spool) segmentPath(seq int64) string {
-	return filepath.Join(s.dir, fmt.Sprintf("%016d.spool", seq))
+func (s *Spool) segmentPath(seq int64) string {
+	return filepath.Join(s.Dir, fmt.Sprintf("%016d.spool", seq))
 }
 
 // replay reads every segment in dir, oldest first, into s.pending and
 // s.segs, and removes the temporary files an older executor's crash left.
 // It returns the result files of an older executor, for migrate.
-func (s *spool) replay() (oldFiles []string, err error) {
-	entries, err := os.ReadDir(s.dir)
+func (s *Spool) replay() (oldFiles []string, err error) {
+	entries, err := os.ReadDir(s.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -184,9 +184,9 @@ func (s *spool) replay() (oldFiles []string, err error) {
 				seqs = append(seqs, seq)
 			}
 		case strings.HasSuffix(name, ".json"):
-			oldFiles = append(oldFiles, filepath.Join(s.dir, name))
+			oldFiles = append(oldFiles, filepath.Join(s.Dir, name))
 		case strings.HasSuffix(name, ".tmp"):
-			_ = os.Remove(filepath.Join(s.dir, name))
+			_ = os.Remove(filepath.Join(s.Dir, name))
 		}
 	}
 	slices.Sort(seqs)
@@ -200,7 +200,7 @@ func (s *spool) replay() (oldFiles []string, err error) {
 }
 
 // replaySegment applies the lines of segment seq.
-func (s *spool) replaySegment(seq int64) error {
+func (s *Spool) replaySegment(seq int64) error {
 	seg := &spoolSegment{seq: seq}
 	s.segs = append(s.segs, seg)
 	f, err := os.Open(s.segmentPath(seq))
@@ -231,52 +231,52 @@ func (s *spool) replaySegment(seq int64) error {
 }
 
 // apply applies one line of seg, at off, to s.pending.
-func (s *spool) apply(seg *spoolSegment, off int64, line []byte) error {
+func (s *Spool) apply(seg *spoolSegment, off int64, line []byte) error {
 	var sp spooled
 	if err := json.Unmarshal(line, &sp); err != nil {
 		return err
 	}
 	if sp.Ack != nil {
 		for _, id := range sp.Ack {
-			s.forget(runKey{sp.DatabaseID, id})
+			s.forget(Key{sp.DatabaseID, id})
 		}
 		return nil
 	}
 	if _, err := sp.result(); err != nil {
 		return err
 	}
-	s.track(runKey{sp.DatabaseID, sp.RunID}, spoolRef{seg: seg, off: off, n: len(line)})
+	s.track(Key{sp.DatabaseID, sp.RunID}, spoolRef{seg: seg, off: off, n: len(line)})
 	return nil
 }
 
 // track records where the result of run k is, replacing an earlier one.
-func (s *spool) track(k runKey, ref spoolRef) {
+func (s *Spool) track(k Key, ref spoolRef) {
 	s.forget(k)
 	ref.seg.unacked++
 	s.pending[k] = ref
 }
 
 // forget drops the result of run k, if any, from the unacknowledged ones.
-func (s *spool) forget(k runKey) {
+func (s *Spool) forget(k Key) {
 	if ref, ok := s.pending[k]; ok {
 		ref.seg.unacked--
 		delete(s.pending, k)
 	}
 }
 
-// has says whether the result of run k waits for an acknowledgement.
-func (s *spool) has(k runKey) bool {
+// Has says whether the result of run k waits for an acknowledgement.
+func (s *Spool) Has(k Key) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.pending[k]
 	return ok
 }
 
-// keys returns the runs whose results wait for an acknowledgement.
-func (s *spool) keys() []runKey {
+// Keys returns the runs whose results wait for an acknowledgement.
+func (s *Spool) Keys() []Key {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys := make([]runKey, 0, len(s.pending))
+	keys := make([]Key, 0, len(s.pending))
 	for k := range s.pending {
 		keys = append(keys, k)
 	}
@@ -286,14 +286,14 @@ func (s *spool) keys() []runKey {
 // migrate moves the results an older executor left, one file each, into
 // the spool, and deletes the files; it sets aside, as *.bad, those that do
 // not decode.
-func (s *spool) migrate(files []string) {
+func (s *Spool) migrate(files []string) {
 	for _, p := range files {
 		var sp spooled
 		b, err := os.ReadFile(p)
 		if err == nil {
 			err = json.Unmarshal(b, &sp)
 		}
-		var r result
+		var r Result
 		if err == nil {
 			r, err = sp.result()
 		}
@@ -310,11 +310,11 @@ func (s *spool) migrate(files []string) {
 }
 
 // put spools one result: see putAll.
-func (s *spool) put(r result) error { return s.putAll([]result{r}) }
+func (s *Spool) put(r Result) error { return s.putAll([]Result{r}) }
 
 // putAll stores results, each replacing an earlier result of the same
 // run, with one write.
-func (s *spool) putAll(rs []result) error {
+func (s *Spool) putAll(rs []Result) error {
 	var buf []byte
 	ends := make([]int, len(rs))
 	for i, r := range rs {
@@ -337,17 +337,17 @@ func (s *spool) putAll(rs []result) error {
 // per database), and deletes the oldest segments once all their results
 // are acknowledged. When the write fails the results are forgotten all the
 // same: they may be delivered again after a restart.
-func (s *spool) ack(runs []runKey) error {
+func (s *Spool) ack(runs []Key) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var dbs []string // in the order first seen
 	acked := make(map[string][]int64)
 	for _, k := range runs {
 		if _, ok := s.pending[k]; ok {
-			if _, seen := acked[k.db]; !seen {
-				dbs = append(dbs, k.db)
+			if _, seen := acked[k.DB]; !seen {
+				dbs = append(dbs, k.DB)
 			}
-			acked[k.db] = append(acked[k.db], k.id)
+			acked[k.DB] = append(acked[k.DB], k.ID)
 		}
 	}
 	if len(dbs) == 0 {
@@ -370,7 +370,7 @@ func (s *spool) ack(runs []runKey) error {
 	}
 	for _, db := range dbs {
 		for _, id := range acked[db] {
-			s.forget(runKey{db, id})
+			s.forget(Key{db, id})
 		}
 	}
 	return errors.Join(err, s.trim())
@@ -381,7 +381,7 @@ func (s *spool) ack(runs []runKey) error {
 // is none, and returns where each went; s.mu is held. After a failed write
 // (which may leave a torn line) and after maxLines lines, the next append
 // goes to a new segment.
-func (s *spool) appendLines(lines []byte, ends []int) ([]spoolRef, error) {
+func (s *Spool) appendLines(lines []byte, ends []int) ([]spoolRef, error) {
 	if s.cur == nil {
 		f, err := os.OpenFile(s.segmentPath(s.nextSeq), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o640) //nolint:gosec // run logs are read by operators' tools, like any service log
 		if err != nil {
@@ -413,7 +413,7 @@ func (s *spool) appendLines(lines []byte, ends []int) ([]spoolRef, error) {
 
 // trim deletes segments from the oldest while every result in them is
 // acknowledged, but not the segment being appended to; s.mu is held.
-func (s *spool) trim() error {
+func (s *Spool) trim() error {
 	for len(s.segs) > 0 && s.segs[0].unacked == 0 && (s.cur == nil || len(s.segs) > 1) {
 		err := os.Remove(s.segmentPath(s.segs[0].seq))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -427,11 +427,11 @@ func (s *spool) trim() error {
 // load reads up to limit unacknowledged results for which skip is false,
 // oldest first; more says whether others remain. A result that cannot be
 // read is forgotten and reported in err; loading goes on.
-func (s *spool) load(limit int, skip func(runKey) bool) (results []result, more bool, err error) {
+func (s *Spool) load(limit int, skip func(Key) bool) (results []Result, more bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	type item struct {
-		run runKey
+		run Key
 		ref spoolRef
 	}
 	var items []item
@@ -462,12 +462,12 @@ func (s *spool) load(limit int, skip func(runKey) bool) (results []result, more 
 			f, openErr = os.Open(s.segmentPath(it.ref.seg.seq))
 		}
 		err := openErr
-		var res result
+		var res Result
 		if err == nil {
 			res, err = readSpooled(f, it.run, it.ref)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("spooled result of run %d%s: %w", it.run.id, ofDatabase(it.run.db), err))
+			errs = append(errs, fmt.Errorf("spooled result of run %d%s: %w", it.run.ID, OfDatabase(it.run.DB), err))
 			s.forget(it.run)
 			continue
 		}
@@ -477,24 +477,24 @@ func (s *spool) load(limit int, skip func(runKey) bool) (results []result, more 
 }
 
 // readSpooled reads the result of run k at ref in the segment f.
-func readSpooled(f *os.File, k runKey, ref spoolRef) (result, error) {
+func readSpooled(f *os.File, k Key, ref spoolRef) (Result, error) {
 	b := make([]byte, ref.n)
 	if _, err := f.ReadAt(b, ref.off); err != nil {
-		return result{}, err
+		return Result{}, err
 	}
 	var sp spooled
 	if err := json.Unmarshal(b, &sp); err != nil {
-		return result{}, err
+		return Result{}, err
 	}
-	if sp.RunID != k.id || sp.DatabaseID != k.db {
-		return result{}, fmt.Errorf("line at %d holds run %d%s", ref.off, sp.RunID, ofDatabase(sp.DatabaseID))
+	if sp.RunID != k.ID || sp.DatabaseID != k.DB {
+		return Result{}, fmt.Errorf("line at %d holds run %d%s", ref.off, sp.RunID, OfDatabase(sp.DatabaseID))
 	}
 	return sp.result()
 }
 
-// close closes the segment being appended to, and deletes the segments
+// Close closes the segment being appended to, and deletes the segments
 // whose every result was acknowledged; the next put opens a new segment.
-func (s *spool) close() error {
+func (s *Spool) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var err error
@@ -505,9 +505,20 @@ func (s *spool) close() error {
 	return errors.Join(err, s.trim())
 }
 
-// unacked says how many results wait for the admin's acknowledgement.
-func (s *spool) unacked() int {
+// Unacked says how many results wait for the admin's acknowledgement.
+func (s *Spool) Unacked() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.pending)
+}
+
+// Unacknowledged counts the results the spool in dir holds unacknowledged,
+// as a new process would find them, without changing dir: for tests and
+// diagnostics, while another process's spool may have it open.
+func Unacknowledged(dir string) (int, error) {
+	sp := &Spool{Dir: dir, logger: slog.New(slog.DiscardHandler), pending: make(map[Key]spoolRef)}
+	if _, err := sp.replay(); err != nil {
+		return 0, err
+	}
+	return len(sp.pending), nil
 }

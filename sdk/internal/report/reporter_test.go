@@ -1,4 +1,4 @@
-package sdk
+package report
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ type fakeAdmin struct {
 	batches   []int
 }
 
-func (a *fakeAdmin) send(_ context.Context, batch []result) ([]refusal, error) {
+func (a *fakeAdmin) send(_ context.Context, batch []Result) ([]Refusal, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls = append(a.calls, time.Now())
@@ -48,25 +48,14 @@ func (a *fakeAdmin) setDown(down bool) {
 	a.down = down
 }
 
-func newTestReporter(t *testing.T, dir string, a *fakeAdmin) *reporter {
+func newTestReporter(t *testing.T, dir string, a *fakeAdmin) *Reporter {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
-	sp, err := openSpool(dir, logger)
+	sp, err := OpenSpool(dir, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newReporter(sp, a.send, logger)
-}
-
-// unacknowledged counts the results in the spool in dir that a new process
-// would send, without changing the spool.
-func unacknowledged(t *testing.T, dir string) int {
-	t.Helper()
-	sp := &spool{dir: dir, logger: slog.New(slog.NewTextHandler(t.Output(), nil)), pending: make(map[runKey]spoolRef)}
-	if _, err := sp.replay(); err != nil {
-		t.Fatal(err)
-	}
-	return len(sp.pending)
+	return NewReporter(sp, a.send, logger)
 }
 
 func TestReporter(t *testing.T) {
@@ -80,12 +69,12 @@ func TestReporter(t *testing.T) {
 			r := newTestReporter(t, dir, a)
 			ctx, cancel := context.WithCancel(t.Context())
 			var wg sync.WaitGroup
-			wg.Go(func() { r.run(ctx, nil) })
+			wg.Go(func() { r.Run(ctx, nil) })
 			synctest.Wait() // idle, waiting for results
 
 			start := time.Now()
 			for id := int64(1); id <= 3; id++ {
-				r.add(newResult(id, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", time.Now()))
+				r.Add(NewResult(id, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", time.Now()))
 			}
 			// Down for 4 attempts: at +5ms, then after backoffs of 1s, 2s and
 			// 4s, each plus up to a quarter of jitter: by +8.755s at most. The
@@ -131,14 +120,14 @@ func TestReporter(t *testing.T) {
 			r := newTestReporter(t, dir, a)
 			ctx, cancel := context.WithCancel(t.Context())
 			var wg sync.WaitGroup
-			wg.Go(func() { r.run(ctx, nil) })
+			wg.Go(func() { r.Run(ctx, nil) })
 
 			const n = 2500
 			for id := int64(1); id <= n; id++ {
-				r.add(newResult(id, carillonv1.RunStatus_RUN_STATUS_FAILED, "no", time.Now()))
+				r.Add(NewResult(id, carillonv1.RunStatus_RUN_STATUS_FAILED, "no", time.Now()))
 			}
 			synctest.Wait()
-			if p := r.pending(); p > reportMemMax {
+			if p := r.Pending(); p > reportMemMax {
 				t.Errorf("%d results in memory, want at most %d", p, reportMemMax)
 			}
 			if got := unacknowledged(t, dir); got != n {
@@ -174,15 +163,15 @@ func TestReporter(t *testing.T) {
 			a := &fakeAdmin{down: true, delivered: make(map[int64]int)}
 			first := newTestReporter(t, dir, a)
 			for id := int64(1); id <= 5; id++ {
-				first.add(newResult(id, carillonv1.RunStatus_RUN_STATUS_KILLED, "killed", time.Now()))
+				first.Add(NewResult(id, carillonv1.RunStatus_RUN_STATUS_KILLED, "killed", time.Now()))
 			}
-			if err := first.flush(t.Context()); err == nil {
+			if err := first.Flush(t.Context()); err == nil {
 				t.Fatal("flush to a down admin succeeded")
 			}
 			// A new process, same directory.
 			a.setDown(false)
 			second := newTestReporter(t, dir, a)
-			if err := second.flush(t.Context()); err != nil {
+			if err := second.Flush(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			for id := int64(1); id <= 5; id++ {
@@ -201,27 +190,27 @@ func TestSpool(t *testing.T) {
 	t.Parallel()
 
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
-	res := func(id int64, status carillonv1.RunStatus, msg string) result {
-		return newResult(id, status, msg, at)
+	res := func(id int64, status carillonv1.RunStatus, msg string) Result {
+		return NewResult(id, status, msg, at)
 	}
 	// open opens the spool in dir as a new process would; what it logs
 	// goes to logged.
-	open := func(t *testing.T, dir string, logged *bytes.Buffer) *spool {
+	open := func(t *testing.T, dir string, logged *bytes.Buffer) *Spool {
 		t.Helper()
-		var w io.Writer = t.Output()
+		w := t.Output()
 		if logged != nil {
 			w = io.MultiWriter(w, logged)
 		}
-		sp, err := openSpool(dir, slog.New(slog.NewTextHandler(w, nil)))
+		sp, err := OpenSpool(dir, slog.New(slog.NewTextHandler(w, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { sp.close() })
+		t.Cleanup(func() { sp.Close() })
 		return sp
 	}
-	loadAll := func(t *testing.T, sp *spool) []result {
+	loadAll := func(t *testing.T, sp *Spool) []Result {
 		t.Helper()
-		got, more, err := sp.load(1000, func(runKey) bool { return false })
+		got, more, err := sp.load(1000, func(Key) bool { return false })
 		if err != nil || more {
 			t.Fatalf("load: more %v, %v", more, err)
 		}
@@ -242,7 +231,7 @@ func TestSpool(t *testing.T) {
 	t.Run("RoundTrip", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		want := []result{
+		want := []Result{
 			res(42, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, "sdk: run timed out after 1s"),
 			res(7, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""),
 			res(9, carillonv1.RunStatus_RUN_STATUS_FAILED, "line one\nline \"two\" é"),
@@ -256,7 +245,7 @@ func TestSpool(t *testing.T) {
 		if got := loadAll(t, sp); !slices.Equal(got, want) {
 			t.Errorf("load = %v, want %v (in the order put)", got, want)
 		}
-		got, more, err := sp.load(1, func(k runKey) bool { return k.id == 42 })
+		got, more, err := sp.load(1, func(k Key) bool { return k.ID == 42 })
 		if err != nil || !more || len(got) != 1 || got[0] != want[1] {
 			t.Errorf("load(1, skip 42) = %v, more %v, %v; want [%v], more", got, more, err, want[1])
 		}
@@ -277,7 +266,7 @@ func TestSpool(t *testing.T) {
 		if err := sp.ack(noDB(1, 2)); err != nil {
 			t.Fatal(err)
 		}
-		want := []result{res(3, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")}
+		want := []Result{res(3, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")}
 		if got := loadAll(t, sp); !slices.Equal(got, want) {
 			t.Errorf("load after ack = %v, want %v", got, want)
 		}
@@ -291,26 +280,26 @@ func TestSpool(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		sp := open(t, dir, nil)
-		of := func(db string, id int64, msg string) result {
+		of := func(db string, id int64, msg string) Result {
 			r := res(id, carillonv1.RunStatus_RUN_STATUS_FAILED, msg)
 			r.DatabaseID = db
 			return r
 		}
 		// Run 1 of three databases, and run 2 of one: four results.
-		all := []result{of("", 1, "legacy"), of("a", 1, "of a"), of("b\"<&>", 1, "of b"), of("a", 2, "a 2")}
+		all := []Result{of("", 1, "legacy"), of("a", 1, "of a"), of("b\"<&>", 1, "of b"), of("a", 2, "a 2")}
 		if err := sp.putAll(all); err != nil {
 			t.Fatal(err)
 		}
 		if got := loadAll(t, sp); !slices.Equal(got, all) {
 			t.Errorf("load = %v, want %v", got, all)
 		}
-		if !sp.has(runKey{"a", 1}) || sp.has(runKey{"c", 1}) {
+		if !sp.Has(Key{"a", 1}) || sp.Has(Key{"c", 1}) {
 			t.Error("has is wrong")
 		}
-		if err := sp.ack([]runKey{{"a", 1}, {"", 1}}); err != nil {
+		if err := sp.ack([]Key{{"a", 1}, {"", 1}}); err != nil {
 			t.Fatal(err)
 		}
-		want := []result{all[2], all[3]}
+		want := []Result{all[2], all[3]}
 		if got := loadAll(t, sp); !slices.Equal(got, want) {
 			t.Errorf("after acknowledging run 1 of a and run 1 without a database, load = %v, want %v", got, want)
 		}
@@ -318,9 +307,9 @@ func TestSpool(t *testing.T) {
 		if got := loadAll(t, again); !slices.Equal(got, want) {
 			t.Errorf("after reopening, load = %v, want %v", got, want)
 		}
-		keys := again.keys()
-		slices.SortFunc(keys, func(x, y runKey) int { return strings.Compare(x.db, y.db) })
-		if !slices.Equal(keys, []runKey{{"a", 2}, {"b\"<&>", 1}}) {
+		keys := again.Keys()
+		slices.SortFunc(keys, func(x, y Key) int { return strings.Compare(x.DB, y.DB) })
+		if !slices.Equal(keys, []Key{{"a", 2}, {"b\"<&>", 1}}) {
 			t.Errorf("keys = %v", keys)
 		}
 	})
@@ -330,11 +319,11 @@ func TestSpool(t *testing.T) {
 		dir := t.TempDir()
 		sp := open(t, dir, nil)
 		sp.maxLines = 4 // a batch goes whole into the segment it starts in
-		var want []result
+		var want []Result
 		for id := int64(1); id <= 9; id++ {
 			want = append(want, res(id, carillonv1.RunStatus_RUN_STATUS_FAILED, fmt.Sprintf("run %d \"failed\"", id)))
 		}
-		for _, batch := range [][]result{want[:3], want[3:8], want[8:]} {
+		for _, batch := range [][]Result{want[:3], want[3:8], want[8:]} {
 			if err := sp.putAll(batch); err != nil {
 				t.Fatal(err)
 			}
@@ -360,15 +349,15 @@ func TestSpool(t *testing.T) {
 		sp := open(t, dir, nil)
 		first := res(5, carillonv1.RunStatus_RUN_STATUS_FAILED, "first")
 		later := res(5, carillonv1.RunStatus_RUN_STATUS_KILLED, "later")
-		for _, r := range []result{first, later} {
+		for _, r := range []Result{first, later} {
 			if err := sp.put(r); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if got := loadAll(t, sp); !slices.Equal(got, []result{later}) {
+		if got := loadAll(t, sp); !slices.Equal(got, []Result{later}) {
 			t.Errorf("load = %v, want only the later result", got)
 		}
-		if got := loadAll(t, open(t, dir, nil)); !slices.Equal(got, []result{later}) {
+		if got := loadAll(t, open(t, dir, nil)); !slices.Equal(got, []Result{later}) {
 			t.Errorf("after reopening, load = %v, want only the later result", got)
 		}
 	})
@@ -377,7 +366,7 @@ func TestSpool(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		sp := open(t, dir, nil)
-		ok := []result{res(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""), res(2, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")}
+		ok := []Result{res(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""), res(2, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")}
 		if err := sp.put(ok[0]); err != nil {
 			t.Fatal(err)
 		}
@@ -397,7 +386,7 @@ func TestSpool(t *testing.T) {
 			t.Fatal(err)
 		}
 		appendTo(`{"run_id":3,"status":"RUN_ST`) // a crash cut this line
-		sp.close()
+		sp.Close()
 
 		var logged bytes.Buffer
 		next := open(t, dir, &logged)
@@ -449,7 +438,7 @@ func TestSpool(t *testing.T) {
 		if names := segments(t, dir); slices.Contains(names, first) || len(names) != 3 {
 			t.Errorf("segments %v: want the oldest, fully acknowledged, deleted", names)
 		}
-		want := []result{
+		want := []Result{
 			res(5, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""),
 			res(6, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""),
 			res(7, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""),
@@ -461,7 +450,7 @@ func TestSpool(t *testing.T) {
 		if err := sp.ack(noDB(5, 6, 7, 8)); err != nil {
 			t.Fatal(err)
 		}
-		sp.close()
+		sp.Close()
 		if names := segments(t, dir); len(names) != 0 {
 			t.Errorf("segments %v left once everything was acknowledged", names)
 		}
@@ -481,7 +470,7 @@ func TestSpool(t *testing.T) {
 			}
 		}
 		sp := open(t, dir, nil)
-		want := []result{res(42, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, "sdk: run timed out after 1s")}
+		want := []Result{res(42, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, "sdk: run timed out after 1s")}
 		if got := loadAll(t, sp); !slices.Equal(got, want) {
 			t.Errorf("load = %v, want %v", got, want)
 		}
@@ -497,10 +486,21 @@ func TestSpool(t *testing.T) {
 }
 
 // noDB returns the runs of ids without a database id.
-func noDB(ids ...int64) []runKey {
-	keys := make([]runKey, len(ids))
+func noDB(ids ...int64) []Key {
+	keys := make([]Key, len(ids))
 	for i, id := range ids {
-		keys[i] = runKey{id: id}
+		keys[i] = Key{ID: id}
 	}
 	return keys
+}
+
+// unacknowledged counts the results left unacknowledged in the spool in
+// dir, as a new process would find them.
+func unacknowledged(t *testing.T, dir string) int {
+	t.Helper()
+	n, err := Unacknowledged(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

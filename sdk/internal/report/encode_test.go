@@ -1,4 +1,4 @@
-package sdk
+package report
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 func TestAppendResultLine(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 23, 8, 0, 0, 123456789, time.UTC)
-	for _, r := range []result{
+	for _, r := range []Result{
 		{RunID: 1, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: at},
 		{RunID: 2, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "boom: exit status 1", FinishedAt: at.In(time.FixedZone("x", 3600))},
 		{RunID: 3, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "say \"hi\"\n\tback\\slash <b>&</b> ünï \xff"},

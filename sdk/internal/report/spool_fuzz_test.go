@@ -1,4 +1,4 @@
-package sdk
+package report
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 // lines as the spool writes them.
 func FuzzSpoolLine(f *testing.F) {
 	at := time.Date(2026, 11, 23, 8, 0, 0, 123456789, time.UTC)
-	for _, r := range []result{
+	for _, r := range []Result{
 		{RunID: 1, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: at, StartedAt: at.Add(-time.Second)},
 		{RunID: 42, DatabaseID: "0123456789abcdef0123456789abcdef", Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "boom: exit status 1", FinishedAt: at},
 		{RunID: 7, DatabaseID: "odd \"id\" <&>", Status: carillonv1.RunStatus_RUN_STATUS_KILLED, Message: "say \"hi\"\n\tü", FinishedAt: at.In(time.FixedZone("x", 3600))},
@@ -39,7 +39,7 @@ func FuzzSpoolLine(f *testing.F) {
 		if runID <= 0 {
 			return
 		}
-		r := newResult(runID, carillonv1.RunStatus_RUN_STATUS_FAILED, msg, time.Unix(0, finished))
+		r := NewResult(runID, carillonv1.RunStatus_RUN_STATUS_FAILED, msg, time.Unix(0, finished))
 		r.DatabaseID = strings.ToValidUTF8(db, "\uFFFD") // it comes from a protobuf string: valid UTF-8
 		if got := decodeSpoolLine(t, appendResultLine(nil, r)); !sameResult(got, r) {
 			t.Errorf("result %+v read back as %+v", r, got)
@@ -48,7 +48,7 @@ func FuzzSpoolLine(f *testing.F) {
 }
 
 // decodeSpoolLine decodes a result line as the spool reads it.
-func decodeSpoolLine(t *testing.T, line []byte) result {
+func decodeSpoolLine(t *testing.T, line []byte) Result {
 	t.Helper()
 	var sp spooled
 	if err := json.Unmarshal(line, &sp); err != nil {
@@ -63,7 +63,7 @@ func decodeSpoolLine(t *testing.T, line []byte) result {
 
 // sameResult says whether a and b are the same result, their times the
 // same instants.
-func sameResult(a, b result) bool {
+func sameResult(a, b Result) bool {
 	return a.RunID == b.RunID && a.DatabaseID == b.DatabaseID && a.Status == b.Status && a.Message == b.Message &&
 		a.FinishedAt.Equal(b.FinishedAt) && a.StartedAt.Equal(b.StartedAt)
 }

@@ -1,4 +1,4 @@
-package sdk
+package report
 
 import (
 	"context"
@@ -16,66 +16,66 @@ const (
 	reportBatchDelay = 5 * time.Millisecond // wait for more results before a small batch
 	reportMemMax     = 5000                 // results held in memory; the rest wait on disk
 	reportBackoffMin = time.Second          // first retry after every admin failed
-	reportBackoffMax = time.Minute          // longest wait between retries
+	BackoffMax       = time.Minute          // longest wait between retries
 )
 
-// reporter delivers results to the admin: batched, retried with backoff
+// Reporter delivers results to the admin: batched, retried with backoff
 // until acknowledged, and kept in the spool meanwhile. A result the admin
 // refuses as malformed is dropped, with a warning: the admin would refuse
 // it every time. It holds at most reportMemMax results in memory; during a
 // long admin outage the others wait on disk only. The backoff ends the moment any call to an admin
 // succeeds (see adminAnswered): runs that end during an outage are
 // reported as soon as an admin is back, not up to a minute later.
-type reporter struct {
-	spool      *spool
-	send       func(ctx context.Context, batch []result) ([]refusal, error) // see admins.reportResults
-	failures   *atomic.Int64                                                // counts the calls no admin answered; nil: none
+type Reporter struct {
+	spool      *Spool
+	send       func(ctx context.Context, batch []Result) ([]Refusal, error) // see admins.reportResults
+	Failures   *atomic.Int64                                                // counts the calls no admin answered; nil: none
 	logger     *slog.Logger
-	backoffMin time.Duration // the first wait; reportBackoffMin but in tests
+	BackoffMin time.Duration // the first wait; reportBackoffMin but in tests
 
 	answers  atomic.Uint64 // calls an admin answered, any call
 	answered chan struct{} // notified on each of them
 
 	mu      sync.Mutex
-	queue   []result        // oldest first
-	known   map[runKey]bool // the runs in queue
-	spilled bool            // the spool may hold results that are not in queue
+	queue   []Result     // oldest first
+	known   map[Key]bool // the runs in queue
+	spilled bool         // the spool may hold results that are not in queue
 	wake    chan struct{}
 }
 
-// newReporter returns a reporter that sends through send and keeps results
+// NewReporter returns a reporter that sends through send and keeps results
 // in sp; it starts by delivering what sp holds from an earlier process.
-func newReporter(sp *spool, send func(context.Context, []result) ([]refusal, error), logger *slog.Logger) *reporter {
-	return &reporter{
+func NewReporter(sp *Spool, send func(context.Context, []Result) ([]Refusal, error), logger *slog.Logger) *Reporter {
+	return &Reporter{
 		spool:      sp,
 		send:       send,
 		logger:     logger,
-		known:      make(map[runKey]bool),
+		known:      make(map[Key]bool),
 		spilled:    true, // results left by an earlier process
 		wake:       make(chan struct{}, 1),
-		backoffMin: reportBackoffMin,
+		BackoffMin: reportBackoffMin,
 		answered:   make(chan struct{}, 1),
 	}
 }
 
-// adminAnswered tells the reporter that an admin answered a call (a
+// AdminAnswered tells the reporter that an admin answered a call (a
 // heartbeat, say): if it is waiting to retry after every admin failed, it
 // retries at once, with its backoff reset. Safe for concurrent use.
-func (r *reporter) adminAnswered() {
+func (r *Reporter) AdminAnswered() {
 	r.answers.Add(1)
 	notify(r.answered)
 }
 
-// add stores res and queues it for delivery.
-func (r *reporter) add(res result) { r.addAll([]result{res}) }
+// Add stores res and queues it for delivery.
+func (r *Reporter) Add(res Result) { r.AddAll([]Result{res}) }
 
-// addAll spools results with one write and queues them for delivery.
-func (r *reporter) addAll(rs []result) {
-	r.queueAll(rs, r.spoolAll(rs))
+// AddAll spools results with one write and queues them for delivery.
+func (r *Reporter) AddAll(rs []Result) {
+	r.QueueAll(rs, r.SpoolAll(rs))
 }
 
-// spoolAll spools results with one write, to be queued by queueAll.
-func (r *reporter) spoolAll(rs []result) error {
+// SpoolAll spools results with one write, to be queued by queueAll.
+func (r *Reporter) SpoolAll(rs []Result) error {
 	err := r.spool.putAll(rs)
 	if err != nil {
 		r.logger.Error("sdk: results kept in memory only", "runs", len(rs), "err", err)
@@ -83,9 +83,9 @@ func (r *reporter) spoolAll(rs []result) error {
 	return err
 }
 
-// queueAll queues for delivery results that spoolAll spooled, or failed to
+// QueueAll queues for delivery results that spoolAll spooled, or failed to
 // spool with err (they are then kept in memory, however many).
-func (r *reporter) queueAll(rs []result, err error) {
+func (r *Reporter) QueueAll(rs []Result, err error) {
 	r.mu.Lock()
 	for _, res := range rs {
 		switch {
@@ -103,11 +103,11 @@ func (r *reporter) queueAll(rs []result, err error) {
 
 // next returns the oldest results, up to a batch, refilling the queue from
 // the spool when it is empty.
-func (r *reporter) next() []result {
+func (r *Reporter) next() []Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.queue) == 0 && r.spilled {
-		loaded, more, err := r.spool.load(reportMemMax, func(k runKey) bool { return r.known[k] })
+		loaded, more, err := r.spool.load(reportMemMax, func(k Key) bool { return r.known[k] })
 		if err != nil {
 			r.logger.Error("sdk: load spooled results", "err", err)
 		}
@@ -118,25 +118,25 @@ func (r *reporter) next() []result {
 		r.spilled = more
 	}
 	n := min(len(r.queue), reportBatchMax)
-	return append([]result(nil), r.queue[:n]...)
+	return append([]Result(nil), r.queue[:n]...)
 }
 
-// settle forgets the results of a batch the admin answered, which next
+// applyAnswer forgets the results of a batch the admin answered, which next
 // returned and is still at the head of the queue, as refusals (one per
 // result, or nil when it took all) say: those it took, and those it refused
 // as malformed, dropped with a warning. It keeps at the head of the queue
 // the others, which the admin could not take for now, and returns their
 // refusals.
-func (r *reporter) settle(batch []result, refusals []refusal) (kept []refusal) {
-	done, keep := batch, []result(nil)
+func (r *Reporter) applyAnswer(batch []Result, refusals []Refusal) (kept []Refusal) {
+	done, keep := batch, []Result(nil)
 	if refusals != nil {
-		done = make([]result, 0, len(batch))
+		done = make([]Result, 0, len(batch))
 		for i, res := range batch {
 			switch f := refusals[i]; {
-			case f.code == "":
+			case f.Code == "":
 				done = append(done, res)
-			case f.malformed():
-				r.logger.Warn("sdk: result dropped: the admin refuses it as malformed", "run", res.RunID, "database_id", res.DatabaseID, "status", res.Status.String(), "reason", f.message)
+			case f.Malformed():
+				r.logger.Warn("sdk: result dropped: the admin refuses it as malformed", "run", res.RunID, "database_id", res.DatabaseID, "status", res.Status.String(), "reason", f.Message)
 				done = append(done, res)
 			default:
 				keep = append(keep, res)
@@ -144,7 +144,7 @@ func (r *reporter) settle(batch []result, refusals []refusal) (kept []refusal) {
 			}
 		}
 	}
-	ids := make([]runKey, len(done))
+	ids := make([]Key, len(done))
 	for i, res := range done {
 		ids[i] = res.key()
 	}
@@ -163,17 +163,17 @@ func (r *reporter) settle(batch []result, refusals []refusal) (kept []refusal) {
 	return kept
 }
 
-// pending says how many results wait in memory.
-func (r *reporter) pending() int {
+// Pending says how many results wait in memory.
+func (r *Reporter) Pending() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.queue)
 }
 
-// run delivers results until stop is closed or ctx ends. Closing stop lets
+// Run delivers results until stop is closed or ctx ends. Closing stop lets
 // a call to the admin that is under way finish, so that a result the admin
 // took is not sent again by flush; ending ctx cancels it.
-func (r *reporter) run(ctx context.Context, stop <-chan struct{}) {
+func (r *Reporter) Run(ctx context.Context, stop <-chan struct{}) {
 	var backoff time.Duration
 	for {
 		select {
@@ -198,7 +198,7 @@ func (r *reporter) run(ctx context.Context, stop <-chan struct{}) {
 		answers := r.answers.Load()
 		refusals, err := r.send(ctx, batch)
 		if err == nil {
-			kept := r.settle(batch, refusals)
+			kept := r.applyAnswer(batch, refusals)
 			if len(kept) == 0 {
 				backoff = 0
 				continue
@@ -207,7 +207,7 @@ func (r *reporter) run(ctx context.Context, stop <-chan struct{}) {
 			// however many calls it answers meanwhile.
 			backoff = r.nextBackoff(backoff)
 			wait := jitter(backoff)
-			r.logger.Warn("sdk: report results: the admin could not take some for now; retrying", "results", len(kept), "retry_in", wait, "code", kept[0].code, "reason", kept[0].message)
+			r.logger.Warn("sdk: report results: the admin could not take some for now; retrying", "results", len(kept), "retry_in", wait, "code", kept[0].Code, "reason", kept[0].Message)
 			if !sleep(ctx, stop, wait) {
 				return
 			}
@@ -216,8 +216,8 @@ func (r *reporter) run(ctx context.Context, stop <-chan struct{}) {
 		if ctx.Err() != nil {
 			return
 		}
-		if r.failures != nil {
-			r.failures.Add(1)
+		if r.Failures != nil {
+			r.Failures.Add(1)
 		}
 		backoff = r.nextBackoff(backoff)
 		wait := jitter(backoff)
@@ -237,7 +237,7 @@ func (r *reporter) run(ctx context.Context, stop <-chan struct{}) {
 // answers, the count before the failed send (so an answer that came while
 // the send failed counts too). slept is false when ctx ended or stop was
 // closed first; answered says an admin answered.
-func (r *reporter) backOff(ctx context.Context, stop <-chan struct{}, d time.Duration, answers uint64) (slept, answered bool) {
+func (r *Reporter) backOff(ctx context.Context, stop <-chan struct{}, d time.Duration, answers uint64) (slept, answered bool) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
@@ -256,10 +256,10 @@ func (r *reporter) backOff(ctx context.Context, stop <-chan struct{}, d time.Dur
 	}
 }
 
-// flush sends what is left, once, until everything is delivered, an admin
+// Flush sends what is left, once, until everything is delivered, an admin
 // call fails, the admin cannot take some result for now, or ctx ends. What
 // is not delivered stays in the spool for the next start.
-func (r *reporter) flush(ctx context.Context) error {
+func (r *Reporter) Flush(ctx context.Context) error {
 	for {
 		batch := r.next()
 		if len(batch) == 0 {
@@ -269,19 +269,19 @@ func (r *reporter) flush(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if kept := r.settle(batch, refusals); len(kept) > 0 {
-			return fmt.Errorf("report results: the admin could not take %d of them for now: %s: %s", len(kept), kept[0].code, kept[0].message)
+		if kept := r.applyAnswer(batch, refusals); len(kept) > 0 {
+			return fmt.Errorf("report results: the admin could not take %d of them for now: %s: %s", len(kept), kept[0].Code, kept[0].Message)
 		}
 	}
 }
 
 // nextBackoff is the wait after d before the next retry: doubling from
 // r.backoffMin up to reportBackoffMax.
-func (r *reporter) nextBackoff(d time.Duration) time.Duration {
+func (r *Reporter) nextBackoff(d time.Duration) time.Duration {
 	if d == 0 {
-		return r.backoffMin
+		return r.BackoffMin
 	}
-	return min(2*d, reportBackoffMax)
+	return min(2*d, BackoffMax)
 }
 
 // jitter spreads retries of many executors: d plus up to a quarter of d.
@@ -301,5 +301,14 @@ func sleep(ctx context.Context, stop <-chan struct{}, d time.Duration) bool {
 		return false
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// notify wakes whoever waits on c, without blocking when a wake-up is
+// already pending.
+func notify(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
