@@ -20,6 +20,7 @@ import (
 
 	"github.com/carillonhq/carillon/sdk/internal/report"
 	"github.com/carillonhq/carillon/sdk/internal/runlog"
+	"github.com/carillonhq/carillon/sdk/internal/runner"
 )
 
 // Limits of the executor's HTTP server.
@@ -69,7 +70,7 @@ type Executor struct {
 
 // servingStats is what [Executor.Stats] reads of a serving executor.
 type servingStats struct {
-	d  *dispatcher
+	d  *runner.Dispatcher
 	sp *report.Spool
 }
 
@@ -170,7 +171,7 @@ func (e *Executor) Observe(obs ...Observer) {
 func (e *Executor) Stats() Stats {
 	st := Stats{ReportFailures: e.reportFailures.Load()}
 	if s := e.stats.Load(); s != nil {
-		st.RunsQueued, st.ResultsUnreported = s.d.queued(), s.sp.Unacked()
+		st.RunsQueued, st.ResultsUnreported = s.d.Queued(), s.sp.Unacked()
 	}
 	return st
 }
@@ -188,6 +189,33 @@ func (e *Executor) observing() observers {
 	defer e.mu.RUnlock()
 	return slices.Clone(e.observers)
 }
+
+// prepare is the runner's PrepareFunc: r's handler with the middleware
+// registered now, and the Job it gets.
+func (e *Executor) prepare(r *runner.Run) runner.Call {
+	return &call{
+		job: Job{
+			RunID:       r.ID,
+			JobID:       r.JobID,
+			Name:        r.Name,
+			Param:       r.Param,
+			ShardIndex:  r.ShardIndex,
+			ShardTotal:  r.ShardTotal,
+			ScheduledAt: r.ScheduledAt,
+			log:         r.Log,
+		},
+		handler: e.wrap(r.Handler.(Handler)),
+	}
+}
+
+// call is a run's call of its handler (runner.Call), with the Job it gets.
+type call struct {
+	job     Job
+	handler Handler
+}
+
+// Call calls the handler.
+func (c *call) Call(ctx context.Context) error { return c.handler.ServeJob(ctx, &c.job) }
 
 func (e *Executor) wrap(h Handler) Handler {
 	e.mu.RLock()
@@ -274,21 +302,21 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	rep := report.NewReporter(sp, adm.reportResults, log)
 	rep.Failures = &e.reportFailures
 	adm.answered = rep.AdminAnswered // a heartbeat that gets through ends the results' backoff
-	d := newDispatcher(dispatcherConfig{
-		logs:           logs,
-		now:            cfg.NowFunc,
-		logger:         log,
-		report:         rep.Add,
-		reportBatch:    rep.AddAll,
-		spoolResults:   rep.SpoolAll,
-		queueResults:   rep.QueueAll,
-		wrap:           e.wrap,
-		scriptsEnabled: cfg.ScriptsEnabled,
-		idleTimeout:    workerIdleTimeout,
-		abandonAfter:   abandonAfter,
-		observers:      e.observing(),
+	d := runner.New(runner.Config{
+		Logs:            logs,
+		NowFunc:         cfg.NowFunc,
+		Logger:          log,
+		ReportFunc:      rep.Add,
+		ReportBatchFunc: rep.AddAll,
+		SpoolFunc:       rep.SpoolAll,
+		QueueFunc:       rep.QueueAll,
+		PrepareFunc:     e.prepare,
+		ScriptsEnabled:  cfg.ScriptsEnabled,
+		IdleTimeout:     runner.IdleTimeoutDefault,
+		AbandonAfter:    runner.AbandonAfterDefault,
+		Observer:        e.observing(),
 	})
-	d.remember(sp.Keys()) // runs an earlier process ended and had not reported yet
+	d.Remember(sp.Keys()) // runs an earlier process ended and had not reported yet
 	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts"), instanceID: instance, spooled: sp.Has}
 	h := newServiceHandler(svc, cfg.AccessToken, cfg.Interceptors)
 	e.serving.Store(&h)
@@ -325,7 +353,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	}
 
 	// Graceful stop, in order.
-	d.stopAccepting()
+	d.StopAccepting()
 	stopHB()
 	hb.Wait()
 	dctx, cancel := context.WithTimeout(base, adminCallTimeout)
@@ -334,7 +362,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	cancel()
 	dctx, cancel = context.WithTimeout(base, cfg.ShutdownTimeout)
-	d.drain(dctx)
+	d.Drain(dctx)
 	cancel()
 	if err := logs.Close(); err != nil {
 		log.Warn("sdk: close run logs", "err", err)

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk/internal/report"
 	"github.com/carillonhq/carillon/sdk/internal/runlog"
+	"github.com/carillonhq/carillon/sdk/internal/runner"
 )
 
 // TestHeldRunsCutShort: a process killed while runs ran leaves their logs
@@ -64,8 +66,8 @@ func TestHeldRunsCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = logs.Close(); _ = first.Close() })
-	d := newDispatcher(dispatcherConfig{logs: logs, now: time.Now, logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
-		report: func(report.Result) {}, idleTimeout: workerIdleTimeout, abandonAfter: abandonAfter})
+	d := runner.New(runner.Config{Logs: logs, NowFunc: time.Now, Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
+		ReportFunc: func(report.Result) {}, IdleTimeout: runner.IdleTimeoutDefault, AbandonAfter: runner.AbandonAfterDefault})
 	svc := &service{d: d, spooled: func(k report.Key) bool { return k == report.Key{DB: db, ID: 2} }}
 	ask := func(db string) map[int64]carillonv1.HeldRunState {
 		t.Helper()
@@ -90,12 +92,11 @@ func TestHeldRunsCutShort(t *testing.T) {
 	if got := ask("another"); len(got) != 0 {
 		t.Errorf("HeldRuns of another database = %v, want none", got)
 	}
-	// Asked again (acceptedBefore now remembers them): the same.
-	d.mu.Lock()
-	if !d.acceptedBefore(report.Key{DB: db, ID: 1}) {
-		t.Error("run 1, cut short, is not remembered as accepted: it could run twice")
+	// Asked again (the runner now remembers them as accepted): the same.
+	resent := &runner.Run{ID: 1, DB: db, JobID: 1, Block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, ShardTotal: 1}
+	if err := d.Accept(resent); !errors.Is(err, ErrDuplicateRun) {
+		t.Errorf("run 1, cut short, sent again: %v, want ErrDuplicateRun (it could run twice)", err)
 	}
-	d.mu.Unlock()
 	if diff := cmp.Diff(want, ask(db)); diff != "" {
 		t.Errorf("HeldRuns asked again (-want +got):\n%s", diff)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/runner"
 )
 
 // An Observer watches the runs of an [Executor], for metrics or tracing:
@@ -72,13 +73,13 @@ type Stats struct {
 // observers are the observers of a Serve, called in order.
 type observers []Observer
 
-// started calls RunStarted of each observer for r, begun with ctx, and
+// Started calls RunStarted of each observer for r, begun with ctx, and
 // returns the handler's context and the notes for its log, joined.
-func (os observers) started(ctx context.Context, r *run) (context.Context, string) {
+func (os observers) Started(ctx context.Context, r *runner.Run) (context.Context, string) {
 	if len(os) == 0 {
 		return ctx, ""
 	}
-	info := r.info()
+	info := info(r)
 	var notes []string
 	for _, o := range os {
 		var note string
@@ -90,24 +91,24 @@ func (os observers) started(ctx context.Context, r *run) (context.Context, strin
 	return ctx, strings.Join(notes, ", ")
 }
 
-// ended calls RunEnded of each observer for r, ended with status and msg
+// Ended calls RunEnded of each observer for r, ended with status and msg
 // at at; ctx is the handler's, context.Background() for a run that never
 // started.
-func (os observers) ended(ctx context.Context, r *run, status carillonv1.RunStatus, msg string, at time.Time) {
+func (os observers) Ended(ctx context.Context, r *runner.Run, status carillonv1.RunStatus, msg string, at time.Time) {
 	if len(os) == 0 {
 		return
 	}
-	info, end := r.info(), RunEnd{Status: statusName(status), Message: msg, Started: r.started, Ended: at}
+	info, end := info(r), RunEnd{Status: strings.TrimPrefix(status.String(), "RUN_STATUS_"), Message: msg, Started: r.Started, Ended: at}
 	for _, o := range os {
 		o.RunEnded(ctx, info, end)
 	}
 }
 
 // info is what an observer sees of r.
-func (r *run) info() RunInfo {
-	name := r.name
-	if r.script {
+func info(r *runner.Run) RunInfo {
+	name := r.Name
+	if r.Script {
 		name = "script"
 	}
-	return RunInfo{RunID: r.id, JobID: r.jobID, Handler: name, TraceContext: r.traceContext}
+	return RunInfo{RunID: r.ID, JobID: r.JobID, Handler: name, TraceContext: r.TraceContext}
 }

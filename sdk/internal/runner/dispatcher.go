@@ -1,4 +1,4 @@
-package sdk
+package runner
 
 import (
 	"cmp"
@@ -19,43 +19,45 @@ import (
 )
 
 const (
-	// workerIdleTimeout is how long a job's worker waits for work before it
+	// IdleTimeoutDefault is how long a job's worker waits for work before it
 	// exits; the next run of the job starts a new one.
-	workerIdleTimeout = 90 * time.Second
-	// abandonAfter is how long a worker waits for a handler to return once
+	IdleTimeoutDefault = 90 * time.Second
+	// AbandonAfterDefault is how long a worker waits for a handler to return once
 	// the run's context has ended (timeout, kill, shutdown) before it
 	// abandons the handler's goroutine and moves on.
-	abandonAfter = 5 * time.Second
+	AbandonAfterDefault = 5 * time.Second
 )
 
-// dispatcherConfig is what a dispatcher needs from the executor.
-type dispatcherConfig struct {
-	logs        *runlog.Store
-	now         func() time.Time
-	logger      *slog.Logger
-	report      func(report.Result)   // hands a result to the reporter
-	reportBatch func([]report.Result) // hands several; nil: report each
-	// spoolResults and queueResults, when set, do what reportBatch does in
+// Config is what a dispatcher needs from the executor.
+type Config struct {
+	Logs            *runlog.Store
+	NowFunc         func() time.Time
+	Logger          *slog.Logger
+	ReportFunc      func(report.Result)   // hands a result to the reporter
+	ReportBatchFunc func([]report.Result) // hands several; nil: report each
+	// SpoolFunc and queueResults, when set, do what reportBatch does in
 	// two steps, so that finishRuns closes the runs' logs in between:
-	// spoolResults writes results down, queueResults hands them to the
-	// reporter, with spoolResults' error. Unset: reportBatch after.
-	spoolResults   func([]report.Result) error
-	queueResults   func([]report.Result, error)
-	wrap           func(Handler) Handler // applies the middleware
-	scriptsEnabled bool
-	idleTimeout    time.Duration
-	abandonAfter   time.Duration
-	observers      observers
+	// SpoolFunc writes results down, queueResults hands them to the
+	// reporter, with SpoolFunc' error. Unset: reportBatch after.
+	SpoolFunc func([]report.Result) error
+	QueueFunc func([]report.Result, error)
+	// PrepareFunc returns the call of run r's handler, with its
+	// middleware, that the run's goroutine makes with the run's context.
+	PrepareFunc    func(r *Run) Call
+	ScriptsEnabled bool
+	IdleTimeout    time.Duration
+	AbandonAfter   time.Duration
+	Observer       Observer // nil: none
 }
 
-// dispatcher owns the per-job workers: it accepts runs, applies block
+// Dispatcher owns the per-job workers: it accepts runs, applies block
 // strategies, kills, and drains on shutdown.
-type dispatcher struct {
-	dispatcherConfig
+type Dispatcher struct {
+	Config
 
 	mu      sync.Mutex
 	workers map[int64]*worker     // by job id
-	runs    map[report.Key]*run   // accepted, not ended
+	runs    map[report.Key]*Run   // accepted, not ended
 	waiting map[int64]*dueInstant // runs accepted ahead of their due_at, by its UnixNano (due.go)
 	recent  recentRuns            // the runs accepted last, ended or not
 	dbs     map[string]string     // each database id seen, to share one copy of it (an executor sees one or a few)
@@ -72,8 +74,8 @@ type dispatcher struct {
 // end before it starts the next.
 type worker struct {
 	jobID   int64
-	queue   []*run
-	current *run
+	queue   []*Run
+	current *Run
 	started bool // its goroutine runs (startWorker); guarded by dispatcher.mu
 	// waiting counts the runs of the job that wait for their due_at
 	// (run.worker): the worker stays in dispatcher.workers until they
@@ -82,15 +84,15 @@ type worker struct {
 	wake    chan struct{}
 }
 
-// newDispatcher returns a dispatcher with no worker yet.
-func newDispatcher(c dispatcherConfig) *dispatcher {
-	if c.wrap == nil {
-		c.wrap = func(h Handler) Handler { return h }
+// New returns a dispatcher with no worker yet.
+func New(c Config) *Dispatcher {
+	if c.Observer == nil {
+		c.Observer = noObserver{}
 	}
-	return &dispatcher{
-		dispatcherConfig: c,
+	return &Dispatcher{
+		Config: c,
 		workers:          make(map[int64]*worker),
-		runs:             make(map[report.Key]*run),
+		runs:             make(map[report.Key]*Run),
 		waiting:          make(map[int64]*dueInstant),
 		dbs:              make(map[string]string),
 	}
@@ -105,23 +107,23 @@ func notify(c chan struct{}) {
 	}
 }
 
-// accept queues r on its job's worker, or refuses it.
-func (d *dispatcher) accept(r *run) error {
-	return d.acceptAll([]*run{r})[0]
+// Accept queues r on its job's worker, or refuses it.
+func (d *Dispatcher) Accept(r *Run) error {
+	return d.AcceptAll([]*Run{r})[0]
 }
 
-// acceptAll queues runs on their jobs' workers, in order, or refuses each
+// AcceptAll queues runs on their jobs' workers, in order, or refuses each
 // with its error. It takes the dispatcher's lock once and wakes the
 // workers after releasing it: a RunBatch of a cron burst brings hundreds
 // of runs, and taking the lock per run, which every worker also takes,
 // made the accepting goroutine hand the processor to a worker at almost
 // every run.
-func (d *dispatcher) acceptAll(rs []*run) []error {
+func (d *Dispatcher) AcceptAll(rs []*Run) []error {
 	errs := make([]error, len(rs))
 	var wake []*worker
-	var refused []*run // scripts while scripts are disabled
+	var refused []*Run // scripts while scripts are disabled
 	type cover struct {
-		runs  []*run
+		runs  []*Run
 		cause error
 	}
 	var covers []cover
@@ -148,7 +150,7 @@ func (d *dispatcher) acceptAll(rs []*run) []error {
 	}
 	for i, err := range errs {
 		if errors.Is(err, ErrDuplicateRun) {
-			d.logger.Warn("sdk: run refused as a duplicate", "run_id", rs[i].id, "database_id", rs[i].db, "job_id", rs[i].jobID, "err", err) //nolint:gosec // errs has one entry per run of rs
+			d.Logger.Warn("sdk: run refused as a duplicate", "run_id", rs[i].ID, "database_id", rs[i].DB, "job_id", rs[i].JobID, "err", err) //nolint:gosec // errs has one entry per run of rs
 		}
 	}
 	for _, r := range refused {
@@ -167,38 +169,38 @@ func (d *dispatcher) acceptAll(rs []*run) []error {
 // to a worker now: it waits for its due_at (r.waiting), or must end at once
 // (a script while scripts are disabled). covered are the queued runs r's
 // COVER_EARLY strategy dropped, to end with cause. d.mu is held.
-func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err error) {
+func (d *Dispatcher) admit(r *Run) (w *worker, covered []*Run, cause error, err error) {
 	if d.closing {
 		return nil, nil, nil, ErrShuttingDown
 	}
-	if r.db != "" {
-		if db, ok := d.dbs[r.db]; ok {
-			r.db = db
+	if r.DB != "" {
+		if db, ok := d.dbs[r.DB]; ok {
+			r.DB = db
 		} else {
-			d.dbs[r.db] = r.db
+			d.dbs[r.DB] = r.DB
 		}
 	}
 	key := r.key()
 	if _, ok := d.runs[key]; ok {
-		return nil, nil, nil, fmt.Errorf("%w: run %d%s is already queued or running here", ErrDuplicateRun, r.id, report.OfDatabase(r.db))
+		return nil, nil, nil, fmt.Errorf("%w: run %d%s is already queued or running here", ErrDuplicateRun, r.ID, report.OfDatabase(r.DB))
 	}
-	due := r.dueAt.After(d.now()) // its block strategy applies when it starts
+	due := r.DueAt.After(d.NowFunc()) // its block strategy applies when it starts
 	if !due {
 		if err := d.discards(r); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	if d.acceptedBefore(key) {
-		return nil, nil, nil, fmt.Errorf("%w: run %d%s was accepted here before", ErrDuplicateRun, r.id, report.OfDatabase(r.db))
+		return nil, nil, nil, fmt.Errorf("%w: run %d%s was accepted here before", ErrDuplicateRun, r.ID, report.OfDatabase(r.DB))
 	}
 	d.recent.add(key)
-	r.log = runlog.NewLog(d.logs, d.logs.RunDir(d.logs.Today(), r.db), r.id, d.now)
-	r.log.Printf("run %d of job %d accepted: %s, param %q, shard %d of %d (0-based), block strategy %s, timeout %s%s",
-		r.id, r.jobID, r.describe(), r.param, r.shardIndex, r.shardTotal,
-		strings.TrimPrefix(r.block.String(), "BLOCK_STRATEGY_"), timeoutString(r.timeout), dueString(r.dueAt, due))
+	r.Log = runlog.NewLog(d.Logs, d.Logs.RunDir(d.Logs.Today(), r.DB), r.ID, d.NowFunc)
+	r.Log.Printf("run %d of job %d accepted: %s, param %q, shard %d of %d (0-based), block strategy %s, timeout %s%s",
+		r.ID, r.JobID, r.What, r.Param, r.ShardIndex, r.ShardTotal,
+		strings.TrimPrefix(r.Block.String(), "BLOCK_STRATEGY_"), timeoutString(r.Timeout), dueString(r.DueAt, due))
 	d.runs[key] = r
 
-	if r.script && !d.scriptsEnabled {
+	if r.Script && !d.ScriptsEnabled {
 		return nil, nil, nil, nil
 	}
 	if due {
@@ -211,14 +213,14 @@ func (d *dispatcher) admit(r *run) (w *worker, covered []*run, cause error, err 
 
 // discards returns the error of DISCARD_LATER when r has that block
 // strategy and its job's worker is busy, or nil. d.mu is held.
-func (d *dispatcher) discards(r *run) error {
-	return discardsOn(r, d.workers[r.jobID])
+func (d *Dispatcher) discards(r *Run) error {
+	return discardsOn(r, d.workers[r.JobID])
 }
 
 // discardsOn is discards with r's job's worker w, nil if it has none.
-func discardsOn(r *run, w *worker) error {
-	if r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER && w.busy() {
-		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.jobID, w.describe())
+func discardsOn(r *Run, w *worker) error {
+	if r.Block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER && w.busy() {
+		return fmt.Errorf("%w: job %d %s here (block strategy DISCARD_LATER)", ErrDiscarded, r.JobID, w.describe())
 	}
 	return nil
 }
@@ -227,15 +229,15 @@ func discardsOn(r *run, w *worker) error {
 // and returns the worker; under COVER_EARLY it first cancels the running
 // run and drops the queued ones, which it returns to end with cause. d.mu
 // is held.
-func (d *dispatcher) enqueue(r *run) (w *worker, covered []*run, cause error) {
-	w = d.workers[r.jobID]
+func (d *Dispatcher) enqueue(r *Run) (w *worker, covered []*Run, cause error) {
+	w = d.workers[r.JobID]
 	busy := w.busy()
 	if w == nil {
-		w = d.newWorker(r.jobID)
+		w = d.newWorker(r.JobID)
 	}
 	d.startWorker(w)
-	if busy && r.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY {
-		cause = fmt.Errorf("%w: covered by run %d", ErrKilled, r.id)
+	if busy && r.Block == carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY {
+		cause = fmt.Errorf("%w: covered by run %d", ErrKilled, r.ID)
 		covered, w.queue = w.queue, nil
 		if w.current != nil {
 			w.current.cancel(cause)
@@ -246,7 +248,7 @@ func (d *dispatcher) enqueue(r *run) (w *worker, covered []*run, cause error) {
 }
 
 // newWorker starts the worker of job jobID. d.mu is held.
-func (d *dispatcher) newWorker(jobID int64) *worker {
+func (d *Dispatcher) newWorker(jobID int64) *worker {
 	w := d.newIdleWorker(jobID)
 	d.startWorker(w)
 	return w
@@ -255,7 +257,7 @@ func (d *dispatcher) newWorker(jobID int64) *worker {
 // newIdleWorker makes the worker of job jobID without a goroutine
 // (startWorker): a run launched on its due instant needs none unless
 // another run queues behind it (due.go). d.mu is held.
-func (d *dispatcher) newIdleWorker(jobID int64) *worker {
+func (d *Dispatcher) newIdleWorker(jobID int64) *worker {
 	w := &worker{jobID: jobID, wake: make(chan struct{}, 1)}
 	d.workers[jobID] = w
 	return w
@@ -263,7 +265,7 @@ func (d *dispatcher) newIdleWorker(jobID int64) *worker {
 
 // startWorker starts w's goroutine unless it runs; drain waits for it.
 // d.mu is held.
-func (d *dispatcher) startWorker(w *worker) {
+func (d *Dispatcher) startWorker(w *worker) {
 	if !w.started {
 		w.started = true
 		d.wg.Add(1)
@@ -286,16 +288,16 @@ func (w *worker) busy() bool {
 // before when it needs a file of its own, so a run cut short by a crash
 // may or may not be remembered). The admin sends each run once; this
 // guards against a replayed request. d.mu is held.
-func (d *dispatcher) acceptedBefore(k report.Key) bool {
+func (d *Dispatcher) acceptedBefore(k report.Key) bool {
 	return d.acceptedFrom(k) != 0
 }
 
 // acceptedFrom is acceptedBefore, saying how the run was known to be
 // accepted; 0 when it was not. d.mu is held.
-func (d *dispatcher) acceptedFrom(k report.Key) runOrigin {
-	earlier, err := d.logs.EarlierRuns(k.DB, k.ID)
+func (d *Dispatcher) acceptedFrom(k report.Key) runOrigin {
+	earlier, err := d.Logs.EarlierRuns(k.DB, k.ID)
 	if err != nil {
-		d.logger.Warn("sdk: read the run logs of before the start; a run sent twice may run twice", "err", err)
+		d.Logger.Warn("sdk: read the run logs of before the start; a run sent twice may run twice", "err", err)
 	}
 	for _, id := range earlier {
 		d.recent.addFrom(report.Key{DB: k.DB, ID: id}, loggedBefore)
@@ -303,7 +305,7 @@ func (d *dispatcher) acceptedFrom(k report.Key) runOrigin {
 	return d.recent.origin(k)
 }
 
-// held says, for each run id of database db, whether this executor holds
+// Held says, for each run id of database db, whether this executor holds
 // the run, and how (see HeldRunsResponse):
 //   - ACTIVE when it is queued or running;
 //   - ENDED when it ended here: this process accepted it and it is no
@@ -318,7 +320,7 @@ func (d *dispatcher) acceptedFrom(k report.Key) runOrigin {
 //     the run ran (or before its result was spooled), and no result will
 //     come, unless the spool says otherwise (the service checks it);
 //   - UNSPECIFIED when none of these, as far as the dispatcher knows.
-func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
+func (d *Dispatcher) Held(db string, ids []int64) []carillonv1.HeldRunState {
 	states := make([]carillonv1.HeldRunState, len(ids))
 	var onDisk []int64 // the runs whose logs say
 	d.mu.Lock()
@@ -343,9 +345,9 @@ func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
 		return states
 	}
 	// Read without holding d.mu.
-	logs, err := d.logs.States(db, onDisk)
+	logs, err := d.Logs.States(db, onDisk)
 	if err != nil {
-		d.logger.Warn("sdk: HeldRuns: read the run logs; runs whose logs cannot be read are not listed", "err", err)
+		d.Logger.Warn("sdk: HeldRuns: read the run logs; runs whose logs cannot be read are not listed", "err", err)
 	}
 	for i, id := range ids {
 		if states[i] != carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED {
@@ -361,9 +363,9 @@ func (d *dispatcher) held(db string, ids []int64) []carillonv1.HeldRunState {
 	return states
 }
 
-// remember adds runs accepted by an earlier process, those whose results
+// Remember adds runs accepted by an earlier process, those whose results
 // it left in the spool, to the runs accepted here before.
-func (d *dispatcher) remember(keys []report.Key) {
+func (d *Dispatcher) Remember(keys []report.Key) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, k := range keys {
@@ -375,9 +377,9 @@ func (d *dispatcher) remember(keys []report.Key) {
 func (w *worker) describe() string {
 	switch {
 	case w.current != nil && len(w.queue) > 0:
-		return fmt.Sprintf("is running run %d with %d more queued", w.current.id, len(w.queue))
+		return fmt.Sprintf("is running run %d with %d more queued", w.current.ID, len(w.queue))
 	case w.current != nil:
-		return fmt.Sprintf("is running run %d", w.current.id)
+		return fmt.Sprintf("is running run %d", w.current.ID)
 	case len(w.queue) > 0:
 		return fmt.Sprintf("has %d runs queued", len(w.queue))
 	}
@@ -387,19 +389,19 @@ func (w *worker) describe() string {
 // end settles a run that never started (dropped from a queue, or refused
 // after it was accepted): a last line in its log, then its result, put
 // away as finishRuns does.
-func (d *dispatcher) end(r *run, status carillonv1.RunStatus, msg string) {
-	r.log.Printf("run %d ended before it started: %s: %s", r.id, statusName(status), msg)
-	at := d.now()
-	d.observers.ended(context.Background(), r, status, msg, at)
+func (d *Dispatcher) end(r *Run, status carillonv1.RunStatus, msg string) {
+	r.Log.Printf("run %d ended before it started: %s: %s", r.ID, statusName(status), msg)
+	at := d.NowFunc()
+	d.Observer.Ended(context.Background(), r, status, msg, at)
 	d.finishRuns([]finishedRun{{r, r.result(status, msg, at)}})
 }
 
 // work is the goroutine of one job's worker. It runs the runs queued for
 // it one at a time, after the run launched for its job on a due instant,
 // if one runs (due.go: releaseAll wakes it then).
-func (d *dispatcher) work(w *worker) {
+func (d *Dispatcher) work(w *worker) {
 	defer d.wg.Done()
-	idle := time.NewTimer(d.idleTimeout)
+	idle := time.NewTimer(d.IdleTimeout)
 	defer idle.Stop()
 	for {
 		d.mu.Lock()
@@ -437,14 +439,14 @@ func (d *dispatcher) work(w *worker) {
 		d.mu.Lock()
 		w.current = nil
 		d.mu.Unlock()
-		idle.Reset(d.idleTimeout)
+		idle.Reset(d.IdleTimeout)
 	}
 }
 
 // execute runs r's handler and reports the outcome. The handler runs on its
 // own goroutine so that the run can be reported when its context ends even
 // if the handler ignores it.
-func (d *dispatcher) execute(ctx context.Context, r *run) {
+func (d *Dispatcher) execute(ctx context.Context, r *Run) {
 	l := d.begin(ctx, r)
 	go d.call(r, l)
 	d.supervise(r, l)
@@ -457,10 +459,9 @@ type launch struct {
 	ctx    context.Context
 	cancel context.CancelFunc // ends the timeout's timer; nil without a timeout
 	done   chan error
-	// job and handler are what call passes the handler; made ahead
-	// (prepare) for a run that waits for its due_at, else by call.
-	job     *Job
-	handler Handler
+	// call calls the handler; made ahead (prepare) for a run that waits
+	// for its due_at, else by begin.
+	call Call
 	// due says the run was launched on its due instant (due.go), on a
 	// goroutine of its own: the settler ends it. stop stops its
 	// timeout's context.AfterFunc; nil without a timeout.
@@ -469,49 +470,36 @@ type launch struct {
 }
 
 // prepare returns r's launch with what needs no clock made: its done
-// channel, the Job its handler gets, the handler with its middleware.
-func (d *dispatcher) prepare(r *run) *launch {
-	return &launch{
-		done: make(chan error, 1),
-		job: &Job{
-			RunID:       r.id,
-			JobID:       r.jobID,
-			Name:        r.name,
-			Param:       r.param,
-			ShardIndex:  r.shardIndex,
-			ShardTotal:  r.shardTotal,
-			ScheduledAt: r.scheduledAt,
-			log:         r.log,
-		},
-		handler: d.wrap(r.handler),
-	}
+// channel and the call of its handler (PrepareFunc).
+func (d *Dispatcher) prepare(r *Run) *launch {
+	return &launch{done: make(chan error, 1), call: d.PrepareFunc(r)}
 }
 
 // begin starts run r, whose own context is ctx: its timeout, its
 // observers' start, its start time and the line of its log that says so. The handler is to
 // be called next (call), by the caller or a goroutine of its own.
-func (d *dispatcher) begin(ctx context.Context, r *run) *launch {
+func (d *Dispatcher) begin(ctx context.Context, r *Run) *launch {
 	l := r.launch // prepared ahead for a run that waits for its instant (due.go)
 	if l == nil {
 		l = d.prepare(r)
 	}
-	if r.timeout > 0 {
-		ctx, l.cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("%w after %s", ErrTimedOut, r.timeout))
+	if r.Timeout > 0 {
+		ctx, l.cancel = context.WithTimeoutCause(ctx, r.Timeout, fmt.Errorf("%w after %s", ErrTimedOut, r.Timeout))
 	}
 	var note string
-	l.ctx, note = d.observers.started(ctx, r)
-	r.started = d.now()
+	l.ctx, note = d.Observer.Started(ctx, r)
+	r.Started = d.NowFunc()
 	if note != "" {
-		r.log.Printf("----- run %d started (%s)", r.id, note)
+		r.Log.Printf("----- run %d started (%s)", r.ID, note)
 	} else {
-		r.log.Started(r.started) // written later: a burst's handlers wait for it
+		r.Log.Started(r.Started) // written later: a burst's handlers wait for it
 	}
 	return l
 }
 
 // call calls r's handler, begun as l, and hands what it returned (its
 // error, or its panic, or a runtime.Goexit, as one) to handled.
-func (d *dispatcher) call(r *run, l *launch) {
+func (d *Dispatcher) call(r *Run, l *launch) {
 	var err error
 	returned := false
 	defer func() {
@@ -520,13 +508,13 @@ func (d *dispatcher) call(r *run, l *launch) {
 			if v == nil {
 				v = "runtime.Goexit called"
 			}
-			r.log.Printf("panic: %v\n%s", v, debug.Stack())
-			d.logger.Error("sdk: handler panicked", "run_id", r.id, "job_id", r.jobID, "handler", r.name, "panic", v)
+			r.Log.Printf("panic: %v\n%s", v, debug.Stack())
+			d.Logger.Error("sdk: handler panicked", "run_id", r.ID, "job_id", r.JobID, "handler", r.Name, "panic", v)
 			err = fmt.Errorf("panic: %v", v)
 		}
 		d.handled(r, l, err)
 	}()
-	err = l.handler.ServeJob(l.ctx, l.job)
+	err = l.call.Call(l.ctx)
 	returned = true
 }
 
@@ -534,9 +522,9 @@ func (d *dispatcher) call(r *run, l *launch) {
 // launched on its due instant, the settler ends it (due.go), unless cut
 // did; else its supervisor (supervise, or cut's abandon) waits for it on
 // l.done.
-func (d *dispatcher) handled(r *run, l *launch, err error) {
+func (d *Dispatcher) handled(r *Run, l *launch, err error) {
 	if l.due {
-		at := d.now()
+		at := d.NowFunc()
 		if r.state.CompareAndSwap(stateBegun, stateReturned) {
 			r.returned = handlerResult{err: err, at: at}
 			d.settle(r)
@@ -550,13 +538,13 @@ func (d *dispatcher) handled(r *run, l *launch, err error) {
 // or the end of its context (timeout, kill, shutdown), then reports it. A
 // handler that ignores its context's end is waited for abandonAfter, then
 // abandoned.
-func (d *dispatcher) supervise(r *run, l *launch) {
+func (d *Dispatcher) supervise(r *Run, l *launch) {
 	if l.cancel != nil {
 		defer l.cancel()
 	}
 	select {
 	case err := <-l.done:
-		d.complete(r, d.returned(r, l, err, d.now()))
+		d.complete(r, d.returned(r, l, err, d.NowFunc()))
 	case <-l.ctx.Done():
 		d.abandon(r, l, l.ctx)
 	}
@@ -564,25 +552,25 @@ func (d *dispatcher) supervise(r *run, l *launch) {
 
 // returned logs the end of run r, begun as l, whose handler returned err
 // at at, and returns its result.
-func (d *dispatcher) returned(r *run, l *launch, err error, at time.Time) report.Result {
+func (d *Dispatcher) returned(r *Run, l *launch, err error, at time.Time) report.Result {
 	status, msg := outcome(l.ctx, err, true)
-	r.log.PrintfAt(at, "----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
+	r.Log.PrintfAt(at, "----- run %d ended: %s%s", r.ID, statusName(status), withColon(msg))
 	res := r.result(status, msg, at)
-	d.observers.ended(l.ctx, r, status, msg, at)
+	d.Observer.Ended(l.ctx, r, status, msg, at)
 	return res
 }
 
 // abandon ends run r, begun as l, whose context ctx ended before its
 // handler returned: its result is reported now, and its handler waited
 // for abandonAfter, then abandoned.
-func (d *dispatcher) abandon(r *run, l *launch, ctx context.Context) {
-	rlog := r.log
+func (d *Dispatcher) abandon(r *Run, l *launch, ctx context.Context) {
+	rlog := r.Log
 	status, msg := outcome(ctx, nil, false)
-	rlog.Printf("----- run %d ended: %s%s", r.id, statusName(status), withColon(msg))
-	res := r.result(status, msg, d.now())
-	d.observers.ended(l.ctx, r, status, msg, res.FinishedAt)
-	d.report(res)
-	t := time.NewTimer(d.abandonAfter)
+	rlog.Printf("----- run %d ended: %s%s", r.ID, statusName(status), withColon(msg))
+	res := r.result(status, msg, d.NowFunc())
+	d.Observer.Ended(l.ctx, r, status, msg, res.FinishedAt)
+	d.ReportFunc(res)
+	t := time.NewTimer(d.AbandonAfter)
 	select {
 	case err := <-l.done:
 		t.Stop()
@@ -592,16 +580,16 @@ func (d *dispatcher) abandon(r *run, l *launch, ctx context.Context) {
 			rlog.Printf("handler returned")
 		}
 	case <-t.C:
-		rlog.Printf("handler still running %s after the run ended: abandoned; its later log lines are dropped", d.abandonAfter)
-		d.logger.Warn("sdk: handler ignores its context; abandoned",
-			"run_id", r.id, "job_id", r.jobID, "handler", r.name, "after", d.abandonAfter)
+		rlog.Printf("handler still running %s after the run ended: abandoned; its later log lines are dropped", d.AbandonAfter)
+		d.Logger.Warn("sdk: handler ignores its context; abandoned",
+			"run_id", r.ID, "job_id", r.JobID, "handler", r.Name, "after", d.AbandonAfter)
 	}
 	_ = rlog.Close()
 	d.finish(r)
 }
 
-// queued returns how many runs wait in their jobs' queues.
-func (d *dispatcher) queued() int {
+// Queued returns how many runs wait in their jobs' queues.
+func (d *Dispatcher) Queued() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n := 0
@@ -612,7 +600,7 @@ func (d *dispatcher) queued() int {
 }
 
 // finish forgets a run that has ended.
-func (d *dispatcher) finish(r *run) {
+func (d *Dispatcher) finish(r *Run) {
 	d.mu.Lock()
 	delete(d.runs, r.key())
 	d.mu.Unlock()
@@ -633,9 +621,9 @@ func outcome(ctx context.Context, err error, returned bool) (carillonv1.RunStatu
 	return carillonv1.RunStatus_RUN_STATUS_FAILED, err.Error()
 }
 
-// kill cancels the job's running run and drops its queued ones, and
+// Kill cancels the job's running run and drops its queued ones, and
 // those waiting for their due_at.
-func (d *dispatcher) kill(jobID int64) {
+func (d *Dispatcher) Kill(jobID int64) {
 	cause := fmt.Errorf("%w by the admin", ErrKilled)
 	d.mu.Lock()
 	dropped := d.unwaitJob(jobID)
@@ -652,15 +640,15 @@ func (d *dispatcher) kill(jobID int64) {
 	}
 }
 
-// killRun stops run k alone: it cancels it when it runs, or drops it from
+// KillRun stops run k alone: it cancels it when it runs, or drops it from
 // its job's queue or from the runs waiting for their due_at, reported
 // KILLED. When jobID is not 0 it must be the run's job. A run that is not
 // held here is left alone.
-func (d *dispatcher) killRun(k report.Key, jobID int64) {
+func (d *Dispatcher) KillRun(k report.Key, jobID int64) {
 	cause := fmt.Errorf("%w by the admin", ErrKilled)
 	d.mu.Lock()
 	r := d.runs[k]
-	if r == nil || (jobID != 0 && r.jobID != jobID) {
+	if r == nil || (jobID != 0 && r.JobID != jobID) {
 		d.mu.Unlock()
 		return
 	}
@@ -670,7 +658,7 @@ func (d *dispatcher) killRun(k report.Key, jobID int64) {
 		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
 		return
 	}
-	w := d.workers[r.jobID]
+	w := d.workers[r.JobID]
 	if w == nil {
 		d.mu.Unlock()
 		return
@@ -690,7 +678,7 @@ func (d *dispatcher) killRun(k report.Key, jobID int64) {
 	}
 }
 
-// cancelBeforeStart drops run k if its handler has not started (it waits
+// CancelBeforeStart drops run k if its handler has not started (it waits
 // for its due_at, or is queued), reported SKIPPED with reason, and says
 // whether it did. When jobID is not 0 it must be the run's job. A running
 // run, or one not held here, is left alone. With replace the run is
@@ -698,17 +686,17 @@ func (d *dispatcher) killRun(k report.Key, jobID int64) {
 // definition (KillRequest.replace): no result is reported, and it is
 // forgotten, its log discarded, so that the run is accepted again and
 // HeldRuns does not say it is held here meanwhile.
-func (d *dispatcher) cancelBeforeStart(k report.Key, jobID int64, reason string, replace bool) bool {
+func (d *Dispatcher) CancelBeforeStart(k report.Key, jobID int64, reason string, replace bool) bool {
 	d.mu.Lock()
 	r := d.runs[k]
-	if r == nil || (jobID != 0 && r.jobID != jobID) {
+	if r == nil || (jobID != 0 && r.JobID != jobID) {
 		d.mu.Unlock()
 		return false
 	}
 	if r.waiting {
 		d.unwait(r)
 	} else {
-		w := d.workers[r.jobID]
+		w := d.workers[r.JobID]
 		i := -1
 		if w != nil {
 			i = slices.Index(w.queue, r)
@@ -723,11 +711,11 @@ func (d *dispatcher) cancelBeforeStart(k report.Key, jobID int64, reason string,
 		delete(d.runs, k)
 		d.recent.forget(k)
 		d.mu.Unlock()
-		if err := r.log.Discard(); err != nil {
-			d.logger.Warn("sdk: discard the log of a run dropped to be sent again", "run_id", r.id, "err", err)
+		if err := r.Log.Discard(); err != nil {
+			d.Logger.Warn("sdk: discard the log of a run dropped to be sent again", "run_id", r.ID, "err", err)
 		}
-		d.logger.Info("sdk: run dropped before it started, to be sent again with its job's new definition",
-			"run_id", r.id, "job_id", r.jobID, "reason", cmp.Or(reason, "its job was updated"))
+		d.Logger.Info("sdk: run dropped before it started, to be sent again with its job's new definition",
+			"run_id", r.ID, "job_id", r.JobID, "reason", cmp.Or(reason, "its job was updated"))
 		return true
 	}
 	d.mu.Unlock()
@@ -735,8 +723,8 @@ func (d *dispatcher) cancelBeforeStart(k report.Key, jobID int64, reason string,
 	return true
 }
 
-// idle says whether the job has no running or queued run here.
-func (d *dispatcher) idle(jobID int64) (bool, string) {
+// Idle says whether the job has no running or queued run here.
+func (d *Dispatcher) Idle(jobID int64) (bool, string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	w := d.workers[jobID]
@@ -746,15 +734,15 @@ func (d *dispatcher) idle(jobID int64) (bool, string) {
 	return false, fmt.Sprintf("job %d %s", jobID, w.describe())
 }
 
-// readLog returns one page of the log of run k. A running run's log is
+// ReadLog returns one page of the log of run k. A running run's log is
 // read from its own file, which it gets for that (its lines may be in
 // memory only); an ended run's log from wherever it was put.
-func (d *dispatcher) readLog(k report.Key, from int) (runlog.Page, error) {
+func (d *Dispatcher) ReadLog(k report.Key, from int) (runlog.Page, error) {
 	d.mu.Lock()
 	r, active := d.runs[k]
 	d.mu.Unlock()
 	if active {
-		path, err := r.log.Sync()
+		path, err := r.Log.Sync()
 		if err != nil {
 			return runlog.Page{}, err
 		}
@@ -767,7 +755,7 @@ func (d *dispatcher) readLog(k report.Key, from int) (runlog.Page, error) {
 			return runlog.ReadPage(f, from, runlog.PageMaxLines, runlog.PageMaxBytes, false)
 		}
 	}
-	src, err := d.logs.Find(k.DB, k.ID)
+	src, err := d.Logs.Find(k.DB, k.ID)
 	if err != nil {
 		return runlog.Page{}, err
 	}
@@ -775,9 +763,9 @@ func (d *dispatcher) readLog(k report.Key, from int) (runlog.Page, error) {
 	return runlog.ReadPage(src, from, runlog.PageMaxLines, runlog.PageMaxBytes, true)
 }
 
-// stopAccepting refuses new runs from now on and drops every queued run,
+// StopAccepting refuses new runs from now on and drops every queued run,
 // reported KILLED. Running runs go on.
-func (d *dispatcher) stopAccepting() {
+func (d *Dispatcher) StopAccepting() {
 	d.mu.Lock()
 	d.closing = true
 	dropped := d.unwaitAll()
@@ -792,10 +780,10 @@ func (d *dispatcher) stopAccepting() {
 	}
 }
 
-// drain waits for the running runs to end until ctx ends, then cancels them
+// Drain waits for the running runs to end until ctx ends, then cancels them
 // with ErrShuttingDown and waits for the workers to exit; a worker waits at
 // most abandonAfter for a handler that ignores its context.
-func (d *dispatcher) drain(ctx context.Context) {
+func (d *Dispatcher) Drain(ctx context.Context) {
 	done := make(chan struct{})
 	go func() {
 		d.wg.Wait()

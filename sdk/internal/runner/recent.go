@@ -1,4 +1,4 @@
-package sdk
+package runner
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package sdk
+package runner
 
 import (
 	"context"
@@ -25,20 +25,21 @@ import (
 // nowhere: see BenchmarkRun for them.
 func BenchmarkAccept(b *testing.B) {
 	var done atomic.Int64
-	d := newDispatcher(dispatcherConfig{
-		logs:         newTestLogStore(b, b.TempDir(), time.Now),
-		now:          time.Now,
-		logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		report:       func(report.Result) { done.Add(1) },
-		idleTimeout:  workerIdleTimeout,
-		abandonAfter: abandonAfter,
+	d := New(Config{
+		PrepareFunc:  prepare,
+		Logs:         newTestLogStore(b, b.TempDir(), time.Now),
+		NowFunc:      time.Now,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		ReportFunc:   func(report.Result) { done.Add(1) },
+		IdleTimeout:  IdleTimeoutDefault,
+		AbandonAfter: AbandonAfterDefault,
 	})
 	noop := HandlerFunc(func(context.Context, *Job) error { return nil })
 	b.ResetTimer()
 	for i := range b.N {
-		r := &run{id: int64(i + 1), jobID: int64(i%1000 + 1), name: "noop", handler: noop,
-			block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, shardTotal: 1}
-		if err := d.accept(r); err != nil {
+		r := &Run{ID: int64(i + 1), JobID: int64(i%1000 + 1), Name: "noop", Handler: noop,
+			Block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, ShardTotal: 1}
+		if err := d.Accept(r); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -46,8 +47,8 @@ func BenchmarkAccept(b *testing.B) {
 		time.Sleep(time.Millisecond)
 	}
 	b.StopTimer()
-	d.stopAccepting()
-	d.drain(context.Background())
+	d.StopAccepting()
+	d.Drain(context.Background())
 }
 
 // BenchmarkRun measures a whole run on the executor's side: accepted, its
@@ -60,9 +61,9 @@ func BenchmarkRun(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		r := &run{id: int64(i + 1), jobID: int64(i%1000 + 1), name: "hello", handler: hello,
-			block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, shardTotal: 1}
-		if err := d.accept(r); err != nil {
+		r := &Run{ID: int64(i + 1), JobID: int64(i%1000 + 1), Name: "hello", Handler: hello,
+			Block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, ShardTotal: 1}
+		if err := d.Accept(r); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -76,7 +77,7 @@ func BenchmarkRun(b *testing.B) {
 // newBenchExecutor returns a dispatcher whose results go through a real
 // spool and reporter to an admin that takes them at once; delivered
 // counts them, and done shuts everything down.
-func newBenchExecutor(b *testing.B) (d *dispatcher, delivered *atomic.Int64, done func()) {
+func newBenchExecutor(b *testing.B) (d *Dispatcher, delivered *atomic.Int64, done func()) {
 	b.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sp, err := report.OpenSpool(b.TempDir(), logger)
@@ -91,18 +92,19 @@ func newBenchExecutor(b *testing.B) (d *dispatcher, delivered *atomic.Int64, don
 	stop := make(chan struct{})
 	reporting := make(chan struct{})
 	go func() { rep.Run(context.Background(), stop); close(reporting) }()
-	d = newDispatcher(dispatcherConfig{
-		logs:         newTestLogStore(b, b.TempDir(), time.Now),
-		now:          time.Now,
-		logger:       logger,
-		report:       rep.Add,
-		reportBatch:  rep.AddAll,
-		idleTimeout:  workerIdleTimeout,
-		abandonAfter: abandonAfter,
+	d = New(Config{
+		PrepareFunc:     prepare,
+		Logs:            newTestLogStore(b, b.TempDir(), time.Now),
+		NowFunc:         time.Now,
+		Logger:          logger,
+		ReportFunc:      rep.Add,
+		ReportBatchFunc: rep.AddAll,
+		IdleTimeout:     IdleTimeoutDefault,
+		AbandonAfter:    AbandonAfterDefault,
 	})
 	return d, delivered, func() {
-		d.stopAccepting()
-		d.drain(context.Background())
+		d.StopAccepting()
+		d.Drain(context.Background())
 		close(stop)
 		<-reporting
 		_ = sp.Close()
@@ -148,7 +150,7 @@ func BenchmarkDueBurst(b *testing.B) {
 	for _, c := range []struct{ runs, executors int }{{1000, 1}, {10_000, 1}, {100_000, 1}, {100_000, 2}} {
 		n := c.runs
 		b.Run(fmt.Sprintf("runs=%d/executors=%d", n, c.executors), func(b *testing.B) {
-			ds := make([]*dispatcher, c.executors)
+			ds := make([]*Dispatcher, c.executors)
 			delivered := make([]*atomic.Int64, c.executors)
 			for e := range ds {
 				var done func()
@@ -179,7 +181,7 @@ func BenchmarkDueBurst(b *testing.B) {
 
 // acceptBurst accepts burst i of n runs of n jobs, each with handler and
 // due_at due (zero: none), and waits until they were all reported.
-func acceptBurst(b *testing.B, d *dispatcher, delivered *atomic.Int64, i, n int, handler Handler, due time.Time) {
+func acceptBurst(b *testing.B, d *Dispatcher, delivered *atomic.Int64, i, n int, handler Handler, due time.Time) {
 	b.Helper()
 	acceptRuns(b, d, i, n, 0, 1, handler, due)
 	waitDelivered(delivered, (i+1)*n)
@@ -187,14 +189,14 @@ func acceptBurst(b *testing.B, d *dispatcher, delivered *atomic.Int64, i, n int,
 
 // acceptRuns accepts the runs first, first+step, ... of burst i of n runs
 // of n jobs, each with handler and due_at due (zero: none).
-func acceptRuns(b *testing.B, d *dispatcher, i, n, first, step int, handler Handler, due time.Time) {
+func acceptRuns(b *testing.B, d *Dispatcher, i, n, first, step int, handler Handler, due time.Time) {
 	b.Helper()
-	var runs []*run
+	var runs []*Run
 	for k := first; k < n; k += step {
-		runs = append(runs, &run{id: int64(i*n + k + 1), jobID: int64(k + 1), name: "hello", handler: handler,
-			block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, shardTotal: 1, dueAt: due})
+		runs = append(runs, &Run{ID: int64(i*n + k + 1), JobID: int64(k + 1), Name: "hello", Handler: handler,
+			Block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, ShardTotal: 1, DueAt: due})
 	}
-	for _, err := range d.acceptAll(runs) {
+	for _, err := range d.AcceptAll(runs) {
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,8 +1,7 @@
-package sdk
+package runner
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -11,16 +10,16 @@ import (
 	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
-// run is one accepted execution. The fields a due instant reads of each
+// Run is one accepted execution. The fields a due instant reads of each
 // of its runs come first, together (due.go: a burst's runs are out of the
 // processor's caches by their instant).
-type run struct {
+type Run struct {
 	// waiting is true while the run waits for its dueAt (due.go); guarded
 	// by dispatcher.mu.
 	waiting bool
 	// state is where a run launched on its due instant is (launchState).
 	state atomic.Int32
-	block carillonv1.BlockStrategy
+	Block carillonv1.BlockStrategy
 	// worker is the worker of its job, for a run that waits for its
 	// due_at: found or made at accept, so that its instant finds it
 	// without a lookup (due.go); guarded by dispatcher.mu.
@@ -35,14 +34,14 @@ type run struct {
 	launch *launch
 	begun  chan struct{}
 
-	id      int64
-	timeout time.Duration
-	log     *runlog.Log // from accept to the end of the run
+	ID      int64
+	Timeout time.Duration
+	Log     *runlog.Log // from accept to the end of the run
 
-	// started is when the handler started; zero until it did. Set by
+	// Started is when the handler Started; zero until it did. Set by
 	// begin, on the worker's goroutine or (a run launched on its due
 	// instant) on the run's own before it closes begun; read after.
-	started time.Time
+	Started time.Time
 
 	// cancel ends a started run's context; guarded by dispatcher.mu. For
 	// a run that waits for its due_at it also ends the run if its instant
@@ -53,36 +52,29 @@ type run struct {
 	// (settle.go).
 	returned handlerResult
 
-	db          string // its database (see runKey)
-	jobID       int64
-	name        string
-	handler     Handler // before middleware
-	script      bool
-	param       string
-	shardIndex  int
-	shardTotal  int
-	scheduledAt time.Time
-	dueAt       time.Time // RunRequest.due_at: when to start; zero: now
+	DB          string // its database (see runKey)
+	JobID       int64
+	Name        string
+	Handler     any    // what PrepareFunc calls: the executor's, before middleware
+	What        string // what it runs, for its log: a handler's name, or a script's type
+	Script      bool
+	Param       string
+	ShardIndex  int
+	ShardTotal  int
+	ScheduledAt time.Time
+	DueAt       time.Time // RunRequest.due_at: when to start; zero: now
 
-	// traceContext is RunRequest.trace_context: the admin's fire span.
-	traceContext map[string]string
+	// TraceContext is RunRequest.trace_context: the admin's fire span.
+	TraceContext map[string]string
 }
 
 // key names r among the runs of every database.
-func (r *run) key() report.Key { return report.Key{DB: r.db, ID: r.id} }
+func (r *Run) key() report.Key { return report.Key{DB: r.DB, ID: r.ID} }
 
 // result returns r's result.
-func (r *run) result(status carillonv1.RunStatus, msg string, at time.Time) report.Result {
-	res := report.NewResult(r.id, status, msg, at)
-	res.DatabaseID = r.db
-	res.StartedAt = r.started
+func (r *Run) result(status carillonv1.RunStatus, msg string, at time.Time) report.Result {
+	res := report.NewResult(r.ID, status, msg, at)
+	res.DatabaseID = r.DB
+	res.StartedAt = r.Started
 	return res
-}
-
-// describe names what r runs, for its log.
-func (r *run) describe() string {
-	if sh, ok := r.handler.(*scriptHandler); ok {
-		return scriptTypeName(sh.typ) + " script"
-	}
-	return fmt.Sprintf("handler %q", r.name)
 }

@@ -1,4 +1,4 @@
-package sdk
+package runner
 
 import (
 	"sync"
@@ -21,17 +21,17 @@ type finisher struct {
 
 // finishedRun is a run whose handler returned, with its result.
 type finishedRun struct {
-	r   *run
+	r   *Run
 	res report.Result
 }
 
 // complete hands r and its result to the finisher.
-func (d *dispatcher) complete(r *run, res report.Result) {
+func (d *Dispatcher) complete(r *Run, res report.Result) {
 	d.completeAll([]finishedRun{{r, res}})
 }
 
 // completeAll hands runs and their results to the finisher.
-func (d *dispatcher) completeAll(frs []finishedRun) {
+func (d *Dispatcher) completeAll(frs []finishedRun) {
 	f := &d.finisher
 	f.mu.Lock()
 	f.queue = append(f.queue, frs...)
@@ -45,7 +45,7 @@ func (d *dispatcher) completeAll(frs []finishedRun) {
 }
 
 // finishLoop writes batches until the queue is empty.
-func (d *dispatcher) finishLoop() {
+func (d *Dispatcher) finishLoop() {
 	defer d.wg.Done()
 	f := &d.finisher
 	for {
@@ -71,36 +71,36 @@ func (d *dispatcher) finishLoop() {
 // own and no end mark knows its run was cut short (see
 // [dispatcher.held]); and a result is delivered only once its log is on
 // disk, for the admin to read.
-func (d *dispatcher) finishRuns(batch []finishedRun) {
+func (d *Dispatcher) finishRuns(batch []finishedRun) {
 	logs := make([]*runlog.Log, len(batch))
 	results := make([]report.Result, len(batch))
 	for i, fr := range batch {
-		logs[i], results[i] = fr.r.log, fr.res
+		logs[i], results[i] = fr.r.Log, fr.res
 	}
 	var spoolErr error
-	if d.spoolResults != nil {
-		spoolErr = d.spoolResults(results)
+	if d.SpoolFunc != nil {
+		spoolErr = d.SpoolFunc(results)
 	}
-	if err := d.logs.CloseLogs(logs); err != nil {
-		d.logger.Warn("sdk: write run logs", "runs", len(batch), "err", err)
+	if err := d.Logs.CloseLogs(logs); err != nil {
+		d.Logger.Warn("sdk: write run logs", "runs", len(batch), "err", err)
 	}
 	for _, fr := range batch {
 		d.finish(fr.r)
 	}
-	if d.spoolResults != nil {
-		d.queueResults(results, spoolErr)
+	if d.SpoolFunc != nil {
+		d.QueueFunc(results, spoolErr)
 		return
 	}
 	d.reportAll(results)
 }
 
 // reportAll hands results to the reporter.
-func (d *dispatcher) reportAll(rs []report.Result) {
-	if d.reportBatch != nil {
-		d.reportBatch(rs)
+func (d *Dispatcher) reportAll(rs []report.Result) {
+	if d.ReportBatchFunc != nil {
+		d.ReportBatchFunc(rs)
 		return
 	}
 	for _, r := range rs {
-		d.report(r)
+		d.ReportFunc(r)
 	}
 }

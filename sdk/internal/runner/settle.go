@@ -1,4 +1,4 @@
-package sdk
+package runner
 
 import (
 	"sync"
@@ -17,7 +17,7 @@ type settler struct {
 	// returned is the runs handed over and not settled yet, the last
 	// first, linked by run.returned.next: a handler's goroutine hands its
 	// run over with one compare-and-swap, no lock and no allocation.
-	returned atomic.Pointer[run]
+	returned atomic.Pointer[Run]
 	running  atomic.Bool // a settleLoop runs
 
 	mu        sync.Mutex
@@ -28,12 +28,12 @@ type settler struct {
 type handlerResult struct {
 	err  error
 	at   time.Time
-	next *run // in settler.returned
+	next *Run // in settler.returned
 }
 
 // settleAfter holds back settling until delay from now, or later if it was
 // held back further already.
-func (d *dispatcher) settleAfter(delay time.Duration) {
+func (d *Dispatcher) settleAfter(delay time.Duration) {
 	s := &d.settler
 	s.mu.Lock()
 	if at := time.Now().Add(delay); at.After(s.notBefore) {
@@ -43,7 +43,7 @@ func (d *dispatcher) settleAfter(delay time.Duration) {
 }
 
 // settle hands r, whose handler returned (r.returned), to the settler.
-func (d *dispatcher) settle(r *run) {
+func (d *Dispatcher) settle(r *Run) {
 	s := &d.settler
 	for {
 		head := s.returned.Load()
@@ -59,7 +59,7 @@ func (d *dispatcher) settle(r *run) {
 
 // settleLoop settles what was handed over until nothing is left. drain
 // waits for each run it settles (launched runs count in d.wg until then).
-func (d *dispatcher) settleLoop() {
+func (d *Dispatcher) settleLoop() {
 	s := &d.settler
 	for {
 		s.mu.Lock()
@@ -78,7 +78,7 @@ func (d *dispatcher) settleLoop() {
 			}
 			continue
 		}
-		var batch []*run
+		var batch []*Run
 		for r := head; r != nil; r = r.returned.next {
 			batch = append(batch, r)
 		}
@@ -89,7 +89,7 @@ func (d *dispatcher) settleLoop() {
 // settleAll ends the runs of batch, the last handed over first: their
 // results go to the finisher, in the order they were handed over, and
 // their jobs are idle again.
-func (d *dispatcher) settleAll(batch []*run) {
+func (d *Dispatcher) settleAll(batch []*Run) {
 	ended := make([]finishedRun, len(batch))
 	for i, r := range batch {
 		rr := r.returned

@@ -1,4 +1,4 @@
-package sdk
+package runner
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// maxDueAhead bounds how far ahead of the executor's clock a run's due_at
+// MaxDueAhead bounds how far ahead of the executor's clock a run's due_at
 // may be: the admin sends runs ahead of their instant by well under a
 // second (its send-ahead), so a due_at further ahead is a mistake, or a
 // clock far off, and the run is refused as invalid.
-const maxDueAhead = 5 * time.Minute
+const MaxDueAhead = 5 * time.Minute
 
 // dueInstant is the runs accepted ahead of one due_at, and the timer that
 // starts them. A burst of fires due on one instant has one timer per
@@ -30,7 +30,7 @@ const maxDueAhead = 5 * time.Minute
 // ends it at once (cut). A run whose job is busy on the instant goes to its
 // job's queue instead, as a run sent on the instant would.
 type dueInstant struct {
-	runs  []*run // some may no longer wait: killed or cancelled since (run.waiting)
+	runs  []*Run // some may no longer wait: killed or cancelled since (run.waiting)
 	timer *time.Timer
 }
 
@@ -53,18 +53,18 @@ const (
 
 // wait holds r, accepted, until its due_at: r.waiting is set, and the
 // timer of its instant starts it (startDue). d.mu is held.
-func (d *dispatcher) wait(r *run) {
-	k := r.dueAt.UnixNano()
+func (d *Dispatcher) wait(r *Run) {
+	k := r.DueAt.UnixNano()
 	di := d.waiting[k]
 	if di == nil {
 		di = &dueInstant{}
 		d.waiting[k] = di
-		di.timer = time.AfterFunc(r.dueAt.Sub(d.now()), func() { d.startDue(k) })
+		di.timer = time.AfterFunc(r.DueAt.Sub(d.NowFunc()), func() { d.startDue(k) })
 	}
 	r.waiting = true
-	w := d.workers[r.jobID]
+	w := d.workers[r.JobID]
 	if w == nil {
-		w = d.newIdleWorker(r.jobID) // no goroutine unless a run queues behind r
+		w = d.newIdleWorker(r.JobID) // no goroutine unless a run queues behind r
 	}
 	w.waiting++
 	r.worker = w
@@ -86,7 +86,7 @@ func (d *dispatcher) wait(r *run) {
 // DISCARD_LATER ends it FAILED when its job is busy here (the run was
 // accepted, so the refusal is its result), SERIAL queues it, COVER_EARLY
 // kills what its job runs or queues.
-func (d *dispatcher) startDue(k int64) {
+func (d *Dispatcher) startDue(k int64) {
 	var wake []*worker
 	var ends []ending
 	d.mu.Lock()
@@ -99,7 +99,7 @@ func (d *dispatcher) startDue(k int64) {
 	d.mu.Unlock()
 	d.settleAfter(settleDelay(len(di.runs))) // once the burst's handlers started
 	for i := 0; i < len(di.runs); i += gateRuns {
-		var launched []*run
+		var launched []*Run
 		d.mu.Lock()
 		for _, r := range di.runs[i:min(i+gateRuns, len(di.runs))] {
 			if r.waiting && d.closing { // stopAccepting came in between
@@ -161,7 +161,7 @@ const spawnRuns = 64
 
 // launchAll launches rs, each on a goroutine of its own, the last one on
 // this one.
-func (d *dispatcher) launchAll(rs []*run) {
+func (d *Dispatcher) launchAll(rs []*Run) {
 	for _, r := range rs[:len(rs)-1] {
 		go d.launchDue(r)
 	}
@@ -172,7 +172,7 @@ func (d *dispatcher) launchAll(rs []*run) {
 // begins r and calls its handler, unless r was cut in between; what the
 // handler returns goes to the settler, or to cut when r was cut while its
 // handler ran (handled).
-func (d *dispatcher) launchDue(r *run) {
+func (d *Dispatcher) launchDue(r *Run) {
 	if !r.state.CompareAndSwap(stateLaunched, stateBegun) {
 		return // cut before it began: cut ends it
 	}
@@ -190,7 +190,7 @@ func (d *dispatcher) launchDue(r *run) {
 // before its handler returns. A run whose handler returned already, or
 // that was not launched, is left alone. It takes no lock: the kills call
 // it holding d.mu.
-func (d *dispatcher) cut(r *run, ctx context.Context) {
+func (d *Dispatcher) cut(r *Run, ctx context.Context) {
 	for {
 		switch s := r.state.Load(); s {
 		case stateLaunched:
@@ -210,17 +210,17 @@ func (d *dispatcher) cut(r *run, ctx context.Context) {
 }
 
 // cutBeforeStart ends launched run r, cut before its goroutine began it.
-func (d *dispatcher) cutBeforeStart(r *run, ctx context.Context) {
+func (d *Dispatcher) cutBeforeStart(r *Run, ctx context.Context) {
 	defer d.wg.Done()
 	status, msg := outcome(ctx, nil, false)
 	d.end(r, status, msg+" before it started")
-	d.releaseAll([]*run{r})
+	d.releaseAll([]*Run{r})
 }
 
 // cutRunning ends launched run r, cut while its handler runs: its result
 // is reported now, and its handler waited for as a worker waits for one
 // (abandon).
-func (d *dispatcher) cutRunning(r *run, ctx context.Context) {
+func (d *Dispatcher) cutRunning(r *Run, ctx context.Context) {
 	defer d.wg.Done()
 	<-r.begun
 	l := r.launch
@@ -228,12 +228,12 @@ func (d *dispatcher) cutRunning(r *run, ctx context.Context) {
 		defer l.cancel()
 	}
 	d.abandon(r, l, ctx)
-	d.releaseAll([]*run{r})
+	d.releaseAll([]*Run{r})
 }
 
 // releaseAll marks the jobs of launched runs rs, ended, idle, and wakes
 // their workers, which may have queued runs to start.
-func (d *dispatcher) releaseAll(rs []*run) {
+func (d *Dispatcher) releaseAll(rs []*Run) {
 	var wake []*worker
 	d.mu.Lock()
 	for _, r := range rs {
@@ -260,7 +260,7 @@ func (d *dispatcher) releaseAll(rs []*run) {
 
 // ending is a run to end, with its status and why.
 type ending struct {
-	r      *run
+	r      *Run
 	status carillonv1.RunStatus
 	msg    string
 }
@@ -269,7 +269,7 @@ type ending struct {
 // returns launch when r is to be launched on its own goroutine
 // (launchDue), its job idle here, and the worker to wake, if any, when r
 // was queued; runs to end are added to ends. d.mu is held.
-func (d *dispatcher) startAt(r *run, ends *[]ending) (wake *worker, launch bool) {
+func (d *Dispatcher) startAt(r *Run, ends *[]ending) (wake *worker, launch bool) {
 	if !r.waiting {
 		return nil, false
 	}
@@ -294,7 +294,7 @@ func (d *dispatcher) startAt(r *run, ends *[]ending) (wake *worker, launch bool)
 }
 
 // unwait takes r out of the runs that wait for their due_at. d.mu is held.
-func (d *dispatcher) unwait(r *run) {
+func (d *Dispatcher) unwait(r *Run) {
 	r.waiting = false
 	r.worker.waiting--
 	d.dropIdle(r.worker)
@@ -302,7 +302,7 @@ func (d *dispatcher) unwait(r *run) {
 
 // dropIdle forgets w if it has no goroutine and nothing to do: it was made
 // for runs that waited for their due_at (wait). d.mu is held.
-func (d *dispatcher) dropIdle(w *worker) {
+func (d *Dispatcher) dropIdle(w *worker) {
 	if !w.started && w.current == nil && len(w.queue) == 0 && w.waiting == 0 && d.workers[w.jobID] == w {
 		delete(d.workers, w.jobID)
 	}
@@ -310,11 +310,11 @@ func (d *dispatcher) dropIdle(w *worker) {
 
 // unwaitJob takes the runs of job jobID that wait for their due_at out of
 // waiting and returns them, to be ended. d.mu is held.
-func (d *dispatcher) unwaitJob(jobID int64) []*run {
-	var out []*run
+func (d *Dispatcher) unwaitJob(jobID int64) []*Run {
+	var out []*Run
 	for _, di := range d.waiting {
 		for _, r := range di.runs {
-			if r.waiting && r.jobID == jobID {
+			if r.waiting && r.JobID == jobID {
 				d.unwait(r)
 				out = append(out, r)
 			}
@@ -325,8 +325,8 @@ func (d *dispatcher) unwaitJob(jobID int64) []*run {
 
 // unwaitAll stops every due instant's timer and returns the runs that
 // waited, to be ended. d.mu is held.
-func (d *dispatcher) unwaitAll() []*run {
-	var out []*run
+func (d *Dispatcher) unwaitAll() []*Run {
+	var out []*Run
 	for k, di := range d.waiting {
 		di.timer.Stop()
 		for _, r := range di.runs {

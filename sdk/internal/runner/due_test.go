@@ -1,4 +1,4 @@
-package sdk
+package runner
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func (s *startRecorder) at(id int64) (time.Time, bool) {
 
 // acceptDue accepts run id of job, due at due.
 func (h *harness) acceptDue(id, job int64, block carillonv1.BlockStrategy, due time.Time, handler Handler) error {
-	return h.d.accept(&run{id: id, jobID: job, name: "test", handler: handler, block: block, shardTotal: 1, dueAt: due, scheduledAt: due})
+	return h.d.Accept(&Run{ID: id, JobID: job, Name: "test", Handler: handler, Block: block, ShardTotal: 1, DueAt: due, ScheduledAt: due})
 }
 
 // TestDueAtStartsOnItsInstant: runs accepted ahead of their due_at are held
@@ -86,7 +86,7 @@ func TestDueAtStartsOnItsInstant(t *testing.T) {
 		if at, ok := rec.at(52); !ok || !at.Equal(start) {
 			t.Errorf("run 52, due in the past, started at %v (%v), want at once", at.Sub(start), ok)
 		}
-		for i, s := range h.d.held("", []int64{1, 51, 99}) {
+		for i, s := range h.d.Held("", []int64{1, 51, 99}) {
 			want := []carillonv1.HeldRunState{carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE, carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE, carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED}[i]
 			if s != want {
 				t.Errorf("held #%d: %v, want %v", i, s, want)
@@ -128,17 +128,17 @@ func TestDueAtKilledBeforeInstant(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		h.d.killRun(report.Key{DB: "", ID: 1}, 0)
-		h.d.kill(2)
-		if !h.d.cancelBeforeStart(report.Key{DB: "", ID: 3}, 3, "the job was stopped before this fire's instant", false) {
+		h.d.KillRun(report.Key{DB: "", ID: 1}, 0)
+		h.d.Kill(2)
+		if !h.d.CancelBeforeStart(report.Key{DB: "", ID: 3}, 3, "the job was stopped before this fire's instant", false) {
 			t.Error("cancelBeforeStart of a waiting run: false, want true")
 		}
-		if h.d.cancelBeforeStart(report.Key{DB: "", ID: 99}, 0, "", false) {
+		if h.d.CancelBeforeStart(report.Key{DB: "", ID: 99}, 0, "", false) {
 			t.Error("cancelBeforeStart of a run not held: true, want false")
 		}
 		time.Sleep(time.Until(due))
 		synctest.Wait()
-		if h.d.cancelBeforeStart(report.Key{DB: "", ID: 4}, 4, "too late", false) {
+		if h.d.CancelBeforeStart(report.Key{DB: "", ID: 4}, 4, "too late", false) {
 			t.Error("cancelBeforeStart of a started run: true, want false")
 		}
 		time.Sleep(2 * time.Second)
@@ -152,7 +152,7 @@ func TestDueAtKilledBeforeInstant(t *testing.T) {
 		wantResult(t, h.result(t, 2), killed, "sdk: run killed by the admin before it started")
 		wantResult(t, h.result(t, 3), carillonv1.RunStatus_RUN_STATUS_SKIPPED, "the job was stopped before this fire's instant")
 		wantResult(t, h.result(t, 4), succeeded, "")
-		if h.d.held("", []int64{3})[0] != carillonv1.HeldRunState_HELD_RUN_STATE_ENDED {
+		if h.d.Held("", []int64{3})[0] != carillonv1.HeldRunState_HELD_RUN_STATE_ENDED {
 			t.Error("a cancelled run is not held as ENDED")
 		}
 	})
@@ -219,7 +219,7 @@ func TestDueAtShutdown(t *testing.T) {
 		if err := h.acceptDue(1, 1, serial, due, rec); err != nil {
 			t.Fatal(err)
 		}
-		h.d.stopAccepting()
+		h.d.StopAccepting()
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		if _, ok := rec.at(1); ok {
@@ -247,22 +247,22 @@ func TestDueAtReplacedBeforeInstant(t *testing.T) {
 			return nil
 		})
 		due := time.Now().Add(300 * time.Millisecond)
-		if err := h.d.accept(&run{id: 7, jobID: 7, name: "test", handler: handler, block: serial, shardTotal: 1,
-			dueAt: due, scheduledAt: due, param: "old"}); err != nil {
+		if err := h.d.Accept(&Run{ID: 7, JobID: 7, Name: "test", Handler: handler, Block: serial, ShardTotal: 1,
+			DueAt: due, ScheduledAt: due, Param: "old"}); err != nil {
 			t.Fatal(err)
 		}
-		if !h.d.cancelBeforeStart(report.Key{DB: "", ID: 7}, 7, "the job was updated before this fire's instant", true) {
+		if !h.d.CancelBeforeStart(report.Key{DB: "", ID: 7}, 7, "the job was updated before this fire's instant", true) {
 			t.Fatal("cancelBeforeStart with replace of a waiting run: false, want true")
 		}
 		synctest.Wait()
 		if h.hasResult(7) {
 			t.Fatal("a run dropped to be replaced reported a result")
 		}
-		if s := h.d.held("", []int64{7})[0]; s != carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED {
+		if s := h.d.Held("", []int64{7})[0]; s != carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED {
 			t.Errorf("a run dropped to be replaced is held as %v, want UNSPECIFIED (not held: to be sent again)", s)
 		}
-		if err := h.d.accept(&run{id: 7, jobID: 7, name: "test", handler: handler, block: serial, shardTotal: 1,
-			dueAt: due, scheduledAt: due, param: "new"}); err != nil {
+		if err := h.d.Accept(&Run{ID: 7, JobID: 7, Name: "test", Handler: handler, Block: serial, ShardTotal: 1,
+			DueAt: due, ScheduledAt: due, Param: "new"}); err != nil {
 			t.Fatalf("the run sent again after its replace cancel was refused: %v", err)
 		}
 		time.Sleep(time.Second)
@@ -303,8 +303,8 @@ func TestDueAtLaunchedRunEnds(t *testing.T) {
 			return nil
 		})
 		due := time.Now().Add(time.Second)
-		timed := &run{id: 1, jobID: 1, name: "test", handler: stubborn, block: serial, shardTotal: 1, dueAt: due, scheduledAt: due, timeout: 2 * time.Second}
-		if err := h.d.accept(timed); err != nil {
+		timed := &Run{ID: 1, JobID: 1, Name: "test", Handler: stubborn, Block: serial, ShardTotal: 1, DueAt: due, ScheduledAt: due, Timeout: 2 * time.Second}
+		if err := h.d.Accept(timed); err != nil {
 			t.Fatal(err)
 		}
 		if err := h.acceptDue(2, 2, serial, due, blocking); err != nil {
@@ -315,7 +315,7 @@ func TestDueAtLaunchedRunEnds(t *testing.T) {
 		if err := h.accept(3, 1, serial, 0, next); err != nil { // queued behind run 1
 			t.Fatal(err)
 		}
-		h.d.killRun(report.Key{DB: "", ID: 2}, 2)
+		h.d.KillRun(report.Key{DB: "", ID: 2}, 2)
 		synctest.Wait()
 		wantResult(t, h.result(t, 2), killed, "sdk: run killed by the admin")
 
@@ -325,9 +325,9 @@ func TestDueAtLaunchedRunEnds(t *testing.T) {
 		if h.hasResult(3) {
 			t.Fatal("the run queued behind a timed-out launched run started while its handler still had time to return")
 		}
-		time.Sleep(abandonAfter)
+		time.Sleep(AbandonAfterDefault)
 		synctest.Wait()
-		if want := due.Add(2*time.Second + abandonAfter); !nextStarted.Equal(want) {
+		if want := due.Add(2*time.Second + AbandonAfterDefault); !nextStarted.Equal(want) {
 			t.Errorf("the queued run started at %v, want %v (the launched run's deadline + abandonAfter)", nextStarted, want)
 		}
 		wantResult(t, h.result(t, 3), succeeded, "")
@@ -344,9 +344,9 @@ func TestDueAtLaunchedRunEnds(t *testing.T) {
 		if _, ok := rec.at(4); !ok {
 			t.Fatal("run 4 did not start on its instant")
 		}
-		h.d.stopAccepting()
+		h.d.StopAccepting()
 		done := make(chan struct{})
-		go func() { h.d.drain(context.Background()); close(done) }()
+		go func() { h.d.Drain(context.Background()); close(done) }()
 		synctest.Wait()
 		select {
 		case <-done:
@@ -415,7 +415,7 @@ func TestDueAtCutBeforeItBegins(t *testing.T) {
 		if !launch || len(ends) > 0 {
 			t.Fatalf("startAt of a waiting run of an idle job: launch %v, ends %v; want launched", launch, ends)
 		}
-		h.d.killRun(report.Key{DB: "", ID: 1}, 1)
+		h.d.KillRun(report.Key{DB: "", ID: 1}, 1)
 		h.d.launchDue(r)
 		synctest.Wait()
 		if called {

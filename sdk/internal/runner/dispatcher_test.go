@@ -1,4 +1,4 @@
-package sdk
+package runner
 
 import (
 	"context"
@@ -34,7 +34,7 @@ const (
 
 // harness is a dispatcher whose results are recorded.
 type harness struct {
-	d *dispatcher
+	d *Dispatcher
 
 	mu      sync.Mutex
 	results map[int64][]report.Result
@@ -49,18 +49,19 @@ func newHarness(t *testing.T) *harness {
 func newHarnessIn(t *testing.T, dir string) *harness {
 	t.Helper()
 	h := &harness{results: make(map[int64][]report.Result)}
-	h.d = newDispatcher(dispatcherConfig{
-		logs:         newTestLogStore(t, dir, time.Now),
-		now:          time.Now,
-		logger:       slog.New(slog.NewTextHandler(t.Output(), nil)),
-		report:       h.report,
-		idleTimeout:  workerIdleTimeout,
-		abandonAfter: abandonAfter,
+	h.d = New(Config{
+		PrepareFunc:  prepare,
+		Logs:         newTestLogStore(t, dir, time.Now),
+		NowFunc:      time.Now,
+		Logger:       slog.New(slog.NewTextHandler(t.Output(), nil)),
+		ReportFunc:   h.report,
+		IdleTimeout:  IdleTimeoutDefault,
+		AbandonAfter: AbandonAfterDefault,
 	})
 	t.Cleanup(func() {
 		// Stop the workers: a bubble must end with no goroutine left.
-		h.d.stopAccepting()
-		h.d.drain(context.Background())
+		h.d.StopAccepting()
+		h.d.Drain(context.Background())
 	})
 	return h
 }
@@ -72,7 +73,7 @@ func (h *harness) report(r report.Result) {
 }
 
 func (h *harness) accept(runID, jobID int64, block carillonv1.BlockStrategy, timeout time.Duration, handler Handler) error {
-	return h.d.accept(&run{id: runID, jobID: jobID, name: "test", handler: handler, block: block, timeout: timeout, shardTotal: 1})
+	return h.d.Accept(&Run{ID: runID, JobID: jobID, Name: "test", Handler: handler, Block: block, Timeout: timeout, ShardTotal: 1})
 }
 
 // result returns the only result of runID; it fails the test if there is
@@ -96,7 +97,7 @@ func (h *harness) hasResult(runID int64) bool {
 
 func (h *harness) log(t *testing.T, runID int64) string {
 	t.Helper()
-	src, err := h.d.logs.Find("", runID)
+	src, err := h.d.Logs.Find("", runID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,9 +401,9 @@ func TestTimeout(t *testing.T) {
 			if h.hasResult(2) {
 				t.Error("the next run started while the timed-out handler still had time to return")
 			}
-			time.Sleep(abandonAfter)
+			time.Sleep(AbandonAfterDefault)
 			synctest.Wait()
-			if want := start.Add(2*time.Second + abandonAfter); !secondStarted.Equal(want) {
+			if want := start.Add(2*time.Second + AbandonAfterDefault); !secondStarted.Equal(want) {
 				t.Errorf("next run started at +%v, want +%v", secondStarted.Sub(start), want.Sub(start))
 			}
 			wantResult(t, h.result(t, 2), succeeded, "")
@@ -469,10 +470,10 @@ func TestKill(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		if idle, reason := h.d.idle(7); idle || reason != "job 7 is running run 1 with 2 more queued" {
+		if idle, reason := h.d.Idle(7); idle || reason != "job 7 is running run 1 with 2 more queued" {
 			t.Errorf("idle(7) = %v %q", idle, reason)
 		}
-		h.d.kill(7)
+		h.d.Kill(7)
 		synctest.Wait()
 		if !errors.Is(cause, ErrKilled) {
 			t.Errorf("context.Cause = %v, want ErrKilled", cause)
@@ -483,7 +484,7 @@ func TestKill(t *testing.T) {
 		if h.hasResult(4) {
 			t.Error("killing job 7 ended a run of job 8")
 		}
-		if idle, _ := h.d.idle(7); !idle {
+		if idle, _ := h.d.Idle(7); !idle {
 			t.Error("job 7 is not idle after the kill")
 		}
 		// The job's worker goes on.
@@ -493,7 +494,7 @@ func TestKill(t *testing.T) {
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		wantResult(t, h.result(t, 5), succeeded, "")
-		h.d.kill(8)
+		h.d.Kill(8)
 		synctest.Wait()
 		wantResult(t, h.result(t, 4), killed, "sdk: run killed by the admin")
 	})
@@ -542,7 +543,7 @@ func TestIdleWorkerExits(t *testing.T) {
 		time.Sleep(time.Second)
 		synctest.Wait()
 		h.result(t, 1)
-		time.Sleep(workerIdleTimeout - time.Second)
+		time.Sleep(IdleTimeoutDefault - time.Second)
 		synctest.Wait()
 		if h.workers() != 1 {
 			t.Fatalf("%d workers just before the idle timeout, want 1", h.workers())
@@ -580,14 +581,14 @@ func TestDispatcherShutdown(t *testing.T) {
 				t.Fatal(err)
 			}
 			synctest.Wait()
-			h.d.stopAccepting()
+			h.d.StopAccepting()
 			wantResult(t, h.result(t, 2), killed, "sdk: executor shutting down")
 			if err := h.accept(3, 2, serial, 0, sleeper(time.Second)); !errors.Is(err, ErrShuttingDown) {
 				t.Errorf("accept while stopping = %v, want ErrShuttingDown", err)
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
-			h.d.drain(ctx)
+			h.d.Drain(ctx)
 			if got := time.Since(start); got != 3*time.Second {
 				t.Errorf("drain returned after %v, want 3s, when the run ended", got)
 			}
@@ -609,10 +610,10 @@ func TestDispatcherShutdown(t *testing.T) {
 				t.Fatal(err)
 			}
 			synctest.Wait()
-			h.d.stopAccepting()
+			h.d.StopAccepting()
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 			defer cancel()
-			h.d.drain(ctx)
+			h.d.Drain(ctx)
 			if got := time.Since(start); got != 2*time.Second {
 				t.Errorf("drain returned after %v, want the 2s timeout", got)
 			}
