@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -35,10 +34,10 @@ type Config struct {
 	Logger          *slog.Logger
 	ReportFunc      func(report.Result)   // hands a result to the reporter
 	ReportBatchFunc func([]report.Result) // hands several; nil: report each
-	// SpoolFunc and queueResults, when set, do what reportBatch does in
-	// two steps, so that finishRuns closes the runs' logs in between:
-	// SpoolFunc writes results down, queueResults hands them to the
-	// reporter, with SpoolFunc' error. Unset: reportBatch after.
+	// SpoolFunc and QueueFunc, when set, do what ReportBatchFunc does in
+	// two steps, so that the recorder closes the runs' logs in between:
+	// SpoolFunc writes results down, QueueFunc hands them to the
+	// reporter, with SpoolFunc's error. Unset: ReportBatchFunc after.
 	SpoolFunc func([]report.Result) error
 	QueueFunc func([]report.Result, error)
 	// PrepareFunc returns the call of run r's handler, with its
@@ -58,30 +57,15 @@ type Dispatcher struct {
 	mu      sync.Mutex
 	workers map[int64]*worker     // by job id
 	runs    map[report.Key]*Run   // accepted, not ended
-	waiting map[int64]*dueInstant // runs accepted ahead of their due_at, by its UnixNano (due.go)
+	waiting map[int64]*dueInstant // runs accepted ahead of their due_at, by its UnixNano (launcher.go)
 	recent  recentRuns            // the runs accepted last, ended or not
 	dbs     map[string]string     // each database id seen, to share one copy of it (an executor sees one or a few)
 	closing bool
-	wg      sync.WaitGroup // worker goroutines, the finisher's, and the runs launched on their due instant until settled
+	wg      sync.WaitGroup // worker goroutines, the recorder's, and the runs launched on their due instant until finished
 
-	finisher finisher
-	settler  settler
-}
-
-// worker runs the runs of one job, one at a time, in order. Its current
-// run may be one launched on its due instant (due.go), which runs on a
-// goroutine of its own: the worker, if it has a goroutine, waits for its
-// end before it starts the next.
-type worker struct {
-	jobID   int64
-	queue   []*Run
-	current *Run
-	started bool // its goroutine runs (startWorker); guarded by dispatcher.mu
-	// waiting counts the runs of the job that wait for their due_at
-	// (run.worker): the worker stays in dispatcher.workers until they
-	// start. Guarded by dispatcher.mu.
-	waiting int
-	wake    chan struct{}
+	launcher  launcher  // starts the runs sent ahead on their due instant
+	collector collector // finishes the runs it launched, in batches
+	recorder  recorder  // writes the logs and results of ended runs, in batches
 }
 
 // New returns a dispatcher with no worker yet.
@@ -89,13 +73,15 @@ func New(c Config) *Dispatcher {
 	if c.Observer == nil {
 		c.Observer = noObserver{}
 	}
-	return &Dispatcher{
-		Config: c,
-		workers:          make(map[int64]*worker),
-		runs:             make(map[report.Key]*Run),
-		waiting:          make(map[int64]*dueInstant),
-		dbs:              make(map[string]string),
+	d := &Dispatcher{
+		Config:  c,
+		workers: make(map[int64]*worker),
+		runs:    make(map[report.Key]*Run),
+		waiting: make(map[int64]*dueInstant),
+		dbs:     make(map[string]string),
 	}
+	d.launcher.d, d.collector.d, d.recorder.d = d, d, d
+	return d
 }
 
 // notify wakes whoever waits on c, without blocking when a wake-up is
@@ -134,7 +120,7 @@ func (d *Dispatcher) AcceptAll(rs []*Run) []error {
 		case err != nil:
 			errs[i] = err
 		case w == nil && r.waiting:
-			// accepted; starts at its due_at (due.go)
+			// accepted; starts at its due_at (launcher.go)
 		case w == nil:
 			refused = append(refused, r)
 		default:
@@ -154,11 +140,11 @@ func (d *Dispatcher) AcceptAll(rs []*Run) []error {
 		}
 	}
 	for _, r := range refused {
-		d.end(r, carillonv1.RunStatus_RUN_STATUS_FAILED, ErrScriptsDisabled.Error()+" (Config.ScriptsEnabled is false)")
+		d.finishUnstarted(r, carillonv1.RunStatus_RUN_STATUS_FAILED, ErrScriptsDisabled.Error()+" (Config.ScriptsEnabled is false)")
 	}
 	for _, c := range covers {
 		for _, q := range c.runs {
-			d.end(q, carillonv1.RunStatus_RUN_STATUS_KILLED, c.cause.Error()+" before it started")
+			d.finishUnstarted(q, carillonv1.RunStatus_RUN_STATUS_KILLED, c.cause.Error()+" before it started")
 		}
 	}
 	return errs
@@ -190,7 +176,7 @@ func (d *Dispatcher) admit(r *Run) (w *worker, covered []*Run, cause error, err 
 			return nil, nil, nil, err
 		}
 	}
-	if d.acceptedBefore(key) {
+	if d.acceptedFrom(key) != 0 {
 		return nil, nil, nil, fmt.Errorf("%w: run %d%s was accepted here before", ErrDuplicateRun, r.ID, report.OfDatabase(r.DB))
 	}
 	d.recent.add(key)
@@ -204,7 +190,7 @@ func (d *Dispatcher) admit(r *Run) (w *worker, covered []*Run, cause error, err 
 		return nil, nil, nil, nil
 	}
 	if due {
-		d.wait(r)
+		d.launcher.wait(r)
 		return nil, nil, nil, nil
 	}
 	w, covered, cause = d.enqueue(r)
@@ -233,7 +219,7 @@ func (d *Dispatcher) enqueue(r *Run) (w *worker, covered []*Run, cause error) {
 	w = d.workers[r.JobID]
 	busy := w.busy()
 	if w == nil {
-		w = d.newWorker(r.JobID)
+		w = d.newIdleWorker(r.JobID)
 	}
 	d.startWorker(w)
 	if busy && r.Block == carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY {
@@ -247,16 +233,9 @@ func (d *Dispatcher) enqueue(r *Run) (w *worker, covered []*Run, cause error) {
 	return w, covered, cause
 }
 
-// newWorker starts the worker of job jobID. d.mu is held.
-func (d *Dispatcher) newWorker(jobID int64) *worker {
-	w := d.newIdleWorker(jobID)
-	d.startWorker(w)
-	return w
-}
-
 // newIdleWorker makes the worker of job jobID without a goroutine
 // (startWorker): a run launched on its due instant needs none unless
-// another run queues behind it (due.go). d.mu is held.
+// another run queues behind it (launcher.go). d.mu is held.
 func (d *Dispatcher) newIdleWorker(jobID int64) *worker {
 	w := &worker{jobID: jobID, wake: make(chan struct{}, 1)}
 	d.workers[jobID] = w
@@ -269,31 +248,20 @@ func (d *Dispatcher) startWorker(w *worker) {
 	if !w.started {
 		w.started = true
 		d.wg.Add(1)
-		go d.work(w)
+		go w.work(d)
 	}
 }
 
-// busy says whether w runs or has queued a run; a nil worker is not busy.
-// d.mu is held.
-func (w *worker) busy() bool {
-	return w != nil && (w.current != nil || len(w.queue) > 0)
-}
-
-// acceptedBefore says whether run k was accepted here before, as far as
-// the executor remembers, without touching the disk for a new run: the
-// last recentRunsMax runs this process accepted, the runs whose results a
-// previous process left unacknowledged (see remember), and the runs whose
+// acceptedFrom says whether run k was accepted here before, and how it is
+// known to have been; 0 when it was not, as far as the executor
+// remembers, without touching the disk for a new run: the last
+// recentRunsMax runs this process accepted, the runs whose results a
+// previous process left unacknowledged (see Remember), and the runs whose
 // logs were on disk from today or yesterday when it started (see
-// [logStore.earlierRuns]; a log reaches the disk when its run ends, or
+// [runlog.Store.EarlierRuns]; a log reaches the disk when its run ends, or
 // before when it needs a file of its own, so a run cut short by a crash
 // may or may not be remembered). The admin sends each run once; this
 // guards against a replayed request. d.mu is held.
-func (d *Dispatcher) acceptedBefore(k report.Key) bool {
-	return d.acceptedFrom(k) != 0
-}
-
-// acceptedFrom is acceptedBefore, saying how the run was known to be
-// accepted; 0 when it was not. d.mu is held.
 func (d *Dispatcher) acceptedFrom(k report.Key) runOrigin {
 	earlier, err := d.Logs.EarlierRuns(k.DB, k.ID)
 	if err != nil {
@@ -336,7 +304,7 @@ func (d *Dispatcher) Held(db string, ids []int64) []carillonv1.HeldRunState {
 		switch d.acceptedFrom(k) {
 		case acceptedHere, spooledBefore:
 			states[i] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
-		default: // an earlier process's, or older than acceptedBefore knows
+		default: // an earlier process's, or older than acceptedFrom knows
 			onDisk = append(onDisk, id)
 		}
 	}
@@ -373,221 +341,6 @@ func (d *Dispatcher) Remember(keys []report.Key) {
 	}
 }
 
-// describe says what a worker is busy with; d.mu is held.
-func (w *worker) describe() string {
-	switch {
-	case w.current != nil && len(w.queue) > 0:
-		return fmt.Sprintf("is running run %d with %d more queued", w.current.ID, len(w.queue))
-	case w.current != nil:
-		return fmt.Sprintf("is running run %d", w.current.ID)
-	case len(w.queue) > 0:
-		return fmt.Sprintf("has %d runs queued", len(w.queue))
-	}
-	return "is idle"
-}
-
-// end settles a run that never started (dropped from a queue, or refused
-// after it was accepted): a last line in its log, then its result, put
-// away as finishRuns does.
-func (d *Dispatcher) end(r *Run, status carillonv1.RunStatus, msg string) {
-	r.Log.Printf("run %d ended before it started: %s: %s", r.ID, statusName(status), msg)
-	at := d.NowFunc()
-	d.Observer.Ended(context.Background(), r, status, msg, at)
-	d.finishRuns([]finishedRun{{r, r.result(status, msg, at)}})
-}
-
-// work is the goroutine of one job's worker. It runs the runs queued for
-// it one at a time, after the run launched for its job on a due instant,
-// if one runs (due.go: releaseAll wakes it then).
-func (d *Dispatcher) work(w *worker) {
-	defer d.wg.Done()
-	idle := time.NewTimer(d.IdleTimeout)
-	defer idle.Stop()
-	for {
-		d.mu.Lock()
-		if len(w.queue) == 0 || w.current != nil {
-			if d.closing && w.current == nil && w.waiting == 0 {
-				delete(d.workers, w.jobID)
-				d.mu.Unlock()
-				return
-			}
-			d.mu.Unlock()
-			select {
-			case <-w.wake:
-			case <-idle.C:
-				d.mu.Lock()
-				if len(w.queue) == 0 && w.current == nil && w.waiting == 0 {
-					delete(d.workers, w.jobID)
-					d.mu.Unlock()
-					return
-				}
-				d.mu.Unlock()
-			}
-			continue
-		}
-		r := w.queue[0]
-		w.queue[0] = nil
-		w.queue = w.queue[1:]
-		ctx, cancel := context.WithCancelCause(context.Background())
-		r.cancel = cancel
-		w.current = r
-		d.mu.Unlock()
-
-		d.execute(ctx, r)
-		cancel(nil)
-
-		d.mu.Lock()
-		w.current = nil
-		d.mu.Unlock()
-		idle.Reset(d.IdleTimeout)
-	}
-}
-
-// execute runs r's handler and reports the outcome. The handler runs on its
-// own goroutine so that the run can be reported when its context ends even
-// if the handler ignores it.
-func (d *Dispatcher) execute(ctx context.Context, r *Run) {
-	l := d.begin(ctx, r)
-	go d.call(r, l)
-	d.supervise(r, l)
-}
-
-// launch is a started run's call of its handler: the context the handler
-// gets (the run's own, with its timeout and what its observers added), and
-// where what the handler returned arrives.
-type launch struct {
-	ctx    context.Context
-	cancel context.CancelFunc // ends the timeout's timer; nil without a timeout
-	done   chan error
-	// call calls the handler; made ahead (prepare) for a run that waits
-	// for its due_at, else by begin.
-	call Call
-	// due says the run was launched on its due instant (due.go), on a
-	// goroutine of its own: the settler ends it. stop stops its
-	// timeout's context.AfterFunc; nil without a timeout.
-	due  bool
-	stop func() bool
-}
-
-// prepare returns r's launch with what needs no clock made: its done
-// channel and the call of its handler (PrepareFunc).
-func (d *Dispatcher) prepare(r *Run) *launch {
-	return &launch{done: make(chan error, 1), call: d.PrepareFunc(r)}
-}
-
-// begin starts run r, whose own context is ctx: its timeout, its
-// observers' start, its start time and the line of its log that says so. The handler is to
-// be called next (call), by the caller or a goroutine of its own.
-func (d *Dispatcher) begin(ctx context.Context, r *Run) *launch {
-	l := r.launch // prepared ahead for a run that waits for its instant (due.go)
-	if l == nil {
-		l = d.prepare(r)
-	}
-	if r.Timeout > 0 {
-		ctx, l.cancel = context.WithTimeoutCause(ctx, r.Timeout, fmt.Errorf("%w after %s", ErrTimedOut, r.Timeout))
-	}
-	var note string
-	l.ctx, note = d.Observer.Started(ctx, r)
-	r.Started = d.NowFunc()
-	if note != "" {
-		r.Log.Printf("----- run %d started (%s)", r.ID, note)
-	} else {
-		r.Log.Started(r.Started) // written later: a burst's handlers wait for it
-	}
-	return l
-}
-
-// call calls r's handler, begun as l, and hands what it returned (its
-// error, or its panic, or a runtime.Goexit, as one) to handled.
-func (d *Dispatcher) call(r *Run, l *launch) {
-	var err error
-	returned := false
-	defer func() {
-		if !returned {
-			v := recover()
-			if v == nil {
-				v = "runtime.Goexit called"
-			}
-			r.Log.Printf("panic: %v\n%s", v, debug.Stack())
-			d.Logger.Error("sdk: handler panicked", "run_id", r.ID, "job_id", r.JobID, "handler", r.Name, "panic", v)
-			err = fmt.Errorf("panic: %v", v)
-		}
-		d.handled(r, l, err)
-	}()
-	err = l.call.Call(l.ctx)
-	returned = true
-}
-
-// handled takes what the handler of r, begun as l, returned: for a run
-// launched on its due instant, the settler ends it (due.go), unless cut
-// did; else its supervisor (supervise, or cut's abandon) waits for it on
-// l.done.
-func (d *Dispatcher) handled(r *Run, l *launch, err error) {
-	if l.due {
-		at := d.NowFunc()
-		if r.state.CompareAndSwap(stateBegun, stateReturned) {
-			r.returned = handlerResult{err: err, at: at}
-			d.settle(r)
-			return
-		}
-	}
-	l.done <- err
-}
-
-// supervise waits for the end of run r, begun as l: its handler's return,
-// or the end of its context (timeout, kill, shutdown), then reports it. A
-// handler that ignores its context's end is waited for abandonAfter, then
-// abandoned.
-func (d *Dispatcher) supervise(r *Run, l *launch) {
-	if l.cancel != nil {
-		defer l.cancel()
-	}
-	select {
-	case err := <-l.done:
-		d.complete(r, d.returned(r, l, err, d.NowFunc()))
-	case <-l.ctx.Done():
-		d.abandon(r, l, l.ctx)
-	}
-}
-
-// returned logs the end of run r, begun as l, whose handler returned err
-// at at, and returns its result.
-func (d *Dispatcher) returned(r *Run, l *launch, err error, at time.Time) report.Result {
-	status, msg := outcome(l.ctx, err, true)
-	r.Log.PrintfAt(at, "----- run %d ended: %s%s", r.ID, statusName(status), withColon(msg))
-	res := r.result(status, msg, at)
-	d.Observer.Ended(l.ctx, r, status, msg, at)
-	return res
-}
-
-// abandon ends run r, begun as l, whose context ctx ended before its
-// handler returned: its result is reported now, and its handler waited
-// for abandonAfter, then abandoned.
-func (d *Dispatcher) abandon(r *Run, l *launch, ctx context.Context) {
-	rlog := r.Log
-	status, msg := outcome(ctx, nil, false)
-	rlog.Printf("----- run %d ended: %s%s", r.ID, statusName(status), withColon(msg))
-	res := r.result(status, msg, d.NowFunc())
-	d.Observer.Ended(l.ctx, r, status, msg, res.FinishedAt)
-	d.ReportFunc(res)
-	t := time.NewTimer(d.AbandonAfter)
-	select {
-	case err := <-l.done:
-		t.Stop()
-		if err != nil {
-			rlog.Printf("handler returned: %v", err)
-		} else {
-			rlog.Printf("handler returned")
-		}
-	case <-t.C:
-		rlog.Printf("handler still running %s after the run ended: abandoned; its later log lines are dropped", d.AbandonAfter)
-		d.Logger.Warn("sdk: handler ignores its context; abandoned",
-			"run_id", r.ID, "job_id", r.JobID, "handler", r.Name, "after", d.AbandonAfter)
-	}
-	_ = rlog.Close()
-	d.finish(r)
-}
-
 // Queued returns how many runs wait in their jobs' queues.
 func (d *Dispatcher) Queued() int {
 	d.mu.Lock()
@@ -599,34 +352,12 @@ func (d *Dispatcher) Queued() int {
 	return n
 }
 
-// finish forgets a run that has ended.
-func (d *Dispatcher) finish(r *Run) {
-	d.mu.Lock()
-	delete(d.runs, r.key())
-	d.mu.Unlock()
-}
-
-// outcome maps how a handler ended to a status and a message.
-func outcome(ctx context.Context, err error, returned bool) (carillonv1.RunStatus, string) {
-	if returned && err == nil {
-		return carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""
-	}
-	if ctx.Err() != nil {
-		cause := context.Cause(ctx)
-		if errors.Is(cause, ErrTimedOut) {
-			return carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, cause.Error()
-		}
-		return carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()
-	}
-	return carillonv1.RunStatus_RUN_STATUS_FAILED, err.Error()
-}
-
 // Kill cancels the job's running run and drops its queued ones, and
 // those waiting for their due_at.
 func (d *Dispatcher) Kill(jobID int64) {
 	cause := fmt.Errorf("%w by the admin", ErrKilled)
 	d.mu.Lock()
-	dropped := d.unwaitJob(jobID)
+	dropped := d.launcher.unwaitJob(jobID)
 	if w := d.workers[jobID]; w != nil {
 		dropped = append(dropped, w.queue...)
 		w.queue = nil
@@ -636,7 +367,7 @@ func (d *Dispatcher) Kill(jobID int64) {
 	}
 	d.mu.Unlock()
 	for _, r := range dropped {
-		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
+		d.finishUnstarted(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
 	}
 }
 
@@ -653,9 +384,9 @@ func (d *Dispatcher) KillRun(k report.Key, jobID int64) {
 		return
 	}
 	if r.waiting {
-		d.unwait(r)
+		d.launcher.unwait(r)
 		d.mu.Unlock()
-		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
+		d.finishUnstarted(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
 		return
 	}
 	w := d.workers[r.JobID]
@@ -674,7 +405,7 @@ func (d *Dispatcher) KillRun(k report.Key, jobID int64) {
 	}
 	d.mu.Unlock()
 	if i >= 0 {
-		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
+		d.finishUnstarted(r, carillonv1.RunStatus_RUN_STATUS_KILLED, cause.Error()+" before it started")
 	}
 }
 
@@ -694,7 +425,7 @@ func (d *Dispatcher) CancelBeforeStart(k report.Key, jobID int64, reason string,
 		return false
 	}
 	if r.waiting {
-		d.unwait(r)
+		d.launcher.unwait(r)
 	} else {
 		w := d.workers[r.JobID]
 		i := -1
@@ -719,7 +450,7 @@ func (d *Dispatcher) CancelBeforeStart(k report.Key, jobID int64, reason string,
 		return true
 	}
 	d.mu.Unlock()
-	d.end(r, carillonv1.RunStatus_RUN_STATUS_SKIPPED, cmp.Or(reason, "cancelled by the admin"))
+	d.finishUnstarted(r, carillonv1.RunStatus_RUN_STATUS_SKIPPED, cmp.Or(reason, "cancelled by the admin"))
 	return true
 }
 
@@ -768,7 +499,7 @@ func (d *Dispatcher) ReadLog(k report.Key, from int) (runlog.Page, error) {
 func (d *Dispatcher) StopAccepting() {
 	d.mu.Lock()
 	d.closing = true
-	dropped := d.unwaitAll()
+	dropped := d.launcher.unwaitAll()
 	for _, w := range d.workers {
 		dropped = append(dropped, w.queue...)
 		w.queue = nil
@@ -776,7 +507,7 @@ func (d *Dispatcher) StopAccepting() {
 	}
 	d.mu.Unlock()
 	for _, r := range dropped {
-		d.end(r, carillonv1.RunStatus_RUN_STATUS_KILLED, ErrShuttingDown.Error())
+		d.finishUnstarted(r, carillonv1.RunStatus_RUN_STATUS_KILLED, ErrShuttingDown.Error())
 	}
 }
 
@@ -823,4 +554,47 @@ func timeoutString(d time.Duration) string {
 		return "none"
 	}
 	return d.String()
+}
+
+// release marks the jobs of launched runs rs, finished, idle, and wakes
+// their workers, which may have queued runs to start.
+func (d *Dispatcher) release(rs []*Run) {
+	var wake []*worker
+	d.mu.Lock()
+	for _, r := range rs {
+		w := r.worker
+		if w.current != r {
+			continue
+		}
+		w.current = nil
+		switch {
+		case len(w.queue) > 0:
+			d.startWorker(w)
+			wake = append(wake, w)
+		case w.started:
+			wake = append(wake, w) // it may wait for r to end to exit (closing)
+		default:
+			d.dropIdle(w)
+		}
+	}
+	d.mu.Unlock()
+	for _, w := range wake {
+		notify(w.wake)
+	}
+}
+
+// dropIdle forgets w if it has no goroutine and nothing to do: it was made
+// for runs that waited for their due_at (wait). d.mu is held.
+func (d *Dispatcher) dropIdle(w *worker) {
+	if !w.started && w.current == nil && len(w.queue) == 0 && w.waiting == 0 && d.workers[w.jobID] == w {
+		delete(d.workers, w.jobID)
+	}
+}
+
+// forget forgets a run that has ended: it is no longer held here as
+// active.
+func (d *Dispatcher) forget(r *Run) {
+	d.mu.Lock()
+	delete(d.runs, r.key())
+	d.mu.Unlock()
 }

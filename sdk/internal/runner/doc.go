@@ -6,7 +6,11 @@
 //
 // A run's handler always runs on a goroutine of its own. A run queued
 // behind its job's running run is started by its job's worker goroutine,
-// which waits for its end; a run launched on its due instant (due.go) has
-// no worker: its instant's timer launches it, and the settler ends it in a
-// batch with the rest of its burst (settle.go).
+// which waits for its end; a run launched on its due instant (launcher.go) has
+// no worker: its instant's timer launches it (launcher.go), and the
+// collector finishes it in a batch with the rest of its burst
+// (collector.go). Either way the run goes through the same states
+// (state.go), and ends one way: finish, which writes its last log line,
+// tells its observer and makes its result, for the recorder to write its
+// log and spool its result (recorder.go), or to report at once.
 package runner

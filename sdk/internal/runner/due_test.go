@@ -360,8 +360,8 @@ func TestDueAtLaunchedRunEnds(t *testing.T) {
 }
 
 // TestDueAtLargeBurst: a burst larger than a gate (gateRuns) starts whole
-// on its instant, gate after gate, and its runs are settled and reported
-// settleDelay after the instant, not before.
+// on its instant, gate after gate, and its runs are finished and reported
+// finishDelay after the instant, not before.
 func TestDueAtLargeBurst(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -384,7 +384,7 @@ func TestDueAtLargeBurst(t *testing.T) {
 		if h.hasResult(1) {
 			t.Fatal("a run of a large burst was reported before its settleDelay")
 		}
-		time.Sleep(settleDelay(n))
+		time.Sleep(finishDelay(n))
 		synctest.Wait()
 		for id := int64(1); id <= n; id++ {
 			wantResult(t, h.result(t, id), succeeded, "")
@@ -405,18 +405,18 @@ func TestDueAtCutBeforeItBegins(t *testing.T) {
 		if err := h.acceptDue(1, 1, serial, due, never); err != nil {
 			t.Fatal(err)
 		}
-		// The instant decides run 1 (as startDue does), and its goroutine
+		// The instant decides run 1 (as launcher.start does), and its goroutine
 		// begins it only after a kill.
 		h.d.mu.Lock()
 		r := h.d.runs[report.Key{DB: "", ID: 1}]
 		var ends []ending
-		_, launch := h.d.startAt(r, &ends)
+		_, launch := h.d.launcher.startAt(r, &ends)
 		h.d.mu.Unlock()
 		if !launch || len(ends) > 0 {
 			t.Fatalf("startAt of a waiting run of an idle job: launch %v, ends %v; want launched", launch, ends)
 		}
 		h.d.KillRun(report.Key{DB: "", ID: 1}, 1)
-		h.d.launchDue(r)
+		h.d.launcher.launch(r)
 		synctest.Wait()
 		if called {
 			t.Error("the handler of a run cut before it began was called")
@@ -454,7 +454,7 @@ func TestDueAtHandlerPanics(t *testing.T) {
 		if err := h.acceptDue(2, 2, serial, due, exits); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Until(due) + settleDelay(2))
+		time.Sleep(time.Until(due) + finishDelay(2))
 		synctest.Wait()
 		wantResult(t, h.result(t, 1), failed, "panic: boom")
 		wantResult(t, h.result(t, 2), failed, "panic: runtime.Goexit called")

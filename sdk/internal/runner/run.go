@@ -11,24 +11,24 @@ import (
 )
 
 // Run is one accepted execution. The fields a due instant reads of each
-// of its runs come first, together (due.go: a burst's runs are out of the
+// of its runs come first, together (launcher.go: a burst's runs are out of the
 // processor's caches by their instant).
 type Run struct {
-	// waiting is true while the run waits for its dueAt (due.go); guarded
-	// by dispatcher.mu.
+	// waiting is true while the run waits for its dueAt (launcher.go); guarded
+	// by Dispatcher.mu.
 	waiting bool
-	// state is where a run launched on its due instant is (launchState).
+	// state is where the run is in its life (state.go).
 	state atomic.Int32
 	Block carillonv1.BlockStrategy
 	// worker is the worker of its job, for a run that waits for its
 	// due_at: found or made at accept, so that its instant finds it
-	// without a lookup (due.go); guarded by dispatcher.mu.
+	// without a lookup (launcher.go); guarded by Dispatcher.mu.
 	worker *worker
 
 	// What a run that waits for its due_at needs when its instant
-	// launches it on a goroutine of its own (due.go), made at accept: ctx
+	// launches it on a goroutine of its own (launcher.go), made at accept: ctx
 	// is its own context (cancel ends it); launch is made ahead and
-	// filled in by begin; begun is closed once begin is done, for cut to
+	// filled in by start; begun is closed once start is done, for cut to
 	// wait on.
 	ctx    context.Context
 	launch *launch
@@ -38,21 +38,21 @@ type Run struct {
 	Timeout time.Duration
 	Log     *runlog.Log // from accept to the end of the run
 
-	// Started is when the handler Started; zero until it did. Set by
-	// begin, on the worker's goroutine or (a run launched on its due
+	// Started is when the handler started; zero until it did. Set by
+	// start, on the worker's goroutine or (a run launched on its due
 	// instant) on the run's own before it closes begun; read after.
 	Started time.Time
 
-	// cancel ends a started run's context; guarded by dispatcher.mu. For
+	// cancel ends a started run's context; guarded by Dispatcher.mu. For
 	// a run that waits for its due_at it also ends the run if its instant
-	// launched it (dispatcher.cut).
+	// launched it (launch.cut).
 	cancel context.CancelCauseFunc
 
-	// returned is what its handler returned, on its way to the settler
-	// (settle.go).
+	// returned is what its handler returned, on its way to the collector
+	// (collector.go), for a run launched on its due instant.
 	returned handlerResult
 
-	DB          string // its database (see runKey)
+	DB          string // its database (see report.Key)
 	JobID       int64
 	Name        string
 	Handler     any    // what PrepareFunc calls: the executor's, before middleware
