@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -21,6 +22,7 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/tracing"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk"
+	"github.com/carillonhq/carillon/sdk/sdkotel"
 )
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writes, for a log.
@@ -57,11 +59,16 @@ func TestTracing(t *testing.T) {
 	a := startAdminWith(t, admin.Config{TracerProvider: adminTP, Logger: logger}, http.DefaultClient)
 	c := newClients(a.url, http.DefaultClient)
 
-	ex, err := sdk.New(sdk.Config{AdminURLs: []string{a.url}, AppName: "traced", AccessToken: token, LogDir: t.TempDir(),
-		Logger: testLogger(t), TracerProvider: execTP})
+	traced, err := sdkotel.Interceptor(execTP)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ex, err := sdk.New(sdk.Config{AdminURLs: []string{a.url}, AppName: "traced", AccessToken: token, LogDir: t.TempDir(),
+		Logger: testLogger(t), Interceptors: []connect.Interceptor{traced}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex.Observe(sdkotel.Observer(execTP))
 	ex.HandleFunc("ok", func(ctx context.Context, job *sdk.Job) error {
 		if !trace.SpanContextFromContext(ctx).IsValid() {
 			return errors.New("the handler's context carries no span")

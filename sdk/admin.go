@@ -13,6 +13,7 @@ import (
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+	"github.com/carillonhq/carillon/sdk/internal/report"
 )
 
 // adminCallTimeout bounds each call to one admin.
@@ -101,22 +102,10 @@ func (a *admins) deregister(ctx context.Context, app, address string) error {
 	return nil
 }
 
-// refusal is why an admin that answered a ReportResults call did not take
-// one result of the batch: the Connect code of ResultOutcome.code and its
-// message. The zero refusal is a result taken.
-type refusal struct {
-	code    string
-	message string
-}
-
-// malformed says whether the admin refused the result as malformed: it will
-// refuse it every time, so it is not sent again.
-func (f refusal) malformed() bool { return f.code == connect.CodeInvalidArgument.String() }
-
 // reportResults sends batch to the first admin that answers, and returns
 // its refusals, one per result in batch order, or nil when it took every
 // result (as admins that predate per-result outcomes always say).
-func (a *admins) reportResults(ctx context.Context, batch []result) ([]refusal, error) {
+func (a *admins) reportResults(ctx context.Context, batch []report.Result) ([]report.Refusal, error) {
 	req := &carillonv1.ReportResultsRequest{Results: make([]*carillonv1.RunResult, len(batch)), InstanceId: a.instance}
 	for i, r := range batch {
 		req.Results[i] = &carillonv1.RunResult{
@@ -130,7 +119,7 @@ func (a *admins) reportResults(ctx context.Context, batch []result) ([]refusal, 
 			req.Results[i].StartedAt = timestamppb.New(r.StartedAt)
 		}
 	}
-	var refusals []refusal
+	var refusals []report.Refusal
 	err := a.call(ctx, func(ctx context.Context, c carillonv1connect.RegistryServiceClient) error {
 		res, err := c.ReportResults(ctx, req)
 		if err != nil {
@@ -148,14 +137,14 @@ func (a *admins) reportResults(ctx context.Context, batch []result) ([]refusal, 
 // refusalsOf returns the refusals among the outcomes of batch, one per
 // result, or nil when there are none. Outcomes that do not match the batch
 // one to one, in order, are an error: the admin's answer cannot be trusted.
-func refusalsOf(batch []result, outcomes []*carillonv1.ResultOutcome) ([]refusal, error) {
+func refusalsOf(batch []report.Result, outcomes []*carillonv1.ResultOutcome) ([]report.Refusal, error) {
 	if len(outcomes) == 0 {
 		return nil, nil // an admin that predates outcomes: all taken
 	}
 	if len(outcomes) != len(batch) {
 		return nil, fmt.Errorf("%d outcomes for %d results", len(outcomes), len(batch))
 	}
-	var refusals []refusal
+	var refusals []report.Refusal
 	for i, o := range outcomes {
 		if o.GetRunId() != batch[i].RunID {
 			return nil, fmt.Errorf("outcome %d is of run %d, not of run %d", i, o.GetRunId(), batch[i].RunID)
@@ -164,9 +153,9 @@ func refusalsOf(batch []result, outcomes []*carillonv1.ResultOutcome) ([]refusal
 			continue
 		}
 		if refusals == nil {
-			refusals = make([]refusal, len(batch))
+			refusals = make([]report.Refusal, len(batch))
 		}
-		refusals[i] = refusal{code: o.GetCode(), message: o.GetMessage()}
+		refusals[i] = report.Refusal{Code: o.GetCode(), Message: o.GetMessage()}
 	}
 	return refusals, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+	"github.com/carillonhq/carillon/sdk/internal/report"
 )
 
 // flakyRegistry is a real RegistryService that refuses the first
@@ -59,22 +60,22 @@ func TestReporterRetriesWhenAHeartbeatGetsThrough(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
-	sp, err := openSpool(t.TempDir(), logger)
+	sp, err := report.OpenSpool(t.TempDir(), logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { sp.close() })
+	t.Cleanup(func() { sp.Close() })
 	adm := newAdmins([]string{srv.URL}, srv.Client(), "", "i")
-	rep := newReporter(sp, adm.reportResults, logger)
-	rep.backoffMin = reportBackoffMax // the first failure waits a minute or more
-	adm.answered = rep.adminAnswered
+	rep := report.NewReporter(sp, adm.reportResults, logger)
+	rep.BackoffMin = report.BackoffMax // the first failure waits a minute or more
+	adm.answered = rep.AdminAnswered
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { rep.run(t.Context(), stop) })
+	wg.Go(func() { rep.Run(t.Context(), stop) })
 	t.Cleanup(func() { close(stop); wg.Wait() })
 
-	rep.add(newResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", time.Now()))
+	rep.Add(report.NewResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", time.Now()))
 	select {
 	case <-reg.refused: // the reporter now backs off for at least a minute
 	case <-time.After(30 * time.Second):
@@ -92,6 +93,6 @@ func TestReporterRetriesWhenAHeartbeatGetsThrough(t *testing.T) {
 			t.Errorf("delivered run %d, want 1", id)
 		}
 	case <-time.After(bound):
-		t.Fatalf("result not delivered within %v of a successful heartbeat (the backoff was %v)", bound, reportBackoffMax)
+		t.Fatalf("result not delivered within %v of a successful heartbeat (the backoff was %v)", bound, report.BackoffMax)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // capabilities is what this SDK tells the admin it can do
-// (RegisterRequest.capabilities): it starts a run at its due_at (due.go),
+// (RegisterRequest.capabilities): it starts a run at its due_at (launcher.go),
 // and its results carry its instance id (admins.reportResults).
 var capabilities = []carillonv1.Capability{carillonv1.Capability_CAPABILITY_DUE_AT, carillonv1.Capability_CAPABILITY_INSTANCE_RESULTS}
 

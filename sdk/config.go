@@ -10,8 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel/trace"
+	"connectrpc.com/connect"
 )
 
 // Defaults of the optional [Config] fields.
@@ -123,31 +122,17 @@ type Config struct {
 	// log directory's day and log retention. Defaults to [time.Now].
 	NowFunc func() time.Time
 
-	// Metrics, if set, is where [New] registers the executor's Prometheus
-	// metrics, for you to serve with the rest of your program's:
-	// carillon_executor_runs_started_total{handler},
-	// carillon_executor_runs_finished_total{handler,status},
-	// carillon_executor_run_duration_seconds{handler},
-	// carillon_executor_runs_queued, carillon_executor_results_unreported
-	// and carillon_executor_report_failures_total. Handler labels are
-	// the names you registered ("script" for script runs). Two executors in
-	// one process need a registerer each (prometheus.WrapRegistererWith a
-	// label): New refuses a second registration. Defaults to nil: no
-	// metrics.
-	Metrics prometheus.Registerer
-
-	// TracerProvider, if set, traces runs with OpenTelemetry: each run gets
-	// a span "carillon.run" (the context its handler receives carries it),
-	// the child of the admin's span of the fire when the admin traces too
-	// (RunRequest.trace_context), and the admin's calls get server spans
-	// (connectrpc.com/otelconnect, trusting the admin's trace context). The
-	// run log's first line names the trace id. Defaults to nil: no spans.
-	TracerProvider trace.TracerProvider
+	// Interceptors are extra Connect interceptors on the ExecutorService
+	// the admin calls, outermost first, outside the access token's check:
+	// for example [github.com/carillonhq/carillon/sdk/sdkotel]'s server
+	// spans. Defaults to none.
+	Interceptors []connect.Interceptor
 }
 
 // withDefaults returns a copy of c with every zero optional field set.
 func (c Config) withDefaults() Config {
 	c.AdminURLs = append([]string(nil), c.AdminURLs...)
+	c.Interceptors = append([]connect.Interceptor(nil), c.Interceptors...)
 	c.Listen = cmp.Or(c.Listen, ListenDefault)
 	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, HeartbeatIntervalDefault)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, ShutdownTimeoutDefault)

@@ -17,6 +17,7 @@ import (
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk"
+	"github.com/carillonhq/carillon/sdk/sdktest"
 )
 
 // TestExecutorHeldRunsAfterCrash: an executor killed while runs ran is
@@ -38,7 +39,7 @@ func TestExecutorHeldRunsAfterCrash(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		script = false
 	}
-	admin := newTestAdmin(t, "tok")
+	admin := sdktest.NewAdmin(t, "tok")
 	cfg := sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: "tok", LogDir: t.TempDir(), ScriptsEnabled: script,
 		ShutdownTimeout: 100 * time.Millisecond} // the runs left running are killed at the end
 	started := make(chan int64, 10)
@@ -66,8 +67,8 @@ func TestExecutorHeldRunsAfterCrash(t *testing.T) {
 			return nil
 		})
 	}
-	first := startExecutor(t, cfg, handlers)
-	run := func(ex *testExecutor, req *carillonv1.RunRequest) error {
+	first := sdktest.Start(t, cfg, handlers)
+	run := func(ex *sdktest.Executor, req *carillonv1.RunRequest) error {
 		req.JobId, req.ShardTotal, req.DatabaseId = req.GetRunId(), 1, db
 		_, err := ex.Client.Run(t.Context(), req)
 		return err
@@ -97,8 +98,8 @@ func TestExecutorHeldRunsAfterCrash(t *testing.T) {
 			t.Fatalf("runs 1 to 3 did not all start within %s", waitLimit)
 		}
 	}
-	admin.result(t, 5)
-	admin.result(t, 6)
+	admin.Result(t, 5)
+	admin.Result(t, 6)
 	if _, err := first.Client.ReadLog(t.Context(), &carillonv1.ReadLogRequest{RunId: 2, DatabaseId: db, FromLine: 1}); err != nil {
 		t.Fatalf("ReadLog(2): %v", err)
 	}
@@ -114,7 +115,7 @@ func TestExecutorHeldRunsAfterCrash(t *testing.T) {
 	copyDir(t, cfg.LogDir, crashed)
 	restarted := cfg
 	restarted.LogDir = crashed
-	second := startExecutor(t, restarted, handlers)
+	second := sdktest.Start(t, restarted, handlers)
 	held, _ := heldRuns(t, second.Client, db, 1, 2, 3, 4, 5, 6, 7)
 	want := map[int64]carillonv1.HeldRunState{1: cutShort, 2: cutShort, 5: ended, 6: ended}
 	if script {

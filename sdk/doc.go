@@ -49,9 +49,20 @@ result back:
 A [Handler] has one method, ServeJob(ctx, *Job) error; [HandlerFunc] adapts an
 ordinary function. [Executor.Handle] and [Executor.HandleFunc] panic on an
 empty name, a nil handler or a duplicate name, like net/http's ServeMux.
-[Middleware] decorates every handler ([Executor.Use]), for metrics, tracing
-or logging. A handler is a plain value, so unit tests can call ServeJob
-directly with a hand-made [Job].
+[Middleware] decorates every handler ([Executor.Use]), for recovery or
+logging. A handler is a plain value, so unit tests can call ServeJob
+directly with a hand-made [Job]; package
+[github.com/carillonhq/carillon/sdk/sdktest] runs it end to end, on a real
+Executor, for a fake admin.
+
+# Metrics and tracing
+
+Package sdk links neither Prometheus nor OpenTelemetry. An [Observer]
+([Executor.Observe]) sees each run start and end; [Config].Interceptors
+wrap the admin's calls. Two subpackages use them:
+[github.com/carillonhq/carillon/sdk/sdkprom] (Prometheus metrics: Register)
+and [github.com/carillonhq/carillon/sdk/sdkotel] (a span per run, the child
+of the admin's span of the fire, and server spans of the admin's calls).
 
 # Runs
 

@@ -1,6 +1,10 @@
 package sdk
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/carillonhq/carillon/sdk/internal/runner"
+)
 
 // Errors a handler, its caller or the admin can observe. Compare them with
 // [errors.Is]: the executor wraps them with details (which field, which run).
@@ -21,32 +25,32 @@ var (
 	// ErrDiscarded refuses a run of a job with the DISCARD_LATER block
 	// strategy while an earlier run of that job runs or waits on this
 	// executor. The admin sees it as a resource_exhausted Connect error.
-	ErrDiscarded = errors.New("sdk: run discarded")
+	ErrDiscarded = runner.ErrDiscarded
 
 	// ErrDuplicateRun refuses a run that this executor has already
 	// accepted (the same run id of the same admin database): a run is never
 	// run twice. The admin sees it as an already_exists Connect error, which
 	// means the first request got through; the executor logs a warning
 	// naming the run and the database.
-	ErrDuplicateRun = errors.New("sdk: duplicate run")
+	ErrDuplicateRun = runner.ErrDuplicateRun
 
 	// ErrScriptsDisabled fails a script run on an executor whose
 	// [Config].ScriptsEnabled is false.
-	ErrScriptsDisabled = errors.New("sdk: scripts are disabled on this executor")
+	ErrScriptsDisabled = runner.ErrScriptsDisabled
 
 	// ErrKilled is the cause of a handler's context when the run is killed:
 	// by the admin's Kill, or because a COVER_EARLY run of the same job
 	// replaced it. Check it with errors.Is(context.Cause(ctx), ErrKilled).
 	// The run is reported KILLED.
-	ErrKilled = errors.New("sdk: run killed")
+	ErrKilled = runner.ErrKilled
 
 	// ErrTimedOut is the cause of a handler's context when the run's
 	// timeout elapses. The run is reported TIMED_OUT.
-	ErrTimedOut = errors.New("sdk: run timed out")
+	ErrTimedOut = runner.ErrTimedOut
 
 	// ErrShuttingDown is the cause of a handler's context when the executor
 	// stops and its [Config].ShutdownTimeout has elapsed; the admin also
 	// receives it (as an unavailable Connect error) for runs it sends while
 	// the executor stops. A cancelled run is reported KILLED.
-	ErrShuttingDown = errors.New("sdk: executor shutting down")
+	ErrShuttingDown = runner.ErrShuttingDown
 )

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,10 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+
+	"github.com/carillonhq/carillon/sdk/internal/report"
+	"github.com/carillonhq/carillon/sdk/internal/runlog"
+	"github.com/carillonhq/carillon/sdk/internal/runner"
 )
 
 // Limits of the executor's HTTP server.
@@ -24,7 +29,6 @@ const (
 	maxHeaderBytes    = 64 << 10
 	readMaxBytes      = 4 << 20 // a RunRequest, script source included
 	idleConnTimeout   = 2 * time.Minute
-	logCleanInterval  = time.Hour
 )
 
 // An Executor runs job handlers on behalf of a Carillon admin: it registers
@@ -58,7 +62,16 @@ type Executor struct {
 	running     atomic.Bool
 	serving     atomic.Pointer[http.Handler] // the service, while Serve serves
 	errorWriter *connect.ErrorWriter
-	metrics     *executorMetrics // nil without Config.Metrics
+	observers   observers // guarded by mu
+
+	stats          atomic.Pointer[servingStats] // the Serve under way's; nil between Serves
+	reportFailures atomic.Int64
+}
+
+// servingStats is what [Executor.Stats] reads of a serving executor.
+type servingStats struct {
+	d  *runner.Dispatcher
+	sp *report.Spool
 }
 
 // errNotServing refuses calls to [Executor.Handler] outside Serve.
@@ -78,13 +91,6 @@ func New(cfg Config) (*Executor, error) {
 		handlers:    make(map[string]Handler),
 		ownClient:   own,
 		errorWriter: connect.NewErrorWriter(),
-	}
-	if cfg.Metrics != nil {
-		m, err := newExecutorMetrics(cfg.Metrics)
-		if err != nil {
-			return nil, err
-		}
-		e.metrics = m
 	}
 	return e, nil
 }
@@ -146,12 +152,70 @@ func (e *Executor) Use(mw ...Middleware) {
 	e.middleware = append(e.middleware, mw...)
 }
 
+// Observe adds observers of the executor's runs (see [Observer]), called
+// in order. Call it before [Executor.Serve]: a Serve under way keeps the
+// observers it started with.
+func (e *Executor) Observe(obs ...Observer) {
+	for _, o := range obs {
+		if o == nil {
+			panic("sdk: Observe: nil observer")
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.observers = append(e.observers, obs...)
+}
+
+// Stats returns a snapshot of the executor's backlog: its queued runs and
+// its unreported results are zero while it does not serve.
+func (e *Executor) Stats() Stats {
+	st := Stats{ReportFailures: e.reportFailures.Load()}
+	if s := e.stats.Load(); s != nil {
+		st.RunsQueued, st.ResultsUnreported = s.d.Queued(), s.sp.Unacked()
+	}
+	return st
+}
+
 func (e *Executor) lookup(name string) (Handler, bool) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	h, ok := e.handlers[name]
 	return h, ok
 }
+
+// observing returns the observers a Serve starts with.
+func (e *Executor) observing() observers {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return slices.Clone(e.observers)
+}
+
+// prepare is the runner's PrepareFunc: r's handler with the middleware
+// registered now, and the Job it gets.
+func (e *Executor) prepare(r *runner.Run) runner.Call {
+	return &call{
+		job: Job{
+			RunID:       r.ID,
+			JobID:       r.JobID,
+			Name:        r.Name,
+			Param:       r.Param,
+			ShardIndex:  r.ShardIndex,
+			ShardTotal:  r.ShardTotal,
+			ScheduledAt: r.ScheduledAt,
+			log:         r.Log,
+		},
+		handler: e.wrap(r.Handler.(Handler)),
+	}
+}
+
+// call is a run's call of its handler (runner.Call), with the Job it gets.
+type call struct {
+	job     Job
+	handler Handler
+}
+
+// Call calls the handler.
+func (c *call) Call(ctx context.Context) error { return c.handler.ServeJob(ctx, &c.job) }
 
 func (e *Executor) wrap(h Handler) Handler {
 	e.mu.RLock()
@@ -224,48 +288,40 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	instance := newInstanceID()
 	log := cfg.Logger.With("app", cfg.AppName, "address", address)
-	sp, err := openSpool(filepath.Join(cfg.LogDir, "results"), log)
+	sp, err := report.OpenSpool(filepath.Join(cfg.LogDir, "results"), log)
 	if err != nil {
 		closeLn()
 		return fmt.Errorf("sdk: open log dir: %w", err)
 	}
-	logs, err := openLogStore(filepath.Join(cfg.LogDir, "runs"), cfg.NowFunc)
+	logs, err := runlog.Open(filepath.Join(cfg.LogDir, "runs"), cfg.NowFunc)
 	if err != nil {
 		closeLn()
 		return fmt.Errorf("sdk: open log dir: %w", err)
 	}
 	adm := newAdmins(cfg.AdminURLs, cfg.HTTPClient, cfg.AccessToken, instance)
-	rep := newReporter(sp, adm.reportResults, log)
-	rep.metrics = e.metrics
-	adm.answered = rep.adminAnswered // a heartbeat that gets through ends the results' backoff
-	d := newDispatcher(dispatcherConfig{
-		logs:           logs,
-		now:            cfg.NowFunc,
-		logger:         log,
-		report:         rep.add,
-		reportBatch:    rep.addAll,
-		spoolResults:   rep.spoolAll,
-		queueResults:   rep.queueAll,
-		wrap:           e.wrap,
-		scriptsEnabled: cfg.ScriptsEnabled,
-		idleTimeout:    workerIdleTimeout,
-		abandonAfter:   abandonAfter,
-		metrics:        e.metrics,
-		tracer:         newRunTracer(cfg.TracerProvider),
+	rep := report.NewReporter(sp, adm.reportResults, log)
+	rep.Failures = &e.reportFailures
+	adm.answered = rep.AdminAnswered // a heartbeat that gets through ends the results' backoff
+	d := runner.New(runner.Config{
+		Logs:            logs,
+		NowFunc:         cfg.NowFunc,
+		Logger:          log,
+		ReportFunc:      rep.Add,
+		ReportBatchFunc: rep.AddAll,
+		SpoolFunc:       rep.SpoolAll,
+		QueueFunc:       rep.QueueAll,
+		PrepareFunc:     e.prepare,
+		ScriptsEnabled:  cfg.ScriptsEnabled,
+		IdleTimeout:     runner.IdleTimeoutDefault,
+		AbandonAfter:    runner.AbandonAfterDefault,
+		Observer:        e.observing(),
 	})
-	d.remember(sp.keys()) // runs an earlier process ended and had not reported yet
-	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts"), instanceID: instance, spooled: sp.has}
-	traced, err := traceInterceptor(cfg.TracerProvider)
-	if err != nil {
-		closeLn()
-		return fmt.Errorf("sdk: tracing: %w", err)
-	}
-	h := newServiceHandler(svc, cfg.AccessToken, traced)
+	d.Remember(sp.Keys()) // runs an earlier process ended and had not reported yet
+	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts"), instanceID: instance, spooled: sp.Has}
+	h := newServiceHandler(svc, cfg.AccessToken, cfg.Interceptors)
 	e.serving.Store(&h)
-	if e.metrics != nil {
-		e.metrics.serving.Store(&servingState{d: d, sp: sp})
-		defer e.metrics.serving.Store(nil)
-	}
+	e.stats.Store(&servingStats{d: d, sp: sp})
+	defer e.stats.Store(nil)
 
 	if cfg.AccessToken == "" {
 		log.Warn("sdk: no access token: anyone who can reach this executor can run its handlers")
@@ -277,8 +333,8 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	cleanCtx, stopCleaner := context.WithCancel(base)
 	hbCtx, stopHB := context.WithCancel(base)
 	var bg, hb sync.WaitGroup
-	bg.Go(func() { rep.run(sendCtx, stopReporter) })
-	bg.Go(func() { cleanLogs(cleanCtx, logs, cfg.LogRetention, log) })
+	bg.Go(func() { rep.Run(sendCtx, stopReporter) })
+	bg.Go(func() { runlog.CleanLoop(cleanCtx, logs, cfg.LogRetention, log) })
 	hb.Go(func() { heartbeat(hbCtx, adm, cfg.AppName, address, instance, cfg.HeartbeatInterval, log) })
 	var srv *http.Server
 	var served chan error // stays nil, never ready, without a listener
@@ -297,7 +353,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	}
 
 	// Graceful stop, in order.
-	d.stopAccepting()
+	d.StopAccepting()
 	stopHB()
 	hb.Wait()
 	dctx, cancel := context.WithTimeout(base, adminCallTimeout)
@@ -306,9 +362,9 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	cancel()
 	dctx, cancel = context.WithTimeout(base, cfg.ShutdownTimeout)
-	d.drain(dctx)
+	d.Drain(dctx)
 	cancel()
-	if err := logs.close(); err != nil {
+	if err := logs.Close(); err != nil {
 		log.Warn("sdk: close run logs", "err", err)
 	}
 	e.serving.Store(nil)
@@ -327,11 +383,11 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 	stopCleaner()
 	bg.Wait()
 	stopSends()
-	if err := rep.flush(fctx); err != nil {
-		log.Warn("sdk: results kept on disk until the next start", "results", rep.pending(), "dir", sp.dir, "err", err)
+	if err := rep.Flush(fctx); err != nil {
+		log.Warn("sdk: results kept on disk until the next start", "results", rep.Pending(), "dir", sp.Dir, "err", err)
 	}
 	cancel()
-	if err := sp.close(); err != nil {
+	if err := sp.Close(); err != nil {
 		log.Warn("sdk: close result spool", "err", err)
 	}
 	if e.ownClient {
@@ -345,12 +401,13 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // newServiceHandler serves svc, checking the access token when there is
-// one; traced, if not nil, traces the calls (outside the token's check).
-func newServiceHandler(svc *service, token string, traced connect.Interceptor) http.Handler {
+// one; interceptors, if any, see the calls first (outside the token's
+// check).
+func newServiceHandler(svc *service, token string, interceptors []connect.Interceptor) http.Handler {
 	// Small responses (most: RunBatch outcomes, beats) are not worth gzip.
 	opts := []connect.HandlerOption{connect.WithReadMaxBytes(readMaxBytes), connect.WithCompressMinBytes(4 << 10)}
-	if traced != nil {
-		opts = append(opts, connect.WithInterceptors(traced))
+	if len(interceptors) > 0 {
+		opts = append(opts, connect.WithInterceptors(interceptors...))
 	}
 	if token != "" {
 		opts = append(opts, connect.WithInterceptors(requireBearer(token)))

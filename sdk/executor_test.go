@@ -27,6 +27,7 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
+	"github.com/carillonhq/carillon/sdk/sdktest"
 )
 
 // exampleHandlers registers the handlers most tests use.
@@ -75,14 +76,14 @@ func TestExecutor(t *testing.T) {
 	t.Parallel()
 
 	type testBundle struct {
-		admin *testAdmin
-		ex    *testExecutor
+		admin *sdktest.Admin
+		ex    *sdktest.Executor
 	}
 
 	setup := func(t *testing.T, token string) *testBundle {
 		t.Helper()
-		admin := newTestAdmin(t, token)
-		ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: token}, exampleHandlers)
+		admin := sdktest.NewAdmin(t, token)
+		ex := sdktest.Start(t, sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: token}, exampleHandlers)
 		return &testBundle{admin: admin, ex: ex}
 	}
 
@@ -96,7 +97,7 @@ func TestExecutor(t *testing.T) {
 		if _, err := b.ex.Client.Run(t.Context(), runReq(1, "hello", "ada")); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		res := b.admin.result(t, 1)
+		res := b.admin.Result(t, 1)
 		if res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || res.GetMessage() != "" {
 			t.Errorf("result = %v %q, want SUCCEEDED with no message", res.GetStatus(), res.GetMessage())
 		}
@@ -117,7 +118,7 @@ func TestExecutor(t *testing.T) {
 		if _, err := b.ex.Client.Run(t.Context(), runReq(2, "fail", "fail")); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		res := b.admin.result(t, 2)
+		res := b.admin.Result(t, 2)
 		if res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_FAILED || res.GetMessage() != "asked to fail" {
 			t.Errorf("result = %v %q, want FAILED \"asked to fail\"", res.GetStatus(), res.GetMessage())
 		}
@@ -157,7 +158,7 @@ func TestExecutor(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("outcomes (-want +got):\n%s", diff)
 		}
-		if res := b.admin.result(t, 10); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+		if res := b.admin.Result(t, 10); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
 			t.Errorf("run 10: %v, want SUCCEEDED", res.GetStatus())
 		}
 	})
@@ -187,7 +188,7 @@ func TestExecutor(t *testing.T) {
 		if _, err := c.Run(t.Context(), runReq(5, "fail", "fail")); err != nil {
 			t.Fatalf("Run over gRPC: %v", err)
 		}
-		if res := b.admin.result(t, 5); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_FAILED {
+		if res := b.admin.Result(t, 5); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_FAILED {
 			t.Errorf("status = %v, want FAILED", res.GetStatus())
 		}
 		_, err := c.Run(t.Context(), runReq(6, "nope", ""))
@@ -207,7 +208,7 @@ func TestExecutor(t *testing.T) {
 		if _, err := b.ex.Client.Run(t.Context(), runReq(7, "hello", "")); err != nil {
 			t.Fatalf("Run with the token: %v", err)
 		}
-		b.admin.result(t, 7)
+		b.admin.Result(t, 7)
 		for name, c := range map[string]carillonv1connect.ExecutorServiceClient{
 			"none":  carillonv1connect.NewExecutorServiceClient(h2cClient(), b.ex.URL),
 			"wrong": carillonv1connect.NewExecutorServiceClient(h2cClient(), b.ex.URL, client.WithToken("s3cre7")),
@@ -219,9 +220,7 @@ func TestExecutor(t *testing.T) {
 				t.Errorf("Run with %s token = %v, want unauthenticated", name, err)
 			}
 		}
-		b.admin.mu.Lock()
-		refused := b.admin.refused
-		b.admin.mu.Unlock()
+		refused := callsRefused(b.admin)
 		if refused != 0 {
 			t.Errorf("the admin refused %d calls of the executor for their token", refused)
 		}
@@ -230,32 +229,28 @@ func TestExecutor(t *testing.T) {
 	t.Run("RegistersAndDeregisters", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, "")
-		b.admin.waitFor(t, "registration", func() bool { return len(b.admin.registered) > 0 })
-		b.admin.mu.Lock()
-		reg := b.admin.registered[0]
-		b.admin.mu.Unlock()
+		b.admin.WaitFor(t, "registration", func() bool { return len(b.admin.Registered()) > 0 })
+		reg := b.admin.Registered()[0]
 		if reg.GetAppName() != "test" || reg.GetAddress() != b.ex.URL {
 			t.Errorf("registered %q at %q, want %q at %q", reg.GetAppName(), reg.GetAddress(), "test", b.ex.URL)
 		}
-		if err := b.ex.stop(t); err != nil {
+		if err := b.ex.Stop(t); err != nil {
 			t.Fatalf("Serve = %v, want nil", err)
 		}
-		b.admin.mu.Lock()
-		defer b.admin.mu.Unlock()
-		if len(b.admin.deregistered) != 1 || b.admin.deregistered[0].GetAddress() != b.ex.URL {
-			t.Errorf("deregistered %v, want once at %q", b.admin.deregistered, b.ex.URL)
+		if len(b.admin.Deregistered()) != 1 || b.admin.Deregistered()[0].GetAddress() != b.ex.URL {
+			t.Errorf("deregistered %v, want once at %q", b.admin.Deregistered(), b.ex.URL)
 		}
 	})
 
 	t.Run("AdminFailover", func(t *testing.T) {
 		t.Parallel()
-		admin := newTestAdmin(t, "")
-		ex := startExecutor(t, sdk.Config{AdminURLs: []string{deadURL(t), admin.URL}}, exampleHandlers)
+		admin := sdktest.NewAdmin(t, "")
+		ex := sdktest.Start(t, sdk.Config{AdminURLs: []string{deadURL(t), admin.URL}}, exampleHandlers)
 		if _, err := ex.Client.Run(t.Context(), runReq(9, "hello", "")); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		admin.result(t, 9)
-		admin.waitFor(t, "registration", func() bool { return len(admin.registered) > 0 })
+		admin.Result(t, 9)
+		admin.WaitFor(t, "registration", func() bool { return len(admin.Registered()) > 0 })
 	})
 
 	t.Run("BeatIdleBeatKill", func(t *testing.T) {
@@ -371,11 +366,11 @@ func fmtAny(v any) string {
 
 func TestExecutorResultsSurviveOutageAndRestart(t *testing.T) {
 	t.Parallel()
-	admin := newTestAdmin(t, "tok")
-	admin.down.Store(true)
+	admin := sdktest.NewAdmin(t, "tok")
+	admin.SetDown(true)
 	cfg := sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: "tok", LogDir: t.TempDir()}
 
-	first := startExecutor(t, cfg, exampleHandlers)
+	first := sdktest.Start(t, cfg, exampleHandlers)
 	const runs = 6
 	for id := int64(1); id <= runs; id++ {
 		param := ""
@@ -389,21 +384,21 @@ func TestExecutorResultsSurviveOutageAndRestart(t *testing.T) {
 	for id := int64(1); id <= runs; id++ {
 		readWholeLog(t, first.Client, id) // returns once the run has ended
 	}
-	admin.waitFor(t, "a refused report", func() bool { return admin.refusedReports > 0 })
+	admin.WaitFor(t, "a refused report", func() bool { return reportsRefused(admin) > 0 })
 	// Stopped while the admin is still down: the results stay on disk.
-	if err := first.stop(t); err != nil {
+	if err := first.Stop(t); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	for id := int64(1); id <= runs; id++ {
-		if n := admin.resultCount(id); n != 0 {
+		if n := len(admin.Results(id)); n != 0 {
 			t.Fatalf("run %d: %d results reached a down admin", id, n)
 		}
 	}
 
-	admin.down.Store(false)
-	second := startExecutor(t, cfg, exampleHandlers)
+	admin.SetDown(false)
+	second := sdktest.Start(t, cfg, exampleHandlers)
 	for id := int64(1); id <= runs; id++ {
-		res := admin.result(t, id)
+		res := admin.Result(t, id)
 		want := carillonv1.RunStatus_RUN_STATUS_SUCCEEDED
 		if id%2 == 0 {
 			want = carillonv1.RunStatus_RUN_STATUS_FAILED
@@ -412,16 +407,16 @@ func TestExecutorResultsSurviveOutageAndRestart(t *testing.T) {
 			t.Errorf("run %d: %v, want %v", id, res.GetStatus(), want)
 		}
 	}
-	if err := second.stop(t); err != nil {
+	if err := second.Stop(t); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	for id := int64(1); id <= runs; id++ {
-		if n := admin.resultCount(id); n != 1 {
+		if n := len(admin.Results(id)); n != 1 {
 			t.Errorf("run %d: %d results arrived, want exactly 1", id, n)
 		}
 	}
 	// The restarted executor remembers the runs: they are not run again.
-	third := startExecutor(t, cfg, exampleHandlers)
+	third := sdktest.Start(t, cfg, exampleHandlers)
 	_, err := third.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: 1, JobId: 1, Handler: "fail", ShardTotal: 1})
 	if connect.CodeOf(err) != connect.CodeAlreadyExists {
 		t.Errorf("Run of an old run id = %v, want already_exists", err)
@@ -433,51 +428,65 @@ func TestExecutorGracefulShutdown(t *testing.T) {
 
 	t.Run("WaitsForRunningRuns", func(t *testing.T) {
 		t.Parallel()
-		admin := newTestAdmin(t, "")
+		admin := sdktest.NewAdmin(t, "")
 		started, release := make(chan struct{}), make(chan struct{})
-		ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}, ShutdownTimeout: time.Hour}, func(ex *sdk.Executor) {
-			ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
-				close(started)
-				<-release
-				return nil
-			})
+		// Served here, not by sdktest.Start: the test stops it without
+		// waiting for Serve to return.
+		ex, err := sdk.New(sdk.Config{AdminURLs: []string{admin.URL}, AppName: "test", LogDir: t.TempDir(), ShutdownTimeout: time.Hour,
+			Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
+			close(started)
+			<-release
+			return nil
 		})
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- ex.Serve(ctx, ln) }()
+		c := carillonv1connect.NewExecutorServiceClient(http.DefaultClient, "http://"+ln.Addr().String())
 		for id := int64(1); id <= 2; id++ {
-			if _, err := ex.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: id, JobId: 1, Handler: "wait", ShardTotal: 1}); err != nil {
+			if _, err := c.Run(t.Context(), &carillonv1.RunRequest{RunId: id, JobId: 1, Handler: "wait", ShardTotal: 1}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		<-started
-		ex.cancel()
-		admin.waitFor(t, "deregistration", func() bool { return len(admin.deregistered) > 0 })
+		cancel()
+		admin.WaitFor(t, "deregistration", func() bool { return len(admin.Deregistered()) > 0 })
 		// Stopping: new runs are refused, the queued one is dropped.
-		_, err := ex.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: 3, JobId: 2, Handler: "wait", ShardTotal: 1})
+		_, err = c.Run(t.Context(), &carillonv1.RunRequest{RunId: 3, JobId: 2, Handler: "wait", ShardTotal: 1})
 		if connect.CodeOf(err) != connect.CodeUnavailable {
 			t.Errorf("Run while stopping = %v, want unavailable", err)
 		}
-		if res := admin.result(t, 2); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_KILLED || res.GetMessage() != "sdk: executor shutting down" {
+		if res := admin.Result(t, 2); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_KILLED || res.GetMessage() != "sdk: executor shutting down" {
 			t.Errorf("queued run: %v %q, want KILLED by the shutdown", res.GetStatus(), res.GetMessage())
 		}
 		select {
-		case err := <-ex.done:
+		case err := <-done:
 			t.Fatalf("Serve returned %v while a run was still running", err)
 		default:
 		}
 		close(release)
-		if err := ex.stop(t); err != nil {
+		if err := <-done; err != nil {
 			t.Fatalf("Serve = %v", err)
 		}
-		if res := admin.result(t, 1); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+		if res := admin.Result(t, 1); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
 			t.Errorf("running run: %v, want SUCCEEDED", res.GetStatus())
 		}
 	})
 
 	t.Run("CancelsRunsAfterTimeout", func(t *testing.T) {
 		t.Parallel()
-		admin := newTestAdmin(t, "")
+		admin := sdktest.NewAdmin(t, "")
 		started := make(chan struct{})
 		causes := make(chan error, 1)
-		ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}, ShutdownTimeout: 50 * time.Millisecond}, func(ex *sdk.Executor) {
+		ex := sdktest.Start(t, sdk.Config{AdminURLs: []string{admin.URL}, ShutdownTimeout: 50 * time.Millisecond}, func(ex *sdk.Executor) {
 			ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
 				close(started)
 				<-ctx.Done()
@@ -489,17 +498,17 @@ func TestExecutorGracefulShutdown(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-started
-		if err := ex.stop(t); err != nil {
+		if err := ex.Stop(t); err != nil {
 			t.Fatalf("Serve = %v", err)
 		}
 		if cause := <-causes; !errors.Is(cause, sdk.ErrShuttingDown) {
 			t.Errorf("context.Cause = %v, want ErrShuttingDown", cause)
 		}
 		// Flushed before Serve returned.
-		if n := admin.resultCount(1); n != 1 {
+		if n := len(admin.Results(1)); n != 1 {
 			t.Fatalf("%d results when Serve returned, want 1", n)
 		}
-		if res := admin.result(t, 1); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_KILLED {
+		if res := admin.Result(t, 1); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_KILLED {
 			t.Errorf("result: %v, want KILLED", res.GetStatus())
 		}
 	})
@@ -507,7 +516,7 @@ func TestExecutorGracefulShutdown(t *testing.T) {
 
 func TestExecutorMiddleware(t *testing.T) {
 	t.Parallel()
-	admin := newTestAdmin(t, "")
+	admin := sdktest.NewAdmin(t, "")
 	var mu sync.Mutex
 	var trace []string
 	record := func(s string) {
@@ -525,7 +534,7 @@ func TestExecutorMiddleware(t *testing.T) {
 			})
 		}
 	}
-	ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}}, func(ex *sdk.Executor) {
+	ex := sdktest.Start(t, sdk.Config{AdminURLs: []string{admin.URL}}, func(ex *sdk.Executor) {
 		ex.Use(named("a"), named("b"))
 		ex.HandleFunc("h", func(ctx context.Context, job *sdk.Job) error {
 			record("h")
@@ -535,7 +544,7 @@ func TestExecutorMiddleware(t *testing.T) {
 	if _, err := ex.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: 1, JobId: 1, Handler: "h", ShardTotal: 1}); err != nil {
 		t.Fatal(err)
 	}
-	admin.result(t, 1)
+	admin.Result(t, 1)
 	mu.Lock()
 	defer mu.Unlock()
 	if got, want := strings.Join(trace, " "), "a> b> h <b(no) <a(no)"; got != want {
@@ -545,7 +554,7 @@ func TestExecutorMiddleware(t *testing.T) {
 
 // TestRunLeavesNoGoroutines is not parallel: it looks at every goroutine.
 func TestRunLeavesNoGoroutines(t *testing.T) {
-	admin := newTestAdmin(t, "tok")
+	admin := sdktest.NewAdmin(t, "tok")
 	ex, err := sdk.New(sdk.Config{
 		AdminURLs:       []string{admin.URL},
 		AppName:         "leaks",
@@ -568,10 +577,8 @@ func TestRunLeavesNoGoroutines(t *testing.T) {
 	go func() { done <- ex.Run(ctx) }()
 
 	// Run picked a port: the registration says which.
-	admin.waitFor(t, "registration", func() bool { return len(admin.registered) > 0 })
-	admin.mu.Lock()
-	url := admin.registered[0].GetAddress()
-	admin.mu.Unlock()
+	admin.WaitFor(t, "registration", func() bool { return len(admin.Registered()) > 0 })
+	url := admin.Registered()[0].GetAddress()
 	h2c := h2cClient()
 	clients := []carillonv1connect.ExecutorServiceClient{
 		carillonv1connect.NewExecutorServiceClient(http.DefaultClient, url, client.WithToken("tok")),
@@ -582,7 +589,7 @@ func TestRunLeavesNoGoroutines(t *testing.T) {
 		if _, err := c.Run(t.Context(), &carillonv1.RunRequest{RunId: id, JobId: id, Handler: "hello", ShardTotal: 1}); err != nil {
 			t.Fatal(err)
 		}
-		admin.result(t, id)
+		admin.Result(t, id)
 		readWholeLog(t, c, id)
 	}
 	if _, err := clients[1].Run(t.Context(), &carillonv1.RunRequest{RunId: 5, JobId: 5, Handler: "wait", ShardTotal: 1}); err != nil {
@@ -592,7 +599,7 @@ func TestRunLeavesNoGoroutines(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v", err)
 	}
-	admin.result(t, 5)
+	admin.Result(t, 5)
 	http.DefaultClient.CloseIdleConnections()
 	h2c.CloseIdleConnections()
 
@@ -629,7 +636,7 @@ func leftovers() []string {
 
 func TestExecutorHandlerOnYourOwnServer(t *testing.T) {
 	t.Parallel()
-	admin := newTestAdmin(t, "tok")
+	admin := sdktest.NewAdmin(t, "tok")
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -654,10 +661,8 @@ func TestExecutorHandlerOnYourOwnServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- ex.Serve(ctx, nil) }()
-	admin.waitFor(t, "registration", func() bool { return len(admin.registered) > 0 })
-	admin.mu.Lock()
-	got := admin.registered[0].GetAddress()
-	admin.mu.Unlock()
+	admin.WaitFor(t, "registration", func() bool { return len(admin.Registered()) > 0 })
+	got := admin.Registered()[0].GetAddress()
 	if got != srv.URL {
 		t.Errorf("registered %q, want the AdvertiseURL %q", got, srv.URL)
 	}
@@ -667,7 +672,7 @@ func TestExecutorHandlerOnYourOwnServer(t *testing.T) {
 	if _, err := exc.Run(t.Context(), &carillonv1.RunRequest{RunId: 1, JobId: 1, Handler: "hello", ShardTotal: 1}); err != nil {
 		t.Fatalf("Run through the mounted handler: %v", err)
 	}
-	admin.result(t, 1)
+	admin.Result(t, 1)
 	bad := carillonv1connect.NewExecutorServiceClient(srv.Client(), srv.URL)
 	if _, err := bad.Beat(t.Context(), &carillonv1.BeatRequest{}); connect.CodeOf(err) != connect.CodeUnauthenticated {
 		t.Errorf("Beat without the token = %v, want unauthenticated", err)
@@ -697,7 +702,7 @@ func TestExecutorServeWithoutListenerNeedsAdvertiseURL(t *testing.T) {
 // registers a new one.
 func TestExecutorInstanceID(t *testing.T) {
 	t.Parallel()
-	admin := newTestAdmin(t, "")
+	admin := sdktest.NewAdmin(t, "")
 	ex, err := sdk.New(sdk.Config{
 		AdminURLs:         []string{admin.URL},
 		AppName:           "instances",
@@ -712,9 +717,7 @@ func TestExecutorInstanceID(t *testing.T) {
 	// the instance ids of those registrations.
 	serve := func() []string {
 		t.Helper()
-		admin.mu.Lock()
-		before := len(admin.registered)
-		admin.mu.Unlock()
+		before := len(admin.Registered())
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -722,15 +725,13 @@ func TestExecutorInstanceID(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- ex.Serve(ctx, ln) }()
-		admin.waitFor(t, "three heartbeats", func() bool { return len(admin.registered) >= before+3 })
+		admin.WaitFor(t, "three heartbeats", func() bool { return len(admin.Registered()) >= before+3 })
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatalf("Serve = %v", err)
 		}
-		admin.mu.Lock()
-		defer admin.mu.Unlock()
 		var ids []string
-		for _, r := range admin.registered[before:] {
+		for _, r := range admin.Registered()[before:] {
 			ids = append(ids, r.GetInstanceId())
 		}
 		return ids
@@ -780,7 +781,7 @@ func TestExecutorDatabases(t *testing.T) {
 		dbB = "fedcba9876543210fedcba9876543210"
 		dbC = "Not a/../safe file name"
 	)
-	admin := newTestAdmin(t, "")
+	admin := sdktest.NewAdmin(t, "")
 	logged := new(syncBuffer)
 	cfg := sdk.Config{
 		AdminURLs: []string{admin.URL},
@@ -794,17 +795,15 @@ func TestExecutorDatabases(t *testing.T) {
 	// sorted.
 	resultsOf := func(runID int64, n int) []string {
 		t.Helper()
-		admin.waitFor(t, fmt.Sprintf("%d results of run %d", n, runID), func() bool { return len(admin.results[runID]) >= n })
-		admin.mu.Lock()
-		defer admin.mu.Unlock()
+		admin.WaitFor(t, fmt.Sprintf("%d results of run %d", n, runID), func() bool { return len(admin.Results(runID)) >= n })
 		var dbs []string
-		for _, r := range admin.results[runID] {
+		for _, r := range admin.Results(runID) {
 			dbs = append(dbs, r.GetDatabaseId())
 		}
 		slices.Sort(dbs)
 		return dbs
 	}
-	checkLogs := func(ex *testExecutor) {
+	checkLogs := func(ex *sdktest.Executor) {
 		t.Helper()
 		for db, param := range map[string]string{dbA: "of A", dbB: "of B"} {
 			log := readWholeLogOf(t, ex.Client, db, 1)
@@ -820,7 +819,7 @@ func TestExecutorDatabases(t *testing.T) {
 		}
 	}
 
-	first := startExecutor(t, cfg, exampleHandlers)
+	first := sdktest.Start(t, cfg, exampleHandlers)
 	for _, req := range []*carillonv1.RunRequest{runOf(dbA, 1, "of A"), runOf(dbB, 1, "of B")} {
 		if _, err := first.Client.Run(t.Context(), req); err != nil {
 			t.Fatalf("Run of run 1 of database %s: %v", req.GetDatabaseId(), err)
@@ -842,14 +841,14 @@ func TestExecutorDatabases(t *testing.T) {
 	if !warned {
 		t.Errorf("no warning naming run 1 and database B refused as a duplicate in the executor's log:\n%s", logged.String())
 	}
-	if err := first.stop(t); err != nil {
+	if err := first.Stop(t); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 
 	// A new process on the same LogDir remembers each database's runs, and
 	// keeps a result of one across a restart while no admin takes it.
-	admin.down.Store(true)
-	second := startExecutor(t, cfg, exampleHandlers)
+	admin.SetDown(true)
+	second := sdktest.Start(t, cfg, exampleHandlers)
 	checkLogs(second)
 	for _, db := range []string{dbA, dbB} {
 		if _, err := second.Client.Run(t.Context(), runOf(db, 1, "again")); connect.CodeOf(err) != connect.CodeAlreadyExists {
@@ -862,12 +861,12 @@ func TestExecutorDatabases(t *testing.T) {
 	if log := readWholeLogOf(t, second.Client, dbC, 1); !strings.Contains(log, "hello, of C") {
 		t.Errorf("log of run 1 of database C:\n%s", log)
 	}
-	admin.waitFor(t, "a refused report", func() bool { return admin.refusedReports > 0 })
-	if err := second.stop(t); err != nil {
+	admin.WaitFor(t, "a refused report", func() bool { return reportsRefused(admin) > 0 })
+	if err := second.Stop(t); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
-	admin.down.Store(false)
-	startExecutor(t, cfg, exampleHandlers)
+	admin.SetDown(false)
+	sdktest.Start(t, cfg, exampleHandlers)
 	if got := resultsOf(1, 3); !slices.Contains(got, dbC) {
 		t.Errorf("results of run 1 carry databases %q, want one of database C after the restart", got)
 	}
@@ -897,7 +896,7 @@ func TestExecutorHeldRuns(t *testing.T) {
 		active = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
 		ended  = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
 	)
-	admin := newTestAdmin(t, "")
+	admin := sdktest.NewAdmin(t, "")
 	cfg := sdk.Config{AdminURLs: []string{admin.URL}, LogDir: t.TempDir()}
 	release := make(chan struct{})
 	handlers := func(ex *sdk.Executor) {
@@ -911,7 +910,7 @@ func TestExecutorHeldRuns(t *testing.T) {
 			}
 		})
 	}
-	run := func(ex *testExecutor, runID, jobID int64, handler string) error {
+	run := func(ex *sdktest.Executor, runID, jobID int64, handler string) error {
 		_, err := ex.Client.Run(t.Context(), &carillonv1.RunRequest{RunId: runID, JobId: jobID, Handler: handler, ShardTotal: 1, DatabaseId: db})
 		return err
 	}
@@ -924,8 +923,8 @@ func TestExecutorHeldRuns(t *testing.T) {
 	registeredAs := func(address string) string {
 		t.Helper()
 		var id string
-		admin.waitFor(t, "registration of "+address, func() bool {
-			for _, r := range admin.registered {
+		admin.WaitFor(t, "registration of "+address, func() bool {
+			for _, r := range admin.Registered() {
 				if r.GetAddress() == address {
 					id = r.GetInstanceId()
 				}
@@ -939,7 +938,7 @@ func TestExecutorHeldRuns(t *testing.T) {
 	// its runs in logs older than the ones it reads at start.
 	past := cfg
 	past.NowFunc = func() time.Time { return time.Now().Add(-72 * time.Hour) }
-	first := startExecutor(t, past, handlers)
+	first := sdktest.Start(t, past, handlers)
 	for _, r := range []struct {
 		runID, jobID int64
 		handler      string
@@ -951,7 +950,7 @@ func TestExecutorHeldRuns(t *testing.T) {
 	if err := run(first, 5, 5, "nope"); connect.CodeOf(err) != connect.CodeNotFound {
 		t.Fatalf("Run(5) of an unknown handler = %v, want not_found", err)
 	}
-	admin.result(t, 3)
+	admin.Result(t, 3)
 	held, instance := heldRuns(t, first.Client, db, 1, 2, 3, 4, 5)
 	want(held, map[int64]carillonv1.HeldRunState{1: active, 2: active, 3: ended}, "while run 1 runs and run 2 waits")
 	if reg := registeredAs(first.URL); instance != reg {
@@ -962,18 +961,18 @@ func TestExecutorHeldRuns(t *testing.T) {
 		want(held, map[int64]carillonv1.HeldRunState{}, "of another database")
 	}
 	close(release)
-	admin.result(t, 1)
-	admin.result(t, 2)
+	admin.Result(t, 1)
+	admin.Result(t, 2)
 	held, _ = heldRuns(t, first.Client, db, 1, 2)
 	want(held, map[int64]carillonv1.HeldRunState{1: ended, 2: ended}, "once runs 1 and 2 ended")
-	if err := first.stop(t); err != nil {
+	if err := first.Stop(t); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 
 	// A new process remembers them from their logs, days old; a result it
 	// cannot report waits in the spool.
-	admin.down.Store(true)
-	second := startExecutor(t, cfg, handlers)
+	admin.SetDown(true)
+	second := sdktest.Start(t, cfg, handlers)
 	held, instance2 := heldRuns(t, second.Client, db, 1, 2, 3, 4, 5)
 	want(held, map[int64]carillonv1.HeldRunState{1: ended, 2: ended, 3: ended}, "after a restart")
 	if instance2 == "" || instance2 == instance {
@@ -983,8 +982,8 @@ func TestExecutorHeldRuns(t *testing.T) {
 		t.Fatalf("Run(6): %v", err)
 	}
 	readWholeLogOf(t, second.Client, db, 6) // returns once run 6 has ended
-	admin.waitFor(t, "a refused report", func() bool { return admin.refusedReports > 0 })
-	if err := second.stop(t); err != nil {
+	admin.WaitFor(t, "a refused report", func() bool { return reportsRefused(admin) > 0 })
+	if err := second.Stop(t); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 
@@ -992,7 +991,7 @@ func TestExecutorHeldRuns(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(cfg.LogDir, "runs")); err != nil {
 		t.Fatal(err)
 	}
-	third := startExecutor(t, cfg, handlers)
+	third := sdktest.Start(t, cfg, handlers)
 	held, _ = heldRuns(t, third.Client, db, 6, 7)
 	want(held, map[int64]carillonv1.HeldRunState{6: ended}, "of a run whose result waits in the spool")
 	if err := run(third, 6, 6, "hello"); connect.CodeOf(err) != connect.CodeAlreadyExists {
@@ -1005,14 +1004,14 @@ func TestExecutorHeldRuns(t *testing.T) {
 func TestExecutorKillRun(t *testing.T) {
 	t.Parallel()
 	const db = "0123456789abcdef0123456789abcdef"
-	admin := newTestAdmin(t, "")
+	admin := sdktest.NewAdmin(t, "")
 	var gates sync.Map // run id -> chan struct{}: closing it ends the run
 	gate := func(id int64) chan struct{} {
 		c, _ := gates.LoadOrStore(id, make(chan struct{}))
 		return c.(chan struct{})
 	}
 	started := make(chan int64, 10)
-	ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}}, func(ex *sdk.Executor) {
+	ex := sdktest.Start(t, sdk.Config{AdminURLs: []string{admin.URL}}, func(ex *sdk.Executor) {
 		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
 			started <- job.RunID
 			select {
@@ -1050,7 +1049,7 @@ func TestExecutorKillRun(t *testing.T) {
 	}
 	wantResult := func(runID int64, status carillonv1.RunStatus, msg string) {
 		t.Helper()
-		if res := admin.result(t, runID); res.GetStatus() != status || res.GetMessage() != msg || res.GetDatabaseId() != db {
+		if res := admin.Result(t, runID); res.GetStatus() != status || res.GetMessage() != msg || res.GetDatabaseId() != db {
 			t.Errorf("run %d: %v %q of database %q, want %v %q of %q", runID, res.GetStatus(), res.GetMessage(), res.GetDatabaseId(), status, msg, db)
 		}
 	}
@@ -1087,7 +1086,7 @@ func TestExecutorKillRun(t *testing.T) {
 	kill(&carillonv1.KillRequest{JobId: 2, RunId: 3, DatabaseId: db})
 	wantResult(3, carillonv1.RunStatus_RUN_STATUS_KILLED, "sdk: run killed by the admin")
 	waitStarted(4)
-	if n := admin.resultCount(4); n != 0 {
+	if n := len(admin.Results(4)); n != 0 {
 		t.Errorf("run 4 has %d results while it runs", n)
 	}
 	close(gate(4))
@@ -1108,10 +1107,10 @@ func TestExecutorKillRun(t *testing.T) {
 func TestExecutorKillReplace(t *testing.T) {
 	t.Parallel()
 	const db = "0123456789abcdef0123456789abcdef"
-	admin := newTestAdmin(t, "")
+	admin := sdktest.NewAdmin(t, "")
 	gate := make(chan struct{})
 	params := make(chan string, 10)
-	ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}}, func(ex *sdk.Executor) {
+	ex := sdktest.Start(t, sdk.Config{AdminURLs: []string{admin.URL}}, func(ex *sdk.Executor) {
 		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
 			params <- job.Param
 			select {
@@ -1158,16 +1157,16 @@ func TestExecutorKillReplace(t *testing.T) {
 	if p := next(); p != "new" {
 		t.Errorf("run 2 started with %q, want %q", p, "new")
 	}
-	if r := admin.result(t, 2); r.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+	if r := admin.Result(t, 2); r.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
 		t.Errorf("run 2: %v %q, want SUCCEEDED", r.GetStatus(), r.GetMessage())
 	}
-	admin.result(t, 1)
+	admin.Result(t, 1)
 	select {
 	case p := <-params:
 		t.Errorf("a run started again, with %q", p)
 	default:
 	}
-	if n := admin.resultCount(2); n != 1 {
+	if n := len(admin.Results(2)); n != 1 {
 		t.Errorf("run 2 has %d results, want 1", n)
 	}
 }

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -10,6 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/sdk/internal/report"
+	"github.com/carillonhq/carillon/sdk/internal/runlog"
+	"github.com/carillonhq/carillon/sdk/internal/runner"
 )
 
 // TestHeldRunsCutShort: a process killed while runs ran leaves their logs
@@ -22,49 +26,49 @@ func TestHeldRunsCutShort(t *testing.T) {
 	t.Parallel()
 	const db = "0123456789abcdef0123456789abcdef"
 	dir := t.TempDir()
-	first, err := openLogStore(dir, time.Now)
+	first, err := runlog.Open(dir, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := strings.Repeat("a line of a long log\n", spillBytes/20)
-	var open []*runLog
+	big := strings.Repeat("a line of a long log\n", runlog.SpillBytes/20)
+	var open []*runlog.Log
 	t.Cleanup(func() { // the files a killed process would have left open
 		for _, l := range open {
-			if l.f != nil {
-				_ = l.f.Close()
+			if f := l.File(); f != nil {
+				_ = f.Close()
 			}
 		}
 	})
-	logOf := func(id int64, body string) *runLog {
-		l := newRunLog(first, first.runDir(first.today(), db), id, first.now)
+	logOf := func(id int64, body string) *runlog.Log {
+		l := runlog.NewLog(first, first.RunDir(first.Today(), db), id, time.Now)
 		if _, err := l.Write([]byte(body)); err != nil {
 			t.Fatal(err)
 		}
 		open = append(open, l)
 		return l
 	}
-	logOf(1, big)                                         // over spillBytes, its run killed: a file of its own, no end mark
+	logOf(1, big)                                         // over runlog.SpillBytes, its run killed: a file of its own, no end mark
 	logOf(2, big)                                         // the same, its result in the spool
-	if _, err := logOf(3, "short\n").sync(); err != nil { // read while it ran, then killed
+	if _, err := logOf(3, "short\n").Sync(); err != nil { // read while it ran, then killed
 		t.Fatal(err)
 	}
 	logOf(4, "short\n")                           // in memory only when killed: nothing on disk
 	if err := logOf(5, big).Close(); err != nil { // ended: a file and its end mark
 		t.Fatal(err)
 	}
-	if err := first.closeLogs([]*runLog{logOf(6, big), logOf(7, "short\n")}); err != nil { // ended, as the finisher puts them away
+	if err := first.CloseLogs([]*runlog.Log{logOf(6, big), logOf(7, "short\n")}); err != nil { // ended, as the finisher puts them away
 		t.Fatal(err)
 	}
 	// The process is killed: its open files are as it left them.
 
-	logs, err := openLogStore(dir, time.Now)
+	logs, err := runlog.Open(dir, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = logs.close(); _ = first.close() })
-	d := newDispatcher(dispatcherConfig{logs: logs, now: time.Now, logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
-		report: func(result) {}, idleTimeout: workerIdleTimeout, abandonAfter: abandonAfter})
-	svc := &service{d: d, spooled: func(k runKey) bool { return k == runKey{db, 2} }}
+	t.Cleanup(func() { _ = logs.Close(); _ = first.Close() })
+	d := runner.New(runner.Config{Logs: logs, NowFunc: time.Now, Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
+		ReportFunc: func(report.Result) {}, IdleTimeout: runner.IdleTimeoutDefault, AbandonAfter: runner.AbandonAfterDefault})
+	svc := &service{d: d, spooled: func(k report.Key) bool { return k == report.Key{DB: db, ID: 2} }}
 	ask := func(db string) map[int64]carillonv1.HeldRunState {
 		t.Helper()
 		res, err := svc.HeldRuns(context.Background(), &carillonv1.HeldRunsRequest{DatabaseId: db, RunIds: []int64{1, 2, 3, 4, 5, 6, 7, 8}})
@@ -88,12 +92,11 @@ func TestHeldRunsCutShort(t *testing.T) {
 	if got := ask("another"); len(got) != 0 {
 		t.Errorf("HeldRuns of another database = %v, want none", got)
 	}
-	// Asked again (acceptedBefore now remembers them): the same.
-	d.mu.Lock()
-	if !d.acceptedBefore(runKey{db, 1}) {
-		t.Error("run 1, cut short, is not remembered as accepted: it could run twice")
+	// Asked again (the runner now remembers them as accepted): the same.
+	resent := &runner.Run{ID: 1, DB: db, JobID: 1, Block: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, ShardTotal: 1}
+	if err := d.Accept(resent); !errors.Is(err, ErrDuplicateRun) {
+		t.Errorf("run 1, cut short, sent again: %v, want ErrDuplicateRun (it could run twice)", err)
 	}
-	d.mu.Unlock()
 	if diff := cmp.Diff(want, ask(db)); diff != "" {
 		t.Errorf("HeldRuns asked again (-want +got):\n%s", diff)
 	}

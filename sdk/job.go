@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/carillonhq/carillon/sdk/internal/runlog"
 )
 
 // Job is what a [Handler] sees of one execution (a run) of a job: who it is,
@@ -35,14 +37,14 @@ type Job struct {
 	// trigger, when it was triggered). It may be the zero Time.
 	ScheduledAt time.Time
 
-	log    *runLog
+	log    *runlog.Log
 	logger *slog.Logger
 }
 
 // Logf formats like [fmt.Printf] and writes one line to the run's log,
 // prefixed with the time. It is safe for concurrent use.
 func (j *Job) Logf(format string, args ...any) {
-	j.log.printf(format, args...)
+	j.log.Printf(format, args...)
 }
 
 // Logger returns a [*slog.Logger] that writes to the run's log, one line per
@@ -53,7 +55,7 @@ func (j *Job) Logger() *slog.Logger {
 		if j.log == nil {
 			return slog.New(slog.DiscardHandler)
 		}
-		j.logger = j.log.slogger()
+		j.logger = j.log.Slogger()
 	}
 	return j.logger
 }
@@ -72,3 +74,14 @@ func (j *Job) LogWriter() io.Writer {
 	}
 	return j.log
 }
+
+// Bounds of one page of a run log returned by ReadLog, so that reading the
+// log of a run that printed gigabytes costs the executor, the admin and the
+// browser no more than one page at a time.
+const (
+	// LogPageMaxLines is the most lines one page of a run log holds.
+	LogPageMaxLines = runlog.PageMaxLines
+	// LogPageMaxBytes is about the most bytes one page of a run log holds. A
+	// single line longer than that is cut, and marked as cut.
+	LogPageMaxBytes = runlog.PageMaxBytes
+)

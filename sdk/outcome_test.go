@@ -16,6 +16,7 @@ import (
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+	"github.com/carillonhq/carillon/sdk/internal/report"
 )
 
 // judgingRegistry is a real RegistryService that takes each result of a
@@ -100,18 +101,18 @@ func (b *logBuffer) String() string {
 
 // reportingTo returns a reporter, spooling in dir, that sends to the
 // registry at url, logging to logs; backoffs start at a millisecond.
-func reportingTo(t *testing.T, url, dir string, logs *logBuffer) *reporter {
+func reportingTo(t *testing.T, url, dir string, logs *logBuffer) *report.Reporter {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(logs, nil))
-	sp, err := openSpool(dir, logger)
+	sp, err := report.OpenSpool(dir, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { sp.close() })
+	t.Cleanup(func() { sp.Close() })
 	adm := newAdmins([]string{url}, http.DefaultClient, "", "i")
-	rep := newReporter(sp, adm.reportResults, logger)
-	rep.backoffMin = time.Millisecond
-	adm.answered = rep.adminAnswered
+	rep := report.NewReporter(sp, adm.reportResults, logger)
+	rep.BackoffMin = time.Millisecond
+	adm.answered = rep.AdminAnswered
 	return rep
 }
 
@@ -134,19 +135,19 @@ func TestReporterDropsMalformedResults(t *testing.T) {
 	rep := reportingTo(t, url, dir, &logs)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { rep.run(t.Context(), stop) })
+	wg.Go(func() { rep.Run(t.Context(), stop) })
 
 	now := time.Now()
-	rep.addAll([]result{
-		newResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now),
-		newResult(2, carillonv1.RunStatus_RUN_STATUS_RUNNING, "", now), // malformed
-		newResult(3, carillonv1.RunStatus_RUN_STATUS_FAILED, "no", now),
+	rep.AddAll([]report.Result{
+		report.NewResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now),
+		report.NewResult(2, carillonv1.RunStatus_RUN_STATUS_RUNNING, "", now), // malformed
+		report.NewResult(3, carillonv1.RunStatus_RUN_STATUS_FAILED, "no", now),
 	})
 	if ids := reg.nextCall(t); len(ids) != 3 {
 		t.Fatalf("first call sent runs %v, want 1, 2 and 3 in one batch", ids)
 	}
 	// A later result goes in a later call, with run 2 if it were kept.
-	rep.add(newResult(4, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now))
+	rep.Add(report.NewResult(4, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now))
 	if ids := reg.nextCall(t); !cmp.Equal(ids, []int64{4}) {
 		t.Errorf("second call sent runs %v, want 4 alone", ids)
 	}
@@ -156,7 +157,7 @@ func TestReporterDropsMalformedResults(t *testing.T) {
 	if diff := cmp.Diff(map[int64]int{1: 1, 2: 1, 3: 1, 4: 1}, reg.sentCounts()); diff != "" {
 		t.Errorf("times each run was sent (-want +got):\n%s", diff)
 	}
-	if n := rep.pending(); n != 0 {
+	if n := rep.Pending(); n != 0 {
 		t.Errorf("%d results still queued, want none", n)
 	}
 	if n := unacknowledged(t, dir); n != 0 {
@@ -187,10 +188,10 @@ func TestReporterRetriesResultsTheAdminCouldNotTake(t *testing.T) {
 		return "", ""
 	}
 	now := time.Now()
-	results := []result{
-		newResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now),
-		newResult(2, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now),
-		newResult(3, carillonv1.RunStatus_RUN_STATUS_FAILED, "no", now),
+	results := []report.Result{
+		report.NewResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now),
+		report.NewResult(2, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now),
+		report.NewResult(3, carillonv1.RunStatus_RUN_STATUS_FAILED, "no", now),
 	}
 
 	t.Run("Run", func(t *testing.T) {
@@ -201,9 +202,9 @@ func TestReporterRetriesResultsTheAdminCouldNotTake(t *testing.T) {
 		rep := reportingTo(t, url, dir, &logs)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
-		wg.Go(func() { rep.run(t.Context(), stop) })
+		wg.Go(func() { rep.Run(t.Context(), stop) })
 
-		rep.addAll(results)
+		rep.AddAll(results)
 		var calls [][]int64
 		for range 3 {
 			calls = append(calls, reg.nextCall(t))
@@ -226,8 +227,8 @@ func TestReporterRetriesResultsTheAdminCouldNotTake(t *testing.T) {
 		reg, url := newJudgingRegistry(t, judge)
 		dir := t.TempDir()
 		rep := reportingTo(t, url, dir, new(logBuffer))
-		rep.addAll(results)
-		if err := rep.flush(t.Context()); err == nil || !strings.Contains(err.Error(), "busy") {
+		rep.AddAll(results)
+		if err := rep.Flush(t.Context()); err == nil || !strings.Contains(err.Error(), "busy") {
 			t.Errorf("flush: %v, want an error saying the admin could not take a result (busy)", err)
 		}
 		if diff := cmp.Diff(map[int64]int{1: 1, 2: 1, 3: 1}, reg.sentCounts()); diff != "" {
@@ -244,21 +245,21 @@ func TestReporterRetriesResultsTheAdminCouldNotTake(t *testing.T) {
 func TestRefusalsOf(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
-	batch := []result{
-		newResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now),
-		newResult(2, carillonv1.RunStatus_RUN_STATUS_RUNNING, "", now),
+	batch := []report.Result{
+		report.NewResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now),
+		report.NewResult(2, carillonv1.RunStatus_RUN_STATUS_RUNNING, "", now),
 	}
 	taken := func(id int64) *carillonv1.ResultOutcome { return &carillonv1.ResultOutcome{RunId: id} }
 	bad := &carillonv1.ResultOutcome{RunId: 2, Code: "invalid_argument", Message: malformedStatus}
 	for _, c := range []struct {
 		name     string
 		outcomes []*carillonv1.ResultOutcome
-		want     []refusal
+		want     []report.Refusal
 		wantErr  bool
 	}{
 		{name: "NoneFromAnOlderAdmin"},
 		{name: "AllTaken", outcomes: []*carillonv1.ResultOutcome{taken(1), taken(2)}},
-		{name: "OneRefused", outcomes: []*carillonv1.ResultOutcome{taken(1), bad}, want: []refusal{{}, {"invalid_argument", malformedStatus}}},
+		{name: "OneRefused", outcomes: []*carillonv1.ResultOutcome{taken(1), bad}, want: []report.Refusal{{}, {Code: "invalid_argument", Message: malformedStatus}}},
 		{name: "TooFew", outcomes: []*carillonv1.ResultOutcome{taken(1)}, wantErr: true},
 		{name: "OutOfOrder", outcomes: []*carillonv1.ResultOutcome{bad, taken(1)}, wantErr: true},
 	} {
@@ -266,8 +267,19 @@ func TestRefusalsOf(t *testing.T) {
 		if (err != nil) != c.wantErr {
 			t.Errorf("%s: error %v, want one: %v", c.name, err, c.wantErr)
 		}
-		if diff := cmp.Diff(c.want, got, cmp.AllowUnexported(refusal{})); diff != "" {
+		if diff := cmp.Diff(c.want, got, cmp.AllowUnexported(report.Refusal{})); diff != "" {
 			t.Errorf("%s: refusals (-want +got):\n%s", c.name, diff)
 		}
 	}
+}
+
+// unacknowledged counts the results left unacknowledged in the spool in
+// dir, as a new process would find them.
+func unacknowledged(t *testing.T, dir string) int {
+	t.Helper()
+	n, err := report.Unacknowledged(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -102,7 +102,7 @@ func (s *scriptHandler) ServeJob(ctx context.Context, job *Job) error {
 	)
 	// The log file itself, when there is one, so the script writes to it
 	// directly and Wait returns when the interpreter exits.
-	if lf := job.log.file(); lf != nil {
+	if lf := job.log.File(); lf != nil {
 		cmd.Stdout, cmd.Stderr = lf, lf
 	} else {
 		cmd.Stdout, cmd.Stderr = job.LogWriter(), job.LogWriter()

@@ -15,19 +15,20 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
+	"github.com/carillonhq/carillon/sdk/sdktest"
 )
 
 func TestScript(t *testing.T) {
 	t.Parallel()
 
 	type testBundle struct {
-		admin *testAdmin
-		ex    *testExecutor
+		admin *sdktest.Admin
+		ex    *sdktest.Executor
 	}
 	setup := func(t *testing.T, enabled bool) *testBundle {
 		t.Helper()
-		admin := newTestAdmin(t, "tok")
-		ex := startExecutor(t, sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: "tok", ScriptsEnabled: enabled}, nil)
+		admin := sdktest.NewAdmin(t, "tok")
+		ex := sdktest.Start(t, sdk.Config{AdminURLs: []string{admin.URL}, AccessToken: "tok", ScriptsEnabled: enabled}, nil)
 		return &testBundle{admin: admin, ex: ex}
 	}
 	runScript := func(t *testing.T, b *testBundle, runID int64, typ carillonv1.ScriptType, source, param string, timeout int32) {
@@ -72,7 +73,7 @@ func TestScript(t *testing.T) {
 			need(t, test.commands...)
 			b := setup(t, true)
 			runScript(t, b, 41, test.typ, test.source, "a b", 0)
-			if res := b.admin.result(t, 41); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+			if res := b.admin.Result(t, 41); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
 				t.Errorf("result %v %q, want SUCCEEDED", res.GetStatus(), res.GetMessage())
 			}
 			log := readWholeLog(t, b.ex.Client, 41)
@@ -89,7 +90,7 @@ func TestScript(t *testing.T) {
 		need(t, "bash", "sh")
 		b := setup(t, true)
 		runScript(t, b, 1, carillonv1.ScriptType_SCRIPT_TYPE_SHELL, "echo bye\nexit 3\n", "", 0)
-		res := b.admin.result(t, 1)
+		res := b.admin.Result(t, 1)
 		if res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_FAILED || res.GetMessage() != "script exited with status 3" {
 			t.Errorf("result %v %q, want FAILED with the exit status", res.GetStatus(), res.GetMessage())
 		}
@@ -99,7 +100,7 @@ func TestScript(t *testing.T) {
 		t.Parallel()
 		b := setup(t, false)
 		runScript(t, b, 1, carillonv1.ScriptType_SCRIPT_TYPE_SHELL, "touch /tmp/should-not-exist\n", "", 0)
-		res := b.admin.result(t, 1)
+		res := b.admin.Result(t, 1)
 		if res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_FAILED || !strings.Contains(res.GetMessage(), sdk.ErrScriptsDisabled.Error()) {
 			t.Errorf("result %v %q, want FAILED saying scripts are disabled", res.GetStatus(), res.GetMessage())
 		}
@@ -144,7 +145,7 @@ func TestScript(t *testing.T) {
 				t.Fatalf("child %d is not running", pid)
 			}
 			test.stop(t, b)
-			if res := b.admin.result(t, 1); res.GetStatus() != test.want {
+			if res := b.admin.Result(t, 1); res.GetStatus() != test.want {
 				t.Errorf("result %v %q, want %v", res.GetStatus(), res.GetMessage(), test.want)
 			}
 			deadline := time.Now().Add(waitLimit)

@@ -11,16 +11,18 @@ import (
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+	"github.com/carillonhq/carillon/sdk/internal/report"
+	"github.com/carillonhq/carillon/sdk/internal/runner"
 )
 
 // service is the ExecutorService the admin calls. It is the only place
 // that turns the SDK's errors into Connect codes.
 type service struct {
-	d          *dispatcher
+	d          *runner.Dispatcher
 	lookup     func(name string) (Handler, bool)
 	scriptDir  string
-	instanceID string            // this Serve's, for HeldRuns
-	spooled    func(runKey) bool // whether a run's result waits in the spool
+	instanceID string                // this Serve's, for HeldRuns
+	spooled    func(report.Key) bool // whether a run's result waits in the spool
 }
 
 var _ carillonv1connect.ExecutorServiceHandler = (*service)(nil)
@@ -35,7 +37,7 @@ func (s *service) Beat(context.Context, *carillonv1.BeatRequest) (*carillonv1.Be
 
 // IdleBeat says whether the job has running or queued runs here.
 func (s *service) IdleBeat(_ context.Context, req *carillonv1.IdleBeatRequest) (*carillonv1.IdleBeatResponse, error) {
-	idle, reason := s.d.idle(req.GetJobId())
+	idle, reason := s.d.Idle(req.GetJobId())
 	return &carillonv1.IdleBeatResponse{Idle: idle, Reason: reason}, nil
 }
 
@@ -45,7 +47,7 @@ func (s *service) Run(_ context.Context, req *carillonv1.RunRequest) (*carillonv
 	if err != nil {
 		return nil, connectError(err)
 	}
-	if err := s.d.accept(r); err != nil {
+	if err := s.d.Accept(r); err != nil {
 		return nil, connectError(err)
 	}
 	return &carillonv1.RunResponse{}, nil
@@ -54,7 +56,7 @@ func (s *service) Run(_ context.Context, req *carillonv1.RunRequest) (*carillonv
 // RunBatch accepts several runs, each as Run would, all at once.
 func (s *service) RunBatch(_ context.Context, req *carillonv1.RunBatchRequest) (*carillonv1.RunBatchResponse, error) {
 	res := &carillonv1.RunBatchResponse{Outcomes: make([]*carillonv1.RunOutcome, len(req.GetRuns()))}
-	runs := make([]*run, 0, len(req.GetRuns()))
+	runs := make([]*runner.Run, 0, len(req.GetRuns()))
 	at := make([]int, 0, len(req.GetRuns())) // outcome index of each of runs
 	for i, rr := range req.GetRuns() {
 		res.Outcomes[i] = &carillonv1.RunOutcome{RunId: rr.GetRunId()}
@@ -65,7 +67,7 @@ func (s *service) RunBatch(_ context.Context, req *carillonv1.RunBatchRequest) (
 		}
 		runs, at = append(runs, r), append(at, i)
 	}
-	for j, err := range s.d.acceptAll(runs) {
+	for j, err := range s.d.AcceptAll(runs) {
 		if err != nil {
 			setOutcome(res.Outcomes[at[j]], err)
 		}
@@ -92,12 +94,12 @@ func (s *service) Kill(_ context.Context, req *carillonv1.KillRequest) (*carillo
 	case req.GetRunId() < 0:
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: run_id must not be negative", errInvalidRun))
 	case req.GetRunId() > 0 && req.GetBeforeStart():
-		ok := s.d.cancelBeforeStart(runKey{req.GetDatabaseId(), req.GetRunId()}, req.GetJobId(), req.GetReason(), req.GetReplace())
+		ok := s.d.CancelBeforeStart(report.Key{DB: req.GetDatabaseId(), ID: req.GetRunId()}, req.GetJobId(), req.GetReason(), req.GetReplace())
 		return &carillonv1.KillResponse{Cancelled: ok}, nil
 	case req.GetRunId() > 0:
-		s.d.killRun(runKey{req.GetDatabaseId(), req.GetRunId()}, req.GetJobId())
+		s.d.KillRun(report.Key{DB: req.GetDatabaseId(), ID: req.GetRunId()}, req.GetJobId())
 	default:
-		s.d.kill(req.GetJobId())
+		s.d.Kill(req.GetJobId())
 	}
 	return &carillonv1.KillResponse{}, nil
 }
@@ -112,20 +114,20 @@ func (s *service) ReadLog(_ context.Context, req *carillonv1.ReadLogRequest) (*c
 	if req.GetFromLine() < 0 {
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: from_line must not be negative", errInvalidRun))
 	}
-	page, err := s.d.readLog(runKey{req.GetDatabaseId(), req.GetRunId()}, int(req.GetFromLine()))
+	page, err := s.d.ReadLog(report.Key{DB: req.GetDatabaseId(), ID: req.GetRunId()}, int(req.GetFromLine()))
 	if err != nil {
 		return nil, connectError(err)
 	}
 	return &carillonv1.ReadLogResponse{
-		FromLine: int32(page.fromLine), //nolint:gosec // bounded: digits, and line numbers of one log
-		ToLine:   int32(page.toLine),   //nolint:gosec // bounded: digits, and line numbers of one log
-		Content:  page.content,
-		End:      page.end,
+		FromLine: int32(page.FromLine), //nolint:gosec // bounded: digits, and line numbers of one log
+		ToLine:   int32(page.ToLine),   //nolint:gosec // bounded: digits, and line numbers of one log
+		Content:  page.Content,
+		End:      page.End,
 	}, nil
 }
 
 // newRun checks a RunRequest and resolves its handler.
-func (s *service) newRun(req *carillonv1.RunRequest) (*run, error) {
+func (s *service) newRun(req *carillonv1.RunRequest) (*runner.Run, error) {
 	invalid := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", errInvalidRun, fmt.Sprintf(format, args...))
 	}
@@ -146,30 +148,30 @@ func (s *service) newRun(req *carillonv1.RunRequest) (*run, error) {
 	if _, ok := carillonv1.BlockStrategy_name[int32(req.GetBlockStrategy())]; !ok {
 		return nil, invalid("unknown block_strategy %d", req.GetBlockStrategy())
 	}
-	r := &run{
-		id:         req.GetRunId(),
-		db:         req.GetDatabaseId(),
-		jobID:      req.GetJobId(),
-		name:       req.GetHandler(),
-		param:      req.GetParam(),
-		block:      req.GetBlockStrategy(),
-		timeout:    time.Duration(req.GetTimeoutSeconds()) * time.Second,
-		shardIndex: int(req.GetShardIndex()),
-		shardTotal: total,
+	r := &runner.Run{
+		ID:         req.GetRunId(),
+		DB:         req.GetDatabaseId(),
+		JobID:      req.GetJobId(),
+		Name:       req.GetHandler(),
+		Param:      req.GetParam(),
+		Block:      req.GetBlockStrategy(),
+		Timeout:    time.Duration(req.GetTimeoutSeconds()) * time.Second,
+		ShardIndex: int(req.GetShardIndex()),
+		ShardTotal: total,
 	}
 	if tc := req.GetTraceContext(); len(tc) > 0 {
-		r.traceContext = tc
+		r.TraceContext = tc
 	}
 	if req.GetBlockStrategy() == carillonv1.BlockStrategy_BLOCK_STRATEGY_UNSPECIFIED {
-		r.block = carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL
+		r.Block = carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL
 	}
 	if req.GetScheduledAt() != nil {
-		r.scheduledAt = req.GetScheduledAt().AsTime()
+		r.ScheduledAt = req.GetScheduledAt().AsTime()
 	}
 	if req.GetDueAt() != nil {
-		r.dueAt = req.GetDueAt().AsTime()
-		if ahead := r.dueAt.Sub(s.d.now()); ahead > maxDueAhead {
-			return nil, invalid("due_at is %s ahead of this executor's clock, more than %s", ahead.Round(time.Millisecond), maxDueAhead)
+		r.DueAt = req.GetDueAt().AsTime()
+		if ahead := r.DueAt.Sub(s.d.NowFunc()); ahead > runner.MaxDueAhead {
+			return nil, invalid("due_at is %s ahead of this executor's clock, more than %s", ahead.Round(time.Millisecond), runner.MaxDueAhead)
 		}
 	}
 	if sc := req.GetScript(); sc != nil {
@@ -177,17 +179,17 @@ func (s *service) newRun(req *carillonv1.RunRequest) (*run, error) {
 		if err != nil {
 			return nil, invalid("script: %v", err)
 		}
-		r.handler, r.script = h, true
+		r.Handler, r.Script, r.What = h, true, scriptTypeName(h.typ)+" script"
 		return r, nil
 	}
-	if r.name == "" {
+	if r.Name == "" {
 		return nil, invalid("handler is required (or a script)")
 	}
-	h, ok := s.lookup(r.name)
+	h, ok := s.lookup(r.Name)
 	if !ok {
-		return nil, fmt.Errorf("%w %q: no handler is registered under that name on this executor", ErrUnknownHandler, r.name)
+		return nil, fmt.Errorf("%w %q: no handler is registered under that name on this executor", ErrUnknownHandler, r.Name)
 	}
-	r.handler = h
+	r.Handler, r.What = h, fmt.Sprintf("handler %q", r.Name)
 	return r, nil
 }
 
@@ -226,11 +228,11 @@ func connectError(err error) error {
 func (s *service) HeldRuns(_ context.Context, req *carillonv1.HeldRunsRequest) (*carillonv1.HeldRunsResponse, error) {
 	db := req.GetDatabaseId()
 	res := &carillonv1.HeldRunsResponse{InstanceId: s.instanceID}
-	for i, state := range s.d.held(db, req.GetRunIds()) {
+	for i, state := range s.d.Held(db, req.GetRunIds()) {
 		id := req.GetRunIds()[i]
 		switch state {
 		case carillonv1.HeldRunState_HELD_RUN_STATE_UNSPECIFIED, carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT:
-			if s.spooled != nil && s.spooled(runKey{db, id}) {
+			if s.spooled != nil && s.spooled(report.Key{DB: db, ID: id}) {
 				state = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED // its result will be delivered
 			}
 		}
