@@ -372,16 +372,14 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 		serve = func() error { return hs.ServeTLS(ln, "", "") }
 	}
 	base := scheme + "://" + ln.Addr().String()
-	// The shutdown's deadline, from its start (or from the first stop of a
-	// start that failed).
-	var shutdownCtx context.Context
-	endShutdown := context.CancelFunc(func() {})
-	defer func() { endShutdown() }()
-	shutdown := func() context.Context {
-		if shutdownCtx == nil {
-			shutdownCtx, endShutdown = context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
+	// The HTTP servers' shutdown deadline: ShutdownTimeout from the
+	// shutdown's start (or from the first stop of a start that failed).
+	var shutdownAt time.Time
+	shutdown := func() time.Time {
+		if shutdownAt.IsZero() {
+			shutdownAt = time.Now().Add(a.cfg.ShutdownTimeout)
 		}
-		return shutdownCtx
+		return shutdownAt
 	}
 
 	services := append(a.store.Loops(), service.OnStop(a.trigger.Wait))
@@ -421,7 +419,7 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 		}
 	}
 	log.Info("carillon admin shutting down")
-	shutdown()
+	shutdown() // the HTTP servers' deadline runs from now
 	parts.Stop()
 	return errors.Join(err, parts.Err())
 }

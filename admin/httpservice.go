@@ -6,17 +6,18 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // httpService is an HTTP server as a service.Watched: Start serves in a
-// goroutine of its own; Stop shuts the server down gracefully within the
-// context that shutdown returns then, and returns once it has. It fails
+// goroutine of its own; Stop shuts the server down gracefully by the
+// deadline that shutdown returns then, and returns once it has. It fails
 // if serving fails; a failed shutdown is its Err after Stop.
 type httpService struct {
 	name     string // "serve", "serve metrics": the start of its errors
 	srv      *http.Server
 	serve    func() error // srv.Serve, or ServeTLS, on its listener
-	shutdown func() context.Context
+	shutdown func() time.Time
 
 	mu      sync.Mutex
 	started bool
@@ -25,7 +26,7 @@ type httpService struct {
 	stop    sync.Once
 }
 
-func newHTTPService(name string, srv *http.Server, serve func() error, shutdown func() context.Context) *httpService {
+func newHTTPService(name string, srv *http.Server, serve func() error, shutdown func() time.Time) *httpService {
 	return &httpService{name: name, srv: srv, serve: serve, shutdown: shutdown, done: make(chan struct{})}
 }
 
@@ -44,7 +45,7 @@ func (h *httpService) Start(context.Context) error {
 }
 
 // Stop stops taking requests and waits for those in flight to finish,
-// within h.shutdown's context.
+// by h.shutdown's deadline.
 func (h *httpService) Stop() {
 	h.mu.Lock()
 	started := h.started
@@ -53,7 +54,9 @@ func (h *httpService) Stop() {
 		return
 	}
 	h.stop.Do(func() {
-		if err := h.srv.Shutdown(h.shutdown()); err != nil {
+		ctx, cancel := context.WithDeadline(context.Background(), h.shutdown())
+		defer cancel()
+		if err := h.srv.Shutdown(ctx); err != nil {
 			h.fail(err)
 		}
 		<-h.done
