@@ -53,13 +53,13 @@ func setup(t *testing.T, db string) (*store.Store, *bundle) {
 
 // start runs services for the rest of the test: a cleanup registered
 // after the store's Close stops them, in reverse order, before it.
-func start(t *testing.T, services ...service.Service) {
-	t.Helper()
+func start(tb testing.TB, services ...service.Service) {
+	tb.Helper()
 	g := service.NewGroup(services...)
 	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(g.Stop)
+	tb.Cleanup(g.Stop)
 }
 
 // leased renews s's lease for the rest of the test over PostgreSQL
