@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -27,6 +26,7 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/retention"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/server"
+	"github.com/carillonhq/carillon/admin/internal/service"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
 )
@@ -322,13 +322,35 @@ func Run(ctx context.Context, cfg Config) error {
 	return a.Serve(ctx, ln)
 }
 
-// Serve serves the API on ln and runs the scheduler until ctx ends, then
-// shuts down in order: the scheduler stops scanning and hands every fire
-// it claimed to the trigger, which sends each on its instant (at most
-// the scheduler's look-ahead, 1.5 s) and records the dispatches; then the
-// demo executor (if any) and the background loops stop, the HTTP server
-// stops taking requests, and in-flight work finishes. A graceful stop
-// leaves no claimed fire unsent.
+// Serve serves the API on ln and runs the scheduler until ctx ends, a
+// service fails, or (over PostgreSQL) this admin's lease is lost. It runs
+// the admin as a list of services (service.Group), started in this order
+// and stopped in the reverse order:
+//
+//  1. the store's loops (store.Store.Loops: WAL checkpoints, folds of run
+//     counts; over PostgreSQL the lease's renewal and the following of
+//     the other admins), which every other part relies on to its end;
+//  2. the trigger's drain, whose stop waits for every send begun to be
+//     sent and recorded, under the lease;
+//  3. the metrics server (with Config.MetricsListen), and the API's HTTP
+//     server, whose stops let in-flight requests finish;
+//  4. the background loops: reconciliation of the runs an earlier
+//     process left, the monitor of lost and overdue runs, alarms,
+//     retention; and the demo executor (Config.Demo), which deregisters
+//     and flushes its results through the server when it stops;
+//  5. the trigger's drain again: the scheduler's claimed fires are sent
+//     while executors, the demo and the HTTP server are still up;
+//  6. the scheduler's fire loop, which hands the trigger every fire
+//     claimed and still queued when it stops, and its scan loop, which
+//     stops first.
+//
+// So the shutdown goes: the scheduler stops scanning and hands every fire
+// it claimed to the trigger, which sends each on its instant (at most the
+// scheduler's look-ahead, 1.5 s) and records the dispatches; then the
+// demo executor and the background loops stop, the HTTP servers stop
+// taking requests (within Config.ShutdownTimeout of the shutdown's start),
+// and in-flight work finishes. A graceful stop leaves no claimed fire
+// unsent.
 func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	log := a.cfg.Logger
 	protocols := new(http.Protocols)
@@ -343,95 +365,61 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	scheme := "http"
+	serve := func() error { return hs.Serve(ln) }
 	if a.cert != nil {
 		protocols.SetHTTP2(true)
 		hs.TLSConfig, scheme = &tls.Config{Certificates: []tls.Certificate{*a.cert}, MinVersion: tls.VersionTLS12}, "https"
-	}
-	// The scheduler stops when ctx ends; everything else runs until the
-	// scheduler's claimed fires are sent.
-	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopLoops()
-	errc := make(chan error, 8)
-	go func() {
-		serve := hs.Serve
-		if hs.TLSConfig != nil {
-			serve = func(ln net.Listener) error { return hs.ServeTLS(ln, "", "") }
-		}
-		if err := serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("admin: serve: %w", err)
-		}
-	}()
-	schedCtx, stopScheduler := context.WithCancel(ctx)
-	defer stopScheduler()
-	schedDone := make(chan struct{})
-	go func() {
-		defer close(schedDone)
-		if err := a.scheduler.Run(schedCtx, a.trigger.Dispatcher); err != nil {
-			errc <- err
-		}
-	}()
-	// The background loops: the runs an earlier process left, lost and
-	// overdue runs, alarms, retention. Each stops when loopCtx ends.
-	var loops sync.WaitGroup
-	for _, loop := range []func(context.Context) error{
-		func(ctx context.Context) error {
-			return a.trigger.Rescuer.Reconcile(ctx, trigger.ReconcileConfig{MisfireThreshold: a.cfg.MisfireThreshold})
-		},
-		func(ctx context.Context) error { return a.trigger.Rescuer.Monitor(ctx, trigger.MonitorConfig{}) },
-		a.alarms.Run,
-		func(ctx context.Context) error {
-			return retention.Run(ctx, retention.Config{Store: a.store, Days: a.cfg.RetentionDays, Logger: log})
-		},
-	} {
-		loops.Go(func() {
-			if err := loop(loopCtx); err != nil {
-				errc <- err
-			}
-		})
-	}
-	var metricsSrv *http.Server
-	if a.metricsLn != nil {
-		metricsSrv = newMetricsServer(a.metrics.Handler(), log)
-		go func() {
-			if err := metricsSrv.Serve(a.metricsLn); !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("admin: serve metrics: %w", err)
-			}
-		}()
-		log.Info("carillon metrics serving", "url", "http://"+a.metricsLn.Addr().String()+"/metrics")
+		serve = func() error { return hs.ServeTLS(ln, "", "") }
 	}
 	base := scheme + "://" + ln.Addr().String()
+	// The HTTP servers' shutdown deadline: ShutdownTimeout from the
+	// shutdown's start (or from the first stop of a start that failed).
+	var shutdownAt time.Time
+	shutdown := func() time.Time {
+		if shutdownAt.IsZero() {
+			shutdownAt = time.Now().Add(a.cfg.ShutdownTimeout)
+		}
+		return shutdownAt
+	}
+
+	services := append(a.store.Loops(), service.OnStop(a.trigger.Wait))
+	if a.metricsLn != nil {
+		metricsSrv := newMetricsServer(a.metrics.Handler(), log)
+		services = append(services, newHTTPService("serve metrics", metricsSrv, func() error { return metricsSrv.Serve(a.metricsLn) }, shutdown))
+	}
+	services = append(services, newHTTPService("serve", hs, serve, shutdown),
+		service.NewLoop(func(ctx context.Context) error {
+			return a.trigger.Rescuer.Reconcile(ctx, trigger.ReconcileConfig{MisfireThreshold: a.cfg.MisfireThreshold})
+		}),
+		service.NewLoop(func(ctx context.Context) error { return a.trigger.Rescuer.Monitor(ctx, trigger.MonitorConfig{}) }),
+		service.NewLoop(a.alarms.Run),
+		service.NewLoop(func(ctx context.Context) error {
+			return retention.Run(ctx, retention.Config{Store: a.store, Days: a.cfg.RetentionDays, Logger: log})
+		}),
+	)
+	if a.cfg.Demo {
+		services = append(services, service.NewLoop(func(ctx context.Context) error { return runDemo(ctx, a, base) }))
+	}
+	services = append(services, service.OnStop(a.trigger.Wait), a.scheduler.FireLoop(a.trigger.Dispatcher), a.scheduler.ScanLoop())
+	parts := service.NewGroup(services...)
+
+	if a.metricsLn != nil {
+		log.Info("carillon metrics serving", "url", "http://"+a.metricsLn.Addr().String()+"/metrics")
+	}
 	log.Info("carillon admin serving", "url", base, "db", store.Redact(a.cfg.DBPath), "admin_id", a.store.AdminID(), "token_required", a.cfg.Token != "")
-	demoDone := make(chan struct{})
-	go func() {
-		defer close(demoDone)
-		if !a.cfg.Demo {
-			return
+	// The services run until stopped, whatever ctx does meanwhile.
+	err := parts.Start(context.WithoutCancel(ctx))
+	if err == nil {
+		select {
+		case <-ctx.Done():
+		case <-parts.Done(): // a service failed: Err says why
+		case <-a.store.LeaseLost(): // nil, never ready, over SQLite
+			err = fmt.Errorf("admin: this admin's lease on the database ran out (unreachable, or stalled over %s): "+
+				"other admins took over its runs; stopping", store.LeaseDuration)
 		}
-		if err := runDemo(loopCtx, a, base); err != nil && loopCtx.Err() == nil {
-			errc <- err
-		}
-	}()
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
-	case <-a.store.LeaseLost(): // nil, never ready, over SQLite
-		err = fmt.Errorf("admin: this admin's lease on the database ran out (unreachable, or stalled over %s): "+
-			"other admins took over its runs; stopping", store.LeaseDuration)
 	}
 	log.Info("carillon admin shutting down")
-	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
-	defer stop()
-	stopScheduler()
-	<-schedDone      // the scheduler handed its claimed fires to the trigger
-	a.trigger.Wait() // which sent them, executors and HTTP server still up, and recorded them
-	stopLoops()
-	<-demoDone // the demo executor deregisters and flushes its results through the server
-	shutdownErr := hs.Shutdown(shutdownCtx)
-	if metricsSrv != nil {
-		shutdownErr = errors.Join(shutdownErr, metricsSrv.Shutdown(shutdownCtx))
-	}
-	loops.Wait()
-	a.trigger.Wait()
-	return errors.Join(err, shutdownErr)
+	shutdown() // the HTTP servers' deadline runs from now
+	parts.Stop()
+	return errors.Join(err, parts.Err())
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/service"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -76,6 +77,11 @@ func runLateness(b *testing.B, n int, spread bool) latenessResult {
 		b.Fatal(err)
 	}
 	defer st.Close()
+	loops := service.NewGroup(st.Loops()...) // checkpoints and folds, as an admin runs them
+	if err := loops.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer loops.Stop()
 	now := time.Now()
 	g, err := st.CreateGroup(ctx, store.Group{AppName: "bench", Title: "bench", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
 	if err != nil {

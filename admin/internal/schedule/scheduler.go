@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/metrics"
+	"github.com/carillonhq/carillon/admin/internal/service"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -162,23 +163,23 @@ func (s *Scheduler) Enqueue(runs ...store.Run) {
 }
 
 // Run recovers the pending runs a previous admin left, then scans and hands
-// due fires to d until ctx ends. Fires run on their own loop, so a slow scan
-// never delays a due fire.
+// due fires to d until ctx ends: it runs the fire loop (FireLoop) and the
+// scan loop (ScanLoop). Fires run on their own loop, so a slow scan never
+// delays a due fire.
 func (s *Scheduler) Run(ctx context.Context, d Dispatcher) error {
-	s.health.start(time.Now())
-	defer s.health.stop()
-	if err := s.recover(ctx); err != nil {
+	loops := service.NewGroup(s.FireLoop(d), s.ScanLoop())
+	if err := loops.Start(ctx); err != nil {
 		return err
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.fireLoop(ctx, d)
-	}()
-	defer func() {
-		<-done
-		s.handOver(d)
-	}()
+	<-ctx.Done()
+	loops.Stop()
+	return nil
+}
+
+// scans scans until ctx ends: when the earliest next fire enters the
+// window, when woken (Wake), and at least every scan interval.
+func (s *Scheduler) scans(ctx context.Context) error {
+	defer s.health.stop()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {

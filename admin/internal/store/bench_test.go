@@ -19,7 +19,8 @@ import (
 //	go test -run '^$' -bench . -benchtime 2s ./admin/internal/store/
 
 // benchSetup opens a store on a new file with one group and n enabled
-// FIX_RATE 1 s jobs whose next fire is first.
+// FIX_RATE 1 s jobs whose next fire is first, and runs its loops
+// (checkpoints, folds) as an admin does.
 func benchSetup(b *testing.B, n int, first time.Time) (*store.Store, []store.Job) {
 	b.Helper()
 	ctx := context.Background()
@@ -28,6 +29,7 @@ func benchSetup(b *testing.B, n int, first time.Time) (*store.Store, []store.Job
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
+	start(b, s.Loops()...)
 	g, err := s.CreateGroup(ctx, store.Group{AppName: "bench", Title: "bench", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 	if err != nil {
 		b.Fatal(err)

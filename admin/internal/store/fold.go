@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/service"
 )
 
 const (
@@ -111,31 +113,20 @@ type foldMark struct {
 	id int64
 }
 
-// folds runs foldRunCounts every foldInterval until stop is closed, in
+// FoldLoop returns the service that folds the runs inserted into
+// run_counts (folds), which the dashboard's counts read: an admin runs it
+// while it writes.
+func (s *Store) FoldLoop() service.Service { return service.NewLoop(s.folds) }
+
+// folds runs foldRunCounts every foldInterval until stop ends, in
 // batches, until it has caught up.
-func (s *Store) folds(stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	t := time.NewTicker(foldInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (s *Store) folds(stop context.Context) error {
+	return every(stop, foldInterval, 30*time.Second, func(ctx context.Context) {
 		for range 100 { // a bound: at most a million runs per tick
 			// An error (a full disk, the database closing) is retried at the next tick.
-			if n, err := s.foldRunCounts(ctx, foldBatch, foldLag, false); err != nil || n < foldBatch {
-				break
-			}
-			select {
-			case <-stop:
-				cancel()
+			if n, err := s.foldRunCounts(ctx, foldBatch, foldLag, false); err != nil || n < foldBatch || stop.Err() != nil {
 				return
-			default:
 			}
 		}
-		cancel()
-	}
+	})
 }

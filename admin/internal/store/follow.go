@@ -4,11 +4,27 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/service"
 )
 
 // followInterval is how often an admin sharing a PostgreSQL database reads
 // what the other admins changed of what it caches.
 const followInterval = 100 * time.Millisecond
+
+// FollowLoop returns the service that follows the other admins' changes
+// every followInterval (follow): an admin sharing a PostgreSQL database
+// runs it while it serves. Over SQLite it ends at once.
+func (s *Store) FollowLoop() service.Service {
+	return service.NewLoop(func(stop context.Context) error {
+		if s.pg == nil {
+			return nil
+		}
+		return every(stop, followInterval, 5*time.Second, func(ctx context.Context) {
+			_ = s.follow(ctx) // retried at the next tick
+		})
+	})
+}
 
 // follower is where this admin stands in the other admins' changes.
 type follower struct {

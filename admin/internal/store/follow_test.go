@@ -27,6 +27,7 @@ func TestFollowUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { there.Close() })
+	start(t, there.FollowLoop())
 
 	jobs := make([]store.Job, len(runEdits))
 	var ids []int64

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/service"
 )
 
 // LeaseDuration is how long an admin sharing a PostgreSQL database stays
@@ -70,6 +72,21 @@ func (s *Store) renewLease(ctx context.Context) error {
 		close(l.lostCh)
 	}
 	return err
+}
+
+// LeaseLoop returns the service that renews this admin's lease every
+// quarter of LeaseDuration (Open took it): an admin sharing a PostgreSQL
+// database runs it while it serves, and until its claimed runs are sent
+// and recorded. Over SQLite it ends at once.
+func (s *Store) LeaseLoop() service.Service {
+	return service.NewLoop(func(stop context.Context) error {
+		if s.pg == nil {
+			return nil
+		}
+		return every(stop, LeaseDuration/4, LeaseDuration, func(ctx context.Context) {
+			_ = s.renewLease(ctx) // a failure shows in LeaseLost once the lease runs out
+		})
+	})
 }
 
 // LeaseLost returns a channel closed once this admin's lease ran out

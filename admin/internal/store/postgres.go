@@ -31,11 +31,8 @@ type pgState struct {
 	lease   lease
 	follow  follower
 	// foldMarks are the largest run ids seen by the fold (settledMaxID),
-	// oldest first; only the fold goroutine uses them.
+	// oldest first; only the fold loop uses them.
 	foldMarks []foldMark
-
-	stop chan struct{} // closed by Close: the background loops end
-	done chan struct{} // closed when they have
 }
 
 // IsPostgresURL reports whether a --db value names a PostgreSQL database
@@ -60,8 +57,9 @@ func (s *Store) AdminID() string {
 
 // OpenPostgres opens the PostgreSQL database at url (a postgres:// URL,
 // with pgx's parameters: sslmode, pool settings and the like), applies
-// pending migrations and takes a lease for this admin in it (lease.go).
-// Any number of admins may open the same database.
+// pending migrations and takes a lease for this admin in it (lease.go),
+// which LeaseLoop renews. Any number of admins may open the same
+// database.
 //
 // The database must exist; its user needs to create tables in it.
 // PostgreSQL 13 or newer.
@@ -113,10 +111,6 @@ func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 		_ = s.closeDBs()
 		return nil, fmt.Errorf("store: open %s: take a lease: %w", where, err)
 	}
-	s.pg.stop, s.pg.done = make(chan struct{}), make(chan struct{})
-	go s.pgLoops(s.pg.stop, s.pg.done) //nolint:gosec // background loops that live until Close, not for a request
-	s.stopFolds, s.foldsDone = make(chan struct{}), make(chan struct{})
-	go s.folds(s.stopFolds, s.foldsDone) //nolint:gosec // background loops that live until Close, not for a request
 	return s, nil
 }
 
@@ -140,38 +134,9 @@ func lockMigrations(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-// pgLoops renews the lease and follows the other admins' changes until
-// stop is closed.
-func (s *Store) pgLoops(stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	renew := time.NewTicker(LeaseDuration / 4)
-	defer renew.Stop()
-	follow := time.NewTicker(followInterval)
-	defer follow.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-renew.C:
-			ctx, cancel := context.WithTimeout(context.Background(), LeaseDuration)
-			_ = s.renewLease(ctx) // a failure shows in LeaseLost once the lease runs out
-			cancel()
-		case <-follow.C:
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = s.follow(ctx) // retried at the next tick
-			cancel()
-		}
-	}
-}
-
-// closePostgres stops the background loops and gives up the lease, so
-// that another admin adopts this one's runs at once.
+// closePostgres gives up the lease, so that another admin adopts this
+// one's runs at once.
 func (s *Store) closePostgres() error {
-	if s.pg.stop != nil {
-		close(s.pg.stop)
-		<-s.pg.done
-		s.pg.stop = nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if s.w == nil {

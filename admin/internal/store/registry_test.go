@@ -83,6 +83,7 @@ func TestRegistryCapabilities(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { other.Close() })
+			start(t, other.FollowLoop())
 			check(other, "another admin")
 			// Only the capabilities change (the same heartbeat time): the
 			// other admin's routing caches are told within its follow

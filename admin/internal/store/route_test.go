@@ -84,11 +84,13 @@ func TestRouteFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { adopter.Close() })
+	leased(t, adopter)
 	third, err := store.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { third.Close() })
+	leased(t, third)
 	mine, theirs := runningRun(t, stalled, b), runningRun(t, stalled, b)
 	if routed, err := third.RouteRuns(ctx, []store.Route{{RunID: mine, Address: "http://x:1"}}); err != nil || len(routed) != 0 {
 		t.Errorf("another admin's RouteRuns of a run it did not claim: %v, %v; want nothing routed", routed, err)

@@ -57,11 +57,6 @@ type Store struct {
 	// writes counts and times write transactions (writestats.go).
 	writes writeStats
 
-	stopCheckpoints chan struct{}
-	checkpointsDone chan struct{}
-	stopFolds       chan struct{}
-	foldsDone       chan struct{}
-
 	// pg is set on PostgreSQL: the fields after it are its own.
 	pg *pgState
 }
@@ -88,6 +83,9 @@ func (s *Store) DatabaseID() string { return s.databaseID }
 //
 // A path that is a postgres:// or postgresql:// URL opens that PostgreSQL
 // database instead (OpenPostgres), which other admins may share.
+//
+// Open starts nothing: an admin runs the store's loops (Loops) while it
+// serves.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if IsPostgresURL(path) {
 		return OpenPostgres(ctx, path)
@@ -148,10 +146,6 @@ func open(ctx context.Context, path, writerMode string) (*Store, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("store: prepare: %w", err)
 	}
-	s.stopCheckpoints, s.checkpointsDone = make(chan struct{}), make(chan struct{})
-	go s.checkpoints(s.stopCheckpoints, s.checkpointsDone) //nolint:gosec // background loops that live until Close, not for a request
-	s.stopFolds, s.foldsDone = make(chan struct{}), make(chan struct{})
-	go s.folds(s.stopFolds, s.foldsDone) //nolint:gosec // background loops that live until Close, not for a request
 	return s, nil
 }
 
@@ -179,21 +173,13 @@ func openDB(path, mode, txlock string, conns int, pragmas ...string) (*sql.DB, e
 	return db, nil
 }
 
-// Close closes the database and releases the admin lock.
+// Close closes the database and releases the admin lock; over
+// PostgreSQL it gives up this admin's lease first. Stop the store's loops
+// (Loops) before.
 func (s *Store) Close() error {
 	var errs []error
 	if s.pg != nil {
 		errs = append(errs, s.closePostgres())
-	}
-	if s.stopFolds != nil {
-		close(s.stopFolds)
-		<-s.foldsDone
-		s.stopFolds = nil
-	}
-	if s.stopCheckpoints != nil {
-		close(s.stopCheckpoints)
-		<-s.checkpointsDone
-		s.stopCheckpoints = nil
 	}
 	s.q.close()
 	if s.r != nil {

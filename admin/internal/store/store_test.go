@@ -14,6 +14,7 @@ import (
 
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/pgtest"
+	"github.com/carillonhq/carillon/admin/internal/service"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -42,11 +43,33 @@ func setup(t *testing.T, db string) (*store.Store, *bundle) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	leased(t, s)
 	g, err := s.CreateGroup(context.Background(), store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s, &bundle{path: path, group: g}
+}
+
+// start runs services for the rest of the test: a cleanup registered
+// after the store's Close stops them, in reverse order, before it.
+func start(tb testing.TB, services ...service.Service) {
+	tb.Helper()
+	g := service.NewGroup(services...)
+	if err := g.Start(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(g.Stop)
+}
+
+// leased renews s's lease for the rest of the test over PostgreSQL
+// (LeaseLoop), as an admin does: a test may last longer than a lease,
+// and its admin's sends would be fenced off (ErrLeaseLost).
+func leased(t *testing.T, s *store.Store) {
+	t.Helper()
+	if s.Shared() {
+		start(t, s.LeaseLoop())
+	}
 }
 
 func newJob(groupID int64, next time.Time) store.Job {
@@ -348,6 +371,7 @@ func TestCheckpoints(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		s, b := setup(t, sqliteDB(t))
+		start(t, s.CheckpointLoop())
 		j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
 		before := fileSize(t, b.path)
 		runs := make([]store.Run, 5000)

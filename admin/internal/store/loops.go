@@ -1,0 +1,38 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/service"
+)
+
+// Loops returns the services an admin runs while it serves, in the order
+// to start them: over SQLite the WAL checkpoints (CheckpointLoop) and the
+// folds of run counts (FoldLoop); over PostgreSQL the folds, the renewal
+// of this admin's lease (LeaseLoop) and the following of the other
+// admins' changes (FollowLoop). Open starts none: a short-lived command
+// needs none, and a test starts the ones it tests.
+func (s *Store) Loops() []service.Service {
+	if s.pg == nil {
+		return []service.Service{s.CheckpointLoop(), s.FoldLoop()}
+	}
+	return []service.Service{s.FoldLoop(), s.LeaseLoop(), s.FollowLoop()}
+}
+
+// every calls fn every interval, with a context of timeout, until stop
+// ends. A call begun finishes: stop ends the loop between calls.
+func every(stop context.Context, interval, timeout time.Duration, fn func(ctx context.Context)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop.Done():
+			return nil
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), timeout)
+		fn(ctx)
+		cancel()
+	}
+}
