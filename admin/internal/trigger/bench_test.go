@@ -41,6 +41,7 @@ func benchmarkFire(b *testing.B, late time.Duration) {
 		urls = append(urls, srv.URL)
 	}
 	bd := setup(b, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, urls...)
+	startLoops(b, bd.st) // checkpoints and folds, as an admin runs them
 	jobs := make([]store.Job, n)
 	for i := range jobs {
 		jobs[i] = bd.job(b, func(j *store.Job) { j.RouteStrategy = carillonv1.RouteStrategy_ROUTE_STRATEGY_ROUND_ROBIN })

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/service"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -54,6 +55,7 @@ func BenchmarkBurstMemory(b *testing.B) {
 		urls = append(urls, srv.URL)
 	}
 	bd := setup(b, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
+	startLoops(b, bd.st) // checkpoints and folds, as an admin runs them
 	instant := bd.clock.Now().Truncate(time.Minute).Add(time.Minute)
 	jobs := make([]store.Job, n)
 	for i := range jobs {
@@ -216,4 +218,14 @@ func profileHeap(b *testing.B, name string) {
 	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// startLoops runs st's loops (store.Store.Loops) until the end of tb.
+func startLoops(tb testing.TB, st *store.Store) {
+	tb.Helper()
+	g := service.NewGroup(st.Loops()...)
+	if err := g.Start(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(g.Stop)
 }
