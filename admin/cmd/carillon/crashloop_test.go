@@ -26,6 +26,7 @@ import (
 	_ "modernc.org/sqlite" // the database the admin left, read directly
 
 	"github.com/carillonhq/carillon/admin/client"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
@@ -64,9 +65,7 @@ var seedFlag = flag.Uint64("seed", 0, "TestCrashLoop: the seed of its random kil
 // no executor dies here). It prints its seed: -seed N (or
 // CARILLON_CRASHLOOP_SEED=N) replays it.
 func TestCrashLoop(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kills an admin process 22 times: about 90 s")
-	}
+	testkit.Soak(t, "kills an admin process 22 times: about 90 s")
 	seed, rng := seededRand(t)
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk"
 )
@@ -138,9 +139,7 @@ func (e *crashExecutor) stop() {
 // within a monitor sweep or two, not leave it RUNNING for good; and the
 // FIX_DELAY job caught so must fire again.
 func TestExecutorCrashCutsRunsShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an admin and kills an executor process: about 20 s")
-	}
+	testkit.Soak(t, "starts an admin and kills an executor process: about 20 s")
 	ctx := context.Background()
 	dir := t.TempDir()
 	a := &crashAdmin{t: t, db: filepath.Join(dir, "carillon.db"), log: filepath.Join(dir, "admin.log"), addr: freeAddr(t)}

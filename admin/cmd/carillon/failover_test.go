@@ -12,6 +12,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the database the admins left, read directly
 
 	"github.com/carillonhq/carillon/admin/internal/pgtest"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -35,9 +36,7 @@ const (
 // three seconds after it reached an executor at most failoverGapMax late.
 // It prints its seed: -seed N (or CARILLON_CRASHLOOP_SEED=N) replays it.
 func TestFailover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kills admin processes over PostgreSQL: about 40 s")
-	}
+	testkit.Soak(t, "kills admin processes over PostgreSQL: about 40 s")
 	db := pgtest.URL(t)
 	seed, rng := seededRand(t)
 	ctx := context.Background()

@@ -17,6 +17,7 @@ import (
 	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/failpoint"
 	"github.com/carillonhq/carillon/admin/internal/pgtest"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -65,9 +66,7 @@ func (p freezePoint) String() string {
 // without its record, and no settled run was triggered after it finished.
 // It prints its seed: -seed N (or CARILLON_CRASHLOOP_SEED=N) replays it.
 func TestFreeze(t *testing.T) {
-	if testing.Short() {
-		t.Skip("freezes admin processes over PostgreSQL: about 2 minutes")
-	}
+	testkit.Soak(t, "freezes admin processes over PostgreSQL: about 2 minutes")
 	db := pgtest.URL(t)
 	seed, rng := seededRand(t)
 	ctx := context.Background()

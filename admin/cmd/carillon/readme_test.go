@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/carillonhq/carillon/internal/testkit"
 )
 
 // walkthroughSection is the README section TestREADMEWalkthrough runs.
@@ -47,9 +49,7 @@ func shBlocks(t *testing.T, readme, heading string) []string {
 // checkout, with a HOME, GOBIN and database of its own. Then it checks what
 // the steps printed.
 func TestREADMEWalkthrough(t *testing.T) {
-	if testing.Short() {
-		t.Skip("installs the CLI and the example executor and waits for scheduled runs: about a minute")
-	}
+	testkit.Soak(t, "installs the CLI and the example executor and waits for scheduled runs: about a minute")
 	for _, tool := range []string{"bash", "curl", "go", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("the walk-through needs %s: %v", tool, err)

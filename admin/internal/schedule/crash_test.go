@@ -21,6 +21,7 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -73,7 +74,7 @@ func TestCrashChild(t *testing.T) {
 }
 
 // seed replays TestCrashRestart's kill times: the test prints the seed it
-// used (go test -run TestCrashRestart -seed N ./admin/internal/schedule/).
+// used (CARILLON_SOAK=1 go test -run TestCrashRestart -seed N ./admin/internal/schedule/).
 var seed = flag.Uint64("seed", 0, "TestCrashRestart: the seed of its random kill times (0: a new one, printed)")
 
 // TestCrashRestart kills an admin process with SIGKILL at random moments
@@ -85,9 +86,7 @@ var seed = flag.Uint64("seed", 0, "TestCrashRestart: the seed of its random kill
 // admin was running and were found more than the threshold late, and each
 // of those is in the one misfire record of its job and outage.
 func TestCrashRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs for about 30 s")
-	}
+	testkit.Soak(t, "runs for about 30 s")
 	t.Parallel()
 	dir := t.TempDir()
 	dbPath, logPath := filepath.Join(dir, "carillon.db"), filepath.Join(dir, "fired.log")

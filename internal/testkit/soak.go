@@ -1,0 +1,21 @@
+// Package testkit holds what Carillon's tests share across packages.
+package testkit
+
+import (
+	"os"
+	"testing"
+)
+
+// SoakEnv is the environment variable that runs the soak tier: set to 1,
+// the tests that kill, freeze or restart processes for minutes run too.
+// .ci/run sets it; a developer's go test ./... leaves them out.
+const SoakEnv = "CARILLON_SOAK"
+
+// Soak skips t unless SoakEnv is 1; what says what the test does and how
+// long it takes.
+func Soak(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv(SoakEnv) != "1" {
+		t.Skipf("soak tier (%s): run it with %s=1", what, SoakEnv)
+	}
+}
