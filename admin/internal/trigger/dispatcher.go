@@ -111,9 +111,6 @@ func (d *Dispatcher) start(fs []fire) {
 	for i := range fs {
 		burst[fs[i].at]++
 	}
-	for i := range fs {
-		fs[i].lead = SendLead(d.cfg.SendAhead, burst[fs[i].at])
-	}
 	// Most often no job is slow, and a burst's fires are not copied.
 	fast, slow := fs, []fire(nil)
 	if slices.ContainsFunc(fs, func(f fire) bool { return d.slowJobs.slow(f.jobID, now) }) {
@@ -132,15 +129,16 @@ func (d *Dispatcher) start(fs []fire) {
 	}{{d.fast, fast}, {d.slow, slow}} {
 		for len(part.fs) > 0 {
 			n := min(len(part.fs), batchMax)
-			d.startBatch(part.p, part.fs[:n:n])
+			d.startBatch(part.p, part.fs[:n:n], burst)
 			part.fs = part.fs[n:]
 		}
 	}
 }
 
 // startBatch dispatches one batch of claimed fires on its own goroutine,
-// in pool p.
-func (d *Dispatcher) startBatch(p *pool, fs []fire) {
+// in pool p; burst counts the fires handed over with them by instant,
+// which sets how long before it they are sent ahead (SendLead).
+func (d *Dispatcher) startBatch(p *pool, fs []fire, burst map[time.Time]int) {
 	d.work.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout(d.cfg.Clock.Now(), fs, d.cfg.DispatchTimeout))
 		defer cancel()
@@ -148,7 +146,7 @@ func (d *Dispatcher) startBatch(p *pool, fs []fire) {
 		// The runs are claimed: a bounded wait for a slot keeps them from
 		// looking half-dispatched to the monitor.
 		if p.acquire(d.cfg.DispatchTimeout) {
-			err = d.sendBatch(ctx, &batchSlot{p: p, busy: 1, taken: true}, fs)
+			err = d.sendBatch(ctx, &batchSlot{p: p, busy: 1, taken: true}, fs, burst)
 		} else {
 			err = d.refuse(ctx, fs, fmt.Sprintf("admin overloaded: more than %d dispatch batches waiting in the %s pool, or none free for %s; not dispatched",
 				p.maxWaiting, p.name, d.cfg.DispatchTimeout))
@@ -212,9 +210,9 @@ func (d *Dispatcher) TriggerJob(ctx context.Context, job store.Job, m Manual) ([
 	f := fireOf(&runs[0], time.Time{}, 0)
 	f.job = job.Definition()
 	if len(m.Addresses) > 0 {
-		f.override = slices.Clone(m.Addresses)
-		slices.Sort(f.override)
-		f.override = slices.Compact(f.override)
+		override := slices.Clone(m.Addresses)
+		slices.Sort(override)
+		f.fixed = &fixedRoute{override: slices.Compact(override)}
 	}
 	d.cfg.Metrics.FiresClaimed(1)
 	p, err := d.router.plan(ctx, []*fire{&f})

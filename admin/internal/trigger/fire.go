@@ -26,7 +26,7 @@ type fire struct {
 	scheduledAt            time.Time
 	triggeredAt            time.Time // the instant its claim stored
 	triggerType            carillonv1.TriggerType
-	handler, param         string
+	param                  string // the request takes its handler from the job
 
 	// run is the claimed run, until the fire is planned: a broadcast's
 	// extra shards are copied from it. nil afterwards.
@@ -36,9 +36,22 @@ type fire struct {
 	// stopSeq is the store's stop sequence (store.StopSeq) read before
 	// the claim: a job stopped after it has its fire skipped.
 	stopSeq uint64
-	// lead is how long before at the fire is sent to an executor that
-	// takes due_at: longer for a larger burst (SendLead).
-	lead time.Duration
+	// fixed, if not nil, confines the fire to executors other than its
+	// group's choice: rare (TriggerJob's addresses, a resend after an
+	// admin's death), so kept out of line.
+	fixed *fixedRoute
+
+	// Set by the plan:
+	job     *store.JobDefinition // shared along the path, never copied; nil if the job was deleted
+	address string               // the executor it is routed to
+	note    string               // how it was routed, for its trigger message
+	dueAt   bool                 // the executor starts runs at their RunRequest.due_at: it may be sent ahead
+	span    trace.Span           // from its call's preparation to its dispatch; nil when not tracing
+}
+
+// fixedRoute is where a fire goes instead of where its job's strategy
+// would send it.
+type fixedRoute struct {
 	// pin, if not "", is the executor the fire goes to, whatever its
 	// job's strategy: one an earlier admin routed it to, which does not
 	// hold it. It is sent again there only, where the executor's run ID
@@ -47,13 +60,6 @@ type fire struct {
 	// override, if not nil, are the executors to route among instead of
 	// the group's (TriggerJob's addresses).
 	override []string
-
-	// Set by the plan:
-	job     *store.JobDefinition // shared along the path, never copied; nil if the job was deleted
-	address string               // the executor it is routed to
-	note    string               // how it was routed, for its trigger message
-	dueAt   bool                 // the executor starts runs at their RunRequest.due_at: it may be sent ahead
-	span    trace.Span           // from its call's preparation to its dispatch; nil when not tracing
 }
 
 // fireOf returns the fire of claimed run r, sent on instant at.
@@ -66,7 +72,7 @@ func fireOf(r *store.Run, at time.Time, stopSeq uint64) fire {
 // setRun makes f the fire of run r.
 func (f *fire) setRun(r *store.Run) {
 	f.id, f.jobID, f.shardIndex, f.shardTotal = r.ID, r.JobID, r.ShardIndex, r.ShardTotal
-	f.scheduledAt, f.triggeredAt, f.triggerType, f.handler, f.param = r.ScheduledAt, r.TriggeredAt, r.TriggerType, r.Handler, r.Param
+	f.scheduledAt, f.triggeredAt, f.triggerType, f.param = r.ScheduledAt, r.TriggeredAt, r.TriggerType, r.Param
 	f.run = r
 }
 

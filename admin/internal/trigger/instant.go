@@ -14,8 +14,9 @@ import (
 
 // sendBatch reads the jobs of a batch of claimed fires, then sends the
 // fires of each instant on that instant (instant.send), concurrently. It
-// is called holding slot (busy 1), and lets it go.
-func (d *Dispatcher) sendBatch(ctx context.Context, slot *batchSlot, fs []fire) error {
+// is called holding slot (busy 1), and lets it go. burst counts the fires
+// of each instant handed over with the batch (SendLead).
+func (d *Dispatcher) sendBatch(ctx context.Context, slot *batchSlot, fs []fire, burst map[time.Time]int) error {
 	ids := make([]int64, 0, len(fs))
 	for i := range fs {
 		ids = append(ids, fs[i].jobID)
@@ -32,8 +33,9 @@ func (d *Dispatcher) sendBatch(ctx context.Context, slot *batchSlot, fs []fire) 
 	var wg sync.WaitGroup
 	errs := make(chan error, len(byInstant))
 	for at, group := range byInstant {
+		delete(byInstant, at) // the instant's, from now on
 		slot.work(ctx)
-		in := &instant{d: d, slot: slot, at: at, fires: group}
+		in := &instant{d: d, slot: slot, at: at, lead: SendLead(d.cfg.SendAhead, burst[at]), fires: group}
 		wg.Go(func() {
 			defer slot.idle()
 			errs <- in.send(ctx, jobs)
@@ -74,6 +76,7 @@ type instant struct {
 	d     *Dispatcher
 	slot  *batchSlot
 	at    time.Time
+	lead  time.Duration // how long before at its fires are sent ahead (SendLead)
 	fires []*fire
 	// seqs is, by job, the stop sequence before its earliest claim here.
 	seqs    map[int64]uint64
@@ -91,7 +94,6 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 			in.seqs[f.jobID] = f.stopSeq
 		}
 	}
-	lead := in.fires[0].lead
 	fires := make([]*fire, 0, len(in.fires))
 	for _, f := range in.fires {
 		job, ok := jobs[f.jobID]
@@ -103,7 +105,9 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 		fires = append(fires, f)
 	}
 	in.fires = nil
+	n := len(fires) // for the log; fires is garbage once planned
 	p, err := d.router.plan(ctx, fires)
+	fires = nil
 	if err != nil {
 		return err
 	}
@@ -114,7 +118,7 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 	// (routeCalls), which leaves the least doubt after a crash.
 	if p.fires, err = d.routeAhead(ctx, p.fires, in.at); err != nil {
 		if errors.Is(err, store.ErrLeaseLost) {
-			return d.leaseRanOut(len(fires))
+			return d.leaseRanOut(n)
 		}
 		return err
 	}
@@ -125,10 +129,10 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 	var sent []*fire
 	if len(ahead) > 0 {
 		in.slot.idle()
-		sleep(ctx, d.cfg.Clock, in.at.Add(-lead).Sub(d.cfg.Clock.Now()))
+		sleep(ctx, d.cfg.Clock, in.at.Add(-in.lead).Sub(d.cfg.Clock.Now()))
 		in.slot.work(ctx)
 		if !d.cfg.Store.AwaitLease(ctx) {
-			return d.leaseRanOut(len(fires))
+			return d.leaseRanOut(n)
 		}
 		var failed []store.Dispatch
 		failed, sent = in.sendAhead(ctx, in.dropStopped(ahead))
@@ -140,12 +144,12 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 	replaced, cancelled := in.awaitInstant(ctx, sent)
 	in.slot.work(ctx)
 	if !d.cfg.Store.AwaitLease(ctx) {
-		return errors.Join(d.leaseRanOut(len(fires)), cancelled)
+		return errors.Join(d.leaseRanOut(n), cancelled)
 	}
 	calls = in.dropStopped(calls)
 	if calls, err = d.routeCalls(ctx, calls); err != nil {
 		if errors.Is(err, store.ErrLeaseLost) {
-			err = d.leaseRanOut(len(fires))
+			err = d.leaseRanOut(n)
 		}
 		return errors.Join(err, cancelled)
 	}
@@ -373,15 +377,14 @@ func (in *instant) resend(ctx context.Context, fires []*fire) []store.Dispatch {
 		}
 		wg.Go(func() {
 			again := *f
-			again.handler, again.param = job.Handler, job.Param // a scheduled run carries its job's
+			again.param = job.Param // a scheduled run carries its job's handler and param
 			req := again.request(job, d.cfg.Store.DatabaseID())
 			cctx, cancel := context.WithTimeout(ctx, d.cfg.DispatchTimeout)
 			defer cancel()
-			if again.handler != f.handler || again.param != f.param {
-				if err := d.cfg.Store.RedefineRun(cctx, f.id, again.handler, again.param); err != nil {
-					d.cfg.Logger.Warn("trigger: store the new handler and param of a run sent again; its record keeps the former ones",
-						"run", f.id, "job", f.jobID, "err", err)
-				}
+			// The run's record takes the new definition (a rare path: one write).
+			if err := d.cfg.Store.RedefineRun(cctx, f.id, job.Handler, job.Param); err != nil {
+				d.cfg.Logger.Warn("trigger: store the new handler and param of a run sent again; its record keeps the former ones",
+					"run", f.id, "job", f.jobID, "err", err)
 			}
 			if _, err := d.gateway.client(cctx, f.job.GroupID, f.address).Run(cctx, req); err != nil {
 				fail(f, fmt.Sprintf("executor %s refused or did not answer: %s", f.address, describe(err)))

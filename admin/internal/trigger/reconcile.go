@@ -386,7 +386,7 @@ func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time, 
 		// A dead admin's fire claimed ahead of its instant goes at its instant.
 		f := fireOf(run, later(now, run.TriggeredAt), seq)
 		if pin {
-			f.pin = run.RoutedTo
+			f.fixed = &fixedRoute{pin: run.RoutedTo}
 		}
 		fs = append(fs, f)
 	}

@@ -92,8 +92,12 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 			src = r.source(ctx, f.job.GroupID)
 			sources[f.job.GroupID] = src
 		}
-		if src.err == nil && f.override != nil {
-			src = overridden(src, f.override)
+		var fixed fixedRoute
+		if f.fixed != nil {
+			fixed = *f.fixed
+		}
+		if src.err == nil && fixed.override != nil {
+			src = overridden(src, fixed.override)
 		}
 		if src.err != nil {
 			p.failed = append(p.failed, r.unroutable(f, src.err.Error(), now))
@@ -103,14 +107,14 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 			p.failed = append(p.failed, f.failed(reason, now))
 			continue
 		}
-		if f.pin != "" {
-			f.address, f.dueAt = f.pin, src.dueAt[f.pin]
-			f.note = "sent again to " + f.pin + ", the executor an earlier admin routed it to, which did not hold it"
+		if fixed.pin != "" {
+			f.address, f.dueAt = fixed.pin, src.dueAt[fixed.pin]
+			f.note = "sent again to " + fixed.pin + ", the executor an earlier admin routed it to, which did not hold it"
 			p.fires = append(p.fires, f)
 			continue
 		}
 		addrs := src.addrs
-		if reroutable(f.job.RouteStrategy) && f.override == nil {
+		if reroutable(f.job.RouteStrategy) && fixed.override == nil {
 			// Not an executor that refused a connection lately, unless
 			// every one did: the fire then tries them all the same.
 			if usable := r.refused.usable(addrs, now); len(usable) > 0 {
@@ -143,7 +147,7 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 				run := *f.run
 				run.ID, run.ShardIndex, run.ShardTotal = 0, int32(i), f.shardTotal //nolint:gosec // shard counts are bounded by a group's executors
 				shardRuns = append(shardRuns, run)
-				shardOf = append(shardOf, &fire{at: f.at, stopSeq: f.stopSeq, lead: f.lead,
+				shardOf = append(shardOf, &fire{at: f.at, stopSeq: f.stopSeq,
 					job: f.job, address: addrs[i], note: note, dueAt: src.dueAt[addrs[i]]})
 			}
 		}
