@@ -105,9 +105,8 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 		fires = append(fires, f)
 	}
 	in.fires = nil
-	n := len(fires) // for the log; fires is garbage once planned
+	n := len(fires) // for the log: fires is not kept once planned
 	p, err := d.router.plan(ctx, fires)
-	fires = nil
 	if err != nil {
 		return err
 	}
