@@ -148,6 +148,7 @@ type SMTP = alarm.Email
 type Admin struct {
 	cfg       Config
 	store     *store.Store
+	lease     service.Service // renews the store's lease (PostgreSQL) from Open to Close
 	trigger   *trigger.Trigger
 	scheduler *schedule.Scheduler
 	server    *server.Server
@@ -205,6 +206,17 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Over PostgreSQL, Open took this admin's lease: it is renewed from
+	// now on until Close, or other admins adopt this one before it serves.
+	lease := st.LeaseLoop()
+	if err := lease.Start(context.WithoutCancel(ctx)); err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	defer func() {
+		if err != nil {
+			lease.Stop()
+		}
+	}()
 	m := metrics.New()
 	st.ObserveWrites(m.StoreWrite)
 	if fi, err := os.Stat(cfg.DBPath); err == nil && !st.Shared() && fi.Mode().Perm()&0o077 != 0 {
@@ -272,7 +284,7 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 		FireWritesFunc:    trig.WriteQueue,
 		DatabaseBytesFunc: st.Size,
 	})
-	return &Admin{cfg: cfg, store: st, trigger: trig, scheduler: sched, server: srv, alarms: alarms, metrics: m,
+	return &Admin{cfg: cfg, store: st, lease: lease, trigger: trig, scheduler: sched, server: srv, alarms: alarms, metrics: m,
 		metricsLn: metricsLn, cert: cert}, nil
 }
 
@@ -282,6 +294,7 @@ func (a *Admin) Close() error {
 	if a.metricsLn != nil {
 		_ = a.metricsLn.Close() // closed already by a Serve that ran
 	}
+	a.lease.Stop()
 	return a.store.Close()
 }
 
@@ -328,8 +341,9 @@ func Run(ctx context.Context, cfg Config) error {
 // and stopped in the reverse order:
 //
 //  1. the store's loops (store.Store.Loops: WAL checkpoints, folds of run
-//     counts; over PostgreSQL the lease's renewal and the following of
-//     the other admins), which every other part relies on to its end;
+//     counts; over PostgreSQL the following of the other admins), which
+//     every other part relies on to its end (the lease is renewed from
+//     Open to Close);
 //  2. the trigger's drain, whose stop waits for every send begun to be
 //     sent and recorded, under the lease;
 //  3. the metrics server (with Config.MetricsListen), and the API's HTTP
