@@ -150,6 +150,30 @@ func (b *browser) signIn(t testing.TB, user, password string) {
 	)
 }
 
+// fitsWidth waits up to 5 s for the page, and the table table names when
+// it is not empty, to fit the window's width without a sideways scroll:
+// after a viewport change the console lays out again on the resize event,
+// so the first layout may still be the wider one. When it never fits, it
+// logs the elements that stick out and saves a screenshot.
+func (b *browser) fitsWidth(t testing.TB, name, table string) bool {
+	t.Helper()
+	expr := `document.documentElement.scrollWidth <= window.innerWidth`
+	if table != "" {
+		expr += fmt.Sprintf(` && document.querySelector('%[1]s').scrollWidth <= document.querySelector('%[1]s').clientWidth`, table)
+	}
+	var fits bool
+	if err := chromedp.Run(b.ctx, chromedp.Poll(expr, &fits, chromedp.WithPollingTimeout(5*time.Second))); err == nil && fits {
+		return true
+	}
+	var dims string
+	_ = chromedp.Run(b.ctx, chromedp.Evaluate(`JSON.stringify({page: document.documentElement.scrollWidth, window: window.innerWidth,
+		out: [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth).slice(0, 8)
+			.map((e) => e.tagName + "." + e.className + " " + e.getBoundingClientRect().right)})`, &dims))
+	t.Logf("%s: wider than the window: %s", name, dims)
+	b.screenshot(t, "wide-"+name)
+	return false
+}
+
 // setValue sets a React-controlled input, textarea or select to value, as
 // typing or choosing would (React listens to input and change events).
 func setValue(sel, value string) chromedp.Action {
@@ -313,13 +337,12 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// A phone: the page does not overflow sideways (wide tables scroll in
 	// their own box).
-	var fits bool
 	b.run(t, "phone width",
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
 		chromedp.Navigate(a.url+"/#/jobs"),
 		chromedp.WaitVisible(`main tbody tr`),
-		chromedp.Evaluate(`document.documentElement.scrollWidth <= window.innerWidth`, &fits),
 	)
+	fits := b.fitsWidth(t, "jobs-phone", "")
 	b.screenshot(t, "jobs-phone")
 	if !fits {
 		t.Error("the jobs page is wider than a phone's screen")
@@ -491,14 +514,7 @@ func TestConsoleNewcomer(t *testing.T) {
 	if group != "Web "+long+" (web)" || last != "never run" || handler != "script:shell" {
 		t.Errorf("jobs table: group %q, last run of a job never run %q, script handler %q", group, last, handler)
 	}
-	var fits bool
-	b.run(t, "long names wrap", chromedp.Evaluate(`document.documentElement.scrollWidth <= window.innerWidth &&
-		document.querySelector('[data-testid=jobs-table]').scrollWidth <= document.querySelector('[data-testid=jobs-table]').clientWidth`, &fits))
-	if !fits {
-		var dims string
-		_ = chromedp.Run(b.ctx, chromedp.Evaluate(`JSON.stringify([...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth).slice(0, 5).map((e) => e.tagName + "." + e.className + " " + e.getBoundingClientRect().right))`, &dims))
-		t.Log("widths:", dims)
-		b.screenshot(t, "newcomer-wide")
+	if !b.fitsWidth(t, "newcomer-wide", "[data-testid=jobs-table]") {
 		t.Error("a long unbroken name widens the jobs table at 1280 px")
 	}
 
@@ -570,8 +586,9 @@ func TestConsoleNewcomer(t *testing.T) {
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
 		chromedp.Navigate(a.url+"/#/jobs"),
 		chromedp.WaitVisible(menu),
-		chromedp.Evaluate(`document.documentElement.scrollWidth <= window.innerWidth &&
-			document.querySelector('[data-testid=jobs-table]').scrollWidth <= document.querySelector('[data-testid=jobs-table]').clientWidth`, &fits),
+	)
+	fits := b.fitsWidth(t, "jobs-phone-table", "[data-testid=jobs-table]")
+	b.run(t, "phone: open the row menu",
 		chromedp.Evaluate(inViewport(menu), &menuOnScreen),
 		chromedp.Click(menu),
 		chromedp.WaitVisible(fmt.Sprintf(`//*[@data-testid="row-menu-%d"]//button[text()="Run once"]`, hello.Id), chromedp.BySearch),
@@ -581,11 +598,6 @@ func TestConsoleNewcomer(t *testing.T) {
 		chromedp.Evaluate(`document.documentElement.scrollWidth <= window.innerWidth`, &fitsOpen),
 	)
 	b.screenshot(t, "jobs-phone-menu")
-	if !fits {
-		var dims string
-		_ = chromedp.Run(b.ctx, chromedp.Evaluate(`JSON.stringify([document.querySelector('[data-testid=jobs-table]').scrollWidth, document.querySelector('[data-testid=jobs-table]').clientWidth, [...document.querySelectorAll('[data-testid=jobs-table] th')].map((e) => e.getBoundingClientRect().width)])`, &dims))
-		t.Log("phone widths:", dims)
-	}
 	if !fits || !menuOnScreen || !runOnceOnScreen || !fitsOpen {
 		t.Errorf("at 390 px: page and table fit %v, row menu on screen %v, its Run once on screen %v, the page fits with the menu open %v",
 			fits, menuOnScreen, runOnceOnScreen, fitsOpen)
