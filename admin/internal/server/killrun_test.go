@@ -23,6 +23,7 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/server"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -85,11 +86,7 @@ func TestKillRunKillsThatRun(t *testing.T) {
 		ctx := context.Background()
 		b := setup(t, be, "")
 		exec := &killRecorder{}
-		mux := http.NewServeMux()
-		mux.Handle(carillonv1connect.NewExecutorServiceHandler(exec))
-		executor := httptest.NewServer(mux)
-		t.Cleanup(executor.Close)
-		r := runningRuns(t, b.store, b.clock.Now(), executor.URL)()
+		r := runningRuns(t, b.store, b.clock.Now(), testkit.ServeExecutor(t, exec))()
 
 		runs := carillonv1connect.NewRunServiceClient(http.DefaultClient, b.url, client.WithToken(b.admin))
 		if _, err := runs.ReadRunLog(ctx, &carillonv1.ReadRunLogRequest{RunId: r.ID}); err != nil {
