@@ -200,45 +200,47 @@ func TestBurstHandedOverEarly(t *testing.T) {
 // always the earliest: the scan counts the jobs due within claimLeadMax,
 // not only those due by the next fire.
 func TestBurstClaimedEarly(t *testing.T) {
-	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
-		if testing.Short() {
-			t.Skip("stores 29,000 jobs")
+	// SQLite only: the scheduler's lead is the same over either store (the
+	// count of due jobs it uses runs over both in the store's own tests),
+	// and its 29,000 jobs took 13 s over PostgreSQL.
+	be := dbtest.SQLite
+	if testing.Short() {
+		t.Skip("stores 29,000 jobs")
+	}
+	db := be.DB(t)
+	synctest.Test(t, func(t *testing.T) {
+		st, g := setup(t, db)
+		defer st.Close()
+		ctx := context.Background()
+		const n = 29_000 // with the every-second job: 2 × 29,001 × 50 µs = 2.9 s, so 3 s more
+		burst := time.Now().Add(20 * time.Second).Truncate(time.Second)
+		jobs := []store.Job{fixRate(g, 1, time.Now().Add(time.Second))}
+		for range n {
+			jobs = append(jobs, fixRate(g, 60, burst))
 		}
-		db := be.DB(t)
-		synctest.Test(t, func(t *testing.T) {
-			st, g := setup(t, db)
-			defer st.Close()
-			ctx := context.Background()
-			const n = 29_000 // with the every-second job: 2 × 29,001 × 50 µs = 2.9 s, so 3 s more
-			burst := time.Now().Add(20 * time.Second).Truncate(time.Second)
-			jobs := []store.Job{fixRate(g, 1, time.Now().Add(time.Second))}
-			for range n {
-				jobs = append(jobs, fixRate(g, 60, burst))
-			}
-			if err := st.CreateJobs(ctx, jobs, time.Now()); err != nil {
+		if err := st.CreateJobs(ctx, jobs, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{st: st}
+		stop := start(st, rec.Fire)
+		defer stop()
+		claimed := func() int64 {
+			counts, err := st.CountRuns(ctx, burst, burst.Add(time.Millisecond), store.AllGroups)
+			if err != nil {
 				t.Fatal(err)
 			}
-			rec := &recorder{st: st}
-			stop := start(st, rec.Fire)
-			defer stop()
-			claimed := func() int64 {
-				counts, err := st.CountRuns(ctx, burst, burst.Add(time.Millisecond), store.AllGroups)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return counts[carillonv1.RunStatus_RUN_STATUS_RUNNING]
-			}
-			time.Sleep(time.Until(burst.Add(-4600 * time.Millisecond)))
-			synctest.Wait()
-			if got := claimed(); got != 0 {
-				t.Fatalf("%d fires of the burst claimed 4.6 s before it, want none yet", got)
-			}
-			time.Sleep(time.Until(burst.Add(-4 * time.Second)))
-			synctest.Wait()
-			if got := claimed(); got < n { // n, and the every-second job's fire of that instant
-				t.Fatalf("%d of the burst's %d fires claimed 4 s before it, want all (the look-ahead alone is 1.5 s)", got, n)
-			}
-		})
+			return counts[carillonv1.RunStatus_RUN_STATUS_RUNNING]
+		}
+		time.Sleep(time.Until(burst.Add(-4600 * time.Millisecond)))
+		synctest.Wait()
+		if got := claimed(); got != 0 {
+			t.Fatalf("%d fires of the burst claimed 4.6 s before it, want none yet", got)
+		}
+		time.Sleep(time.Until(burst.Add(-4 * time.Second)))
+		synctest.Wait()
+		if got := claimed(); got < n { // n, and the every-second job's fire of that instant
+			t.Fatalf("%d of the burst's %d fires claimed 4 s before it, want all (the look-ahead alone is 1.5 s)", got, n)
+		}
 	})
 }
 
