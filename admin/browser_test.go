@@ -200,11 +200,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a := startAdmin(t)
-	b := newBrowser(t, a.url)
-	c := newClients(a.url, http.DefaultClient)
+	b := newBrowser(t, a.URL)
+	c := newClients(a.URL, http.DefaultClient)
 	b.signIn(t, "admin", adminPassword)
 	b.run(t, "create a group",
-		chromedp.Navigate(a.url+"/#/groups"),
+		chromedp.Navigate(a.URL+"/#/groups"),
 		chromedp.Click(`//button[text()="New group"]`, chromedp.BySearch),
 		setValue(`input[name=app_name]`, "web"),
 		setValue(`input[name=title]`, "Web team"),
@@ -222,7 +222,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	release := make(chan struct{})
 	defer close(release)
-	exURL := startExecutor(t, a.url, "web", func(ex *sdk.Executor) {
+	exURL := startExecutor(t, a.URL, "web", func(ex *sdk.Executor) {
 		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
 			job.Logf("waiting")
 			select {
@@ -242,7 +242,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.screenshot(t, "dashboard")
 	var executors string
 	b.run(t, "groups page shows the executor",
-		chromedp.Navigate(a.url+"/#/groups"),
+		chromedp.Navigate(a.URL+"/#/groups"),
 		chromedp.Poll(fmt.Sprintf(`document.querySelector('[data-testid="executors-web"]')?.textContent.includes(%q)`, exURL), nil,
 			chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.Text(`[data-testid="executors-web"]`, &executors),
@@ -253,7 +253,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// typed, a bad cron says why, and a missing handler is shown on its field.
 	var preview string
 	b.run(t, "new job form",
-		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Navigate(a.URL+"/#/jobs"),
 		chromedp.Click(`//button[text()="New job"]`, chromedp.BySearch),
 		setValue(`select[name=group_id]`, fmt.Sprint(g.Group.Id)),
 		setValue(`input[name=description]`, "made in the browser"),
@@ -296,7 +296,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Run "say hello" once from its row; its run succeeds and its log reads.
 	b.run(t, "run a job once",
-		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Navigate(a.URL+"/#/jobs"),
 		chromedp.WaitVisible(fmt.Sprintf(`//tr[td[1][text()="%d"]]//button[text()="Run once"]`, job.Id), chromedp.BySearch),
 		chromedp.Click(fmt.Sprintf(`//tr[td[1][text()="%d"]]//button[text()="Run once"]`, job.Id), chromedp.BySearch),
 		chromedp.WaitVisible(`[role=status]`),
@@ -308,7 +308,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	var log string
 	b.run(t, "the run succeeds and its log reads",
-		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d&run=%d", a.url, job.Id, runs[0].Id)),
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d&run=%d", a.URL, job.Id, runs[0].Id)),
 		chromedp.Poll(fmt.Sprintf(`document.querySelector('[data-testid="status-%d"]')?.textContent === "SUCCEEDED"`, runs[0].Id), nil,
 			chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.Poll(`document.querySelector('[data-testid="run-log"]')?.textContent.includes("ok run")`, nil,
@@ -324,7 +324,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	killSel := fmt.Sprintf(`//tr[td[1]/a[text()="%d"]]//button[text()="Kill"]`, trig.RunIds[0])
 	b.run(t, "kill a long run",
-		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d", a.url, long.Id)),
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d", a.URL, long.Id)),
 		chromedp.WaitVisible(killSel, chromedp.BySearch),
 		chromedp.Click(killSel, chromedp.BySearch),
 		chromedp.Poll(fmt.Sprintf(`document.querySelector('[data-testid="status-%d"]')?.textContent === "KILLED"`, trig.RunIds[0]), nil,
@@ -332,14 +332,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	b.screenshot(t, "runs")
 
-	b.run(t, "users page", chromedp.Navigate(a.url+"/#/users"), chromedp.WaitVisible(`//td[text()="admin"]`, chromedp.BySearch))
+	b.run(t, "users page", chromedp.Navigate(a.URL+"/#/users"), chromedp.WaitVisible(`//td[text()="admin"]`, chromedp.BySearch))
 	b.screenshot(t, "users")
 
 	// A phone: the page does not overflow sideways (wide tables scroll in
 	// their own box).
 	b.run(t, "phone width",
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
-		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Navigate(a.URL+"/#/jobs"),
 		chromedp.WaitVisible(`main tbody tr`),
 	)
 	fits := b.fitsWidth(t, "jobs-phone", "")
@@ -352,7 +352,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// Chinese.
 	var nav string
 	b.run(t, "switch to Chinese",
-		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Navigate(a.URL+"/#/jobs"),
 		chromedp.WaitVisible(`//button[text()="中文 / ZH"]`, chromedp.BySearch),
 		chromedp.Click(`//button[text()="中文 / ZH"]`, chromedp.BySearch),
 		textOf(`nav[aria-label=main]`, &nav),
@@ -368,7 +368,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// form; the table says so.
 	var protocol string
 	b.run(t, "create an xxl-job group",
-		chromedp.Navigate(a.url+"/#/groups"),
+		chromedp.Navigate(a.URL+"/#/groups"),
 		chromedp.Click(`//button[text()="New group"]`, chromedp.BySearch),
 		setValue(`input[name=app_name]`, "legacy"),
 		setValue(`select[name=executor_protocol]`, fmt.Sprint(int32(carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB))),
@@ -391,12 +391,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.screenshot(t, "groups-xxl-job")
 
 	// A VIEWER sees no write controls.
-	newUser(t, a.url, &carillonv1.User{Username: "vera", Role: carillonv1.Role_ROLE_VIEWER})
-	v := newBrowser(t, a.url)
+	newUser(t, a.URL, &carillonv1.User{Username: "vera", Role: carillonv1.Role_ROLE_VIEWER})
+	v := newBrowser(t, a.URL)
 	v.signIn(t, "vera", "a member's password")
 	var buttons []*cdp.Node
 	v.run(t, "viewer's jobs page",
-		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Navigate(a.URL+"/#/jobs"),
 		chromedp.WaitVisible(fmt.Sprintf(`//td[text()="%d"]`, job.Id), chromedp.BySearch),
 		chromedp.Nodes(`//button[text()="Run once" or text()="Start" or text()="Stop"]`, &buttons, chromedp.BySearch, chromedp.AtLeast(0)),
 	)
@@ -406,12 +406,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	v.screenshot(t, "jobs-viewer")
 
 	// A MEMBER of "web" sees only its jobs.
-	newUser(t, a.url, &carillonv1.User{Username: "mia", Role: carillonv1.Role_ROLE_MEMBER, GroupIds: []int64{g.Group.Id}})
-	m := newBrowser(t, a.url)
+	newUser(t, a.URL, &carillonv1.User{Username: "mia", Role: carillonv1.Role_ROLE_MEMBER, GroupIds: []int64{g.Group.Id}})
+	m := newBrowser(t, a.URL)
 	m.signIn(t, "mia", "a member's password")
 	var table string
 	m.run(t, "member's jobs page",
-		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Navigate(a.URL+"/#/jobs"),
 		chromedp.WaitVisible(fmt.Sprintf(`//td[text()="%d"]`, job.Id), chromedp.BySearch),
 		chromedp.Text(`table`, &table),
 	)
@@ -441,7 +441,7 @@ func TestConsoleNewcomer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a := startAdmin(t)
-	c := newClients(a.url, http.DefaultClient)
+	c := newClients(a.URL, http.DefaultClient)
 	long := strings.Repeat("averylongunbrokenname", 8)
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "web", Title: "Web " + long}})
 	if err != nil {
@@ -451,7 +451,7 @@ func TestConsoleNewcomer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startExecutor(t, a.url, "web")
+	startExecutor(t, a.URL, "web")
 	none := &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}
 	hello := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: long, Handler: "ok", Schedule: none})
 	script := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "a script", Schedule: none,
@@ -460,11 +460,11 @@ func TestConsoleNewcomer(t *testing.T) {
 		Schedule: none, RetryCount: 1, RetryDelaySeconds: 1})
 	orphan := createJob(t, c, &carillonv1.Job{GroupId: nobody.Group.Id, Description: "no executor", Handler: "ok", Schedule: none})
 
-	b := newBrowser(t, a.url)
+	b := newBrowser(t, a.URL)
 	b.signIn(t, "admin", adminPassword)
 	var running, failures string
 	b.run(t, "an empty dashboard",
-		chromedp.Navigate(a.url+"/#/"),
+		chromedp.Navigate(a.URL+"/#/"),
 		textOf(`[data-testid=running-now]`, &running),
 		textOf(`[data-testid=recent-failures]`, &failures),
 	)
@@ -478,7 +478,7 @@ func TestConsoleNewcomer(t *testing.T) {
 	var href string
 	var ok bool
 	b.run(t, "run once links to the run",
-		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Navigate(a.URL+"/#/jobs"),
 		chromedp.WaitVisible(runOnce, chromedp.BySearch),
 		chromedp.Click(runOnce, chromedp.BySearch),
 		chromedp.WaitVisible(`[role=status] a`),
@@ -504,7 +504,7 @@ func TestConsoleNewcomer(t *testing.T) {
 	}
 	var group, last, handler string
 	b.run(t, "jobs table cells",
-		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Navigate(a.URL+"/#/jobs"),
 		chromedp.Poll(fmt.Sprintf(`document.querySelector('[data-testid="last-run-of-%d"]')?.textContent === "SUCCEEDED"`, hello.Id), nil,
 			chromedp.WithPollingTimeout(20*time.Second)),
 		textOf(fmt.Sprintf(`[data-testid="group-of-%d"]`, hello.Id), &group),
@@ -526,7 +526,7 @@ func TestConsoleNewcomer(t *testing.T) {
 	}
 	failed := failedRuns(t, c, retried.Id)
 	b.run(t, "recent failures say the attempt",
-		chromedp.Navigate(a.url+"/#/"),
+		chromedp.Navigate(a.URL+"/#/"),
 		chromedp.Poll(fmt.Sprintf(`document.querySelector('[data-testid="attempt-%d"]')?.textContent === "retry 1" &&
 			document.querySelector('[data-testid="attempt-%d"]')?.textContent === "first attempt"`, failed[0].Id, failed[1].Id), nil,
 			chromedp.WithPollingTimeout(20*time.Second)),
@@ -539,7 +539,7 @@ func TestConsoleNewcomer(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.run(t, "a log that cannot be read",
-		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d&run=%d", a.url, orphan.Id, trig.RunIds[0])),
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d&run=%d", a.URL, orphan.Id, trig.RunIds[0])),
 		chromedp.Poll(`document.querySelectorAll('[data-testid=run-detail] [role=alert]').length === 1`, nil, chromedp.WithPollingTimeout(20*time.Second)),
 		textOf(`[data-testid=run-detail]`, &detail),
 	)
@@ -551,7 +551,7 @@ func TestConsoleNewcomer(t *testing.T) {
 	before := len(listRuns(t, c, hello.Id))
 	var ask string
 	b.run(t, "delete old runs asks first",
-		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d", a.url, hello.Id)),
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d", a.URL, hello.Id)),
 		setValue(`input[name=days]`, "0"),
 		chromedp.Click(`//form[@aria-label="delete old runs"]//button[text()="Delete"]`, chromedp.BySearch),
 		textOf(`[data-testid=delete-count]`, &ask),
@@ -584,7 +584,7 @@ func TestConsoleNewcomer(t *testing.T) {
 	var menuOnScreen, runOnceOnScreen, fitsOpen bool
 	b.run(t, "phone: the row menu",
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
-		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Navigate(a.URL+"/#/jobs"),
 		chromedp.WaitVisible(menu),
 	)
 	fits := b.fitsWidth(t, "jobs-phone-table", "[data-testid=jobs-table]")
@@ -607,14 +607,14 @@ func TestConsoleNewcomer(t *testing.T) {
 	// Chinese: enum values too, and a Latin fallback on the switch.
 	var lang, route, status, body string
 	b.run(t, "Chinese enum values",
-		chromedp.Navigate(a.url+"/#/jobs"),
+		chromedp.Navigate(a.URL+"/#/jobs"),
 		textOf(`[data-testid=lang]`, &lang),
 		chromedp.Click(`[data-testid=lang]`),
 		chromedp.WaitVisible(`//button[text()="新增任务"]`, chromedp.BySearch),
 		chromedp.Click(`//button[text()="新增任务"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`select[name=route_strategy]`),
 		chromedp.Evaluate(`document.querySelector('select[name=route_strategy]').selectedOptions[0].textContent`, &route),
-		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d&run=%d", a.url, retried.Id, failed[0].Id)),
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d&run=%d", a.URL, retried.Id, failed[0].Id)),
 		textOf(fmt.Sprintf(`[data-testid="status-%d"]`, failed[0].Id), &status),
 		chromedp.Text(`body`, &body),
 	)

@@ -1,7 +1,6 @@
 package admin_test
 
 import (
-	"context"
 	"database/sql"
 	"os"
 	"path/filepath"
@@ -13,7 +12,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/carillonhq/carillon/admin"
-	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/admintest"
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 )
 
 // BenchmarkConsoleFirstPage measures, in headless Chromium, the time from
@@ -27,16 +27,11 @@ func BenchmarkConsoleFirstPage(b *testing.B) {
 	if n <= 0 {
 		b.Skip("set CARILLON_BENCH_RUNS to the runs to generate, e.g. 5000000")
 	}
-	ctx := context.Background()
 	path := os.Getenv("CARILLON_BENCH_DB")
 	if path == "" {
 		path = filepath.Join(b.TempDir(), "carillon.db")
 	}
-	st, err := store.Open(ctx, path) // the schema
-	if err != nil {
-		b.Fatal(err)
-	}
-	st.Close()
+	_ = dbtest.Open(b, path).Close() // the schema
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
 	if err != nil {
 		b.Fatal(err)
@@ -72,7 +67,7 @@ func BenchmarkConsoleFirstPage(b *testing.B) {
 	}
 	db.Close()
 
-	url := serveAdmin(b, admin.Config{DBPath: path, Token: token, AdminPassword: adminPassword, RetentionDays: -1})
+	url := admintest.Start(b, admin.Config{DBPath: path, Token: token, AdminPassword: adminPassword, RetentionDays: -1}).URL
 	br := newBrowser(b, url)
 	br.signIn(b, "admin", adminPassword)
 	for _, page := range []struct{ name, hash string }{{"jobs", "#/jobs"}, {"runs", "#/runs"}} {

@@ -18,7 +18,7 @@ func TestConsoleServed(t *testing.T) {
 	a := startAdmin(t)
 	get := func(path string, header ...string) (*http.Response, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, a.url+path, nil)
+		req, _ := http.NewRequest(http.MethodGet, a.URL+path, nil)
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
 		}
@@ -73,7 +73,7 @@ func TestConsoleServed(t *testing.T) {
 	if res, _ := get("/assets/missing.js"); res.StatusCode != 404 { //nolint:bodyclose // get reads and closes the body
 		t.Errorf("a missing asset: %d, want 404", res.StatusCode)
 	}
-	res, err := http.Post(a.url+"/carillon.v1.NoService/Nothing", "application/json", strings.NewReader("{}"))
+	res, err := http.Post(a.URL+"/carillon.v1.NoService/Nothing", "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,21 +5,17 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/client"
+	"github.com/carillonhq/carillon/admin/internal/admintest"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
@@ -35,15 +31,7 @@ const (
 var credentials sync.Map
 
 // testAdmin is a real admin on a real SQLite file, served on loopback.
-type testAdmin struct {
-	url string
-	db  string // the database file
-	// metrics is the URL of /metrics when Config.MetricsListen was set.
-	metrics string
-	// stop stops the admin gracefully, once, and returns Serve's error; the
-	// test's cleanup calls it too.
-	stop func() error
-}
+type testAdmin = admintest.Admin
 
 // startAdmin starts an admin and stops it when the test ends.
 func startAdmin(t *testing.T) *testAdmin {
@@ -51,101 +39,23 @@ func startAdmin(t *testing.T) *testAdmin {
 	return startAdminWith(t, admin.Config{}, http.DefaultClient)
 }
 
-// startAdminWith starts an admin with cfg, its test defaults filled in (a
-// database file in a new directory unless cfg.DBPath names one), and
-// stops it when the test ends; it logs in through client, over https when
-// cfg.TLSCert is set.
+// startAdminWith starts an admin with cfg (admintest.Start), its token and
+// first ADMIN's password those of these tests, and logs in through client
+// as that ADMIN (newClients sends the session).
 func startAdminWith(t *testing.T, cfg admin.Config, client *http.Client) *testAdmin {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	if cfg.DBPath == "" {
-		cfg.DBPath = filepath.Join(t.TempDir(), "carillon.db")
-	}
-	cfg.Token = token
-	if cfg.Logger == nil {
-		cfg.Logger = testLogger(t)
-	}
-	cfg.AdminPassword, cfg.PasswordCost, cfg.Console = adminPassword, bcrypt.MinCost, io.Discard
-	a, err := admin.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	stop := sync.OnceValue(func() error {
-		cancel()
-		err := <-done
-		return errors.Join(err, a.Close())
-	})
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Errorf("admin Serve: %v", err)
-		}
-	})
-	url := "http://" + ln.Addr().String()
-	if cfg.TLSCert != "" {
-		url = "https://" + ln.Addr().String()
-	}
-	login, err := carillonv1connect.NewUserServiceClient(client, url).Login(ctx,
-		&carillonv1.LoginRequest{Username: admin.FirstAdminUsername, Password: adminPassword})
-	if err != nil {
-		t.Fatal(err)
-	}
-	credentials.Store(url, login.Token)
-	ta := &testAdmin{url: url, db: cfg.DBPath, stop: stop}
-	if addr := a.MetricsAddr(); addr != nil {
-		ta.metrics = "http://" + addr.String() + "/metrics"
-	}
-	return ta
+	cfg.Token, cfg.AdminPassword = token, adminPassword
+	a := admintest.Start(t, cfg)
+	credentials.Store(a.URL, a.Login(t, client, admin.FirstAdminUsername, adminPassword))
+	return a
 }
 
-// startExecutor starts a real SDK executor for app with an "ok" handler
-// that succeeds and a "fail" handler that fails with "boom: <param>";
-// setup, if given, registers more.
+// startExecutor starts a real SDK executor for app (admintest.StartExecutor:
+// an "ok" handler that succeeds and a "fail" handler that fails with
+// "boom: <param>"); setup, if given, registers more.
 func startExecutor(t *testing.T, adminURL, app string, setup ...func(*sdk.Executor)) string {
 	t.Helper()
-	ex, err := sdk.New(sdk.Config{
-		AdminURLs: []string{adminURL}, AppName: app, AccessToken: token, LogDir: t.TempDir(), Logger: testLogger(t),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex.HandleFunc("ok", func(ctx context.Context, job *sdk.Job) error {
-		job.Logf("ok run %d", job.RunID)
-		return nil
-	})
-	ex.HandleFunc("fail", func(ctx context.Context, job *sdk.Job) error {
-		return fmt.Errorf("boom: %s", job.Param)
-	})
-	for _, f := range setup {
-		f(ex)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ex.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("executor Serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
-
-func testLogger(t testing.TB) *slog.Logger {
-	t.Helper()
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return admintest.StartExecutor(t, sdk.Config{AdminURLs: []string{adminURL}, AppName: app, AccessToken: token}, setup...)
 }
 
 // clients are the management clients of one protocol.
@@ -210,8 +120,8 @@ func TestEndToEnd(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			a := startAdmin(t)
-			c := newC(a.url)
-			addr := startExecutor(t, a.url, "e2e")
+			c := newC(a.URL)
+			addr := startExecutor(t, a.URL, "e2e")
 
 			g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "e2e"}})
 			if err != nil {
@@ -339,7 +249,7 @@ func TestInvalidJob(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a := startAdmin(t)
-	c := newClients(a.url, http.DefaultClient)
+	c := newClients(a.URL, http.DefaultClient)
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "bad-input"}})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/carillonhq/carillon/admin/client"
+	"github.com/carillonhq/carillon/admin/internal/admintest"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
@@ -86,13 +87,13 @@ func TestCredentialsStayInGroup(t *testing.T) {
 	ctx := context.Background()
 	a := startAdmin(t)
 	outside := newRecorder(t)
-	c := newClients(a.url, http.DefaultClient)
+	c := newClients(a.URL, http.DefaultClient)
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "team-a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	release := make(chan struct{})
-	exURL := startExecutor(t, a.url, "team-a", func(ex *sdk.Executor) {
+	exURL := startExecutor(t, a.URL, "team-a", func(ex *sdk.Executor) {
 		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
 			job.Logf("waiting")
 			select {
@@ -108,7 +109,7 @@ func TestCredentialsStayInGroup(t *testing.T) {
 	ok := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "d", Handler: "ok", Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}})
 	wait := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "d", Handler: "wait", Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}})
 
-	member := clientsAs(a.url, newUser(t, a.url, &carillonv1.User{Username: "member", Role: carillonv1.Role_ROLE_MEMBER, GroupIds: []int64{g.Group.Id}}))
+	member := clientsAs(a.URL, newUser(t, a.URL, &carillonv1.User{Username: "member", Role: carillonv1.Role_ROLE_MEMBER, GroupIds: []int64{g.Group.Id}}))
 	for name, cl := range map[string]clients{"ADMIN": c, "MEMBER": member} {
 		for _, addrs := range [][]string{{outside.url}, {exURL, outside.url}} {
 			_, err := cl.job.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: ok.Id, Addresses: addrs})
@@ -149,9 +150,9 @@ func TestGroupTokens(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a := startAdmin(t)
-	c := newClients(a.url, http.DefaultClient)
-	tok, _ := credentials.Load(a.url)
-	groups := carillonv1connect.NewGroupServiceClient(http.DefaultClient, a.url, client.WithToken(tok.(string)))
+	c := newClients(a.URL, http.DefaultClient)
+	tok, _ := credentials.Load(a.URL)
+	groups := carillonv1connect.NewGroupServiceClient(http.DefaultClient, a.URL, client.WithToken(tok.(string)))
 	ga, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "team-a"}})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestGroupTokens(t *testing.T) {
 	}
 
 	registry := func(token string) carillonv1connect.RegistryServiceClient {
-		return carillonv1connect.NewRegistryServiceClient(http.DefaultClient, a.url, client.WithToken(token))
+		return carillonv1connect.NewRegistryServiceClient(http.DefaultClient, a.URL, client.WithToken(token))
 	}
 	for _, tc := range []struct {
 		name, token, app string
@@ -198,7 +199,7 @@ func TestGroupTokens(t *testing.T) {
 
 	// A real executor of a, with a's token: registers, is sent a's token
 	// (it refuses any other), runs the job and reports.
-	exA := startExecutorToken(t, a.url, "team-a", tokenA)
+	exA := startExecutorToken(t, a.URL, "team-a", tokenA)
 	waitAddresses(t, c, ga.Group.Id, exA)
 	jobA := createJob(t, c, &carillonv1.Job{GroupId: ga.Group.Id, Description: "d", Handler: "ok", Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}})
 	if _, err := c.job.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: jobA.Id}); err != nil {
@@ -212,7 +213,7 @@ func TestGroupTokens(t *testing.T) {
 	// b's executor has the global token; a's token reports none of its runs.
 	release := make(chan struct{})
 	defer close(release)
-	exB := startExecutor(t, a.url, "team-b", func(ex *sdk.Executor) {
+	exB := startExecutor(t, a.URL, "team-b", func(ex *sdk.Executor) {
 		ex.HandleFunc("wait", func(ctx context.Context, job *sdk.Job) error {
 			select {
 			case <-ctx.Done():
@@ -264,5 +265,5 @@ func TestGroupTokens(t *testing.T) {
 // access token and an "ok" handler.
 func startExecutorToken(t *testing.T, adminURL, app, accessToken string) string {
 	t.Helper()
-	return startExecutorWith(t, sdk.Config{AdminURLs: []string{adminURL}, AppName: app, AccessToken: accessToken}, nil)
+	return admintest.StartExecutor(t, sdk.Config{AdminURLs: []string{adminURL}, AppName: app, AccessToken: accessToken})
 }

@@ -18,7 +18,7 @@ import (
 func TestReadyz(t *testing.T) {
 	a := startAdmin(t)
 	get := func(path string) (int, string, error) {
-		res, err := http.Get(a.url + path)
+		res, err := http.Get(a.URL + path)
 		if err != nil {
 			return 0, "", err
 		}
@@ -35,7 +35,7 @@ func TestReadyz(t *testing.T) {
 		}
 		return nil
 	})
-	res, err := grpchealth.NewClient(h2cClient(), a.url, connect.WithGRPC()).Check(context.Background(), &grpchealth.CheckRequest{})
+	res, err := grpchealth.NewClient(h2cClient(), a.URL, connect.WithGRPC()).Check(context.Background(), &grpchealth.CheckRequest{})
 	if err != nil || res.Status != grpchealth.StatusServing {
 		t.Fatalf("gRPC health of a ready admin: %v %v", res, err)
 	}

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
@@ -111,11 +111,8 @@ func TestMetrics(t *testing.T) {
 
 	// The misfire: a FIRE_ONCE_NOW job whose fire is a minute overdue
 	// when the admin starts.
-	db := filepath.Join(t.TempDir(), "carillon.db")
-	st, err := store.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := dbtest.SQLite.DB(t)
+	st := dbtest.Open(t, db)
 	g, err := st.CreateGroup(ctx, store.Group{AppName: "metrics", Title: "Metrics"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -131,23 +128,23 @@ func TestMetrics(t *testing.T) {
 	}
 
 	a := startAdminWith(t, admin.Config{DBPath: db, MetricsListen: "127.0.0.1:0", AlarmWebhook: webhook.URL}, http.DefaultClient)
-	if a.metrics == "" {
+	if a.Metrics == "" {
 		t.Fatal("no metrics address with MetricsListen set")
 	}
 	// The API port does not serve them.
-	if res, err := http.Get(a.url + "/metrics"); err == nil {
+	if res, err := http.Get(a.URL + "/metrics"); err == nil {
 		body, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		if bytes.Contains(body, []byte("carillon_fires_claimed_total")) {
 			t.Error("the API port serves the metrics")
 		}
 	}
-	c := newClients(a.url, http.DefaultClient)
+	c := newClients(a.URL, http.DefaultClient)
 	// The admin's first scan finds the misfire; it runs beside the API,
 	// so wait for it (on a busy machine it may come after the first scrape).
 	var before scrape
 	eventually(t, 10*time.Second, func() error {
-		before = scrapeMetrics(t, a.metrics)
+		before = scrapeMetrics(t, a.Metrics)
 		if got := before.value("carillon_misfires_total", "strategy", "fire_once_now"); got != 1 {
 			return fmt.Errorf("misfires{fire_once_now} = %v after starting on one overdue FIRE_ONCE_NOW job, want 1", got)
 		}
@@ -157,9 +154,9 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("misfires{do_nothing} = %v, want 0", got)
 	}
 
-	addr := startExecutor(t, a.url, "metrics")
+	addr := startExecutor(t, a.URL, "metrics")
 	eventually(t, 10*time.Second, func() error {
-		if got := scrapeMetrics(t, a.metrics).value("carillon_executors_online", "app", "metrics"); got != 1 {
+		if got := scrapeMetrics(t, a.Metrics).value("carillon_executors_online", "app", "metrics"); got != 1 {
 			return fmt.Errorf("executors_online{app=metrics} = %v, want 1", got)
 		}
 		return nil
@@ -175,7 +172,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A call refused for want of a credential is counted under its code.
-	_, err = carillonv1connect.NewJobServiceClient(http.DefaultClient, a.url).ListJobs(ctx, &carillonv1.ListJobsRequest{})
+	_, err = carillonv1connect.NewJobServiceClient(http.DefaultClient, a.URL).ListJobs(ctx, &carillonv1.ListJobsRequest{})
 	if connect.CodeOf(err) != connect.CodeUnauthenticated {
 		t.Fatalf("ListJobs without a credential: %v, want unauthenticated", err)
 	}
@@ -184,7 +181,7 @@ func TestMetrics(t *testing.T) {
 	// and the failing job's alarm.
 	var after scrape
 	eventually(t, 20*time.Second, func() error {
-		after = scrapeMetrics(t, a.metrics)
+		after = scrapeMetrics(t, a.Metrics)
 		delta := func(name string, labels ...string) float64 {
 			return after.value(name, labels...) - before.value(name, labels...)
 		}

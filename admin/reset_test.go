@@ -3,7 +3,6 @@ package admin_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/client"
+	"github.com/carillonhq/carillon/admin/internal/admintest"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -25,8 +25,8 @@ func TestResetAdminPassword(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a := startAdmin(t)
-	old, _ := credentials.Load(a.url)
-	users := carillonv1connect.NewUserServiceClient(http.DefaultClient, a.url, client.WithToken(old.(string)))
+	old, _ := credentials.Load(a.URL)
+	users := carillonv1connect.NewUserServiceClient(http.DefaultClient, a.URL, client.WithToken(old.(string)))
 	if _, err := users.CreateUser(ctx, &carillonv1.CreateUserRequest{
 		User: &carillonv1.User{Username: "second", Role: carillonv1.Role_ROLE_ADMIN}, Password: "second admin"}); err != nil {
 		t.Fatal(err)
@@ -44,17 +44,17 @@ func TestResetAdminPassword(t *testing.T) {
 		}
 	}
 
-	_, err = admin.ResetAdminPassword(ctx, a.db, "", "the new password", bcrypt.MinCost)
+	_, err = admin.ResetAdminPassword(ctx, a.DB, "", "the new password", bcrypt.MinCost)
 	if !errors.Is(err, admin.ErrConfig) || !strings.Contains(err.Error(), "stop the admin") {
 		t.Errorf("reset while the admin serves the file: %v, want a refusal saying to stop it", err)
 	}
-	if err := a.stop(); err != nil {
+	if err := a.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.ResetAdminPassword(ctx, a.db, "", "the new password", bcrypt.MinCost); err != nil {
+	if _, err := admin.ResetAdminPassword(ctx, a.DB, "", "the new password", bcrypt.MinCost); err != nil {
 		t.Fatal(err)
 	}
-	url := serveAdmin(t, admin.Config{DBPath: a.db, Token: token, Console: io.Discard})
+	url := admintest.Start(t, admin.Config{DBPath: a.DB, Token: token}).URL
 	login, err := carillonv1connect.NewUserServiceClient(http.DefaultClient, url).Login(ctx,
 		&carillonv1.LoginRequest{Username: admin.FirstAdminUsername, Password: "the new password"})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -20,7 +21,7 @@ func TestGracefulStopSendsClaimedFires(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a := startAdminWith(t, admin.Config{}, http.DefaultClient)
-	url := a.url
+	url := a.URL
 	c := newClients(url, http.DefaultClient)
 	startExecutor(t, url, "stop")
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "stop"}})
@@ -52,15 +53,11 @@ func TestGracefulStopSendsClaimedFires(t *testing.T) {
 		}
 		return nil
 	})
-	if err := a.stop(); err != nil {
+	if err := a.Stop(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 
-	st, err := store.Open(ctx, a.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := dbtest.Open(t, a.DB)
 	runs, err := st.Runs(ctx, store.RunFilter{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)

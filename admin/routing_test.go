@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carillonhq/carillon/proto/carillon/v1"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk"
 )
 
@@ -23,14 +23,14 @@ type routing struct {
 func startRouting(t *testing.T, n int, setup ...func(*sdk.Executor)) *routing {
 	t.Helper()
 	a := startAdmin(t)
-	r := &routing{c: newClients(a.url, http.DefaultClient)}
+	r := &routing{c: newClients(a.URL, http.DefaultClient)}
 	g, err := r.c.group.CreateGroup(context.Background(), &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "routing"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.group = g.Group.Id
 	for range n {
-		r.addrs = append(r.addrs, startExecutor(t, a.url, "routing", setup...))
+		r.addrs = append(r.addrs, startExecutor(t, a.URL, "routing", setup...))
 	}
 	slices.Sort(r.addrs)
 	eventually(t, 10*time.Second, func() error {

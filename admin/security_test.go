@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -15,40 +14,15 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/client"
+	"github.com/carillonhq/carillon/admin/internal/admintest"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
 )
-
-// serveAdmin opens and serves an admin with cfg on loopback until the test
-// ends, and returns its URL.
-func serveAdmin(t testing.TB, cfg admin.Config) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cfg.Logger, cfg.PasswordCost = testLogger(t), bcrypt.MinCost
-	a, err := admin.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("admin Serve: %v", err)
-		}
-		a.Close()
-	})
-	return "http://" + ln.Addr().String()
-}
 
 // TestFirstStart checks what a first start without --token or a password
 // does: it generates both, prints the password once and never the token,
@@ -58,7 +32,7 @@ func TestFirstStart(t *testing.T) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "carillon.db")
 	var console bytes.Buffer
-	url := serveAdmin(t, admin.Config{DBPath: db, Console: &console})
+	url := admintest.Start(t, admin.Config{DBPath: db, Console: &console}).URL
 	m := regexp.MustCompile(`\n    (\S+)\n`).FindStringSubmatch(console.String())
 	if m == nil {
 		t.Fatalf("no password printed:\n%s", console.String())
@@ -107,8 +81,7 @@ func TestFirstStart(t *testing.T) {
 func TestTokenBothWays(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := serveAdmin(t, admin.Config{DBPath: filepath.Join(t.TempDir(), "carillon.db"), Token: "admin-token",
-		AdminPassword: adminPassword, Console: io.Discard})
+	url := admintest.Start(t, admin.Config{Token: "admin-token", AdminPassword: adminPassword}).URL
 	login, err := carillonv1connect.NewUserServiceClient(http.DefaultClient, url).Login(ctx,
 		&carillonv1.LoginRequest{Username: "admin", Password: adminPassword})
 	if err != nil {
@@ -121,7 +94,7 @@ func TestTokenBothWays(t *testing.T) {
 
 	// Executor -> admin: an executor with another token never registers.
 	ex, err := sdk.New(sdk.Config{AdminURLs: []string{url}, AppName: "other", AccessToken: "executor-token",
-		LogDir: t.TempDir(), Logger: testLogger(t)})
+		LogDir: t.TempDir(), Logger: testkit.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,8 +169,7 @@ func TestTokenBothWays(t *testing.T) {
 func TestInsecure(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := serveAdmin(t, admin.Config{DBPath: filepath.Join(t.TempDir(), "carillon.db"), Insecure: true,
-		AdminPassword: adminPassword, Console: io.Discard})
+	url := admintest.Start(t, admin.Config{Insecure: true, AdminPassword: adminPassword}).URL
 	if _, err := carillonv1connect.NewRegistryServiceClient(http.DefaultClient, url).Register(ctx,
 		&carillonv1.RegisterRequest{AppName: "app", Address: "http://127.0.0.1:1"}); err != nil {
 		t.Errorf("register without a token on an insecure admin: %v", err)

@@ -1,16 +1,11 @@
 package admin_test
 
 import (
-	"cmp"
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +15,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/internal/admintest"
 	"github.com/carillonhq/carillon/admin/internal/testca"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk"
@@ -35,13 +31,13 @@ func TestTLS(t *testing.T) {
 	ca := testca.New(t, "Carillon test CA")
 	leaf := ca.Leaf(t)
 	a := startAdminWith(t, admin.Config{TLSCert: leaf.CertFile, TLSKey: leaf.KeyFile}, ca.Client())
-	if !strings.HasPrefix(a.url, "https://") {
-		t.Fatalf("admin URL %s, want https", a.url)
+	if !strings.HasPrefix(a.URL, "https://") {
+		t.Fatalf("admin URL %s, want https", a.URL)
 	}
 
 	for name, c := range map[string]clients{
-		"Connect": newClients(a.url, ca.Client()),
-		"GRPC":    newClients(a.url, ca.Client(), connect.WithGRPC()), // HTTP/2 over TLS
+		"Connect": newClients(a.URL, ca.Client()),
+		"GRPC":    newClients(a.URL, ca.Client(), connect.WithGRPC()), // HTTP/2 over TLS
 	} {
 		if _, err := c.group.ListGroups(ctx, &carillonv1.ListGroupsRequest{}); err != nil {
 			t.Errorf("%s: ListGroups over https: %v", name, err)
@@ -50,7 +46,7 @@ func TestTLS(t *testing.T) {
 
 	t.Run("OtherCA", func(t *testing.T) {
 		other := testca.New(t, "Another CA")
-		_, err := newClients(a.url, other.Client()).group.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
+		_, err := newClients(a.URL, other.Client()).group.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
 		var unknown x509.UnknownAuthorityError
 		if connect.CodeOf(err) != connect.CodeUnavailable || !errors.As(err, &unknown) {
 			t.Fatalf("ListGroups trusting another CA: %v; want unavailable, certificate signed by unknown authority", err)
@@ -58,7 +54,7 @@ func TestTLS(t *testing.T) {
 	})
 
 	// The console's session cookie is Secure over https.
-	req, _ := http.NewRequest(http.MethodPost, a.url+"/carillon.v1.UserService/Login",
+	req, _ := http.NewRequest(http.MethodPost, a.URL+"/carillon.v1.UserService/Login",
 		strings.NewReader(`{"username":"admin","password":"`+adminPassword+`","cookie":true}`))
 	req.Header.Set("Content-Type", "application/json")
 	res, err := ca.Client().Do(req)
@@ -70,8 +66,8 @@ func TestTLS(t *testing.T) {
 		t.Errorf("session cookie over https: %q, want Secure and HttpOnly", sc)
 	}
 
-	c := newClients(a.url, ca.Client())
-	addr := startExecutorWith(t, sdk.Config{AdminURLs: []string{a.url}, AppName: "tls", HTTPClient: ca.Client()}, nil)
+	c := newClients(a.URL, ca.Client())
+	addr := admintest.StartExecutor(t, sdk.Config{AdminURLs: []string{a.URL}, AppName: "tls", AccessToken: token, HTTPClient: ca.Client()})
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "tls"}})
 	if err != nil {
 		t.Fatal(err)
@@ -95,8 +91,8 @@ func TestExecutorTLS(t *testing.T) {
 	t.Run("Trusted", func(t *testing.T) {
 		t.Parallel()
 		a := startAdminWith(t, admin.Config{ExecutorCAFile: ca.CertFile}, http.DefaultClient)
-		c := newClients(a.url, http.DefaultClient)
-		addr := startExecutorWith(t, sdk.Config{AdminURLs: []string{a.url}, AppName: "https-executor"}, &leaf)
+		c := newClients(a.URL, http.DefaultClient)
+		addr := admintest.StartExecutorTLS(t, sdk.Config{AdminURLs: []string{a.URL}, AppName: "https-executor", AccessToken: token}, leaf.Certificate)
 		if !strings.HasPrefix(addr, "https://") {
 			t.Fatalf("executor address %s, want https", addr)
 		}
@@ -120,8 +116,8 @@ func TestExecutorTLS(t *testing.T) {
 	t.Run("Untrusted", func(t *testing.T) {
 		t.Parallel()
 		a := startAdminWith(t, admin.Config{}, http.DefaultClient)
-		c := newClients(a.url, http.DefaultClient)
-		addr := startExecutorWith(t, sdk.Config{AdminURLs: []string{a.url}, AppName: "https-untrusted"}, &leaf)
+		c := newClients(a.URL, http.DefaultClient)
+		addr := admintest.StartExecutorTLS(t, sdk.Config{AdminURLs: []string{a.URL}, AppName: "https-untrusted", AccessToken: token}, leaf.Certificate)
 		g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "https-untrusted"}})
 		if err != nil {
 			t.Fatal(err)
@@ -156,57 +152,6 @@ func TestExecutorTLS(t *testing.T) {
 			t.Fatalf("Open with a CA file holding no certificate: %v, want an error saying so", err)
 		}
 	})
-}
-
-// startExecutorWith starts a real SDK executor with cfg (its test defaults
-// filled in) and the handlers of startExecutor. With leaf, it serves over
-// https with that certificate on a server of the test's own, mounting
-// Executor.Handler, and advertises that https URL. It returns the address
-// the executor registers.
-func startExecutorWith(t *testing.T, cfg sdk.Config, leaf *testca.Leaf) string {
-	t.Helper()
-	cfg.AccessToken, cfg.LogDir, cfg.Logger = cmp.Or(cfg.AccessToken, token), t.TempDir(), testLogger(t)
-	var (
-		ln  net.Listener
-		mux *http.ServeMux
-	)
-	if leaf == nil {
-		var err error
-		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		cfg.AdvertiseURL = "http://" + ln.Addr().String()
-	} else {
-		mux = http.NewServeMux()
-		srv := httptest.NewUnstartedServer(mux)
-		srv.TLS = &tls.Config{Certificates: []tls.Certificate{leaf.Certificate}}
-		srv.EnableHTTP2 = true
-		srv.Config.ErrorLog = slog.NewLogLogger(testLogger(t).Handler(), slog.LevelWarn) // refused handshakes
-		srv.StartTLS()
-		t.Cleanup(srv.Close)
-		cfg.AdvertiseURL = srv.URL
-	}
-	ex, err := sdk.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex.HandleFunc("ok", func(ctx context.Context, job *sdk.Job) error {
-		job.Logf("ok run %d", job.RunID)
-		return nil
-	})
-	if mux != nil {
-		mux.Handle(ex.Handler())
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ex.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("executor Serve: %v", err)
-		}
-	})
-	return cfg.AdvertiseURL
 }
 
 // waitAddresses waits until the group's live executors are exactly addr.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/internal/tracing"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk"
 	"github.com/carillonhq/carillon/sdk/sdkotel"
@@ -57,14 +58,14 @@ func TestTracing(t *testing.T) {
 	var adminLog lockedBuffer
 	logger := slog.New(tracing.LogHandler{Handler: slog.NewTextHandler(&adminLog, nil)})
 	a := startAdminWith(t, admin.Config{TracerProvider: adminTP, Logger: logger}, http.DefaultClient)
-	c := newClients(a.url, http.DefaultClient)
+	c := newClients(a.URL, http.DefaultClient)
 
 	traced, err := sdkotel.Interceptor(execTP)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := sdk.New(sdk.Config{AdminURLs: []string{a.url}, AppName: "traced", AccessToken: token, LogDir: t.TempDir(),
-		Logger: testLogger(t), Interceptors: []connect.Interceptor{traced}})
+	ex, err := sdk.New(sdk.Config{AdminURLs: []string{a.URL}, AppName: "traced", AccessToken: token, LogDir: t.TempDir(),
+		Logger: testkit.Logger(t), Interceptors: []connect.Interceptor{traced}})
 	if err != nil {
 		t.Fatal(err)
 	}

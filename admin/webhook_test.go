@@ -19,12 +19,12 @@ func TestWebhookAllowList(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a := startAdminWith(t, admin.Config{AlarmWebhookAllow: "https://hooks.example.com/carillon/"}, http.DefaultClient)
-	c := newClients(a.url, http.DefaultClient)
+	c := newClients(a.URL, http.DefaultClient)
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "team-a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	member := clientsAs(a.url, newUser(t, a.url, &carillonv1.User{Username: "member", Role: carillonv1.Role_ROLE_MEMBER, GroupIds: []int64{g.Group.Id}}))
+	member := clientsAs(a.URL, newUser(t, a.URL, &carillonv1.User{Username: "member", Role: carillonv1.Role_ROLE_MEMBER, GroupIds: []int64{g.Group.Id}}))
 	job := func(webhook string) *carillonv1.Job {
 		return &carillonv1.Job{GroupId: g.Group.Id, Description: "d", Handler: "ok", AlarmWebhookUrl: webhook,
 			Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}}

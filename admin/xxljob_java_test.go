@@ -189,13 +189,13 @@ func TestXXLJobJavaExecutor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a := startAdmin(t)
-	c := newClients(a.url, http.DefaultClient)
+	c := newClients(a.URL, http.DefaultClient)
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{
 		AppName: "java-app", ExecutorProtocol: carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := startJavaExecutor(t, a.url, "java-app")
+	j := startJavaExecutor(t, a.URL, "java-app")
 	if code, msg := j.register(t, "java-app"); code != 200 || msg != nil {
 		t.Fatalf("registry: %d %v, want 200 and a null msg", code, msg)
 	}

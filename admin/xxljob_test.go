@@ -133,13 +133,13 @@ func TestXXLJobExecutor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a := startAdmin(t)
-	c := newClients(a.url, http.DefaultClient)
+	c := newClients(a.URL, http.DefaultClient)
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{
 		AppName: "xxl-go", ExecutorProtocol: carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e1, e2 := startGoExecutor(t, a.url, "xxl-go"), startGoExecutor(t, a.url, "xxl-go")
+	e1, e2 := startGoExecutor(t, a.URL, "xxl-go"), startGoExecutor(t, a.URL, "xxl-go")
 	want := []string{e1.address, e2.address}
 	slices.Sort(want)
 	eventually(t, 15*time.Second, func() error {

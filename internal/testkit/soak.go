@@ -1,4 +1,9 @@
-// Package testkit holds what Carillon's tests share across packages.
+// Package testkit holds what Carillon's tests share across packages,
+// the SDK's and the admin's: the soak tier's switch (Soak), a logger
+// (Logger), and a test's own ExecutorService or RegistryService served on
+// loopback (ServeExecutor, ServeRegistry). What needs the admin's own
+// packages is in admin/internal/dbtest (a store over each backend) and
+// admin/internal/admintest (a served admin, a real SDK executor).
 package testkit
 
 import (

@@ -9,13 +9,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/alarm"
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -130,11 +130,7 @@ func failedRun(t *testing.T, st *store.Store, edit func(*store.Job)) store.Run {
 func TestSender(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "carillon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := dbtest.SQLite.Open(t)
 
 	smtpd := startSMTP(t)
 	var hookMu sync.Mutex

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/retention"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -22,10 +23,7 @@ func TestRunDeletesOldSettledRuns(t *testing.T) {
 	dir := t.TempDir()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		st, err := store.Open(ctx, filepath.Join(dir, "carillon.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := dbtest.Open(t, filepath.Join(dir, "carillon.db"))
 		defer st.Close()
 		now := time.Now() // the bubble's clock: Run reads the same one
 		g, _ := st.CreateGroup(ctx, store.Group{AppName: "app", Title: "app"}, now)

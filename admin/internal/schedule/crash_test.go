@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -38,10 +39,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("run by TestCrashRestart")
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := dbtest.Open(t, dbPath)
 	log, err := os.OpenFile(os.Getenv("CARILLON_CRASH_LOG"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +90,7 @@ func TestCrashRestart(t *testing.T) {
 	dbPath, logPath := filepath.Join(dir, "carillon.db"), filepath.Join(dir, "fired.log")
 	ctx := context.Background()
 
-	st, g := setup(t, dir)
+	st, g := setup(t, dbPath) // SQLite only: it kills the admin process writing the file
 	start := time.Now().Truncate(time.Second).Add(2 * time.Second)
 	const jobs = 6
 	for i := range jobs {
@@ -147,11 +145,7 @@ func TestCrashRestart(t *testing.T) {
 		outages = append(outages, d.from.Format(time.TimeOnly+".000")+" to "+d.to.Format(time.TimeOnly+".000"))
 	}
 
-	st, err := store.Open(ctx, dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st = dbtest.Open(t, dbPath)
 	fired := map[int64]int{}
 	if data, err := os.ReadFile(logPath); err == nil {
 		for _, line := range strings.Fields(string(data)) {

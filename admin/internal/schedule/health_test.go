@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -38,9 +39,9 @@ func fill(t *testing.T, st *store.Store, j store.Job, from time.Time) {
 // space again, the scan finds them late and the job's misfire strategy
 // (FIRE_ONCE_NOW here) records a MISFIRE run.
 func TestReadyFollowsScans(t *testing.T) {
-	dir := t.TempDir()
+	db := dbtest.SQLite.DB(t) // SQLite only: it fills the SQLite file up (store.ErrFull)
 	synctest.Test(t, func(t *testing.T) {
-		st, g := setup(t, dir)
+		st, g := setup(t, db)
 		defer st.Close()
 		ctx := context.Background()
 		now := time.Now()

@@ -5,11 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/service"
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -72,10 +72,7 @@ func runLateness(b *testing.B, n int, spread bool) latenessResult {
 	b.Helper()
 	b.StopTimer()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "carillon.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	st := dbtest.SQLite.Open(b)
 	defer st.Close()
 	loops := service.NewGroup(st.Loops()...) // checkpoints and folds, as an admin runs them
 	if err := loops.Start(ctx); err != nil {

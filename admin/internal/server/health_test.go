@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/server"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
@@ -24,15 +24,11 @@ import (
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
-// serve serves a Server with cfg over a real store file on loopback and
-// returns its URL and an ADMIN's API token.
-func serve(t *testing.T, cfg server.Config) (url string, st *store.Store, token string) {
+// serve serves a Server with cfg over a real store, on a new database of
+// be, on loopback and returns its URL and an ADMIN's API token.
+func serve(t *testing.T, be dbtest.Backend, cfg server.Config) (url string, st *store.Store, token string) {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st = be.Open(t)
 	trig, err := trigger.New(trigger.Config{Store: st, Queue: nopQueue{}})
 	if err != nil {
 		t.Fatal(err)
@@ -59,52 +55,54 @@ func get(t *testing.T, url string) (int, string) {
 // grpc.health.v1 follow ReadyFunc.
 func TestHealth(t *testing.T) {
 	t.Parallel()
-	var notReady atomic.Pointer[error]
-	url, _, _ := serve(t, server.Config{ReadyFunc: func(context.Context) error {
-		if p := notReady.Load(); p != nil {
-			return *p
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		var notReady atomic.Pointer[error]
+		url, _, _ := serve(t, be, server.Config{ReadyFunc: func(context.Context) error {
+			if p := notReady.Load(); p != nil {
+				return *p
+			}
+			return nil
+		}})
+		ctx := context.Background()
+		health := grpchealth.NewClient(http.DefaultClient, url) // the Connect protocol: httptest serves HTTP/1.1
+		check := func(service string) grpchealth.Status {
+			t.Helper()
+			res, err := health.Check(ctx, &grpchealth.CheckRequest{Service: service})
+			if err != nil {
+				t.Fatalf("health check %q: %v", service, err)
+			}
+			return res.Status
 		}
-		return nil
-	}})
-	ctx := context.Background()
-	health := grpchealth.NewClient(http.DefaultClient, url) // the Connect protocol: httptest serves HTTP/1.1
-	check := func(service string) grpchealth.Status {
-		t.Helper()
-		res, err := health.Check(ctx, &grpchealth.CheckRequest{Service: service})
-		if err != nil {
-			t.Fatalf("health check %q: %v", service, err)
-		}
-		return res.Status
-	}
 
-	if code, body := get(t, url+"/healthz"); code != 200 || strings.TrimSpace(body) != "ok" {
-		t.Errorf("/healthz: %d %q", code, body)
-	}
-	if code, body := get(t, url+"/readyz"); code != 200 {
-		t.Errorf("/readyz when ready: %d %q", code, body)
-	}
-	for _, svc := range []string{"", carillonv1connect.JobServiceName} {
-		if got := check(svc); got != grpchealth.StatusServing {
-			t.Errorf("gRPC health %q when ready: %v", svc, got)
+		if code, body := get(t, url+"/healthz"); code != 200 || strings.TrimSpace(body) != "ok" {
+			t.Errorf("/healthz: %d %q", code, body)
 		}
-	}
+		if code, body := get(t, url+"/readyz"); code != 200 {
+			t.Errorf("/readyz when ready: %d %q", code, body)
+		}
+		for _, svc := range []string{"", carillonv1connect.JobServiceName} {
+			if got := check(svc); got != grpchealth.StatusServing {
+				t.Errorf("gRPC health %q when ready: %v", svc, got)
+			}
+		}
 
-	reason := errors.New("store: the database's disk is full: database or disk is full (13)")
-	notReady.Store(&reason)
-	if code, body := get(t, url+"/healthz"); code != 200 {
-		t.Errorf("/healthz when not ready: %d %q, want 200 (alive)", code, body)
-	}
-	if code, body := get(t, url+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "disk is full") {
-		t.Errorf("/readyz when not ready: %d %q, want 503 with the reason", code, body)
-	}
-	for _, svc := range []string{"", carillonv1connect.JobServiceName} {
-		if got := check(svc); got != grpchealth.StatusNotServing {
-			t.Errorf("gRPC health %q when not ready: %v, want NOT_SERVING", svc, got)
+		reason := errors.New("store: the database's disk is full: database or disk is full (13)")
+		notReady.Store(&reason)
+		if code, body := get(t, url+"/healthz"); code != 200 {
+			t.Errorf("/healthz when not ready: %d %q, want 200 (alive)", code, body)
 		}
-	}
-	if _, err := health.Check(ctx, &grpchealth.CheckRequest{Service: "no.such.Service"}); connect.CodeOf(err) != connect.CodeNotFound {
-		t.Errorf("gRPC health of an unknown service: %v, want not_found", err)
-	}
+		if code, body := get(t, url+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "disk is full") {
+			t.Errorf("/readyz when not ready: %d %q, want 503 with the reason", code, body)
+		}
+		for _, svc := range []string{"", carillonv1connect.JobServiceName} {
+			if got := check(svc); got != grpchealth.StatusNotServing {
+				t.Errorf("gRPC health %q when not ready: %v, want NOT_SERVING", svc, got)
+			}
+		}
+		if _, err := health.Check(ctx, &grpchealth.CheckRequest{Service: "no.such.Service"}); connect.CodeOf(err) != connect.CodeNotFound {
+			t.Errorf("gRPC health of an unknown service: %v, want not_found", err)
+		}
+	})
 }
 
 // TestFullDiskResourceExhausted checks that a write on a full database
@@ -112,7 +110,9 @@ func TestHealth(t *testing.T) {
 // store.LimitPages.
 func TestFullDiskResourceExhausted(t *testing.T) {
 	t.Parallel()
-	url, st, token := serve(t, server.Config{})
+	// SQLite only: it fills the SQLite file up (LimitPages).
+	be := dbtest.SQLite
+	url, st, token := serve(t, be, server.Config{})
 	ctx := context.Background()
 	c := clientsOf(url, token)
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "app"}})
@@ -141,9 +141,11 @@ func TestFullDiskResourceExhausted(t *testing.T) {
 // with deadline_exceeded saying what to do.
 func TestReadTimeout(t *testing.T) {
 	t.Parallel()
-	url, _, token := serve(t, server.Config{ReadTimeout: time.Nanosecond})
-	_, err := clientsOf(url, token).report.GetDashboard(context.Background(), &carillonv1.GetDashboardRequest{})
-	if connect.CodeOf(err) != connect.CodeDeadlineExceeded || !strings.Contains(err.Error(), "narrow it") {
-		t.Fatalf("GetDashboard past the read timeout: %v, want deadline_exceeded saying what to do", err)
-	}
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		url, _, token := serve(t, be, server.Config{ReadTimeout: time.Nanosecond})
+		_, err := clientsOf(url, token).report.GetDashboard(context.Background(), &carillonv1.GetDashboardRequest{})
+		if connect.CodeOf(err) != connect.CodeDeadlineExceeded || !strings.Contains(err.Error(), "narrow it") {
+			t.Fatalf("GetDashboard past the read timeout: %v, want deadline_exceeded saying what to do", err)
+		}
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,10 +18,12 @@ import (
 
 	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/server"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -81,39 +82,37 @@ func runningRuns(t *testing.T, st *store.Store, now time.Time, address string) f
 // executors that predate run_id; ReadRunLog names the database too.
 func TestKillRunKillsThatRun(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	b := setup(t, "")
-	exec := &killRecorder{}
-	mux := http.NewServeMux()
-	mux.Handle(carillonv1connect.NewExecutorServiceHandler(exec))
-	executor := httptest.NewServer(mux)
-	t.Cleanup(executor.Close)
-	r := runningRuns(t, b.store, b.clock.Now(), executor.URL)()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		b := setup(t, be, "")
+		exec := &killRecorder{}
+		r := runningRuns(t, b.store, b.clock.Now(), testkit.ServeExecutor(t, exec))()
 
-	runs := carillonv1connect.NewRunServiceClient(http.DefaultClient, b.url, client.WithToken(b.admin))
-	if _, err := runs.ReadRunLog(ctx, &carillonv1.ReadRunLogRequest{RunId: r.ID}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := runs.KillRun(ctx, &carillonv1.KillRunRequest{RunId: r.ID}); err != nil {
-		t.Fatal(err)
-	}
-	db := b.store.DatabaseID()
-	if db == "" {
-		t.Fatal("the store has no database ID")
-	}
-	exec.mu.Lock()
-	defer exec.mu.Unlock()
-	wantKill := &carillonv1.KillRequest{JobId: r.JobID, RunId: r.ID, DatabaseId: db}
-	if len(exec.kills) != 1 || !proto.Equal(exec.kills[0], wantKill) {
-		t.Errorf("executor got kill requests %v, want one: %v", exec.kills, wantKill)
-	}
-	wantRead := &carillonv1.ReadLogRequest{RunId: r.ID, DatabaseId: db, ScheduledAt: timestamppb.New(r.ScheduledAt)}
-	if len(exec.reads) != 1 || !proto.Equal(exec.reads[0], wantRead) {
-		t.Errorf("executor got log requests %v, want one: %v", exec.reads, wantRead)
-	}
-	if got, _ := b.store.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_KILLED {
-		t.Errorf("run after KillRun: %s, want KILLED", got.Status)
-	}
+		runs := carillonv1connect.NewRunServiceClient(http.DefaultClient, b.url, client.WithToken(b.admin))
+		if _, err := runs.ReadRunLog(ctx, &carillonv1.ReadRunLogRequest{RunId: r.ID}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runs.KillRun(ctx, &carillonv1.KillRunRequest{RunId: r.ID}); err != nil {
+			t.Fatal(err)
+		}
+		db := b.store.DatabaseID()
+		if db == "" {
+			t.Fatal("the store has no database ID")
+		}
+		exec.mu.Lock()
+		defer exec.mu.Unlock()
+		wantKill := &carillonv1.KillRequest{JobId: r.JobID, RunId: r.ID, DatabaseId: db}
+		if len(exec.kills) != 1 || !proto.Equal(exec.kills[0], wantKill) {
+			t.Errorf("executor got kill requests %v, want one: %v", exec.kills, wantKill)
+		}
+		wantRead := &carillonv1.ReadLogRequest{RunId: r.ID, DatabaseId: db, ScheduledAt: timestamppb.New(r.ScheduledAt)}
+		if len(exec.reads) != 1 || !proto.Equal(exec.reads[0], wantRead) {
+			t.Errorf("executor got log requests %v, want one: %v", exec.reads, wantRead)
+		}
+		if got, _ := b.store.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_KILLED {
+			t.Errorf("run after KillRun: %s, want KILLED", got.Status)
+		}
+	})
 }
 
 // TestReportResultsOfAnotherDatabase: a result naming another database is
@@ -121,55 +120,53 @@ func TestKillRunKillsThatRun(t *testing.T) {
 // ours, or none (older executors), settle their runs.
 func TestReportResultsOfAnotherDatabase(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "carillon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clk := fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
-	trig, err := trigger.New(trigger.Config{Store: st, Clock: clk, Queue: nopQueue{},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs syncBuffer
-	srv := httptest.NewServer(server.New(server.Config{
-		Store: st, Trigger: trig, NowFunc: clk.Now, PasswordCost: bcrypt.MinCost,
-		LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second),
-		Logger:       slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	}).Handler())
-	t.Cleanup(srv.Close)
-	registry := carillonv1connect.NewRegistryServiceClient(http.DefaultClient, srv.URL)
-
-	newRun := runningRuns(t, st, clk.Now(), "http://10.0.0.1:9999")
-	r := newRun()
-	other := strings.Repeat("f", 32)
-	if other == st.DatabaseID() {
-		t.Fatal("the test's other database ID is ours")
-	}
-	result := func(db string) *carillonv1.RunResult {
-		return &carillonv1.RunResult{RunId: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: db, DatabaseId: db}
-	}
-	// Two results of another database, whose run r.ID is some other run.
-	if _, err := registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{result(other), result(other)}}); err != nil {
-		t.Fatalf("results of another database: %v, want them acknowledged", err)
-	}
-	if got, _ := st.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
-		t.Errorf("run after a result of another database: %s (%q), want still RUNNING", got.Status, got.Message)
-	}
-	if out := logs.String(); strings.Count(out, "level=WARN") != 1 || !strings.Contains(out, "results=2") {
-		t.Errorf("log after one call with 2 results of another database:\n%s\nwant one warning with results=2", out)
-	}
-	for _, db := range []string{"", st.DatabaseID()} {
-		r = newRun()
-		if _, err := registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{result(db)}}); err != nil {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		st := be.Open(t)
+		clk := fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+		trig, err := trigger.New(trigger.Config{Store: st, Clock: clk, Queue: nopQueue{},
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := st.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
-			t.Errorf("run after a result with database_id %q: %s, want SUCCEEDED", db, got.Status)
+		var logs syncBuffer
+		srv := httptest.NewServer(server.New(server.Config{
+			Store: st, Trigger: trig, NowFunc: clk.Now, PasswordCost: bcrypt.MinCost,
+			LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second),
+			Logger:       slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		}).Handler())
+		t.Cleanup(srv.Close)
+		registry := carillonv1connect.NewRegistryServiceClient(http.DefaultClient, srv.URL)
+
+		newRun := runningRuns(t, st, clk.Now(), "http://10.0.0.1:9999")
+		r := newRun()
+		other := strings.Repeat("f", 32)
+		if other == st.DatabaseID() {
+			t.Fatal("the test's other database ID is ours")
 		}
-	}
+		result := func(db string) *carillonv1.RunResult {
+			return &carillonv1.RunResult{RunId: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: db, DatabaseId: db}
+		}
+		// Two results of another database, whose run r.ID is some other run.
+		if _, err := registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{result(other), result(other)}}); err != nil {
+			t.Fatalf("results of another database: %v, want them acknowledged", err)
+		}
+		if got, _ := st.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+			t.Errorf("run after a result of another database: %s (%q), want still RUNNING", got.Status, got.Message)
+		}
+		if out := logs.String(); strings.Count(out, "level=WARN") != 1 || !strings.Contains(out, "results=2") {
+			t.Errorf("log after one call with 2 results of another database:\n%s\nwant one warning with results=2", out)
+		}
+		for _, db := range []string{"", st.DatabaseID()} {
+			r = newRun()
+			if _, err := registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{result(db)}}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := st.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+				t.Errorf("run after a result with database_id %q: %s, want SUCCEEDED", db, got.Status)
+			}
+		}
+	})
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.

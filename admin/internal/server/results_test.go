@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -21,108 +22,110 @@ import (
 // at is clamped to [triggered_at, the admin's now].
 func TestResultsCheckedAgainstRun(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	b := setup(t, "")
-	now := b.clock.Now()
-	const a, c = "http://10.0.0.1:9999", "http://10.0.0.3:9999"
-	g, err := b.store.CreateGroup(ctx, store.Group{AppName: "app", Title: "app"}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := b.store.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
-		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, reg := range []*carillonv1.RegisterRequest{
-		{AppName: "app", Address: a, InstanceId: "instance-a", Capabilities: []carillonv1.Capability{carillonv1.Capability_CAPABILITY_INSTANCE_RESULTS}},
-		{AppName: "app", Address: c, InstanceId: "instance-c"}, // an executor that predates instance_id in results
-	} {
-		if _, err := b.registry.Register(ctx, reg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// sentTo returns a new run, running, recorded as sent to address.
-	sentTo := func(address string) store.Run {
-		t.Helper()
-		runs, err := b.store.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: g.ID, ExecutorAddress: address, ShardTotal: 1,
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ScheduledAt: now, TriggeredAt: now,
-			Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		b := setup(t, be, "")
+		now := b.clock.Now()
+		const a, c = "http://10.0.0.1:9999", "http://10.0.0.3:9999"
+		g, err := b.store.CreateGroup(ctx, store.Group{AppName: "app", Title: "app"}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return runs[0]
-	}
-	// route's route is recorded before its call, not its dispatch; none's
-	// neither.
-	forged, missing, predates, manual, route, none := sentTo(a), sentTo(a), sentTo(c), sentTo("http://10.0.0.2:9999"), sentTo(""), sentTo("")
-	if got, err := b.store.RouteRuns(ctx, []store.Route{{RunID: route.ID, Address: a}}); err != nil || !got[route.ID] {
-		t.Fatalf("route: %v %v", got, err)
-	}
-	result := func(r store.Run, status carillonv1.RunStatus, msg string) *carillonv1.RunResult {
-		return &carillonv1.RunResult{RunId: r.ID, Status: status, Message: msg, FinishedAt: timestamppb.New(now)}
-	}
-	succeeded, failed := carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_FAILED
-	report := func(instance string, results ...*carillonv1.RunResult) []*carillonv1.ResultOutcome {
-		t.Helper()
-		res, err := b.registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{InstanceId: instance, Results: results})
+		j, err := b.store.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
+			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
 		if err != nil {
-			t.Fatalf("ReportResults: %v, want the call to succeed", err)
+			t.Fatal(err)
 		}
-		return res.GetOutcomes()
-	}
+		for _, reg := range []*carillonv1.RegisterRequest{
+			{AppName: "app", Address: a, InstanceId: "instance-a", Capabilities: []carillonv1.Capability{carillonv1.Capability_CAPABILITY_INSTANCE_RESULTS}},
+			{AppName: "app", Address: c, InstanceId: "instance-c"}, // an executor that predates instance_id in results
+		} {
+			if _, err := b.registry.Register(ctx, reg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// sentTo returns a new run, running, recorded as sent to address.
+		sentTo := func(address string) store.Run {
+			t.Helper()
+			runs, err := b.store.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: g.ID, ExecutorAddress: address, ShardTotal: 1,
+				TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ScheduledAt: now, TriggeredAt: now,
+				Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return runs[0]
+		}
+		// route's route is recorded before its call, not its dispatch; none's
+		// neither.
+		forged, missing, predates, manual, route, none := sentTo(a), sentTo(a), sentTo(c), sentTo("http://10.0.0.2:9999"), sentTo(""), sentTo("")
+		if got, err := b.store.RouteRuns(ctx, []store.Route{{RunID: route.ID, Address: a}}); err != nil || !got[route.ID] {
+			t.Fatalf("route: %v %v", got, err)
+		}
+		result := func(r store.Run, status carillonv1.RunStatus, msg string) *carillonv1.RunResult {
+			return &carillonv1.RunResult{RunId: r.ID, Status: status, Message: msg, FinishedAt: timestamppb.New(now)}
+		}
+		succeeded, failed := carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_FAILED
+		report := func(instance string, results ...*carillonv1.RunResult) []*carillonv1.ResultOutcome {
+			t.Helper()
+			res, err := b.registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{InstanceId: instance, Results: results})
+			if err != nil {
+				t.Fatalf("ReportResults: %v, want the call to succeed", err)
+			}
+			return res.GetOutcomes()
+		}
 
-	// Another process: refused for the runs sent to a, taken for the others.
-	out := report("instance-b", result(forged, succeeded, "forged"), result(predates, succeeded, "c's"),
-		result(manual, succeeded, "manual"), result(route, succeeded, "forged"), result(none, succeeded, "unrouted"))
-	for i, want := range []string{"permission_denied", "permission_denied", "", "permission_denied", ""} {
-		if out[i].Code != want {
-			t.Errorf("outcome %d from another process: %q %q, want code %q", i, out[i].Code, out[i].Message, want)
+		// Another process: refused for the runs sent to a, taken for the others.
+		out := report("instance-b", result(forged, succeeded, "forged"), result(predates, succeeded, "c's"),
+			result(manual, succeeded, "manual"), result(route, succeeded, "forged"), result(none, succeeded, "unrouted"))
+		for i, want := range []string{"permission_denied", "permission_denied", "", "permission_denied", ""} {
+			if out[i].Code != want {
+				t.Errorf("outcome %d from another process: %q %q, want code %q", i, out[i].Code, out[i].Message, want)
+			}
 		}
-	}
-	if !strings.Contains(out[0].Message, "was sent to "+a) || !strings.Contains(out[1].Message, "was sent to "+c) {
-		t.Errorf("refusals %q, %q: want them to name where the run was sent", out[0].Message, out[1].Message)
-	}
-	// No instance: refused where the executor declared it sends one.
-	out = report("", result(missing, succeeded, "anonymous"), result(predates, failed, "c's own"))
-	if out[0].Code != "permission_denied" || !strings.Contains(out[0].Message, "instance_id") || out[1].Code != "" {
-		t.Errorf("outcomes without an instance: %v, want the run on a refused, the one on c taken", out)
-	}
-	// The real executor's results settle the runs the forged ones did not.
-	if out = report("instance-a", result(forged, failed, "real"), result(missing, failed, "real"), result(route, failed, "real")); out[0].Code != "" || out[1].Code != "" || out[2].Code != "" {
-		t.Errorf("outcomes of the real executor: %v, want all taken", out)
-	}
-	for _, w := range []struct {
-		run    store.Run
-		status carillonv1.RunStatus
-		msg    string
-	}{
-		{forged, failed, "real"}, {missing, failed, "real"}, {route, failed, "real"},
-		{predates, failed, "c's own"}, {manual, succeeded, "manual"}, {none, succeeded, "unrouted"},
-	} {
-		if got, err := b.store.Run(ctx, w.run.ID); err != nil || got.Status != w.status || got.Message != w.msg {
-			t.Errorf("run %d: %s %q (%v), want %s %q", w.run.ID, got.Status, got.Message, err, w.status, w.msg)
+		if !strings.Contains(out[0].Message, "was sent to "+a) || !strings.Contains(out[1].Message, "was sent to "+c) {
+			t.Errorf("refusals %q, %q: want them to name where the run was sent", out[0].Message, out[1].Message)
 		}
-	}
+		// No instance: refused where the executor declared it sends one.
+		out = report("", result(missing, succeeded, "anonymous"), result(predates, failed, "c's own"))
+		if out[0].Code != "permission_denied" || !strings.Contains(out[0].Message, "instance_id") || out[1].Code != "" {
+			t.Errorf("outcomes without an instance: %v, want the run on a refused, the one on c taken", out)
+		}
+		// The real executor's results settle the runs the forged ones did not.
+		if out = report("instance-a", result(forged, failed, "real"), result(missing, failed, "real"), result(route, failed, "real")); out[0].Code != "" || out[1].Code != "" || out[2].Code != "" {
+			t.Errorf("outcomes of the real executor: %v, want all taken", out)
+		}
+		for _, w := range []struct {
+			run    store.Run
+			status carillonv1.RunStatus
+			msg    string
+		}{
+			{forged, failed, "real"}, {missing, failed, "real"}, {route, failed, "real"},
+			{predates, failed, "c's own"}, {manual, succeeded, "manual"}, {none, succeeded, "unrouted"},
+		} {
+			if got, err := b.store.Run(ctx, w.run.ID); err != nil || got.Status != w.status || got.Message != w.msg {
+				t.Errorf("run %d: %s %q (%v), want %s %q", w.run.ID, got.Status, got.Message, err, w.status, w.msg)
+			}
+		}
 
-	// finished_at: at most the admin's now, at least the run's send.
-	future, past, unset := sentTo(a), sentTo(a), sentTo(a)
-	at := func(r store.Run, ts time.Time) *carillonv1.RunResult {
-		res := result(r, succeeded, "")
-		res.FinishedAt = timestamppb.New(ts)
-		if ts.IsZero() {
-			res.FinishedAt = nil
+		// finished_at: at most the admin's now, at least the run's send.
+		future, past, unset := sentTo(a), sentTo(a), sentTo(a)
+		at := func(r store.Run, ts time.Time) *carillonv1.RunResult {
+			res := result(r, succeeded, "")
+			res.FinishedAt = timestamppb.New(ts)
+			if ts.IsZero() {
+				res.FinishedAt = nil
+			}
+			return res
 		}
-		return res
-	}
-	b.clock.Add(time.Minute)
-	report("instance-a", at(future, now.Add(24*time.Hour)), at(past, now.Add(-24*time.Hour)), at(unset, time.Time{}))
-	for _, w := range []struct {
-		run  store.Run
-		want time.Time
-	}{{future, now.Add(time.Minute)}, {past, now}, {unset, now.Add(time.Minute)}} {
-		if got, _ := b.store.Run(ctx, w.run.ID); !got.FinishedAt.Equal(w.want) {
-			t.Errorf("run %d finished at %v, want %v", w.run.ID, got.FinishedAt, w.want)
+		b.clock.Add(time.Minute)
+		report("instance-a", at(future, now.Add(24*time.Hour)), at(past, now.Add(-24*time.Hour)), at(unset, time.Time{}))
+		for _, w := range []struct {
+			run  store.Run
+			want time.Time
+		}{{future, now.Add(time.Minute)}, {past, now}, {unset, now.Add(time.Minute)}} {
+			if got, _ := b.store.Run(ctx, w.run.ID); !got.FinishedAt.Equal(w.want) {
+				t.Errorf("run %d finished at %v, want %v", w.run.ID, got.FinishedAt, w.want)
+			}
 		}
-	}
+	})
 }

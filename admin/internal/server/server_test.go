@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/server"
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -35,29 +35,26 @@ func (nopQueue) Wake()                {}
 type bundle struct {
 	clock    *fakeclock.Clock
 	url      string
-	path     string // the database file
+	db       string // the database: a SQLite file or a PostgreSQL URL
 	store    *store.Store
 	admin    string // an ADMIN's API token
 	registry carillonv1connect.RegistryServiceClient
 	group    carillonv1connect.GroupServiceClient
 }
 
-// setup serves a Server over a real store file on a loopback HTTP server,
-// with an injected clock.
-func setup(t testing.TB, token string) *bundle {
+// setup serves a Server over a real store, on a new database of be, on a
+// loopback HTTP server, with an injected clock.
+func setup(t testing.TB, be dbtest.Backend, token string) *bundle {
 	t.Helper()
-	return setupLogged(t, token, nil)
+	return setupLogged(t, be, token, nil)
 }
 
 // setupLogged is setup with the Server's logger (nil: slog's default).
-func setupLogged(t testing.TB, token string, logger *slog.Logger) *bundle {
+func setupLogged(t testing.TB, be dbtest.Backend, token string, logger *slog.Logger) *bundle {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "carillon.db")
-	st, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	db := be.DB(t)
+	st := dbtest.Open(t, db)
+	t.Cleanup(func() { closeDigestPool(db) })
 	clk := fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
 	trig, err := trigger.New(trigger.Config{Store: st, Token: token, Clock: clk, Queue: nopQueue{}})
 	if err != nil {
@@ -72,7 +69,7 @@ func setupLogged(t testing.TB, token string, logger *slog.Logger) *bundle {
 	return &bundle{
 		clock:    clk,
 		url:      srv.URL,
-		path:     path,
+		db:       db,
 		store:    st,
 		admin:    admin,
 		registry: carillonv1connect.NewRegistryServiceClient(http.DefaultClient, srv.URL, client.WithToken(token)),
@@ -82,96 +79,102 @@ func setupLogged(t testing.TB, token string, logger *slog.Logger) *bundle {
 
 func TestRegistryExpiry(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	b := setup(t, "")
-	g, err := b.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "app"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addresses := func() []string {
-		t.Helper()
-		res, err := b.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		b := setup(t, be, "")
+		g, err := b.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "app"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return res.Group.Addresses
-	}
-	register := func(addr string) {
-		t.Helper()
-		if _, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: addr}); err != nil {
+		addresses := func() []string {
+			t.Helper()
+			res, err := b.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Group.Addresses
+		}
+		register := func(addr string) {
+			t.Helper()
+			if _, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: addr}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		register("http://10.0.0.2:9999")
+		register("http://10.0.0.1:9999")
+		if diff := cmp.Diff([]string{"http://10.0.0.1:9999", "http://10.0.0.2:9999"}, addresses()); diff != "" {
+			t.Fatalf("live executors, sorted (-want +got):\n%s", diff)
+		}
+
+		b.clock.Add(60 * time.Second)
+		register("http://10.0.0.2:9999") // heartbeat of one of them
+		b.clock.Add(31 * time.Second)    // 91 s after the first registration
+		if diff := cmp.Diff([]string{"http://10.0.0.2:9999"}, addresses()); diff != "" {
+			t.Fatalf("after 91 s without a heartbeat (-want +got):\n%s", diff)
+		}
+
+		if _, err := b.registry.Deregister(ctx, &carillonv1.DeregisterRequest{AppName: "app", Address: "http://10.0.0.2:9999"}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	register("http://10.0.0.2:9999")
-	register("http://10.0.0.1:9999")
-	if diff := cmp.Diff([]string{"http://10.0.0.1:9999", "http://10.0.0.2:9999"}, addresses()); diff != "" {
-		t.Fatalf("live executors, sorted (-want +got):\n%s", diff)
-	}
-
-	b.clock.Add(60 * time.Second)
-	register("http://10.0.0.2:9999") // heartbeat of one of them
-	b.clock.Add(31 * time.Second)    // 91 s after the first registration
-	if diff := cmp.Diff([]string{"http://10.0.0.2:9999"}, addresses()); diff != "" {
-		t.Fatalf("after 91 s without a heartbeat (-want +got):\n%s", diff)
-	}
-
-	if _, err := b.registry.Deregister(ctx, &carillonv1.DeregisterRequest{AppName: "app", Address: "http://10.0.0.2:9999"}); err != nil {
-		t.Fatal(err)
-	}
-	if got := addresses(); len(got) != 0 {
-		t.Fatalf("after deregister: %v, want none", got)
-	}
+		if got := addresses(); len(got) != 0 {
+			t.Fatalf("after deregister: %v, want none", got)
+		}
+	})
 }
 
 func TestRegistryToken(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	b := setup(t, "s3cret")
-	req := &carillonv1.RegisterRequest{AppName: "app", Address: "http://10.0.0.1:9999"}
-	if _, err := b.registry.Register(ctx, req); err != nil {
-		t.Fatalf("with the token: %v", err)
-	}
-	for name, c := range map[string]carillonv1connect.RegistryServiceClient{
-		"Missing": carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url),
-		"Wrong":   carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, client.WithToken("guess")),
-	} {
-		_, err := c.Register(ctx, req)
-		if connect.CodeOf(err) != connect.CodeUnauthenticated {
-			t.Errorf("%s token: got %v, want unauthenticated", name, err)
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		b := setup(t, be, "s3cret")
+		req := &carillonv1.RegisterRequest{AppName: "app", Address: "http://10.0.0.1:9999"}
+		if _, err := b.registry.Register(ctx, req); err != nil {
+			t.Fatalf("with the token: %v", err)
 		}
-	}
-	// The scheme is read as everywhere else in the admin: any case, extra
-	// spaces around the token.
-	for _, header := range []string{"bearer s3cret", "BEARER  s3cret ", " Bearer s3cret"} {
-		c := carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(
-			connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-				return func(ctx context.Context, r connect.AnyRequest) (connect.AnyResponse, error) {
-					r.Header().Set("Authorization", header)
-					return next(ctx, r)
-				}
-			})))
-		if _, err := c.Register(ctx, req); err != nil {
-			t.Errorf("Authorization %q: %v, want accepted as the management API accepts it", header, err)
+		for name, c := range map[string]carillonv1connect.RegistryServiceClient{
+			"Missing": carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url),
+			"Wrong":   carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, client.WithToken("guess")),
+		} {
+			_, err := c.Register(ctx, req)
+			if connect.CodeOf(err) != connect.CodeUnauthenticated {
+				t.Errorf("%s token: got %v, want unauthenticated", name, err)
+			}
 		}
-	}
+		// The scheme is read as everywhere else in the admin: any case, extra
+		// spaces around the token.
+		for _, header := range []string{"bearer s3cret", "BEARER  s3cret ", " Bearer s3cret"} {
+			c := carillonv1connect.NewRegistryServiceClient(http.DefaultClient, b.url, connect.WithInterceptors(
+				connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+					return func(ctx context.Context, r connect.AnyRequest) (connect.AnyResponse, error) {
+						r.Header().Set("Authorization", header)
+						return next(ctx, r)
+					}
+				})))
+			if _, err := c.Register(ctx, req); err != nil {
+				t.Errorf("Authorization %q: %v, want accepted as the management API accepts it", header, err)
+			}
+		}
+	})
 }
 
 func TestRegisterValidation(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	b := setup(t, "")
-	for _, req := range []*carillonv1.RegisterRequest{
-		{AppName: "", Address: "http://10.0.0.1:9999"},
-		{AppName: "has space", Address: "http://10.0.0.1:9999"},
-		{AppName: "app", Address: "10.0.0.1:9999"},
-		{AppName: "app", Address: "ftp://10.0.0.1"},
-	} {
-		_, err := b.registry.Register(ctx, req)
-		var ce *connect.Error
-		if !errors.As(err, &ce) || ce.Code() != connect.CodeInvalidArgument {
-			t.Errorf("Register(%v): got %v, want invalid_argument", req, err)
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		b := setup(t, be, "")
+		for _, req := range []*carillonv1.RegisterRequest{
+			{AppName: "", Address: "http://10.0.0.1:9999"},
+			{AppName: "has space", Address: "http://10.0.0.1:9999"},
+			{AppName: "app", Address: "10.0.0.1:9999"},
+			{AppName: "app", Address: "ftp://10.0.0.1"},
+		} {
+			_, err := b.registry.Register(ctx, req)
+			var ce *connect.Error
+			if !errors.As(err, &ce) || ce.Code() != connect.CodeInvalidArgument {
+				t.Errorf("Register(%v): got %v, want invalid_argument", req, err)
+			}
 		}
-	}
+	})
 }
 
 // TestRegisterStoresCapabilities: a heartbeat's capabilities are stored
@@ -179,21 +182,23 @@ func TestRegisterValidation(t *testing.T) {
 // database) reads them, and each heartbeat replaces the last one's.
 func TestRegisterStoresCapabilities(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	b := setup(t, "")
-	for i, caps := range [][]carillonv1.Capability{{carillonv1.Capability_CAPABILITY_DUE_AT}, nil} {
-		if _, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: "http://10.0.0.1:9999", Capabilities: caps}); err != nil {
-			t.Fatal(err)
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		b := setup(t, be, "")
+		for i, caps := range [][]carillonv1.Capability{{carillonv1.Capability_CAPABILITY_DUE_AT}, nil} {
+			if _, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: "http://10.0.0.1:9999", Capabilities: caps}); err != nil {
+				t.Fatal(err)
+			}
+			regs, err := b.store.Registrations(ctx, "app", time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []store.Registration{{Address: "http://10.0.0.1:9999", Capabilities: store.CapabilitiesOf(caps)}}
+			if diff := cmp.Diff(want, regs); diff != "" {
+				t.Errorf("heartbeat %d, capabilities %v (-want +got):\n%s", i, caps, diff)
+			}
 		}
-		regs, err := b.store.Registrations(ctx, "app", time.Time{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []store.Registration{{Address: "http://10.0.0.1:9999", Capabilities: store.CapabilitiesOf(caps)}}
-		if diff := cmp.Diff(want, regs); diff != "" {
-			t.Errorf("heartbeat %d, capabilities %v (-want +got):\n%s", i, caps, diff)
-		}
-	}
+	})
 }
 
 // TestReportResultsRefusesEachMalformedResult: a batch with malformed
@@ -201,53 +206,55 @@ func TestRegisterStoresCapabilities(t *testing.T) {
 // naming the field and the rule; the call succeeds.
 func TestReportResultsRefusesEachMalformedResult(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	b := setup(t, "")
-	newRun := runningRuns(t, b.store, b.clock.Now(), "http://10.0.0.1:9999")
-	good, bad, ours, foreign := newRun(), newRun(), newRun(), newRun()
-	res, err := b.registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{
-		{RunId: good.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED},
-		{RunId: bad.ID, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING},
-		{RunId: -1, Status: carillonv1.RunStatus_RUN_STATUS_FAILED},
-		{RunId: ours.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "boom", DatabaseId: b.store.DatabaseID()},
-		{RunId: foreign.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, DatabaseId: strings.Repeat("f", 32)},
-	}})
-	if err != nil {
-		t.Fatalf("ReportResults with malformed results: %v, want the call to succeed", err)
-	}
-	type outcome struct {
-		RunID   int64
-		Code    string
-		Message string // its prefix
-	}
-	want := []outcome{
-		{good.ID, "", ""},
-		{bad.ID, "invalid_argument", "results[1].status: must be a final status"},
-		{-1, "invalid_argument", "results[2].run_id: must be positive"},
-		{ours.ID, "", ""},
-		{foreign.ID, "", ""}, // of another database: acknowledged and ignored
-	}
-	var got []outcome
-	for i, o := range res.GetOutcomes() {
-		got = append(got, outcome{o.GetRunId(), o.GetCode(), o.GetMessage()})
-		if i < len(want) && strings.HasPrefix(o.GetMessage(), want[i].Message) {
-			got[i].Message = want[i].Message
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		b := setup(t, be, "")
+		newRun := runningRuns(t, b.store, b.clock.Now(), "http://10.0.0.1:9999")
+		good, bad, ours, foreign := newRun(), newRun(), newRun(), newRun()
+		res, err := b.registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{
+			{RunId: good.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED},
+			{RunId: bad.ID, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING},
+			{RunId: -1, Status: carillonv1.RunStatus_RUN_STATUS_FAILED},
+			{RunId: ours.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "boom", DatabaseId: b.store.DatabaseID()},
+			{RunId: foreign.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, DatabaseId: strings.Repeat("f", 32)},
+		}})
+		if err != nil {
+			t.Fatalf("ReportResults with malformed results: %v, want the call to succeed", err)
 		}
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("outcomes, messages by prefix (-want +got):\n%s", diff)
-	}
-	for _, w := range []struct {
-		run  store.Run
-		want carillonv1.RunStatus
-	}{
-		{good, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED},
-		{bad, carillonv1.RunStatus_RUN_STATUS_RUNNING},
-		{ours, carillonv1.RunStatus_RUN_STATUS_FAILED},
-		{foreign, carillonv1.RunStatus_RUN_STATUS_RUNNING},
-	} {
-		if r, err := b.store.Run(ctx, w.run.ID); err != nil || r.Status != w.want {
-			t.Errorf("run %d after the batch: %s (%v), want %s", w.run.ID, r.Status, err, w.want)
+		type outcome struct {
+			RunID   int64
+			Code    string
+			Message string // its prefix
 		}
-	}
+		want := []outcome{
+			{good.ID, "", ""},
+			{bad.ID, "invalid_argument", "results[1].status: must be a final status"},
+			{-1, "invalid_argument", "results[2].run_id: must be positive"},
+			{ours.ID, "", ""},
+			{foreign.ID, "", ""}, // of another database: acknowledged and ignored
+		}
+		var got []outcome
+		for i, o := range res.GetOutcomes() {
+			got = append(got, outcome{o.GetRunId(), o.GetCode(), o.GetMessage()})
+			if i < len(want) && strings.HasPrefix(o.GetMessage(), want[i].Message) {
+				got[i].Message = want[i].Message
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("outcomes, messages by prefix (-want +got):\n%s", diff)
+		}
+		for _, w := range []struct {
+			run  store.Run
+			want carillonv1.RunStatus
+		}{
+			{good, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED},
+			{bad, carillonv1.RunStatus_RUN_STATUS_RUNNING},
+			{ours, carillonv1.RunStatus_RUN_STATUS_FAILED},
+			{foreign, carillonv1.RunStatus_RUN_STATUS_RUNNING},
+		} {
+			if r, err := b.store.Run(ctx, w.run.ID); err != nil || r.Status != w.want {
+				t.Errorf("run %d after the batch: %s (%v), want %s", w.run.ID, r.Status, err, w.want)
+			}
+		}
+	})
 }

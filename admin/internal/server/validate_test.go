@@ -9,11 +9,14 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
+	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -59,17 +62,26 @@ func methodsOf(t testing.TB, service string) []string {
 	return names
 }
 
-// digest hashes every row of every table of the database file, to tell
-// whether a request changed anything; but the dashboard's counters
-// (run_counts*), which the store folds new runs into in the background.
-func digest(t testing.TB, path string) string {
+// digest hashes every row of every table of the database (a SQLite file
+// or a PostgreSQL URL), to tell whether a request changed anything; but
+// the dashboard's counters (run_counts*), which the store folds new runs
+// into in the background, and over PostgreSQL the admins' leases.
+func digest(t testing.TB, database string) string {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
+	tablesQuery := `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'run\_counts%' ESCAPE '\' ORDER BY name`
+	var db *sql.DB
+	if store.IsPostgresURL(database) {
+		tablesQuery = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()
+			AND table_name NOT LIKE 'run\_counts%' AND table_name <> 'admins' ORDER BY table_name`
+		db = digestPool(t, database)
+	} else {
+		var err error
+		if db, err = sql.Open("sqlite", "file:"+database+"?mode=ro"); err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
 	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'run\_counts%' ESCAPE '\' ORDER BY name`)
+	rows, err := db.Query(tablesQuery)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +116,37 @@ func digest(t testing.TB, path string) string {
 		rows.Close()
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// digestPools are the connections digest keeps to each PostgreSQL
+// database (a new connection per digest took most of TestValidation's
+// time), closed when the test that made the database ends (setupLogged).
+var digestPools sync.Map // database URL -> *sql.DB
+
+// digestPool returns the connections of digestPools to database, opened
+// at the first call.
+func digestPool(t testing.TB, database string) *sql.DB {
+	t.Helper()
+	if db, ok := digestPools.Load(database); ok {
+		return db.(*sql.DB)
+	}
+	db, err := sql.Open("pgx", database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prev, loaded := digestPools.LoadOrStore(database, db); loaded {
+		_ = db.Close()
+		return prev.(*sql.DB)
+	}
+	return db
+}
+
+// closeDigestPool closes the connections digestPool opened to database,
+// if any.
+func closeDigestPool(database string) {
+	if db, ok := digestPools.LoadAndDelete(database); ok {
+		_ = db.(*sql.DB).Close()
+	}
 }
 
 // connectError decodes a Connect JSON error body.
@@ -230,52 +273,56 @@ var validationCases = []struct {
 // unchanged.
 func TestValidation(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	covered := map[string]bool{}
-	for _, tt := range validationCases {
-		covered[tt.proc] = true
-		before := digest(t, f.path)
-		status, body := postJSON(t, f.url, "/carillon.v1."+tt.proc, tt.body, "Bearer "+f.admin)
-		code, msg := connectError(body)
-		if status != http.StatusBadRequest || code != "invalid_argument" || !strings.HasPrefix(msg, tt.field+": ") {
-			t.Errorf("%s %.100s: %d %s %q, want invalid_argument naming %s", tt.proc, tt.body, status, code, msg, tt.field)
-		}
-		if after := digest(t, f.path); after != before {
-			t.Errorf("%s %.100s: a refused request changed the database", tt.proc, tt.body)
-		}
-	}
-	// Every RPC with input has a case.
-	for _, svc := range []string{carillonv1connect.GroupServiceName, carillonv1connect.JobServiceName,
-		carillonv1connect.RunServiceName, carillonv1connect.UserServiceName} {
-		for _, m := range methodsOf(t, svc) {
-			proc := strings.TrimPrefix(svc, "carillon.v1.") + "/" + m
-			switch proc {
-			case "GroupService/ListGroups", "UserService/Logout", "UserService/GetCurrentUser", "UserService/ListUsers",
-				"UserService/GetExecutorToken": // no input
-				continue
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		f := newFixture(t, be)
+		covered := map[string]bool{}
+		for _, tt := range validationCases {
+			covered[tt.proc] = true
+			before := digest(t, f.db)
+			status, body := postJSON(t, f.url, "/carillon.v1."+tt.proc, tt.body, "Bearer "+f.admin)
+			code, msg := connectError(body)
+			if status != http.StatusBadRequest || code != "invalid_argument" || !strings.HasPrefix(msg, tt.field+": ") {
+				t.Errorf("%s %.100s: %d %s %q, want invalid_argument naming %s", tt.proc, tt.body, status, code, msg, tt.field)
 			}
-			if !covered[proc] {
-				t.Errorf("no validation case for %s", proc)
+			if after := digest(t, f.db); after != before {
+				t.Errorf("%s %.100s: a refused request changed the database", tt.proc, tt.body)
 			}
 		}
-	}
+		// Every RPC with input has a case.
+		for _, svc := range []string{carillonv1connect.GroupServiceName, carillonv1connect.JobServiceName,
+			carillonv1connect.RunServiceName, carillonv1connect.UserServiceName} {
+			for _, m := range methodsOf(t, svc) {
+				proc := strings.TrimPrefix(svc, "carillon.v1.") + "/" + m
+				switch proc {
+				case "GroupService/ListGroups", "UserService/Logout", "UserService/GetCurrentUser", "UserService/ListUsers",
+					"UserService/GetExecutorToken": // no input
+					continue
+				}
+				if !covered[proc] {
+					t.Errorf("no validation case for %s", proc)
+				}
+			}
+		}
+	})
 }
 
 // TestRequestSizeLimit checks that a body over the limit is refused
 // (resource_exhausted) and stores nothing.
 func TestRequestSizeLimit(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	before := digest(t, f.path)
-	big := `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"param":"` +
-		strings.Repeat("x", 2<<20) + `"}}`
-	status, body := postJSON(t, f.url, "/carillon.v1.JobService/CreateJob", big, "Bearer "+f.admin)
-	if code, _ := connectError(body); status != http.StatusTooManyRequests || code != "resource_exhausted" {
-		t.Errorf("2 MiB request: %d %.200s, want resource_exhausted", status, body)
-	}
-	if digest(t, f.path) != before {
-		t.Error("an oversized request changed the database")
-	}
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		f := newFixture(t, be)
+		before := digest(t, f.db)
+		big := `{"job":{"groupId":"1","description":"d","handler":"h","schedule":{"type":"SCHEDULE_TYPE_NONE"},"param":"` +
+			strings.Repeat("x", 2<<20) + `"}}`
+		status, body := postJSON(t, f.url, "/carillon.v1.JobService/CreateJob", big, "Bearer "+f.admin)
+		if code, _ := connectError(body); status != http.StatusTooManyRequests || code != "resource_exhausted" {
+			t.Errorf("2 MiB request: %d %.200s, want resource_exhausted", status, body)
+		}
+		if digest(t, f.db) != before {
+			t.Error("an oversized request changed the database")
+		}
+	})
 }
 
 // FuzzManagementJSON drives the JSON endpoints with random and mutated
@@ -283,7 +330,7 @@ func TestRequestSizeLimit(t *testing.T) {
 // panic, no 5xx but unavailable, and a refused request changes nothing.
 // Its seeds run in go test.
 func FuzzManagementJSON(f *testing.F) {
-	fx := newFixture(f)
+	fx := newFixture(f, dbtest.SQLite) // SQLite: fuzzing is no test of the backend
 	var procs []string
 	for _, svc := range []string{carillonv1connect.GroupServiceName, carillonv1connect.JobServiceName,
 		carillonv1connect.RunServiceName, carillonv1connect.ReportServiceName, carillonv1connect.UserServiceName,
@@ -317,7 +364,7 @@ func FuzzManagementJSON(f *testing.F) {
 		if strings.Contains(proc, "RegistryService") {
 			header = "Bearer s3cret"
 		}
-		before := digest(t, fx.path)
+		before := digest(t, fx.db)
 		status, answer := postJSON(t, fx.url, proc, body, header)
 		if status >= 500 && status != http.StatusServiceUnavailable {
 			t.Fatalf("%s %q: %d %s", proc, body, status, answer)
@@ -326,7 +373,7 @@ func FuzzManagementJSON(f *testing.F) {
 			if code, _ := connectError(answer); code == "" && status != http.StatusUnsupportedMediaType {
 				t.Errorf("%s %q: %d with no Connect error: %q", proc, body, status, answer)
 			}
-			if digest(t, fx.path) != before {
+			if digest(t, fx.db) != before {
 				t.Errorf("%s %q: refused (%d %s) but the database changed", proc, body, status, answer)
 			}
 		}

@@ -2,17 +2,17 @@ package trigger_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -39,11 +39,7 @@ func newDueExecutor(t *testing.T) (*dueExecutor, string) {
 	t.Helper()
 	e := &dueExecutor{reqs: map[int64]*carillonv1.RunRequest{}, all: map[int64][]*carillonv1.RunRequest{}, came: map[int64]time.Time{},
 		started: map[int64]bool{}, signal: make(chan struct{})}
-	mux := http.NewServeMux()
-	mux.Handle(carillonv1connect.NewExecutorServiceHandler(e))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return e, srv.URL
+	return e, testkit.ServeExecutor(t, e)
 }
 
 func (e *dueExecutor) notify() {
@@ -117,56 +113,58 @@ func (b *bundle) claimedFire(t *testing.T, job store.Job, instant time.Time) sch
 // did) is sent on the instant, without due_at.
 func TestSendAhead(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	newer, newURL := newDueExecutor(t)
-	older, oldURL := newDueExecutor(t)
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, newURL, oldURL)
-	newer.clock, older.clock = b.clock, b.clock
-	b.register(t, newURL, true)
-	b.register(t, oldURL, true)
-	b.register(t, oldURL, false) // an older SDK at the same address: it takes the capability back
-	job := b.job(t, func(j *store.Job) { j.RouteStrategy = carillonv1.RouteStrategy_ROUTE_STRATEGY_SHARDING_BROADCAST })
-	instant := b.clock.Now().Add(time.Second)
-	b.trig.Dispatcher.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		newer, newURL := newDueExecutor(t)
+		older, oldURL := newDueExecutor(t)
+		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, newURL, oldURL)
+		newer.clock, older.clock = b.clock, b.clock
+		b.register(t, newURL, true)
+		b.register(t, oldURL, true)
+		b.register(t, oldURL, false) // an older SDK at the same address: it takes the capability back
+		job := b.job(t, func(j *store.Job) { j.RouteStrategy = carillonv1.RouteStrategy_ROUTE_STRATEGY_SHARDING_BROADCAST })
+		instant := b.clock.Now().Add(time.Second)
+		b.trig.Dispatcher.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
 
-	awaitPending(t, b.clock) // routed; waits to send ahead
-	sendAt := instant.Add(-trigger.SendAheadDefault)
-	b.clock.Set(sendAt)
-	newer.await(t, "its run ahead of the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
-	var aheadID int64
-	newer.mu.Lock()
-	for id, req := range newer.reqs {
-		aheadID = id
-		if !req.DueAt.AsTime().Equal(instant) || !newer.came[id].Equal(sendAt) {
-			t.Errorf("run sent at %v with due_at %v, want at %v with due_at %v", newer.came[id], req.DueAt.AsTime(), sendAt, instant)
+		awaitPending(t, b.clock) // routed; waits to send ahead
+		sendAt := instant.Add(-trigger.SendAheadDefault)
+		b.clock.Set(sendAt)
+		newer.await(t, "its run ahead of the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
+		var aheadID int64
+		newer.mu.Lock()
+		for id, req := range newer.reqs {
+			aheadID = id
+			if !req.DueAt.AsTime().Equal(instant) || !newer.came[id].Equal(sendAt) {
+				t.Errorf("run sent at %v with due_at %v, want at %v with due_at %v", newer.came[id], req.DueAt.AsTime(), sendAt, instant)
+			}
 		}
-	}
-	newer.mu.Unlock()
-	older.mu.Lock()
-	if len(older.reqs) != 0 {
-		t.Errorf("the executor without CAPABILITY_DUE_AT got %d runs before the instant, want 0", len(older.reqs))
-	}
-	older.mu.Unlock()
+		newer.mu.Unlock()
+		older.mu.Lock()
+		if len(older.reqs) != 0 {
+			t.Errorf("the executor without CAPABILITY_DUE_AT got %d runs before the instant, want 0", len(older.reqs))
+		}
+		older.mu.Unlock()
 
-	awaitPending(t, b.clock)
-	b.clock.Set(instant)
-	older.await(t, "its run on the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
-	older.mu.Lock()
-	for id, req := range older.reqs {
-		if req.DueAt != nil || !older.came[id].Equal(instant) {
-			t.Errorf("older executor: run sent at %v with due_at %v, want on the instant %v without due_at", older.came[id], req.DueAt, instant)
+		awaitPending(t, b.clock)
+		b.clock.Set(instant)
+		older.await(t, "its run on the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
+		older.mu.Lock()
+		for id, req := range older.reqs {
+			if req.DueAt != nil || !older.came[id].Equal(instant) {
+				t.Errorf("older executor: run sent at %v with due_at %v, want on the instant %v without due_at", older.came[id], req.DueAt, instant)
+			}
 		}
-	}
-	older.mu.Unlock()
-	b.trig.Wait()
-	r, err := b.st.Run(ctx, aheadID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.TriggeredAt.Equal(instant) || r.ExecutorAddress != newURL || !strings.Contains(r.TriggerMessage, "ahead of its instant") {
-		t.Errorf("run sent ahead recorded triggered at %v on %q (%q), want the instant %v on %s, saying it was sent ahead",
-			r.TriggeredAt, r.ExecutorAddress, r.TriggerMessage, instant, newURL)
-	}
+		older.mu.Unlock()
+		b.trig.Wait()
+		r, err := b.st.Run(ctx, aheadID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.TriggeredAt.Equal(instant) || r.ExecutorAddress != newURL || !strings.Contains(r.TriggerMessage, "ahead of its instant") {
+			t.Errorf("run sent ahead recorded triggered at %v on %q (%q), want the instant %v on %s, saying it was sent ahead",
+				r.TriggeredAt, r.ExecutorAddress, r.TriggerMessage, instant, newURL)
+		}
+	})
 }
 
 // TestSendAheadAfterRestart: an admin that starts over the database of
@@ -176,40 +174,42 @@ func TestSendAhead(t *testing.T) {
 // executor that did not declare it still gets its run on the instant.
 func TestSendAheadAfterRestart(t *testing.T) {
 	t.Parallel()
-	newer, newURL := newDueExecutor(t)
-	older, oldURL := newDueExecutor(t)
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
-	newer.clock, older.clock = b.clock, b.clock
-	b.register(t, newURL, true)
-	b.register(t, oldURL, false)
-	job := b.job(t, func(j *store.Job) { j.RouteStrategy = carillonv1.RouteStrategy_ROUTE_STRATEGY_SHARDING_BROADCAST })
-	b.clock.Add(5 * time.Second)
-	b.restart(t) // no heartbeat after it
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		newer, newURL := newDueExecutor(t)
+		older, oldURL := newDueExecutor(t)
+		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
+		newer.clock, older.clock = b.clock, b.clock
+		b.register(t, newURL, true)
+		b.register(t, oldURL, false)
+		job := b.job(t, func(j *store.Job) { j.RouteStrategy = carillonv1.RouteStrategy_ROUTE_STRATEGY_SHARDING_BROADCAST })
+		b.clock.Add(5 * time.Second)
+		b.restart(t) // no heartbeat after it
 
-	instant := b.clock.Now().Add(time.Second)
-	b.trig.Dispatcher.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
-	awaitPending(t, b.clock)
-	sendAt := instant.Add(-trigger.SendAheadDefault)
-	b.clock.Set(sendAt)
-	newer.await(t, "its run ahead of the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
-	newer.mu.Lock()
-	for id, req := range newer.reqs {
-		if req.DueAt == nil || !req.DueAt.AsTime().Equal(instant) || !newer.came[id].Equal(sendAt) {
-			t.Errorf("run sent at %v with due_at %v, want at %v with due_at %v", newer.came[id], req.DueAt, sendAt, instant)
+		instant := b.clock.Now().Add(time.Second)
+		b.trig.Dispatcher.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
+		awaitPending(t, b.clock)
+		sendAt := instant.Add(-trigger.SendAheadDefault)
+		b.clock.Set(sendAt)
+		newer.await(t, "its run ahead of the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
+		newer.mu.Lock()
+		for id, req := range newer.reqs {
+			if req.DueAt == nil || !req.DueAt.AsTime().Equal(instant) || !newer.came[id].Equal(sendAt) {
+				t.Errorf("run sent at %v with due_at %v, want at %v with due_at %v", newer.came[id], req.DueAt, sendAt, instant)
+			}
 		}
-	}
-	newer.mu.Unlock()
-	awaitPending(t, b.clock)
-	b.clock.Set(instant)
-	older.await(t, "its run on the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
-	older.mu.Lock()
-	for id, req := range older.reqs {
-		if req.DueAt != nil || !older.came[id].Equal(instant) {
-			t.Errorf("executor without CAPABILITY_DUE_AT: run sent at %v with due_at %v, want on the instant %v without due_at", older.came[id], req.DueAt, instant)
+		newer.mu.Unlock()
+		awaitPending(t, b.clock)
+		b.clock.Set(instant)
+		older.await(t, "its run on the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
+		older.mu.Lock()
+		for id, req := range older.reqs {
+			if req.DueAt != nil || !older.came[id].Equal(instant) {
+				t.Errorf("executor without CAPABILITY_DUE_AT: run sent at %v with due_at %v, want on the instant %v without due_at", older.came[id], req.DueAt, instant)
+			}
 		}
-	}
-	older.mu.Unlock()
-	b.trig.Wait()
+		older.mu.Unlock()
+		b.trig.Wait()
+	})
 }
 
 // TestStopCancelsRunSentAhead: a job stopped or deleted after its run was
@@ -220,76 +220,78 @@ func TestSendAheadAfterRestart(t *testing.T) {
 // recorded yet.
 func TestStopCancelsRunSentAhead(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	ex, url := newDueExecutor(t)
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
-	ex.clock = b.clock
-	b.register(t, url, true)
-	stopped, deleted, started, kept, killed := b.job(t, nil), b.job(t, nil), b.job(t, nil), b.job(t, nil), b.job(t, nil)
-	instant := b.clock.Now().Add(time.Second)
-	var es []schedule.Entry
-	for _, j := range []store.Job{stopped, deleted, started, kept, killed} {
-		es = append(es, b.claimedFire(t, j, instant))
-	}
-	b.trig.Dispatcher.Fire(es)
-	awaitPending(t, b.clock)
-	b.clock.Set(instant.Add(-trigger.SendAheadDefault))
-	ex.await(t, "five runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 5 })
-	// The trigger waits for the instant (its second timer: the first holds
-	// the dispatch records), so the stops below wake it.
-	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if !b.clock.AwaitPending(wait, 2) {
-		t.Fatal("the trigger did not wait for the instant within 10 s")
-	}
-
-	killedRun, err := b.st.Run(ctx, es[4].RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.trig.Kill(ctx, killedRun); err != nil {
-		t.Fatal(err)
-	}
-	ex.mu.Lock()
-	ex.started[es[2].RunID] = true // its executor's clock is ahead: it started already
-	ex.mu.Unlock()
-	if _, err := b.st.StopJob(ctx, stopped.ID, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.st.DeleteJob(ctx, deleted.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.st.StopJob(ctx, started.ID, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	ex.await(t, "the kills", func(e *dueExecutor) bool { return len(e.kills) == 4 })
-	awaitPending(t, b.clock)
-	b.clock.Set(instant)
-	b.trig.Wait()
-
-	ex.mu.Lock()
-	for _, k := range ex.kills {
-		if k.RunId == es[4].RunID {
-			if k.BeforeStart {
-				t.Errorf("KillRun's kill of run %d is before_start, want a plain kill", k.RunId)
-			}
-			continue
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		ex, url := newDueExecutor(t)
+		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+		ex.clock = b.clock
+		b.register(t, url, true)
+		stopped, deleted, started, kept, killed := b.job(t, nil), b.job(t, nil), b.job(t, nil), b.job(t, nil), b.job(t, nil)
+		instant := b.clock.Now().Add(time.Second)
+		var es []schedule.Entry
+		for _, j := range []store.Job{stopped, deleted, started, kept, killed} {
+			es = append(es, b.claimedFire(t, j, instant))
 		}
-		if !k.BeforeStart || k.Reason == "" {
-			t.Errorf("kill of run %d: before_start %v, reason %q; want a before_start kill saying why", k.RunId, k.BeforeStart, k.Reason)
+		b.trig.Dispatcher.Fire(es)
+		awaitPending(t, b.clock)
+		b.clock.Set(instant.Add(-trigger.SendAheadDefault))
+		ex.await(t, "five runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 5 })
+		// The trigger waits for the instant (its second timer: the first holds
+		// the dispatch records), so the stops below wake it.
+		wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if !b.clock.AwaitPending(wait, 2) {
+			t.Fatal("the trigger did not wait for the instant within 10 s")
 		}
-	}
-	ex.mu.Unlock()
-	for i, want := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_SKIPPED, carillonv1.RunStatus_RUN_STATUS_SKIPPED,
-		carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_RUNNING} {
-		r, err := b.st.Run(ctx, es[i].RunID)
+
+		killedRun, err := b.st.Run(ctx, es[4].RunID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Status != want || r.ExecutorAddress != url {
-			t.Errorf("run #%d: %s on %q (%s), want %s on %s", i, r.Status, r.ExecutorAddress, r.Message, want, url)
+		if err := b.trig.Kill(ctx, killedRun); err != nil {
+			t.Fatal(err)
 		}
-	}
+		ex.mu.Lock()
+		ex.started[es[2].RunID] = true // its executor's clock is ahead: it started already
+		ex.mu.Unlock()
+		if _, err := b.st.StopJob(ctx, stopped.ID, b.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.st.DeleteJob(ctx, deleted.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.st.StopJob(ctx, started.ID, b.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		ex.await(t, "the kills", func(e *dueExecutor) bool { return len(e.kills) == 4 })
+		awaitPending(t, b.clock)
+		b.clock.Set(instant)
+		b.trig.Wait()
+
+		ex.mu.Lock()
+		for _, k := range ex.kills {
+			if k.RunId == es[4].RunID {
+				if k.BeforeStart {
+					t.Errorf("KillRun's kill of run %d is before_start, want a plain kill", k.RunId)
+				}
+				continue
+			}
+			if !k.BeforeStart || k.Reason == "" {
+				t.Errorf("kill of run %d: before_start %v, reason %q; want a before_start kill saying why", k.RunId, k.BeforeStart, k.Reason)
+			}
+		}
+		ex.mu.Unlock()
+		for i, want := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_SKIPPED, carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+			carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_RUNNING} {
+			r, err := b.st.Run(ctx, es[i].RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != want || r.ExecutorAddress != url {
+				t.Errorf("run #%d: %s on %q (%s), want %s on %s", i, r.Status, r.ExecutorAddress, r.Message, want, url)
+			}
+		}
+	})
 }
 
 // TestUpdateResendsRunSentAhead: a job updated (its param changed) after
@@ -303,97 +305,99 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 // sent again: SKIPPED.
 func TestUpdateResendsRunSentAhead(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	ex, url := newDueExecutor(t)
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
-	ex.clock = b.clock
-	b.register(t, url, true)
-	updated := b.job(t, func(j *store.Job) { j.Param = "old" })
-	kept := b.job(t, func(j *store.Job) { j.Param = "kept" })
-	thenStopped := b.job(t, nil)
-	retitled := b.job(t, nil)
-	instant := b.clock.Now().Add(time.Second)
-	es := []schedule.Entry{b.claimedFire(t, updated, instant), b.claimedFire(t, kept, instant), b.claimedFire(t, thenStopped, instant),
-		b.claimedFire(t, retitled, instant)}
-	b.trig.Dispatcher.Fire(es)
-	awaitPending(t, b.clock)
-	b.clock.Set(instant.Add(-trigger.SendAheadDefault))
-	ex.await(t, "four runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 4 })
-	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if !b.clock.AwaitPending(wait, 2) {
-		t.Fatal("the trigger did not wait for the instant within 10 s")
-	}
-
-	r := retitled
-	r.Description = "renamed"
-	if _, err := b.st.UpdateJob(ctx, r, false, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	j := updated
-	j.Param = "new"
-	if _, err := b.st.UpdateJob(ctx, j, false, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	s := thenStopped
-	s.Handler = "h2"
-	if _, err := b.st.UpdateJob(ctx, s, false, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	ex.await(t, "the replace kills", func(e *dueExecutor) bool { return len(e.kills) == 2 })
-	if _, err := b.st.StopJob(ctx, thenStopped.ID, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	ex.mu.Lock()
-	for _, k := range ex.kills {
-		if (k.RunId != es[0].RunID && k.RunId != es[2].RunID) || !k.BeforeStart || !k.Replace || k.Reason == "" {
-			t.Errorf("kill %v, want a before_start replace kill of run %d or %d saying why", k, es[0].RunID, es[2].RunID)
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		ex, url := newDueExecutor(t)
+		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+		ex.clock = b.clock
+		b.register(t, url, true)
+		updated := b.job(t, func(j *store.Job) { j.Param = "old" })
+		kept := b.job(t, func(j *store.Job) { j.Param = "kept" })
+		thenStopped := b.job(t, nil)
+		retitled := b.job(t, nil)
+		instant := b.clock.Now().Add(time.Second)
+		es := []schedule.Entry{b.claimedFire(t, updated, instant), b.claimedFire(t, kept, instant), b.claimedFire(t, thenStopped, instant),
+			b.claimedFire(t, retitled, instant)}
+		b.trig.Dispatcher.Fire(es)
+		awaitPending(t, b.clock)
+		b.clock.Set(instant.Add(-trigger.SendAheadDefault))
+		ex.await(t, "four runs ahead", func(e *dueExecutor) bool { return len(e.reqs) == 4 })
+		wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if !b.clock.AwaitPending(wait, 2) {
+			t.Fatal("the trigger did not wait for the instant within 10 s")
 		}
-	}
-	if n := len(ex.all[es[0].RunID]); n != 1 {
-		t.Errorf("run sent %d times before the instant, want once", n)
-	}
-	ex.mu.Unlock()
-	awaitPending(t, b.clock)
-	b.clock.Set(instant)
-	ex.await(t, "the run sent again", func(e *dueExecutor) bool { return len(e.all[es[0].RunID]) == 2 })
-	b.trig.Wait()
 
-	ex.mu.Lock()
-	if got := ex.all[es[0].RunID]; len(got) != 2 {
-		t.Errorf("the updated job's run was sent %d times, want twice (ahead, then again on the instant)", len(got))
-	} else if again := got[1]; again.Param != "new" || again.DueAt != nil || !ex.came[es[0].RunID].Equal(instant) {
-		t.Errorf("run sent again with param %q, due_at %v, at %v; want param %q, no due_at, on the instant %v",
-			again.Param, again.DueAt, ex.came[es[0].RunID], "new", instant)
-	}
-	if got := ex.all[es[1].RunID]; len(got) != 1 || got[0].DueAt == nil {
-		t.Errorf("the other job's run was sent %d times, want once, ahead", len(got))
-	}
-	if len(ex.kills) != 2 {
-		t.Errorf("%d kills, want 2", len(ex.kills))
-	}
-	if got := ex.all[es[2].RunID]; len(got) != 1 {
-		t.Errorf("the run of the job updated then stopped was sent %d times, want once (ahead)", len(got))
-	}
-	if got := ex.all[es[3].RunID]; len(got) != 1 || got[0].DueAt == nil {
-		t.Errorf("the run of the job whose description alone was updated was sent %d times, want once, ahead", len(got))
-	}
-	ex.mu.Unlock()
-	if r, err := b.st.Run(ctx, es[2].RunID); err != nil {
-		t.Fatal(err)
-	} else if r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
-		t.Errorf("the run of the job updated then stopped: %s (%s), want SKIPPED", r.Status, r.Message)
-	}
-	for i, e := range []schedule.Entry{es[0], es[1], es[3]} {
-		r, err := b.st.Run(ctx, e.RunID)
-		if err != nil {
+		r := retitled
+		r.Description = "renamed"
+		if _, err := b.st.UpdateJob(ctx, r, false, b.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
-		if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || r.ExecutorAddress != url {
-			t.Errorf("run #%d: %s on %q (%s), want RUNNING on %s", i, r.Status, r.ExecutorAddress, r.Message, url)
+		j := updated
+		j.Param = "new"
+		if _, err := b.st.UpdateJob(ctx, j, false, b.clock.Now()); err != nil {
+			t.Fatal(err)
 		}
-		if i == 0 && (r.Param != "new" || !strings.Contains(r.TriggerMessage, "sent again on the instant")) {
-			t.Errorf("the run sent again is recorded with param %q (%q), want %q, saying it was sent again", r.Param, r.TriggerMessage, "new")
+		s := thenStopped
+		s.Handler = "h2"
+		if _, err := b.st.UpdateJob(ctx, s, false, b.clock.Now()); err != nil {
+			t.Fatal(err)
 		}
-	}
+		ex.await(t, "the replace kills", func(e *dueExecutor) bool { return len(e.kills) == 2 })
+		if _, err := b.st.StopJob(ctx, thenStopped.ID, b.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		ex.mu.Lock()
+		for _, k := range ex.kills {
+			if (k.RunId != es[0].RunID && k.RunId != es[2].RunID) || !k.BeforeStart || !k.Replace || k.Reason == "" {
+				t.Errorf("kill %v, want a before_start replace kill of run %d or %d saying why", k, es[0].RunID, es[2].RunID)
+			}
+		}
+		if n := len(ex.all[es[0].RunID]); n != 1 {
+			t.Errorf("run sent %d times before the instant, want once", n)
+		}
+		ex.mu.Unlock()
+		awaitPending(t, b.clock)
+		b.clock.Set(instant)
+		ex.await(t, "the run sent again", func(e *dueExecutor) bool { return len(e.all[es[0].RunID]) == 2 })
+		b.trig.Wait()
+
+		ex.mu.Lock()
+		if got := ex.all[es[0].RunID]; len(got) != 2 {
+			t.Errorf("the updated job's run was sent %d times, want twice (ahead, then again on the instant)", len(got))
+		} else if again := got[1]; again.Param != "new" || again.DueAt != nil || !ex.came[es[0].RunID].Equal(instant) {
+			t.Errorf("run sent again with param %q, due_at %v, at %v; want param %q, no due_at, on the instant %v",
+				again.Param, again.DueAt, ex.came[es[0].RunID], "new", instant)
+		}
+		if got := ex.all[es[1].RunID]; len(got) != 1 || got[0].DueAt == nil {
+			t.Errorf("the other job's run was sent %d times, want once, ahead", len(got))
+		}
+		if len(ex.kills) != 2 {
+			t.Errorf("%d kills, want 2", len(ex.kills))
+		}
+		if got := ex.all[es[2].RunID]; len(got) != 1 {
+			t.Errorf("the run of the job updated then stopped was sent %d times, want once (ahead)", len(got))
+		}
+		if got := ex.all[es[3].RunID]; len(got) != 1 || got[0].DueAt == nil {
+			t.Errorf("the run of the job whose description alone was updated was sent %d times, want once, ahead", len(got))
+		}
+		ex.mu.Unlock()
+		if r, err := b.st.Run(ctx, es[2].RunID); err != nil {
+			t.Fatal(err)
+		} else if r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
+			t.Errorf("the run of the job updated then stopped: %s (%s), want SKIPPED", r.Status, r.Message)
+		}
+		for i, e := range []schedule.Entry{es[0], es[1], es[3]} {
+			r, err := b.st.Run(ctx, e.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || r.ExecutorAddress != url {
+				t.Errorf("run #%d: %s on %q (%s), want RUNNING on %s", i, r.Status, r.ExecutorAddress, r.Message, url)
+			}
+			if i == 0 && (r.Param != "new" || !strings.Contains(r.TriggerMessage, "sent again on the instant")) {
+				t.Errorf("the run sent again is recorded with param %q (%q), want %q, saying it was sent again", r.Param, r.TriggerMessage, "new")
+			}
+		}
+	})
 }

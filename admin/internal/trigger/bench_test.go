@@ -1,15 +1,14 @@
 package trigger_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
-	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
 // BenchmarkFire measures the dispatch of an instant's fires, as the scan
@@ -34,13 +33,9 @@ func benchmarkFire(b *testing.B, late time.Duration) {
 	const n = 256
 	var urls []string
 	for range 2 {
-		mux := http.NewServeMux()
-		mux.Handle(carillonv1connect.NewExecutorServiceHandler(&acceptor{}))
-		srv := httptest.NewServer(mux)
-		b.Cleanup(srv.Close)
-		urls = append(urls, srv.URL)
+		urls = append(urls, testkit.ServeExecutor(b, &acceptor{}))
 	}
-	bd := setup(b, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, urls...)
+	bd := setup(b, dbtest.SQLite, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, urls...)
 	startLoops(b, bd.st) // checkpoints and folds, as an admin runs them
 	jobs := make([]store.Job, n)
 	for i := range jobs {

@@ -3,8 +3,6 @@ package trigger_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/service"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -48,13 +48,9 @@ func BenchmarkBurstMemory(b *testing.B) {
 	var got atomic.Int64 // runs the executors received
 	var urls []string
 	for range 2 {
-		mux := http.NewServeMux()
-		mux.Handle(carillonv1connect.NewExecutorServiceHandler(&countingExecutor{got: &got}))
-		srv := httptest.NewServer(mux)
-		b.Cleanup(srv.Close)
-		urls = append(urls, srv.URL)
+		urls = append(urls, testkit.ServeExecutor(b, &countingExecutor{got: &got}))
 	}
-	bd := setup(b, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
+	bd := setup(b, dbtest.SQLite, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
 	startLoops(b, bd.st) // checkpoints and folds, as an admin runs them
 	instant := bd.clock.Now().Truncate(time.Minute).Add(time.Minute)
 	jobs := make([]store.Job, n)

@@ -4,20 +4,17 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
-	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
 // holder is an executor on loopback that accepts every run and answers
@@ -59,27 +56,6 @@ func (h *holder) sent() []int64 {
 	return slices.Clone(h.got)
 }
 
-// serve serves h on loopback and returns its URL.
-func serve(t *testing.T, h carillonv1connect.ExecutorServiceHandler) string {
-	t.Helper()
-	mux := http.NewServeMux()
-	mux.Handle(carillonv1connect.NewExecutorServiceHandler(h))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-// deadURL is a loopback address nobody listens on.
-func deadURL(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.Close()
-	return "http://" + ln.Addr().String()
-}
-
 // restarted is an admin that restarts over a store an earlier process
 // left: the trigger is made after the store's runs and registrations.
 type restarted struct {
@@ -88,13 +64,9 @@ type restarted struct {
 	t0    time.Time        // when the earlier process stopped
 }
 
-func newRestarted(t *testing.T) *restarted {
+func newRestarted(t *testing.T, be dbtest.Backend) *restarted {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "carillon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := be.Open(t)
 	t0 := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 	clk := fakeclock.New(t0)
 	clk.Step = 100 * time.Millisecond
@@ -187,12 +159,16 @@ func (r *restarted) start(t *testing.T, outage time.Duration) *trigger.Trigger {
 // there only.
 func TestReconcile(t *testing.T) {
 	t.Parallel()
+	// SQLite only: over PostgreSQL a restarted admin is a new admin, and
+	// Reconcile is adoption (adopt.go), which returns only when ctx ends;
+	// admin/cmd/carillon's failover tests restart admins over PostgreSQL.
+	be := dbtest.SQLite
 	ctx := context.Background()
-	r := newRestarted(t)
+	r := newRestarted(t, be)
 	a := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
 	b := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
 	old := &holder{} // an SDK without HeldRuns
-	addrA, addrB, addrOld := serve(t, a), serve(t, b), serve(t, old)
+	addrA, addrB, addrOld := testkit.ServeExecutor(t, a), testkit.ServeExecutor(t, b), testkit.ServeExecutor(t, old)
 	if addrB < addrA { // a is the one FIRST chooses
 		addrA, addrB, a, b = addrB, addrA, b, a
 	}
@@ -200,7 +176,7 @@ func TestReconcile(t *testing.T) {
 	once := r.group(t, "once", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW, addrA)
 	older := r.group(t, "older", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, addrOld)
 	gone := r.group(t, "gone", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING)
-	goneAddr := deadURL(t)
+	goneAddr := testkit.DeadURL(t)
 
 	heldRun := r.claimed(t, live, r.t0, addrA)
 	a.held[heldRun] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
@@ -301,36 +277,38 @@ func sortedIDs(ids []int64) []int64 {
 // run is live but does not answer, the run is neither sent nor settled.
 func TestReconcileWaitsForLiveExecutors(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	r := newRestarted(t)
-	other := &holder{answers: true}
-	silent := deadURL(t)
-	j := r.group(t, "app", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, silent, serve(t, other))
-	id := r.claimed(t, j, r.t0, silent)
-	trig := r.start(t, time.Second)
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- trig.Rescuer.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond}) }()
-	// The silent executor stays live through the restart grace. Reconcile's
-	// rounds move the clock (100 ms a reading): wait until they have moved
-	// it 5 s, dozens of rounds, well within the grace.
-	wait, waited := context.WithTimeout(ctx, 10*time.Second)
-	defer waited()
-	if !r.clock.AwaitTime(wait, r.clock.Now().Add(5*time.Second)) {
-		t.Fatalf("Reconcile's rounds did not move the clock 5 s within 10 s (it reads %v)", r.clock.Now())
-	}
-	if got, _ := r.st.Run(ctx, id); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || got.ExecutorAddress != "" {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		r := newRestarted(t, be)
+		other := &holder{answers: true}
+		silent := testkit.DeadURL(t)
+		j := r.group(t, "app", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, silent, testkit.ServeExecutor(t, other))
+		id := r.claimed(t, j, r.t0, silent)
+		trig := r.start(t, time.Second)
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- trig.Rescuer.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond}) }()
+		// The silent executor stays live through the restart grace. Reconcile's
+		// rounds move the clock (100 ms a reading): wait until they have moved
+		// it 5 s, dozens of rounds, well within the grace.
+		wait, waited := context.WithTimeout(ctx, 10*time.Second)
+		defer waited()
+		if !r.clock.AwaitTime(wait, r.clock.Now().Add(5*time.Second)) {
+			t.Fatalf("Reconcile's rounds did not move the clock 5 s within 10 s (it reads %v)", r.clock.Now())
+		}
+		if got, _ := r.st.Run(ctx, id); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || got.ExecutorAddress != "" {
+			cancel()
+			t.Fatalf("run settled or sent (%s at %q) while an executor that may hold it is live", got.Status, got.ExecutorAddress)
+		}
 		cancel()
-		t.Fatalf("run settled or sent (%s at %q) while an executor that may hold it is live", got.Status, got.ExecutorAddress)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Error(err)
-	}
-	trig.Wait()
-	if got := other.sent(); len(got) != 0 {
-		t.Errorf("run sent to another executor while the one that may hold it was silent: %v", got)
-	}
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		trig.Wait()
+		if got := other.sent(); len(got) != 0 {
+			t.Errorf("run sent to another executor while the one that may hold it was silent: %v", got)
+		}
+	})
 }
 
 // TestExecutorRestartLosesItsRuns: when a new process registers on an
@@ -339,40 +317,42 @@ func TestReconcileWaitsForLiveExecutors(t *testing.T) {
 // runs at other executors, are left alone.
 func TestExecutorRestartLosesItsRuns(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
-	restartedExec := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
-	addr, steady := serve(t, restartedExec), "http://steady:1"
-	j := b.job(t, nil)
-	now := b.clock.Now()
-	run := func(at string) int64 {
-		return insertRunning(t, b.st, store.Run{JobID: j.ID, GroupID: b.group.ID, ScheduledAt: now,
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ExecutorAddress: at})
-	}
-	dropped, kept, elsewhere := run(addr), run(addr), run(steady)
-	restartedExec.held[kept] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
-	for _, a := range []string{addr, steady} {
-		if _, err := b.st.Register(ctx, "app", a, "first", 0, now); err != nil {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
+		restartedExec := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
+		addr, steady := testkit.ServeExecutor(t, restartedExec), "http://steady:1"
+		j := b.job(t, nil)
+		now := b.clock.Now()
+		run := func(at string) int64 {
+			return insertRunning(t, b.st, store.Run{JobID: j.ID, GroupID: b.group.ID, ScheduledAt: now,
+				TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ExecutorAddress: at})
+		}
+		dropped, kept, elsewhere := run(addr), run(addr), run(steady)
+		restartedExec.held[kept] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
+		for _, a := range []string{addr, steady} {
+			if _, err := b.st.Register(ctx, "app", a, "first", 0, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b.clock.Add(time.Second)
+		b.trig.Registered(steady, "first", "first") // a heartbeat
+		b.trig.Registered(addr, "second", "first")  // a new process
+		if err := b.trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
 			t.Fatal(err)
 		}
-	}
-	b.clock.Add(time.Second)
-	b.trig.Registered(steady, "first", "first") // a heartbeat
-	b.trig.Registered(addr, "second", "first")  // a new process
-	if err := b.trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
-		t.Fatal(err)
-	}
-	for id, want := range map[int64]carillonv1.RunStatus{
-		dropped: carillonv1.RunStatus_RUN_STATUS_LOST, kept: carillonv1.RunStatus_RUN_STATUS_RUNNING, elsewhere: carillonv1.RunStatus_RUN_STATUS_RUNNING,
-	} {
-		got, _ := b.st.Run(ctx, id)
-		if got.Status != want {
-			t.Errorf("run %d: %s (%s), want %s", id, got.Status, got.Message, want)
+		for id, want := range map[int64]carillonv1.RunStatus{
+			dropped: carillonv1.RunStatus_RUN_STATUS_LOST, kept: carillonv1.RunStatus_RUN_STATUS_RUNNING, elsewhere: carillonv1.RunStatus_RUN_STATUS_RUNNING,
+		} {
+			got, _ := b.st.Run(ctx, id)
+			if got.Status != want {
+				t.Errorf("run %d: %s (%s), want %s", id, got.Status, got.Message, want)
+			}
+			if want == carillonv1.RunStatus_RUN_STATUS_LOST && !strings.Contains(got.Message, "restarted") {
+				t.Errorf("run %d: message %q does not say the executor restarted", id, got.Message)
+			}
 		}
-		if want == carillonv1.RunStatus_RUN_STATUS_LOST && !strings.Contains(got.Message, "restarted") {
-			t.Errorf("run %d: message %q does not say the executor restarted", id, got.Message)
-		}
-	}
+	})
 }
 
 // TestOutageKeepsExecutorsLive: after an admin outage longer than the
@@ -380,39 +360,41 @@ func TestExecutorRestartLosesItsRuns(t *testing.T) {
 // the restart; one that has not beaten a heartbeat period after it is.
 func TestOutageKeepsExecutorsLive(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	r := newRestarted(t)
-	j := r.group(t, "app", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, "http://a:1", "http://b:1")
-	n := 0
-	runAt := func(addr string, timeout int32) int64 {
-		n++
-		return insertRunning(t, r.st, store.Run{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: r.t0.Add(time.Duration(n) * time.Second),
-			TriggeredAt: r.t0.Add(-time.Minute), ExecutorAddress: addr, TimeoutSeconds: timeout})
-	}
-	// atSlow's timeout ran out during the outage, when its result could
-	// not have been reported.
-	atA, atB, atSlow := runAt("http://a:1", 0), runAt("http://b:1", 0), runAt("http://a:1", 10)
-	trig := r.start(t, 2*time.Minute) // longer than the 90 s TTL
-	status := func(id int64) carillonv1.RunStatus { got, _ := r.st.Run(ctx, id); return got.Status }
-	if err := trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
-		t.Fatal(err)
-	}
-	if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_RUNNING ||
-		status(atSlow) != carillonv1.RunStatus_RUN_STATUS_RUNNING {
-		t.Fatalf("at the restart: runs %s, %s and %s, want all RUNNING: the outage is the admin's, not the executors'",
-			status(atA), status(atB), status(atSlow))
-	}
-	r.clock.Add(20 * time.Second)
-	if _, err := r.st.Register(ctx, "app", "http://a:1", "i", 0, r.clock.Now()); err != nil { // a beats after the restart; b never does
-		t.Fatal(err)
-	}
-	r.clock.Add(30 * time.Second) // past the restart grace
-	if err := trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
-		t.Fatal(err)
-	}
-	if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_LOST ||
-		status(atSlow) != carillonv1.RunStatus_RUN_STATUS_TIMED_OUT {
-		t.Errorf("a heartbeat period after the restart: runs %s, %s and %s, want RUNNING (beat since), LOST (silent), TIMED_OUT (had the grace to report)",
-			status(atA), status(atB), status(atSlow))
-	}
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		r := newRestarted(t, be)
+		j := r.group(t, "app", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, "http://a:1", "http://b:1")
+		n := 0
+		runAt := func(addr string, timeout int32) int64 {
+			n++
+			return insertRunning(t, r.st, store.Run{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: r.t0.Add(time.Duration(n) * time.Second),
+				TriggeredAt: r.t0.Add(-time.Minute), ExecutorAddress: addr, TimeoutSeconds: timeout})
+		}
+		// atSlow's timeout ran out during the outage, when its result could
+		// not have been reported.
+		atA, atB, atSlow := runAt("http://a:1", 0), runAt("http://b:1", 0), runAt("http://a:1", 10)
+		trig := r.start(t, 2*time.Minute) // longer than the 90 s TTL
+		status := func(id int64) carillonv1.RunStatus { got, _ := r.st.Run(ctx, id); return got.Status }
+		if err := trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+			t.Fatal(err)
+		}
+		if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_RUNNING ||
+			status(atSlow) != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+			t.Fatalf("at the restart: runs %s, %s and %s, want all RUNNING: the outage is the admin's, not the executors'",
+				status(atA), status(atB), status(atSlow))
+		}
+		r.clock.Add(20 * time.Second)
+		if _, err := r.st.Register(ctx, "app", "http://a:1", "i", 0, r.clock.Now()); err != nil { // a beats after the restart; b never does
+			t.Fatal(err)
+		}
+		r.clock.Add(30 * time.Second) // past the restart grace
+		if err := trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+			t.Fatal(err)
+		}
+		if status(atA) != carillonv1.RunStatus_RUN_STATUS_RUNNING || status(atB) != carillonv1.RunStatus_RUN_STATUS_LOST ||
+			status(atSlow) != carillonv1.RunStatus_RUN_STATUS_TIMED_OUT {
+			t.Errorf("a heartbeat period after the restart: runs %s, %s and %s, want RUNNING (beat since), LOST (silent), TIMED_OUT (had the grace to report)",
+				status(atA), status(atB), status(atSlow))
+		}
+	})
 }

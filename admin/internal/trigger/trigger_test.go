@@ -5,25 +5,24 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
 type bundle struct {
-	path   string                // the database file
+	db     string                // the database: a SQLite file or a PostgreSQL URL
 	edit   func(*trigger.Config) // changes the trigger's Config at each open; nil: none
 	st     *store.Store
 	clock  *fakeclock.Clock
@@ -48,15 +47,17 @@ type nopQueue struct{}
 func (nopQueue) Enqueue(...store.Run) {}
 func (nopQueue) Wake()                {}
 
-func setup(t testing.TB, mode carillonv1.AddressMode, addrs ...string) *bundle {
+// setup starts a trigger over a new database of be with one group, of mode
+// and addrs.
+func setup(t testing.TB, be dbtest.Backend, mode carillonv1.AddressMode, addrs ...string) *bundle {
 	t.Helper()
-	return setupWith(t, nil, mode, addrs...)
+	return setupWith(t, be, nil, mode, addrs...)
 }
 
 // setupWith is setup with the trigger's Config changed by edit first.
-func setupWith(t testing.TB, edit func(*trigger.Config), mode carillonv1.AddressMode, addrs ...string) *bundle {
+func setupWith(t testing.TB, be dbtest.Backend, edit func(*trigger.Config), mode carillonv1.AddressMode, addrs ...string) *bundle {
 	t.Helper()
-	b := &bundle{path: filepath.Join(t.TempDir(), "carillon.db"), clock: fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)), edit: edit}
+	b := &bundle{db: be.DB(t), clock: fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)), edit: edit}
 	b.open(t)
 	var err error
 	b.group, err = b.st.CreateGroup(context.Background(), store.Group{AppName: "app", Title: "app", AddressMode: mode, Addresses: addrs}, b.clock.Now())
@@ -72,11 +73,7 @@ func setupWith(t testing.TB, edit func(*trigger.Config), mode carillonv1.Address
 func (b *bundle) open(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, b.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := dbtest.Open(t, b.db)
 	last, err := st.LastBeat(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -96,8 +93,8 @@ func (b *bundle) open(t testing.TB) {
 }
 
 // restart stops the bundle's admin (its trigger's work done, its store
-// closed) and starts a new one over the same database file, which knows
-// only what the file keeps.
+// closed) and starts a new one over the same database, which knows only
+// what the database keeps.
 func (b *bundle) restart(t testing.TB) {
 	t.Helper()
 	b.trig.Wait()
@@ -135,120 +132,124 @@ func (b *bundle) job(t testing.TB, edit func(*store.Job)) store.Job {
 
 func TestDispatchFailureSaysWhy(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	// A port nobody listens on: connection refused.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + ln.Addr().String()
-	ln.Close()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		// A port nobody listens on: connection refused.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := "http://" + ln.Addr().String()
+		ln.Close()
 
-	for _, tt := range []struct {
-		name string
-		b    *bundle
-		want []string
-	}{
-		{"NoLiveExecutor", setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO), []string{"no live executor", "group app (AUTO)"}},
-		{"ConnectionRefused", setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, dead), []string{"executor " + dead, "connection refused"}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			j := tt.b.job(t, func(j *store.Job) { j.RetryCount = 1 })
-			ids, err := tt.b.trig.Dispatcher.TriggerJob(ctx, j, trigger.Manual{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, _ := tt.b.st.Run(ctx, ids[0])
-			if r.Status != carillonv1.RunStatus_RUN_STATUS_FAILED {
-				t.Fatalf("run status %s, want FAILED", r.Status)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(r.Message, w) {
-					t.Errorf("message %q does not say %q", r.Message, w)
+		for _, tt := range []struct {
+			name string
+			b    *bundle
+			want []string
+		}{
+			{"NoLiveExecutor", setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_AUTO), []string{"no live executor", "group app (AUTO)"}},
+			{"ConnectionRefused", setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, dead), []string{"executor " + dead, "connection refused"}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				j := tt.b.job(t, func(j *store.Job) { j.RetryCount = 1 })
+				ids, err := tt.b.trig.Dispatcher.TriggerJob(ctx, j, trigger.Manual{})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			// A failed dispatch counts for retry like any failure.
-			if len(tt.b.queued) != 1 || tt.b.queued[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
-				t.Errorf("queued follow-ups %v, want one retry", tt.b.queued)
-			}
-		})
-	}
+				r, _ := tt.b.st.Run(ctx, ids[0])
+				if r.Status != carillonv1.RunStatus_RUN_STATUS_FAILED {
+					t.Fatalf("run status %s, want FAILED", r.Status)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(r.Message, w) {
+						t.Errorf("message %q does not say %q", r.Message, w)
+					}
+				}
+				// A failed dispatch counts for retry like any failure.
+				if len(tt.b.queued) != 1 || tt.b.queued[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
+					t.Errorf("queued follow-ups %v, want one retry", tt.b.queued)
+				}
+			})
+		}
+	})
 }
 
 func TestSweep(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
-	j := b.job(t, nil)
-	now := b.clock.Now()
-	if _, err := b.st.Register(ctx, "app", "http://alive:1", "", 0, now); err != nil {
-		t.Fatal(err)
-	}
-	mk := func(addr string, timeout int32) store.Run {
-		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: now,
-			TriggeredAt: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
-		if err != nil {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
+		j := b.job(t, nil)
+		now := b.clock.Now()
+		if _, err := b.st.Register(ctx, "app", "http://alive:1", "", 0, now); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.st.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: runs[0].ID, ExecutorAddress: addr, ShardTotal: 1, TimeoutSeconds: timeout}}); err != nil {
+		mk := func(addr string, timeout int32) store.Run {
+			runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: now,
+				TriggeredAt: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.st.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: runs[0].ID, ExecutorAddress: addr, ShardTotal: 1, TimeoutSeconds: timeout}}); err != nil {
+				t.Fatal(err)
+			}
+			return runs[0]
+		}
+		gone := mk("http://gone:1", 0)   // its executor never registered
+		slow := mk("http://alive:1", 60) // alive but past its timeout
+		fine := mk("http://alive:1", 0)  // alive, no timeout: left alone
+		half := mk("", 0)                // the admin died mid-dispatch
+
+		b.clock.Add(20 * time.Second) // within the grace period: nothing yet
+		if err := b.trig.Rescuer.Sweep(ctx, 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		return runs[0]
-	}
-	gone := mk("http://gone:1", 0)   // its executor never registered
-	slow := mk("http://alive:1", 60) // alive but past its timeout
-	fine := mk("http://alive:1", 0)  // alive, no timeout: left alone
-	half := mk("", 0)                // the admin died mid-dispatch
+		for _, r := range []store.Run{gone, slow, fine, half} {
+			if got, _ := b.st.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+				t.Fatalf("run %d settled as %s within the grace period", r.ID, got.Status)
+			}
+		}
 
-	b.clock.Add(20 * time.Second) // within the grace period: nothing yet
-	if err := b.trig.Rescuer.Sweep(ctx, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range []store.Run{gone, slow, fine, half} {
-		if got, _ := b.st.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
-			t.Fatalf("run %d settled as %s within the grace period", r.ID, got.Status)
+		b.clock.Add(80 * time.Second) // 100 s after dispatch
+		if _, err := b.st.Register(ctx, "app", "http://alive:1", "", 0, b.clock.Now()); err != nil {
+			t.Fatal(err)
 		}
-	}
-
-	b.clock.Add(80 * time.Second) // 100 s after dispatch
-	if _, err := b.st.Register(ctx, "app", "http://alive:1", "", 0, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.trig.Rescuer.Sweep(ctx, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		run  store.Run
-		want carillonv1.RunStatus
-	}{
-		{gone, carillonv1.RunStatus_RUN_STATUS_LOST},
-		{slow, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT},
-		{fine, carillonv1.RunStatus_RUN_STATUS_RUNNING},
-		{half, carillonv1.RunStatus_RUN_STATUS_LOST},
-	} {
-		got, _ := b.st.Run(ctx, tt.run.ID)
-		if got.Status != tt.want {
-			t.Errorf("run %d: %s (%s), want %s", tt.run.ID, got.Status, got.Message, tt.want)
+		if err := b.trig.Rescuer.Sweep(ctx, 30*time.Second); err != nil {
+			t.Fatal(err)
 		}
-		if got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING && !got.AdminSettled {
-			t.Errorf("run %d: settled %s by the monitor, but not marked as the admin's own judgement", tt.run.ID, got.Status)
+		for _, tt := range []struct {
+			run  store.Run
+			want carillonv1.RunStatus
+		}{
+			{gone, carillonv1.RunStatus_RUN_STATUS_LOST},
+			{slow, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT},
+			{fine, carillonv1.RunStatus_RUN_STATUS_RUNNING},
+			{half, carillonv1.RunStatus_RUN_STATUS_LOST},
+		} {
+			got, _ := b.st.Run(ctx, tt.run.ID)
+			if got.Status != tt.want {
+				t.Errorf("run %d: %s (%s), want %s", tt.run.ID, got.Status, got.Message, tt.want)
+			}
+			if got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING && !got.AdminSettled {
+				t.Errorf("run %d: settled %s by the monitor, but not marked as the admin's own judgement", tt.run.ID, got.Status)
+			}
 		}
-	}
-	// A result the executor reports later replaces the admin's judgement,
-	// and says so; a second result changes nothing.
-	if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "done", FinishedAt: b.clock.Now()}}); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := b.st.Run(ctx, gone.ID)
-	if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || !got.LateResult || !strings.HasPrefix(got.Message, "done (reported after the admin had settled the run LOST: lost: executor") {
-		t.Errorf("late result: %s %q late=%v, want SUCCEEDED, saying it replaced LOST", got.Status, got.Message, got.LateResult)
-	}
-	if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: b.clock.Now()}}); err != nil {
-		t.Fatal(err)
-	}
-	if again, _ := b.st.Run(ctx, gone.ID); again.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
-		t.Errorf("a second result changed the run to %s", again.Status)
-	}
+		// A result the executor reports later replaces the admin's judgement,
+		// and says so; a second result changes nothing.
+		if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "done", FinishedAt: b.clock.Now()}}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := b.st.Run(ctx, gone.ID)
+		if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || !got.LateResult || !strings.HasPrefix(got.Message, "done (reported after the admin had settled the run LOST: lost: executor") {
+			t.Errorf("late result: %s %q late=%v, want SUCCEEDED, saying it replaced LOST", got.Status, got.Message, got.LateResult)
+		}
+		if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: b.clock.Now()}}); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := b.st.Run(ctx, gone.ID); again.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+			t.Errorf("a second result changed the run to %s", again.Status)
+		}
+	})
 }
 
 // TestStopAfterClaimSkips: a fire handed over ahead of its instant is
@@ -257,15 +258,17 @@ func TestSweep(t *testing.T) {
 // settled SKIPPED and never reaches an executor.
 func TestStopAfterClaimSkips(t *testing.T) {
 	t.Parallel()
-	for _, byScan := range []bool{false, true} {
-		t.Run(map[bool]string{false: "Pending", true: "ClaimedByScan"}[byScan], func(t *testing.T) {
-			t.Parallel()
-			testStopAfterClaimSkips(t, byScan)
-		})
-	}
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		for _, byScan := range []bool{false, true} {
+			t.Run(map[bool]string{false: "Pending", true: "ClaimedByScan"}[byScan], func(t *testing.T) {
+				t.Parallel()
+				testStopAfterClaimSkips(t, be, byScan)
+			})
+		}
+	})
 }
 
-func testStopAfterClaimSkips(t *testing.T, byScan bool) {
+func testStopAfterClaimSkips(t *testing.T, be dbtest.Backend, byScan bool) {
 	t.Helper()
 	ctx := context.Background()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -274,7 +277,7 @@ func testStopAfterClaimSkips(t *testing.T, byScan bool) {
 	}
 	dead := "http://" + ln.Addr().String() // connection refused: a run sent there fails
 	ln.Close()
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, dead)
+	b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, dead)
 	stopped, deleted, kept := b.job(t, nil), b.job(t, nil), b.job(t, nil)
 	var es []schedule.Entry
 	instant := b.clock.Now().Add(2 * time.Second) // on the trigger's clock: the runs wait for it
@@ -399,42 +402,41 @@ func (a *acceptor) RunBatch(ctx context.Context, req *carillonv1.RunBatchRequest
 // after a second) for a run still running.
 func TestDispatchRecordedWithResult(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	exec := &acceptor{}
-	mux := http.NewServeMux()
-	mux.Handle(carillonv1connect.NewExecutorServiceHandler(exec))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	b := setup(t, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, srv.URL)
-	var es []schedule.Entry
-	for range 2 {
-		j := b.job(t, func(j *store.Job) { j.TimeoutSeconds = 7 })
-		runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
-		if err != nil {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		exec := &acceptor{}
+		url := testkit.ServeExecutor(t, exec)
+		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+		var es []schedule.Entry
+		for range 2 {
+			j := b.job(t, func(j *store.Job) { j.TimeoutSeconds = 7 })
+			runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
+				TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: b.clock.Now(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
+		}
+		b.trig.Dispatcher.Fire(es)
+		exec.await(t, 2)
+		finished := b.clock.Now()
+		if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: finished}}); err != nil {
 			t.Fatal(err)
 		}
-		es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: b.clock.Now(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
-	}
-	b.trig.Dispatcher.Fire(es)
-	exec.await(t, 2)
-	finished := b.clock.Now()
-	if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: es[0].RunID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: finished}}); err != nil {
-		t.Fatal(err)
-	}
-	// Stored by the result's write, not by a flush (which waits a second).
-	if r, _ := b.st.Run(ctx, es[0].RunID); r.ExecutorAddress != srv.URL {
-		t.Errorf("settled run's executor %q, want %s, recorded with its result", r.ExecutorAddress, srv.URL)
-	}
-	b.trig.Wait()
-	for i, want := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_RUNNING} {
-		r, err := b.st.Run(ctx, es[i].RunID)
-		if err != nil {
-			t.Fatal(err)
+		// Stored by the result's write, not by a flush (which waits a second).
+		if r, _ := b.st.Run(ctx, es[0].RunID); r.ExecutorAddress != url {
+			t.Errorf("settled run's executor %q, want %s, recorded with its result", r.ExecutorAddress, url)
 		}
-		if r.Status != want || r.ExecutorAddress != srv.URL || r.TimeoutSeconds != 7 || !strings.Contains(r.TriggerMessage, "sent to "+srv.URL) {
-			t.Errorf("run %d: %s on %q, timeout %d, trigger message %q; want %s on %s, timeout 7, its dispatch recorded",
-				i, r.Status, r.ExecutorAddress, r.TimeoutSeconds, r.TriggerMessage, want, srv.URL)
+		b.trig.Wait()
+		for i, want := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_RUNNING} {
+			r, err := b.st.Run(ctx, es[i].RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != want || r.ExecutorAddress != url || r.TimeoutSeconds != 7 || !strings.Contains(r.TriggerMessage, "sent to "+url) {
+				t.Errorf("run %d: %s on %q, timeout %d, trigger message %q; want %s on %s, timeout 7, its dispatch recorded",
+					i, r.Status, r.ExecutorAddress, r.TimeoutSeconds, r.TriggerMessage, want, url)
+			}
 		}
-	}
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -65,8 +66,10 @@ func (x *xxlExecutor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // busy may be queued, and waits.
 func TestReconcileXXLJob(t *testing.T) {
 	t.Parallel()
+	// SQLite only, as TestReconcile: over PostgreSQL, Reconcile is adoption.
+	be := dbtest.SQLite
 	ctx := context.Background()
-	r := newRestarted(t)
+	r := newRestarted(t, be)
 	x := &xxlExecutor{logged: map[int64]bool{}, busy: map[int64]bool{}}
 	srv := httptest.NewServer(x)
 	t.Cleanup(srv.Close)

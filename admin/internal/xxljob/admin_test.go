@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -58,12 +59,9 @@ func (r *registryDouble) Register(context.Context, *carillonv1.RegisterRequest) 
 func TestTokenBeforeBody(t *testing.T) {
 	t.Parallel()
 	reg := &registryDouble{}
-	mux := http.NewServeMux()
-	mux.Handle(carillonv1connect.NewRegistryServiceHandler(reg))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	url := testkit.ServeRegistry(t, reg)
 	known := func(token string) bool { return token == "right" }
-	a := NewAdmin(srv.Client(), srv.URL, known, nil)
+	a := NewAdmin(http.DefaultClient, url, known, nil)
 
 	for _, tt := range []struct {
 		name, path string
@@ -112,7 +110,7 @@ func TestTokenBeforeBody(t *testing.T) {
 		t.Errorf("known token: %s, %d calls; want code 200 and one ReportResults", w.Body, reg.calls.Load())
 	}
 	// Without a check (nil), the RegistryService call judges the token.
-	open := NewAdmin(srv.Client(), srv.URL, nil, nil)
+	open := NewAdmin(http.DefaultClient, url, nil, nil)
 	req = httptest.NewRequest(http.MethodPost, "/api/callback", strings.NewReader(`[{"logId":7,"handleCode":200}]`))
 	req.Header.Set(TokenHeader, "anything")
 	w = httptest.NewRecorder()

@@ -1,0 +1,34 @@
+package dbtest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
+)
+
+// Open opens a store on db (a SQLite file or a PostgreSQL URL, as
+// store.Open takes it), closed when the test ends. Over PostgreSQL it
+// renews the store's lease from then on (LeaseLoop), as an admin does
+// from Open to Close: a test may outlast a lease, and the trigger sends
+// the runs it claimed only while the lease holds. It starts no other loop:
+// a test starts the ones it tests (store.Loops).
+//
+// A test may close the store itself (to reopen the database as a restarted
+// admin would); the cleanup closes it again, which does no harm.
+func Open(tb testing.TB, db string) *store.Store {
+	tb.Helper()
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = st.Close() })
+	if st.Shared() {
+		lease := st.LeaseLoop()
+		if err := lease.Start(context.Background()); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(lease.Stop) // before Close: cleanups run last first
+	}
+	return st
+}
