@@ -53,6 +53,8 @@ func newBrowser(t testing.TB, url string) *browser {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		// Chromium, another process, may still write its profile as it exits:
+		// polled, bounded, until the profile is gone.
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 			if err := os.RemoveAll(profile); err == nil || time.Now().After(deadline) {
 				return
@@ -519,11 +521,12 @@ func TestConsoleNewcomer(t *testing.T) {
 	}
 
 	// A retry is told from its first attempt.
-	for deadline := time.Now().Add(30 * time.Second); len(failedRuns(t, c, retried.Id)) < 2; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the failing job's two attempts: %v", listRuns(t, c, retried.Id))
+	eventually(t, 30*time.Second, func() error {
+		if runs := failedRuns(t, c, retried.Id); len(runs) < 2 {
+			return fmt.Errorf("the failing job's two attempts: %v", listRuns(t, c, retried.Id))
 		}
-	}
+		return nil
+	})
 	failed := failedRuns(t, c, retried.Id)
 	b.run(t, "recent failures say the attempt",
 		chromedp.Navigate(a.URL+"/#/"),

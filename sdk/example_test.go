@@ -135,7 +135,7 @@ func ExampleJob_Logf() {
 			fmt.Print(page.GetContent())
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // to the admin the executor is another process: it polls
 	}
 	// Output:
 	// 2026-05-01 12:00:00.000 run 1 of job 7 accepted: handler "greet", param "ada", shard 0 of 1 (0-based), block strategy SERIAL, timeout none

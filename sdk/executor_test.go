@@ -604,7 +604,8 @@ func TestRunLeavesNoGoroutines(t *testing.T) {
 	h2c.CloseIdleConnections()
 
 	// Goroutines of package sdk, or serving HTTP for it, may take a moment to
-	// see their connections close; wait for them to go, but not forever.
+	// see their connections close; wait for them to go, but not forever. The
+	// runtime signals no goroutine's end, so this one wait polls.
 	deadline := time.Now().Add(waitLimit)
 	for {
 		left := leftovers()

@@ -45,7 +45,9 @@ func h2cClient() *http.Client {
 }
 
 // waitUntil polls cond until it returns nil, failing with its last error
-// after waitLimit.
+// after waitLimit. It is for what another process does (a script that
+// writes a file), which sends the test no signal: what the code under test
+// does, a test waits for on a signal (internal/clock's doc has the rule).
 func waitUntil(t *testing.T, what string, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
@@ -57,6 +59,6 @@ func waitUntil(t *testing.T, what string, cond func() error) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: after %v: %v", what, waitLimit, err)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // another process: no signal to wait on
 	}
 }

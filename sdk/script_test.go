@@ -153,7 +153,7 @@ func TestScript(t *testing.T) {
 				if time.Now().After(deadline) {
 					t.Fatalf("child %d of the script survived it", pid)
 				}
-				time.Sleep(10 * time.Millisecond)
+				time.Sleep(10 * time.Millisecond) // another process, not ours: polled for its end
 			}
 		})
 	}
@@ -176,7 +176,7 @@ func childPID(t *testing.T, c carillonv1connect.ExecutorServiceClient) int {
 		if time.Now().After(deadline) {
 			t.Fatal("the script never printed its child's pid")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // another process (the script) prints it: polled
 	}
 }
 

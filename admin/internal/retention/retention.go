@@ -31,25 +31,21 @@ type Config struct {
 	Interval time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// NowFunc defaults to time.Now.
-	NowFunc func() time.Time
 }
 
-// Run deletes runs older than cfg.Days every interval until ctx ends.
+// Run deletes runs older than cfg.Days every interval until ctx ends. It
+// reads the machine's clock: its tests run it in a synctest bubble.
 func Run(ctx context.Context, cfg Config) error {
 	cfg.Days = cmp.Or(cfg.Days, DaysDefault)
 	cfg.Interval = cmp.Or(cfg.Interval, IntervalDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	if cfg.NowFunc == nil {
-		cfg.NowFunc = time.Now
-	}
 	if cfg.Days < 0 {
 		return nil
 	}
 	ticker := time.NewTicker(cfg.Interval)
 	defer ticker.Stop()
 	for {
-		cutoff := cfg.NowFunc().AddDate(0, 0, -cfg.Days)
+		cutoff := time.Now().AddDate(0, 0, -cfg.Days)
 		n, err := Delete(ctx, cfg.Store, store.RunSelection{Before: cutoff})
 		switch {
 		case err != nil && ctx.Err() == nil:

@@ -39,8 +39,9 @@ func WithIdleTimeout(d time.Duration) Option {
 	}
 }
 
-// WithNowFunc sets the clock the idle timeout is measured with, for tests. Defaults to
-// time.Now; nil keeps the default.
+// WithNowFunc sets the clock the idle timeout is measured with: a clock.Clock's Now, for a
+// test that sets the clock back (a synctest bubble serves the others). Defaults to time.Now;
+// nil keeps the default.
 func WithNowFunc(now func() time.Time) Option {
 	return func(o *options) {
 		if now != nil {

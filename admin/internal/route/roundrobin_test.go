@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/route"
@@ -114,30 +115,30 @@ func TestRoundRobin(t *testing.T) {
 
 	t.Run("ForgetsIdleJobs", func(t *testing.T) {
 		t.Parallel()
-
-		clk := newClock()
-		s := route.RoundRobin(route.WithIdleTimeout(time.Hour), route.WithNowFunc(clk.Now))
-		addresses := letters(4)
-		if got := picks(t, s, 1, addresses, 2); !slices.Equal(got, []string{"http://a", "http://b"}) {
-			t.Fatalf("job 1 = %q, want a then b", got)
-		}
-		// Routed every 59 minutes for a week, job 1 is never forgotten: it keeps rotating.
-		want := "http://c"
-		for i := range 7 * 24 * 60 / 59 {
-			clk.Advance(59 * time.Minute)
-			if got := pickOne(t, s, 1, addresses); got != want {
-				t.Fatalf("after %d × 59 min: job 1 = %s, want %s (rotation broken)", i+1, got, want)
+		synctest.Test(t, func(t *testing.T) { // the week passes at once
+			s := route.RoundRobin(route.WithIdleTimeout(time.Hour))
+			addresses := letters(4)
+			if got := picks(t, s, 1, addresses, 2); !slices.Equal(got, []string{"http://a", "http://b"}) {
+				t.Fatalf("job 1 = %q, want a then b", got)
 			}
-			want = addresses[(slices.Index(addresses, want)+1)%4]
-		}
-		// Idle for two hours, it is forgotten and starts over as the second new job (at b)
-		// instead of continuing with want.
-		clk.Advance(2 * time.Hour)
-		if want == "http://b" {
-			t.Fatal("test broken: the remembered and the new start are the same")
-		}
-		if got := pickOne(t, s, 1, addresses); got != "http://b" {
-			t.Errorf("after 2 h idle: job 1 = %s, want http://b, a new start (remembered: %s)", got, want)
-		}
+			// Routed every 59 minutes for a week, job 1 is never forgotten: it keeps rotating.
+			want := "http://c"
+			for i := range 7 * 24 * 60 / 59 {
+				time.Sleep(59 * time.Minute)
+				if got := pickOne(t, s, 1, addresses); got != want {
+					t.Fatalf("after %d × 59 min: job 1 = %s, want %s (rotation broken)", i+1, got, want)
+				}
+				want = addresses[(slices.Index(addresses, want)+1)%4]
+			}
+			// Idle for two hours, it is forgotten and starts over as the second new job (at b)
+			// instead of continuing with want.
+			time.Sleep(2 * time.Hour)
+			if want == "http://b" {
+				t.Fatal("test broken: the remembered and the new start are the same")
+			}
+			if got := pickOne(t, s, 1, addresses); got != "http://b" {
+				t.Errorf("after 2 h idle: job 1 = %s, want http://b, a new start (remembered: %s)", got, want)
+			}
+		})
 	})
 }

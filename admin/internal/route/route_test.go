@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/route"
 )
@@ -59,26 +57,6 @@ func picks(t testing.TB, s route.Strategy, jobID int64, addresses []string, n in
 		got[i] = pickOne(t, s, jobID, addresses)
 	}
 	return got
-}
-
-// clock is a settable clock for route.WithNowFunc.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // inMemoryProber finds every executor alive and idle without asking it, for tests that are

@@ -1,5 +1,7 @@
 package store
 
+import "github.com/carillonhq/carillon/internal/testsignal"
+
 // Exported for tests.
 const (
 	SQLRunning = sqlRunning
@@ -8,6 +10,9 @@ const (
 
 // JobsChanged marks the job cache stale, as a job write does.
 func (s *Store) JobsChanged() { s.jobs.changed() }
+
+// Followed is emitted after each round of FollowLoop over PostgreSQL.
+func (s *Store) Followed() *testsignal.Signal { return &s.pg.followed }
 
 // JobReads is how many jobs the job cache has read from the database.
 func (s *Store) JobReads() int64 { return s.jobs.reads.Load() }

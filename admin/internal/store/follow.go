@@ -22,6 +22,7 @@ func (s *Store) FollowLoop() service.Service {
 		}
 		return every(stop, followInterval, 5*time.Second, func(ctx context.Context) {
 			_ = s.follow(ctx) // retried at the next tick
+			s.pg.followed.Emit()
 		})
 	})
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/carillonhq/carillon/internal/testsignal"
 )
 
 // PostgreSQL's connection pools of one admin. The writer has a pool, not
@@ -30,6 +32,8 @@ type pgState struct {
 	adminID string
 	lease   lease
 	follow  follower
+	// followed is emitted after each round of FollowLoop, for tests.
+	followed testsignal.Signal
 	// foldMarks are the largest run ids seen by the fold (settledMaxID),
 	// oldest first; only the fold loop uses them.
 	foldMarks []foldMark

@@ -90,12 +90,10 @@ func TestRegistryCapabilities(t *testing.T) {
 			// interval.
 			v := other.RoutingVersion()
 			register(s, "app", "http://b:1", dueAt, t0)
-			deadline := time.Now().Add(10 * time.Second)
-			for other.RoutingVersion() == v {
-				if time.Now().After(deadline) {
-					t.Fatal("another admin's RoutingVersion did not change within 10 s of a change of capabilities")
-				}
-				time.Sleep(10 * time.Millisecond)
+			wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if !other.Followed().Await(wait, func() bool { return other.RoutingVersion() != v }) {
+				t.Fatal("another admin's RoutingVersion did not change within 10 s of a change of capabilities")
 			}
 			want[1].Capabilities, wantAt["http://b:1"] = dueAt, dueAt
 			check(other, "another admin, after the change")

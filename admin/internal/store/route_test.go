@@ -123,10 +123,14 @@ func TestRouteFence(t *testing.T) {
 	if len(routes) != 2 || routes[mine] != "http://x:1" || routes[theirs] != "" {
 		t.Errorf("AdoptedRuns routes %v, want run %d routed to http://x:1 and %d never routed", routes, mine, theirs)
 	}
-	// Woken, the stalled admin is fenced off: once its last renewal is a
-	// lease old on its own clock, as after a stall, it waits for a renewal
-	// that never comes (it was adopted), and writes nothing.
-	time.Sleep(store.LeaseDuration) // the lease's own clock, not luck: its last renewal began before this
+	// Woken, the stalled admin is fenced off: its renewals fail (it was
+	// adopted) until its last good one is a lease old on its own clock, as
+	// after a stall, and it knows its lease lost; it writes nothing.
+	select {
+	case <-stalled.LeaseLost():
+	case <-time.After(10 * store.LeaseDuration):
+		t.Fatal("the adopted admin's lease was never lost")
+	}
 	if stalled.AwaitLease(ctx) {
 		t.Error("AwaitLease of the adopted admin = true, want false")
 	}

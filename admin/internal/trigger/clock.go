@@ -3,37 +3,26 @@ package trigger
 import (
 	"context"
 	"time"
+
+	"github.com/carillonhq/carillon/internal/clock"
 )
 
-// Clock is the trigger's time: the timestamps it records (claims, sends,
-// settlements), the instants it waits for, how long dispatch records are deferred
-// (recordDelay) and the intervals of Monitor and Reconcile. Tests inject a
-// clock they move by hand. Two waits stay on the machine's clock because
-// they bound work rather than follow the schedule: the write coalescer's
-// few milliseconds of lingering and a dispatch's wait for a pool slot.
-type Clock interface {
-	// Now returns the current time.
-	Now() time.Time
-	// AfterFunc calls f on its own goroutine once d has passed, unless
-	// stop is called first; stop reports whether it prevented the call.
-	AfterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
-// wallClock is the machine's clock.
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-func (wallClock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+// The trigger's clock (Config.Clock) gives the timestamps it records
+// (claims, sends, settlements), the instants it waits for, how long
+// dispatch records are deferred (recordDelay) and the intervals of Monitor
+// and Reconcile. Tests inject a clock.Fake they move by hand. Two waits
+// stay on the machine's clock because they bound work rather than follow
+// the schedule: the write coalescer's few milliseconds of lingering and a
+// dispatch's wait for a pool slot.
 
 // sleep waits on c until d has passed or ctx ends, and reports whether d
 // passed.
-func sleep(ctx context.Context, c Clock, d time.Duration) bool {
+func sleep(ctx context.Context, c clock.Clock, d time.Duration) bool {
 	return sleepOr(ctx, c, d, nil)
 }
 
 // sleepOr is sleep that also returns, false, when wake is closed.
-func sleepOr(ctx context.Context, c Clock, d time.Duration, wake <-chan struct{}) bool {
+func sleepOr(ctx context.Context, c clock.Clock, d time.Duration, wake <-chan struct{}) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}

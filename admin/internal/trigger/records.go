@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/internal/clock"
 )
 
 // recordDelay is how long the dispatch of a scheduled fire waits for its
@@ -29,7 +30,7 @@ type deferredRecords struct {
 	queue []deferredAt // in the order kept, so oldest first
 	armed bool         // a flush is scheduled
 	flush func(ds []store.Dispatch)
-	clock Clock
+	clock clock.Clock
 }
 
 // deferredAt is when a run's dispatch record was kept.
@@ -68,7 +69,7 @@ func (h *deferredRecord) record() store.Dispatch {
 	return d
 }
 
-func newDeferredRecords(flush func([]store.Dispatch), clock Clock) *deferredRecords {
+func newDeferredRecords(flush func([]store.Dispatch), clock clock.Clock) *deferredRecords {
 	return &deferredRecords{byRun: map[int64]*deferredRecord{}, flush: flush, clock: clock}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/internal/clock"
 )
 
 const (
@@ -81,8 +82,8 @@ type Config struct {
 	SendAhead time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// Clock is the trigger's time (see Clock). Defaults to the machine's.
-	Clock Clock
+	// Clock is the trigger's time (see clock.go). Defaults to clock.Wall.
+	Clock clock.Clock
 	// FollowUp decides what follows a settled run: retries, alarms, child
 	// jobs, FIX_DELAY's next fire. Defaults to followup.Policy{}.
 	FollowUp store.Policy
@@ -165,7 +166,7 @@ func New(cfg Config) (*Trigger, error) {
 	cfg.SendAhead = cmp.Or(cfg.SendAhead, SendAheadDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	if cfg.Clock == nil {
-		cfg.Clock = wallClock{}
+		cfg.Clock = clock.Wall
 	}
 	if cfg.FollowUp == nil {
 		cfg.FollowUp = followup.Policy{}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/internal/testsignal"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk/internal/report"
 )
@@ -24,13 +25,13 @@ import (
 // written, for runs of many jobs, as a busy executor sees them. Results go
 // nowhere: see BenchmarkRun for them.
 func BenchmarkAccept(b *testing.B) {
-	var done atomic.Int64
+	var done tally
 	d := New(Config{
 		PrepareFunc:  prepare,
 		Logs:         newTestLogStore(b, b.TempDir(), time.Now),
 		NowFunc:      time.Now,
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		ReportFunc:   func(report.Result) { done.Add(1) },
+		ReportFunc:   func(report.Result) { done.add(1) },
 		IdleTimeout:  IdleTimeoutDefault,
 		AbandonAfter: AbandonAfterDefault,
 	})
@@ -43,9 +44,7 @@ func BenchmarkAccept(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for done.Load() < int64(b.N) {
-		time.Sleep(time.Millisecond)
-	}
+	done.waitFor(b.N)
 	b.StopTimer()
 	d.StopAccepting()
 	d.Drain(context.Background())
@@ -67,9 +66,7 @@ func BenchmarkRun(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for delivered.Load() < int64(b.N) {
-		time.Sleep(time.Millisecond)
-	}
+	delivered.waitFor(b.N)
 	b.StopTimer()
 	done()
 }
@@ -77,16 +74,16 @@ func BenchmarkRun(b *testing.B) {
 // newBenchExecutor returns a dispatcher whose results go through a real
 // spool and reporter to an admin that takes them at once; delivered
 // counts them, and done shuts everything down.
-func newBenchExecutor(b *testing.B) (d *Dispatcher, delivered *atomic.Int64, done func()) {
+func newBenchExecutor(b *testing.B) (d *Dispatcher, delivered *tally, done func()) {
 	b.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sp, err := report.OpenSpool(b.TempDir(), logger)
 	if err != nil {
 		b.Fatal(err)
 	}
-	delivered = new(atomic.Int64)
+	delivered = new(tally)
 	rep := report.NewReporter(sp, func(_ context.Context, batch []report.Result) ([]report.Refusal, error) {
-		delivered.Add(int64(len(batch)))
+		delivered.add(len(batch))
 		return nil, nil
 	}, logger)
 	stop := make(chan struct{})
@@ -151,7 +148,7 @@ func BenchmarkDueBurst(b *testing.B) {
 		n := c.runs
 		b.Run(fmt.Sprintf("runs=%d/executors=%d", n, c.executors), func(b *testing.B) {
 			ds := make([]*Dispatcher, c.executors)
-			delivered := make([]*atomic.Int64, c.executors)
+			delivered := make([]*tally, c.executors)
 			for e := range ds {
 				var done func()
 				ds[e], delivered[e], done = newBenchExecutor(b)
@@ -169,7 +166,7 @@ func BenchmarkDueBurst(b *testing.B) {
 					acceptRuns(b, d, i, n, e, c.executors, hello, due)
 				}
 				for e := range ds {
-					waitDelivered(delivered[e], (i+1)*n/c.executors)
+					delivered[e].waitFor((i + 1) * n / c.executors)
 				}
 				st.add(starts, due.UnixNano())
 			}
@@ -181,10 +178,10 @@ func BenchmarkDueBurst(b *testing.B) {
 
 // acceptBurst accepts burst i of n runs of n jobs, each with handler and
 // due_at due (zero: none), and waits until they were all reported.
-func acceptBurst(b *testing.B, d *Dispatcher, delivered *atomic.Int64, i, n int, handler Handler, due time.Time) {
+func acceptBurst(b *testing.B, d *Dispatcher, delivered *tally, i, n int, handler Handler, due time.Time) {
 	b.Helper()
 	acceptRuns(b, d, i, n, 0, 1, handler, due)
-	waitDelivered(delivered, (i+1)*n)
+	delivered.waitFor((i + 1) * n)
 }
 
 // acceptRuns accepts the runs first, first+step, ... of burst i of n runs
@@ -203,11 +200,21 @@ func acceptRuns(b *testing.B, d *Dispatcher, i, n, first, step int, handler Hand
 	}
 }
 
-// waitDelivered waits until delivered reaches n.
-func waitDelivered(delivered *atomic.Int64, n int) {
-	for delivered.Load() < int64(n) {
-		time.Sleep(100 * time.Microsecond)
-	}
+// tally counts the results reported or delivered; waitFor waits for them
+// on the signal each count emits, not by polling.
+type tally struct {
+	n      atomic.Int64
+	signal testsignal.Signal
+}
+
+func (t *tally) add(k int) {
+	t.n.Add(int64(k))
+	t.signal.Emit()
+}
+
+// waitFor waits until t counted n.
+func (t *tally) waitFor(n int) {
+	t.signal.Await(context.Background(), func() bool { return t.n.Load() >= int64(n) })
 }
 
 // startStats collects, burst by burst, when handlers started, in ms after
