@@ -19,10 +19,10 @@ import (
 	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
-	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/server"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/clock"
 	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
@@ -123,7 +123,7 @@ func TestReportResultsOfAnotherDatabase(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
 		st := be.Open(t)
-		clk := fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+		clk := clock.NewFake(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
 		trig, err := trigger.New(trigger.Config{Store: st, Clock: clk, Queue: nopQueue{},
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {

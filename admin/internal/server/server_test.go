@@ -17,10 +17,10 @@ import (
 	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
-	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/server"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/clock"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -33,7 +33,7 @@ func (nopQueue) Enqueue(...store.Run) {}
 func (nopQueue) Wake()                {}
 
 type bundle struct {
-	clock    *fakeclock.Clock
+	clock    *clock.Fake
 	url      string
 	db       string // the database: a SQLite file or a PostgreSQL URL
 	store    *store.Store
@@ -55,7 +55,7 @@ func setupLogged(t testing.TB, be dbtest.Backend, token string, logger *slog.Log
 	db := be.DB(t)
 	st := dbtest.Open(t, db)
 	t.Cleanup(func() { closeDigestPool(db) })
-	clk := fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+	clk := clock.NewFake(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
 	trig, err := trigger.New(trigger.Config{Store: st, Token: token, Clock: clk, Queue: nopQueue{}})
 	if err != nil {
 		t.Fatal(err)

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
-	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/clock"
 	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
@@ -22,7 +22,7 @@ import (
 // was told has started (started) is refused, as the SDK does.
 type dueExecutor struct {
 	carillonv1connect.UnimplementedExecutorServiceHandler
-	clock *fakeclock.Clock
+	clock *clock.Fake
 
 	mu      sync.Mutex
 	reqs    map[int64]*carillonv1.RunRequest

@@ -6,15 +6,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/internal/clock"
 )
 
 // TestDeferredRecords: a held dispatch goes with its run's result when the
 // result comes first, and is flushed on its own once recordDelay passed.
 func TestDeferredRecords(t *testing.T) {
 	t.Parallel()
-	clk := fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+	clk := clock.NewFake(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
 	flushes := make(chan []store.Dispatch, 10)
 	d := newDeferredRecords(func(ds []store.Dispatch) { flushes <- ds }, clk)
 	noFlush := func(when string) {
@@ -85,7 +85,7 @@ func TestDeferredRecords(t *testing.T) {
 // instant is flushed first.
 func TestDeferredRecordsSentAhead(t *testing.T) {
 	t.Parallel()
-	clk := fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+	clk := clock.NewFake(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
 	flushes := make(chan []store.Dispatch, 10)
 	d := newDeferredRecords(func(ds []store.Dispatch) { flushes <- ds }, clk)
 	burst := clk.Now().Add(2 * time.Second)

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
-	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/clock"
 )
 
 // syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
@@ -42,7 +42,7 @@ func TestClockOffsetWarning(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		st := be.Open(t)
 		var logs syncBuffer
-		trig, err := trigger.New(trigger.Config{Store: st, Clock: fakeclock.New(time.Now()), Queue: nopQueue{},
+		trig, err := trigger.New(trigger.Config{Store: st, Clock: clock.NewFake(time.Now()), Queue: nopQueue{},
 			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 		if err != nil {
 			t.Fatal(err)

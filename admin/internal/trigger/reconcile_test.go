@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
-	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/clock"
 	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -60,15 +60,15 @@ func (h *holder) sent() []int64 {
 // left: the trigger is made after the store's runs and registrations.
 type restarted struct {
 	st    *store.Store
-	clock *fakeclock.Clock // moves 100 ms at each reading: loops paced by it see time pass without sleeping
-	t0    time.Time        // when the earlier process stopped
+	clock *clock.Fake // moves 100 ms at each reading: loops paced by it see time pass without sleeping
+	t0    time.Time   // when the earlier process stopped
 }
 
 func newRestarted(t *testing.T, be dbtest.Backend) *restarted {
 	t.Helper()
 	st := be.Open(t)
 	t0 := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-	clk := fakeclock.New(t0)
+	clk := clock.NewFake(t0)
 	clk.Step = 100 * time.Millisecond
 	return &restarted{st: st, clock: clk, t0: t0}
 }

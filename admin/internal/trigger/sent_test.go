@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
-	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/clock"
 	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -85,7 +85,7 @@ func TestManualTriggeredAtIsWhenSent(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
 		b, _, url := setupAcceptor(t, be)
-		clk := fakeclock.New(b.clock.Now())
+		clk := clock.NewFake(b.clock.Now())
 		clk.Step = 50 * time.Millisecond // moves at each reading
 		trig, err := trigger.New(trigger.Config{Store: b.st, Clock: clk, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Queue: nopQueue{}})

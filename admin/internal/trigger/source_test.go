@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
-	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/internal/clock"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -26,7 +26,7 @@ func TestSourceCache(t *testing.T) {
 		ctx := context.Background()
 		st := be.Open(t)
 		now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-		clk := fakeclock.New(now)
+		clk := clock.NewFake(now)
 		tr, err := New(Config{Store: st, Clock: clk, Queue: nopQueue{}})
 		if err != nil {
 			t.Fatal(err)

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
-	"github.com/carillonhq/carillon/admin/internal/fakeclock"
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
+	"github.com/carillonhq/carillon/internal/clock"
 	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
@@ -25,7 +25,7 @@ type bundle struct {
 	db     string                // the database: a SQLite file or a PostgreSQL URL
 	edit   func(*trigger.Config) // changes the trigger's Config at each open; nil: none
 	st     *store.Store
-	clock  *fakeclock.Clock
+	clock  *clock.Fake
 	trig   *trigger.Trigger
 	group  store.Group
 	mu     sync.Mutex
@@ -57,7 +57,7 @@ func setup(t testing.TB, be dbtest.Backend, mode carillonv1.AddressMode, addrs .
 // setupWith is setup with the trigger's Config changed by edit first.
 func setupWith(t testing.TB, be dbtest.Backend, edit func(*trigger.Config), mode carillonv1.AddressMode, addrs ...string) *bundle {
 	t.Helper()
-	b := &bundle{db: be.DB(t), clock: fakeclock.New(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)), edit: edit}
+	b := &bundle{db: be.DB(t), clock: clock.NewFake(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)), edit: edit}
 	b.open(t)
 	var err error
 	b.group, err = b.st.CreateGroup(context.Background(), store.Group{AppName: "app", Title: "app", AddressMode: mode, Addresses: addrs}, b.clock.Now())
@@ -335,7 +335,7 @@ func testStopAfterClaimSkips(t *testing.T, be dbtest.Backend, byScan bool) {
 
 // awaitPending waits until the trigger waits on the bundle's clock: its
 // fires are claimed and routed, and wait for their instant.
-func awaitPending(t *testing.T, clock *fakeclock.Clock) {
+func awaitPending(t *testing.T, clock *clock.Fake) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
