@@ -133,11 +133,11 @@ func TestCrashRestart(t *testing.T) {
 		}
 		downs = append(downs, down{lastKill, time.Now()})
 		go func() { _, _ = io.Copy(io.Discard, out) }()
-		time.Sleep(time.Duration(300+rnd.IntN(2500)) * time.Millisecond) // up
+		time.Sleep(time.Duration(300+rnd.IntN(2500)) * time.Millisecond) // the child process runs, 0.3-2.8 s: what is killed is its random moment
 		_ = cmd.Process.Signal(syscall.SIGKILL)                          // it may have exited already
 		_ = cmd.Wait()
 		lastKill = time.Now()
-		time.Sleep(time.Duration(rnd.IntN(4000)) * time.Millisecond) // down, sometimes past the threshold
+		time.Sleep(time.Duration(rnd.IntN(4000)) * time.Millisecond) // no process runs, 0-4 s: sometimes past the misfire threshold
 	}
 	end := lastKill
 	var outages []string

@@ -91,7 +91,7 @@ func BenchmarkBurstMemory(b *testing.B) {
 		routed = liveHeap() - base
 		profileHeap(b, "routed")
 		bd.clock.Set(at.Add(-trigger.SendLead(trigger.SendAheadDefault, n)))
-		for got.Load() < n {
+		for got.Load() < n { // the executors' servers, outside the benchmark's goroutines, count the calls
 			time.Sleep(time.Millisecond)
 		}
 		awaitClock(b, bd, batches+1) // sent, waiting for the instant; a flush of the held dispatches armed
