@@ -19,7 +19,7 @@ func TestCLITLS(t *testing.T) {
 	leaf := ca.Leaf(t)
 	url := serveAdmin(t, &leaf)
 
-	b := newBinary(t)
+	b := newCLI(t)
 	dir := b.home
 	cfg := filepath.Join(dir, "config.json")
 	must, fails := b.must, func(want int, wantErr string, args ...string) { b.fails(want, wantErr, args...) }
