@@ -13,7 +13,7 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// loggedIn serves an admin without executors and returns a binary logged
+// loggedIn serves an admin without executors and returns a runner logged
 // in to it as the ADMIN, and the function that adds the session's config
 // file to a command line.
 func loggedIn(t *testing.T) (*runner, func(args ...string) []string) {

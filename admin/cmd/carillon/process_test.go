@@ -36,9 +36,6 @@ func TestProcessExitCodes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.home, ".config")); !os.IsNotExist(err) {
 		t.Errorf("carillon alone made a config directory: %v", err)
 	}
-	if out := b.must("", "--version"); !strings.HasPrefix(out, "carillon ") {
-		t.Errorf("--version: %q", out)
-	}
 	b.fails(exitUsage, `unknown command "frobnicate" for "carillon"`, "frobnicate")
 	b.fails(exitUnavailable, "carillon: unavailable: ", "job", "list", "--server", "http://127.0.0.1:1", "--api-token", "x")
 	if err := os.WriteFile(filepath.Join(b.dir, "bad.conf"), []byte("listen\n"), 0o600); err != nil {
