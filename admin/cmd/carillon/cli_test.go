@@ -130,36 +130,80 @@ func runAdmin(t *testing.T, cfg admin.Config) (url string, stop func()) {
 	return scheme + ln.Addr().String(), stop
 }
 
-// binary runs the carillon binary (this test binary, which TestMain turns
-// into carillon under CARILLON_TEST_MAIN=1) in dir, with HOME and the user
-// config directory in home, the environment's CARILLON_ variables removed
-// and env added.
-type binary struct {
+// runner runs carillon command lines for a test, each with the working
+// directory dir, HOME and the user config directory in home, the
+// environment's CARILLON_ variables removed and env added. One of newCLI
+// runs each command line in this process, a call of run with its own
+// environment and streams, so that tests run side by side; one of
+// newBinary runs each as a process of this test binary (which TestMain
+// turns into carillon under CARILLON_TEST_MAIN=1), for what only a process
+// shows: main's exit, signals, the working directory.
+type runner struct {
 	t         *testing.T
 	dir, home string
 	env       []string
+	process   bool // each command line a process, not a call
 }
 
-func newBinary(t *testing.T) *binary {
+// newCLI returns a runner of command lines in this process.
+func newCLI(t *testing.T) *runner {
 	t.Helper()
-	return &binary{t: t, dir: t.TempDir(), home: t.TempDir()}
+	return &runner{t: t, dir: t.TempDir(), home: t.TempDir()}
+}
+
+// newBinary returns a runner of command lines as processes.
+func newBinary(t *testing.T) *runner {
+	t.Helper()
+	r := newCLI(t)
+	r.process = true
+	return r
+}
+
+// environ is the environment of a command line: this process's, less
+// HOME, XDG_CONFIG_HOME and the CARILLON_ variables, plus home and env
+// (the last value of a name wins).
+func (b *runner) environ() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CARILLON_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+b.home, "XDG_CONFIG_HOME="+filepath.Join(b.home, ".config"))
+	return append(env, b.env...)
+}
+
+// procEnv is the environment and working directory of a command line run
+// in this process.
+func (b *runner) procEnv() procEnv {
+	vars := map[string]string{}
+	for _, kv := range b.environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	return procEnv{lookupEnv: func(name string) (string, bool) { v, ok := vars[name]; return v, ok }, dir: b.dir}
+}
+
+// command is a command line as a process of this test binary, killed
+// when ctx ends.
+func (b *runner) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Dir = b.dir
+	cmd.Env = append(b.environ(), "CARILLON_TEST_MAIN=1")
+	return cmd
 }
 
 // run runs one command line and returns its exit code, stdout and stderr.
-func (b *binary) run(stdin string, args ...string) (int, string, string) {
+func (b *runner) run(stdin string, args ...string) (int, string, string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Dir = b.dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CARILLON_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "CARILLON_TEST_MAIN=1", "HOME="+b.home, "XDG_CONFIG_HOME="+filepath.Join(b.home, ".config"))
-	cmd.Env = append(cmd.Env, b.env...)
 	var out, errOut bytes.Buffer
+	if !b.process {
+		code := run(ctx, args, stdio{in: strings.NewReader(stdin), out: &out, err: &errOut}, b.procEnv())
+		return code, out.String(), errOut.String()
+	}
+	cmd := b.command(ctx, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, &errOut
 	err := cmd.Run()
 	var ee *exec.ExitError
@@ -173,7 +217,7 @@ func (b *binary) run(stdin string, args ...string) (int, string, string) {
 }
 
 // must runs a command line that must succeed and returns its stdout.
-func (b *binary) must(stdin string, args ...string) string {
+func (b *runner) must(stdin string, args ...string) string {
 	b.t.Helper()
 	code, out, errOut := b.run(stdin, args...)
 	if code != 0 {
@@ -184,7 +228,7 @@ func (b *binary) must(stdin string, args ...string) string {
 
 // fails runs a command line that must exit with want and say wantErr on
 // stderr.
-func (b *binary) fails(want int, wantErr string, args ...string) string {
+func (b *runner) fails(want int, wantErr string, args ...string) string {
 	b.t.Helper()
 	code, _, errOut := b.run("", args...)
 	if code != want || !strings.Contains(errOut, wantErr) {
@@ -195,7 +239,7 @@ func (b *binary) fails(want int, wantErr string, args ...string) string {
 
 // waitFor runs a command line until its stdout matches re, for at most
 // 20 s, and fails the test with the last output otherwise.
-func (b *binary) waitFor(re string, args ...string) string {
+func (b *runner) waitFor(re string, args ...string) string {
 	b.t.Helper()
 	m := regexp.MustCompile(re)
 	var out string
@@ -208,14 +252,14 @@ func (b *binary) waitFor(re string, args ...string) string {
 	return ""
 }
 
-// TestCLI drives the client commands, through the binary, against a real
+// TestCLI drives the client commands, in this process, against a real
 // admin: login writes the config file, commands use it, tables and JSON
 // come out, every RPC and job field has its command or flag, and each
 // kind of failure has its exit code and a "carillon: <code>: " message.
 func TestCLI(t *testing.T) {
 	t.Parallel()
 	url := startAdmin(t)
-	b := newBinary(t)
+	b := newCLI(t)
 	cfg := filepath.Join(b.home, "config.json")
 	as := func(args ...string) []string { return append(args, "--config", cfg) }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -44,7 +43,7 @@ a status.`,
 		target := *url
 		if target == "" {
 			var err error
-			if target, err = localURL(os.Getenv("CARILLON_LISTEN"), os.Getenv("CARILLON_TLS_CERT") != "", *live); err != nil {
+			if target, err = localURL(e.proc.getenv("CARILLON_LISTEN"), e.proc.getenv("CARILLON_TLS_CERT") != "", *live); err != nil {
 				return err
 			}
 		}

@@ -59,7 +59,7 @@ without --allow-scripts, alarm e-mails, MANUAL groups' addresses).`,
 				return usagef("--db-time-zone: %v", err)
 			}
 		}
-		src, err := os.ReadFile(args[0]) //nolint:gosec // the file the user named on the command line
+		src, err := os.ReadFile(e.proc.path(args[0])) //nolint:gosec // the file the user named on the command line
 		if err != nil {
 			return fmt.Errorf("read the dump: %w", err)
 		}

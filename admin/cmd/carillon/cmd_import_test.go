@@ -17,7 +17,7 @@ import (
 func TestImportXXLJob(t *testing.T) {
 	t.Parallel()
 	url := serveAdmin(t, nil)
-	b := newBinary(t)
+	b := newCLI(t)
 	cli := func(_ *testing.T, stdin string, args ...string) (int, string, string) { return b.run(stdin, args...) }
 	cfg := filepath.Join(b.home, "config.json")
 	admin := []string{"--config", cfg}

@@ -151,6 +151,7 @@ func jobGetCmd(e *cmdEnv) *cobra.Command {
 // jobFlags are the flags that describe a job, for create and update.
 type jobFlags struct {
 	fs                                         *pflag.FlagSet
+	proc                                       procEnv // where --script-file is
 	group                                      *int64
 	description, owner, handler, param, emails *string
 	cron, tz, route, block, misfire, children  *string
@@ -173,9 +174,10 @@ func scheduleFlags(fs *pflag.FlagSet, f *jobFlags) {
 	f.tz = fs.String("tz", "", "IANA time zone of the schedule, e.g. Europe/Berlin (default: the admin's)")
 }
 
-func newJobFlags(fs *pflag.FlagSet) *jobFlags {
+func newJobFlags(fs *pflag.FlagSet, proc procEnv) *jobFlags {
 	f := &jobFlags{
 		fs:          fs,
+		proc:        proc,
 		group:       fs.Int64("group", 0, "executor group id"),
 		description: fs.String("description", "", "what the job does"),
 		owner:       fs.String("owner", "", "who to ask about it"),
@@ -262,7 +264,7 @@ func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 		j.MisfireStrategy = carillonv1.MisfireStrategy(n)
 	}
 	if *f.scriptFile != "" {
-		src, err := os.ReadFile(*f.scriptFile)
+		src, err := os.ReadFile(f.proc.path(*f.scriptFile))
 		if err != nil {
 			return nil, nil, usagef("--script-file: %v", err)
 		}
@@ -322,7 +324,7 @@ func jobCreateCmd(e *cmdEnv) *cobra.Command {
 			"    --retries 3 --retry-delay 1m --backoff --alarm-webhook https://hooks.example.com/carillon",
 		Args: exactArgs(0, "flags only: carillon job create --group ID --description D --handler H --cron EXPR"),
 	}
-	f := newJobFlags(cmd.Flags())
+	f := newJobFlags(cmd.Flags(), e.proc)
 	start := cmd.Flags().Bool("start", false, "start the schedule at once")
 	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
 		j, _, err := f.job()
@@ -350,7 +352,7 @@ func jobUpdateCmd(e *cmdEnv) *cobra.Command {
 with =false (--backoff=false).`,
 		Example: "  carillon job update 1 --param world --cron '0 0 12 * * ?' --tz Europe/Berlin\n  carillon job update 1 --backoff=false",
 	}
-	f := newJobFlags(cmd.Flags())
+	f := newJobFlags(cmd.Flags(), e.proc)
 	return e.jobIDCmd(cmd, func(ctx context.Context, id int64) error {
 		j, mask, err := f.job()
 		if err != nil {

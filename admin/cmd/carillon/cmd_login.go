@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"connectrpc.com/connect"
@@ -42,14 +41,14 @@ set.`,
 		}
 		caFile := e.caFile
 		if caFile != "" {
-			if caFile, err = filepath.Abs(caFile); err != nil {
+			if caFile, err = filepath.Abs(e.proc.path(caFile)); err != nil {
 				return err
 			}
 		}
 		if err := e.saveConfig(config{Server: e.server, Token: res.Token, CAFile: caFile}); err != nil {
 			return err
 		}
-		if os.Getenv(envAPIToken) != "" {
+		if e.proc.getenv(envAPIToken) != "" {
 			fmt.Fprintf(e.io.err, "carillon: warning: %s is set in your environment and takes precedence over this session; "+
 				"unset %s to use the session\n", envAPIToken, envAPIToken)
 		}

@@ -41,7 +41,7 @@ SQLite file that an admin still serves.`,
 			return usagef("migrate: want --from FILE.db --to postgres://... (carillon migrate --help)")
 		}
 		e.ran = true
-		counts, err := store.Copy(cmd.Context(), *from, *to, store.CopyOptions{Runs: *runs})
+		counts, err := store.Copy(cmd.Context(), e.proc.path(*from), *to, store.CopyOptions{Runs: *runs})
 		if err != nil {
 			return err
 		}

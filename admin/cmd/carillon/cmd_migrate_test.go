@@ -92,7 +92,7 @@ func TestMigrate(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "carillon.db")
 	cfg := []string{"--config", filepath.Join(dir, "admin.json")}
-	b := newBinary(t)
+	b := newCLI(t)
 	must := b.must
 	id := func(out string) string {
 		t.Helper()

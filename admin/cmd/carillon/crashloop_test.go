@@ -32,8 +32,9 @@ import (
 	"github.com/carillonhq/carillon/sdk"
 )
 
-// TestMain runs the real admin (main) when the crash loop starts this
-// test binary as its admin process, and an SDK executor when
+// TestMain runs carillon (main) when a test starts this test binary as
+// carillon (newBinary's process tests, the crash loop's admin, the
+// README's walk-through), and an SDK executor when
 // TestExecutorCrashCutsRunsShort starts it as its executor process.
 func TestMain(m *testing.M) {
 	if os.Getenv("CARILLON_TEST_MAIN") == "1" {

@@ -13,7 +13,7 @@ import (
 func TestRefusedCredentialNamesItsSource(t *testing.T) {
 	t.Parallel()
 	url := serveAdmin(t, nil)
-	b := newBinary(t)
+	b := newCLI(t)
 	cfg := filepath.Join(b.home, "config.json")
 
 	// A stale token in the environment, as the demo's export leaves it.

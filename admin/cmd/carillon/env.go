@@ -34,6 +34,7 @@ const envAPIToken = "CARILLON_API_TOKEN" //nolint:gosec // the name of an enviro
 // where it came from.
 type cmdEnv struct {
 	io       stdio
+	proc     procEnv              // the environment variables and working directory
 	ran      bool                 // a command's RunE was called: later errors are not cobra's
 	terminal func(io.Writer) bool // whether a stream is a terminal: isTerminal, but in tests
 
@@ -69,7 +70,7 @@ func (e *cmdEnv) fromEnv(v *string, flag, env string) bool {
 	if e.flags.Changed(flag) {
 		return false
 	}
-	s, ok := os.LookupEnv(env)
+	s, ok := e.proc.lookup(env)
 	if ok {
 		*v = s
 	}
@@ -105,13 +106,13 @@ func (e *cmdEnv) load() error {
 	e.fromEnv(&e.configPath, "config", "CARILLON_CONFIG")
 	e.configFile = e.configPath
 	if e.configFile == "" {
-		dir, err := os.UserConfigDir()
+		dir, err := e.proc.userConfigDir()
 		if err != nil {
 			return fmt.Errorf("config file: %w (set --config or CARILLON_CONFIG)", err)
 		}
 		e.configFile = filepath.Join(dir, "carillon", "config.json")
 	}
-	b, err := os.ReadFile(e.configFile)
+	b, err := os.ReadFile(e.proc.path(e.configFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -140,7 +141,7 @@ func (e *cmdEnv) load() error {
 	}
 	e.http = &http.Client{Timeout: 2 * time.Minute}
 	if e.caFile != "" {
-		tc, err := trustCAFile(e.caFile)
+		tc, err := trustCAFile(e.caFile, e.proc.path(e.caFile))
 		if err != nil {
 			return fmt.Errorf("CA file: %w", err)
 		}
@@ -195,8 +196,8 @@ func (e *cmdEnv) explainCredential(err error) error {
 }
 
 // trustCAFile returns a TLS configuration trusting the CA certificates in
-// the PEM file at path besides the system's roots.
-func trustCAFile(path string) (*tls.Config, error) {
+// the PEM file name, at path, besides the system's roots.
+func trustCAFile(name, path string) (*tls.Config, error) {
 	b, err := os.ReadFile(path) //nolint:gosec // the person's own file, named on the command line
 	if err != nil {
 		return nil, err
@@ -206,7 +207,7 @@ func trustCAFile(path string) (*tls.Config, error) {
 		roots = x509.NewCertPool()
 	}
 	if !roots.AppendCertsFromPEM(b) {
-		return nil, fmt.Errorf("%s: no PEM certificate in it", path)
+		return nil, fmt.Errorf("%s: no PEM certificate in it", name)
 	}
 	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}, nil
 }
@@ -236,11 +237,12 @@ func (e *cmdEnv) explainTLS(err error) error {
 
 // saveConfig writes c to the config file, readable by its owner only.
 func (e *cmdEnv) saveConfig(c config) error {
-	if err := os.MkdirAll(filepath.Dir(e.configFile), 0o700); err != nil {
+	path := e.proc.path(e.configFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
 	b, _ := json.MarshalIndent(c, "", "  ")
-	if err := os.WriteFile(e.configFile, append(b, '\n'), 0o600); err != nil {
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
 	return nil

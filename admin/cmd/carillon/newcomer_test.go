@@ -8,17 +8,18 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// loggedIn serves an admin without executors and returns a binary logged
+// loggedIn serves an admin without executors and returns a runner logged
 // in to it as the ADMIN, and the function that adds the session's config
 // file to a command line.
-func loggedIn(t *testing.T) (*binary, func(args ...string) []string) {
+func loggedIn(t *testing.T) (*runner, func(args ...string) []string) {
 	t.Helper()
 	url := serveAdmin(t, nil)
-	b := newBinary(t)
+	b := newCLI(t)
 	cfg := filepath.Join(b.home, "config.json")
 	as := func(args ...string) []string { return append(args, "--config", cfg) }
 	b.must(testPassword+"\n", as("login", "--server", url, "--user", "admin", "--password-stdin")...)
@@ -105,7 +106,7 @@ func TestCLIFlagsNewcomersTry(t *testing.T) {
 // that take one of a few words.
 func TestCompletionOffersValues(t *testing.T) {
 	t.Parallel()
-	b := newBinary(t)
+	b := newCLI(t)
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -196,7 +197,15 @@ func TestCLITablesWithChineseTitles(t *testing.T) {
 func TestHealthcheck(t *testing.T) {
 	t.Parallel()
 	url := serveAdmin(t, nil)
-	b := newBinary(t)
+	waitFor(t, 20*time.Second, "ready (the first scan done)", func() (bool, error) {
+		res, err := http.Get(url + "/readyz")
+		if err != nil {
+			return false, err
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK, nil
+	})
+	b := newCLI(t)
 	port := url[strings.LastIndex(url, ":")+1:]
 	b.env = []string{"CARILLON_LISTEN=0.0.0.0:" + port}
 	if out := b.must("", "healthcheck"); !strings.Contains(out, "ready") {
@@ -223,7 +232,7 @@ func TestHealthcheck(t *testing.T) {
 // came from; a good configuration exits 0.
 func TestPrintConfigValidates(t *testing.T) {
 	t.Parallel()
-	b := newBinary(t)
+	b := newCLI(t)
 	b.must("", "serve", "--print-config", "--listen", "127.0.0.1:9090")
 	b.env = []string{"CARILLON_LISTEN=127.0.0.1", "CARILLON_SMTP_ADDR=mail:25"}
 	code, out, errOut := b.run("", "serve", "--print-config", "--log-level", "loud", "--alarm-webhook", "hooks.example.com")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,7 +30,7 @@ refuses to run while an admin serves the database.`,
 	stdin := cmd.Flags().Bool("password-stdin", false, "read the new password from the first line of stdin; otherwise one is generated and printed")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		e.ran = true
-		if v := os.Getenv("CARILLON_DB"); v != "" && !cmd.Flags().Changed("db") {
+		if v := e.proc.getenv("CARILLON_DB"); v != "" && !cmd.Flags().Changed("db") {
 			*db = v
 		}
 		var password string
@@ -42,7 +41,7 @@ refuses to run while an admin serves the database.`,
 			}
 			password = strings.TrimRight(line, "\r\n")
 		}
-		set, err := admin.ResetAdminPassword(cmd.Context(), *db, *user, password, 0)
+		set, err := admin.ResetAdminPassword(cmd.Context(), e.proc.path(*db), *user, password, 0)
 		if err != nil {
 			return err
 		}

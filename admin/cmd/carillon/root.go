@@ -16,15 +16,22 @@ type stdio struct {
 	out, err io.Writer
 }
 
-// run runs one command line and returns the process's exit code.
-func run(ctx context.Context, args []string, std stdio) int {
-	e := &cmdEnv{io: std}
+// run runs one command line, with the environment and working directory
+// of proc, and returns the process's exit code.
+func run(ctx context.Context, args []string, std stdio, proc procEnv) int {
+	e := &cmdEnv{io: std, proc: proc}
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetIn(std.in)
 	root.SetOut(std.out)
 	root.SetErr(std.err)
 	err := root.ExecuteContext(ctx)
+	if e.http != nil {
+		// The command line's connections end with it, as with its
+		// process, also in a process that goes on (the tests'): an admin
+		// stopping then waits for no idle HTTP/2 connection of it.
+		e.http.CloseIdleConnections()
+	}
 	if err != nil && !e.ran {
 		// Cobra's own errors, before any command ran: an unknown command
 		// or flag, a wrong number of arguments.

@@ -41,7 +41,7 @@ func leaves(t *testing.T) [][]string {
 // flags before and after the command, and a misspelt command.
 func TestRootCommand(t *testing.T) {
 	t.Parallel()
-	b := newBinary(t)
+	b := newCLI(t)
 	code, out, errOut := b.run("")
 	if code != 0 || !strings.Contains(out, "Client commands") || !strings.Contains(out, "  serve ") || !strings.Contains(out, "  job ") ||
 		!strings.Contains(out, "Exit codes:") || errOut != "" {
@@ -111,7 +111,7 @@ func TestRootCommand(t *testing.T) {
 // shows up.
 func TestHelpShowsNoSecret(t *testing.T) {
 	t.Parallel()
-	b := newBinary(t)
+	b := newCLI(t)
 	secrets := map[string]string{
 		"CARILLON_API_TOKEN":      "carillon_t_apitokensecret",
 		"CARILLON_TOKEN":          "executortokensecret",

@@ -21,6 +21,7 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/retention"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/server"
+	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/tracing"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
 )
@@ -44,6 +45,7 @@ type serveOptions struct {
 	file      string
 	fileLines map[string]int
 	terminal  func(io.Writer) bool // whether stderr is a terminal
+	proc      procEnv              // the environment variables and working directory
 }
 
 // option names of serve that are not flags: the environment or the config
@@ -51,7 +53,7 @@ type serveOptions struct {
 const optSMTPPassword = "smtp-password"
 
 func serveCmd(e *cmdEnv) *cobra.Command {
-	o := &serveOptions{envs: map[string]string{}, secret: map[string]bool{}, terminal: e.terminal}
+	o := &serveOptions{envs: map[string]string{}, secret: map[string]bool{}, terminal: e.terminal, proc: e.proc}
 	if o.terminal == nil {
 		o.terminal = isTerminal
 	}
@@ -165,6 +167,10 @@ func (o *serveOptions) boolean(fs *pflag.FlagSet, p *bool, name, env, usage stri
 // serve runs the admin with the layered options.
 func (o *serveOptions) serve(cmd *cobra.Command, stderr io.Writer) error {
 	cfg := o.cfg
+	if !store.IsPostgresURL(cfg.DBPath) {
+		cfg.DBPath = o.proc.path(cfg.DBPath)
+	}
+	cfg.TLSCert, cfg.TLSKey, cfg.ExecutorCAFile = o.proc.path(cfg.TLSCert), o.proc.path(cfg.TLSKey), o.proc.path(cfg.ExecutorCAFile)
 	logs, err := newLogHandler(stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return usagef("serve: %v", err)
@@ -239,7 +245,7 @@ func (o *serveOptions) validate() error {
 		if file == "" {
 			continue
 		}
-		if _, err := os.Stat(file); err != nil {
+		if _, err := os.Stat(o.proc.path(file)); err != nil {
 			bad(name, "%v", err)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 // where it was.
 func (o *serveOptions) layer() error {
 	if !o.flags.Changed("config-file") {
-		o.file = os.Getenv("CARILLON_CONFIG_FILE")
+		o.file = o.proc.getenv("CARILLON_CONFIG_FILE")
 	}
 	file, err := o.readFile()
 	if err != nil {
@@ -29,7 +29,7 @@ func (o *serveOptions) layer() error {
 	var errs []string
 	o.each(func(f *pflag.Flag) {
 		env := o.envs[f.Name]
-		ev, inEnv := os.LookupEnv(env)
+		ev, inEnv := o.proc.lookup(env)
 		fv, inFile := file[f.Name]
 		switch {
 		case f.Changed:
@@ -65,7 +65,7 @@ func (o *serveOptions) readFile() (map[string]string, error) {
 	if o.file == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(o.file)
+	data, err := os.ReadFile(o.proc.path(o.file))
 	if err != nil {
 		return nil, fmt.Errorf("serve: config file: %w", err)
 	}

@@ -2,15 +2,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -20,7 +17,7 @@ import (
 // that unknown names and bad values are refused naming where they were.
 func TestServeConfigFile(t *testing.T) {
 	t.Parallel()
-	b := newBinary(t)
+	b := newCLI(t)
 	file := filepath.Join(b.home, "admin.conf")
 	write := func(text string) {
 		t.Helper()
@@ -90,54 +87,15 @@ demo = true
 // at that address.
 func TestServeFromConfigFile(t *testing.T) {
 	t.Parallel()
-	b := newBinary(t)
+	b := newCLI(t)
 	addr := freeAddr(t)
 	file := filepath.Join(b.home, "admin.conf")
 	conf := "listen = " + addr + "\ndb = " + filepath.Join(b.home, "file.db") + "\nadmin-password = \"from the config file\"\nlog-level = warn\n"
 	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "serve", "--config-file", file)
-	cmd.Dir = b.dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CARILLON_") { // the environment outranks the file
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "CARILLON_TEST_MAIN=1")
-	var logs syncBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		if err := <-exited; err != nil {
-			t.Errorf("serve after SIGTERM: %v; log:\n%s", err, logs.String())
-		}
-	}()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		res, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("serve exited: %v; log:\n%s", err, logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve not ready at %s in 30 s: %v; log:\n%s", addr, err, logs.String())
-		}
-	}
+	logs, code := b.serve(false, "--config-file", file)
+	waitReady(t, "http://"+addr, logs, code)
 	out := b.must("from the config file\n", "login", "--server", "http://"+addr, "--user", "admin", "--password-stdin")
 	if !strings.Contains(out, "logged in") {
 		t.Errorf("login: %q", out)
@@ -147,6 +105,29 @@ func TestServeFromConfigFile(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(b.dir); len(entries) != 0 {
 		t.Errorf("serve wrote %v in its directory, not the config file's database", entries)
+	}
+}
+
+// waitReady waits, at most 30 s, until the admin at url answers /readyz
+// with 200; it fails the test with the admin's log when serve exits first.
+func waitReady(t *testing.T, url string, logs *syncBuffer, code <-chan int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		res, err := http.Get(url + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case c := <-code:
+			t.Fatalf("serve exited %d; log:\n%s", c, logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve not ready at %s in 30 s: %v; log:\n%s", url, err, logs.String())
+		}
 	}
 }
 

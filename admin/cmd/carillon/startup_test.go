@@ -14,19 +14,30 @@ import (
 	"time"
 )
 
-// serveInProcess runs "carillon serve" with args in this process, with
-// stderr into a buffer and its terminal check answering terminal, until
-// the test ends. It returns the buffer, the admin's URL, and a channel of
-// serve's exit code.
+// serveInProcess runs "carillon serve" with args in this process, on a
+// free port, with stderr into a buffer and its terminal check answering
+// terminal, until the test ends. It returns the buffer, the admin's URL,
+// and a channel of serve's exit code.
 func serveInProcess(t *testing.T, terminal bool, args ...string) (*syncBuffer, string, <-chan int) {
 	t.Helper()
 	addr := freeAddr(t)
+	stderr, code := newCLI(t).serve(terminal, append([]string{"--listen", addr}, args...)...)
+	return stderr, "http://" + addr, code
+}
+
+// serve runs "carillon serve" with args in this process, with b's
+// environment and working directory, stderr into a buffer and its
+// terminal check answering terminal, until the test ends. It returns the
+// buffer and a channel of serve's exit code.
+func (b *runner) serve(terminal bool, args ...string) (*syncBuffer, <-chan int) {
+	t := b.t
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
-	e := &cmdEnv{io: stdio{in: strings.NewReader(""), out: io.Discard, err: &stderr},
+	e := &cmdEnv{io: stdio{in: strings.NewReader(""), out: io.Discard, err: &stderr}, proc: b.procEnv(),
 		terminal: func(io.Writer) bool { return terminal }}
 	root := newRoot(e)
-	root.SetArgs(append([]string{"serve", "--listen", addr}, args...))
+	root.SetArgs(append([]string{"serve"}, args...))
 	root.SetOut(io.Discard)
 	root.SetErr(&stderr)
 	code := make(chan int, 1)
@@ -39,7 +50,7 @@ func serveInProcess(t *testing.T, terminal bool, args ...string) (*syncBuffer, s
 			t.Errorf("serve did not stop in 30 s")
 		}
 	})
-	return &stderr, "http://" + addr, code
+	return &stderr, code
 }
 
 // waitOutput waits, at most 30 s, until out matches re, or serve exits.
@@ -69,7 +80,7 @@ func TestServeTakenPortCreatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	b := newBinary(t)
+	b := newCLI(t)
 	db := filepath.Join(b.dir, "new.db")
 	errOut := b.fails(exitFailure, "address already in use", "serve", "--listen", taken.Addr().String(), "--db", db)
 	if !strings.Contains(errOut, "is another admin") || strings.Contains(errOut, "password") {
@@ -126,7 +137,7 @@ func TestServeLogFormatJSON(t *testing.T) {
 
 	// A start that fails says so in JSON too: nothing but JSON on stderr.
 	taken := strings.TrimPrefix(url, "http://")
-	b := newBinary(t)
+	b := newCLI(t)
 	code2, _, errOut := b.run("", "serve", "--listen", taken, "--log-format", "json", "--db", filepath.Join(b.dir, "x.db"))
 	if code2 != exitFailure || !strings.Contains(errOut, "address already in use") {
 		t.Errorf("serve on a taken port with --log-format json: exit %d:\n%s", code2, errOut)

@@ -19,7 +19,7 @@ func TestCLITLS(t *testing.T) {
 	leaf := ca.Leaf(t)
 	url := serveAdmin(t, &leaf)
 
-	b := newBinary(t)
+	b := newCLI(t)
 	dir := b.home
 	cfg := filepath.Join(dir, "config.json")
 	must, fails := b.must, func(want int, wantErr string, args ...string) { b.fails(want, wantErr, args...) }
@@ -48,5 +48,25 @@ func TestCLITLS(t *testing.T) {
 	must(testPassword+"\n", "login", "--server", url, "--user", "admin", "--password-stdin", "--config", envCfg)
 	if out := must("", "group", "list", "--config", envCfg); !strings.Contains(out, "tls") {
 		t.Errorf("group list with CARILLON_CA_FILE: %q", out)
+	}
+
+	// A CA file named relative to the working directory: login keeps its
+	// absolute name, which later commands find from anywhere.
+	pem, err := os.ReadFile(ca.CertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.dir, "ca.pem"), pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.env = nil
+	relCfg := filepath.Join(dir, "relative.json")
+	must(testPassword+"\n", "login", "--server", url, "--user", "admin", "--password-stdin", "--config", relCfg, "--ca-file", "ca.pem")
+	if saved, err := os.ReadFile(relCfg); err != nil || !strings.Contains(string(saved), `"caFile": "`+filepath.Join(b.dir, "ca.pem")+`"`) {
+		t.Errorf("login --ca-file ca.pem saved (%v):\n%s", err, saved)
+	}
+	b.dir = t.TempDir()
+	if out := must("", "group", "list", "--config", relCfg); !strings.Contains(out, "tls") {
+		t.Errorf("group list from another directory with the saved CA file: %q", out)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	b := newBinary(t)
+	b := newCLI(t)
 	code, out, errOut := b.run("", "version")
 	if code != exitOK {
 		t.Fatalf("carillon version exited %d: %s", code, errOut)
@@ -59,15 +59,16 @@ func TestLogFormat(t *testing.T) {
 			t.Errorf("newLogHandler(%q, %q) accepted it", bad[0], bad[1])
 		}
 	}
-	if code, _, errOut := newBinary(t).run("", "serve", "--log-format", "xml", "--db", filepath.Join(t.TempDir(), "c.db")); code != exitUsage || !strings.Contains(errOut, "--log-format") {
+	if code, _, errOut := newCLI(t).run("", "serve", "--log-format", "xml", "--db", filepath.Join(t.TempDir(), "c.db")); code != exitUsage || !strings.Contains(errOut, "--log-format") {
 		t.Errorf("serve --log-format xml exited %d (%q), want %d naming the flag", code, errOut, exitUsage)
 	}
 }
 
 // TestVersionStampedRevision builds carillon as the Dockerfile does, from
 // a context without VCS information and the revision as a build argument
-// (the Dockerfile's own -X flag), and checks that carillon version prints
-// that revision.
+// (the Dockerfile's own -ldflags, its -X flag among them), and checks that
+// carillon version prints that revision. It runs a binary of its own, not
+// this test binary.
 func TestVersionStampedRevision(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the carillon binary")
@@ -77,13 +78,14 @@ func TestVersionStampedRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The Dockerfile's -X flag, with its REVISION.
-	m := regexp.MustCompile(`-X (\S+)=\$\{REVISION\}`).FindSubmatch(dockerfile)
+	// The Dockerfile's -ldflags, with its REVISION.
+	m := regexp.MustCompile(`-ldflags="([^"]*-X \S+=\$\{REVISION\}[^"]*)"`).FindSubmatch(dockerfile)
 	if m == nil || !strings.Contains(string(dockerfile), "-buildvcs=false") {
 		t.Fatalf("the Dockerfile stamps no REVISION with -X, or builds with VCS information:\n%s", dockerfile)
 	}
+	ldflags := strings.ReplaceAll(string(m[1]), "${REVISION}", "0123456789abcdef")
 	bin := filepath.Join(t.TempDir(), "carillon")
-	build := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "-ldflags", "-X "+string(m[1])+"=0123456789abcdef", ".")
+	build := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "-ldflags", ldflags, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
