@@ -141,7 +141,9 @@ type Config struct {
 }
 
 // SMTP is the mail server that sends alarm e-mails: Addr ("host:port"),
-// the sender, and optional credentials.
+// the sender, how TLS is used (TLS: "starttls", the default when empty,
+// "opportunistic", "implicit" or "none"), and optional credentials (a
+// password, or an OAuth 2 token for XOAUTH2).
 type SMTP = alarm.Email
 
 // Admin is a running admin's parts.

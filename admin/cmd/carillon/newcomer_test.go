@@ -234,7 +234,7 @@ func TestPrintConfigValidates(t *testing.T) {
 	t.Parallel()
 	b := newCLI(t)
 	b.must("", "serve", "--print-config", "--listen", "127.0.0.1:9090")
-	b.env = []string{"CARILLON_LISTEN=127.0.0.1", "CARILLON_SMTP_ADDR=mail:25"}
+	b.env = []string{"CARILLON_LISTEN=127.0.0.1", "CARILLON_SMTP_ADDR=mail:25", "CARILLON_SMTP_TLS=ssl", "CARILLON_SMTP_OAUTH2_TOKEN=t"}
 	code, out, errOut := b.run("", "serve", "--print-config", "--log-level", "loud", "--alarm-webhook", "hooks.example.com")
 	if code != exitUsage || !strings.HasPrefix(out, "OPTION") {
 		t.Fatalf("--print-config of a bad configuration: exit %d, printed\n%s%s", code, out, errOut)
@@ -243,6 +243,8 @@ func TestPrintConfigValidates(t *testing.T) {
 		"the configuration above would not start",
 		`listen: "127.0.0.1": want HOST:PORT`, "(from env CARILLON_LISTEN)",
 		"smtp-from: required with --smtp-addr (from default)",
+		`smtp-tls: "ssl": want starttls, opportunistic, implicit or none (from env CARILLON_SMTP_TLS)`,
+		"smtp-oauth2-token: needs --smtp-username, the account it authenticates (from env CARILLON_SMTP_OAUTH2_TOKEN)",
 		"--log-level",
 		`alarm-webhook: "hooks.example.com": want an http:// or https:// URL (from flag --alarm-webhook)`,
 	} {

@@ -118,6 +118,8 @@ func TestHelpShowsNoSecret(t *testing.T) {
 		"CARILLON_ADMIN_PASSWORD": "adminpasswordsecret",
 		"CARILLON_SMTP_PASSWORD":  "smtppasswordsecret",
 	}
+	secrets["CARILLON_SMTP_OAUTH2_TOKEN"] = "smtptokensecret"
+	b.env = append(b.env, "CARILLON_SMTP_USERNAME=alarms") // the token's account
 	for k, v := range secrets {
 		b.env = append(b.env, k+"="+v)
 	}
@@ -137,7 +139,7 @@ func TestHelpShowsNoSecret(t *testing.T) {
 	}
 	out = b.must("", "serve", "--print-config")
 	check("serve --print-config", out)
-	for _, opt := range []string{"token", "admin-password", "smtp-password"} {
+	for _, opt := range []string{"token", "admin-password", "smtp-password", "smtp-oauth2-token"} {
 		if !strings.Contains(out, "\n"+opt+" ") || !strings.Contains(out, "(set)") {
 			t.Errorf("serve --print-config does not say %s is set: %q", opt, out)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/internal/alarm"
 	"github.com/carillonhq/carillon/admin/internal/retention"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/server"
@@ -50,7 +51,10 @@ type serveOptions struct {
 
 // option names of serve that are not flags: the environment or the config
 // file only.
-const optSMTPPassword = "smtp-password"
+const (
+	optSMTPPassword    = "smtp-password"
+	optSMTPOAuth2Token = "smtp-oauth2-token" //nolint:gosec // the option's name, not a token
+)
 
 func serveCmd(e *cmdEnv) *cobra.Command {
 	o := &serveOptions{envs: map[string]string{}, secret: map[string]bool{}, terminal: e.terminal, proc: e.proc}
@@ -65,8 +69,9 @@ web console, on one port, over the SQLite database --db (created if missing).
 
 Each option is taken from, in this order: its flag, its environment variable
 (named in its help), the config file (--config-file, lines "name = value" with
-the flags' names, and smtp-password), its default. --print-config prints every
-option with its value and where it came from, and exits.
+the flags' names, smtp-password and smtp-oauth2-token), its default.
+--print-config prints every option with its value and where it came from, and
+exits.
 
 On its first start on a database the admin creates the user "admin" with
 --admin-password or a generated password, printed once, and an executor
@@ -106,8 +111,11 @@ access token, kept in the database (carillon executor-token prints it).`,
 	o.str(fs, &c.SMTP.Addr, "smtp-addr", "CARILLON_SMTP_ADDR", "", "SMTP server host:port for alarm e-mails")
 	o.str(fs, &c.SMTP.From, "smtp-from", "CARILLON_SMTP_FROM", "", "sender address of alarm e-mails")
 	o.str(fs, &c.SMTP.Username, "smtp-username", "CARILLON_SMTP_USERNAME", "",
-		"SMTP user name (the password: CARILLON_SMTP_PASSWORD or smtp-password in the config file, never a flag)")
+		"SMTP user name (the password: CARILLON_SMTP_PASSWORD or smtp-password in the config file, never a flag; or an OAuth 2 token for XOAUTH2: CARILLON_SMTP_OAUTH2_TOKEN or smtp-oauth2-token)")
 	o.secretStr(o.extra, &c.SMTP.Password, optSMTPPassword, "CARILLON_SMTP_PASSWORD", "SMTP password")
+	o.secretStr(o.extra, &c.SMTP.OAuth2Token, optSMTPOAuth2Token, "CARILLON_SMTP_OAUTH2_TOKEN", "OAuth 2 access token of --smtp-username: XOAUTH2 instead of the password")
+	o.str(fs, (*string)(&c.SMTP.TLS), "smtp-tls", "CARILLON_SMTP_TLS", string(alarm.TLSStartTLS),
+		"how alarm e-mails are secured: starttls (STARTTLS, required), opportunistic (STARTTLS when offered), implicit (TLS from the first byte, port 465) or none")
 	o.boolean(fs, &c.Demo, "demo", "CARILLON_DEMO", "also run an in-process demo executor with a job firing every 5 s")
 	o.str(fs, &o.logLevel, "log-level", "CARILLON_LOG_LEVEL", "info", "debug, info, warn or error")
 	o.str(fs, &o.logFormat, "log-format", "CARILLON_LOG_FORMAT", logFormatText, "text (key=value lines) or json (one object a line)")
@@ -121,6 +129,7 @@ access token, kept in the database (carillon executor-token prints it).`,
 		_ = cmd.MarkFlagFilename(n, "pem", "crt", "key")
 	}
 	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("smtp-tls", cobra.FixedCompletions([]string{"starttls", "opportunistic", "implicit", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{logFormatText, logFormatJSON}, cobra.ShellCompDirectiveNoFileComp))
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -237,6 +246,12 @@ func (o *serveOptions) validate() error {
 	}
 	if c.SMTP.Addr != "" && c.SMTP.From == "" {
 		bad("smtp-from", "required with --smtp-addr")
+	}
+	if !c.SMTP.TLS.Valid() {
+		bad("smtp-tls", "%q: want starttls, opportunistic, implicit or none", c.SMTP.TLS)
+	}
+	if c.SMTP.OAuth2Token != "" && c.SMTP.Username == "" {
+		bad(optSMTPOAuth2Token, "needs --smtp-username, the account it authenticates")
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		bad("tls-cert", "--tls-cert and --tls-key go together")

@@ -31,6 +31,7 @@ db = /var/lib/carillon/file.db
 retention-days = 7
 log-level = debug
 smtp-password = "from the file"
+smtp-tls = implicit
 alarm-webhook-allow = "https://hooks.example.com/, https://alerts.example.com/"
 
 demo = true
@@ -43,6 +44,8 @@ demo = true
 		`retention-days\s+21\s+flag --retention-days\n`,
 		`log-level\s+debug\s+file ` + regexp.QuoteMeta(file) + `:5\n`,
 		`smtp-password\s+\(set\)\s+file `,
+		`smtp-tls\s+implicit\s+file `,
+		`smtp-oauth2-token\s+\(not set\)\s+default\n`,
 		`alarm-webhook-allow\s+https://hooks\.example\.com/, https://alerts\.example\.com/\s+file `,
 		`demo\s+true\s+file `,
 		`token\s+\(not set\)\s+default\n`,

@@ -1,12 +1,11 @@
 package alarm_test
 
 import (
-	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,87 +17,9 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/store"
+	"github.com/carillonhq/carillon/admin/internal/testca"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
-
-// smtpServer is a minimal SMTP server on loopback that keeps each message.
-type smtpServer struct {
-	addr string
-	mu   sync.Mutex
-	mail []string // "rcpt1,rcpt2\n<data>"
-}
-
-func startSMTP(t *testing.T) *smtpServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	s := &smtpServer{addr: ln.Addr().String()}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go s.serve(c)
-		}
-	}()
-	return s
-}
-
-func (s *smtpServer) serve(c net.Conn) {
-	defer c.Close()
-	r := bufio.NewReader(c)
-	say := func(line string) { _, _ = io.WriteString(c, line+"\r\n") } // the client under test notices a failed write
-	say("220 test ESMTP")
-	var rcpts []string
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		cmd := strings.ToUpper(strings.TrimSpace(line))
-		switch {
-		case strings.HasPrefix(cmd, "EHLO"), strings.HasPrefix(cmd, "HELO"):
-			say("250 test")
-		case strings.HasPrefix(cmd, "MAIL FROM"):
-			say("250 ok")
-		case strings.HasPrefix(cmd, "RCPT TO"):
-			rcpts = append(rcpts, strings.Trim(strings.TrimSpace(line[len("RCPT TO:"):]), "<>"))
-			say("250 ok")
-		case cmd == "DATA":
-			say("354 go on")
-			var data strings.Builder
-			for {
-				l, err := r.ReadString('\n')
-				if err != nil {
-					return
-				}
-				if l == ".\r\n" {
-					break
-				}
-				data.WriteString(l)
-			}
-			s.mu.Lock()
-			s.mail = append(s.mail, strings.Join(rcpts, ",")+"\n"+data.String())
-			s.mu.Unlock()
-			say("250 queued")
-		case cmd == "QUIT":
-			say("221 bye")
-			return
-		default:
-			say("250 ok")
-		}
-	}
-}
-
-func (s *smtpServer) messages() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.mail...)
-}
 
 // failedRun stores a job and a run of it that failed for good, alarm due.
 func failedRun(t *testing.T, st *store.Store, edit func(*store.Job)) store.Run {
@@ -132,7 +53,9 @@ func TestSender(t *testing.T) {
 	ctx := context.Background()
 	st := dbtest.SQLite.Open(t)
 
-	smtpd := startSMTP(t)
+	ca := testca.New(t, "mail CA")
+	leaf := ca.Leaf(t)
+	smtpd := startSMTPD(t, smtpdConfig{cert: &leaf.Certificate})
 	var hookMu sync.Mutex
 	var hooks []alarm.Event
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -162,7 +85,7 @@ func TestSender(t *testing.T) {
 		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Channels: []alarm.Channel{
 			{Name: "webhook", Alarm: &alarm.Webhook{}},
-			{Name: "email", Alarm: &alarm.Email{Addr: smtpd.addr, From: "carillon@example.com"}},
+			{Name: "email", Alarm: &alarm.Email{Addr: smtpd.addr, From: "carillon@example.com", TLSConfig: &tls.Config{RootCAs: ca.Pool()}}},
 		},
 	})
 	if err := s.SendDue(ctx); err != nil {
@@ -187,9 +110,9 @@ func TestSender(t *testing.T) {
 		t.Errorf("webhook got %+v, want one final alarm for run %d", hooks, both.ID)
 	}
 	mail := smtpd.messages()
-	if len(mail) != 1 || !strings.HasPrefix(mail[0], "ops@example.com,dev@example.com\n") || !strings.Contains(mail[0], "disk full") ||
-		!strings.Contains(mail[0], "nightly report") {
-		t.Errorf("mail = %q, want one message to both addresses about the failure", mail)
+	if len(mail) != 1 || strings.Join(mail[0].rcpts, ",") != "ops@example.com,dev@example.com" || !mail[0].tls ||
+		!strings.Contains(mail[0].data, "disk full") || !strings.Contains(mail[0].data, "nightly report") {
+		t.Errorf("mail = %+v, want one message over STARTTLS to both addresses about the failure", mail)
 	}
 	// Delivered alarms are not sent again.
 	if err := s.SendDue(ctx); err != nil {
