@@ -104,7 +104,7 @@ func newBrowser(t testing.TB, url string) *browser {
 func (b *browser) run(t testing.TB, what string, actions ...chromedp.Action) {
 	t.Helper()
 	if err := chromedp.Run(b.ctx, actions...); err != nil {
-		b.screenshot(t, "failed-"+strings.ReplaceAll(what, " ", "-"))
+		b.shoot(t, "failed-"+strings.ReplaceAll(what, " ", "-"))
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		t.Fatalf("%s: %v; the page logged: %q", what, err, b.errors)
@@ -112,8 +112,18 @@ func (b *browser) run(t testing.TB, what string, actions ...chromedp.Action) {
 }
 
 // screenshot saves the page as artifacts/screenshots/<name>.png at the
-// repository's root (not committed).
+// repository's root (not committed) when CARILLON_SCREENSHOTS is 1, as
+// .ci/run sets it: each takes 0.1-0.2 s of the browser, a second or two
+// of the suite. A failed step's screenshot is always taken (shoot).
 func (b *browser) screenshot(t testing.TB, name string) {
+	t.Helper()
+	if os.Getenv("CARILLON_SCREENSHOTS") == "1" {
+		b.shoot(t, name)
+	}
+}
+
+// shoot saves the page as artifacts/screenshots/<name>.png.
+func (b *browser) shoot(t testing.TB, name string) {
 	t.Helper()
 	var png []byte
 	if err := chromedp.Run(b.ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
@@ -172,7 +182,7 @@ func (b *browser) fitsWidth(t testing.TB, name, table string) bool {
 		out: [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth).slice(0, 8)
 			.map((e) => e.tagName + "." + e.className + " " + e.getBoundingClientRect().right)})`, &dims))
 	t.Logf("%s: wider than the window: %s", name, dims)
-	b.screenshot(t, "wide-"+name)
+	b.shoot(t, "wide-"+name)
 	return false
 }
 

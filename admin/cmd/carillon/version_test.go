@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/carillonhq/carillon/internal/testkit"
 )
 
 func TestVersion(t *testing.T) {
@@ -70,9 +72,7 @@ func TestLogFormat(t *testing.T) {
 // carillon version prints that revision. It runs a binary of its own, not
 // this test binary.
 func TestVersionStampedRevision(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the carillon binary")
-	}
+	testkit.Soak(t, "builds the carillon binary as the Dockerfile does: a link of several seconds")
 	t.Parallel()
 	dockerfile, err := os.ReadFile("../../../Dockerfile")
 	if err != nil {
