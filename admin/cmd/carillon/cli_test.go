@@ -15,14 +15,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/internal/admintest"
 	"github.com/carillonhq/carillon/admin/internal/testca"
 	"github.com/carillonhq/carillon/sdk"
 )
@@ -95,39 +93,13 @@ func serveAdmin(t *testing.T, leaf *testca.Leaf) string {
 // ends, and returns its URL: https when cfg has a certificate.
 func runAdmin(t *testing.T, cfg admin.Config) (url string, stop func()) {
 	t.Helper()
-	cfg.AdminPassword, cfg.PasswordCost = testPassword, bcrypt.MinCost
-	cfg.Console, cfg.Logger = io.Discard, slog.New(slog.NewTextHandler(io.Discard, nil))
-	scheme := "http://"
-	if cfg.TLSCert != "" {
-		scheme = "https://"
+	cfg.AdminPassword, cfg.Logger = testPassword, slog.New(slog.NewTextHandler(io.Discard, nil))
+	a := admintest.Start(t, cfg)
+	return a.URL, func() {
+		if err := a.Stop(); err != nil {
+			t.Errorf("admin: %v", err)
+		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := admin.Open(ctx, cfg)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("admin Serve: %v", err)
-			}
-			if err := a.Close(); err != nil {
-				t.Errorf("admin Close: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return scheme + ln.Addr().String(), stop
 }
 
 // runner runs carillon command lines for a test, each with the working
