@@ -14,6 +14,8 @@ import (
 // for 19 s of CPU, at 6 about 22 s.
 const parallelDefault = 6
 
+// TestMain runs the tests with -parallel parallelDefault unless the
+// command line gives -parallel.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	set := false
