@@ -15,7 +15,8 @@ import (
 const parallelDefault = 6
 
 // TestMain runs the tests with -parallel parallelDefault unless the
-// command line gives -parallel.
+// command line gives -parallel, and ends the Chromium the browser tests
+// share.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	set := false
@@ -25,5 +26,7 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopChromium()
+	os.Exit(code)
 }
