@@ -18,6 +18,7 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/otelconnect"
 	"github.com/carillonhq/carillon/admin/internal/alarm"
+	"github.com/carillonhq/carillon/internal/testsignal"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -317,6 +318,10 @@ func (a *Admin) MetricsAddr() net.Addr {
 // Handler returns the admin's HTTP handler (every Connect service, health
 // and reflection).
 func (a *Admin) Handler() http.Handler { return a.server.Handler() }
+
+// Changed is emitted after each write the admin commits to its database:
+// tests of what the API shows wait on it (admintest) instead of polling.
+func (a *Admin) Changed() *testsignal.Signal { return a.store.Changed() }
 
 // Run listens on cfg.Listen, opens the admin and serves until ctx ends.
 // It binds the listener first: an address taken (by another admin, a

@@ -604,7 +604,7 @@ func TestConsoleNewcomer(t *testing.T) {
 	}
 
 	// A retry is told from its first attempt.
-	eventually(t, 30*time.Second, func() error {
+	eventually(t, a.URL, 30*time.Second, func() error {
 		if runs := failedRuns(t, c, retried.Id); len(runs) < 2 {
 			return fmt.Errorf("the failing job's two attempts: %v", listRuns(t, c, retried.Id))
 		}

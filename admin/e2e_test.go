@@ -60,6 +60,7 @@ func startExecutor(t *testing.T, adminURL, app string, setup ...func(*sdk.Execut
 
 // clients are the management clients of one protocol.
 type clients struct {
+	url   string // the admin's
 	group carillonv1connect.GroupServiceClient
 	job   carillonv1connect.JobServiceClient
 	run   carillonv1connect.RunServiceClient
@@ -70,6 +71,7 @@ func newClients(url string, httpClient *http.Client, opts ...connect.ClientOptio
 		opts = append(opts, client.WithToken(tok.(string)))
 	}
 	return clients{
+		url:   url,
 		group: carillonv1connect.NewGroupServiceClient(httpClient, url, opts...),
 		job:   carillonv1connect.NewJobServiceClient(httpClient, url, opts...),
 		run:   carillonv1connect.NewRunServiceClient(httpClient, url, opts...),
@@ -83,24 +85,17 @@ func h2cClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{Protocols: p, TLSClientConfig: &tls.Config{}}}
 }
 
-// eventually polls cond every 100 ms until it returns nil or the deadline
-// passes, and then fails with cond's last error. It is for waits on another
-// party's state seen through the public API (the admin's runs, a group's
-// executors): the test has no signal from inside those processes, so it
-// polls, with a bound, and says what it last saw.
-func eventually(t *testing.T, timeout time.Duration, cond func() error) {
+// eventually waits until cond, what the admin at url shows through its
+// API, returns nil: checked after each write the admin commits
+// (admintest.Admin.Eventually), failing with cond's last error after
+// timeout.
+func eventually(t *testing.T, url string, timeout time.Duration, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	a := admintest.At(url)
+	if a == nil {
+		t.Fatalf("no admin of admintest.Start at %s to wait on", url)
 	}
+	a.Eventually(t, timeout, cond)
 }
 
 // TestEndToEnd drives a real admin and a real SDK executor through the
@@ -127,7 +122,7 @@ func TestEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 10*time.Second, func() error {
+			eventually(t, a.URL, 10*time.Second, func() error {
 				res, err := c.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
 				if err != nil {
 					return err
@@ -144,7 +139,7 @@ func TestEndToEnd(t *testing.T) {
 			failJob := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "fail", Schedule: every, Handler: "fail",
 				Param: "on purpose", Enabled: true})
 
-			eventually(t, 20*time.Second, func() error {
+			eventually(t, a.URL, 20*time.Second, func() error {
 				runs := listRuns(t, c, okJob.Id)
 				succeeded := 0
 				for _, r := range runs {
@@ -178,7 +173,7 @@ func TestEndToEnd(t *testing.T) {
 				t.Errorf("run log = %q (end %v), want it to contain %q and end", page.Content, page.End, want)
 			}
 
-			eventually(t, 10*time.Second, func() error {
+			eventually(t, a.URL, 10*time.Second, func() error {
 				for _, r := range listRuns(t, c, failJob.Id) {
 					if r.Status == carillonv1.RunStatus_RUN_STATUS_FAILED {
 						if r.Message != "boom: on purpose" {
@@ -201,7 +196,7 @@ func TestEndToEnd(t *testing.T) {
 			// times, the scheduler has passed instants the stopped jobs
 			// would have fired on.
 			canary := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "canary", Schedule: every, Handler: "ok", Enabled: true})
-			eventually(t, 20*time.Second, func() error {
+			eventually(t, a.URL, 20*time.Second, func() error {
 				succeeded := 0
 				for _, r := range listRuns(t, c, canary.Id) {
 					if r.Status == carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {

@@ -133,7 +133,7 @@ func TestCredentialsStayInGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, a.URL, 10*time.Second, func() error {
 		_, err := member.run.KillRun(ctx, &carillonv1.KillRunRequest{RunId: res.RunIds[0]})
 		return err
 	})

@@ -29,7 +29,7 @@ func TestReadyz(t *testing.T) {
 	if code, body, err := get("/healthz"); err != nil || code != http.StatusOK {
 		t.Fatalf("/healthz: %d %q %v", code, body, err)
 	}
-	eventually(t, 30*time.Second, func() error { // the first scan
+	eventually(t, a.URL, 30*time.Second, func() error { // the first scan
 		if code, body, err := get("/readyz"); err != nil || code != http.StatusOK {
 			return fmt.Errorf("/readyz: %d %q %v", code, body, err)
 		}

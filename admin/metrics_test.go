@@ -143,7 +143,7 @@ func TestMetrics(t *testing.T) {
 	// The admin's first scan finds the misfire; it runs beside the API,
 	// so wait for it (on a busy machine it may come after the first scrape).
 	var before scrape
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, a.URL, 10*time.Second, func() error {
 		before = scrapeMetrics(t, a.Metrics)
 		if got := before.value("carillon_misfires_total", "strategy", "fire_once_now"); got != 1 {
 			return fmt.Errorf("misfires{fire_once_now} = %v after starting on one overdue FIRE_ONCE_NOW job, want 1", got)
@@ -155,7 +155,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	addr := startExecutor(t, a.URL, "metrics")
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, a.URL, 10*time.Second, func() error {
 		if got := scrapeMetrics(t, a.Metrics).value("carillon_executors_online", "app", "metrics"); got != 1 {
 			return fmt.Errorf("executors_online{app=metrics} = %v, want 1", got)
 		}
@@ -180,7 +180,7 @@ func TestMetrics(t *testing.T) {
 	// Wait for three of the cron job's runs, both runs of the failing job,
 	// and the failing job's alarm.
 	var after scrape
-	eventually(t, 20*time.Second, func() error {
+	eventually(t, a.URL, 20*time.Second, func() error {
 		after = scrapeMetrics(t, a.Metrics)
 		delta := func(name string, labels ...string) float64 {
 			return after.value(name, labels...) - before.value(name, labels...)

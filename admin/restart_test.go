@@ -28,7 +28,7 @@ func TestGracefulStopSendsClaimedFires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 15*time.Second, func() error { // registered before the first fire, which would fail without it
+	eventually(t, a.URL, 15*time.Second, func() error { // registered before the first fire, which would fail without it
 		res, err := c.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
 		if err != nil {
 			return err
@@ -43,7 +43,7 @@ func TestGracefulStopSendsClaimedFires(t *testing.T) {
 		createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: fmt.Sprint("every second ", i), Schedule: every,
 			Handler: "ok", Enabled: true})
 	}
-	eventually(t, 15*time.Second, func() error {
+	eventually(t, a.URL, 15*time.Second, func() error {
 		res, err := c.run.ListRuns(ctx, &carillonv1.ListRunsRequest{Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, PageSize: 100})
 		if err != nil {
 			return err

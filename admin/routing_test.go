@@ -33,7 +33,7 @@ func startRouting(t *testing.T, n int, setup ...func(*sdk.Executor)) *routing {
 		r.addrs = append(r.addrs, startExecutor(t, a.URL, "routing", setup...))
 	}
 	slices.Sort(r.addrs)
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, r.c.url, 10*time.Second, func() error {
 		res, err := r.c.group.GetGroup(context.Background(), &carillonv1.GetGroupRequest{Id: r.group})
 		if err != nil {
 			return err
@@ -138,7 +138,7 @@ func TestBroadcastThenChildOnce(t *testing.T) {
 				i, run.ShardIndex, run.ShardTotal, run.ExecutorAddress, run.ScheduledAt.AsTime(), i, r.addrs[i])
 		}
 	}
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, r.c.url, 10*time.Second, func() error {
 		for _, run := range listRuns(t, r.c, parent.Id) {
 			if run.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
 				return fmt.Errorf("shard run %d is %s", run.Id, run.Status)
@@ -205,7 +205,7 @@ func TestRetryAfterDelay(t *testing.T) {
 	r := startRouting(t, 1)
 	j := r.job(t, &carillonv1.Job{Handler: "fail", Param: "again", RetryCount: 2, RetryDelaySeconds: 1})
 	r.trigger(t, &carillonv1.TriggerJobRequest{JobId: j.Id})
-	eventually(t, 15*time.Second, func() error {
+	eventually(t, r.c.url, 15*time.Second, func() error {
 		runs := listRuns(t, r.c, j.Id)
 		if len(runs) != 3 {
 			return fmt.Errorf("%d runs, want the first and 2 retries", len(runs))

@@ -135,7 +135,7 @@ func TestTokenBothWays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, url, 10*time.Second, func() error {
 		r, err := runs.GetRun(ctx, &carillonv1.GetRunRequest{Id: trig.RunIds[0]})
 		if err != nil {
 			return err

@@ -125,7 +125,7 @@ func TestExecutorTLS(t *testing.T) {
 		waitAddresses(t, c, g.Group.Id, addr)
 		job := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "ok", Handler: "ok", Enabled: true,
 			Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "*/1 * * * * ?"}})
-		eventually(t, 20*time.Second, func() error {
+		eventually(t, a.URL, 20*time.Second, func() error {
 			for _, r := range listRuns(t, c, job.Id) {
 				switch r.Status {
 				case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED:
@@ -157,7 +157,7 @@ func TestExecutorTLS(t *testing.T) {
 // waitAddresses waits until the group's live executors are exactly addr.
 func waitAddresses(t *testing.T, c clients, groupID int64, addr string) {
 	t.Helper()
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, c.url, 10*time.Second, func() error {
 		res, err := c.group.GetGroup(context.Background(), &carillonv1.GetGroupRequest{Id: groupID})
 		if err != nil {
 			return err
@@ -174,7 +174,7 @@ func waitAddresses(t *testing.T, c clients, groupID int64, addr string) {
 func waitSucceeded(t *testing.T, c clients, jobID int64, addr string) *carillonv1.Run {
 	t.Helper()
 	var run *carillonv1.Run
-	eventually(t, 20*time.Second, func() error {
+	eventually(t, c.url, 20*time.Second, func() error {
 		for _, r := range listRuns(t, c, jobID) {
 			switch r.Status {
 			case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED:

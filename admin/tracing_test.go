@@ -94,7 +94,7 @@ func TestTracing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, a.URL, 10*time.Second, func() error {
 		res, err := c.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
 		if err != nil {
 			return err
@@ -107,7 +107,7 @@ func TestTracing(t *testing.T) {
 	job := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "traced", Handler: "ok", Enabled: true,
 		Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "* * * * * ?"}})
 	var run *carillonv1.Run
-	eventually(t, 15*time.Second, func() error {
+	eventually(t, a.URL, 15*time.Second, func() error {
 		for _, r := range listRuns(t, c, job.Id) {
 			switch r.Status {
 			case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED:
@@ -130,7 +130,7 @@ func TestTracing(t *testing.T) {
 	if !runSpan.SpanContext.IsValid() {
 		t.Fatalf("no carillon.run span of run %d among the executor's spans: %v", run.Id, spanNames(execSpans.GetSpans()))
 	}
-	eventually(t, 5*time.Second, func() error { // the fire span ends just after the call returns
+	eventually(t, a.URL, 5*time.Second, func() error { // the fire span ends just after the call returns
 		for _, s := range adminSpans.GetSpans() {
 			if s.Name == "carillon.fire" && hasAttr(s, "carillon.run_id", fmt.Sprint(run.Id)) {
 				fireSpan = s

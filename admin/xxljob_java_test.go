@@ -165,7 +165,7 @@ func (j *javaExecutor) trigger(t *testing.T, c clients, jobID int64) int64 {
 func waitRun(t *testing.T, c clients, id int64) *carillonv1.Run {
 	t.Helper()
 	var run *carillonv1.Run
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, c.url, 10*time.Second, func() error {
 		res, err := c.run.GetRun(context.Background(), &carillonv1.GetRunRequest{Id: id})
 		if err != nil {
 			return err
@@ -407,7 +407,7 @@ func TestXXLJobJavaExecutor(t *testing.T) {
 func waitRunning(t *testing.T, c clients, id int64) *carillonv1.Run {
 	t.Helper()
 	var run *carillonv1.Run
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, c.url, 10*time.Second, func() error {
 		res, err := c.run.GetRun(context.Background(), &carillonv1.GetRunRequest{Id: id})
 		if err != nil {
 			return err

@@ -105,7 +105,7 @@ func startGoExecutor(t *testing.T, adminURL, app string) *goExecutor {
 func waitRuns(t *testing.T, c clients, jobID int64, done func(runs []*carillonv1.Run) error) []*carillonv1.Run {
 	t.Helper()
 	var runs []*carillonv1.Run
-	eventually(t, 30*time.Second, func() error {
+	eventually(t, c.url, 30*time.Second, func() error {
 		runs = listRuns(t, c, jobID)
 		if err := done(runs); err != nil {
 			return fmt.Errorf("%w; runs: %v", err, describeRuns(runs))
@@ -142,7 +142,7 @@ func TestXXLJobExecutor(t *testing.T) {
 	e1, e2 := startGoExecutor(t, a.URL, "xxl-go"), startGoExecutor(t, a.URL, "xxl-go")
 	want := []string{e1.address, e2.address}
 	slices.Sort(want)
-	eventually(t, 15*time.Second, func() error {
+	eventually(t, a.URL, 15*time.Second, func() error {
 		res, err := c.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
 		if err != nil {
 			return err

@@ -14,11 +14,13 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/internal/testkit"
+	"github.com/carillonhq/carillon/internal/testsignal"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -33,6 +35,10 @@ type Admin struct {
 	// Metrics is the URL of its /metrics where Config.MetricsListen was
 	// set, "" otherwise.
 	Metrics string
+	// Changed is emitted after each write the admin commits (the
+	// admin's Changed): wait on it, with Eventually, for what the API
+	// shows.
+	Changed *testsignal.Signal
 	// Stop stops it gracefully, once, and returns Serve's and Close's
 	// errors; the test's cleanup calls it too, and fails the test on an
 	// error.
@@ -81,13 +87,26 @@ func Start(tb testing.TB, cfg admin.Config) *Admin {
 			tb.Errorf("admin Serve: %v", err)
 		}
 	})
-	ta := &Admin{URL: "http://" + ln.Addr().String(), DB: cfg.DBPath, Stop: stop}
+	ta := &Admin{URL: "http://" + ln.Addr().String(), DB: cfg.DBPath, Changed: a.Changed(), Stop: stop}
 	if cfg.TLSCert != "" {
 		ta.URL = "https://" + ln.Addr().String()
 	}
+	serving.Store(ta.URL, ta)
+	tb.Cleanup(func() { serving.Delete(ta.URL) })
 	if addr := a.MetricsAddr(); addr != nil {
 		ta.Metrics = "http://" + addr.String() + "/metrics"
 	}
+	return ta
+}
+
+// serving holds the admins Start serves, by URL (At).
+var serving sync.Map
+
+// At returns the admin Start serves at url, or nil if none: for helpers
+// that know an admin by its URL only.
+func At(url string) *Admin {
+	a, _ := serving.Load(url)
+	ta, _ := a.(*Admin)
 	return ta
 }
 
@@ -101,4 +120,31 @@ func (a *Admin) Login(tb testing.TB, client *http.Client, username, password str
 		tb.Fatal(err)
 	}
 	return res.Token
+}
+
+// recheck is how often Eventually checks its condition again without a
+// commit: for what changes outside the database (an executor's handler, a
+// metric or a span made just after its commit).
+const recheck = 100 * time.Millisecond
+
+// Eventually waits, at most timeout, until cond returns nil, checking it
+// at once, after each write the admin commits and at least every recheck;
+// it fails the test with cond's last error when the time is up.
+func (a *Admin) Eventually(tb testing.TB, timeout time.Duration, cond func() error) {
+	tb.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		next := a.Changed.Next() // before the check: a commit after it closes next
+		err := cond()
+		if err == nil {
+			return
+		}
+		select {
+		case <-next:
+		case <-time.After(recheck):
+		case <-deadline.C:
+			tb.Fatalf("after %s: %v", timeout, err)
+		}
+	}
 }

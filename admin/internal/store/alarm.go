@@ -18,7 +18,7 @@ func (s *Store) PendingAlarms(ctx context.Context, limit int) ([]Run, error) {
 
 // RecordAlarm stores the delivery outcome of a run's alarm.
 func (s *Store) RecordAlarm(ctx context.Context, runID int64, status carillonv1.AlarmStatus, message string) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE runs SET alarm_status = ?, alarm_message = ? WHERE id = ?`, status, message, runID)
+	_, err := s.exec(ctx, `UPDATE runs SET alarm_status = ?, alarm_message = ? WHERE id = ?`, status, message, runID)
 	if err != nil {
 		return fmt.Errorf("store: record alarm of run %d: %w", runID, err)
 	}

@@ -157,7 +157,7 @@ func firedInstant(runs []Run) sql.NullInt64 {
 // SkipRun settles a pending run as SKIPPED (a misfire under DO_NOTHING),
 // the record of its one missed instant (missed_count 1).
 func (s *Store) SkipRun(ctx context.Context, id int64, message string, now time.Time) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ?, missed_count = 1, missed_until = scheduled_at
+	_, err := s.exec(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ?, missed_count = 1, missed_until = scheduled_at
 		WHERE id = ? AND status = ?`,
 		carillonv1.RunStatus_RUN_STATUS_SKIPPED, message, now.UnixMilli(), id, carillonv1.RunStatus_RUN_STATUS_PENDING)
 	if err != nil {

@@ -72,7 +72,7 @@ func (s *Store) LastBeat(ctx context.Context) (time.Time, error) {
 // Deregister removes the executor at address from app at once.
 func (s *Store) Deregister(ctx context.Context, app, address string) error {
 	defer s.routing.Add(1)
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM registry WHERE app_name = ? AND address = ?`, app, address); err != nil {
+	if _, err := s.exec(ctx, `DELETE FROM registry WHERE app_name = ? AND address = ?`, app, address); err != nil {
 		return fmt.Errorf("store: deregister %s %s: %w", app, address, err)
 	}
 	return nil
@@ -178,7 +178,7 @@ func (s *Store) Beats(ctx context.Context, app string, since time.Time) (map[str
 // how many it deleted.
 func (s *Store) PruneRegistry(ctx context.Context, since time.Time) (int64, error) {
 	defer s.routing.Add(1)
-	res, err := s.w.ExecContext(ctx, `DELETE FROM registry WHERE updated_at < ?`, since.UnixMilli())
+	res, err := s.exec(ctx, `DELETE FROM registry WHERE updated_at < ?`, since.UnixMilli())
 	if err != nil {
 		return 0, fmt.Errorf("store: prune registry: %w", err)
 	}

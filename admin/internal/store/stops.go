@@ -103,7 +103,7 @@ func (s *Store) Stopped() <-chan struct{} {
 // run sent ahead of its instant and replaced because its job was updated
 // (KillRequest.replace) carries its job's new ones.
 func (s *Store) RedefineRun(ctx context.Context, runID int64, handler, param string) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE runs SET handler = ?, param = ? WHERE id = ?`, handler, param, runID)
+	_, err := s.exec(ctx, `UPDATE runs SET handler = ?, param = ? WHERE id = ?`, handler, param, runID)
 	if err != nil {
 		return fmt.Errorf("store: redefine run %d: %w", runID, err)
 	}

@@ -31,6 +31,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/carillonhq/carillon/internal/testsignal"
 )
 
 //go:embed migrations/*.sql migrations_postgres/*.sql
@@ -56,6 +58,8 @@ type Store struct {
 	path string
 	// writes counts and times write transactions (writestats.go).
 	writes writeStats
+	// changed is emitted after each committed write (Changed).
+	changed testsignal.Signal
 
 	// pg is set on PostgreSQL: the fields after it are its own.
 	pg *pgState
@@ -279,8 +283,25 @@ func (s *Store) migrate(ctx context.Context) error {
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	err := storageError(s.writeTx(ctx, fn))
 	s.health.record(err)
+	if err == nil {
+		s.changed.Emit()
+	}
 	return err
 }
+
+// exec runs one write statement outside a transaction.
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := s.w.ExecContext(ctx, query, args...)
+	if err == nil {
+		s.changed.Emit()
+	}
+	return res, err
+}
+
+// Changed is emitted after each write this Store commits, so that a test
+// of what reads the database waits for a change instead of polling.
+// Until a test waits on it, an emission costs one atomic load.
+func (s *Store) Changed() *testsignal.Signal { return &s.changed }
 
 func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	s.writes.waiting.Add(1)
