@@ -3,15 +3,14 @@ package sdk
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk/internal/report"
@@ -54,18 +53,15 @@ func (f *flakyRegistry) ReportResults(_ context.Context, req *carillonv1.ReportR
 func TestReporterRetriesWhenAHeartbeatGetsThrough(t *testing.T) {
 	t.Parallel()
 	reg := &flakyRegistry{refuseReports: 1, refused: make(chan struct{}, 10), delivered: make(chan int64, 10)}
-	mux := http.NewServeMux()
-	mux.Handle(carillonv1connect.NewRegistryServiceHandler(reg))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	url := testkit.ServeRegistry(t, reg)
 
-	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
+	logger := testkit.Logger(t)
 	sp, err := report.OpenSpool(t.TempDir(), logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sp.Close() })
-	adm := newAdmins([]string{srv.URL}, srv.Client(), "", "i")
+	adm := newAdmins([]string{url}, http.DefaultClient, "", "i")
 	rep := report.NewReporter(sp, adm.reportResults, logger)
 	rep.BackoffMin = report.BackoffMax // the first failure waits a minute or more
 	adm.answered = rep.AdminAnswered

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk/internal/report"
@@ -38,11 +38,7 @@ type judgingRegistry struct {
 func newJudgingRegistry(t *testing.T, judge func(int, *carillonv1.RunResult) (string, string)) (*judgingRegistry, string) {
 	t.Helper()
 	reg := &judgingRegistry{judge: judge, sent: make(map[int64]int), calls: make(chan []int64, 100)}
-	mux := http.NewServeMux()
-	mux.Handle(carillonv1connect.NewRegistryServiceHandler(reg))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return reg, srv.URL
+	return reg, testkit.ServeRegistry(t, reg)
 }
 
 func (g *judgingRegistry) ReportResults(_ context.Context, req *carillonv1.ReportResultsRequest) (*carillonv1.ReportResultsResponse, error) {
