@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -18,7 +17,6 @@ import (
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/admintest"
-	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
@@ -93,26 +91,7 @@ func TestTokenBothWays(t *testing.T) {
 	runs := carillonv1connect.NewRunServiceClient(http.DefaultClient, url, auth)
 
 	// Executor -> admin: an executor with another token never registers.
-	ex, err := sdk.New(sdk.Config{AdminURLs: []string{url}, AppName: "other", AccessToken: "executor-token",
-		LogDir: t.TempDir(), Logger: testkit.Logger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex.HandleFunc("ok", func(context.Context, *sdk.Job) error { return nil })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exCtx, cancel := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- ex.Serve(exCtx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Log("admin:", err)
-		}
-	})
-	exURL := "http://" + ln.Addr().String()
+	exURL := admintest.StartExecutor(t, sdk.Config{AdminURLs: []string{url}, AppName: "other", AccessToken: "executor-token"})
 	_, err = carillonv1connect.NewRegistryServiceClient(http.DefaultClient, url, client.WithToken("executor-token")).
 		Register(ctx, &carillonv1.RegisterRequest{AppName: "other", Address: exURL})
 	if connect.CodeOf(err) != connect.CodeUnauthenticated {

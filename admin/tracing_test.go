@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,8 +18,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/internal/admintest"
 	"github.com/carillonhq/carillon/admin/internal/tracing"
-	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk"
 	"github.com/carillonhq/carillon/sdk/sdkotel"
@@ -64,30 +63,15 @@ func TestTracing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := sdk.New(sdk.Config{AdminURLs: []string{a.URL}, AppName: "traced", AccessToken: token, LogDir: t.TempDir(),
-		Logger: testkit.Logger(t), Interceptors: []connect.Interceptor{traced}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex.Observe(sdkotel.Observer(execTP))
-	ex.HandleFunc("ok", func(ctx context.Context, job *sdk.Job) error {
-		if !trace.SpanContextFromContext(ctx).IsValid() {
-			return errors.New("the handler's context carries no span")
-		}
-		return nil
-	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exCtx, stopEx := context.WithCancel(ctx)
-	exDone := make(chan error, 1)
-	go func() { exDone <- ex.Serve(exCtx, ln) }()
-	t.Cleanup(func() {
-		stopEx()
-		if err := <-exDone; err != nil {
-			t.Errorf("executor Serve: %v", err)
-		}
+	admintest.StartExecutor(t, sdk.Config{AdminURLs: []string{a.URL}, AppName: "traced", AccessToken: token,
+		Interceptors: []connect.Interceptor{traced}}, func(ex *sdk.Executor) {
+		ex.Observe(sdkotel.Observer(execTP))
+		ex.HandleFunc("spanned", func(ctx context.Context, job *sdk.Job) error {
+			if !trace.SpanContextFromContext(ctx).IsValid() {
+				return errors.New("the handler's context carries no span")
+			}
+			return nil
+		})
 	})
 
 	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "traced"}})
@@ -104,7 +88,7 @@ func TestTracing(t *testing.T) {
 		}
 		return nil
 	})
-	job := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "traced", Handler: "ok", Enabled: true,
+	job := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "traced", Handler: "spanned", Enabled: true,
 		Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "* * * * * ?"}})
 	var run *carillonv1.Run
 	eventually(t, a.URL, 15*time.Second, func() error {
