@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,48 +30,33 @@ const testPassword = "cli test password"
 // page of ReadRunLog.
 const longLogLines = 2*sdk.LogPageMaxLines + 500
 
-// failMessage is what the handler "fail" fails with: long, of two lines.
+// failMessage is what the handler "fail-long" fails with: long, of two lines.
 const failMessage = "the report could not be written because the disk of the report server is full\nfree some space and retry"
 
 // startAdmin serves a real admin on loopback, with an SDK executor for the
 // app "cli" (handler "hello" logs three lines, "long" longLogLines lines,
-// "fail" fails with failMessage), and returns its URL.
+// "fail-long" fails with failMessage; admintest's "ok" and "fail" too),
+// and returns its URL.
 func startAdmin(t *testing.T) string {
 	t.Helper()
 	url := serveAdmin(t, nil)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ex, err := sdk.New(sdk.Config{AdminURLs: []string{url}, AppName: "cli", AccessToken: "tok", LogDir: t.TempDir(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex.HandleFunc("hello", func(ctx context.Context, job *sdk.Job) error {
-		for i := range 3 {
-			job.Logf("hello line %d", i+1)
-		}
-		return nil
+	admintest.StartExecutor(t, sdk.Config{AdminURLs: []string{url}, AppName: "cli", AccessToken: "tok"}, func(ex *sdk.Executor) {
+		ex.HandleFunc("hello", func(ctx context.Context, job *sdk.Job) error {
+			for i := range 3 {
+				job.Logf("hello line %d", i+1)
+			}
+			return nil
+		})
+		ex.HandleFunc("long", func(ctx context.Context, job *sdk.Job) error {
+			for i := range longLogLines {
+				job.Logf("long line %d", i+1)
+			}
+			return nil
+		})
+		ex.HandleFunc("fail-long", func(ctx context.Context, job *sdk.Job) error {
+			return errors.New(failMessage)
+		})
 	})
-	ex.HandleFunc("long", func(ctx context.Context, job *sdk.Job) error {
-		for i := range longLogLines {
-			job.Logf("long line %d", i+1)
-		}
-		return nil
-	})
-	ex.HandleFunc("fail", func(ctx context.Context, job *sdk.Job) error {
-		return errors.New(failMessage)
-	})
-	eln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	exDone := make(chan error, 1)
-	go func() { exDone <- ex.Serve(ctx, eln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-exDone; err != nil {
-			t.Log("executor:", err)
-		}
-	}) // before the admin's: cleanups run last first
 	return url
 }
 
@@ -346,7 +330,7 @@ func TestCLI(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	b.must("", as("job", "create", "--group", "1", "--description", "fails", "--handler", "fail", "--no-schedule", "--alarm-webhook", srv.URL+"/alarm")...)
+	b.must("", as("job", "create", "--group", "1", "--description", "fails", "--handler", "fail-long", "--no-schedule", "--alarm-webhook", srv.URL+"/alarm")...)
 	failed := strings.TrimSpace(b.must("", as("job", "trigger", "3", "--ids")...))
 	out = b.waitFor(`Alarm:\s+SENT`, as("run", "get", failed)...)
 	if !strings.Contains(out, "free some space and retry") || !regexp.MustCompile(`Settled by admin:\s+no\n`).MatchString(out) ||
