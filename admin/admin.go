@@ -113,6 +113,10 @@ type Config struct {
 	// AlarmWebhook, if set, receives every alarm as a JSON POST (jobs can
 	// add their own webhook).
 	AlarmWebhook string
+	// PublicURL is the admin's address as its users reach it (the console,
+	// behind a proxy perhaps): alarms link to their run there. Empty:
+	// alarms carry no link.
+	PublicURL string
 	// AlarmWebhookAllow lists the URL prefixes, comma-separated, that users
 	// other than ADMINs may set as a job's alarm webhook URL (see
 	// server.ParseWebhookAllow); empty: only ADMINs set webhook URLs.
@@ -250,7 +254,7 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	if cfg.SMTP.Addr != "" {
 		channels = append(channels, alarm.Channel{Name: "email", Alarm: &cfg.SMTP})
 	}
-	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger, Metrics: m})
+	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger, Metrics: m, PublicURL: cfg.PublicURL})
 	trig, err := trigger.New(trigger.Config{
 		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched, Alarms: alarms, SendAhead: sendAhead,
 		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS, Metrics: m, TracerProvider: cfg.TracerProvider,

@@ -234,7 +234,8 @@ func TestPrintConfigValidates(t *testing.T) {
 	t.Parallel()
 	b := newCLI(t)
 	b.must("", "serve", "--print-config", "--listen", "127.0.0.1:9090")
-	b.env = []string{"CARILLON_LISTEN=127.0.0.1", "CARILLON_SMTP_ADDR=mail:25", "CARILLON_SMTP_TLS=ssl", "CARILLON_SMTP_OAUTH2_TOKEN=t"}
+	b.env = []string{"CARILLON_LISTEN=127.0.0.1", "CARILLON_SMTP_ADDR=mail:25", "CARILLON_SMTP_TLS=ssl", "CARILLON_SMTP_OAUTH2_TOKEN=t",
+		"CARILLON_PUBLIC_URL=carillon.example.com"}
 	code, out, errOut := b.run("", "serve", "--print-config", "--log-level", "loud", "--alarm-webhook", "hooks.example.com")
 	if code != exitUsage || !strings.HasPrefix(out, "OPTION") {
 		t.Fatalf("--print-config of a bad configuration: exit %d, printed\n%s%s", code, out, errOut)
@@ -247,6 +248,7 @@ func TestPrintConfigValidates(t *testing.T) {
 		"smtp-oauth2-token: needs --smtp-username, the account it authenticates (from env CARILLON_SMTP_OAUTH2_TOKEN)",
 		"--log-level",
 		`alarm-webhook: "hooks.example.com": want an http:// or https:// URL (from flag --alarm-webhook)`,
+		`public-url: "carillon.example.com": want an http:// or https:// URL without a query or fragment (from env CARILLON_PUBLIC_URL)`,
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("no %q in:\n%s", want, errOut)

@@ -105,6 +105,8 @@ access token, kept in the database (carillon executor-token prints it).`,
 	o.envs["send-ahead"] = "CARILLON_SEND_AHEAD"
 	fs.IntVar(&c.RetentionDays, "retention-days", retention.DaysDefault, "days of runs to keep; -1 keeps all (env CARILLON_RETENTION_DAYS)")
 	o.envs["retention-days"] = "CARILLON_RETENTION_DAYS"
+	o.str(fs, &c.PublicURL, "public-url", "CARILLON_PUBLIC_URL", "",
+		"the admin's URL as its users reach it (https://carillon.example.com, behind a proxy perhaps): alarms link to their run's page there")
 	o.str(fs, &c.AlarmWebhook, "alarm-webhook", "CARILLON_ALARM_WEBHOOK", "", "URL that receives every alarm as a JSON POST")
 	o.str(fs, &c.AlarmWebhookAllow, "alarm-webhook-allow", "CARILLON_ALARM_WEBHOOK_ALLOW", "",
 		"comma-separated URL prefixes that users other than ADMINs may set as a job's alarm webhook (default: only ADMINs set webhooks)")
@@ -267,6 +269,11 @@ func (o *serveOptions) validate() error {
 	if c.AlarmWebhook != "" {
 		if u, err := url.Parse(c.AlarmWebhook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("alarm-webhook", "%q: want an http:// or https:// URL", c.AlarmWebhook)
+		}
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			bad("public-url", "%q: want an http:// or https:// URL without a query or fragment", c.PublicURL)
 		}
 	}
 	if _, err := server.ParseWebhookAllow(c.AlarmWebhookAllow); err != nil {

@@ -40,6 +40,9 @@ type Event struct {
 	// Final is false for an attempt that will be retried (sent only to jobs
 	// that alarm on every failure).
 	Final bool `json:"final"`
+	// RunURL is the run's page in the console, where the admin knows its
+	// public URL (serve --public-url); "" otherwise.
+	RunURL string `json:"runUrl,omitempty"`
 
 	// Emails are the job's alarm e-mail addresses.
 	Emails []string `json:"-"`

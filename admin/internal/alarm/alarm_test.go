@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -82,7 +83,7 @@ func TestSender(t *testing.T) {
 	none := failedRun(t, st, func(j *store.Job) {})
 
 	s := alarm.NewSender(alarm.SenderConfig{
-		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), PublicURL: "https://carillon.example.com/",
 		Channels: []alarm.Channel{
 			{Name: "webhook", Alarm: &alarm.Webhook{}},
 			{Name: "email", Alarm: &alarm.Email{Addr: smtpd.addr, From: "carillon@example.com", TLSConfig: &tls.Config{RootCAs: ca.Pool()}}},
@@ -106,12 +107,14 @@ func TestSender(t *testing.T) {
 			t.Errorf("run %d: alarm %s %q, want %s saying %q", tt.run.ID, got.AlarmStatus, got.AlarmMessage, tt.want, tt.says)
 		}
 	}
-	if len(hooks) != 1 || hooks[0].RunID != both.ID || hooks[0].Message != "disk full" || !hooks[0].Final {
-		t.Errorf("webhook got %+v, want one final alarm for run %d", hooks, both.ID)
+	runURL := fmt.Sprintf("https://carillon.example.com/#/runs?job=%d&run=%d", both.JobID, both.ID)
+	if len(hooks) != 1 || hooks[0].RunID != both.ID || hooks[0].Message != "disk full" || !hooks[0].Final || hooks[0].RunURL != runURL {
+		t.Errorf("webhook got %+v, want one final alarm for run %d linking to %s", hooks, both.ID, runURL)
 	}
 	mail := smtpd.messages()
 	if len(mail) != 1 || strings.Join(mail[0].rcpts, ",") != "ops@example.com,dev@example.com" || !mail[0].tls ||
-		!strings.Contains(mail[0].data, "disk full") || !strings.Contains(mail[0].data, "nightly report") {
+		!strings.Contains(mail[0].data, "disk full") || !strings.Contains(mail[0].data, "nightly report") ||
+		!strings.Contains(mail[0].data, "https://carillon.example.com/#/runs?job=") {
 		t.Errorf("mail = %+v, want one message over STARTTLS to both addresses about the failure", mail)
 	}
 	// Delivered alarms are not sent again.

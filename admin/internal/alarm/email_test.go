@@ -191,8 +191,10 @@ func TestEmailMessage(t *testing.T) {
 	srv := startSMTPD(t, smtpdConfig{cert: &leaf.Certificate})
 	m := &alarm.Email{Addr: srv.addr, From: "Carillon <carillon@example.com>", TLSConfig: &tls.Config{RootCAs: ca.Pool()}}
 	before := time.Now().Truncate(time.Second)
-	for range 2 {
-		if err := m.Send(context.Background(), mailEvent()); err != nil {
+	linked := mailEvent()
+	linked.RunURL = alarm.RunURL("https://carillon.example.com", linked.JobID, linked.RunID)
+	for _, e := range []alarm.Event{linked, mailEvent()} {
+		if err := m.Send(context.Background(), e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -202,7 +204,7 @@ func TestEmailMessage(t *testing.T) {
 		t.Fatalf("the server has %d messages, want 2", len(got))
 	}
 	ids := map[string]bool{}
-	for _, sent := range got {
+	for i, sent := range got {
 		msg, err := mail.ReadMessage(strings.NewReader(sent.data))
 		if err != nil {
 			t.Fatalf("message: %v\n%s", err, sent.data)
@@ -225,10 +227,16 @@ func TestEmailMessage(t *testing.T) {
 			t.Errorf("From %q, To %q, MIME-Version %q", h.Get("From"), h.Get("To"), h.Get("MIME-Version"))
 		}
 		parts := readParts(t, h.Get("Content-Type"), msg.Body)
-		for typ, want := range map[string][]string{
-			"text/plain": {"每日报表 nightly (owner ops)", "attempt 3 of 3, SCHEDULE", "disk full <b>&"},
-			"text/html":  {"<td>12 每日报表 nightly (owner ops)</td>", "<pre>disk full &lt;b&gt;&amp;</pre>"},
-		} {
+		plain := []string{"每日报表 nightly (owner ops)", "attempt 3 of 3, SCHEDULE", "disk full <b>&"}
+		html := []string{"<td>12 每日报表 nightly (owner ops)</td>", "<pre>disk full &lt;b&gt;&amp;</pre>"}
+		link := []string{"The run: https://carillon.example.com/#/runs?job=12&run=34",
+			`<a href="https://carillon.example.com/#/runs?job=12&amp;run=34">`}
+		if i == 0 { // the event with a link
+			plain, html = append(plain, link[0]), append(html, link[1])
+		} else if strings.Contains(sent.data, "carillon.example.com") {
+			t.Errorf("the message of an event without a link has one:\n%s", sent.data)
+		}
+		for typ, want := range map[string][]string{"text/plain": plain, "text/html": html} {
 			for _, w := range want {
 				if !strings.Contains(parts[typ], w) {
 					t.Errorf("the %s part has no %q:\n%s", typ, w, parts[typ])

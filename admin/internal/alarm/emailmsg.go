@@ -11,8 +11,8 @@ import (
 )
 
 // message is the e-mail of e: From, To, a UTF-8 Subject (encoded), Date,
-// Message-ID, and the same text as text/plain and text/html alternatives.
-// It links to no page: the admin does not know its public URL.
+// Message-ID, and the same text as text/plain and text/html alternatives,
+// with a link to the run's page where the admin knows its public URL.
 func (m *Email) message(e Event) (*mail.Msg, error) {
 	msg := mail.NewMsg(mail.WithNoDefaultUserAgent())
 	if err := msg.From(m.From); err != nil {
@@ -30,10 +30,14 @@ func (m *Email) message(e Event) (*mail.Msg, error) {
 		fmt.Fprintf(&text, "%-10s %s\n", f[0]+":", f[1])
 	}
 	text.WriteString("\n" + e.Message + "\n")
+	if e.RunURL != "" {
+		text.WriteString("\nThe run: " + e.RunURL + "\n")
+	}
 	if err := emailHTML.Execute(&html, struct {
 		Fields  [][2]string
 		Message string
-	}{eventFields(e), e.Message}); err != nil {
+		RunURL  string
+	}{eventFields(e), e.Message, e.RunURL}); err != nil {
 		return nil, err
 	}
 	msg.SetBodyString(mail.TypeTextPlain, text.String())
@@ -59,7 +63,7 @@ func eventFields(e Event) [][2]string {
 }
 
 // emailHTML is the text/html part: the fields as a table, the run's
-// message as preformatted text.
+// message as preformatted text, the link to the run.
 var emailHTML = template.Must(template.New("alarm").Parse(strings.TrimSpace(`
 <!DOCTYPE html>
 <html><head><meta charset="utf-8"></head><body>
@@ -69,5 +73,8 @@ var emailHTML = template.Must(template.New("alarm").Parse(strings.TrimSpace(`
 {{- end}}
 </table>
 <pre>{{.Message}}</pre>
+{{- if .RunURL}}
+<p><a href="{{.RunURL}}">The run in Carillon's console</a></p>
+{{- end}}
 </body></html>
 `)))

@@ -42,6 +42,9 @@ type SenderConfig struct {
 	// Metrics counts deliveries by channel and outcome. Defaults to nil:
 	// nothing is counted.
 	Metrics *metrics.Metrics
+	// PublicURL is the console's base URL as users reach it: each alarm
+	// links to its run there (Event.RunURL). Empty: no link.
+	PublicURL string
 }
 
 // Sender delivers due alarms and records their outcome on their runs.
@@ -56,6 +59,15 @@ func NewSender(cfg SenderConfig) *Sender {
 	cfg.SendTimeout = cmp.Or(cfg.SendTimeout, SendTimeoutDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return &Sender{cfg: cfg, wake: make(chan struct{}, 1)}
+}
+
+// RunURL is the console's page of run runID of job jobID at the admin
+// whose public URL is base, or "" without one.
+func RunURL(base string, jobID, runID int64) string {
+	if base == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/#/runs?job=%d&run=%d", strings.TrimSuffix(base, "/"), jobID, runID)
 }
 
 // Wake asks the Sender to look for due alarms now.
@@ -115,6 +127,7 @@ func (s *Sender) send(ctx context.Context, r store.Run) (carillonv1.AlarmStatus,
 		Attempt: r.Attempt, RetryCount: job.RetryCount, ExecutorAddress: r.ExecutorAddress,
 		TriggerType: strings.TrimPrefix(r.TriggerType.String(), "TRIGGER_TYPE_"), ScheduledAt: r.ScheduledAt,
 		FinishedAt: r.FinishedAt, Final: r.Attempt >= job.RetryCount, Emails: job.AlarmEmails, WebhookURL: job.AlarmWebhookURL,
+		RunURL: RunURL(s.cfg.PublicURL, job.ID, r.ID),
 	}
 	var notes []string
 	sent, failed := 0, 0
