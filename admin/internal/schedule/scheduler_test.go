@@ -77,12 +77,17 @@ func setup(t *testing.T, db string) (*store.Store, store.Group) {
 }
 
 // start runs a scheduler over st until the returned stop is called.
-func start(st *store.Store, fire schedule.DispatchFunc) (stop func()) { return startAhead(st, fire, 0) }
+func start(st *store.Store, fire schedule.DispatchFunc, setup ...func(*schedule.Scheduler)) (stop func()) {
+	return startAhead(st, fire, 0, setup...)
+}
 
 // startAhead is start with Config.FireAhead.
-func startAhead(st *store.Store, fire schedule.DispatchFunc, ahead time.Duration) (stop func()) {
+func startAhead(st *store.Store, fire schedule.DispatchFunc, ahead time.Duration, setup ...func(*schedule.Scheduler)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := schedule.New(schedule.Config{Store: st, FireAhead: ahead, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for _, f := range setup {
+		f(s)
+	}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = s.Run(ctx, fire) }() // it returns an error only when it cannot recover; the tests see no fires then
 	return func() { cancel(); <-done }
@@ -193,26 +198,22 @@ func TestBurstHandedOverEarly(t *testing.T) {
 	})
 }
 
-// TestBurstClaimedEarly runs on a fake clock (synctest): a burst of 29,000
+// TestBurstClaimedEarly runs on a fake clock (synctest): a burst of 2,900
 // fires on one instant is claimed earlier than the look-ahead, by twice
-// what claiming them costs at the default claim cost (claimLead: 3 s
-// more), even behind a job that fires every second, whose next fire is
-// always the earliest: the scan counts the jobs due within claimLeadMax,
-// not only those due by the next fire.
+// what claiming them costs (claimLead: 3 s more at 500 µs a claim, what
+// 29,000 fires cost at the default claim cost), even behind a job that
+// fires every second, whose next fire is always the earliest: the scan
+// counts the jobs due within claimLeadMax, not only those due by the next
+// fire.
 func TestBurstClaimedEarly(t *testing.T) {
 	// SQLite only: the scheduler's lead is the same over either store (the
-	// count of due jobs it uses runs over both in the store's own tests),
-	// and its 29,000 jobs took 13 s over PostgreSQL.
-	be := dbtest.SQLite
-	if testing.Short() {
-		t.Skip("stores 29,000 jobs")
-	}
-	db := be.DB(t)
+	// count of due jobs it uses runs over both in the store's own tests).
+	db := dbtest.SQLite.DB(t)
 	synctest.Test(t, func(t *testing.T) {
 		st, g := setup(t, db)
 		defer st.Close()
 		ctx := context.Background()
-		const n = 29_000 // with the every-second job: 2 × 29,001 × 50 µs = 2.9 s, so 3 s more
+		const n, cost = 2_900, 500 * time.Microsecond // with the every-second job: 2 × 2,901 × 500 µs = 2.9 s, so 3 s more
 		burst := time.Now().Add(20 * time.Second).Truncate(time.Second)
 		jobs := []store.Job{fixRate(g, 1, time.Now().Add(time.Second))}
 		for range n {
@@ -222,7 +223,7 @@ func TestBurstClaimedEarly(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := &recorder{st: st}
-		stop := start(st, rec.Fire)
+		stop := start(st, rec.Fire, func(s *schedule.Scheduler) { schedule.SetClaimCost(s, cost) })
 		defer stop()
 		claimed := func() int64 {
 			counts, err := st.CountRuns(ctx, burst, burst.Add(time.Millisecond), store.AllGroups)
