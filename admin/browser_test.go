@@ -380,6 +380,26 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	b.screenshot(t, "run-log")
 
+	// Run it once more, two hours from now, from "Run with…": the run waits
+	// PENDING, scheduled for that minute (the browser's zone is the test's).
+	at := time.Now().Add(2 * time.Hour).Truncate(time.Minute)
+	b.run(t, "run once at a later time",
+		chromedp.Navigate(a.URL+"/#/jobs"),
+		chromedp.Click(fmt.Sprintf(`//tr[td[1][text()="%d"]]//button[text()="Run with…"]`, job.Id), chromedp.BySearch),
+		setValue(`input[name=run_at]`, at.Format("2006-01-02T15:04")),
+		chromedp.Click(`//form[@aria-label="run with"]//button[text()="Run once"]`, chromedp.BySearch),
+		chromedp.WaitNotPresent(`form[aria-label="run with"]`),
+	)
+	var later []*carillonv1.Run
+	for _, r := range listRuns(t, c, job.Id) {
+		if r.Status == carillonv1.RunStatus_RUN_STATUS_PENDING {
+			later = append(later, r)
+		}
+	}
+	if len(later) != 1 || !later[0].ScheduledAt.AsTime().Equal(at) {
+		t.Errorf("pending runs after Run with… at %v: %v", at, later)
+	}
+
 	// Kill a long run from the runs page.
 	trig, err := c.job.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: long.Id})
 	if err != nil {

@@ -396,6 +396,22 @@ func TestCLI(t *testing.T) {
 		t.Errorf("job get --json: %q", j1)
 	}
 
+	// A run at a later time waits PENDING; run kill cancels it.
+	out = b.must("", as("job", "trigger", "1", "--at", "1h")...)
+	m = regexp.MustCompile(`^job 1 runs at \S+: run (\d+), pending until then \(carillon run get \d+; carillon run kill \d+ cancels it\)\n$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("job trigger --at 1h: %q", out)
+	}
+	if out := b.must("", as("run", "get", m[1])...); !regexp.MustCompile(`Status:\s+PENDING`).MatchString(out) {
+		t.Errorf("run get of a run an hour ahead: %q", out)
+	}
+	b.must("", as("run", "kill", m[1])...)
+	if out := b.must("", as("run", "get", m[1])...); !regexp.MustCompile(`Status:\s+KILLED`).MatchString(out) {
+		t.Errorf("run get of a cancelled run: %q", out)
+	}
+	b.fails(exitUsage, `--at "tomorrow": want an RFC 3339 time`, as("job", "trigger", "1", "--at", "tomorrow")...)
+	b.fails(exitRefused, "carillon: invalid_argument: run_at: must be in the future", as("job", "trigger", "1", "--at", "2020-01-01T00:00:00Z")...)
+
 	// Exit codes.
 	b.fails(exitNotFound, "carillon: not_found: job 99 not found", as("job", "get", "99")...)
 	b.fails(exitRefused, "carillon: invalid_argument: job.description: ",

@@ -450,17 +450,26 @@ func jobDeleteCmd(e *cmdEnv) *cobra.Command {
 
 func jobTriggerCmd(e *cmdEnv) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "trigger ID",
-		Short:   "Run a job now, once; says which runs it made (--ids: their ids only)",
-		Example: "  carillon job trigger 2 --param fail\n  carillon job trigger 2 --address http://10.0.0.5:9999\n  RUN=$(carillon job trigger 2 --ids)",
+		Use:   "trigger ID",
+		Short: "Run a job once, now or --at a later time; says which runs it made (--ids: their ids only)",
+		Example: "  carillon job trigger 2 --param fail\n  carillon job trigger 2 --address http://10.0.0.5:9999\n  RUN=$(carillon job trigger 2 --ids)\n" +
+			"  carillon job trigger 2 --at 2026-12-24T18:00:00+01:00\n  carillon job trigger 2 --at 30m",
 	}
 	param := cmd.Flags().String("param", "", "param for this run instead of the job's")
+	at := cmd.Flags().String("at", "", "run at this time instead of now: RFC 3339 (2026-12-24T18:00:00Z) or a duration from now (30m, 2h); the run waits PENDING until then (carillon run kill ID cancels it)")
 	ids := cmd.Flags().Bool("ids", false, "print only the runs' ids, one a line (for scripts)")
 	addrs := cmd.Flags().StringArray("address", nil, "executor URL to route among instead of the group's (repeatable)")
 	return e.jobIDCmd(cmd, func(ctx context.Context, id int64) error {
 		req := &carillonv1.TriggerJobRequest{JobId: id, Addresses: *addrs}
 		if cmd.Flags().Changed("param") {
 			req.Param = param
+		}
+		if *at != "" {
+			t, err := parseAt(*at, time.Now())
+			if err != nil {
+				return err
+			}
+			req.RunAt = timestamppb.New(t)
 		}
 		res, err := e.clients().Jobs.TriggerJob(ctx, req)
 		if err != nil {
@@ -483,12 +492,28 @@ func jobTriggerCmd(e *cmdEnv) *cobra.Command {
 		case 0:
 			_, err = fmt.Fprintf(e.io.out, "triggered job %d: no run was made\n", id)
 		case 1:
+			if req.RunAt != nil {
+				_, err = fmt.Fprintf(e.io.out, "job %d runs at %s: run %s, pending until then (carillon run get %s; carillon run kill %s cancels it)\n",
+					id, req.RunAt.AsTime().Local().Format(time.RFC3339), runs[0], runs[0], runs[0])
+				break
+			}
 			_, err = fmt.Fprintf(e.io.out, "triggered job %d: run %s (carillon run get %s; carillon run log %s --follow)\n", id, runs[0], runs[0], runs[0])
 		default:
 			_, err = fmt.Fprintf(e.io.out, "triggered job %d: runs %s, one per executor (carillon run get ID)\n", id, strings.Join(runs, ", "))
 		}
 		return err
 	})
+}
+
+// parseAt reads trigger's --at: an RFC 3339 time, or a duration after now.
+func parseAt(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(d), nil
+	}
+	return time.Time{}, usagef("--at %q: want an RFC 3339 time (2026-12-24T18:00:00Z) or a positive duration from now (30m, 2h)", s)
 }
 
 func jobPreviewCmd(e *cmdEnv) *cobra.Command {

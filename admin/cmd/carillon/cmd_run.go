@@ -215,7 +215,7 @@ the run has finished.`,
 }
 
 func runKillCmd(e *cmdEnv) *cobra.Command {
-	cmd := &cobra.Command{Use: "kill ID", Short: "Kill a running run"}
+	cmd := &cobra.Command{Use: "kill ID", Short: "Kill a running run, or cancel a pending one before it starts"}
 	return e.runIDCmd(cmd, func(ctx context.Context, id int64) error {
 		res, err := e.clients().Runs.KillRun(ctx, &carillonv1.KillRunRequest{RunId: id})
 		if err != nil {

@@ -382,7 +382,9 @@ func TestMisfireCountBound(t *testing.T) {
 // read-ahead of older versions): each fires once, except a scheduled fire
 // found more than the misfire threshold late, which its job's misfire
 // strategy (DO_NOTHING here) marks SKIPPED. A run the earlier admin had
-// claimed for dispatch is not fired again.
+// claimed for dispatch is not fired again. A one-off run left waiting for
+// a later instant (TriggerJob's run_at) fires on that instant, not before;
+// one cancelled meanwhile (KillRun) does not fire.
 func TestRestartRecoversPendingRuns(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		db := be.DB(t)
@@ -403,11 +405,17 @@ func TestRestartRecoversPendingRuns(t *testing.T) {
 				run(carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, carillonv1.RunStatus_RUN_STATUS_PENDING, now.Add(-time.Hour), 0),
 				run(carillonv1.TriggerType_TRIGGER_TYPE_RETRY, carillonv1.RunStatus_RUN_STATUS_PENDING, now.Add(-2*time.Hour), 1),
 				run(carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, carillonv1.RunStatus_RUN_STATUS_RUNNING, now.Add(-3*time.Second), 0),
+				run(carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, carillonv1.RunStatus_RUN_STATUS_PENDING, now.Add(1500*time.Millisecond), 0),
+				run(carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, carillonv1.RunStatus_RUN_STATUS_PENDING, now.Add(time.Second), 0),
+				run(carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, carillonv1.RunStatus_RUN_STATUS_PENDING, now.Add(time.Hour), 0),
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			recent, old, retry, claimed := runs[0].ID, runs[1].ID, runs[2].ID, runs[3].ID
+			recent, old, retry, claimed, later, cancelled, muchLater := runs[0].ID, runs[1].ID, runs[2].ID, runs[3].ID, runs[4].ID, runs[5].ID, runs[6].ID
+			if ok, err := st.CancelPendingRun(ctx, cancelled, "cancelled", now); !ok || err != nil {
+				t.Fatalf("cancel run %d: %v, %v", cancelled, ok, err)
+			}
 			rec := &recorder{st: st}
 			stop := start(st, rec.Fire)
 			time.Sleep(2 * time.Second)
@@ -416,9 +424,13 @@ func TestRestartRecoversPendingRuns(t *testing.T) {
 			fired := map[int64]int{}
 			for _, f := range rec.all() {
 				fired[f.run.ID]++
+				if f.run.ID == later && !f.at.Equal(now.Add(1500*time.Millisecond)) {
+					t.Errorf("the one-off run due at %v fired at %v", now.Add(1500*time.Millisecond), f.at)
+				}
 			}
-			if want := map[int64]int{recent: 1, retry: 1}; fmt.Sprint(fired) != fmt.Sprint(want) {
-				t.Errorf("fired runs %v, want %v (the recent fire and the retry, once each)", fired, want)
+			if want := map[int64]int{recent: 1, retry: 1, later: 1}; fmt.Sprint(fired) != fmt.Sprint(want) {
+				t.Errorf("fired runs %v, want %v (the recent fire, the retry and the one-off run due in 1.5 s, once each; not run %d, cancelled, nor %d, due in an hour)",
+					fired, want, cancelled, muchLater)
 			}
 			for id, want := range map[int64]carillonv1.RunStatus{
 				old: carillonv1.RunStatus_RUN_STATUS_SKIPPED, claimed: carillonv1.RunStatus_RUN_STATUS_RUNNING,

@@ -428,10 +428,14 @@ func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRe
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
+	runAt, err := s.checkRunAt(req)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.checkGroupAddresses(ctx, j.GroupID, req.Addresses); err != nil {
 		return nil, err
 	}
-	m := trigger.Manual{Param: req.Param, Addresses: req.Addresses}
+	m := trigger.Manual{Param: req.Param, Addresses: req.Addresses, RunAt: runAt}
 	if p := auth.FromContext(ctx); p != nil && p.Credential == auth.CredentialAPIToken {
 		m.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_API // a program's call, not a person's
 	}
@@ -440,6 +444,31 @@ func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRe
 		return nil, s.toConnect(err)
 	}
 	return &carillonv1.TriggerJobResponse{RunIds: ids}, nil
+}
+
+// runAtMax is how far ahead TriggerJob's run_at may be.
+const runAtMax = 366 * 24 * time.Hour
+
+// checkRunAt returns TriggerJob's run_at, zero for "now", refusing one
+// that is not in the future, more than runAtMax ahead, or given with
+// addresses (a run waiting for its instant keeps no route of its own).
+func (s jobService) checkRunAt(req *carillonv1.TriggerJobRequest) (time.Time, error) {
+	if req.RunAt == nil {
+		return time.Time{}, nil
+	}
+	if err := req.RunAt.CheckValid(); err != nil {
+		return time.Time{}, invalid("run_at", "%v", err)
+	}
+	at, now := req.RunAt.AsTime(), s.cfg.NowFunc()
+	switch {
+	case !at.After(now):
+		return time.Time{}, invalid("run_at", "must be in the future (now %s), got %s", now.UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339Nano))
+	case at.Sub(now) > runAtMax:
+		return time.Time{}, invalid("run_at", "must be at most 366 days ahead, got %s", at.UTC().Format(time.RFC3339))
+	case len(req.Addresses) > 0:
+		return time.Time{}, invalid("run_at", "cannot be combined with addresses: a run that waits is routed when it starts")
+	}
+	return at, nil
 }
 
 // checkGroupAddresses refuses a TriggerJob address that is not one of the

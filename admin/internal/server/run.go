@@ -75,8 +75,22 @@ func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
+	if r.Status == carillonv1.RunStatus_RUN_STATUS_PENDING {
+		// A run waiting for its instant or its retry delay: it never
+		// starts. One claimed meanwhile is running: killed as such.
+		cancelled, err := s.cfg.Store.CancelPendingRun(ctx, r.ID, "cancelled by KillRun before it started", s.cfg.NowFunc())
+		if err != nil {
+			return nil, s.toConnect(err)
+		}
+		if cancelled {
+			return &carillonv1.KillRunResponse{}, nil
+		}
+		if r, err = s.cfg.Store.Run(ctx, req.RunId); err != nil {
+			return nil, s.toConnect(err)
+		}
+	}
 	if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
-		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("run %d is %s, not running", r.ID, r.Status))
+		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("run %d is %s, not running or pending", r.ID, r.Status))
 	}
 	// Also a run whose dispatch is not recorded yet: sent ahead of its
 	// instant, or just sent (the trigger knows where).

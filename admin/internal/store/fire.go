@@ -166,6 +166,27 @@ func (s *Store) SkipRun(ctx context.Context, id int64, message string, now time.
 	return nil
 }
 
+// CancelPendingRun settles run id as KILLED with message if it is still
+// pending (a one-off run waiting for its instant, a retry waiting for its
+// delay), and reports whether it was: a run claimed meanwhile is not
+// changed.
+func (s *Store) CancelPendingRun(ctx context.Context, id int64, message string, now time.Time) (bool, error) {
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ?`,
+			carillonv1.RunStatus_RUN_STATUS_KILLED, message, now.UnixMilli(), id, carillonv1.RunStatus_RUN_STATUS_PENDING)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("store: cancel run %d: %w", id, err)
+	}
+	return n == 1, nil
+}
+
 // RunClaim names a pending run to claim and the trigger type it fires as.
 type RunClaim struct {
 	RunID       int64

@@ -188,13 +188,21 @@ type Manual struct {
 	Param *string
 	// Addresses, when not empty, replace the group's executors for routing.
 	Addresses []string
+	// RunAt, when not zero, is the instant to run at instead of now; not
+	// with Addresses (a waiting run keeps no route of its own).
+	RunAt time.Time
 }
 
 // TriggerJob runs job once now and returns the IDs of the runs it created
 // (one, or one per shard). It waits for the dispatch, so each run's status
-// says whether an executor accepted it.
+// says whether an executor accepted it. With m.RunAt, it stores one
+// pending run due then, which the scheduler fires as it fires retries,
+// and returns its ID.
 func (d *Dispatcher) TriggerJob(ctx context.Context, job store.Job, m Manual) ([]int64, error) {
 	now := d.cfg.Clock.Now()
+	if !m.RunAt.IsZero() {
+		return d.triggerAt(ctx, job, m)
+	}
 	run := store.Run{
 		JobID: job.ID, GroupID: job.GroupID, Handler: job.Handler, Param: job.Param, ShardTotal: 1,
 		TriggerType: cmp.Or(m.TriggerType, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL),
@@ -229,6 +237,28 @@ func (d *Dispatcher) TriggerJob(ctx context.Context, job store.Job, m Manual) ([
 		return nil, err
 	}
 	return p.ids, d.completer.record(ctx, append(p.failed, d.sendNow(ctx, d.calls(p.fires, time.Time{}))...)...)
+}
+
+// triggerAt stores the pending run of TriggerJob with m.RunAt and queues
+// it on the scheduler.
+func (d *Dispatcher) triggerAt(ctx context.Context, job store.Job, m Manual) ([]int64, error) {
+	if len(m.Addresses) > 0 {
+		return nil, errors.New("trigger: a run at a later instant cannot have addresses")
+	}
+	run := store.Run{
+		JobID: job.ID, GroupID: job.GroupID, Handler: job.Handler, Param: job.Param, ShardTotal: 1,
+		TriggerType: cmp.Or(m.TriggerType, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL),
+		ScheduledAt: m.RunAt, DueAt: m.RunAt, Status: carillonv1.RunStatus_RUN_STATUS_PENDING,
+	}
+	if m.Param != nil {
+		run.Param = *m.Param
+	}
+	runs, err := d.cfg.Store.InsertRuns(ctx, []store.Run{run})
+	if err != nil {
+		return nil, err
+	}
+	d.cfg.Queue.Enqueue(runs...)
+	return []int64{runs[0].ID}, nil
 }
 
 // Executors returns the sorted executor addresses of group g: the live

@@ -1259,7 +1259,12 @@ type TriggerJobRequest struct {
 	// Replaces the job's param for this run when set.
 	Param *string `protobuf:"bytes,2,opt,name=param,proto3,oneof" json:"param,omitempty"`
 	// Routes among these executor URLs instead of the group's.
-	Addresses     []string `protobuf:"bytes,3,rep,name=addresses,proto3" json:"addresses,omitempty"`
+	Addresses []string `protobuf:"bytes,3,rep,name=addresses,proto3" json:"addresses,omitempty"`
+	// Runs the job once at this instant instead of now: the run waits as
+	// PENDING until then (across admin restarts) and can be cancelled with
+	// KillRun before it starts. In the future, at most a year ahead; not
+	// with addresses.
+	RunAt         *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=run_at,json=runAt,proto3" json:"run_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1311,6 +1316,13 @@ func (x *TriggerJobRequest) GetParam() string {
 func (x *TriggerJobRequest) GetAddresses() []string {
 	if x != nil {
 		return x.Addresses
+	}
+	return nil
+}
+
+func (x *TriggerJobRequest) GetRunAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RunAt
 	}
 	return nil
 }
@@ -1690,11 +1702,12 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x0eStopJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"5\n" +
 	"\x0fStopJobResponse\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"m\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"\xa0\x01\n" +
 	"\x11TriggerJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x19\n" +
 	"\x05param\x18\x02 \x01(\tH\x00R\x05param\x88\x01\x01\x12\x1c\n" +
-	"\taddresses\x18\x03 \x03(\tR\taddressesB\b\n" +
+	"\taddresses\x18\x03 \x03(\tR\taddresses\x121\n" +
+	"\x06run_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05runAtB\b\n" +
 	"\x06_param\"-\n" +
 	"\x12TriggerJobResponse\x12\x17\n" +
 	"\arun_ids\x18\x01 \x03(\x03R\x06runIds\"\x91\x01\n" +
@@ -1828,40 +1841,41 @@ var file_carillon_v1_job_proto_depIdxs = []int32{
 	3,  // 17: carillon.v1.UpdateJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 18: carillon.v1.StartJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 19: carillon.v1.StopJobResponse.job:type_name -> carillon.v1.Job
-	4,  // 20: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
-	29, // 21: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
-	29, // 22: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
-	32, // 23: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
-	3,  // 24: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
-	32, // 25: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
-	3,  // 26: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
-	25, // 27: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
-	26, // 28: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
-	5,  // 29: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
-	7,  // 30: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
-	9,  // 31: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
-	11, // 32: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
-	13, // 33: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
-	15, // 34: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
-	17, // 35: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
-	19, // 36: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
-	21, // 37: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
-	23, // 38: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
-	6,  // 39: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
-	8,  // 40: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
-	10, // 41: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
-	12, // 42: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
-	14, // 43: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
-	16, // 44: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
-	18, // 45: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
-	20, // 46: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
-	22, // 47: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
-	24, // 48: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
-	39, // [39:49] is the sub-list for method output_type
-	29, // [29:39] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	29, // 20: carillon.v1.TriggerJobRequest.run_at:type_name -> google.protobuf.Timestamp
+	4,  // 21: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
+	29, // 22: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
+	29, // 23: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
+	32, // 24: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
+	3,  // 25: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
+	32, // 26: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
+	3,  // 27: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
+	25, // 28: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
+	26, // 29: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
+	5,  // 30: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
+	7,  // 31: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
+	9,  // 32: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
+	11, // 33: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
+	13, // 34: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
+	15, // 35: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
+	17, // 36: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
+	19, // 37: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
+	21, // 38: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
+	23, // 39: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
+	6,  // 40: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
+	8,  // 41: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
+	10, // 42: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
+	12, // 43: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
+	14, // 44: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
+	16, // 45: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
+	18, // 46: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
+	20, // 47: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
+	22, // 48: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
+	24, // 49: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
+	40, // [40:50] is the sub-list for method output_type
+	30, // [30:40] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_job_proto_init() }

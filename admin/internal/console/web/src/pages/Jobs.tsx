@@ -1,5 +1,6 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useState } from "react";
 import { GroupService } from "../gen/carillon/v1/group_pb";
 import { JobService, ScheduleType, type Job } from "../gen/carillon/v1/job_pb";
@@ -145,17 +146,22 @@ function schedule(j: Job): string {
 }
 
 // RunWith runs a job once with another param, on one of its group's
-// executors or by its route strategy.
+// executors or by its route strategy, now or at a later time (the run
+// waits PENDING until then, routed when it starts).
 function RunWith({ job, onDone }: { job: Job; onDone: () => void }) {
   const [t] = useT();
   const [param, setParam] = useState(job.param);
   const [address, setAddress] = useState("");
+  const [at, setAt] = useState(""); // datetime-local: the browser's zone
   const group = useQuery(GroupService.method.getGroup, { id: job.groupId });
   const client = useQueryClient();
   const trigger = useMutation(JobService.method.triggerJob, { onSuccess: () => { client.invalidateQueries(); onDone(); } });
   return (
     <form aria-label="run with" className="mb-4 flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-4 text-sm"
-      onSubmit={(e) => { e.preventDefault(); trigger.mutate({ jobId: job.id, param, addresses: address ? [address] : [] }); }}>
+      onSubmit={(e) => {
+        e.preventDefault();
+        trigger.mutate({ jobId: job.id, param, addresses: address ? [address] : [], runAt: at ? timestampFromDate(new Date(at)) : undefined });
+      }}>
       <span className="font-medium">{job.description}</span>
       <label className="flex flex-col">{t("form.param")}
         <textarea name="run_param" rows={1} value={param} onChange={(e) => setParam(e.target.value)} className="mt-1 rounded border border-slate-300 px-2 py-1 font-mono" />
@@ -166,6 +172,10 @@ function RunWith({ job, onDone }: { job: Job; onDone: () => void }) {
           {group.data?.group?.addresses.map((a) => <option key={a} value={a}>{a}</option>)}
         </select>
       </label>
+      <label className="flex flex-col">{t("jobs.runAt")}
+        <input type="datetime-local" name="run_at" value={at} onChange={(e) => setAt(e.target.value)} className="mt-1 rounded border border-slate-300 px-2 py-1" />
+      </label>
+      {at && address && <p className="text-amber-700">{t("jobs.runAtNoAddress")}</p>}
       <ErrorBox error={trigger.error} />
       <Button type="submit" kind="primary">{t("jobs.trigger")}</Button>
       <Button onClick={onDone}>{t("form.cancel")}</Button>
