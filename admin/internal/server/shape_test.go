@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/carillonhq/carillon/admin/internal/auth"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -83,6 +84,30 @@ func TestReportResultsLimitIsTheRule(t *testing.T) {
 	r := rpcs["/carillon.v1.RegistryService/ReportResults"]
 	if !r.handShape || r.validate(&carillonv1.ReportResultsRequest{Results: make([]*carillonv1.RunResult, maxResults+1)}) == nil {
 		t.Error("ReportResults: want its row to check the results' count by hand")
+	}
+}
+
+// TestPasswordRulesAreAuths: the password rules of the requests say the
+// lengths auth.CheckPasswordRules checks (for the first ADMIN's password
+// too, which comes by no request).
+func TestPasswordRulesAreAuths(t *testing.T) {
+	n := 0
+	for _, m := range []proto.Message{&carillonv1.ChangePasswordRequest{}, &carillonv1.CreateUserRequest{}, &carillonv1.UpdateUserRequest{}} {
+		fds := m.ProtoReflect().Descriptor().Fields()
+		for i := range fds.Len() {
+			fd := fds.Get(i)
+			if !strings.HasSuffix(string(fd.Name()), "password") || fd.Name() == "old_password" {
+				continue
+			}
+			n++
+			s := proto.GetExtension(fd.Options(), validate.E_Field).(*validate.FieldRules).GetString()
+			if s.GetMinBytes() != auth.PasswordMinLen || s.GetMaxBytes() != auth.PasswordMaxLen {
+				t.Errorf("%s: %d to %d bytes, auth says %d to %d", fd.FullName(), s.GetMinBytes(), s.GetMaxBytes(), auth.PasswordMinLen, auth.PasswordMaxLen)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d new password fields, want 3", n)
 	}
 }
 
