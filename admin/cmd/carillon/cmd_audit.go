@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -17,12 +18,13 @@ func auditCmd(e *cmdEnv) *cobra.Command {
 	}
 	user := cmd.Flags().String("user", "", "only entries by this username")
 	action := cmd.Flags().String("action", "", "only entries of this action, e.g. JobService.DeleteJob")
-	limit := cmd.Flags().Int("limit", 50, "at most this many entries (1 to 500)")
+	most := ruleMax(&carillonv1.ListAuditLogRequest{}, "page_size")
+	limit := cmd.Flags().Int("limit", 50, fmt.Sprintf("at most this many entries (1 to %d)", most))
 	from := cmd.Flags().String("from", "", "only entries at or after this RFC 3339 time")
 	to := cmd.Flags().String("to", "", "only entries before this RFC 3339 time")
 	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
-		if *limit < 1 || *limit > 500 {
-			return usagef("--limit: want 1 to 500, not %d", *limit)
+		if *limit < 1 || *limit > most {
+			return usagef("--limit: want 1 to %d, not %d", most, *limit)
 		}
 		req := &carillonv1.ListAuditLogRequest{Username: *user, Action: *action, PageSize: int32(*limit)} //nolint:gosec // range checked above
 		var err error

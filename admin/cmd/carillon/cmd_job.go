@@ -95,6 +95,7 @@ func jobListCmd(e *cmdEnv) *cobra.Command {
 	started := fs.Bool("started", false, "only started jobs")
 	stopped := fs.Bool("stopped", false, "only stopped jobs")
 	limit := fs.Int("limit", 100, "at most this many jobs")
+	page := ruleMax(&carillonv1.ListJobsRequest{}, "page_size")
 	cmd.MarkFlagsMutuallyExclusive("started", "stopped")
 	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
 		req := &carillonv1.ListJobsRequest{GroupId: *group, Handler: *handler, Text: *text}
@@ -107,7 +108,7 @@ func jobListCmd(e *cmdEnv) *cobra.Command {
 		all := &carillonv1.ListJobsResponse{}
 		c := e.clients()
 		for len(all.Jobs) < *limit {
-			req.PageSize = int32(min(*limit-len(all.Jobs), 500)) //nolint:gosec // bounded by min
+			req.PageSize = int32(min(*limit-len(all.Jobs), page)) //nolint:gosec // bounded by min
 			res, err := c.Jobs.ListJobs(ctx, req)
 			if err != nil {
 				return err
@@ -534,15 +535,16 @@ zone, else in UTC.`,
 	}
 	f := &jobFlags{fs: cmd.Flags()}
 	scheduleFlags(cmd.Flags(), f)
-	count := cmd.Flags().Int("count", 5, "how many fire times (at most 100)")
+	most := ruleMax(&carillonv1.PreviewScheduleRequest{}, "count")
+	count := cmd.Flags().Int("count", 5, fmt.Sprintf("how many fire times (at most %d)", most))
 	from := cmd.Flags().String("from", "", "RFC 3339 time to start from (default: now)")
 	return e.leaf(cmd, func(ctx context.Context, args []string) error {
 		sched, err := f.schedule()
 		if err != nil {
 			return err
 		}
-		if *count < 1 || *count > 100 {
-			return usagef("--count: want 1 to 100, not %d", *count)
+		if *count < 1 || *count > most {
+			return usagef("--count: want 1 to %d, not %d", most, *count)
 		}
 		req := &carillonv1.PreviewScheduleRequest{Schedule: sched, Count: int32(*count)} //nolint:gosec // range checked above
 		switch {

@@ -39,13 +39,14 @@ func runListCmd(e *cmdEnv) *cobra.Command {
 	job := fs.Int64("job", 0, "only runs of this job")
 	group := fs.Int64("group", 0, "only runs of this group")
 	status := fs.String("status", "", "only runs with this status: "+enumValues(carillonv1.RunStatus(0).Descriptor(), "RUN_STATUS_"))
-	limit := fs.Int("limit", 20, "at most this many runs (1 to 500)")
+	most := ruleMax(&carillonv1.ListRunsRequest{}, "page_size")
+	limit := fs.Int("limit", 20, fmt.Sprintf("at most this many runs (1 to %d)", most))
 	ids := fs.Bool("ids", false, "print only the runs' ids, one a line")
 	from := fs.String("from", "", "only runs triggered at or after this RFC 3339 time")
 	to := fs.String("to", "", "only runs triggered before this RFC 3339 time")
 	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
-		if *limit < 1 || *limit > 500 {
-			return usagef("--limit: want 1 to 500, not %d", *limit)
+		if *limit < 1 || *limit > most {
+			return usagef("--limit: want 1 to %d, not %d", most, *limit)
 		}
 		req := &carillonv1.ListRunsRequest{JobId: *job, GroupId: *group, PageSize: int32(*limit)} //nolint:gosec // range checked above
 		var err error

@@ -42,8 +42,8 @@ func (s *Server) authenticate(ctx context.Context, header string) (*auth.Princip
 }
 
 // authInterceptor authenticates every call of the management services,
-// and runs its row of rpcs: access, validation, group check, scope and
-// audit.
+// and runs its row of rpcs: access, the request's shape (shape.go) and
+// validation, group check, scope and audit.
 type authInterceptor struct{ s *Server }
 
 func (i authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
@@ -67,6 +67,11 @@ func (i authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 					fmt.Errorf("%s is for %s; %s is %s", procName(proc), r.access, p.Username, p.Role))
 			}
 			ctx = auth.NewContext(ctx, p)
+		}
+		if !r.handShape {
+			if err := i.s.shape.check(req.Any(), r.nameFor(req.Any())); err != nil {
+				return nil, err
+			}
 		}
 		if r.validate != nil {
 			if err := r.validate(req.Any()); err != nil {

@@ -18,28 +18,17 @@ func checkGroup(g *carillonv1.Group) error {
 	if g == nil {
 		return invalid("group", "required")
 	}
-	if err := checkAppName("group.app_name", g.AppName); err != nil {
-		return err
+	if g.AppName == "" {
+		return invalid("group.app_name", "required: the app name its executors register under")
 	}
 	if g.Title == "" {
 		g.Title = g.AppName
 	}
-	if len(g.Title) > 255 {
-		return invalid("group.title", "must be at most 255 bytes, got %d", len(g.Title))
-	}
-	switch g.ExecutorProtocol {
-	case carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_UNSPECIFIED:
+	if g.ExecutorProtocol == carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_UNSPECIFIED {
 		g.ExecutorProtocol = carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_CARILLON
-	case carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_CARILLON, carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB:
-	default:
-		return invalid("group.executor_protocol", "must be EXECUTOR_PROTOCOL_CARILLON or EXECUTOR_PROTOCOL_XXL_JOB, got %d", g.ExecutorProtocol)
 	}
-	switch g.AddressMode {
-	case carillonv1.AddressMode_ADDRESS_MODE_UNSPECIFIED:
+	if g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_UNSPECIFIED {
 		g.AddressMode = carillonv1.AddressMode_ADDRESS_MODE_AUTO
-	case carillonv1.AddressMode_ADDRESS_MODE_AUTO, carillonv1.AddressMode_ADDRESS_MODE_MANUAL:
-	default:
-		return invalid("group.address_mode", "must be ADDRESS_MODE_AUTO or ADDRESS_MODE_MANUAL, got %d", g.AddressMode)
 	}
 	if g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_AUTO {
 		g.Addresses = nil // AUTO addresses are an output

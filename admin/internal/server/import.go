@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -17,22 +19,49 @@ import (
 const maxImport = 10000
 
 // checkImportLimits checks an ImportJobs request's size and each group's
-// and job's lengths, as CreateGroup's and CreateJob's rows do.
+// and job's characters, as CreateGroup's and CreateJob's rows do (their
+// buf.validate rules are checked before, named by importName).
 func checkImportLimits(r *carillonv1.ImportJobsRequest) error {
 	if n := len(r.Groups) + len(r.Jobs); n > maxImport {
 		return invalid("groups", "at most %d groups and jobs in one import, got %d", maxImport, n)
 	}
 	for i, g := range r.Groups {
-		if err := renamed(checkGroupLimits(g), "group", groupField(i, g)); err != nil {
+		if err := renamed(checkGroupText(g), "group", groupField(i, g)); err != nil {
 			return err
 		}
 	}
 	for i, j := range r.Jobs {
-		if err := renamed(checkJobLimits(j), "job", jobField(i, j)); err != nil {
+		if err := renamed(checkJobText(j), "job", jobField(i, j)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// importIndex matches the group or job a field path of an ImportJobs
+// request starts with: "jobs[3]".
+var importIndex = regexp.MustCompile(`^(groups|jobs)\[(\d+)\]`)
+
+// importName names a field of r that broke a buf.validate rule as the
+// request's other errors do, with its source id: "jobs[3].handler" is
+// "jobs[3] (source id 12).handler".
+func importName(r *carillonv1.ImportJobsRequest, field string) string {
+	m := importIndex.FindStringSubmatch(field)
+	if m == nil {
+		return field
+	}
+	i, err := strconv.Atoi(m[2])
+	if err != nil {
+		return field
+	}
+	rest := field[len(m[0]):]
+	switch {
+	case m[1] == "groups" && i < len(r.Groups):
+		return groupField(i, r.Groups[i]) + rest
+	case m[1] == "jobs" && i < len(r.Jobs):
+		return jobField(i, r.Jobs[i]) + rest
+	}
+	return field
 }
 
 func groupField(i int, g *carillonv1.Group) string {

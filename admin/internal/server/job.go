@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
@@ -39,9 +38,6 @@ func checkJob(j *carillonv1.Job) error {
 	if j.Description == "" {
 		return invalid("job.description", "required")
 	}
-	if len(j.Description) > 255 {
-		return invalid("job.description", "must be at most 255 bytes, got %d", len(j.Description))
-	}
 	if j.Schedule == nil {
 		return invalid("job.schedule", "required")
 	}
@@ -51,34 +47,13 @@ func checkJob(j *carillonv1.Job) error {
 	if j.Script == nil && j.Handler == "" {
 		return invalid("job.handler", "required: the name a handler is registered under in the executor (or set job.script)")
 	}
-	if len(j.Handler) > 255 {
-		return invalid("job.handler", "must be at most 255 bytes, got %d", len(j.Handler))
-	}
 	if j.Script != nil {
-		if j.Script.Type == carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED || !defined(j.Script.Type) {
+		if j.Script.Type == carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 			return invalid("job.script.type", "must be one of SCRIPT_TYPE_SHELL, _PYTHON, _NODEJS, _PHP, _POWERSHELL, _GROOVY, got %d", j.Script.Type)
 		}
 		if j.Script.Source == "" {
 			return invalid("job.script.source", "required for a script job")
 		}
-	}
-	if !defined(j.MisfireStrategy) {
-		return invalid("job.misfire_strategy", "unknown value %d", j.MisfireStrategy)
-	}
-	if !defined(j.RouteStrategy) {
-		return invalid("job.route_strategy", "unknown value %d", j.RouteStrategy)
-	}
-	if !defined(j.BlockStrategy) {
-		return invalid("job.block_strategy", "unknown value %d", j.BlockStrategy)
-	}
-	if j.TimeoutSeconds < 0 {
-		return invalid("job.timeout_seconds", "must be 0 (no timeout) or positive, got %d", j.TimeoutSeconds)
-	}
-	if j.RetryCount < 0 || j.RetryCount > 100 {
-		return invalid("job.retry_count", "must be between 0 and 100, got %d", j.RetryCount)
-	}
-	if j.RetryDelaySeconds < 0 || j.RetryDelaySeconds > 86400 {
-		return invalid("job.retry_delay_seconds", "must be between 0 (meaning 10) and 86400, got %d", j.RetryDelaySeconds)
 	}
 	for i, e := range j.AlarmEmails {
 		if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
@@ -92,7 +67,7 @@ func checkJob(j *carillonv1.Job) error {
 	}
 	seen := map[int64]bool{}
 	for i, id := range j.ChildJobIds {
-		if id <= 0 || id == j.Id {
+		if id == j.Id {
 			return invalid(fmt.Sprintf("job.child_job_ids[%d]", i), "must be the id of another job, got %d", id)
 		}
 		if seen[id] {
@@ -121,14 +96,6 @@ func invalidSchedule(prefix string, err error) error {
 		return invalid(prefix+"."+se.Field, "%v", se.Err)
 	}
 	return invalid(prefix, "%v", err)
-}
-
-// defined reports whether e is a value its enum declares.
-func defined(e interface {
-	Descriptor() protoreflect.EnumDescriptor
-	Number() protoreflect.EnumNumber
-}) bool {
-	return e.Descriptor().Values().ByNumber(e.Number()) != nil
 }
 
 func specOf(s *carillonv1.Schedule) schedule.Spec {
@@ -250,14 +217,9 @@ func (s jobService) GetJob(ctx context.Context, req *carillonv1.GetJobRequest) (
 	return &carillonv1.GetJobResponse{Job: jobToProto(j)}, nil
 }
 
-// maxPageSize bounds List page sizes.
-const maxPageSize = 500
-
-// pageSize checks a request's page size; 0 means 100.
+// pageSize is a request's page size (at most 500, its buf.validate
+// rule); 0 means 100.
 func pageSize(n int32) (int, error) {
-	if n < 0 || n > maxPageSize {
-		return 0, invalid("page_size", "must be between 0 (meaning 100) and %d, got %d", maxPageSize, n)
-	}
 	if n == 0 {
 		return 100, nil
 	}
@@ -496,16 +458,7 @@ func (s jobService) checkGroupAddresses(ctx context.Context, groupID int64, addr
 	return nil
 }
 
-// maxPreview bounds PreviewSchedule's count.
-const maxPreview = 100
-
 func (s jobService) PreviewSchedule(_ context.Context, req *carillonv1.PreviewScheduleRequest) (*carillonv1.PreviewScheduleResponse, error) {
-	if req.Schedule == nil {
-		return nil, invalid("schedule", "required")
-	}
-	if req.Count < 0 || req.Count > maxPreview {
-		return nil, invalid("count", "must be between 0 (meaning 5) and %d, got %d", maxPreview, req.Count)
-	}
 	count := int(req.Count)
 	if count == 0 {
 		count = 5

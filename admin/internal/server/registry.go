@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"unicode/utf8"
 
 	"connectrpc.com/connect"
@@ -20,15 +19,6 @@ import (
 // registryService implements carillonv1connect.RegistryServiceHandler.
 type registryService struct{ *Server }
 
-var appNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
-func checkAppName(field, name string) error {
-	if !appNamePattern.MatchString(name) {
-		return invalid(field, "must be 1 to 64 letters, digits, '.', '_' or '-', got %q", name)
-	}
-	return nil
-}
-
 // checkURL requires an absolute http or https URL.
 func checkURL(field, s string) error {
 	u, err := url.Parse(s)
@@ -39,14 +29,8 @@ func checkURL(field, s string) error {
 }
 
 func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterRequest) (*carillonv1.RegisterResponse, error) {
-	if err := checkAppName("app_name", req.AppName); err != nil {
-		return nil, err
-	}
 	if err := checkURL("address", req.Address); err != nil {
 		return nil, err
-	}
-	if len(req.InstanceId) > 64 {
-		return nil, invalid("instance_id", "must be at most 64 bytes, got %d", len(req.InstanceId))
 	}
 	if err := s.checkApp(ctx, req.AppName); err != nil {
 		return nil, err
@@ -68,9 +52,6 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 // app when that group speaks another: the admin could not call it. An app
 // without a group yet is taken as it is.
 func (s registryService) checkProtocol(ctx context.Context, app string, p carillonv1.ExecutorProtocol) error {
-	if !defined(p) {
-		return invalid("protocol", "unknown value %d", p)
-	}
 	g, err := s.cfg.Store.GroupByApp(ctx, app)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -111,9 +92,6 @@ func (s registryService) warnUnclaimed(ctx context.Context, app, address string)
 }
 
 func (s registryService) Deregister(ctx context.Context, req *carillonv1.DeregisterRequest) (*carillonv1.DeregisterResponse, error) {
-	if err := checkAppName("app_name", req.AppName); err != nil {
-		return nil, err
-	}
 	if err := s.checkApp(ctx, req.AppName); err != nil {
 		return nil, err
 	}

@@ -23,9 +23,6 @@ func (s runService) ListRuns(ctx context.Context, req *carillonv1.ListRunsReques
 	if err != nil {
 		return nil, err
 	}
-	if !defined(req.Status) {
-		return nil, invalid("status", "unknown value %d", req.Status)
-	}
 	from, to := fromTS(req.From), fromTS(req.To)
 	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
 		return nil, invalid("to", "must be after from")
@@ -52,9 +49,6 @@ func (s runService) GetRun(ctx context.Context, req *carillonv1.GetRunRequest) (
 }
 
 func (s runService) ReadRunLog(ctx context.Context, req *carillonv1.ReadRunLogRequest) (*carillonv1.ReadRunLogResponse, error) {
-	if req.FromLine < 0 {
-		return nil, invalid("from_line", "must be 0 or a 1-based line number, got %d", req.FromLine)
-	}
 	r, err := s.cfg.Store.Run(ctx, req.RunId)
 	if err != nil {
 		return nil, s.toConnect(err)
@@ -108,9 +102,6 @@ func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest)
 }
 
 func (s runService) DeleteRuns(ctx context.Context, req *carillonv1.DeleteRunsRequest) (*carillonv1.DeleteRunsResponse, error) {
-	if req.KeepLast < 0 {
-		return nil, invalid("keep_last", "must be 0 or positive, got %d", req.KeepLast)
-	}
 	if req.Before == nil && req.KeepLast == 0 {
 		return nil, invalid("before", "set before or keep_last: deleting every run needs an explicit before")
 	}

@@ -87,6 +87,8 @@ type Config struct {
 type Server struct {
 	cfg   Config
 	reads *readLimiter
+	// shape checks requests against their buf.validate rules.
+	shape *shape
 	// unclaimed holds the app names of registrations no group had, each
 	// logged once.
 	unclaimed sync.Map
@@ -112,7 +114,7 @@ func New(cfg Config) *Server {
 	if cfg.ReadyFunc == nil {
 		cfg.ReadyFunc = func(context.Context) error { return nil }
 	}
-	return &Server{cfg: cfg, reads: newReadLimiter(cfg.ReadTimeout, cfg.MaxReads, cfg.MaxQueuedReads)}
+	return &Server{cfg: cfg, reads: newReadLimiter(cfg.ReadTimeout, cfg.MaxReads, cfg.MaxQueuedReads), shape: newShape()}
 }
 
 // compressMinBytes is the smallest response compressed for a client that
@@ -135,7 +137,7 @@ func (s *Server) Handler() http.Handler {
 	registryOpts := []connect.HandlerOption{connect.WithReadMaxBytes(MaxRegistryRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
 		cappedGzipOption(MaxRegistryRequestBytes)}
 	registryOpts = append(registryOpts, connect.WithInterceptors(s.cfg.Interceptors...),
-		connect.WithInterceptors(requireExecutorToken(s.tokens()), validateInterceptor()))
+		connect.WithInterceptors(requireExecutorToken(s.tokens()), s.shape))
 	mux.Handle(carillonv1connect.NewRegistryServiceHandler(registryService{s}, registryOpts...))
 	mgmt := append([]connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes), connect.WithCompressMinBytes(compressMinBytes),
 		cappedGzipOption(MaxRequestBytes), connect.WithInterceptors(s.cfg.Interceptors...),

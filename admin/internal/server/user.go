@@ -52,7 +52,7 @@ func (s userService) userErr(err error) error {
 // checkUser checks a merged user: a known role, and grants only for a
 // MEMBER.
 func checkUser(u *carillonv1.User) error {
-	if u.Role == carillonv1.Role_ROLE_UNSPECIFIED || !defined(u.Role) {
+	if u.Role == carillonv1.Role_ROLE_UNSPECIFIED {
 		return invalid("user.role", "must be ROLE_ADMIN, ROLE_MEMBER or ROLE_VIEWER, got %d", u.Role)
 	}
 	if u.Role != carillonv1.Role_ROLE_MEMBER && len(u.GroupIds) > 0 {

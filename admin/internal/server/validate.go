@@ -2,17 +2,17 @@ package server
 
 import (
 	"fmt"
-	"regexp"
 	"unicode"
-	"unicode/utf8"
 
-	"github.com/carillonhq/carillon/admin/internal/auth"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// Limits on request fields, checked by validate before any handler runs.
-// Handlers check the rest (required fields, enum values, cron, time zones,
-// URLs, that groups and child jobs exist).
+// Limits on requests. The limits of their fields (lengths, ranges, list
+// sizes) are buf.validate rules in the .proto files, checked by shape
+// before any handler runs; the checks here say what those rules cannot:
+// which characters a name may hold, and an id an update requires.
+// Handlers check the rest (required fields once an update mask is
+// applied, cron, time zones, URLs, that groups and child jobs exist).
 const (
 	// MaxRequestBytes bounds one management request message.
 	MaxRequestBytes = 1 << 20
@@ -20,43 +20,16 @@ const (
 	// results with messages).
 	MaxRegistryRequestBytes = 4 << 20
 
-	maxShortText  = 255       // description, owner, handler, title, filters
-	maxParam      = 64 << 10  // job param, trigger param
-	maxScript     = 512 << 10 // script source
-	maxURLLen     = 2048      // executor addresses, webhook URL
-	maxAddresses  = 100       // MANUAL group addresses, trigger addresses
-	maxEmails     = 20        // alarm e-mails
-	maxChildren   = 64        // child jobs
-	maxCron       = 255       // cron expression
-	maxTimeZone   = 64        // IANA zone name
-	maxTimeout    = 30 * 86400
-	maxInterval   = 366 * 86400
-	maxGrants     = 1000
-	maxResults    = 10_000 // results in one ReportResults batch
-	maxTokenTTL   = 10 * 366 * 86400
-	maxTokenName  = 64
-	maxUsername   = 64
-	maxAuditQuery = 128
+	// maxResults bounds the results in one ReportResults batch: the
+	// results rule of ReportResultsRequest, checked by hand on the
+	// executors' hot path (TestReportResultsLimitIsTheRule keeps the two
+	// equal).
+	maxResults = 10_000
 )
-
-// usernamePattern: 3 to 64 letters, digits, '.', '_', '@' or '-', starting
-// with a letter or digit.
-var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{2,63}$`)
 
 func positiveID(field string, id int64) error {
 	if id <= 0 {
 		return invalid(field, "required: a positive id, got %d", id)
-	}
-	return nil
-}
-
-// maxLen requires s to be valid UTF-8 of at most n bytes.
-func maxLen(field, s string, n int) error {
-	if len(s) > n {
-		return invalid(field, "must be at most %d bytes, got %d", n, len(s))
-	}
-	if !utf8.ValidString(s) {
-		return invalid(field, "must be valid UTF-8")
 	}
 	return nil
 }
@@ -120,14 +93,9 @@ func checkProse(field, s string) error {
 	return checkBidi(field, s)
 }
 
+// checkAddresses checks each of a list of executor URLs as a name.
 func checkAddresses(field string, addrs []string) error {
-	if len(addrs) > maxAddresses {
-		return invalid(field, "at most %d addresses, got %d", maxAddresses, len(addrs))
-	}
 	for i, a := range addrs {
-		if err := maxLen(fmt.Sprintf("%s[%d]", field, i), a, maxURLLen); err != nil {
-			return err
-		}
 		if err := checkName(fmt.Sprintf("%s[%d]", field, i), a); err != nil {
 			return err
 		}
@@ -135,103 +103,38 @@ func checkAddresses(field string, addrs []string) error {
 	return nil
 }
 
-func checkGroupLimits(g *carillonv1.Group) error {
-	if g == nil {
-		return nil // the handler says it is required
-	}
-	if err := maxLen("group.app_name", g.AppName, maxShortText); err != nil {
+// checkGroupText checks the characters of a group's title and addresses.
+func checkGroupText(g *carillonv1.Group) error {
+	if err := checkName("group.title", g.GetTitle()); err != nil {
 		return err
 	}
-	if err := maxLen("group.title", g.Title, maxShortText); err != nil {
-		return err
-	}
-	if err := checkName("group.title", g.Title); err != nil {
-		return err
-	}
-	return checkAddresses("group.addresses", g.Addresses)
+	return checkAddresses("group.addresses", g.GetAddresses())
 }
 
-func checkScheduleLimits(field string, s *carillonv1.Schedule) error {
-	if s == nil {
-		return nil // the handler says it is required
-	}
-	if err := maxLen(field+".cron", s.Cron, maxCron); err != nil {
-		return err
-	}
-	if err := maxLen(field+".time_zone", s.TimeZone, maxTimeZone); err != nil {
-		return err
-	}
-	if s.IntervalSeconds < 0 || s.IntervalSeconds > maxInterval {
-		return invalid(field+".interval_seconds", "must be between 1 and %d (366 days), got %d", maxInterval, s.IntervalSeconds)
-	}
-	return nil
-}
-
-// checkJobLimits bounds a job's sizes; checkJob (in the handler) does the
-// rest once defaults and the update mask are applied.
-func checkJobLimits(j *carillonv1.Job) error {
-	if j == nil {
-		return nil // the handler says it is required
-	}
+// checkJobText checks the characters of a job's texts; checkJob (in the
+// handler) does the rest once defaults and the update mask are applied.
+func checkJobText(j *carillonv1.Job) error {
 	// A param and a script are the handler's input, shown as code: they
 	// keep what their author wrote, bidi controls included.
 	for _, f := range []struct {
 		field, value string
-		max          int
 		check        func(field, s string) error
 	}{
-		{"job.description", j.Description, maxShortText, checkProse},
-		{"job.owner", j.Owner, maxShortText, checkName},
-		{"job.handler", j.Handler, maxShortText, checkName},
-		{"job.param", j.Param, maxParam, checkContent},
-		{"job.script.source", j.GetScript().GetSource(), maxScript, checkContent},
-		{"job.alarm_webhook_url", j.AlarmWebhookUrl, maxURLLen, checkName},
+		{"job.description", j.GetDescription(), checkProse},
+		{"job.owner", j.GetOwner(), checkName},
+		{"job.handler", j.GetHandler(), checkName},
+		{"job.param", j.GetParam(), checkContent},
+		{"job.script.source", j.GetScript().GetSource(), checkContent},
+		{"job.alarm_webhook_url", j.GetAlarmWebhookUrl(), checkName},
 	} {
-		if err := maxLen(f.field, f.value, f.max); err != nil {
-			return err
-		}
 		if err := f.check(f.field, f.value); err != nil {
 			return err
 		}
 	}
-	if len(j.AlarmEmails) > maxEmails {
-		return invalid("job.alarm_emails", "at most %d addresses, got %d", maxEmails, len(j.AlarmEmails))
-	}
-	for i, e := range j.AlarmEmails {
-		if err := maxLen(fmt.Sprintf("job.alarm_emails[%d]", i), e, maxShortText); err != nil {
-			return err
-		}
+	for i, e := range j.GetAlarmEmails() {
 		if err := checkName(fmt.Sprintf("job.alarm_emails[%d]", i), e); err != nil {
 			return err
 		}
-	}
-	if len(j.ChildJobIds) > maxChildren {
-		return invalid("job.child_job_ids", "at most %d child jobs, got %d", maxChildren, len(j.ChildJobIds))
-	}
-	if j.TimeoutSeconds > maxTimeout {
-		return invalid("job.timeout_seconds", "must be at most %d (30 days), got %d", maxTimeout, j.TimeoutSeconds)
-	}
-	return checkScheduleLimits("job.schedule", j.Schedule)
-}
-
-func checkUserLimits(u *carillonv1.User) error {
-	if len(u.GroupIds) > maxGrants {
-		return invalid("user.group_ids", "at most %d groups, got %d", maxGrants, len(u.GroupIds))
-	}
-	for i, id := range u.GroupIds {
-		if id <= 0 {
-			return invalid(fmt.Sprintf("user.group_ids[%d]", i), "must be a group id, got %d", id)
-		}
-	}
-	return nil
-}
-
-func checkPassword(field, pw string) error {
-	if pw == "" {
-		return invalid(field, "required")
-	}
-	if err := auth.CheckPasswordRules(pw); err != nil {
-		return invalid(field, "must be %d to %d bytes, got %d", auth.PasswordMinLen, auth.PasswordMaxLen, len(pw))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@
 package carillonv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -1258,7 +1259,7 @@ var File_carillon_v1_executor_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\n" +
-	"\x1acarillon/v1/executor.proto\x12\vcarillon.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\r\n" +
+	"\x1acarillon/v1/executor.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\r\n" +
 	"\vBeatRequest\"\x0e\n" +
 	"\fBeatResponse\"(\n" +
 	"\x0fIdleBeatRequest\x12\x15\n" +
@@ -1329,10 +1330,10 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\tfrom_line\x18\x01 \x01(\x05R\bfromLine\x12\x17\n" +
 	"\ato_line\x18\x02 \x01(\x05R\x06toLine\x12\x18\n" +
 	"\acontent\x18\x03 \x01(\tR\acontent\x12\x10\n" +
-	"\x03end\x18\x04 \x01(\bR\x03end\"\x88\x01\n" +
-	"\x06Script\x12+\n" +
-	"\x04type\x18\x01 \x01(\x0e2\x17.carillon.v1.ScriptTypeR\x04type\x12\x16\n" +
-	"\x06source\x18\x02 \x01(\tR\x06source\x129\n" +
+	"\x03end\x18\x04 \x01(\bR\x03end\"\x9d\x01\n" +
+	"\x06Script\x125\n" +
+	"\x04type\x18\x01 \x01(\x0e2\x17.carillon.v1.ScriptTypeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04type\x12!\n" +
+	"\x06source\x18\x02 \x01(\tB\t\xbaH\x06r\x04(\x80\x80 R\x06source\x129\n" +
 	"\n" +
 	"updated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\x81\x01\n" +
 	"\fHeldRunState\x12\x1e\n" +

@@ -7,6 +7,7 @@
 package carillonv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	fieldmaskpb "google.golang.org/protobuf/types/known/fieldmaskpb"
@@ -957,50 +958,50 @@ var File_carillon_v1_group_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_group_proto_rawDesc = "" +
 	"\n" +
-	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb5\x03\n" +
+	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x86\x04\n" +
 	"\x05Group\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
-	"\bapp_name\x18\x02 \x01(\tR\aappName\x12\x14\n" +
-	"\x05title\x18\x03 \x01(\tR\x05title\x12;\n" +
-	"\faddress_mode\x18\x04 \x01(\x0e2\x18.carillon.v1.AddressModeR\vaddressMode\x12\x1c\n" +
-	"\taddresses\x18\x05 \x03(\tR\taddresses\x129\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12;\n" +
+	"\bapp_name\x18\x02 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[A-Za-z0-9._-]{1,64}$R\aappName\x12\x1e\n" +
+	"\x05title\x18\x03 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\x05title\x12E\n" +
+	"\faddress_mode\x18\x04 \x01(\x0e2\x18.carillon.v1.AddressModeB\b\xbaH\x05\x82\x01\x02\x10\x01R\vaddressMode\x12-\n" +
+	"\taddresses\x18\x05 \x03(\tB\x0f\xbaH\f\x92\x01\t\x10d\"\x05r\x03(\x80\x10R\taddresses\x129\n" +
 	"\n" +
 	"updated_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\"\n" +
 	"\rhas_own_token\x18\a \x01(\bR\vhasOwnToken\x12@\n" +
-	"\x0elive_executors\x18\b \x03(\v2\x19.carillon.v1.LiveExecutorR\rliveExecutors\x12J\n" +
-	"\x11executor_protocol\x18\t \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolR\x10executorProtocol\x12#\n" +
+	"\x0elive_executors\x18\b \x03(\v2\x19.carillon.v1.LiveExecutorR\rliveExecutors\x12T\n" +
+	"\x11executor_protocol\x18\t \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolB\b\xbaH\x05\x82\x01\x02\x10\x01R\x10executorProtocol\x12#\n" +
 	"\rallow_scripts\x18\n" +
 	" \x01(\bR\fallowScripts\"a\n" +
 	"\fLiveExecutor\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x127\n" +
-	"\tlast_beat\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\blastBeat\">\n" +
-	"\x12CreateGroupRequest\x12(\n" +
-	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\"?\n" +
+	"\tlast_beat\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\blastBeat\"F\n" +
+	"\x12CreateGroupRequest\x120\n" +
+	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupB\x06\xbaH\x03\xc8\x01\x01R\x05group\"?\n" +
 	"\x13CreateGroupResponse\x12(\n" +
-	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\"!\n" +
-	"\x0fGetGroupRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"<\n" +
+	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\"*\n" +
+	"\x0fGetGroupRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"<\n" +
 	"\x10GetGroupResponse\x12(\n" +
 	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\"\x13\n" +
 	"\x11ListGroupsRequest\"p\n" +
 	"\x12ListGroupsResponse\x12*\n" +
 	"\x06groups\x18\x01 \x03(\v2\x12.carillon.v1.GroupR\x06groups\x12.\n" +
-	"\x13unclaimed_app_names\x18\x02 \x03(\tR\x11unclaimedAppNames\"{\n" +
-	"\x12UpdateGroupRequest\x12(\n" +
-	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\x12;\n" +
+	"\x13unclaimed_app_names\x18\x02 \x03(\tR\x11unclaimedAppNames\"\x83\x01\n" +
+	"\x12UpdateGroupRequest\x120\n" +
+	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupB\x06\xbaH\x03\xc8\x01\x01R\x05group\x12;\n" +
 	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
 	"updateMask\"?\n" +
 	"\x13UpdateGroupResponse\x12(\n" +
-	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\"$\n" +
-	"\x12DeleteGroupRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"\x15\n" +
-	"\x13DeleteGroupResponse\")\n" +
-	"\x17RotateGroupTokenRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"0\n" +
+	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\"-\n" +
+	"\x12DeleteGroupRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"\x15\n" +
+	"\x13DeleteGroupResponse\"2\n" +
+	"\x17RotateGroupTokenRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"0\n" +
 	"\x18RotateGroupTokenResponse\x12\x14\n" +
-	"\x05token\x18\x01 \x01(\tR\x05token\"(\n" +
-	"\x16ClearGroupTokenRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"\x19\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"1\n" +
+	"\x16ClearGroupTokenRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"\x19\n" +
 	"\x17ClearGroupTokenResponse*t\n" +
 	"\x10ExecutorProtocol\x12!\n" +
 	"\x1dEXECUTOR_PROTOCOL_UNSPECIFIED\x10\x00\x12\x1e\n" +

@@ -7,6 +7,7 @@
 package carillonv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	fieldmaskpb "google.golang.org/protobuf/types/known/fieldmaskpb"
@@ -1626,25 +1627,26 @@ var File_carillon_v1_job_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf5\b\n" +
+	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8d\n" +
+	"\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
-	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x14\n" +
-	"\x05owner\x18\x04 \x01(\tR\x05owner\x12!\n" +
-	"\falarm_emails\x18\x05 \x03(\tR\valarmEmails\x121\n" +
-	"\bschedule\x18\x06 \x01(\v2\x15.carillon.v1.ScheduleR\bschedule\x12G\n" +
-	"\x10misfire_strategy\x18\a \x01(\x0e2\x1c.carillon.v1.MisfireStrategyR\x0fmisfireStrategy\x12A\n" +
-	"\x0eroute_strategy\x18\b \x01(\x0e2\x1a.carillon.v1.RouteStrategyR\rrouteStrategy\x12\x18\n" +
-	"\ahandler\x18\t \x01(\tR\ahandler\x12\x14\n" +
+	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12*\n" +
+	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\vdescription\x12\x1e\n" +
+	"\x05owner\x18\x04 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\x05owner\x122\n" +
+	"\falarm_emails\x18\x05 \x03(\tB\x0f\xbaH\f\x92\x01\t\x10\x14\"\x05r\x03(\xff\x01R\valarmEmails\x121\n" +
+	"\bschedule\x18\x06 \x01(\v2\x15.carillon.v1.ScheduleR\bschedule\x12Q\n" +
+	"\x10misfire_strategy\x18\a \x01(\x0e2\x1c.carillon.v1.MisfireStrategyB\b\xbaH\x05\x82\x01\x02\x10\x01R\x0fmisfireStrategy\x12K\n" +
+	"\x0eroute_strategy\x18\b \x01(\x0e2\x1a.carillon.v1.RouteStrategyB\b\xbaH\x05\x82\x01\x02\x10\x01R\rrouteStrategy\x12\"\n" +
+	"\ahandler\x18\t \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\ahandler\x12\x1f\n" +
 	"\x05param\x18\n" +
-	" \x01(\tR\x05param\x12+\n" +
-	"\x06script\x18\v \x01(\v2\x13.carillon.v1.ScriptR\x06script\x12A\n" +
-	"\x0eblock_strategy\x18\f \x01(\x0e2\x1a.carillon.v1.BlockStrategyR\rblockStrategy\x12'\n" +
-	"\x0ftimeout_seconds\x18\r \x01(\x05R\x0etimeoutSeconds\x12\x1f\n" +
-	"\vretry_count\x18\x0e \x01(\x05R\n" +
-	"retryCount\x12\"\n" +
-	"\rchild_job_ids\x18\x0f \x03(\x03R\vchildJobIds\x12\x18\n" +
+	" \x01(\tB\t\xbaH\x06r\x04(\x80\x80\x04R\x05param\x12+\n" +
+	"\x06script\x18\v \x01(\v2\x13.carillon.v1.ScriptR\x06script\x12K\n" +
+	"\x0eblock_strategy\x18\f \x01(\x0e2\x1a.carillon.v1.BlockStrategyB\b\xbaH\x05\x82\x01\x02\x10\x01R\rblockStrategy\x125\n" +
+	"\x0ftimeout_seconds\x18\r \x01(\x05B\f\xbaH\t\x1a\a\x18\x80\x9a\x9e\x01(\x00R\x0etimeoutSeconds\x12*\n" +
+	"\vretry_count\x18\x0e \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\n" +
+	"retryCount\x122\n" +
+	"\rchild_job_ids\x18\x0f \x03(\x03B\x0e\xbaH\v\x92\x01\b\x10@\"\x04\"\x02 \x00R\vchildJobIds\x12\x18\n" +
 	"\aenabled\x18\x10 \x01(\bR\aenabled\x12<\n" +
 	"\flast_fire_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"lastFireAt\x12<\n" +
@@ -1653,74 +1655,75 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12.\n" +
-	"\x13retry_delay_seconds\x18\x15 \x01(\x05R\x11retryDelaySeconds\x12#\n" +
-	"\rretry_backoff\x18\x16 \x01(\bR\fretryBackoff\x12*\n" +
-	"\x11alarm_webhook_url\x18\x17 \x01(\tR\x0falarmWebhookUrl\x12.\n" +
+	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12;\n" +
+	"\x13retry_delay_seconds\x18\x15 \x01(\x05B\v\xbaH\b\x1a\x06\x18\x80\xa3\x05(\x00R\x11retryDelaySeconds\x12#\n" +
+	"\rretry_backoff\x18\x16 \x01(\bR\fretryBackoff\x124\n" +
+	"\x11alarm_webhook_url\x18\x17 \x01(\tB\b\xbaH\x05r\x03(\x80\x10R\x0falarmWebhookUrl\x12.\n" +
 	"\x13alarm_every_failure\x18\x18 \x01(\bR\x11alarmEveryFailure\x12\x1e\n" +
 	"\vlast_run_id\x18\x19 \x01(\x03R\tlastRunId\x12>\n" +
-	"\x0flast_run_status\x18\x1a \x01(\x0e2\x16.carillon.v1.RunStatusR\rlastRunStatus\"\x95\x01\n" +
-	"\bSchedule\x12-\n" +
-	"\x04type\x18\x01 \x01(\x0e2\x19.carillon.v1.ScheduleTypeR\x04type\x12\x12\n" +
-	"\x04cron\x18\x02 \x01(\tR\x04cron\x12)\n" +
-	"\x10interval_seconds\x18\x03 \x01(\x05R\x0fintervalSeconds\x12\x1b\n" +
-	"\ttime_zone\x18\x04 \x01(\tR\btimeZone\"6\n" +
-	"\x10CreateJobRequest\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"7\n" +
+	"\x0flast_run_status\x18\x1a \x01(\x0e2\x16.carillon.v1.RunStatusR\rlastRunStatus\"\xc0\x01\n" +
+	"\bSchedule\x127\n" +
+	"\x04type\x18\x01 \x01(\x0e2\x19.carillon.v1.ScheduleTypeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04type\x12\x1c\n" +
+	"\x04cron\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\x04cron\x127\n" +
+	"\x10interval_seconds\x18\x03 \x01(\x05B\f\xbaH\t\x1a\a\x18\x80\x8a\x8a\x0f(\x00R\x0fintervalSeconds\x12$\n" +
+	"\ttime_zone\x18\x04 \x01(\tB\a\xbaH\x04r\x02(@R\btimeZone\">\n" +
+	"\x10CreateJobRequest\x12*\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobB\x06\xbaH\x03\xc8\x01\x01R\x03job\"7\n" +
 	"\x11CreateJobResponse\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"\x1f\n" +
-	"\rGetJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"4\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"(\n" +
+	"\rGetJobRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"4\n" +
 	"\x0eGetJobResponse\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"\xc1\x01\n" +
-	"\x0fListJobsRequest\x12\x19\n" +
-	"\bgroup_id\x18\x01 \x01(\x03R\agroupId\x12\x1d\n" +
-	"\aenabled\x18\x02 \x01(\bH\x00R\aenabled\x88\x01\x01\x12\x18\n" +
-	"\ahandler\x18\x03 \x01(\tR\ahandler\x12\x12\n" +
-	"\x04text\x18\x04 \x01(\tR\x04text\x12\x1b\n" +
-	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"\xea\x01\n" +
+	"\x0fListJobsRequest\x12\"\n" +
+	"\bgroup_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\agroupId\x12\x1d\n" +
+	"\aenabled\x18\x02 \x01(\bH\x00R\aenabled\x88\x01\x01\x12\"\n" +
+	"\ahandler\x18\x03 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\ahandler\x12\x1c\n" +
+	"\x04text\x18\x04 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\x04text\x12'\n" +
+	"\tpage_size\x18\x05 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x06 \x01(\tR\tpageTokenB\n" +
 	"\n" +
 	"\b_enabled\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.carillon.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"s\n" +
-	"\x10UpdateJobRequest\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\x12;\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"{\n" +
+	"\x10UpdateJobRequest\x12*\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobB\x06\xbaH\x03\xc8\x01\x01R\x03job\x12;\n" +
 	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
 	"updateMask\"7\n" +
 	"\x11UpdateJobResponse\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"\"\n" +
-	"\x10DeleteJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"\x13\n" +
-	"\x11DeleteJobResponse\"!\n" +
-	"\x0fStartJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"6\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"+\n" +
+	"\x10DeleteJobRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"\x13\n" +
+	"\x11DeleteJobResponse\"*\n" +
+	"\x0fStartJobRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"6\n" +
 	"\x10StartJobResponse\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\" \n" +
-	"\x0eStopJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"5\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\")\n" +
+	"\x0eStopJobRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"5\n" +
 	"\x0fStopJobResponse\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"\xa0\x01\n" +
-	"\x11TriggerJobRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x19\n" +
-	"\x05param\x18\x02 \x01(\tH\x00R\x05param\x88\x01\x01\x12\x1c\n" +
-	"\taddresses\x18\x03 \x03(\tR\taddresses\x121\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"\xc5\x01\n" +
+	"\x11TriggerJobRequest\x12\x1e\n" +
+	"\x06job_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x05jobId\x12$\n" +
+	"\x05param\x18\x02 \x01(\tB\t\xbaH\x06r\x04(\x80\x80\x04H\x00R\x05param\x88\x01\x01\x12-\n" +
+	"\taddresses\x18\x03 \x03(\tB\x0f\xbaH\f\x92\x01\t\x10d\"\x05r\x03(\x80\x10R\taddresses\x121\n" +
 	"\x06run_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05runAtB\b\n" +
 	"\x06_param\"-\n" +
 	"\x12TriggerJobResponse\x12\x17\n" +
-	"\arun_ids\x18\x01 \x03(\x03R\x06runIds\"\x91\x01\n" +
-	"\x16PreviewScheduleRequest\x121\n" +
-	"\bschedule\x18\x01 \x01(\v2\x15.carillon.v1.ScheduleR\bschedule\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\x05R\x05count\x12.\n" +
+	"\arun_ids\x18\x01 \x03(\x03R\x06runIds\"\xa4\x01\n" +
+	"\x16PreviewScheduleRequest\x129\n" +
+	"\bschedule\x18\x01 \x01(\v2\x15.carillon.v1.ScheduleB\x06\xbaH\x03\xc8\x01\x01R\bschedule\x12\x1f\n" +
+	"\x05count\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05count\x12.\n" +
 	"\x04from\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\"T\n" +
 	"\x17PreviewScheduleResponse\x129\n" +
 	"\n" +
-	"fire_times\x18\x01 \x03(\v2\x1a.google.protobuf.TimestampR\tfireTimes\"~\n" +
-	"\x11ImportJobsRequest\x12*\n" +
-	"\x06groups\x18\x01 \x03(\v2\x12.carillon.v1.GroupR\x06groups\x12$\n" +
-	"\x04jobs\x18\x02 \x03(\v2\x10.carillon.v1.JobR\x04jobs\x12\x17\n" +
+	"fire_times\x18\x01 \x03(\v2\x1a.google.protobuf.TimestampR\tfireTimes\"\x96\x01\n" +
+	"\x11ImportJobsRequest\x127\n" +
+	"\x06groups\x18\x01 \x03(\v2\x12.carillon.v1.GroupB\v\xbaH\b\x92\x01\x05\b\x01\x10\x90NR\x06groups\x12/\n" +
+	"\x04jobs\x18\x02 \x03(\v2\x10.carillon.v1.JobB\t\xbaH\x06\x92\x01\x03\x10\x90NR\x04jobs\x12\x17\n" +
 	"\adry_run\x18\x03 \x01(\bR\x06dryRun\"\xf0\x02\n" +
 	"\x12ImportJobsResponse\x12*\n" +
 	"\x06groups\x18\x01 \x03(\v2\x12.carillon.v1.GroupR\x06groups\x12$\n" +

@@ -7,6 +7,7 @@
 package carillonv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -614,25 +615,25 @@ var File_carillon_v1_registry_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\n" +
-	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe2\x02\n" +
-	"\x0fRegisterRequest\x12\x19\n" +
-	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x18\n" +
-	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x1f\n" +
-	"\vinstance_id\x18\x03 \x01(\tR\n" +
-	"instanceId\x129\n" +
-	"\bprotocol\x18\x04 \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolR\bprotocol\x12;\n" +
+	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9e\x03\n" +
+	"\x0fRegisterRequest\x128\n" +
+	"\bapp_name\x18\x01 \x01(\tB\x1d\xbaH\x1ar\x182\x16^[A-Za-z0-9._-]{1,64}$R\aappName\x12\"\n" +
+	"\aaddress\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\x80\x10R\aaddress\x12(\n" +
+	"\vinstance_id\x18\x03 \x01(\tB\a\xbaH\x04r\x02(@R\n" +
+	"instanceId\x12C\n" +
+	"\bprotocol\x18\x04 \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolB\b\xbaH\x05\x82\x01\x02\x10\x01R\bprotocol\x12;\n" +
 	"\fcapabilities\x18\x05 \x03(\x0e2\x17.carillon.v1.CapabilityR\fcapabilities\x12<\n" +
 	"\fclock_offset\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\vclockOffset\x12C\n" +
 	"\x10clock_round_trip\x18\a \x01(\v2\x19.google.protobuf.DurationR\x0eclockRoundTrip\"M\n" +
 	"\x10RegisterResponse\x129\n" +
 	"\n" +
-	"admin_time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tadminTime\"H\n" +
-	"\x11DeregisterRequest\x12\x19\n" +
-	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x18\n" +
-	"\aaddress\x18\x02 \x01(\tR\aaddress\"\x14\n" +
-	"\x12DeregisterResponse\"i\n" +
-	"\x14ReportResultsRequest\x120\n" +
-	"\aresults\x18\x01 \x03(\v2\x16.carillon.v1.RunResultR\aresults\x12\x1f\n" +
+	"admin_time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tadminTime\"q\n" +
+	"\x11DeregisterRequest\x128\n" +
+	"\bapp_name\x18\x01 \x01(\tB\x1d\xbaH\x1ar\x182\x16^[A-Za-z0-9._-]{1,64}$R\aappName\x12\"\n" +
+	"\aaddress\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\x80\x10R\aaddress\"\x14\n" +
+	"\x12DeregisterResponse\"t\n" +
+	"\x14ReportResultsRequest\x12;\n" +
+	"\aresults\x18\x01 \x03(\v2\x16.carillon.v1.RunResultB\t\xbaH\x06\x92\x01\x03\x10\x90NR\aresults\x12\x1f\n" +
 	"\vinstance_id\x18\x02 \x01(\tR\n" +
 	"instanceId\"O\n" +
 	"\x15ReportResultsResponse\x126\n" +

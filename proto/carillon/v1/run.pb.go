@@ -7,6 +7,7 @@
 package carillonv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -1058,7 +1059,7 @@ var File_carillon_v1_run_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xab\a\n" +
+	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xab\a\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x03R\x05jobId\x12\x19\n" +
@@ -1087,39 +1088,40 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\fmissed_until\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\vmissedUntil\x12(\n" +
 	"\x10settled_by_admin\x18\x16 \x01(\bR\x0esettledByAdmin\x12\x1f\n" +
 	"\vlate_result\x18\x17 \x01(\bR\n" +
-	"lateResult\"\x8b\x02\n" +
-	"\x0fListRunsRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x19\n" +
-	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12.\n" +
-	"\x06status\x18\x03 \x01(\x0e2\x16.carillon.v1.RunStatusR\x06status\x12.\n" +
+	"lateResult\"\xb3\x02\n" +
+	"\x0fListRunsRequest\x12\x1e\n" +
+	"\x06job_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05jobId\x12\"\n" +
+	"\bgroup_id\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\agroupId\x128\n" +
+	"\x06status\x18\x03 \x01(\x0e2\x16.carillon.v1.RunStatusB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06status\x12.\n" +
 	"\x04from\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\x12*\n" +
-	"\x02to\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02to\x12\x1b\n" +
-	"\tpage_size\x18\x06 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\x02to\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02to\x12'\n" +
+	"\tpage_size\x18\x06 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\a \x01(\tR\tpageToken\"`\n" +
 	"\x10ListRunsResponse\x12$\n" +
 	"\x04runs\x18\x01 \x03(\v2\x10.carillon.v1.RunR\x04runs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x1f\n" +
-	"\rGetRunRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"4\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"(\n" +
+	"\rGetRunRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"4\n" +
 	"\x0eGetRunResponse\x12\"\n" +
-	"\x03run\x18\x01 \x01(\v2\x10.carillon.v1.RunR\x03run\"G\n" +
-	"\x11ReadRunLogRequest\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x1b\n" +
-	"\tfrom_line\x18\x02 \x01(\x05R\bfromLine\"v\n" +
+	"\x03run\x18\x01 \x01(\v2\x10.carillon.v1.RunR\x03run\"Y\n" +
+	"\x11ReadRunLogRequest\x12\x1e\n" +
+	"\x06run_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x05runId\x12$\n" +
+	"\tfrom_line\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\bfromLine\"v\n" +
 	"\x12ReadRunLogResponse\x12\x1b\n" +
 	"\tfrom_line\x18\x01 \x01(\x05R\bfromLine\x12\x17\n" +
 	"\ato_line\x18\x02 \x01(\x05R\x06toLine\x12\x18\n" +
 	"\acontent\x18\x03 \x01(\tR\acontent\x12\x10\n" +
-	"\x03end\x18\x04 \x01(\bR\x03end\"'\n" +
-	"\x0eKillRunRequest\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\x03R\x05runId\"\x11\n" +
-	"\x0fKillRunResponse\"\xaf\x01\n" +
-	"\x11DeleteRunsRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x19\n" +
-	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x122\n" +
-	"\x06before\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x06before\x12\x1b\n" +
-	"\tkeep_last\x18\x04 \x01(\x05R\bkeepLast\x12\x17\n" +
+	"\x03end\x18\x04 \x01(\bR\x03end\"0\n" +
+	"\x0eKillRunRequest\x12\x1e\n" +
+	"\x06run_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x05runId\"\x11\n" +
+	"\x0fKillRunResponse\"\xca\x01\n" +
+	"\x11DeleteRunsRequest\x12\x1e\n" +
+	"\x06job_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05jobId\x12\"\n" +
+	"\bgroup_id\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\agroupId\x122\n" +
+	"\x06before\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x06before\x12$\n" +
+	"\tkeep_last\x18\x04 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\bkeepLast\x12\x17\n" +
 	"\adry_run\x18\x05 \x01(\bR\x06dryRun\".\n" +
 	"\x12DeleteRunsResponse\x12\x18\n" +
 	"\adeleted\x18\x01 \x01(\x03R\adeleted*u\n" +

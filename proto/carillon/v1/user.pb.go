@@ -7,6 +7,7 @@
 package carillonv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	fieldmaskpb "google.golang.org/protobuf/types/known/fieldmaskpb"
@@ -1853,21 +1854,22 @@ var File_carillon_v1_user_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_user_proto_rawDesc = "" +
 	"\n" +
-	"\x16carillon/v1/user.proto\x12\vcarillon.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc8\x02\n" +
+	"\x16carillon/v1/user.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x91\x03\n" +
 	"\x04User\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1a\n" +
-	"\busername\x18\x02 \x01(\tR\busername\x12%\n" +
-	"\x04role\x18\x03 \x01(\x0e2\x11.carillon.v1.RoleR\x04role\x12\x1b\n" +
-	"\tgroup_ids\x18\x04 \x03(\x03R\bgroupIds\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12H\n" +
+	"\busername\x18\x02 \x01(\tB,\xbaH)\xd8\x01\x01r$2\"^[A-Za-z0-9][A-Za-z0-9._@-]{2,63}$R\busername\x12/\n" +
+	"\x04role\x18\x03 \x01(\x0e2\x11.carillon.v1.RoleB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04role\x12,\n" +
+	"\tgroup_ids\x18\x04 \x03(\x03B\x0f\xbaH\f\x92\x01\t\x10\xe8\a\"\x04\"\x02 \x00R\bgroupIds\x12\x1a\n" +
 	"\bdisabled\x18\x05 \x01(\bR\bdisabled\x129\n" +
 	"\n" +
 	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12>\n" +
-	"\rlast_login_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\vlastLoginAt\"^\n" +
-	"\fLoginRequest\x12\x1a\n" +
-	"\busername\x18\x01 \x01(\tR\busername\x12\x1a\n" +
-	"\bpassword\x18\x02 \x01(\tR\bpassword\x12\x16\n" +
+	"\rlast_login_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\vlastLoginAt\"w\n" +
+	"\fLoginRequest\x12&\n" +
+	"\busername\x18\x01 \x01(\tB\n" +
+	"\xbaH\a\xc8\x01\x01r\x02(@R\busername\x12'\n" +
+	"\bpassword\x18\x02 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03(\x80\bR\bpassword\x12\x16\n" +
 	"\x06cookie\x18\x03 \x01(\bR\x06cookie\"\x87\x01\n" +
 	"\rLoginResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x129\n" +
@@ -1878,32 +1880,32 @@ const file_carillon_v1_user_proto_rawDesc = "" +
 	"\x0eLogoutResponse\"\x17\n" +
 	"\x15GetCurrentUserRequest\"?\n" +
 	"\x16GetCurrentUserResponse\x12%\n" +
-	"\x04user\x18\x01 \x01(\v2\x11.carillon.v1.UserR\x04user\"]\n" +
-	"\x15ChangePasswordRequest\x12!\n" +
-	"\fold_password\x18\x01 \x01(\tR\voldPassword\x12!\n" +
-	"\fnew_password\x18\x02 \x01(\tR\vnewPassword\"\x18\n" +
-	"\x16ChangePasswordResponse\"V\n" +
-	"\x11CreateUserRequest\x12%\n" +
-	"\x04user\x18\x01 \x01(\v2\x11.carillon.v1.UserR\x04user\x12\x1a\n" +
-	"\bpassword\x18\x02 \x01(\tR\bpassword\";\n" +
+	"\x04user\x18\x01 \x01(\v2\x11.carillon.v1.UserR\x04user\"s\n" +
+	"\x15ChangePasswordRequest\x12)\n" +
+	"\fold_password\x18\x01 \x01(\tB\x06\xbaH\x03\xc8\x01\x01R\voldPassword\x12/\n" +
+	"\fnew_password\x18\x02 \x01(\tB\f\xbaH\t\xc8\x01\x01r\x04 \b(HR\vnewPassword\"\x18\n" +
+	"\x16ChangePasswordResponse\"l\n" +
+	"\x11CreateUserRequest\x12-\n" +
+	"\x04user\x18\x01 \x01(\v2\x11.carillon.v1.UserB\x06\xbaH\x03\xc8\x01\x01R\x04user\x12(\n" +
+	"\bpassword\x18\x02 \x01(\tB\f\xbaH\t\xc8\x01\x01r\x04 \b(HR\bpassword\";\n" +
 	"\x12CreateUserResponse\x12%\n" +
-	"\x04user\x18\x01 \x01(\v2\x11.carillon.v1.UserR\x04user\" \n" +
-	"\x0eGetUserRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"8\n" +
+	"\x04user\x18\x01 \x01(\v2\x11.carillon.v1.UserR\x04user\")\n" +
+	"\x0eGetUserRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"8\n" +
 	"\x0fGetUserResponse\x12%\n" +
 	"\x04user\x18\x01 \x01(\v2\x11.carillon.v1.UserR\x04user\"\x12\n" +
 	"\x10ListUsersRequest\"<\n" +
 	"\x11ListUsersResponse\x12'\n" +
-	"\x05users\x18\x01 \x03(\v2\x11.carillon.v1.UserR\x05users\"\x93\x01\n" +
-	"\x11UpdateUserRequest\x12%\n" +
-	"\x04user\x18\x01 \x01(\v2\x11.carillon.v1.UserR\x04user\x12;\n" +
+	"\x05users\x18\x01 \x03(\v2\x11.carillon.v1.UserR\x05users\"\xa9\x01\n" +
+	"\x11UpdateUserRequest\x12-\n" +
+	"\x04user\x18\x01 \x01(\v2\x11.carillon.v1.UserB\x06\xbaH\x03\xc8\x01\x01R\x04user\x12;\n" +
 	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
-	"updateMask\x12\x1a\n" +
-	"\bpassword\x18\x03 \x01(\tR\bpassword\";\n" +
+	"updateMask\x12(\n" +
+	"\bpassword\x18\x03 \x01(\tB\f\xbaH\t\xd8\x01\x01r\x04 \b(HR\bpassword\";\n" +
 	"\x12UpdateUserResponse\x12%\n" +
-	"\x04user\x18\x01 \x01(\v2\x11.carillon.v1.UserR\x04user\"#\n" +
-	"\x11DeleteUserRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"\x14\n" +
+	"\x04user\x18\x01 \x01(\v2\x11.carillon.v1.UserR\x04user\",\n" +
+	"\x11DeleteUserRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"\x14\n" +
 	"\x12DeleteUserResponse\"\x97\x02\n" +
 	"\bApiToken\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x17\n" +
@@ -1915,21 +1917,23 @@ const file_carillon_v1_user_proto_rawDesc = "" +
 	"\n" +
 	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12<\n" +
 	"\flast_used_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"lastUsedAt\"Y\n" +
-	"\x15CreateApiTokenRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
-	"\x12expires_in_seconds\x18\x02 \x01(\x03R\x10expiresInSeconds\"b\n" +
+	"lastUsedAt\"t\n" +
+	"\x15CreateApiTokenRequest\x12\x1e\n" +
+	"\x04name\x18\x01 \x01(\tB\n" +
+	"\xbaH\a\xc8\x01\x01r\x02(@R\x04name\x12;\n" +
+	"\x12expires_in_seconds\x18\x02 \x01(\x03B\r\xbaH\n" +
+	"\"\b\x18\x80\xe4\xe4\x96\x01(\x00R\x10expiresInSeconds\"b\n" +
 	"\x16CreateApiTokenResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x122\n" +
-	"\tapi_token\x18\x02 \x01(\v2\x15.carillon.v1.ApiTokenR\bapiToken\"L\n" +
-	"\x14ListApiTokensRequest\x12\x17\n" +
-	"\auser_id\x18\x01 \x01(\x03R\x06userId\x12\x1b\n" +
+	"\tapi_token\x18\x02 \x01(\v2\x15.carillon.v1.ApiTokenR\bapiToken\"U\n" +
+	"\x14ListApiTokensRequest\x12 \n" +
+	"\auser_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06userId\x12\x1b\n" +
 	"\tall_users\x18\x02 \x01(\bR\ballUsers\"M\n" +
 	"\x15ListApiTokensResponse\x124\n" +
 	"\n" +
-	"api_tokens\x18\x01 \x03(\v2\x15.carillon.v1.ApiTokenR\tapiTokens\"'\n" +
-	"\x15RevokeApiTokenRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"\x18\n" +
+	"api_tokens\x18\x01 \x03(\v2\x15.carillon.v1.ApiTokenR\tapiTokens\"0\n" +
+	"\x15RevokeApiTokenRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"\x18\n" +
 	"\x16RevokeApiTokenResponse\"\xdd\x01\n" +
 	"\n" +
 	"AuditEntry\x12\x0e\n" +
@@ -1940,13 +1944,14 @@ const file_carillon_v1_user_proto_rawDesc = "" +
 	"\x06action\x18\x05 \x01(\tR\x06action\x12\x16\n" +
 	"\x06target\x18\x06 \x01(\tR\x06target\x12\x16\n" +
 	"\x06detail\x18\a \x01(\tR\x06detail\x12\x12\n" +
-	"\x04peer\x18\b \x01(\tR\x04peer\"\xe1\x01\n" +
-	"\x13ListAuditLogRequest\x12\x1a\n" +
-	"\busername\x18\x01 \x01(\tR\busername\x12\x16\n" +
-	"\x06action\x18\x02 \x01(\tR\x06action\x12.\n" +
+	"\x04peer\x18\b \x01(\tR\x04peer\"\x81\x02\n" +
+	"\x13ListAuditLogRequest\x12$\n" +
+	"\busername\x18\x01 \x01(\tB\b\xbaH\x05r\x03(\x80\x01R\busername\x12 \n" +
+	"\x06action\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\x80\x01R\x06action\x12.\n" +
 	"\x04from\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\x12*\n" +
-	"\x02to\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02to\x12\x1b\n" +
-	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\x02to\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02to\x12'\n" +
+	"\tpage_size\x18\x05 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x06 \x01(\tR\tpageToken\"q\n" +
 	"\x14ListAuditLogResponse\x121\n" +
@@ -1955,9 +1960,9 @@ const file_carillon_v1_user_proto_rawDesc = "" +
 	"\x17GetExecutorTokenRequest\"N\n" +
 	"\x18GetExecutorTokenResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x1c\n" +
-	"\tgenerated\x18\x02 \x01(\bR\tgenerated\"#\n" +
-	"\x11UnlockUserRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"\x14\n" +
+	"\tgenerated\x18\x02 \x01(\bR\tgenerated\",\n" +
+	"\x11UnlockUserRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"\x14\n" +
 	"\x12UnlockUserResponse*N\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0e\n" +
