@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,10 +201,27 @@ func TestBusyoverSkipsBusyExecutor(t *testing.T) {
 	}
 }
 
+// TestRetryAfterDelay: a failed run is retried after its delay, as many
+// times as the job says, each retry a run of its own with the same param;
+// the handler sees each attempt's number and the same logical time (the
+// first run's scheduled instant) in every attempt.
 func TestRetryAfterDelay(t *testing.T) {
 	t.Parallel()
-	r := startRouting(t, 1)
-	j := r.job(t, &carillonv1.Job{Handler: "fail", Param: "again", RetryCount: 2, RetryDelaySeconds: 1})
+	type seen struct {
+		attempt int
+		at      time.Time
+	}
+	var mu sync.Mutex
+	var calls []seen
+	r := startRouting(t, 1, func(ex *sdk.Executor) {
+		ex.HandleFunc("attempts", func(ctx context.Context, job *sdk.Job) error {
+			mu.Lock()
+			calls = append(calls, seen{job.Attempt, job.ScheduledAt})
+			mu.Unlock()
+			return fmt.Errorf("boom: %s", job.Param)
+		})
+	})
+	j := r.job(t, &carillonv1.Job{Handler: "attempts", Param: "again", RetryCount: 2, RetryDelaySeconds: 1})
 	r.trigger(t, &carillonv1.TriggerJobRequest{JobId: j.Id})
 	eventually(t, r.c.url, 15*time.Second, func() error {
 		runs := listRuns(t, r.c, j.Id)
@@ -229,4 +247,15 @@ func TestRetryAfterDelay(t *testing.T) {
 		}
 		return nil
 	})
+	first := listRuns(t, r.c, j.Id)[2].ScheduledAt.AsTime() // newest first
+	mu.Lock()
+	defer mu.Unlock()
+	for i, c := range calls {
+		if c.attempt != i || !c.at.Equal(first) {
+			t.Errorf("call %d of the handler: attempt %d, scheduled at %v; want attempt %d, at %v (the first run's instant)", i, c.attempt, c.at, i, first)
+		}
+	}
+	if len(calls) != 3 {
+		t.Errorf("the handler ran %d times, want 3", len(calls))
+	}
 }

@@ -142,7 +142,11 @@ A job can carry a script instead of a handler name: shell, Python, Node.js,
 PHP or PowerShell source that the executor writes to a private temporary
 file and runs with the interpreter, as
 "<interpreter> <file> <param> <shard index> <shard total>", with the output in
-the run's log and exit code 0 meaning success. A timeout or kill ends the
+the run's log and exit code 0 meaning success. Its environment has
+CARILLON_RUN_ID, CARILLON_JOB_ID, CARILLON_PARAM, CARILLON_SHARD_INDEX,
+CARILLON_SHARD_TOTAL, CARILLON_ATTEMPT (0 for the first attempt, n for the
+n-th retry) and CARILLON_SCHEDULED_AT (the run's logical time, RFC 3339 in
+UTC, the same in every retry; see [Job].ScheduledAt). A timeout or kill ends the
 script's whole process group (on Unix). That is remote code execution by
 design, so it is off unless [Config].ScriptsEnabled is set, which needs an
 [Config].AccessToken.

@@ -202,6 +202,7 @@ func (e *Executor) prepare(r *runner.Run) runner.Call {
 			ShardIndex:  r.ShardIndex,
 			ShardTotal:  r.ShardTotal,
 			ScheduledAt: r.ScheduledAt,
+			Attempt:     r.Attempt,
 			log:         r.Log,
 		},
 		handler: e.wrap(r.Handler.(Handler)),

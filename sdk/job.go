@@ -34,8 +34,12 @@ type Job struct {
 	// ShardTotal is the number of shards, at least 1.
 	ShardTotal int
 	// ScheduledAt is the fire time this run belongs to (for a manual
-	// trigger, when it was triggered). It may be the zero Time.
+	// trigger, when it was triggered): its logical time, the same for
+	// every retry of the run. It may be the zero Time.
 	ScheduledAt time.Time
+	// Attempt is 0 for the run's first attempt, n for its n-th retry (0
+	// from admins that predate it).
+	Attempt int
 
 	log    *runlog.Log
 	logger *slog.Logger

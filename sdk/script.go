@@ -99,7 +99,11 @@ func (s *scriptHandler) ServeJob(ctx context.Context, job *Job) error {
 		"CARILLON_PARAM="+job.Param,
 		"CARILLON_SHARD_INDEX="+strconv.Itoa(job.ShardIndex),
 		"CARILLON_SHARD_TOTAL="+strconv.Itoa(job.ShardTotal),
+		"CARILLON_ATTEMPT="+strconv.Itoa(job.Attempt),
 	)
+	if !job.ScheduledAt.IsZero() {
+		cmd.Env = append(cmd.Env, "CARILLON_SCHEDULED_AT="+job.ScheduledAt.UTC().Format(time.RFC3339Nano))
+	}
 	// The log file itself, when there is one, so the script writes to it
 	// directly and Wait returns when the interpreter exits.
 	if lf := job.log.File(); lf != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
@@ -84,6 +85,28 @@ func TestScript(t *testing.T) {
 			}
 		})
 	}
+
+	// The run's logical time and attempt, in the script's environment.
+	t.Run("Environment", func(t *testing.T) {
+		t.Parallel()
+		need(t, "bash", "sh")
+		b := setup(t, true)
+		at := time.Date(2026, 12, 24, 18, 0, 0, 0, time.FixedZone("CET", 3600))
+		_, err := b.ex.Client.Run(t.Context(), &carillonv1.RunRequest{
+			RunId: 7, JobId: 3, Param: "p", ShardIndex: 1, ShardTotal: 2, Attempt: 2, ScheduledAt: timestamppb.New(at),
+			Script: &carillonv1.Script{Type: carillonv1.ScriptType_SCRIPT_TYPE_SHELL,
+				Source: "echo \"env: $CARILLON_SCHEDULED_AT $CARILLON_RUN_ID $CARILLON_JOB_ID $CARILLON_ATTEMPT $CARILLON_SHARD_INDEX/$CARILLON_SHARD_TOTAL $CARILLON_PARAM\"\n"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := b.admin.Result(t, 7); res.GetStatus() != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+			t.Fatalf("result %v %q, want SUCCEEDED", res.GetStatus(), res.GetMessage())
+		}
+		if log, want := readWholeLog(t, b.ex.Client, 7), "env: 2026-12-24T17:00:00Z 7 3 2 1/2 p\n"; !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	})
 
 	t.Run("ExitCodeFails", func(t *testing.T) {
 		t.Parallel()

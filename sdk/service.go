@@ -158,6 +158,7 @@ func (s *service) newRun(req *carillonv1.RunRequest) (*runner.Run, error) {
 		Timeout:    time.Duration(req.GetTimeoutSeconds()) * time.Second,
 		ShardIndex: int(req.GetShardIndex()),
 		ShardTotal: total,
+		Attempt:    int(req.GetAttempt()),
 	}
 	if tc := req.GetTraceContext(); len(tc) > 0 {
 		r.TraceContext = tc

@@ -199,7 +199,9 @@ type Manual struct {
 // pending run due then, which the scheduler fires as it fires retries,
 // and returns its ID.
 func (d *Dispatcher) TriggerJob(ctx context.Context, job store.Job, m Manual) ([]int64, error) {
-	now := d.cfg.Clock.Now()
+	// The store keeps milliseconds: the run's first attempt gets the
+	// scheduled instant its retries will read back.
+	now := d.cfg.Clock.Now().Truncate(time.Millisecond)
 	if !m.RunAt.IsZero() {
 		return d.triggerAt(ctx, job, m)
 	}
@@ -248,7 +250,7 @@ func (d *Dispatcher) triggerAt(ctx context.Context, job store.Job, m Manual) ([]
 	run := store.Run{
 		JobID: job.ID, GroupID: job.GroupID, Handler: job.Handler, Param: job.Param, ShardTotal: 1,
 		TriggerType: cmp.Or(m.TriggerType, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL),
-		ScheduledAt: m.RunAt, DueAt: m.RunAt, Status: carillonv1.RunStatus_RUN_STATUS_PENDING,
+		ScheduledAt: m.RunAt.Truncate(time.Millisecond), DueAt: m.RunAt.Truncate(time.Millisecond), Status: carillonv1.RunStatus_RUN_STATUS_PENDING,
 	}
 	if m.Param != nil {
 		run.Param = *m.Param

@@ -421,7 +421,9 @@ type RunRequest struct {
 	// calls. Unset, or not in the future: start now. Executors that did not
 	// state the capability are never sent it. Clocks are assumed to agree
 	// (NTP): see RegisterRequest.clock_offset.
-	DueAt         *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=due_at,json=dueAt,proto3" json:"due_at,omitempty"`
+	DueAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=due_at,json=dueAt,proto3" json:"due_at,omitempty"`
+	// The execution's attempt: 0 for its first, n for its n-th retry.
+	Attempt       int32 `protobuf:"varint,14,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -545,6 +547,13 @@ func (x *RunRequest) GetDueAt() *timestamppb.Timestamp {
 		return x.DueAt
 	}
 	return nil
+}
+
+func (x *RunRequest) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
 }
 
 // RunResponse is empty: the execution was accepted.
@@ -1266,7 +1275,7 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\">\n" +
 	"\x10IdleBeatResponse\x12\x12\n" +
 	"\x04idle\x18\x01 \x01(\bR\x04idle\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xe9\x04\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x83\x05\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x15\n" +
@@ -1285,7 +1294,8 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\vdatabase_id\x18\v \x01(\tR\n" +
 	"databaseId\x12N\n" +
 	"\rtrace_context\x18\f \x03(\v2).carillon.v1.RunRequest.TraceContextEntryR\ftraceContext\x121\n" +
-	"\x06due_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x05dueAt\x1a?\n" +
+	"\x06due_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x05dueAt\x12\x18\n" +
+	"\aattempt\x18\x0e \x01(\x05R\aattempt\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\r\n" +

@@ -62,6 +62,7 @@ type Run struct {
 	ShardIndex  int
 	ShardTotal  int
 	ScheduledAt time.Time
+	Attempt     int       // RunRequest.attempt: 0 first, n the n-th retry
 	DueAt       time.Time // RunRequest.due_at: when to start; zero: now
 
 	// TraceContext is RunRequest.trace_context: the admin's fire span.
