@@ -100,8 +100,12 @@ func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.Trigg
 		}
 	}
 	wr := WorkflowRun{WorkflowID: w.ID, Status: status, ScheduledAt: at, TriggerType: tt, Param: param, Message: msg, CreatedAt: now}
+	start := now // an instant claimed ahead starts on the instant
+	if at.After(now) {
+		start = at
+	}
 	if status == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
-		wr.StartedAt = now
+		wr.StartedAt = start
 	}
 	if status == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED {
 		wr.FinishedAt = now
@@ -130,7 +134,7 @@ func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.Trigg
 	if status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
 		return wr.ID, nil
 	}
-	return wr.ID, st.advanceWorkflow(&wr, now)
+	return wr.ID, st.advanceWorkflow(&wr, start)
 }
 
 // activeWorkflowRuns returns the IDs of workflow wid's PENDING and RUNNING
