@@ -476,9 +476,9 @@ var rpcs = map[string]rpc{
 			return nil
 		},
 	}.row(),
-	carillonv1connect.WorkflowServiceDeleteWorkflowProcedure:   workflowWriteRow[carillonv1.DeleteWorkflowRequest]((*carillonv1.DeleteWorkflowRequest).GetId),
-	carillonv1connect.WorkflowServiceStartWorkflowProcedure:    workflowWriteRow[carillonv1.StartWorkflowRequest]((*carillonv1.StartWorkflowRequest).GetId),
-	carillonv1connect.WorkflowServiceStopWorkflowProcedure:     workflowWriteRow[carillonv1.StopWorkflowRequest]((*carillonv1.StopWorkflowRequest).GetId),
+	carillonv1connect.WorkflowServiceDeleteWorkflowProcedure: workflowWriteRow[carillonv1.DeleteWorkflowRequest]((*carillonv1.DeleteWorkflowRequest).GetId),
+	carillonv1connect.WorkflowServiceStartWorkflowProcedure:  workflowWriteRow[carillonv1.StartWorkflowRequest]((*carillonv1.StartWorkflowRequest).GetId),
+	carillonv1connect.WorkflowServiceStopWorkflowProcedure:   workflowWriteRow[carillonv1.StopWorkflowRequest]((*carillonv1.StopWorkflowRequest).GetId),
 	carillonv1connect.WorkflowServiceTriggerWorkflowProcedure: rule[carillonv1.TriggerWorkflowRequest]{access: accessWrite, audit: true,
 		validate: func(r *carillonv1.TriggerWorkflowRequest) error {
 			if err := positiveID("workflow_id", r.WorkflowId); err != nil {
@@ -512,7 +512,7 @@ var rpcs = map[string]rpc{
 			return s.workflowAccess(ctx, p, "workflow_id", r.WorkflowId, false) // otherwise scoped by the handler
 		},
 	}.row(),
-	carillonv1connect.WorkflowServiceRetryWorkflowRunProcedure: workflowRunWriteRow[carillonv1.RetryWorkflowRunRequest]((*carillonv1.RetryWorkflowRunRequest).GetWorkflowRunId),
+	carillonv1connect.WorkflowServiceRetryWorkflowRunProcedure:  workflowRunWriteRow[carillonv1.RetryWorkflowRunRequest]((*carillonv1.RetryWorkflowRunRequest).GetWorkflowRunId),
 	carillonv1connect.WorkflowServiceCancelWorkflowRunProcedure: workflowRunWriteRow[carillonv1.CancelWorkflowRunRequest]((*carillonv1.CancelWorkflowRunRequest).GetWorkflowRunId),
 	carillonv1connect.RegistryServiceRegisterProcedure: rule[carillonv1.RegisterRequest]{access: accessExecutor,
 		validate: func(r *carillonv1.RegisterRequest) error {
