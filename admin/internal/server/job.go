@@ -280,6 +280,17 @@ func page[T, P any](items []T, size int, conv func(T) P, id func(T) int64) ([]P,
 	return out, token
 }
 
+// paging checks a List request's page size and token (pageSize,
+// pageToken).
+func paging(size int32, token string) (int, int64, error) {
+	n, err := pageSize(size)
+	if err != nil {
+		return 0, 0, err
+	}
+	id, err := pageToken(token)
+	return n, id, err
+}
+
 // pageToken decodes a page token: the last id of the previous page.
 func pageToken(tok string) (int64, error) {
 	if tok == "" {

@@ -224,11 +224,7 @@ func (s workflowService) GetWorkflow(ctx context.Context, req *carillonv1.GetWor
 }
 
 func (s workflowService) ListWorkflows(ctx context.Context, req *carillonv1.ListWorkflowsRequest) (*carillonv1.ListWorkflowsResponse, error) {
-	size, err := pageSize(req.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	after, err := pageToken(req.PageToken)
+	size, after, err := paging(req.PageSize, req.PageToken)
 	if err != nil {
 		return nil, err
 	}
@@ -339,11 +335,7 @@ func (s workflowService) GetWorkflowRun(ctx context.Context, req *carillonv1.Get
 }
 
 func (s workflowService) ListWorkflowRuns(ctx context.Context, req *carillonv1.ListWorkflowRunsRequest) (*carillonv1.ListWorkflowRunsResponse, error) {
-	size, err := pageSize(req.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	before, err := pageToken(req.PageToken)
+	size, before, err := paging(req.PageSize, req.PageToken)
 	if err != nil {
 		return nil, err
 	}

@@ -178,20 +178,8 @@ func (s *Store) Workflows(ctx context.Context, f WorkflowFilter) ([]Workflow, er
 		q, args = q+` AND group_id = ?`, append(args, f.GroupID)
 	}
 	db := s.reader(ctx)
-	rows, err := db.QueryContext(ctx, q+` ORDER BY id LIMIT ?`, append(args, cmpLimit(f.Limit))...)
+	ws, err := collect(scanWorkflow)(db.QueryContext(ctx, q+` ORDER BY id LIMIT ?`, append(args, cmpLimit(f.Limit))...))
 	if err != nil {
-		return nil, fmt.Errorf("store: workflows: %w", err)
-	}
-	defer rows.Close()
-	var ws []Workflow
-	for rows.Next() {
-		w, err := scanWorkflow(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: workflows: %w", err)
-		}
-		ws = append(ws, w)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: workflows: %w", err)
 	}
 	for i := range ws {
@@ -340,4 +328,24 @@ func notInWorkflow(ctx context.Context, tx *sql.Tx, id int64) error {
 		return fmt.Errorf("%w: job %d is a node of workflow %s: remove it from their nodes first", ErrInUse, id, strings.Join(names, ", workflow "))
 	}
 	return nil
+}
+
+// collect returns a function that scans every row of a query with scan,
+// as collectRuns does runs.
+func collect[T any](scan func(row interface{ Scan(...any) error }) (T, error)) func(rows *sql.Rows, err error) ([]T, error) {
+	return func(rows *sql.Rows, err error) ([]T, error) {
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []T
+		for rows.Next() {
+			v, err := scan(rows)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, rows.Err()
+	}
 }

@@ -139,21 +139,12 @@ func (s *Store) WorkflowRuns(ctx context.Context, f WorkflowRunFilter) ([]Workfl
 	if f.BeforeID > 0 {
 		where, args = append(where, "id < ?"), append(args, f.BeforeID)
 	}
-	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE `+strings.Join(where, " AND ")+ //nolint:gosec // constant SQL fragments; values are placeholders
-		` ORDER BY id DESC LIMIT ?`, append(args, cmpLimit(f.Limit))...)
+	out, err := collect(scanWorkflowRun)(s.reader(ctx).QueryContext(ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE `+ //nolint:gosec // constant SQL fragments; values are placeholders
+		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, append(args, cmpLimit(f.Limit))...))
 	if err != nil {
 		return nil, fmt.Errorf("store: workflow runs: %w", err)
 	}
-	defer rows.Close()
-	var out []WorkflowRun
-	for rows.Next() {
-		wr, err := scanWorkflowRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: workflow runs: %w", err)
-		}
-		out = append(out, wr)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // WorkflowChange is what a write of workflow runs did besides its own
