@@ -307,3 +307,54 @@ func TestWorkflowCancel(t *testing.T) {
 		t.Errorf("second ran %d times after the cancel", n)
 	}
 }
+
+// TestWorkflowCoverEarly: a COVER_EARLY workflow triggered while its
+// previous workflow run runs cancels that run, whose running node is
+// killed on its executor, and starts the new one.
+func TestWorkflowCoverEarly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := startWorkflowSetup(t)
+	j, err := w.c.job.GetJob(ctx, &carillonv1.GetJobRequest{Id: w.jobs["block"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.wf.CreateWorkflow(ctx, &carillonv1.CreateWorkflowRequest{Workflow: &carillonv1.Workflow{
+		GroupId: j.Job.GroupId, Name: "cover", BlockStrategy: carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY,
+		Nodes: []*carillonv1.WorkflowNode{node("slow", w.jobs["block"])},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := w.wf.TriggerWorkflow(ctx, &carillonv1.TriggerWorkflowRequest{WorkflowId: res.Workflow.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.blocked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first workflow run's node did not start within 30 s")
+	}
+	second, err := w.wf.TriggerWorkflow(ctx, &carillonv1.TriggerWorkflowRequest{WorkflowId: res.Workflow.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := w.await(t, first.WorkflowRunId, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_CANCELLED)
+	eventually(t, 30*time.Second, func() error {
+		r, err := w.c.run.GetRun(ctx, &carillonv1.GetRunRequest{Id: nodeRun(covered, "slow").GetRunId()})
+		if err != nil {
+			return err
+		}
+		if r.Run.Status != carillonv1.RunStatus_RUN_STATUS_KILLED {
+			return fmt.Errorf("the covered node's run is %s, want KILLED", r.Run.Status)
+		}
+		return nil
+	})
+	select {
+	case <-w.blocked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second workflow run's node did not start within 30 s")
+	}
+	close(w.release)
+	w.await(t, second.WorkflowRunId, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SUCCEEDED)
+}

@@ -31,10 +31,13 @@ func (t *Trigger) KillRuns(ctx context.Context, runs []store.Run, message string
 
 // Carry hands on what a write of workflow runs outside settling made
 // (TriggerWorkflow, RetryWorkflowRun, CancelWorkflowRun: the store's
-// WorkflowChange): the nodes' pending runs go to the scheduler's queue,
-// as settling's follow-ups do, and the runs of cancelled workflow runs
-// are killed (KillRuns).
+// WorkflowChange): the runs of cancelled workflow runs are killed
+// (KillRuns) first, so that a workflow run that covers an earlier one
+// (COVER_EARLY) starts after the earlier one's runs were stopped; then
+// the nodes' pending runs go to the scheduler's queue, as settling's
+// follow-ups do. The pending runs are queued even if a kill fails.
 func (t *Trigger) Carry(ctx context.Context, ch store.WorkflowChange, killMessage string) error {
+	err := t.KillRuns(ctx, ch.Kill, killMessage)
 	q := t.Completer.cfg.Queue
 	if len(ch.FollowUps) > 0 {
 		q.Enqueue(ch.FollowUps...)
@@ -42,5 +45,5 @@ func (t *Trigger) Carry(ctx context.Context, ch store.WorkflowChange, killMessag
 	if ch.Rescheduled {
 		q.Wake()
 	}
-	return t.KillRuns(ctx, ch.Kill, killMessage)
+	return err
 }
