@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -348,6 +349,16 @@ func TestWorkflowDefinitions(t *testing.T) {
 		if err := s.DeleteJob(ctx, j.ID); !errors.Is(err, store.ErrInUse) {
 			t.Fatalf("delete a node's job: %v, want ErrInUse", err)
 		}
+		g2, err := s.CreateGroup(ctx, store.Group{AppName: "other", Title: "Other", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: g2.ID, Name: "elsewhere", Nodes: got.Nodes[:1]}, t0); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteGroup(ctx, g2.ID); !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "1 workflows") {
+			t.Fatalf("delete a workflow's group: %v, want ErrInUse naming its workflows", err)
+		}
 		got.Nodes = got.Nodes[:1]
 		got.Description = "changed"
 		if _, err := s.UpdateWorkflow(ctx, got, false, t0.Add(time.Second)); err != nil {
@@ -361,6 +372,13 @@ func TestWorkflowDefinitions(t *testing.T) {
 			t.Fatalf("a node of a missing job: %v, want ErrNotFound", err)
 		}
 		if err := s.DeleteWorkflow(ctx, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		others, err := s.Workflows(ctx, store.WorkflowFilter{GroupID: g2.ID})
+		if err != nil || len(others) != 1 {
+			t.Fatalf("workflows of the other group: %v, %v", others, err)
+		}
+		if err := s.DeleteWorkflow(ctx, others[0].ID); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.DeleteJob(ctx, j.ID); err != nil {
