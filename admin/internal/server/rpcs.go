@@ -282,8 +282,79 @@ var rpcs = map[string]rpc{
 	}.row(),
 	carillonv1connect.UserServiceUnlockUserProcedure:       rule[carillonv1.UnlockUserRequest]{access: accessAdmin, audit: true}.row(),
 	carillonv1connect.UserServiceGetExecutorTokenProcedure: rule[carillonv1.GetExecutorTokenRequest]{access: accessAdmin, audit: true}.row(),
-	carillonv1connect.RegistryServiceRegisterProcedure:     rule[carillonv1.RegisterRequest]{access: accessExecutor}.row(),
-	carillonv1connect.RegistryServiceDeregisterProcedure:   rule[carillonv1.DeregisterRequest]{access: accessExecutor}.row(),
+	carillonv1connect.WorkflowServiceCreateWorkflowProcedure: rule[carillonv1.CreateWorkflowRequest]{access: accessWrite, audit: true,
+		validate: func(r *carillonv1.CreateWorkflowRequest) error {
+			return checkWorkflowLimits(r.Workflow)
+		},
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.CreateWorkflowRequest) error {
+			if err := writeGroup(p, "workflow.group_id", r.GetWorkflow().GetGroupId()); err != nil {
+				return err
+			}
+			return s.writeNodeJobs(ctx, p, nodesOfProto(r.GetWorkflow().GetNodes()), "workflow")
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceGetWorkflowProcedure: rule[carillonv1.GetWorkflowRequest]{access: accessRead,
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.GetWorkflowRequest) error {
+			return s.workflowAccess(ctx, p, "id", r.Id, false)
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceListWorkflowsProcedure: rule[carillonv1.ListWorkflowsRequest]{access: accessRead,
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.ListWorkflowsRequest) error {
+			return readGroup(p, "group_id", r.GroupId) // otherwise scoped
+		},
+		scope: scopeListWorkflows,
+	}.row(),
+	carillonv1connect.WorkflowServiceUpdateWorkflowProcedure: rule[carillonv1.UpdateWorkflowRequest]{access: accessWrite, audit: true,
+		validate: func(r *carillonv1.UpdateWorkflowRequest) error {
+			if r.Workflow == nil {
+				return invalid("workflow", "required")
+			}
+			if err := positiveID("workflow.id", r.Workflow.Id); err != nil {
+				return err
+			}
+			return checkWorkflowLimits(r.Workflow)
+		},
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.UpdateWorkflowRequest) error {
+			if err := s.workflowAccess(ctx, p, "workflow.id", r.GetWorkflow().GetId(), true); err != nil {
+				return err
+			}
+			paths := r.GetUpdateMask().GetPaths()
+			if len(paths) == 0 || containsString(paths, "group_id") {
+				if err := writeGroup(p, "workflow.group_id", r.GetWorkflow().GetGroupId()); err != nil {
+					return err
+				}
+			}
+			if workflowNodesChanged(paths) {
+				return s.writeNodeJobs(ctx, p, nodesOfProto(r.GetWorkflow().GetNodes()), "workflow")
+			}
+			return nil
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceDeleteWorkflowProcedure: workflowWriteRow[carillonv1.DeleteWorkflowRequest]((*carillonv1.DeleteWorkflowRequest).GetId),
+	carillonv1connect.WorkflowServiceStartWorkflowProcedure:  workflowWriteRow[carillonv1.StartWorkflowRequest]((*carillonv1.StartWorkflowRequest).GetId),
+	carillonv1connect.WorkflowServiceStopWorkflowProcedure:   workflowWriteRow[carillonv1.StopWorkflowRequest]((*carillonv1.StopWorkflowRequest).GetId),
+	carillonv1connect.WorkflowServiceTriggerWorkflowProcedure: rule[carillonv1.TriggerWorkflowRequest]{access: accessWrite, audit: true,
+		validate: func(r *carillonv1.TriggerWorkflowRequest) error {
+			return checkContent("param", r.GetParam())
+		},
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.TriggerWorkflowRequest) error {
+			return s.workflowAccess(ctx, p, "workflow_id", r.WorkflowId, true)
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceGetWorkflowRunProcedure: rule[carillonv1.GetWorkflowRunRequest]{access: accessRead,
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.GetWorkflowRunRequest) error {
+			return s.workflowRunAccess(ctx, p, "workflow_run_id", r.WorkflowRunId, false)
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceListWorkflowRunsProcedure: rule[carillonv1.ListWorkflowRunsRequest]{access: accessRead,
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.ListWorkflowRunsRequest) error {
+			return s.workflowAccess(ctx, p, "workflow_id", r.WorkflowId, false) // otherwise scoped by the handler
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceRetryWorkflowRunProcedure:  workflowRunWriteRow[carillonv1.RetryWorkflowRunRequest]((*carillonv1.RetryWorkflowRunRequest).GetWorkflowRunId),
+	carillonv1connect.WorkflowServiceCancelWorkflowRunProcedure: workflowRunWriteRow[carillonv1.CancelWorkflowRunRequest]((*carillonv1.CancelWorkflowRunRequest).GetWorkflowRunId),
+	carillonv1connect.RegistryServiceRegisterProcedure:          rule[carillonv1.RegisterRequest]{access: accessExecutor}.row(),
+	carillonv1connect.RegistryServiceDeregisterProcedure:        rule[carillonv1.DeregisterRequest]{access: accessExecutor}.row(),
 	// The executors' hot path: a check of its length costs less than the
 	// rules' walk of every result (BenchmarkReportResultsShape), and a bad
 	// result is refused alone, in its outcome (registry.go).
@@ -295,4 +366,26 @@ var rpcs = map[string]rpc{
 			return nil
 		},
 	}.row(),
+}
+
+// workflowWriteRow is the row of an RPC that changes the workflow its
+// request names by id (field "id"): audited, for whoever may write the
+// workflow (workflowAccess).
+func workflowWriteRow[Req any](id func(*Req) int64) rpc {
+	return rule[Req]{access: accessWrite, audit: true,
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *Req) error {
+			return s.workflowAccess(ctx, p, "id", id(r), true)
+		},
+	}.row()
+}
+
+// workflowRunWriteRow is the row of an RPC that changes the workflow run
+// its request names (field "workflow_run_id"), for whoever may write its
+// workflow.
+func workflowRunWriteRow[Req any](id func(*Req) int64) rpc {
+	return rule[Req]{access: accessWrite, audit: true,
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *Req) error {
+			return s.workflowRunAccess(ctx, p, "workflow_run_id", id(r), true)
+		},
+	}.row()
 }

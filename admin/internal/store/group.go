@@ -160,6 +160,13 @@ func (s *Store) DeleteGroup(ctx context.Context, id int64) error {
 		if jobs > 0 {
 			return fmt.Errorf("%w: group %d has %d jobs; delete or move them first", ErrInUse, id, jobs)
 		}
+		var workflows int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE group_id = ?`, id).Scan(&workflows); err != nil {
+			return err
+		}
+		if workflows > 0 {
+			return fmt.Errorf("%w: group %d has %d workflows; delete or move them first", ErrInUse, id, workflows)
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM groups WHERE id = ?`, id)
 		if err != nil {
 			return err

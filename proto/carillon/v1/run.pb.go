@@ -177,6 +177,12 @@ const (
 	TriggerType_TRIGGER_TYPE_MISFIRE TriggerType = 5
 	// TriggerJob by a program.
 	TriggerType_TRIGGER_TYPE_API TriggerType = 6
+	// A node of a workflow run, started once its dependencies succeeded
+	// (Run.workflow_run_id, Run.workflow_node); its retries are RETRY runs
+	// of the same node.
+	TriggerType_TRIGGER_TYPE_WORKFLOW TriggerType = 7
+	// Reserved for backfills (issue 27); nothing makes such runs yet.
+	TriggerType_TRIGGER_TYPE_BACKFILL TriggerType = 8
 )
 
 // Enum value maps for TriggerType.
@@ -189,6 +195,8 @@ var (
 		4: "TRIGGER_TYPE_PARENT",
 		5: "TRIGGER_TYPE_MISFIRE",
 		6: "TRIGGER_TYPE_API",
+		7: "TRIGGER_TYPE_WORKFLOW",
+		8: "TRIGGER_TYPE_BACKFILL",
 	}
 	TriggerType_value = map[string]int32{
 		"TRIGGER_TYPE_UNSPECIFIED": 0,
@@ -198,6 +206,8 @@ var (
 		"TRIGGER_TYPE_PARENT":      4,
 		"TRIGGER_TYPE_MISFIRE":     5,
 		"TRIGGER_TYPE_API":         6,
+		"TRIGGER_TYPE_WORKFLOW":    7,
+		"TRIGGER_TYPE_BACKFILL":    8,
 	}
 )
 
@@ -280,7 +290,12 @@ type Run struct {
 	SettledByAdmin bool `protobuf:"varint,22,opt,name=settled_by_admin,json=settledByAdmin,proto3" json:"settled_by_admin,omitempty"`
 	// A result the executor reported replaced the admin's judgement (the
 	// message says which it was).
-	LateResult    bool `protobuf:"varint,23,opt,name=late_result,json=lateResult,proto3" json:"late_result,omitempty"`
+	LateResult bool `protobuf:"varint,23,opt,name=late_result,json=lateResult,proto3" json:"late_result,omitempty"`
+	// The workflow run this run is a node of (WorkflowService); 0 for runs
+	// outside workflows.
+	WorkflowRunId int64 `protobuf:"varint,30,opt,name=workflow_run_id,json=workflowRunId,proto3" json:"workflow_run_id,omitempty"`
+	// The key of the workflow node this run is of; empty outside workflows.
+	WorkflowNode  string `protobuf:"bytes,31,opt,name=workflow_node,json=workflowNode,proto3" json:"workflow_node,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -474,6 +489,20 @@ func (x *Run) GetLateResult() bool {
 		return x.LateResult
 	}
 	return false
+}
+
+func (x *Run) GetWorkflowRunId() int64 {
+	if x != nil {
+		return x.WorkflowRunId
+	}
+	return 0
+}
+
+func (x *Run) GetWorkflowNode() string {
+	if x != nil {
+		return x.WorkflowNode
+	}
+	return ""
 }
 
 // ListRunsRequest filters and pages runs.
@@ -1059,7 +1088,7 @@ var File_carillon_v1_run_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xab\a\n" +
+	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf8\a\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x03R\x05jobId\x12\x19\n" +
@@ -1088,7 +1117,9 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\fmissed_until\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\vmissedUntil\x12(\n" +
 	"\x10settled_by_admin\x18\x16 \x01(\bR\x0esettledByAdmin\x12\x1f\n" +
 	"\vlate_result\x18\x17 \x01(\bR\n" +
-	"lateResult\"\xb3\x02\n" +
+	"lateResult\x12&\n" +
+	"\x0fworkflow_run_id\x18\x1e \x01(\x03R\rworkflowRunId\x12#\n" +
+	"\rworkflow_node\x18\x1f \x01(\tR\fworkflowNode\"\xb3\x02\n" +
 	"\x0fListRunsRequest\x12\x1e\n" +
 	"\x06job_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05jobId\x12\"\n" +
 	"\bgroup_id\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\agroupId\x128\n" +
@@ -1139,7 +1170,7 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\x11RUN_STATUS_KILLED\x10\x05\x12\x13\n" +
 	"\x0fRUN_STATUS_LOST\x10\x06\x12\x16\n" +
 	"\x12RUN_STATUS_PENDING\x10\a\x12\x16\n" +
-	"\x12RUN_STATUS_SKIPPED\x10\b*\xc0\x01\n" +
+	"\x12RUN_STATUS_SKIPPED\x10\b*\xf6\x01\n" +
 	"\vTriggerType\x12\x1c\n" +
 	"\x18TRIGGER_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15TRIGGER_TYPE_SCHEDULE\x10\x01\x12\x17\n" +
@@ -1147,7 +1178,9 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\x12TRIGGER_TYPE_RETRY\x10\x03\x12\x17\n" +
 	"\x13TRIGGER_TYPE_PARENT\x10\x04\x12\x18\n" +
 	"\x14TRIGGER_TYPE_MISFIRE\x10\x05\x12\x14\n" +
-	"\x10TRIGGER_TYPE_API\x10\x062\xfc\x02\n" +
+	"\x10TRIGGER_TYPE_API\x10\x06\x12\x19\n" +
+	"\x15TRIGGER_TYPE_WORKFLOW\x10\a\x12\x19\n" +
+	"\x15TRIGGER_TYPE_BACKFILL\x10\b2\xfc\x02\n" +
 	"\n" +
 	"RunService\x12G\n" +
 	"\bListRuns\x12\x1c.carillon.v1.ListRunsRequest\x1a\x1d.carillon.v1.ListRunsResponse\x12A\n" +
