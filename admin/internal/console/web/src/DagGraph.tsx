@@ -1,4 +1,4 @@
-import { useId } from "react";
+import { useId, useMemo } from "react";
 import { layout, type DagNode } from "./dag";
 import { RunStatus } from "./gen/carillon/v1/run_pb";
 import { useEnum } from "./i18n";
@@ -36,7 +36,10 @@ const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + "…" 
 export default function DagGraph({ nodes, legend, label }: { nodes: GraphNode[]; legend?: boolean; label: string }) {
   const text = useEnum();
   const marker = "arrow" + useId().replace(/[^A-Za-z0-9_-]/g, "");
-  const l = layout(nodes);
+  // Laid out again only when the DAG changes, not on each status change.
+  const shape = nodes.map((n) => `${n.key}<${n.dependsOn.join(",")}`).join(";");
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const l = useMemo(() => layout(nodes), [shape]);
   const tallest = Math.max(1, ...l.layers.map((x) => x.length));
   const height = tallest * (H + GAP_Y) - GAP_Y + 2 * PAD;
   const width = Math.max(1, l.layers.length) * (W + GAP_X) - GAP_X + 2 * PAD;

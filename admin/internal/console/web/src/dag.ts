@@ -44,20 +44,25 @@ function layerOf(nodes: readonly DagNode[], edges: [string, string][]): Map<stri
 
 // crossings counts the pairs of edges that cross, each edge drawn straight
 // between its ends' places (layer, order normalised to the layer's size).
+// Only edges over the same span of layers are compared: a simple measure,
+// exact for edges between neighbouring layers.
 export function crossings(l: Layout): number {
-  const pos = (k: string) => {
+  const at = (k: string) => {
     const p = l.place.get(k)!;
-    return [p.layer, (p.order + 0.5) / l.layers[p.layer].length] as const;
+    return (p.order + 0.5) / l.layers[p.layer].length;
   };
-  const segs = l.edges.map(([a, b]) => [pos(a), pos(b)] as const);
+  const spans = new Map<string, number[][]>();
+  for (const [a, b] of l.edges) {
+    const span = `${l.place.get(a)!.layer}-${l.place.get(b)!.layer}`;
+    if (!spans.has(span)) spans.set(span, []);
+    spans.get(span)!.push([at(a), at(b)]);
+  }
   let n = 0;
-  for (let i = 0; i < segs.length; i++) {
-    for (let j = i + 1; j < segs.length; j++) {
-      const [[a0, ay], [a1, by]] = segs[i];
-      const [[b0, cy], [b1, dy]] = segs[j];
-      // Only edges over the same span of layers can cross in between.
-      if (a0 !== b0 || a1 !== b1) continue;
-      if ((ay - cy) * (by - dy) < 0) n++;
+  for (const segs of spans.values()) {
+    for (let i = 0; i < segs.length; i++) {
+      for (let j = i + 1; j < segs.length; j++) {
+        if ((segs[i][0] - segs[j][0]) * (segs[i][1] - segs[j][1]) < 0) n++;
+      }
     }
   }
   return n;
