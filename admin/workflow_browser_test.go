@@ -96,7 +96,8 @@ func TestConsoleWorkflows(t *testing.T) {
 		setValue(`select[name=group_id]`, fmt.Sprint(g.Group.Id)),
 		setValue(`input[name=name]`, "nightly etl"),
 		setValue(`select[name=schedule_type]`, fmt.Sprint(int32(carillonv1.ScheduleType_SCHEDULE_TYPE_NONE))),
-		chromedp.WaitVisible(`//select[@name="add_job"]/option[text()="#`+fmt.Sprint(jobs["load"].Id)+` load"]`, chromedp.BySearch),
+		// An option of a closed select is never visible: ready is loaded.
+		chromedp.WaitReady(`//select[@name="add_job"]/option[text()="#`+fmt.Sprint(jobs["load"].Id)+` load"]`, chromedp.BySearch),
 		addNode("extract"), addNode("transform_a"), addNode("transform_b"), addNode("load"),
 		tick("transform_a", "extract"), tick("transform_b", "extract"), tick("load", "transform_a"), tick("load", "transform_b"),
 		chromedp.WaitVisible(`[data-testid=dag] [data-edge="transform_b->load"]`),

@@ -124,6 +124,7 @@ export function WorkflowForm({ workflow, onDone }: { workflow?: Workflow; onDone
           </label>
           <Button onClick={add} disabled={!pick}>{t("wf.addNode")}</Button>
         </div>
+        <ErrorBox error={found.error} />
         {f.nodes.length === 0 ? <p className="text-sm text-slate-500">{t("wf.noNodes")}</p> : (
           <Table testid="wf-nodes" head={[t("wf.key"), t("wf.job"), t("wf.dependsOn"), t("wf.param"), ""]}>
             {f.nodes.map((n) => (
