@@ -241,16 +241,26 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	}
 	// The scheduler hands due fires to the trigger (Run's Dispatcher); the
 	// trigger queues what settling makes due on the scheduler (its Queue).
+	var trig *trigger.Trigger // set below, before the scheduler runs
 	sched := schedule.New(schedule.Config{
 		Store: st, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger, FireAhead: prepareAhead + max(sendAhead, 0), Metrics: m,
 		FireAheadPerFire: prepareAheadPerFire + trigger.SendAheadPerRun,
+		KillFunc: func(runs []store.Run) {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if err := trig.KillRuns(ctx, runs, "killed: its workflow run was covered by a later one (COVER_EARLY)"); err != nil {
+					cfg.Logger.Error("admin: kill the runs of a covered workflow run", "runs", len(runs), "err", err)
+				}
+			}()
+		},
 	})
 	channels := []alarm.Channel{{Name: "webhook", Alarm: &alarm.Webhook{URL: cfg.AlarmWebhook}}}
 	if cfg.SMTP.Addr != "" {
 		channels = append(channels, alarm.Channel{Name: "email", Alarm: &cfg.SMTP})
 	}
 	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger, Metrics: m})
-	trig, err := trigger.New(trigger.Config{
+	trig, err = trigger.New(trigger.Config{
 		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched, Alarms: alarms, SendAhead: sendAhead,
 		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS, Metrics: m, TracerProvider: cfg.TracerProvider,
 	})

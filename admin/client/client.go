@@ -19,6 +19,8 @@ type Clients struct {
 	Users carillonv1connect.UserServiceClient
 	// Reports reads the dashboard.
 	Reports carillonv1connect.ReportServiceClient
+	// Workflows manages workflows (jobs in a DAG) and their runs.
+	Workflows carillonv1connect.WorkflowServiceClient
 }
 
 // New returns the clients of the admin at baseURL ("http://127.0.0.1:8080",
@@ -30,10 +32,11 @@ func New(httpClient connect.HTTPClient, baseURL string, opts ...connect.ClientOp
 		httpClient = defaultHTTPClient
 	}
 	return &Clients{
-		Groups:  carillonv1connect.NewGroupServiceClient(httpClient, baseURL, opts...),
-		Jobs:    carillonv1connect.NewJobServiceClient(httpClient, baseURL, opts...),
-		Runs:    carillonv1connect.NewRunServiceClient(httpClient, baseURL, opts...),
-		Users:   carillonv1connect.NewUserServiceClient(httpClient, baseURL, opts...),
-		Reports: carillonv1connect.NewReportServiceClient(httpClient, baseURL, opts...),
+		Groups:    carillonv1connect.NewGroupServiceClient(httpClient, baseURL, opts...),
+		Jobs:      carillonv1connect.NewJobServiceClient(httpClient, baseURL, opts...),
+		Runs:      carillonv1connect.NewRunServiceClient(httpClient, baseURL, opts...),
+		Users:     carillonv1connect.NewUserServiceClient(httpClient, baseURL, opts...),
+		Reports:   carillonv1connect.NewReportServiceClient(httpClient, baseURL, opts...),
+		Workflows: carillonv1connect.NewWorkflowServiceClient(httpClient, baseURL, opts...),
 	}
 }

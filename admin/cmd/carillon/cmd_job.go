@@ -128,14 +128,7 @@ func jobListCmd(e *cmdEnv) *cobra.Command {
 
 // jobIDCmd makes cmd a client command on one job id.
 func (e *cmdEnv) jobIDCmd(cmd *cobra.Command, f func(ctx context.Context, id int64) error) *cobra.Command {
-	cmd.Args = exactArgs(1, "a job id")
-	return e.leaf(cmd, func(ctx context.Context, args []string) error {
-		id, err := parseID("job", args[0])
-		if err != nil {
-			return err
-		}
-		return f(ctx, id)
-	})
+	return e.idCmd(cmd, "job", f)
 }
 
 func jobGetCmd(e *cmdEnv) *cobra.Command {

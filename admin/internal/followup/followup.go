@@ -54,6 +54,10 @@ type Run struct {
 	// LateResult says the executor's result replaced the admin's own
 	// settlement (a run the admin judged lost or timed out).
 	LateResult bool
+	// Workflow says the run is a workflow node's (or its retry): the
+	// workflow decides what runs after it, so the job's children do not
+	// fire, and it is no fire of the job's own schedule (FIX_DELAY).
+	Workflow bool
 }
 
 // Decision is what follows a settled run. The zero Decision is "nothing".
@@ -104,7 +108,7 @@ func (p Policy) Decide(job Job, r Run) Decision {
 		// The FIX_DELAY next fire was set by the admin's settlement already.
 		d.DropRetry = true
 		if r.Status == carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
-			d.CancelAlarm, d.FireChildren = true, job.HasChildren
+			d.CancelAlarm, d.FireChildren = true, job.HasChildren && !r.Workflow
 		}
 		return d
 	}
@@ -120,9 +124,9 @@ func (p Policy) Decide(job Job, r Run) Decision {
 		}
 		d.Alarm = !retried || job.AlarmEveryFailure
 	case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED:
-		d.FireChildren = job.HasChildren
+		d.FireChildren = job.HasChildren && !r.Workflow
 	}
-	if scheduled(r.TriggerType) && job.ScheduleType == carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY {
+	if !r.Workflow && scheduled(r.TriggerType) && job.ScheduleType == carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY {
 		d.NextFireAt = r.FinishedAt.Add(time.Duration(job.IntervalSeconds) * time.Second)
 	}
 	return d

@@ -116,6 +116,10 @@ type Config struct {
 	// Metrics counts the fires scans take and the misfires. Defaults to
 	// nil: nothing is counted.
 	Metrics *metrics.Metrics
+	// KillFunc kills the running runs of the workflow runs that a
+	// COVER_EARLY workflow's instant cancelled (as KillRun does), without
+	// blocking. Nil leaves them to end as they do.
+	KillFunc func(runs []store.Run)
 }
 
 // Scheduler reads due fires ahead and fires them on time.
@@ -318,7 +322,18 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 		}
 		s.queue.Push(entries...)
 	}
-	return s.cfg.Store.NextFireAt(ctx)
+	next, err := s.cfg.Store.NextFireAt(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	wnext, err := s.scanWorkflows(ctx)
+	if err != nil {
+		return next, err
+	}
+	if next.IsZero() || (!wnext.IsZero() && wnext.Before(next)) {
+		next = wnext
+	}
+	return next, nil
 }
 
 // claim decides what happens to job j's due fire. A fire at most the

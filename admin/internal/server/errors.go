@@ -33,6 +33,8 @@ func (s *Server) toConnect(err error) error {
 		return connect.NewError(connect.CodeAlreadyExists, reword(err, store.ErrAlreadyExists, "%s already exists"))
 	case errors.Is(err, store.ErrInUse):
 		return connect.NewError(connect.CodeFailedPrecondition, reword(err, store.ErrInUse, "%s"))
+	case errors.Is(err, store.ErrWorkflowRunState):
+		return connect.NewError(connect.CodeFailedPrecondition, reword(err, store.ErrWorkflowRunState, "%s"))
 	case errors.Is(err, store.ErrGroupNotFound):
 		return invalid("job.group_id", "%v", reword(err, store.ErrGroupNotFound, "%s not found"))
 	case errors.Is(err, store.ErrFull):

@@ -280,6 +280,17 @@ func page[T, P any](items []T, size int, conv func(T) P, id func(T) int64) ([]P,
 	return out, token
 }
 
+// paging checks a List request's page size and token (pageSize,
+// pageToken).
+func paging(size int32, token string) (int, int64, error) {
+	n, err := pageSize(size)
+	if err != nil {
+		return 0, 0, err
+	}
+	id, err := pageToken(token)
+	return n, id, err
+}
+
 // pageToken decodes a page token: the last id of the previous page.
 func pageToken(tok string) (int64, error) {
 	if tok == "" {
@@ -374,13 +385,19 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 // refused when created, when its schedule changes and when started.
 // xxl-job refuses it too.
 func (s jobService) firstFire(spec schedule.Spec, now time.Time) (time.Time, error) {
+	return s.firstInstant(spec, now, "job")
+}
+
+// firstInstant is firstFire for the schedule of the request's object
+// named what ("job", "workflow").
+func (s *Server) firstInstant(spec schedule.Spec, now time.Time, what string) (time.Time, error) {
 	next, err := schedule.First(spec, now)
 	if err != nil {
 		return time.Time{}, s.toConnect(err)
 	}
 	if next.IsZero() && spec.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_CRON {
-		return time.Time{}, invalid("job.schedule.cron", "%q never fires after %s (a date that does not exist, or a year gone by), so no job can run on it: "+
-			"fix the expression", spec.Cron, now.UTC().Format(time.RFC3339))
+		return time.Time{}, invalid(what+".schedule.cron", "%q never fires after %s (a date that does not exist, or a year gone by), so no %s can run on it: "+
+			"fix the expression", spec.Cron, now.UTC().Format(time.RFC3339), what)
 	}
 	return next, nil
 }

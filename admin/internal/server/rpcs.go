@@ -419,6 +419,101 @@ var rpcs = map[string]rpc{
 		},
 	}.row(),
 	carillonv1connect.UserServiceGetExecutorTokenProcedure: rule[carillonv1.GetExecutorTokenRequest]{access: accessAdmin, audit: true}.row(),
+	carillonv1connect.WorkflowServiceCreateWorkflowProcedure: rule[carillonv1.CreateWorkflowRequest]{access: accessWrite, audit: true,
+		validate: func(r *carillonv1.CreateWorkflowRequest) error {
+			return checkWorkflowLimits(r.Workflow)
+		},
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.CreateWorkflowRequest) error {
+			if err := writeGroup(p, "workflow.group_id", r.GetWorkflow().GetGroupId()); err != nil {
+				return err
+			}
+			return s.writeNodeJobs(ctx, p, nodesOfProto(r.GetWorkflow().GetNodes()), "workflow")
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceGetWorkflowProcedure: rule[carillonv1.GetWorkflowRequest]{access: accessRead,
+		validate: func(r *carillonv1.GetWorkflowRequest) error {
+			return positiveID("id", r.Id)
+		},
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.GetWorkflowRequest) error {
+			return s.workflowAccess(ctx, p, "id", r.Id, false)
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceListWorkflowsProcedure: rule[carillonv1.ListWorkflowsRequest]{access: accessRead,
+		validate: func(r *carillonv1.ListWorkflowsRequest) error {
+			if r.GroupId < 0 {
+				return invalid("group_id", "must be 0 (every group) or a group id, got %d", r.GroupId)
+			}
+			return nil
+		},
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.ListWorkflowsRequest) error {
+			return readGroup(p, "group_id", r.GroupId) // otherwise scoped
+		},
+		scope: scopeListWorkflows,
+	}.row(),
+	carillonv1connect.WorkflowServiceUpdateWorkflowProcedure: rule[carillonv1.UpdateWorkflowRequest]{access: accessWrite, audit: true,
+		validate: func(r *carillonv1.UpdateWorkflowRequest) error {
+			if r.Workflow == nil {
+				return invalid("workflow", "required")
+			}
+			if err := positiveID("workflow.id", r.Workflow.Id); err != nil {
+				return err
+			}
+			return checkWorkflowLimits(r.Workflow)
+		},
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.UpdateWorkflowRequest) error {
+			if err := s.workflowAccess(ctx, p, "workflow.id", r.GetWorkflow().GetId(), true); err != nil {
+				return err
+			}
+			paths := r.GetUpdateMask().GetPaths()
+			if len(paths) == 0 || containsString(paths, "group_id") {
+				if err := writeGroup(p, "workflow.group_id", r.GetWorkflow().GetGroupId()); err != nil {
+					return err
+				}
+			}
+			if workflowNodesChanged(paths) {
+				return s.writeNodeJobs(ctx, p, nodesOfProto(r.GetWorkflow().GetNodes()), "workflow")
+			}
+			return nil
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceDeleteWorkflowProcedure: workflowWriteRow[carillonv1.DeleteWorkflowRequest]((*carillonv1.DeleteWorkflowRequest).GetId),
+	carillonv1connect.WorkflowServiceStartWorkflowProcedure:  workflowWriteRow[carillonv1.StartWorkflowRequest]((*carillonv1.StartWorkflowRequest).GetId),
+	carillonv1connect.WorkflowServiceStopWorkflowProcedure:   workflowWriteRow[carillonv1.StopWorkflowRequest]((*carillonv1.StopWorkflowRequest).GetId),
+	carillonv1connect.WorkflowServiceTriggerWorkflowProcedure: rule[carillonv1.TriggerWorkflowRequest]{access: accessWrite, audit: true,
+		validate: func(r *carillonv1.TriggerWorkflowRequest) error {
+			if err := positiveID("workflow_id", r.WorkflowId); err != nil {
+				return err
+			}
+			return maxLen("param", r.GetParam(), maxParam)
+		},
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.TriggerWorkflowRequest) error {
+			return s.workflowAccess(ctx, p, "workflow_id", r.WorkflowId, true)
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceGetWorkflowRunProcedure: rule[carillonv1.GetWorkflowRunRequest]{access: accessRead,
+		validate: func(r *carillonv1.GetWorkflowRunRequest) error {
+			return positiveID("workflow_run_id", r.WorkflowRunId)
+		},
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.GetWorkflowRunRequest) error {
+			return s.workflowRunAccess(ctx, p, "workflow_run_id", r.WorkflowRunId, false)
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceListWorkflowRunsProcedure: rule[carillonv1.ListWorkflowRunsRequest]{access: accessRead,
+		validate: func(r *carillonv1.ListWorkflowRunsRequest) error {
+			if r.WorkflowId < 0 {
+				return invalid("workflow_id", "must be 0 (every workflow) or a workflow id, got %d", r.WorkflowId)
+			}
+			if !defined(r.Status) {
+				return invalid("status", "unknown value %d", r.Status)
+			}
+			return nil
+		},
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.ListWorkflowRunsRequest) error {
+			return s.workflowAccess(ctx, p, "workflow_id", r.WorkflowId, false) // otherwise scoped by the handler
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceRetryWorkflowRunProcedure:  workflowRunWriteRow[carillonv1.RetryWorkflowRunRequest]((*carillonv1.RetryWorkflowRunRequest).GetWorkflowRunId),
+	carillonv1connect.WorkflowServiceCancelWorkflowRunProcedure: workflowRunWriteRow[carillonv1.CancelWorkflowRunRequest]((*carillonv1.CancelWorkflowRunRequest).GetWorkflowRunId),
 	carillonv1connect.RegistryServiceRegisterProcedure: rule[carillonv1.RegisterRequest]{access: accessExecutor,
 		validate: func(r *carillonv1.RegisterRequest) error {
 			return maxLen("address", r.Address, maxURLLen)
@@ -452,4 +547,28 @@ func validateInterceptor() connect.UnaryInterceptorFunc {
 			return next(ctx, req)
 		}
 	}
+}
+
+// workflowWriteRow is the row of an RPC that changes the workflow its
+// request names by id (field "id"): audited, for whoever may write the
+// workflow (workflowAccess).
+func workflowWriteRow[Req any](id func(*Req) int64) rpc {
+	return rule[Req]{access: accessWrite, audit: true,
+		validate: func(r *Req) error { return positiveID("id", id(r)) },
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *Req) error {
+			return s.workflowAccess(ctx, p, "id", id(r), true)
+		},
+	}.row()
+}
+
+// workflowRunWriteRow is the row of an RPC that changes the workflow run
+// its request names (field "workflow_run_id"), for whoever may write its
+// workflow.
+func workflowRunWriteRow[Req any](id func(*Req) int64) rpc {
+	return rule[Req]{access: accessWrite, audit: true,
+		validate: func(r *Req) error { return positiveID("workflow_run_id", id(r)) },
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *Req) error {
+			return s.workflowRunAccess(ctx, p, "workflow_run_id", id(r), true)
+		},
+	}.row()
 }

@@ -52,8 +52,11 @@ func migrateTo(t *testing.T, path string, version int) *sql.DB {
 func dump(t *testing.T, db *sql.DB, table string) []string {
 	t.Helper()
 	sel := "*"
-	if table == "groups" {
+	switch table {
+	case "groups":
 		sel = "id, app_name, title, address_mode, addresses, created_at, updated_at" // 0009 added executor_protocol, allow_scripts
+	case "runs":
+		sel = strings.TrimSuffix(runColumns, ", workflow_run_id, workflow_node") // 0012 added those
 	}
 	rows, err := db.Query(`SELECT ` + sel + ` FROM ` + table + ` ORDER BY 1, 2`)
 	if err != nil {

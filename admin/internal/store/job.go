@@ -253,15 +253,16 @@ func runsChanged(a, b Job) bool {
 }
 
 // dropPending deletes the job's pending runs and returns the earliest
-// scheduled instant among them (zero if there were none).
+// scheduled instant among them (zero if there were none). The pending
+// runs of workflow nodes are the workflow run's, and stay.
 func dropPending(ctx context.Context, tx *sql.Tx, jobID int64) (time.Time, error) {
 	var earliest sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT min(scheduled_at) FROM runs WHERE job_id = ? AND status = ?`,
+	err := tx.QueryRowContext(ctx, `SELECT min(scheduled_at) FROM runs WHERE job_id = ? AND status = ? AND workflow_run_id = 0`,
 		jobID, carillonv1.RunStatus_RUN_STATUS_PENDING).Scan(&earliest)
 	if err != nil {
 		return time.Time{}, err
 	}
-	_, err = tx.ExecContext(ctx, `DELETE FROM runs WHERE job_id = ? AND status = ?`, jobID, carillonv1.RunStatus_RUN_STATUS_PENDING)
+	_, err = tx.ExecContext(ctx, `DELETE FROM runs WHERE job_id = ? AND status = ? AND workflow_run_id = 0`, jobID, carillonv1.RunStatus_RUN_STATUS_PENDING)
 	return fromMillis(earliest), err
 }
 
@@ -313,6 +314,9 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := notAChild(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := notInWorkflow(ctx, tx, id); err != nil {
 			return err
 		}
 		if _, err := dropPending(ctx, tx, id); err != nil {

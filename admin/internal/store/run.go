@@ -51,6 +51,11 @@ type Run struct {
 	// (RouteRuns): "" if never routed, so never sent; RouteAnyExecutor if
 	// unknown. Read by UnsentRuns and AdoptedRuns only.
 	RoutedTo string
+	// WorkflowRunID and WorkflowNode name the workflow run and node the
+	// run is of (TRIGGER_TYPE_WORKFLOW, and its retries and shards); 0 and
+	// "" outside workflows.
+	WorkflowRunID int64
+	WorkflowNode  string
 }
 
 // Values of runs.admin_settled.
@@ -62,7 +67,7 @@ const (
 
 const runColumns = `id, job_id, group_id, executor_address, handler, param, shard_index, shard_total, trigger_type,
 	scheduled_at, triggered_at, trigger_message, status, message, finished_at, attempt, due_at, timeout_seconds,
-	alarm_status, alarm_message, missed_count, missed_until, admin_settled`
+	alarm_status, alarm_message, missed_count, missed_until, admin_settled, workflow_run_id, workflow_node`
 
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var r Run
@@ -70,7 +75,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var settled int64
 	err := row.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ExecutorAddress, &r.Handler, &r.Param, &r.ShardIndex, &r.ShardTotal,
 		&r.TriggerType, &scheduled, &triggered, &r.TriggerMessage, &r.Status, &r.Message, &finished, &r.Attempt, &due,
-		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage, &r.MissedCount, &missedUntil, &settled)
+		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage, &r.MissedCount, &missedUntil, &settled, &r.WorkflowRunID, &r.WorkflowNode)
 	if err != nil {
 		return Run{}, err
 	}
@@ -81,7 +86,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 }
 
 // insertRunSQL inserts a run; its arguments are insertArgs.
-var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 21) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 23) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 
 // insertArgs are r's values for insertRunSQL. A zero DueAt becomes ScheduledAt.
 func insertArgs(r *Run) []any {
@@ -90,7 +95,7 @@ func insertArgs(r *Run) []any {
 	}
 	return []any{r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
 		millis(r.ScheduledAt), millis(r.TriggeredAt), r.TriggerMessage, r.Status, r.Message, millis(r.FinishedAt), r.Attempt,
-		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage, r.MissedCount, millis(r.MissedUntil), settledCode(*r)}
+		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage, r.MissedCount, millis(r.MissedUntil), settledCode(*r), r.WorkflowRunID, r.WorkflowNode}
 }
 
 // settledCode is r's runs.admin_settled value.

@@ -66,6 +66,9 @@ type Settled struct {
 	// Rescheduled says a FIX_DELAY job got its next fire: the scheduler
 	// should scan now rather than at its next tick.
 	Rescheduled bool
+	// kill are running runs of the workflow runs a write cancelled
+	// (WorkflowChange.Kill).
+	kill []Run
 }
 
 // RecordDispatches stores how runs were dispatched and settles those that
@@ -320,16 +323,33 @@ func (st *settler) noteLater(results []Result, runs []Run) error {
 }
 
 // followUp carries out what the policy decides follows settling run r.
+// A run of a workflow node (r.WorkflowRunID) is the only kind that reads
+// more: its workflow run, to hand its final outcome on (nodeSettled).
 func (st *settler) followUp(r Run) error {
 	ctx, tx, out := st.ctx, st.tx, &st.out
+	var node *workflowNode
+	if r.WorkflowRunID != 0 {
+		var err error
+		if node, err = st.workflowNodeOf(r); err != nil {
+			return err
+		}
+	}
 	job := st.jobs[r.JobID]
 	if job == nil {
 		out.Runs = append(out.Runs, r)
+		if node != nil { // removed from the workflow, then deleted: its outcome is final
+			return st.nodeSettled(node, r, nil)
+		}
 		return nil // the job was deleted: nothing follows
 	}
 	d := st.policy.Decide(job.policyJob(), followup.Run{
 		Status: r.Status, TriggerType: r.TriggerType, Attempt: r.Attempt, FinishedAt: r.FinishedAt, LateResult: r.LateResult,
+		Workflow: r.WorkflowRunID != 0,
 	})
+	if r.WorkflowRunID != 0 && node == nil {
+		d.RetryAt = time.Time{} // its workflow run ended, or the node did (another shard failed)
+	}
+	var retried *Run
 	if !d.RetryAt.IsZero() {
 		retry := r
 		retry.ID, retry.Attempt, retry.TriggerType = 0, r.Attempt+1, carillonv1.TriggerType_TRIGGER_TYPE_RETRY
@@ -341,6 +361,12 @@ func (st *settler) followUp(r Run) error {
 			return err
 		}
 		out.FollowUps = append(out.FollowUps, retry)
+		retried = &retry
+	}
+	if node != nil {
+		if err := st.nodeSettled(node, r, retried); err != nil {
+			return err
+		}
 	}
 	if d.Alarm {
 		r.AlarmStatus = carillonv1.AlarmStatus_ALARM_STATUS_PENDING
@@ -350,10 +376,11 @@ func (st *settler) followUp(r Run) error {
 	}
 	if d.DropRetry {
 		_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ?
-			WHERE job_id = ? AND scheduled_at = ? AND shard_index = ? AND attempt = ? AND trigger_type = ? AND status = ?`,
+			WHERE job_id = ? AND scheduled_at = ? AND shard_index = ? AND attempt = ? AND trigger_type = ? AND status = ?
+			AND workflow_run_id = ? AND workflow_node = ?`,
 			carillonv1.RunStatus_RUN_STATUS_SKIPPED, fmt.Sprintf("not retried: run %d reported its result after all", r.ID),
 			r.FinishedAt.UnixMilli(), r.JobID, r.ScheduledAt.UnixMilli(), r.ShardIndex, r.Attempt+1,
-			carillonv1.TriggerType_TRIGGER_TYPE_RETRY, carillonv1.RunStatus_RUN_STATUS_PENDING)
+			carillonv1.TriggerType_TRIGGER_TYPE_RETRY, carillonv1.RunStatus_RUN_STATUS_PENDING, r.WorkflowRunID, r.WorkflowNode)
 		if err != nil {
 			return err
 		}

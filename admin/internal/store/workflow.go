@@ -1,0 +1,351 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// Workflow is a DAG of jobs (WorkflowService). The store keeps what it is
+// given: the server checks that its nodes form a DAG (package workflow).
+type Workflow struct {
+	ID              int64
+	GroupID         int64
+	Name            string
+	Description     string
+	ScheduleType    carillonv1.ScheduleType
+	Cron            string
+	IntervalSeconds int32
+	TimeZone        string
+	MisfireStrategy carillonv1.MisfireStrategy
+	BlockStrategy   carillonv1.BlockStrategy
+	Enabled         bool
+	// LastFireAt is the scheduled instant of the latest scheduled workflow
+	// run.
+	LastFireAt time.Time
+	// NextFireAt is the next scheduled instant; zero when nothing is
+	// scheduled.
+	NextFireAt time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	Nodes      []WorkflowNode
+}
+
+// WorkflowNode is one job of a workflow.
+type WorkflowNode struct {
+	Key       string
+	JobID     int64
+	DependsOn []string
+	// Param, if not nil, replaces the job's param.
+	Param *string
+}
+
+const workflowColumns = `id, group_id, name, description, schedule_type, cron, interval_seconds, time_zone,
+	misfire_strategy, block_strategy, enabled, last_fire_at, next_fire_at, created_at, updated_at`
+
+func scanWorkflow(row interface{ Scan(...any) error }) (Workflow, error) {
+	var w Workflow
+	var last, next, created, updated sql.NullInt64
+	err := row.Scan(&w.ID, &w.GroupID, &w.Name, &w.Description, &w.ScheduleType, &w.Cron, &w.IntervalSeconds, &w.TimeZone,
+		&w.MisfireStrategy, &w.BlockStrategy, &w.Enabled, &last, &next, &created, &updated)
+	if err != nil {
+		return Workflow{}, err
+	}
+	w.LastFireAt, w.NextFireAt, w.CreatedAt, w.UpdatedAt = fromMillis(last), fromMillis(next), fromMillis(created), fromMillis(updated)
+	return w, nil
+}
+
+// workflowArgs are w's values for the columns of workflowColumns after id.
+func workflowArgs(w Workflow) []any {
+	return []any{w.GroupID, w.Name, w.Description, w.ScheduleType, w.Cron, w.IntervalSeconds, w.TimeZone,
+		w.MisfireStrategy, w.BlockStrategy, w.Enabled, millis(w.LastFireAt), millis(w.NextFireAt), millis(w.CreatedAt), millis(w.UpdatedAt)}
+}
+
+// nullString is p as a nullable column.
+func nullString(p *string) sql.NullString {
+	if p == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: *p, Valid: true}
+}
+
+// stringOf is a nullable column as a pointer.
+func stringOf(ns sql.NullString) *string {
+	if !ns.Valid {
+		return nil
+	}
+	return &ns.String
+}
+
+// CreateWorkflow stores w and its nodes and returns it with its ID. The
+// caller sets NextFireAt for an enabled workflow. A missing group is
+// ErrGroupNotFound, a missing job ErrNotFound naming it, a name taken in
+// the group ErrAlreadyExists.
+func (s *Store) CreateWorkflow(ctx context.Context, w Workflow, now time.Time) (Workflow, error) {
+	now = now.Truncate(time.Millisecond)
+	w.CreatedAt, w.UpdatedAt = now, now
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := checkWorkflowRefs(ctx, tx, w); err != nil {
+			return err
+		}
+		err := tx.QueryRowContext(ctx, `INSERT INTO workflows (`+strings.TrimPrefix(workflowColumns, "id, ")+`)
+			VALUES (?`+strings.Repeat(", ?", 13)+`) RETURNING id`, workflowArgs(w)...).Scan(&w.ID)
+		if err != nil {
+			return err
+		}
+		return insertNodes(ctx, tx, w)
+	})
+	if err != nil {
+		return Workflow{}, workflowErr("create workflow", w, err)
+	}
+	return w, nil
+}
+
+// checkWorkflowRefs checks that w's group and its nodes' jobs exist.
+func checkWorkflowRefs(ctx context.Context, tx *sql.Tx, w Workflow) error {
+	if err := groupExists(ctx, tx, w.GroupID); err != nil {
+		return err
+	}
+	for i, n := range w.Nodes {
+		if err := jobExists(ctx, tx, n.JobID); err != nil {
+			return fmt.Errorf("%w (nodes[%d], %q)", err, i, n.Key)
+		}
+	}
+	return nil
+}
+
+// insertNodes stores w's nodes.
+func insertNodes(ctx context.Context, tx *sql.Tx, w Workflow) error {
+	for i, n := range w.Nodes {
+		_, err := tx.ExecContext(ctx, `INSERT INTO workflow_nodes (workflow_id, position, node_key, job_id, depends_on, param)
+			VALUES (?, ?, ?, ?, ?, ?)`, w.ID, i, n.Key, n.JobID, joinLines(n.DependsOn), nullString(n.Param))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workflowErr wraps err of a write of w, keeping the errors callers
+// match.
+func workflowErr(verb string, w Workflow, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case isUniqueViolation(err):
+		return fmt.Errorf("%w: a workflow named %q in group %d", ErrAlreadyExists, w.Name, w.GroupID)
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrGroupNotFound), errors.Is(err, ErrInUse):
+		return err
+	}
+	return fmt.Errorf("store: %s %d: %w", verb, w.ID, err)
+}
+
+// Workflow returns the workflow with the given ID, with its nodes.
+func (s *Store) Workflow(ctx context.Context, id int64) (Workflow, error) {
+	ws, err := s.Workflows(ctx, WorkflowFilter{ID: id, Limit: 1})
+	if err != nil {
+		return Workflow{}, err
+	}
+	if len(ws) == 0 {
+		return Workflow{}, fmt.Errorf("%w: workflow %d", ErrNotFound, id)
+	}
+	return ws[0], nil
+}
+
+// WorkflowFilter selects workflows for Workflows. Zero fields select
+// everything.
+type WorkflowFilter struct {
+	ID      int64
+	GroupID int64
+	// AfterID pages: only workflows with a larger ID.
+	AfterID int64
+	Limit   int
+}
+
+// Workflows returns the workflows f selects, with their nodes, by ID.
+func (s *Store) Workflows(ctx context.Context, f WorkflowFilter) ([]Workflow, error) {
+	q := `SELECT ` + workflowColumns + ` FROM workflows WHERE id > ?`
+	args := []any{f.AfterID}
+	if f.ID != 0 {
+		q, args = q+` AND id = ?`, append(args, f.ID)
+	}
+	if f.GroupID != 0 {
+		q, args = q+` AND group_id = ?`, append(args, f.GroupID)
+	}
+	db := s.reader(ctx)
+	ws, err := collect(scanWorkflow)(db.QueryContext(ctx, q+` ORDER BY id LIMIT ?`, append(args, cmpLimit(f.Limit))...))
+	if err != nil {
+		return nil, fmt.Errorf("store: workflows: %w", err)
+	}
+	for i := range ws {
+		if ws[i].Nodes, err = workflowNodes(ctx, db, ws[i].ID); err != nil {
+			return nil, fmt.Errorf("store: workflow %d: %w", ws[i].ID, err)
+		}
+	}
+	return ws, nil
+}
+
+// querier is what reads need of a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// workflowNodes reads workflow id's nodes in their order.
+func workflowNodes(ctx context.Context, q querier, id int64) ([]WorkflowNode, error) {
+	rows, err := q.QueryContext(ctx, `SELECT node_key, job_id, depends_on, param FROM workflow_nodes WHERE workflow_id = ? ORDER BY position`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ns []WorkflowNode
+	for rows.Next() {
+		var n WorkflowNode
+		var deps string
+		var param sql.NullString
+		if err := rows.Scan(&n.Key, &n.JobID, &deps, &param); err != nil {
+			return nil, err
+		}
+		n.DependsOn, n.Param = splitLines(deps), stringOf(param)
+		ns = append(ns, n)
+	}
+	return ns, rows.Err()
+}
+
+// UpdateWorkflow replaces workflow w.ID's definition and nodes. Its
+// enabled state, times of creation and last fire are kept; its next fire
+// is w.NextFireAt when scheduleChanged, else kept (nil when stopped).
+// Workflow runs already made keep their nodes.
+func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow, scheduleChanged bool, now time.Time) (Workflow, error) {
+	now = now.Truncate(time.Millisecond)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		old, err := scanWorkflow(tx.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows WHERE id = ?`+s.forUpdate(), w.ID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: workflow %d", ErrNotFound, w.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if err := checkWorkflowRefs(ctx, tx, w); err != nil {
+			return err
+		}
+		w.CreatedAt, w.LastFireAt, w.Enabled, w.UpdatedAt = old.CreatedAt, old.LastFireAt, old.Enabled, now
+		switch {
+		case !w.Enabled:
+			w.NextFireAt = time.Time{}
+		case !scheduleChanged:
+			w.NextFireAt = old.NextFireAt
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE workflows SET (`+strings.TrimPrefix(workflowColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 13)+`) WHERE id = ?`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+			append(workflowArgs(w), w.ID)...)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM workflow_nodes WHERE workflow_id = ?`, w.ID); err != nil {
+			return err
+		}
+		return insertNodes(ctx, tx, w)
+	})
+	if err != nil {
+		return Workflow{}, workflowErr("update workflow", w, err)
+	}
+	return w, nil
+}
+
+// StartWorkflow turns workflow id's schedule on with next as its first
+// instant (zero when the schedule has none). Starting a started workflow
+// changes nothing.
+func (s *Store) StartWorkflow(ctx context.Context, id int64, next, now time.Time) (Workflow, error) {
+	return s.switchWorkflow(ctx, id, `UPDATE workflows SET enabled = 1, next_fire_at = ?, updated_at = ? WHERE id = ? AND enabled = 0`,
+		millis(next), millis(now), id)
+}
+
+// StopWorkflow turns workflow id's schedule off: once it returns, the
+// schedule makes no workflow run. Workflow runs made go on.
+func (s *Store) StopWorkflow(ctx context.Context, id int64, now time.Time) (Workflow, error) {
+	return s.switchWorkflow(ctx, id, `UPDATE workflows SET enabled = 0, next_fire_at = NULL, updated_at = ? WHERE id = ? AND enabled = 1`,
+		millis(now), id)
+}
+
+func (s *Store) switchWorkflow(ctx context.Context, id int64, q string, args ...any) (Workflow, error) {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE id = ?`, id).Scan(&n); err != nil || n > 0 {
+			return err
+		}
+		return fmt.Errorf("%w: workflow %d", ErrNotFound, id)
+	})
+	if err != nil {
+		return Workflow{}, workflowErr("switch workflow", Workflow{ID: id}, err)
+	}
+	return s.Workflow(ctx, id)
+}
+
+// DeleteWorkflow removes a workflow with its workflow runs. The runs of
+// its nodes are kept, as ordinary runs: those still running end as they
+// do, with nothing following them.
+func (s *Store) DeleteWorkflow(ctx context.Context, id int64) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM workflows WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res, "workflow", id)
+	})
+	return workflowErr("delete workflow", Workflow{ID: id}, err)
+}
+
+// notInWorkflow refuses (ErrInUse) to delete job id while workflows have
+// it as a node, naming them.
+func notInWorkflow(ctx context.Context, tx *sql.Tx, id int64) error {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT w.id, w.name FROM workflow_nodes n JOIN workflows w ON w.id = n.workflow_id
+		WHERE n.job_id = ? ORDER BY w.id`, id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var wid int64
+		var name string
+		if err := rows.Scan(&wid, &name); err != nil {
+			return err
+		}
+		names = append(names, fmt.Sprintf("%d (%q)", wid, name))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		return fmt.Errorf("%w: job %d is a node of workflow %s: remove it from their nodes first", ErrInUse, id, strings.Join(names, ", workflow "))
+	}
+	return nil
+}
+
+// collect returns a function that scans every row of a query with scan,
+// as collectRuns does runs.
+func collect[T any](scan func(row interface{ Scan(...any) error }) (T, error)) func(rows *sql.Rows, err error) ([]T, error) {
+	return func(rows *sql.Rows, err error) ([]T, error) {
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []T
+		for rows.Next() {
+			v, err := scan(rows)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, rows.Err()
+	}
+}

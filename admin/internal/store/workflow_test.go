@@ -1,0 +1,362 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// diamond stores a job with retries and the workflow extract ->
+// (transform_a, transform_b) -> load, plus an independent node, other.
+func diamond(t *testing.T, s *store.Store, b *bundle, retries int32) (store.Workflow, store.Job) {
+	t.Helper()
+	ctx := context.Background()
+	j := newJob(b.group.ID, time.Time{})
+	j.ScheduleType, j.RetryCount = carillonv1.ScheduleType_SCHEDULE_TYPE_NONE, retries
+	j, err := s.CreateJob(ctx, j, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeParam := "node's param"
+	w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "etl", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
+		Nodes: []store.WorkflowNode{
+			{Key: "extract", JobID: j.ID},
+			{Key: "transform_a", JobID: j.ID, DependsOn: []string{"extract"}, Param: &nodeParam},
+			{Key: "transform_b", JobID: j.ID, DependsOn: []string{"extract"}},
+			{Key: "load", JobID: j.ID, DependsOn: []string{"transform_a", "transform_b"}},
+			{Key: "other", JobID: j.ID},
+		}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, j
+}
+
+// nodesOf returns the keys of runs, sorted.
+func nodesOf(runs []store.Run) []string {
+	var keys []string
+	for _, r := range runs {
+		keys = append(keys, r.WorkflowNode)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// settleNode claims a node's pending run and settles it with status.
+func settleNode(t *testing.T, s *store.Store, r store.Run, status carillonv1.RunStatus, at time.Time) store.Settled {
+	t.Helper()
+	got, ok, err := claimRun(context.Background(), s, r.ID, r.TriggerType, at)
+	if err != nil || !ok {
+		t.Fatalf("claim run %d (%s): ok %v err %v", r.ID, r.WorkflowNode, ok, err)
+	}
+	return settle(t, s, got, status, at)
+}
+
+// byNode returns the run of node key among runs.
+func byNode(t *testing.T, runs []store.Run, key string) store.Run {
+	t.Helper()
+	for _, r := range runs {
+		if r.WorkflowNode == key {
+			return r
+		}
+	}
+	t.Fatalf("no run of node %s among %v", key, nodesOf(runs))
+	return store.Run{}
+}
+
+func workflowRun(t *testing.T, s *store.Store, id int64) store.WorkflowRun {
+	t.Helper()
+	wr, err := s.WorkflowRun(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wr
+}
+
+func nodeStatus(wr store.WorkflowRun) map[string]carillonv1.RunStatus {
+	out := map[string]carillonv1.RunStatus{}
+	for _, n := range wr.Nodes {
+		out[n.Key] = n.Status
+	}
+	return out
+}
+
+// TestWorkflowFanIn: a workflow run starts its roots; the fan-out starts
+// after extract; load starts only once both transforms succeeded, in the
+// transaction that settles the second; the workflow run then succeeds.
+// Every node's run carries the workflow run's scheduled_at.
+func TestWorkflowFanIn(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		w, _ := diamond(t, s, b, 0)
+		ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := nodesOf(ch.FollowUps); !slices.Equal(got, []string{"extract", "other"}) {
+			t.Fatalf("started %v, want the roots extract and other", got)
+		}
+		for _, r := range ch.FollowUps {
+			if r.Status != carillonv1.RunStatus_RUN_STATUS_PENDING || r.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW ||
+				!r.ScheduledAt.Equal(t0) || r.WorkflowRunID != ch.WorkflowRunID {
+				t.Fatalf("root run %+v: want PENDING, WORKFLOW, scheduled at %v, of workflow run %d", r, t0, ch.WorkflowRunID)
+			}
+		}
+		other := byNode(t, ch.FollowUps, "other")
+		if out := settleNode(t, s, other, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(time.Second)); len(out.FollowUps) != 0 {
+			t.Fatalf("other's success started %v, want nothing", nodesOf(out.FollowUps))
+		}
+		out := settleNode(t, s, byNode(t, ch.FollowUps, "extract"), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(2*time.Second))
+		if got := nodesOf(out.FollowUps); !slices.Equal(got, []string{"transform_a", "transform_b"}) {
+			t.Fatalf("extract's success started %v, want both transforms", got)
+		}
+		if a := byNode(t, out.FollowUps, "transform_a"); a.Param != "node's param" || !a.ScheduledAt.Equal(t0) {
+			t.Fatalf("transform_a's run has param %q, scheduled at %v; want the node's param, %v", a.Param, a.ScheduledAt, t0)
+		}
+		first := settleNode(t, s, byNode(t, out.FollowUps, "transform_a"), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(3*time.Second))
+		if len(first.FollowUps) != 0 {
+			t.Fatalf("one transform started %v; load must wait for both", nodesOf(first.FollowUps))
+		}
+		second := settleNode(t, s, byNode(t, out.FollowUps, "transform_b"), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(4*time.Second))
+		if got := nodesOf(second.FollowUps); !slices.Equal(got, []string{"load"}) {
+			t.Fatalf("both transforms started %v, want load", got)
+		}
+		if wr := workflowRun(t, s, ch.WorkflowRunID); wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
+			t.Fatalf("workflow run is %s before load ended", wr.Status)
+		}
+		settleNode(t, s, second.FollowUps[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(5*time.Second))
+		wr := workflowRun(t, s, ch.WorkflowRunID)
+		if wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SUCCEEDED || !wr.FinishedAt.Equal(t0.Add(5*time.Second)) {
+			t.Fatalf("workflow run %s finished at %v, want SUCCEEDED at %v", wr.Status, wr.FinishedAt, t0.Add(5*time.Second))
+		}
+		for _, n := range wr.Nodes {
+			if n.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || n.RunID == 0 {
+				t.Errorf("node %s: %s, run %d", n.Key, n.Status, n.RunID)
+			}
+		}
+	})
+}
+
+// TestWorkflowFailure: a node that fails after its job's retries skips
+// its dependents (upstream failed) while the other branch goes on; the
+// workflow run ends FAILED once nothing more runs. RetryWorkflowRun then
+// runs the failed node again, and what it skipped, in the same workflow
+// run, and the nodes that succeeded are not run again.
+func TestWorkflowFailure(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		w, _ := diamond(t, s, b, 1)
+		ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_API, nil, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settleNode(t, s, byNode(t, ch.FollowUps, "other"), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0)
+		out := settleNode(t, s, byNode(t, ch.FollowUps, "extract"), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0)
+		// transform_a fails: its job's retry comes first, as the node's run.
+		retry := settleNode(t, s, byNode(t, out.FollowUps, "transform_a"), carillonv1.RunStatus_RUN_STATUS_FAILED, t0.Add(time.Second))
+		if len(retry.FollowUps) != 1 || retry.FollowUps[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY ||
+			retry.FollowUps[0].WorkflowNode != "transform_a" {
+			t.Fatalf("a failed attempt made %+v, want the job's retry of transform_a", retry.FollowUps)
+		}
+		if st := nodeStatus(workflowRun(t, s, ch.WorkflowRunID)); st["transform_a"] != carillonv1.RunStatus_RUN_STATUS_RUNNING || st["load"] != carillonv1.RunStatus_RUN_STATUS_PENDING {
+			t.Fatalf("after a retried failure: %v, want transform_a RUNNING and load waiting", st)
+		}
+		settleNode(t, s, retry.FollowUps[0], carillonv1.RunStatus_RUN_STATUS_FAILED, t0.Add(2*time.Second))
+		wr := workflowRun(t, s, ch.WorkflowRunID)
+		if st := nodeStatus(wr); st["transform_a"] != carillonv1.RunStatus_RUN_STATUS_FAILED || st["load"] != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
+			t.Fatalf("after the last attempt failed: %v, want transform_a FAILED and load SKIPPED", st)
+		}
+		if wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
+			t.Fatalf("workflow run is %s while transform_b runs", wr.Status)
+		}
+		if wr.Nodes[3].Message != "upstream failed: transform_a" {
+			t.Fatalf("load's message %q", wr.Nodes[3].Message)
+		}
+		if _, err := s.RetryWorkflowRun(ctx, ch.WorkflowRunID, t0); !errors.Is(err, store.ErrWorkflowRunState) {
+			t.Fatalf("retry of a running workflow run: %v, want ErrWorkflowRunState", err)
+		}
+		b2 := settleNode(t, s, byNode(t, out.FollowUps, "transform_b"), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(3*time.Second))
+		if len(b2.FollowUps) != 0 {
+			t.Fatalf("transform_b's success started %v", nodesOf(b2.FollowUps))
+		}
+		if wr := workflowRun(t, s, ch.WorkflowRunID); wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED {
+			t.Fatalf("workflow run is %s once nothing more can run, want FAILED", wr.Status)
+		}
+
+		again, err := s.RetryWorkflowRun(ctx, ch.WorkflowRunID, t0.Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := nodesOf(again.FollowUps); !slices.Equal(got, []string{"transform_a"}) {
+			t.Fatalf("retry started %v, want transform_a only", got)
+		}
+		wr = workflowRun(t, s, ch.WorkflowRunID)
+		if wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING || wr.Attempt != 1 || wr.Nodes[1].Attempt != 1 || wr.Nodes[3].Attempt != 0 {
+			t.Fatalf("retried workflow run: %s attempt %d, transform_a attempt %d, load attempt %d", wr.Status, wr.Attempt, wr.Nodes[1].Attempt, wr.Nodes[3].Attempt)
+		}
+		out = settleNode(t, s, again.FollowUps[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(2*time.Minute))
+		if got := nodesOf(out.FollowUps); !slices.Equal(got, []string{"load"}) {
+			t.Fatalf("the retried node's success started %v, want load", got)
+		}
+		settleNode(t, s, out.FollowUps[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(3*time.Minute))
+		if wr := workflowRun(t, s, ch.WorkflowRunID); wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SUCCEEDED {
+			t.Fatalf("workflow run is %s after the retry, want SUCCEEDED", wr.Status)
+		}
+	})
+}
+
+// TestWorkflowCancel: cancelling skips the waiting nodes and the pending
+// runs, returns the running runs to kill, and a result that comes for one
+// afterwards starts nothing and retries nothing.
+func TestWorkflowCancel(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		w, _ := diamond(t, s, b, 3)
+		ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		extract, ok, err := claimRun(ctx, s, byNode(t, ch.FollowUps, "extract").ID, carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW, t0)
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		cancel, err := s.CancelWorkflowRun(ctx, ch.WorkflowRunID, t0.Add(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cancel.Kill) != 1 || cancel.Kill[0].ID != extract.ID {
+			t.Fatalf("cancel returned %+v to kill, want extract's run %d", cancel.Kill, extract.ID)
+		}
+		other, err := s.Run(ctx, byNode(t, ch.FollowUps, "other").ID)
+		if err != nil || other.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
+			t.Fatalf("other's pending run: %s, %v; want SKIPPED", other.Status, err)
+		}
+		out := settle(t, s, extract, carillonv1.RunStatus_RUN_STATUS_FAILED, t0.Add(2*time.Second))
+		if len(out.FollowUps) != 0 {
+			t.Fatalf("a result after the cancel made %v", out.FollowUps)
+		}
+		wr := workflowRun(t, s, ch.WorkflowRunID)
+		st := nodeStatus(wr)
+		if wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_CANCELLED || st["extract"] != carillonv1.RunStatus_RUN_STATUS_KILLED ||
+			st["load"] != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
+			t.Fatalf("cancelled workflow run: %s, nodes %v", wr.Status, st)
+		}
+		if _, err := s.CancelWorkflowRun(ctx, ch.WorkflowRunID, t0); !errors.Is(err, store.ErrWorkflowRunState) {
+			t.Fatalf("second cancel: %v, want ErrWorkflowRunState", err)
+		}
+	})
+}
+
+// TestWorkflowBlockStrategy: a workflow run made while an earlier one is
+// active waits (SERIAL) and starts in the transaction that ends the
+// earlier one, or is SKIPPED (DISCARD_LATER), or cancels the earlier one
+// (COVER_EARLY).
+func TestWorkflowBlockStrategy(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		j, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			strategy carillonv1.BlockStrategy
+			first    carillonv1.WorkflowRunStatus // the earlier one's, after the second is made
+			second   carillonv1.WorkflowRunStatus
+		}{
+			{carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING},
+			{carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED},
+			{carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_CANCELLED, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING},
+		} {
+			w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: tt.strategy.String(), BlockStrategy: tt.strategy,
+				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE, Nodes: []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0.Add(time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := workflowRun(t, s, first.WorkflowRunID).Status; got != tt.first {
+				t.Errorf("%s: the first workflow run is %s, want %s", tt.strategy, got, tt.first)
+			}
+			if got := workflowRun(t, s, second.WorkflowRunID).Status; got != tt.second {
+				t.Errorf("%s: the second workflow run is %s, want %s", tt.strategy, got, tt.second)
+			}
+			if tt.strategy != carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL {
+				continue
+			}
+			if len(second.FollowUps) != 0 {
+				t.Fatalf("SERIAL: the waiting workflow run started %v", nodesOf(second.FollowUps))
+			}
+			out := settleNode(t, s, first.FollowUps[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(2*time.Second))
+			if len(out.FollowUps) != 1 || out.FollowUps[0].WorkflowRunID != second.WorkflowRunID {
+				t.Fatalf("SERIAL: ending the first started %+v, want the second's root", out.FollowUps)
+			}
+			if got := workflowRun(t, s, second.WorkflowRunID).Status; got != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
+				t.Fatalf("SERIAL: the second workflow run is %s once the first ended, want RUNNING", got)
+			}
+		}
+	})
+}
+
+// TestWorkflowDefinitions: a workflow keeps its nodes in order through an
+// update; a name is unique in its group; a job that is a node cannot be
+// deleted; a missing job is ErrNotFound naming the node.
+func TestWorkflowDefinitions(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		w, j := diamond(t, s, b, 0)
+		got, err := s.Workflow(ctx, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Nodes) != 5 || got.Nodes[3].Key != "load" || !slices.Equal(got.Nodes[3].DependsOn, []string{"transform_a", "transform_b"}) ||
+			got.Nodes[1].Param == nil || got.Nodes[2].Param != nil {
+			t.Fatalf("stored nodes %+v", got.Nodes)
+		}
+		if _, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "etl", Nodes: got.Nodes}, t0); !errors.Is(err, store.ErrAlreadyExists) {
+			t.Fatalf("a second workflow named etl: %v, want ErrAlreadyExists", err)
+		}
+		if err := s.DeleteJob(ctx, j.ID); !errors.Is(err, store.ErrInUse) {
+			t.Fatalf("delete a node's job: %v, want ErrInUse", err)
+		}
+		got.Nodes = got.Nodes[:1]
+		got.Description = "changed"
+		if _, err := s.UpdateWorkflow(ctx, got, false, t0.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if again, err := s.Workflow(ctx, w.ID); err != nil || len(again.Nodes) != 1 || again.Description != "changed" {
+			t.Fatalf("updated workflow %+v, %v", again, err)
+		}
+		got.Nodes = append(got.Nodes, store.WorkflowNode{Key: "ghost", JobID: j.ID + 100})
+		if _, err := s.UpdateWorkflow(ctx, got, false, t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a node of a missing job: %v, want ErrNotFound", err)
+		}
+		if err := s.DeleteWorkflow(ctx, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteJob(ctx, j.ID); err != nil {
+			t.Fatalf("delete the job once no workflow has it: %v", err)
+		}
+	})
+}

@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// DueWorkflows returns enabled workflows whose next instant is at or
+// before before, earliest first, at most limit of them, without their
+// nodes (the claim reads them).
+func (s *Store) DueWorkflows(ctx context.Context, before time.Time, limit int) ([]Workflow, error) {
+	ws, err := collect(scanWorkflow)(s.r.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
+		WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ? ORDER BY next_fire_at LIMIT ?`, before.UnixMilli(), limit))
+	if err != nil {
+		return nil, fmt.Errorf("store: due workflows: %w", err)
+	}
+	return ws, nil
+}
+
+// NextWorkflowFireAt returns the earliest next instant of the enabled
+// workflows; zero when none has one.
+func (s *Store) NextWorkflowFireAt(ctx context.Context) (time.Time, error) {
+	var next sql.NullInt64
+	err := s.r.QueryRowContext(ctx, `SELECT min(next_fire_at) FROM workflows WHERE enabled = 1 AND next_fire_at IS NOT NULL`).Scan(&next)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("store: next workflow instant: %w", err)
+	}
+	return fromMillis(next), nil
+}
+
+// WorkflowFire is one workflow run a claim makes.
+type WorkflowFire struct {
+	// At is its scheduled instant.
+	At time.Time
+	// TriggerType is SCHEDULE, or MISFIRE for the one run FIRE_ONCE_NOW
+	// makes for missed instants.
+	TriggerType carillonv1.TriggerType
+	// Skipped, if not empty, records missed instants skipped by
+	// DO_NOTHING: the workflow run is SKIPPED with this message.
+	Skipped string
+}
+
+// WorkflowClaim advances one workflow's schedule.
+type WorkflowClaim struct {
+	WorkflowID int64
+	// Due is the workflow's next instant as read; the claim applies only if
+	// it is still its next instant.
+	Due time.Time
+	// Next becomes its next instant; zero when nothing is scheduled.
+	Next  time.Time
+	Fires []WorkflowFire
+}
+
+// ClaimWorkflowFires applies claims in one transaction: each workflow
+// still due as read advances to its next instant and gets its workflow
+// runs, started as TriggerWorkflow starts them (block strategy included),
+// so that each scheduled instant makes one workflow run across crashes
+// and admins. The change's FollowUps are the root nodes' pending runs.
+func (s *Store) ClaimWorkflowFires(ctx context.Context, claims []WorkflowClaim, now time.Time) (WorkflowChange, error) {
+	out, err := s.settleTx(ctx, nil, func(st *settler) error {
+		for _, c := range claims {
+			var last sql.NullInt64
+			for _, f := range c.Fires {
+				if f.Skipped == "" && f.At.UnixMilli() > last.Int64 {
+					last = millis(f.At)
+				}
+			}
+			res, err := st.tx.ExecContext(st.ctx, `UPDATE workflows SET next_fire_at = ?, last_fire_at = coalesce(?, last_fire_at)
+				WHERE id = ? AND enabled = 1 AND next_fire_at = ?`, millis(c.Next), last, c.WorkflowID, c.Due.UnixMilli())
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return err // changed since it was read: the next scan reads it again
+			}
+			w, err := st.lockWorkflow(c.WorkflowID)
+			if err != nil {
+				return err
+			}
+			for _, f := range c.Fires {
+				if f.Skipped != "" {
+					if err := st.skipWorkflowRun(w, f, now); err != nil {
+						return err
+					}
+					continue
+				}
+				if _, err := st.makeWorkflowRun(w, f.At, f.TriggerType, nil, now); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return WorkflowChange{}, fmt.Errorf("store: claim workflow fires: %w", err)
+	}
+	return WorkflowChange{FollowUps: out.FollowUps, Kill: out.kill, Rescheduled: out.Rescheduled}, nil
+}
+
+// skipWorkflowRun records missed instants of w as a SKIPPED workflow run.
+func (st *settler) skipWorkflowRun(w Workflow, f WorkflowFire, now time.Time) error {
+	_, err := st.tx.ExecContext(st.ctx, `INSERT INTO workflow_runs (workflow_id, status, scheduled_at, trigger_type, message, created_at, finished_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, f.At.UnixMilli(),
+		carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, f.Skipped, now.UnixMilli(), now.UnixMilli())
+	return err
+}

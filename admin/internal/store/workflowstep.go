@@ -1,0 +1,415 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/workflow"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// The workflow engine: what the writes of workflow runs do inside their
+// transaction (a settler's), following package workflow's policy. Every
+// write of a workflow's runs locks the workflow's row first (PostgreSQL;
+// SQLite has one writer), so that two admins settling the last two
+// dependencies of a node at once cannot both miss that it may start.
+
+// lockClause is the locking clause of a read-then-write: PostgreSQL's,
+// and nothing on SQLite.
+func (st *settler) lockClause() string {
+	if st.pg {
+		return ` FOR UPDATE`
+	}
+	return ""
+}
+
+// lockWorkflow reads workflow id with its nodes, locked.
+func (st *settler) lockWorkflow(id int64) (Workflow, error) {
+	w, err := scanWorkflow(st.tx.QueryRowContext(st.ctx, `SELECT `+workflowColumns+` FROM workflows WHERE id = ?`+st.lockClause(), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Workflow{}, fmt.Errorf("%w: workflow %d", ErrNotFound, id)
+	}
+	if err != nil {
+		return Workflow{}, err
+	}
+	w.Nodes, err = workflowNodes(st.ctx, st.tx, id)
+	return w, err
+}
+
+// lockWorkflowRun reads workflow run id with its nodes, its workflow's
+// row locked; nil when there is no such workflow run.
+func (st *settler) lockWorkflowRun(id int64) (*WorkflowRun, error) {
+	var wid int64
+	err := st.tx.QueryRowContext(st.ctx, `SELECT workflow_id FROM workflow_runs WHERE id = ?`, id).Scan(&wid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st.pg {
+		if _, err := st.tx.ExecContext(st.ctx, `SELECT id FROM workflows WHERE id = ? FOR UPDATE`, wid); err != nil {
+			return nil, err
+		}
+	}
+	// Read after the lock: over PostgreSQL each statement sees what the
+	// transactions that held it committed.
+	wr, err := scanWorkflowRun(st.tx.QueryRowContext(st.ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	wr.Nodes, err = workflowNodeRuns(st.ctx, st.tx, id)
+	return &wr, err
+}
+
+// makeWorkflowRun stores a run of workflow w (locked) for instant at, made
+// at now by tt, and starts it, unless an earlier workflow run of w is
+// still active: then w's block strategy decides (SERIAL: it waits,
+// PENDING; DISCARD_LATER: it is SKIPPED; COVER_EARLY: the earlier ones are
+// cancelled, their running runs added to st.out.kill). It returns its ID.
+func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.TriggerType, param *string, now time.Time) (int64, error) {
+	active, err := st.activeWorkflowRuns(w.ID)
+	if err != nil {
+		return 0, err
+	}
+	status, msg := carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, ""
+	if len(active) > 0 {
+		switch w.BlockStrategy {
+		case carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER:
+			status = carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED
+			msg = fmt.Sprintf("discarded (DISCARD_LATER): workflow run %d was still active", active[0])
+		case carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY:
+			for _, id := range active {
+				wr, err := st.lockWorkflowRun(id)
+				if err != nil {
+					return 0, err
+				}
+				if err := st.cancelWorkflowRun(wr, "covered by a later workflow run (COVER_EARLY)", now, false); err != nil {
+					return 0, err
+				}
+			}
+		default:
+			status = carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING
+			msg = fmt.Sprintf("waiting (SERIAL) for workflow run %d to end", active[len(active)-1])
+		}
+	}
+	wr := WorkflowRun{WorkflowID: w.ID, Status: status, ScheduledAt: at, TriggerType: tt, Param: param, Message: msg, CreatedAt: now}
+	start := now // an instant claimed ahead starts on the instant
+	if at.After(now) {
+		start = at
+	}
+	if status == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
+		wr.StartedAt = start
+	}
+	if status == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED {
+		wr.FinishedAt = now
+	}
+	err = st.tx.QueryRowContext(st.ctx, `INSERT INTO workflow_runs (`+strings.TrimPrefix(workflowRunColumns, "id, ")+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		wr.WorkflowID, wr.Status, millis(wr.ScheduledAt), wr.TriggerType, nullString(wr.Param), wr.Message, wr.Attempt,
+		millis(wr.CreatedAt), millis(wr.StartedAt), millis(wr.FinishedAt)).Scan(&wr.ID)
+	if err != nil {
+		return 0, err
+	}
+	wr.Nodes = make([]WorkflowNodeRun, len(w.Nodes))
+	for i, n := range w.Nodes {
+		node := WorkflowNodeRun{WorkflowNode: n, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}
+		if status == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED {
+			node.Status, node.Message = carillonv1.RunStatus_RUN_STATUS_SKIPPED, "the workflow run was discarded"
+		}
+		_, err := st.tx.ExecContext(st.ctx, `INSERT INTO workflow_node_runs (workflow_run_id, position, node_key, job_id, depends_on,
+			param, status, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			wr.ID, i, n.Key, n.JobID, joinLines(n.DependsOn), nullString(n.Param), node.Status, node.Message)
+		if err != nil {
+			return 0, err
+		}
+		wr.Nodes[i] = node
+	}
+	if status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
+		return wr.ID, nil
+	}
+	return wr.ID, st.advanceWorkflow(&wr, start)
+}
+
+// activeWorkflowRuns returns the IDs of workflow wid's PENDING and RUNNING
+// workflow runs, oldest first.
+func (st *settler) activeWorkflowRuns(wid int64) ([]int64, error) {
+	rows, err := st.tx.QueryContext(st.ctx, `SELECT id FROM workflow_runs WHERE workflow_id = ? AND status IN (?, ?) ORDER BY id`,
+		wid, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// nodeState is what the policy reads of a node's status.
+func nodeState(n *WorkflowNodeRun) workflow.State {
+	switch n.Status {
+	case carillonv1.RunStatus_RUN_STATUS_PENDING:
+		return workflow.Waiting
+	case carillonv1.RunStatus_RUN_STATUS_RUNNING:
+		return workflow.Running
+	case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED:
+		return workflow.Succeeded
+	case carillonv1.RunStatus_RUN_STATUS_SKIPPED:
+		if n.RunID == 0 {
+			return workflow.Skipped
+		}
+	}
+	return workflow.Failed
+}
+
+// advanceWorkflow carries out what follows the state of running workflow
+// run wr's nodes (workflow.Next): it starts the nodes whose dependencies
+// all succeeded, skips those downstream of a failure, and ends the
+// workflow run when nothing more runs.
+func (st *settler) advanceWorkflow(wr *WorkflowRun, now time.Time) error {
+	for {
+		nodes := make([]workflow.Node, len(wr.Nodes))
+		states := make([]workflow.State, len(wr.Nodes))
+		for i := range wr.Nodes {
+			nodes[i] = workflow.Node{Key: wr.Nodes[i].Key, DependsOn: wr.Nodes[i].DependsOn}
+			states[i] = nodeState(&wr.Nodes[i])
+		}
+		step := workflow.Next(nodes, states)
+		for i, upstream := range step.Skip {
+			n := &wr.Nodes[i]
+			n.Status, n.Message, n.FinishedAt = carillonv1.RunStatus_RUN_STATUS_SKIPPED, "upstream failed: "+upstream, now
+			if err := st.saveNode(wr.ID, i, n); err != nil {
+				return err
+			}
+		}
+		failed := false
+		for _, i := range step.Start {
+			ok, err := st.startNode(wr, i, now)
+			if err != nil {
+				return err
+			}
+			failed = failed || !ok
+		}
+		if failed {
+			continue // a node that could not start failed: its dependents are skipped
+		}
+		if !step.Done {
+			return nil
+		}
+		status, msg := carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SUCCEEDED, ""
+		if !step.Succeeded {
+			status, msg = carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED, failedNodes(wr)
+		}
+		return st.endWorkflowRun(wr, status, msg, now, true)
+	}
+}
+
+// failedNodes says which nodes of wr failed.
+func failedNodes(wr *WorkflowRun) string {
+	var keys []string
+	for i := range wr.Nodes {
+		if nodeState(&wr.Nodes[i]) == workflow.Failed {
+			keys = append(keys, fmt.Sprintf("%s (%s)", wr.Nodes[i].Key, strings.TrimPrefix(wr.Nodes[i].Status.String(), "RUN_STATUS_")))
+		}
+	}
+	return "failed: " + strings.Join(keys, ", ")
+}
+
+// startNode stores the pending run of node i of wr, due now, for the
+// scheduler (st.out.FollowUps). A node whose job no longer exists fails
+// instead (ok false).
+func (st *settler) startNode(wr *WorkflowRun, i int, now time.Time) (ok bool, err error) {
+	n := &wr.Nodes[i]
+	if err := st.loadJobs([]int64{n.JobID}); err != nil {
+		return false, err
+	}
+	job := st.jobs[n.JobID]
+	if job == nil {
+		n.Status, n.Message, n.StartedAt, n.FinishedAt = carillonv1.RunStatus_RUN_STATUS_FAILED, fmt.Sprintf("job %d no longer exists", n.JobID), now, now
+		return false, st.saveNode(wr.ID, i, n)
+	}
+	param := job.Param
+	switch {
+	case wr.Param != nil:
+		param = *wr.Param
+	case n.Param != nil:
+		param = *n.Param
+	}
+	run := Run{
+		JobID: job.ID, GroupID: job.GroupID, Handler: job.Handler, Param: param, ShardTotal: 1,
+		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW, ScheduledAt: wr.ScheduledAt, DueAt: now,
+		Status:         carillonv1.RunStatus_RUN_STATUS_PENDING,
+		TriggerMessage: fmt.Sprintf("workflow run %d, node %s", wr.ID, n.Key),
+		WorkflowRunID:  wr.ID, WorkflowNode: n.Key,
+	}
+	if err := insertRun(st.ctx, st.tx, &run); err != nil {
+		return false, err
+	}
+	st.out.FollowUps = append(st.out.FollowUps, run)
+	n.Status, n.RunID, n.FirstRunID, n.Message, n.StartedAt, n.FinishedAt = carillonv1.RunStatus_RUN_STATUS_RUNNING, run.ID, run.ID, "", now, time.Time{}
+	return true, st.saveNode(wr.ID, i, n)
+}
+
+// saveNode stores node i of workflow run id as n says.
+func (st *settler) saveNode(id int64, i int, n *WorkflowNodeRun) error {
+	_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_node_runs SET status = ?, run_id = ?, first_run_id = ?, attempt = ?, message = ?,
+		started_at = ?, finished_at = ? WHERE workflow_run_id = ? AND position = ?`,
+		n.Status, n.RunID, n.FirstRunID, n.Attempt, n.Message, millis(n.StartedAt), millis(n.FinishedAt), id, i)
+	return err
+}
+
+// endWorkflowRun ends wr with status. Then a FIX_DELAY workflow gets its
+// next instant (after a scheduled workflow run), and, with handOn, the
+// oldest workflow run of the workflow waiting behind it (SERIAL) starts.
+func (st *settler) endWorkflowRun(wr *WorkflowRun, status carillonv1.WorkflowRunStatus, msg string, now time.Time, handOn bool) error {
+	wr.Status, wr.Message, wr.FinishedAt = status, msg, now
+	_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = ?, message = ?, finished_at = ? WHERE id = ?`,
+		status, msg, now.UnixMilli(), wr.ID)
+	if err != nil {
+		return err
+	}
+	if wr.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE || wr.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE {
+		res, err := st.tx.ExecContext(st.ctx, `UPDATE workflows SET next_fire_at = ? + interval_seconds * 1000
+			WHERE id = ? AND enabled = 1 AND schedule_type = ? AND next_fire_at IS NULL`,
+			now.UnixMilli(), wr.WorkflowID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n > 0 {
+			st.out.Rescheduled = true
+		}
+	}
+	if !handOn {
+		return nil
+	}
+	next, err := scanWorkflowRun(st.tx.QueryRowContext(st.ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs
+		WHERE workflow_id = ? AND status = ? ORDER BY id LIMIT 1`, wr.WorkflowID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if next.Nodes, err = workflowNodeRuns(st.ctx, st.tx, next.ID); err != nil {
+		return err
+	}
+	next.Status, next.Message, next.StartedAt = carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, "", now
+	_, err = st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = ?, message = '', started_at = ? WHERE id = ?`,
+		next.Status, now.UnixMilli(), next.ID)
+	if err != nil {
+		return err
+	}
+	return st.advanceWorkflow(&next, now)
+}
+
+// cancelWorkflowRun ends active workflow run wr CANCELLED with msg: its
+// waiting nodes are skipped, the pending runs of its nodes too, and its
+// running nodes are marked KILLED, their running runs added to
+// st.out.kill for the caller to kill. handOn as for endWorkflowRun.
+func (st *settler) cancelWorkflowRun(wr *WorkflowRun, msg string, now time.Time, handOn bool) error {
+	if !activeWorkflowRun(wr.Status) {
+		return nil
+	}
+	for i := range wr.Nodes {
+		n := &wr.Nodes[i]
+		switch n.Status {
+		case carillonv1.RunStatus_RUN_STATUS_PENDING:
+			n.Status, n.Message = carillonv1.RunStatus_RUN_STATUS_SKIPPED, "the workflow run was cancelled"
+		case carillonv1.RunStatus_RUN_STATUS_RUNNING:
+			n.Status, n.Message = carillonv1.RunStatus_RUN_STATUS_KILLED, "the workflow run was cancelled"
+		default:
+			continue
+		}
+		n.FinishedAt = now
+		if err := st.saveNode(wr.ID, i, n); err != nil {
+			return err
+		}
+	}
+	_, err := st.tx.ExecContext(st.ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE workflow_run_id = ? AND status = ?`,
+		carillonv1.RunStatus_RUN_STATUS_SKIPPED, "not run: workflow run "+fmt.Sprint(wr.ID)+" was cancelled", now.UnixMilli(), wr.ID,
+		carillonv1.RunStatus_RUN_STATUS_PENDING)
+	if err != nil {
+		return err
+	}
+	running, err := collectRuns(st.tx.QueryContext(st.ctx, `SELECT `+runColumns+` FROM runs WHERE workflow_run_id = ? AND status = ?`,
+		wr.ID, carillonv1.RunStatus_RUN_STATUS_RUNNING))
+	if err != nil {
+		return err
+	}
+	st.out.kill = append(st.out.kill, running...)
+	return st.endWorkflowRun(wr, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_CANCELLED, msg, now, handOn)
+}
+
+// workflowNode is the node of a running workflow run that a settled run
+// is of.
+type workflowNode struct {
+	run *WorkflowRun
+	i   int
+}
+
+// workflowNodeOf returns the node that run r is of, with its workflow run
+// read and locked, while the node is RUNNING in a RUNNING workflow run;
+// nil otherwise (the workflow run ended or was deleted, or the node
+// already failed by another shard).
+func (st *settler) workflowNodeOf(r Run) (*workflowNode, error) {
+	wr, err := st.lockWorkflowRun(r.WorkflowRunID)
+	if err != nil || wr == nil || wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
+		return nil, err
+	}
+	for i := range wr.Nodes {
+		n := &wr.Nodes[i]
+		if n.Key == r.WorkflowNode && n.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING && r.ID >= n.FirstRunID {
+			return &workflowNode{wr, i}, nil
+		}
+	}
+	return nil, nil
+}
+
+// nodeSettled carries out what follows settling run r of node wn: with a
+// retry, the node's run becomes the retry; without one, r's is the
+// node's outcome (a success once every shard of the node's attempt
+// succeeded), and the workflow run advances.
+func (st *settler) nodeSettled(wn *workflowNode, r Run, retry *Run) error {
+	n := &wn.run.Nodes[wn.i]
+	if retry != nil {
+		if r.ShardIndex != 0 {
+			return nil
+		}
+		n.RunID = retry.ID
+		return st.saveNode(wn.run.ID, wn.i, n)
+	}
+	if r.Status == carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+		var shards int32
+		err := st.tx.QueryRowContext(st.ctx, `SELECT count(DISTINCT shard_index) FROM runs
+			WHERE workflow_run_id = ? AND workflow_node = ? AND id >= ? AND status = ?`,
+			r.WorkflowRunID, r.WorkflowNode, n.FirstRunID, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED).Scan(&shards)
+		if err != nil || shards < r.ShardTotal {
+			return err
+		}
+		n.Message = ""
+	} else {
+		n.Message = r.Message
+	}
+	n.Status, n.FinishedAt = r.Status, r.FinishedAt
+	if r.ShardIndex == 0 {
+		n.RunID = r.ID
+	}
+	if err := st.saveNode(wn.run.ID, wn.i, n); err != nil {
+		return err
+	}
+	return st.advanceWorkflow(wn.run, r.FinishedAt)
+}
