@@ -45,7 +45,7 @@ func runIs(status string) string {
 // editor, its graph drawn in layers, run now, every node turning SUCCEEDED
 // in the run's view, a node clicked through to its run and log; a failed
 // node retried and a running one cancelled from the run's view; Chinese;
-// a VIEWER sees no write buttons.
+// a phone's width; a VIEWER sees no write buttons.
 func TestConsoleWorkflows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -240,6 +240,19 @@ func TestConsoleWorkflows(t *testing.T) {
 		!strings.Contains(body, "工作流运行") || strings.Contains(body, "UNSPECIFIED") {
 		t.Errorf("Chinese: nav %q, legend %q; the page:\n%s", nav, legend, body)
 	}
+
+	// A phone: the graph and the tables scroll in their own boxes, the page
+	// does not.
+	b.run(t, "phone width",
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+		chromedp.Navigate(retried),
+		chromedp.WaitVisible(`[data-testid=legend]`),
+	)
+	if !b.fitsWidth(t, "workflow-run-phone", "") {
+		t.Error("a workflow run's page is wider than a phone's screen")
+	}
+	b.screenshot(t, "workflow-run-phone")
+	b.run(t, "back to a laptop", chromedp.EmulateViewport(1280, 900))
 	b.noErrors(t)
 
 	// A VIEWER sees the workflows and their runs, and no write button.

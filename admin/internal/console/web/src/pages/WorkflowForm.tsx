@@ -133,7 +133,7 @@ export function WorkflowForm({ workflow, onDone }: { workflow?: Workflow; onDone
                   <input name={`key-${n.uid}`} aria-label={t("wf.key")} required value={n.key} onChange={(e) => setNode(n.uid, { key: e.target.value })}
                     className="w-36 rounded border border-slate-300 px-2 py-1 font-mono" />
                 </td>
-                <td className={`px-2 py-2 sm:px-3 ${wrap}`}>{jobLabel(jobs.get(n.jobId), n.jobId)}</td>
+                <td className={`min-w-24 px-2 py-2 sm:px-3 ${wrap}`}>{jobLabel(jobs.get(n.jobId), n.jobId)}</td>
                 <td className="px-2 py-2 sm:px-3">
                   <div className="flex flex-wrap gap-x-3 gap-y-1">
                     {f.nodes.filter((o) => o.uid !== n.uid).map((o) => (

@@ -1,4 +1,4 @@
-import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { createConnectQueryKey, useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type ReactNode } from "react";
 import DagGraph from "../DagGraph";
@@ -45,6 +45,11 @@ export function WorkflowRunView({ workflowId, runId, canWrite, jobs }: { workflo
   const retry = useMutation(WorkflowService.method.retryWorkflowRun, done);
   const cancel = useMutation(WorkflowService.method.cancelWorkflowRun, done);
   const r = q.data?.workflowRun;
+  // The runs list below says the new status as soon as this view does.
+  const status = r?.status;
+  useEffect(() => {
+    if (status !== undefined) void client.invalidateQueries({ queryKey: createConnectQueryKey({ schema: WorkflowService.method.listWorkflowRuns, cardinality: undefined }) });
+  }, [status, client]);
   const ref = useRef<HTMLElement>(null);
   useEffect(() => { void ref.current?.scrollIntoView({ block: "nearest" }); }, [runId]);
   const row = (k: string, v: ReactNode) => <><dt className="font-medium text-slate-600">{k}</dt><dd className="break-all">{v}</dd></>;
@@ -79,7 +84,7 @@ export function WorkflowRunView({ workflowId, runId, canWrite, jobs }: { workflo
           {r.nodes.map((n) => (
             <tr key={n.key}>
               <td className="px-2 py-2 font-mono sm:px-3">{n.key}</td>
-              <td className={`px-2 py-2 sm:px-3 ${wrap}`}>{jobLabel(jobs.get(n.jobId), n.jobId)}</td>
+              <td className={`min-w-24 px-2 py-2 sm:px-3 ${wrap}`}>{jobLabel(jobs.get(n.jobId), n.jobId)}</td>
               <td className="px-2 py-2 sm:px-3" data-testid={`node-status-${n.key}`}><StatusBadge status={n.status} /></td>
               <td className="px-2 py-2 sm:px-3">{n.runId ? <a className="text-indigo-700 underline" href={nodeHref(n)}>{`${n.runId}`}</a> : "—"}</td>
               <td className="px-2 py-2 sm:px-3">{n.attempt}</td>
