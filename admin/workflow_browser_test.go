@@ -42,10 +42,10 @@ func runIs(status string) string {
 // TestConsoleWorkflows drives the console's Workflows page in headless
 // Chromium against a real admin and SDK executor: a workflow of four
 // nodes (extract -> transform_a and transform_b -> load) made in the
-// editor, its graph drawn in layers, run now, every node turning SUCCEEDED
-// in the run's view, a node clicked through to its run and log; a failed
-// node retried and a running one cancelled from the run's view; Chinese;
-// a phone's width; a VIEWER sees no write buttons.
+// editor, its graph drawn in layers, run now, every node turning
+// SUCCEEDED in the run's view, a node clicked through to its run and log
+// and back; a failed node retried and a running one cancelled from the
+// run's view; Chinese; a phone's width; a VIEWER sees no write buttons.
 func TestConsoleWorkflows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -179,6 +179,15 @@ func TestConsoleWorkflows(t *testing.T) {
 	)
 	if hash != fmt.Sprintf("#/runs?job=%d&run=%d", jobs["load"].Id, load.RunId) || !strings.Contains(log, "WORKFLOW") {
 		t.Errorf("the load node opened %q, want its run %d; the detail: %q", hash, load.RunId, log)
+	}
+	var back string
+	b.run(t, "the node's run links back to its workflow run",
+		textOf(`[data-testid=workflow-run-link]`, &back),
+		chromedp.Click(`[data-testid=workflow-run-link]`),
+		chromedp.Poll(nodesAre("SUCCEEDED", "load")+" && "+runIs("SUCCEEDED"), nil, chromedp.WithPollingTimeout(10*time.Second)),
+	)
+	if want := fmt.Sprintf("%d · load", got.WorkflowRun.Id); back != want {
+		t.Errorf("the node's run names its workflow run %q, want %q", back, want)
 	}
 
 	// A failed node: the rest is skipped, Retry runs it again and what

@@ -175,6 +175,7 @@ const en = {
   "wf.clickNode": "Click a node to open its run and log.",
   "wf.nodeRun": "Run",
   "wf.lastFire": "Last fire",
+  "runs.workflowRun": "Workflow run · node",
 };
 type Key = keyof typeof en;
 const zh: Record<Key, string> = {
@@ -350,6 +351,7 @@ const zh: Record<Key, string> = {
   "wf.clickNode": "点击节点查看其调度详情与日志。",
   "wf.nodeRun": "调度记录",
   "wf.lastFire": "上次触发",
+  "runs.workflowRun": "工作流运行 · 节点",
 };
 
 export type Lang = "en" | "zh";

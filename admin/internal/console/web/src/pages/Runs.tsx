@@ -143,6 +143,8 @@ function RunDetail({ runId, jobId }: { runId: string; jobId: string }) {
           {row(t("runs.triggered"), <Time ts={r.triggeredAt} />)}
           {row(t("runs.finished"), <Time ts={r.finishedAt} />)}
           {row(t("runs.attempt"), `${r.attempt}`)}
+          {r.workflowRunId > 0n && row(t("runs.workflowRun"), <a data-testid="workflow-run-link" className="text-indigo-700 underline"
+            href={`#/workflows?run=${r.workflowRunId}`}>{`${r.workflowRunId}`} · {r.workflowNode}</a>)}
           {row(t("runs.alarm"), `${text("AlarmStatus", AlarmStatus, r.alarmStatus)} ${r.alarmMessage}`)}
         </dl>
       )}

@@ -13,9 +13,21 @@ import { WorkflowRunBadge, WorkflowRunView, WorkflowRuns } from "./WorkflowRun";
 
 // Workflows is the Workflows page, its own chunk (the graph and editor
 // load with it): the list (#/workflows), one workflow with its graph and
-// runs (#/workflows?id=3), and one of its runs (#/workflows?id=3&run=9).
+// runs (#/workflows?id=3), and one of its runs (#/workflows?id=3&run=9,
+// or #/workflows?run=9 from a node's run, which knows not its workflow).
 export default function Workflows({ canWrite, id, run }: { canWrite: boolean; id: string; run: string }) {
-  return id ? <WorkflowDetail key={id} canWrite={canWrite} id={BigInt(id)} runId={run} /> : <WorkflowList canWrite={canWrite} />;
+  if (id) return <WorkflowDetail key={id} canWrite={canWrite} id={BigInt(id)} runId={run} />;
+  return run ? <RunOnly canWrite={canWrite} runId={run} /> : <WorkflowList canWrite={canWrite} />;
+}
+
+// RunOnly shows a workflow run named without its workflow: the workflow is
+// the run's.
+function RunOnly({ canWrite, runId }: { canWrite: boolean; runId: string }) {
+  const [t] = useT();
+  const q = useQuery(WorkflowService.method.getWorkflowRun, { workflowRunId: BigInt(runId) });
+  if (q.error) return <ErrorBox error={q.error} />;
+  if (!q.data?.workflowRun) return <p>{t("loading")}</p>;
+  return <WorkflowDetail canWrite={canWrite} id={q.data.workflowRun.workflowId} runId={runId} />;
 }
 
 // useJobs is the jobs the user sees by id (the first 500), to name nodes.
