@@ -78,6 +78,13 @@ func TestDecide(t *testing.T) {
 			followup.Decision{DropRetry: true, CancelAlarm: true, FireChildren: true}},
 		{"late failure: drop the guess's retry only", followup.Job{RetryCount: 3, HasChildren: true},
 			followup.Run{Status: failed, TriggerType: cron, FinishedAt: at, LateResult: true}, followup.Decision{DropRetry: true}},
+		{"workflow node: no children, no FIX_DELAY next fire", followup.Job{HasChildren: true, ScheduleType: fixDelay, IntervalSeconds: 30},
+			followup.Run{Status: succeeded, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW, FinishedAt: at, Workflow: true}, followup.Decision{}},
+		{"workflow node's retry that fails for good: alarm only", followup.Job{RetryCount: 1, ScheduleType: fixDelay, IntervalSeconds: 30},
+			followup.Run{Status: failed, TriggerType: retry, Attempt: 1, FinishedAt: at, Workflow: true}, followup.Decision{Alarm: true}},
+		{"workflow node's late success: no children", followup.Job{RetryCount: 3, HasChildren: true},
+			followup.Run{Status: succeeded, TriggerType: retry, FinishedAt: at, LateResult: true, Workflow: true},
+			followup.Decision{DropRetry: true, CancelAlarm: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, followup.Policy{}.Decide(tc.job, tc.run)); diff != "" {

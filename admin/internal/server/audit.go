@@ -36,10 +36,17 @@ func (s *Server) auditEntry(p *auth.Principal, proc string, req connect.AnyReque
 	if m, ok := req.Any().(proto.Message); ok {
 		m = proto.Clone(m)
 		redact(m.ProtoReflect())
-		if tj, ok := m.(*carillonv1.TriggerJobRequest); ok && tj.Param != nil {
-			// A run's param may carry secrets the job's stored param does
-			// not: its length is enough to tell an override happened.
-			tj.Param = proto.String(fmt.Sprintf("(%d bytes, not recorded)", len(tj.GetParam())))
+		// A run's param may carry secrets the job's stored param does
+		// not: its length is enough to tell an override happened.
+		switch tr := m.(type) {
+		case *carillonv1.TriggerJobRequest:
+			if tr.Param != nil {
+				tr.Param = proto.String(fmt.Sprintf("(%d bytes, not recorded)", len(tr.GetParam())))
+			}
+		case *carillonv1.TriggerWorkflowRequest:
+			if tr.Param != nil {
+				tr.Param = proto.String(fmt.Sprintf("(%d bytes, not recorded)", len(tr.GetParam())))
+			}
 		}
 		b, _ := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
 		e.Detail = truncate(string(b), maxAuditDetail)

@@ -52,6 +52,7 @@ type mgmt struct {
 	run    carillonv1connect.RunServiceClient
 	report carillonv1connect.ReportServiceClient
 	user   carillonv1connect.UserServiceClient
+	flow   carillonv1connect.WorkflowServiceClient
 }
 
 func clientsOf(url, token string) mgmt {
@@ -62,6 +63,7 @@ func clientsOf(url, token string) mgmt {
 		run:    carillonv1connect.NewRunServiceClient(http.DefaultClient, url, opts...),
 		report: carillonv1connect.NewReportServiceClient(http.DefaultClient, url, opts...),
 		user:   carillonv1connect.NewUserServiceClient(http.DefaultClient, url, opts...),
+		flow:   carillonv1connect.NewWorkflowServiceClient(http.DefaultClient, url, opts...),
 	}
 }
 

@@ -178,7 +178,8 @@ func (s *Store) Workflows(ctx context.Context, f WorkflowFilter) ([]Workflow, er
 		q, args = q+` AND group_id = ?`, append(args, f.GroupID)
 	}
 	db := s.reader(ctx)
-	ws, err := collect(scanWorkflow)(db.QueryContext(ctx, q+` ORDER BY id LIMIT ?`, append(args, cmpLimit(f.Limit))...))
+	rows, err := db.QueryContext(ctx, q+` ORDER BY id LIMIT ?`, append(args, cmpLimit(f.Limit))...)
+	ws, err := collect(rows, err, scanWorkflow)
 	if err != nil {
 		return nil, fmt.Errorf("store: workflows: %w", err)
 	}
@@ -330,22 +331,20 @@ func notInWorkflow(ctx context.Context, tx *sql.Tx, id int64) error {
 	return nil
 }
 
-// collect returns a function that scans every row of a query with scan,
-// as collectRuns does runs.
-func collect[T any](scan func(row interface{ Scan(...any) error }) (T, error)) func(rows *sql.Rows, err error) ([]T, error) {
-	return func(rows *sql.Rows, err error) ([]T, error) {
+// collect scans every row of a query with scan, as collectRuns does
+// runs.
+func collect[T any](rows *sql.Rows, err error, scan func(row interface{ Scan(...any) error }) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
 		if err != nil {
 			return nil, err
 		}
-		defer rows.Close()
-		var out []T
-		for rows.Next() {
-			v, err := scan(rows)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		return out, rows.Err()
+		out = append(out, v)
 	}
+	return out, rows.Err()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
+	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -357,6 +358,110 @@ func TestWorkflowDefinitions(t *testing.T) {
 		}
 		if err := s.DeleteJob(ctx, j.ID); err != nil {
 			t.Fatalf("delete the job once no workflow has it: %v", err)
+		}
+	})
+}
+
+// TestWorkflowShardedNode: a node whose run became a broadcast of two
+// shards succeeds once both shards have; only then do its dependents
+// start.
+func TestWorkflowShardedNode(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		j, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "sharded", Nodes: []store.WorkflowNode{
+			{Key: "broadcast", JobID: j.ID}, {Key: "after", JobID: j.ID, DependsOn: []string{"broadcast"}}}}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As the router does for a SHARDING_BROADCAST fire of two executors.
+		shard0, ok, err := claimRun(ctx, s, ch.FollowUps[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW, t0)
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if err := s.SetShardTotals(ctx, map[int64]int32{shard0.ID: 2}); err != nil {
+			t.Fatal(err)
+		}
+		shard0.ShardTotal = 2
+		extra := shard0
+		extra.ID, extra.ShardIndex = 0, 1
+		shards, err := s.InsertRuns(ctx, []store.Run{extra})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := settle(t, s, shard0, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(time.Second)); len(out.FollowUps) != 0 {
+			t.Fatalf("one shard of two started %v", nodesOf(out.FollowUps))
+		}
+		out := settle(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(2*time.Second))
+		if got := nodesOf(out.FollowUps); !slices.Equal(got, []string{"after"}) {
+			t.Fatalf("both shards started %v, want after", got)
+		}
+	})
+}
+
+// TestWorkflowFanInConcurrent settles a node's last two dependencies at
+// once, in two transactions: the node starts exactly once (over
+// PostgreSQL, two admins' settles would otherwise each miss the other's).
+func TestWorkflowFanInConcurrent(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		w, j := diamond(t, s, b, 0)
+		for range 10 {
+			ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			settleNode(t, s, byNode(t, ch.FollowUps, "other"), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0)
+			out := settleNode(t, s, byNode(t, ch.FollowUps, "extract"), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0)
+			var running []store.Run
+			for _, key := range []string{"transform_a", "transform_b"} {
+				r, ok, err := claimRun(ctx, s, byNode(t, out.FollowUps, key).ID, carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW, t0)
+				if err != nil || !ok {
+					t.Fatal(ok, err)
+				}
+				running = append(running, r)
+			}
+			errs := make(chan error, len(running))
+			for _, r := range running {
+				go func() {
+					_, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0}})
+					errs <- err
+				}()
+			}
+			for range running {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			runs, err := s.Runs(ctx, store.RunFilter{JobID: j.ID, Limit: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var loads []store.Run
+			for _, r := range runs {
+				if r.WorkflowRunID == ch.WorkflowRunID && r.WorkflowNode == "load" {
+					loads = append(loads, r)
+				}
+			}
+			if len(loads) != 1 {
+				t.Fatalf("workflow run %d: load has %d runs, want 1", ch.WorkflowRunID, len(loads))
+			}
+			// Ends the workflow run, so that the next one starts (SERIAL).
+			settleNode(t, s, loads[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0)
+			if wr := workflowRun(t, s, ch.WorkflowRunID); wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SUCCEEDED {
+				t.Fatalf("workflow run %d is %s, want SUCCEEDED", wr.ID, wr.Status)
+			}
 		}
 	})
 }

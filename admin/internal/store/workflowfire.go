@@ -13,8 +13,9 @@ import (
 // before before, earliest first, at most limit of them, without their
 // nodes (the claim reads them).
 func (s *Store) DueWorkflows(ctx context.Context, before time.Time, limit int) ([]Workflow, error) {
-	ws, err := collect(scanWorkflow)(s.r.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
-		WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ? ORDER BY next_fire_at LIMIT ?`, before.UnixMilli(), limit))
+	rows, err := s.r.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
+		WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ? ORDER BY next_fire_at LIMIT ?`, before.UnixMilli(), limit)
+	ws, err := collect(rows, err, scanWorkflow)
 	if err != nil {
 		return nil, fmt.Errorf("store: due workflows: %w", err)
 	}

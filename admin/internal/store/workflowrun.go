@@ -139,8 +139,9 @@ func (s *Store) WorkflowRuns(ctx context.Context, f WorkflowRunFilter) ([]Workfl
 	if f.BeforeID > 0 {
 		where, args = append(where, "id < ?"), append(args, f.BeforeID)
 	}
-	out, err := collect(scanWorkflowRun)(s.reader(ctx).QueryContext(ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE `+ //nolint:gosec // constant SQL fragments; values are placeholders
-		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, append(args, cmpLimit(f.Limit))...))
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE `+ //nolint:gosec // constant SQL fragments; values are placeholders
+		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, append(args, cmpLimit(f.Limit))...)
+	out, err := collect(rows, err, scanWorkflowRun)
 	if err != nil {
 		return nil, fmt.Errorf("store: workflow runs: %w", err)
 	}
