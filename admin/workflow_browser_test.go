@@ -44,8 +44,9 @@ func runIs(status string) string {
 // nodes (extract -> transform_a and transform_b -> load) made in the
 // editor, its graph drawn in layers, run now, every node turning
 // SUCCEEDED in the run's view, a node clicked through to its run and log
-// and back; a failed node retried and a running one cancelled from the
-// run's view; Chinese; a phone's width; a VIEWER sees no write buttons.
+// and back; edited (a cycle refused naming its nodes); a failed node
+// retried and a running one cancelled from the run's view; Chinese; a
+// phone's width; a VIEWER sees no write buttons.
 func TestConsoleWorkflows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -188,6 +189,28 @@ func TestConsoleWorkflows(t *testing.T) {
 	)
 	if want := fmt.Sprintf("%d · load", got.WorkflowRun.Id); back != want {
 		t.Errorf("the node's run names its workflow run %q, want %q", back, want)
+	}
+
+	// Edit: a cycle is refused, naming its nodes; a description saved.
+	var refusal string
+	b.run(t, "edit the workflow",
+		chromedp.Navigate(fmt.Sprintf("%s/#/workflows?id=%d", a.URL, w.Id)),
+		chromedp.Click(`//button[text()="Edit"]`, chromedp.BySearch),
+		tick("extract", "load"),
+		chromedp.Click(`//form[@aria-label="edit workflow"]//button[text()="Save"]`, chromedp.BySearch),
+		textOf(`form[aria-label="edit workflow"] [role=alert]`, &refusal),
+		tick("extract", "load"),
+		setValue(`input[name=description]`, "extract, transform twice, load"),
+		chromedp.Click(`//form[@aria-label="edit workflow"]//button[text()="Save"]`, chromedp.BySearch),
+		chromedp.WaitNotPresent(`form[aria-label="edit workflow"]`),
+		chromedp.WaitVisible(`//dd[text()="extract, transform twice, load"]`, chromedp.BySearch),
+	)
+	if !strings.Contains(refusal, "cycle") || !strings.Contains(refusal, "extract") {
+		t.Errorf("a cycle made in the editor: %q, want it refused naming its nodes", refusal)
+	}
+	edited, err := wf.GetWorkflow(ctx, &carillonv1.GetWorkflowRequest{Id: w.Id})
+	if err != nil || edited.Workflow.Description != "extract, transform twice, load" || len(edited.Workflow.Nodes) != 4 {
+		t.Errorf("the workflow after editing: %v, %v", edited, err)
 	}
 
 	// A failed node: the rest is skipped, Retry runs it again and what
