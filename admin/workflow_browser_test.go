@@ -212,6 +212,12 @@ func TestConsoleWorkflows(t *testing.T) {
 	if err != nil || edited.Workflow.Description != "extract, transform twice, load" || len(edited.Workflow.Nodes) != 4 {
 		t.Errorf("the workflow after editing: %v, %v", edited, err)
 	}
+	b.noErrors(t)
+
+	// A second browser for the rest: each has 90 s for all its steps,
+	// which one browser for the whole test nears on a busy machine.
+	r := newBrowser(t, a.URL)
+	r.signIn(t, "admin", adminPassword)
 
 	// A failed node: the rest is skipped, Retry runs it again and what
 	// depends on it.
@@ -238,7 +244,7 @@ func TestConsoleWorkflows(t *testing.T) {
 		return fmt.Sprintf("%s/#/workflows?id=%d&run=%d", a.URL, w.Id, res.WorkflowRunId)
 	}
 	retried := trigger(mk("retried", flaky))
-	b.run(t, "a failed node, retried",
+	r.run(t, "a failed node, retried",
 		chromedp.Navigate(retried),
 		chromedp.Poll(nodesAre("FAILED", "first")+" && "+nodesAre("SKIPPED", "then")+" && "+runIs("FAILED"), nil, chromedp.WithPollingTimeout(30*time.Second)),
 		chromedp.ActionFunc(func(context.Context) error { fixed.Store(true); return nil }),
@@ -248,7 +254,7 @@ func TestConsoleWorkflows(t *testing.T) {
 
 	// A running node: Cancel run kills it and skips the rest.
 	cancelled := trigger(mk("cancelled", slow))
-	b.run(t, "a running node, cancelled",
+	r.run(t, "a running node, cancelled",
 		chromedp.Navigate(cancelled),
 		chromedp.Poll(nodesAre("RUNNING", "first"), nil, chromedp.WithPollingTimeout(30*time.Second)),
 		chromedp.Click(`//button[text()="Cancel run"]`, chromedp.BySearch),
@@ -257,7 +263,7 @@ func TestConsoleWorkflows(t *testing.T) {
 
 	// Chinese: the page, the legend and the statuses, no UNSPECIFIED.
 	var nav, legend, body string
-	b.run(t, "Chinese",
+	r.run(t, "Chinese",
 		chromedp.Navigate(retried),
 		chromedp.WaitVisible(`[data-testid=legend]`),
 		chromedp.Click(`[data-testid=lang]`),
@@ -275,17 +281,17 @@ func TestConsoleWorkflows(t *testing.T) {
 
 	// A phone: the graph and the tables scroll in their own boxes, the page
 	// does not.
-	b.run(t, "phone width",
+	r.run(t, "phone width",
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
 		chromedp.Navigate(retried),
 		chromedp.WaitVisible(`[data-testid=legend]`),
 	)
-	if !b.fitsWidth(t, "workflow-run-phone", "") {
+	if !r.fitsWidth(t, "workflow-run-phone", "") {
 		t.Error("a workflow run's page is wider than a phone's screen")
 	}
-	b.screenshot(t, "workflow-run-phone")
-	b.run(t, "back to a laptop", chromedp.EmulateViewport(1280, 900))
-	b.noErrors(t)
+	r.screenshot(t, "workflow-run-phone")
+	r.run(t, "back to a laptop", chromedp.EmulateViewport(1280, 900))
+	r.noErrors(t)
 
 	// A VIEWER sees the workflows and their runs, and no write button.
 	newUser(t, a.URL, &carillonv1.User{Username: "vera", Role: carillonv1.Role_ROLE_VIEWER})
