@@ -465,3 +465,47 @@ func TestWorkflowFanInConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkflowFixDelay: a FIX_DELAY workflow's claimed instant makes its
+// workflow run and leaves no next instant; the workflow run's end sets it
+// to the end plus the interval, in the transaction that ends it.
+func TestWorkflowFixDelay(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		j, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		due := t0.Add(time.Minute)
+		w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "delay", Enabled: true, NextFireAt: due,
+			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, IntervalSeconds: 30,
+			Nodes: []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		claim := store.WorkflowClaim{WorkflowID: w.ID, Due: due,
+			Fires: []store.WorkflowFire{{At: due, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}}}
+		ch, err := s.ClaimWorkflowFires(ctx, []store.WorkflowClaim{claim}, due.Add(-time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ch.FollowUps) != 1 || !ch.FollowUps[0].DueAt.Equal(due) || !ch.FollowUps[0].ScheduledAt.Equal(due) {
+			t.Fatalf("claim started %+v, want the root's run due and scheduled at %v", ch.FollowUps, due)
+		}
+		if again, err := s.ClaimWorkflowFires(ctx, []store.WorkflowClaim{claim}, due); err != nil || len(again.FollowUps) != 0 {
+			t.Fatalf("the same claim again: %+v, %v; want nothing (claimed once)", again.FollowUps, err)
+		}
+		if got, err := s.Workflow(ctx, w.ID); err != nil || !got.NextFireAt.IsZero() || !got.LastFireAt.Equal(due) {
+			t.Fatalf("while its run runs: next %v, last %v, %v; want none, %v", got.NextFireAt, got.LastFireAt, err, due)
+		}
+		end := due.Add(5 * time.Second)
+		if out := settleNode(t, s, ch.FollowUps[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, end); !out.Rescheduled {
+			t.Fatal("the workflow run's end did not reschedule the workflow")
+		}
+		if got, err := s.Workflow(ctx, w.ID); err != nil || !got.NextFireAt.Equal(end.Add(30*time.Second)) {
+			t.Fatalf("after its run: next %v, %v; want %v", got.NextFireAt, err, end.Add(30*time.Second))
+		}
+	})
+}

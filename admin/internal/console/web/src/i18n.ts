@@ -398,7 +398,7 @@ const zhEnums: Record<string, Record<string, string>> = {
     RUNNING: "运行中", SUCCEEDED: "成功", FAILED: "失败", TIMED_OUT: "超时", KILLED: "已终止", LOST: "失联",
     PENDING: "等待中", SKIPPED: "已跳过",
   },
-  TriggerType: { SCHEDULE: "调度触发", MANUAL: "手动触发", RETRY: "失败重试", PARENT: "父任务触发", MISFIRE: "过期补偿", API: "API 触发", WORKFLOW: "工作流触发" },
+  TriggerType: { SCHEDULE: "调度触发", MANUAL: "手动触发", RETRY: "失败重试", PARENT: "父任务触发", MISFIRE: "过期补偿", API: "API 触发", WORKFLOW: "工作流触发", BACKFILL: "补数据触发" },
   WorkflowRunStatus: { PENDING: "等待中", RUNNING: "运行中", SUCCEEDED: "成功", FAILED: "失败", CANCELLED: "已取消", SKIPPED: "已跳过" },
   AlarmStatus: { PENDING: "待发送", SENT: "已发送", FAILED: "发送失败" },
   AddressMode: { AUTO: "自动注册", MANUAL: "手动录入" },
