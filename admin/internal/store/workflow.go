@@ -200,22 +200,14 @@ type querier interface {
 // workflowNodes reads workflow id's nodes in their order.
 func workflowNodes(ctx context.Context, q querier, id int64) ([]WorkflowNode, error) {
 	rows, err := q.QueryContext(ctx, `SELECT node_key, job_id, depends_on, param FROM workflow_nodes WHERE workflow_id = ? ORDER BY position`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ns []WorkflowNode
-	for rows.Next() {
+	return collect(rows, err, func(row interface{ Scan(...any) error }) (WorkflowNode, error) {
 		var n WorkflowNode
 		var deps string
 		var param sql.NullString
-		if err := rows.Scan(&n.Key, &n.JobID, &deps, &param); err != nil {
-			return nil, err
-		}
+		err := row.Scan(&n.Key, &n.JobID, &deps, &param)
 		n.DependsOn, n.Param = splitLines(deps), stringOf(param)
-		ns = append(ns, n)
-	}
-	return ns, rows.Err()
+		return n, err
+	})
 }
 
 // UpdateWorkflow replaces workflow w.ID's definition and nodes. Its

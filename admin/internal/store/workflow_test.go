@@ -39,6 +39,16 @@ func diamond(t *testing.T, s *store.Store, b *bundle, retries int32) (store.Work
 	return w, j
 }
 
+// aJob stores a job of b's group, without a schedule.
+func aJob(t *testing.T, s *store.Store, b *bundle) store.Job {
+	t.Helper()
+	j, err := s.CreateJob(context.Background(), newJob(b.group.ID, time.Time{}), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
 // nodesOf returns the keys of runs, sorted.
 func nodesOf(runs []store.Run) []string {
 	var keys []string
@@ -269,10 +279,7 @@ func TestWorkflowBlockStrategy(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
 		s, b := setup(t, be.DB(t))
-		j, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		j := aJob(t, s, b)
 		for _, tt := range []struct {
 			strategy carillonv1.BlockStrategy
 			first    carillonv1.WorkflowRunStatus // the earlier one's, after the second is made
@@ -370,10 +377,7 @@ func TestWorkflowShardedNode(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
 		s, b := setup(t, be.DB(t))
-		j, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		j := aJob(t, s, b)
 		w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "sharded", Nodes: []store.WorkflowNode{
 			{Key: "broadcast", JobID: j.ID}, {Key: "after", JobID: j.ID, DependsOn: []string{"broadcast"}}}}, t0)
 		if err != nil {
@@ -474,10 +478,7 @@ func TestWorkflowFixDelay(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
 		s, b := setup(t, be.DB(t))
-		j, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		j := aJob(t, s, b)
 		due := t0.Add(time.Minute)
 		w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "delay", Enabled: true, NextFireAt: due,
 			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, IntervalSeconds: 30,

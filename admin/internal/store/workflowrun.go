@@ -73,24 +73,15 @@ func scanWorkflowRun(row interface{ Scan(...any) error }) (WorkflowRun, error) {
 func workflowNodeRuns(ctx context.Context, q querier, id int64) ([]WorkflowNodeRun, error) {
 	rows, err := q.QueryContext(ctx, `SELECT node_key, job_id, depends_on, param, status, run_id, first_run_id, attempt, message,
 		started_at, finished_at FROM workflow_node_runs WHERE workflow_run_id = ? ORDER BY position`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ns []WorkflowNodeRun
-	for rows.Next() {
+	return collect(rows, err, func(row interface{ Scan(...any) error }) (WorkflowNodeRun, error) {
 		var n WorkflowNodeRun
 		var deps string
 		var param sql.NullString
 		var started, finished sql.NullInt64
-		if err := rows.Scan(&n.Key, &n.JobID, &deps, &param, &n.Status, &n.RunID, &n.FirstRunID, &n.Attempt, &n.Message,
-			&started, &finished); err != nil {
-			return nil, err
-		}
+		err := row.Scan(&n.Key, &n.JobID, &deps, &param, &n.Status, &n.RunID, &n.FirstRunID, &n.Attempt, &n.Message, &started, &finished)
 		n.DependsOn, n.Param, n.StartedAt, n.FinishedAt = splitLines(deps), stringOf(param), fromMillis(started), fromMillis(finished)
-		ns = append(ns, n)
-	}
-	return ns, rows.Err()
+		return n, err
+	})
 }
 
 // WorkflowRun returns the workflow run with the given ID, with its nodes.
