@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { Suspense, lazy, useEffect, useState } from "react";
 import { Role, UserService } from "./gen/carillon/v1/user_pb";
 import { setLang, useEnum, useT } from "./i18n";
 import { Account } from "./pages/Account";
@@ -11,6 +11,10 @@ import { Jobs } from "./pages/Jobs";
 import { Runs } from "./pages/Runs";
 import { SignIn } from "./pages/SignIn";
 import { Users } from "./pages/Users";
+
+// The Workflows page (its graph and editor) is its own chunk, loaded when
+// it is opened, so the first load stays small.
+const Workflows = lazy(() => import("./pages/Workflows"));
 
 // route is the page of the location's hash: #/jobs, #/runs?job=7, ...
 function useRoute(): [string, URLSearchParams] {
@@ -44,6 +48,7 @@ export function App() {
     ["/", t("nav.dashboard")],
     ["/jobs", t("nav.jobs")],
     ["/runs", t("nav.runs")],
+    ["/workflows", t("nav.workflows")],
     ["/groups", t("nav.groups")],
     ...(isAdmin ? [["/users", t("nav.users")] as [string, string]] : []),
   ];
@@ -54,6 +59,9 @@ export function App() {
       break;
     case "/runs":
       page = <Runs canWrite={canWrite} isAdmin={isAdmin} jobId={params.get("job") ?? ""} runId={params.get("run") ?? ""} />;
+      break;
+    case "/workflows":
+      page = <Suspense fallback={<p>{t("loading")}</p>}><Workflows canWrite={canWrite} id={params.get("id") ?? ""} run={params.get("run") ?? ""} /></Suspense>;
       break;
     case "/groups":
       page = <Groups isAdmin={isAdmin} />;

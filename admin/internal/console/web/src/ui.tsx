@@ -3,7 +3,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError } from "@connectrpc/connect";
 import type { ReactNode } from "react";
 import { RunStatus } from "./gen/carillon/v1/run_pb";
-import { useEnum } from "./i18n";
+import { useEnum, useT } from "./i18n";
 
 // Time shows in the browser's zone, with the UTC instant on hover.
 export function Time({ ts }: { ts?: Timestamp }) {
@@ -68,6 +68,19 @@ export function Table({ head, children, testid }: { head: (ReactNode | Col)[]; c
         </thead>
         <tbody className="divide-y divide-slate-100">{children}</tbody>
       </table>
+    </div>
+  );
+}
+
+// Pager is a paged list's buttons: back to the first page once past it,
+// and the next page while there is one. pages are the page tokens read so
+// far, the last the page shown; next is the response's next_page_token.
+export function Pager({ pages, setPages, next }: { pages: string[]; setPages: (p: string[]) => void; next?: string }) {
+  const [t] = useT();
+  return (
+    <div className="mt-3 flex gap-2">
+      {pages.length > 1 && <Button onClick={() => setPages([""])}>{t("page.first")}</Button>}
+      {next && <Button onClick={() => setPages([...pages, next])}>{t("page.next")}</Button>}
     </div>
   );
 }

@@ -4,7 +4,7 @@ import { useState } from "react";
 import { AddressMode, ExecutorProtocol, GroupService, type Group } from "../gen/carillon/v1/group_pb";
 import { useEnum, useT } from "../i18n";
 import { Button, ErrorBox, Table, Time, wrap } from "../ui";
-import { fieldOf } from "./JobForm";
+import { fieldOf } from "../form";
 
 // protocolName is a group's executor protocol as the table shows it.
 function protocolName(g: Group): string {

@@ -2,11 +2,12 @@ import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useState } from "react";
+import { GroupFilter, scheduleText, useGroupNames } from "../form";
 import { GroupService } from "../gen/carillon/v1/group_pb";
-import { JobService, ScheduleType, type Job } from "../gen/carillon/v1/job_pb";
+import { JobService, type Job } from "../gen/carillon/v1/job_pb";
 import { ScriptType } from "../gen/carillon/v1/executor_pb";
 import { useT } from "../i18n";
-import { Button, ErrorBox, StatusBadge, Table, Time, wrap } from "../ui";
+import { Button, ErrorBox, Pager, StatusBadge, Table, Time, wrap } from "../ui";
 import { JobForm } from "./JobForm";
 
 // Jobs lists jobs a page at a time, filtered in the API (group, text), with
@@ -19,7 +20,6 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
   const [enabled, setEnabled] = useState("");
   const [pages, setPages] = useState<string[]>([""]);
   const token = pages[pages.length - 1];
-  const groups = useQuery(GroupService.method.listGroups, {});
   const q = useQuery(JobService.method.listJobs, { groupId: BigInt(group), text, handler, pageSize: 50, pageToken: token,
     enabled: enabled === "" ? undefined : enabled === "1" });
   const client = useQueryClient();
@@ -32,7 +32,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
   const [confirm, setConfirm] = useState<bigint | null>(null);
   const [runWith, setRunWith] = useState<Job | null>(null);
   const [menu, setMenu] = useState<bigint | null>(null);
-  const groupName = new Map((groups.data?.groups ?? []).map((g) => [`${g.id}`, g.title && g.title !== g.appName ? `${g.title} (${g.appName})` : g.appName]));
+  const groupName = useGroupNames();
   const err = q.error ?? start.error ?? stop.error ?? trigger.error ?? del.error;
   // actions are a job's buttons: in its row, or in its row menu.
   const actions = (j: Job) => <>
@@ -57,12 +57,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
       {form && <JobForm key={`${form.job?.id ?? "new"}-${form.copy}`} job={form.job} copy={form.copy} onDone={() => setForm(null)} />}
       {runWith && <RunWith job={runWith} onDone={() => setRunWith(null)} />}
       <div className="mb-3 flex flex-wrap gap-3 text-sm">
-        <label>{t("jobs.group")}{" "}
-          <select value={group} onChange={(e) => { setGroup(e.target.value); setPages([""]); }} className="rounded border border-slate-300 px-2 py-1">
-            <option value="0">{t("jobs.all")}</option>
-            {groups.data?.groups.map((g) => <option key={`${g.id}`} value={`${g.id}`}>{g.title} ({g.appName})</option>)}
-          </select>
-        </label>
+        <GroupFilter value={group} onChange={(v) => { setGroup(v); setPages([""]); }} />
         <label>{t("jobs.enabled")}{" "}
           <select name="enabled" value={enabled} onChange={(e) => { setEnabled(e.target.value); setPages([""]); }} className="rounded border border-slate-300 px-2 py-1">
             <option value="">{t("jobs.all")}</option><option value="1">✓</option><option value="0">—</option>
@@ -92,7 +87,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
             <td className={`min-w-24 px-2 py-2 sm:px-3 ${wrap}`}>{j.description}</td>
             <td className={`hidden min-w-24 px-2 py-2 sm:px-3 sm:table-cell ${wrap}`} data-testid={`group-of-${j.id}`}>{groupName.get(`${j.groupId}`) ?? `${j.groupId}`}</td>
             <td className={`hidden min-w-28 px-2 py-2 sm:px-3 font-mono md:table-cell ${wrap}`} data-testid={`handler-of-${j.id}`}>{handlerText(j)}</td>
-            <td className={`hidden px-2 py-2 sm:px-3 font-mono text-xs lg:table-cell ${wrap}`}>{schedule(j)}</td>
+            <td className={`hidden px-2 py-2 sm:px-3 font-mono text-xs lg:table-cell ${wrap}`}>{scheduleText(j.schedule, t)}</td>
             <td className="hidden px-2 py-2 sm:px-3 text-xs lg:table-cell"><Time ts={j.nextFireAt} /></td>
             <td className="px-2 py-2 sm:px-3">{j.enabled ? "✓" : "—"}</td>
             <td className="px-2 py-2 sm:px-3" data-testid={`last-run-of-${j.id}`}>{j.lastRunId
@@ -115,10 +110,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
         ])}
       </Table>
       {q.data?.jobs.length === 0 && <p className="mt-2 text-sm text-slate-500">{t("none")}</p>}
-      <div className="mt-3 flex gap-2">
-        {pages.length > 1 && <Button onClick={() => setPages([""])}>{t("page.first")}</Button>}
-        {q.data?.nextPageToken && <Button onClick={() => setPages([...pages, q.data!.nextPageToken])}>{t("page.next")}</Button>}
-      </div>
+      <Pager pages={pages} setPages={setPages} next={q.data?.nextPageToken} />
     </section>
   );
 }
@@ -130,20 +122,6 @@ function handlerText(j: Job): string {
   return j.handler || "—";
 }
 
-function schedule(j: Job): string {
-  const s = j.schedule;
-  if (!s) return "";
-  switch (s.type) {
-    case ScheduleType.CRON:
-      return `${s.cron}${s.timeZone ? ` (${s.timeZone})` : ""}`;
-    case ScheduleType.FIX_RATE:
-      return `every ${s.intervalSeconds}s`;
-    case ScheduleType.FIX_DELAY:
-      return `${s.intervalSeconds}s after each`;
-    default:
-      return "—";
-  }
-}
 
 // RunWith runs a job once with another param, on one of its group's
 // executors or by its route strategy, now or at a later time (the run

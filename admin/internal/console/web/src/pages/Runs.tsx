@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "react";
 import { AlarmStatus, RunService, RunStatus, TriggerType, type Run } from "../gen/carillon/v1/run_pb";
 import { GroupService } from "../gen/carillon/v1/group_pb";
 import { fill, useEnum, useT } from "../i18n";
-import { Button, ErrorBox, StatusBadge, Table, Time, wrap } from "../ui";
+import { Button, ErrorBox, Pager, StatusBadge, Table, Time, wrap } from "../ui";
 
 // Runs lists runs, newest first, filtered in the API and refreshed every
 // few seconds; a run's row opens its detail and log above the table,
@@ -105,10 +105,7 @@ export function Runs({ canWrite, isAdmin, jobId, runId }: { canWrite: boolean; i
           </tr>
         ))}
       </Table>
-      <div className="mt-3 flex gap-2">
-        {pages.length > 1 && <Button onClick={() => setPages([""])}>{t("page.first")}</Button>}
-        {q.data?.nextPageToken && <Button onClick={() => setPages([...pages, q.data!.nextPageToken])}>{t("page.next")}</Button>}
-      </div>
+      <Pager pages={pages} setPages={setPages} next={q.data?.nextPageToken} />
     </section>
   );
 }
@@ -146,6 +143,8 @@ function RunDetail({ runId, jobId }: { runId: string; jobId: string }) {
           {row(t("runs.triggered"), <Time ts={r.triggeredAt} />)}
           {row(t("runs.finished"), <Time ts={r.finishedAt} />)}
           {row(t("runs.attempt"), `${r.attempt}`)}
+          {r.workflowRunId > 0n && row(t("runs.workflowRun"), <a data-testid="workflow-run-link" className="text-indigo-700 underline"
+            href={`#/workflows?run=${r.workflowRunId}`}>{`${r.workflowRunId}`} · {r.workflowNode}</a>)}
           {row(t("runs.alarm"), `${text("AlarmStatus", AlarmStatus, r.alarmStatus)} ${r.alarmMessage}`)}
         </dl>
       )}
