@@ -45,12 +45,7 @@ func TestWorkflowContext(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
-		s, b := setup(t, be.DB(t))
-		w, _ := diamond(t, s, b, 1)
-		ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, ch := triggerDiamond(t, be, 1)
 		extract := byNode(t, ch.FollowUps, "extract")
 		if extract.Inputs != nil {
 			t.Fatalf("root extract has inputs %v, want none", extract.Inputs)

@@ -40,6 +40,19 @@ func diamond(t *testing.T, s *store.Store, b *bundle, retries int32) (store.Work
 	return w, j
 }
 
+// triggerDiamond stores the diamond workflow (with retries) in a new
+// store of be and triggers it by hand at t0.
+func triggerDiamond(t *testing.T, be dbtest.Backend, retries int32) (*store.Store, store.WorkflowChange) {
+	t.Helper()
+	s, b := setup(t, be.DB(t))
+	w, _ := diamond(t, s, b, retries)
+	ch, err := s.TriggerWorkflow(context.Background(), w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ch
+}
+
 // aJob stores a job of b's group, without a schedule.
 func aJob(t *testing.T, s *store.Store, b *bundle) store.Job {
 	t.Helper()
@@ -106,13 +119,7 @@ func nodeStatus(wr store.WorkflowRun) map[string]carillonv1.RunStatus {
 func TestWorkflowFanIn(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
-		ctx := context.Background()
-		s, b := setup(t, be.DB(t))
-		w, _ := diamond(t, s, b, 0)
-		ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, ch := triggerDiamond(t, be, 0)
 		if got := nodesOf(ch.FollowUps); !slices.Equal(got, []string{"extract", "other"}) {
 			t.Fatalf("started %v, want the roots extract and other", got)
 		}
@@ -234,12 +241,7 @@ func TestWorkflowCancel(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
-		s, b := setup(t, be.DB(t))
-		w, _ := diamond(t, s, b, 3)
-		ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, ch := triggerDiamond(t, be, 3)
 		extract, ok, err := claimRun(ctx, s, byNode(t, ch.FollowUps, "extract").ID, carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW, t0)
 		if err != nil || !ok {
 			t.Fatal(ok, err)
