@@ -16,9 +16,13 @@ import (
 // at with outputs.
 func settleOutputs(t *testing.T, s *store.Store, r store.Run, outputs map[string]string, at time.Time) store.Settled {
 	t.Helper()
-	got := mustClaim(t, s, r, at)
-	out, err := s.SettleRuns(context.Background(), followup.Policy{}, []store.Result{{RunID: got.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED,
-		FinishedAt: at, Outputs: outputs}})
+	return settleWith(t, s, mustClaim(t, s, r, at), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, outputs, at)
+}
+
+// settleWith settles running run r with status and outputs at at.
+func settleWith(t *testing.T, s *store.Store, r store.Run, status carillonv1.RunStatus, outputs map[string]string, at time.Time) store.Settled {
+	t.Helper()
+	out, err := s.SettleRuns(context.Background(), followup.Policy{}, []store.Result{{RunID: r.ID, Status: status, FinishedAt: at, Outputs: outputs}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +48,6 @@ func storedRun(t *testing.T, s *store.Store, id int64) store.Run {
 func TestWorkflowContext(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
-		ctx := context.Background()
 		s, ch := triggerDiamond(t, be, 1)
 		extract := byNode(t, ch.FollowUps, "extract")
 		if extract.Inputs != nil {
@@ -63,12 +66,8 @@ func TestWorkflowContext(t *testing.T) {
 		// transform_b finishes first; transform_a fails once, publishing
 		// something its retry does not repeat.
 		settleOutputs(t, s, bRun, map[string]string{"b": "2", "shared": "from b"}, t0.Add(2*time.Second))
-		claimed := mustClaim(t, s, a, t0.Add(3*time.Second))
-		failed, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: claimed.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
-			FinishedAt: t0.Add(3 * time.Second), Outputs: map[string]string{"stale": "from the failed attempt"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		failed := settleWith(t, s, mustClaim(t, s, a, t0.Add(3*time.Second)), carillonv1.RunStatus_RUN_STATUS_FAILED,
+			map[string]string{"stale": "from the failed attempt"}, t0.Add(3*time.Second))
 		if len(failed.FollowUps) != 1 || failed.FollowUps[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY {
 			t.Fatalf("transform_a's failure made %+v, want its retry", failed.FollowUps)
 		}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -391,7 +392,7 @@ func TestWorkflowDefinitions(t *testing.T) {
 
 // TestWorkflowShardedNode: a node whose run became a broadcast of two
 // shards succeeds once both shards have; only then do its dependents
-// start.
+// start, with the outputs of both as inputs (in shard order).
 func TestWorkflowShardedNode(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
@@ -422,12 +423,17 @@ func TestWorkflowShardedNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out := settle(t, s, shard0, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(time.Second)); len(out.FollowUps) != 0 {
+		// Shard 1 ends first; its outputs still win over shard 0's (shard
+		// order) in the inputs of the node after.
+		if out := settleWith(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, map[string]string{"n": "1"}, t0.Add(time.Second)); len(out.FollowUps) != 0 {
 			t.Fatalf("one shard of two started %v", nodesOf(out.FollowUps))
 		}
-		out := settle(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(2*time.Second))
+		out := settleWith(t, s, shard0, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, map[string]string{"n": "0", "s0": "x"}, t0.Add(2*time.Second))
 		if got := nodesOf(out.FollowUps); !slices.Equal(got, []string{"after"}) {
 			t.Fatalf("both shards started %v, want after", got)
+		}
+		if got, want := out.FollowUps[0].Inputs, map[string]string{"n": "1", "s0": "x"}; !maps.Equal(got, want) {
+			t.Errorf("after's inputs %v, want %v (the shards' outputs, merged in shard order)", got, want)
 		}
 	})
 }
