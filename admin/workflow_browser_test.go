@@ -313,3 +313,30 @@ func TestConsoleWorkflows(t *testing.T) {
 	v.screenshot(t, "workflows-viewer")
 	v.noErrors(t)
 }
+
+// TestConsoleRunContext: the run detail shows a workflow node's inputs
+// and what its run published (context between nodes), key = value.
+func TestConsoleRunContext(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := startWorkflowSetup(t)
+	b := newBrowser(t, w.c.url)
+	j := w.jobs["context"]
+	id := w.create(t, "context", node("extract", j), node("transform", j, "extract"))
+	tr, err := w.wf.TriggerWorkflow(ctx, &carillonv1.TriggerWorkflowRequest{WorkflowId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := w.await(t, tr.WorkflowRunId, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SUCCEEDED)
+	b.signIn(t, "admin", adminPassword)
+	var inputs, outputs string
+	b.run(t, "the transform node's run shows its inputs and outputs",
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs?job=%d&run=%d", w.c.url, j, nodeRun(wr, "transform").GetRunId())),
+		textOf(`[data-testid=run-detail] [data-testid=run-inputs]`, &inputs),
+		textOf(`[data-testid=run-detail] [data-testid=run-outputs]`, &outputs),
+	)
+	if inputs != "rows = 42" || outputs != "transform_rows = 84" {
+		t.Errorf("the run detail shows inputs %q and outputs %q, want rows = 42 and transform_rows = 84", inputs, outputs)
+	}
+	b.screenshot(t, "run-context")
+}

@@ -3,8 +3,10 @@ package admin_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -62,6 +64,8 @@ type workflowSetup struct {
 	release chan struct{}
 	// blocked is signalled when a "block" run started.
 	blocked chan struct{}
+	// inputs are what each "context" run got in Job.Inputs, by param.
+	inputs sync.Map
 }
 
 // startWorkflowSetup starts the admin and executor, and makes the group
@@ -91,6 +95,17 @@ func startWorkflowSetup(t *testing.T) *workflowSetup {
 			w.log.add("end " + job.Param)
 			return nil
 		})
+		ex.HandleFunc("context", func(ctx context.Context, job *sdk.Job) error {
+			w.inputs.Store(job.Param, job.Inputs)
+			if job.Param == "extract" {
+				return job.SetOutput("rows", "42")
+			}
+			rows, err := strconv.Atoi(job.Inputs["rows"])
+			if err != nil {
+				return fmt.Errorf("input rows: %w", err)
+			}
+			return job.SetOutput(job.Param+"_rows", strconv.Itoa(2*rows))
+		})
 		ex.HandleFunc("block", func(ctx context.Context, job *sdk.Job) error {
 			w.log.add("start " + job.Param)
 			w.blocked <- struct{}{}
@@ -116,7 +131,7 @@ func startWorkflowSetup(t *testing.T) *workflowSetup {
 		}
 		return nil
 	})
-	for _, h := range []string{"journal", "flaky", "block"} {
+	for _, h := range []string{"journal", "flaky", "block", "context"} {
 		res, err := w.c.job.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{
 			GroupId: g.Group.Id, Description: h, Handler: h, Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE},
 		}})
@@ -216,6 +231,43 @@ func TestWorkflowEndToEnd(t *testing.T) {
 	}
 	if i, e := w.log.index("end extract"), w.log.index("start transform_a"); i > e {
 		t.Errorf("transform_a started before extract ended: %v", w.log.events)
+	}
+}
+
+// TestWorkflowContext: extract publishes rows=42 (Job.SetOutput);
+// transform gets it in Job.Inputs and publishes what it made of it; load,
+// after both, gets the merged outputs of its dependencies. GetRun shows
+// each run's outputs and inputs.
+func TestWorkflowContext(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := startWorkflowSetup(t)
+	j := w.jobs["context"]
+	id := w.create(t, "context", node("extract", j), node("transform", j, "extract"), node("load", j, "extract", "transform"))
+	tr, err := w.wf.TriggerWorkflow(ctx, &carillonv1.TriggerWorkflowRequest{WorkflowId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := w.await(t, tr.WorkflowRunId, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SUCCEEDED)
+	for key, want := range map[string]map[string]string{
+		"extract":   nil,
+		"transform": {"rows": "42"},
+		"load":      {"rows": "42", "transform_rows": "84"},
+	} {
+		got, _ := w.inputs.Load(key)
+		if got, _ := got.(map[string]string); !maps.Equal(got, want) {
+			t.Errorf("%s's handler got inputs %v, want %v", key, got, want)
+		}
+		run, err := w.c.run.GetRun(ctx, &carillonv1.GetRunRequest{Id: nodeRun(wr, key).GetRunId()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(run.Run.Inputs, want) {
+			t.Errorf("GetRun of %s: inputs %v, want %v", key, run.Run.Inputs, want)
+		}
+		if key == "extract" && !maps.Equal(run.Run.Outputs, map[string]string{"rows": "42"}) {
+			t.Errorf("GetRun of extract: outputs %v, want rows=42", run.Run.Outputs)
+		}
 	}
 }
 

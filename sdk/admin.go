@@ -114,6 +114,7 @@ func (a *admins) reportResults(ctx context.Context, batch []report.Result) ([]re
 			Status:     r.Status,
 			Message:    r.Message,
 			FinishedAt: timestamppb.New(r.FinishedAt),
+			Outputs:    r.Outputs,
 		}
 		if !r.StartedAt.IsZero() {
 			req.Results[i].StartedAt = timestamppb.New(r.StartedAt)

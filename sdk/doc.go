@@ -136,6 +136,21 @@ running ones, cancels those still running (reported KILLED), stops serving,
 delivers the pending results it can, and returns. Results it cannot deliver
 are delivered by the next start.
 
+# Context between workflow nodes
+
+A handler publishes small values for the workflow nodes after its own with
+[Job.SetOutput] (at most [MaxOutputsSize] bytes per run); a node's runs get
+the merged outputs of its dependencies in [Job.Inputs]:
+
+	func extract(ctx context.Context, job *sdk.Job) error {
+		return job.SetOutput("rows", "42")
+	}
+
+	func transform(ctx context.Context, job *sdk.Job) error {
+		job.Logf("transforming %s rows", job.Inputs["rows"])
+		return nil
+	}
+
 # Scripts
 
 A job can carry a script instead of a handler name: shell, Python, Node.js,
@@ -146,7 +161,11 @@ the run's log and exit code 0 meaning success. Its environment has
 CARILLON_RUN_ID, CARILLON_JOB_ID, CARILLON_PARAM, CARILLON_SHARD_INDEX,
 CARILLON_SHARD_TOTAL, CARILLON_ATTEMPT (0 for the first attempt, n for the
 n-th retry) and CARILLON_SCHEDULED_AT (the run's logical time, RFC 3339 in
-UTC, the same in every retry; see [Job].ScheduledAt). A timeout or kill ends the
+UTC, the same in every retry; see [Job].ScheduledAt). A run of a workflow
+node also gets its [Job].Inputs as CARILLON_INPUT_<KEY> variables and, as a
+JSON object, in the file named by CARILLON_INPUTS_FILE; the script publishes
+outputs ([Job.SetOutput]) by writing key=value lines to the file named by
+CARILLON_OUTPUTS_FILE. A timeout or kill ends the
 script's whole process group (on Unix). That is remote code execution by
 design, so it is off unless [Config].ScriptsEnabled is set, which needs an
 [Config].AccessToken.

@@ -203,7 +203,9 @@ func (e *Executor) prepare(r *runner.Run) runner.Call {
 			ShardTotal:  r.ShardTotal,
 			ScheduledAt: r.ScheduledAt,
 			Attempt:     r.Attempt,
+			Inputs:      r.Inputs,
 			log:         r.Log,
+			outputs:     &outputs{},
 		},
 		handler: e.wrap(r.Handler.(Handler)),
 	}
@@ -217,6 +219,9 @@ type call struct {
 
 // Call calls the handler.
 func (c *call) Call(ctx context.Context) error { return c.handler.ServeJob(ctx, &c.job) }
+
+// Outputs returns what the handler published (runner.Publisher).
+func (c *call) Outputs() map[string]string { return c.job.Outputs() }
 
 func (e *Executor) wrap(h Handler) Handler {
 	e.mu.RLock()

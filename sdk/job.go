@@ -40,9 +40,16 @@ type Job struct {
 	// Attempt is 0 for the run's first attempt, n for its n-th retry (0
 	// from admins that predate it).
 	Attempt int
+	// Inputs are, for a run of a workflow node, the outputs its
+	// dependencies published ([Job.SetOutput]), merged in the order of the
+	// node's dependencies: a key of a later dependency replaces an earlier
+	// one's. Nil outside workflows and when they published nothing. The
+	// handler may read it, not change it.
+	Inputs map[string]string
 
-	log    *runlog.Log
-	logger *slog.Logger
+	log     *runlog.Log
+	logger  *slog.Logger
+	outputs *outputs
 }
 
 // Logf formats like [fmt.Printf] and writes one line to the run's log,

@@ -39,7 +39,9 @@ const scriptWaitDelay = 2 * time.Second
 //
 // in its own process group, with stdout and stderr appended to the run's
 // log. Exit code 0 is success. When the run's context ends (timeout, kill,
-// shutdown) the whole process group is killed.
+// shutdown) the whole process group is killed. The script gets its run's
+// inputs and publishes outputs through files and environment variables
+// (scriptcontext.go).
 type scriptHandler struct {
 	typ    carillonv1.ScriptType
 	source string
@@ -88,6 +90,11 @@ func (s *scriptHandler) ServeJob(ctx context.Context, job *Job) error {
 	if err != nil {
 		return fmt.Errorf("script file: %w", err)
 	}
+	files, contextEnv, err := writeScriptFiles(strings.TrimSuffix(f.Name(), in.suffix)+"-", job)
+	if err != nil {
+		return fmt.Errorf("script context files: %w", err)
+	}
+	defer files.remove()
 
 	args := []string{f.Name(), job.Param, strconv.Itoa(job.ShardIndex), strconv.Itoa(job.ShardTotal)}
 	job.Logf("----- %s script: %s %s", scriptTypeName(s.typ), path, strings.Join(quoteAll(args), " "))
@@ -101,6 +108,7 @@ func (s *scriptHandler) ServeJob(ctx context.Context, job *Job) error {
 		"CARILLON_SHARD_TOTAL="+strconv.Itoa(job.ShardTotal),
 		"CARILLON_ATTEMPT="+strconv.Itoa(job.Attempt),
 	)
+	cmd.Env = append(cmd.Env, contextEnv...)
 	if !job.ScheduledAt.IsZero() {
 		cmd.Env = append(cmd.Env, "CARILLON_SCHEDULED_AT="+job.ScheduledAt.UTC().Format(time.RFC3339Nano))
 	}
@@ -126,6 +134,9 @@ func (s *scriptHandler) ServeJob(ctx context.Context, job *Job) error {
 		return fmt.Errorf("script: %w", err)
 	}
 	job.Logf("----- script exited with status 0")
+	if err := files.readOutputs(job); err != nil {
+		return fmt.Errorf("script outputs: %w", err)
+	}
 	return nil
 }
 

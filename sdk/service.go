@@ -163,6 +163,9 @@ func (s *service) newRun(req *carillonv1.RunRequest) (*runner.Run, error) {
 	if tc := req.GetTraceContext(); len(tc) > 0 {
 		r.TraceContext = tc
 	}
+	if in := req.GetInputs(); len(in) > 0 {
+		r.Inputs = in
+	}
 	if req.GetBlockStrategy() == carillonv1.BlockStrategy_BLOCK_STRATEGY_UNSPECIFIED {
 		r.Block = carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL
 	}

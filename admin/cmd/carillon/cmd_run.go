@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,7 +124,26 @@ func runFields(r *carillonv1.Run) [][2]string {
 		{"Handler", orDash(r.Handler)}, {"Param", orDash(r.Param)}, {"Scheduled", fmtTime(r.ScheduledAt)}, {"Due", fmtTime(r.DueAt)},
 		{"Triggered", fmtTime(r.TriggeredAt)}, {"Finished", fmtTime(r.FinishedAt)}, {"Routing", orDash(r.TriggerMessage)},
 		{"Missed", missed}, {"Settled by admin", yesNo(r.SettledByAdmin)}, {"Late result", yesNo(r.LateResult)}, {"Alarm", alarm},
+		{"Inputs", contextText(r.Inputs)}, {"Outputs", contextText(r.Outputs)},
 	}
+}
+
+// contextText is a run's inputs or outputs (context between workflow
+// nodes): key=value pairs in key order, Go-quoted where a value is not
+// plain; "-" when none.
+func contextText(m map[string]string) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	pairs := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		if strings.ContainsAny(v, " \t\n\r\"=,") || v == "" {
+			v = strconv.Quote(v)
+		}
+		pairs = append(pairs, k+"="+v)
+	}
+	return strings.Join(pairs, ", ")
 }
 
 func runGetCmd(e *cmdEnv) *cobra.Command {

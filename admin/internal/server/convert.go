@@ -84,6 +84,6 @@ func runToProto(r store.Run, now time.Time) *carillonv1.Run {
 		Status: r.Status, Message: r.Message, FinishedAt: ts(r.FinishedAt), Attempt: r.Attempt,
 		DueAt: ts(r.DueAt), AlarmStatus: r.AlarmStatus, AlarmMessage: r.AlarmMessage,
 		MissedCount: r.MissedCount, MissedUntil: ts(r.MissedUntil), SettledByAdmin: r.AdminSettled, LateResult: r.LateResult,
-		WorkflowRunId: r.WorkflowRunID, WorkflowNode: r.WorkflowNode,
+		WorkflowRunId: r.WorkflowRunID, WorkflowNode: r.WorkflowNode, Outputs: r.Outputs, Inputs: r.Inputs,
 	}
 }

@@ -129,7 +129,7 @@ func (s registryService) ReportResults(ctx context.Context, req *carillonv1.Repo
 			finished = now
 		}
 		results = append(results, store.Result{RunID: r.RunId, Status: r.Status, Message: truncate(r.Message, maxMessage), FinishedAt: finished,
-			StartedAt: fromTS(r.StartedAt)})
+			StartedAt: fromTS(r.StartedAt), Outputs: r.Outputs})
 	}
 	results, refused, err := s.checkRuns(ctx, req.InstanceId, results, req.Results, res.Outcomes, refused)
 	if err != nil {
@@ -255,6 +255,12 @@ func checkResult(field string, r *carillonv1.RunResult) error {
 	}
 	if r.RunId <= 0 {
 		return invalid(field+".run_id", "must be positive, got %d", r.RunId)
+	}
+	if _, ok := r.Outputs[""]; ok {
+		return invalid(field+".outputs", "keys must not be empty")
+	}
+	if n := store.OutputsSize(r.Outputs); n > store.MaxOutputsSize {
+		return invalid(field+".outputs", "at most %d bytes of keys and values, got %d", store.MaxOutputsSize, n)
 	}
 	return nil
 }

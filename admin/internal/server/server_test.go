@@ -202,21 +202,24 @@ func TestRegisterStoresCapabilities(t *testing.T) {
 }
 
 // TestReportResultsRefusesEachMalformedResult: a batch with malformed
-// results settles the good ones and refuses each bad one in its outcome,
-// naming the field and the rule; the call succeeds.
+// results settles the good ones (with their outputs) and refuses each bad
+// one in its outcome, naming the field and the rule (outputs over 64 KiB,
+// an empty output key); the call succeeds.
 func TestReportResultsRefusesEachMalformedResult(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
 		b := setup(t, be, "")
 		newRun := runningRuns(t, b.store, b.clock.Now(), "http://10.0.0.1:9999")
-		good, bad, ours, foreign := newRun(), newRun(), newRun(), newRun()
+		good, bad, ours, foreign, big, emptyKey := newRun(), newRun(), newRun(), newRun(), newRun(), newRun()
 		res, err := b.registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{
-			{RunId: good.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED},
+			{RunId: good.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Outputs: map[string]string{"rows": "42"}},
 			{RunId: bad.ID, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING},
 			{RunId: -1, Status: carillonv1.RunStatus_RUN_STATUS_FAILED},
 			{RunId: ours.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "boom", DatabaseId: b.store.DatabaseID()},
 			{RunId: foreign.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, DatabaseId: strings.Repeat("f", 32)},
+			{RunId: big.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Outputs: map[string]string{"k": strings.Repeat("v", store.MaxOutputsSize)}},
+			{RunId: emptyKey.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Outputs: map[string]string{"": "v"}},
 		}})
 		if err != nil {
 			t.Fatalf("ReportResults with malformed results: %v, want the call to succeed", err)
@@ -232,6 +235,8 @@ func TestReportResultsRefusesEachMalformedResult(t *testing.T) {
 			{-1, "invalid_argument", "results[2].run_id: must be positive"},
 			{ours.ID, "", ""},
 			{foreign.ID, "", ""}, // of another database: acknowledged and ignored
+			{big.ID, "invalid_argument", "results[5].outputs: at most 65536 bytes of keys and values, got 65537"},
+			{emptyKey.ID, "invalid_argument", "results[6].outputs: keys must not be empty"},
 		}
 		var got []outcome
 		for i, o := range res.GetOutcomes() {
@@ -251,10 +256,15 @@ func TestReportResultsRefusesEachMalformedResult(t *testing.T) {
 			{bad, carillonv1.RunStatus_RUN_STATUS_RUNNING},
 			{ours, carillonv1.RunStatus_RUN_STATUS_FAILED},
 			{foreign, carillonv1.RunStatus_RUN_STATUS_RUNNING},
+			{big, carillonv1.RunStatus_RUN_STATUS_RUNNING},
+			{emptyKey, carillonv1.RunStatus_RUN_STATUS_RUNNING},
 		} {
 			if r, err := b.store.Run(ctx, w.run.ID); err != nil || r.Status != w.want {
 				t.Errorf("run %d after the batch: %s (%v), want %s", w.run.ID, r.Status, err, w.want)
 			}
+		}
+		if r, err := b.store.Run(ctx, good.ID); err != nil || r.Outputs["rows"] != "42" || len(r.Outputs) != 1 {
+			t.Errorf("the good run's outputs %v (%v), want rows=42", r.Outputs, err)
 		}
 	})
 }

@@ -56,7 +56,8 @@ func dump(t *testing.T, db *sql.DB, table string) []string {
 	case "groups":
 		sel = "id, app_name, title, address_mode, addresses, created_at, updated_at" // 0009 added executor_protocol, allow_scripts
 	case "runs":
-		sel = strings.TrimSuffix(runColumns, ", workflow_run_id, workflow_node") // 0012 added those
+		sel = strings.TrimSuffix(runColumns, `, workflow_run_id, workflow_node,
+	outputs, inputs`) // 0012 and 0013 added those
 	}
 	rows, err := db.Query(`SELECT ` + sel + ` FROM ` + table + ` ORDER BY 1, 2`)
 	if err != nil {

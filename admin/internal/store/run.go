@@ -56,6 +56,12 @@ type Run struct {
 	// "" outside workflows.
 	WorkflowRunID int64
 	WorkflowNode  string
+	// Outputs are what the run's handler published with its result
+	// (Result.Outputs); Inputs what the run was given when it was made:
+	// the merged outputs of its workflow node's dependencies. Nil when
+	// none.
+	Outputs map[string]string
+	Inputs  map[string]string
 }
 
 // Values of runs.admin_settled.
@@ -67,17 +73,26 @@ const (
 
 const runColumns = `id, job_id, group_id, executor_address, handler, param, shard_index, shard_total, trigger_type,
 	scheduled_at, triggered_at, trigger_message, status, message, finished_at, attempt, due_at, timeout_seconds,
-	alarm_status, alarm_message, missed_count, missed_until, admin_settled, workflow_run_id, workflow_node`
+	alarm_status, alarm_message, missed_count, missed_until, admin_settled, workflow_run_id, workflow_node,
+	outputs, inputs`
 
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var scheduled, triggered, finished, due, missedUntil sql.NullInt64
 	var settled int64
+	var outputs, inputs sql.NullString
 	err := row.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ExecutorAddress, &r.Handler, &r.Param, &r.ShardIndex, &r.ShardTotal,
 		&r.TriggerType, &scheduled, &triggered, &r.TriggerMessage, &r.Status, &r.Message, &finished, &r.Attempt, &due,
-		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage, &r.MissedCount, &missedUntil, &settled, &r.WorkflowRunID, &r.WorkflowNode)
+		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage, &r.MissedCount, &missedUntil, &settled, &r.WorkflowRunID, &r.WorkflowNode,
+		&outputs, &inputs)
 	if err != nil {
 		return Run{}, err
+	}
+	if r.Outputs, err = decodeContext(outputs); err != nil {
+		return Run{}, fmt.Errorf("run %d: outputs: %w", r.ID, err)
+	}
+	if r.Inputs, err = decodeContext(inputs); err != nil {
+		return Run{}, fmt.Errorf("run %d: inputs: %w", r.ID, err)
 	}
 	r.ScheduledAt, r.TriggeredAt, r.FinishedAt = fromMillis(scheduled), fromMillis(triggered), fromMillis(finished)
 	r.DueAt, r.MissedUntil = fromMillis(due), fromMillis(missedUntil)
@@ -86,7 +101,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 }
 
 // insertRunSQL inserts a run; its arguments are insertArgs.
-var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 23) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 25) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 
 // insertArgs are r's values for insertRunSQL. A zero DueAt becomes ScheduledAt.
 func insertArgs(r *Run) []any {
@@ -95,7 +110,8 @@ func insertArgs(r *Run) []any {
 	}
 	return []any{r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
 		millis(r.ScheduledAt), millis(r.TriggeredAt), r.TriggerMessage, r.Status, r.Message, millis(r.FinishedAt), r.Attempt,
-		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage, r.MissedCount, millis(r.MissedUntil), settledCode(*r), r.WorkflowRunID, r.WorkflowNode}
+		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage, r.MissedCount, millis(r.MissedUntil), settledCode(*r), r.WorkflowRunID, r.WorkflowNode,
+		encodeContext(r.Outputs), encodeContext(r.Inputs)}
 }
 
 // settledCode is r's runs.admin_settled value.

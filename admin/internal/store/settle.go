@@ -55,6 +55,9 @@ type Result struct {
 	// its executor (LOST, TIMED_OUT, unknown after a restart). A result
 	// from the executor that comes later replaces it (Run.LateResult).
 	ByAdmin bool
+	// Outputs are what the handler published (Run.Outputs), at most
+	// MaxOutputsSize: the caller checks.
+	Outputs map[string]string
 }
 
 // Settled is what settling runs did: the runs it settled, and the pending
@@ -228,8 +231,18 @@ func (st *settler) settle(results []Result) error {
 		case res.ByAdmin:
 			list.nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{})
 		}
-		if res.ByAdmin {
+		outputs := encodeContext(res.Outputs)
+		switch {
+		case res.ByAdmin:
 			list.int(settledByAdmin)
+		case outputs.Valid:
+			if res.Dispatch == nil {
+				list.nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{})
+			}
+			list.nullInt(sql.NullInt64{})
+		}
+		if outputs.Valid {
+			list.str(outputs.String)
 		}
 	}
 	runs, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
@@ -356,6 +369,7 @@ func (st *settler) followUp(r Run) error {
 		retry.Status, retry.Message, retry.ExecutorAddress, retry.TriggerMessage = carillonv1.RunStatus_RUN_STATUS_PENDING, "", "", ""
 		retry.TriggeredAt, retry.FinishedAt, retry.AlarmStatus, retry.AlarmMessage = time.Time{}, time.Time{}, 0, ""
 		retry.LateResult, retry.AdminSettled = false, false
+		retry.Outputs = nil // its inputs stay: the same node's
 		retry.DueAt = d.RetryAt
 		if err := insertRun(ctx, tx, &retry); err != nil {
 			return err

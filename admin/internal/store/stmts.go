@@ -58,7 +58,8 @@ const (
 	// settleRunsSQL applies results: [run, status, message, finished at,
 	// and, for a dispatch recorded with its result, executor, trigger
 	// message, timeout, and the time it was really sent or null; null
-	// otherwise), and 1 for a settlement by the admin itself]. It settles a
+	// otherwise), and 1 for a settlement by the admin itself, or null, and
+	// the outputs as a JSON object (text) or nothing]. It settles a
 	// running run, or replaces the admin's own settlement of a run (LOST,
 	// TIMED_OUT) with a result from its executor. A run settled SKIPPED (not
 	// sent: DO_NOTHING after a restart, its job stopped) is the record of its
@@ -75,6 +76,7 @@ const (
 		executor_address = coalesce(r.value->>4, executor_address), trigger_message = coalesce(r.value->>5, trigger_message),
 		timeout_seconds = coalesce(r.value->>6, timeout_seconds), triggered_at = coalesce(r.value->>7, triggered_at),
 		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r.value->>8, 0) ELSE 2 END,
+		outputs = coalesce(r.value->>9, outputs),
 		missed_count = CASE WHEN r.value->>1 = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN 1 ELSE runs.missed_count END,
 		missed_until = CASE WHEN r.value->>1 = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN runs.scheduled_at ELSE runs.missed_until END
 		FROM json_each(?1) AS r WHERE runs.id = r.value->>0

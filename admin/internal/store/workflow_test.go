@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -38,6 +39,19 @@ func diamond(t *testing.T, s *store.Store, b *bundle, retries int32) (store.Work
 		t.Fatal(err)
 	}
 	return w, j
+}
+
+// triggerDiamond stores the diamond workflow (with retries) in a new
+// store of be and triggers it by hand at t0.
+func triggerDiamond(t *testing.T, be dbtest.Backend, retries int32) (*store.Store, store.WorkflowChange) {
+	t.Helper()
+	s, b := setup(t, be.DB(t))
+	w, _ := diamond(t, s, b, retries)
+	ch, err := s.TriggerWorkflow(context.Background(), w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ch
 }
 
 // aJob stores a job of b's group, without a schedule.
@@ -106,13 +120,7 @@ func nodeStatus(wr store.WorkflowRun) map[string]carillonv1.RunStatus {
 func TestWorkflowFanIn(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
-		ctx := context.Background()
-		s, b := setup(t, be.DB(t))
-		w, _ := diamond(t, s, b, 0)
-		ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, ch := triggerDiamond(t, be, 0)
 		if got := nodesOf(ch.FollowUps); !slices.Equal(got, []string{"extract", "other"}) {
 			t.Fatalf("started %v, want the roots extract and other", got)
 		}
@@ -234,12 +242,7 @@ func TestWorkflowCancel(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
-		s, b := setup(t, be.DB(t))
-		w, _ := diamond(t, s, b, 3)
-		ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, ch := triggerDiamond(t, be, 3)
 		extract, ok, err := claimRun(ctx, s, byNode(t, ch.FollowUps, "extract").ID, carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW, t0)
 		if err != nil || !ok {
 			t.Fatal(ok, err)
@@ -389,7 +392,7 @@ func TestWorkflowDefinitions(t *testing.T) {
 
 // TestWorkflowShardedNode: a node whose run became a broadcast of two
 // shards succeeds once both shards have; only then do its dependents
-// start.
+// start, with the outputs of both as inputs (in shard order).
 func TestWorkflowShardedNode(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
@@ -420,12 +423,17 @@ func TestWorkflowShardedNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out := settle(t, s, shard0, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(time.Second)); len(out.FollowUps) != 0 {
+		// Shard 1 ends first; its outputs still win over shard 0's (shard
+		// order) in the inputs of the node after.
+		if out := settleWith(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, map[string]string{"n": "1"}, t0.Add(time.Second)); len(out.FollowUps) != 0 {
 			t.Fatalf("one shard of two started %v", nodesOf(out.FollowUps))
 		}
-		out := settle(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(2*time.Second))
+		out := settleWith(t, s, shard0, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, map[string]string{"n": "0", "s0": "x"}, t0.Add(2*time.Second))
 		if got := nodesOf(out.FollowUps); !slices.Equal(got, []string{"after"}) {
 			t.Fatalf("both shards started %v, want after", got)
+		}
+		if got, want := out.FollowUps[0].Inputs, map[string]string{"n": "1", "s0": "x"}; !maps.Equal(got, want) {
+			t.Errorf("after's inputs %v, want %v (the shards' outputs, merged in shard order)", got, want)
 		}
 	})
 }

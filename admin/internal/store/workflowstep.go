@@ -247,12 +247,16 @@ func (st *settler) startNode(wr *WorkflowRun, i int, now time.Time) (ok bool, er
 	case n.Param != nil:
 		param = *n.Param
 	}
+	inputs, err := st.nodeInputs(wr, i)
+	if err != nil {
+		return false, err
+	}
 	run := Run{
 		JobID: job.ID, GroupID: job.GroupID, Handler: job.Handler, Param: param, ShardTotal: 1,
 		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW, ScheduledAt: wr.ScheduledAt, DueAt: now,
 		Status:         carillonv1.RunStatus_RUN_STATUS_PENDING,
 		TriggerMessage: fmt.Sprintf("workflow run %d, node %s", wr.ID, n.Key),
-		WorkflowRunID:  wr.ID, WorkflowNode: n.Key,
+		WorkflowRunID:  wr.ID, WorkflowNode: n.Key, Inputs: inputs,
 	}
 	if err := insertRun(st.ctx, st.tx, &run); err != nil {
 		return false, err

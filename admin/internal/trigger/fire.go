@@ -28,6 +28,9 @@ type fire struct {
 	triggerType            carillonv1.TriggerType
 	attempt                int32  // in the padding after triggerType: the fire is no larger
 	param                  string // the request takes its handler from the job
+	// inputs are a workflow node's run's (store.Run.Inputs): nil for
+	// every other run.
+	inputs map[string]string
 
 	// run is the claimed run, until the fire is planned: a broadcast's
 	// extra shards are copied from it. nil afterwards.
@@ -74,7 +77,7 @@ func fireOf(r *store.Run, at time.Time, stopSeq uint64) fire {
 func (f *fire) setRun(r *store.Run) {
 	f.id, f.jobID, f.shardIndex, f.shardTotal = r.ID, r.JobID, r.ShardIndex, r.ShardTotal
 	f.scheduledAt, f.triggeredAt, f.triggerType, f.param = r.ScheduledAt, r.TriggeredAt, r.TriggerType, r.Param
-	f.attempt = r.Attempt
+	f.attempt, f.inputs = r.Attempt, r.Inputs
 	f.run = r
 }
 
@@ -97,7 +100,7 @@ func (f *fire) request(job *store.JobDefinition, db string) *carillonv1.RunReque
 	req := &carillonv1.RunRequest{
 		RunId: f.id, JobId: job.ID, Handler: job.Handler, Param: f.param, BlockStrategy: job.BlockStrategy,
 		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: f.shardIndex, ShardTotal: f.shardTotal,
-		ScheduledAt: timestamppb.New(f.scheduledAt), DatabaseId: db, Attempt: f.attempt,
+		ScheduledAt: timestamppb.New(f.scheduledAt), DatabaseId: db, Attempt: f.attempt, Inputs: f.inputs,
 	}
 	if job.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		req.Script = &carillonv1.Script{Type: job.ScriptType, Source: job.ScriptSource, UpdatedAt: timestamppb.New(job.ScriptUpdatedAt)}

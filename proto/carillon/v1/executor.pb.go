@@ -423,7 +423,13 @@ type RunRequest struct {
 	// (NTP): see RegisterRequest.clock_offset.
 	DueAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=due_at,json=dueAt,proto3" json:"due_at,omitempty"`
 	// The execution's attempt: 0 for its first, n for its n-th retry.
-	Attempt       int32 `protobuf:"varint,14,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Attempt int32 `protobuf:"varint,14,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// For a run of a workflow node: the outputs (RunResult.outputs) of the
+	// node's dependencies, merged in the order of the node's depends_on (a
+	// key published by a later dependency replaces an earlier one's; of a
+	// sharded dependency, a later shard's replaces an earlier one's). Empty
+	// outside workflows and when the dependencies published nothing.
+	Inputs        map[string]string `protobuf:"bytes,15,rep,name=inputs,proto3" json:"inputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -554,6 +560,13 @@ func (x *RunRequest) GetAttempt() int32 {
 		return x.Attempt
 	}
 	return 0
+}
+
+func (x *RunRequest) GetInputs() map[string]string {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
 }
 
 // RunResponse is empty: the execution was accepted.
@@ -1275,7 +1288,7 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\">\n" +
 	"\x10IdleBeatResponse\x12\x12\n" +
 	"\x04idle\x18\x01 \x01(\bR\x04idle\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x83\x05\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xfb\x05\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x15\n" +
@@ -1295,8 +1308,12 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"databaseId\x12N\n" +
 	"\rtrace_context\x18\f \x03(\v2).carillon.v1.RunRequest.TraceContextEntryR\ftraceContext\x121\n" +
 	"\x06due_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x05dueAt\x12\x18\n" +
-	"\aattempt\x18\x0e \x01(\x05R\aattempt\x1a?\n" +
+	"\aattempt\x18\x0e \x01(\x05R\aattempt\x12;\n" +
+	"\x06inputs\x18\x0f \x03(\v2#.carillon.v1.RunRequest.InputsEntryR\x06inputs\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
+	"\vInputsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\r\n" +
 	"\vRunResponse\">\n" +
@@ -1387,7 +1404,7 @@ func file_carillon_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_carillon_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_carillon_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_carillon_v1_executor_proto_goTypes = []any{
 	(HeldRunState)(0),             // 0: carillon.v1.HeldRunState
 	(BlockStrategy)(0),            // 1: carillon.v1.BlockStrategy
@@ -1410,40 +1427,42 @@ var file_carillon_v1_executor_proto_goTypes = []any{
 	(*ReadLogResponse)(nil),       // 18: carillon.v1.ReadLogResponse
 	(*Script)(nil),                // 19: carillon.v1.Script
 	nil,                           // 20: carillon.v1.RunRequest.TraceContextEntry
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	nil,                           // 21: carillon.v1.RunRequest.InputsEntry
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
 }
 var file_carillon_v1_executor_proto_depIdxs = []int32{
 	1,  // 0: carillon.v1.RunRequest.block_strategy:type_name -> carillon.v1.BlockStrategy
-	21, // 1: carillon.v1.RunRequest.scheduled_at:type_name -> google.protobuf.Timestamp
+	22, // 1: carillon.v1.RunRequest.scheduled_at:type_name -> google.protobuf.Timestamp
 	19, // 2: carillon.v1.RunRequest.script:type_name -> carillon.v1.Script
 	20, // 3: carillon.v1.RunRequest.trace_context:type_name -> carillon.v1.RunRequest.TraceContextEntry
-	21, // 4: carillon.v1.RunRequest.due_at:type_name -> google.protobuf.Timestamp
-	7,  // 5: carillon.v1.RunBatchRequest.runs:type_name -> carillon.v1.RunRequest
-	11, // 6: carillon.v1.RunBatchResponse.outcomes:type_name -> carillon.v1.RunOutcome
-	21, // 7: carillon.v1.ReadLogRequest.scheduled_at:type_name -> google.protobuf.Timestamp
-	17, // 8: carillon.v1.HeldRunsResponse.runs:type_name -> carillon.v1.HeldRun
-	0,  // 9: carillon.v1.HeldRun.state:type_name -> carillon.v1.HeldRunState
-	2,  // 10: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
-	21, // 11: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
-	3,  // 12: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
-	5,  // 13: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
-	7,  // 14: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
-	9,  // 15: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
-	12, // 16: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
-	14, // 17: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
-	15, // 18: carillon.v1.ExecutorService.HeldRuns:input_type -> carillon.v1.HeldRunsRequest
-	4,  // 19: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
-	6,  // 20: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
-	8,  // 21: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
-	10, // 22: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
-	13, // 23: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
-	18, // 24: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
-	16, // 25: carillon.v1.ExecutorService.HeldRuns:output_type -> carillon.v1.HeldRunsResponse
-	19, // [19:26] is the sub-list for method output_type
-	12, // [12:19] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	22, // 4: carillon.v1.RunRequest.due_at:type_name -> google.protobuf.Timestamp
+	21, // 5: carillon.v1.RunRequest.inputs:type_name -> carillon.v1.RunRequest.InputsEntry
+	7,  // 6: carillon.v1.RunBatchRequest.runs:type_name -> carillon.v1.RunRequest
+	11, // 7: carillon.v1.RunBatchResponse.outcomes:type_name -> carillon.v1.RunOutcome
+	22, // 8: carillon.v1.ReadLogRequest.scheduled_at:type_name -> google.protobuf.Timestamp
+	17, // 9: carillon.v1.HeldRunsResponse.runs:type_name -> carillon.v1.HeldRun
+	0,  // 10: carillon.v1.HeldRun.state:type_name -> carillon.v1.HeldRunState
+	2,  // 11: carillon.v1.Script.type:type_name -> carillon.v1.ScriptType
+	22, // 12: carillon.v1.Script.updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 13: carillon.v1.ExecutorService.Beat:input_type -> carillon.v1.BeatRequest
+	5,  // 14: carillon.v1.ExecutorService.IdleBeat:input_type -> carillon.v1.IdleBeatRequest
+	7,  // 15: carillon.v1.ExecutorService.Run:input_type -> carillon.v1.RunRequest
+	9,  // 16: carillon.v1.ExecutorService.RunBatch:input_type -> carillon.v1.RunBatchRequest
+	12, // 17: carillon.v1.ExecutorService.Kill:input_type -> carillon.v1.KillRequest
+	14, // 18: carillon.v1.ExecutorService.ReadLog:input_type -> carillon.v1.ReadLogRequest
+	15, // 19: carillon.v1.ExecutorService.HeldRuns:input_type -> carillon.v1.HeldRunsRequest
+	4,  // 20: carillon.v1.ExecutorService.Beat:output_type -> carillon.v1.BeatResponse
+	6,  // 21: carillon.v1.ExecutorService.IdleBeat:output_type -> carillon.v1.IdleBeatResponse
+	8,  // 22: carillon.v1.ExecutorService.Run:output_type -> carillon.v1.RunResponse
+	10, // 23: carillon.v1.ExecutorService.RunBatch:output_type -> carillon.v1.RunBatchResponse
+	13, // 24: carillon.v1.ExecutorService.Kill:output_type -> carillon.v1.KillResponse
+	18, // 25: carillon.v1.ExecutorService.ReadLog:output_type -> carillon.v1.ReadLogResponse
+	16, // 26: carillon.v1.ExecutorService.HeldRuns:output_type -> carillon.v1.HeldRunsResponse
+	20, // [20:27] is the sub-list for method output_type
+	13, // [13:20] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_executor_proto_init() }
@@ -1457,7 +1476,7 @@ func file_carillon_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_executor_proto_rawDesc), len(file_carillon_v1_executor_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

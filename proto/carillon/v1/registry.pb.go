@@ -534,7 +534,12 @@ type RunResult struct {
 	// (started_at - the run's scheduled instant) and run duration
 	// (finished_at - started_at) from it. Unset for a run that never started
 	// (killed while queued), and from executors that predate it.
-	StartedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// What the handler published for the runs that depend on it (a
+	// workflow node's dependents get them as RunRequest.inputs): at most
+	// 64 KiB of keys and values together, non-empty keys. The admin stores
+	// them with the run (Run.outputs); a result over the limit is refused.
+	Outputs       map[string]string `protobuf:"bytes,7,rep,name=outputs,proto3" json:"outputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -611,6 +616,13 @@ func (x *RunResult) GetStartedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *RunResult) GetOutputs() map[string]string {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
 var File_carillon_v1_registry_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_registry_proto_rawDesc = "" +
@@ -641,7 +653,7 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\rResultOutcome\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\x85\x02\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\x80\x03\n" +
 	"\tRunResult\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12.\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x16.carillon.v1.RunStatusR\x06status\x12\x18\n" +
@@ -651,7 +663,11 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\vdatabase_id\x18\x05 \x01(\tR\n" +
 	"databaseId\x129\n" +
 	"\n" +
-	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt*`\n" +
+	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12=\n" +
+	"\aoutputs\x18\a \x03(\v2#.carillon.v1.RunResult.OutputsEntryR\aoutputs\x1a:\n" +
+	"\fOutputsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01*`\n" +
 	"\n" +
 	"Capability\x12\x1a\n" +
 	"\x16CAPABILITY_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -676,7 +692,7 @@ func file_carillon_v1_registry_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_carillon_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_carillon_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_carillon_v1_registry_proto_goTypes = []any{
 	(Capability)(0),               // 0: carillon.v1.Capability
 	(*RegisterRequest)(nil),       // 1: carillon.v1.RegisterRequest
@@ -687,33 +703,35 @@ var file_carillon_v1_registry_proto_goTypes = []any{
 	(*ReportResultsResponse)(nil), // 6: carillon.v1.ReportResultsResponse
 	(*ResultOutcome)(nil),         // 7: carillon.v1.ResultOutcome
 	(*RunResult)(nil),             // 8: carillon.v1.RunResult
-	(ExecutorProtocol)(0),         // 9: carillon.v1.ExecutorProtocol
-	(*durationpb.Duration)(nil),   // 10: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
-	(RunStatus)(0),                // 12: carillon.v1.RunStatus
+	nil,                           // 9: carillon.v1.RunResult.OutputsEntry
+	(ExecutorProtocol)(0),         // 10: carillon.v1.ExecutorProtocol
+	(*durationpb.Duration)(nil),   // 11: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(RunStatus)(0),                // 13: carillon.v1.RunStatus
 }
 var file_carillon_v1_registry_proto_depIdxs = []int32{
-	9,  // 0: carillon.v1.RegisterRequest.protocol:type_name -> carillon.v1.ExecutorProtocol
+	10, // 0: carillon.v1.RegisterRequest.protocol:type_name -> carillon.v1.ExecutorProtocol
 	0,  // 1: carillon.v1.RegisterRequest.capabilities:type_name -> carillon.v1.Capability
-	10, // 2: carillon.v1.RegisterRequest.clock_offset:type_name -> google.protobuf.Duration
-	10, // 3: carillon.v1.RegisterRequest.clock_round_trip:type_name -> google.protobuf.Duration
-	11, // 4: carillon.v1.RegisterResponse.admin_time:type_name -> google.protobuf.Timestamp
+	11, // 2: carillon.v1.RegisterRequest.clock_offset:type_name -> google.protobuf.Duration
+	11, // 3: carillon.v1.RegisterRequest.clock_round_trip:type_name -> google.protobuf.Duration
+	12, // 4: carillon.v1.RegisterResponse.admin_time:type_name -> google.protobuf.Timestamp
 	8,  // 5: carillon.v1.ReportResultsRequest.results:type_name -> carillon.v1.RunResult
 	7,  // 6: carillon.v1.ReportResultsResponse.outcomes:type_name -> carillon.v1.ResultOutcome
-	12, // 7: carillon.v1.RunResult.status:type_name -> carillon.v1.RunStatus
-	11, // 8: carillon.v1.RunResult.finished_at:type_name -> google.protobuf.Timestamp
-	11, // 9: carillon.v1.RunResult.started_at:type_name -> google.protobuf.Timestamp
-	1,  // 10: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
-	3,  // 11: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
-	5,  // 12: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
-	2,  // 13: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
-	4,  // 14: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
-	6,  // 15: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
-	13, // [13:16] is the sub-list for method output_type
-	10, // [10:13] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	13, // 7: carillon.v1.RunResult.status:type_name -> carillon.v1.RunStatus
+	12, // 8: carillon.v1.RunResult.finished_at:type_name -> google.protobuf.Timestamp
+	12, // 9: carillon.v1.RunResult.started_at:type_name -> google.protobuf.Timestamp
+	9,  // 10: carillon.v1.RunResult.outputs:type_name -> carillon.v1.RunResult.OutputsEntry
+	1,  // 11: carillon.v1.RegistryService.Register:input_type -> carillon.v1.RegisterRequest
+	3,  // 12: carillon.v1.RegistryService.Deregister:input_type -> carillon.v1.DeregisterRequest
+	5,  // 13: carillon.v1.RegistryService.ReportResults:input_type -> carillon.v1.ReportResultsRequest
+	2,  // 14: carillon.v1.RegistryService.Register:output_type -> carillon.v1.RegisterResponse
+	4,  // 15: carillon.v1.RegistryService.Deregister:output_type -> carillon.v1.DeregisterResponse
+	6,  // 16: carillon.v1.RegistryService.ReportResults:output_type -> carillon.v1.ReportResultsResponse
+	14, // [14:17] is the sub-list for method output_type
+	11, // [11:14] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_registry_proto_init() }
@@ -729,7 +747,7 @@ func file_carillon_v1_registry_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_registry_proto_rawDesc), len(file_carillon_v1_registry_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -295,7 +295,13 @@ type Run struct {
 	// outside workflows.
 	WorkflowRunId int64 `protobuf:"varint,30,opt,name=workflow_run_id,json=workflowRunId,proto3" json:"workflow_run_id,omitempty"`
 	// The key of the workflow node this run is of; empty outside workflows.
-	WorkflowNode  string `protobuf:"bytes,31,opt,name=workflow_node,json=workflowNode,proto3" json:"workflow_node,omitempty"`
+	WorkflowNode string `protobuf:"bytes,31,opt,name=workflow_node,json=workflowNode,proto3" json:"workflow_node,omitempty"`
+	// What the run's handler published (RunResult.outputs); empty when
+	// nothing.
+	Outputs map[string]string `protobuf:"bytes,32,rep,name=outputs,proto3" json:"outputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// What the run was given: the merged outputs of its workflow node's
+	// dependencies (RunRequest.inputs); empty outside workflows.
+	Inputs        map[string]string `protobuf:"bytes,33,rep,name=inputs,proto3" json:"inputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -503,6 +509,20 @@ func (x *Run) GetWorkflowNode() string {
 		return x.WorkflowNode
 	}
 	return ""
+}
+
+func (x *Run) GetOutputs() map[string]string {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+func (x *Run) GetInputs() map[string]string {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
 }
 
 // ListRunsRequest filters and pages runs.
@@ -1088,7 +1108,7 @@ var File_carillon_v1_run_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf8\a\n" +
+	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xde\t\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x03R\x05jobId\x12\x19\n" +
@@ -1119,7 +1139,15 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\vlate_result\x18\x17 \x01(\bR\n" +
 	"lateResult\x12&\n" +
 	"\x0fworkflow_run_id\x18\x1e \x01(\x03R\rworkflowRunId\x12#\n" +
-	"\rworkflow_node\x18\x1f \x01(\tR\fworkflowNode\"\xb3\x02\n" +
+	"\rworkflow_node\x18\x1f \x01(\tR\fworkflowNode\x127\n" +
+	"\aoutputs\x18  \x03(\v2\x1d.carillon.v1.Run.OutputsEntryR\aoutputs\x124\n" +
+	"\x06inputs\x18! \x03(\v2\x1c.carillon.v1.Run.InputsEntryR\x06inputs\x1a:\n" +
+	"\fOutputsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
+	"\vInputsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb3\x02\n" +
 	"\x0fListRunsRequest\x12\x1e\n" +
 	"\x06job_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05jobId\x12\"\n" +
 	"\bgroup_id\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\agroupId\x128\n" +
@@ -1204,7 +1232,7 @@ func file_carillon_v1_run_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_carillon_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_carillon_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_carillon_v1_run_proto_goTypes = []any{
 	(AlarmStatus)(0),              // 0: carillon.v1.AlarmStatus
 	(RunStatus)(0),                // 1: carillon.v1.RunStatus
@@ -1220,38 +1248,42 @@ var file_carillon_v1_run_proto_goTypes = []any{
 	(*KillRunResponse)(nil),       // 11: carillon.v1.KillRunResponse
 	(*DeleteRunsRequest)(nil),     // 12: carillon.v1.DeleteRunsRequest
 	(*DeleteRunsResponse)(nil),    // 13: carillon.v1.DeleteRunsResponse
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	nil,                           // 14: carillon.v1.Run.OutputsEntry
+	nil,                           // 15: carillon.v1.Run.InputsEntry
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
 }
 var file_carillon_v1_run_proto_depIdxs = []int32{
 	2,  // 0: carillon.v1.Run.trigger_type:type_name -> carillon.v1.TriggerType
-	14, // 1: carillon.v1.Run.scheduled_at:type_name -> google.protobuf.Timestamp
-	14, // 2: carillon.v1.Run.triggered_at:type_name -> google.protobuf.Timestamp
+	16, // 1: carillon.v1.Run.scheduled_at:type_name -> google.protobuf.Timestamp
+	16, // 2: carillon.v1.Run.triggered_at:type_name -> google.protobuf.Timestamp
 	1,  // 3: carillon.v1.Run.status:type_name -> carillon.v1.RunStatus
-	14, // 4: carillon.v1.Run.finished_at:type_name -> google.protobuf.Timestamp
-	14, // 5: carillon.v1.Run.due_at:type_name -> google.protobuf.Timestamp
+	16, // 4: carillon.v1.Run.finished_at:type_name -> google.protobuf.Timestamp
+	16, // 5: carillon.v1.Run.due_at:type_name -> google.protobuf.Timestamp
 	0,  // 6: carillon.v1.Run.alarm_status:type_name -> carillon.v1.AlarmStatus
-	14, // 7: carillon.v1.Run.missed_until:type_name -> google.protobuf.Timestamp
-	1,  // 8: carillon.v1.ListRunsRequest.status:type_name -> carillon.v1.RunStatus
-	14, // 9: carillon.v1.ListRunsRequest.from:type_name -> google.protobuf.Timestamp
-	14, // 10: carillon.v1.ListRunsRequest.to:type_name -> google.protobuf.Timestamp
-	3,  // 11: carillon.v1.ListRunsResponse.runs:type_name -> carillon.v1.Run
-	3,  // 12: carillon.v1.GetRunResponse.run:type_name -> carillon.v1.Run
-	14, // 13: carillon.v1.DeleteRunsRequest.before:type_name -> google.protobuf.Timestamp
-	4,  // 14: carillon.v1.RunService.ListRuns:input_type -> carillon.v1.ListRunsRequest
-	6,  // 15: carillon.v1.RunService.GetRun:input_type -> carillon.v1.GetRunRequest
-	8,  // 16: carillon.v1.RunService.ReadRunLog:input_type -> carillon.v1.ReadRunLogRequest
-	10, // 17: carillon.v1.RunService.KillRun:input_type -> carillon.v1.KillRunRequest
-	12, // 18: carillon.v1.RunService.DeleteRuns:input_type -> carillon.v1.DeleteRunsRequest
-	5,  // 19: carillon.v1.RunService.ListRuns:output_type -> carillon.v1.ListRunsResponse
-	7,  // 20: carillon.v1.RunService.GetRun:output_type -> carillon.v1.GetRunResponse
-	9,  // 21: carillon.v1.RunService.ReadRunLog:output_type -> carillon.v1.ReadRunLogResponse
-	11, // 22: carillon.v1.RunService.KillRun:output_type -> carillon.v1.KillRunResponse
-	13, // 23: carillon.v1.RunService.DeleteRuns:output_type -> carillon.v1.DeleteRunsResponse
-	19, // [19:24] is the sub-list for method output_type
-	14, // [14:19] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	16, // 7: carillon.v1.Run.missed_until:type_name -> google.protobuf.Timestamp
+	14, // 8: carillon.v1.Run.outputs:type_name -> carillon.v1.Run.OutputsEntry
+	15, // 9: carillon.v1.Run.inputs:type_name -> carillon.v1.Run.InputsEntry
+	1,  // 10: carillon.v1.ListRunsRequest.status:type_name -> carillon.v1.RunStatus
+	16, // 11: carillon.v1.ListRunsRequest.from:type_name -> google.protobuf.Timestamp
+	16, // 12: carillon.v1.ListRunsRequest.to:type_name -> google.protobuf.Timestamp
+	3,  // 13: carillon.v1.ListRunsResponse.runs:type_name -> carillon.v1.Run
+	3,  // 14: carillon.v1.GetRunResponse.run:type_name -> carillon.v1.Run
+	16, // 15: carillon.v1.DeleteRunsRequest.before:type_name -> google.protobuf.Timestamp
+	4,  // 16: carillon.v1.RunService.ListRuns:input_type -> carillon.v1.ListRunsRequest
+	6,  // 17: carillon.v1.RunService.GetRun:input_type -> carillon.v1.GetRunRequest
+	8,  // 18: carillon.v1.RunService.ReadRunLog:input_type -> carillon.v1.ReadRunLogRequest
+	10, // 19: carillon.v1.RunService.KillRun:input_type -> carillon.v1.KillRunRequest
+	12, // 20: carillon.v1.RunService.DeleteRuns:input_type -> carillon.v1.DeleteRunsRequest
+	5,  // 21: carillon.v1.RunService.ListRuns:output_type -> carillon.v1.ListRunsResponse
+	7,  // 22: carillon.v1.RunService.GetRun:output_type -> carillon.v1.GetRunResponse
+	9,  // 23: carillon.v1.RunService.ReadRunLog:output_type -> carillon.v1.ReadRunLogResponse
+	11, // 24: carillon.v1.RunService.KillRun:output_type -> carillon.v1.KillRunResponse
+	13, // 25: carillon.v1.RunService.DeleteRuns:output_type -> carillon.v1.DeleteRunsResponse
+	21, // [21:26] is the sub-list for method output_type
+	16, // [16:21] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_run_proto_init() }
@@ -1265,7 +1297,7 @@ func file_carillon_v1_run_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_run_proto_rawDesc), len(file_carillon_v1_run_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

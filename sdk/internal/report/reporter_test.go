@@ -242,14 +242,14 @@ func TestSpool(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := loadAll(t, sp); !slices.Equal(got, want) {
+		if got := loadAll(t, sp); !sameResults(got, want) {
 			t.Errorf("load = %v, want %v (in the order put)", got, want)
 		}
 		got, more, err := sp.load(1, func(k Key) bool { return k.ID == 42 })
-		if err != nil || !more || len(got) != 1 || got[0] != want[1] {
+		if err != nil || !more || len(got) != 1 || !sameResult(got[0], want[1]) {
 			t.Errorf("load(1, skip 42) = %v, more %v, %v; want [%v], more", got, more, err, want[1])
 		}
-		if got := loadAll(t, open(t, dir, nil)); !slices.Equal(got, want) {
+		if got := loadAll(t, open(t, dir, nil)); !sameResults(got, want) {
 			t.Errorf("after reopening, load = %v, want %v", got, want)
 		}
 	})
@@ -267,11 +267,11 @@ func TestSpool(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []Result{res(3, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "")}
-		if got := loadAll(t, sp); !slices.Equal(got, want) {
+		if got := loadAll(t, sp); !sameResults(got, want) {
 			t.Errorf("load after ack = %v, want %v", got, want)
 		}
 		again := open(t, dir, nil)
-		if got := loadAll(t, again); !slices.Equal(got, want) {
+		if got := loadAll(t, again); !sameResults(got, want) {
 			t.Errorf("after reopening, load = %v, want %v: an acknowledged result would be sent again", got, want)
 		}
 	})
@@ -290,7 +290,7 @@ func TestSpool(t *testing.T) {
 		if err := sp.putAll(all); err != nil {
 			t.Fatal(err)
 		}
-		if got := loadAll(t, sp); !slices.Equal(got, all) {
+		if got := loadAll(t, sp); !sameResults(got, all) {
 			t.Errorf("load = %v, want %v", got, all)
 		}
 		if !sp.Has(Key{"a", 1}) || sp.Has(Key{"c", 1}) {
@@ -300,11 +300,11 @@ func TestSpool(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []Result{all[2], all[3]}
-		if got := loadAll(t, sp); !slices.Equal(got, want) {
+		if got := loadAll(t, sp); !sameResults(got, want) {
 			t.Errorf("after acknowledging run 1 of a and run 1 without a database, load = %v, want %v", got, want)
 		}
 		again := open(t, dir, nil)
-		if got := loadAll(t, again); !slices.Equal(got, want) {
+		if got := loadAll(t, again); !sameResults(got, want) {
 			t.Errorf("after reopening, load = %v, want %v", got, want)
 		}
 		keys := again.Keys()
@@ -335,10 +335,10 @@ func TestSpool(t *testing.T) {
 			t.Fatal(err)
 		}
 		rest := want[4:8]
-		if got := loadAll(t, sp); !slices.Equal(got, rest) {
+		if got := loadAll(t, sp); !sameResults(got, rest) {
 			t.Errorf("load = %v, want %v", got, rest)
 		}
-		if got := loadAll(t, open(t, dir, nil)); !slices.Equal(got, rest) {
+		if got := loadAll(t, open(t, dir, nil)); !sameResults(got, rest) {
 			t.Errorf("after reopening, load = %v, want %v", got, rest)
 		}
 	})
@@ -354,10 +354,10 @@ func TestSpool(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := loadAll(t, sp); !slices.Equal(got, []Result{later}) {
+		if got := loadAll(t, sp); !sameResults(got, []Result{later}) {
 			t.Errorf("load = %v, want only the later result", got)
 		}
-		if got := loadAll(t, open(t, dir, nil)); !slices.Equal(got, []Result{later}) {
+		if got := loadAll(t, open(t, dir, nil)); !sameResults(got, []Result{later}) {
 			t.Errorf("after reopening, load = %v, want only the later result", got)
 		}
 	})
@@ -390,7 +390,7 @@ func TestSpool(t *testing.T) {
 
 		var logged bytes.Buffer
 		next := open(t, dir, &logged)
-		if got := loadAll(t, next); !slices.Equal(got, ok) {
+		if got := loadAll(t, next); !sameResults(got, ok) {
 			t.Errorf("load = %v, want %v", got, ok)
 		}
 		for _, want := range []string{"spooled line skipped", "torn last spooled line skipped"} {
@@ -406,7 +406,7 @@ func TestSpool(t *testing.T) {
 		if n := len(segments(t, dir)); n != 2 {
 			t.Errorf("%d segments, want the old one and a new one", n)
 		}
-		if got, want := loadAll(t, open(t, dir, nil)), append(ok, third); !slices.Equal(got, want) {
+		if got, want := loadAll(t, open(t, dir, nil)), append(ok, third); !sameResults(got, want) {
 			t.Errorf("after reopening, load = %v, want %v", got, want)
 		}
 	})
@@ -444,7 +444,7 @@ func TestSpool(t *testing.T) {
 			res(7, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""),
 			res(8, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ""),
 		}
-		if got := loadAll(t, open(t, dir, nil)); !slices.Equal(got, want) {
+		if got := loadAll(t, open(t, dir, nil)); !sameResults(got, want) {
 			t.Errorf("after reopening, load = %v, want %v: run 4's ack must survive", got, want)
 		}
 		if err := sp.ack(noDB(5, 6, 7, 8)); err != nil {
@@ -471,7 +471,7 @@ func TestSpool(t *testing.T) {
 		}
 		sp := open(t, dir, nil)
 		want := []Result{res(42, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, "sdk: run timed out after 1s")}
-		if got := loadAll(t, sp); !slices.Equal(got, want) {
+		if got := loadAll(t, sp); !sameResults(got, want) {
 			t.Errorf("load = %v, want %v", got, want)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "7.json.bad")); err != nil {

@@ -31,6 +31,9 @@ type Result struct {
 	FinishedAt time.Time            `json:"finished_at"`
 	// StartedAt is when the handler started; zero for a run that never did.
 	StartedAt time.Time `json:"started_at,omitzero"`
+	// Outputs are what the handler published (RunResult.outputs); nil
+	// when nothing.
+	Outputs map[string]string `json:"outputs,omitempty"`
 }
 
 // key names the run of res.

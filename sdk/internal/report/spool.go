@@ -83,13 +83,14 @@ type spoolRef struct {
 
 // spooled is the on-disk form of a line: a result, or an ack.
 type spooled struct {
-	RunID      int64     `json:"run_id,omitempty"`
-	DatabaseID string    `json:"database_id,omitempty"`
-	Status     string    `json:"status,omitempty"`
-	Message    string    `json:"message,omitempty"`
-	FinishedAt time.Time `json:"finished_at,omitzero"`
-	StartedAt  time.Time `json:"started_at,omitzero"`
-	Ack        []int64   `json:"ack,omitempty"` // run ids whose results the admin took
+	RunID      int64             `json:"run_id,omitempty"`
+	DatabaseID string            `json:"database_id,omitempty"`
+	Status     string            `json:"status,omitempty"`
+	Message    string            `json:"message,omitempty"`
+	FinishedAt time.Time         `json:"finished_at,omitzero"`
+	StartedAt  time.Time         `json:"started_at,omitzero"`
+	Outputs    map[string]string `json:"outputs,omitempty"` // absent from the lines of executors that predate it
+	Ack        []int64           `json:"ack,omitempty"`     // run ids whose results the admin took
 }
 
 // appendResultLine appends r as a spool line: the JSON of spooled, as
@@ -116,6 +117,10 @@ func appendResultLine(b []byte, r Result) []byte {
 		b = append(b, `,"started_at":"`...)
 		b = append(r.StartedAt.AppendFormat(b, time.RFC3339Nano), '"')
 	}
+	if len(r.Outputs) > 0 {
+		o, _ := json.Marshal(r.Outputs) // a map of strings always marshals
+		b = append(append(b, `,"outputs":`...), o...)
+	}
 	return append(b, "}\n"...)
 }
 
@@ -138,7 +143,7 @@ func (sp spooled) result() (Result, error) {
 		return Result{}, fmt.Errorf("bad run id %d or status %q", sp.RunID, sp.Status)
 	}
 	return Result{RunID: sp.RunID, DatabaseID: sp.DatabaseID, Status: carillonv1.RunStatus(status), Message: sp.Message, FinishedAt: sp.FinishedAt,
-		StartedAt: sp.StartedAt}, nil
+		StartedAt: sp.StartedAt, Outputs: sp.Outputs}, nil
 }
 
 // OpenSpool opens the spool in dir, creating dir if needed: it reads the

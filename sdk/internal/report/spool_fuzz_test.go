@@ -2,6 +2,8 @@ package report
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ func FuzzSpoolLine(f *testing.F) {
 	for _, r := range []Result{
 		{RunID: 1, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: at, StartedAt: at.Add(-time.Second)},
 		{RunID: 42, DatabaseID: "0123456789abcdef0123456789abcdef", Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: "boom: exit status 1", FinishedAt: at},
+		{RunID: 3, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: at, Outputs: map[string]string{"rows": "42", "path": "s3://b/<&>\n"}},
 		{RunID: 7, DatabaseID: "odd \"id\" <&>", Status: carillonv1.RunStatus_RUN_STATUS_KILLED, Message: "say \"hi\"\n\tü", FinishedAt: at.In(time.FixedZone("x", 3600))},
 	} {
 		f.Add(appendResultLine(nil, r), r.RunID, r.DatabaseID, r.Message, at.UnixNano())
@@ -41,6 +44,9 @@ func FuzzSpoolLine(f *testing.F) {
 		}
 		r := NewResult(runID, carillonv1.RunStatus_RUN_STATUS_FAILED, msg, time.Unix(0, finished))
 		r.DatabaseID = strings.ToValidUTF8(db, "\uFFFD") // it comes from a protobuf string: valid UTF-8
+		if db != "" {
+			r.Outputs = map[string]string{r.DatabaseID: r.Message} // SetOutput takes valid UTF-8 only
+		}
 		if got := decodeSpoolLine(t, appendResultLine(nil, r)); !sameResult(got, r) {
 			t.Errorf("result %+v read back as %+v", r, got)
 		}
@@ -65,5 +71,9 @@ func decodeSpoolLine(t *testing.T, line []byte) Result {
 // same instants.
 func sameResult(a, b Result) bool {
 	return a.RunID == b.RunID && a.DatabaseID == b.DatabaseID && a.Status == b.Status && a.Message == b.Message &&
-		a.FinishedAt.Equal(b.FinishedAt) && a.StartedAt.Equal(b.StartedAt)
+		a.FinishedAt.Equal(b.FinishedAt) && a.StartedAt.Equal(b.StartedAt) && maps.Equal(a.Outputs, b.Outputs)
 }
+
+// sameResults says whether a and b are the same results in the same order
+// (sameResult).
+func sameResults(a, b []Result) bool { return slices.EqualFunc(a, b, sameResult) }

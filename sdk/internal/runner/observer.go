@@ -13,6 +13,12 @@ type Call interface {
 	Call(ctx context.Context) error
 }
 
+// Publisher is a Call whose handler may publish outputs: the result of a
+// run whose handler returned carries them (report.Result.Outputs).
+type Publisher interface {
+	Outputs() map[string]string
+}
+
 // Observer is told of each run's start and end: the executor's observers
 // (metrics, tracing). Its methods are called on the goroutines that start
 // and end runs.

@@ -67,6 +67,9 @@ type Run struct {
 
 	// TraceContext is RunRequest.trace_context: the admin's fire span.
 	TraceContext map[string]string
+	// Inputs are RunRequest.inputs: a workflow node's dependencies'
+	// outputs.
+	Inputs map[string]string
 }
 
 // key names r among the runs of every database.

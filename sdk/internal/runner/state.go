@@ -188,7 +188,11 @@ func (l *launch) finishCutDue(ctx context.Context, running bool) {
 // returns its result.
 func (l *launch) finishReturned(err error, at time.Time) report.Result {
 	status, msg := outcome(l.ctx, err, true)
-	return l.d.finish(l.ctx, l.r, status, msg, at)
+	res := l.d.finish(l.ctx, l.r, status, msg, at)
+	if p, ok := l.call.(Publisher); ok {
+		res.Outputs = p.Outputs()
+	}
+	return res
 }
 
 // finishCut finishes the run whose context ctx ended before its handler

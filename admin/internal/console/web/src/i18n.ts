@@ -178,6 +178,8 @@ const en = {
   "wf.nodeRun": "Run",
   "wf.lastFire": "Last fire",
   "runs.workflowRun": "Workflow run · node",
+  "runs.inputs": "Inputs (from its dependencies)",
+  "runs.outputs": "Outputs",
 };
 type Key = keyof typeof en;
 const zh: Record<Key, string> = {
@@ -356,6 +358,8 @@ const zh: Record<Key, string> = {
   "wf.nodeRun": "调度记录",
   "wf.lastFire": "上次触发",
   "runs.workflowRun": "工作流运行 · 节点",
+  "runs.inputs": "输入（来自依赖节点）",
+  "runs.outputs": "输出",
 };
 
 export type Lang = "en" | "zh";

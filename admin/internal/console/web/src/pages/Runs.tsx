@@ -145,11 +145,25 @@ function RunDetail({ runId, jobId }: { runId: string; jobId: string }) {
           {row(t("runs.attempt"), `${r.attempt}`)}
           {r.workflowRunId > 0n && row(t("runs.workflowRun"), <a data-testid="workflow-run-link" className="text-indigo-700 underline"
             href={`#/workflows?run=${r.workflowRunId}`}>{`${r.workflowRunId}`} · {r.workflowNode}</a>)}
+          {Object.keys(r.inputs).length > 0 && row(t("runs.inputs"), <ContextValues testId="run-inputs" values={r.inputs} />)}
+          {Object.keys(r.outputs).length > 0 && row(t("runs.outputs"), <ContextValues testId="run-outputs" values={r.outputs} />)}
           {row(t("runs.alarm"), `${text("AlarmStatus", AlarmStatus, r.alarmStatus)} ${r.alarmMessage}`)}
         </dl>
       )}
       <RunLog runId={runId} running={r?.status === RunStatus.RUNNING} />
     </section>
+  );
+}
+
+// ContextValues shows a run's outputs or inputs (context between workflow
+// nodes): key = value, one a line, in key order.
+function ContextValues({ values, testId }: { values: { [key: string]: string }; testId: string }) {
+  return (
+    <ul data-testid={testId} className="max-h-48 overflow-auto font-mono text-xs">
+      {Object.keys(values).sort().map((k) => (
+        <li key={k} className="whitespace-pre-wrap [overflow-wrap:anywhere]"><span className="text-slate-600">{k}</span> = {values[k]}</li>
+      ))}
+    </ul>
   );
 }
 
