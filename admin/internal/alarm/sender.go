@@ -70,6 +70,15 @@ func RunURL(base string, jobID, runID int64) string {
 	return fmt.Sprintf("%s/#/runs?job=%d&run=%d", strings.TrimSuffix(base, "/"), jobID, runID)
 }
 
+// WorkflowRunURL is the console's page of workflow run runID of workflow
+// workflowID at the admin whose public URL is base, or "" without one.
+func WorkflowRunURL(base string, workflowID, runID int64) string {
+	if base == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/#/workflows?id=%d&run=%d", strings.TrimSuffix(base, "/"), workflowID, runID)
+}
+
 // Wake asks the Sender to look for due alarms now.
 func (s *Sender) Wake() {
 	select {
@@ -96,8 +105,17 @@ func (s *Sender) Run(ctx context.Context) error {
 	}
 }
 
-// SendDue delivers every alarm due now.
+// SendDue delivers every alarm due now: those of runs, then those of
+// workflow runs.
 func (s *Sender) SendDue(ctx context.Context) error {
+	if err := s.sendRuns(ctx); err != nil {
+		return err
+	}
+	return s.sendWorkflowRuns(ctx)
+}
+
+// sendRuns delivers the due alarms of runs.
+func (s *Sender) sendRuns(ctx context.Context) error {
 	for {
 		runs, err := s.cfg.Store.PendingAlarms(ctx, 100)
 		if err != nil || len(runs) == 0 {
@@ -129,6 +147,17 @@ func (s *Sender) send(ctx context.Context, r store.Run) (carillonv1.AlarmStatus,
 		FinishedAt: r.FinishedAt, Final: r.Attempt >= job.RetryCount, Emails: job.AlarmEmails, WebhookURL: job.AlarmWebhookURL,
 		RunURL: RunURL(s.cfg.PublicURL, job.ID, r.ID),
 	}
+	status, msg := s.deliver(ctx, e, r.ID)
+	if status == carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
+		msg = "no alarm: the job has no alarm e-mail or webhook, and the admin none"
+	}
+	return status, msg
+}
+
+// deliver sends e on every channel and sums up the outcome; a
+// channel-less outcome is UNSPECIFIED. what names e's run (or workflow
+// run) in logs.
+func (s *Sender) deliver(ctx context.Context, e Event, what any) (carillonv1.AlarmStatus, string) {
 	var notes []string
 	sent, failed := 0, 0
 	for _, ch := range s.cfg.Channels {
@@ -141,7 +170,7 @@ func (s *Sender) send(ctx context.Context, r store.Run) (carillonv1.AlarmStatus,
 			s.cfg.Metrics.Alarm(ch.Name, false)
 			failed++
 			notes = append(notes, fmt.Sprintf("%s: %v", ch.Name, err))
-			s.cfg.Logger.Warn("alarm: not delivered", "run", r.ID, "channel", ch.Name, "err", err)
+			s.cfg.Logger.Warn("alarm: not delivered", "run", what, "channel", ch.Name, "err", err)
 		default:
 			s.cfg.Metrics.Alarm(ch.Name, true)
 			sent++
@@ -154,5 +183,5 @@ func (s *Sender) send(ctx context.Context, r store.Run) (carillonv1.AlarmStatus,
 	case sent > 0:
 		return carillonv1.AlarmStatus_ALARM_STATUS_SENT, strings.Join(notes, "; ")
 	}
-	return carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, "no alarm: the job has no alarm e-mail or webhook, and the admin none"
+	return carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, ""
 }
