@@ -1,6 +1,7 @@
 // Package retention deletes old runs: by default those scheduled more than
-// 30 days ago, in small batches, so a large cleanup never holds the
-// database's one writer for long.
+// 30 days ago, and the workflow runs that ended before then, in small
+// batches, so a large cleanup never holds the database's one writer for
+// long.
 package retention
 
 import (
@@ -53,6 +54,13 @@ func Run(ctx context.Context, cfg Config) error {
 		case n > 0:
 			cfg.Logger.Info("retention: deleted old runs", "count", n, "before", cutoff)
 		}
+		n, err = DeleteWorkflowRuns(ctx, cfg.Store, cutoff)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			cfg.Logger.Error("retention: delete old workflow runs", "err", err)
+		case n > 0:
+			cfg.Logger.Info("retention: deleted old workflow runs", "count", n, "before", cutoff)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -66,6 +74,19 @@ func Delete(ctx context.Context, st *store.Store, sel store.RunSelection) (int64
 	var total int64
 	for {
 		n, err := st.DeleteRuns(ctx, sel, batch)
+		total += n
+		if err != nil || n < batch {
+			return total, err
+		}
+	}
+}
+
+// DeleteWorkflowRuns deletes the workflow runs that ended before cutoff,
+// with their nodes' rows, in batches, and returns how many.
+func DeleteWorkflowRuns(ctx context.Context, st *store.Store, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		n, err := st.DeleteWorkflowRuns(ctx, cutoff, batch)
 		total += n
 		if err != nil || n < batch {
 			return total, err

@@ -259,3 +259,26 @@ func (s *Store) changeWorkflowRun(ctx context.Context, id int64, verb string, fn
 func activeWorkflowRun(st carillonv1.WorkflowRunStatus) bool {
 	return st == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING || st == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING
 }
+
+// DeleteWorkflowRuns deletes up to limit workflow runs that ended before
+// before, oldest first, with their nodes' rows (the runs of their nodes
+// are ordinary runs, deleted as runs are), and returns how many it
+// deleted; call it again until it returns fewer than limit. Active
+// workflow runs are never deleted.
+func (s *Store) DeleteWorkflowRuns(ctx context.Context, before time.Time, limit int) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM workflow_runs WHERE id IN (SELECT id FROM workflow_runs
+			WHERE finished_at IS NOT NULL AND finished_at < ? AND status NOT IN (?, ?) ORDER BY finished_at LIMIT ?)`,
+			before.UnixMilli(), carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, limit)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: delete workflow runs: %w", err)
+	}
+	return n, nil
+}
