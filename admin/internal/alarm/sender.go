@@ -116,14 +116,24 @@ func (s *Sender) SendDue(ctx context.Context) error {
 
 // sendRuns delivers the due alarms of runs.
 func (s *Sender) sendRuns(ctx context.Context) error {
+	return sendAll(ctx, s.cfg.Store.PendingAlarms, s.send, func(r store.Run) int64 { return r.ID }, s.cfg.Store.RecordAlarm)
+}
+
+// sendAll delivers the alarms that due returns, a hundred at a time, each
+// with send, and records each outcome on the row of the ID that id says,
+// until none is due.
+func sendAll[T any](ctx context.Context, due func(context.Context, int) ([]T, error),
+	send func(context.Context, T) (carillonv1.AlarmStatus, string), id func(T) int64,
+	record func(context.Context, int64, carillonv1.AlarmStatus, string) error,
+) error {
 	for {
-		runs, err := s.cfg.Store.PendingAlarms(ctx, 100)
-		if err != nil || len(runs) == 0 {
+		items, err := due(ctx, 100)
+		if err != nil || len(items) == 0 {
 			return err
 		}
-		for _, r := range runs {
-			status, msg := s.send(ctx, r)
-			if err := s.cfg.Store.RecordAlarm(ctx, r.ID, status, msg); err != nil {
+		for _, it := range items {
+			status, msg := send(ctx, it)
+			if err := record(ctx, id(it), status, msg); err != nil {
 				return err
 			}
 		}

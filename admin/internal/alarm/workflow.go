@@ -14,18 +14,8 @@ import (
 // FAILED, on the same channels as runs' alarms, to the workflow's own
 // e-mail addresses and webhook besides the admin's.
 func (s *Sender) sendWorkflowRuns(ctx context.Context) error {
-	for {
-		wrs, err := s.cfg.Store.PendingWorkflowAlarms(ctx, 100)
-		if err != nil || len(wrs) == 0 {
-			return err
-		}
-		for _, wr := range wrs {
-			status, msg := s.sendWorkflowRun(ctx, wr)
-			if err := s.cfg.Store.RecordWorkflowAlarm(ctx, wr.ID, status, msg); err != nil {
-				return err
-			}
-		}
-	}
+	return sendAll(ctx, s.cfg.Store.PendingWorkflowAlarms, s.sendWorkflowRun, func(wr store.WorkflowRun) int64 { return wr.ID },
+		s.cfg.Store.RecordWorkflowAlarm)
 }
 
 // sendWorkflowRun delivers the alarm of workflow run wr.
