@@ -16,18 +16,26 @@ import (
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
 
+// startAllowListAdmin starts an admin that allows MEMBERs webhooks under
+// https://hooks.example.com/carillon/ only, with a group "team-a".
+func startAllowListAdmin(t *testing.T) (*testAdmin, clients, *carillonv1.CreateGroupResponse) {
+	t.Helper()
+	a := startAdminWith(t, admin.Config{AlarmWebhookAllow: "https://hooks.example.com/carillon/"}, http.DefaultClient)
+	c := newClients(a.URL, http.DefaultClient)
+	g, err := c.group.CreateGroup(context.Background(), &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "team-a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, c, g
+}
+
 // TestWebhookAllowList checks that a MEMBER sets a job's alarm webhook only
 // to a URL under the admin's allow-list, that an ADMIN sets any, and that
 // a MEMBER may still edit a job whose webhook an ADMIN set.
 func TestWebhookAllowList(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a := startAdminWith(t, admin.Config{AlarmWebhookAllow: "https://hooks.example.com/carillon/"}, http.DefaultClient)
-	c := newClients(a.URL, http.DefaultClient)
-	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "team-a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, c, g := startAllowListAdmin(t)
 	member := clientsAs(a.URL, newUser(t, a.URL, &carillonv1.User{Username: "member", Role: carillonv1.Role_ROLE_MEMBER, GroupIds: []int64{g.Group.Id}}))
 	job := func(webhook string) *carillonv1.Job {
 		return &carillonv1.Job{GroupId: g.Group.Id, Description: "d", Handler: "ok", AlarmWebhookUrl: webhook,
@@ -64,12 +72,7 @@ func TestWebhookAllowList(t *testing.T) {
 func TestWorkflowAlarmChecks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a := startAdminWith(t, admin.Config{AlarmWebhookAllow: "https://hooks.example.com/carillon/"}, http.DefaultClient)
-	c := newClients(a.URL, http.DefaultClient)
-	g, err := c.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: "team-a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, c, g := startAllowListAdmin(t)
 	j, err := c.job.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{GroupId: g.Group.Id, Description: "d", Handler: "ok",
 		Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}}})
 	if err != nil {
