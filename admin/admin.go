@@ -259,6 +259,7 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 				}
 			}()
 		},
+		EndedFunc: func(ended []store.WorkflowRun) { trig.Completer.WorkflowRunsEnded(ended) },
 	})
 	channels := []alarm.Channel{{Name: "webhook", Alarm: &alarm.Webhook{URL: cfg.AlarmWebhook}}}
 	if cfg.SMTP.Addr != "" {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/client"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
@@ -55,6 +56,7 @@ func (j *journal) index(event string) int {
 // a job of each of its handlers.
 type workflowSetup struct {
 	c    clients
+	a    *testAdmin
 	wf   carillonv1connect.WorkflowServiceClient
 	jobs map[string]int64 // by handler
 	log  *journal
@@ -73,9 +75,15 @@ type workflowSetup struct {
 // the param in failing) and "block" (waits for release or its kill).
 func startWorkflowSetup(t *testing.T) *workflowSetup {
 	t.Helper()
+	return startWorkflowSetupWith(t, admin.Config{})
+}
+
+// startWorkflowSetupWith is startWorkflowSetup with the admin's cfg.
+func startWorkflowSetupWith(t *testing.T, cfg admin.Config) *workflowSetup {
+	t.Helper()
 	ctx := context.Background()
-	a := startAdmin(t)
-	w := &workflowSetup{c: newClients(a.URL, http.DefaultClient), log: &journal{}, jobs: map[string]int64{},
+	a := startAdminWith(t, cfg, http.DefaultClient)
+	w := &workflowSetup{c: newClients(a.URL, http.DefaultClient), a: a, log: &journal{}, jobs: map[string]int64{},
 		release: make(chan struct{}), blocked: make(chan struct{}, 8)}
 	w.failing.Store("")
 	tok, _ := credentials.Load(a.URL)

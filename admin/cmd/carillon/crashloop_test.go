@@ -58,12 +58,14 @@ const (
 var seedFlag = flag.Uint64("seed", 0, "TestCrashLoop: the seed of its random kills and delays (0: a new one, printed)")
 
 // TestCrashLoop kills the real admin process with SIGKILL at random moments
-// under every-second jobs run by real SDK executors, restarts it each time
-// (twice after an outage longer than the misfire threshold), then checks,
-// in the database it left, that every scheduled instant was run exactly
-// once or recorded as a misfire, that no run was executed twice, and that
-// no run is marked FAILED, LOST or TIMED_OUT (every handler succeeds and
-// no executor dies here). It prints its seed: -seed N (or
+// under every-second jobs and a workflow every 3 s run by real SDK
+// executors, restarts it each time (twice after an outage longer than the
+// misfire threshold), then checks, in the database it left, that every
+// scheduled instant was run exactly once or recorded as a misfire, that no
+// run was executed twice, that no run is marked FAILED, LOST or TIMED_OUT
+// (every handler succeeds and no executor dies here), and, with
+// CARILLON_CRASHLOOP_WORKFLOW=1, that each node of each workflow run that
+// succeeded ran exactly once (checkCrashWorkflow). It prints its seed: -seed N (or
 // CARILLON_CRASHLOOP_SEED=N) replays it.
 func TestCrashLoop(t *testing.T) {
 	testkit.Soak(t, "kills an admin process 22 times: about 90 s")
@@ -105,6 +107,16 @@ func TestCrashLoop(t *testing.T) {
 		}
 		jobIDs = append(jobIDs, j.Job.Id)
 	}
+	// The soak tests' workflow runs here only with
+	// CARILLON_CRASHLOOP_WORKFLOW=1: on 2026-11-27 it showed a workflow's
+	// root node run executed twice across an admin SIGKILL on its instant
+	// (seeds 1795754378359350784 and 1795754616104128223), not fixed yet
+	// (issue 33). TestFailover runs it always.
+	var wf *crashWorkflow
+	if os.Getenv("CARILLON_CRASHLOOP_WORKFLOW") == "1" {
+		w := createCrashWorkflow(t, mc, g.Group.Id)
+		wf = &w
+	}
 
 	// The crash loop: up 0.3 to 3 s, killed, down up to 1 s (twice 7 s,
 	// longer than the 5 s misfire threshold), restarted on the same file.
@@ -120,7 +132,11 @@ func TestCrashLoop(t *testing.T) {
 	}
 	time.Sleep(8 * time.Second) // the last restart's reconciliation, and a few quiet seconds
 
-	// Stop the jobs, wait for every run to settle, stop the admin cleanly.
+	// Stop the jobs and the workflow, wait for every run to settle, stop
+	// the admin cleanly.
+	if wf != nil {
+		wf.stop(t, mc)
+	}
 	stopAt := mc.settle(t, jobIDs, 60*time.Second)
 	a.stop()
 	d, err := sql.Open("sqlite", "file:"+a.db+"?mode=ro")
@@ -129,6 +145,9 @@ func TestCrashLoop(t *testing.T) {
 	}
 	defer d.Close()
 	checkCrashLoop(t, seed, crashes, d, ex, stopAt.Add(-time.Second))
+	if wf != nil {
+		checkCrashWorkflow(t, seed, d, ex, *wf)
+	}
 }
 
 // crashAdmin is the admin process of TestCrashLoop.
@@ -242,6 +261,7 @@ type crashClients struct {
 	group carillonv1connect.GroupServiceClient
 	job   carillonv1connect.JobServiceClient
 	run   carillonv1connect.RunServiceClient
+	wf    carillonv1connect.WorkflowServiceClient
 }
 
 // settle stops the jobs, waits at most timeout until no run is left
@@ -289,7 +309,7 @@ func (a *crashAdmin) login(ctx context.Context) crashClients {
 		a.t.Fatal(err)
 	}
 	c := client.New(http.DefaultClient, a.url(), client.WithToken(res.Token))
-	return crashClients{token: res.Token, group: c.Groups, job: c.Jobs, run: c.Runs}
+	return crashClients{token: res.Token, group: c.Groups, job: c.Jobs, run: c.Runs, wf: c.Workflows}
 }
 
 // executions counts what the executors ran: by run, and by fire (job,
@@ -312,7 +332,8 @@ func fireKey(job int64, at time.Time, shard int) string {
 }
 
 // startCrashExecutor starts a real SDK executor whose "work" handler
-// counts each run it starts, works up to 300 ms and succeeds.
+// counts each run it starts, works up to 300 ms and succeeds; its "node"
+// handler, for workflow nodes, does the same but leaves no receipt.
 func startCrashExecutor(t *testing.T, adminURLs []string, ex *executions, seed uint64) {
 	t.Helper()
 	e, err := sdk.New(sdk.Config{AdminURLs: adminURLs, AppName: "crash", AccessToken: crashToken,
@@ -322,22 +343,30 @@ func startCrashExecutor(t *testing.T, adminURLs []string, ex *executions, seed u
 	}
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(seed, seed))
-	e.HandleFunc("work", func(ctx context.Context, job *sdk.Job) error {
-		reached := time.Now()
-		ex.mu.Lock()
-		ex.receipts = append(ex.receipts, receipt{job: job.JobID, scheduled: job.ScheduledAt, reached: reached})
-		ex.byRun[job.RunID]++
-		ex.byFire[fireKey(job.JobID, job.ScheduledAt, job.ShardIndex)]++
-		ex.mu.Unlock()
-		mu.Lock()
-		d := time.Duration(rng.Int64N(int64(300 * time.Millisecond)))
-		mu.Unlock()
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
+	work := func(receipts bool) sdk.HandlerFunc {
+		return func(ctx context.Context, job *sdk.Job) error {
+			reached := time.Now()
+			ex.mu.Lock()
+			if receipts {
+				ex.receipts = append(ex.receipts, receipt{job: job.JobID, scheduled: job.ScheduledAt, reached: reached})
+			}
+			ex.byRun[job.RunID]++
+			ex.byFire[fireKey(job.JobID, job.ScheduledAt, job.ShardIndex)]++
+			ex.mu.Unlock()
+			mu.Lock()
+			d := time.Duration(rng.Int64N(int64(300 * time.Millisecond)))
+			mu.Unlock()
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+			}
+			return nil
 		}
-		return nil
-	})
+	}
+	e.HandleFunc("work", work(true))
+	// A workflow node's run: counted, but it reaches the executor after
+	// the nodes it depends on, not on its scheduled_at (no receipt).
+	e.HandleFunc("node", work(false))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -28,10 +28,12 @@ const (
 
 // TestFailover runs three real admin processes over one PostgreSQL
 // database, with three real SDK executors that list them all and 30
-// every-second jobs, and kills a random admin with SIGKILL four times,
-// restarting it each time. Then, as TestCrashLoop does, it checks in the
-// database that every scheduled instant was run exactly once or recorded as
-// a misfire and that the executors ran no fire twice; and, from the
+// every-second jobs and a workflow every 3 s, and kills a random admin
+// with SIGKILL four times, restarting it each time. Then, as TestCrashLoop
+// does, it checks in the database that every scheduled instant was run
+// exactly once or recorded as a misfire, that the executors ran no fire
+// twice, and that each node of each workflow run that succeeded ran
+// exactly once; and, from the
 // executors' receipts, that the fires due from a second before each kill to
 // three seconds after it reached an executor at most failoverGapMax late.
 // It prints its seed: -seed N (or CARILLON_CRASHLOOP_SEED=N) replays it.
@@ -55,6 +57,7 @@ func TestFailover(t *testing.T) {
 		}
 		jobIDs = append(jobIDs, j.Job.Id)
 	}
+	wf := createCrashWorkflow(t, mc, groupID)
 
 	// Up 4 to 6 s, then a random admin killed and restarted after up to
 	// 1 s: the others adopt what it had claimed.
@@ -70,9 +73,11 @@ func TestFailover(t *testing.T) {
 	}
 	time.Sleep(4 * time.Second) // the fires after the last kill
 
+	wf.stop(t, mc)
 	stopAt := mc.settle(t, jobIDs, 30*time.Second)
 	d := stopCluster(t, admins, db)
 	checkCrashLoop(t, seed, len(kills), d, ex, stopAt.Add(-time.Second))
+	checkCrashWorkflow(t, seed, d, ex, wf)
 	checkFailoverGaps(t, seed, ex, kills, stopAt.Add(-time.Second))
 }
 

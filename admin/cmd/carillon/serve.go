@@ -103,7 +103,7 @@ access token, kept in the database (carillon executor-token prints it).`,
 	fs.DurationVar(&c.SendAhead, "send-ahead", trigger.SendAheadDefault,
 		"how long before its instant a scheduled run is sent to executors that start runs on their instant themselves (the Go SDK); negative: every run on its instant (env CARILLON_SEND_AHEAD)")
 	o.envs["send-ahead"] = "CARILLON_SEND_AHEAD"
-	fs.IntVar(&c.RetentionDays, "retention-days", retention.DaysDefault, "days of runs to keep; -1 keeps all (env CARILLON_RETENTION_DAYS)")
+	fs.IntVar(&c.RetentionDays, "retention-days", retention.DaysDefault, "days of runs (and of ended workflow runs) to keep; -1 keeps all (env CARILLON_RETENTION_DAYS)")
 	o.envs["retention-days"] = "CARILLON_RETENTION_DAYS"
 	o.str(fs, &c.PublicURL, "public-url", "CARILLON_PUBLIC_URL", "",
 		"the admin's URL as its users reach it (https://carillon.example.com, behind a proxy perhaps): alarms link to their run's page there")

@@ -21,7 +21,8 @@ type Alarm interface {
 // channel; the channel is then not counted as failed.
 var ErrNoRecipient = errors.New("alarm: no recipient")
 
-// Event is a failed run, as an alarm reports it.
+// Event is a failed run, or a workflow run that ended FAILED, as an alarm
+// reports it.
 type Event struct {
 	RunID           int64     `json:"runId,string"`
 	JobID           int64     `json:"jobId,string"`
@@ -44,8 +45,17 @@ type Event struct {
 	// public URL (serve --public-url); "" otherwise.
 	RunURL string `json:"runUrl,omitempty"`
 
-	// Emails are the job's alarm e-mail addresses.
+	// Set for a workflow run's alarm instead of a run's (RunID, JobID
+	// and Attempt are then 0, RunURL links to the workflow run): the
+	// workflow, the workflow run that ended FAILED, and the keys of the
+	// nodes that failed.
+	WorkflowID    int64    `json:"workflowId,string,omitempty"`
+	WorkflowName  string   `json:"workflowName,omitempty"`
+	WorkflowRunID int64    `json:"workflowRunId,string,omitempty"`
+	FailedNodes   []string `json:"failedNodes,omitempty"`
+
+	// Emails are the job's (or workflow's) alarm e-mail addresses.
 	Emails []string `json:"-"`
-	// WebhookURL is the job's own webhook, if any.
+	// WebhookURL is the job's (or workflow's) own webhook, if any.
 	WebhookURL string `json:"-"`
 }

@@ -21,7 +21,11 @@ func (m *Email) message(e Event) (*mail.Msg, error) {
 	if err := msg.To(e.Emails...); err != nil {
 		return nil, fmt.Errorf("recipients %q: %w", e.Emails, err)
 	}
-	msg.Subject(fmt.Sprintf("[carillon] job %d %q: run %d %s", e.JobID, e.JobDescription, e.RunID, e.Status))
+	if e.WorkflowRunID != 0 {
+		msg.Subject(fmt.Sprintf("[carillon] workflow %d %q: workflow run %d %s", e.WorkflowID, e.WorkflowName, e.WorkflowRunID, e.Status))
+	} else {
+		msg.Subject(fmt.Sprintf("[carillon] job %d %q: run %d %s", e.JobID, e.JobDescription, e.RunID, e.Status))
+	}
 	msg.SetDate()
 	msg.SetMessageID()
 	msg.SetUserAgent("Carillon")
@@ -47,6 +51,12 @@ func (m *Email) message(e Event) (*mail.Msg, error) {
 
 // eventFields are the lines that sum up e, name and value.
 func eventFields(e Event) [][2]string {
+	if e.WorkflowRunID != 0 {
+		return [][2]string{{"Workflow", fmt.Sprintf("%d %s", e.WorkflowID, e.WorkflowName)},
+			{"Run", fmt.Sprintf("workflow run %d, attempt %d, %s", e.WorkflowRunID, e.Attempt+1, e.TriggerType)},
+			{"Status", e.Status}, {"Failed", strings.Join(e.FailedNodes, ", ")},
+			{"Scheduled", e.ScheduledAt.Format(time.RFC3339)}, {"Finished", e.FinishedAt.Format(time.RFC3339)}}
+	}
 	attempt := fmt.Sprintf("%d, attempt %d of %d, %s", e.RunID, e.Attempt+1, e.RetryCount+1, e.TriggerType)
 	if !e.Final {
 		attempt += ", to be retried"

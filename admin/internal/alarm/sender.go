@@ -70,6 +70,15 @@ func RunURL(base string, jobID, runID int64) string {
 	return fmt.Sprintf("%s/#/runs?job=%d&run=%d", strings.TrimSuffix(base, "/"), jobID, runID)
 }
 
+// WorkflowRunURL is the console's page of workflow run runID of workflow
+// workflowID at the admin whose public URL is base, or "" without one.
+func WorkflowRunURL(base string, workflowID, runID int64) string {
+	if base == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/#/workflows?id=%d&run=%d", strings.TrimSuffix(base, "/"), workflowID, runID)
+}
+
 // Wake asks the Sender to look for due alarms now.
 func (s *Sender) Wake() {
 	select {
@@ -96,16 +105,35 @@ func (s *Sender) Run(ctx context.Context) error {
 	}
 }
 
-// SendDue delivers every alarm due now.
+// SendDue delivers every alarm due now: those of runs, then those of
+// workflow runs.
 func (s *Sender) SendDue(ctx context.Context) error {
+	if err := s.sendRuns(ctx); err != nil {
+		return err
+	}
+	return s.sendWorkflowRuns(ctx)
+}
+
+// sendRuns delivers the due alarms of runs.
+func (s *Sender) sendRuns(ctx context.Context) error {
+	return sendAll(ctx, s.cfg.Store.PendingAlarms, s.send, func(r store.Run) int64 { return r.ID }, s.cfg.Store.RecordAlarm)
+}
+
+// sendAll delivers the alarms that due returns, a hundred at a time, each
+// with send, and records each outcome on the row of the ID that id says,
+// until none is due.
+func sendAll[T any](ctx context.Context, due func(context.Context, int) ([]T, error),
+	send func(context.Context, T) (carillonv1.AlarmStatus, string), id func(T) int64,
+	record func(context.Context, int64, carillonv1.AlarmStatus, string) error,
+) error {
 	for {
-		runs, err := s.cfg.Store.PendingAlarms(ctx, 100)
-		if err != nil || len(runs) == 0 {
+		items, err := due(ctx, 100)
+		if err != nil || len(items) == 0 {
 			return err
 		}
-		for _, r := range runs {
-			status, msg := s.send(ctx, r)
-			if err := s.cfg.Store.RecordAlarm(ctx, r.ID, status, msg); err != nil {
+		for _, it := range items {
+			status, msg := send(ctx, it)
+			if err := record(ctx, id(it), status, msg); err != nil {
 				return err
 			}
 		}
@@ -129,6 +157,17 @@ func (s *Sender) send(ctx context.Context, r store.Run) (carillonv1.AlarmStatus,
 		FinishedAt: r.FinishedAt, Final: r.Attempt >= job.RetryCount, Emails: job.AlarmEmails, WebhookURL: job.AlarmWebhookURL,
 		RunURL: RunURL(s.cfg.PublicURL, job.ID, r.ID),
 	}
+	status, msg := s.deliver(ctx, e, r.ID)
+	if status == carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
+		msg = "no alarm: the job has no alarm e-mail or webhook, and the admin none"
+	}
+	return status, msg
+}
+
+// deliver sends e on every channel and sums up the outcome; a
+// channel-less outcome is UNSPECIFIED. what names e's run (or workflow
+// run) in logs.
+func (s *Sender) deliver(ctx context.Context, e Event, what any) (carillonv1.AlarmStatus, string) {
 	var notes []string
 	sent, failed := 0, 0
 	for _, ch := range s.cfg.Channels {
@@ -141,7 +180,7 @@ func (s *Sender) send(ctx context.Context, r store.Run) (carillonv1.AlarmStatus,
 			s.cfg.Metrics.Alarm(ch.Name, false)
 			failed++
 			notes = append(notes, fmt.Sprintf("%s: %v", ch.Name, err))
-			s.cfg.Logger.Warn("alarm: not delivered", "run", r.ID, "channel", ch.Name, "err", err)
+			s.cfg.Logger.Warn("alarm: not delivered", "run", what, "channel", ch.Name, "err", err)
 		default:
 			s.cfg.Metrics.Alarm(ch.Name, true)
 			sent++
@@ -154,5 +193,5 @@ func (s *Sender) send(ctx context.Context, r store.Run) (carillonv1.AlarmStatus,
 	case sent > 0:
 		return carillonv1.AlarmStatus_ALARM_STATUS_SENT, strings.Join(notes, "; ")
 	}
-	return carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, "no alarm: the job has no alarm e-mail or webhook, and the admin none"
+	return carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, ""
 }

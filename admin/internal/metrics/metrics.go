@@ -29,6 +29,7 @@ const Namespace = "carillon"
 type Metrics struct {
 	reg *prometheus.Registry
 	fire
+	workflows
 	api *prometheus.CounterVec
 }
 
@@ -37,6 +38,7 @@ type Metrics struct {
 func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.fire = newFire(m.reg)
+	m.workflows = newWorkflows(m.reg)
 	m.api = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "api_requests_total",
 		Help: "Connect, gRPC and gRPC-Web calls the admin served, by procedure and Connect code (ok for success).",

@@ -87,6 +87,9 @@ func TestMetrics(t *testing.T) {
 	m.Retries(1)
 	m.Alarm("webhook", false)
 	m.StoreWrite(time.Millisecond)
+	m.WorkflowRunEnded(carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED)
+	m.WorkflowRunEnded(carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED)
+	m.NodeClaimed(due, due.Add(20*time.Millisecond))
 	m.Sample(metrics.State{
 		ExecutorsOnlineFunc: func(context.Context) (map[string]int, error) { return map[string]int{"app": 2}, nil },
 		ScanLagFunc:         func() time.Duration { return 1500 * time.Millisecond },
@@ -114,6 +117,9 @@ func TestMetrics(t *testing.T) {
 		{"carillon_retries_total", nil, 1},
 		{"carillon_alarms_total", []string{"channel", "webhook", "outcome", "failed"}, 1},
 		{"carillon_store_write_seconds", nil, 1},
+		{"carillon_workflow_runs_total", []string{"status", "failed"}, 2},
+		{"carillon_workflow_runs_total", []string{"status", "succeeded"}, 0},
+		{"carillon_workflow_node_wait_seconds", nil, 1},
 		{"carillon_executors_online", []string{"app", "app"}, 2},
 		{"carillon_scan_lag_seconds", nil, 1.5},
 		{"carillon_store_write_queue", nil, 1},

@@ -1,6 +1,7 @@
 // Package retention deletes old runs: by default those scheduled more than
-// 30 days ago, in small batches, so a large cleanup never holds the
-// database's one writer for long.
+// 30 days ago, and the workflow runs that ended before then, in small
+// batches, so a large cleanup never holds the database's one writer for
+// long.
 package retention
 
 import (
@@ -33,7 +34,8 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Run deletes runs older than cfg.Days every interval until ctx ends. It
+// Run deletes runs older than cfg.Days, and workflow runs that ended
+// before then, every interval until ctx ends. It
 // reads the machine's clock: its tests run it in a synctest bubble.
 func Run(ctx context.Context, cfg Config) error {
 	cfg.Days = cmp.Or(cfg.Days, DaysDefault)
@@ -46,13 +48,8 @@ func Run(ctx context.Context, cfg Config) error {
 	defer ticker.Stop()
 	for {
 		cutoff := time.Now().AddDate(0, 0, -cfg.Days)
-		n, err := Delete(ctx, cfg.Store, store.RunSelection{Before: cutoff})
-		switch {
-		case err != nil && ctx.Err() == nil:
-			cfg.Logger.Error("retention: delete old runs", "err", err)
-		case n > 0:
-			cfg.Logger.Info("retention: deleted old runs", "count", n, "before", cutoff)
-		}
+		sweep(ctx, cfg.Logger, "runs", cutoff, func() (int64, error) { return Delete(ctx, cfg.Store, store.RunSelection{Before: cutoff}) })
+		sweep(ctx, cfg.Logger, "workflow runs", cutoff, func() (int64, error) { return DeleteWorkflowRuns(ctx, cfg.Store, cutoff) })
 		select {
 		case <-ctx.Done():
 			return nil
@@ -61,11 +58,34 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 }
 
+// sweep deletes old rows of what with del and logs the outcome.
+func sweep(ctx context.Context, log *slog.Logger, what string, cutoff time.Time, del func() (int64, error)) {
+	n, err := del()
+	switch {
+	case err != nil && ctx.Err() == nil:
+		log.Error("retention: delete old "+what, "err", err)
+	case n > 0:
+		log.Info("retention: deleted old "+what, "count", n, "before", cutoff)
+	}
+}
+
 // Delete deletes the settled runs of sel in batches and returns how many.
 func Delete(ctx context.Context, st *store.Store, sel store.RunSelection) (int64, error) {
+	return inBatches(func() (int64, error) { return st.DeleteRuns(ctx, sel, batch) })
+}
+
+// DeleteWorkflowRuns deletes the workflow runs that ended before cutoff,
+// with their nodes' rows, in batches, and returns how many.
+func DeleteWorkflowRuns(ctx context.Context, st *store.Store, cutoff time.Time) (int64, error) {
+	return inBatches(func() (int64, error) { return st.DeleteWorkflowRuns(ctx, cutoff, batch) })
+}
+
+// inBatches calls del, which deletes up to batch rows, until it deletes
+// fewer, and returns how many it deleted in all.
+func inBatches(del func() (int64, error)) (int64, error) {
 	var total int64
 	for {
-		n, err := st.DeleteRuns(ctx, sel, batch)
+		n, err := del()
 		total += n
 		if err != nil || n < batch {
 			return total, err

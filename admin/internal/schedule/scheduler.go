@@ -120,6 +120,10 @@ type Config struct {
 	// COVER_EARLY workflow's instant cancelled (as KillRun does), without
 	// blocking. Nil leaves them to end as they do.
 	KillFunc func(runs []store.Run)
+	// EndedFunc hands on the workflow runs that the schedule's writes
+	// ended (store.WorkflowChange.Ended: discarded, covered, or failed at
+	// once), without blocking. Nil drops them.
+	EndedFunc func(ended []store.WorkflowRun)
 }
 
 // Scheduler reads due fires ahead and fires them on time.

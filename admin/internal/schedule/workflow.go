@@ -55,6 +55,9 @@ func (s *Scheduler) scanWorkflows(ctx context.Context) (time.Time, error) {
 		if len(ch.Kill) > 0 && s.cfg.KillFunc != nil {
 			s.cfg.KillFunc(ch.Kill)
 		}
+		if len(ch.Ended) > 0 && s.cfg.EndedFunc != nil {
+			s.cfg.EndedFunc(ch.Ended)
+		}
 	}
 	return s.cfg.Store.NextWorkflowFireAt(ctx)
 }

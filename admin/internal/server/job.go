@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/mail"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,15 +54,8 @@ func checkJob(j *carillonv1.Job) error {
 			return invalid("job.script.source", "required for a script job")
 		}
 	}
-	for i, e := range j.AlarmEmails {
-		if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
-			return invalid(fmt.Sprintf("job.alarm_emails[%d]", i), "must be a plain e-mail address such as ops@example.com, got %q", e)
-		}
-	}
-	if j.AlarmWebhookUrl != "" {
-		if err := checkURL("job.alarm_webhook_url", j.AlarmWebhookUrl); err != nil {
-			return err
-		}
+	if err := checkAlarms("job", j.AlarmEmails, j.AlarmWebhookUrl); err != nil {
+		return err
 	}
 	seen := map[int64]bool{}
 	for i, id := range j.ChildJobIds {
@@ -186,7 +178,7 @@ func (s jobService) CreateJob(ctx context.Context, req *carillonv1.CreateJobRequ
 	if err := s.checkJobGroup(ctx, req.Job); err != nil {
 		return nil, err
 	}
-	if err := s.checkWebhook(ctx, req.Job.AlarmWebhookUrl, ""); err != nil {
+	if err := s.checkWebhook(ctx, "job.alarm_webhook_url", req.Job.AlarmWebhookUrl, ""); err != nil {
 		return nil, err
 	}
 	now := s.cfg.NowFunc()
@@ -319,7 +311,7 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 	if err := s.checkJobGroup(ctx, merged); err != nil {
 		return nil, err
 	}
-	if err := s.checkWebhook(ctx, merged.AlarmWebhookUrl, old.AlarmWebhookURL); err != nil {
+	if err := s.checkWebhook(ctx, "job.alarm_webhook_url", merged.AlarmWebhookUrl, old.AlarmWebhookURL); err != nil {
 		return nil, err
 	}
 	now := s.cfg.NowFunc()

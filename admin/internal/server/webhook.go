@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/mail"
 	"net/url"
 	"strings"
 
@@ -60,17 +61,32 @@ func (a WebhookAllow) allows(raw string) bool {
 // checkWebhook refuses a job's alarm webhook URL set by a user other than
 // an ADMIN outside the allow-list. old is the URL the job had: keeping it
 // is allowed, so a MEMBER can edit a job whose webhook an ADMIN set.
-func (s *Server) checkWebhook(ctx context.Context, webhook, old string) error {
+func (s *Server) checkWebhook(ctx context.Context, field, webhook, old string) error {
 	if webhook == "" || webhook == old || auth.FromContext(ctx).Admin() || s.cfg.WebhookAllow.allows(webhook) {
 		return nil
 	}
 	if len(s.cfg.WebhookAllow) == 0 {
-		return invalid("job.alarm_webhook_url", "only an ADMIN may set a webhook URL: the admin has no allow-list for other users (serve --alarm-webhook-allow)")
+		return invalid(field, "only an ADMIN may set a webhook URL: the admin has no allow-list for other users (serve --alarm-webhook-allow)")
 	}
 	prefixes := make([]string, len(s.cfg.WebhookAllow))
 	for i, p := range s.cfg.WebhookAllow {
 		prefixes[i] = p.String()
 	}
-	return invalid("job.alarm_webhook_url", "must start with one of the admin's allowed webhook prefixes (%s) unless an ADMIN sets it, got %q",
+	return invalid(field, "must start with one of the admin's allowed webhook prefixes (%s) unless an ADMIN sets it, got %q",
 		strings.Join(prefixes, ", "), webhook)
+}
+
+// checkAlarms checks the alarm channels of a job or workflow (what names
+// its request field): plain e-mail addresses, and a webhook URL that is
+// an http(s) URL.
+func checkAlarms(what string, emails []string, webhook string) error {
+	for i, e := range emails {
+		if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
+			return invalid(fmt.Sprintf("%s.alarm_emails[%d]", what, i), "must be a plain e-mail address such as ops@example.com, got %q", e)
+		}
+	}
+	if webhook != "" {
+		return checkURL(what+".alarm_webhook_url", webhook)
+	}
+	return nil
 }

@@ -59,6 +59,9 @@ func checkWorkflow(w *carillonv1.Workflow) error {
 		}
 		return invalid("workflow.nodes", "%v", err)
 	}
+	if err := checkAlarms("workflow", w.AlarmEmails, w.AlarmWebhookUrl); err != nil {
+		return err
+	}
 	if w.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_UNSPECIFIED {
 		w.MisfireStrategy = carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING
 	}
@@ -145,6 +148,7 @@ func workflowFromProto(w *carillonv1.Workflow) store.Workflow {
 		ID: w.Id, GroupID: w.GroupId, Name: w.Name, Description: w.Description, ScheduleType: sc.GetType(), Cron: sc.GetCron(),
 		IntervalSeconds: sc.GetIntervalSeconds(), TimeZone: sc.GetTimeZone(), MisfireStrategy: w.MisfireStrategy,
 		BlockStrategy: w.BlockStrategy, Enabled: w.Enabled, Nodes: nodesOfProto(w.Nodes),
+		AlarmEmails: w.AlarmEmails, AlarmWebhookURL: w.AlarmWebhookUrl,
 	}
 }
 
@@ -154,6 +158,7 @@ func workflowToProto(w store.Workflow) *carillonv1.Workflow {
 		Schedule: &carillonv1.Schedule{Type: w.ScheduleType, Cron: w.Cron, IntervalSeconds: w.IntervalSeconds, TimeZone: w.TimeZone},
 		Enabled:  w.Enabled, MisfireStrategy: w.MisfireStrategy, BlockStrategy: w.BlockStrategy,
 		LastFireAt: ts(w.LastFireAt), NextFireAt: ts(w.NextFireAt), CreatedAt: ts(w.CreatedAt), UpdatedAt: ts(w.UpdatedAt),
+		AlarmEmails: w.AlarmEmails, AlarmWebhookUrl: w.AlarmWebhookURL,
 	}
 	for _, n := range w.Nodes {
 		out.Nodes = append(out.Nodes, &carillonv1.WorkflowNode{Key: n.Key, JobId: n.JobID, DependsOn: n.DependsOn, Param: n.Param})
@@ -165,7 +170,7 @@ func workflowRunToProto(wr store.WorkflowRun) *carillonv1.WorkflowRun {
 	out := &carillonv1.WorkflowRun{
 		Id: wr.ID, WorkflowId: wr.WorkflowID, Status: wr.Status, ScheduledAt: ts(wr.ScheduledAt), TriggerType: wr.TriggerType,
 		Param: wr.Param, Message: wr.Message, CreatedAt: ts(wr.CreatedAt), StartedAt: ts(wr.StartedAt), FinishedAt: ts(wr.FinishedAt),
-		Attempt: wr.Attempt,
+		Attempt: wr.Attempt, AlarmStatus: wr.AlarmStatus, AlarmMessage: wr.AlarmMessage,
 	}
 	for _, n := range wr.Nodes {
 		out.Nodes = append(out.Nodes, &carillonv1.WorkflowNodeRun{
@@ -181,6 +186,9 @@ func (s workflowService) CreateWorkflow(ctx context.Context, req *carillonv1.Cre
 		return nil, err
 	}
 	if err := s.checkNodeJobs(ctx, req.Workflow); err != nil {
+		return nil, err
+	}
+	if err := s.checkWebhook(ctx, "workflow.alarm_webhook_url", req.Workflow.AlarmWebhookUrl, ""); err != nil {
 		return nil, err
 	}
 	now := s.cfg.NowFunc()
@@ -238,6 +246,9 @@ func (s workflowService) UpdateWorkflow(ctx context.Context, req *carillonv1.Upd
 		return nil, err
 	}
 	if err := s.checkNodeJobs(ctx, merged); err != nil {
+		return nil, err
+	}
+	if err := s.checkWebhook(ctx, "workflow.alarm_webhook_url", merged.AlarmWebhookUrl, old.AlarmWebhookURL); err != nil {
 		return nil, err
 	}
 	now := s.cfg.NowFunc()

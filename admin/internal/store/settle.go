@@ -69,6 +69,10 @@ type Settled struct {
 	// Rescheduled says a FIX_DELAY job got its next fire: the scheduler
 	// should scan now rather than at its next tick.
 	Rescheduled bool
+	// WorkflowRunsEnded are the workflow runs the write ended (or made
+	// ended, SKIPPED), as they ended: for metrics, and for the alarm
+	// sender when one ended FAILED (AlarmStatus PENDING).
+	WorkflowRunsEnded []WorkflowRun
 	// kill are running runs of the workflow runs a write cancelled
 	// (WorkflowChange.Kill).
 	kill []Run

@@ -34,6 +34,10 @@ type Workflow struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	Nodes      []WorkflowNode
+	// AlarmEmails and AlarmWebhookURL are where the alarm of a workflow
+	// run that ends FAILED goes, besides the admin's own channels.
+	AlarmEmails     []string
+	AlarmWebhookURL string
 }
 
 // WorkflowNode is one job of a workflow.
@@ -46,16 +50,18 @@ type WorkflowNode struct {
 }
 
 const workflowColumns = `id, group_id, name, description, schedule_type, cron, interval_seconds, time_zone,
-	misfire_strategy, block_strategy, enabled, last_fire_at, next_fire_at, created_at, updated_at`
+	misfire_strategy, block_strategy, enabled, last_fire_at, next_fire_at, created_at, updated_at, alarm_emails, alarm_webhook_url`
 
 func scanWorkflow(row interface{ Scan(...any) error }) (Workflow, error) {
 	var w Workflow
 	var last, next, created, updated sql.NullInt64
+	var emails string
 	err := row.Scan(&w.ID, &w.GroupID, &w.Name, &w.Description, &w.ScheduleType, &w.Cron, &w.IntervalSeconds, &w.TimeZone,
-		&w.MisfireStrategy, &w.BlockStrategy, &w.Enabled, &last, &next, &created, &updated)
+		&w.MisfireStrategy, &w.BlockStrategy, &w.Enabled, &last, &next, &created, &updated, &emails, &w.AlarmWebhookURL)
 	if err != nil {
 		return Workflow{}, err
 	}
+	w.AlarmEmails = splitLines(emails)
 	w.LastFireAt, w.NextFireAt, w.CreatedAt, w.UpdatedAt = fromMillis(last), fromMillis(next), fromMillis(created), fromMillis(updated)
 	return w, nil
 }
@@ -63,7 +69,8 @@ func scanWorkflow(row interface{ Scan(...any) error }) (Workflow, error) {
 // workflowArgs are w's values for the columns of workflowColumns after id.
 func workflowArgs(w Workflow) []any {
 	return []any{w.GroupID, w.Name, w.Description, w.ScheduleType, w.Cron, w.IntervalSeconds, w.TimeZone,
-		w.MisfireStrategy, w.BlockStrategy, w.Enabled, millis(w.LastFireAt), millis(w.NextFireAt), millis(w.CreatedAt), millis(w.UpdatedAt)}
+		w.MisfireStrategy, w.BlockStrategy, w.Enabled, millis(w.LastFireAt), millis(w.NextFireAt), millis(w.CreatedAt), millis(w.UpdatedAt),
+		joinLines(w.AlarmEmails), w.AlarmWebhookURL}
 }
 
 // nullString is p as a nullable column.
@@ -94,7 +101,7 @@ func (s *Store) CreateWorkflow(ctx context.Context, w Workflow, now time.Time) (
 			return err
 		}
 		err := tx.QueryRowContext(ctx, `INSERT INTO workflows (`+strings.TrimPrefix(workflowColumns, "id, ")+`)
-			VALUES (?`+strings.Repeat(", ?", 13)+`) RETURNING id`, workflowArgs(w)...).Scan(&w.ID)
+			VALUES (?`+strings.Repeat(", ?", 15)+`) RETURNING id`, workflowArgs(w)...).Scan(&w.ID)
 		if err != nil {
 			return err
 		}
@@ -234,7 +241,7 @@ func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow, scheduleChanged 
 		case !scheduleChanged:
 			w.NextFireAt = old.NextFireAt
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE workflows SET (`+strings.TrimPrefix(workflowColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 13)+`) WHERE id = ?`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+		_, err = tx.ExecContext(ctx, `UPDATE workflows SET (`+strings.TrimPrefix(workflowColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 15)+`) WHERE id = ?`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 			append(workflowArgs(w), w.ID)...)
 		if err != nil {
 			return err

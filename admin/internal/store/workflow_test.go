@@ -209,8 +209,29 @@ func TestWorkflowFailure(t *testing.T) {
 		if len(b2.FollowUps) != 0 {
 			t.Fatalf("transform_b's success started %v", nodesOf(b2.FollowUps))
 		}
-		if wr := workflowRun(t, s, ch.WorkflowRunID); wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED {
-			t.Fatalf("workflow run is %s once nothing more can run, want FAILED", wr.Status)
+		if wr := workflowRun(t, s, ch.WorkflowRunID); wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED ||
+			wr.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_PENDING {
+			t.Fatalf("workflow run is %s, alarm %s once nothing more can run, want FAILED with its alarm PENDING", wr.Status, wr.AlarmStatus)
+		}
+		if len(b2.WorkflowRunsEnded) != 1 || b2.WorkflowRunsEnded[0].ID != ch.WorkflowRunID ||
+			b2.WorkflowRunsEnded[0].Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED {
+			t.Fatalf("settling the last node ended %+v, want the workflow run FAILED", b2.WorkflowRunsEnded)
+		}
+		due, err := s.PendingWorkflowAlarms(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(due) != 1 || due[0].ID != ch.WorkflowRunID || len(due[0].Nodes) != 5 {
+			t.Fatalf("pending workflow alarms %+v, want the failed workflow run with its 5 nodes", due)
+		}
+		if err := s.RecordWorkflowAlarm(ctx, ch.WorkflowRunID, carillonv1.AlarmStatus_ALARM_STATUS_SENT, "webhook: sent"); err != nil {
+			t.Fatal(err)
+		}
+		if due, err := s.PendingWorkflowAlarms(ctx, 10); err != nil || len(due) != 0 {
+			t.Fatalf("pending workflow alarms after delivery: %d, %v", len(due), err)
+		}
+		if wr := workflowRun(t, s, ch.WorkflowRunID); wr.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_SENT || wr.AlarmMessage != "webhook: sent" {
+			t.Fatalf("recorded alarm %s %q", wr.AlarmStatus, wr.AlarmMessage)
 		}
 
 		again, err := s.RetryWorkflowRun(ctx, ch.WorkflowRunID, t0.Add(time.Minute))
@@ -229,8 +250,9 @@ func TestWorkflowFailure(t *testing.T) {
 			t.Fatalf("the retried node's success started %v, want load", got)
 		}
 		settleNode(t, s, out.FollowUps[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(3*time.Minute))
-		if wr := workflowRun(t, s, ch.WorkflowRunID); wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SUCCEEDED {
-			t.Fatalf("workflow run is %s after the retry, want SUCCEEDED", wr.Status)
+		if wr := workflowRun(t, s, ch.WorkflowRunID); wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SUCCEEDED ||
+			wr.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
+			t.Fatalf("workflow run is %s, alarm %s after the retry, want SUCCEEDED with no alarm", wr.Status, wr.AlarmStatus)
 		}
 	})
 }

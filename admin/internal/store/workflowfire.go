@@ -99,7 +99,7 @@ func (s *Store) ClaimWorkflowFires(ctx context.Context, claims []WorkflowClaim, 
 	if err != nil {
 		return WorkflowChange{}, fmt.Errorf("store: claim workflow fires: %w", err)
 	}
-	return WorkflowChange{FollowUps: out.FollowUps, Kill: out.kill, Rescheduled: out.Rescheduled}, nil
+	return WorkflowChange{FollowUps: out.FollowUps, Kill: out.kill, Rescheduled: out.Rescheduled, Ended: out.WorkflowRunsEnded}, nil
 }
 
 // skipWorkflowRun records missed instants of w as a SKIPPED workflow run.
@@ -107,5 +107,9 @@ func (st *settler) skipWorkflowRun(w Workflow, f WorkflowFire, now time.Time) er
 	_, err := st.tx.ExecContext(st.ctx, `INSERT INTO workflow_runs (workflow_id, status, scheduled_at, trigger_type, message, created_at, finished_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, f.At.UnixMilli(),
 		carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, f.Skipped, now.UnixMilli(), now.UnixMilli())
+	if err == nil {
+		st.out.WorkflowRunsEnded = append(st.out.WorkflowRunsEnded, WorkflowRun{WorkflowID: w.ID,
+			Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, ScheduledAt: f.At, FinishedAt: now})
+	}
 	return err
 }

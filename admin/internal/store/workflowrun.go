@@ -32,6 +32,10 @@ type WorkflowRun struct {
 	CreatedAt  time.Time
 	StartedAt  time.Time
 	FinishedAt time.Time
+	// AlarmStatus is PENDING once the workflow run ended FAILED, until the
+	// alarm sender records its delivery (AlarmMessage says how it went).
+	AlarmStatus  carillonv1.AlarmStatus
+	AlarmMessage string
 	// Nodes are read by WorkflowRun, not by WorkflowRuns.
 	Nodes []WorkflowNodeRun
 }
@@ -53,14 +57,15 @@ type WorkflowNodeRun struct {
 	FinishedAt time.Time
 }
 
-const workflowRunColumns = `id, workflow_id, status, scheduled_at, trigger_type, param, message, attempt, created_at, started_at, finished_at`
+const workflowRunColumns = `id, workflow_id, status, scheduled_at, trigger_type, param, message, attempt, created_at, started_at, finished_at,
+	alarm_status, alarm_message`
 
 func scanWorkflowRun(row interface{ Scan(...any) error }) (WorkflowRun, error) {
 	var wr WorkflowRun
 	var param sql.NullString
 	var scheduled, created, started, finished sql.NullInt64
 	err := row.Scan(&wr.ID, &wr.WorkflowID, &wr.Status, &scheduled, &wr.TriggerType, &param, &wr.Message, &wr.Attempt,
-		&created, &started, &finished)
+		&created, &started, &finished, &wr.AlarmStatus, &wr.AlarmMessage)
 	if err != nil {
 		return WorkflowRun{}, err
 	}
@@ -151,6 +156,8 @@ type WorkflowChange struct {
 	Kill          []Run
 	// Rescheduled says a FIX_DELAY workflow got its next instant.
 	Rescheduled bool
+	// Ended are the workflow runs the write ended (Settled.WorkflowRunsEnded).
+	Ended []WorkflowRun
 }
 
 // TriggerWorkflow makes a run of workflow id now, with tt (MANUAL or API)
@@ -172,7 +179,7 @@ func (s *Store) TriggerWorkflow(ctx context.Context, id int64, tt carillonv1.Tri
 		}
 		return WorkflowChange{}, fmt.Errorf("store: trigger workflow %d: %w", id, err)
 	}
-	ch.FollowUps, ch.Kill, ch.Rescheduled = out.FollowUps, out.kill, out.Rescheduled
+	ch.FollowUps, ch.Kill, ch.Rescheduled, ch.Ended = out.FollowUps, out.kill, out.Rescheduled, out.WorkflowRunsEnded
 	return ch, nil
 }
 
@@ -243,11 +250,35 @@ func (s *Store) changeWorkflowRun(ctx context.Context, id int64, verb string, fn
 		}
 		return WorkflowChange{}, fmt.Errorf("store: %s workflow run %d: %w", verb, id, err)
 	}
-	return WorkflowChange{WorkflowRunID: id, FollowUps: out.FollowUps, Kill: out.kill, Rescheduled: out.Rescheduled}, nil
+	return WorkflowChange{WorkflowRunID: id, FollowUps: out.FollowUps, Kill: out.kill, Rescheduled: out.Rescheduled,
+		Ended: out.WorkflowRunsEnded}, nil
 }
 
 // activeWorkflowRun says whether a workflow run of status st has not
 // ended.
 func activeWorkflowRun(st carillonv1.WorkflowRunStatus) bool {
 	return st == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING || st == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING
+}
+
+// DeleteWorkflowRuns deletes up to limit workflow runs that ended before
+// before, oldest first, with their nodes' rows (the runs of their nodes
+// are ordinary runs, deleted as runs are), and returns how many it
+// deleted; call it again until it returns fewer than limit. Active
+// workflow runs are never deleted.
+func (s *Store) DeleteWorkflowRuns(ctx context.Context, before time.Time, limit int) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM workflow_runs WHERE id IN (SELECT id FROM workflow_runs
+			WHERE finished_at IS NOT NULL AND finished_at < ? AND status NOT IN (?, ?) ORDER BY finished_at LIMIT ?)`,
+			before.UnixMilli(), carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, limit)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: delete workflow runs: %w", err)
+	}
+	return n, nil
 }

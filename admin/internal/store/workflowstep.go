@@ -111,9 +111,9 @@ func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.Trigg
 		wr.FinishedAt = now
 	}
 	err = st.tx.QueryRowContext(st.ctx, `INSERT INTO workflow_runs (`+strings.TrimPrefix(workflowRunColumns, "id, ")+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		wr.WorkflowID, wr.Status, millis(wr.ScheduledAt), wr.TriggerType, nullString(wr.Param), wr.Message, wr.Attempt,
-		millis(wr.CreatedAt), millis(wr.StartedAt), millis(wr.FinishedAt)).Scan(&wr.ID)
+		millis(wr.CreatedAt), millis(wr.StartedAt), millis(wr.FinishedAt), wr.AlarmStatus, wr.AlarmMessage).Scan(&wr.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -130,6 +130,9 @@ func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.Trigg
 			return 0, err
 		}
 		wr.Nodes[i] = node
+	}
+	if status == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED {
+		st.out.WorkflowRunsEnded = append(st.out.WorkflowRunsEnded, wr)
 	}
 	if status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
 		return wr.ID, nil
@@ -279,11 +282,18 @@ func (st *settler) saveNode(id int64, i int, n *WorkflowNodeRun) error {
 // oldest workflow run of the workflow waiting behind it (SERIAL) starts.
 func (st *settler) endWorkflowRun(wr *WorkflowRun, status carillonv1.WorkflowRunStatus, msg string, now time.Time, handOn bool) error {
 	wr.Status, wr.Message, wr.FinishedAt = status, msg, now
-	_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = ?, message = ?, finished_at = ? WHERE id = ?`,
-		status, msg, now.UnixMilli(), wr.ID)
+	// A failure's alarm is due in the same transaction: durable, as a
+	// run's is (the alarm sender delivers it).
+	wr.AlarmStatus, wr.AlarmMessage = carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, ""
+	if status == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED {
+		wr.AlarmStatus = carillonv1.AlarmStatus_ALARM_STATUS_PENDING
+	}
+	_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = ?, message = ?, finished_at = ?, alarm_status = ?, alarm_message = ?
+		WHERE id = ?`, status, msg, now.UnixMilli(), wr.AlarmStatus, wr.AlarmMessage, wr.ID)
 	if err != nil {
 		return err
 	}
+	st.out.WorkflowRunsEnded = append(st.out.WorkflowRunsEnded, *wr)
 	if wr.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE || wr.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE {
 		res, err := st.tx.ExecContext(st.ctx, `UPDATE workflows SET next_fire_at = ? + interval_seconds * 1000
 			WHERE id = ? AND enabled = 1 AND schedule_type = ? AND next_fire_at IS NULL`,

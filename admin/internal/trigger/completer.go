@@ -139,6 +139,7 @@ func (c *Completer) followUp(s store.Settled) {
 	if alarms && c.cfg.Alarms != nil {
 		c.cfg.Alarms.Wake()
 	}
+	c.WorkflowRunsEnded(s.WorkflowRunsEnded)
 	retries := 0
 	for _, r := range s.FollowUps {
 		if r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_RETRY {

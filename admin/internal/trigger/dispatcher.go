@@ -97,6 +97,9 @@ func (d *Dispatcher) claim(es []schedule.Entry) error {
 	fs := make([]fire, len(runs))
 	for i := range runs {
 		fs[i] = fireOf(&runs[i], at[runs[i].ID], seq)
+		if runs[i].TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW && runs[i].Attempt == 0 {
+			d.cfg.Metrics.NodeClaimed(runs[i].DueAt, now)
+		}
 	}
 	d.start(fs)
 	return nil

@@ -37,6 +37,7 @@ func (t *Trigger) KillRuns(ctx context.Context, runs []store.Run, message string
 // the nodes' pending runs go to the scheduler's queue, as settling's
 // follow-ups do. The pending runs are queued even if a kill fails.
 func (t *Trigger) Carry(ctx context.Context, ch store.WorkflowChange, killMessage string) error {
+	t.Completer.WorkflowRunsEnded(ch.Ended)
 	err := t.KillRuns(ctx, ch.Kill, killMessage)
 	q := t.Completer.cfg.Queue
 	if len(ch.FollowUps) > 0 {
@@ -46,4 +47,18 @@ func (t *Trigger) Carry(ctx context.Context, ch store.WorkflowChange, killMessag
 		q.Wake()
 	}
 	return err
+}
+
+// WorkflowRunsEnded hands on workflow runs a write ended
+// (store.Settled.WorkflowRunsEnded): each is counted by status, and the
+// alarm sender is woken when one ended FAILED (its alarm due).
+func (c *Completer) WorkflowRunsEnded(ended []store.WorkflowRun) {
+	alarms := false
+	for _, wr := range ended {
+		c.cfg.Metrics.WorkflowRunEnded(wr.Status)
+		alarms = alarms || wr.AlarmStatus == carillonv1.AlarmStatus_ALARM_STATUS_PENDING
+	}
+	if alarms && c.cfg.Alarms != nil {
+		c.cfg.Alarms.Wake()
+	}
 }

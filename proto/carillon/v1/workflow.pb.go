@@ -128,9 +128,17 @@ type Workflow struct {
 	// Output.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// Output.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Who gets an e-mail when a workflow run ends FAILED (as a job's
+	// alarm_emails): plain addresses such as ops@example.com.
+	AlarmEmails []string `protobuf:"bytes,14,rep,name=alarm_emails,json=alarmEmails,proto3" json:"alarm_emails,omitempty"`
+	// Webhook for this workflow's alarms (a JSON POST when a workflow run
+	// ends FAILED), in addition to the admin's --alarm-webhook. Empty means
+	// none. Only an ADMIN may set one outside the admin's allow-list
+	// (serve --alarm-webhook-allow), as for jobs.
+	AlarmWebhookUrl string `protobuf:"bytes,15,opt,name=alarm_webhook_url,json=alarmWebhookUrl,proto3" json:"alarm_webhook_url,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Workflow) Reset() {
@@ -254,6 +262,20 @@ func (x *Workflow) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Workflow) GetAlarmEmails() []string {
+	if x != nil {
+		return x.AlarmEmails
+	}
+	return nil
+}
+
+func (x *Workflow) GetAlarmWebhookUrl() string {
+	if x != nil {
+		return x.AlarmWebhookUrl
+	}
+	return ""
+}
+
 // WorkflowNode is one job in a workflow's DAG.
 type WorkflowNode struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -357,7 +379,12 @@ type WorkflowRun struct {
 	// When it ended (unset while PENDING or RUNNING).
 	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
 	// How many times RetryWorkflowRun retried it.
-	Attempt       int32 `protobuf:"varint,12,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Attempt int32 `protobuf:"varint,12,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// Whether an alarm was sent because the workflow run ended FAILED
+	// (PENDING until the admin's alarm sender delivered it).
+	AlarmStatus AlarmStatus `protobuf:"varint,13,opt,name=alarm_status,json=alarmStatus,proto3,enum=carillon.v1.AlarmStatus" json:"alarm_status,omitempty"`
+	// The alarm's delivery outcome, per channel, for people.
+	AlarmMessage  string `protobuf:"bytes,14,opt,name=alarm_message,json=alarmMessage,proto3" json:"alarm_message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -474,6 +501,20 @@ func (x *WorkflowRun) GetAttempt() int32 {
 		return x.Attempt
 	}
 	return 0
+}
+
+func (x *WorkflowRun) GetAlarmStatus() AlarmStatus {
+	if x != nil {
+		return x.AlarmStatus
+	}
+	return AlarmStatus_ALARM_STATUS_UNSPECIFIED
+}
+
+func (x *WorkflowRun) GetAlarmMessage() string {
+	if x != nil {
+		return x.AlarmMessage
+	}
+	return ""
 }
 
 // WorkflowNodeRun is the state of one node in a workflow run.
@@ -1757,7 +1798,7 @@ var File_carillon_v1_workflow_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_workflow_proto_rawDesc = "" +
 	"\n" +
-	"\x1acarillon/v1/workflow.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x15carillon/v1/job.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9a\x05\n" +
+	"\x1acarillon/v1/workflow.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x15carillon/v1/job.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x84\x06\n" +
 	"\bWorkflow\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12\x1c\n" +
@@ -1776,14 +1817,16 @@ const file_carillon_v1_workflow_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x9a\x01\n" +
+	"updated_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x122\n" +
+	"\falarm_emails\x18\x0e \x03(\tB\x0f\xbaH\f\x92\x01\t\x10\x14\"\x05r\x03(\xff\x01R\valarmEmails\x124\n" +
+	"\x11alarm_webhook_url\x18\x0f \x01(\tB\b\xbaH\x05r\x03(\x80\x10R\x0falarmWebhookUrl\"\x9a\x01\n" +
 	"\fWorkflowNode\x12\x19\n" +
 	"\x03key\x18\x01 \x01(\tB\a\xbaH\x04r\x02(@R\x03key\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x03R\x05jobId\x12(\n" +
 	"\n" +
 	"depends_on\x18\x03 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xe8\aR\tdependsOn\x12$\n" +
 	"\x05param\x18\x04 \x01(\tB\t\xbaH\x06r\x04(\x80\x80\x04H\x00R\x05param\x88\x01\x01B\b\n" +
-	"\x06_param\"\xb2\x04\n" +
+	"\x06_param\"\x94\x05\n" +
 	"\vWorkflowRun\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1f\n" +
 	"\vworkflow_id\x18\x02 \x01(\x03R\n" +
@@ -1801,7 +1844,9 @@ const file_carillon_v1_workflow_proto_rawDesc = "" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12;\n" +
 	"\vfinished_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x12\x18\n" +
-	"\aattempt\x18\f \x01(\x05R\aattemptB\b\n" +
+	"\aattempt\x18\f \x01(\x05R\aattempt\x12;\n" +
+	"\falarm_status\x18\r \x01(\x0e2\x18.carillon.v1.AlarmStatusR\valarmStatus\x12#\n" +
+	"\ralarm_message\x18\x0e \x01(\tR\falarmMessageB\b\n" +
 	"\x06_param\"\xcc\x02\n" +
 	"\x0fWorkflowNodeRun\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x15\n" +
@@ -1951,8 +1996,9 @@ var file_carillon_v1_workflow_proto_goTypes = []any{
 	(BlockStrategy)(0),                // 31: carillon.v1.BlockStrategy
 	(*timestamppb.Timestamp)(nil),     // 32: google.protobuf.Timestamp
 	(TriggerType)(0),                  // 33: carillon.v1.TriggerType
-	(RunStatus)(0),                    // 34: carillon.v1.RunStatus
-	(*fieldmaskpb.FieldMask)(nil),     // 35: google.protobuf.FieldMask
+	(AlarmStatus)(0),                  // 34: carillon.v1.AlarmStatus
+	(RunStatus)(0),                    // 35: carillon.v1.RunStatus
+	(*fieldmaskpb.FieldMask)(nil),     // 36: google.protobuf.FieldMask
 }
 var file_carillon_v1_workflow_proto_depIdxs = []int32{
 	29, // 0: carillon.v1.Workflow.schedule:type_name -> carillon.v1.Schedule
@@ -1970,52 +2016,53 @@ var file_carillon_v1_workflow_proto_depIdxs = []int32{
 	32, // 12: carillon.v1.WorkflowRun.created_at:type_name -> google.protobuf.Timestamp
 	32, // 13: carillon.v1.WorkflowRun.started_at:type_name -> google.protobuf.Timestamp
 	32, // 14: carillon.v1.WorkflowRun.finished_at:type_name -> google.protobuf.Timestamp
-	34, // 15: carillon.v1.WorkflowNodeRun.status:type_name -> carillon.v1.RunStatus
-	32, // 16: carillon.v1.WorkflowNodeRun.started_at:type_name -> google.protobuf.Timestamp
-	32, // 17: carillon.v1.WorkflowNodeRun.finished_at:type_name -> google.protobuf.Timestamp
-	1,  // 18: carillon.v1.CreateWorkflowRequest.workflow:type_name -> carillon.v1.Workflow
-	1,  // 19: carillon.v1.CreateWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
-	1,  // 20: carillon.v1.GetWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
-	1,  // 21: carillon.v1.ListWorkflowsResponse.workflows:type_name -> carillon.v1.Workflow
-	1,  // 22: carillon.v1.UpdateWorkflowRequest.workflow:type_name -> carillon.v1.Workflow
-	35, // 23: carillon.v1.UpdateWorkflowRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 24: carillon.v1.UpdateWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
-	1,  // 25: carillon.v1.StartWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
-	1,  // 26: carillon.v1.StopWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
-	3,  // 27: carillon.v1.GetWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
-	0,  // 28: carillon.v1.ListWorkflowRunsRequest.status:type_name -> carillon.v1.WorkflowRunStatus
-	3,  // 29: carillon.v1.ListWorkflowRunsResponse.workflow_runs:type_name -> carillon.v1.WorkflowRun
-	3,  // 30: carillon.v1.RetryWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
-	3,  // 31: carillon.v1.CancelWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
-	5,  // 32: carillon.v1.WorkflowService.CreateWorkflow:input_type -> carillon.v1.CreateWorkflowRequest
-	7,  // 33: carillon.v1.WorkflowService.GetWorkflow:input_type -> carillon.v1.GetWorkflowRequest
-	9,  // 34: carillon.v1.WorkflowService.ListWorkflows:input_type -> carillon.v1.ListWorkflowsRequest
-	11, // 35: carillon.v1.WorkflowService.UpdateWorkflow:input_type -> carillon.v1.UpdateWorkflowRequest
-	13, // 36: carillon.v1.WorkflowService.DeleteWorkflow:input_type -> carillon.v1.DeleteWorkflowRequest
-	15, // 37: carillon.v1.WorkflowService.StartWorkflow:input_type -> carillon.v1.StartWorkflowRequest
-	17, // 38: carillon.v1.WorkflowService.StopWorkflow:input_type -> carillon.v1.StopWorkflowRequest
-	19, // 39: carillon.v1.WorkflowService.TriggerWorkflow:input_type -> carillon.v1.TriggerWorkflowRequest
-	21, // 40: carillon.v1.WorkflowService.GetWorkflowRun:input_type -> carillon.v1.GetWorkflowRunRequest
-	23, // 41: carillon.v1.WorkflowService.ListWorkflowRuns:input_type -> carillon.v1.ListWorkflowRunsRequest
-	25, // 42: carillon.v1.WorkflowService.RetryWorkflowRun:input_type -> carillon.v1.RetryWorkflowRunRequest
-	27, // 43: carillon.v1.WorkflowService.CancelWorkflowRun:input_type -> carillon.v1.CancelWorkflowRunRequest
-	6,  // 44: carillon.v1.WorkflowService.CreateWorkflow:output_type -> carillon.v1.CreateWorkflowResponse
-	8,  // 45: carillon.v1.WorkflowService.GetWorkflow:output_type -> carillon.v1.GetWorkflowResponse
-	10, // 46: carillon.v1.WorkflowService.ListWorkflows:output_type -> carillon.v1.ListWorkflowsResponse
-	12, // 47: carillon.v1.WorkflowService.UpdateWorkflow:output_type -> carillon.v1.UpdateWorkflowResponse
-	14, // 48: carillon.v1.WorkflowService.DeleteWorkflow:output_type -> carillon.v1.DeleteWorkflowResponse
-	16, // 49: carillon.v1.WorkflowService.StartWorkflow:output_type -> carillon.v1.StartWorkflowResponse
-	18, // 50: carillon.v1.WorkflowService.StopWorkflow:output_type -> carillon.v1.StopWorkflowResponse
-	20, // 51: carillon.v1.WorkflowService.TriggerWorkflow:output_type -> carillon.v1.TriggerWorkflowResponse
-	22, // 52: carillon.v1.WorkflowService.GetWorkflowRun:output_type -> carillon.v1.GetWorkflowRunResponse
-	24, // 53: carillon.v1.WorkflowService.ListWorkflowRuns:output_type -> carillon.v1.ListWorkflowRunsResponse
-	26, // 54: carillon.v1.WorkflowService.RetryWorkflowRun:output_type -> carillon.v1.RetryWorkflowRunResponse
-	28, // 55: carillon.v1.WorkflowService.CancelWorkflowRun:output_type -> carillon.v1.CancelWorkflowRunResponse
-	44, // [44:56] is the sub-list for method output_type
-	32, // [32:44] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	34, // 15: carillon.v1.WorkflowRun.alarm_status:type_name -> carillon.v1.AlarmStatus
+	35, // 16: carillon.v1.WorkflowNodeRun.status:type_name -> carillon.v1.RunStatus
+	32, // 17: carillon.v1.WorkflowNodeRun.started_at:type_name -> google.protobuf.Timestamp
+	32, // 18: carillon.v1.WorkflowNodeRun.finished_at:type_name -> google.protobuf.Timestamp
+	1,  // 19: carillon.v1.CreateWorkflowRequest.workflow:type_name -> carillon.v1.Workflow
+	1,  // 20: carillon.v1.CreateWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
+	1,  // 21: carillon.v1.GetWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
+	1,  // 22: carillon.v1.ListWorkflowsResponse.workflows:type_name -> carillon.v1.Workflow
+	1,  // 23: carillon.v1.UpdateWorkflowRequest.workflow:type_name -> carillon.v1.Workflow
+	36, // 24: carillon.v1.UpdateWorkflowRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 25: carillon.v1.UpdateWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
+	1,  // 26: carillon.v1.StartWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
+	1,  // 27: carillon.v1.StopWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
+	3,  // 28: carillon.v1.GetWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
+	0,  // 29: carillon.v1.ListWorkflowRunsRequest.status:type_name -> carillon.v1.WorkflowRunStatus
+	3,  // 30: carillon.v1.ListWorkflowRunsResponse.workflow_runs:type_name -> carillon.v1.WorkflowRun
+	3,  // 31: carillon.v1.RetryWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
+	3,  // 32: carillon.v1.CancelWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
+	5,  // 33: carillon.v1.WorkflowService.CreateWorkflow:input_type -> carillon.v1.CreateWorkflowRequest
+	7,  // 34: carillon.v1.WorkflowService.GetWorkflow:input_type -> carillon.v1.GetWorkflowRequest
+	9,  // 35: carillon.v1.WorkflowService.ListWorkflows:input_type -> carillon.v1.ListWorkflowsRequest
+	11, // 36: carillon.v1.WorkflowService.UpdateWorkflow:input_type -> carillon.v1.UpdateWorkflowRequest
+	13, // 37: carillon.v1.WorkflowService.DeleteWorkflow:input_type -> carillon.v1.DeleteWorkflowRequest
+	15, // 38: carillon.v1.WorkflowService.StartWorkflow:input_type -> carillon.v1.StartWorkflowRequest
+	17, // 39: carillon.v1.WorkflowService.StopWorkflow:input_type -> carillon.v1.StopWorkflowRequest
+	19, // 40: carillon.v1.WorkflowService.TriggerWorkflow:input_type -> carillon.v1.TriggerWorkflowRequest
+	21, // 41: carillon.v1.WorkflowService.GetWorkflowRun:input_type -> carillon.v1.GetWorkflowRunRequest
+	23, // 42: carillon.v1.WorkflowService.ListWorkflowRuns:input_type -> carillon.v1.ListWorkflowRunsRequest
+	25, // 43: carillon.v1.WorkflowService.RetryWorkflowRun:input_type -> carillon.v1.RetryWorkflowRunRequest
+	27, // 44: carillon.v1.WorkflowService.CancelWorkflowRun:input_type -> carillon.v1.CancelWorkflowRunRequest
+	6,  // 45: carillon.v1.WorkflowService.CreateWorkflow:output_type -> carillon.v1.CreateWorkflowResponse
+	8,  // 46: carillon.v1.WorkflowService.GetWorkflow:output_type -> carillon.v1.GetWorkflowResponse
+	10, // 47: carillon.v1.WorkflowService.ListWorkflows:output_type -> carillon.v1.ListWorkflowsResponse
+	12, // 48: carillon.v1.WorkflowService.UpdateWorkflow:output_type -> carillon.v1.UpdateWorkflowResponse
+	14, // 49: carillon.v1.WorkflowService.DeleteWorkflow:output_type -> carillon.v1.DeleteWorkflowResponse
+	16, // 50: carillon.v1.WorkflowService.StartWorkflow:output_type -> carillon.v1.StartWorkflowResponse
+	18, // 51: carillon.v1.WorkflowService.StopWorkflow:output_type -> carillon.v1.StopWorkflowResponse
+	20, // 52: carillon.v1.WorkflowService.TriggerWorkflow:output_type -> carillon.v1.TriggerWorkflowResponse
+	22, // 53: carillon.v1.WorkflowService.GetWorkflowRun:output_type -> carillon.v1.GetWorkflowRunResponse
+	24, // 54: carillon.v1.WorkflowService.ListWorkflowRuns:output_type -> carillon.v1.ListWorkflowRunsResponse
+	26, // 55: carillon.v1.WorkflowService.RetryWorkflowRun:output_type -> carillon.v1.RetryWorkflowRunResponse
+	28, // 56: carillon.v1.WorkflowService.CancelWorkflowRun:output_type -> carillon.v1.CancelWorkflowRunResponse
+	45, // [45:57] is the sub-list for method output_type
+	33, // [33:45] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_workflow_proto_init() }
