@@ -348,6 +348,19 @@ func TestConsoleInBrowser(t *testing.T) {
 		input.InsertText("echo made in the browser"),
 	)
 	b.screenshot(t, "job-form-script")
+	// The .proto's rules, read by the form: 86 Chinese characters are 258
+	// bytes, over the description's 255 (and under an HTML maxlength of
+	// 255, which counts UTF-16 units); said before anything is sent.
+	var tooLong string
+	b.run(t, "a description over its rule",
+		setValue(`input[name=description]`, strings.Repeat("报", 86)),
+		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
+		textOf(`[data-field-error=description]`, &tooLong),
+		setValue(`input[name=description]`, "made in the browser"),
+	)
+	if tooLong != "must be at most 255 bytes, got 258" {
+		t.Errorf("the form's error for a 258-byte description: %q", tooLong)
+	}
 	b.run(t, "create the job",
 		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`//td[text()="made in the browser"]`, chromedp.BySearch),

@@ -2,9 +2,10 @@ import { useMutation } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { Suspense, lazy, useState } from "react";
 import { BlockStrategy, ScriptType } from "../gen/carillon/v1/executor_pb";
-import { JobService, MisfireStrategy, RouteStrategy, type Job } from "../gen/carillon/v1/job_pb";
+import { JobSchema, JobService, MisfireStrategy, RouteStrategy, type Job } from "../gen/carillon/v1/job_pb";
 import { GroupSelect, ScheduleInputs, enumOptions, fieldOf, fieldWith, input, int, scheduleFields, scheduleOf, type ScheduleFields } from "../form";
 import { useEnum, useT } from "../i18n";
+import { tooLong } from "../rules";
 import { Button, ErrorBox } from "../ui";
 
 // The code editor is its own chunk, loaded for script jobs only.
@@ -60,15 +61,21 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
   const create = useMutation(JobService.method.createJob, done);
   const update = useMutation(JobService.method.updateJob, done);
   const editing = job && !copy;
-  const err = editing ? update.error : create.error;
+  // A rule of the .proto broken in the form is said before sending.
+  const [local, setLocal] = useState<Error | undefined>();
+  const err = local ?? (editing ? update.error : create.error);
   const bad = fieldOf(err);
   const field = fieldWith(bad);
   return (
     <form aria-label={editing ? "edit job" : "new job"} className="mb-4 grid grid-cols-1 gap-3 rounded border border-slate-200 bg-white p-4 md:grid-cols-3"
       onSubmit={(e) => {
         e.preventDefault();
-        if (editing) update.mutate({ job: jobOf(f, job!.id) });
-        else create.mutate({ job: jobOf(f) });
+        const j = editing ? jobOf(f, job!.id) : jobOf(f);
+        const over = tooLong(JobSchema, j, "job");
+        setLocal(over);
+        if (over) return;
+        if (editing) update.mutate({ job: j });
+        else create.mutate({ job: j });
       }}>
       {field("group_id", t("jobs.group"), <>
         <GroupSelect value={f.groupId} onChange={(v) => set("groupId", v)} />

@@ -5,8 +5,9 @@ import DagGraph from "../DagGraph";
 import { GroupSelect, ScheduleInputs, enumOptions, fieldOf, fieldWith, input, scheduleFields, scheduleOf, type ScheduleFields } from "../form";
 import { BlockStrategy } from "../gen/carillon/v1/executor_pb";
 import { JobService, MisfireStrategy, type Job } from "../gen/carillon/v1/job_pb";
-import { WorkflowService, type Workflow } from "../gen/carillon/v1/workflow_pb";
+import { WorkflowSchema, WorkflowService, type Workflow } from "../gen/carillon/v1/workflow_pb";
 import { useEnum, useT } from "../i18n";
+import { tooLong } from "../rules";
 import { Button, ErrorBox, Table, wrap } from "../ui";
 
 // NodeFields is a node as the editor holds it: uid names it in the form
@@ -71,7 +72,9 @@ export function WorkflowForm({ workflow, onDone }: { workflow?: Workflow; onDone
   const create = useMutation(WorkflowService.method.createWorkflow, done);
   const update = useMutation(WorkflowService.method.updateWorkflow, done);
   const editing = !!workflow;
-  const err = editing ? update.error : create.error;
+  // A rule of the .proto broken in the form is said before sending.
+  const [local, setLocal] = useState<Error | undefined>();
+  const err = local ?? (editing ? update.error : create.error);
   const bad = fieldOf(err);
   const field = fieldWith(bad);
   // An error about a field with an input is said beside it; any other
@@ -97,8 +100,12 @@ export function WorkflowForm({ workflow, onDone }: { workflow?: Workflow; onDone
     <form aria-label={editing ? "edit workflow" : "new workflow"} className="mb-4 grid grid-cols-1 gap-3 rounded border border-slate-200 bg-white p-4 md:grid-cols-3"
       onSubmit={(e) => {
         e.preventDefault();
-        if (editing) update.mutate({ workflow: workflowOf(f, workflow.id) });
-        else create.mutate({ workflow: workflowOf(f) });
+        const w = editing ? workflowOf(f, workflow.id) : workflowOf(f);
+        const over = tooLong(WorkflowSchema, w, "workflow");
+        setLocal(over);
+        if (over) return;
+        if (editing) update.mutate({ workflow: w });
+        else create.mutate({ workflow: w });
       }}>
       {field("group_id", t("jobs.group"), <GroupSelect value={f.groupId} onChange={(v) => set("groupId", v)} />)}
       {field("name", t("wf.name"), <input name="name" required value={f.name} onChange={(e) => set("name", e.target.value)} className={input} />)}
