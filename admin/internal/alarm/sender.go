@@ -64,19 +64,22 @@ func NewSender(cfg SenderConfig) *Sender {
 // RunURL is the console's page of run runID of job jobID at the admin
 // whose public URL is base, or "" without one.
 func RunURL(base string, jobID, runID int64) string {
-	if base == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s/#/runs?job=%d&run=%d", strings.TrimSuffix(base, "/"), jobID, runID)
+	return consoleURL(base, fmt.Sprintf("#/runs?job=%d&run=%d", jobID, runID))
 }
 
 // WorkflowRunURL is the console's page of workflow run runID of workflow
 // workflowID at the admin whose public URL is base, or "" without one.
 func WorkflowRunURL(base string, workflowID, runID int64) string {
+	return consoleURL(base, fmt.Sprintf("#/workflows?id=%d&run=%d", workflowID, runID))
+}
+
+// consoleURL is the console's page hash at the admin whose public URL is
+// base, or "" without one.
+func consoleURL(base, hash string) string {
 	if base == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s/#/workflows?id=%d&run=%d", strings.TrimSuffix(base, "/"), workflowID, runID)
+	return strings.TrimSuffix(base, "/") + "/" + hash
 }
 
 // Wake asks the Sender to look for due alarms now.

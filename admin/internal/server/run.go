@@ -69,6 +69,12 @@ func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
+	if r.Status == carillonv1.RunStatus_RUN_STATUS_PENDING && r.WorkflowRunID != 0 {
+		// Its workflow run would wait for it forever: the workflow's
+		// cancel skips what follows it.
+		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf(
+			"run %d is a pending node (%s) of workflow run %d: cancel the workflow run (CancelWorkflowRun)", r.ID, r.WorkflowNode, r.WorkflowRunID))
+	}
 	if r.Status == carillonv1.RunStatus_RUN_STATUS_PENDING {
 		// A run waiting for its instant or its retry delay: it never
 		// starts. One claimed meanwhile is running: killed as such.

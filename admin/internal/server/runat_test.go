@@ -12,6 +12,7 @@ import (
 
 	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
+	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
@@ -19,7 +20,7 @@ import (
 // TestTriggerJobRunAt: TriggerJob with run_at stores one PENDING run due
 // then, with that instant as its scheduled time and the param override;
 // KillRun cancels it before it starts (KILLED, once: a second KillRun is
-// refused); run_at in the past, more than 366 days ahead or with addresses
+// refused), but not a workflow node's pending run; run_at in the past, more than 366 days ahead or with addresses
 // is refused naming run_at, and creates no run.
 func TestTriggerJobRunAt(t *testing.T) {
 	t.Parallel()
@@ -62,6 +63,21 @@ func TestTriggerJobRunAt(t *testing.T) {
 		}
 		if _, err := runs.KillRun(ctx, &carillonv1.KillRunRequest{RunId: r.Id}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
 			t.Errorf("a second KillRun: %v, want failed_precondition", err)
+		}
+
+		// A workflow node's pending run: its workflow run would wait for it,
+		// so KillRun refuses it, naming the way, and changes nothing.
+		node, err := b.store.InsertRuns(ctx, []store.Run{{JobID: job, GroupID: r.GroupId, ShardTotal: 1, WorkflowRunID: 7, WorkflowNode: "load",
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW, ScheduledAt: at, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runs.KillRun(ctx, &carillonv1.KillRunRequest{RunId: node[0].ID}); connect.CodeOf(err) != connect.CodeFailedPrecondition ||
+			!strings.Contains(err.Error(), "CancelWorkflowRun") {
+			t.Errorf("KillRun of a workflow node's pending run: %v, want failed_precondition naming CancelWorkflowRun", err)
+		}
+		if got, _ := b.store.Run(ctx, node[0].ID); got.Status != carillonv1.RunStatus_RUN_STATUS_PENDING {
+			t.Errorf("the node's run after a refused KillRun: %s, want PENDING", got.Status)
 		}
 
 		before, err := b.store.MaxRunID(ctx)

@@ -168,12 +168,13 @@ func (s *Store) SkipRun(ctx context.Context, id int64, message string, now time.
 
 // CancelPendingRun settles run id as KILLED with message if it is still
 // pending (a one-off run waiting for its instant, a retry waiting for its
-// delay), and reports whether it was: a run claimed meanwhile is not
+// delay), and reports whether it was: a run claimed meanwhile, or a
+// workflow node's run (its workflow run's cancel is the way), is not
 // changed.
 func (s *Store) CancelPendingRun(ctx context.Context, id int64, message string, now time.Time) (bool, error) {
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ?`,
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ? AND workflow_run_id = 0`,
 			carillonv1.RunStatus_RUN_STATUS_KILLED, message, now.UnixMilli(), id, carillonv1.RunStatus_RUN_STATUS_PENDING)
 		if err != nil {
 			return err

@@ -250,10 +250,11 @@ func (d *Dispatcher) triggerAt(ctx context.Context, job store.Job, m Manual) ([]
 	if len(m.Addresses) > 0 {
 		return nil, errors.New("trigger: a run at a later instant cannot have addresses")
 	}
+	at := m.RunAt.Truncate(time.Millisecond) // what the store keeps
 	run := store.Run{
 		JobID: job.ID, GroupID: job.GroupID, Handler: job.Handler, Param: job.Param, ShardTotal: 1,
 		TriggerType: cmp.Or(m.TriggerType, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL),
-		ScheduledAt: m.RunAt.Truncate(time.Millisecond), DueAt: m.RunAt.Truncate(time.Millisecond), Status: carillonv1.RunStatus_RUN_STATUS_PENDING,
+		ScheduledAt: at, DueAt: at, Status: carillonv1.RunStatus_RUN_STATUS_PENDING,
 	}
 	if m.Param != nil {
 		run.Param = *m.Param

@@ -26,7 +26,7 @@ type fire struct {
 	scheduledAt            time.Time
 	triggeredAt            time.Time // the instant its claim stored
 	triggerType            carillonv1.TriggerType
-	attempt                int32  // in the padding after triggerType: the fire is no larger
+	attempt                int32  // in the padding after triggerType: it takes no room
 	param                  string // the request takes its handler from the job
 	// inputs are a workflow node's run's (store.Run.Inputs): nil for
 	// every other run.

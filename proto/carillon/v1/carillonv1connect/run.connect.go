@@ -54,7 +54,11 @@ type RunServiceClient interface {
 	// ReadRunLog returns a page of the run's log, fetched by the admin from
 	// the executor that ran it.
 	ReadRunLog(context.Context, *v1.ReadRunLogRequest) (*v1.ReadRunLogResponse, error)
-	// KillRun asks the executor to kill the run and marks it KILLED.
+	// KillRun asks the executor to kill the run and marks it KILLED. A
+	// PENDING run (one triggered with run_at, a retry waiting for its delay)
+	// is cancelled before it starts, KILLED without a call; a workflow
+	// node's pending run is refused (failed_precondition): cancel its
+	// workflow run (WorkflowService.CancelWorkflowRun).
 	KillRun(context.Context, *v1.KillRunRequest) (*v1.KillRunResponse, error)
 	// DeleteRuns removes settled runs by age or keeping the last N, per job or group.
 	DeleteRuns(context.Context, *v1.DeleteRunsRequest) (*v1.DeleteRunsResponse, error)
@@ -167,7 +171,11 @@ type RunServiceHandler interface {
 	// ReadRunLog returns a page of the run's log, fetched by the admin from
 	// the executor that ran it.
 	ReadRunLog(context.Context, *v1.ReadRunLogRequest) (*v1.ReadRunLogResponse, error)
-	// KillRun asks the executor to kill the run and marks it KILLED.
+	// KillRun asks the executor to kill the run and marks it KILLED. A
+	// PENDING run (one triggered with run_at, a retry waiting for its delay)
+	// is cancelled before it starts, KILLED without a call; a workflow
+	// node's pending run is refused (failed_precondition): cancel its
+	// workflow run (WorkflowService.CancelWorkflowRun).
 	KillRun(context.Context, *v1.KillRunRequest) (*v1.KillRunResponse, error)
 	// DeleteRuns removes settled runs by age or keeping the last N, per job or group.
 	DeleteRuns(context.Context, *v1.DeleteRunsRequest) (*v1.DeleteRunsResponse, error)

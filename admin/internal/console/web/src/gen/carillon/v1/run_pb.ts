@@ -740,7 +740,11 @@ export const RunService: GenService<{
     output: typeof ReadRunLogResponseSchema;
   },
   /**
-   * KillRun asks the executor to kill the run and marks it KILLED.
+   * KillRun asks the executor to kill the run and marks it KILLED. A
+   * PENDING run (one triggered with run_at, a retry waiting for its delay)
+   * is cancelled before it starts, KILLED without a call; a workflow
+   * node's pending run is refused (failed_precondition): cancel its
+   * workflow run (WorkflowService.CancelWorkflowRun).
    *
    * @generated from rpc carillon.v1.RunService.KillRun
    */
