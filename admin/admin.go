@@ -234,11 +234,15 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	// What the previous admin process left: the runs it claimed (up to
-	// lastRun) and the last heartbeat it heard.
-	lastRun, err := st.MaxRunID(ctx)
-	if err != nil {
-		return nil, errors.Join(err, st.Close())
+	// What the previous admin process left: the runs it claimed and did
+	// not record as sent, read before this one claims any, and the last
+	// heartbeat it heard. Over a shared database, Reconcile adopts the
+	// runs of dead admins instead.
+	var unsent []int64
+	if !st.Shared() {
+		if unsent, err = st.UnsentRunIDs(ctx); err != nil {
+			return nil, errors.Join(err, st.Close())
+		}
 	}
 	lastBeat, err := st.LastBeat(ctx)
 	if err != nil {
@@ -268,7 +272,7 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	alarms := alarm.NewSender(alarm.SenderConfig{Store: st, Channels: channels, Logger: cfg.Logger, Metrics: m, PublicURL: cfg.PublicURL})
 	trig, err = trigger.New(trigger.Config{
 		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched, Alarms: alarms, SendAhead: sendAhead,
-		LastBeat: lastBeat, LastRunID: lastRun, TLSClientConfig: executorTLS, Metrics: m, TracerProvider: cfg.TracerProvider,
+		LastBeat: lastBeat, Unsent: unsent, TLSClientConfig: executorTLS, Metrics: m, TracerProvider: cfg.TracerProvider,
 	})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())

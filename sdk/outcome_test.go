@@ -236,6 +236,45 @@ func TestReporterRetriesResultsTheAdminCouldNotTake(t *testing.T) {
 	})
 }
 
+// TestReporterSetsAsideResultsTheAdminCouldNotTake: a result the admin
+// could not take for now waits out its backoff aside; results that end
+// meanwhile are sent at once, not behind it (a result refused after an
+// admin restart once held its executor's later results up for half a
+// minute, and a workflow's next nodes with them).
+func TestReporterSetsAsideResultsTheAdminCouldNotTake(t *testing.T) {
+	t.Parallel()
+	reg, url := newJudgingRegistry(t, func(_ int, r *carillonv1.RunResult) (string, string) {
+		if r.GetRunId() == 1 {
+			return "permission_denied", "was sent to another executor"
+		}
+		return "", ""
+	})
+	rep := reportingTo(t, url, t.TempDir(), new(logBuffer))
+	rep.BackoffMin = report.BackoffMax // run 1 waits a minute or more before it is sent again
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { rep.Run(t.Context(), stop) })
+	defer func() { close(stop); wg.Wait() }()
+
+	now := time.Now()
+	rep.Add(report.NewResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now))
+	if ids := reg.nextCall(t); !cmp.Equal(ids, []int64{1}) {
+		t.Fatalf("first call sent runs %v, want 1", ids)
+	}
+	rep.Add(report.NewResult(2, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", now))
+	if ids := reg.nextCall(t); !cmp.Equal(ids, []int64{2}) { // nextCall fails after 30 s, well within run 1's minute
+		t.Errorf("second call sent runs %v, want 2 alone: run 1 waits aside", ids)
+	}
+	// Run 2's acknowledgement lands just after its call.
+	deadline := time.Now().Add(10 * time.Second)
+	for rep.Pending() != 1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := rep.Pending(); n != 1 {
+		t.Errorf("%d results pending, want 1 (run 1, aside)", n)
+	}
+}
+
 // TestRefusalsOf: an admin's outcomes become refusals only when they match
 // the batch one to one, in order.
 func TestRefusalsOf(t *testing.T) {

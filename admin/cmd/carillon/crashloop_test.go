@@ -63,9 +63,9 @@ var seedFlag = flag.Uint64("seed", 0, "TestCrashLoop: the seed of its random kil
 // misfire threshold), then checks, in the database it left, that every
 // scheduled instant was run exactly once or recorded as a misfire, that no
 // run was executed twice, that no run is marked FAILED, LOST or TIMED_OUT
-// (every handler succeeds and no executor dies here), and, with
-// CARILLON_CRASHLOOP_WORKFLOW=1, that each node of each workflow run that
-// succeeded ran exactly once (checkCrashWorkflow). It prints its seed: -seed N (or
+// (every handler succeeds and no executor dies here), and that each node of
+// each workflow run that succeeded ran exactly once (checkCrashWorkflow).
+// It prints its seed: -seed N (or
 // CARILLON_CRASHLOOP_SEED=N) replays it.
 func TestCrashLoop(t *testing.T) {
 	testkit.Soak(t, "kills an admin process 22 times: about 90 s")
@@ -107,16 +107,7 @@ func TestCrashLoop(t *testing.T) {
 		}
 		jobIDs = append(jobIDs, j.Job.Id)
 	}
-	// The soak tests' workflow runs here only with
-	// CARILLON_CRASHLOOP_WORKFLOW=1: on 2026-11-27 it showed a workflow's
-	// root node run executed twice across an admin SIGKILL on its instant
-	// (seeds 1795754378359350784 and 1795754616104128223), not fixed yet
-	// (issue 33). TestFailover runs it always.
-	var wf *crashWorkflow
-	if os.Getenv("CARILLON_CRASHLOOP_WORKFLOW") == "1" {
-		w := createCrashWorkflow(t, mc, g.Group.Id)
-		wf = &w
-	}
+	wf := createCrashWorkflow(t, mc, g.Group.Id)
 
 	// The crash loop: up 0.3 to 3 s, killed, down up to 1 s (twice 7 s,
 	// longer than the 5 s misfire threshold), restarted on the same file.
@@ -134,9 +125,7 @@ func TestCrashLoop(t *testing.T) {
 
 	// Stop the jobs and the workflow, wait for every run to settle, stop
 	// the admin cleanly.
-	if wf != nil {
-		wf.stop(t, mc)
-	}
+	wf.stop(t, mc)
 	stopAt := mc.settle(t, jobIDs, 60*time.Second)
 	a.stop()
 	d, err := sql.Open("sqlite", "file:"+a.db+"?mode=ro")
@@ -145,9 +134,7 @@ func TestCrashLoop(t *testing.T) {
 	}
 	defer d.Close()
 	checkCrashLoop(t, seed, crashes, d, ex, stopAt.Add(-time.Second))
-	if wf != nil {
-		checkCrashWorkflow(t, seed, d, ex, *wf)
-	}
+	checkCrashWorkflow(t, seed, d, ex, wf)
 }
 
 // crashAdmin is the admin process of TestCrashLoop.

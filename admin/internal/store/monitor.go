@@ -44,13 +44,14 @@ var (
 		AND timeout_seconds > 0 AND triggered_at + timeout_seconds * 1000 + ?2 < ?3
 		ORDER BY triggered_at LIMIT ?4`
 	undispatchedRunsSQL = `SELECT ` + runColumns + ` FROM runs
-		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = '' AND id > ?2
-		ORDER BY triggered_at LIMIT ?3`
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = ''
+		AND id NOT IN (SELECT value FROM json_each(?2)) ORDER BY triggered_at LIMIT ?3`
 	pgUndispatchedRunsSQL = `SELECT ` + runColumns + ` FROM runs
-		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = '' AND id > ?2
-		AND claimed_by = ?4 ORDER BY triggered_at LIMIT ?3`
-	unsentRunsSQL = `SELECT ` + runColumns + `, routed_to FROM runs
-		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND executor_address = '' AND id <= ?1
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = ''
+		AND claimed_by = ?2 ORDER BY triggered_at LIMIT ?3`
+	unsentRunIDsSQL = `SELECT id FROM runs WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND executor_address = '' ORDER BY id`
+	unsentRunsSQL   = `SELECT ` + runColumns + `, routed_to FROM runs
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND executor_address = '' AND id IN (SELECT value FROM json_each(?1))
 		ORDER BY id`
 	manualRunsSQL = `SELECT ` + prefixed("runs.", runColumns) + ` FROM runs JOIN groups g ON g.id = runs.group_id
 		WHERE ` + sqlInFlight + ` AND runs.status = ` + sqlRunning + ` AND runs.triggered_at < ?1
@@ -81,24 +82,55 @@ func (s *Store) OverdueRuns(ctx context.Context, now time.Time, grace time.Durat
 	return s.queryRuns(ctx, overdueRunsSQL, now.Add(-grace).UnixMilli(), grace.Milliseconds(), now.UnixMilli(), monitorBatch)
 }
 
-// UndispatchedRuns returns running runs with an ID above afterID, claimed
-// for dispatch before before, that never recorded an executor.
+// UndispatchedRuns returns running runs claimed for dispatch before
+// before that never recorded an executor, except the runs of except: those
+// an earlier admin process claimed (UnsentRunIDs), which are Reconcile's.
 //
 // Over a shared database only this admin's claims count: another live
-// admin's are its own to record, a dead one's are adopted (AdoptedRuns).
-func (s *Store) UndispatchedRuns(ctx context.Context, before time.Time, afterID int64) ([]Run, error) {
+// admin's are its own to record, a dead one's are adopted (AdoptedRuns);
+// except is not needed there.
+func (s *Store) UndispatchedRuns(ctx context.Context, before time.Time, except []int64) ([]Run, error) {
 	if s.pg != nil {
-		return s.queryRuns(ctx, pgUndispatchedRunsSQL, before.UnixMilli(), afterID, monitorBatch, s.pg.adminID)
+		return s.queryRuns(ctx, pgUndispatchedRunsSQL, before.UnixMilli(), s.pg.adminID, monitorBatch)
 	}
-	return s.queryRuns(ctx, undispatchedRunsSQL, before.UnixMilli(), afterID, monitorBatch)
+	return s.queryRuns(ctx, undispatchedRunsSQL, before.UnixMilli(), jsonIDs(except), monitorBatch)
 }
 
-// UnsentRuns returns the running runs with an ID up to upTo that recorded
-// no executor: claimed by an earlier admin process, which may or may not
-// have sent them before it stopped; if it did, to the executor each was
-// routed to (Run.RoutedTo).
-func (s *Store) UnsentRuns(ctx context.Context, upTo int64) ([]Run, error) {
-	return s.queryRouted(ctx, unsentRunsSQL, upTo)
+// UnsentRunIDs returns the IDs of the running runs that recorded no
+// executor. Read when an admin starts, before it claims anything, they are
+// the runs earlier admin processes claimed and may or may not have sent
+// before they stopped: the runs Reconcile settles. Read later, they would
+// include this process's own claims on their way, pending runs an earlier
+// process made among them.
+func (s *Store) UnsentRunIDs(ctx context.Context) ([]int64, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, unsentRunIDsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("store: unsent runs: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: unsent runs: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: unsent runs: %w", err)
+	}
+	return ids, nil
+}
+
+// UnsentRuns returns the runs of ids (UnsentRunIDs) still running with no
+// executor recorded: claimed by an earlier admin process, which may or may
+// not have sent them before it stopped; if it did, to the executor each
+// was routed to (Run.RoutedTo).
+func (s *Store) UnsentRuns(ctx context.Context, ids []int64) ([]Run, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return s.queryRouted(ctx, unsentRunsSQL, jsonIDs(ids))
 }
 
 // queryRouted runs q, which returns runColumns and routed_to.

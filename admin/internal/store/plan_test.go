@@ -20,7 +20,7 @@ func TestQueryPlans(t *testing.T) {
 	defer s.Close()
 	for name, q := range map[string]string{
 		"LostRuns": lostRunsSQL, "OverdueRuns": overdueRunsSQL, "UndispatchedRuns": undispatchedRunsSQL,
-		"UnsentRuns": unsentRunsSQL, "RunsAt": runsAtSQL, "ManualRuns": manualRunsSQL,
+		"UnsentRuns": unsentRunsSQL, "UnsentRunIDs": unsentRunIDsSQL, "RunsAt": runsAtSQL, "ManualRuns": manualRunsSQL,
 		"PendingRuns": pendingRunsSQL, "PendingAlarms": pendingAlarmsSQL, "NextFireAt": nextFireSQL, "CountDue": countDueSQL,
 	} {
 		args := make([]any, strings.Count(q, "?"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,7 +51,14 @@ func TestRouteRuns(t *testing.T) {
 			if !routed[fresh] || routed[recorded] || routed[settled] || len(routed) != 1 {
 				t.Errorf("RouteRuns recorded %v, want only run %d (running, no dispatch recorded)", routed, fresh)
 			}
-			unsent, err := s.UnsentRuns(ctx, fresh)
+			ids, err := s.UnsentRunIDs(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ids, []int64{fresh}) {
+				t.Errorf("UnsentRunIDs = %v, want [%d]: the running run with no dispatch recorded", ids, fresh)
+			}
+			unsent, err := s.UnsentRuns(ctx, []int64{fresh, recorded, settled})
 			if err != nil {
 				t.Fatal(err)
 			}

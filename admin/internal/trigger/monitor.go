@@ -84,7 +84,11 @@ func (rs *Rescuer) Sweep(ctx context.Context, grace time.Duration) error {
 		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, FinishedAt: now, ByAdmin: true,
 			Message: fmt.Sprintf("timed out: no result from executor %s within the %d s timeout plus %s grace", r.ExecutorAddress, r.TimeoutSeconds, grace)})
 	}
-	stuck, err := rs.cfg.Store.UndispatchedRuns(ctx, now.Add(-2*rs.cfg.DispatchTimeout-grace), rs.cfg.LastRunID)
+	var earlier []int64 // Reconcile's
+	if p := rs.earlier.Load(); p != nil {
+		earlier = *p
+	}
+	stuck, err := rs.cfg.Store.UndispatchedRuns(ctx, now.Add(-2*rs.cfg.DispatchTimeout-grace), earlier)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ type ReconcileConfig struct {
 }
 
 // Reconcile settles the runs that earlier admin processes claimed but did
-// not record as sent (store.UnsentRuns up to Config.LastRunID): an admin
+// not record as sent (Config.Unsent, store.UnsentRuns): an admin
 // killed between claiming a fire and recording its dispatch leaves them
 // RUNNING with no executor, and it is unknown whether it sent them. It asks
 // every executor that may hold them (ExecutorService.HeldRuns), then:
@@ -64,13 +64,14 @@ func (rs *Rescuer) Reconcile(ctx context.Context, cfg ReconcileConfig) error {
 		return rs.adopt(ctx, cfg)
 	}
 	r := &reconciler{rs: rs, cfg: cfg, done: map[int64]time.Time{}, unknownSince: map[int64]time.Time{},
-		unsent: func(ctx context.Context) ([]store.Run, error) { return rs.cfg.Store.UnsentRuns(ctx, rs.cfg.LastRunID) }}
+		unsent: func(ctx context.Context) ([]store.Run, error) { return rs.cfg.Store.UnsentRuns(ctx, rs.cfg.Unsent) }}
 	for {
 		left, err := r.round(ctx)
 		if err != nil && ctx.Err() == nil {
 			rs.cfg.Logger.Error("trigger: reconcile the runs an earlier admin process claimed", "err", err)
 		}
 		if err == nil && left == 0 {
+			rs.earlier.Store(nil) // each settled or recorded: none is the monitor's to leave be
 			return nil
 		}
 		if !sleep(ctx, rs.cfg.Clock, cfg.Interval) {

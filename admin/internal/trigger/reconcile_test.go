@@ -132,7 +132,7 @@ func (r *restarted) claimed(t *testing.T, j store.Job, at time.Time, to string) 
 func (r *restarted) start(t *testing.T, outage time.Duration) *trigger.Trigger {
 	t.Helper()
 	ctx := context.Background()
-	last, err := r.st.MaxRunID(ctx)
+	unsent, err := r.st.UnsentRunIDs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func (r *restarted) start(t *testing.T, outage time.Duration) *trigger.Trigger {
 	r.clock.Add(outage)
 	trig, err := trigger.New(trigger.Config{
 		Store: r.st, Clock: r.clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Queue: nopQueue{}, LastRunID: last, LastBeat: beat,
+		Queue: nopQueue{}, Unsent: unsent, LastBeat: beat,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -263,6 +263,49 @@ func TestReconcile(t *testing.T) {
 		if got.Status == carillonv1.RunStatus_RUN_STATUS_LOST && !got.AdminSettled {
 			t.Errorf("run %d: LOST but not marked as the admin's judgement", tt.id)
 		}
+	}
+}
+
+// TestReconcileLeavesThisProcessClaims: a pending run an earlier process
+// made (a retry, a child job's or workflow node's run) is the new
+// process's to claim and send. Reconcile, working through the earlier
+// process's unsent claims at the same time, must not take it for one of
+// them and send it a second time (it once did: a workflow's root node ran
+// on two executors after an admin restart near its instant). The monitor
+// settles it if its send never records an executor, as any claim of this
+// process.
+func TestReconcileLeavesThisProcessClaims(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRestarted(t, dbtest.SQLite) // over PostgreSQL, Reconcile is adoption, by the claiming admin's ID
+	a := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
+	j := r.group(t, "live", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, testkit.ServeExecutor(t, a))
+	earlier := r.claimed(t, j, r.t0, "") // the earlier process's claim, never routed
+	runs, err := r.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: r.t0, DueAt: r.t0, ShardTotal: 1,
+		Status: carillonv1.RunStatus_RUN_STATUS_PENDING, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_RETRY}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := runs[0].ID
+	trig := r.start(t, 500*time.Millisecond)
+	// This process claims the pending run; its route is not recorded yet
+	// when Reconcile reads the runs with no executor.
+	if claimed, err := r.st.ClaimRuns(ctx, []store.RunClaim{{RunID: pending, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_RETRY}}, r.clock.Now()); err != nil || len(claimed) != 1 {
+		t.Fatalf("claim run %d: %v, %v", pending, claimed, err)
+	}
+	if err := trig.Rescuer.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	trig.Wait()
+	if got, want := a.sent(), []int64{earlier}; !slices.Equal(got, want) {
+		t.Errorf("Reconcile sent %v, want %v: only the earlier process's claim, not this process's claim of a pending run it made", got, want)
+	}
+	r.clock.Add(time.Minute) // past two dispatch timeouts and the grace: the claim's send is stuck
+	if err := trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.st.Run(ctx, pending); got.Status != carillonv1.RunStatus_RUN_STATUS_LOST || !strings.Contains(got.Message, "could not record where it sent") {
+		t.Errorf("run %d, claimed by this process and never recorded as sent: %s (%q), want LOST by the monitor", pending, got.Status, got.Message)
 	}
 }
 

@@ -2,6 +2,7 @@ package trigger
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,4 +26,8 @@ type Rescuer struct {
 	manual     manualProbes         // executors of MANUAL groups that hold runs
 	watch      heldWatch            // the running runs not held ACTIVE by their executors (held_watch.go)
 	heard      heard                // what executors' heartbeats said of their clocks (heartbeat.go)
+	// earlier are the runs of Config.Unsent while Reconcile settles them:
+	// the monitor leaves them be. Nil once Reconcile has settled or
+	// recorded them all.
+	earlier atomic.Pointer[[]int64]
 }

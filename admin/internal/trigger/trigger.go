@@ -110,10 +110,13 @@ type Config struct {
 	// to the executor in RunRequest.trace_context, and traces the calls to
 	// executors (otelconnect). Defaults to nil: no spans, no interceptor.
 	TracerProvider trace.TracerProvider
-	// LastRunID is the largest run ID when the admin started
-	// (store.MaxRunID): runs up to it were claimed by earlier admin
-	// processes, and Reconcile settles those they may not have sent.
-	LastRunID int64
+	// Unsent are the runs earlier admin processes claimed and did not
+	// record as sent, read when the admin started, before it claimed
+	// anything (store.UnsentRunIDs): Reconcile settles them. Not an ID
+	// bound: the pending runs an earlier process made (retries, child
+	// jobs' and workflow nodes' runs) are this process's to claim and
+	// send, and must not be taken for the earlier process's claims.
+	Unsent []int64
 }
 
 // Queue is where the fires that settling runs makes go: the scheduler's
@@ -204,6 +207,9 @@ func New(cfg Config) (*Trigger, error) {
 	done := newCompleter(c, w, work)
 	d.completer = done
 	r := &Rescuer{cfg: c, gateway: gw, router: rt, dispatcher: d, completer: done, restarts: map[string]time.Time{}}
+	if len(c.Unsent) > 0 {
+		r.earlier.Store(&c.Unsent)
+	}
 	return &Trigger{Dispatcher: d, Completer: done, Rescuer: r, Gateway: gw, router: rt, work: work, writer: w}, nil
 }
 

@@ -38,9 +38,15 @@ type Reporter struct {
 
 	mu      sync.Mutex
 	queue   []Result     // oldest first
-	known   map[Key]bool // the runs in queue
+	known   map[Key]bool // the runs in queue and aside
 	spilled bool         // the spool may hold results that are not in queue
 	wake    chan struct{}
+	// aside are the results an admin that answered could not take for
+	// now, sent again from asideUntil on, after a backoff of their own
+	// (asideBackoff): the results behind them do not wait for them.
+	aside        []Result
+	asideUntil   time.Time
+	asideBackoff time.Duration
 }
 
 // NewReporter returns a reporter that sends through send and keeps results
@@ -102,10 +108,15 @@ func (r *Reporter) QueueAll(rs []Result, err error) {
 }
 
 // next returns the oldest results, up to a batch, refilling the queue from
-// the spool when it is empty.
-func (r *Reporter) next() []Result {
+// the spool when it is empty. The results set aside go first once their
+// wait is over, or at once when all is true (a flush).
+func (r *Reporter) next(all bool) []Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.aside) > 0 && (all || !time.Now().Before(r.asideUntil)) {
+		r.queue = append(r.aside, r.queue...)
+		r.aside = nil
+	}
 	if len(r.queue) == 0 && r.spilled {
 		loaded, more, err := r.spool.load(reportMemMax, func(k Key) bool { return r.known[k] })
 		if err != nil {
@@ -124,9 +135,9 @@ func (r *Reporter) next() []Result {
 // applyAnswer forgets the results of a batch the admin answered, which next
 // returned and is still at the head of the queue, as refusals (one per
 // result, or nil when it took all) say: those it took, and those it refused
-// as malformed, dropped with a warning. It keeps at the head of the queue
-// the others, which the admin could not take for now, and returns their
-// refusals.
+// as malformed, dropped with a warning. It sets aside the others, which
+// the admin could not take for now, to be sent again after a backoff, and
+// returns their refusals.
 func (r *Reporter) applyAnswer(batch []Result, refusals []Refusal) (kept []Refusal) {
 	done, keep := batch, []Result(nil)
 	if refusals != nil {
@@ -155,10 +166,16 @@ func (r *Reporter) applyAnswer(batch []Result, refusals []Refusal) (kept []Refus
 	for _, res := range done {
 		delete(r.known, res.key())
 	}
-	n := len(batch) - len(keep)
-	clear(r.queue[:n])
-	r.queue = r.queue[n:]
-	copy(r.queue, keep)
+	clear(r.queue[:len(batch)])
+	r.queue = r.queue[len(batch):]
+	switch {
+	case len(keep) > 0:
+		r.aside = append(r.aside, keep...)
+		r.asideBackoff = r.nextBackoff(r.asideBackoff)
+		r.asideUntil = time.Now().Add(jitter(r.asideBackoff))
+	case len(r.aside) == 0:
+		r.asideBackoff = 0 // every result taken, none waiting
+	}
 	r.mu.Unlock()
 	return kept
 }
@@ -167,7 +184,15 @@ func (r *Reporter) applyAnswer(batch []Result, refusals []Refusal) (kept []Refus
 func (r *Reporter) Pending() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.queue)
+	return len(r.queue) + len(r.aside)
+}
+
+// asideWait returns how long until the results set aside are due again,
+// and whether there are any.
+func (r *Reporter) asideWait() (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Until(r.asideUntil), len(r.aside) > 0
 }
 
 // Run delivers results until stop is closed or ctx ends. Closing stop lets
@@ -181,16 +206,9 @@ func (r *Reporter) Run(ctx context.Context, stop <-chan struct{}) {
 			return
 		default:
 		}
-		batch := r.next()
+		batch := r.next(false)
 		if len(batch) == 0 {
-			select {
-			case <-r.wake:
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			}
-			if !sleep(ctx, stop, reportBatchDelay) {
+			if !r.idle(ctx, stop) {
 				return
 			}
 			continue
@@ -198,18 +216,14 @@ func (r *Reporter) Run(ctx context.Context, stop <-chan struct{}) {
 		answers := r.answers.Load()
 		refusals, err := r.send(ctx, batch)
 		if err == nil {
-			kept := r.applyAnswer(batch, refusals)
-			if len(kept) == 0 {
-				backoff = 0
-				continue
-			}
-			// The admin is up but could not take these for now: wait,
-			// however many calls it answers meanwhile.
-			backoff = r.nextBackoff(backoff)
-			wait := jitter(backoff)
-			r.logger.Warn("sdk: report results: the admin could not take some for now; retrying", "results", len(kept), "retry_in", wait, "code", kept[0].Code, "reason", kept[0].Message)
-			if !sleep(ctx, stop, wait) {
-				return
+			backoff = 0
+			// The admin is up but could not take these for now: they wait
+			// aside, however many calls it answers meanwhile; the others
+			// go on.
+			if kept := r.applyAnswer(batch, refusals); len(kept) > 0 {
+				wait, _ := r.asideWait()
+				r.logger.Warn("sdk: report results: the admin could not take some for now; retrying", "results", len(kept),
+					"retry_in", wait.Round(time.Millisecond), "code", kept[0].Code, "reason", kept[0].Message)
 			}
 			continue
 		}
@@ -231,6 +245,28 @@ func (r *Reporter) Run(ctx context.Context, stop <-chan struct{}) {
 			backoff = 0
 		}
 	}
+}
+
+// idle waits for results to send: new ones (then a little more, for a
+// fuller batch), or those set aside, once due. It says whether to go on:
+// false when ctx ended or stop was closed.
+func (r *Reporter) idle(ctx context.Context, stop <-chan struct{}) bool {
+	var due <-chan time.Time
+	if wait, ok := r.asideWait(); ok {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		due = t.C
+	}
+	select {
+	case <-r.wake:
+	case <-due:
+		return true
+	case <-stop:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	return sleep(ctx, stop, reportBatchDelay)
 }
 
 // backOff waits for d, or until an admin has answered more calls than
@@ -261,7 +297,7 @@ func (r *Reporter) backOff(ctx context.Context, stop <-chan struct{}, d time.Dur
 // is not delivered stays in the spool for the next start.
 func (r *Reporter) Flush(ctx context.Context) error {
 	for {
-		batch := r.next()
+		batch := r.next(true)
 		if len(batch) == 0 {
 			return nil
 		}
