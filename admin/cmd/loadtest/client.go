@@ -23,6 +23,8 @@ type api struct {
 	jobs    carillonv1connect.JobServiceClient
 	report  carillonv1connect.ReportServiceClient
 	users   carillonv1connect.UserServiceClient
+	// workflows is for --workflows.
+	workflows carillonv1connect.WorkflowServiceClient
 }
 
 func newAPI(baseURL string) *api {
@@ -37,7 +39,7 @@ func newAPI(baseURL string) *api {
 // use makes later calls carry token ("": none).
 func (a *api) use(token string) {
 	c := client.New(a.http, a.baseURL, client.WithToken(token))
-	a.token, a.groups, a.jobs, a.report, a.users = token, c.Groups, c.Jobs, c.Reports, c.Users
+	a.token, a.groups, a.jobs, a.report, a.users, a.workflows = token, c.Groups, c.Jobs, c.Reports, c.Users, c.Workflows
 }
 
 // login gets a session for user. An admin that predates users and roles

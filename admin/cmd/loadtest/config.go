@@ -44,10 +44,13 @@ type config struct {
 	adminPprof string // directory for the profiles of an admin run from this binary
 	pprofAddr  string // net/http/pprof of this process
 	jsonOut    bool
-	history    int  // settled runs stored before the admin starts
-	readers    int  // concurrent reading clients during the window
-	durationOK bool // --duration was given
-	jobsOK     bool // --jobs was given
+	history    int // settled runs stored before the admin starts
+	readers    int // concurrent reading clients during the window
+	// workflows, workflowNodes and workflowCron: --workflows.
+	workflows, workflowNodes int
+	workflowCron             string
+	durationOK               bool // --duration was given
+	jobsOK                   bool // --jobs was given
 	// admins is how many admins to start over one database: more than one
 	// needs a PostgreSQL database (pgURL).
 	admins int
@@ -100,6 +103,9 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.adminPprof, "admin-pprof", "", "run the admin from this binary with net/http/pprof and save its profiles of the window into this directory")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof of this process (the executors' side) on this loopback address")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the result as JSON instead of a summary")
+	fs.IntVar(&c.workflows, "workflows", 0, "also create this many workflows on --workflow-cron, in a group of their own with --executors executors, and measure their runs")
+	fs.IntVar(&c.workflowNodes, "workflow-nodes", 5, "nodes of each --workflows workflow: a root, up to 50 in parallel, (above 52) a join and the rest in parallel, a sink")
+	fs.StringVar(&c.workflowCron, "workflow-cron", "* * * * * ?", "the --workflows workflows' Quartz cron schedule")
 	fs.IntVar(&c.history, "history", 0, "store this many settled runs (the last 30 days) before starting the admin, for a large runs table")
 	fs.IntVar(&c.readers, "readers", 0, "clients calling ListRuns and GetDashboard back to back during the window and grace (at most 1000)")
 	if err := fs.Parse(args); err != nil {
@@ -142,8 +148,8 @@ func (c *config) validate() error {
 		return errors.New("--executors must be at least 1")
 	case c.jobs < 0 || c.sparse < 0:
 		return errors.New("--jobs and --sparse must not be negative")
-	case c.jobs == 0 && c.sparse == 0:
-		return errors.New("nothing to measure: --jobs and --sparse are both 0")
+	case c.jobs == 0 && c.sparse == 0 && c.workflows == 0:
+		return errors.New("nothing to measure: --jobs, --sparse and --workflows are all 0")
 	case c.fixRate < 0:
 		return errors.New("--fix-rate must not be negative")
 	case c.duration < time.Second || c.duration > time.Hour:
@@ -172,6 +178,10 @@ func (c *config) validate() error {
 		return errors.New("--admins and --chaos need started admins, not --admin")
 	case c.pgURL != "" && (c.history > 0 || c.adminPprof != ""):
 		return errors.New("--history and --admin-pprof need a SQLite database, not a postgres:// URL as --db")
+	case c.workflows < 0 || c.workflows > 1000:
+		return errors.New("--workflows must be between 0 and 1000")
+	case c.workflowNodes < 3 || c.workflowNodes > 1000:
+		return errors.New("--workflow-nodes must be between 3 and 1000")
 	case c.chaosMin > 0 && c.readers > 0:
 		return errors.New("--readers call one admin, which --chaos kills: not both")
 	}

@@ -62,8 +62,8 @@ func (r *recorder) snapshot() []receipt {
 	return out
 }
 
-// executors runs n SDK executors of app on 127.0.0.1 ports, each with
-// its own log directory under dir and the recorder's handler.
+// executors runs SDK executors of an app on 127.0.0.1 ports, each with
+// its own log directory.
 type executors struct {
 	cancel context.CancelFunc
 	log    *os.File
@@ -72,7 +72,9 @@ type executors struct {
 	errs   []error
 }
 
-func startExecutors(ctx context.Context, n int, adminURLs []string, app, token, dir string, rec *recorder) (*executors, error) {
+// startExecutors starts n executors of app, each with handlers set by
+// handle.
+func startExecutors(ctx context.Context, n int, adminURLs []string, app, token, dir string, handle func(*sdk.Executor)) (*executors, error) {
 	logFile, err := os.Create(filepath.Join(dir, "executors-"+app+".log"))
 	if err != nil {
 		return nil, fmt.Errorf("executors' log: %w", err)
@@ -93,7 +95,7 @@ func startExecutors(ctx context.Context, n int, adminURLs []string, app, token, 
 			_ = ex.stop()
 			return nil, err
 		}
-		e.HandleFunc(handlerName, rec.handle)
+		handle(e)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			_ = ex.stop()

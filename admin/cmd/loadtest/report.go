@@ -33,6 +33,7 @@ type result struct {
 	Sparse    *sparseInfo   `json:"sparse,omitempty"`
 	Readers   *readerInfo   `json:"readers,omitempty"`
 	Failover  *failoverInfo `json:"failover,omitempty"`
+	Workflows *workflowInfo `json:"workflows,omitempty"`
 	PerfTop   string        `json:"perf_top,omitempty"`
 }
 
@@ -408,6 +409,13 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 	}
 	if r.Sparse != nil {
 		line("sparse fires", "%d in the window", r.Sparse.Fired)
+	}
+	if wf := r.Workflows; wf != nil {
+		line("workflows", "%d of %d nodes: %d of %d runs complete (%.1f/min), %d node runs missing, %d duplicated",
+			wf.Workflows, wf.Nodes, wf.Complete, wf.Expected, wf.PerMinute, wf.NodeRunsMissing, wf.NodeRunsDuplicated)
+		line("workflows: roots", "late p50 %.1f ms, p99 %.1f ms, max %.1f ms", wf.RootLateness.P50, wf.RootLateness.P99, wf.RootLateness.Max)
+		line("workflows: node start", "after the last dependency ended: p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d nodes)",
+			wf.NodeStart.P50, wf.NodeStart.P99, wf.NodeStart.Max, wf.NodeStarts)
 	}
 	x := r.Resources
 	line("admin CPU", "%s of one core (executors and this tool: %s)", percent(x.AdminCPU), percent(x.ToolCPU))

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/carillonhq/carillon/sdk"
 )
 
 // run sets up the admin, executors and jobs, measures the window and
@@ -149,7 +151,8 @@ func run(ctx context.Context, c config) (res *result, err error) {
 		}
 	}
 
-	rec, sparseRec := &recorder{}, &recorder{}
+	rec, sparseRec, nodeRec := &recorder{}, &recorder{}, &nodeRecorder{}
+	var startHandling func(app string, group int64, n int, handle func(*sdk.Executor)) error
 	var stops []*executors
 	defer func() {
 		for _, ex := range stops {
@@ -166,11 +169,14 @@ func run(ctx context.Context, c config) (res *result, err error) {
 		defer func() { _ = os.RemoveAll(execDir) }()
 	}
 	start := func(app string, group int64, n int, rec *recorder) error {
+		return startHandling(app, group, n, func(e *sdk.Executor) { e.HandleFunc(handlerName, rec.handle) })
+	}
+	startHandling = func(app string, group int64, n int, handle func(*sdk.Executor)) error {
 		urls := []string{baseURL}
 		if fl != nil {
 			urls = fl.urls()
 		}
-		ex, err := startExecutors(ctx, n, urls, app, token, execDir, rec)
+		ex, err := startExecutors(ctx, n, urls, app, token, execDir, handle)
 		if err != nil {
 			return err
 		}
@@ -200,6 +206,21 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			return nil, err
 		}
 		res.Setup.CreateJobsSeconds = time.Since(t).Seconds()
+	}
+
+	var wl *workflowLoad
+	if c.workflows > 0 {
+		wfGroup, err := createGroup(ctx, a, app+"-wf")
+		if err != nil {
+			return nil, err
+		}
+		if err := startHandling(app+"-wf", wfGroup, c.executors, func(e *sdk.Executor) { e.HandleFunc(nodeHandlerName, nodeRec.handle) }); err != nil {
+			return nil, err
+		}
+		progress("creating %d workflows of %d nodes (%s)", c.workflows, c.workflowNodes, c.workflowCron)
+		if wl, err = createWorkflows(ctx, a, &c, wfGroup); err != nil {
+			return nil, err
+		}
 	}
 
 	progress("warming up for %s", c.warmup)
@@ -238,6 +259,16 @@ func run(ctx context.Context, c config) (res *result, err error) {
 		}
 	}
 	res.fill(&c, w)
+	if wl != nil {
+		want, runs, err := wl.expectedNodes(ctx, a, w.start, w.end)
+		if err != nil {
+			return nil, err
+		}
+		if err := awaitNodes(ctx, nodeRec, want, time.Now().Add(c.grace)); err != nil {
+			return nil, err
+		}
+		res.Workflows = wl.measure(want, runs, nodeRec.snapshot(), c.duration.Minutes())
+	}
 	res.Resources.DBBytes = dbSize(ctx, dbPath)
 	if fl != nil {
 		res.Setup.Admins = c.admins

@@ -518,6 +518,49 @@ func TestWorkflowFanInConcurrent(t *testing.T) {
 	})
 }
 
+// TestWorkflowSerialStartsOnItsInstant: a workflow run claimed ahead of
+// its instant while the one before it still runs waits (SERIAL), and when
+// that one ends before the instant, it starts on its instant: its root
+// nodes' runs are due then, not at the end of the one before (they once
+// ran up to a second early).
+func TestWorkflowSerialStartsOnItsInstant(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		j := aJob(t, s, b)
+		first, second := t0.Add(time.Minute), t0.Add(time.Minute+time.Second)
+		w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "every second", Enabled: true, NextFireAt: first,
+			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "* * * * * ?",
+			BlockStrategy: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL,
+			Nodes:         []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		claim := func(at, now time.Time) store.WorkflowChange {
+			t.Helper()
+			ch, err := s.ClaimWorkflowFires(ctx, []store.WorkflowClaim{{WorkflowID: w.ID, Due: at, Next: at.Add(time.Second),
+				Fires: []store.WorkflowFire{{At: at, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}}}}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ch
+		}
+		ch := claim(first, first.Add(-time.Second))
+		if len(ch.FollowUps) != 1 {
+			t.Fatalf("the first claim started %d runs, want 1", len(ch.FollowUps))
+		}
+		if waiting := claim(second, first.Add(50*time.Millisecond)); len(waiting.FollowUps) != 0 {
+			t.Fatalf("the second instant, claimed while the first runs, started %+v; want it waiting (SERIAL)", waiting.FollowUps)
+		}
+		end := first.Add(100 * time.Millisecond) // before the second instant
+		out := settleNode(t, s, ch.FollowUps[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, end)
+		if len(out.FollowUps) != 1 || !out.FollowUps[0].DueAt.Equal(second) || !out.FollowUps[0].ScheduledAt.Equal(second) {
+			t.Fatalf("the first workflow run's end at %v started %+v; want the second's root run due and scheduled at %v", end, out.FollowUps, second)
+		}
+	})
+}
+
 // TestWorkflowFixDelay: a FIX_DELAY workflow's claimed instant makes its
 // workflow run and leaves no next instant; the workflow run's end sets it
 // to the end plus the interval, in the transaction that ends it.

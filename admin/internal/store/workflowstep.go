@@ -321,13 +321,19 @@ func (st *settler) endWorkflowRun(wr *WorkflowRun, status carillonv1.WorkflowRun
 	if next.Nodes, err = workflowNodeRuns(st.ctx, st.tx, next.ID); err != nil {
 		return err
 	}
-	next.Status, next.Message, next.StartedAt = carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, "", now
+	// A workflow run that waited behind wr (claimed ahead of its instant
+	// while wr ran) starts on its instant, not before it.
+	start := now
+	if next.ScheduledAt.After(now) {
+		start = next.ScheduledAt
+	}
+	next.Status, next.Message, next.StartedAt = carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, "", start
 	_, err = st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = ?, message = '', started_at = ? WHERE id = ?`,
-		next.Status, now.UnixMilli(), next.ID)
+		next.Status, start.UnixMilli(), next.ID)
 	if err != nil {
 		return err
 	}
-	return st.advanceWorkflow(&next, now)
+	return st.advanceWorkflow(&next, start)
 }
 
 // cancelWorkflowRun ends active workflow run wr CANCELLED with msg: its
