@@ -8,7 +8,8 @@ import (
 )
 
 // TestQueryPlans: the queries that run every few seconds whatever the
-// load (the monitor's, the alarms', recovery's, the scan's next fire) read
+// load (the monitor's, the alarms', recovery's, the scan's next fire), and
+// those of each workflow node started, read
 // through a partial index, never by scanning a table: the runs table
 // holds every run kept, millions of rows, and jobs a million.
 func TestQueryPlans(t *testing.T) {
@@ -22,6 +23,7 @@ func TestQueryPlans(t *testing.T) {
 		"LostRuns": lostRunsSQL, "OverdueRuns": overdueRunsSQL, "UndispatchedRuns": undispatchedRunsSQL,
 		"UnsentRuns": unsentRunsSQL, "UnsentRunIDs": unsentRunIDsSQL, "RunsAt": runsAtSQL, "ManualRuns": manualRunsSQL,
 		"PendingRuns": pendingRunsSQL, "PendingAlarms": pendingAlarmsSQL, "NextFireAt": nextFireSQL, "CountDue": countDueSQL,
+		"NodeOutputs": nodeOutputsSQL, "NodeShards": nodeShardsSQL,
 	} {
 		args := make([]any, strings.Count(q, "?"))
 		rows, err := s.r.Query("EXPLAIN QUERY PLAN "+q, args...)
@@ -42,8 +44,8 @@ func TestQueryPlans(t *testing.T) {
 		// alarm due, so even a scan of one of them is small.
 		text := strings.Join(plan, "; ")
 		if !strings.Contains(text, "USING INDEX runs_active") && !strings.Contains(text, "USING INDEX runs_alarm") &&
-			!strings.Contains(text, "USING COVERING INDEX jobs_due") {
-			t.Errorf("%s: plan %q, want it read through runs_active, runs_alarm or jobs_due", name, text)
+			!strings.Contains(text, "USING COVERING INDEX jobs_due") && !strings.Contains(text, "USING INDEX runs_workflow") {
+			t.Errorf("%s: plan %q, want it read through runs_active, runs_alarm, runs_workflow or jobs_due", name, text)
 		}
 	}
 }

@@ -66,8 +66,7 @@ func (st *settler) nodeInputs(wr *WorkflowRun, i int) (map[string]string, error)
 			first[n.Key] = n.FirstRunID
 		}
 	}
-	rows, err := st.tx.QueryContext(st.ctx, `SELECT workflow_node, id, outputs FROM runs
-		WHERE workflow_run_id = ? AND status = ? AND outputs IS NOT NULL ORDER BY shard_index, id`,
+	rows, err := st.tx.QueryContext(st.ctx, nodeOutputsSQL,
 		wr.ID, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED)
 	if err != nil {
 		return nil, err

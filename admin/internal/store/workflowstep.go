@@ -11,6 +11,19 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+// Statements over the runs of one workflow run. Each says workflow_run_id
+// <> 0, so that the database reads them through the partial index
+// runs_workflow: a bound "workflow_run_id = ?" alone does not tell it
+// that the value is not 0, and it scanned the whole runs table for each
+// node started.
+const (
+	sqlOfWorkflowRun = `workflow_run_id = ? AND workflow_run_id <> 0`
+	nodeOutputsSQL   = `SELECT workflow_node, id, outputs FROM runs WHERE ` + sqlOfWorkflowRun +
+		` AND status = ? AND outputs IS NOT NULL ORDER BY shard_index, id`
+	nodeShardsSQL = `SELECT count(DISTINCT shard_index) FROM runs WHERE ` + sqlOfWorkflowRun +
+		` AND workflow_node = ? AND id >= ? AND status = ?`
+)
+
 // The workflow engine: what the writes of workflow runs do inside their
 // transaction (a settler's), following package workflow's policy. Every
 // write of a workflow's runs locks the workflow's row first (PostgreSQL;
@@ -359,13 +372,13 @@ func (st *settler) cancelWorkflowRun(wr *WorkflowRun, msg string, now time.Time,
 			return err
 		}
 	}
-	_, err := st.tx.ExecContext(st.ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE workflow_run_id = ? AND status = ?`,
+	_, err := st.tx.ExecContext(st.ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE `+sqlOfWorkflowRun+` AND status = ?`,
 		carillonv1.RunStatus_RUN_STATUS_SKIPPED, "not run: workflow run "+fmt.Sprint(wr.ID)+" was cancelled", now.UnixMilli(), wr.ID,
 		carillonv1.RunStatus_RUN_STATUS_PENDING)
 	if err != nil {
 		return err
 	}
-	running, err := collectRuns(st.tx.QueryContext(st.ctx, `SELECT `+runColumns+` FROM runs WHERE workflow_run_id = ? AND status = ?`,
+	running, err := collectRuns(st.tx.QueryContext(st.ctx, `SELECT `+runColumns+` FROM runs WHERE `+sqlOfWorkflowRun+` AND status = ?`,
 		wr.ID, carillonv1.RunStatus_RUN_STATUS_RUNNING))
 	if err != nil {
 		return err
@@ -414,8 +427,7 @@ func (st *settler) nodeSettled(wn *workflowNode, r Run, retry *Run) error {
 	}
 	if r.Status == carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
 		var shards int32
-		err := st.tx.QueryRowContext(st.ctx, `SELECT count(DISTINCT shard_index) FROM runs
-			WHERE workflow_run_id = ? AND workflow_node = ? AND id >= ? AND status = ?`,
+		err := st.tx.QueryRowContext(st.ctx, nodeShardsSQL,
 			r.WorkflowRunID, r.WorkflowNode, n.FirstRunID, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED).Scan(&shards)
 		if err != nil || shards < r.ShardTotal {
 			return err

@@ -2,7 +2,10 @@ package trigger
 
 import (
 	"context"
+	"slices"
 	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 // AdoptIntervalDefault is how often an admin sharing its database with
@@ -22,6 +25,7 @@ func (rs *Rescuer) adopt(ctx context.Context, cfg ReconcileConfig) error {
 		unsent: rs.cfg.Store.AdoptedRuns}
 	var last time.Time // the last round that left runs waiting
 	var adopted int
+	seen := map[string]bool{} // the admins adopted so far
 	for {
 		ids, err := rs.cfg.Store.AdoptDeadAdmins(ctx)
 		switch {
@@ -30,8 +34,12 @@ func (rs *Rescuer) adopt(ctx context.Context, cfg ReconcileConfig) error {
 				rs.cfg.Logger.Error("trigger: adopt the admins whose lease ran out", "err", err)
 			}
 		case len(ids) > 0 && (len(ids) != adopted || last.IsZero() || rs.cfg.Clock.Now().Sub(last) >= cfg.Interval):
-			if len(ids) > adopted {
-				rs.cfg.Logger.Warn("trigger: adopted admins whose lease ran out; settling the runs they claimed", "admins", ids)
+			if fresh := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return seen[id] }); len(fresh) > 0 {
+				rs.cfg.Logger.Warn("trigger: adopted admins whose lease ran out; settling the runs they claimed", "admins", fresh)
+				for _, id := range fresh {
+					seen[id] = true
+				}
+				rs.queuePending(ctx)
 			}
 			left, err := r.round(ctx)
 			if err != nil && ctx.Err() == nil {
@@ -55,4 +63,27 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// queuePending queues the pending runs in the database (retries, child
+// jobs' and workflow nodes' runs, one-off runs at a time): those of an
+// admin that died waited in its memory only, and would otherwise wait
+// until an admin restarts. The runs still queued by the admins that live
+// are queued here too; each is claimed once (store.ClaimRuns), by
+// whichever admin comes first.
+func (rs *Rescuer) queuePending(ctx context.Context) {
+	pending, err := rs.cfg.Store.PendingRuns(ctx)
+	if err != nil {
+		rs.cfg.Logger.Error("trigger: read the pending runs of adopted admins; they wait for an admin's restart", "err", err)
+		return
+	}
+	runs := pending[:0]
+	for _, r := range pending {
+		if r.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE { // read ahead by admins before 0.x: restarts judge them
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) > 0 {
+		rs.cfg.Queue.Enqueue(runs...)
+	}
 }
