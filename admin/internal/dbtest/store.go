@@ -2,7 +2,9 @@ package dbtest
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/store"
 )
@@ -19,6 +21,13 @@ import (
 func Open(tb testing.TB, db string) *store.Store {
 	tb.Helper()
 	st, err := store.Open(context.Background(), db)
+	// An admin's lock on the file is released when the last descriptor of
+	// it closes: a process that a parallel test forks at the moment the
+	// admin closes holds one until it execs (a few milliseconds).
+	for try := 0; errors.Is(err, store.ErrLocked) && try < 50; try++ {
+		time.Sleep(20 * time.Millisecond)
+		st, err = store.Open(context.Background(), db)
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -181,7 +181,11 @@ type settler struct {
 	// several shards of a fire settle in one statement, each sees all of
 	// them succeeded, and only the first may fire the children.
 	parents map[fireKey]bool
-	out     Settled
+	// workflowRuns are the workflow runs this transaction read and locked
+	// (lockWorkflowRun), kept as it changes them: the results of a
+	// fan-in's many nodes, settled together, read each once.
+	workflowRuns map[int64]*WorkflowRun
+	out          Settled
 }
 
 // fireKey names a scheduled fire: a job and its scheduled instant.

@@ -53,8 +53,13 @@ func (st *settler) lockWorkflow(id int64) (Workflow, error) {
 }
 
 // lockWorkflowRun reads workflow run id with its nodes, its workflow's
-// row locked; nil when there is no such workflow run.
+// row locked; nil when there is no such workflow run. Read once a
+// transaction: what the transaction changes of it is changed in what it
+// returns too.
 func (st *settler) lockWorkflowRun(id int64) (*WorkflowRun, error) {
+	if wr, ok := st.workflowRuns[id]; ok {
+		return wr, nil
+	}
 	var wid int64
 	err := st.tx.QueryRowContext(st.ctx, `SELECT workflow_id FROM workflow_runs WHERE id = ?`, id).Scan(&wid)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -77,8 +82,14 @@ func (st *settler) lockWorkflowRun(id int64) (*WorkflowRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	wr.Nodes, err = workflowNodeRuns(st.ctx, st.tx, id)
-	return &wr, err
+	if wr.Nodes, err = workflowNodeRuns(st.ctx, st.tx, id); err != nil {
+		return nil, err
+	}
+	if st.workflowRuns == nil {
+		st.workflowRuns = map[int64]*WorkflowRun{}
+	}
+	st.workflowRuns[id] = &wr
+	return &wr, nil
 }
 
 // makeWorkflowRun stores a run of workflow w (locked) for instant at, made
@@ -333,6 +344,9 @@ func (st *settler) endWorkflowRun(wr *WorkflowRun, status carillonv1.WorkflowRun
 	}
 	if next.Nodes, err = workflowNodeRuns(st.ctx, st.tx, next.ID); err != nil {
 		return err
+	}
+	if st.workflowRuns != nil {
+		st.workflowRuns[next.ID] = &next // as lockWorkflowRun would have read it, from now on
 	}
 	// A workflow run that waited behind wr (claimed ahead of its instant
 	// while wr ran) starts on its instant, not before it.

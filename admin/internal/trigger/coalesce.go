@@ -138,8 +138,11 @@ func (w *writer) drain() {
 // on its own, so one group that cannot be written fails alone.
 //
 // A lane with a linger holds its first group up to that long for others to
-// join it, unless max items are waiting: for writes nobody waits on
-// closely, so that a steady trickle also makes few transactions.
+// join it, unless max items are waiting, or the lane wrote nothing for
+// lingerIdle: for writes nobody waits on closely, so that a steady
+// trickle also makes few transactions, while a lone write after a quiet
+// spell (the result of a workflow node whose dependents wait for it) is
+// not held up for company that is not coming.
 type coalescer[T any] struct {
 	w      *writer
 	name   string
@@ -149,7 +152,12 @@ type coalescer[T any] struct {
 
 	groups []group[T] // guarded by w.mu
 	size   int        // items in groups
+	last   time.Time  // when the lane last took a batch; guarded by w.mu
 }
+
+// lingerIdle is how long a lingering lane must have written nothing for
+// its next group to be written at once.
+const lingerIdle = 100 * time.Millisecond
 
 // group is one caller's items and where its outcome goes.
 type group[T any] struct {
@@ -194,9 +202,10 @@ func (c *coalescer[T]) take(now time.Time) (func(), time.Duration) {
 	if len(c.groups) == 0 {
 		return nil, -1
 	}
-	if age := now.Sub(c.groups[0].added); age < c.linger && c.size < c.max {
+	if age := now.Sub(c.groups[0].added); age < c.linger && c.size < c.max && now.Sub(c.last) < lingerIdle {
 		return nil, c.linger - age
 	}
+	c.last = now
 	n, size := 0, 0
 	for n < len(c.groups) && (n == 0 || size+len(c.groups[n].items) <= c.max) {
 		size += len(c.groups[n].items)

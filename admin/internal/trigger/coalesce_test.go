@@ -70,9 +70,11 @@ func TestWriter(t *testing.T) {
 	}
 }
 
-// TestWriterLinger: a lingering lane holds its first group until the
-// linger has passed, for others to join it, while a lane without linger is
-// written at once; max items waiting end the linger early.
+// TestWriterLinger: a lingering lane that wrote lately holds its first
+// group until the linger has passed, for others to join it, while a lane
+// without linger is written at once; max items waiting end the linger
+// early; an idle lingering lane (nothing written for lingerIdle) writes at
+// once.
 func TestWriterLinger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var wg inflight
@@ -91,6 +93,8 @@ func TestWriterLinger(t *testing.T) {
 		now := newCoalescer(w, "test", 4, 0, record("now"))
 		slow := newCoalescer(w, "test", 4, 10*time.Millisecond, record("slow"))
 
+		slow.add([]int{0}) // idle: written at once
+		synctest.Wait()
 		slow.add([]int{1})
 		time.Sleep(4 * time.Millisecond)
 		now.add([]int{2}) // written at once, while slow's group lingers
@@ -101,9 +105,12 @@ func TestWriterLinger(t *testing.T) {
 		slow.add([]int{4, 5})
 		slow.add([]int{6, 7}) // 4 items: max, written without lingering
 		synctest.Wait()
+		time.Sleep(lingerIdle) // slow is idle again
+		slow.add([]int{8})
+		synctest.Wait()
 		wg.Wait()
 
-		want := []string{"now[2] at 4ms", "slow[1 3] at 10ms", "slow[4 5 6 7] at 10ms"}
+		want := []string{"slow[0] at 0s", "now[2] at 4ms", "slow[1 3] at 10ms", "slow[4 5 6 7] at 10ms", "slow[8] at 110ms"}
 		if diff := cmp.Diff(want, calls); diff != "" {
 			t.Errorf("writes (-want +got):\n%s", diff)
 		}

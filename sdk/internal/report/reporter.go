@@ -12,11 +12,12 @@ import (
 
 // Tuning of the reporter.
 const (
-	reportBatchMax   = 500                  // results per ReportResults call
-	reportBatchDelay = 5 * time.Millisecond // wait for more results before a small batch
-	reportMemMax     = 5000                 // results held in memory; the rest wait on disk
-	reportBackoffMin = time.Second          // first retry after every admin failed
-	BackoffMax       = time.Minute          // longest wait between retries
+	reportBatchMax   = 500                    // results per ReportResults call
+	reportBatchDelay = 5 * time.Millisecond   // wait for more results before a small batch
+	reportIdle       = 100 * time.Millisecond // after this long without a send, a result goes at once
+	reportMemMax     = 5000                   // results held in memory; the rest wait on disk
+	reportBackoffMin = time.Second            // first retry after every admin failed
+	BackoffMax       = time.Minute            // longest wait between retries
 )
 
 // Reporter delivers results to the admin: batched, retried with backoff
@@ -47,6 +48,8 @@ type Reporter struct {
 	aside        []Result
 	asideUntil   time.Time
 	asideBackoff time.Duration
+
+	lastSend time.Time // when Run last sent a batch; Run's goroutine only
 }
 
 // NewReporter returns a reporter that sends through send and keeps results
@@ -214,6 +217,7 @@ func (r *Reporter) Run(ctx context.Context, stop <-chan struct{}) {
 			continue
 		}
 		answers := r.answers.Load()
+		r.lastSend = time.Now()
 		refusals, err := r.send(ctx, batch)
 		if err == nil {
 			backoff = 0
@@ -247,9 +251,11 @@ func (r *Reporter) Run(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
-// idle waits for results to send: new ones (then a little more, for a
-// fuller batch), or those set aside, once due. It says whether to go on:
-// false when ctx ended or stop was closed.
+// idle waits for results to send: new ones, or those set aside, once
+// due. New ones wait a little more for a fuller batch, unless nothing was
+// sent for reportIdle: then nothing else is coming soon, and a result
+// that others wait for (a workflow node's dependents) goes at once. It
+// says whether to go on: false when ctx ended or stop was closed.
 func (r *Reporter) idle(ctx context.Context, stop <-chan struct{}) bool {
 	var due <-chan time.Time
 	if wait, ok := r.asideWait(); ok {
@@ -265,6 +271,9 @@ func (r *Reporter) idle(ctx context.Context, stop <-chan struct{}) bool {
 		return false
 	case <-ctx.Done():
 		return false
+	}
+	if time.Since(r.lastSend) >= reportIdle {
+		return true
 	}
 	return sleep(ctx, stop, reportBatchDelay)
 }

@@ -73,10 +73,12 @@ func TestReporter(t *testing.T) {
 			synctest.Wait() // idle, waiting for results
 
 			start := time.Now()
+			var results []Result
 			for id := int64(1); id <= 3; id++ {
-				r.Add(NewResult(id, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", time.Now()))
+				results = append(results, NewResult(id, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", time.Now()))
 			}
-			// Down for 4 attempts: at +5ms, then after backoffs of 1s, 2s and
+			r.AddAll(results)
+			// Down for 4 attempts: at once (nothing was sent for reportIdle), then after backoffs of 1s, 2s and
 			// 4s, each plus up to a quarter of jitter: by +8.755s at most. The
 			// fifth comes 8s to 10s after the fourth.
 			time.Sleep(9 * time.Second)
@@ -91,8 +93,8 @@ func TestReporter(t *testing.T) {
 			if len(calls) != 5 {
 				t.Fatalf("%d calls, want 4 failed and 1 that succeeds", len(calls))
 			}
-			if calls[0] != start.Add(reportBatchDelay) {
-				t.Errorf("first call at +%v, want +%v", calls[0].Sub(start), reportBatchDelay)
+			if calls[0] != start {
+				t.Errorf("first call at +%v, want at once", calls[0].Sub(start))
 			}
 			for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second} {
 				if got := calls[i+1].Sub(calls[i]); got < want || got > want*5/4 {
@@ -106,6 +108,34 @@ func TestReporter(t *testing.T) {
 			}
 			if n := unacknowledged(t, dir); n != 0 {
 				t.Errorf("%d results left unacknowledged in the spool", n)
+			}
+			cancel()
+			wg.Wait()
+		})
+	})
+
+	t.Run("BatchesWhileBusy", func(t *testing.T) {
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			a := &fakeAdmin{delivered: make(map[int64]int)}
+			r := newTestReporter(t, t.TempDir(), a)
+			ctx, cancel := context.WithCancel(t.Context())
+			var wg sync.WaitGroup
+			wg.Go(func() { r.Run(ctx, nil) })
+			synctest.Wait()
+			start := time.Now()
+			r.Add(NewResult(1, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", start)) // idle: sent at once
+			synctest.Wait()
+			r.Add(NewResult(2, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", start)) // just after a send: waits for company
+			r.Add(NewResult(3, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "", start))
+			synctest.Wait()
+			time.Sleep(reportBatchDelay)
+			synctest.Wait()
+			a.mu.Lock()
+			calls, batches := slices.Clone(a.calls), slices.Clone(a.batches)
+			a.mu.Unlock()
+			if len(calls) != 2 || calls[0] != start || calls[1] != start.Add(reportBatchDelay) || !slices.Equal(batches, []int{1, 2}) {
+				t.Errorf("calls at %v with %v results, want one at once with 1, one %v later with 2", calls, batches, reportBatchDelay)
 			}
 			cancel()
 			wg.Wait()
