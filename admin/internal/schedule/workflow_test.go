@@ -97,3 +97,56 @@ func TestWorkflowSchedule(t *testing.T) {
 		})
 	})
 }
+
+// TestWorkflowFireOnceNow: a workflow whose instants were missed while no
+// admin ran, under FIRE_ONCE_NOW, runs once now for all of them: one
+// MISFIRE workflow run scheduled at the first missed instant, whose root
+// node's run is handed over at once; the schedule goes on after now.
+func TestWorkflowFireOnceNow(t *testing.T) {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		db := be.DB(t)
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			st, g := setup(t, db)
+			defer st.Close()
+			now := time.Now()
+			j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
+				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			missed := now.Add(-time.Hour - 30*time.Second)
+			w, err := st.CreateWorkflow(ctx, store.Workflow{GroupID: g.ID, Name: "once", Enabled: true, NextFireAt: missed,
+				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: 60,
+				MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW,
+				Nodes:           []store.WorkflowNode{{Key: "root", JobID: j.ID}}}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &recorder{st: st}
+			stop := start(st, rec.Fire)
+			time.Sleep(time.Second)
+			stop()
+
+			wrs, err := st.WorkflowRuns(ctx, store.WorkflowRunFilter{WorkflowID: w.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(wrs) != 1 || wrs[0].TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE || !wrs[0].ScheduledAt.Equal(missed) ||
+				wrs[0].Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
+				t.Fatalf("workflow runs %+v; want one RUNNING MISFIRE run scheduled at the first missed instant %v", wrs, missed)
+			}
+			fires := rec.all()
+			if len(fires) != 1 || fires[0].run.WorkflowRunID != wrs[0].ID || fires[0].at.After(now.Add(100*time.Millisecond)) {
+				t.Fatalf("fires %+v; want the root of workflow run %d, at once", fires, wrs[0].ID)
+			}
+			again, err := st.Workflow(ctx, w.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !again.NextFireAt.After(now) {
+				t.Fatalf("next instant %v, want after %v", again.NextFireAt, now)
+			}
+		})
+	})
+}
