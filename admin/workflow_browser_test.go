@@ -201,6 +201,7 @@ func TestConsoleWorkflows(t *testing.T) {
 		textOf(`form[aria-label="edit workflow"] [role=alert]`, &refusal),
 		tick("extract", "load"),
 		setValue(`input[name=description]`, "extract, transform twice, load"),
+		setValue(`input[name=alarm_emails]`, "etl@example.com, ops@example.com"),
 		chromedp.Click(`//form[@aria-label="edit workflow"]//button[text()="Save"]`, chromedp.BySearch),
 		chromedp.WaitNotPresent(`form[aria-label="edit workflow"]`),
 		chromedp.WaitVisible(`//dd[text()="extract, transform twice, load"]`, chromedp.BySearch),
@@ -209,7 +210,8 @@ func TestConsoleWorkflows(t *testing.T) {
 		t.Errorf("a cycle made in the editor: %q, want it refused naming its nodes", refusal)
 	}
 	edited, err := wf.GetWorkflow(ctx, &carillonv1.GetWorkflowRequest{Id: w.Id})
-	if err != nil || edited.Workflow.Description != "extract, transform twice, load" || len(edited.Workflow.Nodes) != 4 {
+	if err != nil || edited.Workflow.Description != "extract, transform twice, load" || len(edited.Workflow.Nodes) != 4 ||
+		!slices.Equal(edited.Workflow.AlarmEmails, []string{"etl@example.com", "ops@example.com"}) {
 		t.Errorf("the workflow after editing: %v, %v", edited, err)
 	}
 	b.noErrors(t)

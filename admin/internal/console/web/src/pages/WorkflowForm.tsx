@@ -17,7 +17,7 @@ type NodeFields = { uid: number; key: string; jobId: bigint; parents: number[]; 
 
 type Fields = ScheduleFields & {
   groupId: string; name: string; description: string; misfireStrategy: number; blockStrategy: number; enabled: boolean;
-  nodes: NodeFields[];
+  alarmEmails: string; alarmWebhookUrl: string; nodes: NodeFields[];
 };
 
 function fieldsOf(w?: Workflow): Fields {
@@ -27,7 +27,7 @@ function fieldsOf(w?: Workflow): Fields {
   return {
     groupId: w ? `${w.groupId}` : "", name: w?.name ?? "", description: w?.description ?? "", ...scheduleFields(w?.schedule),
     misfireStrategy: w?.misfireStrategy || MisfireStrategy.DO_NOTHING, blockStrategy: w?.blockStrategy || BlockStrategy.SERIAL,
-    enabled: w?.enabled ?? false, nodes,
+    enabled: w?.enabled ?? false, alarmEmails: (w?.alarmEmails ?? []).join(", "), alarmWebhookUrl: w?.alarmWebhookUrl ?? "", nodes,
   };
 }
 
@@ -36,6 +36,7 @@ function workflowOf(f: Fields, id?: bigint) {
   return {
     id: id ?? 0n, groupId: BigInt(f.groupId || 0), name: f.name, description: f.description, schedule: scheduleOf(f),
     misfireStrategy: f.misfireStrategy, blockStrategy: f.blockStrategy, enabled: f.enabled,
+    alarmEmails: f.alarmEmails.split(",").map((s) => s.trim()).filter(Boolean), alarmWebhookUrl: f.alarmWebhookUrl,
     nodes: f.nodes.map((n) => ({ key: n.key, jobId: n.jobId, dependsOn: n.parents.map((u) => keyOf.get(u)!), param: n.param === "" ? undefined : n.param })),
   };
 }
@@ -79,7 +80,7 @@ export function WorkflowForm({ workflow, onDone }: { workflow?: Workflow; onDone
   const field = fieldWith(bad);
   // An error about a field with an input is said beside it; any other
   // (a node's: a cycle, an unknown key or job) below the graph.
-  const beside = bad && /^(group_id|name|description|schedule|misfire_strategy|block_strategy)\b/.test(bad[0]);
+  const beside = bad && /^(group_id|name|description|schedule|misfire_strategy|block_strategy|alarm_emails|alarm_webhook_url)\b/.test(bad[0]);
   const add = () => {
     const j = jobs.get(BigInt(pick || 0));
     if (!j) return;
@@ -115,6 +116,8 @@ export function WorkflowForm({ workflow, onDone }: { workflow?: Workflow; onDone
         <select name="misfire_strategy" value={f.misfireStrategy} onChange={(e) => set("misfireStrategy", Number(e.target.value))} className={input}>{enumOptions(text, "MisfireStrategy", MisfireStrategy)}</select>)}
       {field("block_strategy", t("form.block"),
         <select name="block_strategy" value={f.blockStrategy} onChange={(e) => set("blockStrategy", Number(e.target.value))} className={input}>{enumOptions(text, "BlockStrategy", BlockStrategy)}</select>)}
+      {field("alarm_emails", t("form.emails"), <input name="alarm_emails" value={f.alarmEmails} onChange={(e) => set("alarmEmails", e.target.value)} className={input} />)}
+      {field("alarm_webhook_url", t("form.webhook"), <input name="alarm_webhook_url" value={f.alarmWebhookUrl} onChange={(e) => set("alarmWebhookUrl", e.target.value)} className={input} />)}
       {!editing && <label className="flex items-center gap-2 text-sm"><input type="checkbox" checked={f.enabled} onChange={(e) => set("enabled", e.target.checked)} />{t("form.startNow")}</label>}
 
       <fieldset className="md:col-span-3">
