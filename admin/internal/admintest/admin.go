@@ -52,6 +52,13 @@ type Admin struct {
 // token and no password: an admin without them generates both.
 func Start(tb testing.TB, cfg admin.Config) *Admin {
 	tb.Helper()
+	return StartAt(tb, cfg, "127.0.0.1:0")
+}
+
+// StartAt is Start on the loopback address addr: an admin restarted where
+// its executors know it.
+func StartAt(tb testing.TB, cfg admin.Config, addr string) *Admin {
+	tb.Helper()
 	if cfg.DBPath == "" {
 		cfg.DBPath = filepath.Join(tb.TempDir(), "carillon.db")
 	}
@@ -70,7 +77,7 @@ func Start(tb testing.TB, cfg admin.Config) *Admin {
 		cancel()
 		tb.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		cancel()
 		tb.Fatal(errors.Join(err, a.Close()))

@@ -42,6 +42,7 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
+	s.cfg.Trigger.Gateway.UseCodec(req.Address, req.Codec)
 	s.cfg.Trigger.Registered(req.Address, req.InstanceId, previous)
 	s.cfg.Trigger.Rescuer.Heard(heartbeat(req))
 	s.warnUnclaimed(ctx, req.AppName, req.Address)

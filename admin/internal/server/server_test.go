@@ -167,6 +167,7 @@ func TestRegisterValidation(t *testing.T) {
 			{AppName: "has space", Address: "http://10.0.0.1:9999"},
 			{AppName: "app", Address: "10.0.0.1:9999"},
 			{AppName: "app", Address: "ftp://10.0.0.1"},
+			{AppName: "app", Address: "http://10.0.0.1:9999", Codec: "xml"},
 		} {
 			_, err := b.registry.Register(ctx, req)
 			var ce *connect.Error

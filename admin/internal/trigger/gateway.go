@@ -45,6 +45,8 @@ type Gateway struct {
 	// ahead holds the slots of each executor's calls sent ahead of their
 	// instant (aheadCallsMax), by address.
 	ahead map[string]chan struct{}
+	// json are the executors called with JSON (codec.go).
+	json jsonAddrs
 }
 
 // target is an executor address called for a group.
@@ -96,7 +98,7 @@ func (g *Gateway) client(ctx context.Context, group int64, address string) caril
 		if g.traced != nil {
 			interceptors = append([]connect.Interceptor{g.traced}, interceptors...)
 		}
-		c = carillonv1connect.NewExecutorServiceClient(g.http, address, connect.WithInterceptors(interceptors...))
+		c = g.newCodecClient(address, connect.WithInterceptors(interceptors...))
 		g.clients[k] = c
 	}
 	return c

@@ -114,8 +114,15 @@ type RegisterRequest struct {
 	// The round trip that clock_offset was measured over: the estimate is
 	// good to half of it.
 	ClockRoundTrip *durationpb.Duration `protobuf:"bytes,7,opt,name=clock_round_trip,json=clockRoundTrip,proto3" json:"clock_round_trip,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The codec the admin's calls to this executor use: "proto"
+	// (application/proto) or "json" (application/json, protobuf's JSON
+	// mapping), for an executor written without protobuf (see
+	// examples/python-executor); empty means proto. An executor that answers
+	// a proto call with HTTP 415 is called again with JSON, and the admin
+	// remembers that of its address until it registers saying otherwise.
+	Codec         string `protobuf:"bytes,8,opt,name=codec,proto3" json:"codec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterRequest) Reset() {
@@ -195,6 +202,13 @@ func (x *RegisterRequest) GetClockRoundTrip() *durationpb.Duration {
 		return x.ClockRoundTrip
 	}
 	return nil
+}
+
+func (x *RegisterRequest) GetCodec() string {
+	if x != nil {
+		return x.Codec
+	}
+	return ""
 }
 
 // RegisterResponse answers a heartbeat.
@@ -627,7 +641,7 @@ var File_carillon_v1_registry_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\n" +
-	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9e\x03\n" +
+	"\x1acarillon/v1/registry.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xca\x03\n" +
 	"\x0fRegisterRequest\x128\n" +
 	"\bapp_name\x18\x01 \x01(\tB\x1d\xbaH\x1ar\x182\x16^[A-Za-z0-9._-]{1,64}$R\aappName\x12\"\n" +
 	"\aaddress\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\x80\x10R\aaddress\x12(\n" +
@@ -636,7 +650,8 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\bprotocol\x18\x04 \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolB\b\xbaH\x05\x82\x01\x02\x10\x01R\bprotocol\x12;\n" +
 	"\fcapabilities\x18\x05 \x03(\x0e2\x17.carillon.v1.CapabilityR\fcapabilities\x12<\n" +
 	"\fclock_offset\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\vclockOffset\x12C\n" +
-	"\x10clock_round_trip\x18\a \x01(\v2\x19.google.protobuf.DurationR\x0eclockRoundTrip\"M\n" +
+	"\x10clock_round_trip\x18\a \x01(\v2\x19.google.protobuf.DurationR\x0eclockRoundTrip\x12*\n" +
+	"\x05codec\x18\b \x01(\tB\x14\xbaH\x11r\x0fR\x00R\x04jsonR\x05protoR\x05codec\"M\n" +
 	"\x10RegisterResponse\x129\n" +
 	"\n" +
 	"admin_time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tadminTime\"q\n" +
