@@ -12,6 +12,17 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+// manualJob creates a job of group g with no schedule: a workflow's node.
+func manualJob(t *testing.T, st *store.Store, g store.Group, now time.Time) store.Job {
+	t.Helper()
+	j, err := st.CreateJob(context.Background(), store.Job{GroupID: g.ID, Description: "j", Handler: "h",
+		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
 // TestWorkflowSchedule runs on a fake clock (synctest): a workflow's
 // instant makes one workflow run, whose root node's run is handed over on
 // the instant as a WORKFLOW run scheduled at it; the next instants, while
@@ -26,11 +37,7 @@ func TestWorkflowSchedule(t *testing.T) {
 			st, g := setup(t, db)
 			defer st.Close()
 			now := time.Now()
-			j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
-				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
-			if err != nil {
-				t.Fatal(err)
-			}
+			j := manualJob(t, st, g, now)
 			first := now.Add(1500 * time.Millisecond)
 			nodes := []store.WorkflowNode{{Key: "root", JobID: j.ID}, {Key: "leaf", JobID: j.ID, DependsOn: []string{"root"}}}
 			w, err := st.CreateWorkflow(ctx, store.Workflow{GroupID: g.ID, Name: "every second", Enabled: true, NextFireAt: first,
@@ -110,11 +117,7 @@ func TestWorkflowFireOnceNow(t *testing.T) {
 			st, g := setup(t, db)
 			defer st.Close()
 			now := time.Now()
-			j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
-				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
-			if err != nil {
-				t.Fatal(err)
-			}
+			j := manualJob(t, st, g, now)
 			missed := now.Add(-time.Hour - 30*time.Second)
 			w, err := st.CreateWorkflow(ctx, store.Workflow{GroupID: g.ID, Name: "once", Enabled: true, NextFireAt: missed,
 				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: 60,

@@ -221,6 +221,23 @@ func (s *Store) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time)
 	return runs, nil
 }
 
+// collectColumn scans every row of a query returning one column.
+func collectColumn[T any](rows *sql.Rows, err error) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // collectRuns scans every row of a query returning runColumns.
 func collectRuns(rows *sql.Rows, err error) ([]Run, error) {
 	if err != nil {

@@ -103,20 +103,8 @@ func (s *Store) UndispatchedRuns(ctx context.Context, before time.Time, except [
 // include this process's own claims on their way, pending runs an earlier
 // process made among them.
 func (s *Store) UnsentRunIDs(ctx context.Context) ([]int64, error) {
-	rows, err := s.reader(ctx).QueryContext(ctx, unsentRunIDsSQL)
+	ids, err := collectColumn[int64](s.reader(ctx).QueryContext(ctx, unsentRunIDsSQL))
 	if err != nil {
-		return nil, fmt.Errorf("store: unsent runs: %w", err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("store: unsent runs: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: unsent runs: %w", err)
 	}
 	return ids, nil

@@ -212,22 +212,13 @@ func (s *Store) ExecutorsOnline(ctx context.Context, since time.Time) (map[strin
 // UnclaimedApps returns, sorted, the app names of executors that
 // registered at or after since and that no group has.
 func (s *Store) UnclaimedApps(ctx context.Context, since time.Time) ([]string, error) {
-	rows, err := s.reader(ctx).QueryContext(ctx,
+	apps, err := collectColumn[string](s.reader(ctx).QueryContext(ctx,
 		`SELECT DISTINCT app_name FROM registry WHERE updated_at >= ? AND app_name NOT IN (SELECT app_name FROM groups) ORDER BY app_name`,
-		since.UnixMilli())
+		since.UnixMilli()))
 	if err != nil {
 		return nil, fmt.Errorf("store: unclaimed apps: %w", err)
 	}
-	defer rows.Close()
-	var apps []string
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
-			return nil, fmt.Errorf("store: unclaimed apps: %w", err)
-		}
-		apps = append(apps, a)
-	}
-	return apps, rows.Err()
+	return apps, nil
 }
 
 // AppClaimed tells whether a group has the app name app.

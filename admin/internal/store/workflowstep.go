@@ -167,21 +167,8 @@ func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.Trigg
 // activeWorkflowRuns returns the IDs of workflow wid's PENDING and RUNNING
 // workflow runs, oldest first.
 func (st *settler) activeWorkflowRuns(wid int64) ([]int64, error) {
-	rows, err := st.tx.QueryContext(st.ctx, `SELECT id FROM workflow_runs WHERE workflow_id = ? AND status IN (?, ?) ORDER BY id`,
-		wid, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return collectColumn[int64](st.tx.QueryContext(st.ctx, `SELECT id FROM workflow_runs WHERE workflow_id = ? AND status IN (?, ?) ORDER BY id`,
+		wid, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING))
 }
 
 // nodeState is what the policy reads of a node's status.
