@@ -163,6 +163,8 @@ func (s *Server) Handler() http.Handler {
 	xxl := xxljob.NewAdmin(&http.Client{Transport: inProcess{h: mux}}, "http://carillon.in-process", known, s.cfg.Logger)
 	mux.Handle(xxljob.APIPath, xxl)
 	mux.Handle(xxljob.LegacyAPIPath, xxl)
+	mux.HandleFunc("GET /openapi.json", openAPI(openAPIJSON, "application/json"))
+	mux.HandleFunc("GET /openapi.yaml", openAPI(openAPIYAML, "application/yaml"))
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if s.cfg.Console != nil {
