@@ -198,6 +198,13 @@ func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.
 	if sk.Count == 0 {
 		return nil
 	}
+	// A one-off run at the same instant holds its key (job, instant):
+	// rare enough to go unrecorded rather than fail the resume.
+	var taken int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE job_id = ? AND scheduled_at = ? AND shard_index = 0 AND attempt = 0`,
+		j.ID, sk.First.UnixMilli()).Scan(&taken); err != nil || taken > 0 {
+		return err
+	}
 	r := Run{
 		JobID: j.ID, GroupID: j.GroupID, Handler: j.Handler, Param: j.Param, ShardTotal: 1,
 		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: sk.First, DueAt: sk.First, FinishedAt: now,
