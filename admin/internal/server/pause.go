@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -57,8 +58,11 @@ func (s jobService) jobsForBatch(ctx context.Context, ids []int64) ([]store.Job,
 	jobs := make([]store.Job, 0, len(ids))
 	for i, id := range ids {
 		j, err := s.cfg.Store.Job(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("ids[%d]: job %d not found; no job was changed", i, id))
+		}
 		if err != nil {
-			return nil, s.toConnect(fmt.Errorf("ids[%d]: %w; no job was changed", i, err))
+			return nil, s.toConnect(err)
 		}
 		jobs = append(jobs, j)
 	}
@@ -99,6 +103,9 @@ func (s jobService) StartJobs(ctx context.Context, req *carillonv1.StartJobsRequ
 // StopJobs stops the jobs of req.Ids, as StopJob each, in one
 // transaction: all or none.
 func (s jobService) StopJobs(ctx context.Context, req *carillonv1.StopJobsRequest) (*carillonv1.StopJobsResponse, error) {
+	if _, err := s.jobsForBatch(ctx, req.Ids); err != nil {
+		return nil, err
+	}
 	stopped, err := s.cfg.Store.StopJobs(ctx, req.Ids, s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
