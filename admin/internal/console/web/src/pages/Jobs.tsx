@@ -93,16 +93,15 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
         </p>
       )}
       <Table testid="jobs-table" head={[
-        ...(canWrite ? [<input key="all" type="checkbox" aria-label={t("jobs.selectAll")} data-testid="select-all" checked={allSelected}
-          onChange={() => setSelected(allSelected ? new Set() : new Set(pageIDs))} />] : []),
-        t("jobs.id"), t("jobs.description"), { label: t("jobs.group"), className: "hidden sm:table-cell" },
+        canWrite ? <span className="flex items-center gap-1"><input type="checkbox" aria-label={t("jobs.selectAll")} data-testid="select-all"
+          checked={allSelected} onChange={() => setSelected(allSelected ? new Set() : new Set(pageIDs))} />{t("jobs.id")}</span> : t("jobs.id"), t("jobs.description"), { label: t("jobs.group"), className: "hidden sm:table-cell" },
         { label: t("jobs.handler"), className: "hidden md:table-cell" }, { label: t("jobs.schedule"), className: "hidden lg:table-cell" },
         { label: t("jobs.next"), className: "hidden lg:table-cell" }, t("jobs.enabled"), t("jobs.lastRun"), t("jobs.actions")]}>
         {q.data?.jobs.map((j) => [
           <tr key={`${j.id}`}>
-            {canWrite && <td className="px-2 py-2 sm:px-3"><input type="checkbox" aria-label={`${t("jobs.select")} ${j.id}`} data-testid={`select-${j.id}`}
-              checked={selected.has(j.id)} onChange={() => toggle(j.id)} /></td>}
-            <td className="px-2 py-2 sm:px-3">{`${j.id}`}</td>
+            {/* The checkbox of a batch Start or Stop, in the id's cell. */}
+            <td className="whitespace-nowrap px-2 py-2 sm:px-3">{canWrite && <input type="checkbox" aria-label={`${t("jobs.select")} ${j.id}`}
+              data-testid={`select-${j.id}`} className="mr-1 align-middle" checked={selected.has(j.id)} onChange={() => toggle(j.id)} />}{`${j.id}`}</td>
             <td className={`min-w-24 px-2 py-2 sm:px-3 ${wrap}`}>{j.description}</td>
             <td className={`hidden min-w-24 px-2 py-2 sm:px-3 sm:table-cell ${wrap}`} data-testid={`group-of-${j.id}`}>{groupName.get(`${j.groupId}`) ?? `${j.groupId}`}</td>
             <td className={`hidden min-w-28 px-2 py-2 sm:px-3 font-mono md:table-cell ${wrap}`} data-testid={`handler-of-${j.id}`}>{handlerText(j)}</td>
@@ -123,7 +122,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
           </tr>,
           menu === j.id && (
             <tr key={`${j.id}-menu`} className="bg-slate-50 md:hidden">
-              <td colSpan={canWrite ? 10 : 9} className="px-2 py-2 sm:px-3"><div data-testid={`row-menu-${j.id}`} className="flex flex-wrap gap-1">{actions(j)}</div></td>
+              <td colSpan={9} className="px-2 py-2 sm:px-3"><div data-testid={`row-menu-${j.id}`} className="flex flex-wrap gap-1">{actions(j)}</div></td>
             </tr>
           ),
         ])}
