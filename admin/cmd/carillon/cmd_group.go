@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -248,39 +249,34 @@ func protocolName(g *carillonv1.Group) string {
 }
 
 func groupPauseCmd(e *cmdEnv) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "pause ID",
-		Short: "Pause a group: none of its jobs and workflows fires, nor can be triggered, until it is resumed; running runs finish",
-		Args:  exactArgs(1, "a group id"),
-	}
-	return e.leaf(cmd, func(ctx context.Context, args []string) error {
-		id, err := parseID("group", args[0])
-		if err != nil {
-			return err
-		}
-		res, err := e.clients().Groups.PauseGroup(ctx, &carillonv1.PauseGroupRequest{Id: id})
-		if err != nil {
-			return err
-		}
-		return e.printFields(res, groupFields(res.Group))
-	})
+	return e.groupIDCmd("pause", "Pause a group: none of its jobs and workflows fires, nor can be triggered, until it is resumed; running runs finish",
+		func(ctx context.Context, id int64) (proto.Message, *carillonv1.Group, error) {
+			res, err := e.clients().Groups.PauseGroup(ctx, &carillonv1.PauseGroupRequest{Id: id})
+			return res, res.GetGroup(), err
+		})
 }
 
 func groupResumeCmd(e *cmdEnv) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "resume ID",
-		Short: "Resume a paused group: its jobs and workflows fire from their next instant (the paused ones are not caught up)",
-		Args:  exactArgs(1, "a group id"),
-	}
+	return e.groupIDCmd("resume", "Resume a paused group: its jobs and workflows fire from their next instant (the paused ones are not caught up)",
+		func(ctx context.Context, id int64) (proto.Message, *carillonv1.Group, error) {
+			res, err := e.clients().Groups.ResumeGroup(ctx, &carillonv1.ResumeGroupRequest{Id: id})
+			return res, res.GetGroup(), err
+		})
+}
+
+// groupIDCmd is the command verb ID, which calls f for the group and
+// prints the group it returns.
+func (e *cmdEnv) groupIDCmd(verb, short string, f func(ctx context.Context, id int64) (proto.Message, *carillonv1.Group, error)) *cobra.Command {
+	cmd := &cobra.Command{Use: verb + " ID", Short: short, Args: exactArgs(1, "a group id")}
 	return e.leaf(cmd, func(ctx context.Context, args []string) error {
 		id, err := parseID("group", args[0])
 		if err != nil {
 			return err
 		}
-		res, err := e.clients().Groups.ResumeGroup(ctx, &carillonv1.ResumeGroupRequest{Id: id})
+		res, g, err := f(ctx, id)
 		if err != nil {
 			return err
 		}
-		return e.printFields(res, groupFields(res.Group))
+		return e.printFields(res, groupFields(g))
 	})
 }

@@ -66,14 +66,7 @@ func TestPauseGroup(t *testing.T) {
 			t.Errorf("TriggerJob after the resume: %v", err)
 		}
 
-		log, err := adm.user.ListAuditLog(ctx, &carillonv1.ListAuditLogRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		audited := map[string]string{}
-		for _, e := range log.Entries {
-			audited[e.Action] = e.Target
-		}
+		audited := auditTargets(t, adm)
 		for _, action := range []string{"GroupService.PauseGroup", "GroupService.ResumeGroup"} {
 			if want := "group " + fmt.Sprint(f.groupA); audited[action] != want {
 				t.Errorf("audit of %s: target %q, want %q", action, audited[action], want)
@@ -155,14 +148,7 @@ func TestStartStopJobs(t *testing.T) {
 		if err != nil || len(started.Jobs) != 2 || !started.Jobs[0].Enabled || !started.Jobs[1].Enabled {
 			t.Fatalf("StartJobs: %v, %v; want both jobs, started", started, err)
 		}
-		log, err := adm.user.ListAuditLog(ctx, &carillonv1.ListAuditLogRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		targets := map[string]string{}
-		for _, e := range log.Entries {
-			targets[e.Action] = e.Target
-		}
+		targets := auditTargets(t, adm)
 		if want := "jobs " + fmt.Sprint(jobA2) + ", " + fmt.Sprint(f.jobA); targets["JobService.StopJobs"] != want {
 			t.Errorf("audit of StopJobs: target %q, want %q", targets["JobService.StopJobs"], want)
 		}
@@ -180,4 +166,19 @@ func runCount(t *testing.T, f *fixture, id int64) int {
 		t.Fatal(err)
 	}
 	return len(res.Runs)
+}
+
+// auditTargets returns the target of the latest audit entry of each
+// action.
+func auditTargets(t *testing.T, c mgmt) map[string]string {
+	t.Helper()
+	log, err := c.user.ListAuditLog(context.Background(), &carillonv1.ListAuditLogRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]string{}
+	for i := len(log.Entries) - 1; i >= 0; i-- { // newest first: the newest wins
+		targets[log.Entries[i].Action] = log.Entries[i].Target
+	}
+	return targets
 }

@@ -45,7 +45,7 @@ func (s *Store) PauseGroup(ctx context.Context, id int64, now time.Time) (Group,
 		}
 		// On PostgreSQL, waits for the scans claiming the group's jobs now
 		// (they lock them): a scan after the pause leaves them out.
-		jobs, err = groupJobIDs(ctx, tx, id, s.forUpdate())
+		jobs, err = s.groupJobIDs(ctx, tx, id)
 		return err
 	})
 	if err != nil {
@@ -70,10 +70,10 @@ func groupFound(ctx context.Context, tx *sql.Tx, id int64) error {
 	return err
 }
 
-// groupJobIDs returns the IDs of group id's enabled jobs, the statement
-// ending with lock.
-func groupJobIDs(ctx context.Context, tx *sql.Tx, id int64, lock string) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE group_id = ? AND enabled = 1 ORDER BY id`+lock, id)
+// groupJobIDs returns the IDs of group id's enabled jobs, locked on
+// PostgreSQL.
+func (s *Store) groupJobIDs(ctx context.Context, tx *sql.Tx, id int64) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE group_id = ? AND enabled = 1 ORDER BY id`+s.forUpdate(), id) //nolint:gosec // a constant SQL fragment
 	if err != nil {
 		return nil, err
 	}
