@@ -164,3 +164,58 @@ func skippedRuns(t *testing.T, s *store.Store, id int64) []store.Run {
 	}
 	return runs
 }
+
+// TestPauseGroupWorkflow: a paused group's workflows are not due, a claim
+// read before the pause makes no workflow run, and the resume records the
+// paused instants as one SKIPPED workflow run and moves the schedule past
+// the resume.
+func TestPauseGroupWorkflow(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			j := newJob(b.group.ID, time.Time{})
+			j.ScheduleType = carillonv1.ScheduleType_SCHEDULE_TYPE_NONE
+			j, err := s.CreateJob(ctx, j, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "every second", Enabled: true, NextFireAt: t0,
+				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: 1,
+				Nodes: []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0.Add(-time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.PauseGroup(ctx, b.group.ID, t0.Add(-500*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			if due, err := s.DueWorkflows(ctx, t0.Add(time.Hour), 10); err != nil || len(due) != 0 {
+				t.Errorf("DueWorkflows while paused: %d, %v; want none", len(due), err)
+			}
+			if next, err := s.NextWorkflowFireAt(ctx); err != nil || !next.IsZero() {
+				t.Errorf("NextWorkflowFireAt while paused: %v, %v; want none", next, err)
+			}
+			if _, err := s.ClaimWorkflowFires(ctx, []store.WorkflowClaim{{WorkflowID: w.ID, Due: t0, Next: t0.Add(time.Second),
+				Fires: []store.WorkflowFire{{At: t0, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}}}}, t0); err != nil {
+				t.Fatal(err)
+			}
+			if runs, err := s.WorkflowRuns(ctx, store.WorkflowRunFilter{WorkflowID: w.ID, Limit: 10}); err != nil || len(runs) != 0 {
+				t.Errorf("workflow runs after a claim while paused: %d, %v; want none", len(runs), err)
+			}
+			if _, _, err := s.ResumeGroup(ctx, b.group.ID, t0.Add(3500*time.Millisecond), schedule.ResumePlan()); err != nil {
+				t.Fatal(err)
+			}
+			runs, err := s.WorkflowRuns(ctx, store.WorkflowRunFilter{WorkflowID: w.ID, Limit: 10})
+			if err != nil || len(runs) != 1 || runs[0].Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED ||
+				!runs[0].ScheduledAt.Equal(t0) || !strings.Contains(runs[0].Message, "paused") {
+				t.Fatalf("workflow runs after the resume: %+v, %v; want one SKIPPED at t0 naming the pause", runs, err)
+			}
+			got, err := s.Workflow(ctx, w.ID)
+			if want := t0.Add(4 * time.Second); err != nil || !got.NextFireAt.Equal(want) {
+				t.Errorf("workflow's next instant after the resume: %v, %v; want %v", got.NextFireAt, err, want)
+			}
+		})
+	}
+}
