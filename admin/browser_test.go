@@ -312,6 +312,44 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Text(`[data-testid="executors-web"]`, &executors),
 	)
 	b.screenshot(t, "groups")
+	b.run(t, "pause and resume the group",
+		chromedp.Click(`//tr[td[text()="web"]]//button[text()="Pause"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`[data-testid="paused-web"]`),
+	)
+	if got, err := c.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id}); err != nil || !got.Group.Paused {
+		t.Errorf("group after Pause in the console: %v, %v; want paused", got, err)
+	}
+	b.run(t, "resume the group",
+		chromedp.Click(`//tr[td[text()="web"]]//button[text()="Resume"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//tr[td[text()="web"]]//button[text()="Pause"]`, chromedp.BySearch),
+	)
+	if got, err := c.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id}); err != nil || got.Group.Paused {
+		t.Errorf("group after Resume in the console: %v, %v; want not paused", got, err)
+	}
+	// Start two jobs at once: their checkboxes, then Start selected.
+	b.run(t, "start the selected jobs",
+		chromedp.Navigate(a.URL+"/#/jobs"),
+		chromedp.Click(fmt.Sprintf(`[data-testid="select-%d"]`, job.Id)),
+		chromedp.Click(fmt.Sprintf(`[data-testid="select-%d"]`, long.Id)),
+		chromedp.Click(`//*[@data-testid="batch"]//button[text()="Start selected"]`, chromedp.BySearch),
+		chromedp.WaitNotPresent(`[data-testid="batch"]`),
+	)
+	for _, id := range []int64{job.Id, long.Id} {
+		if got, err := c.job.GetJob(ctx, &carillonv1.GetJobRequest{Id: id}); err != nil || !got.Job.Enabled {
+			t.Errorf("job %d after Start selected: %v, %v; want started", id, got, err)
+		}
+	}
+	b.run(t, "stop them again",
+		chromedp.Click(fmt.Sprintf(`[data-testid="select-%d"]`, job.Id)),
+		chromedp.Click(fmt.Sprintf(`[data-testid="select-%d"]`, long.Id)),
+		chromedp.Click(`//*[@data-testid="batch"]//button[text()="Stop selected"]`, chromedp.BySearch),
+		chromedp.WaitNotPresent(`[data-testid="batch"]`),
+	)
+	for _, id := range []int64{job.Id, long.Id} {
+		if got, err := c.job.GetJob(ctx, &carillonv1.GetJobRequest{Id: id}); err != nil || got.Job.Enabled {
+			t.Errorf("job %d after Stop selected: %v, %v; want stopped", id, got, err)
+		}
+	}
 
 	// Create a job with the form: the preview follows the cron as it is
 	// typed, a bad cron says why, and a missing handler is shown on its field.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -13,15 +14,16 @@ import (
 
 func groupCmd(e *cmdEnv) *cobra.Command {
 	return noun("group", "Executor groups: the app names executors register under, and where runs go",
-		groupListCmd(e), groupGetCmd(e), groupCreateCmd(e), groupUpdateCmd(e), groupDeleteCmd(e), groupTokenCmd(e))
+		groupListCmd(e), groupGetCmd(e), groupCreateCmd(e), groupUpdateCmd(e), groupDeleteCmd(e), groupTokenCmd(e),
+		groupPauseCmd(e), groupResumeCmd(e))
 }
 
 func groupRow(g *carillonv1.Group) []string {
 	return []string{fmtID(g.Id), g.AppName, g.Title, enumName(g.AddressMode, "ADDRESS_MODE_"), protocolName(g),
-		orDash(strings.Join(g.Addresses, ","))}
+		orDash(strings.Join(g.Addresses, ",")), yesNo(g.Paused)}
 }
 
-var groupHeader = []string{"ID", "APP", "TITLE", "MODE", "PROTOCOL", "EXECUTORS"}
+var groupHeader = []string{"ID", "APP", "TITLE", "MODE", "PROTOCOL", "EXECUTORS", "PAUSED"}
 
 func groupListCmd(e *cmdEnv) *cobra.Command {
 	cmd := &cobra.Command{
@@ -56,7 +58,7 @@ func groupFields(g *carillonv1.Group) [][2]string {
 		{"ID", fmtID(g.Id)}, {"App", g.AppName}, {"Title", g.Title}, {"Mode", enumName(g.AddressMode, "ADDRESS_MODE_")},
 		{"Protocol", protocolName(g)},
 		{"Executors", orDash(strings.Join(g.Addresses, "\n"))}, {"Live executors", orDash(strings.Join(live, "\n"))},
-		{"Own token", yesNo(g.HasOwnToken)}, {"Updated", fmtTime(g.UpdatedAt)},
+		{"Own token", yesNo(g.HasOwnToken)}, {"Paused", yesNo(g.Paused)}, {"Updated", fmtTime(g.UpdatedAt)},
 	}
 }
 
@@ -244,4 +246,37 @@ func protocolName(g *carillonv1.Group) string {
 		return "xxl-job+scripts"
 	}
 	return "xxl-job"
+}
+
+func groupPauseCmd(e *cmdEnv) *cobra.Command {
+	return e.groupIDCmd("pause", "Pause a group: none of its jobs and workflows fires, nor can be triggered, until it is resumed; running runs finish",
+		func(ctx context.Context, id int64) (proto.Message, *carillonv1.Group, error) {
+			res, err := e.clients().Groups.PauseGroup(ctx, &carillonv1.PauseGroupRequest{Id: id})
+			return res, res.GetGroup(), err
+		})
+}
+
+func groupResumeCmd(e *cmdEnv) *cobra.Command {
+	return e.groupIDCmd("resume", "Resume a paused group: its jobs and workflows fire from their next instant (the paused ones are not caught up)",
+		func(ctx context.Context, id int64) (proto.Message, *carillonv1.Group, error) {
+			res, err := e.clients().Groups.ResumeGroup(ctx, &carillonv1.ResumeGroupRequest{Id: id})
+			return res, res.GetGroup(), err
+		})
+}
+
+// groupIDCmd is the command verb ID, which calls f for the group and
+// prints the group it returns.
+func (e *cmdEnv) groupIDCmd(verb, short string, f func(ctx context.Context, id int64) (proto.Message, *carillonv1.Group, error)) *cobra.Command {
+	cmd := &cobra.Command{Use: verb + " ID", Short: short, Args: exactArgs(1, "a group id")}
+	return e.leaf(cmd, func(ctx context.Context, args []string) error {
+		id, err := parseID("group", args[0])
+		if err != nil {
+			return err
+		}
+		res, g, err := f(ctx, id)
+		if err != nil {
+			return err
+		}
+		return e.printFields(res, groupFields(g))
+	})
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -374,26 +373,35 @@ with =false (--backoff=false).`,
 }
 
 func jobStartCmd(e *cmdEnv) *cobra.Command {
-	cmd := &cobra.Command{Use: "start ID...", Short: "Start jobs' schedules", Example: "  carillon job start 1\n  carillon job start 3 4 7"}
+	cmd := &cobra.Command{Use: "start ID...", Short: "Start jobs' schedules; several ids: all or none (StartJobs)",
+		Example: "  carillon job start 1\n  carillon job start 3 4 7"}
 	return e.jobIDsCmd(cmd, func(ctx context.Context, id int64) (proto.Message, *carillonv1.Job, error) {
 		res, err := e.clients().Jobs.StartJob(ctx, &carillonv1.StartJobRequest{Id: id})
 		return res, res.GetJob(), err
+	}, func(ctx context.Context, ids []int64) ([]*carillonv1.Job, error) {
+		res, err := e.clients().Jobs.StartJobs(ctx, &carillonv1.StartJobsRequest{Ids: ids})
+		return res.GetJobs(), err
 	})
 }
 
 func jobStopCmd(e *cmdEnv) *cobra.Command {
-	cmd := &cobra.Command{Use: "stop ID...", Short: "Stop jobs' schedules: no fire of them happens after the call returns"}
+	cmd := &cobra.Command{Use: "stop ID...", Short: "Stop jobs' schedules: no fire of them happens after the call returns; several ids: all or none (StopJobs)",
+		Example: "  carillon job stop 1\n  carillon job stop 3 4 5"}
 	return e.jobIDsCmd(cmd, func(ctx context.Context, id int64) (proto.Message, *carillonv1.Job, error) {
 		res, err := e.clients().Jobs.StopJob(ctx, &carillonv1.StopJobRequest{Id: id})
 		return res, res.GetJob(), err
+	}, func(ctx context.Context, ids []int64) ([]*carillonv1.Job, error) {
+		res, err := e.clients().Jobs.StopJobs(ctx, &carillonv1.StopJobsRequest{Ids: ids})
+		return res.GetJobs(), err
 	})
 }
 
-// jobIDsCmd makes cmd call f for each of its one or more job ids, in
-// order, and print the jobs f returns (with --json: the reply of one id,
-// or the jobs of several as a ListJobsResponse); it stops at the first
-// error.
-func (e *cmdEnv) jobIDsCmd(cmd *cobra.Command, f func(ctx context.Context, id int64) (proto.Message, *carillonv1.Job, error)) *cobra.Command {
+// jobIDsCmd makes cmd call one for its one job id, or many for its several
+// (in one call: all or none), and print the jobs they return (with
+// --json: the reply of one id, or the jobs of several as a
+// ListJobsResponse).
+func (e *cmdEnv) jobIDsCmd(cmd *cobra.Command, one func(ctx context.Context, id int64) (proto.Message, *carillonv1.Job, error),
+	many func(ctx context.Context, ids []int64) ([]*carillonv1.Job, error)) *cobra.Command {
 	cmd.Args = func(c *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return usagef("%s: want one or more job ids (%s --help)", c.CommandPath(), c.CommandPath())
@@ -410,24 +418,27 @@ func (e *cmdEnv) jobIDsCmd(cmd *cobra.Command, f func(ctx context.Context, id in
 			ids = append(ids, id)
 		}
 		res := &carillonv1.ListJobsResponse{}
-		var rows [][]string
-		var err error
-		for _, id := range ids {
-			var reply proto.Message
-			var j *carillonv1.Job
-			if reply, j, err = f(ctx, id); err != nil {
-				break
+		if len(ids) == 1 {
+			reply, j, err := one(ctx, ids[0])
+			if err != nil {
+				return err
 			}
-			if e.json && len(ids) == 1 {
+			if e.json {
 				return e.printJSON(reply)
 			}
-			res.Jobs = append(res.Jobs, j)
+			res.Jobs = []*carillonv1.Job{j}
+		} else {
+			jobs, err := many(ctx, ids)
+			if err != nil {
+				return err
+			}
+			res.Jobs = jobs
+		}
+		rows := make([][]string, 0, len(res.Jobs))
+		for _, j := range res.Jobs {
 			rows = append(rows, jobRow(j))
 		}
-		if len(res.Jobs) == 0 {
-			return err
-		}
-		return errors.Join(e.print(res, jobHeader, rows), err)
+		return e.print(res, jobHeader, rows)
 	})
 }
 

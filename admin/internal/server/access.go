@@ -104,6 +104,17 @@ func (s *Server) jobAccess(ctx context.Context, p *auth.Principal, field string,
 	return readGroup(p, field, j.GroupID)
 }
 
+// jobsAccess checks p's permission to change each job of ids (jobAccess),
+// refusing the whole call at the first it may not change, naming it.
+func (s *Server) jobsAccess(ctx context.Context, p *auth.Principal, ids []int64) error {
+	for i, id := range ids {
+		if err := s.jobAccess(ctx, p, fmt.Sprintf("ids[%d] (job %d)", i, id), id, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // runAccess checks p's permission on the group of the run with the given id.
 func (s *Server) runAccess(ctx context.Context, p *auth.Principal, field string, id int64, write bool) error {
 	if id <= 0 || p.Admin() || (!write && p.Role == auth.RoleViewer) {

@@ -100,11 +100,24 @@ func auditTarget(proc string, req proto.Message, res any) string {
 		return t
 	}
 	r := req.ProtoReflect()
+	_, method, _ := strings.Cut(procName(proc), ".")
 	if fd := r.Descriptor().Fields().ByName("id"); fd != nil && fd.Kind() == protoreflect.Int64Kind {
-		_, method, _ := strings.Cut(procName(proc), ".")
 		for _, v := range verbs {
 			if rest, ok := strings.CutPrefix(method, v); ok {
 				return snake(rest) + " " + fmt.Sprint(r.Get(fd).Int())
+			}
+		}
+	}
+	// A batch (StopJobs): "jobs 3, 4, 5".
+	if fd := r.Descriptor().Fields().ByName("ids"); fd != nil && fd.IsList() && fd.Kind() == protoreflect.Int64Kind {
+		for _, v := range verbs {
+			if rest, ok := strings.CutPrefix(method, v); ok {
+				list := r.Get(fd).List()
+				ids := make([]string, list.Len())
+				for i := range list.Len() {
+					ids[i] = fmt.Sprint(list.Get(i).Int())
+				}
+				return snake(rest) + " " + strings.Join(ids, ", ")
 			}
 		}
 	}

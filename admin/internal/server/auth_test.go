@@ -178,6 +178,16 @@ func TestPermissionMatrix(t *testing.T) {
 				_, err := c.group.ClearGroupToken(ctx, &carillonv1.ClearGroupTokenRequest{Id: f.groupA})
 				return err
 			}},
+			{"GroupService.PauseGroup", writeA, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.group.PauseGroup(ctx, &carillonv1.PauseGroupRequest{Id: f.groupA})
+				return err
+			}},
+			{"GroupService.ResumeGroup", writeA, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.group.ResumeGroup(ctx, &carillonv1.ResumeGroupRequest{Id: f.groupA})
+				return err
+			}},
 			{"GroupService.DeleteGroup", adminOnly, func(t *testing.T, c mgmt) error {
 				t.Helper()
 				g, err := adm.group.CreateGroup(ctx, &carillonv1.CreateGroupRequest{Group: &carillonv1.Group{AppName: f.name("del")}})
@@ -244,6 +254,16 @@ func TestPermissionMatrix(t *testing.T) {
 			{"JobService.StopJob", writeA, func(t *testing.T, c mgmt) error {
 				t.Helper()
 				_, err := c.job.StopJob(ctx, &carillonv1.StopJobRequest{Id: f.jobA})
+				return err
+			}},
+			{"JobService.StartJobs", writeA, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.job.StartJobs(ctx, &carillonv1.StartJobsRequest{Ids: []int64{f.jobA}})
+				return err
+			}},
+			{"JobService.StopJobs", writeA, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.job.StopJobs(ctx, &carillonv1.StopJobsRequest{Ids: []int64{f.jobA}})
 				return err
 			}},
 			{"JobService.TriggerJob", writeA, func(t *testing.T, c mgmt) error {

@@ -29,7 +29,7 @@ func groupToProto(g store.Group, addresses []string) *carillonv1.Group {
 	return &carillonv1.Group{
 		Id: g.ID, AppName: g.AppName, Title: g.Title, AddressMode: g.AddressMode,
 		Addresses: addresses, UpdatedAt: ts(g.UpdatedAt), HasOwnToken: g.HasOwnToken,
-		ExecutorProtocol: g.ExecutorProtocol, AllowScripts: g.AllowScripts,
+		ExecutorProtocol: g.ExecutorProtocol, AllowScripts: g.AllowScripts, Paused: !g.PausedAt.IsZero(),
 	}
 }
 

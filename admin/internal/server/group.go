@@ -163,4 +163,4 @@ func (s groupService) ClearGroupToken(ctx context.Context, req *carillonv1.Clear
 }
 
 // groupOutputFields cannot be set by UpdateGroup.
-var groupOutputFields = []string{"id", "updated_at", "has_own_token", "live_executors"}
+var groupOutputFields = []string{"id", "updated_at", "has_own_token", "live_executors", "paused"}

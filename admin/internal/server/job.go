@@ -403,6 +403,9 @@ func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRe
 	if err != nil {
 		return nil, err
 	}
+	if err := s.refusePaused(ctx, j.GroupID, fmt.Sprintf("job %d", j.ID)); err != nil {
+		return nil, err
+	}
 	if err := s.checkGroupAddresses(ctx, j.GroupID, req.Addresses); err != nil {
 		return nil, err
 	}

@@ -102,6 +102,17 @@ var rpcs = map[string]rpc{
 	carillonv1connect.GroupServiceDeleteGroupProcedure:      rule[carillonv1.DeleteGroupRequest]{access: accessAdmin, audit: true}.row(),
 	carillonv1connect.GroupServiceRotateGroupTokenProcedure: rule[carillonv1.RotateGroupTokenRequest]{access: accessAdmin, audit: true}.row(),
 	carillonv1connect.GroupServiceClearGroupTokenProcedure:  rule[carillonv1.ClearGroupTokenRequest]{access: accessAdmin, audit: true}.row(),
+	// Pausing is a MEMBER's too, for the groups they change jobs of.
+	carillonv1connect.GroupServicePauseGroupProcedure: rule[carillonv1.PauseGroupRequest]{access: accessWrite, audit: true,
+		check: func(_ context.Context, _ *Server, p *auth.Principal, r *carillonv1.PauseGroupRequest) error {
+			return writeGroup(p, "id", r.Id)
+		},
+	}.row(),
+	carillonv1connect.GroupServiceResumeGroupProcedure: rule[carillonv1.ResumeGroupRequest]{access: accessWrite, audit: true,
+		check: func(_ context.Context, _ *Server, p *auth.Principal, r *carillonv1.ResumeGroupRequest) error {
+			return writeGroup(p, "id", r.Id)
+		},
+	}.row(),
 	carillonv1connect.JobServiceCreateJobProcedure: rule[carillonv1.CreateJobRequest]{access: accessWrite, audit: true,
 		validate: func(r *carillonv1.CreateJobRequest) error {
 			return checkJobText(r.Job)
@@ -172,6 +183,16 @@ var rpcs = map[string]rpc{
 		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.StopJobRequest) error {
 			return s.jobAccess(ctx, p, "id", r.Id, true)
 
+		},
+	}.row(),
+	carillonv1connect.JobServiceStartJobsProcedure: rule[carillonv1.StartJobsRequest]{access: accessWrite, audit: true,
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.StartJobsRequest) error {
+			return s.jobsAccess(ctx, p, r.Ids)
+		},
+	}.row(),
+	carillonv1connect.JobServiceStopJobsProcedure: rule[carillonv1.StopJobsRequest]{access: accessWrite, audit: true,
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.StopJobsRequest) error {
+			return s.jobsAccess(ctx, p, r.Ids)
 		},
 	}.row(),
 	carillonv1connect.JobServiceTriggerJobProcedure: rule[carillonv1.TriggerJobRequest]{access: accessWrite, audit: true,

@@ -312,6 +312,13 @@ func (s workflowService) TriggerWorkflow(ctx context.Context, req *carillonv1.Tr
 	if p := auth.FromContext(ctx); p != nil && p.Credential == auth.CredentialAPIToken {
 		tt = carillonv1.TriggerType_TRIGGER_TYPE_API // a program's call, not a person's
 	}
+	w, err := s.cfg.Store.Workflow(ctx, req.WorkflowId)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	if err := s.refusePaused(ctx, w.GroupID, fmt.Sprintf("workflow %d", w.ID)); err != nil {
+		return nil, err
+	}
 	ch, err := s.cfg.Store.TriggerWorkflow(ctx, req.WorkflowId, tt, req.Param, s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,10 +11,10 @@ import (
 )
 
 // DueJobs returns enabled jobs whose next fire is at or before before,
-// earliest first, at most limit of them.
+// earliest first, at most limit of them; none of a paused group.
 func (s *Store) DueJobs(ctx context.Context, before time.Time, limit int) ([]Job, error) {
 	rows, err := s.r.QueryContext(ctx,
-		`SELECT `+jobColumns+` FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
+		`SELECT `+jobColumns+` FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?`+jobsNotPaused+`
 		 ORDER BY next_fire_at LIMIT ?`, before.UnixMilli(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: due jobs: %w", err)
@@ -32,7 +33,7 @@ func (s *Store) DueJobs(ctx context.Context, before time.Time, limit int) ([]Job
 
 // countDueSQL repeats the condition of the partial index jobs_due, so that
 // it reads that index only.
-const countDueSQL = `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ? LIMIT ?) AS due`
+const countDueSQL = `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?` + jobsNotPaused + ` LIMIT ?) AS due`
 
 // CountDue returns how many enabled jobs have their next fire at or
 // before before, counting at most limit: how large a burst of fires is
@@ -48,15 +49,16 @@ func (s *Store) CountDue(ctx context.Context, before time.Time, limit int) (int,
 }
 
 // nextFireSQL repeats the condition of the partial index jobs_due, so that
-// it reads one entry of it (see sqlInFlight).
-const nextFireSQL = `SELECT min(next_fire_at) FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL`
+// it reads its entries in order up to the first of a group not paused.
+const nextFireSQL = `SELECT next_fire_at FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL` + jobsNotPaused + `
+	ORDER BY next_fire_at LIMIT 1`
 
-// NextFireAt returns the earliest next fire of the enabled jobs; zero
-// when no job has one.
+// NextFireAt returns the earliest next fire of the enabled jobs of groups
+// not paused; zero when no job has one.
 func (s *Store) NextFireAt(ctx context.Context) (time.Time, error) {
 	var next sql.NullInt64
 	err := s.r.QueryRowContext(ctx, nextFireSQL).Scan(&next)
-	if err != nil {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, fmt.Errorf("store: next fire: %w", err)
 	}
 	return fromMillis(next), nil

@@ -28,22 +28,26 @@ type Group struct {
 	ExecutorProtocol carillonv1.ExecutorProtocol
 	// AllowScripts says script jobs of the group are sent to its executors.
 	AllowScripts bool
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// PausedAt is when the group was paused (PauseGroup); zero while it
+	// is not.
+	PausedAt  time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 const groupColumns = `id, app_name, title, address_mode, addresses, executor_token != '', executor_protocol, allow_scripts,
-	created_at, updated_at`
+	paused_at, created_at, updated_at`
 
 func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
 	var g Group
 	var addrs string
-	var created, updated sql.NullInt64
-	if err := row.Scan(&g.ID, &g.AppName, &g.Title, &g.AddressMode, &addrs, &g.HasOwnToken, &g.ExecutorProtocol, &g.AllowScripts, &created, &updated); err != nil {
+	var paused, created, updated sql.NullInt64
+	if err := row.Scan(&g.ID, &g.AppName, &g.Title, &g.AddressMode, &addrs, &g.HasOwnToken, &g.ExecutorProtocol, &g.AllowScripts,
+		&paused, &created, &updated); err != nil {
 		return Group{}, err
 	}
 	g.Addresses = splitLines(addrs)
-	g.CreatedAt, g.UpdatedAt = fromMillis(created), fromMillis(updated)
+	g.PausedAt, g.CreatedAt, g.UpdatedAt = fromMillis(paused), fromMillis(created), fromMillis(updated)
 	return g, nil
 }
 

@@ -271,15 +271,7 @@ func dropPending(ctx context.Context, tx *sql.Tx, jobID int64) (time.Time, error
 func (s *Store) StartJob(ctx context.Context, id int64, next, now time.Time) (Job, error) {
 	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 1, next_fire_at = ?, updated_at = ? WHERE id = ? AND enabled = 0`,
-			millis(next), millis(now), id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n > 0 {
-			return err
-		}
-		return jobExists(ctx, tx, id)
+		return startJob(ctx, tx, id, next, now)
 	})
 	if err != nil {
 		return Job{}, wrapJobErr("start", id, err)
@@ -287,26 +279,44 @@ func (s *Store) StartJob(ctx context.Context, id int64, next, now time.Time) (Jo
 	return s.Job(ctx, id)
 }
 
+// startJob is StartJob in tx.
+func startJob(ctx context.Context, tx *sql.Tx, id int64, next, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 1, next_fire_at = ?, updated_at = ? WHERE id = ? AND enabled = 0`,
+		millis(next), millis(now), id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return err
+	}
+	return jobExists(ctx, tx, id)
+}
+
 // StopJob disables a job and drops its pending runs: once StopJob returns,
 // no scheduled fire of the job is dispatched.
 func (s *Store) StopJob(ctx context.Context, id int64, now time.Time) (Job, error) {
 	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		if err := jobExists(ctx, tx, id); err != nil {
-			return err
-		}
-		if _, err := dropPending(ctx, tx, id); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 0, next_fire_at = NULL, updated_at = ? WHERE id = ? AND enabled = 1`,
-			millis(now), id)
-		return err
+		return stopJob(ctx, tx, id, now)
 	})
 	if err != nil {
 		return Job{}, wrapJobErr("stop", id, err)
 	}
 	s.stops.mark(id)
 	return s.Job(ctx, id)
+}
+
+// stopJob is StopJob in tx.
+func stopJob(ctx context.Context, tx *sql.Tx, id int64, now time.Time) error {
+	if err := jobExists(ctx, tx, id); err != nil {
+		return err
+	}
+	if _, err := dropPending(ctx, tx, id); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 0, next_fire_at = NULL, updated_at = ? WHERE id = ? AND enabled = 1`,
+		millis(now), id)
+	return err
 }
 
 // DeleteJob removes a job and its pending runs; its other runs are kept.

@@ -31,7 +31,7 @@ type stmts struct {
 // itself an array is read by position (value->>0, value->>1, …).
 const (
 	claimRunsSQL = `UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c.value->>1, triggered_at = coalesce(c.value->>2, ?2)
-		FROM json_each(?1) AS c WHERE runs.id = c.value->>0 AND runs.status = ` + sqlPending + ` RETURNING ` + runColumns
+		FROM json_each(?1) AS c WHERE runs.id = c.value->>0 AND runs.status = ` + sqlPending + runsNotPaused + ` RETURNING ` + runColumns
 	// recordRunsSQL records dispatches: [run, executor, shard index, shard
 	// total, trigger message, timeout].
 	recordRunsSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,
@@ -53,7 +53,7 @@ const (
 	shardTotalsSQL = `UPDATE runs SET shard_total = t.value->>1 FROM json_each(?1) AS t WHERE runs.id = t.value->>0`
 	// advanceJobsSQL applies claims: [job, due, next or null, fired instant or null].
 	advanceJobsSQL = `UPDATE jobs SET next_fire_at = c.value->>2, last_fire_at = coalesce(c.value->>3, last_fire_at)
-		FROM json_each(?1) AS c WHERE jobs.id = c.value->>0 AND jobs.enabled = 1 AND jobs.next_fire_at = c.value->>1
+		FROM json_each(?1) AS c WHERE jobs.id = c.value->>0 AND jobs.enabled = 1 AND jobs.next_fire_at = c.value->>1` + jobsNotPaused + `
 		RETURNING jobs.id`
 	// settleRunsSQL applies results: [run, status, message, finished at,
 	// and, for a dispatch recorded with its result, executor, trigger

@@ -32,7 +32,7 @@ const (
 
 	pgAdvanceJobsSQL = `WITH c AS (SELECT (e->>0)::bigint AS c_id, (e->>1)::bigint AS c_due, (e->>2)::bigint AS c_next, (e->>3)::bigint AS c_fired
 			FROM jsonb_array_elements($1::jsonb) AS e),
-		l AS (SELECT jobs.id AS l_id FROM jobs JOIN c ON jobs.id = c_id WHERE jobs.enabled = 1 AND jobs.next_fire_at = c_due
+		l AS (SELECT jobs.id AS l_id FROM jobs JOIN c ON jobs.id = c_id WHERE jobs.enabled = 1 AND jobs.next_fire_at = c_due` + jobsNotPaused + `
 			ORDER BY jobs.id FOR UPDATE OF jobs SKIP LOCKED)
 		UPDATE jobs SET next_fire_at = c_next, last_fire_at = coalesce(c_fired, last_fire_at)
 		FROM c, l WHERE jobs.id = c_id AND jobs.id = l_id AND jobs.enabled = 1 AND jobs.next_fire_at = c_due RETURNING jobs.id`
@@ -44,7 +44,7 @@ var (
 	pgRunColumns = prefixed("runs.", runColumns)
 
 	pgClaimRunsSQL = `WITH c AS (SELECT (e->>0)::bigint AS c_id, (e->>1)::bigint AS c_type, (e->>2)::bigint AS c_at FROM jsonb_array_elements($1::jsonb) AS e),
-		l AS (SELECT runs.id AS l_id FROM runs JOIN c ON runs.id = c_id WHERE runs.status = ` + sqlPending + ` ORDER BY runs.id FOR UPDATE OF runs SKIP LOCKED)
+		l AS (SELECT runs.id AS l_id FROM runs JOIN c ON runs.id = c_id WHERE runs.status = ` + sqlPending + runsNotPaused + ` ORDER BY runs.id FOR UPDATE OF runs SKIP LOCKED)
 		UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c_type, triggered_at = coalesce(c_at, $2), claimed_by = ` + pgAdmin + `
 		FROM c, l WHERE runs.id = c_id AND runs.id = l_id AND runs.status = ` + sqlPending + ` RETURNING ` + pgRunColumns
 

@@ -11,10 +11,10 @@ import (
 
 // DueWorkflows returns enabled workflows whose next instant is at or
 // before before, earliest first, at most limit of them, without their
-// nodes (the claim reads them).
+// nodes (the claim reads them); none of a paused group.
 func (s *Store) DueWorkflows(ctx context.Context, before time.Time, limit int) ([]Workflow, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
-		WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ? ORDER BY next_fire_at LIMIT ?`, before.UnixMilli(), limit)
+		WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?`+workflowsNotPaused+` ORDER BY next_fire_at LIMIT ?`, before.UnixMilli(), limit)
 	ws, err := collect(rows, err, scanWorkflow)
 	if err != nil {
 		return nil, fmt.Errorf("store: due workflows: %w", err)
@@ -26,7 +26,7 @@ func (s *Store) DueWorkflows(ctx context.Context, before time.Time, limit int) (
 // workflows; zero when none has one.
 func (s *Store) NextWorkflowFireAt(ctx context.Context) (time.Time, error) {
 	var next sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT min(next_fire_at) FROM workflows WHERE enabled = 1 AND next_fire_at IS NOT NULL`).Scan(&next)
+	err := s.r.QueryRowContext(ctx, `SELECT min(next_fire_at) FROM workflows WHERE enabled = 1 AND next_fire_at IS NOT NULL`+workflowsNotPaused).Scan(&next)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("store: next workflow instant: %w", err)
 	}
@@ -71,7 +71,7 @@ func (s *Store) ClaimWorkflowFires(ctx context.Context, claims []WorkflowClaim, 
 				}
 			}
 			res, err := st.tx.ExecContext(st.ctx, `UPDATE workflows SET next_fire_at = ?, last_fire_at = coalesce(?, last_fire_at)
-				WHERE id = ? AND enabled = 1 AND next_fire_at = ?`, millis(c.Next), last, c.WorkflowID, c.Due.UnixMilli())
+				WHERE id = ? AND enabled = 1 AND next_fire_at = ?`+workflowsNotPaused, millis(c.Next), last, c.WorkflowID, c.Due.UnixMilli())
 			if err != nil {
 				return err
 			}

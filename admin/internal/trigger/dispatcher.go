@@ -272,3 +272,11 @@ func (d *Dispatcher) triggerAt(ctx context.Context, job store.Job, m Manual) ([]
 func (d *Dispatcher) Executors(ctx context.Context, g store.Group) ([]string, error) {
 	return d.router.executors(ctx, g)
 }
+
+// Requeue queues pending runs again on the scheduler: those of a group
+// that was paused, left pending by their claims while it was.
+func (d *Dispatcher) Requeue(runs []store.Run) {
+	if len(runs) > 0 {
+		d.cfg.Queue.Enqueue(runs...)
+	}
+}

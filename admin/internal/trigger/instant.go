@@ -168,7 +168,7 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 // or deleted since its claim.
 func (in *instant) skip(run int64) {
 	in.skipped = append(in.skipped, store.Result{RunID: run, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
-		Message: "the job was stopped or deleted before this fire's instant; not dispatched", FinishedAt: in.d.cfg.Clock.Now()})
+		Message: "the job was stopped or deleted, or its group paused, before this fire's instant; not dispatched", FinishedAt: in.d.cfg.Clock.Now()})
 }
 
 // dropStopped returns calls without the fires whose job was stopped or
@@ -398,7 +398,7 @@ func (in *instant) resend(ctx context.Context, fires []*fire) []store.Dispatch {
 }
 
 // cancelReason is the message of a fire sent ahead and cancelled.
-const cancelReason = "the job was stopped or deleted before this fire's instant; cancelled on its executor before it started"
+const cancelReason = "the job was stopped or deleted, or its group paused, before this fire's instant; cancelled on its executor before it started"
 
 // cancelAhead asks the executors of fires sent ahead to drop them if they
 // have not started (KillRequest.before_start), and settles SKIPPED those

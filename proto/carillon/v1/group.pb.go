@@ -166,7 +166,10 @@ type Group struct {
 	// the group is not sent and its run fails, since xxl-job executors run
 	// any script they are sent. CARILLON groups ignore it: their executors
 	// decide themselves (the SDK's Config.AllowScripts).
-	AllowScripts  bool `protobuf:"varint,10,opt,name=allow_scripts,json=allowScripts,proto3" json:"allow_scripts,omitempty"`
+	AllowScripts bool `protobuf:"varint,10,opt,name=allow_scripts,json=allowScripts,proto3" json:"allow_scripts,omitempty"`
+	// The group is paused (PauseGroup): none of its jobs and workflows
+	// fires until ResumeGroup (output).
+	Paused        bool `protobuf:"varint,11,opt,name=paused,proto3" json:"paused,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -267,6 +270,13 @@ func (x *Group) GetExecutorProtocol() ExecutorProtocol {
 func (x *Group) GetAllowScripts() bool {
 	if x != nil {
 		return x.AllowScripts
+	}
+	return false
+}
+
+func (x *Group) GetPaused() bool {
+	if x != nil {
+		return x.Paused
 	}
 	return false
 }
@@ -954,11 +964,191 @@ func (*ClearGroupTokenResponse) Descriptor() ([]byte, []int) {
 	return file_carillon_v1_group_proto_rawDescGZIP(), []int{15}
 }
 
+// PauseGroupRequest names a group by id.
+type PauseGroupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseGroupRequest) Reset() {
+	*x = PauseGroupRequest{}
+	mi := &file_carillon_v1_group_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseGroupRequest) ProtoMessage() {}
+
+func (x *PauseGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_group_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseGroupRequest.ProtoReflect.Descriptor instead.
+func (*PauseGroupRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *PauseGroupRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+// PauseGroupResponse is the group, paused.
+type PauseGroupResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Group         *Group                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseGroupResponse) Reset() {
+	*x = PauseGroupResponse{}
+	mi := &file_carillon_v1_group_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseGroupResponse) ProtoMessage() {}
+
+func (x *PauseGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_group_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseGroupResponse.ProtoReflect.Descriptor instead.
+func (*PauseGroupResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *PauseGroupResponse) GetGroup() *Group {
+	if x != nil {
+		return x.Group
+	}
+	return nil
+}
+
+// ResumeGroupRequest names a group by id.
+type ResumeGroupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeGroupRequest) Reset() {
+	*x = ResumeGroupRequest{}
+	mi := &file_carillon_v1_group_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeGroupRequest) ProtoMessage() {}
+
+func (x *ResumeGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_group_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeGroupRequest.ProtoReflect.Descriptor instead.
+func (*ResumeGroupRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ResumeGroupRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+// ResumeGroupResponse is the group, resumed.
+type ResumeGroupResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Group         *Group                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeGroupResponse) Reset() {
+	*x = ResumeGroupResponse{}
+	mi := &file_carillon_v1_group_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeGroupResponse) ProtoMessage() {}
+
+func (x *ResumeGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_group_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeGroupResponse.ProtoReflect.Descriptor instead.
+func (*ResumeGroupResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_group_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ResumeGroupResponse) GetGroup() *Group {
+	if x != nil {
+		return x.Group
+	}
+	return nil
+}
+
 var File_carillon_v1_group_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_group_proto_rawDesc = "" +
 	"\n" +
-	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x86\x04\n" +
+	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9e\x04\n" +
 	"\x05Group\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12;\n" +
 	"\bapp_name\x18\x02 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[A-Za-z0-9._-]{1,64}$R\aappName\x12\x1e\n" +
@@ -971,7 +1161,8 @@ const file_carillon_v1_group_proto_rawDesc = "" +
 	"\x0elive_executors\x18\b \x03(\v2\x19.carillon.v1.LiveExecutorR\rliveExecutors\x12T\n" +
 	"\x11executor_protocol\x18\t \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolB\b\xbaH\x05\x82\x01\x02\x10\x01R\x10executorProtocol\x12#\n" +
 	"\rallow_scripts\x18\n" +
-	" \x01(\bR\fallowScripts\"a\n" +
+	" \x01(\bR\fallowScripts\x12\x16\n" +
+	"\x06paused\x18\v \x01(\bR\x06paused\"a\n" +
 	"\fLiveExecutor\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x127\n" +
 	"\tlast_beat\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\blastBeat\"F\n" +
@@ -1002,7 +1193,15 @@ const file_carillon_v1_group_proto_rawDesc = "" +
 	"\x05token\x18\x01 \x01(\tR\x05token\"1\n" +
 	"\x16ClearGroupTokenRequest\x12\x17\n" +
 	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"\x19\n" +
-	"\x17ClearGroupTokenResponse*t\n" +
+	"\x17ClearGroupTokenResponse\",\n" +
+	"\x11PauseGroupRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\">\n" +
+	"\x12PauseGroupResponse\x12(\n" +
+	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group\"-\n" +
+	"\x12ResumeGroupRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"?\n" +
+	"\x13ResumeGroupResponse\x12(\n" +
+	"\x05group\x18\x01 \x01(\v2\x12.carillon.v1.GroupR\x05group*t\n" +
 	"\x10ExecutorProtocol\x12!\n" +
 	"\x1dEXECUTOR_PROTOCOL_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aEXECUTOR_PROTOCOL_CARILLON\x10\x01\x12\x1d\n" +
@@ -1010,7 +1209,7 @@ const file_carillon_v1_group_proto_rawDesc = "" +
 	"\vAddressMode\x12\x1c\n" +
 	"\x18ADDRESS_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ADDRESS_MODE_AUTO\x10\x01\x12\x17\n" +
-	"\x13ADDRESS_MODE_MANUAL\x10\x022\xdb\x04\n" +
+	"\x13ADDRESS_MODE_MANUAL\x10\x022\xfc\x05\n" +
 	"\fGroupService\x12P\n" +
 	"\vCreateGroup\x12\x1f.carillon.v1.CreateGroupRequest\x1a .carillon.v1.CreateGroupResponse\x12G\n" +
 	"\bGetGroup\x12\x1c.carillon.v1.GetGroupRequest\x1a\x1d.carillon.v1.GetGroupResponse\x12M\n" +
@@ -1019,7 +1218,10 @@ const file_carillon_v1_group_proto_rawDesc = "" +
 	"\vUpdateGroup\x12\x1f.carillon.v1.UpdateGroupRequest\x1a .carillon.v1.UpdateGroupResponse\x12P\n" +
 	"\vDeleteGroup\x12\x1f.carillon.v1.DeleteGroupRequest\x1a .carillon.v1.DeleteGroupResponse\x12_\n" +
 	"\x10RotateGroupToken\x12$.carillon.v1.RotateGroupTokenRequest\x1a%.carillon.v1.RotateGroupTokenResponse\x12\\\n" +
-	"\x0fClearGroupToken\x12#.carillon.v1.ClearGroupTokenRequest\x1a$.carillon.v1.ClearGroupTokenResponseB=Z;github.com/carillonhq/carillon/proto/carillon/v1;carillonv1b\x06proto3"
+	"\x0fClearGroupToken\x12#.carillon.v1.ClearGroupTokenRequest\x1a$.carillon.v1.ClearGroupTokenResponse\x12M\n" +
+	"\n" +
+	"PauseGroup\x12\x1e.carillon.v1.PauseGroupRequest\x1a\x1f.carillon.v1.PauseGroupResponse\x12P\n" +
+	"\vResumeGroup\x12\x1f.carillon.v1.ResumeGroupRequest\x1a .carillon.v1.ResumeGroupResponseB=Z;github.com/carillonhq/carillon/proto/carillon/v1;carillonv1b\x06proto3"
 
 var (
 	file_carillon_v1_group_proto_rawDescOnce sync.Once
@@ -1034,7 +1236,7 @@ func file_carillon_v1_group_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_group_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_carillon_v1_group_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_carillon_v1_group_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_carillon_v1_group_proto_goTypes = []any{
 	(ExecutorProtocol)(0),            // 0: carillon.v1.ExecutorProtocol
 	(AddressMode)(0),                 // 1: carillon.v1.AddressMode
@@ -1054,41 +1256,51 @@ var file_carillon_v1_group_proto_goTypes = []any{
 	(*RotateGroupTokenResponse)(nil), // 15: carillon.v1.RotateGroupTokenResponse
 	(*ClearGroupTokenRequest)(nil),   // 16: carillon.v1.ClearGroupTokenRequest
 	(*ClearGroupTokenResponse)(nil),  // 17: carillon.v1.ClearGroupTokenResponse
-	(*timestamppb.Timestamp)(nil),    // 18: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),    // 19: google.protobuf.FieldMask
+	(*PauseGroupRequest)(nil),        // 18: carillon.v1.PauseGroupRequest
+	(*PauseGroupResponse)(nil),       // 19: carillon.v1.PauseGroupResponse
+	(*ResumeGroupRequest)(nil),       // 20: carillon.v1.ResumeGroupRequest
+	(*ResumeGroupResponse)(nil),      // 21: carillon.v1.ResumeGroupResponse
+	(*timestamppb.Timestamp)(nil),    // 22: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),    // 23: google.protobuf.FieldMask
 }
 var file_carillon_v1_group_proto_depIdxs = []int32{
 	1,  // 0: carillon.v1.Group.address_mode:type_name -> carillon.v1.AddressMode
-	18, // 1: carillon.v1.Group.updated_at:type_name -> google.protobuf.Timestamp
+	22, // 1: carillon.v1.Group.updated_at:type_name -> google.protobuf.Timestamp
 	3,  // 2: carillon.v1.Group.live_executors:type_name -> carillon.v1.LiveExecutor
 	0,  // 3: carillon.v1.Group.executor_protocol:type_name -> carillon.v1.ExecutorProtocol
-	18, // 4: carillon.v1.LiveExecutor.last_beat:type_name -> google.protobuf.Timestamp
+	22, // 4: carillon.v1.LiveExecutor.last_beat:type_name -> google.protobuf.Timestamp
 	2,  // 5: carillon.v1.CreateGroupRequest.group:type_name -> carillon.v1.Group
 	2,  // 6: carillon.v1.CreateGroupResponse.group:type_name -> carillon.v1.Group
 	2,  // 7: carillon.v1.GetGroupResponse.group:type_name -> carillon.v1.Group
 	2,  // 8: carillon.v1.ListGroupsResponse.groups:type_name -> carillon.v1.Group
 	2,  // 9: carillon.v1.UpdateGroupRequest.group:type_name -> carillon.v1.Group
-	19, // 10: carillon.v1.UpdateGroupRequest.update_mask:type_name -> google.protobuf.FieldMask
+	23, // 10: carillon.v1.UpdateGroupRequest.update_mask:type_name -> google.protobuf.FieldMask
 	2,  // 11: carillon.v1.UpdateGroupResponse.group:type_name -> carillon.v1.Group
-	4,  // 12: carillon.v1.GroupService.CreateGroup:input_type -> carillon.v1.CreateGroupRequest
-	6,  // 13: carillon.v1.GroupService.GetGroup:input_type -> carillon.v1.GetGroupRequest
-	8,  // 14: carillon.v1.GroupService.ListGroups:input_type -> carillon.v1.ListGroupsRequest
-	10, // 15: carillon.v1.GroupService.UpdateGroup:input_type -> carillon.v1.UpdateGroupRequest
-	12, // 16: carillon.v1.GroupService.DeleteGroup:input_type -> carillon.v1.DeleteGroupRequest
-	14, // 17: carillon.v1.GroupService.RotateGroupToken:input_type -> carillon.v1.RotateGroupTokenRequest
-	16, // 18: carillon.v1.GroupService.ClearGroupToken:input_type -> carillon.v1.ClearGroupTokenRequest
-	5,  // 19: carillon.v1.GroupService.CreateGroup:output_type -> carillon.v1.CreateGroupResponse
-	7,  // 20: carillon.v1.GroupService.GetGroup:output_type -> carillon.v1.GetGroupResponse
-	9,  // 21: carillon.v1.GroupService.ListGroups:output_type -> carillon.v1.ListGroupsResponse
-	11, // 22: carillon.v1.GroupService.UpdateGroup:output_type -> carillon.v1.UpdateGroupResponse
-	13, // 23: carillon.v1.GroupService.DeleteGroup:output_type -> carillon.v1.DeleteGroupResponse
-	15, // 24: carillon.v1.GroupService.RotateGroupToken:output_type -> carillon.v1.RotateGroupTokenResponse
-	17, // 25: carillon.v1.GroupService.ClearGroupToken:output_type -> carillon.v1.ClearGroupTokenResponse
-	19, // [19:26] is the sub-list for method output_type
-	12, // [12:19] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	2,  // 12: carillon.v1.PauseGroupResponse.group:type_name -> carillon.v1.Group
+	2,  // 13: carillon.v1.ResumeGroupResponse.group:type_name -> carillon.v1.Group
+	4,  // 14: carillon.v1.GroupService.CreateGroup:input_type -> carillon.v1.CreateGroupRequest
+	6,  // 15: carillon.v1.GroupService.GetGroup:input_type -> carillon.v1.GetGroupRequest
+	8,  // 16: carillon.v1.GroupService.ListGroups:input_type -> carillon.v1.ListGroupsRequest
+	10, // 17: carillon.v1.GroupService.UpdateGroup:input_type -> carillon.v1.UpdateGroupRequest
+	12, // 18: carillon.v1.GroupService.DeleteGroup:input_type -> carillon.v1.DeleteGroupRequest
+	14, // 19: carillon.v1.GroupService.RotateGroupToken:input_type -> carillon.v1.RotateGroupTokenRequest
+	16, // 20: carillon.v1.GroupService.ClearGroupToken:input_type -> carillon.v1.ClearGroupTokenRequest
+	18, // 21: carillon.v1.GroupService.PauseGroup:input_type -> carillon.v1.PauseGroupRequest
+	20, // 22: carillon.v1.GroupService.ResumeGroup:input_type -> carillon.v1.ResumeGroupRequest
+	5,  // 23: carillon.v1.GroupService.CreateGroup:output_type -> carillon.v1.CreateGroupResponse
+	7,  // 24: carillon.v1.GroupService.GetGroup:output_type -> carillon.v1.GetGroupResponse
+	9,  // 25: carillon.v1.GroupService.ListGroups:output_type -> carillon.v1.ListGroupsResponse
+	11, // 26: carillon.v1.GroupService.UpdateGroup:output_type -> carillon.v1.UpdateGroupResponse
+	13, // 27: carillon.v1.GroupService.DeleteGroup:output_type -> carillon.v1.DeleteGroupResponse
+	15, // 28: carillon.v1.GroupService.RotateGroupToken:output_type -> carillon.v1.RotateGroupTokenResponse
+	17, // 29: carillon.v1.GroupService.ClearGroupToken:output_type -> carillon.v1.ClearGroupTokenResponse
+	19, // 30: carillon.v1.GroupService.PauseGroup:output_type -> carillon.v1.PauseGroupResponse
+	21, // 31: carillon.v1.GroupService.ResumeGroup:output_type -> carillon.v1.ResumeGroupResponse
+	23, // [23:32] is the sub-list for method output_type
+	14, // [14:23] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_group_proto_init() }
@@ -1102,7 +1314,7 @@ func file_carillon_v1_group_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_group_proto_rawDesc), len(file_carillon_v1_group_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   16,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1253,6 +1253,186 @@ func (x *StopJobResponse) GetJob() *Job {
 	return nil
 }
 
+// StartJobsRequest names jobs by id: 1 to 1000 distinct ids.
+type StartJobsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ids           []int64                `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartJobsRequest) Reset() {
+	*x = StartJobsRequest{}
+	mi := &file_carillon_v1_job_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartJobsRequest) ProtoMessage() {}
+
+func (x *StartJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_job_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartJobsRequest.ProtoReflect.Descriptor instead.
+func (*StartJobsRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *StartJobsRequest) GetIds() []int64 {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+// StartJobsResponse is the started jobs, in the order of the request's ids.
+type StartJobsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Jobs          []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartJobsResponse) Reset() {
+	*x = StartJobsResponse{}
+	mi := &file_carillon_v1_job_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartJobsResponse) ProtoMessage() {}
+
+func (x *StartJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_job_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartJobsResponse.ProtoReflect.Descriptor instead.
+func (*StartJobsResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *StartJobsResponse) GetJobs() []*Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+// StopJobsRequest names jobs by id: 1 to 1000 distinct ids.
+type StopJobsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ids           []int64                `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StopJobsRequest) Reset() {
+	*x = StopJobsRequest{}
+	mi := &file_carillon_v1_job_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StopJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StopJobsRequest) ProtoMessage() {}
+
+func (x *StopJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_job_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StopJobsRequest.ProtoReflect.Descriptor instead.
+func (*StopJobsRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *StopJobsRequest) GetIds() []int64 {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+// StopJobsResponse is the stopped jobs, in the order of the request's ids.
+type StopJobsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Jobs          []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StopJobsResponse) Reset() {
+	*x = StopJobsResponse{}
+	mi := &file_carillon_v1_job_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StopJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StopJobsResponse) ProtoMessage() {}
+
+func (x *StopJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_job_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StopJobsResponse.ProtoReflect.Descriptor instead.
+func (*StopJobsResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *StopJobsResponse) GetJobs() []*Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
 // TriggerJobRequest runs a job now, once.
 type TriggerJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1272,7 +1452,7 @@ type TriggerJobRequest struct {
 
 func (x *TriggerJobRequest) Reset() {
 	*x = TriggerJobRequest{}
-	mi := &file_carillon_v1_job_proto_msgTypes[16]
+	mi := &file_carillon_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1284,7 +1464,7 @@ func (x *TriggerJobRequest) String() string {
 func (*TriggerJobRequest) ProtoMessage() {}
 
 func (x *TriggerJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[16]
+	mi := &file_carillon_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1297,7 +1477,7 @@ func (x *TriggerJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerJobRequest.ProtoReflect.Descriptor instead.
 func (*TriggerJobRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TriggerJobRequest) GetJobId() int64 {
@@ -1338,7 +1518,7 @@ type TriggerJobResponse struct {
 
 func (x *TriggerJobResponse) Reset() {
 	*x = TriggerJobResponse{}
-	mi := &file_carillon_v1_job_proto_msgTypes[17]
+	mi := &file_carillon_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1530,7 @@ func (x *TriggerJobResponse) String() string {
 func (*TriggerJobResponse) ProtoMessage() {}
 
 func (x *TriggerJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[17]
+	mi := &file_carillon_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1543,7 @@ func (x *TriggerJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerJobResponse.ProtoReflect.Descriptor instead.
 func (*TriggerJobResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TriggerJobResponse) GetRunIds() []int64 {
@@ -1387,7 +1567,7 @@ type PreviewScheduleRequest struct {
 
 func (x *PreviewScheduleRequest) Reset() {
 	*x = PreviewScheduleRequest{}
-	mi := &file_carillon_v1_job_proto_msgTypes[18]
+	mi := &file_carillon_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1399,7 +1579,7 @@ func (x *PreviewScheduleRequest) String() string {
 func (*PreviewScheduleRequest) ProtoMessage() {}
 
 func (x *PreviewScheduleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[18]
+	mi := &file_carillon_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1412,7 +1592,7 @@ func (x *PreviewScheduleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewScheduleRequest.ProtoReflect.Descriptor instead.
 func (*PreviewScheduleRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PreviewScheduleRequest) GetSchedule() *Schedule {
@@ -1447,7 +1627,7 @@ type PreviewScheduleResponse struct {
 
 func (x *PreviewScheduleResponse) Reset() {
 	*x = PreviewScheduleResponse{}
-	mi := &file_carillon_v1_job_proto_msgTypes[19]
+	mi := &file_carillon_v1_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1639,7 @@ func (x *PreviewScheduleResponse) String() string {
 func (*PreviewScheduleResponse) ProtoMessage() {}
 
 func (x *PreviewScheduleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[19]
+	mi := &file_carillon_v1_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1652,7 @@ func (x *PreviewScheduleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewScheduleResponse.ProtoReflect.Descriptor instead.
 func (*PreviewScheduleResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PreviewScheduleResponse) GetFireTimes() []*timestamppb.Timestamp {
@@ -1502,7 +1682,7 @@ type ImportJobsRequest struct {
 
 func (x *ImportJobsRequest) Reset() {
 	*x = ImportJobsRequest{}
-	mi := &file_carillon_v1_job_proto_msgTypes[20]
+	mi := &file_carillon_v1_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1694,7 @@ func (x *ImportJobsRequest) String() string {
 func (*ImportJobsRequest) ProtoMessage() {}
 
 func (x *ImportJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[20]
+	mi := &file_carillon_v1_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1707,7 @@ func (x *ImportJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportJobsRequest.ProtoReflect.Descriptor instead.
 func (*ImportJobsRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ImportJobsRequest) GetGroups() []*Group {
@@ -1567,7 +1747,7 @@ type ImportJobsResponse struct {
 
 func (x *ImportJobsResponse) Reset() {
 	*x = ImportJobsResponse{}
-	mi := &file_carillon_v1_job_proto_msgTypes[21]
+	mi := &file_carillon_v1_job_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1579,7 +1759,7 @@ func (x *ImportJobsResponse) String() string {
 func (*ImportJobsResponse) ProtoMessage() {}
 
 func (x *ImportJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[21]
+	mi := &file_carillon_v1_job_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1592,7 +1772,7 @@ func (x *ImportJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportJobsResponse.ProtoReflect.Descriptor instead.
 func (*ImportJobsResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ImportJobsResponse) GetGroups() []*Group {
@@ -1705,7 +1885,15 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x0eStopJobRequest\x12\x17\n" +
 	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"5\n" +
 	"\x0fStopJobResponse\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"\xc5\x01\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.carillon.v1.JobR\x03job\"9\n" +
+	"\x10StartJobsRequest\x12%\n" +
+	"\x03ids\x18\x01 \x03(\x03B\x13\xbaH\x10\x92\x01\r\b\x01\x10\xe8\a\x18\x01\"\x04\"\x02 \x00R\x03ids\"9\n" +
+	"\x11StartJobsResponse\x12$\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x10.carillon.v1.JobR\x04jobs\"8\n" +
+	"\x0fStopJobsRequest\x12%\n" +
+	"\x03ids\x18\x01 \x03(\x03B\x13\xbaH\x10\x92\x01\r\b\x01\x10\xe8\a\x18\x01\"\x04\"\x02 \x00R\x03ids\"8\n" +
+	"\x10StopJobsResponse\x12$\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x10.carillon.v1.JobR\x04jobs\"\xc5\x01\n" +
 	"\x11TriggerJobRequest\x12\x1e\n" +
 	"\x06job_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x05jobId\x12$\n" +
 	"\x05param\x18\x02 \x01(\tB\t\xbaH\x06r\x04(\x80\x80\x04H\x00R\x05param\x88\x01\x01\x12-\n" +
@@ -1758,7 +1946,7 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x17ROUTE_STRATEGY_FAILOVER\x10\b\x12\x1b\n" +
 	"\x17ROUTE_STRATEGY_BUSYOVER\x10\t\x12%\n" +
 	"!ROUTE_STRATEGY_SHARDING_BROADCAST\x10\n" +
-	"2\x87\x06\n" +
+	"2\x9c\a\n" +
 	"\n" +
 	"JobService\x12J\n" +
 	"\tCreateJob\x12\x1d.carillon.v1.CreateJobRequest\x1a\x1e.carillon.v1.CreateJobResponse\x12A\n" +
@@ -1767,7 +1955,9 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\tUpdateJob\x12\x1d.carillon.v1.UpdateJobRequest\x1a\x1e.carillon.v1.UpdateJobResponse\x12J\n" +
 	"\tDeleteJob\x12\x1d.carillon.v1.DeleteJobRequest\x1a\x1e.carillon.v1.DeleteJobResponse\x12G\n" +
 	"\bStartJob\x12\x1c.carillon.v1.StartJobRequest\x1a\x1d.carillon.v1.StartJobResponse\x12D\n" +
-	"\aStopJob\x12\x1b.carillon.v1.StopJobRequest\x1a\x1c.carillon.v1.StopJobResponse\x12M\n" +
+	"\aStopJob\x12\x1b.carillon.v1.StopJobRequest\x1a\x1c.carillon.v1.StopJobResponse\x12J\n" +
+	"\tStartJobs\x12\x1d.carillon.v1.StartJobsRequest\x1a\x1e.carillon.v1.StartJobsResponse\x12G\n" +
+	"\bStopJobs\x12\x1c.carillon.v1.StopJobsRequest\x1a\x1d.carillon.v1.StopJobsResponse\x12M\n" +
 	"\n" +
 	"TriggerJob\x12\x1e.carillon.v1.TriggerJobRequest\x1a\x1f.carillon.v1.TriggerJobResponse\x12\\\n" +
 	"\x0fPreviewSchedule\x12#.carillon.v1.PreviewScheduleRequest\x1a$.carillon.v1.PreviewScheduleResponse\x12M\n" +
@@ -1787,7 +1977,7 @@ func file_carillon_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_carillon_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_carillon_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_carillon_v1_job_proto_goTypes = []any{
 	(ScheduleType)(0),               // 0: carillon.v1.ScheduleType
 	(MisfireStrategy)(0),            // 1: carillon.v1.MisfireStrategy
@@ -1808,77 +1998,87 @@ var file_carillon_v1_job_proto_goTypes = []any{
 	(*StartJobResponse)(nil),        // 16: carillon.v1.StartJobResponse
 	(*StopJobRequest)(nil),          // 17: carillon.v1.StopJobRequest
 	(*StopJobResponse)(nil),         // 18: carillon.v1.StopJobResponse
-	(*TriggerJobRequest)(nil),       // 19: carillon.v1.TriggerJobRequest
-	(*TriggerJobResponse)(nil),      // 20: carillon.v1.TriggerJobResponse
-	(*PreviewScheduleRequest)(nil),  // 21: carillon.v1.PreviewScheduleRequest
-	(*PreviewScheduleResponse)(nil), // 22: carillon.v1.PreviewScheduleResponse
-	(*ImportJobsRequest)(nil),       // 23: carillon.v1.ImportJobsRequest
-	(*ImportJobsResponse)(nil),      // 24: carillon.v1.ImportJobsResponse
-	nil,                             // 25: carillon.v1.ImportJobsResponse.GroupIdsEntry
-	nil,                             // 26: carillon.v1.ImportJobsResponse.JobIdsEntry
-	(*Script)(nil),                  // 27: carillon.v1.Script
-	(BlockStrategy)(0),              // 28: carillon.v1.BlockStrategy
-	(*timestamppb.Timestamp)(nil),   // 29: google.protobuf.Timestamp
-	(RunStatus)(0),                  // 30: carillon.v1.RunStatus
-	(*fieldmaskpb.FieldMask)(nil),   // 31: google.protobuf.FieldMask
-	(*Group)(nil),                   // 32: carillon.v1.Group
+	(*StartJobsRequest)(nil),        // 19: carillon.v1.StartJobsRequest
+	(*StartJobsResponse)(nil),       // 20: carillon.v1.StartJobsResponse
+	(*StopJobsRequest)(nil),         // 21: carillon.v1.StopJobsRequest
+	(*StopJobsResponse)(nil),        // 22: carillon.v1.StopJobsResponse
+	(*TriggerJobRequest)(nil),       // 23: carillon.v1.TriggerJobRequest
+	(*TriggerJobResponse)(nil),      // 24: carillon.v1.TriggerJobResponse
+	(*PreviewScheduleRequest)(nil),  // 25: carillon.v1.PreviewScheduleRequest
+	(*PreviewScheduleResponse)(nil), // 26: carillon.v1.PreviewScheduleResponse
+	(*ImportJobsRequest)(nil),       // 27: carillon.v1.ImportJobsRequest
+	(*ImportJobsResponse)(nil),      // 28: carillon.v1.ImportJobsResponse
+	nil,                             // 29: carillon.v1.ImportJobsResponse.GroupIdsEntry
+	nil,                             // 30: carillon.v1.ImportJobsResponse.JobIdsEntry
+	(*Script)(nil),                  // 31: carillon.v1.Script
+	(BlockStrategy)(0),              // 32: carillon.v1.BlockStrategy
+	(*timestamppb.Timestamp)(nil),   // 33: google.protobuf.Timestamp
+	(RunStatus)(0),                  // 34: carillon.v1.RunStatus
+	(*fieldmaskpb.FieldMask)(nil),   // 35: google.protobuf.FieldMask
+	(*Group)(nil),                   // 36: carillon.v1.Group
 }
 var file_carillon_v1_job_proto_depIdxs = []int32{
 	4,  // 0: carillon.v1.Job.schedule:type_name -> carillon.v1.Schedule
 	1,  // 1: carillon.v1.Job.misfire_strategy:type_name -> carillon.v1.MisfireStrategy
 	2,  // 2: carillon.v1.Job.route_strategy:type_name -> carillon.v1.RouteStrategy
-	27, // 3: carillon.v1.Job.script:type_name -> carillon.v1.Script
-	28, // 4: carillon.v1.Job.block_strategy:type_name -> carillon.v1.BlockStrategy
-	29, // 5: carillon.v1.Job.last_fire_at:type_name -> google.protobuf.Timestamp
-	29, // 6: carillon.v1.Job.next_fire_at:type_name -> google.protobuf.Timestamp
-	29, // 7: carillon.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	29, // 8: carillon.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
-	30, // 9: carillon.v1.Job.last_run_status:type_name -> carillon.v1.RunStatus
+	31, // 3: carillon.v1.Job.script:type_name -> carillon.v1.Script
+	32, // 4: carillon.v1.Job.block_strategy:type_name -> carillon.v1.BlockStrategy
+	33, // 5: carillon.v1.Job.last_fire_at:type_name -> google.protobuf.Timestamp
+	33, // 6: carillon.v1.Job.next_fire_at:type_name -> google.protobuf.Timestamp
+	33, // 7: carillon.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	33, // 8: carillon.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
+	34, // 9: carillon.v1.Job.last_run_status:type_name -> carillon.v1.RunStatus
 	0,  // 10: carillon.v1.Schedule.type:type_name -> carillon.v1.ScheduleType
 	3,  // 11: carillon.v1.CreateJobRequest.job:type_name -> carillon.v1.Job
 	3,  // 12: carillon.v1.CreateJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 13: carillon.v1.GetJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 14: carillon.v1.ListJobsResponse.jobs:type_name -> carillon.v1.Job
 	3,  // 15: carillon.v1.UpdateJobRequest.job:type_name -> carillon.v1.Job
-	31, // 16: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
+	35, // 16: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
 	3,  // 17: carillon.v1.UpdateJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 18: carillon.v1.StartJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 19: carillon.v1.StopJobResponse.job:type_name -> carillon.v1.Job
-	29, // 20: carillon.v1.TriggerJobRequest.run_at:type_name -> google.protobuf.Timestamp
-	4,  // 21: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
-	29, // 22: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
-	29, // 23: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
-	32, // 24: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
-	3,  // 25: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
-	32, // 26: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
-	3,  // 27: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
-	25, // 28: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
-	26, // 29: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
-	5,  // 30: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
-	7,  // 31: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
-	9,  // 32: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
-	11, // 33: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
-	13, // 34: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
-	15, // 35: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
-	17, // 36: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
-	19, // 37: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
-	21, // 38: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
-	23, // 39: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
-	6,  // 40: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
-	8,  // 41: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
-	10, // 42: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
-	12, // 43: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
-	14, // 44: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
-	16, // 45: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
-	18, // 46: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
-	20, // 47: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
-	22, // 48: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
-	24, // 49: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
-	40, // [40:50] is the sub-list for method output_type
-	30, // [30:40] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	3,  // 20: carillon.v1.StartJobsResponse.jobs:type_name -> carillon.v1.Job
+	3,  // 21: carillon.v1.StopJobsResponse.jobs:type_name -> carillon.v1.Job
+	33, // 22: carillon.v1.TriggerJobRequest.run_at:type_name -> google.protobuf.Timestamp
+	4,  // 23: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
+	33, // 24: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
+	33, // 25: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
+	36, // 26: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
+	3,  // 27: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
+	36, // 28: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
+	3,  // 29: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
+	29, // 30: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
+	30, // 31: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
+	5,  // 32: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
+	7,  // 33: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
+	9,  // 34: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
+	11, // 35: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
+	13, // 36: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
+	15, // 37: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
+	17, // 38: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
+	19, // 39: carillon.v1.JobService.StartJobs:input_type -> carillon.v1.StartJobsRequest
+	21, // 40: carillon.v1.JobService.StopJobs:input_type -> carillon.v1.StopJobsRequest
+	23, // 41: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
+	25, // 42: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
+	27, // 43: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
+	6,  // 44: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
+	8,  // 45: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
+	10, // 46: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
+	12, // 47: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
+	14, // 48: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
+	16, // 49: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
+	18, // 50: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
+	20, // 51: carillon.v1.JobService.StartJobs:output_type -> carillon.v1.StartJobsResponse
+	22, // 52: carillon.v1.JobService.StopJobs:output_type -> carillon.v1.StopJobsResponse
+	24, // 53: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
+	26, // 54: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
+	28, // 55: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
+	44, // [44:56] is the sub-list for method output_type
+	32, // [32:44] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_job_proto_init() }
@@ -1890,14 +2090,14 @@ func file_carillon_v1_job_proto_init() {
 	file_carillon_v1_group_proto_init()
 	file_carillon_v1_run_proto_init()
 	file_carillon_v1_job_proto_msgTypes[6].OneofWrappers = []any{}
-	file_carillon_v1_job_proto_msgTypes[16].OneofWrappers = []any{}
+	file_carillon_v1_job_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_job_proto_rawDesc), len(file_carillon_v1_job_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   24,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

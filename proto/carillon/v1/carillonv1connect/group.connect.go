@@ -52,6 +52,11 @@ const (
 	// GroupServiceClearGroupTokenProcedure is the fully-qualified name of the GroupService's
 	// ClearGroupToken RPC.
 	GroupServiceClearGroupTokenProcedure = "/carillon.v1.GroupService/ClearGroupToken"
+	// GroupServicePauseGroupProcedure is the fully-qualified name of the GroupService's PauseGroup RPC.
+	GroupServicePauseGroupProcedure = "/carillon.v1.GroupService/PauseGroup"
+	// GroupServiceResumeGroupProcedure is the fully-qualified name of the GroupService's ResumeGroup
+	// RPC.
+	GroupServiceResumeGroupProcedure = "/carillon.v1.GroupService/ResumeGroup"
 )
 
 // GroupServiceClient is a client for the carillon.v1.GroupService service.
@@ -75,6 +80,20 @@ type GroupServiceClient interface {
 	// ClearGroupToken returns the group to the global executor token (ADMIN
 	// only).
 	ClearGroupToken(context.Context, *v1.ClearGroupTokenRequest) (*v1.ClearGroupTokenResponse, error)
+	// PauseGroup pauses a group (ADMIN, or a MEMBER of the group): none of
+	// its jobs and workflows fires until ResumeGroup. Each job's instants
+	// while paused are recorded as one SKIPPED run per job and pause (with
+	// missed_count and missed_until), each workflow's as one SKIPPED
+	// workflow run; manual triggers of its jobs and workflows are refused
+	// (failed_precondition); pending runs (retries, child jobs' runs,
+	// workflow nodes' runs, runs at a later instant) wait; running runs
+	// finish. Pausing a paused group changes nothing.
+	PauseGroup(context.Context, *v1.PauseGroupRequest) (*v1.PauseGroupResponse, error)
+	// ResumeGroup ends a group's pause: its jobs and workflows fire from
+	// their next instant after now (the paused instants are not caught up),
+	// and its pending runs go on. Resuming a group not paused changes
+	// nothing.
+	ResumeGroup(context.Context, *v1.ResumeGroupRequest) (*v1.ResumeGroupResponse, error)
 }
 
 // NewGroupServiceClient constructs a client for the carillon.v1.GroupService service. By default,
@@ -130,6 +149,18 @@ func NewGroupServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(groupServiceMethods.ByName("ClearGroupToken")),
 			connect.WithClientOptions(opts...),
 		),
+		pauseGroup: connect.NewClient[v1.PauseGroupRequest, v1.PauseGroupResponse](
+			httpClient,
+			baseURL+GroupServicePauseGroupProcedure,
+			connect.WithSchema(groupServiceMethods.ByName("PauseGroup")),
+			connect.WithClientOptions(opts...),
+		),
+		resumeGroup: connect.NewClient[v1.ResumeGroupRequest, v1.ResumeGroupResponse](
+			httpClient,
+			baseURL+GroupServiceResumeGroupProcedure,
+			connect.WithSchema(groupServiceMethods.ByName("ResumeGroup")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -142,6 +173,8 @@ type groupServiceClient struct {
 	deleteGroup      *connect.Client[v1.DeleteGroupRequest, v1.DeleteGroupResponse]
 	rotateGroupToken *connect.Client[v1.RotateGroupTokenRequest, v1.RotateGroupTokenResponse]
 	clearGroupToken  *connect.Client[v1.ClearGroupTokenRequest, v1.ClearGroupTokenResponse]
+	pauseGroup       *connect.Client[v1.PauseGroupRequest, v1.PauseGroupResponse]
+	resumeGroup      *connect.Client[v1.ResumeGroupRequest, v1.ResumeGroupResponse]
 }
 
 // CreateGroup calls carillon.v1.GroupService.CreateGroup.
@@ -207,6 +240,24 @@ func (c *groupServiceClient) ClearGroupToken(ctx context.Context, req *v1.ClearG
 	return nil, err
 }
 
+// PauseGroup calls carillon.v1.GroupService.PauseGroup.
+func (c *groupServiceClient) PauseGroup(ctx context.Context, req *v1.PauseGroupRequest) (*v1.PauseGroupResponse, error) {
+	response, err := c.pauseGroup.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ResumeGroup calls carillon.v1.GroupService.ResumeGroup.
+func (c *groupServiceClient) ResumeGroup(ctx context.Context, req *v1.ResumeGroupRequest) (*v1.ResumeGroupResponse, error) {
+	response, err := c.resumeGroup.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // GroupServiceHandler is an implementation of the carillon.v1.GroupService service.
 type GroupServiceHandler interface {
 	// CreateGroup stores a new group. app_name must be unique.
@@ -228,6 +279,20 @@ type GroupServiceHandler interface {
 	// ClearGroupToken returns the group to the global executor token (ADMIN
 	// only).
 	ClearGroupToken(context.Context, *v1.ClearGroupTokenRequest) (*v1.ClearGroupTokenResponse, error)
+	// PauseGroup pauses a group (ADMIN, or a MEMBER of the group): none of
+	// its jobs and workflows fires until ResumeGroup. Each job's instants
+	// while paused are recorded as one SKIPPED run per job and pause (with
+	// missed_count and missed_until), each workflow's as one SKIPPED
+	// workflow run; manual triggers of its jobs and workflows are refused
+	// (failed_precondition); pending runs (retries, child jobs' runs,
+	// workflow nodes' runs, runs at a later instant) wait; running runs
+	// finish. Pausing a paused group changes nothing.
+	PauseGroup(context.Context, *v1.PauseGroupRequest) (*v1.PauseGroupResponse, error)
+	// ResumeGroup ends a group's pause: its jobs and workflows fire from
+	// their next instant after now (the paused instants are not caught up),
+	// and its pending runs go on. Resuming a group not paused changes
+	// nothing.
+	ResumeGroup(context.Context, *v1.ResumeGroupRequest) (*v1.ResumeGroupResponse, error)
 }
 
 // NewGroupServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -279,6 +344,18 @@ func NewGroupServiceHandler(svc GroupServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(groupServiceMethods.ByName("ClearGroupToken")),
 		connect.WithHandlerOptions(opts...),
 	)
+	groupServicePauseGroupHandler := connect.NewUnaryHandlerSimple(
+		GroupServicePauseGroupProcedure,
+		svc.PauseGroup,
+		connect.WithSchema(groupServiceMethods.ByName("PauseGroup")),
+		connect.WithHandlerOptions(opts...),
+	)
+	groupServiceResumeGroupHandler := connect.NewUnaryHandlerSimple(
+		GroupServiceResumeGroupProcedure,
+		svc.ResumeGroup,
+		connect.WithSchema(groupServiceMethods.ByName("ResumeGroup")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/carillon.v1.GroupService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case GroupServiceCreateGroupProcedure:
@@ -295,6 +372,10 @@ func NewGroupServiceHandler(svc GroupServiceHandler, opts ...connect.HandlerOpti
 			groupServiceRotateGroupTokenHandler.ServeHTTP(w, r)
 		case GroupServiceClearGroupTokenProcedure:
 			groupServiceClearGroupTokenHandler.ServeHTTP(w, r)
+		case GroupServicePauseGroupProcedure:
+			groupServicePauseGroupHandler.ServeHTTP(w, r)
+		case GroupServiceResumeGroupProcedure:
+			groupServiceResumeGroupHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -330,4 +411,12 @@ func (UnimplementedGroupServiceHandler) RotateGroupToken(context.Context, *v1.Ro
 
 func (UnimplementedGroupServiceHandler) ClearGroupToken(context.Context, *v1.ClearGroupTokenRequest) (*v1.ClearGroupTokenResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.GroupService.ClearGroupToken is not implemented"))
+}
+
+func (UnimplementedGroupServiceHandler) PauseGroup(context.Context, *v1.PauseGroupRequest) (*v1.PauseGroupResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.GroupService.PauseGroup is not implemented"))
+}
+
+func (UnimplementedGroupServiceHandler) ResumeGroup(context.Context, *v1.ResumeGroupRequest) (*v1.ResumeGroupResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.GroupService.ResumeGroup is not implemented"))
 }

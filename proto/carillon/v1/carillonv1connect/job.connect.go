@@ -47,6 +47,10 @@ const (
 	JobServiceStartJobProcedure = "/carillon.v1.JobService/StartJob"
 	// JobServiceStopJobProcedure is the fully-qualified name of the JobService's StopJob RPC.
 	JobServiceStopJobProcedure = "/carillon.v1.JobService/StopJob"
+	// JobServiceStartJobsProcedure is the fully-qualified name of the JobService's StartJobs RPC.
+	JobServiceStartJobsProcedure = "/carillon.v1.JobService/StartJobs"
+	// JobServiceStopJobsProcedure is the fully-qualified name of the JobService's StopJobs RPC.
+	JobServiceStopJobsProcedure = "/carillon.v1.JobService/StopJobs"
 	// JobServiceTriggerJobProcedure is the fully-qualified name of the JobService's TriggerJob RPC.
 	JobServiceTriggerJobProcedure = "/carillon.v1.JobService/TriggerJob"
 	// JobServicePreviewScheduleProcedure is the fully-qualified name of the JobService's
@@ -76,7 +80,16 @@ type JobServiceClient interface {
 	// StopJob disables scheduling: once it returns, no scheduled fire of the
 	// job happens. Stopping a stopped job is a no-op.
 	StopJob(context.Context, *v1.StopJobRequest) (*v1.StopJobResponse, error)
-	// TriggerJob runs a job now, once, whether it is started or not.
+	// StartJobs starts several jobs at once, as StartJob each, all or none:
+	// an unknown id, or a job the caller may not change, refuses the whole
+	// call, naming it, and starts none.
+	StartJobs(context.Context, *v1.StartJobsRequest) (*v1.StartJobsResponse, error)
+	// StopJobs stops several jobs at once, as StopJob each, all or none:
+	// an unknown id, or a job the caller may not change, refuses the whole
+	// call, naming it, and stops none.
+	StopJobs(context.Context, *v1.StopJobsRequest) (*v1.StopJobsResponse, error)
+	// TriggerJob runs a job now, once, whether it is started or not; refused
+	// (failed_precondition) while the job's group is paused (PauseGroup).
 	TriggerJob(context.Context, *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error)
 	// PreviewSchedule returns the next fire times of a schedule.
 	PreviewSchedule(context.Context, *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error)
@@ -143,6 +156,18 @@ func NewJobServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(jobServiceMethods.ByName("StopJob")),
 			connect.WithClientOptions(opts...),
 		),
+		startJobs: connect.NewClient[v1.StartJobsRequest, v1.StartJobsResponse](
+			httpClient,
+			baseURL+JobServiceStartJobsProcedure,
+			connect.WithSchema(jobServiceMethods.ByName("StartJobs")),
+			connect.WithClientOptions(opts...),
+		),
+		stopJobs: connect.NewClient[v1.StopJobsRequest, v1.StopJobsResponse](
+			httpClient,
+			baseURL+JobServiceStopJobsProcedure,
+			connect.WithSchema(jobServiceMethods.ByName("StopJobs")),
+			connect.WithClientOptions(opts...),
+		),
 		triggerJob: connect.NewClient[v1.TriggerJobRequest, v1.TriggerJobResponse](
 			httpClient,
 			baseURL+JobServiceTriggerJobProcedure,
@@ -173,6 +198,8 @@ type jobServiceClient struct {
 	deleteJob       *connect.Client[v1.DeleteJobRequest, v1.DeleteJobResponse]
 	startJob        *connect.Client[v1.StartJobRequest, v1.StartJobResponse]
 	stopJob         *connect.Client[v1.StopJobRequest, v1.StopJobResponse]
+	startJobs       *connect.Client[v1.StartJobsRequest, v1.StartJobsResponse]
+	stopJobs        *connect.Client[v1.StopJobsRequest, v1.StopJobsResponse]
 	triggerJob      *connect.Client[v1.TriggerJobRequest, v1.TriggerJobResponse]
 	previewSchedule *connect.Client[v1.PreviewScheduleRequest, v1.PreviewScheduleResponse]
 	importJobs      *connect.Client[v1.ImportJobsRequest, v1.ImportJobsResponse]
@@ -241,6 +268,24 @@ func (c *jobServiceClient) StopJob(ctx context.Context, req *v1.StopJobRequest) 
 	return nil, err
 }
 
+// StartJobs calls carillon.v1.JobService.StartJobs.
+func (c *jobServiceClient) StartJobs(ctx context.Context, req *v1.StartJobsRequest) (*v1.StartJobsResponse, error) {
+	response, err := c.startJobs.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// StopJobs calls carillon.v1.JobService.StopJobs.
+func (c *jobServiceClient) StopJobs(ctx context.Context, req *v1.StopJobsRequest) (*v1.StopJobsResponse, error) {
+	response, err := c.stopJobs.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // TriggerJob calls carillon.v1.JobService.TriggerJob.
 func (c *jobServiceClient) TriggerJob(ctx context.Context, req *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error) {
 	response, err := c.triggerJob.CallUnary(ctx, connect.NewRequest(req))
@@ -288,7 +333,16 @@ type JobServiceHandler interface {
 	// StopJob disables scheduling: once it returns, no scheduled fire of the
 	// job happens. Stopping a stopped job is a no-op.
 	StopJob(context.Context, *v1.StopJobRequest) (*v1.StopJobResponse, error)
-	// TriggerJob runs a job now, once, whether it is started or not.
+	// StartJobs starts several jobs at once, as StartJob each, all or none:
+	// an unknown id, or a job the caller may not change, refuses the whole
+	// call, naming it, and starts none.
+	StartJobs(context.Context, *v1.StartJobsRequest) (*v1.StartJobsResponse, error)
+	// StopJobs stops several jobs at once, as StopJob each, all or none:
+	// an unknown id, or a job the caller may not change, refuses the whole
+	// call, naming it, and stops none.
+	StopJobs(context.Context, *v1.StopJobsRequest) (*v1.StopJobsResponse, error)
+	// TriggerJob runs a job now, once, whether it is started or not; refused
+	// (failed_precondition) while the job's group is paused (PauseGroup).
 	TriggerJob(context.Context, *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error)
 	// PreviewSchedule returns the next fire times of a schedule.
 	PreviewSchedule(context.Context, *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error)
@@ -351,6 +405,18 @@ func NewJobServiceHandler(svc JobServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(jobServiceMethods.ByName("StopJob")),
 		connect.WithHandlerOptions(opts...),
 	)
+	jobServiceStartJobsHandler := connect.NewUnaryHandlerSimple(
+		JobServiceStartJobsProcedure,
+		svc.StartJobs,
+		connect.WithSchema(jobServiceMethods.ByName("StartJobs")),
+		connect.WithHandlerOptions(opts...),
+	)
+	jobServiceStopJobsHandler := connect.NewUnaryHandlerSimple(
+		JobServiceStopJobsProcedure,
+		svc.StopJobs,
+		connect.WithSchema(jobServiceMethods.ByName("StopJobs")),
+		connect.WithHandlerOptions(opts...),
+	)
 	jobServiceTriggerJobHandler := connect.NewUnaryHandlerSimple(
 		JobServiceTriggerJobProcedure,
 		svc.TriggerJob,
@@ -385,6 +451,10 @@ func NewJobServiceHandler(svc JobServiceHandler, opts ...connect.HandlerOption) 
 			jobServiceStartJobHandler.ServeHTTP(w, r)
 		case JobServiceStopJobProcedure:
 			jobServiceStopJobHandler.ServeHTTP(w, r)
+		case JobServiceStartJobsProcedure:
+			jobServiceStartJobsHandler.ServeHTTP(w, r)
+		case JobServiceStopJobsProcedure:
+			jobServiceStopJobsHandler.ServeHTTP(w, r)
 		case JobServiceTriggerJobProcedure:
 			jobServiceTriggerJobHandler.ServeHTTP(w, r)
 		case JobServicePreviewScheduleProcedure:
@@ -426,6 +496,14 @@ func (UnimplementedJobServiceHandler) StartJob(context.Context, *v1.StartJobRequ
 
 func (UnimplementedJobServiceHandler) StopJob(context.Context, *v1.StopJobRequest) (*v1.StopJobResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.JobService.StopJob is not implemented"))
+}
+
+func (UnimplementedJobServiceHandler) StartJobs(context.Context, *v1.StartJobsRequest) (*v1.StartJobsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.JobService.StartJobs is not implemented"))
+}
+
+func (UnimplementedJobServiceHandler) StopJobs(context.Context, *v1.StopJobsRequest) (*v1.StopJobsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.JobService.StopJobs is not implemented"))
 }
 
 func (UnimplementedJobServiceHandler) TriggerJob(context.Context, *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error) {

@@ -97,6 +97,7 @@ type WorkflowServiceClient interface {
 	// TriggerWorkflow makes one workflow run now, whether the workflow is
 	// started or not, and starts its root nodes (those without dependencies).
 	// The workflow's block strategy applies as for a scheduled instant.
+	// Refused (failed_precondition) while the workflow's group is paused.
 	TriggerWorkflow(context.Context, *v1.TriggerWorkflowRequest) (*v1.TriggerWorkflowResponse, error)
 	// GetWorkflowRun returns one workflow run with the state of each node.
 	GetWorkflowRun(context.Context, *v1.GetWorkflowRunRequest) (*v1.GetWorkflowRunResponse, error)
@@ -350,6 +351,7 @@ type WorkflowServiceHandler interface {
 	// TriggerWorkflow makes one workflow run now, whether the workflow is
 	// started or not, and starts its root nodes (those without dependencies).
 	// The workflow's block strategy applies as for a scheduled instant.
+	// Refused (failed_precondition) while the workflow's group is paused.
 	TriggerWorkflow(context.Context, *v1.TriggerWorkflowRequest) (*v1.TriggerWorkflowResponse, error)
 	// GetWorkflowRun returns one workflow run with the state of each node.
 	GetWorkflowRun(context.Context, *v1.GetWorkflowRunRequest) (*v1.GetWorkflowRunResponse, error)

@@ -64,7 +64,7 @@ export function App() {
       page = <Suspense fallback={<p>{t("loading")}</p>}><Workflows canWrite={canWrite} id={params.get("id") ?? ""} run={params.get("run") ?? ""} /></Suspense>;
       break;
     case "/groups":
-      page = <Groups isAdmin={isAdmin} />;
+      page = <Groups isAdmin={isAdmin} canWrite={canWrite} />;
       break;
     case "/users":
       page = isAdmin ? <Users /> : <Dashboard />;

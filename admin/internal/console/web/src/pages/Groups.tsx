@@ -14,8 +14,9 @@ function protocolName(g: Group): string {
 
 // Groups lists the executor groups with their live executors; an ADMIN
 // creates, edits (AUTO or MANUAL addresses, executor protocol, scripts)
-// and deletes them.
-export function Groups({ isAdmin }: { isAdmin: boolean }) {
+// and deletes them; an ADMIN or a MEMBER of the group pauses and resumes
+// it.
+export function Groups({ isAdmin, canWrite }: { isAdmin: boolean; canWrite: boolean }) {
   const [t] = useT();
   const text = useEnum();
   const q = useQuery(GroupService.method.listGroups, {}, { refetchInterval: 10_000 });
@@ -23,6 +24,8 @@ export function Groups({ isAdmin }: { isAdmin: boolean }) {
   const [confirm, setConfirm] = useState<bigint | null>(null);
   const client = useQueryClient();
   const del = useMutation(GroupService.method.deleteGroup, { onSuccess: () => client.invalidateQueries() });
+  const pause = useMutation(GroupService.method.pauseGroup, { onSuccess: () => client.invalidateQueries() });
+  const resume = useMutation(GroupService.method.resumeGroup, { onSuccess: () => client.invalidateQueries() });
   return (
     <section>
       <div className="mb-3 flex items-center gap-3">
@@ -30,13 +33,15 @@ export function Groups({ isAdmin }: { isAdmin: boolean }) {
         {isAdmin && !edit && <Button kind="primary" onClick={() => setEdit("new")}>{t("groups.new")}</Button>}
       </div>
       {edit && <GroupForm group={edit === "new" ? undefined : edit} onDone={() => setEdit(null)} />}
-      <ErrorBox error={q.error ?? del.error} />
+      <ErrorBox error={q.error ?? del.error ?? pause.error ?? resume.error} />
       <Table head={["ID", t("groups.app"), t("groups.title"), t("groups.mode"), t("groups.protocol"), t("groups.executors"), t("groups.updated"), ""]}>
         {q.data?.groups.map((g) => (
           <tr key={`${g.id}`}>
             <td className="px-3 py-2">{`${g.id}`}</td>
             <td className={`px-3 py-2 font-mono ${wrap}`}>{g.appName}</td>
-            <td className={`px-3 py-2 ${wrap}`}>{g.title}</td>
+            <td className={`px-3 py-2 ${wrap}`}>{g.title}{g.paused && (
+              <span data-testid={`paused-${g.appName}`} title={t("groups.pausedTitle")}
+                className="ml-2 rounded bg-amber-100 px-1.5 py-0.5 text-xs font-medium text-amber-800">{t("groups.paused")}</span>)}</td>
             <td className="px-3 py-2">{text("AddressMode", AddressMode, g.addressMode)}{g.hasOwnToken ? " 🔑" : ""}</td>
             <td className="px-3 py-2" data-testid={`protocol-${g.appName}`}>{protocolName(g)}</td>
             <td className={`px-3 py-2 font-mono text-xs ${wrap}`} data-testid={`executors-${g.appName}`}>
@@ -46,6 +51,9 @@ export function Groups({ isAdmin }: { isAdmin: boolean }) {
             </td>
             <td className="px-3 py-2 text-xs text-slate-500"><Time ts={g.updatedAt} /></td>
             <td className="px-3 py-2"><div className="flex gap-1 whitespace-nowrap">
+              {canWrite && (g.paused
+                ? <Button onClick={() => resume.mutate({ id: g.id })}>{t("groups.resume")}</Button>
+                : <Button onClick={() => pause.mutate({ id: g.id })}>{t("groups.pause")}</Button>)}
               {isAdmin && <Button onClick={() => setEdit(g)}>{t("jobs.edit")}</Button>}
               {isAdmin && (confirm === g.id
                 ? <Button kind="danger" onClick={() => { setConfirm(null); del.mutate({ id: g.id }); }}>{t("jobs.confirmDelete")}</Button>

@@ -28,12 +28,20 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
   const stop = useMutation(JobService.method.stopJob, done);
   const trigger = useMutation(JobService.method.triggerJob, done);
   const del = useMutation(JobService.method.deleteJob, done);
+  // selected are the jobs checked for a batch Start or Stop (all or none).
+  const [selected, setSelected] = useState<Set<bigint>>(new Set());
+  const batch = { onSuccess: () => { setSelected(new Set()); client.invalidateQueries(); } };
+  const startAll = useMutation(JobService.method.startJobs, batch);
+  const stopAll = useMutation(JobService.method.stopJobs, batch);
+  const toggle = (id: bigint) => setSelected((s) => { const n = new Set(s); if (n.has(id)) n.delete(id); else n.add(id); return n; });
+  const pageIDs = q.data?.jobs.map((j) => j.id) ?? [];
+  const allSelected = pageIDs.length > 0 && pageIDs.every((id) => selected.has(id));
   const [form, setForm] = useState<{ job?: Job; copy?: boolean } | null>(null);
   const [confirm, setConfirm] = useState<bigint | null>(null);
   const [runWith, setRunWith] = useState<Job | null>(null);
   const [menu, setMenu] = useState<bigint | null>(null);
   const groupName = useGroupNames();
-  const err = q.error ?? start.error ?? stop.error ?? trigger.error ?? del.error;
+  const err = q.error ?? start.error ?? stop.error ?? trigger.error ?? del.error ?? startAll.error ?? stopAll.error;
   // actions are a job's buttons: in its row, or in its row menu.
   const actions = (j: Job) => <>
     {canWrite && (j.enabled
@@ -71,6 +79,13 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
         </label>
       </div>
       <ErrorBox error={err} />
+      {canWrite && selected.size > 0 && (
+        <div data-testid="batch" className="mb-2 flex items-center gap-2 text-sm">
+          <span>{selected.size} {t("jobs.selected")}</span>
+          <Button onClick={() => startAll.mutate({ ids: [...selected] })}>{t("jobs.startSelected")}</Button>
+          <Button onClick={() => stopAll.mutate({ ids: [...selected] })}>{t("jobs.stopSelected")}</Button>
+        </div>
+      )}
       {trigger.data && (
         <p role="status" className="mb-2 text-sm text-green-700">{t("jobs.triggered")}{" "}
           {trigger.data.runIds.map((id, i) => <span key={`${id}`}>{i > 0 && ", "}
@@ -78,12 +93,15 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
         </p>
       )}
       <Table testid="jobs-table" head={[
-        t("jobs.id"), t("jobs.description"), { label: t("jobs.group"), className: "hidden sm:table-cell" },
+        canWrite ? <span className="flex items-center gap-1"><input type="checkbox" aria-label={t("jobs.selectAll")} data-testid="select-all"
+          checked={allSelected} onChange={() => setSelected(allSelected ? new Set() : new Set(pageIDs))} />{t("jobs.id")}</span> : t("jobs.id"), t("jobs.description"), { label: t("jobs.group"), className: "hidden sm:table-cell" },
         { label: t("jobs.handler"), className: "hidden md:table-cell" }, { label: t("jobs.schedule"), className: "hidden lg:table-cell" },
         { label: t("jobs.next"), className: "hidden lg:table-cell" }, t("jobs.enabled"), t("jobs.lastRun"), t("jobs.actions")]}>
         {q.data?.jobs.map((j) => [
           <tr key={`${j.id}`}>
-            <td className="px-2 py-2 sm:px-3">{`${j.id}`}</td>
+            {/* The checkbox of a batch Start or Stop, in the id's cell. */}
+            <td className="whitespace-nowrap px-2 py-2 sm:px-3">{canWrite && <input type="checkbox" aria-label={`${t("jobs.select")} ${j.id}`}
+              data-testid={`select-${j.id}`} className="mr-1 align-middle" checked={selected.has(j.id)} onChange={() => toggle(j.id)} />}{`${j.id}`}</td>
             <td className={`min-w-24 px-2 py-2 sm:px-3 ${wrap}`}>{j.description}</td>
             <td className={`hidden min-w-24 px-2 py-2 sm:px-3 sm:table-cell ${wrap}`} data-testid={`group-of-${j.id}`}>{groupName.get(`${j.groupId}`) ?? `${j.groupId}`}</td>
             <td className={`hidden min-w-28 px-2 py-2 sm:px-3 font-mono md:table-cell ${wrap}`} data-testid={`handler-of-${j.id}`}>{handlerText(j)}</td>

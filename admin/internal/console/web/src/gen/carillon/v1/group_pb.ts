@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file carillon/v1/group.proto.
  */
 export const file_carillon_v1_group: GenFile = /*@__PURE__*/
-  fileDesc("ChdjYXJpbGxvbi92MS9ncm91cC5wcm90bxILY2FyaWxsb24udjEikwMKBUdyb3VwEgoKAmlkGAEgASgDEjIKCGFwcF9uYW1lGAIgASgJQiC6SB3YAQFyGDIWXltBLVphLXowLTkuXy1dezEsNjR9JBIXCgV0aXRsZRgDIAEoCUIIukgFcgMo/wESOAoMYWRkcmVzc19tb2RlGAQgASgOMhguY2FyaWxsb24udjEuQWRkcmVzc01vZGVCCLpIBYIBAhABEiIKCWFkZHJlc3NlcxgFIAMoCUIPukgMkgEJEGQiBXIDKIAQEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWhhc19vd25fdG9rZW4YByABKAgSMQoObGl2ZV9leGVjdXRvcnMYCCADKAsyGS5jYXJpbGxvbi52MS5MaXZlRXhlY3V0b3ISQgoRZXhlY3V0b3JfcHJvdG9jb2wYCSABKA4yHS5jYXJpbGxvbi52MS5FeGVjdXRvclByb3RvY29sQgi6SAWCAQIQARIVCg1hbGxvd19zY3JpcHRzGAogASgIIk4KDExpdmVFeGVjdXRvchIPCgdhZGRyZXNzGAEgASgJEi0KCWxhc3RfYmVhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPwoSQ3JlYXRlR3JvdXBSZXF1ZXN0EikKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXBCBrpIA8gBASI4ChNDcmVhdGVHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiJgoPR2V0R3JvdXBSZXF1ZXN0EhMKAmlkGAEgASgDQge6SAQiAiAAIjUKEEdldEdyb3VwUmVzcG9uc2USIQoFZ3JvdXAYASABKAsyEi5jYXJpbGxvbi52MS5Hcm91cCITChFMaXN0R3JvdXBzUmVxdWVzdCJVChJMaXN0R3JvdXBzUmVzcG9uc2USIgoGZ3JvdXBzGAEgAygLMhIuY2FyaWxsb24udjEuR3JvdXASGwoTdW5jbGFpbWVkX2FwcF9uYW1lcxgCIAMoCSJwChJVcGRhdGVHcm91cFJlcXVlc3QSKQoFZ3JvdXAYASABKAsyEi5jYXJpbGxvbi52MS5Hcm91cEIGukgDyAEBEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayI4ChNVcGRhdGVHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiKQoSRGVsZXRlR3JvdXBSZXF1ZXN0EhMKAmlkGAEgASgDQge6SAQiAiAAIhUKE0RlbGV0ZUdyb3VwUmVzcG9uc2UiLgoXUm90YXRlR3JvdXBUb2tlblJlcXVlc3QSEwoCaWQYASABKANCB7pIBCICIAAiKQoYUm90YXRlR3JvdXBUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJIi0KFkNsZWFyR3JvdXBUb2tlblJlcXVlc3QSEwoCaWQYASABKANCB7pIBCICIAAiGQoXQ2xlYXJHcm91cFRva2VuUmVzcG9uc2UqdAoQRXhlY3V0b3JQcm90b2NvbBIhCh1FWEVDVVRPUl9QUk9UT0NPTF9VTlNQRUNJRklFRBAAEh4KGkVYRUNVVE9SX1BST1RPQ09MX0NBUklMTE9OEAESHQoZRVhFQ1VUT1JfUFJPVE9DT0xfWFhMX0pPQhACKlsKC0FkZHJlc3NNb2RlEhwKGEFERFJFU1NfTU9ERV9VTlNQRUNJRklFRBAAEhUKEUFERFJFU1NfTU9ERV9BVVRPEAESFwoTQUREUkVTU19NT0RFX01BTlVBTBACMtsECgxHcm91cFNlcnZpY2USUAoLQ3JlYXRlR3JvdXASHy5jYXJpbGxvbi52MS5DcmVhdGVHcm91cFJlcXVlc3QaIC5jYXJpbGxvbi52MS5DcmVhdGVHcm91cFJlc3BvbnNlEkcKCEdldEdyb3VwEhwuY2FyaWxsb24udjEuR2V0R3JvdXBSZXF1ZXN0Gh0uY2FyaWxsb24udjEuR2V0R3JvdXBSZXNwb25zZRJNCgpMaXN0R3JvdXBzEh4uY2FyaWxsb24udjEuTGlzdEdyb3Vwc1JlcXVlc3QaHy5jYXJpbGxvbi52MS5MaXN0R3JvdXBzUmVzcG9uc2USUAoLVXBkYXRlR3JvdXASHy5jYXJpbGxvbi52MS5VcGRhdGVHcm91cFJlcXVlc3QaIC5jYXJpbGxvbi52MS5VcGRhdGVHcm91cFJlc3BvbnNlElAKC0RlbGV0ZUdyb3VwEh8uY2FyaWxsb24udjEuRGVsZXRlR3JvdXBSZXF1ZXN0GiAuY2FyaWxsb24udjEuRGVsZXRlR3JvdXBSZXNwb25zZRJfChBSb3RhdGVHcm91cFRva2VuEiQuY2FyaWxsb24udjEuUm90YXRlR3JvdXBUb2tlblJlcXVlc3QaJS5jYXJpbGxvbi52MS5Sb3RhdGVHcm91cFRva2VuUmVzcG9uc2USXAoPQ2xlYXJHcm91cFRva2VuEiMuY2FyaWxsb24udjEuQ2xlYXJHcm91cFRva2VuUmVxdWVzdBokLmNhcmlsbG9uLnYxLkNsZWFyR3JvdXBUb2tlblJlc3BvbnNlQj1aO2dpdGh1Yi5jb20vY2FyaWxsb25ocS9jYXJpbGxvbi9wcm90by9jYXJpbGxvbi92MTtjYXJpbGxvbnYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("ChdjYXJpbGxvbi92MS9ncm91cC5wcm90bxILY2FyaWxsb24udjEiowMKBUdyb3VwEgoKAmlkGAEgASgDEjIKCGFwcF9uYW1lGAIgASgJQiC6SB3YAQFyGDIWXltBLVphLXowLTkuXy1dezEsNjR9JBIXCgV0aXRsZRgDIAEoCUIIukgFcgMo/wESOAoMYWRkcmVzc19tb2RlGAQgASgOMhguY2FyaWxsb24udjEuQWRkcmVzc01vZGVCCLpIBYIBAhABEiIKCWFkZHJlc3NlcxgFIAMoCUIPukgMkgEJEGQiBXIDKIAQEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWhhc19vd25fdG9rZW4YByABKAgSMQoObGl2ZV9leGVjdXRvcnMYCCADKAsyGS5jYXJpbGxvbi52MS5MaXZlRXhlY3V0b3ISQgoRZXhlY3V0b3JfcHJvdG9jb2wYCSABKA4yHS5jYXJpbGxvbi52MS5FeGVjdXRvclByb3RvY29sQgi6SAWCAQIQARIVCg1hbGxvd19zY3JpcHRzGAogASgIEg4KBnBhdXNlZBgLIAEoCCJOCgxMaXZlRXhlY3V0b3ISDwoHYWRkcmVzcxgBIAEoCRItCglsYXN0X2JlYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj8KEkNyZWF0ZUdyb3VwUmVxdWVzdBIpCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwQga6SAPIAQEiOAoTQ3JlYXRlR3JvdXBSZXNwb25zZRIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwIiYKD0dldEdyb3VwUmVxdWVzdBITCgJpZBgBIAEoA0IHukgEIgIgACI1ChBHZXRHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAiEwoRTGlzdEdyb3Vwc1JlcXVlc3QiVQoSTGlzdEdyb3Vwc1Jlc3BvbnNlEiIKBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwEhsKE3VuY2xhaW1lZF9hcHBfbmFtZXMYAiADKAkicAoSVXBkYXRlR3JvdXBSZXF1ZXN0EikKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXBCBrpIA8gBARIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siOAoTVXBkYXRlR3JvdXBSZXNwb25zZRIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwIikKEkRlbGV0ZUdyb3VwUmVxdWVzdBITCgJpZBgBIAEoA0IHukgEIgIgACIVChNEZWxldGVHcm91cFJlc3BvbnNlIi4KF1JvdGF0ZUdyb3VwVG9rZW5SZXF1ZXN0EhMKAmlkGAEgASgDQge6SAQiAiAAIikKGFJvdGF0ZUdyb3VwVG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCSItChZDbGVhckdyb3VwVG9rZW5SZXF1ZXN0EhMKAmlkGAEgASgDQge6SAQiAiAAIhkKF0NsZWFyR3JvdXBUb2tlblJlc3BvbnNlIigKEVBhdXNlR3JvdXBSZXF1ZXN0EhMKAmlkGAEgASgDQge6SAQiAiAAIjcKElBhdXNlR3JvdXBSZXNwb25zZRIhCgVncm91cBgBIAEoCzISLmNhcmlsbG9uLnYxLkdyb3VwIikKElJlc3VtZUdyb3VwUmVxdWVzdBITCgJpZBgBIAEoA0IHukgEIgIgACI4ChNSZXN1bWVHcm91cFJlc3BvbnNlEiEKBWdyb3VwGAEgASgLMhIuY2FyaWxsb24udjEuR3JvdXAqdAoQRXhlY3V0b3JQcm90b2NvbBIhCh1FWEVDVVRPUl9QUk9UT0NPTF9VTlNQRUNJRklFRBAAEh4KGkVYRUNVVE9SX1BST1RPQ09MX0NBUklMTE9OEAESHQoZRVhFQ1VUT1JfUFJPVE9DT0xfWFhMX0pPQhACKlsKC0FkZHJlc3NNb2RlEhwKGEFERFJFU1NfTU9ERV9VTlNQRUNJRklFRBAAEhUKEUFERFJFU1NfTU9ERV9BVVRPEAESFwoTQUREUkVTU19NT0RFX01BTlVBTBACMvwFCgxHcm91cFNlcnZpY2USUAoLQ3JlYXRlR3JvdXASHy5jYXJpbGxvbi52MS5DcmVhdGVHcm91cFJlcXVlc3QaIC5jYXJpbGxvbi52MS5DcmVhdGVHcm91cFJlc3BvbnNlEkcKCEdldEdyb3VwEhwuY2FyaWxsb24udjEuR2V0R3JvdXBSZXF1ZXN0Gh0uY2FyaWxsb24udjEuR2V0R3JvdXBSZXNwb25zZRJNCgpMaXN0R3JvdXBzEh4uY2FyaWxsb24udjEuTGlzdEdyb3Vwc1JlcXVlc3QaHy5jYXJpbGxvbi52MS5MaXN0R3JvdXBzUmVzcG9uc2USUAoLVXBkYXRlR3JvdXASHy5jYXJpbGxvbi52MS5VcGRhdGVHcm91cFJlcXVlc3QaIC5jYXJpbGxvbi52MS5VcGRhdGVHcm91cFJlc3BvbnNlElAKC0RlbGV0ZUdyb3VwEh8uY2FyaWxsb24udjEuRGVsZXRlR3JvdXBSZXF1ZXN0GiAuY2FyaWxsb24udjEuRGVsZXRlR3JvdXBSZXNwb25zZRJfChBSb3RhdGVHcm91cFRva2VuEiQuY2FyaWxsb24udjEuUm90YXRlR3JvdXBUb2tlblJlcXVlc3QaJS5jYXJpbGxvbi52MS5Sb3RhdGVHcm91cFRva2VuUmVzcG9uc2USXAoPQ2xlYXJHcm91cFRva2VuEiMuY2FyaWxsb24udjEuQ2xlYXJHcm91cFRva2VuUmVxdWVzdBokLmNhcmlsbG9uLnYxLkNsZWFyR3JvdXBUb2tlblJlc3BvbnNlEk0KClBhdXNlR3JvdXASHi5jYXJpbGxvbi52MS5QYXVzZUdyb3VwUmVxdWVzdBofLmNhcmlsbG9uLnYxLlBhdXNlR3JvdXBSZXNwb25zZRJQCgtSZXN1bWVHcm91cBIfLmNhcmlsbG9uLnYxLlJlc3VtZUdyb3VwUmVxdWVzdBogLmNhcmlsbG9uLnYxLlJlc3VtZUdyb3VwUmVzcG9uc2VCPVo7Z2l0aHViLmNvbS9jYXJpbGxvbmhxL2NhcmlsbG9uL3Byb3RvL2NhcmlsbG9uL3YxO2NhcmlsbG9udjFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * Group is an executor group.
@@ -102,6 +102,14 @@ export type Group = Message<"carillon.v1.Group"> & {
    * @generated from field: bool allow_scripts = 10;
    */
   allowScripts: boolean;
+
+  /**
+   * The group is paused (PauseGroup): none of its jobs and workflows
+   * fires until ResumeGroup (output).
+   *
+   * @generated from field: bool paused = 11;
+   */
+  paused: boolean;
 };
 
 /**
@@ -412,6 +420,82 @@ export const ClearGroupTokenResponseSchema: GenMessage<ClearGroupTokenResponse> 
   messageDesc(file_carillon_v1_group, 15);
 
 /**
+ * PauseGroupRequest names a group by id.
+ *
+ * @generated from message carillon.v1.PauseGroupRequest
+ */
+export type PauseGroupRequest = Message<"carillon.v1.PauseGroupRequest"> & {
+  /**
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+};
+
+/**
+ * Describes the message carillon.v1.PauseGroupRequest.
+ * Use `create(PauseGroupRequestSchema)` to create a new message.
+ */
+export const PauseGroupRequestSchema: GenMessage<PauseGroupRequest> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_group, 16);
+
+/**
+ * PauseGroupResponse is the group, paused.
+ *
+ * @generated from message carillon.v1.PauseGroupResponse
+ */
+export type PauseGroupResponse = Message<"carillon.v1.PauseGroupResponse"> & {
+  /**
+   * @generated from field: carillon.v1.Group group = 1;
+   */
+  group?: Group | undefined;
+};
+
+/**
+ * Describes the message carillon.v1.PauseGroupResponse.
+ * Use `create(PauseGroupResponseSchema)` to create a new message.
+ */
+export const PauseGroupResponseSchema: GenMessage<PauseGroupResponse> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_group, 17);
+
+/**
+ * ResumeGroupRequest names a group by id.
+ *
+ * @generated from message carillon.v1.ResumeGroupRequest
+ */
+export type ResumeGroupRequest = Message<"carillon.v1.ResumeGroupRequest"> & {
+  /**
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+};
+
+/**
+ * Describes the message carillon.v1.ResumeGroupRequest.
+ * Use `create(ResumeGroupRequestSchema)` to create a new message.
+ */
+export const ResumeGroupRequestSchema: GenMessage<ResumeGroupRequest> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_group, 18);
+
+/**
+ * ResumeGroupResponse is the group, resumed.
+ *
+ * @generated from message carillon.v1.ResumeGroupResponse
+ */
+export type ResumeGroupResponse = Message<"carillon.v1.ResumeGroupResponse"> & {
+  /**
+   * @generated from field: carillon.v1.Group group = 1;
+   */
+  group?: Group | undefined;
+};
+
+/**
+ * Describes the message carillon.v1.ResumeGroupResponse.
+ * Use `create(ResumeGroupResponseSchema)` to create a new message.
+ */
+export const ResumeGroupResponseSchema: GenMessage<ResumeGroupResponse> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_group, 19);
+
+/**
  * ExecutorProtocol is the protocol an executor group's executors speak.
  *
  * @generated from enum carillon.v1.ExecutorProtocol
@@ -561,6 +645,36 @@ export const GroupService: GenService<{
     methodKind: "unary";
     input: typeof ClearGroupTokenRequestSchema;
     output: typeof ClearGroupTokenResponseSchema;
+  },
+  /**
+   * PauseGroup pauses a group (ADMIN, or a MEMBER of the group): none of
+   * its jobs and workflows fires until ResumeGroup. Each job's instants
+   * while paused are recorded as one SKIPPED run per job and pause (with
+   * missed_count and missed_until), each workflow's as one SKIPPED
+   * workflow run; manual triggers of its jobs and workflows are refused
+   * (failed_precondition); pending runs (retries, child jobs' runs,
+   * workflow nodes' runs, runs at a later instant) wait; running runs
+   * finish. Pausing a paused group changes nothing.
+   *
+   * @generated from rpc carillon.v1.GroupService.PauseGroup
+   */
+  pauseGroup: {
+    methodKind: "unary";
+    input: typeof PauseGroupRequestSchema;
+    output: typeof PauseGroupResponseSchema;
+  },
+  /**
+   * ResumeGroup ends a group's pause: its jobs and workflows fire from
+   * their next instant after now (the paused instants are not caught up),
+   * and its pending runs go on. Resuming a group not paused changes
+   * nothing.
+   *
+   * @generated from rpc carillon.v1.GroupService.ResumeGroup
+   */
+  resumeGroup: {
+    methodKind: "unary";
+    input: typeof ResumeGroupRequestSchema;
+    output: typeof ResumeGroupResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_carillon_v1_group, 0);

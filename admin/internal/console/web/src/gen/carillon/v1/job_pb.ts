@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file carillon/v1/job.proto.
  */
 export const file_carillon_v1_job: GenFile = /*@__PURE__*/
-  fileDesc("ChVjYXJpbGxvbi92MS9qb2IucHJvdG8SC2NhcmlsbG9uLnYxIs8HCgNKb2ISCgoCaWQYASABKAMSEAoIZ3JvdXBfaWQYAiABKAMSHQoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDKP8BEhcKBW93bmVyGAQgASgJQgi6SAVyAyj/ARIlCgxhbGFybV9lbWFpbHMYBSADKAlCD7pIDJIBCRAUIgVyAyj/ARInCghzY2hlZHVsZRgGIAEoCzIVLmNhcmlsbG9uLnYxLlNjaGVkdWxlEkAKEG1pc2ZpcmVfc3RyYXRlZ3kYByABKA4yHC5jYXJpbGxvbi52MS5NaXNmaXJlU3RyYXRlZ3lCCLpIBYIBAhABEjwKDnJvdXRlX3N0cmF0ZWd5GAggASgOMhouY2FyaWxsb24udjEuUm91dGVTdHJhdGVneUIIukgFggECEAESGQoHaGFuZGxlchgJIAEoCUIIukgFcgMo/wESGAoFcGFyYW0YCiABKAlCCbpIBnIEKICABBIjCgZzY3JpcHQYCyABKAsyEy5jYXJpbGxvbi52MS5TY3JpcHQSPAoOYmxvY2tfc3RyYXRlZ3kYDCABKA4yGi5jYXJpbGxvbi52MS5CbG9ja1N0cmF0ZWd5Qgi6SAWCAQIQARIlCg90aW1lb3V0X3NlY29uZHMYDSABKAVCDLpICRoHGICangEoABIeCgtyZXRyeV9jb3VudBgOIAEoBUIJukgGGgQYZCgAEiUKDWNoaWxkX2pvYl9pZHMYDyADKANCDrpIC5IBCBBAIgQiAiAAEg8KB2VuYWJsZWQYECABKAgSMAoMbGFzdF9maXJlX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxuZXh0X2ZpcmVfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEigKE3JldHJ5X2RlbGF5X3NlY29uZHMYFSABKAVCC7pICBoGGICjBSgAEhUKDXJldHJ5X2JhY2tvZmYYFiABKAgSIwoRYWxhcm1fd2ViaG9va191cmwYFyABKAlCCLpIBXIDKIAQEhsKE2FsYXJtX2V2ZXJ5X2ZhaWx1cmUYGCABKAgSEwoLbGFzdF9ydW5faWQYGSABKAMSLwoPbGFzdF9ydW5fc3RhdHVzGBogASgOMhYuY2FyaWxsb24udjEuUnVuU3RhdHVzIpkBCghTY2hlZHVsZRIxCgR0eXBlGAEgASgOMhkuY2FyaWxsb24udjEuU2NoZWR1bGVUeXBlQgi6SAWCAQIQARIWCgRjcm9uGAIgASgJQgi6SAVyAyj/ARImChBpbnRlcnZhbF9zZWNvbmRzGAMgASgFQgy6SAkaBxiAiooPKAASGgoJdGltZV96b25lGAQgASgJQge6SARyAihAIjkKEENyZWF0ZUpvYlJlcXVlc3QSJQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iQga6SAPIAQEiMgoRQ3JlYXRlSm9iUmVzcG9uc2USHQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iIiQKDUdldEpvYlJlcXVlc3QSEwoCaWQYASABKANCB7pIBCICIAAiLwoOR2V0Sm9iUmVzcG9uc2USHQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iIrQBCg9MaXN0Sm9ic1JlcXVlc3QSGQoIZ3JvdXBfaWQYASABKANCB7pIBCICKAASFAoHZW5hYmxlZBgCIAEoCEgAiAEBEhkKB2hhbmRsZXIYAyABKAlCCLpIBXIDKP8BEhYKBHRleHQYBCABKAlCCLpIBXIDKP8BEh0KCXBhZ2Vfc2l6ZRgFIAEoBUIKukgHGgUY9AMoABISCgpwYWdlX3Rva2VuGAYgASgJQgoKCF9lbmFibGVkIksKEExpc3RKb2JzUmVzcG9uc2USHgoEam9icxgBIAMoCzIQLmNhcmlsbG9uLnYxLkpvYhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiagoQVXBkYXRlSm9iUmVxdWVzdBIlCgNqb2IYASABKAsyEC5jYXJpbGxvbi52MS5Kb2JCBrpIA8gBARIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siMgoRVXBkYXRlSm9iUmVzcG9uc2USHQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iIicKEERlbGV0ZUpvYlJlcXVlc3QSEwoCaWQYASABKANCB7pIBCICIAAiEwoRRGVsZXRlSm9iUmVzcG9uc2UiJgoPU3RhcnRKb2JSZXF1ZXN0EhMKAmlkGAEgASgDQge6SAQiAiAAIjEKEFN0YXJ0Sm9iUmVzcG9uc2USHQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iIiUKDlN0b3BKb2JSZXF1ZXN0EhMKAmlkGAEgASgDQge6SAQiAiAAIjAKD1N0b3BKb2JSZXNwb25zZRIdCgNqb2IYASABKAsyEC5jYXJpbGxvbi52MS5Kb2IipQEKEVRyaWdnZXJKb2JSZXF1ZXN0EhcKBmpvYl9pZBgBIAEoA0IHukgEIgIgABIdCgVwYXJhbRgCIAEoCUIJukgGcgQogIAESACIAQESIgoJYWRkcmVzc2VzGAMgAygJQg+6SAySAQkQZCIFcgMogBASKgoGcnVuX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIICgZfcGFyYW0iJQoSVHJpZ2dlckpvYlJlc3BvbnNlEg8KB3J1bl9pZHMYASADKAMijQEKFlByZXZpZXdTY2hlZHVsZVJlcXVlc3QSLwoIc2NoZWR1bGUYASABKAsyFS5jYXJpbGxvbi52MS5TY2hlZHVsZUIGukgDyAEBEhgKBWNvdW50GAIgASgFQgm6SAYaBBhkKAASKAoEZnJvbRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSQoXUHJldmlld1NjaGVkdWxlUmVzcG9uc2USLgoKZmlyZV90aW1lcxgBIAMoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAigAEKEUltcG9ydEpvYnNSZXF1ZXN0Ei8KBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwQgu6SAiSAQUIARCQThIpCgRqb2JzGAIgAygLMhAuY2FyaWxsb24udjEuSm9iQgm6SAaSAQMQkE4SDwoHZHJ5X3J1bhgDIAEoCCK4AgoSSW1wb3J0Sm9ic1Jlc3BvbnNlEiIKBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwEh4KBGpvYnMYAiADKAsyEC5jYXJpbGxvbi52MS5Kb2ISQAoJZ3JvdXBfaWRzGAMgAygLMi0uY2FyaWxsb24udjEuSW1wb3J0Sm9ic1Jlc3BvbnNlLkdyb3VwSWRzRW50cnkSPAoHam9iX2lkcxgEIAMoCzIrLmNhcmlsbG9uLnYxLkltcG9ydEpvYnNSZXNwb25zZS5Kb2JJZHNFbnRyeRovCg1Hcm91cElkc0VudHJ5EgsKA2tleRgBIAEoAxINCgV2YWx1ZRgCIAEoAzoCOAEaLQoLSm9iSWRzRW50cnkSCwoDa2V5GAEgASgDEg0KBXZhbHVlGAIgASgDOgI4ASqWAQoMU2NoZWR1bGVUeXBlEh0KGVNDSEVEVUxFX1RZUEVfVU5TUEVDSUZJRUQQABIWChJTQ0hFRFVMRV9UWVBFX05PTkUQARIWChJTQ0hFRFVMRV9UWVBFX0NST04QAhIaChZTQ0hFRFVMRV9UWVBFX0ZJWF9SQVRFEAMSGwoXU0NIRURVTEVfVFlQRV9GSVhfREVMQVkQBCp4Cg9NaXNmaXJlU3RyYXRlZ3kSIAocTUlTRklSRV9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEh8KG01JU0ZJUkVfU1RSQVRFR1lfRE9fTk9USElORxABEiIKHk1JU0ZJUkVfU1RSQVRFR1lfRklSRV9PTkNFX05PVxACKvQCCg1Sb3V0ZVN0cmF0ZWd5Eh4KGlJPVVRFX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASGAoUUk9VVEVfU1RSQVRFR1lfRklSU1QQARIXChNST1VURV9TVFJBVEVHWV9MQVNUEAISHgoaUk9VVEVfU1RSQVRFR1lfUk9VTkRfUk9CSU4QAxIZChVST1VURV9TVFJBVEVHWV9SQU5ET00QBBIiCh5ST1VURV9TVFJBVEVHWV9DT05TSVNURU5UX0hBU0gQBRIoCiRST1VURV9TVFJBVEVHWV9MRUFTVF9GUkVRVUVOVExZX1VTRUQQBhImCiJST1VURV9TVFJBVEVHWV9MRUFTVF9SRUNFTlRMWV9VU0VEEAcSGwoXUk9VVEVfU1RSQVRFR1lfRkFJTE9WRVIQCBIbChdST1VURV9TVFJBVEVHWV9CVVNZT1ZFUhAJEiUKIVJPVVRFX1NUUkFURUdZX1NIQVJESU5HX0JST0FEQ0FTVBAKMocGCgpKb2JTZXJ2aWNlEkoKCUNyZWF0ZUpvYhIdLmNhcmlsbG9uLnYxLkNyZWF0ZUpvYlJlcXVlc3QaHi5jYXJpbGxvbi52MS5DcmVhdGVKb2JSZXNwb25zZRJBCgZHZXRKb2ISGi5jYXJpbGxvbi52MS5HZXRKb2JSZXF1ZXN0GhsuY2FyaWxsb24udjEuR2V0Sm9iUmVzcG9uc2USRwoITGlzdEpvYnMSHC5jYXJpbGxvbi52MS5MaXN0Sm9ic1JlcXVlc3QaHS5jYXJpbGxvbi52MS5MaXN0Sm9ic1Jlc3BvbnNlEkoKCVVwZGF0ZUpvYhIdLmNhcmlsbG9uLnYxLlVwZGF0ZUpvYlJlcXVlc3QaHi5jYXJpbGxvbi52MS5VcGRhdGVKb2JSZXNwb25zZRJKCglEZWxldGVKb2ISHS5jYXJpbGxvbi52MS5EZWxldGVKb2JSZXF1ZXN0Gh4uY2FyaWxsb24udjEuRGVsZXRlSm9iUmVzcG9uc2USRwoIU3RhcnRKb2ISHC5jYXJpbGxvbi52MS5TdGFydEpvYlJlcXVlc3QaHS5jYXJpbGxvbi52MS5TdGFydEpvYlJlc3BvbnNlEkQKB1N0b3BKb2ISGy5jYXJpbGxvbi52MS5TdG9wSm9iUmVxdWVzdBocLmNhcmlsbG9uLnYxLlN0b3BKb2JSZXNwb25zZRJNCgpUcmlnZ2VySm9iEh4uY2FyaWxsb24udjEuVHJpZ2dlckpvYlJlcXVlc3QaHy5jYXJpbGxvbi52MS5UcmlnZ2VySm9iUmVzcG9uc2USXAoPUHJldmlld1NjaGVkdWxlEiMuY2FyaWxsb24udjEuUHJldmlld1NjaGVkdWxlUmVxdWVzdBokLmNhcmlsbG9uLnYxLlByZXZpZXdTY2hlZHVsZVJlc3BvbnNlEk0KCkltcG9ydEpvYnMSHi5jYXJpbGxvbi52MS5JbXBvcnRKb2JzUmVxdWVzdBofLmNhcmlsbG9uLnYxLkltcG9ydEpvYnNSZXNwb25zZUI9WjtnaXRodWIuY29tL2NhcmlsbG9uaHEvY2FyaWxsb24vcHJvdG8vY2FyaWxsb24vdjE7Y2FyaWxsb252MWIGcHJvdG8z", [file_buf_validate_validate, file_carillon_v1_executor, file_carillon_v1_group, file_carillon_v1_run, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("ChVjYXJpbGxvbi92MS9qb2IucHJvdG8SC2NhcmlsbG9uLnYxIs8HCgNKb2ISCgoCaWQYASABKAMSEAoIZ3JvdXBfaWQYAiABKAMSHQoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDKP8BEhcKBW93bmVyGAQgASgJQgi6SAVyAyj/ARIlCgxhbGFybV9lbWFpbHMYBSADKAlCD7pIDJIBCRAUIgVyAyj/ARInCghzY2hlZHVsZRgGIAEoCzIVLmNhcmlsbG9uLnYxLlNjaGVkdWxlEkAKEG1pc2ZpcmVfc3RyYXRlZ3kYByABKA4yHC5jYXJpbGxvbi52MS5NaXNmaXJlU3RyYXRlZ3lCCLpIBYIBAhABEjwKDnJvdXRlX3N0cmF0ZWd5GAggASgOMhouY2FyaWxsb24udjEuUm91dGVTdHJhdGVneUIIukgFggECEAESGQoHaGFuZGxlchgJIAEoCUIIukgFcgMo/wESGAoFcGFyYW0YCiABKAlCCbpIBnIEKICABBIjCgZzY3JpcHQYCyABKAsyEy5jYXJpbGxvbi52MS5TY3JpcHQSPAoOYmxvY2tfc3RyYXRlZ3kYDCABKA4yGi5jYXJpbGxvbi52MS5CbG9ja1N0cmF0ZWd5Qgi6SAWCAQIQARIlCg90aW1lb3V0X3NlY29uZHMYDSABKAVCDLpICRoHGICangEoABIeCgtyZXRyeV9jb3VudBgOIAEoBUIJukgGGgQYZCgAEiUKDWNoaWxkX2pvYl9pZHMYDyADKANCDrpIC5IBCBBAIgQiAiAAEg8KB2VuYWJsZWQYECABKAgSMAoMbGFzdF9maXJlX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxuZXh0X2ZpcmVfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEigKE3JldHJ5X2RlbGF5X3NlY29uZHMYFSABKAVCC7pICBoGGICjBSgAEhUKDXJldHJ5X2JhY2tvZmYYFiABKAgSIwoRYWxhcm1fd2ViaG9va191cmwYFyABKAlCCLpIBXIDKIAQEhsKE2FsYXJtX2V2ZXJ5X2ZhaWx1cmUYGCABKAgSEwoLbGFzdF9ydW5faWQYGSABKAMSLwoPbGFzdF9ydW5fc3RhdHVzGBogASgOMhYuY2FyaWxsb24udjEuUnVuU3RhdHVzIpkBCghTY2hlZHVsZRIxCgR0eXBlGAEgASgOMhkuY2FyaWxsb24udjEuU2NoZWR1bGVUeXBlQgi6SAWCAQIQARIWCgRjcm9uGAIgASgJQgi6SAVyAyj/ARImChBpbnRlcnZhbF9zZWNvbmRzGAMgASgFQgy6SAkaBxiAiooPKAASGgoJdGltZV96b25lGAQgASgJQge6SARyAihAIjkKEENyZWF0ZUpvYlJlcXVlc3QSJQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iQga6SAPIAQEiMgoRQ3JlYXRlSm9iUmVzcG9uc2USHQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iIiQKDUdldEpvYlJlcXVlc3QSEwoCaWQYASABKANCB7pIBCICIAAiLwoOR2V0Sm9iUmVzcG9uc2USHQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iIrQBCg9MaXN0Sm9ic1JlcXVlc3QSGQoIZ3JvdXBfaWQYASABKANCB7pIBCICKAASFAoHZW5hYmxlZBgCIAEoCEgAiAEBEhkKB2hhbmRsZXIYAyABKAlCCLpIBXIDKP8BEhYKBHRleHQYBCABKAlCCLpIBXIDKP8BEh0KCXBhZ2Vfc2l6ZRgFIAEoBUIKukgHGgUY9AMoABISCgpwYWdlX3Rva2VuGAYgASgJQgoKCF9lbmFibGVkIksKEExpc3RKb2JzUmVzcG9uc2USHgoEam9icxgBIAMoCzIQLmNhcmlsbG9uLnYxLkpvYhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiagoQVXBkYXRlSm9iUmVxdWVzdBIlCgNqb2IYASABKAsyEC5jYXJpbGxvbi52MS5Kb2JCBrpIA8gBARIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siMgoRVXBkYXRlSm9iUmVzcG9uc2USHQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iIicKEERlbGV0ZUpvYlJlcXVlc3QSEwoCaWQYASABKANCB7pIBCICIAAiEwoRRGVsZXRlSm9iUmVzcG9uc2UiJgoPU3RhcnRKb2JSZXF1ZXN0EhMKAmlkGAEgASgDQge6SAQiAiAAIjEKEFN0YXJ0Sm9iUmVzcG9uc2USHQoDam9iGAEgASgLMhAuY2FyaWxsb24udjEuSm9iIiUKDlN0b3BKb2JSZXF1ZXN0EhMKAmlkGAEgASgDQge6SAQiAiAAIjAKD1N0b3BKb2JSZXNwb25zZRIdCgNqb2IYASABKAsyEC5jYXJpbGxvbi52MS5Kb2IiNAoQU3RhcnRKb2JzUmVxdWVzdBIgCgNpZHMYASADKANCE7pIEJIBDQgBEOgHGAEiBCICIAAiMwoRU3RhcnRKb2JzUmVzcG9uc2USHgoEam9icxgBIAMoCzIQLmNhcmlsbG9uLnYxLkpvYiIzCg9TdG9wSm9ic1JlcXVlc3QSIAoDaWRzGAEgAygDQhO6SBCSAQ0IARDoBxgBIgQiAiAAIjIKEFN0b3BKb2JzUmVzcG9uc2USHgoEam9icxgBIAMoCzIQLmNhcmlsbG9uLnYxLkpvYiKlAQoRVHJpZ2dlckpvYlJlcXVlc3QSFwoGam9iX2lkGAEgASgDQge6SAQiAiAAEh0KBXBhcmFtGAIgASgJQgm6SAZyBCiAgARIAIgBARIiCglhZGRyZXNzZXMYAyADKAlCD7pIDJIBCRBkIgVyAyiAEBIqCgZydW5fYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9wYXJhbSIlChJUcmlnZ2VySm9iUmVzcG9uc2USDwoHcnVuX2lkcxgBIAMoAyKNAQoWUHJldmlld1NjaGVkdWxlUmVxdWVzdBIvCghzY2hlZHVsZRgBIAEoCzIVLmNhcmlsbG9uLnYxLlNjaGVkdWxlQga6SAPIAQESGAoFY291bnQYAiABKAVCCbpIBhoEGGQoABIoCgRmcm9tGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJJChdQcmV2aWV3U2NoZWR1bGVSZXNwb25zZRIuCgpmaXJlX3RpbWVzGAEgAygLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKAAQoRSW1wb3J0Sm9ic1JlcXVlc3QSLwoGZ3JvdXBzGAEgAygLMhIuY2FyaWxsb24udjEuR3JvdXBCC7pICJIBBQgBEJBOEikKBGpvYnMYAiADKAsyEC5jYXJpbGxvbi52MS5Kb2JCCbpIBpIBAxCQThIPCgdkcnlfcnVuGAMgASgIIrgCChJJbXBvcnRKb2JzUmVzcG9uc2USIgoGZ3JvdXBzGAEgAygLMhIuY2FyaWxsb24udjEuR3JvdXASHgoEam9icxgCIAMoCzIQLmNhcmlsbG9uLnYxLkpvYhJACglncm91cF9pZHMYAyADKAsyLS5jYXJpbGxvbi52MS5JbXBvcnRKb2JzUmVzcG9uc2UuR3JvdXBJZHNFbnRyeRI8Cgdqb2JfaWRzGAQgAygLMisuY2FyaWxsb24udjEuSW1wb3J0Sm9ic1Jlc3BvbnNlLkpvYklkc0VudHJ5Gi8KDUdyb3VwSWRzRW50cnkSCwoDa2V5GAEgASgDEg0KBXZhbHVlGAIgASgDOgI4ARotCgtKb2JJZHNFbnRyeRILCgNrZXkYASABKAMSDQoFdmFsdWUYAiABKAM6AjgBKpYBCgxTY2hlZHVsZVR5cGUSHQoZU0NIRURVTEVfVFlQRV9VTlNQRUNJRklFRBAAEhYKElNDSEVEVUxFX1RZUEVfTk9ORRABEhYKElNDSEVEVUxFX1RZUEVfQ1JPThACEhoKFlNDSEVEVUxFX1RZUEVfRklYX1JBVEUQAxIbChdTQ0hFRFVMRV9UWVBFX0ZJWF9ERUxBWRAEKngKD01pc2ZpcmVTdHJhdGVneRIgChxNSVNGSVJFX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASHwobTUlTRklSRV9TVFJBVEVHWV9ET19OT1RISU5HEAESIgoeTUlTRklSRV9TVFJBVEVHWV9GSVJFX09OQ0VfTk9XEAIq9AIKDVJvdXRlU3RyYXRlZ3kSHgoaUk9VVEVfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIYChRST1VURV9TVFJBVEVHWV9GSVJTVBABEhcKE1JPVVRFX1NUUkFURUdZX0xBU1QQAhIeChpST1VURV9TVFJBVEVHWV9ST1VORF9ST0JJThADEhkKFVJPVVRFX1NUUkFURUdZX1JBTkRPTRAEEiIKHlJPVVRFX1NUUkFURUdZX0NPTlNJU1RFTlRfSEFTSBAFEigKJFJPVVRFX1NUUkFURUdZX0xFQVNUX0ZSRVFVRU5UTFlfVVNFRBAGEiYKIlJPVVRFX1NUUkFURUdZX0xFQVNUX1JFQ0VOVExZX1VTRUQQBxIbChdST1VURV9TVFJBVEVHWV9GQUlMT1ZFUhAIEhsKF1JPVVRFX1NUUkFURUdZX0JVU1lPVkVSEAkSJQohUk9VVEVfU1RSQVRFR1lfU0hBUkRJTkdfQlJPQURDQVNUEAoynAcKCkpvYlNlcnZpY2USSgoJQ3JlYXRlSm9iEh0uY2FyaWxsb24udjEuQ3JlYXRlSm9iUmVxdWVzdBoeLmNhcmlsbG9uLnYxLkNyZWF0ZUpvYlJlc3BvbnNlEkEKBkdldEpvYhIaLmNhcmlsbG9uLnYxLkdldEpvYlJlcXVlc3QaGy5jYXJpbGxvbi52MS5HZXRKb2JSZXNwb25zZRJHCghMaXN0Sm9icxIcLmNhcmlsbG9uLnYxLkxpc3RKb2JzUmVxdWVzdBodLmNhcmlsbG9uLnYxLkxpc3RKb2JzUmVzcG9uc2USSgoJVXBkYXRlSm9iEh0uY2FyaWxsb24udjEuVXBkYXRlSm9iUmVxdWVzdBoeLmNhcmlsbG9uLnYxLlVwZGF0ZUpvYlJlc3BvbnNlEkoKCURlbGV0ZUpvYhIdLmNhcmlsbG9uLnYxLkRlbGV0ZUpvYlJlcXVlc3QaHi5jYXJpbGxvbi52MS5EZWxldGVKb2JSZXNwb25zZRJHCghTdGFydEpvYhIcLmNhcmlsbG9uLnYxLlN0YXJ0Sm9iUmVxdWVzdBodLmNhcmlsbG9uLnYxLlN0YXJ0Sm9iUmVzcG9uc2USRAoHU3RvcEpvYhIbLmNhcmlsbG9uLnYxLlN0b3BKb2JSZXF1ZXN0GhwuY2FyaWxsb24udjEuU3RvcEpvYlJlc3BvbnNlEkoKCVN0YXJ0Sm9icxIdLmNhcmlsbG9uLnYxLlN0YXJ0Sm9ic1JlcXVlc3QaHi5jYXJpbGxvbi52MS5TdGFydEpvYnNSZXNwb25zZRJHCghTdG9wSm9icxIcLmNhcmlsbG9uLnYxLlN0b3BKb2JzUmVxdWVzdBodLmNhcmlsbG9uLnYxLlN0b3BKb2JzUmVzcG9uc2USTQoKVHJpZ2dlckpvYhIeLmNhcmlsbG9uLnYxLlRyaWdnZXJKb2JSZXF1ZXN0Gh8uY2FyaWxsb24udjEuVHJpZ2dlckpvYlJlc3BvbnNlElwKD1ByZXZpZXdTY2hlZHVsZRIjLmNhcmlsbG9uLnYxLlByZXZpZXdTY2hlZHVsZVJlcXVlc3QaJC5jYXJpbGxvbi52MS5QcmV2aWV3U2NoZWR1bGVSZXNwb25zZRJNCgpJbXBvcnRKb2JzEh4uY2FyaWxsb24udjEuSW1wb3J0Sm9ic1JlcXVlc3QaHy5jYXJpbGxvbi52MS5JbXBvcnRKb2JzUmVzcG9uc2VCPVo7Z2l0aHViLmNvbS9jYXJpbGxvbmhxL2NhcmlsbG9uL3Byb3RvL2NhcmlsbG9uL3YxO2NhcmlsbG9udjFiBnByb3RvMw", [file_buf_validate_validate, file_carillon_v1_executor, file_carillon_v1_group, file_carillon_v1_run, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * Job is a unit of scheduled work.
@@ -573,6 +573,82 @@ export const StopJobResponseSchema: GenMessage<StopJobResponse> = /*@__PURE__*/
   messageDesc(file_carillon_v1_job, 15);
 
 /**
+ * StartJobsRequest names jobs by id: 1 to 1000 distinct ids.
+ *
+ * @generated from message carillon.v1.StartJobsRequest
+ */
+export type StartJobsRequest = Message<"carillon.v1.StartJobsRequest"> & {
+  /**
+   * @generated from field: repeated int64 ids = 1;
+   */
+  ids: bigint[];
+};
+
+/**
+ * Describes the message carillon.v1.StartJobsRequest.
+ * Use `create(StartJobsRequestSchema)` to create a new message.
+ */
+export const StartJobsRequestSchema: GenMessage<StartJobsRequest> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_job, 16);
+
+/**
+ * StartJobsResponse is the started jobs, in the order of the request's ids.
+ *
+ * @generated from message carillon.v1.StartJobsResponse
+ */
+export type StartJobsResponse = Message<"carillon.v1.StartJobsResponse"> & {
+  /**
+   * @generated from field: repeated carillon.v1.Job jobs = 1;
+   */
+  jobs: Job[];
+};
+
+/**
+ * Describes the message carillon.v1.StartJobsResponse.
+ * Use `create(StartJobsResponseSchema)` to create a new message.
+ */
+export const StartJobsResponseSchema: GenMessage<StartJobsResponse> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_job, 17);
+
+/**
+ * StopJobsRequest names jobs by id: 1 to 1000 distinct ids.
+ *
+ * @generated from message carillon.v1.StopJobsRequest
+ */
+export type StopJobsRequest = Message<"carillon.v1.StopJobsRequest"> & {
+  /**
+   * @generated from field: repeated int64 ids = 1;
+   */
+  ids: bigint[];
+};
+
+/**
+ * Describes the message carillon.v1.StopJobsRequest.
+ * Use `create(StopJobsRequestSchema)` to create a new message.
+ */
+export const StopJobsRequestSchema: GenMessage<StopJobsRequest> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_job, 18);
+
+/**
+ * StopJobsResponse is the stopped jobs, in the order of the request's ids.
+ *
+ * @generated from message carillon.v1.StopJobsResponse
+ */
+export type StopJobsResponse = Message<"carillon.v1.StopJobsResponse"> & {
+  /**
+   * @generated from field: repeated carillon.v1.Job jobs = 1;
+   */
+  jobs: Job[];
+};
+
+/**
+ * Describes the message carillon.v1.StopJobsResponse.
+ * Use `create(StopJobsResponseSchema)` to create a new message.
+ */
+export const StopJobsResponseSchema: GenMessage<StopJobsResponse> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_job, 19);
+
+/**
  * TriggerJobRequest runs a job now, once.
  *
  * @generated from message carillon.v1.TriggerJobRequest
@@ -613,7 +689,7 @@ export type TriggerJobRequest = Message<"carillon.v1.TriggerJobRequest"> & {
  * Use `create(TriggerJobRequestSchema)` to create a new message.
  */
 export const TriggerJobRequestSchema: GenMessage<TriggerJobRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_job, 16);
+  messageDesc(file_carillon_v1_job, 20);
 
 /**
  * TriggerJobResponse names the runs created (one, or one per shard).
@@ -632,7 +708,7 @@ export type TriggerJobResponse = Message<"carillon.v1.TriggerJobResponse"> & {
  * Use `create(TriggerJobResponseSchema)` to create a new message.
  */
 export const TriggerJobResponseSchema: GenMessage<TriggerJobResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_job, 17);
+  messageDesc(file_carillon_v1_job, 21);
 
 /**
  * PreviewScheduleRequest asks for the next fire times of a schedule.
@@ -665,7 +741,7 @@ export type PreviewScheduleRequest = Message<"carillon.v1.PreviewScheduleRequest
  * Use `create(PreviewScheduleRequestSchema)` to create a new message.
  */
 export const PreviewScheduleRequestSchema: GenMessage<PreviewScheduleRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_job, 18);
+  messageDesc(file_carillon_v1_job, 22);
 
 /**
  * PreviewScheduleResponse lists fire times; fewer than count when the
@@ -685,7 +761,7 @@ export type PreviewScheduleResponse = Message<"carillon.v1.PreviewScheduleRespon
  * Use `create(PreviewScheduleResponseSchema)` to create a new message.
  */
 export const PreviewScheduleResponseSchema: GenMessage<PreviewScheduleResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_job, 19);
+  messageDesc(file_carillon_v1_job, 23);
 
 /**
  * ImportJobsRequest carries the groups and jobs to create. Ids in it are
@@ -725,7 +801,7 @@ export type ImportJobsRequest = Message<"carillon.v1.ImportJobsRequest"> & {
  * Use `create(ImportJobsRequestSchema)` to create a new message.
  */
 export const ImportJobsRequestSchema: GenMessage<ImportJobsRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_job, 20);
+  messageDesc(file_carillon_v1_job, 24);
 
 /**
  * ImportJobsResponse is what was created (or, for a dry run, would be), in
@@ -764,7 +840,7 @@ export type ImportJobsResponse = Message<"carillon.v1.ImportJobsResponse"> & {
  * Use `create(ImportJobsResponseSchema)` to create a new message.
  */
 export const ImportJobsResponseSchema: GenMessage<ImportJobsResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_job, 21);
+  messageDesc(file_carillon_v1_job, 25);
 
 /**
  * ScheduleType is the kind of schedule.
@@ -1012,7 +1088,32 @@ export const JobService: GenService<{
     output: typeof StopJobResponseSchema;
   },
   /**
-   * TriggerJob runs a job now, once, whether it is started or not.
+   * StartJobs starts several jobs at once, as StartJob each, all or none:
+   * an unknown id, or a job the caller may not change, refuses the whole
+   * call, naming it, and starts none.
+   *
+   * @generated from rpc carillon.v1.JobService.StartJobs
+   */
+  startJobs: {
+    methodKind: "unary";
+    input: typeof StartJobsRequestSchema;
+    output: typeof StartJobsResponseSchema;
+  },
+  /**
+   * StopJobs stops several jobs at once, as StopJob each, all or none:
+   * an unknown id, or a job the caller may not change, refuses the whole
+   * call, naming it, and stops none.
+   *
+   * @generated from rpc carillon.v1.JobService.StopJobs
+   */
+  stopJobs: {
+    methodKind: "unary";
+    input: typeof StopJobsRequestSchema;
+    output: typeof StopJobsResponseSchema;
+  },
+  /**
+   * TriggerJob runs a job now, once, whether it is started or not; refused
+   * (failed_precondition) while the job's group is paused (PauseGroup).
    *
    * @generated from rpc carillon.v1.JobService.TriggerJob
    */

@@ -1050,6 +1050,7 @@ export const WorkflowService: GenService<{
    * TriggerWorkflow makes one workflow run now, whether the workflow is
    * started or not, and starts its root nodes (those without dependencies).
    * The workflow's block strategy applies as for a scheduled instant.
+   * Refused (failed_precondition) while the workflow's group is paused.
    *
    * @generated from rpc carillon.v1.WorkflowService.TriggerWorkflow
    */

@@ -1,0 +1,246 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// A paused group (PauseGroup) fires nothing: the scan's statements leave
+// its jobs and workflows out (DueJobs, CountDue, NextFireAt, the claim's
+// advance, and their workflow twins), and the claim of pending runs
+// (ClaimRuns) leaves its runs pending. Each is one subquery on the
+// partial index groups_paused in a statement the scan makes anyway, not a
+// query per fire. ResumeGroup records what the pause skipped and moves
+// each schedule past it.
+const (
+	pausedGroups       = `(SELECT id FROM groups WHERE paused_at IS NOT NULL)`
+	jobsNotPaused      = ` AND jobs.group_id NOT IN ` + pausedGroups
+	workflowsNotPaused = ` AND workflows.group_id NOT IN ` + pausedGroups
+	runsNotPaused      = ` AND runs.group_id NOT IN ` + pausedGroups
+)
+
+// PauseGroup pauses group id at now and returns it: from then on none of
+// its jobs and workflows is claimed by a scan and none of its pending runs
+// is claimed, and the fires of its jobs claimed before (within the
+// scan's look-ahead) are dropped by this process's dispatcher at their
+// instant (StoppedSince). Pausing a paused group changes nothing.
+func (s *Store) PauseGroup(ctx context.Context, id int64, now time.Time) (Group, error) {
+	var jobs []int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE groups SET paused_at = ?, updated_at = ? WHERE id = ? AND paused_at IS NULL`,
+			now.UnixMilli(), now.UnixMilli(), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			return groupFound(ctx, tx, id)
+		}
+		// On PostgreSQL, waits for the scans claiming the group's jobs now
+		// (they lock them): a scan after the pause leaves them out.
+		jobs, err = s.groupJobIDs(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Group{}, err
+		}
+		return Group{}, fmt.Errorf("store: pause group %d: %w", id, err)
+	}
+	for _, j := range jobs {
+		s.stops.mark(j)
+	}
+	return s.Group(ctx, id)
+}
+
+// groupFound returns ErrNotFound unless group id exists.
+func groupFound(ctx context.Context, tx *sql.Tx, id int64) error {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM groups WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: group %d", ErrNotFound, id)
+	}
+	return err
+}
+
+// groupJobIDs returns the IDs of group id's enabled jobs, locked on
+// PostgreSQL.
+func (s *Store) groupJobIDs(ctx context.Context, tx *sql.Tx, id int64) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE group_id = ? AND enabled = 1 ORDER BY id`+s.forUpdate(), id) //nolint:gosec // a constant SQL fragment
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var j int64
+		if err := rows.Scan(&j); err != nil {
+			return nil, err
+		}
+		ids = append(ids, j)
+	}
+	return ids, rows.Err()
+}
+
+// Skipped is what a pause did to one job's or workflow's schedule: the
+// instants it skipped and where the schedule goes on.
+type Skipped struct {
+	// Count instants were skipped, First the earliest and Last the latest;
+	// none when Count is 0.
+	Count       int64
+	First, Last time.Time
+	// Message says so, naming the pause; the record's message.
+	Message string
+	// Next becomes the next instant: the first after the resume; zero
+	// when nothing is scheduled.
+	Next time.Time
+}
+
+// ResumePlan decides, for ResumeGroup, what the pause from pausedAt to now
+// skipped of one job's or workflow's schedule, whose next instant (at or
+// before now) fell in it. Both are pure computations.
+type ResumePlan struct {
+	Job      func(j Job, pausedAt, now time.Time) (Skipped, error)
+	Workflow func(w Workflow, pausedAt, now time.Time) (Skipped, error)
+}
+
+// ResumeGroup ends group id's pause at now, in one transaction: each of
+// its enabled jobs and workflows whose next instant fell in the pause
+// moves to the next instant plan says (the first after now), and its
+// skipped instants are recorded as one SKIPPED run (a job's) or workflow
+// run (a workflow's) per pause. A fire of the job claimed before the
+// pause and dropped since (settled SKIPPED, its instant in the pause) is
+// that record, counting the rest. It returns the group and the group's
+// pending runs already due, which waited while it was paused and are to
+// be queued again. Resuming a group not paused changes nothing.
+func (s *Store) ResumeGroup(ctx context.Context, id int64, now time.Time, plan ResumePlan) (Group, []Run, error) {
+	var due []Run
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var paused sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT paused_at FROM groups WHERE id = ?`+s.forUpdate(), id).Scan(&paused)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: group %d", ErrNotFound, id)
+		}
+		if err != nil || !paused.Valid {
+			return err
+		}
+		pausedAt := fromMillis(paused)
+		if _, err := tx.ExecContext(ctx, `UPDATE groups SET paused_at = NULL, updated_at = ? WHERE id = ?`, now.UnixMilli(), id); err != nil {
+			return err
+		}
+		if err := resumeJobs(ctx, tx, id, pausedAt, now, plan.Job); err != nil {
+			return err
+		}
+		if err := resumeWorkflows(ctx, tx, id, pausedAt, now, plan.Workflow); err != nil {
+			return err
+		}
+		due, err = collectRuns(tx.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE `+sqlInFlight+` AND status = `+sqlPending+`
+			AND group_id = ? AND due_at <= ? ORDER BY due_at, id`, id, now.UnixMilli()))
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Group{}, nil, err
+		}
+		return Group{}, nil, fmt.Errorf("store: resume group %d: %w", id, err)
+	}
+	g, err := s.Group(ctx, id)
+	return g, due, err
+}
+
+// resumeJobs moves the schedule of group id's enabled jobs due by now past
+// the pause, and records what it skipped of each (ResumeGroup).
+func resumeJobs(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time,
+	plan func(Job, time.Time, time.Time) (Skipped, error)) error {
+	jobs, err := collectJobs(tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs
+		WHERE group_id = ? AND enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?`, id, now.UnixMilli()))
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		sk, err := plan(*j, pausedAt, now)
+		if err != nil {
+			return fmt.Errorf("job %d: %w", j.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ? WHERE id = ?`, millis(sk.Next), j.ID); err != nil {
+			return err
+		}
+		if err := recordPausedJob(ctx, tx, *j, pausedAt, now, sk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordPausedJob records the instants of job j that a pause from
+// pausedAt skipped: in the SKIPPED run of its fire dropped at the pause,
+// if there is one, or in a new SKIPPED run.
+func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.Time, sk Skipped) error {
+	var dropped int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE job_id = ? AND status = ? AND scheduled_at >= ? AND workflow_run_id = 0
+		ORDER BY scheduled_at LIMIT 1`, j.ID, carillonv1.RunStatus_RUN_STATUS_SKIPPED, pausedAt.UnixMilli()).Scan(&dropped)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	default:
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET missed_count = missed_count + ?, missed_until = coalesce(?, missed_until), message = ? WHERE id = ?`,
+			sk.Count, millis(sk.Last), sk.Message, dropped)
+		return err
+	}
+	if sk.Count == 0 {
+		return nil
+	}
+	// A one-off run at the same instant holds its key (job, instant):
+	// rare enough to go unrecorded rather than fail the resume.
+	var taken int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE job_id = ? AND scheduled_at = ? AND shard_index = 0 AND attempt = 0`,
+		j.ID, sk.First.UnixMilli()).Scan(&taken); err != nil || taken > 0 {
+		return err
+	}
+	r := Run{
+		JobID: j.ID, GroupID: j.GroupID, Handler: j.Handler, Param: j.Param, ShardTotal: 1,
+		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: sk.First, DueAt: sk.First, FinishedAt: now,
+		Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED, Message: sk.Message, MissedCount: sk.Count, MissedUntil: sk.Last,
+	}
+	return insertRun(ctx, tx, &r)
+}
+
+// resumeWorkflows moves the schedule of group id's enabled workflows due
+// by now past the pause, and records what it skipped of each as a SKIPPED
+// workflow run (ResumeGroup).
+func resumeWorkflows(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time,
+	plan func(Workflow, time.Time, time.Time) (Skipped, error)) error {
+	rows, err := tx.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
+		WHERE group_id = ? AND enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?`, id, now.UnixMilli())
+	ws, err := collect(rows, err, scanWorkflow)
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		sk, err := plan(w, pausedAt, now)
+		if err != nil {
+			return fmt.Errorf("workflow %d: %w", w.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE workflows SET next_fire_at = ? WHERE id = ?`, millis(sk.Next), w.ID); err != nil {
+			return err
+		}
+		if sk.Count == 0 {
+			continue
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO workflow_runs (workflow_id, status, scheduled_at, trigger_type, message, created_at, finished_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, sk.First.UnixMilli(),
+			carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, sk.Message, now.UnixMilli(), now.UnixMilli())
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
