@@ -27,6 +27,7 @@ type fire struct {
 	triggeredAt            time.Time // the instant its claim stored
 	triggerType            carillonv1.TriggerType
 	attempt                int32  // in the padding after triggerType: it takes no room
+	rendered               bool   // param is rendered from its job's template (render.go); in the padding too
 	param                  string // the request takes its handler from the job
 	// inputs are a workflow node's run's (store.Run.Inputs): nil for
 	// every other run.
@@ -76,8 +77,8 @@ func fireOf(r *store.Run, at time.Time, stopSeq uint64) fire {
 // setRun makes f the fire of run r.
 func (f *fire) setRun(r *store.Run) {
 	f.id, f.jobID, f.shardIndex, f.shardTotal = r.ID, r.JobID, r.ShardIndex, r.ShardTotal
-	f.scheduledAt, f.triggeredAt, f.triggerType, f.param = r.ScheduledAt, r.TriggeredAt, r.TriggerType, r.Param
-	f.attempt, f.inputs = r.Attempt, r.Inputs
+	f.scheduledAt, f.triggeredAt, f.triggerType, f.param = r.ScheduledAt, r.TriggeredAt, r.TriggerType, r.SentParam()
+	f.attempt, f.inputs, f.rendered = r.Attempt, r.Inputs, r.RenderedParam != nil
 	f.run = r
 }
 
