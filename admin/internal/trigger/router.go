@@ -150,7 +150,7 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 			for i := 1; i < len(addrs); i++ {
 				run := *f.run
 				run.ID, run.ShardIndex, run.ShardTotal = 0, int32(i), f.shardTotal //nolint:gosec // shard counts are bounded by a group's executors
-				run.RenderedParam = nil                                              // each shard renders its own
+				run.RenderedParam = nil                                            // each shard renders its own
 				shardRuns = append(shardRuns, run)
 				shardOf = append(shardOf, &fire{at: f.at, stopSeq: f.stopSeq,
 					job: f.job, address: addrs[i], note: note, dueAt: src.dueAt[addrs[i]]})
