@@ -23,13 +23,8 @@ func (s *Store) RenderParams(ctx context.Context, rs []Rendered) error {
 		return nil
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `UPDATE runs SET rendered_param = ? WHERE id = ?`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
 		for _, r := range rs {
-			if _, err := stmt.ExecContext(ctx, r.Param, r.RunID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET rendered_param = ? WHERE id = ?`, r.Param, r.RunID); err != nil {
 				return err
 			}
 		}

@@ -3,8 +3,8 @@ package trigger_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,40 +13,7 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
-	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 )
-
-// paramRecorder is an executor that accepts every run and keeps the param
-// each came with.
-type paramRecorder struct {
-	carillonv1connect.UnimplementedExecutorServiceHandler
-	mu     sync.Mutex
-	params map[int64]string
-}
-
-func (p *paramRecorder) Run(_ context.Context, req *carillonv1.RunRequest) (*carillonv1.RunResponse, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.params[req.RunId] = req.Param
-	return &carillonv1.RunResponse{}, nil
-}
-
-// param returns the param run came with, and whether it came.
-func (p *paramRecorder) param(run int64) (string, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	param, ok := p.params[run]
-	return param, ok
-}
-
-func (p *paramRecorder) RunBatch(ctx context.Context, req *carillonv1.RunBatchRequest) (*carillonv1.RunBatchResponse, error) {
-	res := &carillonv1.RunBatchResponse{}
-	for _, r := range req.Runs {
-		_, _ = p.Run(ctx, r)
-		res.Outcomes = append(res.Outcomes, &carillonv1.RunOutcome{})
-	}
-	return res, nil
-}
 
 // TestParamTemplate: a scheduled fire of a job whose param is a template
 // reaches each executor of a sharding broadcast with the param rendered
@@ -58,7 +25,7 @@ func TestParamTemplate(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
-		execs := []*paramRecorder{{params: map[int64]string{}}, {params: map[int64]string{}}}
+		execs := []*acceptor{{}, {}}
 		urls := []string{testkit.ServeExecutor(t, execs[0]), testkit.ServeExecutor(t, execs[1])}
 		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, urls...)
 		// 20:30 UTC on 23 November is 04:30 on the 24th in Shanghai: the
@@ -93,8 +60,11 @@ func TestParamTemplate(t *testing.T) {
 		}
 		for _, r := range runs {
 			want := fmt.Sprintf("20261123 04:30 shard %d/2 job %d attempt 0", r.ShardIndex, broadcast.ID)
-			got, sent := execs[r.ShardIndex].param(r.ID)
-			if !sent || got != want {
+			exec := slices.Index(urls, r.ExecutorAddress) // each shard to its own executor, in the order routing chose
+			if exec < 0 {
+				t.Fatalf("shard %d (run %d, %s %q) sent to %q, not an executor of the group", r.ShardIndex, r.ID, r.Status, r.Message, r.ExecutorAddress)
+			}
+			if got, sent := execs[exec].param(r.ID); !sent || got != want {
 				t.Errorf("shard %d (run %d) sent with %q (sent: %v), want %q", r.ShardIndex, r.ID, got, sent, want)
 			}
 			if r.SentParam() != want || r.Param != tmpl {
