@@ -27,7 +27,6 @@ type fire struct {
 	triggeredAt            time.Time // the instant its claim stored
 	triggerType            carillonv1.TriggerType
 	attempt                int32  // in the padding after triggerType: it takes no room
-	rendered               bool   // param is rendered from its job's template (render.go); in the padding too
 	param                  string // the request takes its handler from the job
 	// inputs are a workflow node's run's (store.Run.Inputs): nil for
 	// every other run.
@@ -51,7 +50,10 @@ type fire struct {
 	address string               // the executor it is routed to
 	note    string               // how it was routed, for its trigger message
 	dueAt   bool                 // the executor starts runs at their RunRequest.due_at: it may be sent ahead
-	span    trace.Span           // from its call's preparation to its dispatch; nil when not tracing
+	// rendered says param is rendered from its job's template (render.go),
+	// by the plan or before (a run sent again); beside dueAt, in padding.
+	rendered bool
+	span     trace.Span // from its call's preparation to its dispatch; nil when not tracing
 }
 
 // fixedRoute is where a fire goes instead of where its job's strategy
