@@ -272,6 +272,11 @@ func TestCLI(t *testing.T) {
 			t.Errorf("job get after update: no %s in\n%s", want, out)
 		}
 	}
+	// A param template: refused unless it parses, shown when set.
+	b.fails(exitRefused, "job.param", as("job", "update", "1", "--param-template", "--param", "{{.ScheduledAt")...)
+	if out := b.must("", as("job", "update", "1", "--param-template")...); !regexp.MustCompile(`Param is a template:\s+yes\n`).MatchString(out) {
+		t.Errorf("job update --param-template: %q", out)
+	}
 	if out := b.must("", as("job", "list")...); !strings.Contains(out, "say hello") || !strings.HasPrefix(out, "ID") {
 		t.Errorf("job list: %q", out)
 	}

@@ -76,6 +76,7 @@ func jobFields(j *carillonv1.Job) [][2]string {
 		{"Retries", fmt.Sprint(j.RetryCount)}, {"Retry delay", retryDelay}, {"Retry backoff", yesNo(j.RetryBackoff)},
 		{"Children", fmtIDs(j.ChildJobIds)}, {"Alarm e-mails", orDash(strings.Join(j.AlarmEmails, ","))},
 		{"Alarm webhook", orDash(j.AlarmWebhookUrl)}, {"Alarm every failure", yesNo(j.AlarmEveryFailure)},
+		{"Param is a template", yesNo(j.ParamTemplate)},
 		{"Enabled", fmt.Sprint(j.Enabled)}, {"Last fire", fmtTime(j.LastFireAt)}, {"Next fire", fmtTime(j.NextFireAt)},
 		{"Created", fmtTime(j.CreatedAt)}, {"Updated", fmtTime(j.UpdatedAt)},
 	}
@@ -152,7 +153,7 @@ type jobFlags struct {
 	every, delay, timeout                      *seconds
 	retries                                    *int
 	retryDelay                                 *time.Duration
-	none, backoff, everyFailure                *bool
+	none, backoff, everyFailure, paramTemplate *bool
 	scriptFile, scriptType                     *string
 }
 
@@ -189,7 +190,10 @@ func newJobFlags(fs *pflag.FlagSet, proc procEnv) *jobFlags {
 		emails:       fs.String("emails", "", "alarm e-mail addresses, comma-separated"),
 		webhook:      fs.String("alarm-webhook", "", "URL that receives this job's alarms as a JSON POST (ADMINs, or URLs under --alarm-webhook-allow)"),
 		everyFailure: fs.Bool("alarm-every-failure", false, "alarm on every failed attempt, not only when a run fails for good"),
-		scriptFile:   fs.String("script-file", "", "script job: the source file (with --script-type)"),
+		paramTemplate: fs.Bool("param-template", false, "the param is a Go text/template rendered for each run over "+
+			".ScheduledAt (in the job's time zone), .JobID, .RunID, .Attempt, .ShardIndex, .ShardTotal, "+
+			`e.g. '{{(.ScheduledAt.AddDate 0 0 -1).Format "20060102"}}'`),
+		scriptFile: fs.String("script-file", "", "script job: the source file (with --script-type)"),
 		scriptType: fs.String("script-type", "shell", "script job: "+
 			enumValues(carillonv1.ScriptType(0).Descriptor(), "SCRIPT_TYPE_")),
 	}
@@ -206,7 +210,7 @@ var maskPaths = map[string]string{
 	"emails": "alarm_emails", "timeout": "timeout_seconds", "retries": "retry_count", "children": "child_job_ids",
 	"route": "route_strategy", "block": "block_strategy", "misfire": "misfire_strategy", "script-file": "script",
 	"retry-delay": "retry_delay_seconds", "backoff": "retry_backoff", "alarm-webhook": "alarm_webhook_url",
-	"alarm-every-failure": "alarm_every_failure",
+	"alarm-every-failure": "alarm_every_failure", "param-template": "param_template",
 }
 
 // job builds the job from the flags and returns the update mask of the
@@ -222,7 +226,7 @@ func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 		GroupId: *f.group, Description: *f.description, Owner: *f.owner, Handler: *f.handler, Param: *f.param,
 		AlarmEmails: splitList(*f.emails), TimeoutSeconds: int32(*f.timeout), RetryCount: int32(*f.retries), //nolint:gosec // range checked above and by seconds.Set
 		RetryDelaySeconds: int32(*f.retryDelay / time.Second), RetryBackoff: *f.backoff, //nolint:gosec // range checked above
-		AlarmWebhookUrl: *f.webhook, AlarmEveryFailure: *f.everyFailure,
+		AlarmWebhookUrl: *f.webhook, AlarmEveryFailure: *f.everyFailure, ParamTemplate: *f.paramTemplate,
 	}
 	var mask []string
 	for flagName, path := range maskPaths {

@@ -44,6 +44,7 @@ func jobToProto(j store.Job) *carillonv1.Job {
 		ChildJobIds: j.ChildJobIDs, Enabled: j.Enabled, LastFireAt: ts(j.LastFireAt), NextFireAt: ts(j.NextFireAt),
 		CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt), RetryDelaySeconds: j.RetryDelaySeconds,
 		RetryBackoff: j.RetryBackoff, AlarmWebhookUrl: j.AlarmWebhookURL, AlarmEveryFailure: j.AlarmEveryFailure,
+		ParamTemplate: j.ParamTemplate,
 	}
 	if j.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		p.Script = &carillonv1.Script{Type: j.ScriptType, Source: j.ScriptSource, UpdatedAt: ts(j.ScriptUpdatedAt)}
@@ -59,7 +60,7 @@ func jobFromProto(p *carillonv1.Job) store.Job {
 		MisfireStrategy: p.MisfireStrategy, RouteStrategy: p.RouteStrategy, Handler: p.Handler, Param: p.Param,
 		BlockStrategy: p.BlockStrategy, TimeoutSeconds: p.TimeoutSeconds, RetryCount: p.RetryCount,
 		ChildJobIDs: p.ChildJobIds, RetryDelaySeconds: p.RetryDelaySeconds, RetryBackoff: p.RetryBackoff,
-		AlarmWebhookURL: p.AlarmWebhookUrl, AlarmEveryFailure: p.AlarmEveryFailure,
+		AlarmWebhookURL: p.AlarmWebhookUrl, AlarmEveryFailure: p.AlarmEveryFailure, ParamTemplate: p.ParamTemplate,
 	}
 	if s := p.Schedule; s != nil {
 		j.ScheduleType, j.Cron, j.IntervalSeconds, j.TimeZone = s.Type, s.Cron, s.IntervalSeconds, s.TimeZone
@@ -79,7 +80,7 @@ func runToProto(r store.Run, now time.Time) *carillonv1.Run {
 	}
 	return &carillonv1.Run{
 		Id: r.ID, JobId: r.JobID, GroupId: r.GroupID, ExecutorAddress: r.ExecutorAddress, Handler: r.Handler,
-		Param: r.Param, ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal, TriggerType: r.TriggerType,
+		Param: r.SentParam(), ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal, TriggerType: r.TriggerType,
 		ScheduledAt: ts(r.ScheduledAt), TriggeredAt: ts(r.TriggeredAt), TriggerMessage: r.TriggerMessage,
 		Status: r.Status, Message: r.Message, FinishedAt: ts(r.FinishedAt), Attempt: r.Attempt,
 		DueAt: ts(r.DueAt), AlarmStatus: r.AlarmStatus, AlarmMessage: r.AlarmMessage,

@@ -57,6 +57,9 @@ func checkJob(j *carillonv1.Job) error {
 	if err := checkAlarms("job", j.AlarmEmails, j.AlarmWebhookUrl); err != nil {
 		return err
 	}
+	if err := checkParamTemplate("job.param", j.Param, j.Schedule.TimeZone, j.ParamTemplate); err != nil {
+		return err
+	}
 	seen := map[int64]bool{}
 	for i, id := range j.ChildJobIds {
 		if id == j.Id {
@@ -405,6 +408,11 @@ func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRe
 	}
 	if err := s.refusePaused(ctx, j.GroupID, fmt.Sprintf("job %d", j.ID)); err != nil {
 		return nil, err
+	}
+	if req.Param != nil {
+		if err := checkParamTemplate("param", *req.Param, j.TimeZone, j.ParamTemplate); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.checkGroupAddresses(ctx, j.GroupID, req.Addresses); err != nil {
 		return nil, err

@@ -72,13 +72,20 @@ func checkWorkflow(w *carillonv1.Workflow) error {
 }
 
 // checkNodeJobs requires every node's job to exist (invalid_argument
-// naming the node).
+// naming the node), and a node's param override of a job whose param is a
+// template to be one.
 func (s workflowService) checkNodeJobs(ctx context.Context, w *carillonv1.Workflow) error {
 	for i, n := range w.Nodes {
-		if _, err := s.cfg.Store.Job(ctx, n.JobId); errors.Is(err, store.ErrNotFound) {
+		j, err := s.cfg.Store.Job(ctx, n.JobId)
+		if errors.Is(err, store.ErrNotFound) {
 			return invalid(fmt.Sprintf("workflow.nodes[%d].job_id", i), "node %q: job %d does not exist", n.Key, n.JobId)
 		} else if err != nil {
 			return s.toConnect(err)
+		}
+		if n.Param != nil {
+			if err := checkParamTemplate(fmt.Sprintf("workflow.nodes[%d].param", i), *n.Param, j.TimeZone, j.ParamTemplate); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

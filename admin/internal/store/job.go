@@ -27,6 +27,9 @@ type Job struct {
 	RouteStrategy   carillonv1.RouteStrategy
 	Handler         string
 	Param           string
+	// ParamTemplate says Param is a text/template rendered for each run
+	// (package paramtmpl), not sent as it is.
+	ParamTemplate   bool
 	ScriptType      carillonv1.ScriptType
 	ScriptSource    string
 	ScriptUpdatedAt time.Time
@@ -52,10 +55,10 @@ type Job struct {
 const jobColumns = `id, group_id, description, owner, alarm_emails, schedule_type, cron, interval_seconds, time_zone,
 	misfire_strategy, route_strategy, handler, param, script_type, script_source, script_updated_at, block_strategy,
 	timeout_seconds, retry_count, retry_delay_seconds, retry_backoff, alarm_webhook_url, alarm_every_failure,
-	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at`
+	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at, param_template`
 
 // insertJobSQL stores a new job, RETURNING its id.
-var insertJobSQL = `INSERT INTO jobs (` + strings.TrimPrefix(jobColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 27) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+var insertJobSQL = `INSERT INTO jobs (` + strings.TrimPrefix(jobColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 28) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 
 func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 	var j Job
@@ -65,7 +68,7 @@ func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 		&j.TimeZone, &j.MisfireStrategy, &j.RouteStrategy, &j.Handler, &j.Param, &j.ScriptType, &j.ScriptSource,
 		&scriptUpdated, &j.BlockStrategy, &j.TimeoutSeconds, &j.RetryCount, &j.RetryDelaySeconds, &j.RetryBackoff, &j.AlarmWebhookURL,
 		&j.AlarmEveryFailure, &children, &j.Enabled, &last, &next,
-		&created, &updated)
+		&created, &updated, &j.ParamTemplate)
 	if err != nil {
 		return Job{}, err
 	}
@@ -82,7 +85,7 @@ func jobArgs(j Job) []any {
 		j.TimeZone, j.MisfireStrategy, j.RouteStrategy, j.Handler, j.Param, j.ScriptType, j.ScriptSource,
 		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff,
 		j.AlarmWebhookURL, j.AlarmEveryFailure, formatIDs(j.ChildJobIDs), j.Enabled,
-		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt)}
+		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt), j.ParamTemplate}
 }
 
 // CreateJob stores j and returns it with its ID. The caller sets NextFireAt
@@ -221,7 +224,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 			j.NextFireAt = old.NextFireAt
 		}
 		args := append(jobArgs(j), j.ID)
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 27)+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 28)+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 		return err
 	})
 	if err != nil {
@@ -249,7 +252,8 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 func runsChanged(a, b Job) bool {
 	return a.Handler != b.Handler || a.Param != b.Param || a.BlockStrategy != b.BlockStrategy ||
 		a.TimeoutSeconds != b.TimeoutSeconds || a.ScriptType != b.ScriptType || a.ScriptSource != b.ScriptSource ||
-		millis(a.ScriptUpdatedAt) != millis(b.ScriptUpdatedAt)
+		millis(a.ScriptUpdatedAt) != millis(b.ScriptUpdatedAt) || a.ParamTemplate != b.ParamTemplate ||
+		(a.ParamTemplate || b.ParamTemplate) && a.TimeZone != b.TimeZone
 }
 
 // dropPending deletes the job's pending runs and returns the earliest

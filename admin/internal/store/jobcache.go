@@ -99,10 +99,15 @@ func (c *jobCache) definitions(ids []int64, read func(ids []int64) (map[int64]*J
 // and the job cache keeps one for every job a burst fires (100,000 jobs:
 // 17 MB of definitions rather than 44 MB of jobs).
 type JobDefinition struct {
-	ID              int64
-	GroupID         int64
-	Handler         string
-	Param           string
+	ID      int64
+	GroupID int64
+	Handler string
+	Param   string
+	// ParamTemplate, TimeZone and UpdatedAt are read for a param template
+	// (Job.ParamTemplate): its zone, and the definition it is cached for.
+	ParamTemplate   bool
+	TimeZone        string
+	UpdatedAt       time.Time
 	ScriptSource    string
 	ScriptUpdatedAt time.Time
 	ChildJobIDs     []int64
@@ -129,6 +134,7 @@ func (j *Job) Definition() *JobDefinition {
 		ScriptType: j.ScriptType, BlockStrategy: j.BlockStrategy, IntervalSeconds: j.IntervalSeconds, TimeoutSeconds: j.TimeoutSeconds,
 		RetryCount: j.RetryCount, RetryDelaySeconds: j.RetryDelaySeconds, RetryBackoff: j.RetryBackoff,
 		AlarmEveryFailure: j.AlarmEveryFailure, Enabled: j.Enabled,
+		ParamTemplate: j.ParamTemplate, TimeZone: j.TimeZone, UpdatedAt: j.UpdatedAt,
 	}
 }
 

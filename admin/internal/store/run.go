@@ -62,6 +62,19 @@ type Run struct {
 	// none.
 	Outputs map[string]string
 	Inputs  map[string]string
+	// RenderedParam is the param rendered from Param, the template, for a
+	// job whose param is a template (Job.ParamTemplate): what its executor
+	// got. Nil until rendered (RenderParams), and for other runs.
+	RenderedParam *string
+}
+
+// SentParam is the param r's executor got, or gets when sent: the
+// rendered one if r's was rendered.
+func (r *Run) SentParam() string {
+	if r.RenderedParam != nil {
+		return *r.RenderedParam
+	}
+	return r.Param
 }
 
 // Values of runs.admin_settled.
@@ -74,19 +87,22 @@ const (
 const runColumns = `id, job_id, group_id, executor_address, handler, param, shard_index, shard_total, trigger_type,
 	scheduled_at, triggered_at, trigger_message, status, message, finished_at, attempt, due_at, timeout_seconds,
 	alarm_status, alarm_message, missed_count, missed_until, admin_settled, workflow_run_id, workflow_node,
-	outputs, inputs`
+	outputs, inputs, rendered_param`
 
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var scheduled, triggered, finished, due, missedUntil sql.NullInt64
 	var settled int64
-	var outputs, inputs sql.NullString
+	var outputs, inputs, rendered sql.NullString
 	err := row.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ExecutorAddress, &r.Handler, &r.Param, &r.ShardIndex, &r.ShardTotal,
 		&r.TriggerType, &scheduled, &triggered, &r.TriggerMessage, &r.Status, &r.Message, &finished, &r.Attempt, &due,
 		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage, &r.MissedCount, &missedUntil, &settled, &r.WorkflowRunID, &r.WorkflowNode,
-		&outputs, &inputs)
+		&outputs, &inputs, &rendered)
 	if err != nil {
 		return Run{}, err
+	}
+	if rendered.Valid {
+		r.RenderedParam = &rendered.String
 	}
 	if r.Outputs, err = decodeContext(outputs); err != nil {
 		return Run{}, fmt.Errorf("run %d: outputs: %w", r.ID, err)
@@ -101,7 +117,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 }
 
 // insertRunSQL inserts a run; its arguments are insertArgs.
-var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 25) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 26) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 
 // insertArgs are r's values for insertRunSQL. A zero DueAt becomes ScheduledAt.
 func insertArgs(r *Run) []any {
@@ -111,7 +127,7 @@ func insertArgs(r *Run) []any {
 	return []any{r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
 		millis(r.ScheduledAt), millis(r.TriggeredAt), r.TriggerMessage, r.Status, r.Message, millis(r.FinishedAt), r.Attempt,
 		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage, r.MissedCount, millis(r.MissedUntil), settledCode(*r), r.WorkflowRunID, r.WorkflowNode,
-		encodeContext(r.Outputs), encodeContext(r.Inputs)}
+		encodeContext(r.Outputs), encodeContext(r.Inputs), nullString(r.RenderedParam)}
 }
 
 // settledCode is r's runs.admin_settled value.

@@ -377,7 +377,8 @@ func (st *settler) followUp(r Run) error {
 		retry.Status, retry.Message, retry.ExecutorAddress, retry.TriggerMessage = carillonv1.RunStatus_RUN_STATUS_PENDING, "", "", ""
 		retry.TriggeredAt, retry.FinishedAt, retry.AlarmStatus, retry.AlarmMessage = time.Time{}, time.Time{}, 0, ""
 		retry.LateResult, retry.AdminSettled = false, false
-		retry.Outputs = nil // its inputs stay: the same node's
+		retry.Outputs = nil       // its inputs stay: the same node's
+		retry.RenderedParam = nil // a template param renders again, for its attempt
 		retry.DueAt = d.RetryAt
 		if err := insertRun(ctx, tx, &retry); err != nil {
 			return err

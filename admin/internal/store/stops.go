@@ -101,9 +101,10 @@ func (s *Store) Stopped() <-chan struct{} {
 
 // RedefineRun stores the handler and param a run is sent again with: a
 // run sent ahead of its instant and replaced because its job was updated
-// (KillRequest.replace) carries its job's new ones.
-func (s *Store) RedefineRun(ctx context.Context, runID int64, handler, param string) error {
-	_, err := s.exec(ctx, `UPDATE runs SET handler = ?, param = ? WHERE id = ?`, handler, param, runID)
+// (KillRequest.replace) carries its job's new ones; rendered is the param
+// rendered from a template param (Run.RenderedParam), nil for another.
+func (s *Store) RedefineRun(ctx context.Context, runID int64, handler, param string, rendered *string) error {
+	_, err := s.exec(ctx, `UPDATE runs SET handler = ?, param = ?, rendered_param = ? WHERE id = ?`, handler, param, nullString(rendered), runID)
 	if err != nil {
 		return fmt.Errorf("store: redefine run %d: %w", runID, err)
 	}

@@ -44,7 +44,9 @@
 //     (cached per routing version) and routes each fire with its job's
 //     strategy (package route); a sharding broadcast gets one fire per
 //     executor, the extra shards' runs inserted here. Fires that cannot be
-//     routed fail with the reason.
+//     routed fail with the reason. A job whose param is a template has it
+//     rendered here, per run and shard (render.go), and recorded
+//     (store.RenderParams) before the send; other jobs' fires skip it.
 //  3. Send (instant.go, send.go). The fires are grouped into one call per
 //     executor. Fires to executors that take due_at are sent ahead of the
 //     instant, their routes recorded first (store.RouteRuns); the others

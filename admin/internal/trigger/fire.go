@@ -50,7 +50,10 @@ type fire struct {
 	address string               // the executor it is routed to
 	note    string               // how it was routed, for its trigger message
 	dueAt   bool                 // the executor starts runs at their RunRequest.due_at: it may be sent ahead
-	span    trace.Span           // from its call's preparation to its dispatch; nil when not tracing
+	// rendered says param is rendered from its job's template (render.go),
+	// by the plan or before (a run sent again); beside dueAt, in padding.
+	rendered bool
+	span     trace.Span // from its call's preparation to its dispatch; nil when not tracing
 }
 
 // fixedRoute is where a fire goes instead of where its job's strategy
@@ -76,8 +79,8 @@ func fireOf(r *store.Run, at time.Time, stopSeq uint64) fire {
 // setRun makes f the fire of run r.
 func (f *fire) setRun(r *store.Run) {
 	f.id, f.jobID, f.shardIndex, f.shardTotal = r.ID, r.JobID, r.ShardIndex, r.ShardTotal
-	f.scheduledAt, f.triggeredAt, f.triggerType, f.param = r.ScheduledAt, r.TriggeredAt, r.TriggerType, r.Param
-	f.attempt, f.inputs = r.Attempt, r.Inputs
+	f.scheduledAt, f.triggeredAt, f.triggerType, f.param = r.ScheduledAt, r.TriggeredAt, r.TriggerType, r.SentParam()
+	f.attempt, f.inputs, f.rendered = r.Attempt, r.Inputs, r.RenderedParam != nil
 	f.run = r
 }
 

@@ -374,14 +374,23 @@ func (in *instant) resend(ctx context.Context, fires []*fire) []store.Dispatch {
 			in.skip(f.id)
 			continue
 		}
+		again := *f
+		again.param, again.rendered = job.Param, false // a scheduled run carries its job's handler and param
+		var rendered *string
+		if job.ParamTemplate {
+			param, err := d.router.renderParam(job, &again, job.Param)
+			if err != nil {
+				fail(f, "dropped on its executor when its job was updated, then not sent again: "+err.Error())
+				continue
+			}
+			again.param, again.rendered, rendered = param, true, &param
+		}
 		wg.Go(func() {
-			again := *f
-			again.param = job.Param // a scheduled run carries its job's handler and param
 			req := again.request(job, d.cfg.Store.DatabaseID())
 			cctx, cancel := context.WithTimeout(ctx, d.cfg.DispatchTimeout)
 			defer cancel()
 			// The run's record takes the new definition (a rare path: one write).
-			if err := d.cfg.Store.RedefineRun(cctx, f.id, job.Handler, job.Param); err != nil {
+			if err := d.cfg.Store.RedefineRun(cctx, f.id, job.Handler, job.Param, rendered); err != nil {
 				d.cfg.Logger.Warn("trigger: store the new handler and param of a run sent again; its record keeps the former ones",
 					"run", f.id, "job", f.jobID, "err", err)
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/metrics"
+	"github.com/carillonhq/carillon/admin/internal/paramtmpl"
 	"github.com/carillonhq/carillon/admin/internal/route"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -31,6 +32,8 @@ type router struct {
 	sources   map[int64]cachedSource // by group ID
 
 	refused refusals // executors that refused a connection lately
+
+	templates paramtmpl.Cache // the parsed param templates of jobs (render.go)
 }
 
 func newRouter(cfg *Config, gw *Gateway) (*router, error) {
@@ -71,9 +74,10 @@ type planned struct {
 	ids    []int64 // every run of the fires, extra shards included
 }
 
-// plan routes fires, each with its job (nil: deleted), and creates the
-// extra shard runs of broadcasts, so that sending them is all that is
-// left. It lets go of the fires' runs (fire.run).
+// plan routes fires, each with its job (nil: deleted), creates the extra
+// shard runs of broadcasts and renders template params (render), so that
+// sending them is all that is left. It lets go of the fires' runs
+// (fire.run).
 func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 	var p planned
 	var shardRuns []store.Run
@@ -146,6 +150,7 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 			for i := 1; i < len(addrs); i++ {
 				run := *f.run
 				run.ID, run.ShardIndex, run.ShardTotal = 0, int32(i), f.shardTotal //nolint:gosec // shard counts are bounded by a group's executors
+				run.RenderedParam = nil                                            // each shard renders its own
 				shardRuns = append(shardRuns, run)
 				shardOf = append(shardOf, &fire{at: f.at, stopSeq: f.stopSeq,
 					job: f.job, address: addrs[i], note: note, dueAt: src.dueAt[addrs[i]]})
@@ -172,6 +177,9 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 			p.fires = append(p.fires, f)
 			p.ids = append(p.ids, f.id)
 		}
+	}
+	if err := r.render(ctx, &p, now); err != nil {
+		return planned{}, err
 	}
 	return p, nil
 }

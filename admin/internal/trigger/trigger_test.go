@@ -349,13 +349,26 @@ type acceptor struct {
 	carillonv1connect.UnimplementedExecutorServiceHandler
 	mu      sync.Mutex
 	got     []int64
-	arrived chan struct{} // closed and replaced at each run received
+	params  map[int64]string // the param of each run received
+	arrived chan struct{}    // closed and replaced at each run received
+}
+
+// param returns the param run came with, and whether it came.
+func (a *acceptor) param(run int64) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p, ok := a.params[run]
+	return p, ok
 }
 
 func (a *acceptor) Run(_ context.Context, req *carillonv1.RunRequest) (*carillonv1.RunResponse, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.got = append(a.got, req.RunId)
+	if a.params == nil {
+		a.params = map[int64]string{}
+	}
+	a.params[req.RunId] = req.Param
 	if a.arrived != nil {
 		close(a.arrived)
 		a.arrived = nil

@@ -277,6 +277,15 @@ type Job struct {
 	LastRunId int64 `protobuf:"varint,25,opt,name=last_run_id,json=lastRunId,proto3" json:"last_run_id,omitempty"`
 	// Output, set by ListJobs only: the status of the run last_run_id.
 	LastRunStatus RunStatus `protobuf:"varint,26,opt,name=last_run_status,json=lastRunStatus,proto3,enum=carillon.v1.RunStatus" json:"last_run_status,omitempty"`
+	// The param is a Go text/template rendered for each run (opt-in: a param
+	// with braces stays literal otherwise), over the run's .ScheduledAt (in
+	// the job's time zone), .JobID, .RunID, .Attempt, .ShardIndex and
+	// .ShardTotal, e.g. {{(.ScheduledAt.AddDate 0 0 -1).Format "20060102"}}.
+	// Only text/template's builtins may be called. The run records the
+	// rendered param; TriggerJob's and workflow nodes' param overrides are
+	// rendered too. A template that does not parse is refused; one that
+	// fails to render fails its run.
+	ParamTemplate bool `protobuf:"varint,27,opt,name=param_template,json=paramTemplate,proto3" json:"param_template,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -491,6 +500,13 @@ func (x *Job) GetLastRunStatus() RunStatus {
 		return x.LastRunStatus
 	}
 	return RunStatus_RUN_STATUS_UNSPECIFIED
+}
+
+func (x *Job) GetParamTemplate() bool {
+	if x != nil {
+		return x.ParamTemplate
+	}
+	return false
 }
 
 // Schedule says when a job fires.
@@ -1807,7 +1823,7 @@ var File_carillon_v1_job_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8d\n" +
+	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb4\n" +
 	"\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
@@ -1841,7 +1857,8 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x11alarm_webhook_url\x18\x17 \x01(\tB\b\xbaH\x05r\x03(\x80\x10R\x0falarmWebhookUrl\x12.\n" +
 	"\x13alarm_every_failure\x18\x18 \x01(\bR\x11alarmEveryFailure\x12\x1e\n" +
 	"\vlast_run_id\x18\x19 \x01(\x03R\tlastRunId\x12>\n" +
-	"\x0flast_run_status\x18\x1a \x01(\x0e2\x16.carillon.v1.RunStatusR\rlastRunStatus\"\xc0\x01\n" +
+	"\x0flast_run_status\x18\x1a \x01(\x0e2\x16.carillon.v1.RunStatusR\rlastRunStatus\x12%\n" +
+	"\x0eparam_template\x18\x1b \x01(\bR\rparamTemplate\"\xc0\x01\n" +
 	"\bSchedule\x127\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x19.carillon.v1.ScheduleTypeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04type\x12\x1c\n" +
 	"\x04cron\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\x04cron\x127\n" +

@@ -247,7 +247,10 @@ type Run struct {
 	// The executor URL it was dispatched to; empty if routing found none.
 	ExecutorAddress string `protobuf:"bytes,4,opt,name=executor_address,json=executorAddress,proto3" json:"executor_address,omitempty"`
 	Handler         string `protobuf:"bytes,5,opt,name=handler,proto3" json:"handler,omitempty"`
-	Param           string `protobuf:"bytes,6,opt,name=param,proto3" json:"param,omitempty"`
+	// The param the executor got: for a job whose param is a template
+	// (Job.param_template), as rendered for this run; the template itself
+	// until the run is sent.
+	Param string `protobuf:"bytes,6,opt,name=param,proto3" json:"param,omitempty"`
 	// 0-based index of this run's shard: 0 to shard_total - 1 for a
 	// SHARDING_BROADCAST fire, else 0.
 	ShardIndex int32 `protobuf:"varint,7,opt,name=shard_index,json=shardIndex,proto3" json:"shard_index,omitempty"`

@@ -13,7 +13,7 @@ const CodeEditor = lazy(() => import("../CodeEditor"));
 
 // Fields is the form's state: every field of a Job, as the inputs hold it.
 type Fields = ScheduleFields & {
-  groupId: string; description: string; owner: string; handler: string; param: string;
+  groupId: string; description: string; owner: string; handler: string; param: string; paramTemplate: boolean;
   routeStrategy: number; blockStrategy: number; misfireStrategy: number; timeoutSeconds: string;
   retryCount: string; retryDelaySeconds: string; retryBackoff: boolean; childJobIds: string;
   alarmEmails: string; alarmWebhookUrl: string; alarmEveryFailure: boolean;
@@ -23,7 +23,7 @@ type Fields = ScheduleFields & {
 function fieldsOf(j?: Job): Fields {
   return {
     groupId: j ? `${j.groupId}` : "", description: j?.description ?? "", owner: j?.owner ?? "", handler: j?.handler ?? "",
-    param: j?.param ?? "", ...scheduleFields(j?.schedule),
+    param: j?.param ?? "", paramTemplate: j?.paramTemplate ?? false, ...scheduleFields(j?.schedule),
     routeStrategy: j?.routeStrategy || RouteStrategy.FIRST, blockStrategy: j?.blockStrategy || BlockStrategy.SERIAL,
     misfireStrategy: j?.misfireStrategy || MisfireStrategy.DO_NOTHING, timeoutSeconds: `${j?.timeoutSeconds ?? 0}`,
     retryCount: `${j?.retryCount ?? 0}`, retryDelaySeconds: `${j?.retryDelaySeconds ?? 0}`, retryBackoff: j?.retryBackoff ?? false,
@@ -36,7 +36,7 @@ function fieldsOf(j?: Job): Fields {
 const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
 function jobOf(f: Fields, id?: bigint) {
   return {
-    id: id ?? 0n, groupId: BigInt(f.groupId || 0), description: f.description, owner: f.owner, handler: f.handler, param: f.param,
+    id: id ?? 0n, groupId: BigInt(f.groupId || 0), description: f.description, owner: f.owner, handler: f.handler, param: f.param, paramTemplate: f.paramTemplate,
     schedule: scheduleOf(f), routeStrategy: f.routeStrategy, blockStrategy: f.blockStrategy, misfireStrategy: f.misfireStrategy,
     timeoutSeconds: int(f.timeoutSeconds), retryCount: int(f.retryCount), retryDelaySeconds: int(f.retryDelaySeconds),
     retryBackoff: f.retryBackoff, childJobIds: list(f.childJobIds).map((x) => BigInt(x)), alarmEmails: list(f.alarmEmails),
@@ -85,6 +85,10 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
       <ScheduleInputs f={f} change={(c) => setF((o) => ({ ...o, ...c }))} field={field} />
       {field("handler", t("jobs.handler"), <><input name="handler" value={f.handler} onChange={(e) => set("handler", e.target.value)} className={`${input} font-mono`} /></>)}
       {field("param", t("form.param"), <><textarea name="param" rows={1} value={f.param} onChange={(e) => set("param", e.target.value)} className={`${input} font-mono`} /></>)}
+      <div className="text-sm md:col-span-2">
+        <label className="flex items-center gap-2"><input type="checkbox" name="param_template" checked={f.paramTemplate} onChange={(e) => set("paramTemplate", e.target.checked)} />{t("form.paramTemplate")}</label>
+        {f.paramTemplate && <p className="mt-1 text-xs text-slate-500">{t("form.paramTemplateHelp")} <code className="font-mono">{'{{(.ScheduledAt.AddDate 0 0 -1).Format "20060102"}}'}</code></p>}
+      </div>
       {field("route_strategy", t("form.route"), <>
         <select name="route_strategy" value={f.routeStrategy} onChange={(e) => set("routeStrategy", Number(e.target.value))} className={input}>{enumOptions(text, "RouteStrategy", RouteStrategy)}</select>
       </>)}

@@ -49,6 +49,10 @@ export type Run = Message<"carillon.v1.Run"> & {
   handler: string;
 
   /**
+   * The param the executor got: for a job whose param is a template
+   * (Job.param_template), as rendered for this run; the template itself
+   * until the run is sent.
+   *
    * @generated from field: string param = 6;
    */
   param: string;
