@@ -16,9 +16,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/calendar"
 	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/service"
-	"github.com/carillonhq/carillon/admin/internal/calendar"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -291,7 +291,7 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 		if len(jobs) == 0 {
 			break
 		}
-		seq := s.cfg.Store.StopSeq() // before the claim: see Entry.StopSeq
+		seq := s.cfg.Store.StopSeq()                      // before the claim: see Entry.StopSeq
 		cals, err := JobCalendars(ctx, s.cfg.Store, jobs) // no read unless a job names calendars
 		if err != nil {
 			return time.Time{}, err
