@@ -39,9 +39,12 @@ func compile(c store.Calendar) (*calendar.Calendar, error) {
 // none does. A calendar that no longer exists is left out.
 func JobCalendars(ctx context.Context, st *store.Store, js []store.Job) (map[int64]*calendar.Set, error) {
 	var ids []int64
-	seen := map[int64]bool{}
+	var seen map[int64]bool // made for the first job that names calendars
 	for _, j := range js {
 		for _, id := range j.CalendarIDs {
+			if seen == nil {
+				seen = map[int64]bool{}
+			}
 			if !seen[id] {
 				seen[id] = true
 				ids = append(ids, id)
