@@ -218,9 +218,9 @@ func Late(spec Spec, due, cutoff time.Time, maxCount int64) (Missed, time.Time, 
 }
 
 // countLate counts the instants of a schedule from m.First (m as Late
-// starts it) before cutoff, after being the schedule's first instant
-// strictly after a time (zero when there is none); it returns them and the
-// first instant at or after cutoff.
+// starts it) before cutoff, where after returns the schedule's first
+// instant strictly after a time (zero when there is none); it returns them
+// and the first instant at or after cutoff.
 func countLate(m Missed, cutoff time.Time, maxCount int64, after func(time.Time) time.Time) (Missed, time.Time) {
 	for m.Count < maxCount {
 		next := after(m.Last)
