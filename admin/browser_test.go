@@ -275,6 +275,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(`//form[@aria-label="group"]//button[text()="Create"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`//td[text()="web"]`, chromedp.BySearch),
 	)
+	b.run(t, "create a calendar; a bad date is shown on its field",
+		chromedp.Navigate(a.URL+"/#/calendars"),
+		chromedp.Click(`//button[text()="New calendar"]`, chromedp.BySearch),
+		setValue(`input[name=name]`, "holidays"),
+		setValue(`textarea[name=excluded_dates]`, "2026-12-25\n2026-02-30"),
+		chromedp.Click(`//form[@aria-label="calendar"]//button[text()="Create"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`[data-field-error=excluded_dates]`),
+		setValue(`textarea[name=excluded_dates]`, "2026-12-25"),
+		chromedp.Click(`//form[@aria-label="calendar"]//button[text()="Create"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`[data-testid="calendar-holidays"]`),
+	)
+	b.screenshot(t, "calendars")
 	groups, err := c.group.ListGroups(ctx, &carillonv1.ListGroupsRequest{})
 	if err != nil || len(groups.Groups) != 1 || groups.Groups[0].Title != "Web team" {
 		t.Fatalf("groups after creating one in the console: %v, %v", groups, err)
@@ -400,12 +412,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("the form's error for a 258-byte description: %q", tooLong)
 	}
 	b.run(t, "create the job",
+		setValue(`select[name=calendar_ids]`, "1"), // the holidays calendar
 		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`//td[text()="made in the browser"]`, chromedp.BySearch),
 	)
 	made, err := c.job.ListJobs(ctx, &carillonv1.ListJobsRequest{Text: "made in the browser"})
 	if err != nil || len(made.Jobs) != 1 || made.Jobs[0].Script.GetSource() != "echo made in the browser" ||
-		made.Jobs[0].Schedule.GetCron() != "*/10 * * * * ?" || made.Jobs[0].Schedule.GetTimeZone() != "Europe/Berlin" {
+		made.Jobs[0].Schedule.GetCron() != "*/10 * * * * ?" || made.Jobs[0].Schedule.GetTimeZone() != "Europe/Berlin" ||
+		len(made.Jobs[0].CalendarIds) != 1 || made.Jobs[0].CalendarIds[0] != 1 {
 		t.Fatalf("the job made in the console: %v, %v; script %q", made, err, made.GetJobs()[0].GetScript().GetSource())
 	}
 

@@ -21,6 +21,8 @@ type Clients struct {
 	Reports carillonv1connect.ReportServiceClient
 	// Workflows manages workflows (jobs in a DAG) and their runs.
 	Workflows carillonv1connect.WorkflowServiceClient
+	// Calendars manages calendars: instants jobs' schedules skip.
+	Calendars carillonv1connect.CalendarServiceClient
 }
 
 // New returns the clients of the admin at baseURL ("http://127.0.0.1:8080",
@@ -38,5 +40,6 @@ func New(httpClient connect.HTTPClient, baseURL string, opts ...connect.ClientOp
 		Users:     carillonv1connect.NewUserServiceClient(httpClient, baseURL, opts...),
 		Reports:   carillonv1connect.NewReportServiceClient(httpClient, baseURL, opts...),
 		Workflows: carillonv1connect.NewWorkflowServiceClient(httpClient, baseURL, opts...),
+		Calendars: carillonv1connect.NewCalendarServiceClient(httpClient, baseURL, opts...),
 	}
 }

@@ -74,7 +74,7 @@ func jobFields(j *carillonv1.Job) [][2]string {
 		{"Route", enumName(j.RouteStrategy, "ROUTE_STRATEGY_")}, {"Block", enumName(j.BlockStrategy, "BLOCK_STRATEGY_")},
 		{"Misfire", enumName(j.MisfireStrategy, "MISFIRE_STRATEGY_")}, {"Timeout", fmtSeconds(j.TimeoutSeconds)},
 		{"Retries", fmt.Sprint(j.RetryCount)}, {"Retry delay", retryDelay}, {"Retry backoff", yesNo(j.RetryBackoff)},
-		{"Children", fmtIDs(j.ChildJobIds)}, {"Alarm e-mails", orDash(strings.Join(j.AlarmEmails, ","))},
+		{"Children", fmtIDs(j.ChildJobIds)}, {"Calendars", fmtIDs(j.CalendarIds)}, {"Alarm e-mails", orDash(strings.Join(j.AlarmEmails, ","))},
 		{"Alarm webhook", orDash(j.AlarmWebhookUrl)}, {"Alarm every failure", yesNo(j.AlarmEveryFailure)},
 		{"Param is a template", yesNo(j.ParamTemplate)},
 		{"Enabled", fmt.Sprint(j.Enabled)}, {"Last fire", fmtTime(j.LastFireAt)}, {"Next fire", fmtTime(j.NextFireAt)},
@@ -149,7 +149,7 @@ type jobFlags struct {
 	group                                      *int64
 	description, owner, handler, param, emails *string
 	cron, tz, route, block, misfire, children  *string
-	webhook                                    *string
+	webhook, calendars                         *string
 	every, delay, timeout                      *seconds
 	retries                                    *int
 	retryDelay                                 *time.Duration
@@ -187,6 +187,7 @@ func newJobFlags(fs *pflag.FlagSet, proc procEnv) *jobFlags {
 		retryDelay:   fs.Duration("retry-delay", 0, "time between a failed attempt and its retry, whole seconds, e.g. 30s (0: the default, 10s)"),
 		backoff:      fs.Bool("backoff", false, "double the retry delay after each failed attempt (capped at 1h); --backoff=false turns it off"),
 		children:     fs.String("children", "", "child job ids, comma-separated: fired after a run succeeds"),
+		calendars:    fs.String("calendar", "", "calendar ids, comma-separated: the schedule skips the instants they exclude (carillon calendar list)"),
 		emails:       fs.String("emails", "", "alarm e-mail addresses, comma-separated"),
 		webhook:      fs.String("alarm-webhook", "", "URL that receives this job's alarms as a JSON POST (ADMINs, or URLs under --alarm-webhook-allow)"),
 		everyFailure: fs.Bool("alarm-every-failure", false, "alarm on every failed attempt, not only when a run fails for good"),
@@ -210,7 +211,7 @@ var maskPaths = map[string]string{
 	"emails": "alarm_emails", "timeout": "timeout_seconds", "retries": "retry_count", "children": "child_job_ids",
 	"route": "route_strategy", "block": "block_strategy", "misfire": "misfire_strategy", "script-file": "script",
 	"retry-delay": "retry_delay_seconds", "backoff": "retry_backoff", "alarm-webhook": "alarm_webhook_url",
-	"alarm-every-failure": "alarm_every_failure", "param-template": "param_template",
+	"alarm-every-failure": "alarm_every_failure", "param-template": "param_template", "calendar": "calendar_ids",
 }
 
 // job builds the job from the flags and returns the update mask of the
@@ -237,6 +238,9 @@ func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 	slices.Sort(mask)
 	var err error
 	if j.ChildJobIds, err = parseIDList("children", *f.children); err != nil {
+		return nil, nil, err
+	}
+	if j.CalendarIds, err = parseIDList("calendar", *f.calendars); err != nil {
 		return nil, nil, err
 	}
 	if *f.route != "" {
@@ -546,8 +550,13 @@ zone, else in UTC.`,
 	most := ruleMax(&carillonv1.PreviewScheduleRequest{}, "count")
 	count := cmd.Flags().Int("count", 5, fmt.Sprintf("how many fire times (at most %d)", most))
 	from := cmd.Flags().String("from", "", "RFC 3339 time to start from (default: now)")
+	cals := cmd.Flags().String("calendar", "", "calendar ids, comma-separated, whose excluded instants are skipped (default: the job's)")
 	return e.leaf(cmd, func(ctx context.Context, args []string) error {
 		sched, err := f.schedule()
+		if err != nil {
+			return err
+		}
+		calendarIDs, err := parseIDList("calendar", *cals)
 		if err != nil {
 			return err
 		}
@@ -568,6 +577,9 @@ zone, else in UTC.`,
 				return err
 			}
 			req.Schedule = res.Job.Schedule
+			if !cmd.Flags().Changed("calendar") {
+				calendarIDs = res.Job.CalendarIds
+			}
 		case sched.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_UNSPECIFIED:
 			return usagef("job preview: give a job id or a schedule (--cron, --every, --delay)")
 		}
@@ -583,8 +595,13 @@ zone, else in UTC.`,
 			}
 			req.From = timestamppb.New(t)
 		}
+		req.CalendarIds = calendarIDs
 		res, err := e.clients().Jobs.PreviewSchedule(ctx, req)
 		if err != nil {
+			return err
+		}
+		if len(res.FireTimes) == 0 && res.CalendarNote != "" && !e.json {
+			_, err = fmt.Fprintln(e.io.out, "no fire: "+res.CalendarNote)
 			return err
 		}
 		if len(res.FireTimes) == 0 && !e.json {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -36,26 +37,32 @@ field names as in the .proto or in lowerCamelCase, enums by name:
 
 // readWorkflowFile reads the workflow of a YAML or JSON file.
 func (e *cmdEnv) readWorkflowFile(name string) (*carillonv1.Workflow, error) {
+	w := &carillonv1.Workflow{}
+	return w, e.readMessageFile(name, "workflow", w)
+}
+
+// readMessageFile reads m, a what ("workflow", "calendar"), from a YAML or
+// JSON file in protobuf's JSON mapping.
+func (e *cmdEnv) readMessageFile(name, what string, m proto.Message) error {
 	if name == "" {
-		return nil, usagef("give the workflow's file: -f FILE.yaml")
+		return usagef("give the %s's file: -f FILE.yaml", what)
 	}
 	data, err := os.ReadFile(e.proc.path(name))
 	if err != nil {
-		return nil, usagef("-f: %v", err)
+		return usagef("-f: %v", err)
 	}
 	var doc any
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, usagef("%s: not YAML: %v", name, err)
+		return usagef("%s: not YAML: %v", name, err)
 	}
 	js, err := json.Marshal(doc)
 	if err != nil {
-		return nil, usagef("%s: %v", name, err)
+		return usagef("%s: %v", name, err)
 	}
-	w := &carillonv1.Workflow{}
-	if err := protojson.Unmarshal(js, w); err != nil {
-		return nil, usagef("%s: not a workflow: %v", name, err)
+	if err := protojson.Unmarshal(js, m); err != nil {
+		return usagef("%s: not a %s: %v", name, what, err)
 	}
-	return w, nil
+	return nil
 }
 
 var workflowHeader = []string{"ID", "GROUP", "NAME", "NODES", "SCHEDULE", "ENABLED", "NEXT FIRE"}

@@ -89,7 +89,7 @@ func newRoot(e *cmdEnv) *cobra.Command {
 	}
 	for _, c := range []*cobra.Command{
 		loginCmd(e), logoutCmd(e), whoamiCmd(e),
-		groupCmd(e), jobCmd(e), workflowCmd(e), runCmd(e), userCmd(e), tokenCmd(e),
+		groupCmd(e), jobCmd(e), workflowCmd(e), calendarCmd(e), runCmd(e), userCmd(e), tokenCmd(e),
 		auditCmd(e), executorTokenCmd(e), dashboardCmd(e), importCmd(e),
 	} {
 		c.GroupID = groupClient

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/calendar"
 	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/service"
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -290,10 +291,14 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 		if len(jobs) == 0 {
 			break
 		}
-		seq := s.cfg.Store.StopSeq() // before the claim: see Entry.StopSeq
+		seq := s.cfg.Store.StopSeq()                      // before the claim: see Entry.StopSeq
+		cals, err := JobCalendars(ctx, s.cfg.Store, jobs) // no read unless a job names calendars
+		if err != nil {
+			return time.Time{}, err
+		}
 		claims := make([]store.Claim, 0, len(jobs))
 		for _, j := range jobs {
-			c, err := s.claim(j, now)
+			c, err := s.claim(j, cals[j.ID], now)
 			if err != nil {
 				s.cfg.Logger.Error("schedule: job cannot be scheduled; stopping its schedule", "job", j.ID, "err", err)
 				c = store.Claim{JobID: j.ID, Due: j.NextFireAt} // Next zero: nothing scheduled
@@ -344,11 +349,21 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 // misfire threshold late is claimed as it is. A later one means the job
 // missed instants while no admin ran: they are recorded as one run (see
 // misfire), and the instants after them that are at most the threshold
-// late fire at once, all in the one claim.
-func (s *Scheduler) claim(j store.Job, now time.Time) (store.Claim, error) {
+// late fire at once, all in the one claim. An instant that the job's
+// calendars exclude (cals; nil for none) neither fires nor misfires.
+func (s *Scheduler) claim(j store.Job, cals *calendar.Set, now time.Time) (store.Claim, error) {
 	spec := SpecOf(j)
+	spec.Calendars = cals
 	due := j.NextFireAt
 	c := store.Claim{JobID: j.ID, Due: due}
+	if cals.Excluded(due) {
+		// Computed before its calendars changed, or a FIX_DELAY fire
+		// (the run's finish plus the delay) on an excluded instant: the
+		// next included instant instead, and no run.
+		var err error
+		c.Next, err = Included(spec, due)
+		return c, err
+	}
 	if now.Sub(due) <= s.cfg.MisfireThreshold {
 		var err error
 		c.Next, err = Next(spec, due)

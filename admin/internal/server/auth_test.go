@@ -53,6 +53,7 @@ type mgmt struct {
 	report carillonv1connect.ReportServiceClient
 	user   carillonv1connect.UserServiceClient
 	flow   carillonv1connect.WorkflowServiceClient
+	cal    carillonv1connect.CalendarServiceClient
 }
 
 func clientsOf(url, token string) mgmt {
@@ -64,6 +65,7 @@ func clientsOf(url, token string) mgmt {
 		report: carillonv1connect.NewReportServiceClient(http.DefaultClient, url, opts...),
 		user:   carillonv1connect.NewUserServiceClient(http.DefaultClient, url, opts...),
 		flow:   carillonv1connect.NewWorkflowServiceClient(http.DefaultClient, url, opts...),
+		cal:    carillonv1connect.NewCalendarServiceClient(http.DefaultClient, url, opts...),
 	}
 }
 
@@ -119,6 +121,21 @@ func (f *fixture) newJob(t testing.TB, group int64, children ...int64) int64 {
 		t.Fatal(err)
 	}
 	return res.Job.Id
+}
+
+// calendar creates a weekend calendar, as the ADMIN, and returns its id.
+func (f *fixture) calendar(t testing.TB) int64 {
+	t.Helper()
+	res, err := clientsOf(f.url, f.admin).cal.CreateCalendar(context.Background(), &carillonv1.CreateCalendarRequest{Calendar: weekendCalendar(f.name("cal"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Calendar.Id
+}
+
+// weekendCalendar is a WEEKLY calendar excluding Saturday and Sunday in UTC.
+func weekendCalendar(name string) *carillonv1.Calendar {
+	return &carillonv1.Calendar{Name: name, Kind: carillonv1.CalendarKind_CALENDAR_KIND_WEEKLY, TimeZone: "UTC", ExcludedWeekdays: []string{"SAT", "SUN"}}
 }
 
 func (f *fixture) name(prefix string) string { return fmt.Sprintf("%s-%d", prefix, f.seq.Add(1)) }
@@ -430,6 +447,32 @@ func TestPermissionMatrix(t *testing.T) {
 				_, err := c.user.GetExecutorToken(ctx, &carillonv1.GetExecutorTokenRequest{})
 				return err
 			}},
+			{"CalendarService.CreateCalendar", adminOnly, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.cal.CreateCalendar(ctx, &carillonv1.CreateCalendarRequest{Calendar: weekendCalendar(f.name("cal"))})
+				return err
+			}},
+			{"CalendarService.GetCalendar", all, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.cal.GetCalendar(ctx, &carillonv1.GetCalendarRequest{Id: f.calendar(t)})
+				return err
+			}},
+			{"CalendarService.ListCalendars", all, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.cal.ListCalendars(ctx, &carillonv1.ListCalendarsRequest{})
+				return err
+			}},
+			{"CalendarService.UpdateCalendar", adminOnly, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.cal.UpdateCalendar(ctx, &carillonv1.UpdateCalendarRequest{Calendar: &carillonv1.Calendar{Id: f.calendar(t), Description: f.name("d")},
+					UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"description"}}})
+				return err
+			}},
+			{"CalendarService.DeleteCalendar", adminOnly, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.cal.DeleteCalendar(ctx, &carillonv1.DeleteCalendarRequest{Id: f.calendar(t)})
+				return err
+			}},
 		}
 		// Every RPC of every management service has a row: a new RPC without
 		// one fails here, by name.
@@ -438,7 +481,7 @@ func TestPermissionMatrix(t *testing.T) {
 			rows[strings.SplitN(tt.name, "/", 2)[0]] = true
 		}
 		for _, svc := range []string{carillonv1connect.GroupServiceName, carillonv1connect.JobServiceName, carillonv1connect.RunServiceName,
-			carillonv1connect.ReportServiceName, carillonv1connect.UserServiceName} {
+			carillonv1connect.ReportServiceName, carillonv1connect.UserServiceName, carillonv1connect.CalendarServiceName} {
 			for _, m := range methodsOf(t, svc) {
 				name := strings.TrimPrefix(svc, "carillon.v1.") + "." + m
 				if !rows[name] && name != "UserService.Login" { // Login needs no credential: TestLogin*
@@ -475,7 +518,7 @@ func TestEveryRPCNeedsCredential(t *testing.T) {
 		b := setup(t, be, "s3cret")
 		services := []string{
 			carillonv1connect.GroupServiceName, carillonv1connect.JobServiceName, carillonv1connect.RunServiceName,
-			carillonv1connect.ReportServiceName, carillonv1connect.UserServiceName,
+			carillonv1connect.ReportServiceName, carillonv1connect.UserServiceName, carillonv1connect.CalendarServiceName,
 		}
 		n := 0
 		for _, svc := range services {

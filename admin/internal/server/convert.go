@@ -45,6 +45,7 @@ func jobToProto(j store.Job) *carillonv1.Job {
 		CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt), RetryDelaySeconds: j.RetryDelaySeconds,
 		RetryBackoff: j.RetryBackoff, AlarmWebhookUrl: j.AlarmWebhookURL, AlarmEveryFailure: j.AlarmEveryFailure,
 		ParamTemplate: j.ParamTemplate,
+		CalendarIds: j.CalendarIDs,
 	}
 	if j.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		p.Script = &carillonv1.Script{Type: j.ScriptType, Source: j.ScriptSource, UpdatedAt: ts(j.ScriptUpdatedAt)}
@@ -60,7 +61,7 @@ func jobFromProto(p *carillonv1.Job) store.Job {
 		MisfireStrategy: p.MisfireStrategy, RouteStrategy: p.RouteStrategy, Handler: p.Handler, Param: p.Param,
 		BlockStrategy: p.BlockStrategy, TimeoutSeconds: p.TimeoutSeconds, RetryCount: p.RetryCount,
 		ChildJobIDs: p.ChildJobIds, RetryDelaySeconds: p.RetryDelaySeconds, RetryBackoff: p.RetryBackoff,
-		AlarmWebhookURL: p.AlarmWebhookUrl, AlarmEveryFailure: p.AlarmEveryFailure, ParamTemplate: p.ParamTemplate,
+		AlarmWebhookURL: p.AlarmWebhookUrl, AlarmEveryFailure: p.AlarmEveryFailure, ParamTemplate: p.ParamTemplate, CalendarIDs: p.CalendarIds,
 	}
 	if s := p.Schedule; s != nil {
 		j.ScheduleType, j.Cron, j.IntervalSeconds, j.TimeZone = s.Type, s.Cron, s.IntervalSeconds, s.TimeZone

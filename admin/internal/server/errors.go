@@ -37,6 +37,8 @@ func (s *Server) toConnect(err error) error {
 		return connect.NewError(connect.CodeFailedPrecondition, reword(err, store.ErrWorkflowRunState, "%s"))
 	case errors.Is(err, store.ErrGroupNotFound):
 		return invalid("job.group_id", "%v", reword(err, store.ErrGroupNotFound, "%s not found"))
+	case errors.Is(err, store.ErrCalendarNotFound): // deleted since the handler checked
+		return invalid("job.calendar_ids", "%v", reword(err, store.ErrCalendarNotFound, "%s not found"))
 	case errors.Is(err, store.ErrFull):
 		return connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
 			"the admin's database disk is full, nothing was written: free space on the admin's disk and retry (%w)", err))

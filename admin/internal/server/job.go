@@ -187,9 +187,13 @@ func (s jobService) CreateJob(ctx context.Context, req *carillonv1.CreateJobRequ
 	now := s.cfg.NowFunc()
 	j := jobFromProto(req.Job)
 	j.ID = 0
+	spec, err := s.jobSpec(ctx, j)
+	if err != nil {
+		return nil, err
+	}
 	// A cron that never fires is refused, enabled or not: a job stored
 	// on it could never run.
-	next, err := s.firstFire(schedule.SpecOf(j), now)
+	next, err := s.firstFire(spec, now)
 	if err != nil {
 		return nil, err
 	}
@@ -319,9 +323,13 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 	}
 	now := s.cfg.NowFunc()
 	j := jobFromProto(merged)
-	changed := schedule.SpecOf(j) != schedule.SpecOf(old)
+	changed := schedule.SpecOf(j) != schedule.SpecOf(old) || !slices.Equal(j.CalendarIDs, old.CalendarIDs)
 	if changed { // a new cron that never fires is refused, the job enabled or not
-		next, err := s.firstFire(schedule.SpecOf(j), now)
+		spec, err := s.jobSpec(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		next, err := s.firstFire(spec, now)
 		if err != nil {
 			return nil, err
 		}
@@ -352,11 +360,43 @@ func (s *Server) firstInstant(spec schedule.Spec, now time.Time, what string) (t
 	if err != nil {
 		return time.Time{}, s.toConnect(err)
 	}
-	if next.IsZero() && spec.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_CRON {
+	if !next.IsZero() || spec.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_NONE {
+		return next, nil
+	}
+	if note := calendarNote(spec, now); note != "" {
+		return time.Time{}, invalid(what+".calendar_ids", "%s, so the %s could never fire: remove a calendar or change its exclusions", note, what)
+	}
+	if spec.Type == carillonv1.ScheduleType_SCHEDULE_TYPE_CRON {
 		return time.Time{}, invalid(what+".schedule.cron", "%q never fires after %s (a date that does not exist, or a year gone by), so no %s can run on it: "+
 			"fix the expression", spec.Cron, now.UTC().Format(time.RFC3339), what)
 	}
 	return next, nil
+}
+
+// calendarNote says why spec has no fire after t when its calendars are
+// the reason (it has one without them); "" otherwise.
+func calendarNote(spec schedule.Spec, t time.Time) string {
+	if spec.Calendars == nil {
+		return ""
+	}
+	bare := spec
+	bare.Calendars = nil
+	if raw, err := schedule.Next(bare, t); err != nil || raw.IsZero() {
+		if raw, err = schedule.First(bare, t); err != nil || raw.IsZero() {
+			return ""
+		}
+	}
+	return fmt.Sprintf("the calendars exclude every fire of the schedule after %s (as far as the search looks: %d excluded days, ranges or instants)",
+		t.UTC().Format(time.RFC3339), schedule.SkipBudget)
+}
+
+// jobSpec returns job j's schedule with its calendars; a calendar listed
+// twice or missing is invalid_argument naming job.calendar_ids[i].
+func (s *Server) jobSpec(ctx context.Context, j store.Job) (schedule.Spec, error) {
+	spec := schedule.SpecOf(j)
+	var err error
+	spec.Calendars, err = s.calendarSet(ctx, "job.calendar_ids", j.CalendarIDs)
+	return spec, err
 }
 
 func (s jobService) DeleteJob(ctx context.Context, req *carillonv1.DeleteJobRequest) (*carillonv1.DeleteJobResponse, error) {
@@ -372,7 +412,11 @@ func (s jobService) StartJob(ctx context.Context, req *carillonv1.StartJobReques
 		return nil, s.toConnect(err)
 	}
 	if !j.Enabled {
-		next, err := s.firstFire(schedule.SpecOf(j), s.cfg.NowFunc())
+		spec, err := s.jobSpec(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		next, err := s.firstFire(spec, s.cfg.NowFunc())
 		if err != nil {
 			return nil, err
 		}
@@ -478,7 +522,7 @@ func (s jobService) checkGroupAddresses(ctx context.Context, groupID int64, addr
 	return nil
 }
 
-func (s jobService) PreviewSchedule(_ context.Context, req *carillonv1.PreviewScheduleRequest) (*carillonv1.PreviewScheduleResponse, error) {
+func (s jobService) PreviewSchedule(ctx context.Context, req *carillonv1.PreviewScheduleRequest) (*carillonv1.PreviewScheduleResponse, error) {
 	count := int(req.Count)
 	if count == 0 {
 		count = 5
@@ -496,11 +540,22 @@ func (s jobService) PreviewSchedule(_ context.Context, req *carillonv1.PreviewSc
 	if err := schedule.Check(spec); err != nil {
 		return nil, invalidSchedule("schedule", err)
 	}
+	var err error
+	if spec.Calendars, err = s.calendarSet(ctx, "calendar_ids", req.CalendarIds); err != nil {
+		return nil, err
+	}
 	times, err := schedule.Preview(spec, from, count)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
 	res := &carillonv1.PreviewScheduleResponse{}
+	if len(times) < count {
+		last := from
+		if len(times) > 0 {
+			last = times[len(times)-1]
+		}
+		res.CalendarNote = calendarNote(spec, last)
+	}
 	for _, t := range times {
 		if t.Year() > 9999 {
 			break // past what a timestamp holds: the schedule has no fire to show

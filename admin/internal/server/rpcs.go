@@ -303,6 +303,17 @@ var rpcs = map[string]rpc{
 	}.row(),
 	carillonv1connect.UserServiceUnlockUserProcedure:       rule[carillonv1.UnlockUserRequest]{access: accessAdmin, audit: true}.row(),
 	carillonv1connect.UserServiceGetExecutorTokenProcedure: rule[carillonv1.GetExecutorTokenRequest]{access: accessAdmin, audit: true}.row(),
+	// Calendars are admin-wide: every signed-in user reads them (a job's
+	// form lists them), only an ADMIN changes them.
+	carillonv1connect.CalendarServiceCreateCalendarProcedure: rule[carillonv1.CreateCalendarRequest]{access: accessAdmin, audit: true}.row(),
+	carillonv1connect.CalendarServiceGetCalendarProcedure:    rule[carillonv1.GetCalendarRequest]{access: accessSelf}.row(),
+	carillonv1connect.CalendarServiceListCalendarsProcedure:  rule[carillonv1.ListCalendarsRequest]{access: accessSelf}.row(),
+	carillonv1connect.CalendarServiceUpdateCalendarProcedure: rule[carillonv1.UpdateCalendarRequest]{access: accessAdmin, audit: true,
+		validate: func(r *carillonv1.UpdateCalendarRequest) error {
+			return positiveID("calendar.id", r.GetCalendar().GetId())
+		},
+	}.row(),
+	carillonv1connect.CalendarServiceDeleteCalendarProcedure: rule[carillonv1.DeleteCalendarRequest]{access: accessAdmin, audit: true}.row(),
 	carillonv1connect.WorkflowServiceCreateWorkflowProcedure: rule[carillonv1.CreateWorkflowRequest]{access: accessWrite, audit: true,
 		validate: func(r *carillonv1.CreateWorkflowRequest) error {
 			return checkWorkflowLimits(r.Workflow)

@@ -36,7 +36,7 @@ var copyTables = []struct {
 	name string
 	runs bool // copied with CopyOptions.Runs only
 }{
-	{name: "groups"}, {name: "users"}, {name: "user_groups"}, {name: "api_tokens"}, {name: "jobs"},
+	{name: "groups"}, {name: "users"}, {name: "user_groups"}, {name: "api_tokens"}, {name: "calendars"}, {name: "jobs"},
 	{name: "workflows"}, {name: "workflow_nodes"}, {name: "settings"}, {name: "audit_log"},
 	{name: "runs", runs: true}, {name: "run_counts", runs: true},
 	{name: "workflow_runs", runs: true}, {name: "workflow_node_runs", runs: true},
@@ -45,7 +45,7 @@ var copyTables = []struct {
 // emptyCheckTables are the tables that must hold no row in a target of
 // Copy (settings may hold the database_id its migration made).
 var emptyCheckTables = []string{"groups", "users", "user_groups", "api_tokens", "sessions", "jobs", "runs",
-	"audit_log", "registry", "run_counts", "workflows", "workflow_runs"}
+	"audit_log", "registry", "run_counts", "workflows", "workflow_runs", "calendars"}
 
 // copiedAdmin is the admins row that the copied runs are claimed by: an
 // admin whose lease ran out, so that the first admin to start adopts it and
@@ -204,7 +204,7 @@ func copyTable(ctx context.Context, stx *sql.Tx, tx pgx.Tx, table string, opts C
 		if !opts.Runs { // the target keeps the identity it was created with
 			q += ` WHERE name != 'database_id'`
 		}
-	case "runs", "audit_log", "jobs", "groups", "users", "api_tokens", "workflows", "workflow_runs":
+	case "runs", "audit_log", "jobs", "groups", "users", "api_tokens", "workflows", "workflow_runs", "calendars":
 		q += ` ORDER BY id`
 	}
 	src, err := stx.QueryContext(ctx, q)
@@ -281,7 +281,7 @@ func (r *rowSource) Err() error { return errors.Join(r.err, r.rows.Err()) }
 // the SQLite database gave out (sqlite_sequence remembers those of deleted
 // rows too), so that no id is given twice.
 func advanceSequences(ctx context.Context, stx *sql.Tx, tx pgx.Tx, opts CopyOptions) error {
-	tables := []string{"groups", "users", "api_tokens", "jobs", "audit_log", "workflows"}
+	tables := []string{"groups", "users", "api_tokens", "jobs", "audit_log", "workflows", "calendars"}
 	if opts.Runs {
 		tables = append(tables, "runs", "workflow_runs")
 	}

@@ -43,7 +43,10 @@ type Job struct {
 	AlarmWebhookURL   string
 	AlarmEveryFailure bool
 	ChildJobIDs       []int64
-	Enabled           bool
+	// CalendarIDs are the calendars whose excluded instants the schedule
+	// skips.
+	CalendarIDs []int64
+	Enabled     bool
 	// LastFireAt is the scheduled instant of the latest scheduled fire.
 	LastFireAt time.Time
 	// NextFireAt is the next scheduled instant; zero when nothing is scheduled.
@@ -55,23 +58,27 @@ type Job struct {
 const jobColumns = `id, group_id, description, owner, alarm_emails, schedule_type, cron, interval_seconds, time_zone,
 	misfire_strategy, route_strategy, handler, param, script_type, script_source, script_updated_at, block_strategy,
 	timeout_seconds, retry_count, retry_delay_seconds, retry_backoff, alarm_webhook_url, alarm_every_failure,
-	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at, param_template`
+	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at, param_template, calendar_ids`
+
+// jobPlaceholders are the placeholders of jobColumns after id.
+var jobPlaceholders = "?" + strings.Repeat(", ?", strings.Count(jobColumns, ",")-1)
 
 // insertJobSQL stores a new job, RETURNING its id.
-var insertJobSQL = `INSERT INTO jobs (` + strings.TrimPrefix(jobColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 28) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+var insertJobSQL = `INSERT INTO jobs (` + strings.TrimPrefix(jobColumns, "id, ") + `) VALUES (` + jobPlaceholders + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 
 func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 	var j Job
-	var emails, children string
+	var emails, children, calendars string
 	var scriptUpdated, last, next, created, updated sql.NullInt64
 	err := row.Scan(&j.ID, &j.GroupID, &j.Description, &j.Owner, &emails, &j.ScheduleType, &j.Cron, &j.IntervalSeconds,
 		&j.TimeZone, &j.MisfireStrategy, &j.RouteStrategy, &j.Handler, &j.Param, &j.ScriptType, &j.ScriptSource,
 		&scriptUpdated, &j.BlockStrategy, &j.TimeoutSeconds, &j.RetryCount, &j.RetryDelaySeconds, &j.RetryBackoff, &j.AlarmWebhookURL,
 		&j.AlarmEveryFailure, &children, &j.Enabled, &last, &next,
-		&created, &updated, &j.ParamTemplate)
+		&created, &updated, &j.ParamTemplate, &calendars)
 	if err != nil {
 		return Job{}, err
 	}
+	j.CalendarIDs = parseIDs(calendars)
 	j.AlarmEmails = splitLines(emails)
 	j.ChildJobIDs = parseIDs(children)
 	j.ScriptUpdatedAt, j.LastFireAt, j.NextFireAt = fromMillis(scriptUpdated), fromMillis(last), fromMillis(next)
@@ -85,7 +92,7 @@ func jobArgs(j Job) []any {
 		j.TimeZone, j.MisfireStrategy, j.RouteStrategy, j.Handler, j.Param, j.ScriptType, j.ScriptSource,
 		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff,
 		j.AlarmWebhookURL, j.AlarmEveryFailure, formatIDs(j.ChildJobIDs), j.Enabled,
-		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt), j.ParamTemplate}
+		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt), j.ParamTemplate, formatIDs(j.CalendarIDs)}
 }
 
 // CreateJob stores j and returns it with its ID. The caller sets NextFireAt
@@ -98,7 +105,7 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrGroupNotFound) {
+		if errors.Is(err, ErrGroupNotFound) || errors.Is(err, ErrCalendarNotFound) {
 			return Job{}, err
 		}
 		return Job{}, fmt.Errorf("store: create job: %w", err)
@@ -110,6 +117,9 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 // ErrGroupNotFound.
 func insertJob(ctx context.Context, tx *sql.Tx, j Job) (int64, error) {
 	if err := groupExists(ctx, tx, j.GroupID); err != nil {
+		return 0, err
+	}
+	if err := calendarsExist(ctx, tx, j.CalendarIDs); err != nil {
 		return 0, err
 	}
 	var id int64
@@ -209,6 +219,9 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 		if err := groupExists(ctx, tx, j.GroupID); err != nil {
 			return err
 		}
+		if err := calendarsExist(ctx, tx, j.CalendarIDs); err != nil {
+			return err
+		}
 		j.CreatedAt, j.LastFireAt, j.Enabled, j.UpdatedAt = old.CreatedAt, old.LastFireAt, old.Enabled, now
 		replace = runsChanged(old, j)
 		earliest, err := dropPending(ctx, tx, j.ID)
@@ -224,11 +237,11 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 			j.NextFireAt = old.NextFireAt
 		}
 		args := append(jobArgs(j), j.ID)
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 28)+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (`+jobPlaceholders+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrGroupNotFound) {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrGroupNotFound) || errors.Is(err, ErrCalendarNotFound) {
 			return Job{}, err
 		}
 		return Job{}, fmt.Errorf("store: update job %d: %w", j.ID, err)

@@ -286,6 +286,10 @@ type Job struct {
 	// rendered too. A template that does not parse is refused; one that
 	// fails to render fails its run.
 	ParamTemplate bool `protobuf:"varint,27,opt,name=param_template,json=paramTemplate,proto3" json:"param_template,omitempty"`
+	// The calendars (CalendarService) whose excluded instants the job's
+	// schedule skips: an instant any of them excludes does not fire and is
+	// no misfire. At most 20, each an existing calendar.
+	CalendarIds   []int64 `protobuf:"varint,28,rep,packed,name=calendar_ids,json=calendarIds,proto3" json:"calendar_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -507,6 +511,13 @@ func (x *Job) GetParamTemplate() bool {
 		return x.ParamTemplate
 	}
 	return false
+}
+
+func (x *Job) GetCalendarIds() []int64 {
+	if x != nil {
+		return x.CalendarIds
+	}
+	return nil
 }
 
 // Schedule says when a job fires.
@@ -1576,7 +1587,10 @@ type PreviewScheduleRequest struct {
 	// Defaults to 5, at most 100.
 	Count int32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
 	// Defaults to now; the times returned are strictly after it.
-	From          *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	From *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	// Calendars whose excluded instants are skipped, as a job's
+	// calendar_ids are.
+	CalendarIds   []int64 `protobuf:"varint,4,rep,packed,name=calendar_ids,json=calendarIds,proto3" json:"calendar_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1632,11 +1646,22 @@ func (x *PreviewScheduleRequest) GetFrom() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *PreviewScheduleRequest) GetCalendarIds() []int64 {
+	if x != nil {
+		return x.CalendarIds
+	}
+	return nil
+}
+
 // PreviewScheduleResponse lists fire times; fewer than count when the
 // schedule ends.
 type PreviewScheduleResponse struct {
-	state         protoimpl.MessageState   `protogen:"open.v1"`
-	FireTimes     []*timestamppb.Timestamp `protobuf:"bytes,1,rep,name=fire_times,json=fireTimes,proto3" json:"fire_times,omitempty"`
+	state     protoimpl.MessageState   `protogen:"open.v1"`
+	FireTimes []*timestamppb.Timestamp `protobuf:"bytes,1,rep,name=fire_times,json=fireTimes,proto3" json:"fire_times,omitempty"`
+	// Set when the calendars cut the list short: why no further fire was
+	// found (they exclude every instant of the schedule from some point on,
+	// or for longer than the search looks ahead).
+	CalendarNote  string `protobuf:"bytes,2,opt,name=calendar_note,json=calendarNote,proto3" json:"calendar_note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1676,6 +1701,13 @@ func (x *PreviewScheduleResponse) GetFireTimes() []*timestamppb.Timestamp {
 		return x.FireTimes
 	}
 	return nil
+}
+
+func (x *PreviewScheduleResponse) GetCalendarNote() string {
+	if x != nil {
+		return x.CalendarNote
+	}
+	return ""
 }
 
 // ImportJobsRequest carries the groups and jobs to create. Ids in it are
@@ -1823,7 +1855,7 @@ var File_carillon_v1_job_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb4\n" +
+	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe7\n" +
 	"\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
@@ -1858,7 +1890,8 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x13alarm_every_failure\x18\x18 \x01(\bR\x11alarmEveryFailure\x12\x1e\n" +
 	"\vlast_run_id\x18\x19 \x01(\x03R\tlastRunId\x12>\n" +
 	"\x0flast_run_status\x18\x1a \x01(\x0e2\x16.carillon.v1.RunStatusR\rlastRunStatus\x12%\n" +
-	"\x0eparam_template\x18\x1b \x01(\bR\rparamTemplate\"\xc0\x01\n" +
+	"\x0eparam_template\x18\x1b \x01(\bR\rparamTemplate\x121\n" +
+	"\fcalendar_ids\x18\x1c \x03(\x03B\x0e\xbaH\v\x92\x01\b\x10\x14\"\x04\"\x02 \x00R\vcalendarIds\"\xc0\x01\n" +
 	"\bSchedule\x127\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x19.carillon.v1.ScheduleTypeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04type\x12\x1c\n" +
 	"\x04cron\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\x04cron\x127\n" +
@@ -1918,14 +1951,16 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x06run_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05runAtB\b\n" +
 	"\x06_param\"-\n" +
 	"\x12TriggerJobResponse\x12\x17\n" +
-	"\arun_ids\x18\x01 \x03(\x03R\x06runIds\"\xa4\x01\n" +
+	"\arun_ids\x18\x01 \x03(\x03R\x06runIds\"\xd7\x01\n" +
 	"\x16PreviewScheduleRequest\x129\n" +
 	"\bschedule\x18\x01 \x01(\v2\x15.carillon.v1.ScheduleB\x06\xbaH\x03\xc8\x01\x01R\bschedule\x12\x1f\n" +
 	"\x05count\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05count\x12.\n" +
-	"\x04from\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\"T\n" +
+	"\x04from\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\x121\n" +
+	"\fcalendar_ids\x18\x04 \x03(\x03B\x0e\xbaH\v\x92\x01\b\x10\x14\"\x04\"\x02 \x00R\vcalendarIds\"y\n" +
 	"\x17PreviewScheduleResponse\x129\n" +
 	"\n" +
-	"fire_times\x18\x01 \x03(\v2\x1a.google.protobuf.TimestampR\tfireTimes\"\x96\x01\n" +
+	"fire_times\x18\x01 \x03(\v2\x1a.google.protobuf.TimestampR\tfireTimes\x12#\n" +
+	"\rcalendar_note\x18\x02 \x01(\tR\fcalendarNote\"\x96\x01\n" +
 	"\x11ImportJobsRequest\x127\n" +
 	"\x06groups\x18\x01 \x03(\v2\x12.carillon.v1.GroupB\v\xbaH\b\x92\x01\x05\b\x01\x10\x90NR\x06groups\x12/\n" +
 	"\x04jobs\x18\x02 \x03(\v2\x10.carillon.v1.JobB\t\xbaH\x06\x92\x01\x03\x10\x90NR\x04jobs\x12\x17\n" +

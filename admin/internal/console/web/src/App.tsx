@@ -6,6 +6,7 @@ import { Role, UserService } from "./gen/carillon/v1/user_pb";
 import { setLang, useEnum, useT } from "./i18n";
 import { Account } from "./pages/Account";
 import { Dashboard } from "./pages/Dashboard";
+import { Calendars } from "./pages/Calendars";
 import { Groups } from "./pages/Groups";
 import { Jobs } from "./pages/Jobs";
 import { Runs } from "./pages/Runs";
@@ -50,6 +51,7 @@ export function App() {
     ["/runs", t("nav.runs")],
     ["/workflows", t("nav.workflows")],
     ["/groups", t("nav.groups")],
+    ["/calendars", t("nav.calendars")],
     ...(isAdmin ? [["/users", t("nav.users")] as [string, string]] : []),
   ];
   let page;
@@ -65,6 +67,9 @@ export function App() {
       break;
     case "/groups":
       page = <Groups isAdmin={isAdmin} canWrite={canWrite} />;
+      break;
+    case "/calendars":
+      page = <Calendars isAdmin={isAdmin} />;
       break;
     case "/users":
       page = isAdmin ? <Users /> : <Dashboard />;

@@ -2,6 +2,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError } from "@connectrpc/connect";
 import { useQuery } from "@connectrpc/connect-query";
 import type { ReactNode } from "react";
+import { CalendarService } from "./gen/carillon/v1/calendar_pb";
 import { GroupService } from "./gen/carillon/v1/group_pb";
 import { JobService, ScheduleType, type Schedule } from "./gen/carillon/v1/job_pb";
 import { fill, useEnum, useT, type EnumKind } from "./i18n";
@@ -20,7 +21,7 @@ export const input = "mt-1 rounded border border-slate-300 px-2 py-1";
 export function fieldOf(err: unknown): [string, string] | undefined {
   if (!err) return undefined;
   const msg = ConnectError.from(err).rawMessage.replace(/^unmarshal message: /, "");
-  const m = /^(?:job\.|workflow\.)?([A-Za-z_.]+)(?:\[\d+\])?: (.*)$/s.exec(msg);
+  const m = /^(?:job\.|workflow\.|calendar\.)?([A-Za-z_.]+)(?:\[\d+\])?: (.*)$/s.exec(msg);
   return m ? [m[1].replace(/[A-Z]/g, (c) => "_" + c.toLowerCase()), m[2]] : undefined;
 }
 
@@ -79,6 +80,17 @@ export function scheduleFields(s?: Schedule): ScheduleFields {
 // int is a number input's value: 0 when empty.
 export const int = (s: string) => (s.trim() === "" ? 0 : Number(s));
 
+// CalendarSelect picks calendars (their ids) among all of them.
+export function CalendarSelect({ value, onChange }: { value: string[]; onChange: (v: string[]) => void }) {
+  const cals = useQuery(CalendarService.method.listCalendars, { pageSize: 500 });
+  return (
+    <select name="calendar_ids" multiple size={Math.min(4, Math.max(2, cals.data?.calendars.length ?? 0))} value={value}
+      onChange={(e) => onChange(Array.from(e.target.selectedOptions, (o) => o.value))} className={input}>
+      {cals.data?.calendars.map((c) => <option key={`${c.id}`} value={`${c.id}`}>{c.name}</option>)}
+    </select>
+  );
+}
+
 // GroupSelect picks one of the executor groups the user sees (the value
 // is its id, "" for none yet).
 export function GroupSelect({ value, onChange }: { value: string; onChange: (v: string) => void }) {
@@ -115,10 +127,11 @@ export function scheduleText(s: Schedule | undefined, t: ReturnType<typeof useT>
 // ScheduleInputs are the schedule's inputs (type; cron or interval; time
 // zone) and the next 5 fire times in its zone as it is typed, as cells of
 // the form's grid; change sets what an input changed.
-export function ScheduleInputs({ f, change, field }: { f: ScheduleFields; change: (c: Partial<ScheduleFields>) => void; field: Field }) {
+// calendarIds, a job's, are skipped by the preview as by the schedule.
+export function ScheduleInputs({ f, change, field, calendarIds }: { f: ScheduleFields; change: (c: Partial<ScheduleFields>) => void; field: Field; calendarIds?: bigint[] }) {
   const [t] = useT();
   const text = useEnum();
-  const preview = useQuery(JobService.method.previewSchedule, { schedule: scheduleOf(f), count: 5 },
+  const preview = useQuery(JobService.method.previewSchedule, { schedule: scheduleOf(f), count: 5, calendarIds: calendarIds ?? [] },
     { enabled: f.scheduleType !== ScheduleType.NONE, placeholderData: (p) => p });
   const zone = f.timeZone || Intl.DateTimeFormat().resolvedOptions().timeZone;
   return <>
@@ -143,6 +156,7 @@ export function ScheduleInputs({ f, change, field }: { f: ScheduleFields; change
             })}
           </ol>
         )}
+        {preview.data?.calendarNote && <span data-testid="preview-note" className="text-amber-700">{preview.data.calendarNote}</span>}
       </div>
     )}
   </>;

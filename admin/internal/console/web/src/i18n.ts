@@ -191,6 +191,24 @@ const en = {
   "runs.workflowRun": "Workflow run · node",
   "runs.inputs": "Inputs (from its dependencies)",
   "runs.outputs": "Outputs",
+  "nav.calendars": "Calendars",
+  "cal.new": "New calendar",
+  "cal.name": "Name",
+  "cal.kind": "Kind",
+  "cal.zone": "Time zone (empty: the admin's)",
+  "cal.description": "Description",
+  "cal.excludes": "Excludes",
+  "cal.dates": "Excluded dates, YYYY-MM-DD, one per line",
+  "cal.days": "Excluded days of every year, MM-DD, one per line",
+  "cal.weekdays": "Excluded days of the week",
+  "cal.rangeStart": "Range start, HH:MM[:SS[.mmm]]",
+  "cal.rangeEnd": "Range end (included)",
+  "cal.invert": "Exclude every time outside the range instead",
+  "cal.cron": "Cron: every second it matches is excluded",
+  "cal.allBut": "all but",
+  "cal.every": "every",
+  "cal.quartz": "Quartz's calendars: a job's instants that any of its calendars excludes do not fire, and are no misfires. A DAILY range that is not inverted also excludes 00:00:00.000 and 23:59:59.999 of every day, as in Quartz.",
+  "form.calendars": "Calendars (instants skipped)",
 };
 type Key = keyof typeof en;
 const zh: Record<Key, string> = {
@@ -382,6 +400,24 @@ const zh: Record<Key, string> = {
   "runs.workflowRun": "工作流运行 · 节点",
   "runs.inputs": "输入（来自依赖节点）",
   "runs.outputs": "输出",
+  "nav.calendars": "日历",
+  "cal.new": "新增日历",
+  "cal.name": "名称",
+  "cal.kind": "类型",
+  "cal.zone": "时区（留空：调度中心的时区）",
+  "cal.description": "描述",
+  "cal.excludes": "排除",
+  "cal.dates": "排除的日期，YYYY-MM-DD，每行一个",
+  "cal.days": "每年排除的日子，MM-DD，每行一个",
+  "cal.weekdays": "排除的星期",
+  "cal.rangeStart": "时段开始，HH:MM[:SS[.mmm]]",
+  "cal.rangeEnd": "时段结束（包含）",
+  "cal.invert": "改为排除时段以外的所有时间",
+  "cal.cron": "Cron：排除它匹配的每一秒",
+  "cal.allBut": "除",
+  "cal.every": "每年",
+  "cal.quartz": "Quartz 日历：任务的触发时刻只要被任一日历排除就不触发，也不算过期（misfire）。未反转的 DAILY 时段与 Quartz 一样，还会排除每天的 00:00:00.000 和 23:59:59.999。",
+  "form.calendars": "日历（跳过的时刻）",
 };
 
 export type Lang = "en" | "zh";
@@ -435,6 +471,7 @@ const zhEnums: Record<string, Record<string, string>> = {
   ExecutorProtocol: { CARILLON: "Carillon", XXL_JOB: "xxl-job" },
   ScriptType: { SHELL: "Shell", PYTHON: "Python", NODEJS: "Node.js", PHP: "PHP", POWERSHELL: "PowerShell", GROOVY: "Groovy" },
   Role: { ADMIN: "管理员", MEMBER: "成员", VIEWER: "只读" },
+  CalendarKind: { HOLIDAY: "节假日", ANNUAL: "每年", WEEKLY: "每周", DAILY: "每天时段", CRON: "CRON" },
 };
 
 // EnumKind names the enums the console shows.

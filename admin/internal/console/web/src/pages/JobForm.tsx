@@ -3,7 +3,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { Suspense, lazy, useState } from "react";
 import { BlockStrategy, ScriptType } from "../gen/carillon/v1/executor_pb";
 import { JobSchema, JobService, MisfireStrategy, RouteStrategy, type Job } from "../gen/carillon/v1/job_pb";
-import { GroupSelect, ScheduleInputs, enumOptions, fieldOf, fieldWith, input, int, scheduleFields, scheduleOf, type ScheduleFields } from "../form";
+import { CalendarSelect, GroupSelect, ScheduleInputs, enumOptions, fieldOf, fieldWith, input, int, scheduleFields, scheduleOf, type ScheduleFields } from "../form";
 import { useEnum, useT } from "../i18n";
 import { tooLong } from "../rules";
 import { Button, ErrorBox } from "../ui";
@@ -17,7 +17,7 @@ type Fields = ScheduleFields & {
   routeStrategy: number; blockStrategy: number; misfireStrategy: number; timeoutSeconds: string;
   retryCount: string; retryDelaySeconds: string; retryBackoff: boolean; childJobIds: string;
   alarmEmails: string; alarmWebhookUrl: string; alarmEveryFailure: boolean;
-  scriptType: number; scriptSource: string; enabled: boolean;
+  scriptType: number; scriptSource: string; enabled: boolean; calendarIds: string[];
 };
 
 function fieldsOf(j?: Job): Fields {
@@ -30,6 +30,7 @@ function fieldsOf(j?: Job): Fields {
     childJobIds: (j?.childJobIds ?? []).join(", "), alarmEmails: (j?.alarmEmails ?? []).join(", "),
     alarmWebhookUrl: j?.alarmWebhookUrl ?? "", alarmEveryFailure: j?.alarmEveryFailure ?? false,
     scriptType: j?.script?.type ?? ScriptType.UNSPECIFIED, scriptSource: j?.script?.source ?? "", enabled: j?.enabled ?? false,
+    calendarIds: (j?.calendarIds ?? []).map((id) => `${id}`),
   };
 }
 
@@ -42,6 +43,7 @@ function jobOf(f: Fields, id?: bigint) {
     retryBackoff: f.retryBackoff, childJobIds: list(f.childJobIds).map((x) => BigInt(x)), alarmEmails: list(f.alarmEmails),
     alarmWebhookUrl: f.alarmWebhookUrl, alarmEveryFailure: f.alarmEveryFailure,
     script: f.scriptType ? { type: f.scriptType, source: f.scriptSource } : undefined, enabled: f.enabled,
+    calendarIds: f.calendarIds.map((x) => BigInt(x)),
   };
 }
 
@@ -82,7 +84,8 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
       </>)}
       {field("description", t("jobs.description"), <><input name="description" value={f.description} onChange={(e) => set("description", e.target.value)} className={input} /></>)}
       {field("owner", t("form.owner"), <><input name="owner" value={f.owner} onChange={(e) => set("owner", e.target.value)} className={input} /></>)}
-      <ScheduleInputs f={f} change={(c) => setF((o) => ({ ...o, ...c }))} field={field} />
+      <ScheduleInputs f={f} change={(c) => setF((o) => ({ ...o, ...c }))} field={field} calendarIds={f.calendarIds.map((x) => BigInt(x))} />
+      {field("calendar_ids", t("form.calendars"), <><CalendarSelect value={f.calendarIds} onChange={(v) => set("calendarIds", v)} /></>)}
       {field("handler", t("jobs.handler"), <><input name="handler" value={f.handler} onChange={(e) => set("handler", e.target.value)} className={`${input} font-mono`} /></>)}
       {field("param", t("form.param"), <><textarea name="param" rows={1} value={f.param} onChange={(e) => set("param", e.target.value)} className={`${input} font-mono`} /></>)}
       <div className="text-sm md:col-span-2">

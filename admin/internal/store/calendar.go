@@ -1,0 +1,242 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/calendar"
+)
+
+// ErrCalendarNotFound is returned when a job names a calendar that does
+// not exist.
+var ErrCalendarNotFound = errors.New("store: calendar not found")
+
+// Calendar is a stored calendar: a name and a calendar.Definition.
+type Calendar struct {
+	ID          int64
+	Name        string
+	Description string
+	Definition  calendar.Definition
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+const calendarColumns = `id, name, description, definition, created_at, updated_at`
+
+func scanCalendar(row interface{ Scan(...any) error }) (Calendar, error) {
+	var c Calendar
+	var def string
+	var created, updated sql.NullInt64
+	if err := row.Scan(&c.ID, &c.Name, &c.Description, &def, &created, &updated); err != nil {
+		return Calendar{}, err
+	}
+	if err := json.Unmarshal([]byte(def), &c.Definition); err != nil {
+		return Calendar{}, fmt.Errorf("calendar %d: definition: %w", c.ID, err)
+	}
+	c.CreatedAt, c.UpdatedAt = fromMillis(created), fromMillis(updated)
+	return c, nil
+}
+
+func calendarErr(verb string, c Calendar, err error) error {
+	switch {
+	case err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInUse):
+		return err
+	case isUniqueViolation(err):
+		return fmt.Errorf("%w: a calendar named %q", ErrAlreadyExists, c.Name)
+	}
+	return fmt.Errorf("store: %s calendar %d: %w", verb, c.ID, err)
+}
+
+// CreateCalendar stores c and returns it with its ID. A taken name is
+// ErrAlreadyExists.
+func (s *Store) CreateCalendar(ctx context.Context, c Calendar, now time.Time) (Calendar, error) {
+	now = now.Truncate(time.Millisecond)
+	c.CreatedAt, c.UpdatedAt = now, now
+	def, err := json.Marshal(c.Definition)
+	if err != nil {
+		return Calendar{}, err
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `INSERT INTO calendars (name, description, definition, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			c.Name, c.Description, string(def), millis(now), millis(now)).Scan(&c.ID)
+	})
+	if err != nil {
+		return Calendar{}, calendarErr("create", c, err)
+	}
+	return c, nil
+}
+
+// Calendar returns the calendar with the given ID.
+func (s *Store) Calendar(ctx context.Context, id int64) (Calendar, error) {
+	c, err := scanCalendar(s.reader(ctx).QueryRowContext(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Calendar{}, fmt.Errorf("%w: calendar %d", ErrNotFound, id)
+	}
+	if err != nil {
+		return Calendar{}, fmt.Errorf("store: calendar %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// Calendars returns the calendars with ID above afterID, ordered by ID, at
+// most limit (see cmpLimit) of them.
+func (s *Store) Calendars(ctx context.Context, afterID int64, limit int) ([]Calendar, error) {
+	return s.queryCalendars(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id > ? ORDER BY id LIMIT ?`, afterID, cmpLimit(limit))
+}
+
+// CalendarsByID returns the calendars with the given IDs that exist,
+// ordered by ID: the scheduler's read of its due jobs' calendars.
+func (s *Store) CalendarsByID(ctx context.Context, ids []int64) ([]Calendar, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return s.queryCalendars(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) ORDER BY id`, anys(ids)...)
+}
+
+func anys(ids []int64) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}
+
+func (s *Store) queryCalendars(ctx context.Context, q string, args ...any) ([]Calendar, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: calendars: %w", err)
+	}
+	defer rows.Close()
+	var cs []Calendar
+	for rows.Next() {
+		c, err := scanCalendar(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: calendars: %w", err)
+		}
+		cs = append(cs, c)
+	}
+	return cs, rows.Err()
+}
+
+// UpdateCalendar replaces the calendar with ID c.ID (CreatedAt is kept)
+// and gives each started job using it the next fire next returns for it
+// (computed with the new definition), dropping the job's pending runs as
+// UpdateJob does; all in one transaction. It returns the calendar and the
+// IDs of the jobs using it.
+func (s *Store) UpdateCalendar(ctx context.Context, c Calendar, now time.Time, next func(Job) (time.Time, error)) (Calendar, []int64, error) {
+	defer s.jobs.changed()
+	now = now.Truncate(time.Millisecond)
+	def, err := json.Marshal(c.Definition)
+	if err != nil {
+		return Calendar{}, nil, err
+	}
+	var users []int64
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		old, err := scanCalendar(tx.QueryRowContext(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id = ?`, c.ID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: calendar %d", ErrNotFound, c.ID)
+		}
+		if err != nil {
+			return err
+		}
+		c.CreatedAt, c.UpdatedAt = old.CreatedAt, now
+		if _, err := tx.ExecContext(ctx, `UPDATE calendars SET name = ?, description = ?, definition = ?, updated_at = ? WHERE id = ?`,
+			c.Name, c.Description, string(def), millis(now), c.ID); err != nil {
+			return err
+		}
+		jobs, err := jobsUsingCalendar(ctx, tx, c.ID)
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			users = append(users, j.ID)
+			if !j.Enabled {
+				continue
+			}
+			at, err := next(j)
+			if err != nil {
+				return fmt.Errorf("job %d: %w", j.ID, err)
+			}
+			if _, err := dropPending(ctx, tx, j.ID); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ?, updated_at = ? WHERE id = ?`, millis(at), millis(now), j.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Calendar{}, nil, calendarErr("update", c, err)
+	}
+	return c, users, nil
+}
+
+// DeleteCalendar removes a calendar no job uses; one that jobs use is
+// ErrInUse naming them.
+func (s *Store) DeleteCalendar(ctx context.Context, id int64) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		jobs, err := jobsUsingCalendar(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if len(jobs) > 0 {
+			names := make([]string, 0, min(len(jobs), 10))
+			for _, j := range jobs[:min(len(jobs), 10)] {
+				names = append(names, fmt.Sprintf("%d (%q)", j.ID, j.Description))
+			}
+			more := ""
+			if len(jobs) > 10 {
+				more = fmt.Sprintf(" and %d more", len(jobs)-10)
+			}
+			return fmt.Errorf("%w: calendar %d is used by %d job(s): job %s%s: remove it from their calendar_ids first",
+				ErrInUse, id, len(jobs), strings.Join(names, ", job "), more)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM calendars WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res, "calendar", id)
+	})
+	return calendarErr("delete", Calendar{ID: id}, err)
+}
+
+// jobsUsingCalendar returns the jobs whose calendar_ids name calendar id,
+// ordered by ID.
+func jobsUsingCalendar(ctx context.Context, tx *sql.Tx, id int64) ([]Job, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE ',' || calendar_ids || ',' LIKE '%,' || ? || ',%' ORDER BY id`, strconv.FormatInt(id, 10))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var js []Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		js = append(js, j)
+	}
+	return js, rows.Err()
+}
+
+// calendarsExist checks that the calendars a job names exist; a missing
+// one is ErrCalendarNotFound naming its index.
+func calendarsExist(ctx context.Context, tx *sql.Tx, ids []int64) error {
+	for i, id := range ids {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM calendars WHERE id = ?`, id).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("%w: calendar_ids[%d]: calendar %d", ErrCalendarNotFound, i, id)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/calendar"
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+var christmas = calendar.Definition{Kind: carillonv1.CalendarKind_CALENDAR_KIND_ANNUAL, TimeZone: "UTC", ExcludedDays: []string{"12-25"}}
+
+func TestCalendars(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		c, err := s.CreateCalendar(ctx, store.Calendar{Name: "holidays", Description: "d", Definition: christmas}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateCalendar(ctx, store.Calendar{Name: "holidays", Definition: christmas}, t0); !errors.Is(err, store.ErrAlreadyExists) {
+			t.Fatalf("a second calendar named holidays: %v, want ErrAlreadyExists", err)
+		}
+		got, err := s.Calendar(ctx, c.ID)
+		if err != nil || got.Name != "holidays" || !slices.Equal(got.Definition.ExcludedDays, []string{"12-25"}) || !got.CreatedAt.Equal(t0) {
+			t.Fatalf("Calendar = %+v, %v", got, err)
+		}
+
+		// A job naming a calendar that does not exist is refused.
+		j := newJob(b.group.ID, t0.Add(time.Hour))
+		j.CalendarIDs = []int64{c.ID, c.ID + 100}
+		if _, err := s.CreateJob(ctx, j, t0); !errors.Is(err, store.ErrCalendarNotFound) || !strings.Contains(err.Error(), "calendar_ids[1]") {
+			t.Fatalf("CreateJob with a missing calendar: %v", err)
+		}
+		j.CalendarIDs = []int64{c.ID}
+		if j, err = s.CreateJob(ctx, j, t0); err != nil {
+			t.Fatal(err)
+		}
+		if j2, _ := s.Job(ctx, j.ID); !slices.Equal(j2.CalendarIDs, []int64{c.ID}) {
+			t.Fatalf("stored calendar_ids %v", j2.CalendarIDs)
+		}
+		if _, err := s.InsertRuns(ctx, []store.Run{*pendingRun(j, t0.Add(time.Hour))}); err != nil {
+			t.Fatal(err)
+		}
+
+		// Deleting it is refused, naming the job.
+		err = s.DeleteCalendar(ctx, c.ID)
+		if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), fmt.Sprintf("job %d (\"every second\")", j.ID)) {
+			t.Fatalf("DeleteCalendar of a used calendar: %v", err)
+		}
+
+		// Updating it recomputes the job's next fire and drops its pending runs.
+		c.Definition.ExcludedDays = []string{"12-24", "12-25"}
+		newNext := t0.Add(2 * time.Hour)
+		var asked []int64
+		c, users, err := s.UpdateCalendar(ctx, c, t0.Add(time.Minute), func(j store.Job) (time.Time, error) {
+			asked = append(asked, j.ID)
+			return newNext, nil
+		})
+		if err != nil || !slices.Equal(users, []int64{j.ID}) || !slices.Equal(asked, []int64{j.ID}) {
+			t.Fatalf("UpdateCalendar: users %v, asked %v, %v", users, asked, err)
+		}
+		if j2, _ := s.Job(ctx, j.ID); !j2.NextFireAt.Equal(newNext) {
+			t.Fatalf("job's next fire %v, want %v", j2.NextFireAt, newNext)
+		}
+		if rs, err := s.Runs(ctx, store.RunFilter{JobID: j.ID, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}); err != nil || len(rs) != 0 {
+			t.Fatalf("pending runs after the calendar changed: %d, %v", len(rs), err)
+		}
+		if got, _ := s.Calendar(ctx, c.ID); len(got.Definition.ExcludedDays) != 2 || !got.UpdatedAt.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("updated calendar %+v", got)
+		}
+
+		// Once no job uses it, it goes.
+		j.CalendarIDs = nil
+		if _, err := s.UpdateJob(ctx, j, false, t0); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteCalendar(ctx, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Calendar(ctx, c.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("deleted calendar: %v", err)
+		}
+	})
+}
