@@ -96,7 +96,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
         canWrite ? <span className="flex items-center gap-1"><input type="checkbox" aria-label={t("jobs.selectAll")} data-testid="select-all"
           checked={allSelected} onChange={() => setSelected(allSelected ? new Set() : new Set(pageIDs))} />{t("jobs.id")}</span> : t("jobs.id"), t("jobs.description"), { label: t("jobs.group"), className: "hidden sm:table-cell" },
         { label: t("jobs.handler"), className: "hidden md:table-cell" }, { label: t("jobs.schedule"), className: "hidden lg:table-cell" },
-        { label: t("jobs.next"), className: "hidden lg:table-cell" }, t("jobs.enabled"), t("jobs.lastRun"), t("jobs.actions")]}>
+        { label: t("jobs.next"), className: "hidden lg:table-cell" }, { label: t("jobs.enabled"), className: "hidden sm:table-cell" }, t("jobs.lastRun"), t("jobs.actions")]}>
         {q.data?.jobs.map((j) => [
           <tr key={`${j.id}`}>
             {/* The checkbox of a batch Start or Stop, in the id's cell. */}
@@ -107,7 +107,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
             <td className={`hidden min-w-28 px-2 py-2 sm:px-3 font-mono md:table-cell ${wrap}`} data-testid={`handler-of-${j.id}`}>{handlerText(j)}</td>
             <td className={`hidden px-2 py-2 sm:px-3 font-mono text-xs lg:table-cell ${wrap}`}>{scheduleText(j.schedule, t)}</td>
             <td className="hidden px-2 py-2 sm:px-3 text-xs lg:table-cell"><Time ts={j.nextFireAt} /></td>
-            <td className="px-2 py-2 sm:px-3">{j.enabled ? "✓" : "—"}</td>
+            <td className="hidden px-2 py-2 sm:px-3 sm:table-cell">{j.enabled ? "✓" : "—"}</td>
             <td className="px-2 py-2 sm:px-3" data-testid={`last-run-of-${j.id}`}>{j.lastRunId
               ? <a href={`#/runs?job=${j.id}&run=${j.lastRunId}`}><StatusBadge status={j.lastRunStatus} /></a>
               : <span className="text-xs text-slate-400">{t("jobs.noRun")}</span>}</td>
