@@ -98,6 +98,45 @@ func TestRetries(t *testing.T) {
 	}
 }
 
+// TestRetryRendersAgain: the retry of a run whose template param was
+// rendered carries the template, not the rendering: it is rendered again,
+// for its own attempt.
+func TestRetryRendersAgain(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			j := newJob(b.group.ID, time.Time{})
+			j.RetryCount, j.ParamTemplate, j.Param = 1, true, "attempt {{.Attempt}}"
+			j, err := s.CreateJob(ctx, j, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := running(t, s, j, t0, 0, 1)
+			if err := s.RenderParams(ctx, []store.Rendered{{RunID: r.ID, Param: "attempt 0"}}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.Run(ctx, r.ID); got.SentParam() != "attempt 0" {
+				t.Fatalf("the first attempt's param %q, want its rendering", got.SentParam())
+			}
+			out := settle(t, s, r, carillonv1.RunStatus_RUN_STATUS_FAILED, t0.Add(time.Minute))
+			if len(out.FollowUps) != 1 {
+				t.Fatalf("%d follow-ups, want one retry", len(out.FollowUps))
+			}
+			retry, err := s.Run(ctx, out.FollowUps[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if retry.RenderedParam != nil || retry.Param != r.Param || retry.Attempt != 1 {
+				t.Errorf("the retry: param %q, rendered %v, attempt %d; want the first attempt's param (%q), not rendered yet, attempt 1",
+					retry.Param, retry.RenderedParam, retry.Attempt, r.Param)
+			}
+		})
+	}
+}
+
 func TestKilledRunIsNotRetried(t *testing.T) {
 	t.Parallel()
 	for _, be := range pgtest.Backends {
