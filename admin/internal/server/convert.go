@@ -45,7 +45,7 @@ func jobToProto(j store.Job) *carillonv1.Job {
 		CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt), RetryDelaySeconds: j.RetryDelaySeconds,
 		RetryBackoff: j.RetryBackoff, AlarmWebhookUrl: j.AlarmWebhookURL, AlarmEveryFailure: j.AlarmEveryFailure,
 		ParamTemplate: j.ParamTemplate,
-		CalendarIds: j.CalendarIDs,
+		CalendarIds:   j.CalendarIDs,
 	}
 	if j.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		p.Script = &carillonv1.Script{Type: j.ScriptType, Source: j.ScriptSource, UpdatedAt: ts(j.ScriptUpdatedAt)}
