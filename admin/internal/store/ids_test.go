@@ -55,9 +55,11 @@ func dump(t *testing.T, db *sql.DB, table string) []string {
 	switch table {
 	case "groups":
 		sel = "id, app_name, title, address_mode, addresses, created_at, updated_at" // 0009 added executor_protocol, allow_scripts
+	case "jobs":
+		sel = strings.TrimSuffix(jobColumns, ", max_concurrency, capped") // 0018 added those
 	case "runs":
 		sel = strings.TrimSuffix(runColumns, `, workflow_run_id, workflow_node,
-	outputs, inputs`) // 0012 and 0013 added those
+	outputs, inputs, slot, started_at`) // 0012, 0013 and 0018 added those
 	}
 	rows, err := db.Query(`SELECT ` + sel + ` FROM ` + table + ` ORDER BY 1, 2`)
 	if err != nil {

@@ -47,15 +47,21 @@ type Job struct {
 	NextFireAt time.Time
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	// MaxConcurrency caps the job's runs RUNNING at once; 0 means no cap.
+	MaxConcurrency int32
+	// Capped says the job or its group has a concurrency cap: its fires
+	// take the claims that count slots (caps.go). The store sets it from
+	// MaxConcurrency and the group's when it writes the job.
+	Capped bool
 }
 
 const jobColumns = `id, group_id, description, owner, alarm_emails, schedule_type, cron, interval_seconds, time_zone,
 	misfire_strategy, route_strategy, handler, param, script_type, script_source, script_updated_at, block_strategy,
 	timeout_seconds, retry_count, retry_delay_seconds, retry_backoff, alarm_webhook_url, alarm_every_failure,
-	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at`
+	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at, max_concurrency, capped`
 
 // insertJobSQL stores a new job, RETURNING its id.
-var insertJobSQL = `INSERT INTO jobs (` + strings.TrimPrefix(jobColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 27) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+var insertJobSQL = `INSERT INTO jobs (` + strings.TrimPrefix(jobColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 29) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 
 func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 	var j Job
@@ -65,7 +71,7 @@ func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 		&j.TimeZone, &j.MisfireStrategy, &j.RouteStrategy, &j.Handler, &j.Param, &j.ScriptType, &j.ScriptSource,
 		&scriptUpdated, &j.BlockStrategy, &j.TimeoutSeconds, &j.RetryCount, &j.RetryDelaySeconds, &j.RetryBackoff, &j.AlarmWebhookURL,
 		&j.AlarmEveryFailure, &children, &j.Enabled, &last, &next,
-		&created, &updated)
+		&created, &updated, &j.MaxConcurrency, &j.Capped)
 	if err != nil {
 		return Job{}, err
 	}
@@ -82,7 +88,7 @@ func jobArgs(j Job) []any {
 		j.TimeZone, j.MisfireStrategy, j.RouteStrategy, j.Handler, j.Param, j.ScriptType, j.ScriptSource,
 		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff,
 		j.AlarmWebhookURL, j.AlarmEveryFailure, formatIDs(j.ChildJobIDs), j.Enabled,
-		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt)}
+		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt), j.MaxConcurrency, j.Capped}
 }
 
 // CreateJob stores j and returns it with its ID. The caller sets NextFireAt
@@ -106,23 +112,30 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 // insertJob inserts j in tx and returns its ID. A missing group is
 // ErrGroupNotFound.
 func insertJob(ctx context.Context, tx *sql.Tx, j Job) (int64, error) {
-	if err := groupExists(ctx, tx, j.GroupID); err != nil {
+	groupCap, err := groupCap(ctx, tx, j.GroupID)
+	if err != nil {
 		return 0, err
 	}
+	j.Capped = j.MaxConcurrency > 0 || groupCap > 0
 	var id int64
-	err := tx.QueryRowContext(ctx, insertJobSQL, jobArgs(j)...).Scan(&id)
+	err = tx.QueryRowContext(ctx, insertJobSQL, jobArgs(j)...).Scan(&id)
 	return id, err
 }
 
 func groupExists(ctx context.Context, tx *sql.Tx, id int64) error {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM groups WHERE id = ?`, id).Scan(&n); err != nil {
-		return err
+	_, err := groupCap(ctx, tx, id)
+	return err
+}
+
+// groupCap returns group id's max_concurrency; ErrGroupNotFound if there
+// is no such group.
+func groupCap(ctx context.Context, tx *sql.Tx, id int64) (int32, error) {
+	var n int32
+	err := tx.QueryRowContext(ctx, `SELECT max_concurrency FROM groups WHERE id = ?`, id).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("%w: group %d", ErrGroupNotFound, id)
 	}
-	if n == 0 {
-		return fmt.Errorf("%w: group %d", ErrGroupNotFound, id)
-	}
-	return nil
+	return n, err
 }
 
 // Job returns the job with the given ID.
@@ -203,9 +216,11 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 		if err != nil {
 			return err
 		}
-		if err := groupExists(ctx, tx, j.GroupID); err != nil {
+		groupCap, err := groupCap(ctx, tx, j.GroupID)
+		if err != nil {
 			return err
 		}
+		j.Capped = j.MaxConcurrency > 0 || groupCap > 0
 		j.CreatedAt, j.LastFireAt, j.Enabled, j.UpdatedAt = old.CreatedAt, old.LastFireAt, old.Enabled, now
 		replace = runsChanged(old, j)
 		earliest, err := dropPending(ctx, tx, j.ID)
@@ -221,7 +236,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 			j.NextFireAt = old.NextFireAt
 		}
 		args := append(jobArgs(j), j.ID)
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 27)+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 29)+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 		return err
 	})
 	if err != nil {

@@ -86,7 +86,7 @@ func (d *Dispatcher) claim(es []schedule.Entry) error {
 	claims := make([]store.RunClaim, len(es))
 	at := make(map[int64]time.Time, len(es))
 	for i, e := range es {
-		claims[i] = store.RunClaim{RunID: e.RunID, TriggerType: e.TriggerType, SendAt: e.At}
+		claims[i] = store.RunClaim{RunID: e.RunID, JobID: e.JobID, TriggerType: e.TriggerType, SendAt: e.At}
 		at[e.RunID] = e.At
 	}
 	runs, err := d.cfg.Store.ClaimRuns(ctx, claims, now)
@@ -206,6 +206,11 @@ func (d *Dispatcher) TriggerJob(ctx context.Context, job store.Job, m Manual) ([
 	// scheduled instant its retries will read back.
 	now := d.cfg.Clock.Now().Truncate(time.Millisecond)
 	if !m.RunAt.IsZero() {
+		return d.triggerAt(ctx, job, m)
+	}
+	if job.Capped && len(m.Addresses) == 0 {
+		// Its claim takes a slot of the job's cap, or waits for one.
+		m.RunAt = now
 		return d.triggerAt(ctx, job, m)
 	}
 	run := store.Run{

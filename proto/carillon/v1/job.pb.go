@@ -277,8 +277,13 @@ type Job struct {
 	LastRunId int64 `protobuf:"varint,25,opt,name=last_run_id,json=lastRunId,proto3" json:"last_run_id,omitempty"`
 	// Output, set by ListJobs only: the status of the run last_run_id.
 	LastRunStatus RunStatus `protobuf:"varint,26,opt,name=last_run_status,json=lastRunStatus,proto3,enum=carillon.v1.RunStatus" json:"last_run_status,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// At most this many runs of the job RUNNING at once over all executors;
+	// 0 means no cap. More fires wait as PENDING, in due order, and start as
+	// runs end, or, under BLOCK_STRATEGY_DISCARD_LATER, are recorded SKIPPED
+	// ("concurrency cap N reached"). At most 10000.
+	MaxConcurrency int32 `protobuf:"varint,29,opt,name=max_concurrency,json=maxConcurrency,proto3" json:"max_concurrency,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -491,6 +496,13 @@ func (x *Job) GetLastRunStatus() RunStatus {
 		return x.LastRunStatus
 	}
 	return RunStatus_RUN_STATUS_UNSPECIFIED
+}
+
+func (x *Job) GetMaxConcurrency() int32 {
+	if x != nil {
+		return x.MaxConcurrency
+	}
+	return 0
 }
 
 // Schedule says when a job fires.
@@ -1627,7 +1639,7 @@ var File_carillon_v1_job_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8d\n" +
+	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc2\n" +
 	"\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
@@ -1661,7 +1673,9 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x11alarm_webhook_url\x18\x17 \x01(\tB\b\xbaH\x05r\x03(\x80\x10R\x0falarmWebhookUrl\x12.\n" +
 	"\x13alarm_every_failure\x18\x18 \x01(\bR\x11alarmEveryFailure\x12\x1e\n" +
 	"\vlast_run_id\x18\x19 \x01(\x03R\tlastRunId\x12>\n" +
-	"\x0flast_run_status\x18\x1a \x01(\x0e2\x16.carillon.v1.RunStatusR\rlastRunStatus\"\xc0\x01\n" +
+	"\x0flast_run_status\x18\x1a \x01(\x0e2\x16.carillon.v1.RunStatusR\rlastRunStatus\x123\n" +
+	"\x0fmax_concurrency\x18\x1d \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\x90N(\x00R\x0emaxConcurrency\"\xc0\x01\n" +
 	"\bSchedule\x127\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x19.carillon.v1.ScheduleTypeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04type\x12\x1c\n" +
 	"\x04cron\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\x04cron\x127\n" +
