@@ -20,7 +20,7 @@ const bulkBatch = 10_000
 // stored; a later failure leaves the batches already committed in place.
 func (s *Store) CreateJobs(ctx context.Context, jobs []Job, now time.Time) error {
 	now = now.Truncate(time.Millisecond) // what the database keeps
-	groups := map[int64]int32{} // group caps
+	groups := map[int64]int32{}          // group caps
 	for _, j := range jobs {
 		groups[j.GroupID] = 0
 	}

@@ -116,31 +116,31 @@ func loadSlots(ctx context.Context, tx *sql.Tx, pg bool, jobIDs []int64) (map[in
 	jobs := map[int64]*capJob{}
 	groups := map[int64]*capGroup{}
 	err := eachRow(ctx, tx, func(rows *sql.Rows) error {
-			j, g := &capJob{}, &capGroup{}
-			if err := rows.Scan(&j.id, &j.cap, &j.block, &g.id, &g.cap); err != nil {
-				return err
-			}
-			if known := groups[g.id]; known != nil {
-				g = known
-			}
-			groups[g.id], j.group, jobs[j.id] = g, g, j
-			return nil
-		}, `SELECT j.id, j.max_concurrency, j.block_strategy, g.id, g.max_concurrency
+		j, g := &capJob{}, &capGroup{}
+		if err := rows.Scan(&j.id, &j.cap, &j.block, &g.id, &g.cap); err != nil {
+			return err
+		}
+		if known := groups[g.id]; known != nil {
+			g = known
+		}
+		groups[g.id], j.group, jobs[j.id] = g, g, j
+		return nil
+	}, `SELECT j.id, j.max_concurrency, j.block_strategy, g.id, g.max_concurrency
 		FROM jobs j JOIN groups g ON g.id = j.group_id WHERE j.id IN (SELECT value FROM json_each(?))`, ids)
 	if err != nil {
 		return nil, err
 	}
 	err = eachRow(ctx, tx, func(rows *sql.Rows) error {
-			var id int64
-			var n int32
-			if err := rows.Scan(&id, &n); err != nil {
-				return err
-			}
-			if j := jobs[id]; j != nil {
-				j.running = n
-			}
-			return nil
-		}, `SELECT job_id, count(*) FROM runs WHERE slot = 1 AND status = `+sqlRunning+`
+		var id int64
+		var n int32
+		if err := rows.Scan(&id, &n); err != nil {
+			return err
+		}
+		if j := jobs[id]; j != nil {
+			j.running = n
+		}
+		return nil
+	}, `SELECT job_id, count(*) FROM runs WHERE slot = 1 AND status = `+sqlRunning+`
 		AND job_id IN (SELECT value FROM json_each(?)) GROUP BY job_id`, ids)
 	if err != nil {
 		return nil, err
@@ -155,14 +155,14 @@ func loadSlots(ctx context.Context, tx *sql.Tx, pg bool, jobIDs []int64) (map[in
 		return jobs, nil
 	}
 	err = eachRow(ctx, tx, func(rows *sql.Rows) error {
-			var id int64
-			var n int32
-			if err := rows.Scan(&id, &n); err != nil {
-				return err
-			}
-			groups[id].running = n
-			return nil
-		}, `SELECT group_id, count(*) FROM runs WHERE slot = 1 AND status = `+sqlRunning+`
+		var id int64
+		var n int32
+		if err := rows.Scan(&id, &n); err != nil {
+			return err
+		}
+		groups[id].running = n
+		return nil
+	}, `SELECT group_id, count(*) FROM runs WHERE slot = 1 AND status = `+sqlRunning+`
 		AND group_id IN (SELECT value FROM json_each(?)) GROUP BY group_id`, jsonIDs(capped))
 	return jobs, err
 }

@@ -32,7 +32,7 @@ type Group struct {
 	// once; 0 means no cap.
 	MaxConcurrency int32
 	CreatedAt      time.Time
-	UpdatedAt    time.Time
+	UpdatedAt      time.Time
 }
 
 const groupColumns = `id, app_name, title, address_mode, addresses, executor_token != '', executor_protocol, allow_scripts,
