@@ -96,9 +96,8 @@ func jobArgs(j Job) []any {
 func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error) {
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	j.CreatedAt, j.UpdatedAt = now, now
-	err := s.write(ctx, func(tx *sql.Tx) (err error) {
-		j.ID, err = insertJob(ctx, tx, j)
-		return err
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		return insertJob(ctx, tx, &j)
 	})
 	if err != nil {
 		if errors.Is(err, ErrGroupNotFound) {
@@ -109,17 +108,15 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 	return j, nil
 }
 
-// insertJob inserts j in tx and returns its ID. A missing group is
-// ErrGroupNotFound.
-func insertJob(ctx context.Context, tx *sql.Tx, j Job) (int64, error) {
+// insertJob inserts j in tx and sets its ID and Capped. A missing group
+// is ErrGroupNotFound.
+func insertJob(ctx context.Context, tx *sql.Tx, j *Job) error {
 	groupCap, err := groupCap(ctx, tx, j.GroupID)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	j.Capped = j.MaxConcurrency > 0 || groupCap > 0
-	var id int64
-	err = tx.QueryRowContext(ctx, insertJobSQL, jobArgs(j)...).Scan(&id)
-	return id, err
+	return tx.QueryRowContext(ctx, insertJobSQL, jobArgs(*j)...).Scan(&j.ID)
 }
 
 func groupExists(ctx context.Context, tx *sql.Tx, id int64) error {
