@@ -77,9 +77,18 @@ func jobFields(j *carillonv1.Job) [][2]string {
 		{"Retries", fmt.Sprint(j.RetryCount)}, {"Retry delay", retryDelay}, {"Retry backoff", yesNo(j.RetryBackoff)},
 		{"Children", fmtIDs(j.ChildJobIds)}, {"Alarm e-mails", orDash(strings.Join(j.AlarmEmails, ","))},
 		{"Alarm webhook", orDash(j.AlarmWebhookUrl)}, {"Alarm every failure", yesNo(j.AlarmEveryFailure)},
+		{"Max concurrency", capText(j.MaxConcurrency)},
 		{"Enabled", fmt.Sprint(j.Enabled)}, {"Last fire", fmtTime(j.LastFireAt)}, {"Next fire", fmtTime(j.NextFireAt)},
 		{"Created", fmtTime(j.CreatedAt)}, {"Updated", fmtTime(j.UpdatedAt)},
 	}
+}
+
+// capText shows a max_concurrency: "-" for no cap.
+func capText(n int32) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
 }
 
 func jobListCmd(e *cmdEnv) *cobra.Command {
@@ -151,7 +160,7 @@ type jobFlags struct {
 	cron, tz, route, block, misfire, children  *string
 	webhook                                    *string
 	every, delay, timeout                      *seconds
-	retries                                    *int
+	retries, maxConcurrency                    *int
 	retryDelay                                 *time.Duration
 	none, backoff, everyFailure                *bool
 	scriptFile, scriptType                     *string
@@ -183,7 +192,9 @@ func newJobFlags(fs *pflag.FlagSet, proc procEnv) *jobFlags {
 			enumValues(carillonv1.BlockStrategy(0).Descriptor(), "BLOCK_STRATEGY_")+" (default serial)"),
 		misfire: fs.String("misfire", "", "misfire strategy: "+
 			enumValues(carillonv1.MisfireStrategy(0).Descriptor(), "MISFIRE_STRATEGY_")+" (default do_nothing)"),
-		retries:      fs.Int("retries", 0, "extra attempts after a failed run"),
+		retries: fs.Int("retries", 0, "extra attempts after a failed run"),
+		maxConcurrency: fs.Int("max-concurrency", 0, "at most this many runs of the job running at once over all executors; "+
+			"more wait, or are skipped under --block discard_later (0: no cap)"),
 		retryDelay:   fs.Duration("retry-delay", 0, "time between a failed attempt and its retry, whole seconds, e.g. 30s (0: the default, 10s)"),
 		backoff:      fs.Bool("backoff", false, "double the retry delay after each failed attempt (capped at 1h); --backoff=false turns it off"),
 		children:     fs.String("children", "", "child job ids, comma-separated: fired after a run succeeds"),
@@ -207,7 +218,7 @@ var maskPaths = map[string]string{
 	"emails": "alarm_emails", "timeout": "timeout_seconds", "retries": "retry_count", "children": "child_job_ids",
 	"route": "route_strategy", "block": "block_strategy", "misfire": "misfire_strategy", "script-file": "script",
 	"retry-delay": "retry_delay_seconds", "backoff": "retry_backoff", "alarm-webhook": "alarm_webhook_url",
-	"alarm-every-failure": "alarm_every_failure",
+	"alarm-every-failure": "alarm_every_failure", "max-concurrency": "max_concurrency",
 }
 
 // job builds the job from the flags and returns the update mask of the
@@ -215,6 +226,9 @@ var maskPaths = map[string]string{
 func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 	if *f.retries < 0 || *f.retries > math.MaxInt32 {
 		return nil, nil, usagef("--retries: %d is out of range", *f.retries)
+	}
+	if *f.maxConcurrency < 0 || *f.maxConcurrency > math.MaxInt32 {
+		return nil, nil, usagef("--max-concurrency: %d is out of range", *f.maxConcurrency)
 	}
 	if *f.retryDelay < 0 || *f.retryDelay%time.Second != 0 || *f.retryDelay > math.MaxInt32*time.Second {
 		return nil, nil, usagef("--retry-delay: want whole seconds, at least 0: %s", *f.retryDelay)
@@ -224,6 +238,7 @@ func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 		AlarmEmails: splitList(*f.emails), TimeoutSeconds: int32(*f.timeout), RetryCount: int32(*f.retries), //nolint:gosec // range checked above and by seconds.Set
 		RetryDelaySeconds: int32(*f.retryDelay / time.Second), RetryBackoff: *f.backoff, //nolint:gosec // range checked above
 		AlarmWebhookUrl: *f.webhook, AlarmEveryFailure: *f.everyFailure,
+		MaxConcurrency: int32(*f.maxConcurrency), //nolint:gosec // range checked above
 	}
 	var mask []string
 	for flagName, path := range maskPaths {

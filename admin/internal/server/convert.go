@@ -29,7 +29,7 @@ func groupToProto(g store.Group, addresses []string) *carillonv1.Group {
 	return &carillonv1.Group{
 		Id: g.ID, AppName: g.AppName, Title: g.Title, AddressMode: g.AddressMode,
 		Addresses: addresses, UpdatedAt: ts(g.UpdatedAt), HasOwnToken: g.HasOwnToken,
-		ExecutorProtocol: g.ExecutorProtocol, AllowScripts: g.AllowScripts,
+		ExecutorProtocol: g.ExecutorProtocol, AllowScripts: g.AllowScripts, MaxConcurrency: g.MaxConcurrency,
 	}
 }
 
@@ -44,6 +44,7 @@ func jobToProto(j store.Job) *carillonv1.Job {
 		ChildJobIds: j.ChildJobIDs, Enabled: j.Enabled, LastFireAt: ts(j.LastFireAt), NextFireAt: ts(j.NextFireAt),
 		CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt), RetryDelaySeconds: j.RetryDelaySeconds,
 		RetryBackoff: j.RetryBackoff, AlarmWebhookUrl: j.AlarmWebhookURL, AlarmEveryFailure: j.AlarmEveryFailure,
+		MaxConcurrency: j.MaxConcurrency,
 	}
 	if j.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		p.Script = &carillonv1.Script{Type: j.ScriptType, Source: j.ScriptSource, UpdatedAt: ts(j.ScriptUpdatedAt)}
@@ -59,7 +60,7 @@ func jobFromProto(p *carillonv1.Job) store.Job {
 		MisfireStrategy: p.MisfireStrategy, RouteStrategy: p.RouteStrategy, Handler: p.Handler, Param: p.Param,
 		BlockStrategy: p.BlockStrategy, TimeoutSeconds: p.TimeoutSeconds, RetryCount: p.RetryCount,
 		ChildJobIDs: p.ChildJobIds, RetryDelaySeconds: p.RetryDelaySeconds, RetryBackoff: p.RetryBackoff,
-		AlarmWebhookURL: p.AlarmWebhookUrl, AlarmEveryFailure: p.AlarmEveryFailure,
+		AlarmWebhookURL: p.AlarmWebhookUrl, AlarmEveryFailure: p.AlarmEveryFailure, MaxConcurrency: p.MaxConcurrency,
 	}
 	if s := p.Schedule; s != nil {
 		j.ScheduleType, j.Cron, j.IntervalSeconds, j.TimeZone = s.Type, s.Cron, s.IntervalSeconds, s.TimeZone
@@ -85,5 +86,6 @@ func runToProto(r store.Run, now time.Time) *carillonv1.Run {
 		DueAt: ts(r.DueAt), AlarmStatus: r.AlarmStatus, AlarmMessage: r.AlarmMessage,
 		MissedCount: r.MissedCount, MissedUntil: ts(r.MissedUntil), SettledByAdmin: r.AdminSettled, LateResult: r.LateResult,
 		WorkflowRunId: r.WorkflowRunID, WorkflowNode: r.WorkflowNode, Outputs: r.Outputs, Inputs: r.Inputs,
+		StartedAt: ts(r.StartedAt),
 	}
 }

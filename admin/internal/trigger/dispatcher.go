@@ -272,6 +272,15 @@ func (d *Dispatcher) triggerAt(ctx context.Context, job store.Job, m Manual) ([]
 	return []int64{runs[0].ID}, nil
 }
 
+// Requeue hands runs waiting for a concurrency slot to the scheduler
+// again, after their job's or group's cap changed: each claim takes a
+// slot if one is free now.
+func (d *Dispatcher) Requeue(runs []store.Run) {
+	if len(runs) > 0 {
+		d.cfg.Queue.Enqueue(runs...)
+	}
+}
+
 // Executors returns the sorted executor addresses of group g: the live
 // registered ones for AUTO, the configured ones for MANUAL.
 func (d *Dispatcher) Executors(ctx context.Context, g store.Group) ([]string, error) {
