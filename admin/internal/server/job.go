@@ -417,6 +417,55 @@ func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRe
 	return &carillonv1.TriggerJobResponse{RunIds: ids}, nil
 }
 
+// Bounds of BackfillJob: the instants of one call, and how far it counts
+// those of a range that holds more.
+const (
+	backfillMax      = 1000
+	backfillCountMax = 1_000_000
+)
+
+// BackfillJob runs the job once for every instant its schedule has in
+// [from, to) (trigger.Dispatcher.Backfill), or, with dry_run, lists them.
+func (s jobService) BackfillJob(ctx context.Context, req *carillonv1.BackfillJobRequest) (*carillonv1.BackfillJobResponse, error) {
+	if err := req.From.CheckValid(); err != nil {
+		return nil, invalid("from", "%v", err)
+	}
+	if err := req.To.CheckValid(); err != nil {
+		return nil, invalid("to", "%v", err)
+	}
+	from, to := req.From.AsTime(), req.To.AsTime()
+	if !to.After(from) {
+		return nil, invalid("to", "must be after from (%s), got %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	}
+	j, err := s.cfg.Store.Job(ctx, req.JobId)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	instants, n, err := schedule.Instants(schedule.SpecOf(j), from, to, backfillMax, backfillCountMax)
+	switch {
+	case errors.Is(err, schedule.ErrNoInstants):
+		return nil, invalid("job_id", "job %d has a %s schedule: %v; backfill needs a CRON or FIX_RATE schedule",
+			j.ID, strings.TrimPrefix(j.ScheduleType.String(), "SCHEDULE_TYPE_"), err)
+	case err != nil:
+		return nil, invalid("job_id", "job %d's schedule: %v", j.ID, err)
+	case n >= backfillCountMax:
+		return nil, invalid("to", "[from, to) holds more than %d instants of job %d's schedule; at most %d a call", backfillCountMax, j.ID, backfillMax)
+	case n > backfillMax:
+		return nil, invalid("to", "[from, to) holds %d instants of job %d's schedule; at most %d a call: split the range", n, j.ID, backfillMax)
+	}
+	res := &carillonv1.BackfillJobResponse{Instants: make([]*timestamppb.Timestamp, len(instants))}
+	for i, at := range instants {
+		res.Instants[i] = timestamppb.New(at)
+	}
+	if req.DryRun || len(instants) == 0 {
+		return res, nil
+	}
+	if res.RunIds, err = s.cfg.Trigger.Dispatcher.Backfill(ctx, j, instants); err != nil {
+		return nil, s.toConnect(err)
+	}
+	return res, nil
+}
+
 // runAtMax is how far ahead TriggerJob's run_at may be.
 const runAtMax = 366 * 24 * time.Hour
 

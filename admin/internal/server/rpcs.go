@@ -186,6 +186,11 @@ var rpcs = map[string]rpc{
 
 		},
 	}.row(),
+	carillonv1connect.JobServiceBackfillJobProcedure: rule[carillonv1.BackfillJobRequest]{access: accessWrite, audit: true, // as TriggerJob
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.BackfillJobRequest) error {
+			return s.jobAccess(ctx, p, "job_id", r.JobId, true)
+		},
+	}.row(),
 	carillonv1connect.JobServicePreviewScheduleProcedure: rule[carillonv1.PreviewScheduleRequest]{access: accessSelf}.row(), // touches no job
 	carillonv1connect.RunServiceListRunsProcedure: rule[carillonv1.ListRunsRequest]{access: accessRead,
 		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.ListRunsRequest) error {

@@ -57,6 +57,9 @@ type capJob struct {
 	running int32
 	block   carillonv1.BlockStrategy
 	group   *capGroup
+	// backfills counts the job's BACKFILL runs holding slots: a
+	// SERIAL_EXECUTION job runs its backfill one at a time (serialBackfill).
+	backfills int32
 }
 
 // capGroup is a group's cap and count, inside one transaction.
@@ -78,14 +81,38 @@ func (j *capJob) free() int32 {
 	return n
 }
 
-// take counts one more run of j running.
-func (j *capJob) take() {
+// freeFor is free for a run of trigger type tt: a SERIAL_EXECUTION job's
+// backfill has one slot of its own besides.
+func (j *capJob) freeFor(tt carillonv1.TriggerType) int32 {
+	if tt == carillonv1.TriggerType_TRIGGER_TYPE_BACKFILL && j.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL {
+		return min(j.free(), 1-j.backfills)
+	}
+	return j.free()
+}
+
+// take counts one more run of j, of trigger type tt, running.
+func (j *capJob) take(tt carillonv1.TriggerType) {
 	j.running++
 	j.group.running++
+	if tt == carillonv1.TriggerType_TRIGGER_TYPE_BACKFILL {
+		j.backfills++
+	}
+}
+
+// serialBackfill says a run of trigger type tt of a job with block
+// strategy block waits for the job's backfill slot: the backfill of a
+// SERIAL_EXECUTION job runs one instant at a time, in order, as if its
+// cap were 1.
+func serialBackfill(tt carillonv1.TriggerType, block carillonv1.BlockStrategy) bool {
+	return tt == carillonv1.TriggerType_TRIGGER_TYPE_BACKFILL &&
+		(block == carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL || block == carillonv1.BlockStrategy_BLOCK_STRATEGY_UNSPECIFIED)
 }
 
 // full says which cap stops a run of j, for its message.
 func (j *capJob) full() string {
+	if j.backfills > 0 && j.free() > 0 {
+		return fmt.Sprintf("job %d runs its backfill one instant at a time (SERIAL_EXECUTION)", j.id)
+	}
 	if j.cap > 0 && j.running >= j.cap {
 		return fmt.Sprintf("concurrency cap %d of job %d reached", j.cap, j.id)
 	}
@@ -145,6 +172,21 @@ func loadSlots(ctx context.Context, tx *sql.Tx, pg bool, jobIDs []int64) (map[in
 	if err != nil {
 		return nil, err
 	}
+	err = eachRow(ctx, tx, func(rows *sql.Rows) error {
+		var id int64
+		var n int32
+		if err := rows.Scan(&id, &n); err != nil {
+			return err
+		}
+		if j := jobs[id]; j != nil {
+			j.backfills = n
+		}
+		return nil
+	}, `SELECT job_id, count(*) FROM runs WHERE slot = 1 AND status = `+sqlRunning+` AND trigger_type = ?
+		AND job_id IN (SELECT value FROM json_each(?)) GROUP BY job_id`, carillonv1.TriggerType_TRIGGER_TYPE_BACKFILL, ids)
+	if err != nil {
+		return nil, err
+	}
 	var capped []int64
 	for id, g := range groups {
 		if g.cap > 0 {
@@ -197,7 +239,7 @@ func capFires(ctx context.Context, tx *sql.Tx, pg bool, claims []Claim, now time
 			}
 			switch {
 			case j.free() > 0:
-				j.take()
+				j.take(r.TriggerType)
 				r.Slot = SlotHeld
 			case j.discards():
 				r.Status, r.FinishedAt, r.TriggeredAt = carillonv1.RunStatus_RUN_STATUS_SKIPPED, now, time.Time{}
@@ -265,11 +307,11 @@ func capRuns(ctx context.Context, tx *sql.Tx, pg bool, claims []RunClaim, now ti
 		switch {
 		case j == nil: // deleted since: the claim finds nothing to do
 			take = append(take, byID[c.id])
-		case j.free() > 0:
-			j.take()
+		case j.freeFor(c.trigger) > 0:
+			j.take(c.trigger)
 			take = append(take, byID[c.id])
 			held = append(held, c.id)
-		case j.discards() && !c.workflow && c.trigger != carillonv1.TriggerType_TRIGGER_TYPE_RETRY:
+		case j.discards() && j.free() <= 0 && !c.workflow && c.trigger != carillonv1.TriggerType_TRIGGER_TYPE_RETRY:
 			_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ?`,
 				carillonv1.RunStatus_RUN_STATUS_SKIPPED, j.full()+"; skipped by DISCARD_LATER", now.UnixMilli(), c.id)
 		case c.slot != SlotWaiting:

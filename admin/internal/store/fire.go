@@ -269,8 +269,9 @@ func (s *Store) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time)
 }
 
 // splitCapped splits claims into those of jobs without a cap and those
-// of capped jobs, by the jobs' cached definitions: claims of jobs without
-// a cap cost a look-up in the cache, no query.
+// that count slots: of capped jobs, and the backfill of SERIAL_EXECUTION
+// jobs (serialBackfill). It reads the jobs' cached definitions: claims of
+// jobs without a cap cost a look-up in the cache, no query.
 func (s *Store) splitCapped(ctx context.Context, claims []RunClaim) (free, capped []RunClaim, err error) {
 	ids := make([]int64, 0, len(claims))
 	for _, c := range claims {
@@ -285,11 +286,15 @@ func (s *Store) splitCapped(ctx context.Context, claims []RunClaim) (free, cappe
 	if err != nil {
 		return nil, nil, err
 	}
-	if !slices.ContainsFunc(claims, func(c RunClaim) bool { return defs[c.JobID] != nil && defs[c.JobID].Capped }) {
+	counted := func(c RunClaim) bool {
+		j := defs[c.JobID]
+		return j != nil && (j.Capped || serialBackfill(c.TriggerType, j.BlockStrategy))
+	}
+	if !slices.ContainsFunc(claims, counted) {
 		return claims, nil, nil
 	}
 	for _, c := range claims {
-		if j := defs[c.JobID]; j != nil && j.Capped {
+		if counted(c) {
 			capped = append(capped, c)
 		} else {
 			free = append(free, c)

@@ -1385,6 +1385,136 @@ func (x *TriggerJobResponse) GetRunIds() []int64 {
 	return nil
 }
 
+// BackfillJobRequest runs a job once for every instant its schedule (CRON
+// or FIX_RATE) has in [from, to): each run with its instant as
+// scheduled_at and trigger type BACKFILL, sent now, oldest first. A
+// SERIAL_EXECUTION job runs them one at a time, in order; the job's
+// max_concurrency (and its group's) apply. FIX_RATE instants are from,
+// from + interval, ... At most 1,000 instants a call. Whoever may trigger
+// the job may backfill it.
+type BackfillJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	From  *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	// Lists the instants only; creates no run.
+	DryRun        bool `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackfillJobRequest) Reset() {
+	*x = BackfillJobRequest{}
+	mi := &file_carillon_v1_job_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackfillJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackfillJobRequest) ProtoMessage() {}
+
+func (x *BackfillJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_job_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackfillJobRequest.ProtoReflect.Descriptor instead.
+func (*BackfillJobRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *BackfillJobRequest) GetJobId() int64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *BackfillJobRequest) GetFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.From
+	}
+	return nil
+}
+
+func (x *BackfillJobRequest) GetTo() *timestamppb.Timestamp {
+	if x != nil {
+		return x.To
+	}
+	return nil
+}
+
+func (x *BackfillJobRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+// BackfillJobResponse names the runs created, oldest instant first, and
+// the instants.
+type BackfillJobResponse struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	RunIds        []int64                  `protobuf:"varint,1,rep,packed,name=run_ids,json=runIds,proto3" json:"run_ids,omitempty"`
+	Instants      []*timestamppb.Timestamp `protobuf:"bytes,2,rep,name=instants,proto3" json:"instants,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackfillJobResponse) Reset() {
+	*x = BackfillJobResponse{}
+	mi := &file_carillon_v1_job_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackfillJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackfillJobResponse) ProtoMessage() {}
+
+func (x *BackfillJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_job_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackfillJobResponse.ProtoReflect.Descriptor instead.
+func (*BackfillJobResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *BackfillJobResponse) GetRunIds() []int64 {
+	if x != nil {
+		return x.RunIds
+	}
+	return nil
+}
+
+func (x *BackfillJobResponse) GetInstants() []*timestamppb.Timestamp {
+	if x != nil {
+		return x.Instants
+	}
+	return nil
+}
+
 // PreviewScheduleRequest asks for the next fire times of a schedule.
 type PreviewScheduleRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -1399,7 +1529,7 @@ type PreviewScheduleRequest struct {
 
 func (x *PreviewScheduleRequest) Reset() {
 	*x = PreviewScheduleRequest{}
-	mi := &file_carillon_v1_job_proto_msgTypes[18]
+	mi := &file_carillon_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1411,7 +1541,7 @@ func (x *PreviewScheduleRequest) String() string {
 func (*PreviewScheduleRequest) ProtoMessage() {}
 
 func (x *PreviewScheduleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[18]
+	mi := &file_carillon_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1424,7 +1554,7 @@ func (x *PreviewScheduleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewScheduleRequest.ProtoReflect.Descriptor instead.
 func (*PreviewScheduleRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PreviewScheduleRequest) GetSchedule() *Schedule {
@@ -1459,7 +1589,7 @@ type PreviewScheduleResponse struct {
 
 func (x *PreviewScheduleResponse) Reset() {
 	*x = PreviewScheduleResponse{}
-	mi := &file_carillon_v1_job_proto_msgTypes[19]
+	mi := &file_carillon_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1601,7 @@ func (x *PreviewScheduleResponse) String() string {
 func (*PreviewScheduleResponse) ProtoMessage() {}
 
 func (x *PreviewScheduleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[19]
+	mi := &file_carillon_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1614,7 @@ func (x *PreviewScheduleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewScheduleResponse.ProtoReflect.Descriptor instead.
 func (*PreviewScheduleResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PreviewScheduleResponse) GetFireTimes() []*timestamppb.Timestamp {
@@ -1514,7 +1644,7 @@ type ImportJobsRequest struct {
 
 func (x *ImportJobsRequest) Reset() {
 	*x = ImportJobsRequest{}
-	mi := &file_carillon_v1_job_proto_msgTypes[20]
+	mi := &file_carillon_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1656,7 @@ func (x *ImportJobsRequest) String() string {
 func (*ImportJobsRequest) ProtoMessage() {}
 
 func (x *ImportJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[20]
+	mi := &file_carillon_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1669,7 @@ func (x *ImportJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportJobsRequest.ProtoReflect.Descriptor instead.
 func (*ImportJobsRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ImportJobsRequest) GetGroups() []*Group {
@@ -1579,7 +1709,7 @@ type ImportJobsResponse struct {
 
 func (x *ImportJobsResponse) Reset() {
 	*x = ImportJobsResponse{}
-	mi := &file_carillon_v1_job_proto_msgTypes[21]
+	mi := &file_carillon_v1_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1721,7 @@ func (x *ImportJobsResponse) String() string {
 func (*ImportJobsResponse) ProtoMessage() {}
 
 func (x *ImportJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[21]
+	mi := &file_carillon_v1_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1734,7 @@ func (x *ImportJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportJobsResponse.ProtoReflect.Descriptor instead.
 func (*ImportJobsResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ImportJobsResponse) GetGroups() []*Group {
@@ -1727,7 +1857,15 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x06run_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05runAtB\b\n" +
 	"\x06_param\"-\n" +
 	"\x12TriggerJobResponse\x12\x17\n" +
-	"\arun_ids\x18\x01 \x03(\x03R\x06runIds\"\xa4\x01\n" +
+	"\arun_ids\x18\x01 \x03(\x03R\x06runIds\"\xb9\x01\n" +
+	"\x12BackfillJobRequest\x12\x1e\n" +
+	"\x06job_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x05jobId\x126\n" +
+	"\x04from\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\x04from\x122\n" +
+	"\x02to\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\x02to\x12\x17\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"f\n" +
+	"\x13BackfillJobResponse\x12\x17\n" +
+	"\arun_ids\x18\x01 \x03(\x03R\x06runIds\x126\n" +
+	"\binstants\x18\x02 \x03(\v2\x1a.google.protobuf.TimestampR\binstants\"\xa4\x01\n" +
 	"\x16PreviewScheduleRequest\x129\n" +
 	"\bschedule\x18\x01 \x01(\v2\x15.carillon.v1.ScheduleB\x06\xbaH\x03\xc8\x01\x01R\bschedule\x12\x1f\n" +
 	"\x05count\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05count\x12.\n" +
@@ -1772,7 +1910,7 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x17ROUTE_STRATEGY_FAILOVER\x10\b\x12\x1b\n" +
 	"\x17ROUTE_STRATEGY_BUSYOVER\x10\t\x12%\n" +
 	"!ROUTE_STRATEGY_SHARDING_BROADCAST\x10\n" +
-	"2\x87\x06\n" +
+	"2\xd9\x06\n" +
 	"\n" +
 	"JobService\x12J\n" +
 	"\tCreateJob\x12\x1d.carillon.v1.CreateJobRequest\x1a\x1e.carillon.v1.CreateJobResponse\x12A\n" +
@@ -1783,7 +1921,8 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\bStartJob\x12\x1c.carillon.v1.StartJobRequest\x1a\x1d.carillon.v1.StartJobResponse\x12D\n" +
 	"\aStopJob\x12\x1b.carillon.v1.StopJobRequest\x1a\x1c.carillon.v1.StopJobResponse\x12M\n" +
 	"\n" +
-	"TriggerJob\x12\x1e.carillon.v1.TriggerJobRequest\x1a\x1f.carillon.v1.TriggerJobResponse\x12\\\n" +
+	"TriggerJob\x12\x1e.carillon.v1.TriggerJobRequest\x1a\x1f.carillon.v1.TriggerJobResponse\x12P\n" +
+	"\vBackfillJob\x12\x1f.carillon.v1.BackfillJobRequest\x1a .carillon.v1.BackfillJobResponse\x12\\\n" +
 	"\x0fPreviewSchedule\x12#.carillon.v1.PreviewScheduleRequest\x1a$.carillon.v1.PreviewScheduleResponse\x12M\n" +
 	"\n" +
 	"ImportJobs\x12\x1e.carillon.v1.ImportJobsRequest\x1a\x1f.carillon.v1.ImportJobsResponseB=Z;github.com/carillonhq/carillon/proto/carillon/v1;carillonv1b\x06proto3"
@@ -1801,7 +1940,7 @@ func file_carillon_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_carillon_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_carillon_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_carillon_v1_job_proto_goTypes = []any{
 	(ScheduleType)(0),               // 0: carillon.v1.ScheduleType
 	(MisfireStrategy)(0),            // 1: carillon.v1.MisfireStrategy
@@ -1824,75 +1963,82 @@ var file_carillon_v1_job_proto_goTypes = []any{
 	(*StopJobResponse)(nil),         // 18: carillon.v1.StopJobResponse
 	(*TriggerJobRequest)(nil),       // 19: carillon.v1.TriggerJobRequest
 	(*TriggerJobResponse)(nil),      // 20: carillon.v1.TriggerJobResponse
-	(*PreviewScheduleRequest)(nil),  // 21: carillon.v1.PreviewScheduleRequest
-	(*PreviewScheduleResponse)(nil), // 22: carillon.v1.PreviewScheduleResponse
-	(*ImportJobsRequest)(nil),       // 23: carillon.v1.ImportJobsRequest
-	(*ImportJobsResponse)(nil),      // 24: carillon.v1.ImportJobsResponse
-	nil,                             // 25: carillon.v1.ImportJobsResponse.GroupIdsEntry
-	nil,                             // 26: carillon.v1.ImportJobsResponse.JobIdsEntry
-	(*Script)(nil),                  // 27: carillon.v1.Script
-	(BlockStrategy)(0),              // 28: carillon.v1.BlockStrategy
-	(*timestamppb.Timestamp)(nil),   // 29: google.protobuf.Timestamp
-	(RunStatus)(0),                  // 30: carillon.v1.RunStatus
-	(*fieldmaskpb.FieldMask)(nil),   // 31: google.protobuf.FieldMask
-	(*Group)(nil),                   // 32: carillon.v1.Group
+	(*BackfillJobRequest)(nil),      // 21: carillon.v1.BackfillJobRequest
+	(*BackfillJobResponse)(nil),     // 22: carillon.v1.BackfillJobResponse
+	(*PreviewScheduleRequest)(nil),  // 23: carillon.v1.PreviewScheduleRequest
+	(*PreviewScheduleResponse)(nil), // 24: carillon.v1.PreviewScheduleResponse
+	(*ImportJobsRequest)(nil),       // 25: carillon.v1.ImportJobsRequest
+	(*ImportJobsResponse)(nil),      // 26: carillon.v1.ImportJobsResponse
+	nil,                             // 27: carillon.v1.ImportJobsResponse.GroupIdsEntry
+	nil,                             // 28: carillon.v1.ImportJobsResponse.JobIdsEntry
+	(*Script)(nil),                  // 29: carillon.v1.Script
+	(BlockStrategy)(0),              // 30: carillon.v1.BlockStrategy
+	(*timestamppb.Timestamp)(nil),   // 31: google.protobuf.Timestamp
+	(RunStatus)(0),                  // 32: carillon.v1.RunStatus
+	(*fieldmaskpb.FieldMask)(nil),   // 33: google.protobuf.FieldMask
+	(*Group)(nil),                   // 34: carillon.v1.Group
 }
 var file_carillon_v1_job_proto_depIdxs = []int32{
 	4,  // 0: carillon.v1.Job.schedule:type_name -> carillon.v1.Schedule
 	1,  // 1: carillon.v1.Job.misfire_strategy:type_name -> carillon.v1.MisfireStrategy
 	2,  // 2: carillon.v1.Job.route_strategy:type_name -> carillon.v1.RouteStrategy
-	27, // 3: carillon.v1.Job.script:type_name -> carillon.v1.Script
-	28, // 4: carillon.v1.Job.block_strategy:type_name -> carillon.v1.BlockStrategy
-	29, // 5: carillon.v1.Job.last_fire_at:type_name -> google.protobuf.Timestamp
-	29, // 6: carillon.v1.Job.next_fire_at:type_name -> google.protobuf.Timestamp
-	29, // 7: carillon.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	29, // 8: carillon.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
-	30, // 9: carillon.v1.Job.last_run_status:type_name -> carillon.v1.RunStatus
+	29, // 3: carillon.v1.Job.script:type_name -> carillon.v1.Script
+	30, // 4: carillon.v1.Job.block_strategy:type_name -> carillon.v1.BlockStrategy
+	31, // 5: carillon.v1.Job.last_fire_at:type_name -> google.protobuf.Timestamp
+	31, // 6: carillon.v1.Job.next_fire_at:type_name -> google.protobuf.Timestamp
+	31, // 7: carillon.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	31, // 8: carillon.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
+	32, // 9: carillon.v1.Job.last_run_status:type_name -> carillon.v1.RunStatus
 	0,  // 10: carillon.v1.Schedule.type:type_name -> carillon.v1.ScheduleType
 	3,  // 11: carillon.v1.CreateJobRequest.job:type_name -> carillon.v1.Job
 	3,  // 12: carillon.v1.CreateJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 13: carillon.v1.GetJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 14: carillon.v1.ListJobsResponse.jobs:type_name -> carillon.v1.Job
 	3,  // 15: carillon.v1.UpdateJobRequest.job:type_name -> carillon.v1.Job
-	31, // 16: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
+	33, // 16: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
 	3,  // 17: carillon.v1.UpdateJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 18: carillon.v1.StartJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 19: carillon.v1.StopJobResponse.job:type_name -> carillon.v1.Job
-	29, // 20: carillon.v1.TriggerJobRequest.run_at:type_name -> google.protobuf.Timestamp
-	4,  // 21: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
-	29, // 22: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
-	29, // 23: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
-	32, // 24: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
-	3,  // 25: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
-	32, // 26: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
-	3,  // 27: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
-	25, // 28: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
-	26, // 29: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
-	5,  // 30: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
-	7,  // 31: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
-	9,  // 32: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
-	11, // 33: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
-	13, // 34: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
-	15, // 35: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
-	17, // 36: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
-	19, // 37: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
-	21, // 38: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
-	23, // 39: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
-	6,  // 40: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
-	8,  // 41: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
-	10, // 42: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
-	12, // 43: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
-	14, // 44: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
-	16, // 45: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
-	18, // 46: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
-	20, // 47: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
-	22, // 48: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
-	24, // 49: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
-	40, // [40:50] is the sub-list for method output_type
-	30, // [30:40] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	31, // 20: carillon.v1.TriggerJobRequest.run_at:type_name -> google.protobuf.Timestamp
+	31, // 21: carillon.v1.BackfillJobRequest.from:type_name -> google.protobuf.Timestamp
+	31, // 22: carillon.v1.BackfillJobRequest.to:type_name -> google.protobuf.Timestamp
+	31, // 23: carillon.v1.BackfillJobResponse.instants:type_name -> google.protobuf.Timestamp
+	4,  // 24: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
+	31, // 25: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
+	31, // 26: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
+	34, // 27: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
+	3,  // 28: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
+	34, // 29: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
+	3,  // 30: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
+	27, // 31: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
+	28, // 32: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
+	5,  // 33: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
+	7,  // 34: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
+	9,  // 35: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
+	11, // 36: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
+	13, // 37: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
+	15, // 38: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
+	17, // 39: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
+	19, // 40: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
+	21, // 41: carillon.v1.JobService.BackfillJob:input_type -> carillon.v1.BackfillJobRequest
+	23, // 42: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
+	25, // 43: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
+	6,  // 44: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
+	8,  // 45: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
+	10, // 46: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
+	12, // 47: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
+	14, // 48: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
+	16, // 49: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
+	18, // 50: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
+	20, // 51: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
+	22, // 52: carillon.v1.JobService.BackfillJob:output_type -> carillon.v1.BackfillJobResponse
+	24, // 53: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
+	26, // 54: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
+	44, // [44:55] is the sub-list for method output_type
+	33, // [33:44] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_job_proto_init() }
@@ -1911,7 +2057,7 @@ func file_carillon_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_job_proto_rawDesc), len(file_carillon_v1_job_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

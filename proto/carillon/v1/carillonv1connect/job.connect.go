@@ -49,6 +49,8 @@ const (
 	JobServiceStopJobProcedure = "/carillon.v1.JobService/StopJob"
 	// JobServiceTriggerJobProcedure is the fully-qualified name of the JobService's TriggerJob RPC.
 	JobServiceTriggerJobProcedure = "/carillon.v1.JobService/TriggerJob"
+	// JobServiceBackfillJobProcedure is the fully-qualified name of the JobService's BackfillJob RPC.
+	JobServiceBackfillJobProcedure = "/carillon.v1.JobService/BackfillJob"
 	// JobServicePreviewScheduleProcedure is the fully-qualified name of the JobService's
 	// PreviewSchedule RPC.
 	JobServicePreviewScheduleProcedure = "/carillon.v1.JobService/PreviewSchedule"
@@ -78,6 +80,9 @@ type JobServiceClient interface {
 	StopJob(context.Context, *v1.StopJobRequest) (*v1.StopJobResponse, error)
 	// TriggerJob runs a job now, once, whether it is started or not.
 	TriggerJob(context.Context, *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error)
+	// Runs the job once for every instant its schedule has in [from, to),
+	// oldest first (see BackfillJobRequest).
+	BackfillJob(context.Context, *v1.BackfillJobRequest) (*v1.BackfillJobResponse, error)
 	// PreviewSchedule returns the next fire times of a schedule.
 	PreviewSchedule(context.Context, *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error)
 	// ImportJobs creates groups and their jobs in one transaction (ADMIN
@@ -149,6 +154,12 @@ func NewJobServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(jobServiceMethods.ByName("TriggerJob")),
 			connect.WithClientOptions(opts...),
 		),
+		backfillJob: connect.NewClient[v1.BackfillJobRequest, v1.BackfillJobResponse](
+			httpClient,
+			baseURL+JobServiceBackfillJobProcedure,
+			connect.WithSchema(jobServiceMethods.ByName("BackfillJob")),
+			connect.WithClientOptions(opts...),
+		),
 		previewSchedule: connect.NewClient[v1.PreviewScheduleRequest, v1.PreviewScheduleResponse](
 			httpClient,
 			baseURL+JobServicePreviewScheduleProcedure,
@@ -174,6 +185,7 @@ type jobServiceClient struct {
 	startJob        *connect.Client[v1.StartJobRequest, v1.StartJobResponse]
 	stopJob         *connect.Client[v1.StopJobRequest, v1.StopJobResponse]
 	triggerJob      *connect.Client[v1.TriggerJobRequest, v1.TriggerJobResponse]
+	backfillJob     *connect.Client[v1.BackfillJobRequest, v1.BackfillJobResponse]
 	previewSchedule *connect.Client[v1.PreviewScheduleRequest, v1.PreviewScheduleResponse]
 	importJobs      *connect.Client[v1.ImportJobsRequest, v1.ImportJobsResponse]
 }
@@ -250,6 +262,15 @@ func (c *jobServiceClient) TriggerJob(ctx context.Context, req *v1.TriggerJobReq
 	return nil, err
 }
 
+// BackfillJob calls carillon.v1.JobService.BackfillJob.
+func (c *jobServiceClient) BackfillJob(ctx context.Context, req *v1.BackfillJobRequest) (*v1.BackfillJobResponse, error) {
+	response, err := c.backfillJob.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // PreviewSchedule calls carillon.v1.JobService.PreviewSchedule.
 func (c *jobServiceClient) PreviewSchedule(ctx context.Context, req *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error) {
 	response, err := c.previewSchedule.CallUnary(ctx, connect.NewRequest(req))
@@ -290,6 +311,9 @@ type JobServiceHandler interface {
 	StopJob(context.Context, *v1.StopJobRequest) (*v1.StopJobResponse, error)
 	// TriggerJob runs a job now, once, whether it is started or not.
 	TriggerJob(context.Context, *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error)
+	// Runs the job once for every instant its schedule has in [from, to),
+	// oldest first (see BackfillJobRequest).
+	BackfillJob(context.Context, *v1.BackfillJobRequest) (*v1.BackfillJobResponse, error)
 	// PreviewSchedule returns the next fire times of a schedule.
 	PreviewSchedule(context.Context, *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error)
 	// ImportJobs creates groups and their jobs in one transaction (ADMIN
@@ -357,6 +381,12 @@ func NewJobServiceHandler(svc JobServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(jobServiceMethods.ByName("TriggerJob")),
 		connect.WithHandlerOptions(opts...),
 	)
+	jobServiceBackfillJobHandler := connect.NewUnaryHandlerSimple(
+		JobServiceBackfillJobProcedure,
+		svc.BackfillJob,
+		connect.WithSchema(jobServiceMethods.ByName("BackfillJob")),
+		connect.WithHandlerOptions(opts...),
+	)
 	jobServicePreviewScheduleHandler := connect.NewUnaryHandlerSimple(
 		JobServicePreviewScheduleProcedure,
 		svc.PreviewSchedule,
@@ -387,6 +417,8 @@ func NewJobServiceHandler(svc JobServiceHandler, opts ...connect.HandlerOption) 
 			jobServiceStopJobHandler.ServeHTTP(w, r)
 		case JobServiceTriggerJobProcedure:
 			jobServiceTriggerJobHandler.ServeHTTP(w, r)
+		case JobServiceBackfillJobProcedure:
+			jobServiceBackfillJobHandler.ServeHTTP(w, r)
 		case JobServicePreviewScheduleProcedure:
 			jobServicePreviewScheduleHandler.ServeHTTP(w, r)
 		case JobServiceImportJobsProcedure:
@@ -430,6 +462,10 @@ func (UnimplementedJobServiceHandler) StopJob(context.Context, *v1.StopJobReques
 
 func (UnimplementedJobServiceHandler) TriggerJob(context.Context, *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.JobService.TriggerJob is not implemented"))
+}
+
+func (UnimplementedJobServiceHandler) BackfillJob(context.Context, *v1.BackfillJobRequest) (*v1.BackfillJobResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.JobService.BackfillJob is not implemented"))
 }
 
 func (UnimplementedJobServiceHandler) PreviewSchedule(context.Context, *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error) {
