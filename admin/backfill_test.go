@@ -50,16 +50,7 @@ func TestBackfill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, a.URL, 15*time.Second, func() error {
-		res, err := c.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
-		if err != nil {
-			return err
-		}
-		if len(res.Group.Addresses) != 2 {
-			return fmt.Errorf("%d executors registered, want 2", len(res.Group.Addresses))
-		}
-		return nil
-	})
+	awaitExecutors(t, a, c, g.Group.Id, 2)
 	hourly := &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "0 30 * * * ?", TimeZone: "Asia/Kolkata"}
 	job := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "hourly", Schedule: hourly, Handler: "count",
 		RouteStrategy: carillonv1.RouteStrategy_ROUTE_STRATEGY_ROUND_ROBIN}) // stopped: only the backfill runs it

@@ -52,6 +52,22 @@ func (g *handlerGate) counts() (running, most, started int) {
 	return g.running, g.most, g.started
 }
 
+// awaitExecutors waits until group id of admin a has n executors
+// registered.
+func awaitExecutors(t *testing.T, a *testAdmin, c clients, id int64, n int) {
+	t.Helper()
+	eventually(t, a.URL, 15*time.Second, func() error {
+		res, err := c.group.GetGroup(context.Background(), &carillonv1.GetGroupRequest{Id: id})
+		if err != nil {
+			return err
+		}
+		if len(res.Group.Addresses) != n {
+			return fmt.Errorf("%d executors registered, want %d", len(res.Group.Addresses), n)
+		}
+		return nil
+	})
+}
+
 // TestConcurrencyCap: a job with max_concurrency 2 triggered four times
 // at once over four executors runs at most two at any moment, as the
 // executors count them; the other two wait PENDING, saying so, and start
@@ -71,16 +87,7 @@ func TestConcurrencyCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, a.URL, 15*time.Second, func() error {
-		res, err := c.group.GetGroup(ctx, &carillonv1.GetGroupRequest{Id: g.Group.Id})
-		if err != nil {
-			return err
-		}
-		if len(res.Group.Addresses) != 4 {
-			return fmt.Errorf("%d executors registered, want 4", len(res.Group.Addresses))
-		}
-		return nil
-	})
+	awaitExecutors(t, a, c, g.Group.Id, 4)
 	none := &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}
 	job := createJob(t, c, &carillonv1.Job{GroupId: g.Group.Id, Description: "capped", Schedule: none, Handler: "slow",
 		RouteStrategy: carillonv1.RouteStrategy_ROUTE_STRATEGY_ROUND_ROBIN, MaxConcurrency: 2, Enabled: true})

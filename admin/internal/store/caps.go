@@ -157,33 +157,11 @@ func loadSlots(ctx context.Context, tx *sql.Tx, pg bool, jobIDs []int64) (map[in
 	if err != nil {
 		return nil, err
 	}
-	err = eachRow(ctx, tx, func(rows *sql.Rows) error {
-		var id int64
-		var n int32
-		if err := rows.Scan(&id, &n); err != nil {
-			return err
-		}
+	err = countHeld(ctx, tx, "job_id", ids, func(id int64, n, backfills int32) {
 		if j := jobs[id]; j != nil {
-			j.running = n
+			j.running, j.backfills = n, backfills
 		}
-		return nil
-	}, `SELECT job_id, count(*) FROM runs WHERE slot = 1 AND status = `+sqlRunning+`
-		AND job_id IN (SELECT value FROM json_each(?)) GROUP BY job_id`, ids)
-	if err != nil {
-		return nil, err
-	}
-	err = eachRow(ctx, tx, func(rows *sql.Rows) error {
-		var id int64
-		var n int32
-		if err := rows.Scan(&id, &n); err != nil {
-			return err
-		}
-		if j := jobs[id]; j != nil {
-			j.backfills = n
-		}
-		return nil
-	}, `SELECT job_id, count(*) FROM runs WHERE slot = 1 AND status = `+sqlRunning+` AND trigger_type = ?
-		AND job_id IN (SELECT value FROM json_each(?)) GROUP BY job_id`, carillonv1.TriggerType_TRIGGER_TYPE_BACKFILL, ids)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -196,18 +174,28 @@ func loadSlots(ctx context.Context, tx *sql.Tx, pg bool, jobIDs []int64) (map[in
 	if len(capped) == 0 {
 		return jobs, nil
 	}
-	err = eachRow(ctx, tx, func(rows *sql.Rows) error {
-		var id int64
-		var n int32
-		if err := rows.Scan(&id, &n); err != nil {
-			return err
-		}
-		groups[id].running = n
-		return nil
-	}, `SELECT group_id, count(*) FROM runs WHERE slot = 1 AND status = `+sqlRunning+`
-		AND group_id IN (SELECT value FROM json_each(?)) GROUP BY group_id`, jsonIDs(capped))
+	err = countHeld(ctx, tx, "group_id", jsonIDs(capped), func(id int64, n, _ int32) { groups[id].running = n })
 	return jobs, err
 }
+
+// countHeld counts the runs holding slots (RUNNING, SlotHeld), and the
+// BACKFILL ones among them, by column col (job_id or group_id) for the
+// ids of a JSON list, and hands each count to set.
+func countHeld(ctx context.Context, tx *sql.Tx, col, ids string, set func(id int64, n, backfills int32)) error {
+	return eachRow(ctx, tx, func(rows *sql.Rows) error {
+		var id int64
+		var n, backfills int32
+		if err := rows.Scan(&id, &n, &backfills); err != nil {
+			return err
+		}
+		set(id, n, backfills)
+		return nil
+	}, `SELECT `+col+`, count(*), coalesce(sum(CASE WHEN trigger_type = `+sqlBackfill+` THEN 1 ELSE 0 END), 0) FROM runs
+		WHERE slot = 1 AND status = `+sqlRunning+` AND `+col+` IN (SELECT value FROM json_each(?)) GROUP BY `+col, ids)
+}
+
+// sqlBackfill is TRIGGER_TYPE_BACKFILL in SQL.
+const sqlBackfill = "8"
 
 // capFires applies the caps to the runs of the capped claims in tx
 // (ClaimFires): each RUNNING run takes a slot of its job (SlotHeld), or,
