@@ -145,3 +145,52 @@ func TestBackfill(t *testing.T) {
 		t.Errorf("backfill of 1,000 hours: %d runs", len(big.RunIds))
 	}
 }
+
+// TestBackfillWorkflow: BackfillWorkflow of a SERIAL_EXECUTION workflow
+// over three fixed-rate instants makes three BACKFILL workflow runs, with
+// the instants as scheduled_at, which run one after the other; a dry run
+// lists the instants and makes none.
+func TestBackfillWorkflow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := startWorkflowSetup(t)
+	j, err := w.c.job.GetJob(ctx, &carillonv1.GetJobRequest{Id: w.jobs["journal"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := w.wf.CreateWorkflow(ctx, &carillonv1.CreateWorkflowRequest{Workflow: &carillonv1.Workflow{
+		GroupId: j.Job.GroupId, Name: "backfilled", Nodes: []*carillonv1.WorkflowNode{node("n", w.jobs["journal"])},
+		Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: 3600},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	req := &carillonv1.BackfillWorkflowRequest{WorkflowId: created.Workflow.Id, From: timestamppb.New(from), To: timestamppb.New(from.Add(3 * time.Hour)), DryRun: true}
+	dry, err := w.wf.BackfillWorkflow(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dry.Instants) != 3 || len(dry.WorkflowRunIds) != 0 {
+		t.Fatalf("dry run: %d instants, workflow runs %v; want 3, none", len(dry.Instants), dry.WorkflowRunIds)
+	}
+	req.DryRun = false
+	res, err := w.wf.BackfillWorkflow(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.WorkflowRunIds) != 3 {
+		t.Fatalf("workflow runs %v, want 3", res.WorkflowRunIds)
+	}
+	for i, id := range res.WorkflowRunIds {
+		wr := w.await(t, id, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SUCCEEDED)
+		if want := from.Add(time.Duration(i) * time.Hour); !wr.ScheduledAt.AsTime().Equal(want) {
+			t.Errorf("workflow run %d: scheduled at %v, want %v", id, wr.ScheduledAt.AsTime(), want)
+		}
+	}
+	w.log.mu.Lock()
+	defer w.log.mu.Unlock()
+	if got := strings.Join(w.log.events, ","); got != "start n,end n,start n,end n,start n,end n" {
+		t.Errorf("the node's runs: %s; want one after the other", got)
+	}
+}

@@ -515,22 +515,38 @@ func jobTriggerCmd(e *cmdEnv) *cobra.Command {
 }
 
 func jobBackfillCmd(e *cmdEnv) *cobra.Command {
+	return backfillCmd(e, "job", "runs", func(ctx context.Context, id int64, from, to time.Time, dry bool) ([]int64, []*timestamppb.Timestamp, proto.Message, error) {
+		res, err := e.clients().Jobs.BackfillJob(ctx, &carillonv1.BackfillJobRequest{JobId: id, From: timestamppb.New(from), To: timestamppb.New(to), DryRun: dry})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return res.RunIds, res.Instants, res, nil
+	})
+}
+
+// backfillFunc calls a backfill RPC and returns what it made (run or
+// workflow run ids), the instants, and the response.
+type backfillFunc func(ctx context.Context, id int64, from, to time.Time, dry bool) ([]int64, []*timestamppb.Timestamp, proto.Message, error)
+
+// backfillCmd is "carillon job backfill" or "carillon workflow backfill"
+// (what): it prints each instant with what call made for it.
+func backfillCmd(e *cmdEnv, what, made string, call backfillFunc) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backfill ID --from T --to T",
-		Short: "Run a job once for every instant its schedule has in [--from, --to), oldest first (--dry-run: list them)",
-		Long: `Run a job once for every instant of its schedule (cron, or fixed rate from --from on) in
-[--from, --to), each run with its instant as its scheduled time (trigger type BACKFILL), at most
-1000 a call. A SERIAL_EXECUTION job runs them one at a time, in order; the job's and its group's
-max concurrency apply. --from and --to are RFC 3339 times, or durations before now (24h: a day ago).`,
-		Example: "  carillon job backfill 2 --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z --dry-run\n" +
-			"  carillon job backfill 2 --from 24h --to 0s",
+		Short: "Run a " + what + " once for every instant its schedule has in [--from, --to), oldest first (--dry-run: list them)",
+		Long: `Run a ` + what + ` once for every instant of its schedule (cron, or fixed rate from --from on)
+in [--from, --to), each with its instant as its scheduled time (trigger type BACKFILL), at most
+1000 a call. SERIAL_EXECUTION runs them one at a time, in order; a job's and its group's max
+concurrency apply. --from and --to are RFC 3339 times, or durations before now (24h: a day ago).`,
+		Example: "  carillon " + what + " backfill 2 --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z --dry-run\n" +
+			"  carillon " + what + " backfill 2 --from 24h --to 0s",
 	}
 	from := cmd.Flags().String("from", "", "the first instant's earliest time, included: RFC 3339 or a duration before now")
 	to := cmd.Flags().String("to", "", "the end of the range, excluded: RFC 3339 or a duration before now")
 	dry := cmd.Flags().Bool("dry-run", false, "list the instants only; make no run")
 	_ = cmd.MarkFlagRequired("from")
 	_ = cmd.MarkFlagRequired("to")
-	return e.jobIDCmd(cmd, func(ctx context.Context, id int64) error {
+	return e.idCmd(cmd, what, func(ctx context.Context, id int64) error {
 		now := time.Now()
 		f, err := parseBefore("from", *from, now)
 		if err != nil {
@@ -540,25 +556,25 @@ max concurrency apply. --from and --to are RFC 3339 times, or durations before n
 		if err != nil {
 			return err
 		}
-		res, err := e.clients().Jobs.BackfillJob(ctx, &carillonv1.BackfillJobRequest{JobId: id, From: timestamppb.New(f), To: timestamppb.New(t), DryRun: *dry})
+		ids, instants, res, err := call(ctx, id, f, t, *dry)
 		if err != nil {
 			return err
 		}
 		if e.json {
 			return e.printJSON(res)
 		}
-		for i, at := range res.Instants {
+		for i, at := range instants {
 			run := ""
-			if i < len(res.RunIds) {
-				run = "  run " + fmtID(res.RunIds[i])
+			if i < len(ids) {
+				run = "  " + fmtID(ids[i])
 			}
 			fmt.Fprintf(e.io.out, "%s%s\n", at.AsTime().UTC().Format(time.RFC3339), run)
 		}
-		what := "would run"
+		verb := "would run"
 		if !*dry {
-			what = "runs"
+			verb = made
 		}
-		_, err = fmt.Fprintf(e.io.out, "job %d %s %d instants\n", id, what, len(res.Instants))
+		_, err = fmt.Fprintf(e.io.out, "%s %d %s %d instants\n", what, id, verb, len(instants))
 		return err
 	})
 }

@@ -346,6 +346,11 @@ var rpcs = map[string]rpc{
 			return s.workflowAccess(ctx, p, "workflow_id", r.WorkflowId, true)
 		},
 	}.row(),
+	carillonv1connect.WorkflowServiceBackfillWorkflowProcedure: rule[carillonv1.BackfillWorkflowRequest]{access: accessWrite, audit: true, // as TriggerWorkflow
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.BackfillWorkflowRequest) error {
+			return s.workflowAccess(ctx, p, "workflow_id", r.WorkflowId, true)
+		},
+	}.row(),
 	carillonv1connect.WorkflowServiceGetWorkflowRunProcedure: rule[carillonv1.GetWorkflowRunRequest]{access: accessRead,
 		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.GetWorkflowRunRequest) error {
 			return s.workflowRunAccess(ctx, p, "workflow_run_id", r.WorkflowRunId, false)
