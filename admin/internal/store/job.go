@@ -265,12 +265,13 @@ func runsChanged(a, b Job) bool {
 }
 
 // dropPending deletes the job's pending runs and returns the earliest
-// scheduled instant among them (zero if there were none). The pending
-// runs of workflow nodes are the workflow run's, and stay.
+// scheduled instant among them (zero if there were none), backfill runs
+// left out of it: their instants are past ones, not the schedule's next.
+// The pending runs of workflow nodes are the workflow run's, and stay.
 func dropPending(ctx context.Context, tx *sql.Tx, jobID int64) (time.Time, error) {
 	var earliest sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT min(scheduled_at) FROM runs WHERE job_id = ? AND status = ? AND workflow_run_id = 0`,
-		jobID, carillonv1.RunStatus_RUN_STATUS_PENDING).Scan(&earliest)
+	err := tx.QueryRowContext(ctx, `SELECT min(scheduled_at) FROM runs WHERE job_id = ? AND status = ? AND workflow_run_id = 0 AND trigger_type <> ?`,
+		jobID, carillonv1.RunStatus_RUN_STATUS_PENDING, carillonv1.TriggerType_TRIGGER_TYPE_BACKFILL).Scan(&earliest)
 	if err != nil {
 		return time.Time{}, err
 	}
