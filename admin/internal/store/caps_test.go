@@ -242,3 +242,33 @@ func ids(runs []store.Run) []int64 {
 	}
 	return out
 }
+
+// TestUpdateDropsBackfill: updating a job drops its backfill runs not
+// started yet, and their past instants do not become its next fire.
+func TestUpdateDropsBackfill(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, b := setup(t, sqliteDB(t))
+	next := t0.Add(time.Hour)
+	j, err := s.CreateJob(ctx, newJob(b.group.ID, next), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := pendingRun(j, t0.AddDate(0, -1, 0))
+	r.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_BACKFILL
+	runs, err := s.InsertRuns(ctx, []store.Run{*r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Description = "changed"
+	got, err := s.UpdateJob(ctx, j, false, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.NextFireAt.Equal(next) {
+		t.Errorf("next fire after the update: %v, want %v (not the backfill's instant)", got.NextFireAt, next)
+	}
+	if _, err := s.Run(ctx, runs[0].ID); err == nil {
+		t.Error("the pending backfill run survived the update")
+	}
+}
