@@ -256,10 +256,10 @@ func TestCLI(t *testing.T) {
 	// Jobs: every field has a flag, and job get shows every field.
 	out = b.must("", as("job", "create", "--group", "1", "--description", "say hello", "--handler", "hello", "--no-schedule",
 		"--retries", "2", "--retry-delay", "30s", "--backoff", "--alarm-webhook", "http://127.0.0.1:1/hook", "--alarm-every-failure",
-		"--emails", "ops@example.com", "--timeout", "60", "--route", "round_robin", "--owner", "ops")...)
+		"--emails", "ops@example.com", "--timeout", "60", "--route", "round_robin", "--owner", "ops", "--max-concurrency", "3")...)
 	for _, want := range []string{`ID:\s+1\n`, `Retries:\s+2\n`, `Retry delay:\s+30s\n`, `Retry backoff:\s+yes\n`,
 		`Alarm webhook:\s+http://127\.0\.0\.1:1/hook\n`, `Alarm every failure:\s+yes\n`, `Alarm e-mails:\s+ops@example\.com\n`,
-		`Timeout:\s+1m0s\n`, `Route:\s+ROUND_ROBIN\n`, `Owner:\s+ops\n`, `Created:\s+\d{4}-`} {
+		`Timeout:\s+1m0s\n`, `Route:\s+ROUND_ROBIN\n`, `Owner:\s+ops\n`, `Max concurrency:\s+3\n`, `Created:\s+\d{4}-`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("job create: no %s in\n%s", want, out)
 		}
@@ -291,6 +291,11 @@ func TestCLI(t *testing.T) {
 	out = b.must("", as("job", "preview", "1", "--tz", "Asia/Tokyo", "--from", "2026-01-01T00:00:00Z", "--count", "1")...)
 	if out != "FIRE TIME (Asia/Tokyo)\n2026-01-01T20:00:00+09:00\n" {
 		t.Errorf("job preview 1 --tz Asia/Tokyo: %q", out)
+	}
+
+	out = b.must("", as("job", "backfill", "1", "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-03T00:00:00Z", "--dry-run")...)
+	if out != "2026-01-01T11:00:00Z\n2026-01-02T11:00:00Z\njob 1 would run 2 instants\n" {
+		t.Errorf("job backfill --dry-run: %q", out)
 	}
 
 	// Trigger, then follow the run's log to its end.

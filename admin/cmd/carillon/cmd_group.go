@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,10 +21,21 @@ func groupCmd(e *cmdEnv) *cobra.Command {
 
 func groupRow(g *carillonv1.Group) []string {
 	return []string{fmtID(g.Id), g.AppName, g.Title, enumName(g.AddressMode, "ADDRESS_MODE_"), protocolName(g),
-		orDash(strings.Join(g.Addresses, ",")), yesNo(g.Paused)}
+		capText(g.MaxConcurrency), orDash(strings.Join(g.Addresses, ",")), yesNo(g.Paused)}
 }
 
-var groupHeader = []string{"ID", "APP", "TITLE", "MODE", "PROTOCOL", "EXECUTORS", "PAUSED"}
+var groupHeader = []string{"ID", "APP", "TITLE", "MODE", "PROTOCOL", "CAP", "EXECUTORS", "PAUSED"}
+
+// maxConcurrencyUsage is the help of the groups' --max-concurrency.
+const maxConcurrencyUsage = "at most this many runs of all the group's jobs running at once over all executors (0: no cap)"
+
+// groupCap reads a group's --max-concurrency.
+func groupCap(n int) (int32, error) {
+	if n < 0 || n > math.MaxInt32 {
+		return 0, usagef("--max-concurrency: %d is out of range", n)
+	}
+	return int32(n), nil
+}
 
 func groupListCmd(e *cmdEnv) *cobra.Command {
 	cmd := &cobra.Command{
@@ -98,12 +110,17 @@ the admin's /api/registry; --allow-scripts sends them its script jobs.`,
 	manual := cmd.Flags().String("manual", "", "MANUAL mode with these executor URLs, comma-separated (default: AUTO, the registered executors)")
 	protocol := cmd.Flags().String("protocol", "carillon", "the executors' protocol: carillon (the SDK) or xxl-job (xxl-job-core, xxl-job-executor-go)")
 	allowScripts := cmd.Flags().Bool("allow-scripts", false, "xxl-job groups: send script (GLUE) jobs to the executors")
+	maxConcurrency := cmd.Flags().Int("max-concurrency", 0, maxConcurrencyUsage)
 	return e.leaf(cmd, func(ctx context.Context, args []string) error {
 		p, err := parseProtocol(*protocol)
 		if err != nil {
 			return err
 		}
-		g := &carillonv1.Group{AppName: args[0], Title: *title, ExecutorProtocol: p, AllowScripts: *allowScripts}
+		limit, err := groupCap(*maxConcurrency)
+		if err != nil {
+			return err
+		}
+		g := &carillonv1.Group{AppName: args[0], Title: *title, ExecutorProtocol: p, AllowScripts: *allowScripts, MaxConcurrency: limit}
 		if *manual != "" {
 			g.AddressMode, g.Addresses = carillonv1.AddressMode_ADDRESS_MODE_MANUAL, splitList(*manual)
 		}
@@ -118,7 +135,7 @@ the admin's /api/registry; --allow-scripts sends them its script jobs.`,
 func groupUpdateCmd(e *cmdEnv) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "update ID",
-		Short: "Change a group's title, app name, mode, protocol or scripts; only the fields of the flags given change",
+		Short: "Change a group's title, app name, mode, protocol, scripts or cap; only the fields of the flags given change",
 		Example: "  carillon group update 1 --title 'Batch executors'\n  carillon group update 1 --manual http://10.0.0.5:9999\n" +
 			"  carillon group update 1 --auto",
 		Args: exactArgs(1, "a group id"),
@@ -131,6 +148,7 @@ func groupUpdateCmd(e *cmdEnv) *cobra.Command {
 	cmd.MarkFlagsMutuallyExclusive("manual", "auto")
 	protocol := fs.String("protocol", "", "the executors' protocol: carillon or xxl-job")
 	allowScripts := fs.Bool("allow-scripts", false, "xxl-job groups: send script (GLUE) jobs to the executors (--allow-scripts=false stops)")
+	maxConcurrency := fs.Int("max-concurrency", 0, maxConcurrencyUsage)
 	return e.leaf(cmd, func(ctx context.Context, args []string) error {
 		id, err := parseID("group", args[0])
 		if err != nil {
@@ -162,8 +180,14 @@ func groupUpdateCmd(e *cmdEnv) *cobra.Command {
 			g.AllowScripts = *allowScripts
 			mask = append(mask, "allow_scripts")
 		}
+		if fs.Changed("max-concurrency") {
+			if g.MaxConcurrency, err = groupCap(*maxConcurrency); err != nil {
+				return err
+			}
+			mask = append(mask, "max_concurrency")
+		}
 		if len(mask) == 0 {
-			return usagef("group update: nothing to change: give --title, --app, --manual, --auto, --protocol or --allow-scripts")
+			return usagef("group update: nothing to change: give --title, --app, --manual, --auto, --protocol, --allow-scripts or --max-concurrency")
 		}
 		res, err := e.clients().Groups.UpdateGroup(ctx, &carillonv1.UpdateGroupRequest{Group: g, UpdateMask: &fieldmaskpb.FieldMask{Paths: mask}})
 		if err != nil {

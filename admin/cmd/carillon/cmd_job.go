@@ -23,7 +23,7 @@ import (
 func jobCmd(e *cmdEnv) *cobra.Command {
 	return noun("job", "Jobs: what runs where and when",
 		jobListCmd(e), jobGetCmd(e), jobCreateCmd(e), jobUpdateCmd(e), jobStartCmd(e), jobStopCmd(e),
-		jobDeleteCmd(e), jobTriggerCmd(e), jobPreviewCmd(e))
+		jobDeleteCmd(e), jobTriggerCmd(e), jobBackfillCmd(e), jobPreviewCmd(e))
 }
 
 var jobHeader = []string{"ID", "GROUP", "DESCRIPTION", "SCHEDULE", "HANDLER", "ENABLED", "NEXT FIRE"}
@@ -77,9 +77,18 @@ func jobFields(j *carillonv1.Job) [][2]string {
 		{"Children", fmtIDs(j.ChildJobIds)}, {"Calendars", fmtIDs(j.CalendarIds)}, {"Alarm e-mails", orDash(strings.Join(j.AlarmEmails, ","))},
 		{"Alarm webhook", orDash(j.AlarmWebhookUrl)}, {"Alarm every failure", yesNo(j.AlarmEveryFailure)},
 		{"Param is a template", yesNo(j.ParamTemplate)},
+		{"Max concurrency", capText(j.MaxConcurrency)},
 		{"Enabled", fmt.Sprint(j.Enabled)}, {"Last fire", fmtTime(j.LastFireAt)}, {"Next fire", fmtTime(j.NextFireAt)},
 		{"Created", fmtTime(j.CreatedAt)}, {"Updated", fmtTime(j.UpdatedAt)},
 	}
+}
+
+// capText shows a max_concurrency: "-" for no cap.
+func capText(n int32) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
 }
 
 func jobListCmd(e *cmdEnv) *cobra.Command {
@@ -151,7 +160,7 @@ type jobFlags struct {
 	cron, tz, route, block, misfire, children  *string
 	webhook, calendars                         *string
 	every, delay, timeout                      *seconds
-	retries                                    *int
+	retries, maxConcurrency                    *int
 	retryDelay                                 *time.Duration
 	none, backoff, everyFailure, paramTemplate *bool
 	scriptFile, scriptType                     *string
@@ -183,7 +192,9 @@ func newJobFlags(fs *pflag.FlagSet, proc procEnv) *jobFlags {
 			enumValues(carillonv1.BlockStrategy(0).Descriptor(), "BLOCK_STRATEGY_")+" (default serial)"),
 		misfire: fs.String("misfire", "", "misfire strategy: "+
 			enumValues(carillonv1.MisfireStrategy(0).Descriptor(), "MISFIRE_STRATEGY_")+" (default do_nothing)"),
-		retries:      fs.Int("retries", 0, "extra attempts after a failed run"),
+		retries: fs.Int("retries", 0, "extra attempts after a failed run"),
+		maxConcurrency: fs.Int("max-concurrency", 0, "at most this many runs of the job running at once over all executors; "+
+			"more wait, or are skipped under --block discard_later (0: no cap)"),
 		retryDelay:   fs.Duration("retry-delay", 0, "time between a failed attempt and its retry, whole seconds, e.g. 30s (0: the default, 10s)"),
 		backoff:      fs.Bool("backoff", false, "double the retry delay after each failed attempt (capped at 1h); --backoff=false turns it off"),
 		children:     fs.String("children", "", "child job ids, comma-separated: fired after a run succeeds"),
@@ -211,7 +222,7 @@ var maskPaths = map[string]string{
 	"emails": "alarm_emails", "timeout": "timeout_seconds", "retries": "retry_count", "children": "child_job_ids",
 	"route": "route_strategy", "block": "block_strategy", "misfire": "misfire_strategy", "script-file": "script",
 	"retry-delay": "retry_delay_seconds", "backoff": "retry_backoff", "alarm-webhook": "alarm_webhook_url",
-	"alarm-every-failure": "alarm_every_failure", "param-template": "param_template", "calendar": "calendar_ids",
+	"alarm-every-failure": "alarm_every_failure", "param-template": "param_template", "calendar": "calendar_ids", "max-concurrency": "max_concurrency",
 }
 
 // job builds the job from the flags and returns the update mask of the
@@ -219,6 +230,9 @@ var maskPaths = map[string]string{
 func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 	if *f.retries < 0 || *f.retries > math.MaxInt32 {
 		return nil, nil, usagef("--retries: %d is out of range", *f.retries)
+	}
+	if *f.maxConcurrency < 0 || *f.maxConcurrency > math.MaxInt32 {
+		return nil, nil, usagef("--max-concurrency: %d is out of range", *f.maxConcurrency)
 	}
 	if *f.retryDelay < 0 || *f.retryDelay%time.Second != 0 || *f.retryDelay > math.MaxInt32*time.Second {
 		return nil, nil, usagef("--retry-delay: want whole seconds, at least 0: %s", *f.retryDelay)
@@ -228,6 +242,7 @@ func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 		AlarmEmails: splitList(*f.emails), TimeoutSeconds: int32(*f.timeout), RetryCount: int32(*f.retries), //nolint:gosec // range checked above and by seconds.Set
 		RetryDelaySeconds: int32(*f.retryDelay / time.Second), RetryBackoff: *f.backoff, //nolint:gosec // range checked above
 		AlarmWebhookUrl: *f.webhook, AlarmEveryFailure: *f.everyFailure, ParamTemplate: *f.paramTemplate,
+		MaxConcurrency: int32(*f.maxConcurrency), //nolint:gosec // range checked above
 	}
 	var mask []string
 	for flagName, path := range maskPaths {
@@ -516,6 +531,84 @@ func jobTriggerCmd(e *cmdEnv) *cobra.Command {
 		}
 		return err
 	})
+}
+
+func jobBackfillCmd(e *cmdEnv) *cobra.Command {
+	return backfillCmd(e, "job", "runs", func(ctx context.Context, id int64, from, to time.Time, dry bool) ([]int64, []*timestamppb.Timestamp, proto.Message, error) {
+		res, err := e.clients().Jobs.BackfillJob(ctx, &carillonv1.BackfillJobRequest{JobId: id, From: timestamppb.New(from), To: timestamppb.New(to), DryRun: dry})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return res.RunIds, res.Instants, res, nil
+	})
+}
+
+// backfillFunc calls a backfill RPC and returns what it made (run or
+// workflow run ids), the instants, and the response.
+type backfillFunc func(ctx context.Context, id int64, from, to time.Time, dry bool) ([]int64, []*timestamppb.Timestamp, proto.Message, error)
+
+// backfillCmd is "carillon job backfill" or "carillon workflow backfill"
+// (what): it prints each instant with what call made for it.
+func backfillCmd(e *cmdEnv, what, made string, call backfillFunc) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "backfill ID --from T --to T",
+		Short: "Run a " + what + " once for every instant its schedule has in [--from, --to), oldest first (--dry-run: list them)",
+		Long: `Run a ` + what + ` once for every instant of its schedule (cron, or fixed rate from --from on)
+in [--from, --to), each with its instant as its scheduled time (trigger type BACKFILL), at most
+1000 a call. SERIAL_EXECUTION runs them one at a time, in order; a job's and its group's max
+concurrency apply. --from and --to are RFC 3339 times, or durations before now (24h: a day ago).`,
+		Example: "  carillon " + what + " backfill 2 --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z --dry-run\n" +
+			"  carillon " + what + " backfill 2 --from 24h --to 0s",
+	}
+	from := cmd.Flags().String("from", "", "the first instant's earliest time, included: RFC 3339 or a duration before now")
+	to := cmd.Flags().String("to", "", "the end of the range, excluded: RFC 3339 or a duration before now")
+	dry := cmd.Flags().Bool("dry-run", false, "list the instants only; make no run")
+	_ = cmd.MarkFlagRequired("from")
+	_ = cmd.MarkFlagRequired("to")
+	return e.idCmd(cmd, what, func(ctx context.Context, id int64) error {
+		now := time.Now()
+		f, err := parseBefore("from", *from, now)
+		if err != nil {
+			return err
+		}
+		t, err := parseBefore("to", *to, now)
+		if err != nil {
+			return err
+		}
+		ids, instants, res, err := call(ctx, id, f, t, *dry)
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return e.printJSON(res)
+		}
+		for i, at := range instants {
+			run := ""
+			if i < len(ids) {
+				run = "  " + fmtID(ids[i])
+			}
+			fmt.Fprintf(e.io.out, "%s%s\n", at.AsTime().UTC().Format(time.RFC3339), run)
+		}
+		verb := "would run"
+		if !*dry {
+			verb = made
+		}
+		_, err = fmt.Fprintf(e.io.out, "%s %d %s %d instants\n", what, id, verb, len(instants))
+		return err
+	})
+}
+
+// parseBefore reads backfill's --from and --to: an RFC 3339 time, or a
+// duration before now.
+func parseBefore(name, s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return time.Time{}, usagef("--%s: want an RFC 3339 time (2026-11-01T00:00:00Z) or a duration before now (24h), got %q", name, s)
+	}
+	return now.Add(-d), nil
 }
 
 // parseAt reads trigger's --at: an RFC 3339 time, or a duration after now.

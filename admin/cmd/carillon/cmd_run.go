@@ -122,7 +122,7 @@ func runFields(r *carillonv1.Run) [][2]string {
 		{"Message", orDash(r.Message)}, {"Trigger", enumName(r.TriggerType, "TRIGGER_TYPE_")}, {"Attempt", fmt.Sprint(r.Attempt)},
 		{"Shard", shardText(r)}, {"Executor", orDash(r.ExecutorAddress)},
 		{"Handler", orDash(r.Handler)}, {"Param", orDash(r.Param)}, {"Scheduled", fmtTime(r.ScheduledAt)}, {"Due", fmtTime(r.DueAt)},
-		{"Triggered", fmtTime(r.TriggeredAt)}, {"Finished", fmtTime(r.FinishedAt)}, {"Routing", orDash(r.TriggerMessage)},
+		{"Triggered", fmtTime(r.TriggeredAt)}, {"Started", fmtTime(r.StartedAt)}, {"Finished", fmtTime(r.FinishedAt)}, {"Routing", orDash(r.TriggerMessage)},
 		{"Missed", missed}, {"Settled by admin", yesNo(r.SettledByAdmin)}, {"Late result", yesNo(r.LateResult)}, {"Alarm", alarm},
 		{"Inputs", contextText(r.Inputs)}, {"Outputs", contextText(r.Outputs)},
 	}

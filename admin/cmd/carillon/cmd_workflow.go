@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -18,7 +20,7 @@ import (
 func workflowCmd(e *cmdEnv) *cobra.Command {
 	return noun("workflow", "Workflows: jobs in a DAG, each node run once its dependencies succeeded",
 		workflowListCmd(e), workflowGetCmd(e), workflowCreateCmd(e), workflowUpdateCmd(e), workflowStartCmd(e),
-		workflowStopCmd(e), workflowDeleteCmd(e), workflowTriggerCmd(e), workflowRunsCmd(e),
+		workflowStopCmd(e), workflowDeleteCmd(e), workflowTriggerCmd(e), workflowBackfillCmd(e), workflowRunsCmd(e),
 		noun("run", "One workflow run", workflowRunGetCmd(e)), workflowRetryCmd(e), workflowCancelCmd(e))
 }
 
@@ -286,6 +288,16 @@ func workflowTriggerCmd(e *cmdEnv) *cobra.Command {
 			return err
 		}
 		return e.printDone(res, "%d", res.WorkflowRunId)
+	})
+}
+
+func workflowBackfillCmd(e *cmdEnv) *cobra.Command {
+	return backfillCmd(e, "workflow", "made workflow runs for", func(ctx context.Context, id int64, from, to time.Time, dry bool) ([]int64, []*timestamppb.Timestamp, proto.Message, error) {
+		res, err := e.clients().Workflows.BackfillWorkflow(ctx, &carillonv1.BackfillWorkflowRequest{WorkflowId: id, From: timestamppb.New(from), To: timestamppb.New(to), DryRun: dry})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return res.WorkflowRunIds, res.Instants, res, nil
 	})
 }
 

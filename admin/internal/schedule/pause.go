@@ -19,7 +19,7 @@ func ResumePlan() store.ResumePlan {
 			return skipPaused(SpecOf(j), j.NextFireAt, pausedAt, now)
 		},
 		Workflow: func(w store.Workflow, pausedAt, now time.Time) (store.Skipped, error) {
-			return skipPaused(specOfWorkflow(w), w.NextFireAt, pausedAt, now)
+			return skipPaused(SpecOfWorkflow(w), w.NextFireAt, pausedAt, now)
 		},
 	}
 }

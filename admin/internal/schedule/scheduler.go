@@ -245,7 +245,9 @@ func (s *Scheduler) recover(ctx context.Context) error {
 	// Latest first, so the one late fire FIRE_ONCE_NOW keeps is the newest.
 	for i := len(pending) - 1; i >= 0; i-- {
 		r := pending[i]
-		scheduled := r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE
+		// A run waiting for a concurrency slot was due and is not late:
+		// its claim waits for a slot again.
+		scheduled := r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE && !r.WaitsForSlot()
 		if !scheduled || now.Sub(r.DueAt) <= s.cfg.MisfireThreshold {
 			s.queue.Push(Entry{RunID: r.ID, JobID: r.JobID, At: r.DueAt, TriggerType: r.TriggerType})
 			continue
@@ -325,7 +327,10 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 				s.cfg.Metrics.Misfire(strategy)
 			}
 			if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
-				continue // the record of a misfire skipped by DO_NOTHING
+				// The record of a misfire skipped by DO_NOTHING, or a
+				// capped job's fire that waits for a slot (or was
+				// discarded): settling a run of its job hands it on.
+				continue
 			}
 			entries = append(entries, Entry{RunID: r.ID, JobID: r.JobID, At: r.TriggeredAt, TriggerType: r.TriggerType, Run: r, StopSeq: seq})
 		}
@@ -355,7 +360,7 @@ func (s *Scheduler) claim(j store.Job, cals *calendar.Set, now time.Time) (store
 	spec := SpecOf(j)
 	spec.Calendars = cals
 	due := j.NextFireAt
-	c := store.Claim{JobID: j.ID, Due: due}
+	c := store.Claim{JobID: j.ID, Due: due, Capped: j.Capped}
 	if cals.Excluded(due) {
 		// Computed before its calendars changed, or a FIX_DELAY fire
 		// (the run's finish plus the delay) on an excluded instant: the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
+	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -39,7 +40,7 @@ func claim(st *store.Store, e schedule.Entry, now time.Time) (run store.Run, ok 
 	if e.Run != nil {
 		return *e.Run, true
 	}
-	runs, err := st.ClaimRuns(context.Background(), []store.RunClaim{{RunID: e.RunID, TriggerType: e.TriggerType}}, now)
+	runs, err := st.ClaimRuns(context.Background(), []store.RunClaim{{RunID: e.RunID, JobID: e.JobID, TriggerType: e.TriggerType}}, now)
 	if err != nil || len(runs) == 0 {
 		return store.Run{}, false
 	}
@@ -442,6 +443,66 @@ func TestRestartRecoversPendingRuns(t *testing.T) {
 			// The skipped fire is the record of its one missed instant.
 			if r, _ := st.Run(ctx, old); r.MissedCount != 1 || !r.MissedUntil.Equal(r.ScheduledAt) {
 				t.Errorf("skipped run: missed %d through %v, want 1 through its instant %v", r.MissedCount, r.MissedUntil, r.ScheduledAt)
+			}
+		})
+	})
+}
+
+// TestRestartKeepsRunsWaitingForSlot: after a restart, the runs an
+// earlier admin left waiting for a concurrency slot are recovered as
+// pending runs, however late: they are not misfires (not SKIPPED), and
+// wait while the slot is taken; the run holding it settling hands the
+// oldest on, which fires.
+func TestRestartKeepsRunsWaitingForSlot(t *testing.T) {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		db := be.DB(t)
+		synctest.Test(t, func(t *testing.T) {
+			st, g := setup(t, db)
+			defer st.Close()
+			ctx := context.Background()
+			now := time.Now()
+			job := fixRate(g, 60, now.Add(time.Hour))
+			job.MaxConcurrency = 1
+			j, err := st.CreateJob(ctx, job, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(status carillonv1.RunStatus, slot store.Slot, at time.Time) store.Run {
+				return store.Run{JobID: j.ID, GroupID: g.ID, ShardTotal: 1, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE,
+					Status: status, Slot: slot, ScheduledAt: at, TriggeredAt: at, ExecutorAddress: "http://executor:1"}
+			}
+			pending := carillonv1.RunStatus_RUN_STATUS_PENDING
+			runs, err := st.InsertRuns(ctx, []store.Run{
+				run(carillonv1.RunStatus_RUN_STATUS_RUNNING, store.SlotHeld, now.Add(-3*time.Hour)),
+				run(pending, store.SlotWaiting, now.Add(-2*time.Hour)),
+				run(pending, store.SlotWaiting, now.Add(-time.Hour)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			holding, oldest, newer := runs[0], runs[1].ID, runs[2].ID
+			rec := &recorder{st: st}
+			var sched *schedule.Scheduler
+			stop := start(st, rec.Fire, func(s *schedule.Scheduler) { sched = s })
+			defer stop()
+			time.Sleep(2 * time.Second)
+			if fired := rec.all(); len(fired) != 0 {
+				t.Fatalf("fired %d runs with the job's one slot taken", len(fired))
+			}
+			for _, id := range []int64{oldest, newer} {
+				if r, _ := st.Run(ctx, id); !r.WaitsForSlot() {
+					t.Fatalf("run %d after the restart: %s slot %d; want PENDING, waiting for a slot", id, r.Status, r.Slot)
+				}
+			}
+			out, err := st.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: holding.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: time.Now()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sched.Enqueue(out.Freed...) // as the trigger's completer does
+			time.Sleep(time.Second)
+			fired := rec.all()
+			if len(fired) != 1 || fired[0].run.ID != oldest {
+				t.Fatalf("after the slot was freed, fired %v; want the oldest waiting run %d only", fired, oldest)
 			}
 		})
 	})

@@ -18,8 +18,8 @@ import (
 // due time. So one mechanism gives both exactly-once per instant across
 // crashes and admins, and misfires are judged by one threshold.
 
-// specOfWorkflow is the schedule part of w.
-func specOfWorkflow(w store.Workflow) Spec {
+// SpecOfWorkflow is the schedule part of w.
+func SpecOfWorkflow(w store.Workflow) Spec {
 	return Spec{Type: w.ScheduleType, Cron: w.Cron, IntervalSeconds: w.IntervalSeconds, TimeZone: w.TimeZone}
 }
 
@@ -68,7 +68,7 @@ func (s *Scheduler) scanWorkflows(ctx context.Context) (time.Time, error) {
 // missed instants (MISFIRE under FIRE_ONCE_NOW, SKIPPED under
 // DO_NOTHING), and the runs of the instants after them that are not late.
 func (s *Scheduler) claimWorkflow(w store.Workflow, now time.Time) (store.WorkflowClaim, error) {
-	spec := specOfWorkflow(w)
+	spec := SpecOfWorkflow(w)
 	due := w.NextFireAt
 	c := store.WorkflowClaim{WorkflowID: w.ID, Due: due}
 	if now.Sub(due) <= s.cfg.MisfireThreshold {

@@ -13,6 +13,7 @@ import (
 	"connectrpc.com/connect"
 	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/carillonhq/carillon/admin/client"
 	"github.com/carillonhq/carillon/admin/internal/auth"
@@ -286,6 +287,16 @@ func TestPermissionMatrix(t *testing.T) {
 			{"JobService.TriggerJob", writeA, func(t *testing.T, c mgmt) error {
 				t.Helper()
 				_, err := c.job.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: f.jobA})
+				return err
+			}},
+			{"JobService.BackfillJob", writeA, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+				_, err := c.job.BackfillJob(ctx, &carillonv1.BackfillJobRequest{JobId: f.jobA, From: timestamppb.New(from),
+					To: timestamppb.New(from.Add(time.Hour)), DryRun: true})
+				if connect.CodeOf(err) == connect.CodeInvalidArgument && strings.Contains(err.Error(), "has a NONE schedule") {
+					return nil // past the permission check: the handler refused the job's schedule
+				}
 				return err
 			}},
 			{"JobService.PreviewSchedule", all, func(t *testing.T, c mgmt) error {

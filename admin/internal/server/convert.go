@@ -29,7 +29,7 @@ func groupToProto(g store.Group, addresses []string) *carillonv1.Group {
 	return &carillonv1.Group{
 		Id: g.ID, AppName: g.AppName, Title: g.Title, AddressMode: g.AddressMode,
 		Addresses: addresses, UpdatedAt: ts(g.UpdatedAt), HasOwnToken: g.HasOwnToken,
-		ExecutorProtocol: g.ExecutorProtocol, AllowScripts: g.AllowScripts, Paused: !g.PausedAt.IsZero(),
+		ExecutorProtocol: g.ExecutorProtocol, AllowScripts: g.AllowScripts, Paused: !g.PausedAt.IsZero(), MaxConcurrency: g.MaxConcurrency,
 	}
 }
 
@@ -46,6 +46,7 @@ func jobToProto(j store.Job) *carillonv1.Job {
 		RetryBackoff: j.RetryBackoff, AlarmWebhookUrl: j.AlarmWebhookURL, AlarmEveryFailure: j.AlarmEveryFailure,
 		ParamTemplate: j.ParamTemplate,
 		CalendarIds:   j.CalendarIDs,
+		MaxConcurrency: j.MaxConcurrency,
 	}
 	if j.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		p.Script = &carillonv1.Script{Type: j.ScriptType, Source: j.ScriptSource, UpdatedAt: ts(j.ScriptUpdatedAt)}
@@ -62,6 +63,7 @@ func jobFromProto(p *carillonv1.Job) store.Job {
 		BlockStrategy: p.BlockStrategy, TimeoutSeconds: p.TimeoutSeconds, RetryCount: p.RetryCount,
 		ChildJobIDs: p.ChildJobIds, RetryDelaySeconds: p.RetryDelaySeconds, RetryBackoff: p.RetryBackoff,
 		AlarmWebhookURL: p.AlarmWebhookUrl, AlarmEveryFailure: p.AlarmEveryFailure, ParamTemplate: p.ParamTemplate, CalendarIDs: p.CalendarIds,
+		MaxConcurrency: p.MaxConcurrency,
 	}
 	if s := p.Schedule; s != nil {
 		j.ScheduleType, j.Cron, j.IntervalSeconds, j.TimeZone = s.Type, s.Cron, s.IntervalSeconds, s.TimeZone
@@ -87,5 +89,6 @@ func runToProto(r store.Run, now time.Time) *carillonv1.Run {
 		DueAt: ts(r.DueAt), AlarmStatus: r.AlarmStatus, AlarmMessage: r.AlarmMessage,
 		MissedCount: r.MissedCount, MissedUntil: ts(r.MissedUntil), SettledByAdmin: r.AdminSettled, LateResult: r.LateResult,
 		WorkflowRunId: r.WorkflowRunID, WorkflowNode: r.WorkflowNode, Outputs: r.Outputs, Inputs: r.Inputs,
+		StartedAt: ts(r.StartedAt),
 	}
 }

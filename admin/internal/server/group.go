@@ -49,7 +49,7 @@ func checkGroup(g *carillonv1.Group) error {
 
 func groupFromProto(g *carillonv1.Group) store.Group {
 	return store.Group{ID: g.Id, AppName: g.AppName, Title: g.Title, AddressMode: g.AddressMode, Addresses: g.Addresses,
-		ExecutorProtocol: g.ExecutorProtocol, AllowScripts: g.AllowScripts}
+		ExecutorProtocol: g.ExecutorProtocol, AllowScripts: g.AllowScripts, MaxConcurrency: g.MaxConcurrency}
 }
 
 // toProto returns g with its executor addresses: the live ones for AUTO.
@@ -109,6 +109,11 @@ func (s groupService) ListGroups(ctx context.Context, _ *carillonv1.ListGroupsRe
 	return res, nil
 }
 
+// waitingRequeueMax bounds the runs waiting for a concurrency slot that a
+// change of their group's cap hands to the scheduler again; the others
+// follow as runs of the group settle.
+const waitingRequeueMax = 10_000
+
 func (s groupService) UpdateGroup(ctx context.Context, req *carillonv1.UpdateGroupRequest) (*carillonv1.UpdateGroupResponse, error) {
 	if req.Group == nil {
 		return nil, invalid("group", "required")
@@ -127,6 +132,15 @@ func (s groupService) UpdateGroup(ctx context.Context, req *carillonv1.UpdateGro
 	g, err := s.cfg.Store.UpdateGroup(ctx, groupFromProto(merged), s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
+	}
+	if g.MaxConcurrency != old.MaxConcurrency {
+		// A cap raised or removed frees slots: the runs waiting for one
+		// try again.
+		waiting, err := s.cfg.Store.WaitingRuns(ctx, g.ID, waitingRequeueMax)
+		if err != nil {
+			return nil, s.toConnect(err)
+		}
+		s.cfg.Trigger.Dispatcher.Requeue(waiting)
 	}
 	if g.AppName != old.AppName {
 		if err := s.loadGroupTokens(ctx); err != nil { // the group's token goes with its app name

@@ -472,6 +472,81 @@ func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRe
 	return &carillonv1.TriggerJobResponse{RunIds: ids}, nil
 }
 
+// Bounds of BackfillJob: the instants of one call, and how far it counts
+// those of a range that holds more.
+const (
+	backfillMax      = 1000
+	backfillCountMax = 1_000_000
+)
+
+// BackfillJob runs the job once for every instant its schedule has in
+// [from, to) (trigger.Dispatcher.Backfill), or, with dry_run, lists them.
+func (s jobService) BackfillJob(ctx context.Context, req *carillonv1.BackfillJobRequest) (*carillonv1.BackfillJobResponse, error) {
+	from, to, err := backfillRange(req.From, req.To)
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.cfg.Store.Job(ctx, req.JobId)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	instants, err := backfillInstants(schedule.SpecOf(j), from, to, "job_id", fmt.Sprintf("job %d", j.ID))
+	if err != nil {
+		return nil, err
+	}
+	res := &carillonv1.BackfillJobResponse{Instants: timestamps(instants)}
+	if req.DryRun || len(instants) == 0 {
+		return res, nil
+	}
+	if res.RunIds, err = s.cfg.Trigger.Dispatcher.Backfill(ctx, j, instants); err != nil {
+		return nil, s.toConnect(err)
+	}
+	return res, nil
+}
+
+// backfillRange checks a backfill's from and to: valid, from before to.
+func backfillRange(fromTS, toTS *timestamppb.Timestamp) (from, to time.Time, err error) {
+	if err := fromTS.CheckValid(); err != nil {
+		return from, to, invalid("from", "%v", err)
+	}
+	if err := toTS.CheckValid(); err != nil {
+		return from, to, invalid("to", "%v", err)
+	}
+	from, to = fromTS.AsTime(), toTS.AsTime()
+	if !to.After(from) {
+		return from, to, invalid("to", "must be after from (%s), got %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	}
+	return from, to, nil
+}
+
+// backfillInstants returns the instants of spec, the schedule of what
+// (named by field), in [from, to), refusing a schedule without instants
+// of its own and a range of more than backfillMax.
+func backfillInstants(spec schedule.Spec, from, to time.Time, field, what string) ([]time.Time, error) {
+	instants, n, err := schedule.Instants(spec, from, to, backfillMax, backfillCountMax)
+	switch {
+	case errors.Is(err, schedule.ErrNoInstants):
+		return nil, invalid(field, "%s has a %s schedule: %v; backfill needs a CRON or FIX_RATE schedule",
+			what, strings.TrimPrefix(spec.Type.String(), "SCHEDULE_TYPE_"), err)
+	case err != nil:
+		return nil, invalid(field, "%s's schedule: %v", what, err)
+	case n >= backfillCountMax:
+		return nil, invalid("to", "[from, to) holds more than %d instants of %s's schedule; at most %d a call", backfillCountMax, what, backfillMax)
+	case n > backfillMax:
+		return nil, invalid("to", "[from, to) holds %d instants of %s's schedule; at most %d a call: split the range", n, what, backfillMax)
+	}
+	return instants, nil
+}
+
+// timestamps converts times.
+func timestamps(ts []time.Time) []*timestamppb.Timestamp {
+	out := make([]*timestamppb.Timestamp, len(ts))
+	for i, t := range ts {
+		out[i] = timestamppb.New(t)
+	}
+	return out
+}
+
 // runAtMax is how far ahead TriggerJob's run_at may be.
 const runAtMax = 366 * 24 * time.Hour
 

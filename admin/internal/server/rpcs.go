@@ -207,6 +207,11 @@ var rpcs = map[string]rpc{
 
 		},
 	}.row(),
+	carillonv1connect.JobServiceBackfillJobProcedure: rule[carillonv1.BackfillJobRequest]{access: accessWrite, audit: true, // as TriggerJob
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.BackfillJobRequest) error {
+			return s.jobAccess(ctx, p, "job_id", r.JobId, true)
+		},
+	}.row(),
 	carillonv1connect.JobServicePreviewScheduleProcedure: rule[carillonv1.PreviewScheduleRequest]{access: accessSelf}.row(), // touches no job
 	carillonv1connect.RunServiceListRunsProcedure: rule[carillonv1.ListRunsRequest]{access: accessRead,
 		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.ListRunsRequest) error {
@@ -370,6 +375,11 @@ var rpcs = map[string]rpc{
 			return checkContent("param", r.GetParam())
 		},
 		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.TriggerWorkflowRequest) error {
+			return s.workflowAccess(ctx, p, "workflow_id", r.WorkflowId, true)
+		},
+	}.row(),
+	carillonv1connect.WorkflowServiceBackfillWorkflowProcedure: rule[carillonv1.BackfillWorkflowRequest]{access: accessWrite, audit: true, // as TriggerWorkflow
+		check: func(ctx context.Context, s *Server, p *auth.Principal, r *carillonv1.BackfillWorkflowRequest) error {
 			return s.workflowAccess(ctx, p, "workflow_id", r.WorkflowId, true)
 		},
 	}.row(),

@@ -336,6 +336,36 @@ func (s workflowService) TriggerWorkflow(ctx context.Context, req *carillonv1.Tr
 	return &carillonv1.TriggerWorkflowResponse{WorkflowRunId: ch.WorkflowRunID}, nil
 }
 
+// BackfillWorkflow makes a workflow run for every instant the workflow's
+// schedule has in [from, to), or, with dry_run, lists them.
+func (s workflowService) BackfillWorkflow(ctx context.Context, req *carillonv1.BackfillWorkflowRequest) (*carillonv1.BackfillWorkflowResponse, error) {
+	from, to, err := backfillRange(req.From, req.To)
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.cfg.Store.Workflow(ctx, req.WorkflowId)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	instants, err := backfillInstants(schedule.SpecOfWorkflow(w), from, to, "workflow_id", fmt.Sprintf("workflow %d", w.ID))
+	if err != nil {
+		return nil, err
+	}
+	res := &carillonv1.BackfillWorkflowResponse{Instants: timestamps(instants)}
+	if req.DryRun || len(instants) == 0 {
+		return res, nil
+	}
+	ch, ids, err := s.cfg.Store.BackfillWorkflow(ctx, w.ID, instants, s.cfg.NowFunc())
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	if err := s.cfg.Trigger.Carry(ctx, ch, "killed: its workflow run was covered by a later one (COVER_EARLY)"); err != nil {
+		return nil, s.toConnect(err)
+	}
+	res.WorkflowRunIds = ids
+	return res, nil
+}
+
 func (s workflowService) GetWorkflowRun(ctx context.Context, req *carillonv1.GetWorkflowRunRequest) (*carillonv1.GetWorkflowRunResponse, error) {
 	wr, err := s.cfg.Store.WorkflowRun(ctx, req.WorkflowRunId)
 	if err != nil {

@@ -20,15 +20,17 @@ const bulkBatch = 10_000
 // stored; a later failure leaves the batches already committed in place.
 func (s *Store) CreateJobs(ctx context.Context, jobs []Job, now time.Time) error {
 	now = now.Truncate(time.Millisecond) // what the database keeps
-	groups := map[int64]bool{}
+	groups := map[int64]int32{}          // group caps
 	for _, j := range jobs {
-		groups[j.GroupID] = true
+		groups[j.GroupID] = 0
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		for id := range groups {
-			if err := groupExists(ctx, tx, id); err != nil {
+			n, err := groupCap(ctx, tx, id)
+			if err != nil {
 				return err
 			}
+			groups[id] = n
 		}
 		return nil
 	})
@@ -40,6 +42,9 @@ func (s *Store) CreateJobs(ctx context.Context, jobs []Job, now time.Time) error
 	}
 	for start := 0; start < len(jobs); start += bulkBatch {
 		batch := jobs[start:min(start+bulkBatch, len(jobs))]
+		for i := range batch {
+			batch[i].Capped = batch[i].MaxConcurrency > 0 || groups[batch[i].GroupID] > 0
+		}
 		if err := s.write(ctx, func(tx *sql.Tx) error { return insertJobs(ctx, tx, batch, now) }); err != nil {
 			return fmt.Errorf("store: create jobs %d to %d of %d: %w", start, start+len(batch), len(jobs), err)
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -79,21 +80,28 @@ type Claim struct {
 	// The latest scheduled instant of its runs that fire (all but the
 	// SKIPPED) becomes the job's last fire.
 	Runs []Run
+	// Capped says the job or its group has a concurrency cap (Job.Capped):
+	// its RUNNING runs take slots, or wait for one (caps.go).
+	Capped bool
 }
 
 // ClaimFires applies claims in one transaction and returns the runs it
-// stored, RUNNING and SKIPPED alike (only the RUNNING ones are to be
-// sent). Advancing a job and storing its runs together, with a unique key
+// stored, RUNNING, SKIPPED and PENDING alike (only the RUNNING ones are to
+// be sent: a capped job's fire that finds no free slot waits PENDING, or
+// is SKIPPED under DISCARD_LATER; see caps.go). Advancing a job and storing its runs together, with a unique key
 // on (job, scheduled instant, shard, attempt), is what makes each scheduled
 // instant fire exactly once across crashes: a claim either happened with
 // its runs or not at all. Each job appears at most once in claims.
 func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 	var list jsonRows
 	n := 0
+	capped := false
 	for _, c := range claims {
 		list.next().int(c.JobID).int(c.Due.UnixMilli()).nullInt(millis(c.Next)).nullInt(firedInstant(c.Runs))
 		n += len(c.Runs)
+		capped = capped || c.Capped
 	}
+	now := time.Now()
 	// Sized once: the trigger points at these runs until they are sent,
 	// and the slack of appends would stay with them.
 	runs := make([]Run, 0, n)
@@ -123,8 +131,15 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 		if err := rows.Close(); err != nil {
 			return err
 		}
+		applied := claims
+		if capped {
+			applied = cappedClaims(claims, advanced)
+			if err := capFires(ctx, tx, s.pg != nil, applied, now); err != nil {
+				return err
+			}
+		}
 		insert := tx.StmtContext(ctx, s.q.insertRun)
-		for _, c := range claims {
+		for _, c := range applied {
 			if !advanced[c.JobID] {
 				continue
 			}
@@ -141,6 +156,23 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 		return nil, fmt.Errorf("store: claim fires: %w", err)
 	}
 	return runs, nil
+}
+
+// cappedClaims returns the claims that advanced, the capped ones with
+// copies of their runs, which capFires changes: a transaction tried again
+// starts from the claims as given.
+func cappedClaims(claims []Claim, advanced map[int64]bool) []Claim {
+	out := make([]Claim, 0, len(claims))
+	for _, c := range claims {
+		if !advanced[c.JobID] {
+			continue
+		}
+		if c.Capped {
+			c.Runs = slices.Clone(c.Runs)
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // firedInstant is the latest scheduled instant of the runs of a claim
@@ -192,7 +224,10 @@ func (s *Store) CancelPendingRun(ctx context.Context, id int64, message string, 
 
 // RunClaim names a pending run to claim and the trigger type it fires as.
 type RunClaim struct {
-	RunID       int64
+	RunID int64
+	// JobID is the run's job: a capped job's run (JobDefinition.Capped)
+	// is claimed only while a slot of its cap is free (caps.go).
+	JobID       int64
 	TriggerType carillonv1.TriggerType
 	// SendAt, if later than the claim, is when the run will be sent (a
 	// fire claimed ahead of its instant): its triggered_at.
@@ -204,15 +239,27 @@ type RunClaim struct {
 // (its job was stopped, changed or deleted after the run was read ahead) is
 // left out and must not be dispatched.
 func (s *Store) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time) ([]Run, error) {
-	var list jsonRows
-	for _, c := range claims {
-		list.next().int(c.RunID).int(int64(c.TriggerType))
-		if c.SendAt.After(now) {
-			list.int(c.SendAt.UnixMilli())
-		}
+	free, capped, err := s.splitCapped(ctx, claims)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim runs: %w", err)
 	}
 	var runs []Run
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		all := free
+		if len(capped) > 0 {
+			taken, err := capRuns(ctx, tx, s.pg != nil, capped, now)
+			if err != nil {
+				return err
+			}
+			all = append(slices.Clip(free), taken...)
+		}
+		var list jsonRows
+		for _, c := range all {
+			list.next().int(c.RunID).int(int64(c.TriggerType))
+			if c.SendAt.After(now) {
+				list.int(c.SendAt.UnixMilli())
+			}
+		}
 		var err error
 		runs, err = collectRuns(tx.StmtContext(ctx, s.q.claimRuns).QueryContext(ctx, list.String(), now.UnixMilli())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		return err
@@ -238,6 +285,41 @@ func collectColumn[T any](rows *sql.Rows, err error) ([]T, error) {
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// splitCapped splits claims into those of jobs without a cap and those
+// that count slots: of capped jobs, and the backfill of SERIAL_EXECUTION
+// jobs (serialBackfill). It reads the jobs' cached definitions: claims of
+// jobs without a cap cost a look-up in the cache, no query.
+func (s *Store) splitCapped(ctx context.Context, claims []RunClaim) (free, capped []RunClaim, err error) {
+	ids := make([]int64, 0, len(claims))
+	for _, c := range claims {
+		if c.JobID != 0 {
+			ids = append(ids, c.JobID)
+		}
+	}
+	if len(ids) == 0 {
+		return claims, nil, nil
+	}
+	defs, err := s.JobDefinitions(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	counted := func(c RunClaim) bool {
+		j := defs[c.JobID]
+		return j != nil && (j.Capped || serialBackfill(c.TriggerType, j.BlockStrategy))
+	}
+	if !slices.ContainsFunc(claims, counted) {
+		return claims, nil, nil
+	}
+	for _, c := range claims {
+		if counted(c) {
+			capped = append(capped, c)
+		} else {
+			free = append(free, c)
+		}
+	}
+	return free, capped, nil
 }
 
 // collectRuns scans every row of a query returning runColumns.

@@ -30,20 +30,23 @@ type Group struct {
 	AllowScripts bool
 	// PausedAt is when the group was paused (PauseGroup); zero while it
 	// is not.
-	PausedAt  time.Time
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	PausedAt time.Time
+	// MaxConcurrency caps the runs of all the group's jobs RUNNING at
+	// once; 0 means no cap.
+	MaxConcurrency int32
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 const groupColumns = `id, app_name, title, address_mode, addresses, executor_token != '', executor_protocol, allow_scripts,
-	paused_at, created_at, updated_at`
+	paused_at, created_at, updated_at, max_concurrency`
 
 func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
 	var g Group
 	var addrs string
 	var paused, created, updated sql.NullInt64
 	if err := row.Scan(&g.ID, &g.AppName, &g.Title, &g.AddressMode, &addrs, &g.HasOwnToken, &g.ExecutorProtocol, &g.AllowScripts,
-		&paused, &created, &updated); err != nil {
+		&paused, &created, &updated, &g.MaxConcurrency); err != nil {
 		return Group{}, err
 	}
 	g.Addresses = splitLines(addrs)
@@ -75,9 +78,10 @@ func (s *Store) CreateGroup(ctx context.Context, g Group, now time.Time) (Group,
 func insertGroup(ctx context.Context, tx *sql.Tx, g Group) (int64, error) {
 	var id int64
 	err := tx.QueryRowContext(ctx,
-		`INSERT INTO groups (app_name, title, address_mode, addresses, executor_protocol, allow_scripts, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, g.AllowScripts, millis(g.CreatedAt), millis(g.UpdatedAt)).Scan(&id)
+		`INSERT INTO groups (app_name, title, address_mode, addresses, executor_protocol, allow_scripts, created_at, updated_at, max_concurrency)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, g.AllowScripts, millis(g.CreatedAt), millis(g.UpdatedAt),
+		g.MaxConcurrency).Scan(&id)
 	if isUniqueViolation(err) {
 		return 0, fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
 	}
@@ -126,20 +130,29 @@ func (s *Store) Groups(ctx context.Context) ([]Group, error) {
 	return gs, rows.Err()
 }
 
-// UpdateGroup replaces the stored group with ID g.ID.
+// UpdateGroup replaces the stored group with ID g.ID. Its jobs' Capped
+// follows its MaxConcurrency; the runs waiting for a slot of its jobs are
+// for the caller to hand to the scheduler again (WaitingRuns), since a
+// changed cap may free slots.
 func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group, error) {
 	defer s.routing.Add(1)
+	defer s.jobs.changed()
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	g.UpdatedAt = now
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx,
 			`UPDATE groups SET app_name = ?, title = ?, address_mode = ?, addresses = ?, executor_protocol = ?, allow_scripts = ?,
-			updated_at = ? WHERE id = ?`,
-			g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, g.AllowScripts, millis(now), g.ID)
+			updated_at = ?, max_concurrency = ? WHERE id = ?`,
+			g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, g.AllowScripts, millis(now), g.MaxConcurrency, g.ID)
 		if err != nil {
 			return err
 		}
-		return mustAffect(res, "group", g.ID)
+		if err := mustAffect(res, "group", g.ID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET capped = CASE WHEN max_concurrency > 0 OR ? > 0 THEN 1 ELSE 0 END
+			WHERE group_id = ? AND capped <> CASE WHEN max_concurrency > 0 OR ? > 0 THEN 1 ELSE 0 END`, g.MaxConcurrency, g.ID, g.MaxConcurrency)
+		return err
 	})
 	if err != nil {
 		if isUniqueViolation(err) {

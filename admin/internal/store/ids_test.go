@@ -56,10 +56,10 @@ func dump(t *testing.T, db *sql.DB, table string) []string {
 	case "groups":
 		sel = "id, app_name, title, address_mode, addresses, created_at, updated_at" // 0009 added executor_protocol, allow_scripts
 	case "jobs":
-		sel = strings.TrimSuffix(jobColumns, ", param_template, calendar_ids") // 0016 and 0017 added those
+		sel = strings.TrimSuffix(jobColumns, ", param_template, calendar_ids, max_concurrency, capped") // 0016, 0017 and 0018 added those
 	case "runs":
 		sel = strings.TrimSuffix(runColumns, `, workflow_run_id, workflow_node,
-	outputs, inputs, rendered_param`) // 0012, 0013 and 0017 added those
+	outputs, inputs, rendered_param, slot, started_at`) // 0012, 0013, 0017 and 0018 added those
 	}
 	rows, err := db.Query(`SELECT ` + sel + ` FROM ` + table + ` ORDER BY 1, 2`)
 	if err != nil {

@@ -52,11 +52,10 @@ func (s *Store) ImportJobs(ctx context.Context, im Import, now time.Time) (Impor
 				return fmt.Errorf("%w: group %d of job %d is not imported", ErrGroupNotFound, j.GroupID, src)
 			}
 			j.GroupID, j.ChildJobIDs, j.CreatedAt, j.UpdatedAt = group, nil, now, now
-			id, err := insertJob(ctx, tx, j)
-			if err != nil {
+			if err := insertJob(ctx, tx, &j); err != nil {
 				return err
 			}
-			j.ID, j.ChildJobIDs, out.JobIDs[src] = id, children, id
+			j.ChildJobIDs, out.JobIDs[src] = children, j.ID
 			out.Jobs = append(out.Jobs, j)
 		}
 		for i := range out.Jobs {

@@ -53,12 +53,18 @@ type Job struct {
 	NextFireAt time.Time
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	// MaxConcurrency caps the job's runs RUNNING at once; 0 means no cap.
+	MaxConcurrency int32
+	// Capped says the job or its group has a concurrency cap: its fires
+	// take the claims that count slots (caps.go). The store sets it from
+	// MaxConcurrency and the group's when it writes the job.
+	Capped bool
 }
 
 const jobColumns = `id, group_id, description, owner, alarm_emails, schedule_type, cron, interval_seconds, time_zone,
 	misfire_strategy, route_strategy, handler, param, script_type, script_source, script_updated_at, block_strategy,
 	timeout_seconds, retry_count, retry_delay_seconds, retry_backoff, alarm_webhook_url, alarm_every_failure,
-	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at, param_template, calendar_ids`
+	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at, param_template, calendar_ids, max_concurrency, capped`
 
 // jobPlaceholders are the placeholders of jobColumns after id.
 var jobPlaceholders = "?" + strings.Repeat(", ?", strings.Count(jobColumns, ",")-1)
@@ -74,7 +80,7 @@ func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 		&j.TimeZone, &j.MisfireStrategy, &j.RouteStrategy, &j.Handler, &j.Param, &j.ScriptType, &j.ScriptSource,
 		&scriptUpdated, &j.BlockStrategy, &j.TimeoutSeconds, &j.RetryCount, &j.RetryDelaySeconds, &j.RetryBackoff, &j.AlarmWebhookURL,
 		&j.AlarmEveryFailure, &children, &j.Enabled, &last, &next,
-		&created, &updated, &j.ParamTemplate, &calendars)
+		&created, &updated, &j.ParamTemplate, &calendars, &j.MaxConcurrency, &j.Capped)
 	if err != nil {
 		return Job{}, err
 	}
@@ -92,7 +98,8 @@ func jobArgs(j Job) []any {
 		j.TimeZone, j.MisfireStrategy, j.RouteStrategy, j.Handler, j.Param, j.ScriptType, j.ScriptSource,
 		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff,
 		j.AlarmWebhookURL, j.AlarmEveryFailure, formatIDs(j.ChildJobIDs), j.Enabled,
-		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt), j.ParamTemplate, formatIDs(j.CalendarIDs)}
+		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt), j.ParamTemplate, formatIDs(j.CalendarIDs),
+		j.MaxConcurrency, j.Capped}
 }
 
 // CreateJob stores j and returns it with its ID. The caller sets NextFireAt
@@ -100,9 +107,8 @@ func jobArgs(j Job) []any {
 func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error) {
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	j.CreatedAt, j.UpdatedAt = now, now
-	err := s.write(ctx, func(tx *sql.Tx) (err error) {
-		j.ID, err = insertJob(ctx, tx, j)
-		return err
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		return insertJob(ctx, tx, &j)
 	})
 	if err != nil {
 		if errors.Is(err, ErrGroupNotFound) || errors.Is(err, ErrCalendarNotFound) {
@@ -113,29 +119,34 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 	return j, nil
 }
 
-// insertJob inserts j in tx and returns its ID. A missing group is
-// ErrGroupNotFound.
-func insertJob(ctx context.Context, tx *sql.Tx, j Job) (int64, error) {
-	if err := groupExists(ctx, tx, j.GroupID); err != nil {
-		return 0, err
+// insertJob inserts j in tx and sets its ID and Capped. A missing group
+// is ErrGroupNotFound.
+func insertJob(ctx context.Context, tx *sql.Tx, j *Job) error {
+	groupCap, err := groupCap(ctx, tx, j.GroupID)
+	if err != nil {
+		return err
 	}
 	if err := calendarsExist(ctx, tx, j.CalendarIDs); err != nil {
-		return 0, err
+		return err
 	}
-	var id int64
-	err := tx.QueryRowContext(ctx, insertJobSQL, jobArgs(j)...).Scan(&id)
-	return id, err
+	j.Capped = j.MaxConcurrency > 0 || groupCap > 0
+	return tx.QueryRowContext(ctx, insertJobSQL, jobArgs(*j)...).Scan(&j.ID)
 }
 
 func groupExists(ctx context.Context, tx *sql.Tx, id int64) error {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM groups WHERE id = ?`, id).Scan(&n); err != nil {
-		return err
+	_, err := groupCap(ctx, tx, id)
+	return err
+}
+
+// groupCap returns group id's max_concurrency; ErrGroupNotFound if there
+// is no such group.
+func groupCap(ctx context.Context, tx *sql.Tx, id int64) (int32, error) {
+	var n int32
+	err := tx.QueryRowContext(ctx, `SELECT max_concurrency FROM groups WHERE id = ?`, id).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("%w: group %d", ErrGroupNotFound, id)
 	}
-	if n == 0 {
-		return fmt.Errorf("%w: group %d", ErrGroupNotFound, id)
-	}
-	return nil
+	return n, err
 }
 
 // Job returns the job with the given ID.
@@ -216,12 +227,14 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 		if err != nil {
 			return err
 		}
-		if err := groupExists(ctx, tx, j.GroupID); err != nil {
+		groupCap, err := groupCap(ctx, tx, j.GroupID)
+		if err != nil {
 			return err
 		}
 		if err := calendarsExist(ctx, tx, j.CalendarIDs); err != nil {
 			return err
 		}
+		j.Capped = j.MaxConcurrency > 0 || groupCap > 0
 		j.CreatedAt, j.LastFireAt, j.Enabled, j.UpdatedAt = old.CreatedAt, old.LastFireAt, old.Enabled, now
 		replace = runsChanged(old, j)
 		earliest, err := dropPending(ctx, tx, j.ID)
@@ -270,12 +283,13 @@ func runsChanged(a, b Job) bool {
 }
 
 // dropPending deletes the job's pending runs and returns the earliest
-// scheduled instant among them (zero if there were none). The pending
-// runs of workflow nodes are the workflow run's, and stay.
+// scheduled instant among them (zero if there were none), backfill runs
+// left out of it: their instants are past ones, not the schedule's next.
+// The pending runs of workflow nodes are the workflow run's, and stay.
 func dropPending(ctx context.Context, tx *sql.Tx, jobID int64) (time.Time, error) {
 	var earliest sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT min(scheduled_at) FROM runs WHERE job_id = ? AND status = ? AND workflow_run_id = 0`,
-		jobID, carillonv1.RunStatus_RUN_STATUS_PENDING).Scan(&earliest)
+	err := tx.QueryRowContext(ctx, `SELECT min(scheduled_at) FROM runs WHERE job_id = ? AND status = ? AND workflow_run_id = 0 AND trigger_type <> ?`,
+		jobID, carillonv1.RunStatus_RUN_STATUS_PENDING, carillonv1.TriggerType_TRIGGER_TYPE_BACKFILL).Scan(&earliest)
 	if err != nil {
 		return time.Time{}, err
 	}

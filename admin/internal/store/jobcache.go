@@ -124,6 +124,8 @@ type JobDefinition struct {
 	RetryBackoff      bool
 	AlarmEveryFailure bool
 	Enabled           bool
+	// Capped says the job or its group has a concurrency cap (Job.Capped).
+	Capped bool
 }
 
 // Definition returns the definition of j, what the fire path reads of it.
@@ -133,7 +135,7 @@ func (j *Job) Definition() *JobDefinition {
 		ChildJobIDs: j.ChildJobIDs, ScheduleType: j.ScheduleType, MisfireStrategy: j.MisfireStrategy, RouteStrategy: j.RouteStrategy,
 		ScriptType: j.ScriptType, BlockStrategy: j.BlockStrategy, IntervalSeconds: j.IntervalSeconds, TimeoutSeconds: j.TimeoutSeconds,
 		RetryCount: j.RetryCount, RetryDelaySeconds: j.RetryDelaySeconds, RetryBackoff: j.RetryBackoff,
-		AlarmEveryFailure: j.AlarmEveryFailure, Enabled: j.Enabled,
+		AlarmEveryFailure: j.AlarmEveryFailure, Enabled: j.Enabled, Capped: j.Capped,
 		ParamTemplate: j.ParamTemplate, TimeZone: j.TimeZone, UpdatedAt: j.UpdatedAt,
 	}
 }

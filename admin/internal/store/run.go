@@ -66,6 +66,12 @@ type Run struct {
 	// job whose param is a template (Job.ParamTemplate): what its executor
 	// got. Nil until rendered (RenderParams), and for other runs.
 	RenderedParam *string
+	// Slot says how the run stands with its job's or group's concurrency
+	// cap (caps.go): SlotNone for a job with no cap.
+	Slot Slot
+	// StartedAt is when the handler began on the executor, as it reported
+	// with the result; zero when it did not.
+	StartedAt time.Time
 }
 
 // SentParam is the param r's executor got, or gets when sent: the
@@ -87,17 +93,17 @@ const (
 const runColumns = `id, job_id, group_id, executor_address, handler, param, shard_index, shard_total, trigger_type,
 	scheduled_at, triggered_at, trigger_message, status, message, finished_at, attempt, due_at, timeout_seconds,
 	alarm_status, alarm_message, missed_count, missed_until, admin_settled, workflow_run_id, workflow_node,
-	outputs, inputs, rendered_param`
+	outputs, inputs, rendered_param, slot, started_at`
 
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var r Run
-	var scheduled, triggered, finished, due, missedUntil sql.NullInt64
+	var scheduled, triggered, finished, due, missedUntil, started sql.NullInt64
 	var settled int64
 	var outputs, inputs, rendered sql.NullString
 	err := row.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ExecutorAddress, &r.Handler, &r.Param, &r.ShardIndex, &r.ShardTotal,
 		&r.TriggerType, &scheduled, &triggered, &r.TriggerMessage, &r.Status, &r.Message, &finished, &r.Attempt, &due,
 		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage, &r.MissedCount, &missedUntil, &settled, &r.WorkflowRunID, &r.WorkflowNode,
-		&outputs, &inputs, &rendered)
+		&outputs, &inputs, &rendered, &r.Slot, &started)
 	if err != nil {
 		return Run{}, err
 	}
@@ -111,13 +117,13 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 		return Run{}, fmt.Errorf("run %d: inputs: %w", r.ID, err)
 	}
 	r.ScheduledAt, r.TriggeredAt, r.FinishedAt = fromMillis(scheduled), fromMillis(triggered), fromMillis(finished)
-	r.DueAt, r.MissedUntil = fromMillis(due), fromMillis(missedUntil)
+	r.DueAt, r.MissedUntil, r.StartedAt = fromMillis(due), fromMillis(missedUntil), fromMillis(started)
 	r.AdminSettled, r.LateResult = settled == settledByAdmin, settled == settledLate
 	return r, nil
 }
 
 // insertRunSQL inserts a run; its arguments are insertArgs.
-var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 26) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 28) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 
 // insertArgs are r's values for insertRunSQL. A zero DueAt becomes ScheduledAt.
 func insertArgs(r *Run) []any {
@@ -127,7 +133,7 @@ func insertArgs(r *Run) []any {
 	return []any{r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
 		millis(r.ScheduledAt), millis(r.TriggeredAt), r.TriggerMessage, r.Status, r.Message, millis(r.FinishedAt), r.Attempt,
 		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage, r.MissedCount, millis(r.MissedUntil), settledCode(*r), r.WorkflowRunID, r.WorkflowNode,
-		encodeContext(r.Outputs), encodeContext(r.Inputs), nullString(r.RenderedParam)}
+		encodeContext(r.Outputs), encodeContext(r.Inputs), nullString(r.RenderedParam), r.Slot, millis(r.StartedAt)}
 }
 
 // settledCode is r's runs.admin_settled value.

@@ -44,8 +44,8 @@ type Result struct {
 	Message    string
 	FinishedAt time.Time
 	// StartedAt is when the handler started on the executor, as it
-	// reported it; zero when it did not. Not stored: the admin's metrics
-	// read it.
+	// reported it; zero when it did not. Stored as Run.StartedAt; the
+	// admin's metrics read it too.
 	StartedAt time.Time
 	// Dispatch, if not nil, is the run's dispatch, not recorded yet: its
 	// executor, trigger message and timeout are stored with the result,
@@ -66,6 +66,10 @@ type Result struct {
 type Settled struct {
 	Runs      []Run
 	FollowUps []Run
+	// Freed are runs waiting for a concurrency slot that settled runs may
+	// have freed (caps.go): the caller hands them to the scheduler, whose
+	// claim takes the slots they find free.
+	Freed []Run
 	// Rescheduled says a FIX_DELAY job got its next fire: the scheduler
 	// should scan now rather than at its next tick.
 	Rescheduled bool
@@ -233,24 +237,17 @@ func (st *settler) settle(results []Result) error {
 		}
 		seen[res.RunID] = true
 		list.next().int(res.RunID).int(int64(res.Status)).str(res.Message).nullInt(millis(res.FinishedAt))
-		switch d := res.Dispatch; {
-		case d != nil:
+		if d := res.Dispatch; d != nil {
 			list.str(d.ExecutorAddress).str(d.TriggerMessage).int(int64(d.TimeoutSeconds)).nullInt(millis(d.TriggeredAt))
-		case res.ByAdmin:
-			list.nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{})
 		}
-		outputs := encodeContext(res.Outputs)
-		switch {
-		case res.ByAdmin:
-			list.int(settledByAdmin)
-		case outputs.Valid:
-			if res.Dispatch == nil {
-				list.nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{}).nullInt(sql.NullInt64{})
-			}
-			list.nullInt(sql.NullInt64{})
+		if res.ByAdmin {
+			list.padTo(8).int(settledByAdmin)
 		}
-		if outputs.Valid {
-			list.str(outputs.String)
+		if outputs := encodeContext(res.Outputs); outputs.Valid {
+			list.padTo(9).str(outputs.String)
+		}
+		if !res.StartedAt.IsZero() {
+			list.padTo(10).int(res.StartedAt.UnixMilli())
 		}
 	}
 	runs, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
@@ -272,7 +269,7 @@ func (st *settler) settle(results []Result) error {
 			return err
 		}
 	}
-	return nil
+	return st.freeSlots(runs)
 }
 
 // Notes of later results. A result from an executor for a run that an

@@ -59,7 +59,8 @@ const (
 	// and, for a dispatch recorded with its result, executor, trigger
 	// message, timeout, and the time it was really sent or null; null
 	// otherwise), and 1 for a settlement by the admin itself, or null, and
-	// the outputs as a JSON object (text) or nothing]. It settles a
+	// the outputs as a JSON object (text) or null, and when the handler
+	// started or nothing]. It settles a
 	// running run, or replaces the admin's own settlement of a run (LOST,
 	// TIMED_OUT) with a result from its executor. A run settled SKIPPED (not
 	// sent: DO_NOTHING after a restart, its job stopped) is the record of its
@@ -76,7 +77,7 @@ const (
 		executor_address = coalesce(r.value->>4, executor_address), trigger_message = coalesce(r.value->>5, trigger_message),
 		timeout_seconds = coalesce(r.value->>6, timeout_seconds), triggered_at = coalesce(r.value->>7, triggered_at),
 		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r.value->>8, 0) ELSE 2 END,
-		outputs = coalesce(r.value->>9, outputs),
+		outputs = coalesce(r.value->>9, outputs), started_at = coalesce(r.value->>10, started_at),
 		missed_count = CASE WHEN r.value->>1 = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN 1 ELSE runs.missed_count END,
 		missed_until = CASE WHEN r.value->>1 = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN runs.scheduled_at ELSE runs.missed_until END
 		FROM json_each(?1) AS r WHERE runs.id = r.value->>0
@@ -129,6 +130,7 @@ func (q *stmts) close() {
 type jsonRows struct {
 	b   []byte
 	row bool // inside a row
+	n   int  // values in the row
 }
 
 // next starts a new row.
@@ -139,7 +141,7 @@ func (j *jsonRows) next() *jsonRows {
 		j.b = append(j.b, "],"...)
 	}
 	j.b = append(j.b, '[')
-	j.row = false
+	j.row, j.n = false, 0
 	return j
 }
 
@@ -148,6 +150,15 @@ func (j *jsonRows) sep() {
 		j.b = append(j.b, ',')
 	}
 	j.row = true
+	j.n++
+}
+
+// padTo appends nulls until the row has n values.
+func (j *jsonRows) padTo(n int) *jsonRows {
+	for j.n < n {
+		j.nullInt(sql.NullInt64{})
+	}
+	return j
 }
 
 // int appends an integer to the row.

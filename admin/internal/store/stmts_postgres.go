@@ -50,7 +50,7 @@ var (
 
 	pgSettleRunsSQL = `WITH r AS (SELECT (e->>0)::bigint AS r_id, (e->>1)::bigint AS r_status, e->>2 AS r_msg, (e->>3)::bigint AS r_finished,
 			e->>4 AS r_addr, e->>5 AS r_tmsg, (e->>6)::bigint AS r_timeout, (e->>7)::bigint AS r_sent, (e->>8)::bigint AS r_by,
-			e->>9 AS r_outputs
+			e->>9 AS r_outputs, (e->>10)::bigint AS r_started
 			FROM jsonb_array_elements($1::jsonb) AS e),
 		l AS (SELECT id AS l_id FROM runs WHERE id IN (SELECT r_id FROM r) ORDER BY id FOR UPDATE)
 		UPDATE runs SET status = r_status,
@@ -62,7 +62,7 @@ var (
 		executor_address = coalesce(r_addr, runs.executor_address), trigger_message = coalesce(r_tmsg, runs.trigger_message),
 		timeout_seconds = coalesce(r_timeout, runs.timeout_seconds), triggered_at = coalesce(r_sent, runs.triggered_at),
 		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r_by, 0) ELSE 2 END,
-		outputs = coalesce(r_outputs, runs.outputs),
+		outputs = coalesce(r_outputs, runs.outputs), started_at = coalesce(r_started, runs.started_at),
 		missed_count = CASE WHEN r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN 1 ELSE runs.missed_count END,
 		missed_until = CASE WHEN r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN runs.scheduled_at ELSE runs.missed_until END
 		FROM r, l WHERE runs.id = r_id AND runs.id = l_id

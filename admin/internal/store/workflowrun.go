@@ -183,6 +183,34 @@ func (s *Store) TriggerWorkflow(ctx context.Context, id int64, tt carillonv1.Tri
 	return ch, nil
 }
 
+// BackfillWorkflow makes a BACKFILL run of workflow id for each of
+// instants (oldest first), in one transaction, as TriggerWorkflow makes
+// one (its block strategy applying), and returns their IDs in the order
+// of instants.
+func (s *Store) BackfillWorkflow(ctx context.Context, id int64, instants []time.Time, now time.Time) (WorkflowChange, []int64, error) {
+	var ids []int64
+	out, err := s.settleTx(ctx, nil, func(st *settler) error {
+		w, err := st.lockWorkflow(id)
+		if err != nil {
+			return err
+		}
+		ids = make([]int64, len(instants))
+		for i, at := range instants {
+			if ids[i], err = st.makeWorkflowRun(w, at, carillonv1.TriggerType_TRIGGER_TYPE_BACKFILL, nil, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return WorkflowChange{}, nil, err
+		}
+		return WorkflowChange{}, nil, fmt.Errorf("store: backfill workflow %d: %w", id, err)
+	}
+	return WorkflowChange{FollowUps: out.FollowUps, Kill: out.kill, Rescheduled: out.Rescheduled, Ended: out.WorkflowRunsEnded}, ids, nil
+}
+
 // RetryWorkflowRun runs again the nodes of a FAILED or CANCELLED workflow
 // run that did not succeed: each becomes a new attempt, waiting for its
 // dependencies, and those whose dependencies all succeeded start now. The

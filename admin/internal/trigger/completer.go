@@ -150,6 +150,9 @@ func (c *Completer) followUp(s store.Settled) {
 	if len(s.FollowUps) > 0 {
 		c.cfg.Queue.Enqueue(s.FollowUps...)
 	}
+	if len(s.Freed) > 0 {
+		c.cfg.Queue.Enqueue(s.Freed...)
+	}
 	if s.Rescheduled {
 		c.cfg.Queue.Wake()
 	}

@@ -86,7 +86,7 @@ func (d *Dispatcher) claim(es []schedule.Entry) error {
 	claims := make([]store.RunClaim, len(es))
 	at := make(map[int64]time.Time, len(es))
 	for i, e := range es {
-		claims[i] = store.RunClaim{RunID: e.RunID, TriggerType: e.TriggerType, SendAt: e.At}
+		claims[i] = store.RunClaim{RunID: e.RunID, JobID: e.JobID, TriggerType: e.TriggerType, SendAt: e.At}
 		at[e.RunID] = e.At
 	}
 	runs, err := d.cfg.Store.ClaimRuns(ctx, claims, now)
@@ -198,7 +198,9 @@ type Manual struct {
 
 // TriggerJob runs job once now and returns the IDs of the runs it created
 // (one, or one per shard). It waits for the dispatch, so each run's status
-// says whether an executor accepted it. With m.RunAt, it stores one
+// says whether an executor accepted it; the run of a job with a
+// concurrency cap that finds no slot free waits PENDING (or is SKIPPED
+// under DISCARD_LATER), and TriggerJob returns its ID at once. With m.RunAt, it stores one
 // pending run due then, which the scheduler fires as it fires retries,
 // and returns its ID.
 func (d *Dispatcher) TriggerJob(ctx context.Context, job store.Job, m Manual) ([]int64, error) {
@@ -216,8 +218,14 @@ func (d *Dispatcher) TriggerJob(ctx context.Context, job store.Job, m Manual) ([
 	if m.Param != nil {
 		run.Param = *m.Param
 	}
-	runs, err := d.cfg.Store.InsertRuns(ctx, []store.Run{run})
-	if err != nil {
+	var runs []store.Run
+	var err error
+	if job.Capped && len(m.Addresses) == 0 {
+		var id int64
+		if id, runs, err = d.claimCapped(ctx, run); err != nil || len(runs) == 0 {
+			return []int64{id}, err // it waits for a slot, or was skipped
+		}
+	} else if runs, err = d.cfg.Store.InsertRuns(ctx, []store.Run{run}); err != nil {
 		return nil, err
 	}
 	f := fireOf(&runs[0], time.Time{}, 0)
@@ -244,6 +252,22 @@ func (d *Dispatcher) TriggerJob(ctx context.Context, job store.Job, m Manual) ([
 	return p.ids, d.completer.record(ctx, append(p.failed, d.sendNow(ctx, d.calls(p.fires, time.Time{}))...)...)
 }
 
+// claimCapped stores run, a manual fire of a job with a concurrency cap,
+// as a pending run and claims it at once if a slot of the cap is free. It
+// returns the run's ID and the run claimed, or none when it waits for a
+// slot (handed on when a run of the job settles) or was skipped under
+// DISCARD_LATER.
+func (d *Dispatcher) claimCapped(ctx context.Context, run store.Run) (int64, []store.Run, error) {
+	run.Status, run.TriggeredAt = carillonv1.RunStatus_RUN_STATUS_PENDING, time.Time{}
+	pending, err := d.cfg.Store.InsertRuns(ctx, []store.Run{run})
+	if err != nil {
+		return 0, nil, err
+	}
+	id := pending[0].ID
+	claimed, err := d.cfg.Store.ClaimRuns(ctx, []store.RunClaim{{RunID: id, JobID: run.JobID, TriggerType: run.TriggerType}}, run.DueAt)
+	return id, claimed, err
+}
+
 // triggerAt stores the pending run of TriggerJob with m.RunAt and queues
 // it on the scheduler.
 func (d *Dispatcher) triggerAt(ctx context.Context, job store.Job, m Manual) ([]int64, error) {
@@ -267,16 +291,18 @@ func (d *Dispatcher) triggerAt(ctx context.Context, job store.Job, m Manual) ([]
 	return []int64{runs[0].ID}, nil
 }
 
-// Executors returns the sorted executor addresses of group g: the live
-// registered ones for AUTO, the configured ones for MANUAL.
-func (d *Dispatcher) Executors(ctx context.Context, g store.Group) ([]string, error) {
-	return d.router.executors(ctx, g)
-}
-
-// Requeue queues pending runs again on the scheduler: those of a group
-// that was paused, left pending by their claims while it was.
+// Requeue hands pending runs to the scheduler again: those waiting for a
+// concurrency slot after their job's or group's cap changed (each claim
+// takes a slot if one is free now), and those a paused group's claims
+// left pending, when it resumes.
 func (d *Dispatcher) Requeue(runs []store.Run) {
 	if len(runs) > 0 {
 		d.cfg.Queue.Enqueue(runs...)
 	}
+}
+
+// Executors returns the sorted executor addresses of group g: the live
+// registered ones for AUTO, the configured ones for MANUAL.
+func (d *Dispatcher) Executors(ctx context.Context, g store.Group) ([]string, error) {
+	return d.router.executors(ctx, g)
 }

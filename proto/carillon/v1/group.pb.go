@@ -169,9 +169,14 @@ type Group struct {
 	AllowScripts bool `protobuf:"varint,10,opt,name=allow_scripts,json=allowScripts,proto3" json:"allow_scripts,omitempty"`
 	// The group is paused (PauseGroup): none of its jobs and workflows
 	// fires until ResumeGroup (output).
-	Paused        bool `protobuf:"varint,11,opt,name=paused,proto3" json:"paused,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Paused bool `protobuf:"varint,11,opt,name=paused,proto3" json:"paused,omitempty"`
+	// At most this many runs of all the group's jobs RUNNING at once over all
+	// executors; 0 means no cap. More wait as PENDING in due order (or, for a
+	// job with BLOCK_STRATEGY_DISCARD_LATER, are recorded SKIPPED), as for
+	// Job.max_concurrency. At most 10000.
+	MaxConcurrency int32 `protobuf:"varint,12,opt,name=max_concurrency,json=maxConcurrency,proto3" json:"max_concurrency,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Group) Reset() {
@@ -279,6 +284,13 @@ func (x *Group) GetPaused() bool {
 		return x.Paused
 	}
 	return false
+}
+
+func (x *Group) GetMaxConcurrency() int32 {
+	if x != nil {
+		return x.MaxConcurrency
+	}
+	return 0
 }
 
 // LiveExecutor is an executor registered with the admin.
@@ -1148,7 +1160,7 @@ var File_carillon_v1_group_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_group_proto_rawDesc = "" +
 	"\n" +
-	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9e\x04\n" +
+	"\x17carillon/v1/group.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd3\x04\n" +
 	"\x05Group\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12;\n" +
 	"\bapp_name\x18\x02 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[A-Za-z0-9._-]{1,64}$R\aappName\x12\x1e\n" +
@@ -1162,7 +1174,9 @@ const file_carillon_v1_group_proto_rawDesc = "" +
 	"\x11executor_protocol\x18\t \x01(\x0e2\x1d.carillon.v1.ExecutorProtocolB\b\xbaH\x05\x82\x01\x02\x10\x01R\x10executorProtocol\x12#\n" +
 	"\rallow_scripts\x18\n" +
 	" \x01(\bR\fallowScripts\x12\x16\n" +
-	"\x06paused\x18\v \x01(\bR\x06paused\"a\n" +
+	"\x06paused\x18\v \x01(\bR\x06paused\x123\n" +
+	"\x0fmax_concurrency\x18\f \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\x90N(\x00R\x0emaxConcurrency\"a\n" +
 	"\fLiveExecutor\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x127\n" +
 	"\tlast_beat\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\blastBeat\"F\n" +

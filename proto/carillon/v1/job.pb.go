@@ -289,9 +289,14 @@ type Job struct {
 	// The calendars (CalendarService) whose excluded instants the job's
 	// schedule skips: an instant any of them excludes does not fire and is
 	// no misfire. At most 20, each an existing calendar.
-	CalendarIds   []int64 `protobuf:"varint,28,rep,packed,name=calendar_ids,json=calendarIds,proto3" json:"calendar_ids,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CalendarIds []int64 `protobuf:"varint,28,rep,packed,name=calendar_ids,json=calendarIds,proto3" json:"calendar_ids,omitempty"`
+	// At most this many runs of the job RUNNING at once over all executors;
+	// 0 means no cap. More fires wait as PENDING, in due order, and start as
+	// runs end, or, under BLOCK_STRATEGY_DISCARD_LATER, are recorded SKIPPED
+	// ("concurrency cap N reached"). At most 10000.
+	MaxConcurrency int32 `protobuf:"varint,29,opt,name=max_concurrency,json=maxConcurrency,proto3" json:"max_concurrency,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -518,6 +523,13 @@ func (x *Job) GetCalendarIds() []int64 {
 		return x.CalendarIds
 	}
 	return nil
+}
+
+func (x *Job) GetMaxConcurrency() int32 {
+	if x != nil {
+		return x.MaxConcurrency
+	}
+	return 0
 }
 
 // Schedule says when a job fires.
@@ -1580,6 +1592,136 @@ func (x *TriggerJobResponse) GetRunIds() []int64 {
 	return nil
 }
 
+// BackfillJobRequest runs a job once for every instant its schedule (CRON
+// or FIX_RATE) has in [from, to): each run with its instant as
+// scheduled_at and trigger type BACKFILL, sent now, oldest first. A
+// SERIAL_EXECUTION job runs them one at a time, in order; the job's
+// max_concurrency (and its group's) apply. FIX_RATE instants are from,
+// from + interval, ... At most 1,000 instants a call. Whoever may trigger
+// the job may backfill it.
+type BackfillJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	From  *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	// Lists the instants only; creates no run.
+	DryRun        bool `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackfillJobRequest) Reset() {
+	*x = BackfillJobRequest{}
+	mi := &file_carillon_v1_job_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackfillJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackfillJobRequest) ProtoMessage() {}
+
+func (x *BackfillJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_job_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackfillJobRequest.ProtoReflect.Descriptor instead.
+func (*BackfillJobRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *BackfillJobRequest) GetJobId() int64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *BackfillJobRequest) GetFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.From
+	}
+	return nil
+}
+
+func (x *BackfillJobRequest) GetTo() *timestamppb.Timestamp {
+	if x != nil {
+		return x.To
+	}
+	return nil
+}
+
+func (x *BackfillJobRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+// BackfillJobResponse names the runs created, oldest instant first, and
+// the instants.
+type BackfillJobResponse struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	RunIds        []int64                  `protobuf:"varint,1,rep,packed,name=run_ids,json=runIds,proto3" json:"run_ids,omitempty"`
+	Instants      []*timestamppb.Timestamp `protobuf:"bytes,2,rep,name=instants,proto3" json:"instants,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackfillJobResponse) Reset() {
+	*x = BackfillJobResponse{}
+	mi := &file_carillon_v1_job_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackfillJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackfillJobResponse) ProtoMessage() {}
+
+func (x *BackfillJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_job_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackfillJobResponse.ProtoReflect.Descriptor instead.
+func (*BackfillJobResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *BackfillJobResponse) GetRunIds() []int64 {
+	if x != nil {
+		return x.RunIds
+	}
+	return nil
+}
+
+func (x *BackfillJobResponse) GetInstants() []*timestamppb.Timestamp {
+	if x != nil {
+		return x.Instants
+	}
+	return nil
+}
+
 // PreviewScheduleRequest asks for the next fire times of a schedule.
 type PreviewScheduleRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -1597,7 +1739,7 @@ type PreviewScheduleRequest struct {
 
 func (x *PreviewScheduleRequest) Reset() {
 	*x = PreviewScheduleRequest{}
-	mi := &file_carillon_v1_job_proto_msgTypes[22]
+	mi := &file_carillon_v1_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1751,7 @@ func (x *PreviewScheduleRequest) String() string {
 func (*PreviewScheduleRequest) ProtoMessage() {}
 
 func (x *PreviewScheduleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[22]
+	mi := &file_carillon_v1_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1764,7 @@ func (x *PreviewScheduleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewScheduleRequest.ProtoReflect.Descriptor instead.
 func (*PreviewScheduleRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{22}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PreviewScheduleRequest) GetSchedule() *Schedule {
@@ -1668,7 +1810,7 @@ type PreviewScheduleResponse struct {
 
 func (x *PreviewScheduleResponse) Reset() {
 	*x = PreviewScheduleResponse{}
-	mi := &file_carillon_v1_job_proto_msgTypes[23]
+	mi := &file_carillon_v1_job_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1680,7 +1822,7 @@ func (x *PreviewScheduleResponse) String() string {
 func (*PreviewScheduleResponse) ProtoMessage() {}
 
 func (x *PreviewScheduleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[23]
+	mi := &file_carillon_v1_job_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1693,7 +1835,7 @@ func (x *PreviewScheduleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewScheduleResponse.ProtoReflect.Descriptor instead.
 func (*PreviewScheduleResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{23}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PreviewScheduleResponse) GetFireTimes() []*timestamppb.Timestamp {
@@ -1730,7 +1872,7 @@ type ImportJobsRequest struct {
 
 func (x *ImportJobsRequest) Reset() {
 	*x = ImportJobsRequest{}
-	mi := &file_carillon_v1_job_proto_msgTypes[24]
+	mi := &file_carillon_v1_job_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1742,7 +1884,7 @@ func (x *ImportJobsRequest) String() string {
 func (*ImportJobsRequest) ProtoMessage() {}
 
 func (x *ImportJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[24]
+	mi := &file_carillon_v1_job_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1755,7 +1897,7 @@ func (x *ImportJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportJobsRequest.ProtoReflect.Descriptor instead.
 func (*ImportJobsRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{24}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ImportJobsRequest) GetGroups() []*Group {
@@ -1795,7 +1937,7 @@ type ImportJobsResponse struct {
 
 func (x *ImportJobsResponse) Reset() {
 	*x = ImportJobsResponse{}
-	mi := &file_carillon_v1_job_proto_msgTypes[25]
+	mi := &file_carillon_v1_job_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +1949,7 @@ func (x *ImportJobsResponse) String() string {
 func (*ImportJobsResponse) ProtoMessage() {}
 
 func (x *ImportJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_job_proto_msgTypes[25]
+	mi := &file_carillon_v1_job_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +1962,7 @@ func (x *ImportJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportJobsResponse.ProtoReflect.Descriptor instead.
 func (*ImportJobsResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{25}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ImportJobsResponse) GetGroups() []*Group {
@@ -1855,8 +1997,7 @@ var File_carillon_v1_job_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe7\n" +
-	"\n" +
+	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9c\v\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12*\n" +
@@ -1891,7 +2032,9 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\vlast_run_id\x18\x19 \x01(\x03R\tlastRunId\x12>\n" +
 	"\x0flast_run_status\x18\x1a \x01(\x0e2\x16.carillon.v1.RunStatusR\rlastRunStatus\x12%\n" +
 	"\x0eparam_template\x18\x1b \x01(\bR\rparamTemplate\x121\n" +
-	"\fcalendar_ids\x18\x1c \x03(\x03B\x0e\xbaH\v\x92\x01\b\x10\x14\"\x04\"\x02 \x00R\vcalendarIds\"\xc0\x01\n" +
+	"\fcalendar_ids\x18\x1c \x03(\x03B\x0e\xbaH\v\x92\x01\b\x10\x14\"\x04\"\x02 \x00R\vcalendarIds\x123\n" +
+	"\x0fmax_concurrency\x18\x1d \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\x90N(\x00R\x0emaxConcurrency\"\xc0\x01\n" +
 	"\bSchedule\x127\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x19.carillon.v1.ScheduleTypeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04type\x12\x1c\n" +
 	"\x04cron\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\x04cron\x127\n" +
@@ -1951,7 +2094,15 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x06run_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05runAtB\b\n" +
 	"\x06_param\"-\n" +
 	"\x12TriggerJobResponse\x12\x17\n" +
-	"\arun_ids\x18\x01 \x03(\x03R\x06runIds\"\xd7\x01\n" +
+	"\arun_ids\x18\x01 \x03(\x03R\x06runIds\"\xb9\x01\n" +
+	"\x12BackfillJobRequest\x12\x1e\n" +
+	"\x06job_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x05jobId\x126\n" +
+	"\x04from\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\x04from\x122\n" +
+	"\x02to\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\x02to\x12\x17\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"f\n" +
+	"\x13BackfillJobResponse\x12\x17\n" +
+	"\arun_ids\x18\x01 \x03(\x03R\x06runIds\x126\n" +
+	"\binstants\x18\x02 \x03(\v2\x1a.google.protobuf.TimestampR\binstants\"\xd7\x01\n" +
 	"\x16PreviewScheduleRequest\x129\n" +
 	"\bschedule\x18\x01 \x01(\v2\x15.carillon.v1.ScheduleB\x06\xbaH\x03\xc8\x01\x01R\bschedule\x12\x1f\n" +
 	"\x05count\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05count\x12.\n" +
@@ -1998,7 +2149,7 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x17ROUTE_STRATEGY_FAILOVER\x10\b\x12\x1b\n" +
 	"\x17ROUTE_STRATEGY_BUSYOVER\x10\t\x12%\n" +
 	"!ROUTE_STRATEGY_SHARDING_BROADCAST\x10\n" +
-	"2\x9c\a\n" +
+	"2\xee\a\n" +
 	"\n" +
 	"JobService\x12J\n" +
 	"\tCreateJob\x12\x1d.carillon.v1.CreateJobRequest\x1a\x1e.carillon.v1.CreateJobResponse\x12A\n" +
@@ -2011,7 +2162,8 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\tStartJobs\x12\x1d.carillon.v1.StartJobsRequest\x1a\x1e.carillon.v1.StartJobsResponse\x12G\n" +
 	"\bStopJobs\x12\x1c.carillon.v1.StopJobsRequest\x1a\x1d.carillon.v1.StopJobsResponse\x12M\n" +
 	"\n" +
-	"TriggerJob\x12\x1e.carillon.v1.TriggerJobRequest\x1a\x1f.carillon.v1.TriggerJobResponse\x12\\\n" +
+	"TriggerJob\x12\x1e.carillon.v1.TriggerJobRequest\x1a\x1f.carillon.v1.TriggerJobResponse\x12P\n" +
+	"\vBackfillJob\x12\x1f.carillon.v1.BackfillJobRequest\x1a .carillon.v1.BackfillJobResponse\x12\\\n" +
 	"\x0fPreviewSchedule\x12#.carillon.v1.PreviewScheduleRequest\x1a$.carillon.v1.PreviewScheduleResponse\x12M\n" +
 	"\n" +
 	"ImportJobs\x12\x1e.carillon.v1.ImportJobsRequest\x1a\x1f.carillon.v1.ImportJobsResponseB=Z;github.com/carillonhq/carillon/proto/carillon/v1;carillonv1b\x06proto3"
@@ -2029,7 +2181,7 @@ func file_carillon_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_carillon_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_carillon_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_carillon_v1_job_proto_goTypes = []any{
 	(ScheduleType)(0),               // 0: carillon.v1.ScheduleType
 	(MisfireStrategy)(0),            // 1: carillon.v1.MisfireStrategy
@@ -2056,81 +2208,88 @@ var file_carillon_v1_job_proto_goTypes = []any{
 	(*StopJobsResponse)(nil),        // 22: carillon.v1.StopJobsResponse
 	(*TriggerJobRequest)(nil),       // 23: carillon.v1.TriggerJobRequest
 	(*TriggerJobResponse)(nil),      // 24: carillon.v1.TriggerJobResponse
-	(*PreviewScheduleRequest)(nil),  // 25: carillon.v1.PreviewScheduleRequest
-	(*PreviewScheduleResponse)(nil), // 26: carillon.v1.PreviewScheduleResponse
-	(*ImportJobsRequest)(nil),       // 27: carillon.v1.ImportJobsRequest
-	(*ImportJobsResponse)(nil),      // 28: carillon.v1.ImportJobsResponse
-	nil,                             // 29: carillon.v1.ImportJobsResponse.GroupIdsEntry
-	nil,                             // 30: carillon.v1.ImportJobsResponse.JobIdsEntry
-	(*Script)(nil),                  // 31: carillon.v1.Script
-	(BlockStrategy)(0),              // 32: carillon.v1.BlockStrategy
-	(*timestamppb.Timestamp)(nil),   // 33: google.protobuf.Timestamp
-	(RunStatus)(0),                  // 34: carillon.v1.RunStatus
-	(*fieldmaskpb.FieldMask)(nil),   // 35: google.protobuf.FieldMask
-	(*Group)(nil),                   // 36: carillon.v1.Group
+	(*BackfillJobRequest)(nil),      // 25: carillon.v1.BackfillJobRequest
+	(*BackfillJobResponse)(nil),     // 26: carillon.v1.BackfillJobResponse
+	(*PreviewScheduleRequest)(nil),  // 27: carillon.v1.PreviewScheduleRequest
+	(*PreviewScheduleResponse)(nil), // 28: carillon.v1.PreviewScheduleResponse
+	(*ImportJobsRequest)(nil),       // 29: carillon.v1.ImportJobsRequest
+	(*ImportJobsResponse)(nil),      // 30: carillon.v1.ImportJobsResponse
+	nil,                             // 31: carillon.v1.ImportJobsResponse.GroupIdsEntry
+	nil,                             // 32: carillon.v1.ImportJobsResponse.JobIdsEntry
+	(*Script)(nil),                  // 33: carillon.v1.Script
+	(BlockStrategy)(0),              // 34: carillon.v1.BlockStrategy
+	(*timestamppb.Timestamp)(nil),   // 35: google.protobuf.Timestamp
+	(RunStatus)(0),                  // 36: carillon.v1.RunStatus
+	(*fieldmaskpb.FieldMask)(nil),   // 37: google.protobuf.FieldMask
+	(*Group)(nil),                   // 38: carillon.v1.Group
 }
 var file_carillon_v1_job_proto_depIdxs = []int32{
 	4,  // 0: carillon.v1.Job.schedule:type_name -> carillon.v1.Schedule
 	1,  // 1: carillon.v1.Job.misfire_strategy:type_name -> carillon.v1.MisfireStrategy
 	2,  // 2: carillon.v1.Job.route_strategy:type_name -> carillon.v1.RouteStrategy
-	31, // 3: carillon.v1.Job.script:type_name -> carillon.v1.Script
-	32, // 4: carillon.v1.Job.block_strategy:type_name -> carillon.v1.BlockStrategy
-	33, // 5: carillon.v1.Job.last_fire_at:type_name -> google.protobuf.Timestamp
-	33, // 6: carillon.v1.Job.next_fire_at:type_name -> google.protobuf.Timestamp
-	33, // 7: carillon.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	33, // 8: carillon.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
-	34, // 9: carillon.v1.Job.last_run_status:type_name -> carillon.v1.RunStatus
+	33, // 3: carillon.v1.Job.script:type_name -> carillon.v1.Script
+	34, // 4: carillon.v1.Job.block_strategy:type_name -> carillon.v1.BlockStrategy
+	35, // 5: carillon.v1.Job.last_fire_at:type_name -> google.protobuf.Timestamp
+	35, // 6: carillon.v1.Job.next_fire_at:type_name -> google.protobuf.Timestamp
+	35, // 7: carillon.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	35, // 8: carillon.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
+	36, // 9: carillon.v1.Job.last_run_status:type_name -> carillon.v1.RunStatus
 	0,  // 10: carillon.v1.Schedule.type:type_name -> carillon.v1.ScheduleType
 	3,  // 11: carillon.v1.CreateJobRequest.job:type_name -> carillon.v1.Job
 	3,  // 12: carillon.v1.CreateJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 13: carillon.v1.GetJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 14: carillon.v1.ListJobsResponse.jobs:type_name -> carillon.v1.Job
 	3,  // 15: carillon.v1.UpdateJobRequest.job:type_name -> carillon.v1.Job
-	35, // 16: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
+	37, // 16: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
 	3,  // 17: carillon.v1.UpdateJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 18: carillon.v1.StartJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 19: carillon.v1.StopJobResponse.job:type_name -> carillon.v1.Job
 	3,  // 20: carillon.v1.StartJobsResponse.jobs:type_name -> carillon.v1.Job
 	3,  // 21: carillon.v1.StopJobsResponse.jobs:type_name -> carillon.v1.Job
-	33, // 22: carillon.v1.TriggerJobRequest.run_at:type_name -> google.protobuf.Timestamp
-	4,  // 23: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
-	33, // 24: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
-	33, // 25: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
-	36, // 26: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
-	3,  // 27: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
-	36, // 28: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
-	3,  // 29: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
-	29, // 30: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
-	30, // 31: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
-	5,  // 32: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
-	7,  // 33: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
-	9,  // 34: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
-	11, // 35: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
-	13, // 36: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
-	15, // 37: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
-	17, // 38: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
-	19, // 39: carillon.v1.JobService.StartJobs:input_type -> carillon.v1.StartJobsRequest
-	21, // 40: carillon.v1.JobService.StopJobs:input_type -> carillon.v1.StopJobsRequest
-	23, // 41: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
-	25, // 42: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
-	27, // 43: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
-	6,  // 44: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
-	8,  // 45: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
-	10, // 46: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
-	12, // 47: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
-	14, // 48: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
-	16, // 49: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
-	18, // 50: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
-	20, // 51: carillon.v1.JobService.StartJobs:output_type -> carillon.v1.StartJobsResponse
-	22, // 52: carillon.v1.JobService.StopJobs:output_type -> carillon.v1.StopJobsResponse
-	24, // 53: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
-	26, // 54: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
-	28, // 55: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
-	44, // [44:56] is the sub-list for method output_type
-	32, // [32:44] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	35, // 22: carillon.v1.TriggerJobRequest.run_at:type_name -> google.protobuf.Timestamp
+	35, // 23: carillon.v1.BackfillJobRequest.from:type_name -> google.protobuf.Timestamp
+	35, // 24: carillon.v1.BackfillJobRequest.to:type_name -> google.protobuf.Timestamp
+	35, // 25: carillon.v1.BackfillJobResponse.instants:type_name -> google.protobuf.Timestamp
+	4,  // 26: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
+	35, // 27: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
+	35, // 28: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
+	38, // 29: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
+	3,  // 30: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
+	38, // 31: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
+	3,  // 32: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
+	31, // 33: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
+	32, // 34: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
+	5,  // 35: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
+	7,  // 36: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
+	9,  // 37: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
+	11, // 38: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
+	13, // 39: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
+	15, // 40: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
+	17, // 41: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
+	19, // 42: carillon.v1.JobService.StartJobs:input_type -> carillon.v1.StartJobsRequest
+	21, // 43: carillon.v1.JobService.StopJobs:input_type -> carillon.v1.StopJobsRequest
+	23, // 44: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
+	25, // 45: carillon.v1.JobService.BackfillJob:input_type -> carillon.v1.BackfillJobRequest
+	27, // 46: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
+	29, // 47: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
+	6,  // 48: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
+	8,  // 49: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
+	10, // 50: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
+	12, // 51: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
+	14, // 52: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
+	16, // 53: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
+	18, // 54: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
+	20, // 55: carillon.v1.JobService.StartJobs:output_type -> carillon.v1.StartJobsResponse
+	22, // 56: carillon.v1.JobService.StopJobs:output_type -> carillon.v1.StopJobsResponse
+	24, // 57: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
+	26, // 58: carillon.v1.JobService.BackfillJob:output_type -> carillon.v1.BackfillJobResponse
+	28, // 59: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
+	30, // 60: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
+	48, // [48:61] is the sub-list for method output_type
+	35, // [35:48] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_job_proto_init() }
@@ -2149,7 +2308,7 @@ func file_carillon_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_job_proto_rawDesc), len(file_carillon_v1_job_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -101,6 +101,9 @@ const (
 	// the retry it made is dropped if it has not started.
 	RunStatus_RUN_STATUS_LOST RunStatus = 6
 	// Waiting for its due_at: a retry, or a child job's run; dispatched then.
+	// Or, for a job or group with a max_concurrency, waiting for a
+	// concurrency slot (its message says so): dispatched when a run of the
+	// job or group ends.
 	RunStatus_RUN_STATUS_PENDING RunStatus = 7
 	// Never dispatched: a late fire skipped by the DO_NOTHING misfire
 	// strategy, or a fire whose job was stopped or deleted after its claim.
@@ -304,7 +307,10 @@ type Run struct {
 	Outputs map[string]string `protobuf:"bytes,32,rep,name=outputs,proto3" json:"outputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// What the run was given: the merged outputs of its workflow node's
 	// dependencies (RunRequest.inputs); empty outside workflows.
-	Inputs        map[string]string `protobuf:"bytes,33,rep,name=inputs,proto3" json:"inputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Inputs map[string]string `protobuf:"bytes,33,rep,name=inputs,proto3" json:"inputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// When the handler began on the executor, as the executor reported it
+	// with the result (RunResult.started_at); unset when it did not.
+	StartedAt     *timestamppb.Timestamp `protobuf:"bytes,34,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -524,6 +530,13 @@ func (x *Run) GetOutputs() map[string]string {
 func (x *Run) GetInputs() map[string]string {
 	if x != nil {
 		return x.Inputs
+	}
+	return nil
+}
+
+func (x *Run) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
 	}
 	return nil
 }
@@ -1111,7 +1124,8 @@ var File_carillon_v1_run_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xde\t\n" +
+	"\x15carillon/v1/run.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x99\n" +
+	"\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x03R\x05jobId\x12\x19\n" +
@@ -1144,7 +1158,9 @@ const file_carillon_v1_run_proto_rawDesc = "" +
 	"\x0fworkflow_run_id\x18\x1e \x01(\x03R\rworkflowRunId\x12#\n" +
 	"\rworkflow_node\x18\x1f \x01(\tR\fworkflowNode\x127\n" +
 	"\aoutputs\x18  \x03(\v2\x1d.carillon.v1.Run.OutputsEntryR\aoutputs\x124\n" +
-	"\x06inputs\x18! \x03(\v2\x1c.carillon.v1.Run.InputsEntryR\x06inputs\x1a:\n" +
+	"\x06inputs\x18! \x03(\v2\x1c.carillon.v1.Run.InputsEntryR\x06inputs\x129\n" +
+	"\n" +
+	"started_at\x18\" \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x1a:\n" +
 	"\fOutputsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
@@ -1266,27 +1282,28 @@ var file_carillon_v1_run_proto_depIdxs = []int32{
 	16, // 7: carillon.v1.Run.missed_until:type_name -> google.protobuf.Timestamp
 	14, // 8: carillon.v1.Run.outputs:type_name -> carillon.v1.Run.OutputsEntry
 	15, // 9: carillon.v1.Run.inputs:type_name -> carillon.v1.Run.InputsEntry
-	1,  // 10: carillon.v1.ListRunsRequest.status:type_name -> carillon.v1.RunStatus
-	16, // 11: carillon.v1.ListRunsRequest.from:type_name -> google.protobuf.Timestamp
-	16, // 12: carillon.v1.ListRunsRequest.to:type_name -> google.protobuf.Timestamp
-	3,  // 13: carillon.v1.ListRunsResponse.runs:type_name -> carillon.v1.Run
-	3,  // 14: carillon.v1.GetRunResponse.run:type_name -> carillon.v1.Run
-	16, // 15: carillon.v1.DeleteRunsRequest.before:type_name -> google.protobuf.Timestamp
-	4,  // 16: carillon.v1.RunService.ListRuns:input_type -> carillon.v1.ListRunsRequest
-	6,  // 17: carillon.v1.RunService.GetRun:input_type -> carillon.v1.GetRunRequest
-	8,  // 18: carillon.v1.RunService.ReadRunLog:input_type -> carillon.v1.ReadRunLogRequest
-	10, // 19: carillon.v1.RunService.KillRun:input_type -> carillon.v1.KillRunRequest
-	12, // 20: carillon.v1.RunService.DeleteRuns:input_type -> carillon.v1.DeleteRunsRequest
-	5,  // 21: carillon.v1.RunService.ListRuns:output_type -> carillon.v1.ListRunsResponse
-	7,  // 22: carillon.v1.RunService.GetRun:output_type -> carillon.v1.GetRunResponse
-	9,  // 23: carillon.v1.RunService.ReadRunLog:output_type -> carillon.v1.ReadRunLogResponse
-	11, // 24: carillon.v1.RunService.KillRun:output_type -> carillon.v1.KillRunResponse
-	13, // 25: carillon.v1.RunService.DeleteRuns:output_type -> carillon.v1.DeleteRunsResponse
-	21, // [21:26] is the sub-list for method output_type
-	16, // [16:21] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	16, // 10: carillon.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	1,  // 11: carillon.v1.ListRunsRequest.status:type_name -> carillon.v1.RunStatus
+	16, // 12: carillon.v1.ListRunsRequest.from:type_name -> google.protobuf.Timestamp
+	16, // 13: carillon.v1.ListRunsRequest.to:type_name -> google.protobuf.Timestamp
+	3,  // 14: carillon.v1.ListRunsResponse.runs:type_name -> carillon.v1.Run
+	3,  // 15: carillon.v1.GetRunResponse.run:type_name -> carillon.v1.Run
+	16, // 16: carillon.v1.DeleteRunsRequest.before:type_name -> google.protobuf.Timestamp
+	4,  // 17: carillon.v1.RunService.ListRuns:input_type -> carillon.v1.ListRunsRequest
+	6,  // 18: carillon.v1.RunService.GetRun:input_type -> carillon.v1.GetRunRequest
+	8,  // 19: carillon.v1.RunService.ReadRunLog:input_type -> carillon.v1.ReadRunLogRequest
+	10, // 20: carillon.v1.RunService.KillRun:input_type -> carillon.v1.KillRunRequest
+	12, // 21: carillon.v1.RunService.DeleteRuns:input_type -> carillon.v1.DeleteRunsRequest
+	5,  // 22: carillon.v1.RunService.ListRuns:output_type -> carillon.v1.ListRunsResponse
+	7,  // 23: carillon.v1.RunService.GetRun:output_type -> carillon.v1.GetRunResponse
+	9,  // 24: carillon.v1.RunService.ReadRunLog:output_type -> carillon.v1.ReadRunLogResponse
+	11, // 25: carillon.v1.RunService.KillRun:output_type -> carillon.v1.KillRunResponse
+	13, // 26: carillon.v1.RunService.DeleteRuns:output_type -> carillon.v1.DeleteRunsResponse
+	22, // [22:27] is the sub-list for method output_type
+	17, // [17:22] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_run_proto_init() }

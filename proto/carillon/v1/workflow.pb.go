@@ -1396,6 +1396,134 @@ func (x *TriggerWorkflowResponse) GetWorkflowRunId() int64 {
 	return 0
 }
 
+// BackfillWorkflowRequest makes one workflow run (trigger type BACKFILL)
+// for every instant the workflow's schedule (CRON or FIX_RATE) has in
+// [from, to), each with its instant as scheduled_at, oldest first, its
+// block strategy applying as for scheduled instants (SERIAL_EXECUTION:
+// one after the other, in order). At most 1,000 instants a call.
+type BackfillWorkflowRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	WorkflowId int64                  `protobuf:"varint,1,opt,name=workflow_id,json=workflowId,proto3" json:"workflow_id,omitempty"`
+	From       *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To         *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	// Lists the instants only; makes no workflow run.
+	DryRun        bool `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackfillWorkflowRequest) Reset() {
+	*x = BackfillWorkflowRequest{}
+	mi := &file_carillon_v1_workflow_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackfillWorkflowRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackfillWorkflowRequest) ProtoMessage() {}
+
+func (x *BackfillWorkflowRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_workflow_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackfillWorkflowRequest.ProtoReflect.Descriptor instead.
+func (*BackfillWorkflowRequest) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *BackfillWorkflowRequest) GetWorkflowId() int64 {
+	if x != nil {
+		return x.WorkflowId
+	}
+	return 0
+}
+
+func (x *BackfillWorkflowRequest) GetFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.From
+	}
+	return nil
+}
+
+func (x *BackfillWorkflowRequest) GetTo() *timestamppb.Timestamp {
+	if x != nil {
+		return x.To
+	}
+	return nil
+}
+
+func (x *BackfillWorkflowRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+// BackfillWorkflowResponse names the workflow runs made, oldest instant
+// first, and the instants.
+type BackfillWorkflowResponse struct {
+	state          protoimpl.MessageState   `protogen:"open.v1"`
+	WorkflowRunIds []int64                  `protobuf:"varint,1,rep,packed,name=workflow_run_ids,json=workflowRunIds,proto3" json:"workflow_run_ids,omitempty"`
+	Instants       []*timestamppb.Timestamp `protobuf:"bytes,2,rep,name=instants,proto3" json:"instants,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *BackfillWorkflowResponse) Reset() {
+	*x = BackfillWorkflowResponse{}
+	mi := &file_carillon_v1_workflow_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackfillWorkflowResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackfillWorkflowResponse) ProtoMessage() {}
+
+func (x *BackfillWorkflowResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_workflow_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackfillWorkflowResponse.ProtoReflect.Descriptor instead.
+func (*BackfillWorkflowResponse) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *BackfillWorkflowResponse) GetWorkflowRunIds() []int64 {
+	if x != nil {
+		return x.WorkflowRunIds
+	}
+	return nil
+}
+
+func (x *BackfillWorkflowResponse) GetInstants() []*timestamppb.Timestamp {
+	if x != nil {
+		return x.Instants
+	}
+	return nil
+}
+
 // GetWorkflowRunRequest names a workflow run by id.
 type GetWorkflowRunRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1406,7 +1534,7 @@ type GetWorkflowRunRequest struct {
 
 func (x *GetWorkflowRunRequest) Reset() {
 	*x = GetWorkflowRunRequest{}
-	mi := &file_carillon_v1_workflow_proto_msgTypes[20]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1418,7 +1546,7 @@ func (x *GetWorkflowRunRequest) String() string {
 func (*GetWorkflowRunRequest) ProtoMessage() {}
 
 func (x *GetWorkflowRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_workflow_proto_msgTypes[20]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1431,7 +1559,7 @@ func (x *GetWorkflowRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkflowRunRequest.ProtoReflect.Descriptor instead.
 func (*GetWorkflowRunRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{20}
+	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetWorkflowRunRequest) GetWorkflowRunId() int64 {
@@ -1451,7 +1579,7 @@ type GetWorkflowRunResponse struct {
 
 func (x *GetWorkflowRunResponse) Reset() {
 	*x = GetWorkflowRunResponse{}
-	mi := &file_carillon_v1_workflow_proto_msgTypes[21]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1591,7 @@ func (x *GetWorkflowRunResponse) String() string {
 func (*GetWorkflowRunResponse) ProtoMessage() {}
 
 func (x *GetWorkflowRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_workflow_proto_msgTypes[21]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1604,7 @@ func (x *GetWorkflowRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkflowRunResponse.ProtoReflect.Descriptor instead.
 func (*GetWorkflowRunResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{21}
+	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetWorkflowRunResponse) GetWorkflowRun() *WorkflowRun {
@@ -1503,7 +1631,7 @@ type ListWorkflowRunsRequest struct {
 
 func (x *ListWorkflowRunsRequest) Reset() {
 	*x = ListWorkflowRunsRequest{}
-	mi := &file_carillon_v1_workflow_proto_msgTypes[22]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1643,7 @@ func (x *ListWorkflowRunsRequest) String() string {
 func (*ListWorkflowRunsRequest) ProtoMessage() {}
 
 func (x *ListWorkflowRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_workflow_proto_msgTypes[22]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1656,7 @@ func (x *ListWorkflowRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkflowRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkflowRunsRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{22}
+	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListWorkflowRunsRequest) GetWorkflowId() int64 {
@@ -1572,7 +1700,7 @@ type ListWorkflowRunsResponse struct {
 
 func (x *ListWorkflowRunsResponse) Reset() {
 	*x = ListWorkflowRunsResponse{}
-	mi := &file_carillon_v1_workflow_proto_msgTypes[23]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1712,7 @@ func (x *ListWorkflowRunsResponse) String() string {
 func (*ListWorkflowRunsResponse) ProtoMessage() {}
 
 func (x *ListWorkflowRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_workflow_proto_msgTypes[23]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1725,7 @@ func (x *ListWorkflowRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkflowRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkflowRunsResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{23}
+	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListWorkflowRunsResponse) GetWorkflowRuns() []*WorkflowRun {
@@ -1624,7 +1752,7 @@ type RetryWorkflowRunRequest struct {
 
 func (x *RetryWorkflowRunRequest) Reset() {
 	*x = RetryWorkflowRunRequest{}
-	mi := &file_carillon_v1_workflow_proto_msgTypes[24]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1764,7 @@ func (x *RetryWorkflowRunRequest) String() string {
 func (*RetryWorkflowRunRequest) ProtoMessage() {}
 
 func (x *RetryWorkflowRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_workflow_proto_msgTypes[24]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1777,7 @@ func (x *RetryWorkflowRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryWorkflowRunRequest.ProtoReflect.Descriptor instead.
 func (*RetryWorkflowRunRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{24}
+	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RetryWorkflowRunRequest) GetWorkflowRunId() int64 {
@@ -1669,7 +1797,7 @@ type RetryWorkflowRunResponse struct {
 
 func (x *RetryWorkflowRunResponse) Reset() {
 	*x = RetryWorkflowRunResponse{}
-	mi := &file_carillon_v1_workflow_proto_msgTypes[25]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +1809,7 @@ func (x *RetryWorkflowRunResponse) String() string {
 func (*RetryWorkflowRunResponse) ProtoMessage() {}
 
 func (x *RetryWorkflowRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_workflow_proto_msgTypes[25]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +1822,7 @@ func (x *RetryWorkflowRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryWorkflowRunResponse.ProtoReflect.Descriptor instead.
 func (*RetryWorkflowRunResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{25}
+	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RetryWorkflowRunResponse) GetWorkflowRun() *WorkflowRun {
@@ -1714,7 +1842,7 @@ type CancelWorkflowRunRequest struct {
 
 func (x *CancelWorkflowRunRequest) Reset() {
 	*x = CancelWorkflowRunRequest{}
-	mi := &file_carillon_v1_workflow_proto_msgTypes[26]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1726,7 +1854,7 @@ func (x *CancelWorkflowRunRequest) String() string {
 func (*CancelWorkflowRunRequest) ProtoMessage() {}
 
 func (x *CancelWorkflowRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_workflow_proto_msgTypes[26]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1739,7 +1867,7 @@ func (x *CancelWorkflowRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelWorkflowRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelWorkflowRunRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{26}
+	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CancelWorkflowRunRequest) GetWorkflowRunId() int64 {
@@ -1759,7 +1887,7 @@ type CancelWorkflowRunResponse struct {
 
 func (x *CancelWorkflowRunResponse) Reset() {
 	*x = CancelWorkflowRunResponse{}
-	mi := &file_carillon_v1_workflow_proto_msgTypes[27]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +1899,7 @@ func (x *CancelWorkflowRunResponse) String() string {
 func (*CancelWorkflowRunResponse) ProtoMessage() {}
 
 func (x *CancelWorkflowRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_workflow_proto_msgTypes[27]
+	mi := &file_carillon_v1_workflow_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +1912,7 @@ func (x *CancelWorkflowRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelWorkflowRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelWorkflowRunResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{27}
+	return file_carillon_v1_workflow_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CancelWorkflowRunResponse) GetWorkflowRun() *WorkflowRun {
@@ -1901,7 +2029,16 @@ const file_carillon_v1_workflow_proto_rawDesc = "" +
 	"\x05param\x18\x02 \x01(\tB\t\xbaH\x06r\x04(\x80\x80\x04H\x00R\x05param\x88\x01\x01B\b\n" +
 	"\x06_param\"A\n" +
 	"\x17TriggerWorkflowResponse\x12&\n" +
-	"\x0fworkflow_run_id\x18\x01 \x01(\x03R\rworkflowRunId\"H\n" +
+	"\x0fworkflow_run_id\x18\x01 \x01(\x03R\rworkflowRunId\"\xc8\x01\n" +
+	"\x17BackfillWorkflowRequest\x12(\n" +
+	"\vworkflow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\n" +
+	"workflowId\x126\n" +
+	"\x04from\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\x04from\x122\n" +
+	"\x02to\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\x02to\x12\x17\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"|\n" +
+	"\x18BackfillWorkflowResponse\x12(\n" +
+	"\x10workflow_run_ids\x18\x01 \x03(\x03R\x0eworkflowRunIds\x126\n" +
+	"\binstants\x18\x02 \x03(\v2\x1a.google.protobuf.TimestampR\binstants\"H\n" +
 	"\x15GetWorkflowRunRequest\x12/\n" +
 	"\x0fworkflow_run_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\rworkflowRunId\"U\n" +
 	"\x16GetWorkflowRunResponse\x12;\n" +
@@ -1932,7 +2069,7 @@ const file_carillon_v1_workflow_proto_rawDesc = "" +
 	"\x1dWORKFLOW_RUN_STATUS_SUCCEEDED\x10\x03\x12\x1e\n" +
 	"\x1aWORKFLOW_RUN_STATUS_FAILED\x10\x04\x12!\n" +
 	"\x1dWORKFLOW_RUN_STATUS_CANCELLED\x10\x05\x12\x1f\n" +
-	"\x1bWORKFLOW_RUN_STATUS_SKIPPED\x10\x062\xd8\b\n" +
+	"\x1bWORKFLOW_RUN_STATUS_SKIPPED\x10\x062\xb9\t\n" +
 	"\x0fWorkflowService\x12Y\n" +
 	"\x0eCreateWorkflow\x12\".carillon.v1.CreateWorkflowRequest\x1a#.carillon.v1.CreateWorkflowResponse\x12P\n" +
 	"\vGetWorkflow\x12\x1f.carillon.v1.GetWorkflowRequest\x1a .carillon.v1.GetWorkflowResponse\x12V\n" +
@@ -1941,7 +2078,8 @@ const file_carillon_v1_workflow_proto_rawDesc = "" +
 	"\x0eDeleteWorkflow\x12\".carillon.v1.DeleteWorkflowRequest\x1a#.carillon.v1.DeleteWorkflowResponse\x12V\n" +
 	"\rStartWorkflow\x12!.carillon.v1.StartWorkflowRequest\x1a\".carillon.v1.StartWorkflowResponse\x12S\n" +
 	"\fStopWorkflow\x12 .carillon.v1.StopWorkflowRequest\x1a!.carillon.v1.StopWorkflowResponse\x12\\\n" +
-	"\x0fTriggerWorkflow\x12#.carillon.v1.TriggerWorkflowRequest\x1a$.carillon.v1.TriggerWorkflowResponse\x12Y\n" +
+	"\x0fTriggerWorkflow\x12#.carillon.v1.TriggerWorkflowRequest\x1a$.carillon.v1.TriggerWorkflowResponse\x12_\n" +
+	"\x10BackfillWorkflow\x12$.carillon.v1.BackfillWorkflowRequest\x1a%.carillon.v1.BackfillWorkflowResponse\x12Y\n" +
 	"\x0eGetWorkflowRun\x12\".carillon.v1.GetWorkflowRunRequest\x1a#.carillon.v1.GetWorkflowRunResponse\x12_\n" +
 	"\x10ListWorkflowRuns\x12$.carillon.v1.ListWorkflowRunsRequest\x1a%.carillon.v1.ListWorkflowRunsResponse\x12_\n" +
 	"\x10RetryWorkflowRun\x12$.carillon.v1.RetryWorkflowRunRequest\x1a%.carillon.v1.RetryWorkflowRunResponse\x12b\n" +
@@ -1960,7 +2098,7 @@ func file_carillon_v1_workflow_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_workflow_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_carillon_v1_workflow_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_carillon_v1_workflow_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_carillon_v1_workflow_proto_goTypes = []any{
 	(WorkflowRunStatus)(0),            // 0: carillon.v1.WorkflowRunStatus
 	(*Workflow)(nil),                  // 1: carillon.v1.Workflow
@@ -1983,86 +2121,93 @@ var file_carillon_v1_workflow_proto_goTypes = []any{
 	(*StopWorkflowResponse)(nil),      // 18: carillon.v1.StopWorkflowResponse
 	(*TriggerWorkflowRequest)(nil),    // 19: carillon.v1.TriggerWorkflowRequest
 	(*TriggerWorkflowResponse)(nil),   // 20: carillon.v1.TriggerWorkflowResponse
-	(*GetWorkflowRunRequest)(nil),     // 21: carillon.v1.GetWorkflowRunRequest
-	(*GetWorkflowRunResponse)(nil),    // 22: carillon.v1.GetWorkflowRunResponse
-	(*ListWorkflowRunsRequest)(nil),   // 23: carillon.v1.ListWorkflowRunsRequest
-	(*ListWorkflowRunsResponse)(nil),  // 24: carillon.v1.ListWorkflowRunsResponse
-	(*RetryWorkflowRunRequest)(nil),   // 25: carillon.v1.RetryWorkflowRunRequest
-	(*RetryWorkflowRunResponse)(nil),  // 26: carillon.v1.RetryWorkflowRunResponse
-	(*CancelWorkflowRunRequest)(nil),  // 27: carillon.v1.CancelWorkflowRunRequest
-	(*CancelWorkflowRunResponse)(nil), // 28: carillon.v1.CancelWorkflowRunResponse
-	(*Schedule)(nil),                  // 29: carillon.v1.Schedule
-	(MisfireStrategy)(0),              // 30: carillon.v1.MisfireStrategy
-	(BlockStrategy)(0),                // 31: carillon.v1.BlockStrategy
-	(*timestamppb.Timestamp)(nil),     // 32: google.protobuf.Timestamp
-	(TriggerType)(0),                  // 33: carillon.v1.TriggerType
-	(AlarmStatus)(0),                  // 34: carillon.v1.AlarmStatus
-	(RunStatus)(0),                    // 35: carillon.v1.RunStatus
-	(*fieldmaskpb.FieldMask)(nil),     // 36: google.protobuf.FieldMask
+	(*BackfillWorkflowRequest)(nil),   // 21: carillon.v1.BackfillWorkflowRequest
+	(*BackfillWorkflowResponse)(nil),  // 22: carillon.v1.BackfillWorkflowResponse
+	(*GetWorkflowRunRequest)(nil),     // 23: carillon.v1.GetWorkflowRunRequest
+	(*GetWorkflowRunResponse)(nil),    // 24: carillon.v1.GetWorkflowRunResponse
+	(*ListWorkflowRunsRequest)(nil),   // 25: carillon.v1.ListWorkflowRunsRequest
+	(*ListWorkflowRunsResponse)(nil),  // 26: carillon.v1.ListWorkflowRunsResponse
+	(*RetryWorkflowRunRequest)(nil),   // 27: carillon.v1.RetryWorkflowRunRequest
+	(*RetryWorkflowRunResponse)(nil),  // 28: carillon.v1.RetryWorkflowRunResponse
+	(*CancelWorkflowRunRequest)(nil),  // 29: carillon.v1.CancelWorkflowRunRequest
+	(*CancelWorkflowRunResponse)(nil), // 30: carillon.v1.CancelWorkflowRunResponse
+	(*Schedule)(nil),                  // 31: carillon.v1.Schedule
+	(MisfireStrategy)(0),              // 32: carillon.v1.MisfireStrategy
+	(BlockStrategy)(0),                // 33: carillon.v1.BlockStrategy
+	(*timestamppb.Timestamp)(nil),     // 34: google.protobuf.Timestamp
+	(TriggerType)(0),                  // 35: carillon.v1.TriggerType
+	(AlarmStatus)(0),                  // 36: carillon.v1.AlarmStatus
+	(RunStatus)(0),                    // 37: carillon.v1.RunStatus
+	(*fieldmaskpb.FieldMask)(nil),     // 38: google.protobuf.FieldMask
 }
 var file_carillon_v1_workflow_proto_depIdxs = []int32{
-	29, // 0: carillon.v1.Workflow.schedule:type_name -> carillon.v1.Schedule
+	31, // 0: carillon.v1.Workflow.schedule:type_name -> carillon.v1.Schedule
 	2,  // 1: carillon.v1.Workflow.nodes:type_name -> carillon.v1.WorkflowNode
-	30, // 2: carillon.v1.Workflow.misfire_strategy:type_name -> carillon.v1.MisfireStrategy
-	31, // 3: carillon.v1.Workflow.block_strategy:type_name -> carillon.v1.BlockStrategy
-	32, // 4: carillon.v1.Workflow.last_fire_at:type_name -> google.protobuf.Timestamp
-	32, // 5: carillon.v1.Workflow.next_fire_at:type_name -> google.protobuf.Timestamp
-	32, // 6: carillon.v1.Workflow.created_at:type_name -> google.protobuf.Timestamp
-	32, // 7: carillon.v1.Workflow.updated_at:type_name -> google.protobuf.Timestamp
+	32, // 2: carillon.v1.Workflow.misfire_strategy:type_name -> carillon.v1.MisfireStrategy
+	33, // 3: carillon.v1.Workflow.block_strategy:type_name -> carillon.v1.BlockStrategy
+	34, // 4: carillon.v1.Workflow.last_fire_at:type_name -> google.protobuf.Timestamp
+	34, // 5: carillon.v1.Workflow.next_fire_at:type_name -> google.protobuf.Timestamp
+	34, // 6: carillon.v1.Workflow.created_at:type_name -> google.protobuf.Timestamp
+	34, // 7: carillon.v1.Workflow.updated_at:type_name -> google.protobuf.Timestamp
 	0,  // 8: carillon.v1.WorkflowRun.status:type_name -> carillon.v1.WorkflowRunStatus
-	32, // 9: carillon.v1.WorkflowRun.scheduled_at:type_name -> google.protobuf.Timestamp
+	34, // 9: carillon.v1.WorkflowRun.scheduled_at:type_name -> google.protobuf.Timestamp
 	4,  // 10: carillon.v1.WorkflowRun.nodes:type_name -> carillon.v1.WorkflowNodeRun
-	33, // 11: carillon.v1.WorkflowRun.trigger_type:type_name -> carillon.v1.TriggerType
-	32, // 12: carillon.v1.WorkflowRun.created_at:type_name -> google.protobuf.Timestamp
-	32, // 13: carillon.v1.WorkflowRun.started_at:type_name -> google.protobuf.Timestamp
-	32, // 14: carillon.v1.WorkflowRun.finished_at:type_name -> google.protobuf.Timestamp
-	34, // 15: carillon.v1.WorkflowRun.alarm_status:type_name -> carillon.v1.AlarmStatus
-	35, // 16: carillon.v1.WorkflowNodeRun.status:type_name -> carillon.v1.RunStatus
-	32, // 17: carillon.v1.WorkflowNodeRun.started_at:type_name -> google.protobuf.Timestamp
-	32, // 18: carillon.v1.WorkflowNodeRun.finished_at:type_name -> google.protobuf.Timestamp
+	35, // 11: carillon.v1.WorkflowRun.trigger_type:type_name -> carillon.v1.TriggerType
+	34, // 12: carillon.v1.WorkflowRun.created_at:type_name -> google.protobuf.Timestamp
+	34, // 13: carillon.v1.WorkflowRun.started_at:type_name -> google.protobuf.Timestamp
+	34, // 14: carillon.v1.WorkflowRun.finished_at:type_name -> google.protobuf.Timestamp
+	36, // 15: carillon.v1.WorkflowRun.alarm_status:type_name -> carillon.v1.AlarmStatus
+	37, // 16: carillon.v1.WorkflowNodeRun.status:type_name -> carillon.v1.RunStatus
+	34, // 17: carillon.v1.WorkflowNodeRun.started_at:type_name -> google.protobuf.Timestamp
+	34, // 18: carillon.v1.WorkflowNodeRun.finished_at:type_name -> google.protobuf.Timestamp
 	1,  // 19: carillon.v1.CreateWorkflowRequest.workflow:type_name -> carillon.v1.Workflow
 	1,  // 20: carillon.v1.CreateWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
 	1,  // 21: carillon.v1.GetWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
 	1,  // 22: carillon.v1.ListWorkflowsResponse.workflows:type_name -> carillon.v1.Workflow
 	1,  // 23: carillon.v1.UpdateWorkflowRequest.workflow:type_name -> carillon.v1.Workflow
-	36, // 24: carillon.v1.UpdateWorkflowRequest.update_mask:type_name -> google.protobuf.FieldMask
+	38, // 24: carillon.v1.UpdateWorkflowRequest.update_mask:type_name -> google.protobuf.FieldMask
 	1,  // 25: carillon.v1.UpdateWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
 	1,  // 26: carillon.v1.StartWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
 	1,  // 27: carillon.v1.StopWorkflowResponse.workflow:type_name -> carillon.v1.Workflow
-	3,  // 28: carillon.v1.GetWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
-	0,  // 29: carillon.v1.ListWorkflowRunsRequest.status:type_name -> carillon.v1.WorkflowRunStatus
-	3,  // 30: carillon.v1.ListWorkflowRunsResponse.workflow_runs:type_name -> carillon.v1.WorkflowRun
-	3,  // 31: carillon.v1.RetryWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
-	3,  // 32: carillon.v1.CancelWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
-	5,  // 33: carillon.v1.WorkflowService.CreateWorkflow:input_type -> carillon.v1.CreateWorkflowRequest
-	7,  // 34: carillon.v1.WorkflowService.GetWorkflow:input_type -> carillon.v1.GetWorkflowRequest
-	9,  // 35: carillon.v1.WorkflowService.ListWorkflows:input_type -> carillon.v1.ListWorkflowsRequest
-	11, // 36: carillon.v1.WorkflowService.UpdateWorkflow:input_type -> carillon.v1.UpdateWorkflowRequest
-	13, // 37: carillon.v1.WorkflowService.DeleteWorkflow:input_type -> carillon.v1.DeleteWorkflowRequest
-	15, // 38: carillon.v1.WorkflowService.StartWorkflow:input_type -> carillon.v1.StartWorkflowRequest
-	17, // 39: carillon.v1.WorkflowService.StopWorkflow:input_type -> carillon.v1.StopWorkflowRequest
-	19, // 40: carillon.v1.WorkflowService.TriggerWorkflow:input_type -> carillon.v1.TriggerWorkflowRequest
-	21, // 41: carillon.v1.WorkflowService.GetWorkflowRun:input_type -> carillon.v1.GetWorkflowRunRequest
-	23, // 42: carillon.v1.WorkflowService.ListWorkflowRuns:input_type -> carillon.v1.ListWorkflowRunsRequest
-	25, // 43: carillon.v1.WorkflowService.RetryWorkflowRun:input_type -> carillon.v1.RetryWorkflowRunRequest
-	27, // 44: carillon.v1.WorkflowService.CancelWorkflowRun:input_type -> carillon.v1.CancelWorkflowRunRequest
-	6,  // 45: carillon.v1.WorkflowService.CreateWorkflow:output_type -> carillon.v1.CreateWorkflowResponse
-	8,  // 46: carillon.v1.WorkflowService.GetWorkflow:output_type -> carillon.v1.GetWorkflowResponse
-	10, // 47: carillon.v1.WorkflowService.ListWorkflows:output_type -> carillon.v1.ListWorkflowsResponse
-	12, // 48: carillon.v1.WorkflowService.UpdateWorkflow:output_type -> carillon.v1.UpdateWorkflowResponse
-	14, // 49: carillon.v1.WorkflowService.DeleteWorkflow:output_type -> carillon.v1.DeleteWorkflowResponse
-	16, // 50: carillon.v1.WorkflowService.StartWorkflow:output_type -> carillon.v1.StartWorkflowResponse
-	18, // 51: carillon.v1.WorkflowService.StopWorkflow:output_type -> carillon.v1.StopWorkflowResponse
-	20, // 52: carillon.v1.WorkflowService.TriggerWorkflow:output_type -> carillon.v1.TriggerWorkflowResponse
-	22, // 53: carillon.v1.WorkflowService.GetWorkflowRun:output_type -> carillon.v1.GetWorkflowRunResponse
-	24, // 54: carillon.v1.WorkflowService.ListWorkflowRuns:output_type -> carillon.v1.ListWorkflowRunsResponse
-	26, // 55: carillon.v1.WorkflowService.RetryWorkflowRun:output_type -> carillon.v1.RetryWorkflowRunResponse
-	28, // 56: carillon.v1.WorkflowService.CancelWorkflowRun:output_type -> carillon.v1.CancelWorkflowRunResponse
-	45, // [45:57] is the sub-list for method output_type
-	33, // [33:45] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	34, // 28: carillon.v1.BackfillWorkflowRequest.from:type_name -> google.protobuf.Timestamp
+	34, // 29: carillon.v1.BackfillWorkflowRequest.to:type_name -> google.protobuf.Timestamp
+	34, // 30: carillon.v1.BackfillWorkflowResponse.instants:type_name -> google.protobuf.Timestamp
+	3,  // 31: carillon.v1.GetWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
+	0,  // 32: carillon.v1.ListWorkflowRunsRequest.status:type_name -> carillon.v1.WorkflowRunStatus
+	3,  // 33: carillon.v1.ListWorkflowRunsResponse.workflow_runs:type_name -> carillon.v1.WorkflowRun
+	3,  // 34: carillon.v1.RetryWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
+	3,  // 35: carillon.v1.CancelWorkflowRunResponse.workflow_run:type_name -> carillon.v1.WorkflowRun
+	5,  // 36: carillon.v1.WorkflowService.CreateWorkflow:input_type -> carillon.v1.CreateWorkflowRequest
+	7,  // 37: carillon.v1.WorkflowService.GetWorkflow:input_type -> carillon.v1.GetWorkflowRequest
+	9,  // 38: carillon.v1.WorkflowService.ListWorkflows:input_type -> carillon.v1.ListWorkflowsRequest
+	11, // 39: carillon.v1.WorkflowService.UpdateWorkflow:input_type -> carillon.v1.UpdateWorkflowRequest
+	13, // 40: carillon.v1.WorkflowService.DeleteWorkflow:input_type -> carillon.v1.DeleteWorkflowRequest
+	15, // 41: carillon.v1.WorkflowService.StartWorkflow:input_type -> carillon.v1.StartWorkflowRequest
+	17, // 42: carillon.v1.WorkflowService.StopWorkflow:input_type -> carillon.v1.StopWorkflowRequest
+	19, // 43: carillon.v1.WorkflowService.TriggerWorkflow:input_type -> carillon.v1.TriggerWorkflowRequest
+	21, // 44: carillon.v1.WorkflowService.BackfillWorkflow:input_type -> carillon.v1.BackfillWorkflowRequest
+	23, // 45: carillon.v1.WorkflowService.GetWorkflowRun:input_type -> carillon.v1.GetWorkflowRunRequest
+	25, // 46: carillon.v1.WorkflowService.ListWorkflowRuns:input_type -> carillon.v1.ListWorkflowRunsRequest
+	27, // 47: carillon.v1.WorkflowService.RetryWorkflowRun:input_type -> carillon.v1.RetryWorkflowRunRequest
+	29, // 48: carillon.v1.WorkflowService.CancelWorkflowRun:input_type -> carillon.v1.CancelWorkflowRunRequest
+	6,  // 49: carillon.v1.WorkflowService.CreateWorkflow:output_type -> carillon.v1.CreateWorkflowResponse
+	8,  // 50: carillon.v1.WorkflowService.GetWorkflow:output_type -> carillon.v1.GetWorkflowResponse
+	10, // 51: carillon.v1.WorkflowService.ListWorkflows:output_type -> carillon.v1.ListWorkflowsResponse
+	12, // 52: carillon.v1.WorkflowService.UpdateWorkflow:output_type -> carillon.v1.UpdateWorkflowResponse
+	14, // 53: carillon.v1.WorkflowService.DeleteWorkflow:output_type -> carillon.v1.DeleteWorkflowResponse
+	16, // 54: carillon.v1.WorkflowService.StartWorkflow:output_type -> carillon.v1.StartWorkflowResponse
+	18, // 55: carillon.v1.WorkflowService.StopWorkflow:output_type -> carillon.v1.StopWorkflowResponse
+	20, // 56: carillon.v1.WorkflowService.TriggerWorkflow:output_type -> carillon.v1.TriggerWorkflowResponse
+	22, // 57: carillon.v1.WorkflowService.BackfillWorkflow:output_type -> carillon.v1.BackfillWorkflowResponse
+	24, // 58: carillon.v1.WorkflowService.GetWorkflowRun:output_type -> carillon.v1.GetWorkflowRunResponse
+	26, // 59: carillon.v1.WorkflowService.ListWorkflowRuns:output_type -> carillon.v1.ListWorkflowRunsResponse
+	28, // 60: carillon.v1.WorkflowService.RetryWorkflowRun:output_type -> carillon.v1.RetryWorkflowRunResponse
+	30, // 61: carillon.v1.WorkflowService.CancelWorkflowRun:output_type -> carillon.v1.CancelWorkflowRunResponse
+	49, // [49:62] is the sub-list for method output_type
+	36, // [36:49] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_workflow_proto_init() }
@@ -2082,7 +2227,7 @@ func file_carillon_v1_workflow_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_workflow_proto_rawDesc), len(file_carillon_v1_workflow_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -53,6 +53,8 @@ const (
 	JobServiceStopJobsProcedure = "/carillon.v1.JobService/StopJobs"
 	// JobServiceTriggerJobProcedure is the fully-qualified name of the JobService's TriggerJob RPC.
 	JobServiceTriggerJobProcedure = "/carillon.v1.JobService/TriggerJob"
+	// JobServiceBackfillJobProcedure is the fully-qualified name of the JobService's BackfillJob RPC.
+	JobServiceBackfillJobProcedure = "/carillon.v1.JobService/BackfillJob"
 	// JobServicePreviewScheduleProcedure is the fully-qualified name of the JobService's
 	// PreviewSchedule RPC.
 	JobServicePreviewScheduleProcedure = "/carillon.v1.JobService/PreviewSchedule"
@@ -91,6 +93,9 @@ type JobServiceClient interface {
 	// TriggerJob runs a job now, once, whether it is started or not; refused
 	// (failed_precondition) while the job's group is paused (PauseGroup).
 	TriggerJob(context.Context, *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error)
+	// Runs the job once for every instant its schedule has in [from, to),
+	// oldest first (see BackfillJobRequest).
+	BackfillJob(context.Context, *v1.BackfillJobRequest) (*v1.BackfillJobResponse, error)
 	// PreviewSchedule returns the next fire times of a schedule.
 	PreviewSchedule(context.Context, *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error)
 	// ImportJobs creates groups and their jobs in one transaction (ADMIN
@@ -174,6 +179,12 @@ func NewJobServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(jobServiceMethods.ByName("TriggerJob")),
 			connect.WithClientOptions(opts...),
 		),
+		backfillJob: connect.NewClient[v1.BackfillJobRequest, v1.BackfillJobResponse](
+			httpClient,
+			baseURL+JobServiceBackfillJobProcedure,
+			connect.WithSchema(jobServiceMethods.ByName("BackfillJob")),
+			connect.WithClientOptions(opts...),
+		),
 		previewSchedule: connect.NewClient[v1.PreviewScheduleRequest, v1.PreviewScheduleResponse](
 			httpClient,
 			baseURL+JobServicePreviewScheduleProcedure,
@@ -201,6 +212,7 @@ type jobServiceClient struct {
 	startJobs       *connect.Client[v1.StartJobsRequest, v1.StartJobsResponse]
 	stopJobs        *connect.Client[v1.StopJobsRequest, v1.StopJobsResponse]
 	triggerJob      *connect.Client[v1.TriggerJobRequest, v1.TriggerJobResponse]
+	backfillJob     *connect.Client[v1.BackfillJobRequest, v1.BackfillJobResponse]
 	previewSchedule *connect.Client[v1.PreviewScheduleRequest, v1.PreviewScheduleResponse]
 	importJobs      *connect.Client[v1.ImportJobsRequest, v1.ImportJobsResponse]
 }
@@ -295,6 +307,15 @@ func (c *jobServiceClient) TriggerJob(ctx context.Context, req *v1.TriggerJobReq
 	return nil, err
 }
 
+// BackfillJob calls carillon.v1.JobService.BackfillJob.
+func (c *jobServiceClient) BackfillJob(ctx context.Context, req *v1.BackfillJobRequest) (*v1.BackfillJobResponse, error) {
+	response, err := c.backfillJob.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // PreviewSchedule calls carillon.v1.JobService.PreviewSchedule.
 func (c *jobServiceClient) PreviewSchedule(ctx context.Context, req *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error) {
 	response, err := c.previewSchedule.CallUnary(ctx, connect.NewRequest(req))
@@ -344,6 +365,9 @@ type JobServiceHandler interface {
 	// TriggerJob runs a job now, once, whether it is started or not; refused
 	// (failed_precondition) while the job's group is paused (PauseGroup).
 	TriggerJob(context.Context, *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error)
+	// Runs the job once for every instant its schedule has in [from, to),
+	// oldest first (see BackfillJobRequest).
+	BackfillJob(context.Context, *v1.BackfillJobRequest) (*v1.BackfillJobResponse, error)
 	// PreviewSchedule returns the next fire times of a schedule.
 	PreviewSchedule(context.Context, *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error)
 	// ImportJobs creates groups and their jobs in one transaction (ADMIN
@@ -423,6 +447,12 @@ func NewJobServiceHandler(svc JobServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(jobServiceMethods.ByName("TriggerJob")),
 		connect.WithHandlerOptions(opts...),
 	)
+	jobServiceBackfillJobHandler := connect.NewUnaryHandlerSimple(
+		JobServiceBackfillJobProcedure,
+		svc.BackfillJob,
+		connect.WithSchema(jobServiceMethods.ByName("BackfillJob")),
+		connect.WithHandlerOptions(opts...),
+	)
 	jobServicePreviewScheduleHandler := connect.NewUnaryHandlerSimple(
 		JobServicePreviewScheduleProcedure,
 		svc.PreviewSchedule,
@@ -457,6 +487,8 @@ func NewJobServiceHandler(svc JobServiceHandler, opts ...connect.HandlerOption) 
 			jobServiceStopJobsHandler.ServeHTTP(w, r)
 		case JobServiceTriggerJobProcedure:
 			jobServiceTriggerJobHandler.ServeHTTP(w, r)
+		case JobServiceBackfillJobProcedure:
+			jobServiceBackfillJobHandler.ServeHTTP(w, r)
 		case JobServicePreviewScheduleProcedure:
 			jobServicePreviewScheduleHandler.ServeHTTP(w, r)
 		case JobServiceImportJobsProcedure:
@@ -508,6 +540,10 @@ func (UnimplementedJobServiceHandler) StopJobs(context.Context, *v1.StopJobsRequ
 
 func (UnimplementedJobServiceHandler) TriggerJob(context.Context, *v1.TriggerJobRequest) (*v1.TriggerJobResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.JobService.TriggerJob is not implemented"))
+}
+
+func (UnimplementedJobServiceHandler) BackfillJob(context.Context, *v1.BackfillJobRequest) (*v1.BackfillJobResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.JobService.BackfillJob is not implemented"))
 }
 
 func (UnimplementedJobServiceHandler) PreviewSchedule(context.Context, *v1.PreviewScheduleRequest) (*v1.PreviewScheduleResponse, error) {

@@ -57,6 +57,9 @@ const (
 	// WorkflowServiceTriggerWorkflowProcedure is the fully-qualified name of the WorkflowService's
 	// TriggerWorkflow RPC.
 	WorkflowServiceTriggerWorkflowProcedure = "/carillon.v1.WorkflowService/TriggerWorkflow"
+	// WorkflowServiceBackfillWorkflowProcedure is the fully-qualified name of the WorkflowService's
+	// BackfillWorkflow RPC.
+	WorkflowServiceBackfillWorkflowProcedure = "/carillon.v1.WorkflowService/BackfillWorkflow"
 	// WorkflowServiceGetWorkflowRunProcedure is the fully-qualified name of the WorkflowService's
 	// GetWorkflowRun RPC.
 	WorkflowServiceGetWorkflowRunProcedure = "/carillon.v1.WorkflowService/GetWorkflowRun"
@@ -99,6 +102,9 @@ type WorkflowServiceClient interface {
 	// The workflow's block strategy applies as for a scheduled instant.
 	// Refused (failed_precondition) while the workflow's group is paused.
 	TriggerWorkflow(context.Context, *v1.TriggerWorkflowRequest) (*v1.TriggerWorkflowResponse, error)
+	// BackfillWorkflow makes one workflow run for every instant the
+	// workflow's schedule has in [from, to), as BackfillJob does for a job.
+	BackfillWorkflow(context.Context, *v1.BackfillWorkflowRequest) (*v1.BackfillWorkflowResponse, error)
 	// GetWorkflowRun returns one workflow run with the state of each node.
 	GetWorkflowRun(context.Context, *v1.GetWorkflowRunRequest) (*v1.GetWorkflowRunResponse, error)
 	// ListWorkflowRuns returns workflow runs newest first, filtered and paged.
@@ -174,6 +180,12 @@ func NewWorkflowServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(workflowServiceMethods.ByName("TriggerWorkflow")),
 			connect.WithClientOptions(opts...),
 		),
+		backfillWorkflow: connect.NewClient[v1.BackfillWorkflowRequest, v1.BackfillWorkflowResponse](
+			httpClient,
+			baseURL+WorkflowServiceBackfillWorkflowProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("BackfillWorkflow")),
+			connect.WithClientOptions(opts...),
+		),
 		getWorkflowRun: connect.NewClient[v1.GetWorkflowRunRequest, v1.GetWorkflowRunResponse](
 			httpClient,
 			baseURL+WorkflowServiceGetWorkflowRunProcedure,
@@ -211,6 +223,7 @@ type workflowServiceClient struct {
 	startWorkflow     *connect.Client[v1.StartWorkflowRequest, v1.StartWorkflowResponse]
 	stopWorkflow      *connect.Client[v1.StopWorkflowRequest, v1.StopWorkflowResponse]
 	triggerWorkflow   *connect.Client[v1.TriggerWorkflowRequest, v1.TriggerWorkflowResponse]
+	backfillWorkflow  *connect.Client[v1.BackfillWorkflowRequest, v1.BackfillWorkflowResponse]
 	getWorkflowRun    *connect.Client[v1.GetWorkflowRunRequest, v1.GetWorkflowRunResponse]
 	listWorkflowRuns  *connect.Client[v1.ListWorkflowRunsRequest, v1.ListWorkflowRunsResponse]
 	retryWorkflowRun  *connect.Client[v1.RetryWorkflowRunRequest, v1.RetryWorkflowRunResponse]
@@ -289,6 +302,15 @@ func (c *workflowServiceClient) TriggerWorkflow(ctx context.Context, req *v1.Tri
 	return nil, err
 }
 
+// BackfillWorkflow calls carillon.v1.WorkflowService.BackfillWorkflow.
+func (c *workflowServiceClient) BackfillWorkflow(ctx context.Context, req *v1.BackfillWorkflowRequest) (*v1.BackfillWorkflowResponse, error) {
+	response, err := c.backfillWorkflow.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // GetWorkflowRun calls carillon.v1.WorkflowService.GetWorkflowRun.
 func (c *workflowServiceClient) GetWorkflowRun(ctx context.Context, req *v1.GetWorkflowRunRequest) (*v1.GetWorkflowRunResponse, error) {
 	response, err := c.getWorkflowRun.CallUnary(ctx, connect.NewRequest(req))
@@ -353,6 +375,9 @@ type WorkflowServiceHandler interface {
 	// The workflow's block strategy applies as for a scheduled instant.
 	// Refused (failed_precondition) while the workflow's group is paused.
 	TriggerWorkflow(context.Context, *v1.TriggerWorkflowRequest) (*v1.TriggerWorkflowResponse, error)
+	// BackfillWorkflow makes one workflow run for every instant the
+	// workflow's schedule has in [from, to), as BackfillJob does for a job.
+	BackfillWorkflow(context.Context, *v1.BackfillWorkflowRequest) (*v1.BackfillWorkflowResponse, error)
 	// GetWorkflowRun returns one workflow run with the state of each node.
 	GetWorkflowRun(context.Context, *v1.GetWorkflowRunRequest) (*v1.GetWorkflowRunResponse, error)
 	// ListWorkflowRuns returns workflow runs newest first, filtered and paged.
@@ -424,6 +449,12 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 		connect.WithSchema(workflowServiceMethods.ByName("TriggerWorkflow")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workflowServiceBackfillWorkflowHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceBackfillWorkflowProcedure,
+		svc.BackfillWorkflow,
+		connect.WithSchema(workflowServiceMethods.ByName("BackfillWorkflow")),
+		connect.WithHandlerOptions(opts...),
+	)
 	workflowServiceGetWorkflowRunHandler := connect.NewUnaryHandlerSimple(
 		WorkflowServiceGetWorkflowRunProcedure,
 		svc.GetWorkflowRun,
@@ -466,6 +497,8 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 			workflowServiceStopWorkflowHandler.ServeHTTP(w, r)
 		case WorkflowServiceTriggerWorkflowProcedure:
 			workflowServiceTriggerWorkflowHandler.ServeHTTP(w, r)
+		case WorkflowServiceBackfillWorkflowProcedure:
+			workflowServiceBackfillWorkflowHandler.ServeHTTP(w, r)
 		case WorkflowServiceGetWorkflowRunProcedure:
 			workflowServiceGetWorkflowRunHandler.ServeHTTP(w, r)
 		case WorkflowServiceListWorkflowRunsProcedure:
@@ -513,6 +546,10 @@ func (UnimplementedWorkflowServiceHandler) StopWorkflow(context.Context, *v1.Sto
 
 func (UnimplementedWorkflowServiceHandler) TriggerWorkflow(context.Context, *v1.TriggerWorkflowRequest) (*v1.TriggerWorkflowResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.WorkflowService.TriggerWorkflow is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) BackfillWorkflow(context.Context, *v1.BackfillWorkflowRequest) (*v1.BackfillWorkflowResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("carillon.v1.WorkflowService.BackfillWorkflow is not implemented"))
 }
 
 func (UnimplementedWorkflowServiceHandler) GetWorkflowRun(context.Context, *v1.GetWorkflowRunRequest) (*v1.GetWorkflowRunResponse, error) {

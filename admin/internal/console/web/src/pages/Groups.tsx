@@ -74,6 +74,7 @@ function GroupForm({ group, onDone }: { group?: Group; onDone: () => void }) {
   const [addresses, setAddresses] = useState(group?.addressMode === AddressMode.MANUAL ? group.addresses.join("\n") : "");
   const [protocol, setProtocol] = useState(group?.executorProtocol || ExecutorProtocol.CARILLON);
   const [allowScripts, setAllowScripts] = useState(group?.allowScripts ?? false);
+  const [maxConcurrency, setMaxConcurrency] = useState(`${group?.maxConcurrency ?? 0}`);
   const client = useQueryClient();
   const done = { onSuccess: () => { client.invalidateQueries(); onDone(); } };
   const create = useMutation(GroupService.method.createGroup, done);
@@ -82,7 +83,7 @@ function GroupForm({ group, onDone }: { group?: Group; onDone: () => void }) {
   const bad = fieldOf(err);
   const input = "mt-1 rounded border border-slate-300 px-2 py-1";
   const g = { id: group?.id ?? 0n, appName, title, addressMode: mode, addresses: mode === AddressMode.MANUAL ? addresses.split(/\s+/).filter(Boolean) : [],
-    executorProtocol: protocol, allowScripts: protocol === ExecutorProtocol.XXL_JOB && allowScripts };
+    executorProtocol: protocol, allowScripts: protocol === ExecutorProtocol.XXL_JOB && allowScripts, maxConcurrency: Number(maxConcurrency) || 0 };
   const note = (name: string) => bad && bad[0].replace(/^group\./, "") === name && <span role="alert" className="text-xs text-red-700">{bad[1]}</span>;
   return (
     <form aria-label="group" className="mb-4 grid grid-cols-1 gap-3 rounded border border-slate-200 bg-white p-4 text-sm md:grid-cols-3"
@@ -98,6 +99,9 @@ function GroupForm({ group, onDone }: { group?: Group; onDone: () => void }) {
         <select name="executor_protocol" value={protocol} onChange={(e) => setProtocol(Number(e.target.value))} className={input}>
           <option value={ExecutorProtocol.CARILLON}>Carillon</option><option value={ExecutorProtocol.XXL_JOB}>xxl-job</option>
         </select>{note("executor_protocol")}
+      </label>
+      <label className="flex flex-col">{t("form.maxConcurrency")}
+        <input name="max_concurrency" inputMode="numeric" title={t("groups.maxConcurrencyHint")} value={maxConcurrency} onChange={(e) => setMaxConcurrency(e.target.value)} className={input} />{note("max_concurrency")}
       </label>
       {protocol === ExecutorProtocol.XXL_JOB && (
         <label className="flex items-center gap-2 md:col-span-2">

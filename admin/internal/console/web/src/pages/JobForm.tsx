@@ -16,7 +16,7 @@ type Fields = ScheduleFields & {
   groupId: string; description: string; owner: string; handler: string; param: string; paramTemplate: boolean;
   routeStrategy: number; blockStrategy: number; misfireStrategy: number; timeoutSeconds: string;
   retryCount: string; retryDelaySeconds: string; retryBackoff: boolean; childJobIds: string;
-  alarmEmails: string; alarmWebhookUrl: string; alarmEveryFailure: boolean;
+  alarmEmails: string; alarmWebhookUrl: string; alarmEveryFailure: boolean; maxConcurrency: string;
   scriptType: number; scriptSource: string; enabled: boolean; calendarIds: string[];
 };
 
@@ -29,6 +29,7 @@ function fieldsOf(j?: Job): Fields {
     retryCount: `${j?.retryCount ?? 0}`, retryDelaySeconds: `${j?.retryDelaySeconds ?? 0}`, retryBackoff: j?.retryBackoff ?? false,
     childJobIds: (j?.childJobIds ?? []).join(", "), alarmEmails: (j?.alarmEmails ?? []).join(", "),
     alarmWebhookUrl: j?.alarmWebhookUrl ?? "", alarmEveryFailure: j?.alarmEveryFailure ?? false,
+    maxConcurrency: `${j?.maxConcurrency ?? 0}`,
     scriptType: j?.script?.type ?? ScriptType.UNSPECIFIED, scriptSource: j?.script?.source ?? "", enabled: j?.enabled ?? false,
     calendarIds: (j?.calendarIds ?? []).map((id) => `${id}`),
   };
@@ -41,7 +42,7 @@ function jobOf(f: Fields, id?: bigint) {
     schedule: scheduleOf(f), routeStrategy: f.routeStrategy, blockStrategy: f.blockStrategy, misfireStrategy: f.misfireStrategy,
     timeoutSeconds: int(f.timeoutSeconds), retryCount: int(f.retryCount), retryDelaySeconds: int(f.retryDelaySeconds),
     retryBackoff: f.retryBackoff, childJobIds: list(f.childJobIds).map((x) => BigInt(x)), alarmEmails: list(f.alarmEmails),
-    alarmWebhookUrl: f.alarmWebhookUrl, alarmEveryFailure: f.alarmEveryFailure,
+    alarmWebhookUrl: f.alarmWebhookUrl, alarmEveryFailure: f.alarmEveryFailure, maxConcurrency: int(f.maxConcurrency),
     script: f.scriptType ? { type: f.scriptType, source: f.scriptSource } : undefined, enabled: f.enabled,
     calendarIds: f.calendarIds.map((x) => BigInt(x)),
   };
@@ -101,6 +102,7 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
       {field("misfire_strategy", t("form.misfire"), <>
         <select name="misfire_strategy" value={f.misfireStrategy} onChange={(e) => set("misfireStrategy", Number(e.target.value))} className={input}>{enumOptions(text, "MisfireStrategy", MisfireStrategy)}</select>
       </>)}
+      {field("max_concurrency", t("form.maxConcurrency"), <><input name="max_concurrency" inputMode="numeric" title={t("form.maxConcurrencyHint")} value={f.maxConcurrency} onChange={(e) => set("maxConcurrency", e.target.value)} className={input} /></>)}
       {field("timeout_seconds", t("form.timeout"), <><input name="timeout_seconds" inputMode="numeric" value={f.timeoutSeconds} onChange={(e) => set("timeoutSeconds", e.target.value)} className={input} /></>)}
       {field("retry_count", t("form.retries"), <><input name="retry_count" inputMode="numeric" value={f.retryCount} onChange={(e) => set("retryCount", e.target.value)} className={input} /></>)}
       {field("retry_delay_seconds", t("form.retryDelay"), <><input name="retry_delay_seconds" inputMode="numeric" value={f.retryDelaySeconds} onChange={(e) => set("retryDelaySeconds", e.target.value)} className={input} /></>)}

@@ -6,7 +6,7 @@ import { GroupFilter, scheduleText, useGroupNames } from "../form";
 import { GroupService } from "../gen/carillon/v1/group_pb";
 import { JobService, type Job } from "../gen/carillon/v1/job_pb";
 import { ScriptType } from "../gen/carillon/v1/executor_pb";
-import { useT } from "../i18n";
+import { fill, useT } from "../i18n";
 import { Button, ErrorBox, Pager, StatusBadge, Table, Time, wrap } from "../ui";
 import { JobForm } from "./JobForm";
 
@@ -39,6 +39,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
   const [form, setForm] = useState<{ job?: Job; copy?: boolean } | null>(null);
   const [confirm, setConfirm] = useState<bigint | null>(null);
   const [runWith, setRunWith] = useState<Job | null>(null);
+  const [backfill, setBackfill] = useState<Job | null>(null);
   const [menu, setMenu] = useState<bigint | null>(null);
   const groupName = useGroupNames();
   const err = q.error ?? start.error ?? stop.error ?? trigger.error ?? del.error ?? startAll.error ?? stopAll.error;
@@ -49,6 +50,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
       : <Button onClick={() => start.mutate({ id: j.id })}>{t("jobs.start")}</Button>)}
     {canWrite && <Button onClick={() => trigger.mutate({ jobId: j.id })}>{t("jobs.trigger")}</Button>}
     {canWrite && <Button onClick={() => setRunWith(j)}>{t("jobs.runWith")}</Button>}
+    {canWrite && <Button onClick={() => setBackfill(j)}>{t("jobs.backfill")}</Button>}
     {canWrite && <Button onClick={() => setForm({ job: j })}>{t("jobs.edit")}</Button>}
     {canWrite && <Button onClick={() => setForm({ job: j, copy: true })}>{t("jobs.copy")}</Button>}
     {canWrite && (confirm === j.id
@@ -64,6 +66,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
       </div>
       {form && <JobForm key={`${form.job?.id ?? "new"}-${form.copy}`} job={form.job} copy={form.copy} onDone={() => setForm(null)} />}
       {runWith && <RunWith job={runWith} onDone={() => setRunWith(null)} />}
+      {backfill && <Backfill key={`${backfill.id}`} job={backfill} onDone={() => setBackfill(null)} />}
       <div className="mb-3 flex flex-wrap gap-3 text-sm">
         <GroupFilter value={group} onChange={(v) => { setGroup(v); setPages([""]); }} />
         <label>{t("jobs.enabled")}{" "}
@@ -174,6 +177,46 @@ function RunWith({ job, onDone }: { job: Job; onDone: () => void }) {
       {at && address && <p className="text-amber-700">{t("jobs.runAtNoAddress")}</p>}
       <ErrorBox error={trigger.error} />
       <Button type="submit" kind="primary">{t("jobs.trigger")}</Button>
+      <Button onClick={onDone}>{t("form.cancel")}</Button>
+    </form>
+  );
+}
+
+// Backfill runs a job once for every instant its schedule has between two
+// times (BackfillJob): a preview lists the instants (a dry run), and a
+// confirmation makes the runs.
+function Backfill({ job, onDone }: { job: Job; onDone: () => void }) {
+  const [t] = useT();
+  const [from, setFrom] = useState(""); // datetime-local: the browser's zone
+  const [to, setTo] = useState("");
+  const client = useQueryClient();
+  const preview = useMutation(JobService.method.backfillJob);
+  const run = useMutation(JobService.method.backfillJob, { onSuccess: () => client.invalidateQueries() });
+  const req = (dryRun: boolean) => ({ jobId: job.id, from: from ? timestampFromDate(new Date(from)) : undefined,
+    to: to ? timestampFromDate(new Date(to)) : undefined, dryRun });
+  const instants = preview.data?.instants ?? [];
+  return (
+    <form aria-label="backfill" className="mb-4 flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-4 text-sm"
+      onSubmit={(e) => { e.preventDefault(); run.reset(); preview.mutate(req(true)); }}>
+      <span className="font-medium">{job.description}</span>
+      <label className="flex flex-col">{t("jobs.backfillFrom")}
+        <input type="datetime-local" name="backfill_from" value={from} onChange={(e) => { setFrom(e.target.value); preview.reset(); }} className="mt-1 rounded border border-slate-300 px-2 py-1" />
+      </label>
+      <label className="flex flex-col">{t("jobs.backfillTo")}
+        <input type="datetime-local" name="backfill_to" value={to} onChange={(e) => { setTo(e.target.value); preview.reset(); }} className="mt-1 rounded border border-slate-300 px-2 py-1" />
+      </label>
+      <Button type="submit">{t("jobs.backfillPreview")}</Button>
+      {preview.data && !run.data && (
+        <div className="w-full">
+          <p role="status">{fill(t("jobs.backfillCount"), { n: instants.length })}</p>
+          <ul className="max-h-40 overflow-auto font-mono text-xs" data-testid="backfill-instants">
+            {instants.map((i) => <li key={`${i.seconds}`}><Time ts={i} /></li>)}
+          </ul>
+          {instants.length > 0 && <Button kind="primary" onClick={() => run.mutate(req(false))}>{t("jobs.backfillConfirm")}</Button>}
+        </div>
+      )}
+      {run.data && <p role="status" className="w-full">{fill(t("jobs.backfillDone"), { n: run.data.runIds.length })} <a className="text-indigo-700 underline" href={`#/runs?job=${job.id}`}>{t("jobs.runs")}</a></p>}
+      <ErrorBox error={preview.error ?? run.error} />
       <Button onClick={onDone}>{t("form.cancel")}</Button>
     </form>
   );

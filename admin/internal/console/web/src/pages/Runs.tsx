@@ -94,7 +94,7 @@ export function Runs({ canWrite, isAdmin, jobId, runId }: { canWrite: boolean; i
           <tr key={`${r.id}`} className={runId === `${r.id}` ? "bg-indigo-50" : undefined}>
             <td className="px-3 py-2"><a className="text-indigo-700 underline" href={`#/runs?job=${jobId}&run=${r.id}`}>{`${r.id}`}</a></td>
             <td className="px-3 py-2">{`${r.jobId}`}</td>
-            <td className="px-3 py-2" data-testid={`status-${r.id}`}><StatusBadge status={r.status} /></td>
+            <td className="px-3 py-2" data-testid={`status-${r.id}`}><StatusBadge status={r.status} />{waitsForSlot(r) && <SlotBadge />}</td>
             <td className={`px-3 py-2 font-mono text-xs ${wrap}`}>{r.executorAddress}</td>
             <td className="px-3 py-2 text-xs"><Time ts={r.scheduledAt} /></td>
             <td className="px-3 py-2 text-xs"><Time ts={r.finishedAt} /></td>
@@ -134,13 +134,14 @@ function RunDetail({ runId, jobId }: { runId: string; jobId: string }) {
       <ErrorBox error={q.error} />
       {r && (
         <dl className="grid grid-cols-1 gap-x-4 gap-y-1 text-sm sm:grid-cols-[12rem_1fr]">
-          {row(t("runs.status"), <><StatusBadge status={r.status} /> {r.settledByAdmin && <em className="text-xs">({t("runs.byAdmin")})</em>}{r.lateResult && <em className="text-xs">({t("runs.lateResult")})</em>} {r.message}</>)}
+          {row(t("runs.status"), <><StatusBadge status={r.status} />{waitsForSlot(r) && <SlotBadge />} {r.settledByAdmin && <em className="text-xs">({t("runs.byAdmin")})</em>}{r.lateResult && <em className="text-xs">({t("runs.lateResult")})</em>} {r.message}</>)}
           {row(t("runs.triggerType"), text("TriggerType", TriggerType, r.triggerType))}
           {row(t("runs.executor"), <span className="font-mono">{r.executorAddress}</span>)}
           {row(t("runs.triggerMessage"), r.triggerMessage)}
           {row(t("runs.param"), <span className="font-mono">{r.param}</span>)}
           {row(t("runs.scheduled"), <Time ts={r.scheduledAt} />)}
           {row(t("runs.triggered"), <Time ts={r.triggeredAt} />)}
+          {row(t("runs.started"), <Time ts={r.startedAt} />)}
           {row(t("runs.finished"), <Time ts={r.finishedAt} />)}
           {row(t("runs.attempt"), `${r.attempt}`)}
           {r.workflowRunId > 0n && row(t("runs.workflowRun"), <a data-testid="workflow-run-link" className="text-indigo-700 underline"
@@ -189,4 +190,16 @@ function RunLog({ runId, running }: { runId: string; running: boolean }) {
       {more && <div className="mt-2"><Button onClick={() => { setBefore(content); setFrom(q.data!.toLine + 1); }}>{t("page.next")}</Button></div>}
     </section>
   );
+}
+
+// waitsForSlot says r is a PENDING run of a job with a concurrency cap
+// waiting for a slot: the admin's message says so.
+function waitsForSlot(r: Run) {
+  return r.status === RunStatus.PENDING && r.message.startsWith("waiting for a concurrency slot");
+}
+
+// SlotBadge marks a run waiting for a concurrency slot.
+function SlotBadge() {
+  const [t] = useT();
+  return <span data-testid="slot-wait" className="ml-1 rounded bg-amber-100 px-1.5 py-0.5 text-xs text-amber-800">{t("runs.waitingSlot")}</span>;
 }
