@@ -44,8 +44,8 @@ func jobToProto(j store.Job) *carillonv1.Job {
 		ChildJobIds: j.ChildJobIDs, Enabled: j.Enabled, LastFireAt: ts(j.LastFireAt), NextFireAt: ts(j.NextFireAt),
 		CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt), RetryDelaySeconds: j.RetryDelaySeconds,
 		RetryBackoff: j.RetryBackoff, AlarmWebhookUrl: j.AlarmWebhookURL, AlarmEveryFailure: j.AlarmEveryFailure,
-		ParamTemplate: j.ParamTemplate,
-		CalendarIds:   j.CalendarIDs,
+		ParamTemplate:  j.ParamTemplate,
+		CalendarIds:    j.CalendarIDs,
 		MaxConcurrency: j.MaxConcurrency,
 	}
 	if j.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
