@@ -120,7 +120,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
               <button type="button" aria-label={`${t("jobs.menu")} ${j.id}`} aria-expanded={menu === j.id} data-testid={`menu-${j.id}`}
                 onClick={() => setMenu(menu === j.id ? null : j.id)}
                 className="rounded border border-slate-300 px-2 py-0.5 text-sm md:hidden">⋯</button>
-              <div className="hidden gap-1 whitespace-nowrap md:flex">{actions(j)}</div>
+              <div className="hidden flex-wrap gap-1 md:flex">{actions(j)}</div>
             </td>
           </tr>,
           menu === j.id && (
