@@ -29,13 +29,19 @@
 //     look-ahead and, in one transaction per batch, advances each job's
 //     next fire and inserts its run as RUNNING, claimed by this admin,
 //     with triggered_at set to its instant (store.ClaimFires); misfires
-//     are recorded there too. The claimed fires wait in its timer queue
-//     and are handed to Dispatcher.Fire (schedule.Dispatcher) a little
-//     before their instant.
+//     are recorded there too. The jobs of paused groups are not due; a
+//     capped job's fire with no free slot is stored PENDING, waiting for
+//     one (store caps.go). Workflow instants make their workflow run and
+//     its roots' PENDING runs in the same scan. The claimed fires wait in
+//     its timer queue and are handed to Dispatcher.Fire
+//     (schedule.Dispatcher) a little before their instant.
 //  1. Claim (dispatcher.go). Fire takes the scan's claimed runs as they
-//     are, and claims the pending runs that settling created (retries,
-//     child jobs' runs: store.ClaimRuns, in the first lane of the fire
-//     path's writer, coalesce.go). Each becomes a fire (fireOf). The fires
+//     are, and claims the pending runs that settling or the API created
+//     (retries, child jobs' and workflow nodes' runs, one-off runs at a
+//     time, backfills: store.ClaimRuns, in the first lane of the fire
+//     path's writer, coalesce.go), except those of paused groups and
+//     those of capped jobs with no free slot, which stay PENDING. Each
+//     becomes a fire (fireOf). The fires
 //     go in batches of up to batchMax into a bounded pool (pool.go): a job
 //     that was slow lately goes to the slow pool, so a dead executor does
 //     not hold up healthy ones.
@@ -64,13 +70,20 @@
 //     child jobs' runs, a FIX_DELAY job's next fire) is decided by the pure
 //     policy in package followup and written in the same transaction; the
 //     new pending runs go back to the scheduler through Queue, and start
-//     again at stage 1.
+//     again at stage 1, with the runs that waited for the slots the
+//     settled runs freed. A workflow node's outcome advances its workflow
+//     run in the same transaction: its dependents' runs are made PENDING
+//     there.
 //
 // Runs whose result will not come are the Rescuer's: Monitor settles
 // those of lost executors, those past their timeout, those of restarted
 // executors and of MANUAL groups' executors, and those their executor
 // does not hold; Reconcile, after an admin restart or for dead admins it
 // adopts, asks executors (HeldRuns) which of the unsent runs they hold.
+// An earlier process's unsent runs are those RUNNING with no executor
+// recorded when this process started, before it claimed anything
+// (Config.Unsent): a pending run that process made is this one's to claim
+// and send, never Reconcile's.
 //
 // # Words
 //
