@@ -209,6 +209,20 @@ func TestConsoleWorkflows(t *testing.T) {
 	if !strings.Contains(refusal, "cycle") || !strings.Contains(refusal, "extract") {
 		t.Errorf("a cycle made in the editor: %q, want it refused naming its nodes", refusal)
 	}
+	// Its page's backfill asks BackfillWorkflow, which refuses a workflow
+	// with no schedule, saying so in the dialog.
+	var backfillErr string
+	b.run(t, "backfill without a schedule",
+		chromedp.Click(`//button[text()="Backfill…"]`, chromedp.BySearch),
+		setValue(`input[name=backfill_from]`, "2026-11-01T00:00"),
+		setValue(`input[name=backfill_to]`, "2026-11-02T00:00"),
+		chromedp.Click(`//form[@aria-label="backfill"]//button[text()="Preview the instants"]`, chromedp.BySearch),
+		textOf(`form[aria-label="backfill"] [role=alert]`, &backfillErr),
+		chromedp.Click(`//form[@aria-label="backfill"]//button[text()="Cancel"]`, chromedp.BySearch),
+	)
+	if !strings.Contains(backfillErr, "schedule") {
+		t.Errorf("backfill of a workflow with no schedule: %q, want it refused naming the schedule", backfillErr)
+	}
 	edited, err := wf.GetWorkflow(ctx, &carillonv1.GetWorkflowRequest{Id: w.Id})
 	if err != nil || edited.Workflow.Description != "extract, transform twice, load" || len(edited.Workflow.Nodes) != 4 ||
 		!slices.Equal(edited.Workflow.AlarmEmails, []string{"etl@example.com", "ops@example.com"}) {

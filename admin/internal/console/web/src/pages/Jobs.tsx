@@ -6,7 +6,8 @@ import { GroupFilter, scheduleText, useGroupNames } from "../form";
 import { GroupService } from "../gen/carillon/v1/group_pb";
 import { JobService, type Job } from "../gen/carillon/v1/job_pb";
 import { ScriptType } from "../gen/carillon/v1/executor_pb";
-import { fill, useT } from "../i18n";
+import { BackfillForm } from "../Backfill";
+import { useT } from "../i18n";
 import { Button, ErrorBox, Pager, StatusBadge, Table, Time, wrap } from "../ui";
 import { JobForm } from "./JobForm";
 
@@ -183,41 +184,15 @@ function RunWith({ job, onDone }: { job: Job; onDone: () => void }) {
 }
 
 // Backfill runs a job once for every instant its schedule has between two
-// times (BackfillJob): a preview lists the instants (a dry run), and a
-// confirmation makes the runs.
+// times (BackfillJob).
 function Backfill({ job, onDone }: { job: Job; onDone: () => void }) {
   const [t] = useT();
-  const [from, setFrom] = useState(""); // datetime-local: the browser's zone
-  const [to, setTo] = useState("");
   const client = useQueryClient();
-  const preview = useMutation(JobService.method.backfillJob);
-  const run = useMutation(JobService.method.backfillJob, { onSuccess: () => client.invalidateQueries() });
-  const req = (dryRun: boolean) => ({ jobId: job.id, from: from ? timestampFromDate(new Date(from)) : undefined,
-    to: to ? timestampFromDate(new Date(to)) : undefined, dryRun });
-  const instants = preview.data?.instants ?? [];
-  return (
-    <form aria-label="backfill" className="mb-4 flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-4 text-sm"
-      onSubmit={(e) => { e.preventDefault(); run.reset(); preview.mutate(req(true)); }}>
-      <span className="font-medium">{job.description}</span>
-      <label className="flex flex-col">{t("jobs.backfillFrom")}
-        <input type="datetime-local" name="backfill_from" value={from} onChange={(e) => { setFrom(e.target.value); preview.reset(); }} className="mt-1 rounded border border-slate-300 px-2 py-1" />
-      </label>
-      <label className="flex flex-col">{t("jobs.backfillTo")}
-        <input type="datetime-local" name="backfill_to" value={to} onChange={(e) => { setTo(e.target.value); preview.reset(); }} className="mt-1 rounded border border-slate-300 px-2 py-1" />
-      </label>
-      <Button type="submit">{t("jobs.backfillPreview")}</Button>
-      {preview.data && !run.data && (
-        <div className="w-full">
-          <p role="status">{fill(t("jobs.backfillCount"), { n: instants.length })}</p>
-          <ul className="max-h-40 overflow-auto font-mono text-xs" data-testid="backfill-instants">
-            {instants.map((i) => <li key={`${i.seconds}`}><Time ts={i} /></li>)}
-          </ul>
-          {instants.length > 0 && <Button kind="primary" onClick={() => run.mutate(req(false))}>{t("jobs.backfillConfirm")}</Button>}
-        </div>
-      )}
-      {run.data && <p role="status" className="w-full">{fill(t("jobs.backfillDone"), { n: run.data.runIds.length })} <a className="text-indigo-700 underline" href={`#/runs?job=${job.id}`}>{t("jobs.runs")}</a></p>}
-      <ErrorBox error={preview.error ?? run.error} />
-      <Button onClick={onDone}>{t("form.cancel")}</Button>
-    </form>
-  );
+  const backfill = useMutation(JobService.method.backfillJob, { onSuccess: () => client.invalidateQueries() });
+  return <BackfillForm title={job.description} confirm={t("jobs.backfillConfirm")} done={t("jobs.backfillDone")}
+    link={`#/runs?job=${job.id}`} onDone={onDone}
+    submit={async (from, to, dryRun) => {
+      const r = await backfill.mutateAsync({ jobId: job.id, from, to, dryRun });
+      return { instants: r.instants, made: r.runIds.length };
+    }} />;
 }

@@ -1,6 +1,7 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
+import { BackfillForm } from "../Backfill";
 import DagGraph from "../DagGraph";
 import { GroupFilter, scheduleText, useGroupNames } from "../form";
 import { BlockStrategy } from "../gen/carillon/v1/executor_pb";
@@ -37,8 +38,9 @@ function useJobs(): Map<bigint, Job> {
 }
 
 // Actions are a workflow's buttons for writers: start or stop, run now
-// (which opens the run), edit, delete (asked twice).
-function Actions({ w, onEdit, onDeleted }: { w: Workflow; onEdit: () => void; onDeleted?: () => void }) {
+// (which opens the run), edit, delete (asked twice); full (the workflow's
+// own page) adds a backfill of a range of its instants.
+function Actions({ w, onEdit, onDeleted, full }: { w: Workflow; onEdit: () => void; onDeleted?: () => void; full?: boolean }) {
   const [t] = useT();
   const client = useQueryClient();
   const done = { onSuccess: () => client.invalidateQueries() };
@@ -48,17 +50,26 @@ function Actions({ w, onEdit, onDeleted }: { w: Workflow; onEdit: () => void; on
     onSuccess: (r) => { client.invalidateQueries(); window.location.hash = `#/workflows?id=${w.id}&run=${r.workflowRunId}`; },
   });
   const del = useMutation(WorkflowService.method.deleteWorkflow, { onSuccess: () => { client.invalidateQueries(); onDeleted?.(); } });
+  const backfill = useMutation(WorkflowService.method.backfillWorkflow, done);
   const [confirm, setConfirm] = useState(false);
+  const [backfilling, setBackfilling] = useState(false);
   return <>
     {w.enabled
       ? <Button onClick={() => stop.mutate({ id: w.id })}>{t("jobs.stop")}</Button>
       : <Button onClick={() => start.mutate({ id: w.id })}>{t("jobs.start")}</Button>}
     <Button onClick={() => trigger.mutate({ workflowId: w.id })} disabled={trigger.isPending}>{t("wf.trigger")}</Button>
+    {full && <Button onClick={() => setBackfilling(true)}>{t("jobs.backfill")}</Button>}
     <Button onClick={onEdit}>{t("jobs.edit")}</Button>
     {confirm
       ? <Button kind="danger" onClick={() => { setConfirm(false); del.mutate({ id: w.id }); }}>{t("jobs.confirmDelete")}</Button>
       : <Button onClick={() => setConfirm(true)}>{t("jobs.delete")}</Button>}
     <ErrorBox error={start.error ?? stop.error ?? trigger.error ?? del.error} />
+    {backfilling && <div className="w-full"><BackfillForm title={w.name} confirm={t("wf.backfillConfirm")} done={t("wf.backfillDone")}
+      link={`#/workflows?id=${w.id}`} onDone={() => setBackfilling(false)}
+      submit={async (from, to, dryRun) => {
+        const r = await backfill.mutateAsync({ workflowId: w.id, from, to, dryRun });
+        return { instants: r.instants, made: r.workflowRunIds.length };
+      }} /></div>}
   </>;
 }
 
@@ -134,7 +145,7 @@ function WorkflowDetail({ canWrite, id, runId }: { canWrite: boolean; id: bigint
         <a className="text-sm text-indigo-700 underline" href="#/workflows">{t("wf.all")}</a>
         <h1 className={`text-lg font-semibold ${wrap}`}>{t("nav.workflows")} · {w?.name ?? `${id}`}</h1>
         {canWrite && w && !editing && <div className="flex flex-wrap gap-1">
-          <Actions w={w} onEdit={() => setEditing(true)} onDeleted={() => { window.location.hash = "#/workflows"; }} />
+          <Actions w={w} onEdit={() => setEditing(true)} onDeleted={() => { window.location.hash = "#/workflows"; }} full />
         </div>}
       </div>
       <ErrorBox error={q.error} />
