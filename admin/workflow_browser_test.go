@@ -273,8 +273,12 @@ func TestConsoleWorkflows(t *testing.T) {
 	r.run(t, "a running node, cancelled",
 		chromedp.Navigate(cancelled),
 		chromedp.Poll(nodesAre("RUNNING", "first"), nil, chromedp.WithPollingTimeout(30*time.Second)),
-		chromedp.Click(`//button[text()="Cancel run"]`, chromedp.BySearch),
-		chromedp.Poll(nodesAre("SKIPPED", "then")+" && "+runIs("CANCELLED"), nil, chromedp.WithPollingTimeout(30*time.Second)),
+		// Clicked again while the run does not read CANCELLED: a click on
+		// a button the page re-rendered at that moment does nothing (a
+		// busy CI machine once timed out so).
+		chromedp.Poll(`(() => { if (`+runIs("CANCELLED")+`) return `+nodesAre("SKIPPED", "then")+`;
+			[...document.querySelectorAll('button')].find((b) => b.textContent === "Cancel run")?.click(); return false; })()`,
+			nil, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(time.Second)),
 	)
 
 	// Chinese: the page, the legend and the statuses, no UNSPECIFIED.
