@@ -45,6 +45,9 @@ func (s *Server) toConnect(err error) error {
 	case errors.Is(err, store.ErrReadOnly):
 		return connect.NewError(connect.CodeUnavailable, fmt.Errorf(
 			"the admin's database is read-only, nothing was written: make its file, directory and file system writable (%w)", err))
+	case errors.Is(err, store.ErrLeaseLost):
+		return connect.NewError(connect.CodeUnavailable, fmt.Errorf(
+			"this admin lost its lease on the shared database and is stopping, nothing was written: call another admin (%w)", err))
 	case errors.Is(err, context.Canceled):
 		return connect.NewError(connect.CodeCanceled, err)
 	case errors.Is(err, context.DeadlineExceeded):

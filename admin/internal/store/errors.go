@@ -22,9 +22,10 @@ var (
 	// ErrReadOnly is returned by a write when the database file, its
 	// directory or its file system is read-only.
 	ErrReadOnly = errors.New("store: the database is read-only")
-	// ErrLeaseLost is returned by a write of the fire path (RouteRuns,
-	// RecordDispatches) of an admin sharing a PostgreSQL database whose
-	// lease ran out or was adopted by another admin: the runs it claimed
-	// are the adopter's to send and record, and nothing was written.
+	// ErrLeaseLost is returned by a write of the fire path (the claims,
+	// InsertRuns, RouteRuns, RecordDispatches, the settles) of an admin
+	// sharing a PostgreSQL database whose lease ran out or was adopted by
+	// another admin: the runs it claimed are the adopter's to send and
+	// record, and nothing was written.
 	ErrLeaseLost = errors.New("store: this admin's lease on the database ran out; another admin adopts its runs")
 )

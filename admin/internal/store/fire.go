@@ -105,7 +105,7 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 	// Sized once: the trigger points at these runs until they are sent,
 	// and the slack of appends would stay with them.
 	runs := make([]Run, 0, n)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
 		runs = runs[:0]
 		rows, err := tx.StmtContext(ctx, s.q.advanceJobs).QueryContext(ctx, list.String()) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		if err != nil {
@@ -244,7 +244,7 @@ func (s *Store) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time)
 		return nil, fmt.Errorf("store: claim runs: %w", err)
 	}
 	var runs []Run
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.writeLeased(ctx, func(tx *sql.Tx) error {
 		all := free
 		if len(capped) > 0 {
 			taken, err := capRuns(ctx, tx, s.pg != nil, capped, now)

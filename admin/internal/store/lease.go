@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -213,4 +214,48 @@ func (s *Store) AdoptedRuns(ctx context.Context) ([]Run, error) {
 		return nil, nil
 	}
 	return s.queryRouted(ctx, adoptedRunsSQL, s.pg.adminID)
+}
+
+// pgHoldLeaseSQL is the admins' fence: it finds this admin's row only
+// while its lease holds on the database's clock and no other admin
+// adopted it, and holds the row (FOR SHARE) until the transaction ends,
+// so that an admin adopting this one (AdoptDeadAdmins, FOR UPDATE SKIP
+// LOCKED) does so after the transaction, and sees all it wrote.
+const pgHoldLeaseSQL = `SELECT 1 FROM admins WHERE id = ` + pgAdmin + ` AND adopted_by = '' AND lease_until >= ` + pgNow + ` FOR SHARE`
+
+// holdLease is the admins' fence of a write transaction over PostgreSQL:
+// it returns ErrLeaseLost unless this admin's lease holds and no other
+// admin adopted it, and then no admin adopts it before tx ends. Over
+// SQLite, whose one admin holds the file, it does nothing.
+func (s *Store) holdLease(ctx context.Context, tx *sql.Tx) error {
+	if s.pg == nil {
+		return nil
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, pgHoldLeaseSQL).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrLeaseLost
+	}
+	return err
+}
+
+// writeLeased is write inside the admins' fence (holdLease): over
+// PostgreSQL it changes nothing and returns ErrLeaseLost once this admin's
+// lease ran out or another admin adopted it; a renewal merely late is
+// waited for (AwaitLease). Every transaction that claims runs for this
+// admin to send (claimed_by), or makes runs that wait in its queue, goes
+// through it: an adopter takes over an admin only between its
+// transactions, so that a claim committed by an admin frozen in the middle
+// of it is never left to an admin that was adopted, and forgotten,
+// meanwhile.
+func (s *Store) writeLeased(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if !s.AwaitLease(ctx) {
+		return ErrLeaseLost
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if err := s.holdLease(ctx, tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 )
 
@@ -32,29 +31,7 @@ const (
 		WHERE runs.id = r_id AND runs.id = l_id AND runs.status = ` + sqlRunning + ` AND runs.executor_address = ''
 		AND (runs.claimed_by = ` + pgAdmin + ` OR runs.claimed_by IN (SELECT id FROM admins WHERE adopted_by = ` + pgAdmin + `))
 		RETURNING runs.id`
-	// pgHoldLeaseSQL is the admins' fence: it finds this admin's row only
-	// while its lease holds on the database's clock and no other admin
-	// adopted it, and holds the row (FOR SHARE) until the transaction ends,
-	// so that an admin adopting this one (AdoptDeadAdmins, FOR UPDATE SKIP
-	// LOCKED) does so after the transaction, and sees all it wrote.
-	pgHoldLeaseSQL = `SELECT 1 FROM admins WHERE id = ` + pgAdmin + ` AND adopted_by = '' AND lease_until >= ` + pgNow + ` FOR SHARE`
 )
-
-// holdLease is the admins' fence of a write transaction over PostgreSQL:
-// it returns ErrLeaseLost unless this admin's lease holds and no other
-// admin adopted it, and then no admin adopts it before tx ends. Over
-// SQLite, whose one admin holds the file, it does nothing.
-func (s *Store) holdLease(ctx context.Context, tx *sql.Tx) error {
-	if s.pg == nil {
-		return nil
-	}
-	var one int
-	err := tx.QueryRowContext(ctx, pgHoldLeaseSQL).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ErrLeaseLost
-	}
-	return err
-}
 
 // RouteRuns records, before the calls that send them, the executor each of
 // routes goes to (runs.routed_to), and returns the IDs of the runs it
@@ -77,10 +54,7 @@ func (s *Store) RouteRuns(ctx context.Context, routes []Route) (map[int64]bool, 
 		list.next().int(r.RunID).str(r.Address)
 	}
 	var routed map[int64]bool
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if err := s.holdLease(ctx, tx); err != nil {
-			return err
-		}
+	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
 		var err error
 		routed, err = recordedIDs(tx.StmtContext(ctx, s.q.routeRuns).QueryContext(ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		return err

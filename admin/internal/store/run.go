@@ -159,7 +159,7 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 
 // InsertRuns stores new runs and returns them with their IDs.
 func (s *Store) InsertRuns(ctx context.Context, runs []Run) ([]Run, error) {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
 		insert := tx.StmtContext(ctx, s.q.insertRun)
 		for i := range runs {
 			if err := insertWith(ctx, insert, &runs[i]); err != nil {

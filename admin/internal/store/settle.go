@@ -101,9 +101,6 @@ func (s *Store) RecordDispatches(ctx context.Context, p Policy, ds []Dispatch) (
 		}
 	}
 	out, err := s.settleTx(ctx, p, func(st *settler) error {
-		if err := s.holdLease(ctx, st.tx); err != nil {
-			return err
-		}
 		recorded, err := recordedIDs(st.tx.StmtContext(ctx, record).QueryContext(ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		if err != nil {
 			return err
@@ -156,11 +153,12 @@ func (s *Store) SettleRuns(ctx context.Context, p Policy, results []Result) (Set
 	return out, nil
 }
 
-// settleTx runs fn with a settler in one write transaction and returns
-// what it settled.
+// settleTx runs fn with a settler in one write transaction inside the
+// admins' fence (writeLeased: the follow-ups it makes wait in this admin's
+// queue) and returns what it settled.
 func (s *Store) settleTx(ctx context.Context, p Policy, fn func(st *settler) error) (Settled, error) {
 	var out Settled
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
 		st := &settler{ctx: ctx, tx: tx, q: &s.q, pg: s.pg != nil, policy: p, cache: &s.jobs, jobs: map[int64]*JobDefinition{}, parents: map[fireKey]bool{}}
 		if err := fn(st); err != nil {
 			return err
