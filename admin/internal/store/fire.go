@@ -138,19 +138,12 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 				return err
 			}
 		}
-		insert := tx.StmtContext(ctx, s.q.insertRun)
 		for _, c := range applied {
-			if !advanced[c.JobID] {
-				continue
-			}
-			for _, r := range c.Runs {
-				if err := insertWith(ctx, insert, &r); err != nil {
-					return err
-				}
-				runs = append(runs, r)
+			if advanced[c.JobID] {
+				runs = append(runs, c.Runs...)
 			}
 		}
-		return nil
+		return s.insertRuns(ctx, tx, runs)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: claim fires: %w", err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,18 +123,38 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	return r, nil
 }
 
-// insertRunSQL inserts a run; its arguments are insertArgs.
-var insertRunSQL = `INSERT INTO runs (` + strings.TrimPrefix(runColumns, "id, ") + `) VALUES (?` + strings.Repeat(", ?", 28) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+// runInsertColumns are the columns a new run is stored with: all but id.
+var runInsertColumns = strings.TrimPrefix(runColumns, "id, ")
 
-// insertArgs are r's values for insertRunSQL. A zero DueAt becomes ScheduledAt.
-func insertArgs(r *Run) []any {
+// runInsertArgs is how many values a run is stored with (appendInsertArgs).
+const runInsertArgs = 29
+
+// insertRunSQL inserts a run; its arguments are appendInsertArgs'.
+var insertRunSQL = insertRunsSQL(1)
+
+// insertChunks are the row counts of the prepared multi-row inserts
+// (stmts.insertRuns), largest first: insertRuns stores a list of runs in
+// chunks of these sizes, one statement each, rather than one statement a
+// run (each statement costs its call, binding and step as much as the
+// row's own insert).
+var insertChunks = [...]int{64, 16, 4, 1}
+
+// insertRunsSQL inserts n runs, RETURNING their IDs.
+func insertRunsSQL(n int) string {
+	row := `(?` + strings.Repeat(", ?", runInsertArgs-1) + `)`
+	return `INSERT INTO runs (` + runInsertColumns + `) VALUES ` + row + strings.Repeat(", "+row, n-1) + ` RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+}
+
+// appendInsertArgs appends r's values for insertRunsSQL to args. A zero
+// DueAt becomes ScheduledAt.
+func appendInsertArgs(args []any, r *Run) []any {
 	if r.DueAt.IsZero() {
 		r.DueAt = r.ScheduledAt
 	}
-	return []any{r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
+	return append(args, r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
 		millis(r.ScheduledAt), millis(r.TriggeredAt), r.TriggerMessage, r.Status, r.Message, millis(r.FinishedAt), r.Attempt,
 		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage, r.MissedCount, millis(r.MissedUntil), settledCode(*r), r.WorkflowRunID, r.WorkflowNode,
-		encodeContext(r.Outputs), encodeContext(r.Inputs), nullString(r.RenderedParam), r.Slot, millis(r.StartedAt)}
+		encodeContext(r.Outputs), encodeContext(r.Inputs), nullString(r.RenderedParam), r.Slot, millis(r.StartedAt))
 }
 
 // settledCode is r's runs.admin_settled value.
@@ -147,27 +168,47 @@ func settledCode(r Run) int64 {
 	return settledByResult
 }
 
-// insertWith stores r with a prepared insertRunSQL and sets its ID.
-func insertWith(ctx context.Context, insert *sql.Stmt, r *Run) error {
-	return insert.QueryRowContext(ctx, insertArgs(r)...).Scan(&r.ID)
-}
-
 // insertRun stores r and sets its ID.
 func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
-	return tx.QueryRowContext(ctx, insertRunSQL, insertArgs(r)...).Scan(&r.ID)
+	return tx.QueryRowContext(ctx, insertRunSQL, appendInsertArgs(nil, r)...).Scan(&r.ID)
+}
+
+// insertRuns stores runs in tx with the prepared multi-row inserts and
+// sets their IDs. The rows of one INSERT are numbered in the order of its
+// VALUES (SQLite's AUTOINCREMENT, PostgreSQL's identity sequence, each
+// counting up as it stores them), which is how the IDs it returns, in no
+// promised order, are matched to the runs: sorted.
+func (s *Store) insertRuns(ctx context.Context, tx *sql.Tx, runs []Run) error {
+	args := make([]any, 0, min(len(runs), insertChunks[0])*runInsertArgs)
+	for len(runs) > 0 {
+		k := 0
+		for insertChunks[k] > len(runs) {
+			k++
+		}
+		chunk := runs[:insertChunks[k]]
+		runs = runs[len(chunk):]
+		args = args[:0]
+		for i := range chunk {
+			args = appendInsertArgs(args, &chunk[i])
+		}
+		ids, err := collectColumn[int64](tx.StmtContext(ctx, s.q.insertRuns[k]).QueryContext(ctx, args...)) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		if err != nil {
+			return err
+		}
+		if len(ids) != len(chunk) {
+			return fmt.Errorf("stored %d runs, want %d", len(ids), len(chunk))
+		}
+		slices.Sort(ids)
+		for i := range chunk {
+			chunk[i].ID = ids[i]
+		}
+	}
+	return nil
 }
 
 // InsertRuns stores new runs and returns them with their IDs.
 func (s *Store) InsertRuns(ctx context.Context, runs []Run) ([]Run, error) {
-	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
-		insert := tx.StmtContext(ctx, s.q.insertRun)
-		for i := range runs {
-			if err := insertWith(ctx, insert, &runs[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := s.writeLeased(ctx, func(tx *sql.Tx) error { return s.insertRuns(ctx, tx, runs) })
 	if err != nil {
 		return nil, fmt.Errorf("store: insert runs: %w", err)
 	}

@@ -15,16 +15,16 @@ import (
 // one shape whatever the list's length. Transactions use them through
 // tx.StmtContext, which reuses the writer connection's prepared statement.
 type stmts struct {
-	claimRuns   *sql.Stmt // writer: PENDING → RUNNING, RETURNING the runs
-	recordRuns  *sql.Stmt // writer: how runs were dispatched
-	recordSent  *sql.Stmt // writer: recordRuns, with when runs sent late were really sent
-	routeRuns   *sql.Stmt // writer: where runs are about to be sent
-	shardTotals *sql.Stmt // writer: shard totals of broadcasts
-	advanceJobs *sql.Stmt // writer: the scan's compare-and-set of next fires
-	insertRun   *sql.Stmt // writer: one new run
-	settleRuns  *sql.Stmt // writer: RUNNING → final, RETURNING the runs
-	txJobs      *sql.Stmt // writer: jobs by ID, inside a write transaction
-	jobsByID    *sql.Stmt // readers: jobs by ID
+	claimRuns   *sql.Stmt                    // writer: PENDING → RUNNING, RETURNING the runs
+	recordRuns  *sql.Stmt                    // writer: how runs were dispatched
+	recordSent  *sql.Stmt                    // writer: recordRuns, with when runs sent late were really sent
+	routeRuns   *sql.Stmt                    // writer: where runs are about to be sent
+	shardTotals *sql.Stmt                    // writer: shard totals of broadcasts
+	advanceJobs *sql.Stmt                    // writer: the scan's compare-and-set of next fires
+	insertRuns  [len(insertChunks)]*sql.Stmt // writer: insertChunks[i] new runs
+	settleRuns  *sql.Stmt                    // writer: RUNNING → final, RETURNING the runs
+	txJobs      *sql.Stmt                    // writer: jobs by ID, inside a write transaction
+	jobsByID    *sql.Stmt                    // readers: jobs by ID
 }
 
 // Hot statements. Each list parameter is a JSON array; an element that is
@@ -108,17 +108,19 @@ func (s *Store) prepare(ctx context.Context) error {
 		routeRuns:   prep(s.w, route),
 		shardTotals: prep(s.w, shards),
 		advanceJobs: prep(s.w, advance),
-		insertRun:   prep(s.w, insertRunSQL),
 		settleRuns:  prep(s.w, settle),
 		txJobs:      prep(s.w, jobsByIDSQL),
 		jobsByID:    prep(s.r, jobsByIDSQL),
+	}
+	for i, n := range insertChunks {
+		s.q.insertRuns[i] = prep(s.w, insertRunsSQL(n))
 	}
 	return errors.Join(errs...)
 }
 
 // close closes the prepared statements.
 func (q *stmts) close() {
-	for _, st := range []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.insertRun, q.settleRuns, q.txJobs, q.jobsByID} {
+	for _, st := range append([]*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.settleRuns, q.txJobs, q.jobsByID}, q.insertRuns[:]...) {
 		if st != nil {
 			_ = st.Close()
 		}
