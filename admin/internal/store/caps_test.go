@@ -215,12 +215,8 @@ func TestStartedAtStored(t *testing.T) {
 	for _, be := range pgtest.Backends {
 		t.Run(be.Name, func(t *testing.T) {
 			t.Parallel()
+			s, j := backendJob(t, be, time.Time{})
 			ctx := context.Background()
-			s, b := setup(t, be.DB(t))
-			j, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-			if err != nil {
-				t.Fatal(err)
-			}
 			r := running(t, s, j, t0, 0, 1)
 			started := t0.Add(250 * time.Millisecond)
 			if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED,

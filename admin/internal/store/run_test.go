@@ -18,12 +18,8 @@ func TestInsertRunsIDs(t *testing.T) {
 	for _, be := range pgtest.Backends {
 		t.Run(be.Name, func(t *testing.T) {
 			t.Parallel()
+			s, j := backendJob(t, be, time.Time{})
 			ctx := context.Background()
-			s, b := setup(t, be.DB(t))
-			j, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-			if err != nil {
-				t.Fatal(err)
-			}
 			for round := range 3 {
 				runs := make([]store.Run, 64+16+4+1+64)
 				for i := range runs {

@@ -72,6 +72,18 @@ func leased(t *testing.T, s *store.Store) {
 	}
 }
 
+// backendJob opens a new store on be, with a group, and returns it and a
+// job of the group whose next fire is next (stopped when zero).
+func backendJob(t *testing.T, be pgtest.Backend, next time.Time) (*store.Store, store.Job) {
+	t.Helper()
+	s, b := setup(t, be.DB(t))
+	j, err := s.CreateJob(context.Background(), newJob(b.group.ID, next), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, j
+}
+
 func newJob(groupID int64, next time.Time) store.Job {
 	return store.Job{
 		GroupID: groupID, Description: "every second", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE,

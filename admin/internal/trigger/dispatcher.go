@@ -32,15 +32,18 @@ type Dispatcher struct {
 	slow      *pool
 	slowJobs  slowJobs
 	claims    *coalescer[schedule.Entry]
+	routes    *coalescer[routeItem]
 }
 
-// newDispatcher returns a Dispatcher whose claims go first of w's lanes.
+// newDispatcher returns a Dispatcher whose routes, then claims, go first
+// of w's lanes: a route is recorded just before its run is sent.
 func newDispatcher(cfg *Config, w *writer, work *inflight, rt *router, gw *Gateway) *Dispatcher {
 	d := &Dispatcher{cfg: cfg, router: rt, gateway: gw, work: work,
 		fast: newPool("fast", cfg.MaxInFlight), slow: newPool("slow", max(cfg.MaxInFlight/2, 1))}
 	if cfg.TracerProvider != nil {
 		d.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
+	d.routes = newCoalescer(w, "route", batchMax, 0, d.recordRoutes)
 	d.claims = newCoalescer(w, "claim", batchMax, 0, d.claim)
 	return d
 }

@@ -30,22 +30,24 @@ func (d *Dispatcher) leaseRanOut(runs int) error {
 // call is made, and returns those recorded: the others were settled or
 // recorded meanwhile (killed, or sent by an admin that adopted them), and
 // are not sent. Over PostgreSQL it fails with store.ErrLeaseLost once
-// another admin may have adopted this one's runs: none is sent.
+// another admin may have adopted this one's runs: none is sent. The routes
+// of instants routed at the same moment are written together, first of
+// the writer's lanes (recordRoutes).
 func (d *Dispatcher) route(ctx context.Context, fires []*fire) ([]*fire, error) {
 	if len(fires) == 0 {
 		return fires, nil
 	}
-	routes := make([]store.Route, len(fires))
+	items, recorded := make([]routeItem, len(fires)), make([]bool, len(fires))
 	for i, f := range fires {
-		routes[i] = store.Route{RunID: f.id, Address: f.address}
+		items[i] = routeItem{route: store.Route{RunID: f.id, Address: f.address}, recorded: &recorded[i]}
 	}
-	recorded, err := d.cfg.Store.RouteRuns(ctx, routes)
+	err := <-d.routes.add(items)
 	for try := 1; err != nil && !errors.Is(err, store.ErrLeaseLost) && try < routeTries && ctx.Err() == nil; try++ {
 		// A write can fail for a moment (a busy database, a dropped
 		// connection): without its route, no run of the batch is sent.
-		d.cfg.Logger.Warn("trigger: record the routes of runs; trying again", "runs", len(routes), "err", err)
+		d.cfg.Logger.Warn("trigger: record the routes of runs; trying again", "runs", len(items), "err", err)
 		sleep(ctx, d.cfg.Clock, time.Duration(try)*50*time.Millisecond)
-		recorded, err = d.cfg.Store.RouteRuns(ctx, routes)
+		err = <-d.routes.add(items)
 	}
 	if err != nil {
 		for _, f := range fires {
@@ -53,12 +55,9 @@ func (d *Dispatcher) route(ctx context.Context, fires []*fire) ([]*fire, error) 
 		}
 		return nil, err
 	}
-	if len(recorded) == len(fires) {
-		return fires, nil
-	}
 	kept := fires[:0]
-	for _, f := range fires {
-		if recorded[f.id] {
+	for i, f := range fires {
+		if recorded[i] {
 			kept = append(kept, f)
 			continue
 		}
@@ -67,6 +66,30 @@ func (d *Dispatcher) route(ctx context.Context, fires []*fire) ([]*fire, error) 
 		f.endSpan(nil, true)
 	}
 	return kept, nil
+}
+
+// routeItem is a route for the writer's route lane, and where to note
+// whether it was recorded (the lane copies items into its batches).
+type routeItem struct {
+	route    store.Route
+	recorded *bool
+}
+
+// recordRoutes is the route lane's write: it records the routes of items,
+// which may be several instants', in one transaction, and notes which
+// were recorded.
+func (d *Dispatcher) recordRoutes(items []routeItem) error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	routes := make([]store.Route, len(items))
+	for i := range items {
+		routes[i] = items[i].route
+	}
+	recorded, err := d.cfg.Store.RouteRuns(ctx, routes)
+	for _, it := range items {
+		*it.recorded = recorded[it.route.RunID]
+	}
+	return err
 }
 
 // routeTries is how many times route tries to record a batch's routes.
