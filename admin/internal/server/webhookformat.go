@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"slices"
 
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
@@ -13,24 +14,15 @@ import (
 // template with TEMPLATE only (required there) that parses and renders a
 // sample alarm, and a secret only with a format that signs.
 func checkWebhookFormat(j *carillonv1.Job) error {
-	format := j.AlarmWebhookFormat
-	switch {
-	case format == carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_TEMPLATE && j.AlarmWebhookTemplate == "":
-		return invalid("job.alarm_webhook_template", "required with ALARM_WEBHOOK_FORMAT_TEMPLATE: a Go text/template over the alarm, e.g. {\"text\": {{json .Message}}}")
-	case format != carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_TEMPLATE && j.AlarmWebhookTemplate != "":
-		return invalid("job.alarm_webhook_template", "used only with ALARM_WEBHOOK_FORMAT_TEMPLATE, and job.alarm_webhook_format is %s: clear it, or set that format", format)
-	case format == carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_WECOM || format == carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_SLACK:
-		if j.AlarmWebhookSecret != "" {
-			return invalid("job.alarm_webhook_secret", "%s does not sign its messages, so it takes no secret: "+
-				"clear it (name alarm_webhook_secret in update_mask with an empty value)", format)
+	err := alarm.CheckJobWebhook(j.AlarmWebhookFormat, j.AlarmWebhookSecret, j.AlarmWebhookTemplate)
+	var fe *alarm.FieldError
+	if errors.As(err, &fe) {
+		if fe.Field == "job.alarm_webhook_secret" {
+			fe.Rule += ": clear it (name alarm_webhook_secret in update_mask with an empty value)"
 		}
+		return invalid(fe.Field, "%s", fe.Rule)
 	}
-	if j.AlarmWebhookTemplate != "" {
-		if _, err := alarm.ParseTemplate(j.AlarmWebhookTemplate); err != nil {
-			return invalid("job.alarm_webhook_template", "not a template that renders an alarm: %v", err)
-		}
-	}
-	return nil
+	return err
 }
 
 // keepWebhookSecret keeps the stored secret of a job being updated
