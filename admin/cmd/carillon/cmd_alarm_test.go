@@ -9,7 +9,7 @@ import (
 
 // TestCLIChatAlarm: job create and update set a job's alarm format,
 // secret and template; the secret is never shown, only that one is set;
-// an update without --alarm-secret keeps it, --alarm-secret ” clears it;
+// an update without --alarm-secret keeps it, --alarm-secret "" clears it;
 // a refused change names the field.
 func TestCLIChatAlarm(t *testing.T) {
 	t.Parallel()
