@@ -241,7 +241,7 @@ func newJobFlags(fs *pflag.FlagSet, proc procEnv) *jobFlags {
 }
 
 // maskPaths maps job flags to the fields they set (update masks).
-var maskPaths = map[string]string{
+var maskPaths = map[string]string{ //nolint:gosec // field names (alarm_webhook_secret), not credentials
 	"group": "group_id", "description": "description", "owner": "owner", "handler": "handler", "param": "param",
 	"emails": "alarm_emails", "timeout": "timeout_seconds", "retries": "retry_count", "children": "child_job_ids",
 	"route": "route_strategy", "block": "block_strategy", "misfire": "misfire_strategy", "script-file": "script",

@@ -196,7 +196,7 @@ func (s *Sender) settle(o outcome, try store.AlarmTry,
 		}
 		at := s.cfg.NowFunc().Add(delay)
 		msg := fmt.Sprintf("%s (try %d of %d; next at %s)", o.msg, tries, s.cfg.Tries, at.UTC().Format(time.RFC3339))
-		return retry(store.AlarmTry{Attempts: int32(tries), Sent: o.sent}, at, msg)
+		return retry(store.AlarmTry{Attempts: int32(tries), Sent: o.sent}, at, msg) //nolint:gosec // tries < cfg.Tries, an int32 count
 	}
 	if tries > 1 {
 		o.msg = fmt.Sprintf("%s (after %d tries)", o.msg, tries)
