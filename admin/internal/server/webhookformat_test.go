@@ -106,13 +106,22 @@ func TestWebhookSecretWriteOnly(t *testing.T) {
 			t.Errorf("after clearing, the stored secret is %q", s)
 		}
 
+		// An import's jobs (a repeated field) are redacted too.
+		if _, err := jobs.ImportJobs(ctx, &carillonv1.ImportJobsRequest{
+			Groups: []*carillonv1.Group{{Id: 1, AppName: "imported"}},
+			Jobs: []*carillonv1.Job{{Id: 1, GroupId: 1, Description: "d", Handler: "h", AlarmWebhookSecret: secret,
+				Schedule:           &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE},
+				AlarmWebhookFormat: carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_DINGTALK}}, // (webhook URLs are not imported)
+		}); err != nil {
+			t.Fatal(err)
+		}
 		audit, err := carillonv1connect.NewUserServiceClient(http.DefaultClient, b.url, client.WithToken(b.admin)).
 			ListAuditLog(ctx, &carillonv1.ListAuditLogRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(audit.Entries) < 4 {
-			t.Fatalf("%d audit entries, want the create and 3 updates", len(audit.Entries))
+		if len(audit.Entries) < 5 {
+			t.Fatalf("%d audit entries, want the create, 3 updates and the import", len(audit.Entries))
 		}
 		for _, e := range audit.Entries {
 			if strings.Contains(e.Detail, secret) {
