@@ -110,9 +110,17 @@ type Config struct {
 	// RetentionDays is how many days of runs are kept. Defaults to
 	// retention.DaysDefault (30); negative keeps every run.
 	RetentionDays int
-	// AlarmWebhook, if set, receives every alarm as a JSON POST (jobs can
-	// add their own webhook).
+	// AlarmWebhook, if set, receives every alarm as a POST in
+	// AlarmWebhookFormat (jobs can add their own webhook).
 	AlarmWebhook string
+	// AlarmWebhookFormat is what AlarmWebhook receives: one of
+	// alarm.FormatNames; empty is json.
+	AlarmWebhookFormat string
+	// AlarmWebhookSecret signs what AlarmWebhook receives where its format
+	// signs (alarm.Webhook).
+	AlarmWebhookSecret string
+	// AlarmWebhookTemplate is the text/template of the template format.
+	AlarmWebhookTemplate string
 	// PublicURL is the admin's address as its users reach it (the console,
 	// behind a proxy perhaps): alarms link to their run there. Empty:
 	// alarms carry no link.
@@ -186,6 +194,10 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	webhookAllow, err := server.ParseWebhookAllow(cfg.AlarmWebhookAllow)
 	if err != nil {
 		return nil, fmt.Errorf("admin: %w", err)
+	}
+	webhook, err := adminWebhook(cfg)
+	if err != nil {
+		return nil, err
 	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrConfig)
@@ -265,7 +277,7 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 		},
 		EndedFunc: func(ended []store.WorkflowRun) { trig.Completer.WorkflowRunsEnded(ended) },
 	})
-	channels := []alarm.Channel{{Name: "webhook", Alarm: &alarm.Webhook{URL: cfg.AlarmWebhook}}}
+	channels := []alarm.Channel{{Name: "webhook", Alarm: webhook}}
 	if cfg.SMTP.Addr != "" {
 		channels = append(channels, alarm.Channel{Name: "email", Alarm: &cfg.SMTP})
 	}
@@ -462,4 +474,18 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	shutdown() // the HTTP servers' deadline runs from now
 	parts.Stop()
 	return errors.Join(err, parts.Err())
+}
+
+// adminWebhook is the webhook channel of cfg: the admin-wide webhook, in
+// its format, and the jobs' own. A bad format, secret or template is
+// ErrConfig naming its flag.
+func adminWebhook(cfg Config) (*alarm.Webhook, error) {
+	format, err := alarm.ParseFormat(cfg.AlarmWebhookFormat)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --alarm-webhook-format %w", ErrConfig, err)
+	}
+	if err := alarm.CheckWebhook(format, cfg.AlarmWebhookSecret, cfg.AlarmWebhookTemplate); err != nil {
+		return nil, fmt.Errorf("%w: --%w", ErrConfig, err)
+	}
+	return &alarm.Webhook{URL: cfg.AlarmWebhook, Format: format, Secret: cfg.AlarmWebhookSecret, Template: cfg.AlarmWebhookTemplate}, nil
 }

@@ -411,6 +411,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	if tooLong != "must be at most 255 bytes, got 258" {
 		t.Errorf("the form's error for a 258-byte description: %q", tooLong)
 	}
+	// A templated alarm webhook: the template's textarea shows for
+	// TEMPLATE only; one that names no field of an alarm is refused on it.
+	b.run(t, "a templated alarm webhook",
+		setValue(`input[name=alarm_webhook_url]`, "https://hooks.example.com/carillon"),
+		setValue(`select[name=alarm_webhook_format]`, fmt.Sprint(int32(carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_TEMPLATE))),
+		chromedp.WaitVisible(`textarea[name=alarm_webhook_template]`),
+		setValue(`textarea[name=alarm_webhook_template]`, `{"text": {{.Nope}}}`),
+		setValue(`input[name=alarm_webhook_secret]`, "s3cret"),
+		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`[data-field-error=alarm_webhook_template]`),
+		setValue(`textarea[name=alarm_webhook_template]`, `{"text": {{json .Message}}}`),
+	)
 	b.run(t, "create the job",
 		setValue(`select[name=calendar_ids]`, "1"), // the holidays calendar
 		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
@@ -419,7 +431,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	made, err := c.job.ListJobs(ctx, &carillonv1.ListJobsRequest{Text: "made in the browser"})
 	if err != nil || len(made.Jobs) != 1 || made.Jobs[0].Script.GetSource() != "echo made in the browser" ||
 		made.Jobs[0].Schedule.GetCron() != "*/10 * * * * ?" || made.Jobs[0].Schedule.GetTimeZone() != "Europe/Berlin" ||
-		len(made.Jobs[0].CalendarIds) != 1 || made.Jobs[0].CalendarIds[0] != 1 {
+		len(made.Jobs[0].CalendarIds) != 1 || made.Jobs[0].CalendarIds[0] != 1 ||
+		made.Jobs[0].AlarmWebhookFormat != carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_TEMPLATE ||
+		made.Jobs[0].AlarmWebhookTemplate != `{"text": {{json .Message}}}` || !made.Jobs[0].HasAlarmWebhookSecret {
 		t.Fatalf("the job made in the console: %v, %v; script %q", made, err, made.GetJobs()[0].GetScript().GetSource())
 	}
 

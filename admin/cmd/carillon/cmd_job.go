@@ -75,12 +75,29 @@ func jobFields(j *carillonv1.Job) [][2]string {
 		{"Misfire", enumName(j.MisfireStrategy, "MISFIRE_STRATEGY_")}, {"Timeout", fmtSeconds(j.TimeoutSeconds)},
 		{"Retries", fmt.Sprint(j.RetryCount)}, {"Retry delay", retryDelay}, {"Retry backoff", yesNo(j.RetryBackoff)},
 		{"Children", fmtIDs(j.ChildJobIds)}, {"Calendars", fmtIDs(j.CalendarIds)}, {"Alarm e-mails", orDash(strings.Join(j.AlarmEmails, ","))},
-		{"Alarm webhook", orDash(j.AlarmWebhookUrl)}, {"Alarm every failure", yesNo(j.AlarmEveryFailure)},
+		{"Alarm webhook", orDash(j.AlarmWebhookUrl)}, {"Alarm format", webhookFormatText(j)},
+		{"Alarm every failure", yesNo(j.AlarmEveryFailure)},
 		{"Param is a template", yesNo(j.ParamTemplate)},
 		{"Max concurrency", capText(j.MaxConcurrency)},
 		{"Enabled", fmt.Sprint(j.Enabled)}, {"Last fire", fmtTime(j.LastFireAt)}, {"Next fire", fmtTime(j.NextFireAt)},
 		{"Created", fmtTime(j.CreatedAt)}, {"Updated", fmtTime(j.UpdatedAt)},
 	}
+}
+
+// webhookFormatText shows what a job's alarm webhook receives: its
+// format, whether a secret signs it (never the secret), its template.
+func webhookFormatText(j *carillonv1.Job) string {
+	s := "json"
+	if j.AlarmWebhookFormat != carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_UNSPECIFIED {
+		s = strings.ToLower(enumName(j.AlarmWebhookFormat, "ALARM_WEBHOOK_FORMAT_"))
+	}
+	if j.HasAlarmWebhookSecret {
+		s += ", signed (secret set)"
+	}
+	if j.AlarmWebhookTemplate != "" {
+		s += ":\n" + j.AlarmWebhookTemplate
+	}
+	return s
 }
 
 // capText shows a max_concurrency: "-" for no cap.
@@ -159,6 +176,7 @@ type jobFlags struct {
 	description, owner, handler, param, emails *string
 	cron, tz, route, block, misfire, children  *string
 	webhook, calendars                         *string
+	alarmFormat, alarmSecret, alarmTemplate    *string
 	every, delay, timeout                      *seconds
 	retries, maxConcurrency                    *int
 	retryDelay                                 *time.Duration
@@ -202,6 +220,12 @@ func newJobFlags(fs *pflag.FlagSet, proc procEnv) *jobFlags {
 		emails:       fs.String("emails", "", "alarm e-mail addresses, comma-separated"),
 		webhook:      fs.String("alarm-webhook", "", "URL that receives this job's alarms as a JSON POST (ADMINs, or URLs under --alarm-webhook-allow)"),
 		everyFailure: fs.Bool("alarm-every-failure", false, "alarm on every failed attempt, not only when a run fails for good"),
+		alarmFormat: fs.String("alarm-format", "", "what --alarm-webhook receives: "+
+			enumValues(carillonv1.AlarmWebhookFormat(0).Descriptor(), "ALARM_WEBHOOK_FORMAT_")+" (default json)"),
+		alarmSecret: fs.String("alarm-secret", "", "key that signs what --alarm-webhook receives (dingtalk, feishu: as they document; "+
+			"json, template: an X-Carillon-Signature header); never shown again; kept by updates without this flag, --alarm-secret '' clears it"),
+		alarmTemplate: fs.String("alarm-template", "", "with --alarm-format template: the Go text/template over the alarm that --alarm-webhook receives, "+
+			`e.g. '{"text": {{json .Message}}}'`),
 		paramTemplate: fs.Bool("param-template", false, "the param is a Go text/template rendered for each run over "+
 			".ScheduledAt (in the job's time zone), .JobID, .RunID, .Attempt, .ShardIndex, .ShardTotal, "+
 			`e.g. '{{(.ScheduledAt.AddDate 0 0 -1).Format "20060102"}}'`),
@@ -217,11 +241,12 @@ func newJobFlags(fs *pflag.FlagSet, proc procEnv) *jobFlags {
 }
 
 // maskPaths maps job flags to the fields they set (update masks).
-var maskPaths = map[string]string{
+var maskPaths = map[string]string{ //nolint:gosec // field names (alarm_webhook_secret), not credentials
 	"group": "group_id", "description": "description", "owner": "owner", "handler": "handler", "param": "param",
 	"emails": "alarm_emails", "timeout": "timeout_seconds", "retries": "retry_count", "children": "child_job_ids",
 	"route": "route_strategy", "block": "block_strategy", "misfire": "misfire_strategy", "script-file": "script",
 	"retry-delay": "retry_delay_seconds", "backoff": "retry_backoff", "alarm-webhook": "alarm_webhook_url",
+	"alarm-format": "alarm_webhook_format", "alarm-secret": "alarm_webhook_secret", "alarm-template": "alarm_webhook_template",
 	"alarm-every-failure": "alarm_every_failure", "param-template": "param_template", "calendar": "calendar_ids", "max-concurrency": "max_concurrency",
 }
 
@@ -242,6 +267,7 @@ func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 		AlarmEmails: splitList(*f.emails), TimeoutSeconds: int32(*f.timeout), RetryCount: int32(*f.retries), //nolint:gosec // range checked above and by seconds.Set
 		RetryDelaySeconds: int32(*f.retryDelay / time.Second), RetryBackoff: *f.backoff, //nolint:gosec // range checked above
 		AlarmWebhookUrl: *f.webhook, AlarmEveryFailure: *f.everyFailure, ParamTemplate: *f.paramTemplate,
+		AlarmWebhookSecret: *f.alarmSecret, AlarmWebhookTemplate: *f.alarmTemplate,
 		MaxConcurrency: int32(*f.maxConcurrency), //nolint:gosec // range checked above
 	}
 	var mask []string
@@ -271,6 +297,13 @@ func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 			return nil, nil, err
 		}
 		j.BlockStrategy = carillonv1.BlockStrategy(n)
+	}
+	if *f.alarmFormat != "" {
+		n, err := parseEnum("alarm-format", *f.alarmFormat, carillonv1.AlarmWebhookFormat(0).Descriptor(), "ALARM_WEBHOOK_FORMAT_")
+		if err != nil {
+			return nil, nil, err
+		}
+		j.AlarmWebhookFormat = carillonv1.AlarmWebhookFormat(n)
 	}
 	if *f.misfire != "" {
 		n, err := parseEnum("misfire", *f.misfire, carillonv1.MisfireStrategy(0).Descriptor(), "MISFIRE_STRATEGY_")

@@ -107,7 +107,13 @@ access token, kept in the database (carillon executor-token prints it).`,
 	o.envs["retention-days"] = "CARILLON_RETENTION_DAYS"
 	o.str(fs, &c.PublicURL, "public-url", "CARILLON_PUBLIC_URL", "",
 		"the admin's URL as its users reach it (https://carillon.example.com, behind a proxy perhaps): alarms link to their run's page there")
-	o.str(fs, &c.AlarmWebhook, "alarm-webhook", "CARILLON_ALARM_WEBHOOK", "", "URL that receives every alarm as a JSON POST")
+	o.str(fs, &c.AlarmWebhook, "alarm-webhook", "CARILLON_ALARM_WEBHOOK", "", "URL that receives every alarm as a POST in --alarm-webhook-format")
+	o.str(fs, &c.AlarmWebhookFormat, "alarm-webhook-format", "CARILLON_ALARM_WEBHOOK_FORMAT", "json",
+		"what --alarm-webhook receives: json (Carillon's JSON), dingtalk, feishu, wecom, slack (each robot's message) or template (--alarm-webhook-template)")
+	o.secretStr(fs, &c.AlarmWebhookSecret, "alarm-webhook-secret", "CARILLON_ALARM_WEBHOOK_SECRET",
+		"key that signs what --alarm-webhook receives (dingtalk, feishu: as they document; json, template: an X-Carillon-Signature header); prefer the environment: flags show in ps")
+	o.str(fs, &c.AlarmWebhookTemplate, "alarm-webhook-template", "CARILLON_ALARM_WEBHOOK_TEMPLATE", "",
+		"with --alarm-webhook-format template: the Go text/template over the alarm that --alarm-webhook receives, e.g. '{\"text\": {{json .Message}}}'")
 	o.str(fs, &c.AlarmWebhookAllow, "alarm-webhook-allow", "CARILLON_ALARM_WEBHOOK_ALLOW", "",
 		"comma-separated URL prefixes that users other than ADMINs may set as a job's alarm webhook (default: only ADMINs set webhooks)")
 	o.str(fs, &c.SMTP.Addr, "smtp-addr", "CARILLON_SMTP_ADDR", "", "SMTP server host:port for alarm e-mails")
@@ -274,6 +280,14 @@ func (o *serveOptions) validate() error {
 	if c.PublicURL != "" {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 			bad("public-url", "%q: want an http:// or https:// URL without a query or fragment", c.PublicURL)
+		}
+	}
+	if format, err := alarm.ParseFormat(c.AlarmWebhookFormat); err != nil {
+		bad("alarm-webhook-format", "%v", err)
+	} else if err := alarm.CheckWebhook(format, c.AlarmWebhookSecret, c.AlarmWebhookTemplate); err != nil {
+		var fe *alarm.FieldError
+		if errors.As(err, &fe) {
+			bad(fe.Field, "%s", fe.Rule)
 		}
 	}
 	if _, err := server.ParseWebhookAllow(c.AlarmWebhookAllow); err != nil {

@@ -1,13 +1,17 @@
 // Package alarm tells people when runs fail: by e-mail (SMTP), by webhook
-// (a JSON POST), or by any other Alarm. A Sender delivers the alarms the
-// store marks as due, in the background, and records each outcome on its
-// run, so a failing channel never holds up scheduling.
+// (a JSON POST, or a DingTalk, Feishu, WeCom or Slack robot's message, or
+// a template's rendering), or by any other Alarm. A Sender delivers the
+// alarms the store marks as due, in the background, retries those that
+// failed, and records each outcome on its run, so a failing channel never
+// holds up scheduling.
 package alarm
 
 import (
 	"context"
 	"errors"
 	"time"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 // Alarm is one channel alarms go out on.
@@ -56,6 +60,11 @@ type Event struct {
 
 	// Emails are the job's (or workflow's) alarm e-mail addresses.
 	Emails []string `json:"-"`
-	// WebhookURL is the job's (or workflow's) own webhook, if any.
-	WebhookURL string `json:"-"`
+	// WebhookURL is the job's (or workflow's) own webhook, if any, and
+	// WebhookFormat, WebhookSecret and WebhookTemplate what it receives
+	// (the job's Job.alarm_webhook_format, _secret and _template).
+	WebhookURL      string                        `json:"-"`
+	WebhookFormat   carillonv1.AlarmWebhookFormat `json:"-"`
+	WebhookSecret   string                        `json:"-"`
+	WebhookTemplate string                        `json:"-"`
 }

@@ -84,6 +84,7 @@ func TestSender(t *testing.T) {
 
 	s := alarm.NewSender(alarm.SenderConfig{
 		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), PublicURL: "https://carillon.example.com/",
+		Tries: 1, // TestSenderRetry tries again
 		Channels: []alarm.Channel{
 			{Name: "webhook", Alarm: &alarm.Webhook{}},
 			{Name: "email", Alarm: &alarm.Email{Addr: smtpd.addr, From: "carillon@example.com", TLSConfig: &tls.Config{RootCAs: ca.Pool()}}},

@@ -344,7 +344,7 @@ func TestSenderEmailStall(t *testing.T) {
 	srv := startSMTPD(t, smtpdConfig{stallAt: "greeting"})
 	r := failedRun(t, st, func(j *store.Job) { j.AlarmEmails = []string{"ops@example.com"} })
 	s := alarm.NewSender(alarm.SenderConfig{
-		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SendTimeout: 300 * time.Millisecond,
+		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SendTimeout: 300 * time.Millisecond, Tries: 1,
 		Channels: []alarm.Channel{{Name: "email", Alarm: &alarm.Email{Addr: srv.addr, From: "carillon@example.com"}}},
 	})
 	if err := s.SendDue(ctx); err != nil {

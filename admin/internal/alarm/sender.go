@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,14 @@ const (
 	PollIntervalDefault = 2 * time.Second
 	// SendTimeoutDefault bounds one channel's delivery of one alarm.
 	SendTimeoutDefault = 15 * time.Second
+	// TriesDefault is how many times an alarm is tried on a channel that
+	// fails before it is recorded FAILED.
+	TriesDefault = 5
+	// RetryDelayDefault is the delay before an alarm's first retry; each
+	// next retry waits twice as long, at most RetryDelayMax.
+	RetryDelayDefault = 30 * time.Second
+	// RetryDelayMax caps the delay between two tries of an alarm.
+	RetryDelayMax = 10 * time.Minute
 )
 
 // Channel is a named Alarm.
@@ -45,6 +54,16 @@ type SenderConfig struct {
 	// PublicURL is the console's base URL as users reach it: each alarm
 	// links to its run there (Event.RunURL). Empty: no link.
 	PublicURL string
+	// Tries is how many times an alarm is tried on the channels that fail
+	// (the others are not tried again) before it is recorded FAILED;
+	// defaults to TriesDefault. Between tries the alarm stays PENDING and
+	// its alarm_message says what failed and when the next try is.
+	Tries int
+	// RetryDelay is the delay before the first retry, doubled for each
+	// next up to RetryDelayMax; defaults to RetryDelayDefault.
+	RetryDelay time.Duration
+	// NowFunc is the clock of retries; defaults to time.Now.
+	NowFunc func() time.Time
 }
 
 // Sender delivers due alarms and records their outcome on their runs.
@@ -58,6 +77,11 @@ func NewSender(cfg SenderConfig) *Sender {
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, PollIntervalDefault)
 	cfg.SendTimeout = cmp.Or(cfg.SendTimeout, SendTimeoutDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.Tries = max(cmp.Or(cfg.Tries, TriesDefault), 1)
+	cfg.RetryDelay = cmp.Or(cfg.RetryDelay, RetryDelayDefault)
+	if cfg.NowFunc == nil {
+		cfg.NowFunc = time.Now
+	}
 	return &Sender{cfg: cfg, wake: make(chan struct{}, 1)}
 }
 
@@ -119,38 +143,77 @@ func (s *Sender) SendDue(ctx context.Context) error {
 
 // sendRuns delivers the due alarms of runs.
 func (s *Sender) sendRuns(ctx context.Context) error {
-	return sendAll(ctx, s.cfg.Store.PendingAlarms, s.send, func(r store.Run) int64 { return r.ID }, s.cfg.Store.RecordAlarm)
+	return sendAll(ctx, s.cfg.NowFunc, s.cfg.Store.PendingAlarms, func(ctx context.Context, pa store.PendingAlarm) error {
+		o := s.send(ctx, pa)
+		return s.settle(o, pa.Try, func(try store.AlarmTry, at time.Time, msg string) error {
+			return s.cfg.Store.RetryAlarm(ctx, pa.ID, try, at, msg)
+		}, func(status carillonv1.AlarmStatus, msg string) error {
+			return s.cfg.Store.RecordAlarm(ctx, pa.ID, status, msg)
+		})
+	})
 }
 
-// sendAll delivers the alarms that due returns, a hundred at a time, each
-// with send, and records each outcome on the row of the ID that id says,
-// until none is due.
-func sendAll[T any](ctx context.Context, due func(context.Context, int) ([]T, error),
-	send func(context.Context, T) (carillonv1.AlarmStatus, string), id func(T) int64,
-	record func(context.Context, int64, carillonv1.AlarmStatus, string) error,
+// sendAll delivers the alarms that due returns at now, a hundred at a
+// time, each with send (which records its outcome), until none is due.
+func sendAll[T any](ctx context.Context, now func() time.Time, due func(context.Context, time.Time, int) ([]T, error),
+	send func(context.Context, T) error,
 ) error {
 	for {
-		items, err := due(ctx, 100)
+		items, err := due(ctx, now(), 100)
 		if err != nil || len(items) == 0 {
 			return err
 		}
 		for _, it := range items {
-			status, msg := send(ctx, it)
-			if err := record(ctx, id(it), status, msg); err != nil {
+			if err := send(ctx, it); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-// send delivers the alarm of run r on every channel and sums up the outcome.
-func (s *Sender) send(ctx context.Context, r store.Run) (carillonv1.AlarmStatus, string) {
+// outcome is how the delivery of an alarm went: its status and message,
+// and the channels that took it.
+type outcome struct {
+	status carillonv1.AlarmStatus
+	msg    string
+	sent   []string
+}
+
+// settle records o, the outcome of an alarm tried before as try says: a
+// failure with tries left is retried later (retry), anything else is
+// final (record).
+func (s *Sender) settle(o outcome, try store.AlarmTry,
+	retry func(store.AlarmTry, time.Time, string) error, record func(carillonv1.AlarmStatus, string) error,
+) error {
+	tries := int(try.Attempts) + 1
+	if o.status != carillonv1.AlarmStatus_ALARM_STATUS_FAILED {
+		return record(o.status, o.msg)
+	}
+	if tries < s.cfg.Tries {
+		delay := s.cfg.RetryDelay << (tries - 1)
+		if delay > RetryDelayMax || delay <= 0 {
+			delay = RetryDelayMax
+		}
+		at := s.cfg.NowFunc().Add(delay)
+		msg := fmt.Sprintf("%s (try %d of %d; next at %s)", o.msg, tries, s.cfg.Tries, at.UTC().Format(time.RFC3339))
+		return retry(store.AlarmTry{Attempts: int32(tries), Sent: o.sent}, at, msg) //nolint:gosec // tries < cfg.Tries, an int32 count
+	}
+	if tries > 1 {
+		o.msg = fmt.Sprintf("%s (after %d tries)", o.msg, tries)
+	}
+	return record(o.status, o.msg)
+}
+
+// send delivers the alarm of run pa on every channel that has not taken
+// it yet and sums up the outcome.
+func (s *Sender) send(ctx context.Context, pa store.PendingAlarm) outcome {
+	r := pa.Run
 	job, err := s.cfg.Store.Job(ctx, r.JobID)
 	if errors.Is(err, store.ErrNotFound) {
-		return carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, "no alarm: the job was deleted"
+		return outcome{status: carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, msg: "no alarm: the job was deleted"}
 	}
 	if err != nil {
-		return carillonv1.AlarmStatus_ALARM_STATUS_FAILED, err.Error()
+		return outcome{status: carillonv1.AlarmStatus_ALARM_STATUS_FAILED, msg: err.Error(), sent: pa.Try.Sent}
 	}
 	e := Event{
 		RunID: r.ID, JobID: job.ID, JobDescription: job.Description, Owner: job.Owner, GroupID: r.GroupID,
@@ -158,22 +221,29 @@ func (s *Sender) send(ctx context.Context, r store.Run) (carillonv1.AlarmStatus,
 		Attempt: r.Attempt, RetryCount: job.RetryCount, ExecutorAddress: r.ExecutorAddress,
 		TriggerType: strings.TrimPrefix(r.TriggerType.String(), "TRIGGER_TYPE_"), ScheduledAt: r.ScheduledAt,
 		FinishedAt: r.FinishedAt, Final: r.Attempt >= job.RetryCount, Emails: job.AlarmEmails, WebhookURL: job.AlarmWebhookURL,
+		WebhookFormat: job.AlarmWebhookFormat, WebhookSecret: job.AlarmWebhookSecret, WebhookTemplate: job.AlarmWebhookTemplate,
 		RunURL: RunURL(s.cfg.PublicURL, job.ID, r.ID),
 	}
-	status, msg := s.deliver(ctx, e, r.ID)
-	if status == carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
-		msg = "no alarm: the job has no alarm e-mail or webhook, and the admin none"
+	o := s.deliver(ctx, e, r.ID, pa.Try.Sent)
+	if o.status == carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
+		o.msg = "no alarm: the job has no alarm e-mail or webhook, and the admin none"
 	}
-	return status, msg
+	return o
 }
 
-// deliver sends e on every channel and sums up the outcome; a
-// channel-less outcome is UNSPECIFIED. what names e's run (or workflow
-// run) in logs.
-func (s *Sender) deliver(ctx context.Context, e Event, what any) (carillonv1.AlarmStatus, string) {
+// deliver sends e on every channel but those in done (which took it in
+// an earlier try) and sums up the outcome; a channel-less outcome is
+// UNSPECIFIED. what names e's run (or workflow run) in logs.
+func (s *Sender) deliver(ctx context.Context, e Event, what any, done []string) outcome {
 	var notes []string
-	sent, failed := 0, 0
+	var sent []string
+	failed := 0
 	for _, ch := range s.cfg.Channels {
+		if slices.Contains(done, ch.Name) {
+			sent = append(sent, ch.Name)
+			notes = append(notes, ch.Name+": sent")
+			continue
+		}
 		cctx, cancel := context.WithTimeout(ctx, s.cfg.SendTimeout)
 		err := ch.Alarm.Send(cctx, e)
 		cancel()
@@ -186,15 +256,15 @@ func (s *Sender) deliver(ctx context.Context, e Event, what any) (carillonv1.Ala
 			s.cfg.Logger.Warn("alarm: not delivered", "run", what, "channel", ch.Name, "err", err)
 		default:
 			s.cfg.Metrics.Alarm(ch.Name, true)
-			sent++
+			sent = append(sent, ch.Name)
 			notes = append(notes, ch.Name+": sent")
 		}
 	}
 	switch {
 	case failed > 0:
-		return carillonv1.AlarmStatus_ALARM_STATUS_FAILED, strings.Join(notes, "; ")
-	case sent > 0:
-		return carillonv1.AlarmStatus_ALARM_STATUS_SENT, strings.Join(notes, "; ")
+		return outcome{carillonv1.AlarmStatus_ALARM_STATUS_FAILED, strings.Join(notes, "; "), sent}
+	case len(sent) > 0:
+		return outcome{carillonv1.AlarmStatus_ALARM_STATUS_SENT, strings.Join(notes, "; "), sent}
 	}
-	return carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, ""
+	return outcome{status: carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -14,26 +15,34 @@ import (
 // FAILED, on the same channels as runs' alarms, to the workflow's own
 // e-mail addresses and webhook besides the admin's.
 func (s *Sender) sendWorkflowRuns(ctx context.Context) error {
-	return sendAll(ctx, s.cfg.Store.PendingWorkflowAlarms, s.sendWorkflowRun, func(wr store.WorkflowRun) int64 { return wr.ID },
-		s.cfg.Store.RecordWorkflowAlarm)
+	return sendAll(ctx, s.cfg.NowFunc, s.cfg.Store.PendingWorkflowAlarms, func(ctx context.Context, pa store.PendingWorkflowAlarm) error {
+		o := s.sendWorkflowRun(ctx, pa)
+		return s.settle(o, pa.Try, func(try store.AlarmTry, at time.Time, msg string) error {
+			return s.cfg.Store.RetryWorkflowAlarm(ctx, pa.ID, try, at, msg)
+		}, func(status carillonv1.AlarmStatus, msg string) error {
+			return s.cfg.Store.RecordWorkflowAlarm(ctx, pa.ID, status, msg)
+		})
+	})
 }
 
-// sendWorkflowRun delivers the alarm of workflow run wr.
-func (s *Sender) sendWorkflowRun(ctx context.Context, wr store.WorkflowRun) (carillonv1.AlarmStatus, string) {
+// sendWorkflowRun delivers the alarm of workflow run pa on every channel
+// that has not taken it yet.
+func (s *Sender) sendWorkflowRun(ctx context.Context, pa store.PendingWorkflowAlarm) outcome {
+	wr := pa.WorkflowRun
 	w, err := s.cfg.Store.Workflow(ctx, wr.WorkflowID)
 	if errors.Is(err, store.ErrNotFound) {
-		return carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, "no alarm: the workflow was deleted"
+		return outcome{status: carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, msg: "no alarm: the workflow was deleted"}
 	}
 	if err != nil {
-		return carillonv1.AlarmStatus_ALARM_STATUS_FAILED, err.Error()
+		return outcome{status: carillonv1.AlarmStatus_ALARM_STATUS_FAILED, msg: err.Error(), sent: pa.Try.Sent}
 	}
 	e := workflowEvent(w, wr)
 	e.RunURL = WorkflowRunURL(s.cfg.PublicURL, w.ID, wr.ID)
-	status, msg := s.deliver(ctx, e, fmt.Sprintf("workflow run %d", wr.ID))
-	if status == carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
-		msg = "no alarm: the workflow has no alarm e-mail or webhook, and the admin none"
+	o := s.deliver(ctx, e, fmt.Sprintf("workflow run %d", wr.ID), pa.Try.Sent)
+	if o.status == carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
+		o.msg = "no alarm: the workflow has no alarm e-mail or webhook, and the admin none"
 	}
-	return status, msg
+	return o
 }
 
 // workflowEvent is the alarm of workflow run wr of workflow w (without

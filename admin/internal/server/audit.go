@@ -20,7 +20,8 @@ import (
 const maxAuditDetail = 8 << 10
 
 // secretFields are removed from requests before they are audited.
-var secretFields = map[protoreflect.Name]bool{"password": true, "old_password": true, "new_password": true, "token": true}
+var secretFields = map[protoreflect.Name]bool{"password": true, "old_password": true, "new_password": true, "token": true,
+	"alarm_webhook_secret": true}
 
 // auditEntry is the audit record of a management call about to run: who,
 // what, when. The call's first write transaction stores it with its change
@@ -78,7 +79,11 @@ func redact(m protoreflect.Message) {
 		switch {
 		case secretFields[fd.Name()]:
 			m.Clear(fd)
-		case fd.Message() != nil && !fd.IsList() && !fd.IsMap():
+		case fd.Message() != nil && fd.IsList(): // ImportJobsRequest.jobs
+			for i := range v.List().Len() {
+				redact(v.List().Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
 			redact(v.Message())
 		}
 		return true

@@ -47,6 +47,9 @@ func jobToProto(j store.Job) *carillonv1.Job {
 		ParamTemplate:  j.ParamTemplate,
 		CalendarIds:    j.CalendarIDs,
 		MaxConcurrency: j.MaxConcurrency,
+		// Never the secret: it is write-only.
+		AlarmWebhookFormat: j.AlarmWebhookFormat, HasAlarmWebhookSecret: j.AlarmWebhookSecret != "",
+		AlarmWebhookTemplate: j.AlarmWebhookTemplate,
 	}
 	if j.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		p.Script = &carillonv1.Script{Type: j.ScriptType, Source: j.ScriptSource, UpdatedAt: ts(j.ScriptUpdatedAt)}
@@ -63,7 +66,8 @@ func jobFromProto(p *carillonv1.Job) store.Job {
 		BlockStrategy: p.BlockStrategy, TimeoutSeconds: p.TimeoutSeconds, RetryCount: p.RetryCount,
 		ChildJobIDs: p.ChildJobIds, RetryDelaySeconds: p.RetryDelaySeconds, RetryBackoff: p.RetryBackoff,
 		AlarmWebhookURL: p.AlarmWebhookUrl, AlarmEveryFailure: p.AlarmEveryFailure, ParamTemplate: p.ParamTemplate, CalendarIDs: p.CalendarIds,
-		MaxConcurrency: p.MaxConcurrency,
+		MaxConcurrency: p.MaxConcurrency, AlarmWebhookFormat: p.AlarmWebhookFormat, AlarmWebhookSecret: p.AlarmWebhookSecret,
+		AlarmWebhookTemplate: p.AlarmWebhookTemplate,
 	}
 	if s := p.Schedule; s != nil {
 		j.ScheduleType, j.Cron, j.IntervalSeconds, j.TimeZone = s.Type, s.Cron, s.IntervalSeconds, s.TimeZone

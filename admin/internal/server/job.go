@@ -23,7 +23,8 @@ type jobService struct{ *Server }
 
 // jobOutputFields cannot be set by CreateJob or UpdateJob; enabled changes
 // through StartJob and StopJob (CreateJob takes it as the initial state).
-var jobOutputFields = []string{"id", "enabled", "last_fire_at", "next_fire_at", "created_at", "updated_at", "last_run_id", "last_run_status"}
+var jobOutputFields = []string{"id", "enabled", "last_fire_at", "next_fire_at", "created_at", "updated_at", "last_run_id", "last_run_status",
+	"has_alarm_webhook_secret"}
 
 // checkJob validates a job from a request and fills its defaults. It does
 // not check that the group and child jobs exist; the store does.
@@ -55,6 +56,9 @@ func checkJob(j *carillonv1.Job) error {
 		}
 	}
 	if err := checkAlarms("job", j.AlarmEmails, j.AlarmWebhookUrl); err != nil {
+		return err
+	}
+	if err := checkWebhookFormat(j); err != nil {
 		return err
 	}
 	if err := checkParamTemplate("job.param", j.Param, j.Schedule.TimeZone, j.ParamTemplate); err != nil {
@@ -309,6 +313,7 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 	if err := applyMask(merged, req.Job, req.UpdateMask, "job", jobOutputFields); err != nil {
 		return nil, err
 	}
+	keepWebhookSecret(merged, req.UpdateMask, old.AlarmWebhookSecret)
 	if err := checkJob(merged); err != nil {
 		return nil, err
 	}

@@ -3,53 +3,133 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// pendingAlarmsSQL names ALARM_STATUS_PENDING (1) literally, the
-// condition of the partial index runs_alarm (see sqlInFlight).
-const pendingAlarmsSQL = `SELECT ` + runColumns + ` FROM runs WHERE alarm_status = 1 ORDER BY id LIMIT ?`
-
-// PendingAlarms returns up to limit runs whose alarm is due, oldest first.
-func (s *Store) PendingAlarms(ctx context.Context, limit int) ([]Run, error) {
-	return s.queryRuns(ctx, pendingAlarmsSQL, limit)
+// AlarmTry is how far the delivery of a due alarm got in the tries that
+// failed before: how many there were and the channels that took the alarm
+// in them (a retry goes only to the others).
+type AlarmTry struct {
+	Attempts int32
+	Sent     []string
 }
 
-// RecordAlarm stores the delivery outcome of a run's alarm.
-func (s *Store) RecordAlarm(ctx context.Context, runID int64, status carillonv1.AlarmStatus, message string) error {
-	_, err := s.exec(ctx, `UPDATE runs SET alarm_status = ?, alarm_message = ? WHERE id = ?`, status, message, runID)
+// PendingAlarm is a run whose alarm is due, with its tries so far.
+type PendingAlarm struct {
+	Run
+	Try AlarmTry
+}
+
+// PendingWorkflowAlarm is a workflow run whose alarm is due, with its
+// tries so far.
+type PendingWorkflowAlarm struct {
+	WorkflowRun
+	Try AlarmTry
+}
+
+// withTry scans a row of a query's columns followed by alarm_attempts and
+// alarm_sent, the latter into try.
+type withTry struct {
+	row interface{ Scan(...any) error }
+	try *AlarmTry
+}
+
+// Scan implements the row scanning of scanRun and scanWorkflowRun.
+func (w withTry) Scan(dest ...any) error {
+	var sent string
+	err := w.row.Scan(append(dest, &w.try.Attempts, &sent)...)
+	w.try.Sent = splitLines(sent)
+	return err
+}
+
+// pendingAlarmsSQL names ALARM_STATUS_PENDING (1) literally, the
+// condition of the partial index runs_alarm (see sqlInFlight).
+const pendingAlarmsSQL = `SELECT ` + runColumns + `, alarm_attempts, alarm_sent FROM runs
+	WHERE alarm_status = 1 AND alarm_retry_at <= ? ORDER BY id LIMIT ?`
+
+// PendingAlarms returns up to limit runs whose alarm is due at now,
+// oldest first: new ones, and those whose retry is due.
+func (s *Store) PendingAlarms(ctx context.Context, now time.Time, limit int) ([]PendingAlarm, error) {
+	rows, err := s.reader(ctx).QueryContext(ctx, pendingAlarmsSQL, millis(now), limit)
+	pas, err := collect(rows, err, func(row interface{ Scan(...any) error }) (PendingAlarm, error) {
+		var pa PendingAlarm
+		var err error
+		pa.Run, err = scanRun(withTry{row, &pa.Try})
+		return pa, err
+	})
 	if err != nil {
-		return fmt.Errorf("store: record alarm of run %d: %w", runID, err)
+		return nil, fmt.Errorf("store: pending alarms: %w", err)
 	}
-	return nil
+	return pas, nil
+}
+
+// RecordAlarm stores the final delivery outcome of a run's alarm.
+func (s *Store) RecordAlarm(ctx context.Context, runID int64, status carillonv1.AlarmStatus, message string) error {
+	return s.recordAlarm(ctx, "runs", runID, status, message)
+}
+
+// RetryAlarm records a failed try of run runID's alarm, which stays
+// PENDING and is due again at at: the tries so far, the channels that took
+// it and what went wrong (message).
+func (s *Store) RetryAlarm(ctx context.Context, runID int64, try AlarmTry, at time.Time, message string) error {
+	return s.retryAlarm(ctx, "runs", runID, try, at, message)
 }
 
 // pendingWorkflowAlarmsSQL names ALARM_STATUS_PENDING (1) literally, the
 // condition of the partial index workflow_runs_alarm.
-const pendingWorkflowAlarmsSQL = `SELECT ` + workflowRunColumns + ` FROM workflow_runs WHERE alarm_status = 1 ORDER BY id LIMIT ?`
+const pendingWorkflowAlarmsSQL = `SELECT ` + workflowRunColumns + `, alarm_attempts, alarm_sent FROM workflow_runs
+	WHERE alarm_status = 1 AND alarm_retry_at <= ? ORDER BY id LIMIT ?`
 
 // PendingWorkflowAlarms returns up to limit workflow runs whose alarm is
-// due (they ended FAILED), oldest first, with their nodes.
-func (s *Store) PendingWorkflowAlarms(ctx context.Context, limit int) ([]WorkflowRun, error) {
+// due at now (they ended FAILED), oldest first, with their nodes.
+func (s *Store) PendingWorkflowAlarms(ctx context.Context, now time.Time, limit int) ([]PendingWorkflowAlarm, error) {
 	db := s.reader(ctx)
-	rows, err := db.QueryContext(ctx, pendingWorkflowAlarmsSQL, limit)
-	wrs, err := collect(rows, err, scanWorkflowRun)
-	for i := 0; err == nil && i < len(wrs); i++ {
-		wrs[i].Nodes, err = workflowNodeRuns(ctx, db, wrs[i].ID)
+	rows, err := db.QueryContext(ctx, pendingWorkflowAlarmsSQL, millis(now), limit)
+	pas, err := collect(rows, err, func(row interface{ Scan(...any) error }) (PendingWorkflowAlarm, error) {
+		var pa PendingWorkflowAlarm
+		var err error
+		pa.WorkflowRun, err = scanWorkflowRun(withTry{row, &pa.Try})
+		return pa, err
+	})
+	for i := 0; err == nil && i < len(pas); i++ {
+		pas[i].Nodes, err = workflowNodeRuns(ctx, db, pas[i].ID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: pending workflow alarms: %w", err)
 	}
-	return wrs, nil
+	return pas, nil
 }
 
-// RecordWorkflowAlarm stores the delivery outcome of a workflow run's
-// alarm.
+// RecordWorkflowAlarm stores the final delivery outcome of a workflow
+// run's alarm.
 func (s *Store) RecordWorkflowAlarm(ctx context.Context, id int64, status carillonv1.AlarmStatus, message string) error {
-	_, err := s.exec(ctx, `UPDATE workflow_runs SET alarm_status = ?, alarm_message = ? WHERE id = ?`, status, message, id)
+	return s.recordAlarm(ctx, "workflow_runs", id, status, message)
+}
+
+// RetryWorkflowAlarm is RetryAlarm for a workflow run's alarm.
+func (s *Store) RetryWorkflowAlarm(ctx context.Context, id int64, try AlarmTry, at time.Time, message string) error {
+	return s.retryAlarm(ctx, "workflow_runs", id, try, at, message)
+}
+
+// recordAlarm stores the outcome of the alarm of row id of table (runs or
+// workflow_runs).
+func (s *Store) recordAlarm(ctx context.Context, table string, id int64, status carillonv1.AlarmStatus, message string) error {
+	_, err := s.exec(ctx, `UPDATE `+table+` SET alarm_status = ?, alarm_message = ? WHERE id = ?`, status, message, id) //nolint:gosec // table is a constant of the callers
 	if err != nil {
-		return fmt.Errorf("store: record alarm of workflow run %d: %w", id, err)
+		return fmt.Errorf("store: record alarm of %s %d: %w", table, id, err)
+	}
+	return nil
+}
+
+// retryAlarm records a failed try of the alarm of row id of table (runs
+// or workflow_runs), due again at at.
+func (s *Store) retryAlarm(ctx context.Context, table string, id int64, try AlarmTry, at time.Time, message string) error {
+	_, err := s.exec(ctx, `UPDATE `+table+` SET alarm_message = ?, alarm_attempts = ?, alarm_sent = ?, alarm_retry_at = ?
+		WHERE id = ? AND alarm_status = 1`, message, try.Attempts, joinLines(try.Sent), millis(at), id) //nolint:gosec // table is a constant of the callers
+	if err != nil {
+		return fmt.Errorf("store: retry alarm of %s %d: %w", table, id, err)
 	}
 	return nil
 }

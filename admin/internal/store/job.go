@@ -39,10 +39,17 @@ type Job struct {
 	// RetryDelaySeconds is the delay before a retry; 0 means RetryDelayDefault.
 	RetryDelaySeconds int32
 	// RetryBackoff doubles the delay after each failed attempt.
-	RetryBackoff      bool
-	AlarmWebhookURL   string
-	AlarmEveryFailure bool
-	ChildJobIDs       []int64
+	RetryBackoff    bool
+	AlarmWebhookURL string
+	// AlarmWebhookFormat is what AlarmWebhookURL receives.
+	AlarmWebhookFormat carillonv1.AlarmWebhookFormat
+	// AlarmWebhookSecret signs what AlarmWebhookURL receives; the API
+	// never returns it.
+	AlarmWebhookSecret string
+	// AlarmWebhookTemplate is the text/template of the TEMPLATE format.
+	AlarmWebhookTemplate string
+	AlarmEveryFailure    bool
+	ChildJobIDs          []int64
 	// CalendarIDs are the calendars whose excluded instants the schedule
 	// skips.
 	CalendarIDs []int64
@@ -64,7 +71,8 @@ type Job struct {
 const jobColumns = `id, group_id, description, owner, alarm_emails, schedule_type, cron, interval_seconds, time_zone,
 	misfire_strategy, route_strategy, handler, param, script_type, script_source, script_updated_at, block_strategy,
 	timeout_seconds, retry_count, retry_delay_seconds, retry_backoff, alarm_webhook_url, alarm_every_failure,
-	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at, param_template, calendar_ids, max_concurrency, capped`
+	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at, param_template, calendar_ids, max_concurrency, capped,
+	alarm_webhook_format, alarm_webhook_secret, alarm_webhook_template`
 
 // jobPlaceholders are the placeholders of jobColumns after id.
 var jobPlaceholders = "?" + strings.Repeat(", ?", strings.Count(jobColumns, ",")-1)
@@ -80,7 +88,8 @@ func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 		&j.TimeZone, &j.MisfireStrategy, &j.RouteStrategy, &j.Handler, &j.Param, &j.ScriptType, &j.ScriptSource,
 		&scriptUpdated, &j.BlockStrategy, &j.TimeoutSeconds, &j.RetryCount, &j.RetryDelaySeconds, &j.RetryBackoff, &j.AlarmWebhookURL,
 		&j.AlarmEveryFailure, &children, &j.Enabled, &last, &next,
-		&created, &updated, &j.ParamTemplate, &calendars, &j.MaxConcurrency, &j.Capped)
+		&created, &updated, &j.ParamTemplate, &calendars, &j.MaxConcurrency, &j.Capped,
+		&j.AlarmWebhookFormat, &j.AlarmWebhookSecret, &j.AlarmWebhookTemplate)
 	if err != nil {
 		return Job{}, err
 	}
@@ -99,7 +108,7 @@ func jobArgs(j Job) []any {
 		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff,
 		j.AlarmWebhookURL, j.AlarmEveryFailure, formatIDs(j.ChildJobIDs), j.Enabled,
 		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt), j.ParamTemplate, formatIDs(j.CalendarIDs),
-		j.MaxConcurrency, j.Capped}
+		j.MaxConcurrency, j.Capped, j.AlarmWebhookFormat, j.AlarmWebhookSecret, j.AlarmWebhookTemplate}
 }
 
 // CreateJob stores j and returns it with its ID. The caller sets NextFireAt

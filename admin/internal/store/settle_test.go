@@ -90,7 +90,7 @@ func TestRetries(t *testing.T) {
 			if len(out.FollowUps) != 0 {
 				t.Fatalf("after the last attempt: %d follow-ups, want none", len(out.FollowUps))
 			}
-			alarms, _ := s.PendingAlarms(ctx, 10)
+			alarms, _ := s.PendingAlarms(ctx, finish.Add(time.Hour), 10)
 			if len(alarms) != 1 || alarms[0].ID != r.ID {
 				t.Errorf("pending alarms = %v, want only the last attempt %d", alarms, r.ID)
 			}

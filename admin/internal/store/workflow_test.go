@@ -217,7 +217,7 @@ func TestWorkflowFailure(t *testing.T) {
 			b2.WorkflowRunsEnded[0].Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED {
 			t.Fatalf("settling the last node ended %+v, want the workflow run FAILED", b2.WorkflowRunsEnded)
 		}
-		due, err := s.PendingWorkflowAlarms(ctx, 10)
+		due, err := s.PendingWorkflowAlarms(ctx, time.Now(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +227,7 @@ func TestWorkflowFailure(t *testing.T) {
 		if err := s.RecordWorkflowAlarm(ctx, ch.WorkflowRunID, carillonv1.AlarmStatus_ALARM_STATUS_SENT, "webhook: sent"); err != nil {
 			t.Fatal(err)
 		}
-		if due, err := s.PendingWorkflowAlarms(ctx, 10); err != nil || len(due) != 0 {
+		if due, err := s.PendingWorkflowAlarms(ctx, time.Now(), 10); err != nil || len(due) != 0 {
 			t.Fatalf("pending workflow alarms after delivery: %d, %v", len(due), err)
 		}
 		if wr := workflowRun(t, s, ch.WorkflowRunID); wr.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_SENT || wr.AlarmMessage != "webhook: sent" {

@@ -24,6 +24,77 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AlarmWebhookFormat is what an alarm webhook receives.
+type AlarmWebhookFormat int32
+
+const (
+	// Treated as JSON.
+	AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_UNSPECIFIED AlarmWebhookFormat = 0
+	// Carillon's JSON alarm (see the README's "Alarms").
+	AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_JSON AlarmWebhookFormat = 1
+	// A DingTalk custom robot's markdown message, signed by timestamp and
+	// sign query parameters when a secret is set.
+	AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_DINGTALK AlarmWebhookFormat = 2
+	// A Feishu (Lark) custom bot's card, signed by timestamp and sign body
+	// fields when a secret is set.
+	AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_FEISHU AlarmWebhookFormat = 3
+	// A WeCom (WeChat Work) group robot's markdown message.
+	AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_WECOM AlarmWebhookFormat = 4
+	// A Slack incoming webhook's text and blocks.
+	AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_SLACK AlarmWebhookFormat = 5
+	// The rendering of the job's alarm_webhook_template.
+	AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_TEMPLATE AlarmWebhookFormat = 6
+)
+
+// Enum value maps for AlarmWebhookFormat.
+var (
+	AlarmWebhookFormat_name = map[int32]string{
+		0: "ALARM_WEBHOOK_FORMAT_UNSPECIFIED",
+		1: "ALARM_WEBHOOK_FORMAT_JSON",
+		2: "ALARM_WEBHOOK_FORMAT_DINGTALK",
+		3: "ALARM_WEBHOOK_FORMAT_FEISHU",
+		4: "ALARM_WEBHOOK_FORMAT_WECOM",
+		5: "ALARM_WEBHOOK_FORMAT_SLACK",
+		6: "ALARM_WEBHOOK_FORMAT_TEMPLATE",
+	}
+	AlarmWebhookFormat_value = map[string]int32{
+		"ALARM_WEBHOOK_FORMAT_UNSPECIFIED": 0,
+		"ALARM_WEBHOOK_FORMAT_JSON":        1,
+		"ALARM_WEBHOOK_FORMAT_DINGTALK":    2,
+		"ALARM_WEBHOOK_FORMAT_FEISHU":      3,
+		"ALARM_WEBHOOK_FORMAT_WECOM":       4,
+		"ALARM_WEBHOOK_FORMAT_SLACK":       5,
+		"ALARM_WEBHOOK_FORMAT_TEMPLATE":    6,
+	}
+)
+
+func (x AlarmWebhookFormat) Enum() *AlarmWebhookFormat {
+	p := new(AlarmWebhookFormat)
+	*p = x
+	return p
+}
+
+func (x AlarmWebhookFormat) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AlarmWebhookFormat) Descriptor() protoreflect.EnumDescriptor {
+	return file_carillon_v1_job_proto_enumTypes[0].Descriptor()
+}
+
+func (AlarmWebhookFormat) Type() protoreflect.EnumType {
+	return &file_carillon_v1_job_proto_enumTypes[0]
+}
+
+func (x AlarmWebhookFormat) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AlarmWebhookFormat.Descriptor instead.
+func (AlarmWebhookFormat) EnumDescriptor() ([]byte, []int) {
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{0}
+}
+
 // ScheduleType is the kind of schedule.
 type ScheduleType int32
 
@@ -68,11 +139,11 @@ func (x ScheduleType) String() string {
 }
 
 func (ScheduleType) Descriptor() protoreflect.EnumDescriptor {
-	return file_carillon_v1_job_proto_enumTypes[0].Descriptor()
+	return file_carillon_v1_job_proto_enumTypes[1].Descriptor()
 }
 
 func (ScheduleType) Type() protoreflect.EnumType {
-	return &file_carillon_v1_job_proto_enumTypes[0]
+	return &file_carillon_v1_job_proto_enumTypes[1]
 }
 
 func (x ScheduleType) Number() protoreflect.EnumNumber {
@@ -81,7 +152,7 @@ func (x ScheduleType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ScheduleType.Descriptor instead.
 func (ScheduleType) EnumDescriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{0}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{1}
 }
 
 // MisfireStrategy says what happens to a fire that is more than the misfire
@@ -122,11 +193,11 @@ func (x MisfireStrategy) String() string {
 }
 
 func (MisfireStrategy) Descriptor() protoreflect.EnumDescriptor {
-	return file_carillon_v1_job_proto_enumTypes[1].Descriptor()
+	return file_carillon_v1_job_proto_enumTypes[2].Descriptor()
 }
 
 func (MisfireStrategy) Type() protoreflect.EnumType {
-	return &file_carillon_v1_job_proto_enumTypes[1]
+	return &file_carillon_v1_job_proto_enumTypes[2]
 }
 
 func (x MisfireStrategy) Number() protoreflect.EnumNumber {
@@ -135,7 +206,7 @@ func (x MisfireStrategy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MisfireStrategy.Descriptor instead.
 func (MisfireStrategy) EnumDescriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{1}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{2}
 }
 
 // RouteStrategy says which executor of the group runs a fire.
@@ -204,11 +275,11 @@ func (x RouteStrategy) String() string {
 }
 
 func (RouteStrategy) Descriptor() protoreflect.EnumDescriptor {
-	return file_carillon_v1_job_proto_enumTypes[2].Descriptor()
+	return file_carillon_v1_job_proto_enumTypes[3].Descriptor()
 }
 
 func (RouteStrategy) Type() protoreflect.EnumType {
-	return &file_carillon_v1_job_proto_enumTypes[2]
+	return &file_carillon_v1_job_proto_enumTypes[3]
 }
 
 func (x RouteStrategy) Number() protoreflect.EnumNumber {
@@ -217,7 +288,7 @@ func (x RouteStrategy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RouteStrategy.Descriptor instead.
 func (RouteStrategy) EnumDescriptor() ([]byte, []int) {
-	return file_carillon_v1_job_proto_rawDescGZIP(), []int{2}
+	return file_carillon_v1_job_proto_rawDescGZIP(), []int{3}
 }
 
 // Job is a unit of scheduled work.
@@ -266,8 +337,8 @@ type Job struct {
 	RetryDelaySeconds int32 `protobuf:"varint,21,opt,name=retry_delay_seconds,json=retryDelaySeconds,proto3" json:"retry_delay_seconds,omitempty"`
 	// Doubles the retry delay after each failed attempt (capped at 1 hour).
 	RetryBackoff bool `protobuf:"varint,22,opt,name=retry_backoff,json=retryBackoff,proto3" json:"retry_backoff,omitempty"`
-	// Webhook for this job's alarms (a JSON POST), in addition to the admin's
-	// --alarm-webhook. Empty means none.
+	// Webhook for this job's alarms (a POST in alarm_webhook_format), in
+	// addition to the admin's --alarm-webhook. Empty means none.
 	AlarmWebhookUrl string `protobuf:"bytes,23,opt,name=alarm_webhook_url,json=alarmWebhookUrl,proto3" json:"alarm_webhook_url,omitempty"`
 	// Alarm on every failed attempt, not only when a run fails for good
 	// (after its last retry).
@@ -295,8 +366,28 @@ type Job struct {
 	// runs end, or, under BLOCK_STRATEGY_DISCARD_LATER, are recorded SKIPPED
 	// ("concurrency cap N reached"). At most 10000.
 	MaxConcurrency int32 `protobuf:"varint,29,opt,name=max_concurrency,json=maxConcurrency,proto3" json:"max_concurrency,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// What alarm_webhook_url receives: Carillon's JSON (UNSPECIFIED, JSON),
+	// a chat robot's message (DINGTALK, FEISHU, WECOM, SLACK), or the
+	// rendering of alarm_webhook_template (TEMPLATE).
+	AlarmWebhookFormat AlarmWebhookFormat `protobuf:"varint,30,opt,name=alarm_webhook_format,json=alarmWebhookFormat,proto3,enum=carillon.v1.AlarmWebhookFormat" json:"alarm_webhook_format,omitempty"`
+	// Input only (write-only): the key that signs what alarm_webhook_url
+	// receives, as its format's service documents (DINGTALK, FEISHU), or an
+	// X-Carillon-Signature header (JSON, TEMPLATE); WECOM and SLACK do not
+	// sign. Never returned: has_alarm_webhook_secret says whether one is
+	// stored. An update keeps it unless its update_mask names it; naming it
+	// with "" clears it.
+	AlarmWebhookSecret string `protobuf:"bytes,31,opt,name=alarm_webhook_secret,json=alarmWebhookSecret,proto3" json:"alarm_webhook_secret,omitempty"`
+	// Output: whether the job has an alarm_webhook_secret.
+	HasAlarmWebhookSecret bool `protobuf:"varint,32,opt,name=has_alarm_webhook_secret,json=hasAlarmWebhookSecret,proto3" json:"has_alarm_webhook_secret,omitempty"`
+	// For ALARM_WEBHOOK_FORMAT_TEMPLATE (and refused with another format):
+	// a Go text/template over the alarm (the fields of the JSON format, e.g.
+	// {{.JobID}}, {{.Status}}, {{.Message}}, {{.RunURL}}; {{json .Message}}
+	// quotes a value as JSON) whose output is POSTed as it is, as
+	// application/json when it is JSON. One that does not parse or run on a
+	// sample alarm is refused.
+	AlarmWebhookTemplate string `protobuf:"bytes,33,opt,name=alarm_webhook_template,json=alarmWebhookTemplate,proto3" json:"alarm_webhook_template,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -530,6 +621,34 @@ func (x *Job) GetMaxConcurrency() int32 {
 		return x.MaxConcurrency
 	}
 	return 0
+}
+
+func (x *Job) GetAlarmWebhookFormat() AlarmWebhookFormat {
+	if x != nil {
+		return x.AlarmWebhookFormat
+	}
+	return AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_UNSPECIFIED
+}
+
+func (x *Job) GetAlarmWebhookSecret() string {
+	if x != nil {
+		return x.AlarmWebhookSecret
+	}
+	return ""
+}
+
+func (x *Job) GetHasAlarmWebhookSecret() bool {
+	if x != nil {
+		return x.HasAlarmWebhookSecret
+	}
+	return false
+}
+
+func (x *Job) GetAlarmWebhookTemplate() string {
+	if x != nil {
+		return x.AlarmWebhookTemplate
+	}
+	return ""
 }
 
 // Schedule says when a job fires.
@@ -1997,7 +2116,7 @@ var File_carillon_v1_job_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9c\v\n" +
+	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xaf\r\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12*\n" +
@@ -2034,7 +2153,11 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x0eparam_template\x18\x1b \x01(\bR\rparamTemplate\x121\n" +
 	"\fcalendar_ids\x18\x1c \x03(\x03B\x0e\xbaH\v\x92\x01\b\x10\x14\"\x04\"\x02 \x00R\vcalendarIds\x123\n" +
 	"\x0fmax_concurrency\x18\x1d \x01(\x05B\n" +
-	"\xbaH\a\x1a\x05\x18\x90N(\x00R\x0emaxConcurrency\"\xc0\x01\n" +
+	"\xbaH\a\x1a\x05\x18\x90N(\x00R\x0emaxConcurrency\x12[\n" +
+	"\x14alarm_webhook_format\x18\x1e \x01(\x0e2\x1f.carillon.v1.AlarmWebhookFormatB\b\xbaH\x05\x82\x01\x02\x10\x01R\x12alarmWebhookFormat\x12:\n" +
+	"\x14alarm_webhook_secret\x18\x1f \x01(\tB\b\xbaH\x05r\x03(\x80\bR\x12alarmWebhookSecret\x127\n" +
+	"\x18has_alarm_webhook_secret\x18  \x01(\bR\x15hasAlarmWebhookSecret\x12?\n" +
+	"\x16alarm_webhook_template\x18! \x01(\tB\t\xbaH\x06r\x04(\x80\x80\x01R\x14alarmWebhookTemplate\"\xc0\x01\n" +
 	"\bSchedule\x127\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x19.carillon.v1.ScheduleTypeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04type\x12\x1c\n" +
 	"\x04cron\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\x04cron\x127\n" +
@@ -2126,7 +2249,15 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a9\n" +
 	"\vJobIdsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01*\x96\x01\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01*\x80\x02\n" +
+	"\x12AlarmWebhookFormat\x12$\n" +
+	" ALARM_WEBHOOK_FORMAT_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19ALARM_WEBHOOK_FORMAT_JSON\x10\x01\x12!\n" +
+	"\x1dALARM_WEBHOOK_FORMAT_DINGTALK\x10\x02\x12\x1f\n" +
+	"\x1bALARM_WEBHOOK_FORMAT_FEISHU\x10\x03\x12\x1e\n" +
+	"\x1aALARM_WEBHOOK_FORMAT_WECOM\x10\x04\x12\x1e\n" +
+	"\x1aALARM_WEBHOOK_FORMAT_SLACK\x10\x05\x12!\n" +
+	"\x1dALARM_WEBHOOK_FORMAT_TEMPLATE\x10\x06*\x96\x01\n" +
 	"\fScheduleType\x12\x1d\n" +
 	"\x19SCHEDULE_TYPE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SCHEDULE_TYPE_NONE\x10\x01\x12\x16\n" +
@@ -2180,116 +2311,118 @@ func file_carillon_v1_job_proto_rawDescGZIP() []byte {
 	return file_carillon_v1_job_proto_rawDescData
 }
 
-var file_carillon_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_carillon_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_carillon_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_carillon_v1_job_proto_goTypes = []any{
-	(ScheduleType)(0),               // 0: carillon.v1.ScheduleType
-	(MisfireStrategy)(0),            // 1: carillon.v1.MisfireStrategy
-	(RouteStrategy)(0),              // 2: carillon.v1.RouteStrategy
-	(*Job)(nil),                     // 3: carillon.v1.Job
-	(*Schedule)(nil),                // 4: carillon.v1.Schedule
-	(*CreateJobRequest)(nil),        // 5: carillon.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),       // 6: carillon.v1.CreateJobResponse
-	(*GetJobRequest)(nil),           // 7: carillon.v1.GetJobRequest
-	(*GetJobResponse)(nil),          // 8: carillon.v1.GetJobResponse
-	(*ListJobsRequest)(nil),         // 9: carillon.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),        // 10: carillon.v1.ListJobsResponse
-	(*UpdateJobRequest)(nil),        // 11: carillon.v1.UpdateJobRequest
-	(*UpdateJobResponse)(nil),       // 12: carillon.v1.UpdateJobResponse
-	(*DeleteJobRequest)(nil),        // 13: carillon.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),       // 14: carillon.v1.DeleteJobResponse
-	(*StartJobRequest)(nil),         // 15: carillon.v1.StartJobRequest
-	(*StartJobResponse)(nil),        // 16: carillon.v1.StartJobResponse
-	(*StopJobRequest)(nil),          // 17: carillon.v1.StopJobRequest
-	(*StopJobResponse)(nil),         // 18: carillon.v1.StopJobResponse
-	(*StartJobsRequest)(nil),        // 19: carillon.v1.StartJobsRequest
-	(*StartJobsResponse)(nil),       // 20: carillon.v1.StartJobsResponse
-	(*StopJobsRequest)(nil),         // 21: carillon.v1.StopJobsRequest
-	(*StopJobsResponse)(nil),        // 22: carillon.v1.StopJobsResponse
-	(*TriggerJobRequest)(nil),       // 23: carillon.v1.TriggerJobRequest
-	(*TriggerJobResponse)(nil),      // 24: carillon.v1.TriggerJobResponse
-	(*BackfillJobRequest)(nil),      // 25: carillon.v1.BackfillJobRequest
-	(*BackfillJobResponse)(nil),     // 26: carillon.v1.BackfillJobResponse
-	(*PreviewScheduleRequest)(nil),  // 27: carillon.v1.PreviewScheduleRequest
-	(*PreviewScheduleResponse)(nil), // 28: carillon.v1.PreviewScheduleResponse
-	(*ImportJobsRequest)(nil),       // 29: carillon.v1.ImportJobsRequest
-	(*ImportJobsResponse)(nil),      // 30: carillon.v1.ImportJobsResponse
-	nil,                             // 31: carillon.v1.ImportJobsResponse.GroupIdsEntry
-	nil,                             // 32: carillon.v1.ImportJobsResponse.JobIdsEntry
-	(*Script)(nil),                  // 33: carillon.v1.Script
-	(BlockStrategy)(0),              // 34: carillon.v1.BlockStrategy
-	(*timestamppb.Timestamp)(nil),   // 35: google.protobuf.Timestamp
-	(RunStatus)(0),                  // 36: carillon.v1.RunStatus
-	(*fieldmaskpb.FieldMask)(nil),   // 37: google.protobuf.FieldMask
-	(*Group)(nil),                   // 38: carillon.v1.Group
+	(AlarmWebhookFormat)(0),         // 0: carillon.v1.AlarmWebhookFormat
+	(ScheduleType)(0),               // 1: carillon.v1.ScheduleType
+	(MisfireStrategy)(0),            // 2: carillon.v1.MisfireStrategy
+	(RouteStrategy)(0),              // 3: carillon.v1.RouteStrategy
+	(*Job)(nil),                     // 4: carillon.v1.Job
+	(*Schedule)(nil),                // 5: carillon.v1.Schedule
+	(*CreateJobRequest)(nil),        // 6: carillon.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),       // 7: carillon.v1.CreateJobResponse
+	(*GetJobRequest)(nil),           // 8: carillon.v1.GetJobRequest
+	(*GetJobResponse)(nil),          // 9: carillon.v1.GetJobResponse
+	(*ListJobsRequest)(nil),         // 10: carillon.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),        // 11: carillon.v1.ListJobsResponse
+	(*UpdateJobRequest)(nil),        // 12: carillon.v1.UpdateJobRequest
+	(*UpdateJobResponse)(nil),       // 13: carillon.v1.UpdateJobResponse
+	(*DeleteJobRequest)(nil),        // 14: carillon.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),       // 15: carillon.v1.DeleteJobResponse
+	(*StartJobRequest)(nil),         // 16: carillon.v1.StartJobRequest
+	(*StartJobResponse)(nil),        // 17: carillon.v1.StartJobResponse
+	(*StopJobRequest)(nil),          // 18: carillon.v1.StopJobRequest
+	(*StopJobResponse)(nil),         // 19: carillon.v1.StopJobResponse
+	(*StartJobsRequest)(nil),        // 20: carillon.v1.StartJobsRequest
+	(*StartJobsResponse)(nil),       // 21: carillon.v1.StartJobsResponse
+	(*StopJobsRequest)(nil),         // 22: carillon.v1.StopJobsRequest
+	(*StopJobsResponse)(nil),        // 23: carillon.v1.StopJobsResponse
+	(*TriggerJobRequest)(nil),       // 24: carillon.v1.TriggerJobRequest
+	(*TriggerJobResponse)(nil),      // 25: carillon.v1.TriggerJobResponse
+	(*BackfillJobRequest)(nil),      // 26: carillon.v1.BackfillJobRequest
+	(*BackfillJobResponse)(nil),     // 27: carillon.v1.BackfillJobResponse
+	(*PreviewScheduleRequest)(nil),  // 28: carillon.v1.PreviewScheduleRequest
+	(*PreviewScheduleResponse)(nil), // 29: carillon.v1.PreviewScheduleResponse
+	(*ImportJobsRequest)(nil),       // 30: carillon.v1.ImportJobsRequest
+	(*ImportJobsResponse)(nil),      // 31: carillon.v1.ImportJobsResponse
+	nil,                             // 32: carillon.v1.ImportJobsResponse.GroupIdsEntry
+	nil,                             // 33: carillon.v1.ImportJobsResponse.JobIdsEntry
+	(*Script)(nil),                  // 34: carillon.v1.Script
+	(BlockStrategy)(0),              // 35: carillon.v1.BlockStrategy
+	(*timestamppb.Timestamp)(nil),   // 36: google.protobuf.Timestamp
+	(RunStatus)(0),                  // 37: carillon.v1.RunStatus
+	(*fieldmaskpb.FieldMask)(nil),   // 38: google.protobuf.FieldMask
+	(*Group)(nil),                   // 39: carillon.v1.Group
 }
 var file_carillon_v1_job_proto_depIdxs = []int32{
-	4,  // 0: carillon.v1.Job.schedule:type_name -> carillon.v1.Schedule
-	1,  // 1: carillon.v1.Job.misfire_strategy:type_name -> carillon.v1.MisfireStrategy
-	2,  // 2: carillon.v1.Job.route_strategy:type_name -> carillon.v1.RouteStrategy
-	33, // 3: carillon.v1.Job.script:type_name -> carillon.v1.Script
-	34, // 4: carillon.v1.Job.block_strategy:type_name -> carillon.v1.BlockStrategy
-	35, // 5: carillon.v1.Job.last_fire_at:type_name -> google.protobuf.Timestamp
-	35, // 6: carillon.v1.Job.next_fire_at:type_name -> google.protobuf.Timestamp
-	35, // 7: carillon.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	35, // 8: carillon.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
-	36, // 9: carillon.v1.Job.last_run_status:type_name -> carillon.v1.RunStatus
-	0,  // 10: carillon.v1.Schedule.type:type_name -> carillon.v1.ScheduleType
-	3,  // 11: carillon.v1.CreateJobRequest.job:type_name -> carillon.v1.Job
-	3,  // 12: carillon.v1.CreateJobResponse.job:type_name -> carillon.v1.Job
-	3,  // 13: carillon.v1.GetJobResponse.job:type_name -> carillon.v1.Job
-	3,  // 14: carillon.v1.ListJobsResponse.jobs:type_name -> carillon.v1.Job
-	3,  // 15: carillon.v1.UpdateJobRequest.job:type_name -> carillon.v1.Job
-	37, // 16: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
-	3,  // 17: carillon.v1.UpdateJobResponse.job:type_name -> carillon.v1.Job
-	3,  // 18: carillon.v1.StartJobResponse.job:type_name -> carillon.v1.Job
-	3,  // 19: carillon.v1.StopJobResponse.job:type_name -> carillon.v1.Job
-	3,  // 20: carillon.v1.StartJobsResponse.jobs:type_name -> carillon.v1.Job
-	3,  // 21: carillon.v1.StopJobsResponse.jobs:type_name -> carillon.v1.Job
-	35, // 22: carillon.v1.TriggerJobRequest.run_at:type_name -> google.protobuf.Timestamp
-	35, // 23: carillon.v1.BackfillJobRequest.from:type_name -> google.protobuf.Timestamp
-	35, // 24: carillon.v1.BackfillJobRequest.to:type_name -> google.protobuf.Timestamp
-	35, // 25: carillon.v1.BackfillJobResponse.instants:type_name -> google.protobuf.Timestamp
-	4,  // 26: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
-	35, // 27: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
-	35, // 28: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
-	38, // 29: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
-	3,  // 30: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
-	38, // 31: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
-	3,  // 32: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
-	31, // 33: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
-	32, // 34: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
-	5,  // 35: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
-	7,  // 36: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
-	9,  // 37: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
-	11, // 38: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
-	13, // 39: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
-	15, // 40: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
-	17, // 41: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
-	19, // 42: carillon.v1.JobService.StartJobs:input_type -> carillon.v1.StartJobsRequest
-	21, // 43: carillon.v1.JobService.StopJobs:input_type -> carillon.v1.StopJobsRequest
-	23, // 44: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
-	25, // 45: carillon.v1.JobService.BackfillJob:input_type -> carillon.v1.BackfillJobRequest
-	27, // 46: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
-	29, // 47: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
-	6,  // 48: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
-	8,  // 49: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
-	10, // 50: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
-	12, // 51: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
-	14, // 52: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
-	16, // 53: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
-	18, // 54: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
-	20, // 55: carillon.v1.JobService.StartJobs:output_type -> carillon.v1.StartJobsResponse
-	22, // 56: carillon.v1.JobService.StopJobs:output_type -> carillon.v1.StopJobsResponse
-	24, // 57: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
-	26, // 58: carillon.v1.JobService.BackfillJob:output_type -> carillon.v1.BackfillJobResponse
-	28, // 59: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
-	30, // 60: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
-	48, // [48:61] is the sub-list for method output_type
-	35, // [35:48] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	5,  // 0: carillon.v1.Job.schedule:type_name -> carillon.v1.Schedule
+	2,  // 1: carillon.v1.Job.misfire_strategy:type_name -> carillon.v1.MisfireStrategy
+	3,  // 2: carillon.v1.Job.route_strategy:type_name -> carillon.v1.RouteStrategy
+	34, // 3: carillon.v1.Job.script:type_name -> carillon.v1.Script
+	35, // 4: carillon.v1.Job.block_strategy:type_name -> carillon.v1.BlockStrategy
+	36, // 5: carillon.v1.Job.last_fire_at:type_name -> google.protobuf.Timestamp
+	36, // 6: carillon.v1.Job.next_fire_at:type_name -> google.protobuf.Timestamp
+	36, // 7: carillon.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	36, // 8: carillon.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
+	37, // 9: carillon.v1.Job.last_run_status:type_name -> carillon.v1.RunStatus
+	0,  // 10: carillon.v1.Job.alarm_webhook_format:type_name -> carillon.v1.AlarmWebhookFormat
+	1,  // 11: carillon.v1.Schedule.type:type_name -> carillon.v1.ScheduleType
+	4,  // 12: carillon.v1.CreateJobRequest.job:type_name -> carillon.v1.Job
+	4,  // 13: carillon.v1.CreateJobResponse.job:type_name -> carillon.v1.Job
+	4,  // 14: carillon.v1.GetJobResponse.job:type_name -> carillon.v1.Job
+	4,  // 15: carillon.v1.ListJobsResponse.jobs:type_name -> carillon.v1.Job
+	4,  // 16: carillon.v1.UpdateJobRequest.job:type_name -> carillon.v1.Job
+	38, // 17: carillon.v1.UpdateJobRequest.update_mask:type_name -> google.protobuf.FieldMask
+	4,  // 18: carillon.v1.UpdateJobResponse.job:type_name -> carillon.v1.Job
+	4,  // 19: carillon.v1.StartJobResponse.job:type_name -> carillon.v1.Job
+	4,  // 20: carillon.v1.StopJobResponse.job:type_name -> carillon.v1.Job
+	4,  // 21: carillon.v1.StartJobsResponse.jobs:type_name -> carillon.v1.Job
+	4,  // 22: carillon.v1.StopJobsResponse.jobs:type_name -> carillon.v1.Job
+	36, // 23: carillon.v1.TriggerJobRequest.run_at:type_name -> google.protobuf.Timestamp
+	36, // 24: carillon.v1.BackfillJobRequest.from:type_name -> google.protobuf.Timestamp
+	36, // 25: carillon.v1.BackfillJobRequest.to:type_name -> google.protobuf.Timestamp
+	36, // 26: carillon.v1.BackfillJobResponse.instants:type_name -> google.protobuf.Timestamp
+	5,  // 27: carillon.v1.PreviewScheduleRequest.schedule:type_name -> carillon.v1.Schedule
+	36, // 28: carillon.v1.PreviewScheduleRequest.from:type_name -> google.protobuf.Timestamp
+	36, // 29: carillon.v1.PreviewScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
+	39, // 30: carillon.v1.ImportJobsRequest.groups:type_name -> carillon.v1.Group
+	4,  // 31: carillon.v1.ImportJobsRequest.jobs:type_name -> carillon.v1.Job
+	39, // 32: carillon.v1.ImportJobsResponse.groups:type_name -> carillon.v1.Group
+	4,  // 33: carillon.v1.ImportJobsResponse.jobs:type_name -> carillon.v1.Job
+	32, // 34: carillon.v1.ImportJobsResponse.group_ids:type_name -> carillon.v1.ImportJobsResponse.GroupIdsEntry
+	33, // 35: carillon.v1.ImportJobsResponse.job_ids:type_name -> carillon.v1.ImportJobsResponse.JobIdsEntry
+	6,  // 36: carillon.v1.JobService.CreateJob:input_type -> carillon.v1.CreateJobRequest
+	8,  // 37: carillon.v1.JobService.GetJob:input_type -> carillon.v1.GetJobRequest
+	10, // 38: carillon.v1.JobService.ListJobs:input_type -> carillon.v1.ListJobsRequest
+	12, // 39: carillon.v1.JobService.UpdateJob:input_type -> carillon.v1.UpdateJobRequest
+	14, // 40: carillon.v1.JobService.DeleteJob:input_type -> carillon.v1.DeleteJobRequest
+	16, // 41: carillon.v1.JobService.StartJob:input_type -> carillon.v1.StartJobRequest
+	18, // 42: carillon.v1.JobService.StopJob:input_type -> carillon.v1.StopJobRequest
+	20, // 43: carillon.v1.JobService.StartJobs:input_type -> carillon.v1.StartJobsRequest
+	22, // 44: carillon.v1.JobService.StopJobs:input_type -> carillon.v1.StopJobsRequest
+	24, // 45: carillon.v1.JobService.TriggerJob:input_type -> carillon.v1.TriggerJobRequest
+	26, // 46: carillon.v1.JobService.BackfillJob:input_type -> carillon.v1.BackfillJobRequest
+	28, // 47: carillon.v1.JobService.PreviewSchedule:input_type -> carillon.v1.PreviewScheduleRequest
+	30, // 48: carillon.v1.JobService.ImportJobs:input_type -> carillon.v1.ImportJobsRequest
+	7,  // 49: carillon.v1.JobService.CreateJob:output_type -> carillon.v1.CreateJobResponse
+	9,  // 50: carillon.v1.JobService.GetJob:output_type -> carillon.v1.GetJobResponse
+	11, // 51: carillon.v1.JobService.ListJobs:output_type -> carillon.v1.ListJobsResponse
+	13, // 52: carillon.v1.JobService.UpdateJob:output_type -> carillon.v1.UpdateJobResponse
+	15, // 53: carillon.v1.JobService.DeleteJob:output_type -> carillon.v1.DeleteJobResponse
+	17, // 54: carillon.v1.JobService.StartJob:output_type -> carillon.v1.StartJobResponse
+	19, // 55: carillon.v1.JobService.StopJob:output_type -> carillon.v1.StopJobResponse
+	21, // 56: carillon.v1.JobService.StartJobs:output_type -> carillon.v1.StartJobsResponse
+	23, // 57: carillon.v1.JobService.StopJobs:output_type -> carillon.v1.StopJobsResponse
+	25, // 58: carillon.v1.JobService.TriggerJob:output_type -> carillon.v1.TriggerJobResponse
+	27, // 59: carillon.v1.JobService.BackfillJob:output_type -> carillon.v1.BackfillJobResponse
+	29, // 60: carillon.v1.JobService.PreviewSchedule:output_type -> carillon.v1.PreviewScheduleResponse
+	31, // 61: carillon.v1.JobService.ImportJobs:output_type -> carillon.v1.ImportJobsResponse
+	49, // [49:62] is the sub-list for method output_type
+	36, // [36:49] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_job_proto_init() }
@@ -2307,7 +2440,7 @@ func file_carillon_v1_job_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_job_proto_rawDesc), len(file_carillon_v1_job_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -2,7 +2,7 @@ import { useMutation } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { Suspense, lazy, useState } from "react";
 import { BlockStrategy, ScriptType } from "../gen/carillon/v1/executor_pb";
-import { JobSchema, JobService, MisfireStrategy, RouteStrategy, type Job } from "../gen/carillon/v1/job_pb";
+import { AlarmWebhookFormat, JobSchema, JobService, MisfireStrategy, RouteStrategy, type Job } from "../gen/carillon/v1/job_pb";
 import { CalendarSelect, GroupSelect, ScheduleInputs, enumOptions, fieldOf, fieldWith, input, int, scheduleFields, scheduleOf, type ScheduleFields } from "../form";
 import { useEnum, useT } from "../i18n";
 import { tooLong } from "../rules";
@@ -17,6 +17,7 @@ type Fields = ScheduleFields & {
   routeStrategy: number; blockStrategy: number; misfireStrategy: number; timeoutSeconds: string;
   retryCount: string; retryDelaySeconds: string; retryBackoff: boolean; childJobIds: string;
   alarmEmails: string; alarmWebhookUrl: string; alarmEveryFailure: boolean; maxConcurrency: string;
+  alarmWebhookFormat: number; alarmWebhookSecret: string; clearWebhookSecret: boolean; alarmWebhookTemplate: string;
   scriptType: number; scriptSource: string; enabled: boolean; calendarIds: string[];
 };
 
@@ -30,10 +31,19 @@ function fieldsOf(j?: Job): Fields {
     childJobIds: (j?.childJobIds ?? []).join(", "), alarmEmails: (j?.alarmEmails ?? []).join(", "),
     alarmWebhookUrl: j?.alarmWebhookUrl ?? "", alarmEveryFailure: j?.alarmEveryFailure ?? false,
     maxConcurrency: `${j?.maxConcurrency ?? 0}`,
+    alarmWebhookFormat: j?.alarmWebhookFormat || AlarmWebhookFormat.JSON, alarmWebhookSecret: "", clearWebhookSecret: false,
+    alarmWebhookTemplate: j?.alarmWebhookTemplate ?? "",
     scriptType: j?.script?.type ?? ScriptType.UNSPECIFIED, scriptSource: j?.script?.source ?? "", enabled: j?.enabled ?? false,
     calendarIds: (j?.calendarIds ?? []).map((id) => `${id}`),
   };
 }
+
+// outputFields are Job's fields an update may not name in its mask.
+const outputFields = new Set(["id", "enabled", "last_fire_at", "next_fire_at", "created_at", "updated_at", "last_run_id", "last_run_status", "has_alarm_webhook_secret"]);
+// clearingMask names every input field of Job, the webhook secret
+// included: the update that clears the secret (an update without a mask
+// keeps a secret it does not set, since reads never return it).
+const clearingMask = () => ({ paths: JobSchema.fields.map((x) => x.name).filter((n) => !outputFields.has(n)) });
 
 const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
 function jobOf(f: Fields, id?: bigint) {
@@ -43,6 +53,8 @@ function jobOf(f: Fields, id?: bigint) {
     timeoutSeconds: int(f.timeoutSeconds), retryCount: int(f.retryCount), retryDelaySeconds: int(f.retryDelaySeconds),
     retryBackoff: f.retryBackoff, childJobIds: list(f.childJobIds).map((x) => BigInt(x)), alarmEmails: list(f.alarmEmails),
     alarmWebhookUrl: f.alarmWebhookUrl, alarmEveryFailure: f.alarmEveryFailure, maxConcurrency: int(f.maxConcurrency),
+    alarmWebhookFormat: f.alarmWebhookFormat, alarmWebhookSecret: f.alarmWebhookSecret,
+    alarmWebhookTemplate: f.alarmWebhookFormat === AlarmWebhookFormat.TEMPLATE ? f.alarmWebhookTemplate : "",
     script: f.scriptType ? { type: f.scriptType, source: f.scriptSource } : undefined, enabled: f.enabled,
     calendarIds: f.calendarIds.map((x) => BigInt(x)),
   };
@@ -77,7 +89,7 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
         const over = tooLong(JobSchema, j, "job");
         setLocal(over);
         if (over) return;
-        if (editing) update.mutate({ job: j });
+        if (editing) update.mutate({ job: j, updateMask: f.clearWebhookSecret && !f.alarmWebhookSecret ? clearingMask() : undefined });
         else create.mutate({ job: j });
       }}>
       {field("group_id", t("jobs.group"), <>
@@ -111,6 +123,25 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
       {field("alarm_emails", t("form.emails"), <><input name="alarm_emails" value={f.alarmEmails} onChange={(e) => set("alarmEmails", e.target.value)} className={input} /></>)}
       {field("alarm_webhook_url", t("form.webhook"), <><input name="alarm_webhook_url" value={f.alarmWebhookUrl} onChange={(e) => set("alarmWebhookUrl", e.target.value)} className={input} /></>)}
       <label className="flex items-center gap-2 text-sm"><input type="checkbox" checked={f.alarmEveryFailure} onChange={(e) => set("alarmEveryFailure", e.target.checked)} />{t("form.everyFailure")}</label>
+      {field("alarm_webhook_format", t("form.webhookFormat"), <>
+        <select name="alarm_webhook_format" value={f.alarmWebhookFormat} onChange={(e) => set("alarmWebhookFormat", Number(e.target.value))} className={input}>{enumOptions(text, "AlarmWebhookFormat", AlarmWebhookFormat)}</select>
+      </>)}
+      {field("alarm_webhook_secret", t("form.webhookSecret"), <>
+        <input name="alarm_webhook_secret" type="password" autoComplete="new-password" title={t("form.webhookSecretHint")} value={f.alarmWebhookSecret}
+          placeholder={editing && job!.hasAlarmWebhookSecret && !f.clearWebhookSecret ? t("form.webhookSecretSet") : ""}
+          onChange={(e) => set("alarmWebhookSecret", e.target.value)} className={input} />
+        {editing && job!.hasAlarmWebhookSecret && (
+          <label className="mt-1 flex items-center gap-2 text-xs"><input type="checkbox" name="clear_alarm_webhook_secret" checked={f.clearWebhookSecret} onChange={(e) => set("clearWebhookSecret", e.target.checked)} />{t("form.webhookSecretClear")}</label>
+        )}
+      </>)}
+      {f.alarmWebhookFormat === AlarmWebhookFormat.TEMPLATE && (
+        <div className="md:col-span-3">
+          {field("alarm_webhook_template", t("form.webhookTemplate"), <>
+            <textarea name="alarm_webhook_template" rows={4} value={f.alarmWebhookTemplate} onChange={(e) => set("alarmWebhookTemplate", e.target.value)} className={`${input} font-mono`} />
+            <p className="mt-1 text-xs text-slate-500">{t("form.webhookTemplateHelp")} <code className="font-mono">{'{"text": {{json (printf "%s: %s" .JobDescription .Message)}}}'}</code></p>
+          </>)}
+        </div>
+      )}
       {field("script.type", t("form.scriptType"), <>
         <select name="script_type" value={f.scriptType} onChange={(e) => set("scriptType", Number(e.target.value))} className={input}>
           <option value={0}>—</option>{enumOptions(text, "ScriptType", ScriptType)}

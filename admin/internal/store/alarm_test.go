@@ -1,0 +1,118 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// TestAlarmRetry: a failed try keeps the alarm PENDING, out of
+// PendingAlarms until its retry is due, then back with its tries and the
+// channels that took it; the final outcome ends it.
+func TestAlarmRetry(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			j, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := pendingRun(j, t0)
+			r.Status, r.AlarmStatus = carillonv1.RunStatus_RUN_STATUS_FAILED, carillonv1.AlarmStatus_ALARM_STATUS_PENDING
+			runs, err := s.InsertRuns(ctx, []store.Run{*r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := runs[0].ID
+			due := func(at time.Time) []store.PendingAlarm {
+				t.Helper()
+				pas, err := s.PendingAlarms(ctx, at, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return pas
+			}
+			if pas := due(t0); len(pas) != 1 || pas[0].ID != id || pas[0].Try.Attempts != 0 || len(pas[0].Try.Sent) != 0 {
+				t.Fatalf("due at first: %+v, want run %d with no tries", pas, id)
+			}
+			retryAt := t0.Add(time.Minute)
+			try := store.AlarmTry{Attempts: 1, Sent: []string{"email"}}
+			if err := s.RetryAlarm(ctx, id, try, retryAt, "webhook: answered 500; retry 2 of 5 at 00:01"); err != nil {
+				t.Fatal(err)
+			}
+			if pas := due(retryAt.Add(-time.Millisecond)); len(pas) != 0 {
+				t.Fatalf("due before the retry's instant: %+v", pas)
+			}
+			run, err := s.Run(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_PENDING || run.AlarmMessage != "webhook: answered 500; retry 2 of 5 at 00:01" {
+				t.Errorf("run between tries: %s %q, want PENDING with the failure", run.AlarmStatus, run.AlarmMessage)
+			}
+			pas := due(retryAt)
+			if len(pas) != 1 || pas[0].Try.Attempts != 1 || !slices.Equal(pas[0].Try.Sent, []string{"email"}) {
+				t.Fatalf("due at the retry: %+v, want 1 try with email sent", pas)
+			}
+			if err := s.RecordAlarm(ctx, id, carillonv1.AlarmStatus_ALARM_STATUS_FAILED, "given up"); err != nil {
+				t.Fatal(err)
+			}
+			if pas := due(retryAt.Add(time.Hour)); len(pas) != 0 {
+				t.Fatalf("due after the final outcome: %+v", pas)
+			}
+			// A retry recorded after the final outcome (a second admin's
+			// late try) does not bring the alarm back.
+			if err := s.RetryAlarm(ctx, id, try, retryAt, "late"); err != nil {
+				t.Fatal(err)
+			}
+			if pas := due(retryAt.Add(time.Hour)); len(pas) != 0 {
+				t.Fatalf("due after a late retry: %+v", pas)
+			}
+		})
+	}
+}
+
+// TestJobWebhookFormat: a job's alarm webhook format, secret and template
+// are stored, read back and replaced by UpdateJob.
+func TestJobWebhookFormat(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			j := newJob(b.group.ID, time.Time{})
+			j.AlarmWebhookURL, j.AlarmWebhookFormat = "https://oapi.dingtalk.com/robot/send?access_token=x", carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_DINGTALK
+			j.AlarmWebhookSecret = "SEC123"
+			j, err := s.CreateJob(ctx, j, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Job(ctx, j.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.AlarmWebhookFormat != carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_DINGTALK || got.AlarmWebhookSecret != "SEC123" || got.AlarmWebhookTemplate != "" {
+				t.Fatalf("read back %s %q %q", got.AlarmWebhookFormat, got.AlarmWebhookSecret, got.AlarmWebhookTemplate)
+			}
+			got.AlarmWebhookFormat, got.AlarmWebhookSecret, got.AlarmWebhookTemplate = carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_TEMPLATE, "", "{{.Status}}"
+			if _, err := s.UpdateJob(ctx, got, false, t0.Add(time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			if got, err = s.Job(ctx, j.ID); err != nil {
+				t.Fatal(err)
+			}
+			if got.AlarmWebhookFormat != carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_TEMPLATE || got.AlarmWebhookSecret != "" || got.AlarmWebhookTemplate != "{{.Status}}" {
+				t.Fatalf("after update %s %q %q", got.AlarmWebhookFormat, got.AlarmWebhookSecret, got.AlarmWebhookTemplate)
+			}
+		})
+	}
+}
