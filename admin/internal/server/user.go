@@ -76,6 +76,9 @@ func peerHost(ctx context.Context) string {
 }
 
 func (s userService) Login(ctx context.Context, req *carillonv1.LoginRequest) (*carillonv1.LoginResponse, error) {
+	if s.cfg.LocalLoginDisabled {
+		return nil, connect.NewError(connect.CodeFailedPrecondition, errLocalLoginDisabled)
+	}
 	now := s.cfg.NowFunc()
 	peer := peerHost(ctx)
 	if err := s.cfg.LoginLimiter.Allow(now, strings.ToLower(req.Username), peer); err != nil {
