@@ -1,0 +1,87 @@
+package admin_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+	"github.com/oauth2-proxy/mockoidc"
+
+	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/internal/admintest"
+	"github.com/carillonhq/carillon/admin/internal/server"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
+)
+
+// TestOIDCEndToEnd signs in by single sign-on to a real admin (its
+// configuration, its login cookie's key kept in the database, its
+// console) through a real provider on loopback, with passwords disabled:
+// a browser ends on the console's page with a session, an RPC works with
+// it, the first ADMIN's password is refused, and the console is told so.
+func TestOIDCEndToEnd(t *testing.T) {
+	t.Parallel()
+	idp, err := mockoidc.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = idp.Shutdown() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	a := admintest.StartAt(t, admin.Config{
+		Token: token, AdminPassword: adminPassword, PublicURL: "http://" + addr, LocalLoginDisabled: true,
+		OIDC: &admin.OIDC{Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret,
+			Scopes: []string{"openid", "profile", "email", "groups"}, AdminGroups: []string{"platform"}},
+	}, addr)
+
+	idp.QueueUser(&mockoidc.MockUser{Subject: "s-1", PreferredUsername: "lin", Email: "lin@example.com", EmailVerified: true, Groups: []string{"platform"}})
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := &http.Client{Jar: jar}
+	res, err := browser.Get(a.URL + server.OIDCLoginPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Request.URL.Path != "/" || !strings.Contains(string(page), "<div id=\"root\"") {
+		t.Fatalf("sign-in ended on %d %s, want the console's page:\n%.300s", res.StatusCode, res.Request.URL, page)
+	}
+	users := carillonv1connect.NewUserServiceClient(browser, a.URL, connect.WithInterceptors(connect.UnaryInterceptorFunc(
+		func(next connect.UnaryFunc) connect.UnaryFunc {
+			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+				req.Header().Set(server.ConsoleHeader, "1")
+				return next(ctx, req)
+			}
+		})))
+	me, err := users.GetCurrentUser(context.Background(), &carillonv1.GetCurrentUserRequest{})
+	if err != nil || me.User.Username != "lin" || me.User.Role != carillonv1.Role_ROLE_ADMIN {
+		t.Fatalf("GetCurrentUser with the SSO session: %v (%v), want lin, an ADMIN", me, err)
+	}
+
+	_, err = carillonv1connect.NewUserServiceClient(http.DefaultClient, a.URL).Login(context.Background(),
+		&carillonv1.LoginRequest{Username: admin.FirstAdminUsername, Password: adminPassword})
+	if connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		t.Errorf("a password with local login disabled: %v, want failed_precondition", err)
+	}
+	res, err = http.Get(a.URL + server.AuthMethodsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if strings.TrimSpace(string(methods)) != `{"sso":true,"password":false}` {
+		t.Errorf("%s: %s", server.AuthMethodsPath, methods)
+	}
+}
