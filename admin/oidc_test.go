@@ -26,22 +26,7 @@ import (
 // it, the first ADMIN's password is refused, and the console is told so.
 func TestOIDCEndToEnd(t *testing.T) {
 	t.Parallel()
-	idp, err := mockoidc.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = idp.Shutdown() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	a := admintest.StartAt(t, admin.Config{
-		Token: token, AdminPassword: adminPassword, PublicURL: "http://" + addr, LocalLoginDisabled: true,
-		OIDC: &admin.OIDC{Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret,
-			Scopes: []string{"openid", "profile", "email", "groups"}, AdminGroups: []string{"platform"}},
-	}, addr)
+	a, idp := startSSOAdmin(t, admin.Config{LocalLoginDisabled: true})
 
 	idp.QueueUser(&mockoidc.MockUser{Subject: "s-1", PreferredUsername: "lin", Email: "lin@example.com", EmailVerified: true, Groups: []string{"platform"}})
 	jar, err := cookiejar.New(nil)
@@ -84,4 +69,25 @@ func TestOIDCEndToEnd(t *testing.T) {
 	if strings.TrimSpace(string(methods)) != `{"sso":true,"password":false}` {
 		t.Errorf("%s: %s", server.AuthMethodsPath, methods)
 	}
+}
+
+// startSSOAdmin starts an admin with cfg and single sign-on against a new
+// mockoidc provider on loopback, whose group "platform" makes ADMINs.
+func startSSOAdmin(t *testing.T, cfg admin.Config) (*testAdmin, *mockoidc.MockOIDC) {
+	t.Helper()
+	idp, err := mockoidc.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = idp.Shutdown() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg.Token, cfg.AdminPassword, cfg.PublicURL = token, adminPassword, "http://"+addr
+	cfg.OIDC = &admin.OIDC{Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret,
+		Scopes: []string{"openid", "profile", "email", "groups"}, AdminGroups: []string{"platform"}}
+	return admintest.StartAt(t, cfg, addr), idp
 }
