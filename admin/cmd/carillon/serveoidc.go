@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -49,13 +50,11 @@ func (oo *oidcOptions) define(o *serveOptions, fs *pflag.FlagSet) {
 
 // commaList splits a comma-separated option, dropping blanks.
 func commaList(s string) []string {
-	var out []string
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
+	items := strings.Split(s, ",")
+	for i := range items {
+		items[i] = strings.TrimSpace(items[i])
 	}
-	return out
+	return slices.DeleteFunc(items, func(v string) bool { return v == "" })
 }
 
 // check returns the admin's single sign-on configuration (nil without

@@ -281,14 +281,8 @@ func TestOIDCChecks(t *testing.T) {
 			t.Errorf("forged state: %d at %s %q, want 400 saying so, and no session", code, last, body)
 		}
 
-		res, err := http.Get(s.url + server.OIDCCallbackPath + "?state=a&code=b")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "cookie is missing") {
-			t.Errorf("a callback without the login cookie: %d %q", res.StatusCode, b)
+		if code, body := get(t, s.url+server.OIDCCallbackPath+"?state=a&code=b"); code != http.StatusBadRequest || !strings.Contains(body, "cookie is missing") {
+			t.Errorf("a callback without the login cookie: %d %q", code, body)
 		}
 
 		s.tamperNonce.Store(true)
@@ -299,14 +293,9 @@ func TestOIDCChecks(t *testing.T) {
 		}
 		s.tamperNonce.Store(false)
 
-		res, err = http.Get(s.url + server.OIDCCallbackPath + "?error=access_denied&error_description=no+thanks")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ = io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), "access_denied no thanks") {
-			t.Errorf("the provider's error: %d %q", res.StatusCode, b)
+		code, body = get(t, s.url+server.OIDCCallbackPath+"?error=access_denied&error_description=no+thanks")
+		if code != http.StatusUnauthorized || !strings.Contains(body, "access_denied no thanks") {
+			t.Errorf("the provider's error: %d %q", code, body)
 		}
 
 		if _, err := s.store.UserByName(ctx, "ada"); !errors.Is(err, store.ErrNotFound) {
@@ -341,13 +330,8 @@ func TestOIDCLinksLocalUser(t *testing.T) {
 			t.Errorf("the linked user's password: %v", err)
 		}
 		methods := func(url string) string {
-			res, err := http.Get(url + server.AuthMethodsPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			b, _ := io.ReadAll(res.Body)
-			return strings.TrimSpace(string(b))
+			_, body := get(t, url+server.AuthMethodsPath)
+			return strings.TrimSpace(body)
 		}
 		if got := methods(s.url); got != `{"sso":true,"password":true}` {
 			t.Errorf("auth methods: %s", got)
