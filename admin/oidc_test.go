@@ -76,8 +76,9 @@ func TestOIDCEndToEnd(t *testing.T) {
 	}
 }
 
-// startSSOAdmin starts an admin with cfg and single sign-on against a new
-// mockoidc provider on loopback, whose group "platform" makes ADMINs.
+// startSSOAdmin starts an admin with cfg and single sign-on (cfg.OIDC's
+// role options, if any) against a new mockoidc provider on loopback,
+// whose group "platform" makes ADMINs.
 func startSSOAdmin(t *testing.T, cfg admin.Config) (*testAdmin, *mockoidc.MockOIDC) {
 	t.Helper()
 	idp, err := mockoidc.Run()
@@ -92,7 +93,12 @@ func startSSOAdmin(t *testing.T, cfg admin.Config) (*testAdmin, *mockoidc.MockOI
 	addr := ln.Addr().String()
 	ln.Close()
 	cfg.Token, cfg.AdminPassword, cfg.PublicURL = token, adminPassword, "http://"+addr
-	cfg.OIDC = &admin.OIDC{Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret,
-		Scopes: []string{"openid", "profile", "email", "groups"}, AdminGroups: []string{"platform"}}
+	o := admin.OIDC{}
+	if cfg.OIDC != nil {
+		o = *cfg.OIDC
+	}
+	o.Issuer, o.ClientID, o.ClientSecret = idp.Issuer(), idp.ClientID, idp.ClientSecret
+	o.Scopes, o.AdminGroups = []string{"openid", "profile", "email", "groups"}, []string{"platform"}
+	cfg.OIDC = &o
 	return admintest.StartAt(t, cfg, addr), idp
 }
