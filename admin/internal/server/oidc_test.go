@@ -185,7 +185,8 @@ func TestOIDCSignIn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if me.Username != "ada" || me.Role != carillonv1.Role_ROLE_MEMBER || !slices.Equal(me.GroupIds, []int64{billing.ID}) {
+		if me.Username != "ada" || me.Role != carillonv1.Role_ROLE_MEMBER || !slices.Equal(me.GroupIds, []int64{billing.ID}) ||
+			me.SsoIssuer != s.idp.Issuer() || me.SsoSubject != "sub-ada" {
 			t.Errorf("the SSO user: %v, want ada, a MEMBER of billing (the group ops maps to; the missing app skipped)", me)
 		}
 		entries, err := s.store.AuditLog(ctx, store.AuditFilter{Action: server.AuditSSOSignIn})

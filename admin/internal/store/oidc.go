@@ -109,16 +109,14 @@ func oidcUser(ctx context.Context, tx *sql.Tx, in OIDCSignIn) (User, error) {
 		return User{}, err
 	}
 	for _, name := range in.Usernames {
-		var issuer, subject sql.NullString
-		row := tx.QueryRowContext(ctx, `SELECT `+userColumns+`, oidc_issuer, oidc_subject FROM users WHERE username = ? COLLATE NOCASE`, name)
-		err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Role, &u.Disabled, new(sql.NullInt64), new(sql.NullInt64), new(sql.NullInt64), &issuer, &subject)
+		u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE username = ? COLLATE NOCASE`, name))
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
 		if err != nil {
 			return User{}, err
 		}
-		if subject.Valid {
+		if u.OIDCSubject != "" {
 			return User{}, fmt.Errorf("%w: %q", ErrOIDCLinkedElsewhere, u.Username)
 		}
 		if u.Disabled {

@@ -36,7 +36,8 @@ func TestSignInOIDC(t *testing.T) {
 			if err != nil || !created {
 				t.Fatalf("first sign-in: %v (created %v)", err, created)
 			}
-			if u.Username != "ada" || u.Role != auth.RoleMember || len(u.Groups) != 1 || u.Groups[0] != groups[1] || u.PasswordHash != "" {
+			if u.Username != "ada" || u.Role != auth.RoleMember || len(u.Groups) != 1 || u.Groups[0] != groups[1] || u.PasswordHash != "" ||
+				u.OIDCIssuer != "https://idp.example.com" || u.OIDCSubject != "s-ada" {
 				t.Errorf("created user: %+v", u)
 			}
 			if u.LastLoginAt.IsZero() {
@@ -63,7 +64,7 @@ func TestSignInOIDC(t *testing.T) {
 
 			// A local user is linked by name, ignoring case, keeping its password.
 			linked, created, err := signIn(store.OIDCSignIn{Subject: "s-root", Usernames: []string{"nobody", "ROOT"}, Role: auth.RoleAdmin})
-			if err != nil || created || linked.ID != root.ID || linked.PasswordHash != "h" {
+			if err != nil || created || linked.ID != root.ID || linked.PasswordHash != "h" || linked.OIDCSubject != "s-root" {
 				t.Errorf("linking root: %+v created %v, %v", linked, created, err)
 			}
 

@@ -50,7 +50,9 @@ export function Users() {
           {users.data?.users.map((u) => (
             <tr key={`${u.id}`}>
               <td className="px-3 py-2">{`${u.id}`}</td>
-              <td className="px-3 py-2">{u.username}{u.disabled ? ` (${t("users.disabled")})` : ""}</td>
+              <td className="px-3 py-2">{u.username}{u.disabled ? ` (${t("users.disabled")})` : ""}
+                {u.ssoSubject && <span title={`${u.ssoIssuer} ${u.ssoSubject}`} className="ml-1 rounded bg-slate-100 px-1 text-xs text-slate-600">{t("users.sso")}</span>}
+              </td>
               <td className="px-3 py-2">
                 <select aria-label={`${t("users.role")} ${u.username}`} value={u.role} className={input}
                   onChange={(e) => update.mutate({ user: { id: u.id, role: Number(e.target.value), groupIds: Number(e.target.value) === Role.MEMBER ? u.groupIds : [] },
