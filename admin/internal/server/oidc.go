@@ -37,6 +37,8 @@ const (
 	oidcLoginCookie = "carillon_oidc"
 	// oidcLoginTTL is how long a sign-in may take at the provider.
 	oidcLoginTTL = 10 * time.Minute
+	// oidcHTTPTimeout bounds each request to the provider.
+	oidcHTTPTimeout = 15 * time.Second
 )
 
 // OIDC configures single sign-on with an OpenID Connect provider.
@@ -65,7 +67,9 @@ type OIDC struct {
 	// Key signs the login cookie. Required; the same on every admin of a
 	// database (admin.Open keeps it in the database's settings).
 	Key []byte
-	// HTTPClient reaches the provider. Defaults to http.DefaultClient.
+	// HTTPClient reaches the provider. Defaults to a client whose requests
+	// time out after oidcHTTPTimeout: a provider that does not answer
+	// fails the sign-in instead of holding it (and the next ones) forever.
 	HTTPClient *http.Client
 }
 
@@ -86,7 +90,7 @@ func newOIDCFlow(cfg OIDC) *oidcFlow {
 		cfg.GroupsClaim = "groups"
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = http.DefaultClient
+		cfg.HTTPClient = &http.Client{Timeout: oidcHTTPTimeout}
 	}
 	cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
 	return &oidcFlow{cfg: cfg}

@@ -354,3 +354,22 @@ func TestOIDCLinksLocalUser(t *testing.T) {
 		}
 	})
 }
+
+// TestOIDCProviderDown: a provider that cannot be reached does not keep
+// the admin from serving; a sign-in then shows a page saying so.
+func TestOIDCProviderDown(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String() + "/oidc"
+	ln.Close() // nothing listens there now
+	b := setupWith(t, dbtest.SQLite, "", func(c *server.Config, u string) {
+		c.OIDC = &server.OIDC{Issuer: down, ClientID: "carillon", PublicURL: u, Key: []byte(server.NewOIDCKey())}
+	})
+	code, body := get(t, b.url+server.OIDCLoginPath)
+	if code != http.StatusBadGateway || !strings.Contains(body, "cannot be reached") || !strings.Contains(body, down) {
+		t.Errorf("a sign-in with the provider down: %d %q, want 502 naming the provider", code, body)
+	}
+}
