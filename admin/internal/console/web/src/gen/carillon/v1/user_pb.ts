@@ -971,6 +971,9 @@ export const UserService: GenService<{
    * It needs no credential. Attempts are rate limited per username and per
    * client address (resource_exhausted when over the limit); a wrong
    * username or password is unauthenticated, with the same message for both.
+   * An admin that takes no passwords (serve --local-login=false: people
+   * sign in by single sign-on at /auth/oidc/login) answers
+   * failed_precondition.
    *
    * @generated from rpc carillon.v1.UserService.Login
    */
