@@ -125,6 +125,14 @@ type Config struct {
 	// behind a proxy perhaps): alarms link to their run there. Empty:
 	// alarms carry no link.
 	PublicURL string
+	// OIDC, if set, signs users in by single sign-on with an OpenID
+	// Connect provider (server.OIDC; its PublicURL defaults to PublicURL,
+	// its Key is kept in the database). Issuer, ClientID and PublicURL are
+	// required then.
+	OIDC *OIDC
+	// LocalLoginDisabled refuses passwords (UserService/Login): people sign
+	// in by single sign-on, programs use API tokens. Needs OIDC.
+	LocalLoginDisabled bool
 	// AlarmWebhookAllow lists the URL prefixes, comma-separated, that users
 	// other than ADMINs may set as a job's alarm webhook URL (see
 	// server.ParseWebhookAllow); empty: only ADMINs set webhook URLs.
@@ -158,6 +166,13 @@ type Config struct {
 // "opportunistic", "implicit" or "none"), and optional credentials (a
 // password, or an OAuth 2 token for XOAUTH2).
 type SMTP = alarm.Email
+
+// OIDC configures single sign-on (see server.OIDC).
+type OIDC = server.OIDC
+
+// oidcKeySetting names the setting that keeps the key of single sign-on's
+// login cookie, the same for every admin of the database.
+const oidcKeySetting = "oidc_login_cookie_key"
 
 // Admin is a running admin's parts.
 type Admin struct {
@@ -202,6 +217,9 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrConfig)
 	}
+	if err := checkOIDC(&cfg); err != nil {
+		return nil, err
+	}
 	var cert *tls.Certificate
 	if cfg.TLSCert != "" {
 		c, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
@@ -245,6 +263,15 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	tokenGenerated, err := secure(ctx, st, &cfg)
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
+	}
+	if cfg.OIDC != nil {
+		key, _, err := st.InitSetting(ctx, oidcKeySetting, server.NewOIDCKey(), time.Now())
+		if err != nil {
+			return nil, errors.Join(err, st.Close())
+		}
+		oidcCfg := *cfg.OIDC
+		oidcCfg.Key = []byte(key)
+		cfg.OIDC = &oidcCfg
 	}
 	// What the previous admin process left: the runs it claimed and did
 	// not record as sent, read before this one claims any, and the last
@@ -300,7 +327,7 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	}
 	srv := server.New(server.Config{
 		Store: st, Trigger: trig, WakeFunc: sched.Wake, Logger: cfg.Logger, WebhookAllow: webhookAllow,
-		Console: console.Handler(), TLS: cfg.TLSCert != "",
+		Console: console.Handler(), TLS: cfg.TLSCert != "", OIDC: cfg.OIDC, LocalLoginDisabled: cfg.LocalLoginDisabled,
 		TokenGenerated: tokenGenerated, PasswordCost: cfg.PasswordCost, Interceptors: interceptors,
 		ReadyFunc: func(context.Context) error { // /readyz and gRPC health
 			if err := st.Writable(); err != nil {
@@ -488,4 +515,22 @@ func adminWebhook(cfg Config) (*alarm.Webhook, error) {
 		return nil, fmt.Errorf("%w: --%w", ErrConfig, err)
 	}
 	return &alarm.Webhook{URL: cfg.AlarmWebhook, Format: format, Secret: cfg.AlarmWebhookSecret, Template: cfg.AlarmWebhookTemplate}, nil
+}
+
+// checkOIDC checks the single sign-on configuration and fills its
+// PublicURL from cfg's.
+func checkOIDC(cfg *Config) error {
+	if cfg.OIDC == nil {
+		if cfg.LocalLoginDisabled {
+			return fmt.Errorf("%w: --local-login=false needs single sign-on (--oidc-issuer): no one could sign in", ErrConfig)
+		}
+		return nil
+	}
+	o := *cfg.OIDC
+	o.PublicURL = cmp.Or(o.PublicURL, cfg.PublicURL)
+	if o.Issuer == "" || o.ClientID == "" || o.PublicURL == "" {
+		return fmt.Errorf("%w: single sign-on needs --oidc-issuer, --oidc-client-id and --public-url together", ErrConfig)
+	}
+	cfg.OIDC = &o
+	return nil
 }

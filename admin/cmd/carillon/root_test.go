@@ -119,6 +119,7 @@ func TestHelpShowsNoSecret(t *testing.T) {
 		"CARILLON_SMTP_PASSWORD":  "smtppasswordsecret",
 	}
 	secrets["CARILLON_SMTP_OAUTH2_TOKEN"] = "smtptokensecret"
+	secrets["CARILLON_OIDC_CLIENT_SECRET"] = "oidcclientsecret"
 	b.env = append(b.env, "CARILLON_SMTP_USERNAME=alarms") // the token's account
 	for k, v := range secrets {
 		b.env = append(b.env, k+"="+v)
@@ -139,7 +140,7 @@ func TestHelpShowsNoSecret(t *testing.T) {
 	}
 	out = b.must("", "serve", "--print-config")
 	check("serve --print-config", out)
-	for _, opt := range []string{"token", "admin-password", "smtp-password", "smtp-oauth2-token"} {
+	for _, opt := range []string{"token", "admin-password", "smtp-password", "smtp-oauth2-token", "oidc-client-secret"} {
 		if !strings.Contains(out, "\n"+opt+" ") || !strings.Contains(out, "(set)") {
 			t.Errorf("serve --print-config does not say %s is set: %q", opt, out)
 		}

@@ -47,6 +47,7 @@ type serveOptions struct {
 	fileLines map[string]int
 	terminal  func(io.Writer) bool // whether stderr is a terminal
 	proc      procEnv              // the environment variables and working directory
+	oidc      oidcOptions          // single sign-on's, made into cfg.OIDC by validate
 }
 
 // option names of serve that are not flags: the environment or the config
@@ -107,6 +108,7 @@ access token, kept in the database (carillon executor-token prints it).`,
 	o.envs["retention-days"] = "CARILLON_RETENTION_DAYS"
 	o.str(fs, &c.PublicURL, "public-url", "CARILLON_PUBLIC_URL", "",
 		"the admin's URL as its users reach it (https://carillon.example.com, behind a proxy perhaps): alarms link to their run's page there")
+	o.oidc.define(o, fs)
 	o.str(fs, &c.AlarmWebhook, "alarm-webhook", "CARILLON_ALARM_WEBHOOK", "", "URL that receives every alarm as a POST in --alarm-webhook-format")
 	o.str(fs, &c.AlarmWebhookFormat, "alarm-webhook-format", "CARILLON_ALARM_WEBHOOK_FORMAT", "json",
 		"what --alarm-webhook receives: json (Carillon's JSON), dingtalk, feishu, wecom, slack (each robot's message) or template (--alarm-webhook-template)")
@@ -290,6 +292,7 @@ func (o *serveOptions) validate() error {
 			bad(fe.Field, "%s", fe.Rule)
 		}
 	}
+	c.OIDC, c.LocalLoginDisabled = o.oidc.check(c.PublicURL, bad), !o.oidc.localLogin
 	if _, err := server.ParseWebhookAllow(c.AlarmWebhookAllow); err != nil {
 		bad("alarm-webhook-allow", "%v", err)
 	}

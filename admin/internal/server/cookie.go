@@ -63,10 +63,16 @@ func (s *Server) setSessionCookie(ctx context.Context, token string, expires tim
 	if !ok {
 		return
 	}
+	info.ResponseHeader().Add("Set-Cookie", s.sessionCookie(token, expires).String())
+}
+
+// sessionCookie is the console's session cookie of token, expiring at
+// expires; "" clears it.
+func (s *Server) sessionCookie(token string, expires time.Time) *http.Cookie {
 	c := &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true, Secure: s.cfg.TLS, //nolint:gosec // Secure when the admin serves TLS; HttpOnly and SameSite=Strict always
 		SameSite: http.SameSiteStrictMode, Expires: expires}
 	if token == "" {
 		c.MaxAge = -1
 	}
-	info.ResponseHeader().Add("Set-Cookie", c.String())
+	return c
 }

@@ -70,6 +70,11 @@ type Config struct {
 	// TLS says the admin serves HTTPS: the console's session cookie is then
 	// Secure.
 	TLS bool
+	// OIDC, if set, signs users in by single sign-on (oidc.go).
+	OIDC *OIDC
+	// LocalLoginDisabled refuses Login with a password: users sign in by
+	// single sign-on, programs with API tokens.
+	LocalLoginDisabled bool
 	// Console, if set, serves every path no RPC, health or reflection
 	// handler takes: the web console.
 	Console http.Handler
@@ -89,6 +94,8 @@ type Server struct {
 	reads *readLimiter
 	// shape checks requests against their buf.validate rules.
 	shape *shape
+	// oidc runs single sign-on; nil without Config.OIDC.
+	oidc *oidcFlow
 	// unclaimed holds the app names of registrations no group had, each
 	// logged once.
 	unclaimed sync.Map
@@ -114,7 +121,11 @@ func New(cfg Config) *Server {
 	if cfg.ReadyFunc == nil {
 		cfg.ReadyFunc = func(context.Context) error { return nil }
 	}
-	return &Server{cfg: cfg, reads: newReadLimiter(cfg.ReadTimeout, cfg.MaxReads, cfg.MaxQueuedReads), shape: newShape()}
+	s := &Server{cfg: cfg, reads: newReadLimiter(cfg.ReadTimeout, cfg.MaxReads, cfg.MaxQueuedReads), shape: newShape()}
+	if cfg.OIDC != nil {
+		s.oidc = newOIDCFlow(*cfg.OIDC)
+	}
+	return s
 }
 
 // compressMinBytes is the smallest response compressed for a client that
@@ -126,7 +137,8 @@ const compressMinBytes = 4 << 10
 // health (grpc.health.v1) and server reflection, over the Connect, gRPC and
 // gRPC-Web protocols, and GET /healthz (200 while the process serves) and
 // GET /readyz (200 when Config.ReadyFunc says ready, else 503 with the
-// reason). RegistryService takes the executor token; every other Carillon
+// reason), GET /auth/methods and, with Config.OIDC, single sign-on's
+// /auth/oidc/login and /auth/oidc/callback (oidc.go). RegistryService takes the executor token; every other Carillon
 // service a user credential (authn.go, rpcs.go); health, /healthz, /readyz and
 // reflection are open. gRPC health answers NOT_SERVING when not ready.
 // xxl-job executors' calls (/api/registry, /api/registryRemove,
@@ -166,6 +178,11 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(xxljob.LegacyAPIPath, xxl)
 	mux.HandleFunc("GET /openapi.json", openAPI(openAPIJSON, "application/json"))
 	mux.HandleFunc("GET /openapi.yaml", openAPI(openAPIYAML, "application/yaml"))
+	mux.HandleFunc("GET "+AuthMethodsPath, s.authMethodsHandler)
+	if s.oidc != nil {
+		mux.HandleFunc("GET "+OIDCLoginPath, s.oidcLoginHandler)
+		mux.HandleFunc("GET "+OIDCCallbackPath, s.oidcCallbackHandler)
+	}
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if s.cfg.Console != nil {

@@ -52,6 +52,13 @@ func setup(t testing.TB, be dbtest.Backend, token string) *bundle {
 // setupLogged is setup with the Server's logger (nil: slog's default).
 func setupLogged(t testing.TB, be dbtest.Backend, token string, logger *slog.Logger) *bundle {
 	t.Helper()
+	return setupWith(t, be, token, func(c *server.Config, _ string) { c.Logger = logger })
+}
+
+// setupWith is setup with the Server's configuration changed by mod, which
+// is given the server's URL.
+func setupWith(t testing.TB, be dbtest.Backend, token string, mod func(c *server.Config, url string)) *bundle {
+	t.Helper()
 	db := be.DB(t)
 	st := dbtest.Open(t, db)
 	t.Cleanup(func() { closeDigestPool(db) })
@@ -60,11 +67,15 @@ func setupLogged(t testing.TB, be dbtest.Backend, token string, logger *slog.Log
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Config{
-		Store: st, Trigger: trig, NowFunc: clk.Now, PasswordCost: bcrypt.MinCost,
-		LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second), Logger: logger,
-	}).Handler())
+	var h http.Handler // set before the first request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
+	cfg := server.Config{
+		Store: st, Trigger: trig, NowFunc: clk.Now, PasswordCost: bcrypt.MinCost,
+		LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second),
+	}
+	mod(&cfg, srv.URL)
+	h = server.New(cfg).Handler()
 	admin := addUser(t, st, "root", auth.RoleAdmin)
 	return &bundle{
 		clock:    clk,

@@ -28,6 +28,7 @@ func userToProto(u store.User) *carillonv1.User {
 	return &carillonv1.User{
 		Id: u.ID, Username: u.Username, Role: carillonv1.Role(u.Role), GroupIds: u.Groups, Disabled: u.Disabled,
 		CreatedAt: ts(u.CreatedAt), UpdatedAt: ts(u.UpdatedAt), LastLoginAt: ts(u.LastLoginAt),
+		SsoIssuer: u.OIDCIssuer, SsoSubject: u.OIDCSubject,
 	}
 }
 
@@ -76,6 +77,9 @@ func peerHost(ctx context.Context) string {
 }
 
 func (s userService) Login(ctx context.Context, req *carillonv1.LoginRequest) (*carillonv1.LoginResponse, error) {
+	if s.cfg.LocalLoginDisabled {
+		return nil, connect.NewError(connect.CodeFailedPrecondition, errLocalLoginDisabled)
+	}
 	now := s.cfg.NowFunc()
 	peer := peerHost(ctx)
 	if err := s.cfg.LoginLimiter.Allow(now, strings.ToLower(req.Username), peer); err != nil {
@@ -210,7 +214,7 @@ func (s userService) ListUsers(ctx context.Context, _ *carillonv1.ListUsersReque
 // disabled user) alike, in the caller's words: no package prefix.
 var errWrongLogin = errors.New("wrong username or password")
 
-var userOutputFields = []string{"id", "username", "created_at", "updated_at", "last_login_at"}
+var userOutputFields = []string{"id", "username", "created_at", "updated_at", "last_login_at", "sso_issuer", "sso_subject"}
 
 func (s userService) UpdateUser(ctx context.Context, req *carillonv1.UpdateUserRequest) (*carillonv1.UpdateUserResponse, error) {
 	old, err := s.cfg.Store.User(ctx, req.User.Id)

@@ -58,6 +58,8 @@ func dump(t *testing.T, db *sql.DB, table string) []string {
 	case "jobs":
 		sel = strings.TrimSuffix(jobColumns, `, param_template, calendar_ids, max_concurrency, capped,
 	alarm_webhook_format, alarm_webhook_secret, alarm_webhook_template`) // 0016 to 0019 added those
+	case "users":
+		sel = principalColumns // 0020 added oidc_issuer, oidc_subject
 	case "runs":
 		sel = strings.TrimSuffix(runColumns, `, workflow_run_id, workflow_node,
 	outputs, inputs, rendered_param, slot, started_at`) // 0012, 0013, 0017 and 0018 added those

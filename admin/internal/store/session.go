@@ -60,9 +60,9 @@ func (s *Store) Principal(ctx context.Context, kind auth.CredentialKind, tokenHa
 	var q string
 	switch kind {
 	case auth.CredentialSession:
-		q = `SELECT c.id, c.expires_at, NULL, ` + qualifyColumns("u.", userColumns) + ` FROM sessions c JOIN users u ON u.id = c.user_id WHERE c.token_hash = ?`
+		q = `SELECT c.id, c.expires_at, NULL, ` + qualifyColumns("u.", principalColumns) + ` FROM sessions c JOIN users u ON u.id = c.user_id WHERE c.token_hash = ?`
 	case auth.CredentialAPIToken:
-		q = `SELECT c.id, c.expires_at, c.last_used_at, ` + qualifyColumns("u.", userColumns) + ` FROM api_tokens c JOIN users u ON u.id = c.user_id WHERE c.token_hash = ?`
+		q = `SELECT c.id, c.expires_at, c.last_used_at, ` + qualifyColumns("u.", principalColumns) + ` FROM api_tokens c JOIN users u ON u.id = c.user_id WHERE c.token_hash = ?`
 	default:
 		return auth.Principal{}, fmt.Errorf("%w: credential", ErrNotFound)
 	}

@@ -27,9 +27,17 @@ type User struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	LastLoginAt time.Time
+	// OIDCIssuer and OIDCSubject are the single sign-on identity linked to
+	// the user (SignInOIDC); empty when none is.
+	OIDCIssuer, OIDCSubject string
 }
 
-const userColumns = `id, username, password_hash, role, disabled, created_at, updated_at, last_login_at`
+// principalColumns are the user's columns a credential's check reads;
+// userColumns all that scanUser reads.
+const (
+	principalColumns = `id, username, password_hash, role, disabled, created_at, updated_at, last_login_at`
+	userColumns      = principalColumns + `, oidc_issuer, oidc_subject`
+)
 
 type userQueryer interface {
 	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
@@ -39,10 +47,12 @@ type userQueryer interface {
 func scanUser(row interface{ Scan(...any) error }) (User, error) {
 	var u User
 	var created, updated, login sql.NullInt64
-	if err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Role, &u.Disabled, &created, &updated, &login); err != nil {
+	var issuer, subject sql.NullString
+	if err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Role, &u.Disabled, &created, &updated, &login, &issuer, &subject); err != nil {
 		return User{}, err
 	}
 	u.CreatedAt, u.UpdatedAt, u.LastLoginAt = fromMillis(created), fromMillis(updated), fromMillis(login)
+	u.OIDCIssuer, u.OIDCSubject = issuer.String, subject.String
 	return u, nil
 }
 

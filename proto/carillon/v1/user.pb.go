@@ -101,7 +101,13 @@ type User struct {
 	// Output.
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// Output: the latest successful Login.
-	LastLoginAt   *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=last_login_at,json=lastLoginAt,proto3" json:"last_login_at,omitempty"`
+	LastLoginAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=last_login_at,json=lastLoginAt,proto3" json:"last_login_at,omitempty"`
+	// Output: the single sign-on identity the user signs in with (the ID
+	// token's issuer and subject), linked at its first sign-in by SSO; empty
+	// for a user who never signed in so.
+	SsoIssuer string `protobuf:"bytes,9,opt,name=sso_issuer,json=ssoIssuer,proto3" json:"sso_issuer,omitempty"`
+	// Output: see sso_issuer.
+	SsoSubject    string `protobuf:"bytes,10,opt,name=sso_subject,json=ssoSubject,proto3" json:"sso_subject,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -190,6 +196,20 @@ func (x *User) GetLastLoginAt() *timestamppb.Timestamp {
 		return x.LastLoginAt
 	}
 	return nil
+}
+
+func (x *User) GetSsoIssuer() string {
+	if x != nil {
+		return x.SsoIssuer
+	}
+	return ""
+}
+
+func (x *User) GetSsoSubject() string {
+	if x != nil {
+		return x.SsoSubject
+	}
+	return ""
 }
 
 // LoginRequest carries a username and password.
@@ -1854,7 +1874,7 @@ var File_carillon_v1_user_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_user_proto_rawDesc = "" +
 	"\n" +
-	"\x16carillon/v1/user.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x91\x03\n" +
+	"\x16carillon/v1/user.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd1\x03\n" +
 	"\x04User\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12H\n" +
 	"\busername\x18\x02 \x01(\tB,\xbaH)\xd8\x01\x01r$2\"^[A-Za-z0-9][A-Za-z0-9._@-]{2,63}$R\busername\x12/\n" +
@@ -1865,7 +1885,12 @@ const file_carillon_v1_user_proto_rawDesc = "" +
 	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12>\n" +
-	"\rlast_login_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\vlastLoginAt\"w\n" +
+	"\rlast_login_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\vlastLoginAt\x12\x1d\n" +
+	"\n" +
+	"sso_issuer\x18\t \x01(\tR\tssoIssuer\x12\x1f\n" +
+	"\vsso_subject\x18\n" +
+	" \x01(\tR\n" +
+	"ssoSubject\"w\n" +
 	"\fLoginRequest\x12&\n" +
 	"\busername\x18\x01 \x01(\tB\n" +
 	"\xbaH\a\xc8\x01\x01r\x02(@R\busername\x12'\n" +

@@ -78,6 +78,9 @@ type UserServiceClient interface {
 	// It needs no credential. Attempts are rate limited per username and per
 	// client address (resource_exhausted when over the limit); a wrong
 	// username or password is unauthenticated, with the same message for both.
+	// An admin that takes no passwords (serve --local-login=false: people
+	// sign in by single sign-on at /auth/oidc/login) answers
+	// failed_precondition.
 	Login(context.Context, *v1.LoginRequest) (*v1.LoginResponse, error)
 	// Logout ends the session the call is made with, and clears the
 	// console's session cookie.
@@ -389,6 +392,9 @@ type UserServiceHandler interface {
 	// It needs no credential. Attempts are rate limited per username and per
 	// client address (resource_exhausted when over the limit); a wrong
 	// username or password is unauthenticated, with the same message for both.
+	// An admin that takes no passwords (serve --local-login=false: people
+	// sign in by single sign-on at /auth/oidc/login) answers
+	// failed_precondition.
 	Login(context.Context, *v1.LoginRequest) (*v1.LoginResponse, error)
 	// Logout ends the session the call is made with, and clears the
 	// console's session cookie.

@@ -5,6 +5,7 @@ import { GroupService } from "../gen/carillon/v1/group_pb";
 import { Role, UserService } from "../gen/carillon/v1/user_pb";
 import { useT } from "../i18n";
 import { Button, ErrorBox, Table, Time } from "../ui";
+import { ApiTokens } from "./ApiTokens";
 
 // Users is the ADMIN's page: users with roles and group grants, API
 // tokens (shown once, revocable) and the audit log.
@@ -12,19 +13,15 @@ export function Users() {
   const [t] = useT();
   const users = useQuery(UserService.method.listUsers, {});
   const groups = useQuery(GroupService.method.listGroups, {});
-  const tokens = useQuery(UserService.method.listApiTokens, { allUsers: true });
   const audit = useQuery(UserService.method.listAuditLog, { pageSize: 50 });
   const client = useQueryClient();
   const done = { onSuccess: () => client.invalidateQueries() };
   const create = useMutation(UserService.method.createUser, done);
   const update = useMutation(UserService.method.updateUser, done);
-  const revoke = useMutation(UserService.method.revokeApiToken, done);
-  const newToken = useMutation(UserService.method.createApiToken, done);
   const [name, setName] = useState("");
   const [password, setPassword] = useState("");
   const [role, setRole] = useState(Role.VIEWER);
   const [grants, setGrants] = useState<string[]>([]);
-  const [tokenName, setTokenName] = useState("");
   const input = "rounded border border-slate-300 px-2 py-1";
   return (
     <section className="flex flex-col gap-6">
@@ -53,7 +50,9 @@ export function Users() {
           {users.data?.users.map((u) => (
             <tr key={`${u.id}`}>
               <td className="px-3 py-2">{`${u.id}`}</td>
-              <td className="px-3 py-2">{u.username}{u.disabled ? ` (${t("users.disabled")})` : ""}</td>
+              <td className="px-3 py-2">{u.username}{u.disabled ? ` (${t("users.disabled")})` : ""}
+                {u.ssoSubject && <span title={`${u.ssoIssuer} ${u.ssoSubject}`} className="ml-1 rounded bg-slate-100 px-1 text-xs text-slate-600">{t("users.sso")}</span>}
+              </td>
               <td className="px-3 py-2">
                 <select aria-label={`${t("users.role")} ${u.username}`} value={u.role} className={input}
                   onChange={(e) => update.mutate({ user: { id: u.id, role: Number(e.target.value), groupIds: Number(e.target.value) === Role.MEMBER ? u.groupIds : [] },
@@ -79,31 +78,7 @@ export function Users() {
           ))}
         </Table>
       </div>
-      <div>
-        <h2 className="mb-3 text-lg font-semibold">{t("tokens.title")}</h2>
-        <form aria-label="new token" className="mb-3 flex items-end gap-2 text-sm" onSubmit={(e) => { e.preventDefault(); newToken.mutate({ name: tokenName }); }}>
-          <label className="flex flex-col">{t("tokens.name")}<input name="token_name" value={tokenName} onChange={(e) => setTokenName(e.target.value)} className={input} /></label>
-          <Button type="submit" kind="primary">{t("form.create")}</Button>
-        </form>
-        {newToken.data && (
-          <p role="status" className="mb-3 rounded border border-amber-300 bg-amber-50 p-2 text-sm">
-            {t("tokens.once")} <code data-testid="new-token" className="break-all font-mono">{newToken.data.token}</code>
-          </p>
-        )}
-        <ErrorBox error={tokens.error ?? newToken.error ?? revoke.error} />
-        <Table head={["ID", t("tokens.name"), t("users.user"), t("tokens.expires"), t("tokens.lastUsed"), ""]}>
-          {tokens.data?.apiTokens.map((k) => (
-            <tr key={`${k.id}`}>
-              <td className="px-3 py-2">{`${k.id}`}</td>
-              <td className="px-3 py-2">{k.name}</td>
-              <td className="px-3 py-2">{k.username}</td>
-              <td className="px-3 py-2 text-xs"><Time ts={k.expiresAt} /></td>
-              <td className="px-3 py-2 text-xs"><Time ts={k.lastUsedAt} /></td>
-              <td className="px-3 py-2"><Button kind="danger" onClick={() => revoke.mutate({ id: k.id })}>{t("tokens.revoke")}</Button></td>
-            </tr>
-          ))}
-        </Table>
-      </div>
+      <ApiTokens allUsers />
       <div>
         <h2 className="mb-3 text-lg font-semibold">{t("audit.title")}</h2>
         <ErrorBox error={audit.error} />

@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/auth"
+)
+
+// Errors of SignInOIDC: the sign-in is refused and nothing is written.
+var (
+	// ErrUserDisabled is a sign-in of a disabled user.
+	ErrUserDisabled = errors.New("store: the user is disabled")
+	// ErrOIDCLinkedElsewhere is a sign-in whose username is that of a user
+	// linked to another single sign-on identity.
+	ErrOIDCLinkedElsewhere = errors.New("store: the user is linked to another single sign-on identity")
+)
+
+// OIDCSignIn is a sign-in by single sign-on: the identity the provider
+// vouches for, the user it may be, what it makes the user, and the
+// session it opens.
+type OIDCSignIn struct {
+	// Issuer and Subject identify the person at the provider (the ID
+	// token's "iss" and "sub").
+	Issuer, Subject string
+	// Usernames are the names of existing users the identity may be
+	// linked to, in order, when no user has it yet; the first is the
+	// username of a user created when none of them exists.
+	Usernames []string
+	// Role and Groups (a MEMBER's grants) are set on the user at every
+	// sign-in: the provider's groups decide them.
+	Role   auth.Role
+	Groups []int64
+	// SessionHash and Expires make the session (as CreateSession).
+	SessionHash string
+	Expires     time.Time
+}
+
+// SignInOIDC finds the user of a single sign-on identity, in one
+// transaction: the user linked to (Issuer, Subject), else the first user
+// named in Usernames (ignoring case), which is linked now, else a new user
+// named Usernames[0] without a password (it signs in only by SSO until an
+// ADMIN sets one). It sets the user's role and grants, opens a session and
+// returns the user and whether it was created. A disabled user is
+// ErrUserDisabled; a username linked to another identity is
+// ErrOIDCLinkedElsewhere; demoting the last enabled ADMIN is ErrLastAdmin;
+// a grant of a missing group is ErrGroupNotFound. A refused sign-in writes
+// nothing.
+func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn, now time.Time) (User, bool, error) {
+	now = now.Truncate(time.Millisecond)
+	var id int64
+	created := false
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		created = false
+		u, err := oidcUser(ctx, tx, in)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			created = true
+			if err := tx.QueryRowContext(ctx,
+				`INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at, oidc_issuer, oidc_subject) VALUES (?, '', ?, 0, ?, ?, ?, ?) RETURNING id`,
+				in.Usernames[0], in.Role, millis(now), millis(now), in.Issuer, in.Subject).Scan(&id); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		default:
+			id = u.ID
+			if err := setOIDCRole(ctx, tx, u, in, now); err != nil {
+				return err
+			}
+		}
+		if err := setUserGroups(ctx, tx, id, uniqueSortedIDs(in.Groups)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, millis(now)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+			id, in.SessionHash, millis(now), millis(in.Expires)); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE users SET last_login_at = ? WHERE id = ?`, millis(now), id)
+		return err
+	})
+	if err != nil {
+		for _, known := range []error{ErrUserDisabled, ErrOIDCLinkedElsewhere, ErrLastAdmin, ErrGroupNotFound} {
+			if errors.Is(err, known) {
+				return User{}, false, err
+			}
+		}
+		return User{}, false, fmt.Errorf("store: sign in %s by SSO: %w", in.Subject, err)
+	}
+	u, err := s.User(ctx, id)
+	return u, created, err
+}
+
+// oidcUser returns the user of in's identity, linking it to a user named
+// in in.Usernames if none has it yet; ErrNotFound when there is neither.
+func oidcUser(ctx context.Context, tx *sql.Tx, in OIDCSignIn) (User, error) {
+	u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE oidc_issuer = ? AND oidc_subject = ?`, in.Issuer, in.Subject))
+	if err == nil {
+		return u, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return User{}, err
+	}
+	for _, name := range in.Usernames {
+		u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE username = ? COLLATE NOCASE`, name))
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return User{}, err
+		}
+		if u.OIDCSubject != "" {
+			return User{}, fmt.Errorf("%w: %q", ErrOIDCLinkedElsewhere, u.Username)
+		}
+		if u.Disabled {
+			return User{}, fmt.Errorf("%w: %q", ErrUserDisabled, u.Username)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET oidc_issuer = ?, oidc_subject = ? WHERE id = ?`, in.Issuer, in.Subject, u.ID); err != nil {
+			return User{}, err
+		}
+		return u, nil
+	}
+	return User{}, ErrNotFound
+}
+
+// setOIDCRole gives the existing user u in's role; updated_at moves only
+// when the role or the grants change.
+func setOIDCRole(ctx context.Context, tx *sql.Tx, u User, in OIDCSignIn, now time.Time) error {
+	if u.Disabled {
+		return fmt.Errorf("%w: %q", ErrUserDisabled, u.Username)
+	}
+	if in.Role != auth.RoleAdmin {
+		if err := keepAnAdmin(ctx, tx, u); err != nil {
+			return err
+		}
+	}
+	us := []User{u}
+	if err := userGroups(ctx, tx, us); err != nil {
+		return err
+	}
+	if u.Role == in.Role && slices.Equal(us[0].Groups, uniqueSortedIDs(in.Groups)) {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE users SET role = ?, updated_at = ? WHERE id = ?`, in.Role, millis(now), u.ID)
+	return err
+}
