@@ -47,6 +47,7 @@ func jobToProto(j store.Job) *carillonv1.Job {
 		ParamTemplate:  j.ParamTemplate,
 		CalendarIds:    j.CalendarIDs,
 		MaxConcurrency: j.MaxConcurrency,
+		Name:           j.Name,
 	}
 	if j.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		p.Script = &carillonv1.Script{Type: j.ScriptType, Source: j.ScriptSource, UpdatedAt: ts(j.ScriptUpdatedAt)}
@@ -63,7 +64,7 @@ func jobFromProto(p *carillonv1.Job) store.Job {
 		BlockStrategy: p.BlockStrategy, TimeoutSeconds: p.TimeoutSeconds, RetryCount: p.RetryCount,
 		ChildJobIDs: p.ChildJobIds, RetryDelaySeconds: p.RetryDelaySeconds, RetryBackoff: p.RetryBackoff,
 		AlarmWebhookURL: p.AlarmWebhookUrl, AlarmEveryFailure: p.AlarmEveryFailure, ParamTemplate: p.ParamTemplate, CalendarIDs: p.CalendarIds,
-		MaxConcurrency: p.MaxConcurrency,
+		MaxConcurrency: p.MaxConcurrency, Name: p.Name,
 	}
 	if s := p.Schedule; s != nil {
 		j.ScheduleType, j.Cron, j.IntervalSeconds, j.TimeZone = s.Type, s.Cron, s.IntervalSeconds, s.TimeZone

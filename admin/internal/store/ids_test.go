@@ -56,7 +56,7 @@ func dump(t *testing.T, db *sql.DB, table string) []string {
 	case "groups":
 		sel = "id, app_name, title, address_mode, addresses, created_at, updated_at" // 0009 added executor_protocol, allow_scripts
 	case "jobs":
-		sel = strings.TrimSuffix(jobColumns, ", param_template, calendar_ids, max_concurrency, capped") // 0016, 0017 and 0018 added those
+		sel = strings.TrimSuffix(jobColumns, ", param_template, calendar_ids, max_concurrency, capped, name") // 0016, 0017, 0018 and 0021 added those
 	case "runs":
 		sel = strings.TrimSuffix(runColumns, `, workflow_run_id, workflow_node,
 	outputs, inputs, rendered_param, slot, started_at`) // 0012, 0013, 0017 and 0018 added those

@@ -295,8 +295,13 @@ type Job struct {
 	// runs end, or, under BLOCK_STRATEGY_DISCARD_LATER, are recorded SKIPPED
 	// ("concurrency cap N reached"). At most 10000.
 	MaxConcurrency int32 `protobuf:"varint,29,opt,name=max_concurrency,json=maxConcurrency,proto3" json:"max_concurrency,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// A name for the job, unique within its group (a second job of the
+	// group with the same name is already_exists): letters, digits, '.',
+	// '_' and '-', at most 128 characters. Optional; empty means none.
+	// `carillon apply` identifies jobs by their group's app_name and name.
+	Name          string `protobuf:"bytes,34,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -530,6 +535,13 @@ func (x *Job) GetMaxConcurrency() int32 {
 		return x.MaxConcurrency
 	}
 	return 0
+}
+
+func (x *Job) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
 }
 
 // Schedule says when a job fires.
@@ -1997,7 +2009,7 @@ var File_carillon_v1_job_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9c\v\n" +
+	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd3\v\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12*\n" +
@@ -2034,7 +2046,8 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x0eparam_template\x18\x1b \x01(\bR\rparamTemplate\x121\n" +
 	"\fcalendar_ids\x18\x1c \x03(\x03B\x0e\xbaH\v\x92\x01\b\x10\x14\"\x04\"\x02 \x00R\vcalendarIds\x123\n" +
 	"\x0fmax_concurrency\x18\x1d \x01(\x05B\n" +
-	"\xbaH\a\x1a\x05\x18\x90N(\x00R\x0emaxConcurrency\"\xc0\x01\n" +
+	"\xbaH\a\x1a\x05\x18\x90N(\x00R\x0emaxConcurrency\x125\n" +
+	"\x04name\x18\" \x01(\tB!\xbaH\x1e\xd8\x01\x01r\x192\x17^[A-Za-z0-9._-]{1,128}$R\x04name\"\xc0\x01\n" +
 	"\bSchedule\x127\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x19.carillon.v1.ScheduleTypeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04type\x12\x1c\n" +
 	"\x04cron\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\x04cron\x127\n" +

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"connectrpc.com/connect"
+
+	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// exportPage is how many jobs or calendars Export reads at a time.
+const exportPage = 500
+
+// Export returns the groups the caller may read (or req.Group alone), their
+// named jobs and the calendars, in their apply form. Jobs without a name
+// cannot be applied, and are left out.
+func (s applyService) Export(ctx context.Context, req *carillonv1.ExportRequest) (*carillonv1.ExportResponse, error) {
+	p := auth.FromContext(ctx)
+	gs, err := s.cfg.Store.Groups(ctx)
+	if err != nil {
+		return nil, s.toConnect(err)
+	}
+	groupApp := map[int64]string{}
+	for _, g := range gs {
+		groupApp[g.ID] = g.AppName
+	}
+	if req.Group != "" {
+		i := slices.IndexFunc(gs, func(g store.Group) bool { return g.AppName == req.Group })
+		if i < 0 {
+			return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("group: no group %q", req.Group))
+		}
+		if err := readGroup(p, "group", gs[i].ID); err != nil {
+			return nil, err
+		}
+		gs = gs[i : i+1]
+	}
+	cals, err := s.allCalendars(ctx)
+	if err != nil {
+		return nil, err
+	}
+	calName := map[int64]string{}
+	for _, c := range cals {
+		calName[c.ID] = c.Name
+	}
+	res := &carillonv1.ExportResponse{}
+	used := map[int64]bool{}
+	for _, g := range gs {
+		if !p.CanRead(g.ID) {
+			continue
+		}
+		res.Groups = append(res.Groups, groupForm(g))
+		js, err := s.groupJobs(ctx, g.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range js {
+			if j.Name == "" {
+				continue
+			}
+			ref := func(id int64) string {
+				c, err := s.cfg.Store.Job(ctx, id)
+				if err != nil {
+					return fmt.Sprintf("#%d", id)
+				}
+				return childRef(g.AppName, groupApp[c.GroupID], c.Name, id)
+			}
+			res.Jobs = append(res.Jobs, jobForm(j, g.AppName, ref, calName))
+			for _, id := range j.CalendarIDs {
+				used[id] = true
+			}
+		}
+	}
+	for _, c := range cals {
+		if req.Group == "" || used[c.ID] {
+			res.Calendars = append(res.Calendars, calendarForm(c))
+		}
+	}
+	return res, nil
+}
+
+// allCalendars reads every calendar.
+func (s applyService) allCalendars(ctx context.Context) ([]store.Calendar, error) {
+	var out []store.Calendar
+	for after := int64(0); ; {
+		cs, err := s.cfg.Store.Calendars(ctx, after, exportPage)
+		if err != nil {
+			return nil, s.toConnect(err)
+		}
+		out = append(out, cs...)
+		if len(cs) < exportPage {
+			return out, nil
+		}
+		after = cs[len(cs)-1].ID
+	}
+}
+
+// groupJobs reads every job of group id.
+func (s applyService) groupJobs(ctx context.Context, id int64) ([]store.Job, error) {
+	var out []store.Job
+	for after := int64(0); ; {
+		js, err := s.cfg.Store.Jobs(ctx, store.JobFilter{GroupID: id, AfterID: after, Limit: exportPage})
+		if err != nil {
+			return nil, s.toConnect(err)
+		}
+		out = append(out, js...)
+		if len(js) < exportPage {
+			return out, nil
+		}
+		after = js[len(js)-1].ID
+	}
+}
