@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// applyRefKeys are the keys of a job in an apply file that are not Job
+// fields but ApplyJob's: its group and the names of its child jobs and
+// calendars (either spelling).
+var applyRefKeys = map[string]string{
+	"group": "group", "childJobs": "childJobs", "child_jobs": "childJobs", "calendars": "calendars",
+}
+
+// readApplyFiles reads the definitions of a file, or of the .yaml, .yml
+// and .json files under a directory, into one request.
+func (e *cmdEnv) readApplyFiles(name string) (*carillonv1.ApplyRequest, error) {
+	if name == "" {
+		return nil, usagef("give the definitions: -f FILE.yaml or -f DIR")
+	}
+	root := e.proc.path(name)
+	info, err := os.Stat(root)
+	if err != nil {
+		return nil, usagef("-f: %v", err)
+	}
+	files := []string{root}
+	if info.IsDir() {
+		files = nil
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if ext := filepath.Ext(p); !d.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, usagef("-f: %v", err)
+		}
+		if len(files) == 0 {
+			return nil, usagef("-f %s: no .yaml, .yml or .json file in it", name)
+		}
+	}
+	req := &carillonv1.ApplyRequest{}
+	for _, f := range files {
+		data, err := os.ReadFile(f) //nolint:gosec // the user's own file, named by -f
+		if err != nil {
+			return nil, usagef("-f: %v", err)
+		}
+		if err := addApplyFile(req, f, data); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	return req, nil
+}
+
+// addApplyFile adds the definitions of one file (each of its YAML
+// documents) to req; its errors name the file and where in it.
+func addApplyFile(req *carillonv1.ApplyRequest, file string, data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc any
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: not YAML: %w", file, err)
+		}
+		if doc == nil {
+			continue
+		}
+		top, ok := doc.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: want a mapping with groups:, jobs: and calendars:, got %T", file, doc)
+		}
+		for key, v := range top {
+			list, ok := v.([]any)
+			if !ok && v != nil {
+				return fmt.Errorf("%s: %s: want a list", file, key)
+			}
+			for i, item := range list {
+				at := fmt.Sprintf("%s: %s[%d]", file, key, i)
+				var err error
+				switch key {
+				case "groups":
+					g := &carillonv1.Group{}
+					err = decodeInto(item, g)
+					req.Groups = append(req.Groups, g)
+				case "calendars":
+					c := &carillonv1.Calendar{}
+					err = decodeInto(item, c)
+					req.Calendars = append(req.Calendars, c)
+				case "jobs":
+					var j *carillonv1.ApplyJob
+					j, err = decodeJob(item)
+					req.Jobs = append(req.Jobs, j)
+				default:
+					return fmt.Errorf("%s: unknown key %q: want groups, jobs or calendars", file, key)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", at, err)
+				}
+			}
+		}
+	}
+}
+
+// decodeJob decodes a job of an apply file: its reference keys into the
+// ApplyJob, the rest into its Job.
+func decodeJob(item any) (*carillonv1.ApplyJob, error) {
+	m, ok := item.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want a mapping, got %T", item)
+	}
+	refs := map[string]any{}
+	rest := map[string]any{}
+	for k, v := range m {
+		if ref, ok := applyRefKeys[k]; ok {
+			refs[ref] = v
+		} else {
+			rest[k] = v
+		}
+	}
+	j := &carillonv1.ApplyJob{Job: &carillonv1.Job{}}
+	if err := decodeInto(refs, j); err != nil {
+		return nil, err
+	}
+	return j, decodeInto(rest, j.Job)
+}
+
+// protojsonPrefix is what protojson's errors start with: where in the JSON
+// text made from the YAML, which says nothing of the file.
+var protojsonPrefix = regexp.MustCompile(`^proto:\s*(\(line \d+:\d+\):\s*)?`)
+
+// decodeInto decodes a YAML value into m through protobuf's JSON mapping,
+// refusing unknown keys.
+func decodeInto(v any, m proto.Message) error {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := protojson.Unmarshal(js, m); err != nil {
+		return errors.New(protojsonPrefix.ReplaceAllString(err.Error(), ""))
+	}
+	return nil
+}
+
+// exportYAML writes an export as an apply file: calendars, groups, then
+// jobs, each job's group first, its keys in the order of the API.
+func exportYAML(res *carillonv1.ExportResponse) ([]byte, error) {
+	top := &yaml.Node{Kind: yaml.MappingNode}
+	add := func(key string, items []*yaml.Node) {
+		if len(items) == 0 {
+			return
+		}
+		top.Content = append(top.Content, scalar(key), &yaml.Node{Kind: yaml.SequenceNode, Content: items})
+	}
+	var cals, groups, jobs []*yaml.Node
+	for _, c := range res.Calendars {
+		n, err := messageNode(c)
+		if err != nil {
+			return nil, err
+		}
+		cals = append(cals, n)
+	}
+	for _, g := range res.Groups {
+		n, err := messageNode(g)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, n)
+	}
+	for _, j := range res.Jobs {
+		n, err := messageNode(j.Job)
+		if err != nil {
+			return nil, err
+		}
+		refs, err := messageNode(&carillonv1.ApplyJob{ChildJobs: j.ChildJobs, Calendars: j.Calendars})
+		if err != nil {
+			return nil, err
+		}
+		n.Content = slices.Concat([]*yaml.Node{scalar("group"), scalar(j.Group)}, n.Content, refs.Content)
+		jobs = append(jobs, n)
+	}
+	add("calendars", cals)
+	add("groups", groups)
+	add("jobs", jobs)
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{top}}); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), enc.Close()
+}
+
+func scalar(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
+
+// messageNode is m in protobuf's JSON mapping as a YAML mapping, its
+// fields in the order protojson writes them, in block style.
+func messageNode(m proto.Message) (*yaml.Node, error) {
+	js, err := protojson.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(js, &doc); err != nil {
+		return nil, err
+	}
+	n := doc.Content[0]
+	blockStyle(n)
+	return n, nil
+}
+
+// blockStyle drops the flow and quoting styles of a node made from JSON,
+// so that it encodes as plain YAML (quoted only where a string needs it).
+func blockStyle(n *yaml.Node) {
+	n.Style = 0
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.TrimSpace(n.Value) == "" {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		blockStyle(c)
+	}
+}
