@@ -91,6 +91,9 @@ func addApplyFile(req *carillonv1.ApplyRequest, file string, data []byte) error 
 			return fmt.Errorf("%s: want a mapping with groups:, jobs: and calendars:, got %T", file, doc)
 		}
 		for key, v := range top {
+			if key != "groups" && key != "jobs" && key != "calendars" {
+				return fmt.Errorf("%s: unknown key %q: want groups, jobs or calendars", file, key)
+			}
 			list, ok := v.([]any)
 			if !ok && v != nil {
 				return fmt.Errorf("%s: %s: want a list", file, key)
@@ -111,8 +114,6 @@ func addApplyFile(req *carillonv1.ApplyRequest, file string, data []byte) error 
 					var j *carillonv1.ApplyJob
 					j, err = decodeJob(item)
 					req.Jobs = append(req.Jobs, j)
-				default:
-					return fmt.Errorf("%s: unknown key %q: want groups, jobs or calendars", file, key)
 				}
 				if err != nil {
 					return fmt.Errorf("%s: %w", at, err)
@@ -138,10 +139,11 @@ func decodeJob(item any) (*carillonv1.ApplyJob, error) {
 			rest[k] = v
 		}
 	}
-	j := &carillonv1.ApplyJob{Job: &carillonv1.Job{}}
+	j := &carillonv1.ApplyJob{}
 	if err := decodeInto(refs, j); err != nil {
 		return nil, err
 	}
+	j.Job = &carillonv1.Job{}
 	return j, decodeInto(rest, j.Job)
 }
 
@@ -196,7 +198,13 @@ func exportYAML(res *carillonv1.ExportResponse) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.Content = slices.Concat([]*yaml.Node{scalar("group"), scalar(j.Group)}, n.Content, refs.Content)
+		// Its identity first: group and name.
+		head := []*yaml.Node{scalar("group"), scalar(j.Group)}
+		if i := slices.IndexFunc(n.Content, func(k *yaml.Node) bool { return k.Value == "name" }); i >= 0 && i%2 == 0 {
+			head = append(head, n.Content[i:i+2]...)
+			n.Content = slices.Delete(n.Content, i, i+2)
+		}
+		n.Content = slices.Concat(head, n.Content, refs.Content)
 		jobs = append(jobs, n)
 	}
 	add("calendars", cals)
