@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,20 +14,8 @@ import (
 // again, is an empty plan.
 func TestCLIApply(t *testing.T) {
 	t.Parallel()
-	url := startAdmin(t)
-	b := newCLI(t)
-	cfg := filepath.Join(b.home, "config.json")
-	as := func(args ...string) []string { return append(args, "--config", cfg) }
-	b.must(testPassword+"\n", as("login", "--server", url, "--user", "admin", "--password-stdin")...)
-	if err := os.MkdirAll(filepath.Join(b.dir, "jobs"), 0o750); err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, body string) string {
-		if err := os.WriteFile(filepath.Join(b.dir, name), []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return name
-	}
+	b, as := loggedIn(t)
+	write := b.write
 	write("jobs/base.yaml", `calendars:
   - name: weekend
     kind: CALENDAR_KIND_WEEKLY

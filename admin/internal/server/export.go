@@ -84,32 +84,32 @@ func (s applyService) Export(ctx context.Context, req *carillonv1.ExportRequest)
 
 // allCalendars reads every calendar.
 func (s applyService) allCalendars(ctx context.Context) ([]store.Calendar, error) {
-	var out []store.Calendar
-	for after := int64(0); ; {
-		cs, err := s.cfg.Store.Calendars(ctx, after, exportPage)
-		if err != nil {
-			return nil, s.toConnect(err)
-		}
-		out = append(out, cs...)
-		if len(cs) < exportPage {
-			return out, nil
-		}
-		after = cs[len(cs)-1].ID
-	}
+	cs, err := readAll(func(after int64) ([]store.Calendar, error) { return s.cfg.Store.Calendars(ctx, after, exportPage) },
+		func(c store.Calendar) int64 { return c.ID })
+	return cs, s.toConnect(err)
 }
 
 // groupJobs reads every job of group id.
 func (s applyService) groupJobs(ctx context.Context, id int64) ([]store.Job, error) {
-	var out []store.Job
+	js, err := readAll(func(after int64) ([]store.Job, error) {
+		return s.cfg.Store.Jobs(ctx, store.JobFilter{GroupID: id, AfterID: after, Limit: exportPage})
+	}, func(j store.Job) int64 { return j.ID })
+	return js, s.toConnect(err)
+}
+
+// readAll reads every page of exportPage items that next returns after
+// the id of the previous page's last.
+func readAll[T any](next func(after int64) ([]T, error), id func(T) int64) ([]T, error) {
+	var out []T
 	for after := int64(0); ; {
-		js, err := s.cfg.Store.Jobs(ctx, store.JobFilter{GroupID: id, AfterID: after, Limit: exportPage})
+		items, err := next(after)
 		if err != nil {
-			return nil, s.toConnect(err)
+			return nil, err
 		}
-		out = append(out, js...)
-		if len(js) < exportPage {
+		out = append(out, items...)
+		if len(items) < exportPage {
 			return out, nil
 		}
-		after = js[len(js)-1].ID
+		after = id(items[len(items)-1])
 	}
 }
