@@ -91,8 +91,8 @@ func addApplyFile(req *carillonv1.ApplyRequest, file string, data []byte) error 
 			return fmt.Errorf("%s: want a mapping with groups:, jobs: and calendars:, got %T", file, doc)
 		}
 		for key, v := range top {
-			if key != "groups" && key != "jobs" && key != "calendars" {
-				return fmt.Errorf("%s: unknown key %q: want groups, jobs or calendars", file, key)
+			if key != "groups" && key != "jobs" && key != "workflows" && key != "calendars" {
+				return fmt.Errorf("%s: unknown key %q: want groups, jobs, workflows or calendars", file, key)
 			}
 			list, ok := v.([]any)
 			if !ok && v != nil {
@@ -114,6 +114,10 @@ func addApplyFile(req *carillonv1.ApplyRequest, file string, data []byte) error 
 					var j *carillonv1.ApplyJob
 					j, err = decodeJob(item)
 					req.Jobs = append(req.Jobs, j)
+				case "workflows":
+					var w *carillonv1.ApplyWorkflow
+					w, err = decodeWorkflow(item)
+					req.Workflows = append(req.Workflows, w)
 				}
 				if err != nil {
 					return fmt.Errorf("%s: %w", at, err)
@@ -147,9 +151,61 @@ func decodeJob(item any) (*carillonv1.ApplyJob, error) {
 	return j, decodeInto(rest, j.Job)
 }
 
+// decodeWorkflow decodes a workflow of an apply file: its group and each
+// node's job (by name) into the ApplyWorkflow, the rest into its Workflow.
+func decodeWorkflow(item any) (*carillonv1.ApplyWorkflow, error) {
+	m, ok := item.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want a mapping, got %T", item)
+	}
+	out := &carillonv1.ApplyWorkflow{}
+	rest := map[string]any{}
+	for k, v := range m {
+		switch k {
+		case "group":
+			g, ok := v.(string)
+			if !ok {
+				return nil, fmt.Errorf("group: want an app name, got %v", v)
+			}
+			out.Group = g
+		case "nodes":
+			nodes, ok := v.([]any)
+			if !ok {
+				return nil, fmt.Errorf("nodes: want a list")
+			}
+			plain := make([]any, len(nodes))
+			for i, n := range nodes {
+				nm, ok := n.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("nodes[%d]: want a mapping", i)
+				}
+				job, ok := nm["job"].(string)
+				if !ok || job == "" {
+					return nil, fmt.Errorf("nodes[%d].job: required: the name of the node's job (\"app/name\" in another group)", i)
+				}
+				out.NodeJobs = append(out.NodeJobs, job)
+				rest := map[string]any{}
+				for nk, nv := range nm {
+					if nk != "job" {
+						rest[nk] = nv
+					}
+				}
+				plain[i] = rest
+			}
+			rest[k] = plain
+		default:
+			rest[k] = v
+		}
+	}
+	out.Workflow = &carillonv1.Workflow{}
+	return out, decodeInto(rest, out.Workflow)
+}
+
 // protojsonPrefix is what protojson's errors start with: where in the JSON
-// text made from the YAML, which says nothing of the file.
-var protojsonPrefix = regexp.MustCompile(`^proto:\s*(\(line \d+:\d+\):\s*)?`)
+// text made from the YAML, which says nothing of the file. (protojson puts
+// a no-break space instead of a space at random, so that no one matches
+// its messages: both are spaces here.)
+var protojsonPrefix = regexp.MustCompile(`^proto:[\s\x{00a0}]*(\(line \d+:\d+\):[\s\x{00a0}]*)?`)
 
 // decodeInto decodes a YAML value into m through protobuf's JSON mapping,
 // refusing unknown keys.
@@ -207,9 +263,28 @@ func exportYAML(res *carillonv1.ExportResponse) ([]byte, error) {
 		n.Content = slices.Concat(head, n.Content, refs.Content)
 		jobs = append(jobs, n)
 	}
+	var workflows []*yaml.Node
+	for _, w := range res.Workflows {
+		n, err := messageNode(w.Workflow)
+		if err != nil {
+			return nil, err
+		}
+		// Each node's job after its key.
+		if nodes := mappingValue(n, "nodes"); nodes != nil {
+			for i, node := range nodes.Content {
+				if i < len(w.NodeJobs) {
+					at := min(2, len(node.Content))
+					node.Content = slices.Concat(node.Content[:at], []*yaml.Node{scalar("job"), scalar(w.NodeJobs[i])}, node.Content[at:])
+				}
+			}
+		}
+		n.Content = slices.Concat([]*yaml.Node{scalar("group"), scalar(w.Group)}, n.Content)
+		workflows = append(workflows, n)
+	}
 	add("calendars", cals)
 	add("groups", groups)
 	add("jobs", jobs)
+	add("workflows", workflows)
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
@@ -217,6 +292,16 @@ func exportYAML(res *carillonv1.ExportResponse) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), enc.Close()
+}
+
+// mappingValue is the value of key in mapping n; nil if it has none.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
 
 func scalar(s string) *yaml.Node {

@@ -12,7 +12,7 @@ import (
 
 // applyFileHelp says what `carillon apply` reads and `carillon export`
 // writes.
-const applyFileHelp = `The files are YAML (or JSON) with up to three top-level lists, whose keys
+const applyFileHelp = `The files are YAML (or JSON) with up to four top-level lists, whose keys
 are the API's JSON field names (lowerCamelCase, enums by name); a key that
 is not one of the message's fields is refused, naming the file and where:
 
@@ -32,21 +32,30 @@ is not one of the message's fields is refused, naming the file and where:
       childJobs: [send-mails, other-app/audit]   # by name; "app/name" in another group
       calendars: [holidays]                      # by name
       enabled: true
+  workflows:                       # by group and name
+    - group: billing
+      name: month-end
+      schedule: {type: SCHEDULE_TYPE_CRON, cron: "0 0 4 1 * ?"}
+      nodes:
+        - {key: bill, job: invoices}             # each node's job by name
+        - {key: mail, job: send-mails, dependsOn: [bill]}
 
-Jobs name their group, child jobs and calendars instead of by id (groupId,
-childJobIds and calendarIds are refused), so one file applies to any admin.
-A definition says all of it: a field left out is its zero value (a job
-without enabled: true is stopped). Output fields (id, createdAt, ...) are
-ignored.`
+Jobs and workflows name their group, child jobs, node jobs and calendars
+instead of by id (groupId, childJobIds, calendarIds and a node's jobId are
+refused), so one file applies to any admin. A definition says all of it: a
+field left out is its zero value (a job without enabled: true is stopped).
+Output fields (createdAt, nextFireAt, ...) are ignored.`
 
 func applyCmd(e *cmdEnv) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|DIR [--dry-run] [--prune]",
-		Short: "Make the admin's groups, jobs and calendars what YAML files say (jobs as code)",
-		Long: "Make the admin's groups, jobs and calendars what YAML files say: apply prints the plan\n" +
+		Short: "Make the admin's groups, jobs, workflows and calendars what YAML files say (jobs as code)",
+		Long: "Make the admin's groups, jobs, workflows and calendars what YAML files say: apply prints the plan\n" +
 			"(create, update with the fields that change, unchanged; delete with --prune) and makes\n" +
 			"it in one transaction: a bad definition, or one you may not change (groups and calendars\n" +
-			"are an ADMIN's, a group's jobs its MEMBERs'), refuses the whole plan and changes nothing.\n" +
+			"are an ADMIN's, a group's jobs and workflows its MEMBERs'), refuses the whole plan and\n" +
+			"changes nothing. --prune also deletes the jobs and workflows of the files' groups that\n" +
+			"the files do not list.\n" +
 			"Applying the same files again changes nothing. -f DIR reads its .yaml, .yml and .json\n" +
 			"files, sub-directories included, in name order.\n\n" + applyFileHelp,
 		Example: "  carillon export > jobs/all.yaml\n  carillon apply -f jobs/ --dry-run\n  carillon apply -f jobs/ --prune",
@@ -54,7 +63,7 @@ func applyCmd(e *cmdEnv) *cobra.Command {
 	}
 	file := cmd.Flags().StringP("file", "f", "", "a YAML (or JSON) file, or a directory of them")
 	dryRun := cmd.Flags().Bool("dry-run", false, "print the plan and change nothing")
-	prune := cmd.Flags().Bool("prune", false, "also delete the jobs of the files' groups that the files do not list")
+	prune := cmd.Flags().Bool("prune", false, "also delete the jobs and workflows of the files' groups that the files do not list")
 	_ = cobra.MarkFlagFilename(cmd.Flags(), "file", "yaml", "yml", "json")
 	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
 		req, err := e.readApplyFiles(*file)
@@ -96,15 +105,15 @@ func planText(res *carillonv1.ApplyResponse) string {
 func exportCmd(e *cmdEnv) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [--group APP]",
-		Short: "Write the admin's groups, jobs and calendars as YAML for carillon apply",
-		Long: "Write the admin's groups, named jobs and calendars (those you may read) as YAML in\n" +
+		Short: "Write the admin's groups, jobs, workflows and calendars as YAML for carillon apply",
+		Long: "Write the admin's groups, named jobs, workflows and calendars (those you may read) as YAML in\n" +
 			"carillon apply's form: output fields and secrets left out, references by name. Applied\n" +
 			"again it makes an empty plan. Jobs without a name are left out: give them one\n" +
 			"(carillon job update ID --name NAME) to manage them as code.\n\n" + applyFileHelp,
 		Example: "  carillon export > jobs/all.yaml\n  carillon export --group billing > jobs/billing.yaml",
 		Args:    exactArgs(0, "flags only: carillon export [--group APP]"),
 	}
-	group := cmd.Flags().String("group", "", "only this group (app name), its jobs and the calendars they use")
+	group := cmd.Flags().String("group", "", "only this group (app name), its jobs and workflows and the calendars they use")
 	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
 		res, err := e.clients().Apply.Export(ctx, &carillonv1.ExportRequest{Group: *group})
 		if err != nil {

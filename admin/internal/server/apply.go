@@ -41,11 +41,14 @@ type applyRun struct {
 	calName   map[int64]string
 	jobs      map[string]map[string]store.Job // by app name, then name
 	jobByID   map[int64]store.Job
+	workflows map[string]map[string]store.Workflow // by app name, then name
 
 	calItems   []applyItem[*carillonv1.Calendar]
 	groupItems []applyItem[*carillonv1.Group]
 	jobItems   []applyItem[*carillonv1.ApplyJob]
+	wfItems    []applyItem[*carillonv1.ApplyWorkflow]
 	deletes    []store.Job
+	wfDeletes  []store.Workflow
 	changes    []*carillonv1.ApplyChange
 }
 
@@ -138,12 +141,19 @@ func (r *applyRun) load() error {
 			apps = append(apps, app)
 		}
 	}
+	for _, w := range r.req.Workflows {
+		apps = append(apps, w.GetGroup())
+		for _, ref := range w.GetNodeJobs() {
+			app, _ := splitRef(w.GetGroup(), ref)
+			apps = append(apps, app)
+		}
+	}
 	for _, app := range apps {
 		if err := r.loadJobs(app); err != nil {
 			return err
 		}
 	}
-	return nil
+	return r.loadWorkflows()
 }
 
 // loadJobs reads the jobs of group app, once.
@@ -221,6 +231,12 @@ func (r *applyRun) plan() error {
 		return err
 	}
 	if err := r.planJobs(); err != nil {
+		return err
+	}
+	if err := r.planWorkflows(); err != nil {
+		return err
+	}
+	if err := r.planPruneWorkflows(); err != nil {
 		return err
 	}
 	return r.planPrune()
@@ -472,6 +488,9 @@ func (r *applyRun) make() ([]int64, error) {
 	if err := r.makeJobs(); err != nil {
 		return nil, err
 	}
+	if err := r.makeWorkflows(); err != nil {
+		return nil, err
+	}
 	if err := r.makePrune(); err != nil {
 		return nil, err
 	}
@@ -706,9 +725,14 @@ func (r *applyRun) cycle(id int64) ([]int64, error) {
 	return walk(id)
 }
 
-// makePrune deletes the pruned jobs, first dropping them from each
-// other's child lists.
+// makePrune deletes the pruned workflows, then the pruned jobs, first
+// dropping them from each other's child lists.
 func (r *applyRun) makePrune() error {
+	for _, w := range r.wfDeletes {
+		if err := r.a.DeleteWorkflow(w.ID); err != nil {
+			return err
+		}
+	}
 	for _, j := range r.deletes {
 		if err := r.a.SetChildJobs(j.ID, nil); err != nil {
 			return err

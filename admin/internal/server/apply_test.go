@@ -29,6 +29,9 @@ func applySpec(app string) *carillonv1.ApplyRequest {
 			{Group: app, Job: &carillonv1.Job{Name: "mails", Description: "send the invoices", Handler: "mails", Schedule: none}},
 			{Group: app, Job: &carillonv1.Job{Name: "cleanup", Description: "cleanup", Handler: "cleanup", Schedule: none}},
 		},
+		Workflows: []*carillonv1.ApplyWorkflow{{Group: app, NodeJobs: []string{"invoices", "mails"}, Workflow: &carillonv1.Workflow{
+			Name: "month-end", Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "0 0 4 1 * ?", TimeZone: "UTC"},
+			Nodes: []*carillonv1.WorkflowNode{{Key: "bill"}, {Key: "mail", DependsOn: []string{"bill"}}}}}},
 	}
 }
 
@@ -98,7 +101,7 @@ func TestApply(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantPlan(t, "dry run", res, "calendar billing-weekend CREATE", "group billing CREATE",
-			"job billing/invoices CREATE", "job billing/mails CREATE", "job billing/cleanup CREATE")
+			"job billing/invoices CREATE", "job billing/mails CREATE", "job billing/cleanup CREATE", "workflow billing/month-end CREATE")
 		if res.Applied || len(jobsOf(t, adm, app)) != 0 {
 			t.Fatalf("dry run: applied %v, jobs %v; want nothing made", res.Applied, jobsOf(t, adm, app))
 		}
@@ -107,7 +110,7 @@ func TestApply(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantPlan(t, "first apply", res, "calendar billing-weekend CREATE", "group billing CREATE",
-			"job billing/invoices CREATE", "job billing/mails CREATE", "job billing/cleanup CREATE")
+			"job billing/invoices CREATE", "job billing/mails CREATE", "job billing/cleanup CREATE", "workflow billing/month-end CREATE")
 		jobs := jobsOf(t, adm, app)
 		inv := jobs["invoices"]
 		if len(jobs) != 3 || !slices.Equal(inv.ChildJobIds, []int64{jobs["mails"].Id}) || len(inv.CalendarIds) != 1 || !inv.Enabled || inv.NextFireAt == nil {
@@ -118,7 +121,7 @@ func TestApply(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantPlan(t, "second apply", res, "calendar billing-weekend UNCHANGED", "group billing UNCHANGED",
-			"job billing/invoices UNCHANGED", "job billing/mails UNCHANGED", "job billing/cleanup UNCHANGED")
+			"job billing/invoices UNCHANGED", "job billing/mails UNCHANGED", "job billing/cleanup UNCHANGED", "workflow billing/month-end UNCHANGED")
 		for name, j := range jobsOf(t, adm, app) {
 			if !proto.Equal(j, jobs[name]) {
 				t.Errorf("job %s after a second apply:\n%v\nwant it as it was:\n%v", name, j, jobs[name])
@@ -149,24 +152,32 @@ func TestApply(t *testing.T) {
 		upd.Jobs[0].Job.Schedule.Cron = "0 0 3 * * ?"
 		upd.Jobs[1].Job.Enabled = true
 		upd.Groups[0].MaxConcurrency = 5
+		upd.Workflows[0].NodeJobs[1] = "cleanup"
+		upd.Workflows[0].Workflow.Enabled = true
 		if res, err = adm.apply.Apply(ctx, upd); err != nil {
 			t.Fatal(err)
 		}
 		wantPlan(t, "update", res, "calendar billing-weekend UNCHANGED", "group billing UPDATE maxConcurrency",
-			"job billing/invoices UPDATE description,schedule.cron", "job billing/mails UPDATE enabled", "job billing/cleanup UNCHANGED")
+			"job billing/invoices UPDATE description,schedule.cron", "job billing/mails UPDATE enabled", "job billing/cleanup UNCHANGED",
+			"workflow billing/month-end UPDATE enabled,nodeJobs")
+		wf, err := adm.flow.ListWorkflows(ctx, &carillonv1.ListWorkflowsRequest{})
+		if err != nil || len(wf.Workflows) != 1 || !wf.Workflows[0].Enabled || wf.Workflows[0].Nodes[1].JobId != jobs["cleanup"].Id {
+			t.Fatalf("workflows after the update: %v, %v; want month-end started, its mail node on cleanup", wf, err)
+		}
 		after := jobsOf(t, adm, app)
 		if after["invoices"].Description != "changed" || !after["mails"].Enabled || !proto.Equal(after["cleanup"], jobs["cleanup"]) {
 			t.Errorf("jobs after the update: %v", after)
 		}
 
-		// --prune deletes cleanup, which upd no longer lists.
-		upd.Jobs = upd.Jobs[:2]
+		// --prune deletes cleanup and month-end, which upd no longer lists;
+		// without month-end, cleanup, one of its nodes, could not go.
+		upd.Jobs, upd.Workflows = upd.Jobs[:2], nil
 		upd.Prune = true
 		if res, err = adm.apply.Apply(ctx, upd); err != nil {
 			t.Fatal(err)
 		}
 		wantPlan(t, "prune", res, "calendar billing-weekend UNCHANGED", "group billing UNCHANGED",
-			"job billing/invoices UNCHANGED", "job billing/mails UNCHANGED", "job billing/cleanup DELETE")
+			"job billing/invoices UNCHANGED", "job billing/mails UNCHANGED", "workflow billing/month-end DELETE", "job billing/cleanup DELETE")
 		if after := jobsOf(t, adm, app); len(after) != 2 || after["cleanup"] != nil {
 			t.Errorf("jobs after prune: %v", after)
 		}
@@ -193,10 +204,10 @@ func TestApply(t *testing.T) {
 				targets = append(targets, e.Target)
 			}
 		}
-		// Newest first: the prune, the update (group, invoices, mails), the
-		// first apply (5 creates).
-		if len(targets) != 9 || targets[0] != fmt.Sprintf("job %d", jobs["cleanup"].Id) {
-			t.Errorf("audited changes: %v; want 9, the deletion of job %d first", targets, jobs["cleanup"].Id)
+		// Newest first: the prune (2), the update (group, invoices, mails,
+		// month-end), the first apply (6 creates).
+		if len(targets) != 12 || targets[0] != fmt.Sprintf("job %d", jobs["cleanup"].Id) {
+			t.Errorf("audited changes: %v; want 12, the deletion of job %d first", targets, jobs["cleanup"].Id)
 		}
 	})
 }

@@ -67,14 +67,19 @@ func jobForm(j store.Job, app string, childRef func(id int64) string, calendars 
 	return out
 }
 
-// clearJobOutput clears a job's output fields but enabled, which apply
-// sets.
-func clearJobOutput(p *carillonv1.Job) {
-	for _, f := range jobOutputFields {
+// clearOutput clears the fields of m named in outputs but enabled, which
+// apply sets (CreateJob and CreateWorkflow take it too).
+func clearOutput(m proto.Message, outputs []string) {
+	for _, f := range outputs {
 		if f != "enabled" {
-			clearFields(p, []string{f})
+			clearFields(m, []string{f})
 		}
 	}
+}
+
+// clearJobOutput clears a job's output fields but enabled.
+func clearJobOutput(p *carillonv1.Job) {
+	clearOutput(p, jobOutputFields)
 	if p.Script != nil {
 		p.Script.UpdatedAt = nil
 	}

@@ -16,7 +16,7 @@ import (
 const exportPage = 500
 
 // Export returns the groups the caller may read (or req.Group alone), their
-// named jobs and the calendars, in their apply form. Jobs without a name
+// named jobs, their workflows and the calendars, in their apply form. Jobs without a name
 // cannot be applied, and are left out.
 func (s applyService) Export(ctx context.Context, req *carillonv1.ExportRequest) (*carillonv1.ExportResponse, error) {
 	p := auth.FromContext(ctx)
@@ -57,21 +57,30 @@ func (s applyService) Export(ctx context.Context, req *carillonv1.ExportRequest)
 		if err != nil {
 			return nil, err
 		}
+		ref := func(id int64) string {
+			c, err := s.cfg.Store.Job(ctx, id)
+			if err != nil {
+				return fmt.Sprintf("#%d", id)
+			}
+			return childRef(g.AppName, groupApp[c.GroupID], c.Name, id)
+		}
 		for _, j := range js {
 			if j.Name == "" {
 				continue
-			}
-			ref := func(id int64) string {
-				c, err := s.cfg.Store.Job(ctx, id)
-				if err != nil {
-					return fmt.Sprintf("#%d", id)
-				}
-				return childRef(g.AppName, groupApp[c.GroupID], c.Name, id)
 			}
 			res.Jobs = append(res.Jobs, jobForm(j, g.AppName, ref, calName))
 			for _, id := range j.CalendarIDs {
 				used[id] = true
 			}
+		}
+		ws, err := readAll(func(after int64) ([]store.Workflow, error) {
+			return s.cfg.Store.Workflows(ctx, store.WorkflowFilter{GroupID: g.ID, AfterID: after, Limit: exportPage})
+		}, func(w store.Workflow) int64 { return w.ID })
+		if err != nil {
+			return nil, s.toConnect(err)
+		}
+		for _, w := range ws {
+			res.Workflows = append(res.Workflows, workflowForm(w, g.AppName, ref))
 		}
 	}
 	for _, c := range cals {

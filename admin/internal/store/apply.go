@@ -149,6 +149,49 @@ func (a *ApplyTx) SetChildJobs(id int64, children []int64) error {
 	return err
 }
 
+// WorkflowsOf returns the workflows of group groupID with their nodes,
+// ordered by ID.
+func (a *ApplyTx) WorkflowsOf(groupID int64) ([]Workflow, error) {
+	rows, err := a.tx.QueryContext(a.ctx, `SELECT `+workflowColumns+` FROM workflows WHERE group_id = ? ORDER BY id`, groupID)
+	ws, err := collect(rows, err, scanWorkflow)
+	for i := range ws {
+		if err == nil {
+			ws[i].Nodes, err = workflowNodes(a.ctx, a.tx, ws[i].ID)
+		}
+	}
+	return ws, err
+}
+
+// CreateWorkflow stores w and its nodes (the caller sets NextFireAt for
+// an enabled workflow) and returns it with its ID.
+func (a *ApplyTx) CreateWorkflow(w Workflow) (Workflow, error) {
+	w.CreatedAt, w.UpdatedAt = a.now, a.now
+	return w, workflowErr("create workflow", w, insertWorkflow(a.ctx, a.tx, &w))
+}
+
+// UpdateWorkflow replaces workflow w.ID's definition and nodes, as
+// Store.UpdateWorkflow does (Enabled is kept: see SetWorkflowEnabled).
+func (a *ApplyTx) UpdateWorkflow(w Workflow, scheduleChanged bool) (Workflow, error) {
+	return w, workflowErr("update workflow", w, updateWorkflow(a.ctx, a.tx, &w, scheduleChanged, a.now, a.s.forUpdate()))
+}
+
+// SetWorkflowEnabled starts workflow id with next as its first instant,
+// or stops it, as StartWorkflow and StopWorkflow do.
+func (a *ApplyTx) SetWorkflowEnabled(id int64, enabled bool, next time.Time) error {
+	var err error
+	if enabled {
+		_, err = a.tx.ExecContext(a.ctx, startWorkflowSQL, millis(next), millis(a.now), id)
+	} else {
+		_, err = a.tx.ExecContext(a.ctx, stopWorkflowSQL, millis(a.now), id)
+	}
+	return err
+}
+
+// DeleteWorkflow removes workflow id as Store.DeleteWorkflow does.
+func (a *ApplyTx) DeleteWorkflow(id int64) error {
+	return deleteWorkflow(a.ctx, a.tx, id)
+}
+
 // Audit appends e to the audit log in the transaction: it commits with
 // the change it records.
 func (a *ApplyTx) Audit(e AuditEntry) error {

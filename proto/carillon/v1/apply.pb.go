@@ -156,6 +156,74 @@ func (x *ApplyJob) GetCalendars() []string {
 	return nil
 }
 
+// ApplyWorkflow is a workflow as Apply takes it: its group and its nodes'
+// jobs named instead of by id.
+type ApplyWorkflow struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The app_name of the workflow's group: one of the request's groups or
+	// an existing one. Required.
+	Group string `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	// The workflow, without id and group_id, its nodes without job_id.
+	// Output fields are ignored.
+	Workflow *Workflow `protobuf:"bytes,2,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	// The job of each node, in the order of workflow.nodes: by name, a job
+	// of the same group, or "app/name" for a job of another group.
+	NodeJobs      []string `protobuf:"bytes,3,rep,name=node_jobs,json=nodeJobs,proto3" json:"node_jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyWorkflow) Reset() {
+	*x = ApplyWorkflow{}
+	mi := &file_carillon_v1_apply_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyWorkflow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyWorkflow) ProtoMessage() {}
+
+func (x *ApplyWorkflow) ProtoReflect() protoreflect.Message {
+	mi := &file_carillon_v1_apply_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyWorkflow.ProtoReflect.Descriptor instead.
+func (*ApplyWorkflow) Descriptor() ([]byte, []int) {
+	return file_carillon_v1_apply_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ApplyWorkflow) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *ApplyWorkflow) GetWorkflow() *Workflow {
+	if x != nil {
+		return x.Workflow
+	}
+	return nil
+}
+
+func (x *ApplyWorkflow) GetNodeJobs() []string {
+	if x != nil {
+		return x.NodeJobs
+	}
+	return nil
+}
+
 // ApplyRequest is a set of definitions to make so.
 type ApplyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -165,17 +233,19 @@ type ApplyRequest struct {
 	Jobs   []*ApplyJob `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	// Calendars by name. Output fields are ignored.
 	Calendars []*Calendar `protobuf:"bytes,3,rep,name=calendars,proto3" json:"calendars,omitempty"`
-	// Also delete the jobs of the request's groups that it does not list.
+	// Also delete the jobs and workflows of the request's groups that it
+	// does not list.
 	Prune bool `protobuf:"varint,4,opt,name=prune,proto3" json:"prune,omitempty"`
 	// Compute and check the plan only: change nothing.
-	DryRun        bool `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	DryRun        bool             `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	Workflows     []*ApplyWorkflow `protobuf:"bytes,6,rep,name=workflows,proto3" json:"workflows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ApplyRequest) Reset() {
 	*x = ApplyRequest{}
-	mi := &file_carillon_v1_apply_proto_msgTypes[1]
+	mi := &file_carillon_v1_apply_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -187,7 +257,7 @@ func (x *ApplyRequest) String() string {
 func (*ApplyRequest) ProtoMessage() {}
 
 func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_apply_proto_msgTypes[1]
+	mi := &file_carillon_v1_apply_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -200,7 +270,7 @@ func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_apply_proto_rawDescGZIP(), []int{1}
+	return file_carillon_v1_apply_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ApplyRequest) GetGroups() []*Group {
@@ -238,13 +308,20 @@ func (x *ApplyRequest) GetDryRun() bool {
 	return false
 }
 
+func (x *ApplyRequest) GetWorkflows() []*ApplyWorkflow {
+	if x != nil {
+		return x.Workflows
+	}
+	return nil
+}
+
 // ApplyChange is one item of a plan.
 type ApplyChange struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "calendar", "group" or "job".
+	// "calendar", "group", "job" or "workflow".
 	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	// The item's identity: a calendar's name, a group's app_name, a job's
-	// "app/name".
+	// or workflow's "app/name".
 	Name   string      `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	Action ApplyAction `protobuf:"varint,3,opt,name=action,proto3,enum=carillon.v1.ApplyAction" json:"action,omitempty"`
 	// UPDATE: the fields that differ, by their JSON names ("schedule.cron",
@@ -258,7 +335,7 @@ type ApplyChange struct {
 
 func (x *ApplyChange) Reset() {
 	*x = ApplyChange{}
-	mi := &file_carillon_v1_apply_proto_msgTypes[2]
+	mi := &file_carillon_v1_apply_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -270,7 +347,7 @@ func (x *ApplyChange) String() string {
 func (*ApplyChange) ProtoMessage() {}
 
 func (x *ApplyChange) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_apply_proto_msgTypes[2]
+	mi := &file_carillon_v1_apply_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -283,7 +360,7 @@ func (x *ApplyChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyChange.ProtoReflect.Descriptor instead.
 func (*ApplyChange) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_apply_proto_rawDescGZIP(), []int{2}
+	return file_carillon_v1_apply_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ApplyChange) GetKind() string {
@@ -321,8 +398,8 @@ func (x *ApplyChange) GetId() int64 {
 	return 0
 }
 
-// ApplyResponse is the plan: calendars, then groups, then jobs, each in
-// the request's order, then the deleted jobs.
+// ApplyResponse is the plan: calendars, then groups, jobs and workflows,
+// each in the request's order, then the deleted workflows and jobs.
 type ApplyResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Changes []*ApplyChange         `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
@@ -334,7 +411,7 @@ type ApplyResponse struct {
 
 func (x *ApplyResponse) Reset() {
 	*x = ApplyResponse{}
-	mi := &file_carillon_v1_apply_proto_msgTypes[3]
+	mi := &file_carillon_v1_apply_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -346,7 +423,7 @@ func (x *ApplyResponse) String() string {
 func (*ApplyResponse) ProtoMessage() {}
 
 func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_apply_proto_msgTypes[3]
+	mi := &file_carillon_v1_apply_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -359,7 +436,7 @@ func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyResponse.ProtoReflect.Descriptor instead.
 func (*ApplyResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_apply_proto_rawDescGZIP(), []int{3}
+	return file_carillon_v1_apply_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ApplyResponse) GetChanges() []*ApplyChange {
@@ -379,7 +456,8 @@ func (x *ApplyResponse) GetApplied() bool {
 // ExportRequest says what to export.
 type ExportRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only this group (by app_name), its jobs and the calendars they use;
+	// Only this group (by app_name), its jobs and workflows and the
+	// calendars they use;
 	// empty means every group the caller may read and every calendar.
 	Group         string `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -388,7 +466,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_carillon_v1_apply_proto_msgTypes[4]
+	mi := &file_carillon_v1_apply_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -400,7 +478,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_apply_proto_msgTypes[4]
+	mi := &file_carillon_v1_apply_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -413,7 +491,7 @@ func (x *ExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRequest.ProtoReflect.Descriptor instead.
 func (*ExportRequest) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_apply_proto_rawDescGZIP(), []int{4}
+	return file_carillon_v1_apply_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ExportRequest) GetGroup() string {
@@ -429,13 +507,14 @@ type ExportResponse struct {
 	Groups        []*Group               `protobuf:"bytes,1,rep,name=groups,proto3" json:"groups,omitempty"`
 	Jobs          []*ApplyJob            `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	Calendars     []*Calendar            `protobuf:"bytes,3,rep,name=calendars,proto3" json:"calendars,omitempty"`
+	Workflows     []*ApplyWorkflow       `protobuf:"bytes,4,rep,name=workflows,proto3" json:"workflows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExportResponse) Reset() {
 	*x = ExportResponse{}
-	mi := &file_carillon_v1_apply_proto_msgTypes[5]
+	mi := &file_carillon_v1_apply_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -447,7 +526,7 @@ func (x *ExportResponse) String() string {
 func (*ExportResponse) ProtoMessage() {}
 
 func (x *ExportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_carillon_v1_apply_proto_msgTypes[5]
+	mi := &file_carillon_v1_apply_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -460,7 +539,7 @@ func (x *ExportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportResponse.ProtoReflect.Descriptor instead.
 func (*ExportResponse) Descriptor() ([]byte, []int) {
-	return file_carillon_v1_apply_proto_rawDescGZIP(), []int{5}
+	return file_carillon_v1_apply_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ExportResponse) GetGroups() []*Group {
@@ -484,23 +563,36 @@ func (x *ExportResponse) GetCalendars() []*Calendar {
 	return nil
 }
 
+func (x *ExportResponse) GetWorkflows() []*ApplyWorkflow {
+	if x != nil {
+		return x.Workflows
+	}
+	return nil
+}
+
 var File_carillon_v1_apply_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_apply_proto_rawDesc = "" +
 	"\n" +
-	"\x17carillon/v1/apply.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/calendar.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/job.proto\"\xb3\x01\n" +
+	"\x17carillon/v1/apply.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/calendar.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/job.proto\x1a\x1acarillon/v1/workflow.proto\"\xb3\x01\n" +
 	"\bApplyJob\x12\x1d\n" +
 	"\x05group\x18\x01 \x01(\tB\a\xbaH\x04r\x02(@R\x05group\x12*\n" +
 	"\x03job\x18\x02 \x01(\v2\x10.carillon.v1.JobB\x06\xbaH\x03\xc8\x01\x01R\x03job\x12.\n" +
 	"\n" +
 	"child_jobs\x18\x03 \x03(\tB\x0f\xbaH\f\x92\x01\t\x10@\"\x05r\x03(\xc8\x01R\tchildJobs\x12,\n" +
-	"\tcalendars\x18\x04 \x03(\tB\x0e\xbaH\v\x92\x01\b\x10\x14\"\x04r\x02(dR\tcalendars\"\xea\x01\n" +
+	"\tcalendars\x18\x04 \x03(\tB\x0e\xbaH\v\x92\x01\b\x10\x14\"\x04r\x02(dR\tcalendars\"\x98\x01\n" +
+	"\rApplyWorkflow\x12\x1d\n" +
+	"\x05group\x18\x01 \x01(\tB\a\xbaH\x04r\x02(@R\x05group\x129\n" +
+	"\bworkflow\x18\x02 \x01(\v2\x15.carillon.v1.WorkflowB\x06\xbaH\x03\xc8\x01\x01R\bworkflow\x12-\n" +
+	"\tnode_jobs\x18\x03 \x03(\tB\x10\xbaH\r\x92\x01\n" +
+	"\x10\xe8\a\"\x05r\x03(\xc8\x01R\bnodeJobs\"\xaf\x02\n" +
 	"\fApplyRequest\x125\n" +
 	"\x06groups\x18\x01 \x03(\v2\x12.carillon.v1.GroupB\t\xbaH\x06\x92\x01\x03\x10\xe8\aR\x06groups\x124\n" +
 	"\x04jobs\x18\x02 \x03(\v2\x15.carillon.v1.ApplyJobB\t\xbaH\x06\x92\x01\x03\x10\x90NR\x04jobs\x12>\n" +
 	"\tcalendars\x18\x03 \x03(\v2\x15.carillon.v1.CalendarB\t\xbaH\x06\x92\x01\x03\x10\xe8\aR\tcalendars\x12\x14\n" +
 	"\x05prune\x18\x04 \x01(\bR\x05prune\x12\x17\n" +
-	"\adry_run\x18\x05 \x01(\bR\x06dryRun\"\x8f\x01\n" +
+	"\adry_run\x18\x05 \x01(\bR\x06dryRun\x12C\n" +
+	"\tworkflows\x18\x06 \x03(\v2\x1a.carillon.v1.ApplyWorkflowB\t\xbaH\x06\x92\x01\x03\x10\x90NR\tworkflows\"\x8f\x01\n" +
 	"\vApplyChange\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x120\n" +
@@ -511,11 +603,12 @@ const file_carillon_v1_apply_proto_rawDesc = "" +
 	"\achanges\x18\x01 \x03(\v2\x18.carillon.v1.ApplyChangeR\achanges\x12\x18\n" +
 	"\aapplied\x18\x02 \x01(\bR\aapplied\".\n" +
 	"\rExportRequest\x12\x1d\n" +
-	"\x05group\x18\x01 \x01(\tB\a\xbaH\x04r\x02(@R\x05group\"\x9c\x01\n" +
+	"\x05group\x18\x01 \x01(\tB\a\xbaH\x04r\x02(@R\x05group\"\xd6\x01\n" +
 	"\x0eExportResponse\x12*\n" +
 	"\x06groups\x18\x01 \x03(\v2\x12.carillon.v1.GroupR\x06groups\x12)\n" +
 	"\x04jobs\x18\x02 \x03(\v2\x15.carillon.v1.ApplyJobR\x04jobs\x123\n" +
-	"\tcalendars\x18\x03 \x03(\v2\x15.carillon.v1.CalendarR\tcalendars*\x92\x01\n" +
+	"\tcalendars\x18\x03 \x03(\v2\x15.carillon.v1.CalendarR\tcalendars\x128\n" +
+	"\tworkflows\x18\x04 \x03(\v2\x1a.carillon.v1.ApplyWorkflowR\tworkflows*\x92\x01\n" +
 	"\vApplyAction\x12\x1c\n" +
 	"\x18APPLY_ACTION_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13APPLY_ACTION_CREATE\x10\x01\x12\x17\n" +
@@ -539,38 +632,43 @@ func file_carillon_v1_apply_proto_rawDescGZIP() []byte {
 }
 
 var file_carillon_v1_apply_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_carillon_v1_apply_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_carillon_v1_apply_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_carillon_v1_apply_proto_goTypes = []any{
 	(ApplyAction)(0),       // 0: carillon.v1.ApplyAction
 	(*ApplyJob)(nil),       // 1: carillon.v1.ApplyJob
-	(*ApplyRequest)(nil),   // 2: carillon.v1.ApplyRequest
-	(*ApplyChange)(nil),    // 3: carillon.v1.ApplyChange
-	(*ApplyResponse)(nil),  // 4: carillon.v1.ApplyResponse
-	(*ExportRequest)(nil),  // 5: carillon.v1.ExportRequest
-	(*ExportResponse)(nil), // 6: carillon.v1.ExportResponse
-	(*Job)(nil),            // 7: carillon.v1.Job
-	(*Group)(nil),          // 8: carillon.v1.Group
-	(*Calendar)(nil),       // 9: carillon.v1.Calendar
+	(*ApplyWorkflow)(nil),  // 2: carillon.v1.ApplyWorkflow
+	(*ApplyRequest)(nil),   // 3: carillon.v1.ApplyRequest
+	(*ApplyChange)(nil),    // 4: carillon.v1.ApplyChange
+	(*ApplyResponse)(nil),  // 5: carillon.v1.ApplyResponse
+	(*ExportRequest)(nil),  // 6: carillon.v1.ExportRequest
+	(*ExportResponse)(nil), // 7: carillon.v1.ExportResponse
+	(*Job)(nil),            // 8: carillon.v1.Job
+	(*Workflow)(nil),       // 9: carillon.v1.Workflow
+	(*Group)(nil),          // 10: carillon.v1.Group
+	(*Calendar)(nil),       // 11: carillon.v1.Calendar
 }
 var file_carillon_v1_apply_proto_depIdxs = []int32{
-	7,  // 0: carillon.v1.ApplyJob.job:type_name -> carillon.v1.Job
-	8,  // 1: carillon.v1.ApplyRequest.groups:type_name -> carillon.v1.Group
-	1,  // 2: carillon.v1.ApplyRequest.jobs:type_name -> carillon.v1.ApplyJob
-	9,  // 3: carillon.v1.ApplyRequest.calendars:type_name -> carillon.v1.Calendar
-	0,  // 4: carillon.v1.ApplyChange.action:type_name -> carillon.v1.ApplyAction
-	3,  // 5: carillon.v1.ApplyResponse.changes:type_name -> carillon.v1.ApplyChange
-	8,  // 6: carillon.v1.ExportResponse.groups:type_name -> carillon.v1.Group
-	1,  // 7: carillon.v1.ExportResponse.jobs:type_name -> carillon.v1.ApplyJob
-	9,  // 8: carillon.v1.ExportResponse.calendars:type_name -> carillon.v1.Calendar
-	2,  // 9: carillon.v1.ApplyService.Apply:input_type -> carillon.v1.ApplyRequest
-	5,  // 10: carillon.v1.ApplyService.Export:input_type -> carillon.v1.ExportRequest
-	4,  // 11: carillon.v1.ApplyService.Apply:output_type -> carillon.v1.ApplyResponse
-	6,  // 12: carillon.v1.ApplyService.Export:output_type -> carillon.v1.ExportResponse
-	11, // [11:13] is the sub-list for method output_type
-	9,  // [9:11] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	8,  // 0: carillon.v1.ApplyJob.job:type_name -> carillon.v1.Job
+	9,  // 1: carillon.v1.ApplyWorkflow.workflow:type_name -> carillon.v1.Workflow
+	10, // 2: carillon.v1.ApplyRequest.groups:type_name -> carillon.v1.Group
+	1,  // 3: carillon.v1.ApplyRequest.jobs:type_name -> carillon.v1.ApplyJob
+	11, // 4: carillon.v1.ApplyRequest.calendars:type_name -> carillon.v1.Calendar
+	2,  // 5: carillon.v1.ApplyRequest.workflows:type_name -> carillon.v1.ApplyWorkflow
+	0,  // 6: carillon.v1.ApplyChange.action:type_name -> carillon.v1.ApplyAction
+	4,  // 7: carillon.v1.ApplyResponse.changes:type_name -> carillon.v1.ApplyChange
+	10, // 8: carillon.v1.ExportResponse.groups:type_name -> carillon.v1.Group
+	1,  // 9: carillon.v1.ExportResponse.jobs:type_name -> carillon.v1.ApplyJob
+	11, // 10: carillon.v1.ExportResponse.calendars:type_name -> carillon.v1.Calendar
+	2,  // 11: carillon.v1.ExportResponse.workflows:type_name -> carillon.v1.ApplyWorkflow
+	3,  // 12: carillon.v1.ApplyService.Apply:input_type -> carillon.v1.ApplyRequest
+	6,  // 13: carillon.v1.ApplyService.Export:input_type -> carillon.v1.ExportRequest
+	5,  // 14: carillon.v1.ApplyService.Apply:output_type -> carillon.v1.ApplyResponse
+	7,  // 15: carillon.v1.ApplyService.Export:output_type -> carillon.v1.ExportResponse
+	14, // [14:16] is the sub-list for method output_type
+	12, // [12:14] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_carillon_v1_apply_proto_init() }
@@ -581,13 +679,14 @@ func file_carillon_v1_apply_proto_init() {
 	file_carillon_v1_calendar_proto_init()
 	file_carillon_v1_group_proto_init()
 	file_carillon_v1_job_proto_init()
+	file_carillon_v1_workflow_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_carillon_v1_apply_proto_rawDesc), len(file_carillon_v1_apply_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -42,16 +42,17 @@ const (
 // ApplyServiceClient is a client for the carillon.v1.ApplyService service.
 type ApplyServiceClient interface {
 	// Apply computes the plan that makes the admin's state what the
-	// request says (each group, job and calendar created, updated with the
-	// fields that differ, or unchanged; with prune, the jobs of the
-	// request's groups that it does not list deleted) and, unless dry_run,
-	// makes it in one transaction: a bad item, or one the caller may not
-	// change (ADMIN for groups and calendars, a MEMBER of the group for its
-	// jobs), refuses the whole request, naming it, and changes nothing.
+	// request says (each group, job, workflow and calendar created, updated
+	// with the fields that differ, or unchanged; with prune, the jobs and
+	// workflows of the request's groups that it does not list deleted) and,
+	// unless dry_run, makes it in one transaction: a bad item, or one the
+	// caller may not change (ADMIN for groups and calendars, a MEMBER of the
+	// group for its jobs and workflows), refuses the whole request, naming
+	// it, and changes nothing.
 	// Unchanged items are not written (their updated_at stays), so applying
 	// the same definitions twice changes nothing. Each change is audited.
 	Apply(context.Context, *v1.ApplyRequest) (*v1.ApplyResponse, error)
-	// Export returns the admin's groups, jobs and calendars as Apply takes
+	// Export returns the admin's groups, jobs, workflows and calendars as Apply takes
 	// them (output fields left out; no secrets): applied, they make an
 	// empty plan. A MEMBER gets the groups they may read.
 	Export(context.Context, *v1.ExportRequest) (*v1.ExportResponse, error)
@@ -110,16 +111,17 @@ func (c *applyServiceClient) Export(ctx context.Context, req *v1.ExportRequest) 
 // ApplyServiceHandler is an implementation of the carillon.v1.ApplyService service.
 type ApplyServiceHandler interface {
 	// Apply computes the plan that makes the admin's state what the
-	// request says (each group, job and calendar created, updated with the
-	// fields that differ, or unchanged; with prune, the jobs of the
-	// request's groups that it does not list deleted) and, unless dry_run,
-	// makes it in one transaction: a bad item, or one the caller may not
-	// change (ADMIN for groups and calendars, a MEMBER of the group for its
-	// jobs), refuses the whole request, naming it, and changes nothing.
+	// request says (each group, job, workflow and calendar created, updated
+	// with the fields that differ, or unchanged; with prune, the jobs and
+	// workflows of the request's groups that it does not list deleted) and,
+	// unless dry_run, makes it in one transaction: a bad item, or one the
+	// caller may not change (ADMIN for groups and calendars, a MEMBER of the
+	// group for its jobs and workflows), refuses the whole request, naming
+	// it, and changes nothing.
 	// Unchanged items are not written (their updated_at stays), so applying
 	// the same definitions twice changes nothing. Each change is audited.
 	Apply(context.Context, *v1.ApplyRequest) (*v1.ApplyResponse, error)
-	// Export returns the admin's groups, jobs and calendars as Apply takes
+	// Export returns the admin's groups, jobs, workflows and calendars as Apply takes
 	// them (output fields left out; no secrets): applied, they make an
 	// empty plan. A MEMBER gets the groups they may read.
 	Export(context.Context, *v1.ExportRequest) (*v1.ExportResponse, error)

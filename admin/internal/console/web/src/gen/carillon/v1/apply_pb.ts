@@ -11,13 +11,15 @@ import type { Group } from "./group_pb";
 import { file_carillon_v1_group } from "./group_pb";
 import type { Job } from "./job_pb";
 import { file_carillon_v1_job } from "./job_pb";
+import type { Workflow } from "./workflow_pb";
+import { file_carillon_v1_workflow } from "./workflow_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file carillon/v1/apply.proto.
  */
 export const file_carillon_v1_apply: GenFile = /*@__PURE__*/
-  fileDesc("ChdjYXJpbGxvbi92MS9hcHBseS5wcm90bxILY2FyaWxsb24udjEikQEKCEFwcGx5Sm9iEhYKBWdyb3VwGAEgASgJQge6SARyAihAEiUKA2pvYhgCIAEoCzIQLmNhcmlsbG9uLnYxLkpvYkIGukgDyAEBEiMKCmNoaWxkX2pvYnMYAyADKAlCD7pIDJIBCRBAIgVyAyjIARIhCgljYWxlbmRhcnMYBCADKAlCDrpIC5IBCBAUIgRyAihkIsIBCgxBcHBseVJlcXVlc3QSLQoGZ3JvdXBzGAEgAygLMhIuY2FyaWxsb24udjEuR3JvdXBCCbpIBpIBAxDoBxIuCgRqb2JzGAIgAygLMhUuY2FyaWxsb24udjEuQXBwbHlKb2JCCbpIBpIBAxCQThIzCgljYWxlbmRhcnMYAyADKAsyFS5jYXJpbGxvbi52MS5DYWxlbmRhckIJukgGkgEDEOgHEg0KBXBydW5lGAQgASgIEg8KB2RyeV9ydW4YBSABKAgibwoLQXBwbHlDaGFuZ2USDAoEa2luZBgBIAEoCRIMCgRuYW1lGAIgASgJEigKBmFjdGlvbhgDIAEoDjIYLmNhcmlsbG9uLnYxLkFwcGx5QWN0aW9uEg4KBmZpZWxkcxgEIAMoCRIKCgJpZBgFIAEoAyJLCg1BcHBseVJlc3BvbnNlEikKB2NoYW5nZXMYASADKAsyGC5jYXJpbGxvbi52MS5BcHBseUNoYW5nZRIPCgdhcHBsaWVkGAIgASgIIicKDUV4cG9ydFJlcXVlc3QSFgoFZ3JvdXAYASABKAlCB7pIBHICKEAigwEKDkV4cG9ydFJlc3BvbnNlEiIKBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwEiMKBGpvYnMYAiADKAsyFS5jYXJpbGxvbi52MS5BcHBseUpvYhIoCgljYWxlbmRhcnMYAyADKAsyFS5jYXJpbGxvbi52MS5DYWxlbmRhciqSAQoLQXBwbHlBY3Rpb24SHAoYQVBQTFlfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFwoTQVBQTFlfQUNUSU9OX0NSRUFURRABEhcKE0FQUExZX0FDVElPTl9VUERBVEUQAhIaChZBUFBMWV9BQ1RJT05fVU5DSEFOR0VEEAMSFwoTQVBQTFlfQUNUSU9OX0RFTEVURRAEMpEBCgxBcHBseVNlcnZpY2USPgoFQXBwbHkSGS5jYXJpbGxvbi52MS5BcHBseVJlcXVlc3QaGi5jYXJpbGxvbi52MS5BcHBseVJlc3BvbnNlEkEKBkV4cG9ydBIaLmNhcmlsbG9uLnYxLkV4cG9ydFJlcXVlc3QaGy5jYXJpbGxvbi52MS5FeHBvcnRSZXNwb25zZUI9WjtnaXRodWIuY29tL2NhcmlsbG9uaHEvY2FyaWxsb24vcHJvdG8vY2FyaWxsb24vdjE7Y2FyaWxsb252MWIGcHJvdG8z", [file_buf_validate_validate, file_carillon_v1_calendar, file_carillon_v1_group, file_carillon_v1_job]);
+  fileDesc("ChdjYXJpbGxvbi92MS9hcHBseS5wcm90bxILY2FyaWxsb24udjEikQEKCEFwcGx5Sm9iEhYKBWdyb3VwGAEgASgJQge6SARyAihAEiUKA2pvYhgCIAEoCzIQLmNhcmlsbG9uLnYxLkpvYkIGukgDyAEBEiMKCmNoaWxkX2pvYnMYAyADKAlCD7pIDJIBCRBAIgVyAyjIARIhCgljYWxlbmRhcnMYBCADKAlCDrpIC5IBCBAUIgRyAihkIn0KDUFwcGx5V29ya2Zsb3cSFgoFZ3JvdXAYASABKAlCB7pIBHICKEASLwoId29ya2Zsb3cYAiABKAsyFS5jYXJpbGxvbi52MS5Xb3JrZmxvd0IGukgDyAEBEiMKCW5vZGVfam9icxgDIAMoCUIQukgNkgEKEOgHIgVyAyjIASL8AQoMQXBwbHlSZXF1ZXN0Ei0KBmdyb3VwcxgBIAMoCzISLmNhcmlsbG9uLnYxLkdyb3VwQgm6SAaSAQMQ6AcSLgoEam9icxgCIAMoCzIVLmNhcmlsbG9uLnYxLkFwcGx5Sm9iQgm6SAaSAQMQkE4SMwoJY2FsZW5kYXJzGAMgAygLMhUuY2FyaWxsb24udjEuQ2FsZW5kYXJCCbpIBpIBAxDoBxINCgVwcnVuZRgEIAEoCBIPCgdkcnlfcnVuGAUgASgIEjgKCXdvcmtmbG93cxgGIAMoCzIaLmNhcmlsbG9uLnYxLkFwcGx5V29ya2Zsb3dCCbpIBpIBAxCQTiJvCgtBcHBseUNoYW5nZRIMCgRraW5kGAEgASgJEgwKBG5hbWUYAiABKAkSKAoGYWN0aW9uGAMgASgOMhguY2FyaWxsb24udjEuQXBwbHlBY3Rpb24SDgoGZmllbGRzGAQgAygJEgoKAmlkGAUgASgDIksKDUFwcGx5UmVzcG9uc2USKQoHY2hhbmdlcxgBIAMoCzIYLmNhcmlsbG9uLnYxLkFwcGx5Q2hhbmdlEg8KB2FwcGxpZWQYAiABKAgiJwoNRXhwb3J0UmVxdWVzdBIWCgVncm91cBgBIAEoCUIHukgEcgIoQCKyAQoORXhwb3J0UmVzcG9uc2USIgoGZ3JvdXBzGAEgAygLMhIuY2FyaWxsb24udjEuR3JvdXASIwoEam9icxgCIAMoCzIVLmNhcmlsbG9uLnYxLkFwcGx5Sm9iEigKCWNhbGVuZGFycxgDIAMoCzIVLmNhcmlsbG9uLnYxLkNhbGVuZGFyEi0KCXdvcmtmbG93cxgEIAMoCzIaLmNhcmlsbG9uLnYxLkFwcGx5V29ya2Zsb3cqkgEKC0FwcGx5QWN0aW9uEhwKGEFQUExZX0FDVElPTl9VTlNQRUNJRklFRBAAEhcKE0FQUExZX0FDVElPTl9DUkVBVEUQARIXChNBUFBMWV9BQ1RJT05fVVBEQVRFEAISGgoWQVBQTFlfQUNUSU9OX1VOQ0hBTkdFRBADEhcKE0FQUExZX0FDVElPTl9ERUxFVEUQBDKRAQoMQXBwbHlTZXJ2aWNlEj4KBUFwcGx5EhkuY2FyaWxsb24udjEuQXBwbHlSZXF1ZXN0GhouY2FyaWxsb24udjEuQXBwbHlSZXNwb25zZRJBCgZFeHBvcnQSGi5jYXJpbGxvbi52MS5FeHBvcnRSZXF1ZXN0GhsuY2FyaWxsb24udjEuRXhwb3J0UmVzcG9uc2VCPVo7Z2l0aHViLmNvbS9jYXJpbGxvbmhxL2NhcmlsbG9uL3Byb3RvL2NhcmlsbG9uL3YxO2NhcmlsbG9udjFiBnByb3RvMw", [file_buf_validate_validate, file_carillon_v1_calendar, file_carillon_v1_group, file_carillon_v1_job, file_carillon_v1_workflow]);
 
 /**
  * ApplyJob is a job as Apply takes it: its group, child jobs and
@@ -67,6 +69,45 @@ export const ApplyJobSchema: GenMessage<ApplyJob> = /*@__PURE__*/
   messageDesc(file_carillon_v1_apply, 0);
 
 /**
+ * ApplyWorkflow is a workflow as Apply takes it: its group and its nodes'
+ * jobs named instead of by id.
+ *
+ * @generated from message carillon.v1.ApplyWorkflow
+ */
+export type ApplyWorkflow = Message<"carillon.v1.ApplyWorkflow"> & {
+  /**
+   * The app_name of the workflow's group: one of the request's groups or
+   * an existing one. Required.
+   *
+   * @generated from field: string group = 1;
+   */
+  group: string;
+
+  /**
+   * The workflow, without id and group_id, its nodes without job_id.
+   * Output fields are ignored.
+   *
+   * @generated from field: carillon.v1.Workflow workflow = 2;
+   */
+  workflow?: Workflow | undefined;
+
+  /**
+   * The job of each node, in the order of workflow.nodes: by name, a job
+   * of the same group, or "app/name" for a job of another group.
+   *
+   * @generated from field: repeated string node_jobs = 3;
+   */
+  nodeJobs: string[];
+};
+
+/**
+ * Describes the message carillon.v1.ApplyWorkflow.
+ * Use `create(ApplyWorkflowSchema)` to create a new message.
+ */
+export const ApplyWorkflowSchema: GenMessage<ApplyWorkflow> = /*@__PURE__*/
+  messageDesc(file_carillon_v1_apply, 1);
+
+/**
  * ApplyRequest is a set of definitions to make so.
  *
  * @generated from message carillon.v1.ApplyRequest
@@ -93,7 +134,8 @@ export type ApplyRequest = Message<"carillon.v1.ApplyRequest"> & {
   calendars: Calendar[];
 
   /**
-   * Also delete the jobs of the request's groups that it does not list.
+   * Also delete the jobs and workflows of the request's groups that it
+   * does not list.
    *
    * @generated from field: bool prune = 4;
    */
@@ -105,6 +147,11 @@ export type ApplyRequest = Message<"carillon.v1.ApplyRequest"> & {
    * @generated from field: bool dry_run = 5;
    */
   dryRun: boolean;
+
+  /**
+   * @generated from field: repeated carillon.v1.ApplyWorkflow workflows = 6;
+   */
+  workflows: ApplyWorkflow[];
 };
 
 /**
@@ -112,7 +159,7 @@ export type ApplyRequest = Message<"carillon.v1.ApplyRequest"> & {
  * Use `create(ApplyRequestSchema)` to create a new message.
  */
 export const ApplyRequestSchema: GenMessage<ApplyRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_apply, 1);
+  messageDesc(file_carillon_v1_apply, 2);
 
 /**
  * ApplyChange is one item of a plan.
@@ -121,7 +168,7 @@ export const ApplyRequestSchema: GenMessage<ApplyRequest> = /*@__PURE__*/
  */
 export type ApplyChange = Message<"carillon.v1.ApplyChange"> & {
   /**
-   * "calendar", "group" or "job".
+   * "calendar", "group", "job" or "workflow".
    *
    * @generated from field: string kind = 1;
    */
@@ -129,7 +176,7 @@ export type ApplyChange = Message<"carillon.v1.ApplyChange"> & {
 
   /**
    * The item's identity: a calendar's name, a group's app_name, a job's
-   * "app/name".
+   * or workflow's "app/name".
    *
    * @generated from field: string name = 2;
    */
@@ -161,11 +208,11 @@ export type ApplyChange = Message<"carillon.v1.ApplyChange"> & {
  * Use `create(ApplyChangeSchema)` to create a new message.
  */
 export const ApplyChangeSchema: GenMessage<ApplyChange> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_apply, 2);
+  messageDesc(file_carillon_v1_apply, 3);
 
 /**
- * ApplyResponse is the plan: calendars, then groups, then jobs, each in
- * the request's order, then the deleted jobs.
+ * ApplyResponse is the plan: calendars, then groups, jobs and workflows,
+ * each in the request's order, then the deleted workflows and jobs.
  *
  * @generated from message carillon.v1.ApplyResponse
  */
@@ -188,7 +235,7 @@ export type ApplyResponse = Message<"carillon.v1.ApplyResponse"> & {
  * Use `create(ApplyResponseSchema)` to create a new message.
  */
 export const ApplyResponseSchema: GenMessage<ApplyResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_apply, 3);
+  messageDesc(file_carillon_v1_apply, 4);
 
 /**
  * ExportRequest says what to export.
@@ -197,7 +244,8 @@ export const ApplyResponseSchema: GenMessage<ApplyResponse> = /*@__PURE__*/
  */
 export type ExportRequest = Message<"carillon.v1.ExportRequest"> & {
   /**
-   * Only this group (by app_name), its jobs and the calendars they use;
+   * Only this group (by app_name), its jobs and workflows and the
+   * calendars they use;
    * empty means every group the caller may read and every calendar.
    *
    * @generated from field: string group = 1;
@@ -210,7 +258,7 @@ export type ExportRequest = Message<"carillon.v1.ExportRequest"> & {
  * Use `create(ExportRequestSchema)` to create a new message.
  */
 export const ExportRequestSchema: GenMessage<ExportRequest> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_apply, 4);
+  messageDesc(file_carillon_v1_apply, 5);
 
 /**
  * ExportResponse is the definitions, as ApplyRequest takes them.
@@ -232,6 +280,11 @@ export type ExportResponse = Message<"carillon.v1.ExportResponse"> & {
    * @generated from field: repeated carillon.v1.Calendar calendars = 3;
    */
   calendars: Calendar[];
+
+  /**
+   * @generated from field: repeated carillon.v1.ApplyWorkflow workflows = 4;
+   */
+  workflows: ApplyWorkflow[];
 };
 
 /**
@@ -239,7 +292,7 @@ export type ExportResponse = Message<"carillon.v1.ExportResponse"> & {
  * Use `create(ExportResponseSchema)` to create a new message.
  */
 export const ExportResponseSchema: GenMessage<ExportResponse> = /*@__PURE__*/
-  messageDesc(file_carillon_v1_apply, 5);
+  messageDesc(file_carillon_v1_apply, 6);
 
 /**
  * ApplyAction is what Apply does to one item.
@@ -280,23 +333,24 @@ export const ApplyActionSchema: GenEnum<ApplyAction> = /*@__PURE__*/
   enumDesc(file_carillon_v1_apply, 0);
 
 /**
- * ApplyService makes the admin's groups, jobs and calendars what a set of
+ * ApplyService makes the admin's groups, jobs, workflows and calendars what a set of
  * definitions says (`carillon apply`), and writes them out in the same
  * form (`carillon export`). Definitions name each other, not ids: groups
- * by app_name, jobs by their group's app_name and their name, calendars
- * by name; so one file applies to any admin.
+ * by app_name, jobs and workflows by their group's app_name and their
+ * name, calendars by name; so one file applies to any admin.
  *
  * @generated from service carillon.v1.ApplyService
  */
 export const ApplyService: GenService<{
   /**
    * Apply computes the plan that makes the admin's state what the
-   * request says (each group, job and calendar created, updated with the
-   * fields that differ, or unchanged; with prune, the jobs of the
-   * request's groups that it does not list deleted) and, unless dry_run,
-   * makes it in one transaction: a bad item, or one the caller may not
-   * change (ADMIN for groups and calendars, a MEMBER of the group for its
-   * jobs), refuses the whole request, naming it, and changes nothing.
+   * request says (each group, job, workflow and calendar created, updated
+   * with the fields that differ, or unchanged; with prune, the jobs and
+   * workflows of the request's groups that it does not list deleted) and,
+   * unless dry_run, makes it in one transaction: a bad item, or one the
+   * caller may not change (ADMIN for groups and calendars, a MEMBER of the
+   * group for its jobs and workflows), refuses the whole request, naming
+   * it, and changes nothing.
    * Unchanged items are not written (their updated_at stays), so applying
    * the same definitions twice changes nothing. Each change is audited.
    *
@@ -308,7 +362,7 @@ export const ApplyService: GenService<{
     output: typeof ApplyResponseSchema;
   },
   /**
-   * Export returns the admin's groups, jobs and calendars as Apply takes
+   * Export returns the admin's groups, jobs, workflows and calendars as Apply takes
    * them (output fields left out; no secrets): applied, they make an
    * empty plan. A MEMBER gets the groups they may read.
    *
