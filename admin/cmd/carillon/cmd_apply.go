@@ -54,8 +54,8 @@ func applyCmd(e *cmdEnv) *cobra.Command {
 			"(create, update with the fields that change, unchanged; delete with --prune) and makes\n" +
 			"it in one transaction: a bad definition, or one you may not change (groups and calendars\n" +
 			"are an ADMIN's, a group's jobs and workflows its MEMBERs'), refuses the whole plan and\n" +
-			"changes nothing. --prune also deletes the jobs and workflows of the files' groups that\n" +
-			"the files do not list.\n" +
+			"changes nothing. --prune also deletes the jobs and workflows of the groups the files\n" +
+			"list under groups: that the files do not list.\n" +
 			"Applying the same files again changes nothing. -f DIR reads its .yaml, .yml and .json\n" +
 			"files, sub-directories included, in name order.\n\n" + applyFileHelp,
 		Example: "  carillon export > jobs/all.yaml\n  carillon apply -f jobs/ --dry-run\n  carillon apply -f jobs/ --prune",
@@ -63,7 +63,7 @@ func applyCmd(e *cmdEnv) *cobra.Command {
 	}
 	file := cmd.Flags().StringP("file", "f", "", "a YAML (or JSON) file, or a directory of them")
 	dryRun := cmd.Flags().Bool("dry-run", false, "print the plan and change nothing")
-	prune := cmd.Flags().Bool("prune", false, "also delete the jobs and workflows of the files' groups that the files do not list")
+	prune := cmd.Flags().Bool("prune", false, "also delete the jobs and workflows of the groups under groups: that the files do not list")
 	_ = cobra.MarkFlagFilename(cmd.Flags(), "file", "yaml", "yml", "json")
 	return e.leaf(cmd, func(ctx context.Context, _ []string) error {
 		req, err := e.readApplyFiles(*file)

@@ -233,7 +233,7 @@ func TestApplyRefusals(t *testing.T) {
 			{"NoName", &carillonv1.ApplyRequest{Jobs: []*carillonv1.ApplyJob{job("app-a", "")}}, connect.CodeInvalidArgument,
 				"jobs[0] (app-a/).name: required"},
 			{"BadName", &carillonv1.ApplyRequest{Jobs: []*carillonv1.ApplyJob{job("app-a", "no spaces")}}, connect.CodeInvalidArgument,
-				"jobs[0].job.name"},
+				"jobs[0] (app-a/no spaces).name: does not match regex pattern"},
 			{"UnknownGroup", &carillonv1.ApplyRequest{Jobs: []*carillonv1.ApplyJob{job("nope", "j")}}, connect.CodeInvalidArgument,
 				`jobs[0] (nope/j).group: no group "nope"`},
 			{"Twice", &carillonv1.ApplyRequest{Jobs: []*carillonv1.ApplyJob{job("app-a", "j"), job("app-a", "j")}}, connect.CodeInvalidArgument,

@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -128,4 +130,36 @@ func diffReflect(a, b protoreflect.Message, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// applyIndex matches the item a field path of an ApplyRequest starts
+// with, and the message it wraps: "jobs[3].job".
+var applyIndex = regexp.MustCompile(`^(groups|jobs|workflows|calendars)\[(\d+)\](\.job\b|\.workflow\b)?`)
+
+// applyName names a field of r that broke a buf.validate rule as Apply's
+// other errors do, with the item's identity: "jobs[3].job.name" is
+// "jobs[3] (billing/invoices).name".
+func applyName(r *carillonv1.ApplyRequest, field string) string {
+	m := applyIndex.FindStringSubmatch(field)
+	if m == nil {
+		return field
+	}
+	i, err := strconv.Atoi(m[2])
+	if err != nil {
+		return field
+	}
+	id := ""
+	switch {
+	case m[1] == "groups" && i < len(r.Groups):
+		id = r.Groups[i].GetAppName()
+	case m[1] == "calendars" && i < len(r.Calendars):
+		id = r.Calendars[i].GetName()
+	case m[1] == "jobs" && i < len(r.Jobs):
+		id = r.Jobs[i].GetGroup() + "/" + r.Jobs[i].GetJob().GetName()
+	case m[1] == "workflows" && i < len(r.Workflows):
+		id = r.Workflows[i].GetGroup() + "/" + r.Workflows[i].GetWorkflow().GetName()
+	default:
+		return field
+	}
+	return fmt.Sprintf("%s[%d] (%s)%s", m[1], i, id, field[len(m[0]):])
 }
