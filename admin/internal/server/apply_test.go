@@ -154,10 +154,11 @@ func TestApply(t *testing.T) {
 		upd.Groups[0].MaxConcurrency = 5
 		upd.Workflows[0].NodeJobs[1] = "cleanup"
 		upd.Workflows[0].Workflow.Enabled = true
+		upd.Calendars[0].ExcludedWeekdays = []string{"SUN"}
 		if res, err = adm.apply.Apply(ctx, upd); err != nil {
 			t.Fatal(err)
 		}
-		wantPlan(t, "update", res, "calendar billing-weekend UNCHANGED", "group billing UPDATE maxConcurrency",
+		wantPlan(t, "update", res, "calendar billing-weekend UPDATE excludedWeekdays", "group billing UPDATE maxConcurrency",
 			"job billing/invoices UPDATE description,schedule.cron", "job billing/mails UPDATE enabled", "job billing/cleanup UNCHANGED",
 			"workflow billing/month-end UPDATE enabled,nodeJobs")
 		wf, err := adm.flow.ListWorkflows(ctx, &carillonv1.ListWorkflowsRequest{})
@@ -204,10 +205,10 @@ func TestApply(t *testing.T) {
 				targets = append(targets, e.Target)
 			}
 		}
-		// Newest first: the prune (2), the update (group, invoices, mails,
-		// month-end), the first apply (6 creates).
-		if len(targets) != 12 || targets[0] != fmt.Sprintf("job %d", jobs["cleanup"].Id) {
-			t.Errorf("audited changes: %v; want 12, the deletion of job %d first", targets, jobs["cleanup"].Id)
+		// Newest first: the prune (2), the update (calendar, group,
+		// invoices, mails, month-end), the first apply (6 creates).
+		if len(targets) != 13 || targets[0] != fmt.Sprintf("job %d", jobs["cleanup"].Id) {
+			t.Errorf("audited changes: %v; want 13, the deletion of job %d first", targets, jobs["cleanup"].Id)
 		}
 	})
 }
@@ -265,6 +266,15 @@ func TestApplyRefusals(t *testing.T) {
 		wantCode(t, "a MEMBER changing a group", err, connect.CodePermissionDenied, "groups[0] (app-a): only an ADMIN may update a group")
 		_, err = memberA.apply.Apply(ctx, &carillonv1.ApplyRequest{Jobs: []*carillonv1.ApplyJob{job("app-a", "second"), job("app-b", "theirs")}})
 		wantCode(t, "a MEMBER applying another group's job", err, connect.CodePermissionDenied, "jobs[1] (app-b/theirs)")
+		if _, err := f.as["admin"].apply.Apply(ctx, &carillonv1.ApplyRequest{Jobs: []*carillonv1.ApplyJob{job("app-b", "theirs")}}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = memberA.apply.Apply(ctx, &carillonv1.ApplyRequest{Workflows: []*carillonv1.ApplyWorkflow{{Group: "app-a", NodeJobs: []string{"mine", "app-b/theirs"},
+			Workflow: &carillonv1.Workflow{Name: "w", Nodes: []*carillonv1.WorkflowNode{{Key: "a"}, {Key: "b"}}}}}})
+		wantCode(t, "a MEMBER's workflow on another group's job", err, connect.CodePermissionDenied, "workflows[0] (app-a/w).nodes[1].job")
+		_, err = f.as["admin"].apply.Apply(ctx, &carillonv1.ApplyRequest{Workflows: []*carillonv1.ApplyWorkflow{{Group: "app-a", NodeJobs: []string{"mine"},
+			Workflow: &carillonv1.Workflow{Name: "w", Nodes: []*carillonv1.WorkflowNode{{Key: "a"}, {Key: "b", DependsOn: []string{"a"}}}}}}})
+		wantCode(t, "a workflow with a node without its job", err, connect.CodeInvalidArgument, "workflows[0] (app-a/w).node_jobs: want one job for each of the 2 nodes, got 1")
 		after := jobsOf(t, f.as["admin"], "app-a")
 		if len(after) != len(before)+1 || after["second"] != nil {
 			t.Errorf("jobs of app-a after refused plans: %v; want one more (mine) than %v", after, before)
