@@ -422,24 +422,32 @@ func (r *applyRun) checkJob(i int, in *carillonv1.ApplyJob) (applyItem[*carillon
 	return it, nil
 }
 
-// checkJobAccess requires the caller to operate the job's group (and
-// the groups of its child jobs, as CreateJob does), and an ADMIN or an
+// checkJobAccess requires the caller to operate the job's group and the
+// groups of its child jobs (as CreateJob does), and an ADMIN or an
 // allowed prefix for a new webhook.
 func (r *applyRun) checkJobAccess(it applyItem[*carillonv1.ApplyJob], cur store.Job) error {
-	if g, ok := r.groups[it.want.Group]; ok {
-		if err := writeGroup(r.p, it.field, g.ID); err != nil {
+	return r.checkAccess(it.field, it.want.Group, it.want.ChildJobs, ".childJobs[%d]", it.want.Job.AlarmWebhookUrl, cur.AlarmWebhookURL)
+}
+
+// checkAccess requires the caller to operate group app, where item field
+// goes, and the groups of the jobs refs names (naming a child job or a
+// node's job is operating it; refField says where each is), and an ADMIN
+// or an allowed prefix for a new webhook (old: the stored one).
+func (r *applyRun) checkAccess(field, app string, refs []string, refField, webhook, old string) error {
+	if g, ok := r.groups[app]; ok {
+		if err := writeGroup(r.p, field, g.ID); err != nil {
 			return err
 		}
 	}
-	for k, c := range it.want.ChildJobs {
-		app, _ := splitRef(it.want.Group, c)
-		if g, ok := r.groups[app]; ok {
-			if err := writeGroup(r.p, fmt.Sprintf("%s.childJobs[%d]", it.field, k), g.ID); err != nil {
+	for k, ref := range refs {
+		refApp, _ := splitRef(app, ref)
+		if g, ok := r.groups[refApp]; ok {
+			if err := writeGroup(r.p, field+fmt.Sprintf(refField, k), g.ID); err != nil {
 				return err
 			}
 		}
 	}
-	return r.s.checkWebhook(r.ctx, it.field+".alarm_webhook_url", it.want.Job.AlarmWebhookUrl, cur.AlarmWebhookURL)
+	return r.s.checkWebhook(r.ctx, field+".alarm_webhook_url", webhook, old)
 }
 
 // planPrune plans, with req.Prune, the deletion of the stored jobs of the

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -128,20 +130,7 @@ func (r *applyRun) checkWorkflow(i int, in *carillonv1.ApplyWorkflow) (applyItem
 // group and the groups of its nodes' jobs (as CreateWorkflow does), and an
 // ADMIN or an allowed prefix for a new webhook.
 func (r *applyRun) checkWorkflowAccess(it applyItem[*carillonv1.ApplyWorkflow], cur store.Workflow) error {
-	if g, ok := r.groups[it.want.Group]; ok {
-		if err := writeGroup(r.p, it.field, g.ID); err != nil {
-			return err
-		}
-	}
-	for k, ref := range it.want.NodeJobs {
-		app, _ := splitRef(it.want.Group, ref)
-		if g, ok := r.groups[app]; ok {
-			if err := writeGroup(r.p, fmt.Sprintf("%s.nodes[%d].job", it.field, k), g.ID); err != nil {
-				return err
-			}
-		}
-	}
-	return r.s.checkWebhook(r.ctx, it.field+".alarm_webhook_url", it.want.Workflow.AlarmWebhookUrl, cur.AlarmWebhookURL)
+	return r.checkAccess(it.field, it.want.Group, it.want.NodeJobs, ".nodes[%d].job", it.want.Workflow.AlarmWebhookUrl, cur.AlarmWebhookURL)
 }
 
 // planPruneWorkflows plans, with req.Prune, the deletion of the stored
@@ -165,6 +154,7 @@ func (r *applyRun) planPruneWorkflows() error {
 			r.wfDeletes = append(r.wfDeletes, w)
 		}
 	}
+	slices.SortFunc(r.wfDeletes, func(a, b store.Workflow) int { return cmp.Compare(a.ID, b.ID) })
 	for _, w := range r.wfDeletes {
 		r.changes = append(r.changes, &carillonv1.ApplyChange{Kind: "workflow", Name: r.groupApp[w.GroupID] + "/" + w.Name, Id: w.ID,
 			Action: carillonv1.ApplyAction_APPLY_ACTION_DELETE})
