@@ -413,13 +413,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	b.run(t, "create the job",
 		setValue(`select[name=calendar_ids]`, "1"), // the holidays calendar
+		setValue(`input[name=name]`, "made.in-browser"),
 		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`//td[text()="made in the browser"]`, chromedp.BySearch),
 	)
 	made, err := c.job.ListJobs(ctx, &carillonv1.ListJobsRequest{Text: "made in the browser"})
 	if err != nil || len(made.Jobs) != 1 || made.Jobs[0].Script.GetSource() != "echo made in the browser" ||
 		made.Jobs[0].Schedule.GetCron() != "*/10 * * * * ?" || made.Jobs[0].Schedule.GetTimeZone() != "Europe/Berlin" ||
-		len(made.Jobs[0].CalendarIds) != 1 || made.Jobs[0].CalendarIds[0] != 1 {
+		len(made.Jobs[0].CalendarIds) != 1 || made.Jobs[0].CalendarIds[0] != 1 || made.Jobs[0].Name != "made.in-browser" {
 		t.Fatalf("the job made in the console: %v, %v; script %q", made, err, made.GetJobs()[0].GetScript().GetSource())
 	}
 
