@@ -425,6 +425,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	b.run(t, "create the job",
 		setValue(`select[name=calendar_ids]`, "1"), // the holidays calendar
+		setValue(`input[name=name]`, "made.in-browser"),
 		chromedp.Click(`//button[text()="Create"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`//td[text()="made in the browser"]`, chromedp.BySearch),
 	)
@@ -433,7 +434,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		made.Jobs[0].Schedule.GetCron() != "*/10 * * * * ?" || made.Jobs[0].Schedule.GetTimeZone() != "Europe/Berlin" ||
 		len(made.Jobs[0].CalendarIds) != 1 || made.Jobs[0].CalendarIds[0] != 1 ||
 		made.Jobs[0].AlarmWebhookFormat != carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_TEMPLATE ||
-		made.Jobs[0].AlarmWebhookTemplate != `{"text": {{json .Message}}}` || !made.Jobs[0].HasAlarmWebhookSecret {
+		made.Jobs[0].AlarmWebhookTemplate != `{"text": {{json .Message}}}` || !made.Jobs[0].HasAlarmWebhookSecret ||
+		made.Jobs[0].Name != "made.in-browser" {
 		t.Fatalf("the job made in the console: %v, %v; script %q", made, err, made.GetJobs()[0].GetScript().GetSource())
 	}
 

@@ -23,6 +23,9 @@ type Clients struct {
 	Workflows carillonv1connect.WorkflowServiceClient
 	// Calendars manages calendars: instants jobs' schedules skip.
 	Calendars carillonv1connect.CalendarServiceClient
+	// Apply makes groups, jobs and calendars what definitions say, and
+	// exports them (`carillon apply`, `carillon export`).
+	Apply carillonv1connect.ApplyServiceClient
 }
 
 // New returns the clients of the admin at baseURL ("http://127.0.0.1:8080",
@@ -41,5 +44,6 @@ func New(httpClient connect.HTTPClient, baseURL string, opts ...connect.ClientOp
 		Reports:   carillonv1connect.NewReportServiceClient(httpClient, baseURL, opts...),
 		Workflows: carillonv1connect.NewWorkflowServiceClient(httpClient, baseURL, opts...),
 		Calendars: carillonv1connect.NewCalendarServiceClient(httpClient, baseURL, opts...),
+		Apply:     carillonv1connect.NewApplyServiceClient(httpClient, baseURL, opts...),
 	}
 }

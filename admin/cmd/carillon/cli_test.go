@@ -107,6 +107,18 @@ func newCLI(t *testing.T) *runner {
 	return &runner{t: t, dir: t.TempDir(), home: t.TempDir()}
 }
 
+// write writes a file of the runner's directory, and returns its name.
+func (b *runner) write(name, body string) string {
+	b.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(b.dir, name)), 0o750); err != nil {
+		b.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.dir, name), []byte(body), 0o600); err != nil {
+		b.t.Fatal(err)
+	}
+	return name
+}
+
 // newBinary returns a runner of command lines as processes.
 func newBinary(t *testing.T) *runner {
 	t.Helper()

@@ -26,7 +26,7 @@ func jobCmd(e *cmdEnv) *cobra.Command {
 		jobDeleteCmd(e), jobTriggerCmd(e), jobBackfillCmd(e), jobPreviewCmd(e))
 }
 
-var jobHeader = []string{"ID", "GROUP", "DESCRIPTION", "SCHEDULE", "HANDLER", "ENABLED", "NEXT FIRE"}
+var jobHeader = []string{"ID", "GROUP", "NAME", "DESCRIPTION", "SCHEDULE", "HANDLER", "ENABLED", "NEXT FIRE"}
 
 func scheduleText(s *carillonv1.Schedule) string {
 	var t string
@@ -54,7 +54,7 @@ func handlerText(j *carillonv1.Job) string {
 }
 
 func jobRow(j *carillonv1.Job) []string {
-	return []string{fmtID(j.Id), fmtID(j.GroupId), j.Description, scheduleText(j.Schedule), handlerText(j),
+	return []string{fmtID(j.Id), fmtID(j.GroupId), orDash(j.Name), j.Description, scheduleText(j.Schedule), handlerText(j),
 		fmt.Sprint(j.Enabled), fmtTime(j.NextFireAt)}
 }
 
@@ -69,7 +69,7 @@ func jobFields(j *carillonv1.Job) [][2]string {
 		script = strings.ToLower(enumName(j.Script.Type, "SCRIPT_TYPE_")) + ", updated " + fmtTime(j.Script.UpdatedAt) + ":\n" + j.Script.Source
 	}
 	return [][2]string{
-		{"ID", fmtID(j.Id)}, {"Group", fmtID(j.GroupId)}, {"Description", j.Description}, {"Owner", orDash(j.Owner)},
+		{"ID", fmtID(j.Id)}, {"Group", fmtID(j.GroupId)}, {"Name", orDash(j.Name)}, {"Description", j.Description}, {"Owner", orDash(j.Owner)},
 		{"Schedule", scheduleText(j.Schedule)}, {"Handler", orDash(j.Handler)}, {"Script", script}, {"Param", orDash(j.Param)},
 		{"Route", enumName(j.RouteStrategy, "ROUTE_STRATEGY_")}, {"Block", enumName(j.BlockStrategy, "BLOCK_STRATEGY_")},
 		{"Misfire", enumName(j.MisfireStrategy, "MISFIRE_STRATEGY_")}, {"Timeout", fmtSeconds(j.TimeoutSeconds)},
@@ -174,6 +174,7 @@ type jobFlags struct {
 	proc                                       procEnv // where --script-file is
 	group                                      *int64
 	description, owner, handler, param, emails *string
+	name                                       *string
 	cron, tz, route, block, misfire, children  *string
 	webhook, calendars                         *string
 	alarmFormat, alarmSecret, alarmTemplate    *string
@@ -201,6 +202,7 @@ func newJobFlags(fs *pflag.FlagSet, proc procEnv) *jobFlags {
 		proc:        proc,
 		group:       fs.Int64("group", 0, "executor group id"),
 		description: fs.String("description", "", "what the job does"),
+		name:        fs.String("name", "", "a name unique in its group: letters, digits, '.', '_', '-' (carillon apply names jobs by it)"),
 		owner:       fs.String("owner", "", "who to ask about it"),
 		handler:     fs.String("handler", "", "handler name in the executor"),
 		param:       fs.String("param", "", "param passed to the handler"),
@@ -242,7 +244,7 @@ func newJobFlags(fs *pflag.FlagSet, proc procEnv) *jobFlags {
 
 // maskPaths maps job flags to the fields they set (update masks).
 var maskPaths = map[string]string{ //nolint:gosec // field names (alarm_webhook_secret), not credentials
-	"group": "group_id", "description": "description", "owner": "owner", "handler": "handler", "param": "param",
+	"group": "group_id", "name": "name", "description": "description", "owner": "owner", "handler": "handler", "param": "param",
 	"emails": "alarm_emails", "timeout": "timeout_seconds", "retries": "retry_count", "children": "child_job_ids",
 	"route": "route_strategy", "block": "block_strategy", "misfire": "misfire_strategy", "script-file": "script",
 	"retry-delay": "retry_delay_seconds", "backoff": "retry_backoff", "alarm-webhook": "alarm_webhook_url",
@@ -263,7 +265,7 @@ func (f *jobFlags) job() (*carillonv1.Job, []string, error) {
 		return nil, nil, usagef("--retry-delay: want whole seconds, at least 0: %s", *f.retryDelay)
 	}
 	j := &carillonv1.Job{
-		GroupId: *f.group, Description: *f.description, Owner: *f.owner, Handler: *f.handler, Param: *f.param,
+		GroupId: *f.group, Name: *f.name, Description: *f.description, Owner: *f.owner, Handler: *f.handler, Param: *f.param,
 		AlarmEmails: splitList(*f.emails), TimeoutSeconds: int32(*f.timeout), RetryCount: int32(*f.retries), //nolint:gosec // range checked above and by seconds.Set
 		RetryDelaySeconds: int32(*f.retryDelay / time.Second), RetryBackoff: *f.backoff, //nolint:gosec // range checked above
 		AlarmWebhookUrl: *f.webhook, AlarmEveryFailure: *f.everyFailure, ParamTemplate: *f.paramTemplate,

@@ -90,7 +90,7 @@ func newRoot(e *cmdEnv) *cobra.Command {
 	for _, c := range []*cobra.Command{
 		loginCmd(e), logoutCmd(e), whoamiCmd(e),
 		groupCmd(e), jobCmd(e), workflowCmd(e), calendarCmd(e), runCmd(e), userCmd(e), tokenCmd(e),
-		auditCmd(e), executorTokenCmd(e), dashboardCmd(e), importCmd(e),
+		auditCmd(e), executorTokenCmd(e), dashboardCmd(e), importCmd(e), applyCmd(e), exportCmd(e),
 	} {
 		c.GroupID = groupClient
 		root.AddCommand(c)

@@ -55,6 +55,7 @@ type mgmt struct {
 	user   carillonv1connect.UserServiceClient
 	flow   carillonv1connect.WorkflowServiceClient
 	cal    carillonv1connect.CalendarServiceClient
+	apply  carillonv1connect.ApplyServiceClient
 }
 
 func clientsOf(url, token string) mgmt {
@@ -67,6 +68,7 @@ func clientsOf(url, token string) mgmt {
 		user:   carillonv1connect.NewUserServiceClient(http.DefaultClient, url, opts...),
 		flow:   carillonv1connect.NewWorkflowServiceClient(http.DefaultClient, url, opts...),
 		cal:    carillonv1connect.NewCalendarServiceClient(http.DefaultClient, url, opts...),
+		apply:  carillonv1connect.NewApplyServiceClient(http.DefaultClient, url, opts...),
 	}
 }
 
@@ -234,6 +236,22 @@ func TestPermissionMatrix(t *testing.T) {
 					Jobs: []*carillonv1.Job{{Id: 1, GroupId: 1, Description: "d", Handler: "h",
 						Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}}},
 				})
+				return err
+			}},
+			{"ApplyService.Apply", writeA, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.apply.Apply(ctx, &carillonv1.ApplyRequest{Jobs: []*carillonv1.ApplyJob{{Group: "app-a", Job: &carillonv1.Job{
+					Name: f.name("j"), Description: "d", Handler: "h", Schedule: &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}}}}})
+				return err
+			}},
+			{"ApplyService.Apply/GroupChange", adminOnly, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.apply.Apply(ctx, &carillonv1.ApplyRequest{Groups: []*carillonv1.Group{{AppName: "app-a", Title: f.name("t")}}, DryRun: true})
+				return err
+			}},
+			{"ApplyService.Export", all, func(t *testing.T, c mgmt) error {
+				t.Helper()
+				_, err := c.apply.Export(ctx, &carillonv1.ExportRequest{})
 				return err
 			}},
 			{"JobService.GetJob", readA, func(t *testing.T, c mgmt) error {

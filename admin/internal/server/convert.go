@@ -50,6 +50,7 @@ func jobToProto(j store.Job) *carillonv1.Job {
 		// Never the secret: it is write-only.
 		AlarmWebhookFormat: j.AlarmWebhookFormat, HasAlarmWebhookSecret: j.AlarmWebhookSecret != "",
 		AlarmWebhookTemplate: j.AlarmWebhookTemplate,
+		Name:                 j.Name,
 	}
 	if j.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		p.Script = &carillonv1.Script{Type: j.ScriptType, Source: j.ScriptSource, UpdatedAt: ts(j.ScriptUpdatedAt)}
@@ -67,7 +68,7 @@ func jobFromProto(p *carillonv1.Job) store.Job {
 		ChildJobIDs: p.ChildJobIds, RetryDelaySeconds: p.RetryDelaySeconds, RetryBackoff: p.RetryBackoff,
 		AlarmWebhookURL: p.AlarmWebhookUrl, AlarmEveryFailure: p.AlarmEveryFailure, ParamTemplate: p.ParamTemplate, CalendarIDs: p.CalendarIds,
 		MaxConcurrency: p.MaxConcurrency, AlarmWebhookFormat: p.AlarmWebhookFormat, AlarmWebhookSecret: p.AlarmWebhookSecret,
-		AlarmWebhookTemplate: p.AlarmWebhookTemplate,
+		AlarmWebhookTemplate: p.AlarmWebhookTemplate, Name: p.Name,
 	}
 	if s := p.Schedule; s != nil {
 		j.ScheduleType, j.Cron, j.IntervalSeconds, j.TimeZone = s.Type, s.Cron, s.IntervalSeconds, s.TimeZone

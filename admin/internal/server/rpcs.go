@@ -319,6 +319,12 @@ var rpcs = map[string]rpc{
 		},
 	}.row(),
 	carillonv1connect.CalendarServiceDeleteCalendarProcedure: rule[carillonv1.DeleteCalendarRequest]{access: accessAdmin, audit: true}.row(),
+	// Apply checks each change against the caller's role and groups
+	// itself (apply.go): an ADMIN's for groups and calendars, a MEMBER's of
+	// the group for jobs; unchanged items need nothing.
+	carillonv1connect.ApplyServiceApplyProcedure: rule[carillonv1.ApplyRequest]{access: accessWrite, audit: true, name: applyName}.row(),
+	// Export shows the groups the caller may read (apply.go).
+	carillonv1connect.ApplyServiceExportProcedure: rule[carillonv1.ExportRequest]{access: accessRead}.row(),
 	carillonv1connect.WorkflowServiceCreateWorkflowProcedure: rule[carillonv1.CreateWorkflowRequest]{access: accessWrite, audit: true,
 		validate: func(r *carillonv1.CreateWorkflowRequest) error {
 			return checkWorkflowLimits(r.Workflow)

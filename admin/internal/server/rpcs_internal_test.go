@@ -20,7 +20,7 @@ func TestEveryRPCHasItsRow(t *testing.T) {
 	for _, f := range []protoreflect.FileDescriptor{
 		carillonv1.File_carillon_v1_registry_proto, carillonv1.File_carillon_v1_group_proto, carillonv1.File_carillon_v1_job_proto,
 		carillonv1.File_carillon_v1_run_proto, carillonv1.File_carillon_v1_report_proto, carillonv1.File_carillon_v1_user_proto,
-		carillonv1.File_carillon_v1_workflow_proto, carillonv1.File_carillon_v1_calendar_proto,
+		carillonv1.File_carillon_v1_workflow_proto, carillonv1.File_carillon_v1_calendar_proto, carillonv1.File_carillon_v1_apply_proto,
 	} {
 		for i := range f.Services().Len() {
 			s := f.Services().Get(i)

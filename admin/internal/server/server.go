@@ -161,10 +161,12 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(carillonv1connect.NewUserServiceHandler(userService{s}, mgmt...))
 	mux.Handle(carillonv1connect.NewWorkflowServiceHandler(workflowService{s}, mgmt...))
 	mux.Handle(carillonv1connect.NewCalendarServiceHandler(calendarService{s}, mgmt...))
+	mux.Handle(carillonv1connect.NewApplyServiceHandler(applyService{s}, mgmt...))
 	services := []string{
 		carillonv1connect.RegistryServiceName, carillonv1connect.GroupServiceName,
 		carillonv1connect.JobServiceName, carillonv1connect.RunServiceName, carillonv1connect.ReportServiceName,
 		carillonv1connect.UserServiceName, carillonv1connect.WorkflowServiceName, carillonv1connect.CalendarServiceName,
+		carillonv1connect.ApplyServiceName,
 	}
 	checker := healthChecker{s: s, services: map[string]bool{}}
 	for _, name := range services {

@@ -58,18 +58,23 @@ func calendarErr(verb string, c Calendar, err error) error {
 func (s *Store) CreateCalendar(ctx context.Context, c Calendar, now time.Time) (Calendar, error) {
 	now = now.Truncate(time.Millisecond)
 	c.CreatedAt, c.UpdatedAt = now, now
-	def, err := json.Marshal(c.Definition)
-	if err != nil {
-		return Calendar{}, err
-	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `INSERT INTO calendars (name, description, definition, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-			c.Name, c.Description, string(def), millis(now), millis(now)).Scan(&c.ID)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		return insertCalendar(ctx, tx, &c)
 	})
 	if err != nil {
 		return Calendar{}, calendarErr("create", c, err)
 	}
 	return c, nil
+}
+
+// insertCalendar inserts c, with its times set, in tx and sets its ID.
+func insertCalendar(ctx context.Context, tx *sql.Tx, c *Calendar) error {
+	def, err := json.Marshal(c.Definition)
+	if err != nil {
+		return err
+	}
+	return tx.QueryRowContext(ctx, `INSERT INTO calendars (name, description, definition, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		c.Name, c.Description, string(def), millis(c.CreatedAt), millis(c.UpdatedAt)).Scan(&c.ID)
 }
 
 // Calendar returns the calendar with the given ID.
@@ -132,50 +137,59 @@ func (s *Store) queryCalendars(ctx context.Context, q string, args ...any) ([]Ca
 func (s *Store) UpdateCalendar(ctx context.Context, c Calendar, now time.Time, next func(Job) (time.Time, error)) (Calendar, []int64, error) {
 	defer s.jobs.changed()
 	now = now.Truncate(time.Millisecond)
-	def, err := json.Marshal(c.Definition)
-	if err != nil {
-		return Calendar{}, nil, err
-	}
 	var users []int64
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		old, err := scanCalendar(tx.QueryRowContext(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id = ?`, c.ID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: calendar %d", ErrNotFound, c.ID)
-		}
-		if err != nil {
-			return err
-		}
-		c.CreatedAt, c.UpdatedAt = old.CreatedAt, now
-		if _, err := tx.ExecContext(ctx, `UPDATE calendars SET name = ?, description = ?, definition = ?, updated_at = ? WHERE id = ?`,
-			c.Name, c.Description, string(def), millis(now), c.ID); err != nil {
-			return err
-		}
-		jobs, err := jobsUsingCalendar(ctx, tx, c.ID)
-		if err != nil {
-			return err
-		}
-		for _, j := range jobs {
-			users = append(users, j.ID)
-			if !j.Enabled {
-				continue
-			}
-			at, err := next(j)
-			if err != nil {
-				return fmt.Errorf("job %d: %w", j.ID, err)
-			}
-			if _, err := dropPending(ctx, tx, j.ID); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ?, updated_at = ? WHERE id = ?`, millis(at), millis(now), j.ID); err != nil {
-				return err
-			}
-		}
-		return nil
+	err := s.write(ctx, func(tx *sql.Tx) (err error) {
+		users, err = updateCalendar(ctx, tx, &c, now, next)
+		return err
 	})
 	if err != nil {
 		return Calendar{}, nil, calendarErr("update", c, err)
 	}
 	return c, users, nil
+}
+
+// updateCalendar is UpdateCalendar in tx, now truncated to the
+// millisecond: it completes c as stored and returns the IDs of the jobs
+// using it.
+func updateCalendar(ctx context.Context, tx *sql.Tx, c *Calendar, now time.Time, next func(Job) (time.Time, error)) ([]int64, error) {
+	def, err := json.Marshal(c.Definition)
+	if err != nil {
+		return nil, err
+	}
+	old, err := scanCalendar(tx.QueryRowContext(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id = ?`, c.ID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: calendar %d", ErrNotFound, c.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.CreatedAt, c.UpdatedAt = old.CreatedAt, now
+	if _, err := tx.ExecContext(ctx, `UPDATE calendars SET name = ?, description = ?, definition = ?, updated_at = ? WHERE id = ?`,
+		c.Name, c.Description, string(def), millis(now), c.ID); err != nil {
+		return nil, err
+	}
+	jobs, err := jobsUsingCalendar(ctx, tx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	var users []int64
+	for _, j := range jobs {
+		users = append(users, j.ID)
+		if !j.Enabled {
+			continue
+		}
+		at, err := next(j)
+		if err != nil {
+			return nil, fmt.Errorf("job %d: %w", j.ID, err)
+		}
+		if _, err := dropPending(ctx, tx, j.ID); err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ?, updated_at = ? WHERE id = ?`, millis(at), millis(now), j.ID); err != nil {
+			return nil, err
+		}
+	}
+	return users, nil
 }
 
 // DeleteCalendar removes a calendar no job uses; one that jobs use is

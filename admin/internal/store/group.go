@@ -140,30 +140,36 @@ func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group,
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	g.UpdatedAt = now
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE groups SET app_name = ?, title = ?, address_mode = ?, addresses = ?, executor_protocol = ?, allow_scripts = ?,
-			updated_at = ?, max_concurrency = ? WHERE id = ?`,
-			g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, g.AllowScripts, millis(now), g.MaxConcurrency, g.ID)
-		if err != nil {
-			return err
-		}
-		if err := mustAffect(res, "group", g.ID); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET capped = CASE WHEN max_concurrency > 0 OR ? > 0 THEN 1 ELSE 0 END
-			WHERE group_id = ? AND capped <> CASE WHEN max_concurrency > 0 OR ? > 0 THEN 1 ELSE 0 END`, g.MaxConcurrency, g.ID, g.MaxConcurrency)
-		return err
+		return updateGroup(ctx, tx, g)
 	})
 	if err != nil {
-		if isUniqueViolation(err) {
-			return Group{}, fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
-		}
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrAlreadyExists) {
 			return Group{}, err
 		}
 		return Group{}, fmt.Errorf("store: update group %d: %w", g.ID, err)
 	}
 	return s.Group(ctx, g.ID)
+}
+
+// updateGroup is UpdateGroup in tx, with g.UpdatedAt set; a taken app
+// name is ErrAlreadyExists.
+func updateGroup(ctx context.Context, tx *sql.Tx, g Group) error {
+	res, err := tx.ExecContext(ctx,
+		`UPDATE groups SET app_name = ?, title = ?, address_mode = ?, addresses = ?, executor_protocol = ?, allow_scripts = ?,
+		updated_at = ?, max_concurrency = ? WHERE id = ?`,
+		g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, g.AllowScripts, millis(g.UpdatedAt), g.MaxConcurrency, g.ID)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
+	}
+	if err != nil {
+		return err
+	}
+	if err := mustAffect(res, "group", g.ID); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE jobs SET capped = CASE WHEN max_concurrency > 0 OR ? > 0 THEN 1 ELSE 0 END
+		WHERE group_id = ? AND capped <> CASE WHEN max_concurrency > 0 OR ? > 0 THEN 1 ELSE 0 END`, g.MaxConcurrency, g.ID, g.MaxConcurrency)
+	return err
 }
 
 // DeleteGroup removes a group. A group that jobs still use is ErrInUse.

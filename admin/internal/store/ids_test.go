@@ -57,7 +57,7 @@ func dump(t *testing.T, db *sql.DB, table string) []string {
 		sel = "id, app_name, title, address_mode, addresses, created_at, updated_at" // 0009 added executor_protocol, allow_scripts
 	case "jobs":
 		sel = strings.TrimSuffix(jobColumns, `, param_template, calendar_ids, max_concurrency, capped,
-	alarm_webhook_format, alarm_webhook_secret, alarm_webhook_template`) // 0016 to 0019 added those
+	alarm_webhook_format, alarm_webhook_secret, alarm_webhook_template, name`) // 0016 to 0019 and 0021 added those
 	case "users":
 		sel = principalColumns // 0020 added oidc_issuer, oidc_subject
 	case "runs":

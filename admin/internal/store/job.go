@@ -66,13 +66,16 @@ type Job struct {
 	// take the claims that count slots (caps.go). The store sets it from
 	// MaxConcurrency and the group's when it writes the job.
 	Capped bool
+	// Name is unique within the group when not empty (a second is
+	// ErrAlreadyExists); `carillon apply` identifies jobs by it.
+	Name string
 }
 
 const jobColumns = `id, group_id, description, owner, alarm_emails, schedule_type, cron, interval_seconds, time_zone,
 	misfire_strategy, route_strategy, handler, param, script_type, script_source, script_updated_at, block_strategy,
 	timeout_seconds, retry_count, retry_delay_seconds, retry_backoff, alarm_webhook_url, alarm_every_failure,
 	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at, param_template, calendar_ids, max_concurrency, capped,
-	alarm_webhook_format, alarm_webhook_secret, alarm_webhook_template`
+	alarm_webhook_format, alarm_webhook_secret, alarm_webhook_template, name`
 
 // jobPlaceholders are the placeholders of jobColumns after id.
 var jobPlaceholders = "?" + strings.Repeat(", ?", strings.Count(jobColumns, ",")-1)
@@ -89,7 +92,7 @@ func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 		&scriptUpdated, &j.BlockStrategy, &j.TimeoutSeconds, &j.RetryCount, &j.RetryDelaySeconds, &j.RetryBackoff, &j.AlarmWebhookURL,
 		&j.AlarmEveryFailure, &children, &j.Enabled, &last, &next,
 		&created, &updated, &j.ParamTemplate, &calendars, &j.MaxConcurrency, &j.Capped,
-		&j.AlarmWebhookFormat, &j.AlarmWebhookSecret, &j.AlarmWebhookTemplate)
+		&j.AlarmWebhookFormat, &j.AlarmWebhookSecret, &j.AlarmWebhookTemplate, &j.Name)
 	if err != nil {
 		return Job{}, err
 	}
@@ -108,7 +111,7 @@ func jobArgs(j Job) []any {
 		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff,
 		j.AlarmWebhookURL, j.AlarmEveryFailure, formatIDs(j.ChildJobIDs), j.Enabled,
 		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt), j.ParamTemplate, formatIDs(j.CalendarIDs),
-		j.MaxConcurrency, j.Capped, j.AlarmWebhookFormat, j.AlarmWebhookSecret, j.AlarmWebhookTemplate}
+		j.MaxConcurrency, j.Capped, j.AlarmWebhookFormat, j.AlarmWebhookSecret, j.AlarmWebhookTemplate, j.Name}
 }
 
 // CreateJob stores j and returns it with its ID. The caller sets NextFireAt
@@ -120,7 +123,7 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 		return insertJob(ctx, tx, &j)
 	})
 	if err != nil {
-		if errors.Is(err, ErrGroupNotFound) || errors.Is(err, ErrCalendarNotFound) {
+		if errors.Is(err, ErrGroupNotFound) || errors.Is(err, ErrCalendarNotFound) || errors.Is(err, ErrAlreadyExists) {
 			return Job{}, err
 		}
 		return Job{}, fmt.Errorf("store: create job: %w", err)
@@ -139,7 +142,16 @@ func insertJob(ctx context.Context, tx *sql.Tx, j *Job) error {
 		return err
 	}
 	j.Capped = j.MaxConcurrency > 0 || groupCap > 0
-	return tx.QueryRowContext(ctx, insertJobSQL, jobArgs(*j)...).Scan(&j.ID)
+	return nameTaken(tx.QueryRowContext(ctx, insertJobSQL, jobArgs(*j)...).Scan(&j.ID), *j)
+}
+
+// nameTaken turns the unique violation of a job's name in its group into
+// ErrAlreadyExists naming it; other errors pass unchanged.
+func nameTaken(err error, j Job) error {
+	if isUniqueViolation(err) {
+		return fmt.Errorf("%w: job.name: group %d has a job named %q already", ErrAlreadyExists, j.GroupID, j.Name)
+	}
+	return err
 }
 
 func groupExists(ctx context.Context, tx *sql.Tx, id int64) error {
@@ -229,41 +241,12 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	var replace bool
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		old, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, j.ID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: job %d", ErrNotFound, j.ID)
-		}
-		if err != nil {
-			return err
-		}
-		groupCap, err := groupCap(ctx, tx, j.GroupID)
-		if err != nil {
-			return err
-		}
-		if err := calendarsExist(ctx, tx, j.CalendarIDs); err != nil {
-			return err
-		}
-		j.Capped = j.MaxConcurrency > 0 || groupCap > 0
-		j.CreatedAt, j.LastFireAt, j.Enabled, j.UpdatedAt = old.CreatedAt, old.LastFireAt, old.Enabled, now
-		replace = runsChanged(old, j)
-		earliest, err := dropPending(ctx, tx, j.ID)
-		if err != nil {
-			return err
-		}
-		switch {
-		case !j.Enabled:
-			j.NextFireAt = time.Time{}
-		case !scheduleChanged && !earliest.IsZero():
-			j.NextFireAt = earliest
-		case !scheduleChanged:
-			j.NextFireAt = old.NextFireAt
-		}
-		args := append(jobArgs(j), j.ID)
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (`+jobPlaceholders+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+		var err error
+		replace, err = updateJob(ctx, tx, &j, scheduleChanged, now)
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrGroupNotFound) || errors.Is(err, ErrCalendarNotFound) {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrGroupNotFound) || errors.Is(err, ErrCalendarNotFound) || errors.Is(err, ErrAlreadyExists) {
 			return Job{}, err
 		}
 		return Job{}, fmt.Errorf("store: update job %d: %w", j.ID, err)
@@ -273,6 +256,44 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 		s.stops.markUpdate(j.ID)
 	}
 	return j, nil
+}
+
+// updateJob is UpdateJob in tx, now truncated to the millisecond: it
+// completes j as stored and reports whether the update replaces the runs
+// sent ahead (runsChanged), for the caller to mark once tx commits.
+func updateJob(ctx context.Context, tx *sql.Tx, j *Job, scheduleChanged bool, now time.Time) (bool, error) {
+	old, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, j.ID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("%w: job %d", ErrNotFound, j.ID)
+	}
+	if err != nil {
+		return false, err
+	}
+	groupCap, err := groupCap(ctx, tx, j.GroupID)
+	if err != nil {
+		return false, err
+	}
+	if err := calendarsExist(ctx, tx, j.CalendarIDs); err != nil {
+		return false, err
+	}
+	j.Capped = j.MaxConcurrency > 0 || groupCap > 0
+	j.CreatedAt, j.LastFireAt, j.Enabled, j.UpdatedAt = old.CreatedAt, old.LastFireAt, old.Enabled, now
+	replace := runsChanged(old, *j)
+	earliest, err := dropPending(ctx, tx, j.ID)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case !j.Enabled:
+		j.NextFireAt = time.Time{}
+	case !scheduleChanged && !earliest.IsZero():
+		j.NextFireAt = earliest
+	case !scheduleChanged:
+		j.NextFireAt = old.NextFireAt
+	}
+	args := append(jobArgs(*j), j.ID)
+	_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (`+jobPlaceholders+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+	return replace, nameTaken(err, *j)
 }
 
 // runsChanged reports whether job b differs from job a in what a run's
@@ -363,25 +384,31 @@ func stopJob(ctx context.Context, tx *sql.Tx, id int64, now time.Time) error {
 func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		if err := notAChild(ctx, tx, id); err != nil {
-			return err
-		}
-		if err := notInWorkflow(ctx, tx, id); err != nil {
-			return err
-		}
-		if _, err := dropPending(ctx, tx, id); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = ?`, id)
-		if err != nil {
-			return err
-		}
-		return mustAffect(res, "job", id)
+		return deleteJob(ctx, tx, id)
 	})
 	if err == nil {
 		s.stops.mark(id)
 	}
 	return wrapJobErr("delete", id, err)
+}
+
+// deleteJob is DeleteJob in tx; the caller marks the job stopped once tx
+// commits.
+func deleteJob(ctx context.Context, tx *sql.Tx, id int64) error {
+	if err := notAChild(ctx, tx, id); err != nil {
+		return err
+	}
+	if err := notInWorkflow(ctx, tx, id); err != nil {
+		return err
+	}
+	if _, err := dropPending(ctx, tx, id); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = ?`, id)
+	if err != nil {
+		return err
+	}
+	return mustAffect(res, "job", id)
 }
 
 // notAChild refuses (ErrInUse) to delete job id while other jobs list it

@@ -97,20 +97,25 @@ func (s *Store) CreateWorkflow(ctx context.Context, w Workflow, now time.Time) (
 	now = now.Truncate(time.Millisecond)
 	w.CreatedAt, w.UpdatedAt = now, now
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		if err := checkWorkflowRefs(ctx, tx, w); err != nil {
-			return err
-		}
-		err := tx.QueryRowContext(ctx, `INSERT INTO workflows (`+strings.TrimPrefix(workflowColumns, "id, ")+`)
-			VALUES (?`+strings.Repeat(", ?", 15)+`) RETURNING id`, workflowArgs(w)...).Scan(&w.ID)
-		if err != nil {
-			return err
-		}
-		return insertNodes(ctx, tx, w)
+		return insertWorkflow(ctx, tx, &w)
 	})
 	if err != nil {
 		return Workflow{}, workflowErr("create workflow", w, err)
 	}
 	return w, nil
+}
+
+// insertWorkflow is CreateWorkflow in tx: it sets w.ID.
+func insertWorkflow(ctx context.Context, tx *sql.Tx, w *Workflow) error {
+	if err := checkWorkflowRefs(ctx, tx, *w); err != nil {
+		return err
+	}
+	err := tx.QueryRowContext(ctx, `INSERT INTO workflows (`+strings.TrimPrefix(workflowColumns, "id, ")+`)
+		VALUES (?`+strings.Repeat(", ?", 15)+`) RETURNING id`, workflowArgs(*w)...).Scan(&w.ID)
+	if err != nil {
+		return err
+	}
+	return insertNodes(ctx, tx, *w)
 }
 
 // checkWorkflowRefs checks that w's group and its nodes' jobs exist.
@@ -224,32 +229,7 @@ func workflowNodes(ctx context.Context, q querier, id int64) ([]WorkflowNode, er
 func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow, scheduleChanged bool, now time.Time) (Workflow, error) {
 	now = now.Truncate(time.Millisecond)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		old, err := scanWorkflow(tx.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows WHERE id = ?`+s.forUpdate(), w.ID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: workflow %d", ErrNotFound, w.ID)
-		}
-		if err != nil {
-			return err
-		}
-		if err := checkWorkflowRefs(ctx, tx, w); err != nil {
-			return err
-		}
-		w.CreatedAt, w.LastFireAt, w.Enabled, w.UpdatedAt = old.CreatedAt, old.LastFireAt, old.Enabled, now
-		switch {
-		case !w.Enabled:
-			w.NextFireAt = time.Time{}
-		case !scheduleChanged:
-			w.NextFireAt = old.NextFireAt
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE workflows SET (`+strings.TrimPrefix(workflowColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 15)+`) WHERE id = ?`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
-			append(workflowArgs(w), w.ID)...)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM workflow_nodes WHERE workflow_id = ?`, w.ID); err != nil {
-			return err
-		}
-		return insertNodes(ctx, tx, w)
+		return updateWorkflow(ctx, tx, &w, scheduleChanged, now, s.forUpdate())
 	})
 	if err != nil {
 		return Workflow{}, workflowErr("update workflow", w, err)
@@ -257,19 +237,56 @@ func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow, scheduleChanged 
 	return w, nil
 }
 
+// updateWorkflow is UpdateWorkflow in tx, now truncated to the
+// millisecond, the old row read with lock (forUpdate): it completes w as
+// stored.
+func updateWorkflow(ctx context.Context, tx *sql.Tx, w *Workflow, scheduleChanged bool, now time.Time, lock string) error {
+	old, err := scanWorkflow(tx.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows WHERE id = ?`+lock, w.ID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: workflow %d", ErrNotFound, w.ID)
+	}
+	if err != nil {
+		return err
+	}
+	if err := checkWorkflowRefs(ctx, tx, *w); err != nil {
+		return err
+	}
+	w.CreatedAt, w.LastFireAt, w.Enabled, w.UpdatedAt = old.CreatedAt, old.LastFireAt, old.Enabled, now
+	switch {
+	case !w.Enabled:
+		w.NextFireAt = time.Time{}
+	case !scheduleChanged:
+		w.NextFireAt = old.NextFireAt
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE workflows SET (`+strings.TrimPrefix(workflowColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 15)+`) WHERE id = ?`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+		append(workflowArgs(*w), w.ID)...)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM workflow_nodes WHERE workflow_id = ?`, w.ID); err != nil {
+		return err
+	}
+	return insertNodes(ctx, tx, *w)
+}
+
 // StartWorkflow turns workflow id's schedule on with next as its first
 // instant (zero when the schedule has none). Starting a started workflow
 // changes nothing.
 func (s *Store) StartWorkflow(ctx context.Context, id int64, next, now time.Time) (Workflow, error) {
-	return s.switchWorkflow(ctx, id, `UPDATE workflows SET enabled = 1, next_fire_at = ?, updated_at = ? WHERE id = ? AND enabled = 0`,
-		millis(next), millis(now), id)
+	return s.switchWorkflow(ctx, id, startWorkflowSQL, millis(next), millis(now), id)
 }
+
+// startWorkflowSQL and stopWorkflowSQL switch a workflow's schedule on
+// (next fire, now, id) and off (now, id).
+const (
+	startWorkflowSQL = `UPDATE workflows SET enabled = 1, next_fire_at = ?, updated_at = ? WHERE id = ? AND enabled = 0`
+	stopWorkflowSQL  = `UPDATE workflows SET enabled = 0, next_fire_at = NULL, updated_at = ? WHERE id = ? AND enabled = 1`
+)
 
 // StopWorkflow turns workflow id's schedule off: once it returns, the
 // schedule makes no workflow run. Workflow runs made go on.
 func (s *Store) StopWorkflow(ctx context.Context, id int64, now time.Time) (Workflow, error) {
-	return s.switchWorkflow(ctx, id, `UPDATE workflows SET enabled = 0, next_fire_at = NULL, updated_at = ? WHERE id = ? AND enabled = 1`,
-		millis(now), id)
+	return s.switchWorkflow(ctx, id, stopWorkflowSQL, millis(now), id)
 }
 
 func (s *Store) switchWorkflow(ctx context.Context, id int64, q string, args ...any) (Workflow, error) {
@@ -294,13 +311,18 @@ func (s *Store) switchWorkflow(ctx context.Context, id int64, q string, args ...
 // do, with nothing following them.
 func (s *Store) DeleteWorkflow(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM workflows WHERE id = ?`, id)
-		if err != nil {
-			return err
-		}
-		return mustAffect(res, "workflow", id)
+		return deleteWorkflow(ctx, tx, id)
 	})
 	return workflowErr("delete workflow", Workflow{ID: id}, err)
+}
+
+// deleteWorkflow is DeleteWorkflow in tx.
+func deleteWorkflow(ctx context.Context, tx *sql.Tx, id int64) error {
+	res, err := tx.ExecContext(ctx, `DELETE FROM workflows WHERE id = ?`, id)
+	if err != nil {
+		return err
+	}
+	return mustAffect(res, "workflow", id)
 }
 
 // notInWorkflow refuses (ErrInUse) to delete job id while workflows have

@@ -386,8 +386,13 @@ type Job struct {
 	// application/json when it is JSON. One that does not parse or run on a
 	// sample alarm is refused.
 	AlarmWebhookTemplate string `protobuf:"bytes,33,opt,name=alarm_webhook_template,json=alarmWebhookTemplate,proto3" json:"alarm_webhook_template,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// A name for the job, unique within its group (a second job of the
+	// group with the same name is already_exists): letters, digits, '.',
+	// '_' and '-', at most 128 characters. Optional; empty means none.
+	// `carillon apply` identifies jobs by their group's app_name and name.
+	Name          string `protobuf:"bytes,34,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -647,6 +652,13 @@ func (x *Job) GetHasAlarmWebhookSecret() bool {
 func (x *Job) GetAlarmWebhookTemplate() string {
 	if x != nil {
 		return x.AlarmWebhookTemplate
+	}
+	return ""
+}
+
+func (x *Job) GetName() string {
+	if x != nil {
+		return x.Name
 	}
 	return ""
 }
@@ -2116,7 +2128,7 @@ var File_carillon_v1_job_proto protoreflect.FileDescriptor
 
 const file_carillon_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xaf\r\n" +
+	"\x15carillon/v1/job.proto\x12\vcarillon.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1acarillon/v1/executor.proto\x1a\x17carillon/v1/group.proto\x1a\x15carillon/v1/run.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe6\r\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\x03R\agroupId\x12*\n" +
@@ -2157,7 +2169,8 @@ const file_carillon_v1_job_proto_rawDesc = "" +
 	"\x14alarm_webhook_format\x18\x1e \x01(\x0e2\x1f.carillon.v1.AlarmWebhookFormatB\b\xbaH\x05\x82\x01\x02\x10\x01R\x12alarmWebhookFormat\x12:\n" +
 	"\x14alarm_webhook_secret\x18\x1f \x01(\tB\b\xbaH\x05r\x03(\x80\bR\x12alarmWebhookSecret\x127\n" +
 	"\x18has_alarm_webhook_secret\x18  \x01(\bR\x15hasAlarmWebhookSecret\x12?\n" +
-	"\x16alarm_webhook_template\x18! \x01(\tB\t\xbaH\x06r\x04(\x80\x80\x01R\x14alarmWebhookTemplate\"\xc0\x01\n" +
+	"\x16alarm_webhook_template\x18! \x01(\tB\t\xbaH\x06r\x04(\x80\x80\x01R\x14alarmWebhookTemplate\x125\n" +
+	"\x04name\x18\" \x01(\tB!\xbaH\x1e\xd8\x01\x01r\x192\x17^[A-Za-z0-9._-]{1,128}$R\x04name\"\xc0\x01\n" +
 	"\bSchedule\x127\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x19.carillon.v1.ScheduleTypeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04type\x12\x1c\n" +
 	"\x04cron\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\xff\x01R\x04cron\x127\n" +

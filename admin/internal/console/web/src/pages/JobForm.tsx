@@ -13,7 +13,7 @@ const CodeEditor = lazy(() => import("../CodeEditor"));
 
 // Fields is the form's state: every field of a Job, as the inputs hold it.
 type Fields = ScheduleFields & {
-  groupId: string; description: string; owner: string; handler: string; param: string; paramTemplate: boolean;
+  groupId: string; name: string; description: string; owner: string; handler: string; param: string; paramTemplate: boolean;
   routeStrategy: number; blockStrategy: number; misfireStrategy: number; timeoutSeconds: string;
   retryCount: string; retryDelaySeconds: string; retryBackoff: boolean; childJobIds: string;
   alarmEmails: string; alarmWebhookUrl: string; alarmEveryFailure: boolean; maxConcurrency: string;
@@ -23,7 +23,7 @@ type Fields = ScheduleFields & {
 
 function fieldsOf(j?: Job): Fields {
   return {
-    groupId: j ? `${j.groupId}` : "", description: j?.description ?? "", owner: j?.owner ?? "", handler: j?.handler ?? "",
+    groupId: j ? `${j.groupId}` : "", name: j?.name ?? "", description: j?.description ?? "", owner: j?.owner ?? "", handler: j?.handler ?? "",
     param: j?.param ?? "", paramTemplate: j?.paramTemplate ?? false, ...scheduleFields(j?.schedule),
     routeStrategy: j?.routeStrategy || RouteStrategy.FIRST, blockStrategy: j?.blockStrategy || BlockStrategy.SERIAL,
     misfireStrategy: j?.misfireStrategy || MisfireStrategy.DO_NOTHING, timeoutSeconds: `${j?.timeoutSeconds ?? 0}`,
@@ -48,7 +48,7 @@ const clearingMask = () => ({ paths: JobSchema.fields.map((x) => x.name).filter(
 const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
 function jobOf(f: Fields, id?: bigint) {
   return {
-    id: id ?? 0n, groupId: BigInt(f.groupId || 0), description: f.description, owner: f.owner, handler: f.handler, param: f.param, paramTemplate: f.paramTemplate,
+    id: id ?? 0n, groupId: BigInt(f.groupId || 0), name: f.name, description: f.description, owner: f.owner, handler: f.handler, param: f.param, paramTemplate: f.paramTemplate,
     schedule: scheduleOf(f), routeStrategy: f.routeStrategy, blockStrategy: f.blockStrategy, misfireStrategy: f.misfireStrategy,
     timeoutSeconds: int(f.timeoutSeconds), retryCount: int(f.retryCount), retryDelaySeconds: int(f.retryDelaySeconds),
     retryBackoff: f.retryBackoff, childJobIds: list(f.childJobIds).map((x) => BigInt(x)), alarmEmails: list(f.alarmEmails),
@@ -67,7 +67,7 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
   const text = useEnum();
   const [f, setF] = useState<Fields>(() => {
     const x = fieldsOf(job);
-    if (copy) { x.description += " (copy)"; x.enabled = false; }
+    if (copy) { x.description += " (copy)"; x.enabled = false; x.name = ""; }
     return x;
   });
   const set = <K extends keyof Fields>(k: K, v: Fields[K]) => setF((o) => ({ ...o, [k]: v }));
@@ -95,6 +95,7 @@ export function JobForm({ job, copy, onDone }: { job?: Job; copy?: boolean; onDo
       {field("group_id", t("jobs.group"), <>
         <GroupSelect value={f.groupId} onChange={(v) => set("groupId", v)} />
       </>)}
+      {field("name", t("jobs.name"), <><input name="name" title={t("form.nameHint")} value={f.name} onChange={(e) => set("name", e.target.value)} className={`${input} font-mono`} /></>)}
       {field("description", t("jobs.description"), <><input name="description" value={f.description} onChange={(e) => set("description", e.target.value)} className={input} /></>)}
       {field("owner", t("form.owner"), <><input name="owner" value={f.owner} onChange={(e) => set("owner", e.target.value)} className={input} /></>)}
       <ScheduleInputs f={f} change={(c) => setF((o) => ({ ...o, ...c }))} field={field} calendarIds={f.calendarIds.map((x) => BigInt(x))} />

@@ -98,7 +98,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
       )}
       <Table testid="jobs-table" head={[
         canWrite ? <span className="flex items-center gap-1"><input type="checkbox" aria-label={t("jobs.selectAll")} data-testid="select-all"
-          checked={allSelected} onChange={() => setSelected(allSelected ? new Set() : new Set(pageIDs))} />{t("jobs.id")}</span> : t("jobs.id"), t("jobs.description"), { label: t("jobs.group"), className: "hidden sm:table-cell" },
+          checked={allSelected} onChange={() => setSelected(allSelected ? new Set() : new Set(pageIDs))} />{t("jobs.id")}</span> : t("jobs.id"), t("jobs.description"), { label: t("jobs.name"), className: "hidden xl:table-cell" }, { label: t("jobs.group"), className: "hidden sm:table-cell" },
         { label: t("jobs.handler"), className: "hidden md:table-cell" }, { label: t("jobs.schedule"), className: "hidden lg:table-cell" },
         { label: t("jobs.next"), className: "hidden lg:table-cell" }, { label: t("jobs.enabled"), className: "hidden sm:table-cell" }, t("jobs.lastRun"), t("jobs.actions")]}>
         {q.data?.jobs.map((j) => [
@@ -107,6 +107,7 @@ export function Jobs({ canWrite }: { canWrite: boolean }) {
             <td className="whitespace-nowrap px-2 py-2 sm:px-3">{canWrite && <input type="checkbox" aria-label={`${t("jobs.select")} ${j.id}`}
               data-testid={`select-${j.id}`} className="mr-1 align-middle" checked={selected.has(j.id)} onChange={() => toggle(j.id)} />}{`${j.id}`}</td>
             <td className={`min-w-24 px-2 py-2 sm:px-3 ${wrap}`}>{j.description}</td>
+            <td className={`hidden px-2 py-2 sm:px-3 font-mono text-xs xl:table-cell ${wrap}`} data-testid={`name-of-${j.id}`}>{j.name || "—"}</td>
             <td className={`hidden min-w-24 px-2 py-2 sm:px-3 sm:table-cell ${wrap}`} data-testid={`group-of-${j.id}`}>{groupName.get(`${j.groupId}`) ?? `${j.groupId}`}</td>
             <td className={`hidden min-w-28 px-2 py-2 sm:px-3 font-mono md:table-cell ${wrap}`} data-testid={`handler-of-${j.id}`}>{handlerText(j)}</td>
             <td className={`hidden px-2 py-2 sm:px-3 font-mono text-xs lg:table-cell ${wrap}`}>{scheduleText(j.schedule, t)}</td>
