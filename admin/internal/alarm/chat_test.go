@@ -294,9 +294,17 @@ func TestTemplate(t *testing.T) {
 	if p := text.one(t); string(p.body) != "run 345 FAILED" || !strings.HasPrefix(p.header.Get("Content-Type"), "text/plain") {
 		t.Errorf("posted %q as %q, want plain text", p.body, p.header.Get("Content-Type"))
 	}
-	for _, bad := range []string{"{{.Status", "{{.NoSuchField}}", "{{nosuchfunc .Status}}"} {
+	for _, bad := range []string{"{{.Status", "{{.NoSuchField}}", "{{nosuchfunc .Status}}",
+		// Loops as long as a number says: 10^12 times would hold the call for hours.
+		"{{range 1000000000000}}{{end}}", "{{range .ScheduledAt.UnixNano}}{{end}}", "{{if .Final}}{{range $i := .RunID}}{{end}}{{end}}",
+		`{{define "x"}}{{range .JobID}}{{end}}{{end}}{{template "x" .}}`} {
 		if _, err := alarm.ParseTemplate(bad); err == nil {
 			t.Errorf("ParseTemplate(%q) took it", bad)
+		}
+	}
+	for _, good := range []string{"{{range .FailedNodes}}{{.}} {{end}}", "{{range $i, $n := $.FailedNodes}}{{$i}}={{$n}}{{else}}none{{end}}"} {
+		if _, err := alarm.ParseTemplate(good); err != nil {
+			t.Errorf("ParseTemplate(%q): %v", good, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"text/template"
+	"text/template/parse"
 	"time"
 )
 
@@ -55,7 +56,64 @@ func render(text string, e Event) ([]byte, error) {
 
 // parseTemplate parses text as a webhook template.
 func parseTemplate(text string) (*template.Template, error) {
-	return template.New("alarm").Funcs(templateFuncs).Option("missingkey=error").Parse(text)
+	t, err := template.New("alarm").Funcs(templateFuncs).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range t.Templates() {
+		if d.Tree != nil {
+			if err := checkRanges(d.Tree.Root); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return t, nil
+}
+
+// errRange refuses a range over anything but the alarm's failed nodes: a
+// range over a number ({{range .RunID}}, {{range 1000000000}}) loops that
+// many times, and would hold the admin's alarms, or the call that sets
+// the template, for as long.
+var errRange = errors.New("a webhook template may range only over .FailedNodes")
+
+// checkRanges refuses the ranges under n that errRange names.
+func checkRanges(n parse.Node) error {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return nil
+		}
+		for _, c := range n.Nodes {
+			if err := checkRanges(c); err != nil {
+				return err
+			}
+		}
+	case *parse.RangeNode:
+		if !overFailedNodes(n.Pipe) {
+			return errRange
+		}
+		return errors.Join(checkRanges(n.List), checkRanges(n.ElseList))
+	case *parse.IfNode:
+		return errors.Join(checkRanges(n.List), checkRanges(n.ElseList))
+	case *parse.WithNode:
+		return errors.Join(checkRanges(n.List), checkRanges(n.ElseList))
+	}
+	return nil
+}
+
+// overFailedNodes reports whether p is .FailedNodes or $.FailedNodes,
+// with or without a declaration ({{range $i, $n := .FailedNodes}}).
+func overFailedNodes(p *parse.PipeNode) bool {
+	if p == nil || len(p.Cmds) != 1 || len(p.Cmds[0].Args) != 1 {
+		return false
+	}
+	switch a := p.Cmds[0].Args[0].(type) {
+	case *parse.FieldNode:
+		return len(a.Ident) == 1 && a.Ident[0] == "FailedNodes"
+	case *parse.VariableNode:
+		return len(a.Ident) == 2 && a.Ident[0] == "$" && a.Ident[1] == "FailedNodes"
+	}
+	return false
 }
 
 // errTooLong is a template's output past maxTemplateOutput.
