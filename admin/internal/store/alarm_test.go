@@ -20,11 +20,7 @@ func TestAlarmRetry(t *testing.T) {
 		t.Run(be.Name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			s, b := setup(t, be.DB(t))
-			j, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, j := backendJob(t, be, time.Time{})
 			r := pendingRun(j, t0)
 			r.Status, r.AlarmStatus = carillonv1.RunStatus_RUN_STATUS_FAILED, carillonv1.AlarmStatus_ALARM_STATUS_PENDING
 			runs, err := s.InsertRuns(ctx, []store.Run{*r})
