@@ -255,6 +255,12 @@ func textOf(sel string, out *string) chromedp.Action {
 	return chromedp.Tasks{chromedp.WaitVisible(sel), chromedp.Text(sel, out)}
 }
 
+// loadedList waits until the dashboard's list sel has its runs: a row or
+// its "none" line (before its first answer it shows only its header).
+func loadedList(sel string) chromedp.Action {
+	return chromedp.Poll(`!!document.querySelector('`+sel+` tbody tr, `+sel+` p')`, nil, chromedp.WithPollingTimeout(20*time.Second))
+}
+
 // TestConsoleInBrowser drives the embedded console in headless Chromium
 // against a real admin and a real SDK executor: sign in, see the
 // executor online, run a job once and watch its run succeed and read its
@@ -652,8 +658,8 @@ func TestConsoleNewcomer(t *testing.T) {
 	var running, failures string
 	b.run(t, "an empty dashboard",
 		chromedp.Navigate(a.URL+"/#/"),
-		textOf(`[data-testid=running-now]`, &running),
-		textOf(`[data-testid=recent-failures]`, &failures),
+		loadedList(`[data-testid=running-now]`), textOf(`[data-testid=running-now]`, &running),
+		loadedList(`[data-testid=recent-failures]`), textOf(`[data-testid=recent-failures]`, &failures),
 	)
 	if !strings.Contains(running, "No run is running now.") || !strings.Contains(failures, "No failed run.") {
 		t.Errorf("empty dashboard lists: %q, %q", running, failures)

@@ -176,6 +176,8 @@ func TestConsoleWorkflows(t *testing.T) {
 		chromedp.WaitVisible(`[data-testid=run-detail]`),
 		chromedp.Evaluate(`window.location.hash`, &hash),
 		chromedp.Poll(`document.querySelector('[data-testid="run-log"]')?.textContent.includes("ok run")`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+		// The run's fields come with their own answer, apart from its log's.
+		chromedp.Poll(`document.querySelector('[data-testid="run-detail"]')?.textContent.includes("WORKFLOW")`, nil, chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.Text(`[data-testid=run-detail]`, &log),
 	)
 	if hash != fmt.Sprintf("#/runs?job=%d&run=%d", jobs["load"].Id, load.RunId) || !strings.Contains(log, "WORKFLOW") {
