@@ -218,10 +218,12 @@ func (s *Store) AdoptedRuns(ctx context.Context) ([]Run, error) {
 
 // pgHoldLeaseSQL is the admins' fence: it finds this admin's row only
 // while its lease holds on the database's clock and no other admin
-// adopted it, and holds the row (FOR SHARE) until the transaction ends,
-// so that an admin adopting this one (AdoptDeadAdmins, FOR UPDATE SKIP
-// LOCKED) does so after the transaction, and sees all it wrote.
-const pgHoldLeaseSQL = `SELECT 1 FROM admins WHERE id = ` + pgAdmin + ` AND adopted_by = '' AND lease_until >= ` + pgNow + ` FOR SHARE`
+// adopted it, and holds the row (FOR KEY SHARE) until the transaction
+// ends, so that an admin adopting this one (AdoptDeadAdmins, FOR UPDATE
+// SKIP LOCKED) does so after the transaction, and sees all it wrote. KEY
+// SHARE, not SHARE: the lease's own renewal (an UPDATE of lease_until)
+// must not wait for a long claim, or the claim would outlast the lease.
+const pgHoldLeaseSQL = `SELECT 1 FROM admins WHERE id = ` + pgAdmin + ` AND adopted_by = '' AND lease_until >= ` + pgNow + ` FOR KEY SHARE`
 
 // holdLease is the admins' fence of a write transaction over PostgreSQL:
 // it returns ErrLeaseLost unless this admin's lease holds and no other
