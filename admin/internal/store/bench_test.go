@@ -233,8 +233,8 @@ func BenchmarkDueJobsIdle(b *testing.B) {
 	}
 }
 
-// BenchmarkDueJobs measures the scan's query reading 1,000 due jobs (whole
-// rows) out of 100,000.
+// BenchmarkDueJobs measures the scan's query reading 1,000 due jobs (the
+// columns the scan uses) out of 100,000.
 func BenchmarkDueJobs(b *testing.B) {
 	s, _ := benchSetup(b, 100_000, t0)
 	b.ResetTimer()
