@@ -13,7 +13,10 @@ import (
 // store.Open takes it), closed when the test ends. Over PostgreSQL it
 // renews the store's lease from then on (LeaseLoop), as an admin does
 // from Open to Close: a test may outlast a lease, and the trigger sends
-// the runs it claimed only while the lease holds. It starts no other loop:
+// the runs it claimed only while the lease holds. The lease lasts a minute
+// instead of a second (store.SetLeaseDuration): tests run on a fake clock
+// (testing/synctest), which stands still while the database works, and no
+// test opened here waits for a lease to run out. It starts no other loop:
 // a test starts the ones it tests (store.Loops).
 //
 // A test may close the store itself (to reopen the database as a restarted
@@ -33,6 +36,7 @@ func Open(tb testing.TB, db string) *store.Store {
 	}
 	tb.Cleanup(func() { _ = st.Close() })
 	if st.Shared() {
+		st.SetLeaseDuration(time.Minute)
 		lease := st.LeaseLoop()
 		if err := lease.Start(context.Background()); err != nil {
 			tb.Fatal(err)

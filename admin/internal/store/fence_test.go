@@ -173,3 +173,43 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestSetLeaseDuration: over PostgreSQL, a lease set longer holds that
+// long on the database's clock from the lease loop's start (its first
+// renewal comes at once, not a quarter of the lease later), and on the
+// admin's own.
+func TestSetLeaseDuration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.URL(t)
+	admin, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	admin.SetLeaseDuration(time.Hour)
+	leased(t, admin)
+	d, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	// The loop's first renewal runs as it starts; wait for the row to show
+	// it rather than for a time.
+	var left int64
+	for range 500 {
+		if err := d.QueryRowContext(ctx, `SELECT lease_until - `+nowMillis+` FROM admins WHERE id = $1`, admin.AdminID()).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left > int64(time.Minute/time.Millisecond) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if left < int64(59*time.Minute/time.Millisecond) {
+		t.Fatalf("lease holds %d ms more on the database's clock, want about an hour", left)
+	}
+	if !admin.Leased() {
+		t.Fatal("Leased() = false after a renewal of an hour")
+	}
+}

@@ -29,6 +29,30 @@ type lease struct {
 	lostCh     chan struct{}
 	// renewed is closed, and replaced, at each renewal (AwaitLease).
 	renewed chan struct{}
+	// duration is LeaseDuration unless SetLeaseDuration changed it; set
+	// before the lease's first renewal, and read without mu after.
+	duration time.Duration
+}
+
+// period is how long the lease holds after a renewal.
+func (l *lease) period() time.Duration {
+	if l.duration == 0 {
+		return LeaseDuration
+	}
+	return l.duration
+}
+
+// SetLeaseDuration makes this admin's lease hold d after each renewal
+// instead of LeaseDuration (renewed every quarter of it). It is for tests
+// that run an admin over PostgreSQL on a fake clock (testing/synctest):
+// there the admin's clock stands still while it waits for the database,
+// whose clock does not, so a lease of one second can run out on the
+// database during one long statement. Call it before LeaseLoop starts.
+// Over SQLite it does nothing.
+func (s *Store) SetLeaseDuration(d time.Duration) {
+	if s.pg != nil {
+		s.pg.lease.duration = d
+	}
 }
 
 // renewLease extends this admin's lease by LeaseDuration from now on the
@@ -44,7 +68,7 @@ func (s *Store) renewLease(ctx context.Context) error {
 	first := l.validUntil.IsZero()
 	l.mu.Unlock()
 	asked := time.Now()
-	ms := LeaseDuration.Milliseconds()
+	ms := l.period().Milliseconds()
 	var q string
 	if first {
 		q = `INSERT INTO admins (id, started_at, lease_until) VALUES (?1, ` + pgNow + `, ` + pgNow + ` + ?2)`
@@ -63,7 +87,7 @@ func (s *Store) renewLease(ctx context.Context) error {
 	switch {
 	case l.lost:
 	case err == nil:
-		l.validUntil = asked.Add(LeaseDuration)
+		l.validUntil = asked.Add(l.period())
 		if l.renewed != nil {
 			close(l.renewed)
 			l.renewed = nil
@@ -75,8 +99,8 @@ func (s *Store) renewLease(ctx context.Context) error {
 	return err
 }
 
-// LeaseLoop returns the service that renews this admin's lease every
-// quarter of LeaseDuration (Open took it): an admin sharing a PostgreSQL
+// LeaseLoop returns the service that renews this admin's lease at once and
+// every quarter of LeaseDuration (Open took it): an admin sharing a PostgreSQL
 // database runs it while it serves, and until its claimed runs are sent
 // and recorded. Over SQLite it ends at once.
 func (s *Store) LeaseLoop() service.Service {
@@ -84,9 +108,16 @@ func (s *Store) LeaseLoop() service.Service {
 		if s.pg == nil {
 			return nil
 		}
-		return every(stop, LeaseDuration/4, LeaseDuration, func(ctx context.Context) {
+		period := s.pg.lease.period()
+		renew := func(ctx context.Context) {
 			_ = s.renewLease(ctx) // a failure shows in LeaseLost once the lease runs out
-		})
+		}
+		// At once too: SetLeaseDuration may have changed the period
+		// since Open's renewal.
+		ctx, cancel := context.WithTimeout(stop, period)
+		renew(ctx)
+		cancel()
+		return every(stop, period/4, period, renew)
 	})
 }
 
@@ -128,7 +159,7 @@ func (s *Store) AwaitLease(ctx context.Context) bool {
 		return true
 	}
 	l := &s.pg.lease
-	timer := time.NewTimer(LeaseDuration)
+	timer := time.NewTimer(l.period())
 	defer timer.Stop()
 	for {
 		l.mu.Lock()
