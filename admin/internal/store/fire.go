@@ -25,7 +25,7 @@ func (s *Store) DueJobs(ctx context.Context, before time.Time, limit int) ([]Job
 		return nil, fmt.Errorf("store: due jobs: %w", err)
 	}
 	defer rows.Close()
-	js := make([]Job, 0, min(limit, 256))
+	var js []Job
 	for rows.Next() {
 		var j Job
 		var calendars string
