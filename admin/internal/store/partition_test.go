@@ -55,52 +55,13 @@ func TestPartitionOf(t *testing.T) {
 	}
 }
 
-// sharedAdmins opens n admins over one new PostgreSQL database, renewing
-// their leases, and waits until their partitions split the buckets
-// between them (each reads the live admins at its lease's renewal).
-func sharedAdmins(t *testing.T, n int) (admins []*store.Store, db string) {
-	t.Helper()
-	db = dbtest.Postgres.DB(t)
-	admins = make([]*store.Store, n)
-	for i := range admins {
-		admins[i] = dbtest.Open(t, db)
-	}
-	awaitPartitions(t, admins)
-	return admins, db
-}
-
-// awaitPartitions waits until the partitions of admins split the buckets
-// between them, and fails the test if that takes more than ten seconds
-// (each renews its lease and reads the live admins every quarter of a
-// second).
-func awaitPartitions(t *testing.T, admins []*store.Store) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var got []store.Partition
-		total := 0
-		for _, a := range admins {
-			p := a.Partition()
-			got = append(got, p)
-			total += p.Hi - p.Lo
-		}
-		if total == store.Buckets && (len(admins) == 1 || !slices.ContainsFunc(got, store.Partition.All)) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the partitions of %d admins are still %v", len(admins), got)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestSharedDueJobs: three admins over PostgreSQL each read the due jobs
 // of their own buckets, all of them between the three and none twice;
 // the other admins' only up to the takeover's bound.
 func TestSharedDueJobs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	admins, _ := sharedAdmins(t, 3)
+	admins, _ := dbtest.Shared(t, 3)
 	g, err := admins[0].CreateGroup(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +119,7 @@ func TestSharedDueJobs(t *testing.T) {
 func TestSharedScanPlan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, db := sharedAdmins(t, 1)
+	_, db := dbtest.Shared(t, 1)
 	d, err := sql.Open("pgx", db)
 	if err != nil {
 		t.Fatal(err)
