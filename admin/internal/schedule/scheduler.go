@@ -139,6 +139,8 @@ type Scheduler struct {
 	// scan loop's own.
 	window   time.Duration
 	perClaim time.Duration
+	// takeoverDelay is store.TakeoverDelay, or a test's (takeover).
+	takeoverDelay time.Duration
 
 	health health // for Ready (health.go)
 }
@@ -149,7 +151,8 @@ func New(cfg Config) *Scheduler {
 	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, ScanIntervalDefault)
 	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, MisfireThresholdDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1), window: cfg.Lookahead, perClaim: claimCostDefault}
+	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1), window: cfg.Lookahead, perClaim: claimCostDefault,
+		takeoverDelay: store.TakeoverDelay}
 }
 
 // Wake asks for a scan now, e.g. after a job was started or changed so its
@@ -290,7 +293,7 @@ func (s *Scheduler) lead(ctx context.Context) time.Duration {
 // workflows that other admins sharing the database own (store.Partition):
 // store.TakeoverDelay after their owner, scanning the same look-ahead,
 // should have; negative when the look-ahead is shorter than that delay.
-func (s *Scheduler) takeover() time.Duration { return s.cfg.Lookahead - store.TakeoverDelay }
+func (s *Scheduler) takeover() time.Duration { return s.cfg.Lookahead - s.takeoverDelay }
 
 // scan claims every fire due within the window (of the other admins'
 // jobs, within the takeover's), queues its run, and returns the earliest

@@ -76,21 +76,16 @@ func (s *Store) renewLease(ctx context.Context) error {
 }
 
 // LeaseLoop returns the service that renews this admin's lease every
-// quarter of LeaseDuration (Open took it), and after each renewal reads
-// which buckets of due jobs it owns among the live admins (partition.go):
-// an admin sharing a PostgreSQL database runs it while it serves, and
-// until its claimed runs are sent and recorded. Over SQLite it ends at
-// once.
+// quarter of LeaseDuration (Open took it): an admin sharing a PostgreSQL
+// database runs it while it serves, and until its claimed runs are sent
+// and recorded. Over SQLite it ends at once.
 func (s *Store) LeaseLoop() service.Service {
 	return service.NewLoop(func(stop context.Context) error {
 		if s.pg == nil {
 			return nil
 		}
 		return every(stop, LeaseDuration/4, LeaseDuration, func(ctx context.Context) {
-			// A failure shows in LeaseLost once the lease runs out.
-			if s.renewLease(ctx) == nil {
-				_ = s.readPartition(ctx) // a failure keeps the buckets it owned
-			}
+			_ = s.renewLease(ctx) // a failure shows in LeaseLost once the lease runs out
 		})
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/service"
 )
 
 // Admins sharing a PostgreSQL database share the due jobs and workflows:
@@ -16,9 +18,9 @@ import (
 // late to be claimed. A job or workflow falls in bucket id % Buckets; the
 // live admins (their leases hold, none adopted), sorted by id, split the
 // buckets into as many ranges, one each (partitionOf). Every admin reads
-// the live admins again at each renewal of its lease, so an admin that
-// died (its lease ran out) or joined moves the ranges within a quarter of
-// LeaseDuration after the others see it.
+// the live admins again every partitionInterval (PartitionLoop), so an
+// admin that died (its lease ran out) or joined moves the ranges within
+// that interval.
 //
 // The ranges need no agreement: while two admins disagree on them for a
 // moment, a job is claimed by two admins (the claim's advance applies
@@ -123,8 +125,27 @@ func (s *Store) PartitionChanged() <-chan struct{} {
 	return l.changed
 }
 
+// partitionInterval is how often an admin reads the live admins
+// (PartitionLoop): as often as the leases are renewed.
+const partitionInterval = LeaseDuration / 4
+
+// PartitionLoop returns the service that reads, every partitionInterval,
+// which buckets of due jobs this admin owns among the live admins (Open
+// read them first): an admin sharing a PostgreSQL database runs it while
+// it serves (Loops). Over SQLite it ends at once.
+func (s *Store) PartitionLoop() service.Service {
+	return service.NewLoop(func(stop context.Context) error {
+		if s.pg == nil {
+			return nil
+		}
+		return every(stop, partitionInterval, LeaseDuration, func(ctx context.Context) {
+			_ = s.readPartition(ctx) // a failure keeps the buckets it owned
+		})
+	})
+}
+
 // readPartition reads the live admins and sets the buckets this admin
-// owns among them (lease.go calls it after each renewal).
+// owns among them.
 func (s *Store) readPartition(ctx context.Context) error {
 	live, err := collectColumn[string](s.r.QueryContext(ctx,
 		`SELECT id FROM admins WHERE adopted_by = '' AND lease_until >= `+pgNow+` ORDER BY id`))

@@ -61,17 +61,17 @@ func TestPartitionOf(t *testing.T) {
 func TestSharedDueJobs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	admins, _ := dbtest.Shared(t, 3)
+	admins, db := dbtest.Shared(t, 3)
 	g, err := admins[0].CreateGroup(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const jobs = 90
-	for range jobs {
+	dbtest.SpreadJobIDs(t, db, jobs, func(int) {
 		if _, err := admins[0].CreateJob(ctx, newJob(g.ID, t0), t0); err != nil {
 			t.Fatal(err)
 		}
-	}
+	})
 	later := t0.Add(time.Hour)
 	seen := map[int64]int{}
 	for i, a := range admins {
@@ -79,6 +79,9 @@ func TestSharedDueJobs(t *testing.T) {
 		own, err := a.DueJobs(ctx, later, t0.Add(-time.Second), jobs)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(own) == 0 {
+			t.Errorf("admin %d (%v) read none of the %d jobs spread over the buckets", i, p, jobs)
 		}
 		for _, j := range own {
 			if !p.Owns(j.ID) {
