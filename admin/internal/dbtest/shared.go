@@ -76,7 +76,7 @@ func SpreadJobIDs(tb testing.TB, db string, n int, create func(i int)) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	for i := range n {
 		if _, err := d.ExecContext(context.Background(), `SELECT setval(pg_get_serial_sequence('jobs', 'id'), $1, false)`, i*store.Buckets/n+1); err != nil {
 			tb.Fatal(err)
