@@ -41,10 +41,10 @@ const Buckets = 1024
 
 // TakeoverDelay is how long after its owner should have claimed it
 // (a look-ahead before its instant) an admin claims another admin's due
-// job or workflow. Shorter than the look-ahead (LookaheadDefault 1.5 s),
-// so that it still fires on time; long enough that a live owner, scanning
-// at least every scan interval and whenever its next fire comes within
-// its look-ahead, has claimed it well before.
+// job or workflow. Shorter than the look-ahead (schedule.LookaheadDefault,
+// 1.5 s), so that it still fires on time; long enough that a live owner,
+// scanning whenever its next fire comes within its look-ahead, has
+// claimed it well before.
 const TakeoverDelay = time.Second
 
 // Partition is the range of buckets an admin owns, [Lo, Hi).
