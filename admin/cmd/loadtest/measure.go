@@ -20,7 +20,7 @@ type fireKey struct {
 // window is what was observed over the measured window.
 type window struct {
 	start, end     time.Time
-	admin          [2]sample // the admin's CPU at start and end
+	admin          [2]sample // the admins' CPU at start and end, summed (takeSamples)
 	self           [2]sample // this process's CPU at start and end
 	rss, peakRSS   int64     // the admin's VmRSS at the end and VmHWM
 	maxRSS         int64     // the largest VmRSS sampled during the window

@@ -171,7 +171,8 @@ type runInfo struct {
 }
 
 type resourceInfo struct {
-	// AdminCPU is the admin's CPU over the window in percent of one core;
+	// AdminCPU is the admin's CPU over the window in percent of one core,
+	// of all the started admins together with --admins (summed);
 	// ToolCPU this process's (executors and load tool). -1: unknown.
 	AdminCPU float64 `json:"admin_cpu_pct"`
 	ToolCPU  float64 `json:"tool_cpu_pct"`
@@ -418,7 +419,7 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 			wf.NodeStart.P50, wf.NodeStart.P99, wf.NodeStart.Max, wf.NodeStarts)
 	}
 	x := r.Resources
-	line("admin CPU", "%s of one core (executors and this tool: %s)", percent(x.AdminCPU), percent(x.ToolCPU))
+	line("admin CPU", "%s of one core, the started admins together (executors and this tool: %s)", percent(x.AdminCPU), percent(x.ToolCPU))
 	line("admin memory", "%s resident at the end, %s at most in the window, %s peak (VmHWM)", mib(x.RSS), mib(x.MaxRSS), mib(x.PeakRSS))
 	line("database", "%s", mib(x.DBBytes))
 	var setup []string

@@ -6,3 +6,8 @@ import "time"
 // have measured it (claimCostDefault otherwise): a test of the claim lead
 // then needs fewer jobs for the same lead.
 func SetClaimCost(s *Scheduler, d time.Duration) { s.perClaim = d }
+
+// SetTakeoverDelay makes s claim the other admins' fires d after their
+// owners should have (store.TakeoverDelay otherwise): a test of owners'
+// claims then sees no takeover when an owner's scan is late.
+func SetTakeoverDelay(s *Scheduler, d time.Duration) { s.takeoverDelay = d }

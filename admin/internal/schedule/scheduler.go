@@ -139,6 +139,8 @@ type Scheduler struct {
 	// scan loop's own.
 	window   time.Duration
 	perClaim time.Duration
+	// takeoverDelay is store.TakeoverDelay, or a test's (takeover).
+	takeoverDelay time.Duration
 
 	health health // for Ready (health.go)
 }
@@ -149,7 +151,8 @@ func New(cfg Config) *Scheduler {
 	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, ScanIntervalDefault)
 	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, MisfireThresholdDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1), window: cfg.Lookahead, perClaim: claimCostDefault}
+	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1), window: cfg.Lookahead, perClaim: claimCostDefault,
+		takeoverDelay: store.TakeoverDelay}
 }
 
 // Wake asks for a scan now, e.g. after a job was started or changed so its
@@ -197,8 +200,9 @@ func (s *Scheduler) scans(ctx context.Context) error {
 			return nil
 		case <-timer.C:
 		case <-s.wake:
+		case <-s.cfg.Store.PartitionChanged(): // an admin joined or died: claim what this one owns now
 		}
-		next, err := s.scan(ctx)
+		next, others, err := s.scan(ctx)
 		if ctx.Err() == nil {
 			s.health.scan(time.Now(), err)
 		}
@@ -206,12 +210,16 @@ func (s *Scheduler) scans(ctx context.Context) error {
 			s.cfg.Logger.Error("schedule: scan", "err", err)
 		}
 		// Scan again when the earliest next fire enters the window: the
-		// look-ahead, or earlier for a burst.
+		// look-ahead, or earlier for a burst; or when the other admins'
+		// earliest comes within the takeover's.
 		wait := s.cfg.ScanInterval
 		s.window = s.cfg.Lookahead
 		if !next.IsZero() {
 			s.window = s.lead(ctx)
 			wait = min(wait, max(time.Until(next)-s.window, scanGap))
+		}
+		if !others.IsZero() {
+			wait = min(wait, max(time.Until(others)-s.takeover(), scanGap))
 		}
 		timer.Reset(wait)
 	}
@@ -281,14 +289,22 @@ func (s *Scheduler) lead(ctx context.Context) time.Duration {
 	return claimLead(s.cfg.Lookahead, s.perClaim, n)
 }
 
-// scan claims every fire due within the window, queues its run, and
-// returns the earliest next fire after them (zero if none).
-func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
+// takeover is how far ahead the scan claims the fires of the jobs and
+// workflows that other admins sharing the database own (store.Partition):
+// store.TakeoverDelay after their owner, scanning the same look-ahead,
+// should have; negative when the look-ahead is shorter than that delay.
+func (s *Scheduler) takeover() time.Duration { return s.cfg.Lookahead - s.takeoverDelay }
+
+// scan claims every fire due within the window (of the other admins'
+// jobs, within the takeover's), queues its run, and returns the earliest
+// next fire after them of this admin's own jobs and workflows (next) and
+// of the other admins' (others); zero if none.
+func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error) {
 	for range 1000 { // a bound, in case a job keeps falling due within the window
 		now := time.Now()
-		jobs, err := s.cfg.Store.DueJobs(ctx, now.Add(s.window), scanBatch)
+		jobs, err := s.cfg.Store.DueJobs(ctx, now.Add(s.window), now.Add(s.takeover()), scanBatch)
 		if err != nil {
-			return time.Time{}, err
+			return time.Time{}, time.Time{}, err
 		}
 		if len(jobs) == 0 {
 			break
@@ -296,7 +312,7 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 		seq := s.cfg.Store.StopSeq()                      // before the claim: see Entry.StopSeq
 		cals, err := JobCalendars(ctx, s.cfg.Store, jobs) // no read unless a job names calendars
 		if err != nil {
-			return time.Time{}, err
+			return time.Time{}, time.Time{}, err
 		}
 		claims := make([]store.Claim, 0, len(jobs))
 		for _, j := range jobs {
@@ -310,7 +326,7 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 		began := time.Now()
 		runs, err := s.cfg.Store.ClaimFires(ctx, claims)
 		if err != nil {
-			return time.Time{}, err
+			return time.Time{}, time.Time{}, err
 		}
 		if len(claims) >= scanBatch/4 { // a batch large enough to measure
 			s.perClaim = (7*s.perClaim + time.Since(began)/time.Duration(len(claims))) / 8
@@ -336,18 +352,23 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 		}
 		s.queue.Push(entries...)
 	}
-	next, err := s.cfg.Store.NextFireAt(ctx)
+	next, others, err = s.cfg.Store.NextFireAt(ctx)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, time.Time{}, err
 	}
-	wnext, err := s.scanWorkflows(ctx)
+	wnext, wothers, err := s.scanWorkflows(ctx)
 	if err != nil {
-		return next, err
+		return next, others, err
 	}
-	if next.IsZero() || (!wnext.IsZero() && wnext.Before(next)) {
-		next = wnext
+	return earliest(next, wnext), earliest(others, wothers), nil
+}
+
+// earliest is the earlier of a and b, where zero is none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
 	}
-	return next, nil
+	return a
 }
 
 // claim decides what happens to job j's due fire. A fire at most the

@@ -26,14 +26,15 @@ func SpecOfWorkflow(w store.Workflow) Spec {
 // scanWorkflows claims every workflow instant due within the window,
 // queues the root nodes' runs it starts (and kills, through
 // Config.KillFunc, the runs of workflow runs a COVER_EARLY instant
-// cancelled), and returns the earliest next instant after them (zero if
-// none).
-func (s *Scheduler) scanWorkflows(ctx context.Context) (time.Time, error) {
+// cancelled), and returns the earliest next instant after them of this
+// admin's own workflows and of the other admins' (zero if none), as scan
+// does for jobs.
+func (s *Scheduler) scanWorkflows(ctx context.Context) (next, others time.Time, err error) {
 	for range 1000 { // a bound, in case a workflow keeps falling due within the window
 		now := time.Now()
-		ws, err := s.cfg.Store.DueWorkflows(ctx, now.Add(s.window), scanBatch)
+		ws, err := s.cfg.Store.DueWorkflows(ctx, now.Add(s.window), now.Add(s.takeover()), scanBatch)
 		if err != nil {
-			return time.Time{}, err
+			return time.Time{}, time.Time{}, err
 		}
 		if len(ws) == 0 {
 			break
@@ -49,7 +50,7 @@ func (s *Scheduler) scanWorkflows(ctx context.Context) (time.Time, error) {
 		}
 		ch, err := s.cfg.Store.ClaimWorkflowFires(ctx, claims, now)
 		if err != nil {
-			return time.Time{}, err
+			return time.Time{}, time.Time{}, err
 		}
 		s.Enqueue(ch.FollowUps...)
 		if len(ch.Kill) > 0 && s.cfg.KillFunc != nil {

@@ -221,7 +221,7 @@ func BenchmarkDueJobsIdle(b *testing.B) {
 			}
 			b.ResetTimer()
 			for range b.N {
-				due, err := s.DueJobs(context.Background(), t0.Add(5*time.Second), 1000)
+				due, err := s.DueJobs(context.Background(), t0.Add(5*time.Second), t0.Add(5*time.Second), 1000)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -239,7 +239,7 @@ func BenchmarkDueJobs(b *testing.B) {
 	s, _ := benchSetup(b, 100_000, t0)
 	b.ResetTimer()
 	for range b.N {
-		due, err := s.DueJobs(context.Background(), t0.Add(5*time.Second), 1000)
+		due, err := s.DueJobs(context.Background(), t0.Add(5*time.Second), t0.Add(5*time.Second), 1000)
 		if err != nil {
 			b.Fatal(err)
 		}

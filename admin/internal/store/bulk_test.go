@@ -48,7 +48,7 @@ func TestCreateJobs(t *testing.T) {
 						t.Errorf("bulk job %d differs from CreateJob's (-want +got):\n%s", g.ID, diff)
 					}
 				}
-				due, err := s.DueJobs(ctx, t0.Add(2*time.Hour), 10)
+				due, err := s.DueJobs(ctx, t0.Add(2*time.Hour), t0.Add(2*time.Hour), 10)
 				if err != nil {
 					t.Fatal(err)
 				}

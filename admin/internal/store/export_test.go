@@ -16,3 +16,10 @@ func (s *Store) Followed() *testsignal.Signal { return &s.pg.followed }
 
 // JobReads is how many jobs the job cache has read from the database.
 func (s *Store) JobReads() int64 { return s.jobs.reads.Load() }
+
+// PartitionOf is partitionOf.
+func PartitionOf(live []string, self string) Partition { return partitionOf(live, self) }
+
+// DueJobsSharedSQL is the PostgreSQL text of DueJobs of an admin sharing
+// the due jobs with others.
+func DueJobsSharedSQL() string { return pgText(dueJobsSharedSQL) }

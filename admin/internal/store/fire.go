@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -11,16 +10,25 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// DueJobs returns enabled jobs whose next fire is at or before before,
-// earliest first, at most limit of them; none of a paused group. Only the
-// fields the scan's claims use are read (dueColumns: the schedule, what
-// a run is made of, the calendars, the misfire strategy and the cap); the
-// others are left zero. A burst reads thousands of rows a second, and the
-// rest of a job (scripts, descriptions, alarms) would be most of each.
-func (s *Store) DueJobs(ctx context.Context, before time.Time, limit int) ([]Job, error) {
-	rows, err := s.r.QueryContext(ctx,
-		`SELECT `+dueColumns+` FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?`+jobsNotPaused+`
-		 ORDER BY next_fire_at LIMIT ?`, before.UnixMilli(), limit)
+// DueJobs returns the enabled jobs that this admin's scan claims, earliest
+// next fire first, at most limit of them, none of a paused group: those
+// of its own buckets (partition.go) whose next fire is at or before
+// before, and those of the other admins' buckets whose next fire is at or
+// before takeover (later than their owners claim them, see
+// TakeoverDelay). Over SQLite, or an admin alone, every job is its own.
+// Only the fields the scan's claims use are read (dueColumns: the
+// schedule, what a run is made of, the calendars, the misfire strategy
+// and the cap); the others are left zero. A burst reads thousands of rows
+// a second, and the rest of a job (scripts, descriptions, alarms) would be
+// most of each.
+func (s *Store) DueJobs(ctx context.Context, before, takeover time.Time, limit int) ([]Job, error) {
+	var rows *sql.Rows
+	var err error
+	if p := s.Partition(); p.All() {
+		rows, err = s.r.QueryContext(ctx, dueJobsSQL, before.UnixMilli(), limit)
+	} else {
+		rows, err = s.r.QueryContext(ctx, dueJobsSharedSQL, before.UnixMilli(), takeover.UnixMilli(), p.Lo, p.Hi, limit)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: due jobs: %w", err)
 	}
@@ -46,37 +54,57 @@ func (s *Store) DueJobs(ctx context.Context, before time.Time, limit int) ([]Job
 const dueColumns = `id, group_id, handler, param, schedule_type, cron, interval_seconds, time_zone, misfire_strategy,
 	calendar_ids, next_fire_at, capped`
 
-// countDueSQL repeats the condition of the partial index jobs_due, so that
-// it reads that index only.
-const countDueSQL = `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?` + jobsNotPaused + ` LIMIT ?) AS due`
+// dueJobs is the condition of the partial index jobs_due and the jobs of
+// groups not paused.
+const dueJobs = `FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL` + jobsNotPaused
 
-// CountDue returns how many enabled jobs have their next fire at or
-// before before, counting at most limit: how large a burst of fires is
-// coming, for the scan to claim it early enough. It reads the index
-// jobs_due only.
+var (
+	// dueJobsSQL reads the jobs due at or before ?1, at most ?2.
+	dueJobsSQL = `SELECT ` + dueColumns + ` ` + dueJobs + ` AND next_fire_at <= ?1 ORDER BY next_fire_at LIMIT ?2`
+	// dueJobsSharedSQL reads the jobs of the buckets [?3, ?4) due at or
+	// before ?1 and the others due at or before ?2, at most ?5.
+	dueJobsSharedSQL = shared(`SELECT `+dueColumns+` `+dueJobs, `?1`, `?2`, `?3`, `?4`, `ORDER BY next_fire_at LIMIT ?5`)
+
+	// countDueSQL reads the index jobs_due only: the jobs due at or
+	// before ?1, at most ?2; countDueSharedSQL those of the buckets [?3, ?4).
+	countDueSQL       = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at <= ?1 LIMIT ?2) AS due`
+	countDueSharedSQL = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at <= ?1` + inBuckets(`?3`, `?4`) + ` LIMIT ?2) AS due`
+
+	// nextFireSQL reads the entries of jobs_due in order up to the first
+	// of a group not paused; nextFireSharedSQL that of the buckets
+	// [?1, ?2) and that of the others.
+	nextFireSQL       = `SELECT next_fire_at ` + dueJobs + ` ORDER BY next_fire_at LIMIT 1`
+	nextFireSharedSQL = nextShared(`SELECT next_fire_at `+dueJobs, `ORDER BY next_fire_at LIMIT 1`)
+)
+
+// CountDue returns how many enabled jobs of this admin's buckets have
+// their next fire at or before before, counting at most limit: how large
+// a burst of fires is coming, for the scan to claim it early enough. It
+// reads the index jobs_due only.
 func (s *Store) CountDue(ctx context.Context, before time.Time, limit int) (int, error) {
 	var n int
-	err := s.r.QueryRowContext(ctx, countDueSQL, before.UnixMilli(), limit).Scan(&n)
+	var err error
+	if p := s.Partition(); p.All() {
+		err = s.r.QueryRowContext(ctx, countDueSQL, before.UnixMilli(), limit).Scan(&n)
+	} else {
+		err = s.r.QueryRowContext(ctx, countDueSharedSQL, before.UnixMilli(), limit, p.Lo, p.Hi).Scan(&n)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("store: count due jobs: %w", err)
 	}
 	return n, nil
 }
 
-// nextFireSQL repeats the condition of the partial index jobs_due, so that
-// it reads its entries in order up to the first of a group not paused.
-const nextFireSQL = `SELECT next_fire_at FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL` + jobsNotPaused + `
-	ORDER BY next_fire_at LIMIT 1`
-
 // NextFireAt returns the earliest next fire of the enabled jobs of groups
-// not paused; zero when no job has one.
-func (s *Store) NextFireAt(ctx context.Context) (time.Time, error) {
-	var next sql.NullInt64
-	err := s.r.QueryRowContext(ctx, nextFireSQL).Scan(&next)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, fmt.Errorf("store: next fire: %w", err)
+// not paused in this admin's buckets (own), and in the other admins'
+// (others: zero over SQLite, or for an admin alone); zero when no job has
+// one.
+func (s *Store) NextFireAt(ctx context.Context) (own, others time.Time, err error) {
+	own, others, err = s.nextFires(ctx, nextFireSQL, nextFireSharedSQL)
+	if err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("store: next fire: %w", err)
 	}
-	return fromMillis(next), nil
+	return own, others, nil
 }
 
 // Claim advances one job's schedule by one fire.

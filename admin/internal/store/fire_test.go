@@ -36,7 +36,7 @@ func TestDueJobsReadsScanColumns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			due, err := s.DueJobs(ctx, t0, 10)
+			due, err := s.DueJobs(ctx, t0, t0, 10)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -44,14 +44,14 @@ func TestPauseGroup(t *testing.T) {
 				t.Error("the paused group's job is not marked for the dispatcher (StoppedSince)")
 			}
 
-			due, err := s.DueJobs(ctx, t0.Add(time.Hour), 10)
+			due, err := s.DueJobs(ctx, t0.Add(time.Hour), t0.Add(time.Hour), 10)
 			if err != nil || len(due) != 0 {
 				t.Errorf("DueJobs while paused: %d jobs, %v; want none", len(due), err)
 			}
 			if n, err := s.CountDue(ctx, t0.Add(time.Hour), 10); err != nil || n != 0 {
 				t.Errorf("CountDue while paused: %d, %v; want 0", n, err)
 			}
-			if next, err := s.NextFireAt(ctx); err != nil || !next.IsZero() {
+			if next, _, err := s.NextFireAt(ctx); err != nil || !next.IsZero() {
 				t.Errorf("NextFireAt while paused: %v, %v; want none", next, err)
 			}
 			// A scan that read the job before the pause claims nothing.
@@ -191,10 +191,10 @@ func TestPauseGroupWorkflow(t *testing.T) {
 			if _, err := s.PauseGroup(ctx, b.group.ID, t0.Add(-500*time.Millisecond)); err != nil {
 				t.Fatal(err)
 			}
-			if due, err := s.DueWorkflows(ctx, t0.Add(time.Hour), 10); err != nil || len(due) != 0 {
+			if due, err := s.DueWorkflows(ctx, t0.Add(time.Hour), t0.Add(time.Hour), 10); err != nil || len(due) != 0 {
 				t.Errorf("DueWorkflows while paused: %d, %v; want none", len(due), err)
 			}
-			if next, err := s.NextWorkflowFireAt(ctx); err != nil || !next.IsZero() {
+			if next, _, err := s.NextWorkflowFireAt(ctx); err != nil || !next.IsZero() {
 				t.Errorf("NextWorkflowFireAt while paused: %v, %v; want none", next, err)
 			}
 			if _, err := s.ClaimWorkflowFires(ctx, []store.WorkflowClaim{{WorkflowID: w.ID, Due: t0, Next: t0.Add(time.Second),

@@ -31,7 +31,9 @@ type pgState struct {
 	// its admins row and the claimed_by of the runs it claims.
 	adminID string
 	lease   lease
-	follow  follower
+	// partition is the buckets of due jobs this admin owns (partition.go).
+	partition partition
+	follow    follower
 	// followed is emitted after each round of FollowLoop, for tests.
 	followed testsignal.Signal
 	// foldMarks are the largest run ids seen by the fold (settledMaxID),
@@ -115,6 +117,7 @@ func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 		_ = s.closeDBs()
 		return nil, fmt.Errorf("store: open %s: take a lease: %w", where, err)
 	}
+	_ = s.readPartition(ctx) // on failure, every bucket until the next renewal
 	return s, nil
 }
 

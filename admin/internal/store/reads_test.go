@@ -35,10 +35,10 @@ func TestAPIReadsApart(t *testing.T) {
 
 			fire, cancel := context.WithTimeout(ctx, 10*time.Second) // generous: only a wait for a connection would take long
 			defer cancel()
-			if jobs, err := s.DueJobs(fire, t0.Add(time.Second), 10); err != nil || len(jobs) != 1 {
+			if jobs, err := s.DueJobs(fire, t0.Add(time.Second), t0.Add(time.Second), 10); err != nil || len(jobs) != 1 {
 				t.Errorf("DueJobs with the API's connections taken: %d jobs, %v", len(jobs), err)
 			}
-			if _, err := s.NextFireAt(fire); err != nil {
+			if _, _, err := s.NextFireAt(fire); err != nil {
 				t.Errorf("NextFireAt: %v", err)
 			}
 			if _, err := s.Job(fire, j.ID); err != nil {

@@ -9,12 +9,19 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// DueWorkflows returns enabled workflows whose next instant is at or
-// before before, earliest first, at most limit of them, without their
-// nodes (the claim reads them); none of a paused group.
-func (s *Store) DueWorkflows(ctx context.Context, before time.Time, limit int) ([]Workflow, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
-		WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?`+workflowsNotPaused+` ORDER BY next_fire_at LIMIT ?`, before.UnixMilli(), limit)
+// DueWorkflows returns the enabled workflows that this admin's scan
+// claims, as DueJobs does for jobs: those of its own buckets whose next
+// instant is at or before before, and the other admins' at or before
+// takeover; earliest first, at most limit of them, without their nodes
+// (the claim reads them); none of a paused group.
+func (s *Store) DueWorkflows(ctx context.Context, before, takeover time.Time, limit int) ([]Workflow, error) {
+	var rows *sql.Rows
+	var err error
+	if p := s.Partition(); p.All() {
+		rows, err = s.r.QueryContext(ctx, dueWorkflowsSQL, before.UnixMilli(), limit)
+	} else {
+		rows, err = s.r.QueryContext(ctx, dueWorkflowsSharedSQL, before.UnixMilli(), takeover.UnixMilli(), p.Lo, p.Hi, limit)
+	}
 	ws, err := collect(rows, err, scanWorkflow)
 	if err != nil {
 		return nil, fmt.Errorf("store: due workflows: %w", err)
@@ -22,15 +29,28 @@ func (s *Store) DueWorkflows(ctx context.Context, before time.Time, limit int) (
 	return ws, nil
 }
 
+// dueWorkflows is the condition of the partial index workflows_due and
+// the workflows of groups not paused.
+const dueWorkflows = `FROM workflows WHERE enabled = 1 AND next_fire_at IS NOT NULL` + workflowsNotPaused
+
+var (
+	dueWorkflowsSQL       = `SELECT ` + workflowColumns + ` ` + dueWorkflows + ` AND next_fire_at <= ?1 ORDER BY next_fire_at LIMIT ?2`
+	dueWorkflowsSharedSQL = shared(`SELECT `+workflowColumns+` `+dueWorkflows, `?1`, `?2`, `?3`, `?4`, `ORDER BY next_fire_at LIMIT ?5`)
+
+	nextWorkflowSQL       = `SELECT next_fire_at ` + dueWorkflows + ` ORDER BY next_fire_at LIMIT 1`
+	nextWorkflowSharedSQL = nextShared(`SELECT next_fire_at `+dueWorkflows, `ORDER BY next_fire_at LIMIT 1`)
+)
+
 // NextWorkflowFireAt returns the earliest next instant of the enabled
-// workflows; zero when none has one.
-func (s *Store) NextWorkflowFireAt(ctx context.Context) (time.Time, error) {
-	var next sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT min(next_fire_at) FROM workflows WHERE enabled = 1 AND next_fire_at IS NOT NULL`+workflowsNotPaused).Scan(&next)
+// workflows of this admin's buckets (own) and of the other admins'
+// (others: zero over SQLite or for an admin alone); zero when none has
+// one.
+func (s *Store) NextWorkflowFireAt(ctx context.Context) (own, others time.Time, err error) {
+	own, others, err = s.nextFires(ctx, nextWorkflowSQL, nextWorkflowSharedSQL)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("store: next workflow instant: %w", err)
+		return time.Time{}, time.Time{}, fmt.Errorf("store: next workflow instant: %w", err)
 	}
-	return fromMillis(next), nil
+	return own, others, nil
 }
 
 // WorkflowFire is one workflow run a claim makes.

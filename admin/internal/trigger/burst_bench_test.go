@@ -129,7 +129,7 @@ func scanBurst(b *testing.B, st *store.Store, at time.Time) []schedule.Entry {
 	ctx := context.Background()
 	var es []schedule.Entry
 	for {
-		due, err := st.DueJobs(ctx, at, 256)
+		due, err := st.DueJobs(ctx, at, at, 256)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/service"
+)
+
+// Admins sharing a PostgreSQL database share the due jobs and workflows:
+// each scans and claims its own, and another admin's only once they are
+// late to be claimed. A job or workflow falls in bucket id % Buckets; the
+// live admins (their leases hold, none adopted), sorted by id, split the
+// buckets into as many ranges, one each (partitionOf). Every admin reads
+// the live admins again every partitionInterval (PartitionLoop), so an
+// admin that died (its lease ran out) or joined moves the ranges within
+// that interval.
+//
+// The ranges need no agreement: while two admins disagree on them for a
+// moment, a job is claimed by two admins (the claim's advance applies
+// once, the other's attempt changes nothing) or by none until the scans
+// claim the other admins' jobs due within the look-ahead less
+// TakeoverDelay. A scan claims fires a look-ahead before their instant,
+// so a job its owner did not claim TakeoverDelay after it should have is
+// still claimed before its instant (with the defaults, 500 ms before):
+// the jobs of an admin that died, or is behind, fire on.
+//
+// Over SQLite, whose one admin holds the file, and over PostgreSQL while
+// an admin is alone, it owns every bucket and its scan reads as before.
+
+// Buckets is how many buckets the admins share: an index of the scan
+// (jobs_due, workflows_due) holds each row's bucket, so that an admin's
+// scan reads its own buckets' entries only.
+const Buckets = 1024
+
+// TakeoverDelay is how long after its owner should have claimed it
+// (a look-ahead before its instant) an admin claims another admin's due
+// job or workflow. Shorter than the look-ahead (schedule.LookaheadDefault,
+// 1.5 s), so that it still fires on time; long enough that a live owner,
+// scanning whenever its next fire comes within its look-ahead, has
+// claimed it well before.
+const TakeoverDelay = time.Second
+
+// Partition is the range of buckets an admin owns, [Lo, Hi).
+type Partition struct {
+	Lo, Hi int
+}
+
+// all is the partition of an admin alone: every bucket.
+var all = Partition{0, Buckets}
+
+// All reports whether p is every bucket: the admin is alone.
+func (p Partition) All() bool { return p.Lo <= 0 && p.Hi >= Buckets }
+
+// Owns reports whether the job or workflow id falls in p.
+func (p Partition) Owns(id int64) bool {
+	b := int(id % Buckets)
+	return b >= p.Lo && b < p.Hi
+}
+
+// String is p's range, for logs.
+func (p Partition) String() string {
+	return "buckets " + strconv.Itoa(p.Lo) + "-" + strconv.Itoa(p.Hi-1) + " of " + strconv.Itoa(Buckets)
+}
+
+// partitionOf returns the buckets that admin self owns among the live
+// admins live: with n of them, the one of rank r in id order owns
+// [r·Buckets/n, (r+1)·Buckets/n). An admin not among them (its own lease
+// not seen yet) owns every bucket: claiming too much costs attempts that
+// change nothing, claiming nothing could leave jobs unclaimed.
+func partitionOf(live []string, self string) Partition {
+	live = slices.Clone(live)
+	slices.Sort(live)
+	live = slices.Compact(live)
+	r, found := slices.BinarySearch(live, self)
+	if !found {
+		return all
+	}
+	n := len(live)
+	return Partition{r * Buckets / n, (r + 1) * Buckets / n}
+}
+
+// partition is what this admin knows of its share.
+type partition struct {
+	mu      sync.Mutex
+	p       Partition // zero until read: see Partition
+	changed chan struct{}
+}
+
+// Partition returns the buckets this admin owns: every bucket over SQLite
+// and before the live admins were read.
+func (s *Store) Partition() Partition {
+	if s.pg == nil {
+		return all
+	}
+	l := &s.pg.partition
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.p == (Partition{}) {
+		return all
+	}
+	return l.p
+}
+
+// PartitionChanged returns a channel that receives after the buckets this
+// admin owns changed (an admin joined or died): its scan claims the
+// jobs it now owns at once. Nil over SQLite. Only one reader should take
+// from it (the scheduler).
+func (s *Store) PartitionChanged() <-chan struct{} {
+	if s.pg == nil {
+		return nil
+	}
+	l := &s.pg.partition
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed == nil {
+		l.changed = make(chan struct{}, 1)
+	}
+	return l.changed
+}
+
+// partitionInterval is how often an admin reads the live admins
+// (PartitionLoop): as often as the leases are renewed.
+const partitionInterval = LeaseDuration / 4
+
+// PartitionLoop returns the service that reads, every partitionInterval,
+// which buckets of due jobs this admin owns among the live admins (Open
+// read them first): an admin sharing a PostgreSQL database runs it while
+// it serves (Loops). Over SQLite it ends at once.
+func (s *Store) PartitionLoop() service.Service {
+	return service.NewLoop(func(stop context.Context) error {
+		if s.pg == nil {
+			return nil
+		}
+		return every(stop, partitionInterval, LeaseDuration, func(ctx context.Context) {
+			_ = s.readPartition(ctx) // a failure keeps the buckets it owned
+		})
+	})
+}
+
+// readPartition reads the live admins and sets the buckets this admin
+// owns among them.
+func (s *Store) readPartition(ctx context.Context) error {
+	live, err := collectColumn[string](s.r.QueryContext(ctx,
+		`SELECT id FROM admins WHERE adopted_by = '' AND lease_until >= `+pgNow+` ORDER BY id`))
+	if err != nil {
+		return fmt.Errorf("store: read the live admins: %w", err)
+	}
+	p := partitionOf(live, s.pg.adminID)
+	l := &s.pg.partition
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p == l.p {
+		return nil
+	}
+	l.p = p
+	if l.changed == nil {
+		l.changed = make(chan struct{}, 1)
+	}
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// bucketSQL is a row's bucket, as the indexes jobs_due and workflows_due
+// hold it (id % Buckets).
+const bucketSQL = `(id % 1024)`
+
+// inBuckets is the condition that a row's bucket is in [lo, hi), both SQL
+// expressions: conditions on a column of the scan's index, which
+// PostgreSQL checks on its entries without reading the rows.
+func inBuckets(lo, hi string) string {
+	return ` AND ` + bucketSQL + ` >= ` + lo + ` AND ` + bucketSQL + ` < ` + hi
+}
+
+// shared returns the query of a scan shared between admins: q (a SELECT
+// whose WHERE the branches extend) over the rows of the buckets [lo, hi)
+// due at or before own, and over the other buckets' rows due at or before
+// takeover, each branch and the whole ordered and limited by tail. Each
+// branch is one range of the scan's index.
+func shared(q, own, takeover, lo, hi, tail string) string {
+	branch := func(bound, lo, hi string) string {
+		return `(` + q + ` AND next_fire_at <= ` + bound + inBuckets(lo, hi) + ` ` + tail + `)`
+	}
+	return branch(own, lo, hi) + ` UNION ALL ` + branch(takeover, `0`, lo) + ` UNION ALL ` +
+		branch(takeover, hi, strconv.Itoa(Buckets)) + ` ` + tail
+}
+
+// nextShared returns the query of the earliest next fire of a scan shared
+// between admins: q (a SELECT of next_fire_at whose WHERE it extends,
+// ordered and limited to one row by tail) over the buckets [?1, ?2), and
+// over the others.
+func nextShared(q, tail string) string {
+	branch := func(lo, hi string) string { return `(` + q + inBuckets(lo, hi) + ` ` + tail + `)` }
+	return `SELECT ` + branch(`?1`, `?2`) + `, least(` + branch(`0`, `?1`) + `, ` + branch(`?2`, strconv.Itoa(Buckets)) + `)`
+}
+
+// nextFires reads the earliest next fire of this admin's buckets (own)
+// and of the others' (zero for an admin alone): with plain, a query of
+// one column, for an admin alone; with shared (nextShared) otherwise.
+func (s *Store) nextFires(ctx context.Context, plain, shared string) (own, others time.Time, err error) {
+	var o, x sql.NullInt64
+	if p := s.Partition(); p.All() {
+		err = s.r.QueryRowContext(ctx, plain).Scan(&o)
+	} else {
+		err = s.r.QueryRowContext(ctx, shared, p.Lo, p.Hi).Scan(&o, &x)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		err = nil
+	}
+	return fromMillis(o), fromMillis(x), err
+}
