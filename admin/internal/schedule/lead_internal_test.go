@@ -7,7 +7,9 @@ import (
 
 // TestClaimLead: the scan claims a burst earlier the larger it is, by
 // twice its measured claim cost rounded up to whole seconds, from the
-// look-ahead up to claimLeadMax; a small one with the look-ahead.
+// look-ahead up to claimLeadMax (still half-way between seconds); a small
+// one with the look-ahead. 1,000,000 fires at 25 µs a claim (about what a
+// claim cost on the 2-core machine) are claimed 51.5 s ahead, within the cap.
 func TestClaimLead(t *testing.T) {
 	t.Parallel()
 	const look = 1500 * time.Millisecond
@@ -24,7 +26,11 @@ func TestClaimLead(t *testing.T) {
 		{35 * time.Microsecond, 10_000, look + time.Second},
 		{25 * time.Microsecond, 100_000, look + 5*time.Second},
 		{35 * time.Microsecond, 100_000, look + 7*time.Second},
-		{50 * time.Microsecond, 1_000_000, claimLeadMax},
+		{25 * time.Microsecond, 1_000_000, look + 50*time.Second},
+		{26 * time.Microsecond, 1_000_000, look + 52*time.Second},
+		{27 * time.Microsecond, 1_000_000, look + 53*time.Second}, // the cap: 55 s less the look-ahead, in whole seconds
+		{50 * time.Microsecond, 1_000_000, look + 53*time.Second},
+		{time.Millisecond, 100_000_000, look + 53*time.Second}, // no overflow
 	} {
 		if got := claimLead(look, c.perClaim, c.n); got != c.want {
 			t.Errorf("claimLead(%v, %v, %d) = %v, want %v", look, c.perClaim, c.n, got, c.want)
@@ -32,6 +38,37 @@ func TestClaimLead(t *testing.T) {
 	}
 	if got := claimLead(time.Minute, time.Millisecond, 1_000_000); got != time.Minute {
 		t.Errorf("a look-ahead longer than claimLeadMax: claimLead = %v, want the look-ahead", got)
+	}
+}
+
+// TestBurstCount: the scan counts the due jobs up to the number whose
+// claims at the measured cost make the lead its longest, and no further:
+// counting more would not change the lead.
+func TestBurstCount(t *testing.T) {
+	t.Parallel()
+	const look = 1500 * time.Millisecond
+	for _, c := range []struct {
+		perClaim time.Duration
+		want     int
+	}{
+		{25 * time.Microsecond, 1_060_000}, // 53 s / 50 µs
+		{50 * time.Microsecond, 530_000},
+		{26 * time.Microsecond, 1_019_231}, // 53 s / 52 µs, rounded up
+		{time.Second, 27},
+	} {
+		n := burstCount(look, c.perClaim)
+		if n != c.want {
+			t.Errorf("burstCount(%v, %v) = %d, want %d", look, c.perClaim, n, c.want)
+		}
+		if got, more := claimLead(look, c.perClaim, n), claimLead(look, c.perClaim, 10*n); got != more || got != look+53*time.Second {
+			t.Errorf("perClaim %v: claimLead of %d = %v, of %d = %v; want both the cap %v", c.perClaim, n, got, 10*n, more, look+53*time.Second)
+		}
+	}
+	if n := burstCount(look, 0); n <= 0 {
+		t.Errorf("a claim cost of 0: burstCount = %d, want a positive bound", n)
+	}
+	if n := burstCount(time.Minute, 25*time.Microsecond); n != 0 {
+		t.Errorf("a look-ahead longer than claimLeadMax: burstCount = %d, want 0 (nothing to size)", n)
 	}
 }
 

@@ -52,32 +52,50 @@ const (
 	// writer until the scans measured it (claimLead).
 	claimCostDefault = 50 * time.Microsecond
 	// claimLeadMax bounds how far ahead of a burst the scan claims it,
-	// however large the burst.
-	claimLeadMax = 30 * time.Second
+	// however large the burst: long enough for 1,000,000 fires on one
+	// instant at 25 µs a claim (twice 25 s, the measure of claimLead), and
+	// less than a minute, so that the claims of a minute mark start a few
+	// seconds after the previous mark's instant, not on it, where they
+	// would take the CPU from the executors starting that mark's runs.
+	claimLeadMax = 55 * time.Second
 	// claimLeadMin is the least claim time that makes the scan claim a
 	// burst earlier than the look-ahead.
 	claimLeadMin = 100 * time.Millisecond
-	// burstCountMax bounds the count of jobs due that sizes a burst.
-	burstCountMax = 1_000_000
 )
 
 // claimLead is how long before an instant on which n fires (and those
 // due before it) are due the scan must start claiming them: the
 // look-ahead, plus twice what n claims cost at perClaim each (the writer
-// is shared with results), at most claimLeadMax. A burst of 100,000 fires
-// on a minute mark takes seconds to claim, and its claims must end before
-// it is handed to the dispatcher. The time added is whole seconds, so that
-// the claims of jobs firing every second stay half-way between two
-// instants (see LookaheadDefault), not on an instant, where they would
-// take the CPU from the executors starting that instant's burst; and none
-// is added for less than claimLeadMin.
+// is shared with results and routes), at most claimLeadMax. A burst of
+// 1,000,000 fires on a minute mark takes tens of seconds to claim, and its
+// claims must end before it is handed to the dispatcher. The time added
+// is whole seconds, so that the claims of jobs firing every second stay
+// half-way between two instants (see LookaheadDefault), not on an
+// instant, where they would take the CPU from the executors starting that
+// instant's burst; and none is added for less than claimLeadMin.
 func claimLead(lookahead, perClaim time.Duration, n int) time.Duration {
 	extra := 2 * time.Duration(n) * perClaim
 	if extra < claimLeadMin {
 		return lookahead
 	}
 	extra = (extra + time.Second - 1).Truncate(time.Second)
-	return min(lookahead+extra, max(lookahead, claimLeadMax))
+	return lookahead + min(extra, claimExtraMax(lookahead))
+}
+
+// claimExtraMax is the most claimLead adds to lookahead: claimLeadMax
+// less the look-ahead, in whole seconds (none if the look-ahead is longer).
+func claimExtraMax(lookahead time.Duration) time.Duration {
+	return max(claimLeadMax-lookahead, 0).Truncate(time.Second)
+}
+
+// burstCount is how many of the jobs due within claimLeadMax the scan
+// counts to size the coming burst (claimLead): enough to make the lead
+// its longest at perClaim a claim, since more would change nothing. The
+// count reads the due index entry by entry, each far cheaper than the
+// claim it sizes, so it costs the most before the largest bursts.
+func burstCount(lookahead, perClaim time.Duration) int {
+	perClaim = max(perClaim, time.Nanosecond)
+	return int((claimExtraMax(lookahead) + 2*perClaim - 1) / (2 * perClaim))
 }
 
 // Dispatcher takes the fires whose instant has come (or comes within
@@ -270,10 +288,10 @@ func (s *Scheduler) recover(ctx context.Context) error {
 }
 
 // lead is how far ahead the next scan claims: claimLead of the jobs due
-// within claimLeadMax, so that a burst is seen coming even behind jobs
-// that fire every second.
+// within claimLeadMax (at most burstCount of them), so that a burst is
+// seen coming even behind jobs that fire every second.
 func (s *Scheduler) lead(ctx context.Context) time.Duration {
-	n, err := s.cfg.Store.CountDue(ctx, time.Now().Add(claimLeadMax), burstCountMax)
+	n, err := s.cfg.Store.CountDue(ctx, time.Now().Add(claimLeadMax), burstCount(s.cfg.Lookahead, s.perClaim))
 	if err != nil {
 		s.cfg.Logger.Warn("schedule: count the jobs due; claiming with the look-ahead", "err", err)
 		return s.cfg.Lookahead
