@@ -47,21 +47,20 @@ func TestClaimLead(t *testing.T) {
 func TestBurstCount(t *testing.T) {
 	t.Parallel()
 	const look = 1500 * time.Millisecond
-	for _, c := range []struct {
-		perClaim time.Duration
-		want     int
-	}{
-		{25 * time.Microsecond, 1_060_000}, // 53 s / 50 µs
-		{50 * time.Microsecond, 530_000},
-		{26 * time.Microsecond, 1_019_231}, // 53 s / 52 µs, rounded up
-		{time.Second, 27},
-	} {
-		n := burstCount(look, c.perClaim)
-		if n != c.want {
-			t.Errorf("burstCount(%v, %v) = %d, want %d", look, c.perClaim, n, c.want)
+	longest := look + 53*time.Second // the cap: 55 s less the look-ahead, in whole seconds
+	want := map[time.Duration]int{ // by the claim cost
+		25 * time.Microsecond: 1_060_000, // 53 s / 50 µs
+		26 * time.Microsecond: 1_019_231, // 53 s / 52 µs, rounded up
+		50 * time.Microsecond: 530_000,
+		time.Second:           27,
+	}
+	for perClaim, w := range want {
+		n := burstCount(look, perClaim)
+		if n != w {
+			t.Errorf("burstCount(%v, %v) = %d, want %d", look, perClaim, n, w)
 		}
-		if got, more := claimLead(look, c.perClaim, n), claimLead(look, c.perClaim, 10*n); got != more || got != look+53*time.Second {
-			t.Errorf("perClaim %v: claimLead of %d = %v, of %d = %v; want both the cap %v", c.perClaim, n, got, 10*n, more, look+53*time.Second)
+		if got, more := claimLead(look, perClaim, n), claimLead(look, perClaim, 10*n); got != longest || more != longest {
+			t.Errorf("perClaim %v: claimLead of %d = %v, of %d = %v; want both the cap %v", perClaim, n, got, 10*n, more, longest)
 		}
 	}
 	if n := burstCount(look, 0); n <= 0 {

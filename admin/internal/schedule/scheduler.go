@@ -242,7 +242,7 @@ func (s *Scheduler) scans(ctx context.Context) error {
 // the store for the next start.
 func (s *Scheduler) handOver(d Dispatcher) {
 	rest, _ := s.queue.PopDue(nil, time.Now().Add(100*365*24*time.Hour))
-	claimed := slices.DeleteFunc(rest, func(e Entry) bool { return e.Run == nil })
+	claimed := slices.DeleteFunc(rest, func(e Entry) bool { return !e.Claimed })
 	if len(claimed) > 0 {
 		s.cfg.Logger.Info("schedule: stopping; sending the fires already claimed", "fires", len(claimed))
 		d.Fire(claimed)
@@ -350,7 +350,7 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 				// discarded): settling a run of its job hands it on.
 				continue
 			}
-			entries = append(entries, Entry{RunID: r.ID, JobID: r.JobID, At: r.TriggeredAt, TriggerType: r.TriggerType, Run: r, StopSeq: seq})
+			entries = append(entries, ClaimedEntry(r, seq))
 		}
 		s.queue.Push(entries...)
 	}
