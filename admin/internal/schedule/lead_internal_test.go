@@ -48,7 +48,7 @@ func TestBurstCount(t *testing.T) {
 	t.Parallel()
 	const look = 1500 * time.Millisecond
 	longest := look + 53*time.Second // the cap: 55 s less the look-ahead, in whole seconds
-	want := map[time.Duration]int{ // by the claim cost
+	want := map[time.Duration]int{   // by the claim cost
 		25 * time.Microsecond: 1_060_000, // 53 s / 50 µs
 		26 * time.Microsecond: 1_019_231, // 53 s / 52 µs, rounded up
 		50 * time.Microsecond: 530_000,
