@@ -302,6 +302,8 @@ func (s *Scheduler) lead(ctx context.Context) time.Duration {
 // scan claims every fire due within the window, queues its run, and
 // returns the earliest next fire after them (zero if none).
 func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
+	misfires := misfireLog{logger: s.cfg.Logger}
+	defer misfires.done()
 	for range 1000 { // a bound, in case a job keeps falling due within the window
 		now := time.Now()
 		jobs, err := s.cfg.Store.DueJobs(ctx, now.Add(s.window), scanBatch)
@@ -338,11 +340,8 @@ func (s *Scheduler) scan(ctx context.Context) (time.Time, error) {
 		for i := range runs {
 			r := &runs[i]
 			if r.MissedCount > 0 { // the record of a misfire
-				strategy := carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING
-				if r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE {
-					strategy = carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW
-				}
-				s.cfg.Metrics.Misfire(strategy)
+				s.cfg.Metrics.Misfire(misfireStrategy(r))
+				misfires.add(r)
 			}
 			if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
 				// The record of a misfire skipped by DO_NOTHING, or a
@@ -428,14 +427,13 @@ func fireRun(j store.Job, at, send time.Time) store.Run {
 func (s *Scheduler) misfire(j store.Job, m Missed, now time.Time) store.Run {
 	r := fireRun(j, m.First, now)
 	r.MissedCount, r.MissedUntil = m.Count, m.Last
+	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
+		r.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
+		return r // logged by the scan (misfireLog)
+	}
 	count := fmt.Sprint(m.Count)
 	if !m.Exact {
 		count = "at least " + count
-	}
-	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
-		r.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
-		s.cfg.Logger.Warn("schedule: misfire; fired once now (FIRE_ONCE_NOW)", "job", j.ID, "missed", count, "first", m.First, "last", m.Last)
-		return r
 	}
 	what := fmt.Sprintf("%s scheduled instants from %s through %s fell due while no admin was running and were found more than %s late",
 		count, m.First.UTC().Format(time.RFC3339), m.Last.UTC().Format(time.RFC3339), s.cfg.MisfireThreshold)
@@ -445,8 +443,7 @@ func (s *Scheduler) misfire(j store.Job, m Missed, now time.Time) store.Run {
 	}
 	r.Status, r.TriggeredAt, r.FinishedAt = carillonv1.RunStatus_RUN_STATUS_SKIPPED, time.Time{}, now
 	r.Message = "misfire: " + what + "; skipped by DO_NOTHING"
-	s.cfg.Logger.Warn("schedule: misfire; skipped (DO_NOTHING)", "job", j.ID, "missed", count, "first", m.First, "last", m.Last)
-	return r
+	return r // logged by the scan (misfireLog)
 }
 
 // fireLoop hands queued runs to d at their instants.
