@@ -17,14 +17,50 @@ type Entry struct {
 	// fired by FIRE_ONCE_NOW the moment it was found late.
 	At          time.Time
 	TriggerType carillonv1.TriggerType
-	// Run, when not nil, is the fire's run, stored RUNNING by the scan's
-	// claim (triggered at At): it is to be sent, not claimed again. A nil
-	// Run is a PENDING run (a retry, a child job's run, or one recovered
-	// from the database), which the dispatcher claims first.
+	// Claimed says the scan's claim stored the fire's run RUNNING,
+	// triggered at At: it is to be sent, not claimed again. Otherwise the
+	// run is PENDING (a retry, a child job's run, or one recovered from the
+	// database), and the dispatcher claims it first.
+	Claimed bool
+	// Run, when not nil, is the claimed run itself. The scan keeps it only
+	// for a run that is more than its job's plain fire (Plain): for a
+	// plain one it keeps ScheduledAt and Param, all its send needs, a
+	// fifth of a store.Run, since a burst of 1,000,000 fires waits tens
+	// of seconds here. Nil for a pending run.
 	Run *store.Run
-	// StopSeq is store.StopSeq read before Run was claimed: a job stopped
-	// since (store.StoppedSince) must not get Run sent.
+	// ScheduledAt and Param are a plain claimed run's (Run nil): its
+	// scheduled instant and its job's param when claimed.
+	ScheduledAt time.Time
+	Param       string
+	// StopSeq is store.StopSeq read before the run was claimed: a job
+	// stopped since (store.StoppedSince) must not get it sent.
 	StopSeq uint64
+}
+
+// ClaimedEntry returns the entry of run r, claimed by a scan that read
+// stop sequence seq before its claim: a plain run (Plain) is kept as its
+// ScheduledAt and Param, any other as a copy, not a pointer into the
+// claim's array of runs, which the plain ones let go.
+func ClaimedEntry(r *store.Run, seq uint64) Entry {
+	e := Entry{RunID: r.ID, JobID: r.JobID, At: r.TriggeredAt, TriggerType: r.TriggerType, Claimed: true, StopSeq: seq}
+	if Plain(r) {
+		e.ScheduledAt, e.Param = r.ScheduledAt, r.Param
+	} else {
+		kept := *r
+		e.Run = &kept
+	}
+	return e
+}
+
+// Plain reports whether claimed run r is its job's plain fire, as the
+// scan claims most: a scheduled fire's one shard, first attempt, with no
+// misfire count, concurrency slot, workflow, inputs or rendered param.
+// Its Entry keeps no store.Run: ScheduledAt and Param with the job
+// rebuild it.
+func Plain(r *store.Run) bool {
+	return r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE && r.ShardIndex == 0 && r.ShardTotal == 1 &&
+		r.Attempt == 0 && r.MissedCount == 0 && r.Slot == store.SlotNone && r.WorkflowRunID == 0 &&
+		r.Inputs == nil && r.RenderedParam == nil && r.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING
 }
 
 // Queue holds read-ahead fires in memory, earliest first, and hands each

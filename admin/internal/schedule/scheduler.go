@@ -52,32 +52,57 @@ const (
 	// writer until the scans measured it (claimLead).
 	claimCostDefault = 50 * time.Microsecond
 	// claimLeadMax bounds how far ahead of a burst the scan claims it,
-	// however large the burst.
-	claimLeadMax = 30 * time.Second
+	// however large the burst: long enough for 1,000,000 fires on one
+	// instant at 25 µs a claim (twice 25 s, the measure of claimLead), and
+	// less than a minute, so that the claims of a minute mark start a few
+	// seconds after the previous mark's instant, not on it, where they
+	// would take the CPU from the executors starting that mark's runs.
+	claimLeadMax = 55 * time.Second
 	// claimLeadMin is the least claim time that makes the scan claim a
 	// burst earlier than the look-ahead.
 	claimLeadMin = 100 * time.Millisecond
-	// burstCountMax bounds the count of jobs due that sizes a burst.
-	burstCountMax = 1_000_000
 )
 
 // claimLead is how long before an instant on which n fires (and those
 // due before it) are due the scan must start claiming them: the
 // look-ahead, plus twice what n claims cost at perClaim each (the writer
-// is shared with results), at most claimLeadMax. A burst of 100,000 fires
-// on a minute mark takes seconds to claim, and its claims must end before
-// it is handed to the dispatcher. The time added is whole seconds, so that
-// the claims of jobs firing every second stay half-way between two
-// instants (see LookaheadDefault), not on an instant, where they would
-// take the CPU from the executors starting that instant's burst; and none
-// is added for less than claimLeadMin.
-func claimLead(lookahead, perClaim time.Duration, n int) time.Duration {
-	extra := 2 * time.Duration(n) * perClaim
+// is shared with results and routes), plus how much earlier than the
+// look-ahead the fire loop hands n fires over, at handOver each
+// (Config.FireAheadPerFire), at most claimLeadMax. The claims of a burst
+// must end before its hand-over begins: claims still running then are
+// handed over in parts, late, and slow the routes and sends of the first
+// part (a 100,000-fire mark, claimed 6 s ahead at 25 µs a claim and handed
+// over 2.9 s ahead, was sent up to 6 s late on the 2-core machine). A
+// burst of 1,000,000 fires on a minute mark takes tens of seconds to
+// claim. The time added is whole seconds, so that the claims of jobs
+// firing every second stay half-way between two instants (see
+// LookaheadDefault), not on an instant, where they would take the CPU
+// from the executors starting that instant's burst; and none is added
+// for less than claimLeadMin.
+func claimLead(lookahead, perClaim, handOver time.Duration, n int) time.Duration {
+	extra := time.Duration(n) * (2*perClaim + handOver)
 	if extra < claimLeadMin {
 		return lookahead
 	}
 	extra = (extra + time.Second - 1).Truncate(time.Second)
-	return min(lookahead+extra, max(lookahead, claimLeadMax))
+	return lookahead + min(extra, claimExtraMax(lookahead))
+}
+
+// claimExtraMax is the most claimLead adds to lookahead: claimLeadMax
+// less the look-ahead, in whole seconds (none if the look-ahead is longer).
+func claimExtraMax(lookahead time.Duration) time.Duration {
+	return max(claimLeadMax-lookahead, 0).Truncate(time.Second)
+}
+
+// burstCount is how many of the jobs due within claimLeadMax the scan
+// counts to size the coming burst (claimLead): enough to make the lead
+// its longest at perClaim a claim and handOver a fire, since more would
+// change nothing. The count reads the due index entry by entry, each far
+// cheaper than the claim it sizes, so it costs the most before the
+// largest bursts.
+func burstCount(lookahead, perClaim, handOver time.Duration) int {
+	perFire := max(2*perClaim+handOver, time.Nanosecond)
+	return int((claimExtraMax(lookahead) + perFire - 1) / perFire)
 }
 
 // Dispatcher takes the fires whose instant has come (or comes within
@@ -135,8 +160,9 @@ type Scheduler struct {
 
 	// window is how far ahead the next scan claims: the look-ahead, or
 	// longer before a burst (claimLead). perClaim is what a claimed fire
-	// cost lately (a moving average of the scans' claims). Both are the
-	// scan loop's own.
+	// took the scan lately (a moving average over its batches, from the
+	// read of the jobs to the entries queued). Both are the scan loop's
+	// own.
 	window   time.Duration
 	perClaim time.Duration
 	// takeoverDelay is store.TakeoverDelay, or a test's (takeover).
@@ -232,7 +258,7 @@ func (s *Scheduler) scans(ctx context.Context) error {
 // the store for the next start.
 func (s *Scheduler) handOver(d Dispatcher) {
 	rest, _ := s.queue.PopDue(nil, time.Now().Add(100*365*24*time.Hour))
-	claimed := slices.DeleteFunc(rest, func(e Entry) bool { return e.Run == nil })
+	claimed := slices.DeleteFunc(rest, func(e Entry) bool { return !e.Claimed })
 	if len(claimed) > 0 {
 		s.cfg.Logger.Info("schedule: stopping; sending the fires already claimed", "fires", len(claimed))
 		d.Fire(claimed)
@@ -278,15 +304,15 @@ func (s *Scheduler) recover(ctx context.Context) error {
 }
 
 // lead is how far ahead the next scan claims: claimLead of the jobs due
-// within claimLeadMax, so that a burst is seen coming even behind jobs
-// that fire every second.
+// within claimLeadMax (at most burstCount of them), so that a burst is
+// seen coming even behind jobs that fire every second.
 func (s *Scheduler) lead(ctx context.Context) time.Duration {
-	n, err := s.cfg.Store.CountDue(ctx, time.Now().Add(claimLeadMax), burstCountMax)
+	n, err := s.cfg.Store.CountDue(ctx, time.Now().Add(claimLeadMax), burstCount(s.cfg.Lookahead, s.perClaim, s.cfg.FireAheadPerFire))
 	if err != nil {
 		s.cfg.Logger.Warn("schedule: count the jobs due; claiming with the look-ahead", "err", err)
 		return s.cfg.Lookahead
 	}
-	return claimLead(s.cfg.Lookahead, s.perClaim, n)
+	return claimLead(s.cfg.Lookahead, s.perClaim, s.cfg.FireAheadPerFire, n)
 }
 
 // takeover is how far ahead the scan claims the fires of the jobs and
@@ -300,6 +326,8 @@ func (s *Scheduler) takeover() time.Duration { return s.cfg.Lookahead - s.takeov
 // next fire after them of this admin's own jobs and workflows (next) and
 // of the other admins' (others); zero if none.
 func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error) {
+	misfires := misfireLog{logger: s.cfg.Logger}
+	defer misfires.done()
 	for range 1000 { // a bound, in case a job keeps falling due within the window
 		now := time.Now()
 		jobs, err := s.cfg.Store.DueJobs(ctx, now.Add(s.window), now.Add(s.takeover()), scanBatch)
@@ -323,24 +351,17 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 			}
 			claims = append(claims, c)
 		}
-		began := time.Now()
 		runs, err := s.cfg.Store.ClaimFires(ctx, claims)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
-		}
-		if len(claims) >= scanBatch/4 { // a batch large enough to measure
-			s.perClaim = (7*s.perClaim + time.Since(began)/time.Duration(len(claims))) / 8
 		}
 		s.cfg.Metrics.FiresScheduled(len(runs))
 		entries := make([]Entry, 0, len(runs))
 		for i := range runs {
 			r := &runs[i]
 			if r.MissedCount > 0 { // the record of a misfire
-				strategy := carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING
-				if r.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE {
-					strategy = carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW
-				}
-				s.cfg.Metrics.Misfire(strategy)
+				s.cfg.Metrics.Misfire(misfireStrategy(r))
+				misfires.add(r)
 			}
 			if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
 				// The record of a misfire skipped by DO_NOTHING, or a
@@ -348,9 +369,15 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 				// discarded): settling a run of its job hands it on.
 				continue
 			}
-			entries = append(entries, Entry{RunID: r.ID, JobID: r.JobID, At: r.TriggeredAt, TriggerType: r.TriggerType, Run: r, StopSeq: seq})
+			entries = append(entries, ClaimedEntry(r, seq))
 		}
 		s.queue.Push(entries...)
+		if len(claims) >= scanBatch/4 { // a batch large enough to measure
+			// The whole batch, from the read of its jobs to its entries
+			// queued: what the scan takes per fire, not the claim's
+			// write alone (a third less).
+			s.perClaim = (7*s.perClaim + time.Since(now)/time.Duration(len(claims))) / 8
+		}
 	}
 	next, others, err = s.cfg.Store.NextFireAt(ctx)
 	if err != nil {
@@ -431,14 +458,13 @@ func fireRun(j store.Job, at, send time.Time) store.Run {
 func (s *Scheduler) misfire(j store.Job, m Missed, now time.Time) store.Run {
 	r := fireRun(j, m.First, now)
 	r.MissedCount, r.MissedUntil = m.Count, m.Last
+	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
+		r.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
+		return r // logged by the scan (misfireLog)
+	}
 	count := fmt.Sprint(m.Count)
 	if !m.Exact {
 		count = "at least " + count
-	}
-	if j.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW {
-		r.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE
-		s.cfg.Logger.Warn("schedule: misfire; fired once now (FIRE_ONCE_NOW)", "job", j.ID, "missed", count, "first", m.First, "last", m.Last)
-		return r
 	}
 	what := fmt.Sprintf("%s scheduled instants from %s through %s fell due while no admin was running and were found more than %s late",
 		count, m.First.UTC().Format(time.RFC3339), m.Last.UTC().Format(time.RFC3339), s.cfg.MisfireThreshold)
@@ -448,8 +474,7 @@ func (s *Scheduler) misfire(j store.Job, m Missed, now time.Time) store.Run {
 	}
 	r.Status, r.TriggeredAt, r.FinishedAt = carillonv1.RunStatus_RUN_STATUS_SKIPPED, time.Time{}, now
 	r.Message = "misfire: " + what + "; skipped by DO_NOTHING"
-	s.cfg.Logger.Warn("schedule: misfire; skipped (DO_NOTHING)", "job", j.ID, "missed", count, "first", m.First, "last", m.Last)
-	return r
+	return r // logged by the scan (misfireLog)
 }
 
 // fireLoop hands queued runs to d at their instants.

@@ -34,11 +34,16 @@ type fire struct {
 }
 
 // claim returns the run of e claimed for dispatch, as the trigger does:
-// the run the scan claimed, or e's pending run claimed now; ok is false
-// when that is no longer pending.
+// the run the scan claimed (as stored, when its entry keeps only part of
+// it), or e's pending run claimed now; ok is false when that is no longer
+// pending.
 func claim(st *store.Store, e schedule.Entry, now time.Time) (run store.Run, ok bool) {
 	if e.Run != nil {
 		return *e.Run, true
+	}
+	if e.Claimed {
+		run, err := st.Run(context.Background(), e.RunID)
+		return run, err == nil
 	}
 	runs, err := st.ClaimRuns(context.Background(), []store.RunClaim{{RunID: e.RunID, JobID: e.JobID, TriggerType: e.TriggerType}}, now)
 	if err != nil || len(runs) == 0 {
@@ -128,9 +133,9 @@ func TestFiresAtTheScheduledInstant(t *testing.T) {
 					}
 					for i, f := range fires[4:] {
 						want := first.Add(time.Duration(4+i) * time.Second)
-						if f.entry.Run == nil || !f.entry.At.Equal(want) || !f.at.Equal(stopAt) {
+						if !f.entry.Claimed || !f.entry.At.Equal(want) || !f.at.Equal(stopAt) {
 							t.Errorf("handed over at the stop: claimed %v, for %v at %v; want claimed, for %v at %v",
-								f.entry.Run != nil, f.entry.At, f.at, want, stopAt)
+								f.entry.Claimed, f.entry.At, f.at, want, stopAt)
 						}
 					}
 					fires = fires[:4]
@@ -142,9 +147,9 @@ func TestFiresAtTheScheduledInstant(t *testing.T) {
 						}
 						// Claimed by the scan, stored as it will be sent.
 						stored, _ := st.Run(context.Background(), f.run.ID)
-						if f.entry.Run == nil || stored.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || !stored.TriggeredAt.Equal(want) {
+						if !f.entry.Claimed || stored.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || !stored.TriggeredAt.Equal(want) {
 							t.Errorf("fire %d: entry run %v, stored %s triggered at %v; want it claimed, RUNNING, triggered at %v",
-								i, f.entry.Run != nil, stored.Status, stored.TriggeredAt, want)
+								i, f.entry.Claimed, stored.Status, stored.TriggeredAt, want)
 						}
 					}
 				})

@@ -102,8 +102,7 @@ func (b *bundle) claimedFire(t *testing.T, job store.Job, instant time.Time) sch
 	if err != nil {
 		t.Fatal(err)
 	}
-	return schedule.Entry{RunID: runs[0].ID, JobID: job.ID, At: instant, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE,
-		Run: &runs[0], StopSeq: b.st.StopSeq()}
+	return schedule.ClaimedEntry(&runs[0], b.st.StopSeq())
 }
 
 // TestSendAhead: a fire's run for an executor that takes due_at is sent
@@ -124,7 +123,8 @@ func TestSendAhead(t *testing.T) {
 		b.register(t, oldURL, false) // an older SDK at the same address: it takes the capability back
 		job := b.job(t, func(j *store.Job) { j.RouteStrategy = carillonv1.RouteStrategy_ROUTE_STRATEGY_SHARDING_BROADCAST })
 		instant := b.clock.Now().Add(time.Second)
-		b.trig.Dispatcher.Fire([]schedule.Entry{b.claimedFire(t, job, instant)})
+		claimed := b.claimedFire(t, job, instant)
+		b.trig.Dispatcher.Fire([]schedule.Entry{claimed})
 
 		awaitPending(t, b.clock) // routed; waits to send ahead
 		sendAt := instant.Add(-trigger.SendAheadDefault)
@@ -149,13 +149,30 @@ func TestSendAhead(t *testing.T) {
 		b.clock.Set(instant)
 		older.await(t, "its run on the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
 		older.mu.Lock()
+		var shardID int64
 		for id, req := range older.reqs {
+			shardID = id
 			if req.DueAt != nil || !older.came[id].Equal(instant) {
 				t.Errorf("older executor: run sent at %v with due_at %v, want on the instant %v without due_at", older.came[id], req.DueAt, instant)
 			}
 		}
 		older.mu.Unlock()
 		b.trig.Wait()
+		// The second shard's run is made from the fire the scan's entry
+		// kept (no store.Run: schedule.Plain), and its job.
+		if shardID == claimed.RunID {
+			shardID = aheadID
+		}
+		shard, err := b.st.Run(ctx, shardID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shard.JobID != job.ID || shard.GroupID != job.GroupID || shard.Handler != job.Handler || shard.ShardIndex != 1 || shard.ShardTotal != 2 ||
+			!shard.ScheduledAt.Equal(instant) || shard.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE {
+			t.Errorf("second shard's run: job %d group %d handler %q shard %d of %d scheduled %v %s; want job %d group %d handler %q shard 1 of 2 scheduled %v SCHEDULE",
+				shard.JobID, shard.GroupID, shard.Handler, shard.ShardIndex, shard.ShardTotal, shard.ScheduledAt, shard.TriggerType,
+				job.ID, job.GroupID, job.Handler, instant)
+		}
 		r, err := b.st.Run(ctx, aheadID)
 		if err != nil {
 			t.Fatal(err)

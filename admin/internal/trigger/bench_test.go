@@ -59,7 +59,7 @@ func benchmarkFire(b *testing.B, late time.Duration) {
 		es := make([]schedule.Entry, n)
 		for k := range runs {
 			es[k] = schedule.Entry{RunID: runs[k].ID, JobID: runs[k].JobID, At: at, TriggerType: runs[k].TriggerType,
-				Run: &runs[k], StopSeq: bd.st.StopSeq()}
+				Claimed: true, Run: &runs[k], StopSeq: bd.st.StopSeq()}
 		}
 		b.StartTimer()
 		bd.trig.Dispatcher.Fire(es)

@@ -33,7 +33,10 @@ import (
 // B/run is the live heap the burst adds (after a GC), per run, at the
 // larger of two moments: the runs routed and waiting to be sent ahead
 // (routed-B/run), and the runs sent and waiting for their instant
-// (sent-B/run). cache-B/job is what the job cache keeps per job.
+// (sent-B/run). claimed-B/run is what the scan's entries hold before
+// they are handed to Fire: what a burst claimed ahead holds in the
+// scheduler's queue (schedule.ClaimedEntry). cache-B/job is what the job
+// cache keeps per job.
 //
 // With BURST_PROFILE set to a directory, it writes there the heap profiles
 // (every allocation sampled) of both moments, routed.pprof and sent.pprof.
@@ -78,14 +81,18 @@ func BenchmarkBurstMemory(b *testing.B) {
 	}
 	cache := liveHeap() - before
 
-	burst := func(at time.Time) (routed, sent uint64) {
+	burst := func(at time.Time) (claimed, routed, sent uint64) {
 		for _, u := range urls {
 			bd.register(b, u, true) // live at every burst: the clock moves a minute each
 		}
 		got.Store(0)
 		base := liveHeap()
 		pending := bd.clock.Pending()
-		bd.trig.Dispatcher.Fire(scanBurst(b, bd.st, at))
+		es := scanBurst(b, bd.st, at)
+		claimed = liveHeap() - base
+		bd.trig.Dispatcher.Fire(es)
+		es = nil //nolint:ineffassign,wastedassign // Fire keeps none of es: the entries are garbage from here
+		runtime.KeepAlive(es)
 		batches := (n + 255) / 256
 		awaitClock(b, bd, pending+batches) // routed, waiting to send ahead
 		routed = liveHeap() - base
@@ -99,20 +106,21 @@ func BenchmarkBurstMemory(b *testing.B) {
 		profileHeap(b, "sent")
 		bd.clock.Set(at)
 		bd.trig.Wait()
-		return routed, sent
+		return claimed, routed, sent
 	}
 	burst(instant) // the warm-up
-	var routed, sent uint64
+	var claimed, routed, sent uint64
 	b.ResetTimer()
 	for i := range b.N {
-		r, s := burst(instant.Add(time.Duration(i+1) * time.Minute))
-		routed, sent = max(routed, r), max(sent, s)
+		c, r, s := burst(instant.Add(time.Duration(i+1) * time.Minute))
+		claimed, routed, sent = max(claimed, c), max(routed, r), max(sent, s)
 	}
 	b.StopTimer()
 	if r, err := bd.st.Run(ctx, int64(n)*int64(b.N+1)); err != nil || r.ExecutorAddress == "" {
 		b.Fatalf("the last run: on %q (%s), %v; want its dispatch recorded", r.ExecutorAddress, r.Message, err)
 	}
 	b.ReportMetric(float64(cache)/n, "cache-B/job")
+	b.ReportMetric(float64(claimed)/n, "claimed-B/run")
 	b.ReportMetric(float64(routed)/n, "routed-B/run")
 	b.ReportMetric(float64(sent)/n, "sent-B/run")
 	b.ReportMetric(float64(max(routed, sent))/n, "B/run")
@@ -151,7 +159,7 @@ func scanBurst(b *testing.B, st *store.Store, at time.Time) []schedule.Entry {
 		}
 		for i := range runs {
 			r := &runs[i]
-			es = append(es, schedule.Entry{RunID: r.ID, JobID: r.JobID, At: r.TriggeredAt, TriggerType: r.TriggerType, Run: r, StopSeq: seq})
+			es = append(es, schedule.ClaimedEntry(r, seq))
 		}
 	}
 }

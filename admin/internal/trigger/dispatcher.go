@@ -51,7 +51,7 @@ func newDispatcher(cfg *Config, w *writer, work *inflight, rt *router, gw *Gatew
 // Fire dispatches the runs of fires whose instant has come (or comes
 // soon: each is sent at its entry's At). It returns at once;
 // Trigger.Wait waits for the dispatches it started. Runs the scan claimed
-// already (Entry.Run) go straight to dispatch; pending ones are claimed
+// already (Entry.Claimed) go straight to dispatch; pending ones are claimed
 // (PENDING to RUNNING) first, together with those that came due while the
 // previous claim ran. Runs are dispatched in batches, concurrently, in a
 // bounded pool; a job whose dispatches were slow more than 10 times this
@@ -62,7 +62,7 @@ func (d *Dispatcher) Fire(es []schedule.Entry) {
 	var pending []schedule.Entry
 	claimed := es[:0:0]
 	for _, e := range es {
-		if e.Run != nil {
+		if e.Claimed {
 			claimed = append(claimed, e)
 		} else {
 			pending = append(pending, e)

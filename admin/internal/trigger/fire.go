@@ -33,7 +33,8 @@ type fire struct {
 	inputs map[string]string
 
 	// run is the claimed run, until the fire is planned: a broadcast's
-	// extra shards are copied from it. nil afterwards.
+	// extra shards are copied from it (runCopy). nil afterwards, and from
+	// the start for a plain fire the scan claimed (schedule.Plain).
 	run *store.Run
 	// at is the instant the fire is sent on (zero: now, a manual run).
 	at time.Time
@@ -84,14 +85,35 @@ func (f *fire) setRun(r *store.Run) {
 	f.run = r
 }
 
-// firesOf returns the fires of the scan's claimed runs es (each Entry.Run
-// set).
+// firesOf returns the fires of the scan's claimed runs es (each
+// Entry.Claimed).
 func firesOf(es []schedule.Entry) []fire {
 	fs := make([]fire, len(es))
 	for i, e := range es {
-		fs[i] = fireOf(e.Run, e.At, e.StopSeq)
+		if e.Run != nil {
+			fs[i] = fireOf(e.Run, e.At, e.StopSeq)
+			continue
+		}
+		// A plain fire of its job (schedule.Plain): its entry keeps only
+		// what differs from one fire to the next.
+		fs[i] = fire{id: e.RunID, jobID: e.JobID, shardTotal: 1, scheduledAt: e.ScheduledAt, triggeredAt: e.At,
+			triggerType: e.TriggerType, param: e.Param, at: e.At, stopSeq: e.StopSeq}
 	}
 	return fs
+}
+
+// runCopy returns a copy of f's claimed run, for another shard of its
+// broadcast: its run, or, for a plain fire the scan claimed (fire.run
+// nil, schedule.Plain), that run rebuilt from f and its job.
+func (f *fire) runCopy() store.Run {
+	if f.run != nil {
+		return *f.run
+	}
+	return store.Run{
+		ID: f.id, JobID: f.jobID, GroupID: f.job.GroupID, Handler: f.job.Handler, Param: f.param,
+		ShardIndex: f.shardIndex, ShardTotal: f.shardTotal, TriggerType: f.triggerType, ScheduledAt: f.scheduledAt,
+		TriggeredAt: f.triggeredAt, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING, Attempt: f.attempt,
+	}
 }
 
 // request is the request that sends f, whose job is job (f's own or one

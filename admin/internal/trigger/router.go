@@ -148,7 +148,7 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 			f.shardTotal = int32(len(addrs)) //nolint:gosec // shard counts are bounded by a group's executors
 			totals[f.id] = f.shardTotal
 			for i := 1; i < len(addrs); i++ {
-				run := *f.run
+				run := f.runCopy()
 				run.ID, run.ShardIndex, run.ShardTotal = 0, int32(i), f.shardTotal //nolint:gosec // shard counts are bounded by a group's executors
 				run.RenderedParam = nil                                            // each shard renders its own
 				shardRuns = append(shardRuns, run)

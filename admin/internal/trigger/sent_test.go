@@ -55,7 +55,7 @@ func TestTriggeredAtIsWhenSent(t *testing.T) {
 				t.Fatal(err)
 			}
 			es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: at, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE,
-				Run: &runs[0], StopSeq: b.st.StopSeq()})
+				Claimed: true, Run: &runs[0], StopSeq: b.st.StopSeq()})
 		}
 		b.clock.Add(late.Sub(instant))
 		b.trig.Dispatcher.Fire(es)

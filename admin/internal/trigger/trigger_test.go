@@ -294,7 +294,7 @@ func testStopAfterClaimSkips(t *testing.T, be dbtest.Backend, byScan bool) {
 		}
 		e := schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: instant, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}
 		if byScan {
-			e.Run, e.StopSeq = &runs[0], seq
+			e = schedule.ClaimedEntry(&runs[0], seq) // as the scan keeps it
 		}
 		es = append(es, e)
 	}
