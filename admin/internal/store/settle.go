@@ -221,34 +221,95 @@ func (st *settler) loadJobs(ids []int64) error {
 	return nil
 }
 
+// settleRuns applies results (each run once) in as few statements as it
+// can and returns the runs they settled: over SQLite the prepared
+// statements of settleRunsSQL, in chunks of insertChunks; over PostgreSQL
+// one statement with the results as a JSON list.
+func (st *settler) settleRuns(results []Result) ([]Run, error) {
+	if st.pg {
+		var list jsonRows
+		for _, res := range results {
+			list.next()
+			for _, v := range settleArgs(nil, res) {
+				switch v := v.(type) {
+				case int64:
+					list.int(v)
+				case string:
+					list.str(v)
+				default: // nil
+					list.nullInt(sql.NullInt64{})
+				}
+			}
+		}
+		return collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+	}
+	var runs []Run
+	args := make([]any, 0, min(len(results), insertChunks[0])*settleValues)
+	for len(results) > 0 {
+		k := 0
+		for insertChunks[k] > len(results) {
+			k++
+		}
+		chunk := results[:insertChunks[k]]
+		results = results[len(chunk):]
+		args = args[:0]
+		for _, res := range chunk {
+			args = settleArgs(args, res)
+		}
+		settled, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settle[k]).QueryContext(st.ctx, args...)) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, settled...)
+	}
+	return runs, nil
+}
+
+// settleArgs appends res's values for settleColumns to args, nil for a
+// null.
+func settleArgs(args []any, res Result) []any {
+	args = append(args, res.RunID, int64(res.Status), res.Message, nullable(millis(res.FinishedAt)))
+	if d := res.Dispatch; d != nil {
+		args = append(args, d.ExecutorAddress, d.TriggerMessage, int64(d.TimeoutSeconds), nullable(millis(d.TriggeredAt)))
+	} else {
+		args = append(args, nil, nil, nil, nil)
+	}
+	var by, outputs, started any
+	if res.ByAdmin {
+		by = int64(settledByAdmin)
+	}
+	if o := encodeContext(res.Outputs); o.Valid {
+		outputs = o.String
+	}
+	if !res.StartedAt.IsZero() {
+		started = res.StartedAt.UnixMilli()
+	}
+	return append(args, by, outputs, started)
+}
+
+// nullable is v's value, or nil for null.
+func nullable(v sql.NullInt64) any {
+	if !v.Valid {
+		return nil
+	}
+	return v.Int64
+}
+
 // settle moves running runs to their final status in one statement and
 // does what follows each. A run that is not running is left alone.
 func (st *settler) settle(results []Result) error {
 	if len(results) == 0 {
 		return nil
 	}
-	var list jsonRows
 	seen := make(map[int64]bool, len(results))
+	unique := make([]Result, 0, len(results))
 	for _, res := range results {
-		if seen[res.RunID] {
-			continue
-		}
-		seen[res.RunID] = true
-		list.next().int(res.RunID).int(int64(res.Status)).str(res.Message).nullInt(millis(res.FinishedAt))
-		if d := res.Dispatch; d != nil {
-			list.str(d.ExecutorAddress).str(d.TriggerMessage).int(int64(d.TimeoutSeconds)).nullInt(millis(d.TriggeredAt))
-		}
-		if res.ByAdmin {
-			list.padTo(8).int(settledByAdmin)
-		}
-		if outputs := encodeContext(res.Outputs); outputs.Valid {
-			list.padTo(9).str(outputs.String)
-		}
-		if !res.StartedAt.IsZero() {
-			list.padTo(10).int(res.StartedAt.UnixMilli())
+		if !seen[res.RunID] {
+			seen[res.RunID] = true
+			unique = append(unique, res)
 		}
 	}
-	runs, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+	runs, err := st.settleRuns(unique)
 	if err != nil {
 		return err
 	}

@@ -539,3 +539,50 @@ func TestLastRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestSettleManyAtOnce settles 85 results in one call (over SQLite, in
+// statements of 64, 16, 4 and 1 results), one of them twice: each run
+// takes its own result, message, finish, outputs and start, and each is
+// returned once.
+func TestSettleManyAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			const n = 85
+			var results []store.Result
+			for i := range n {
+				r := running(t, s, j, t0.Add(time.Duration(i)*time.Second), 0, 1)
+				status := carillonv1.RunStatus_RUN_STATUS_SUCCEEDED
+				if i%3 == 0 {
+					status = carillonv1.RunStatus_RUN_STATUS_FAILED
+				}
+				results = append(results, store.Result{RunID: r.ID, Status: status, Message: fmt.Sprintf("result %d", i),
+					FinishedAt: t0.Add(time.Hour + time.Duration(i)*time.Millisecond), StartedAt: t0.Add(time.Duration(i) * time.Second),
+					Outputs: map[string]string{"i": fmt.Sprint(i)}})
+			}
+			results = append(results, results[7]) // twice
+			settled, err := s.SettleRuns(ctx, followup.Policy{}, results)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(settled.Runs) != n {
+				t.Fatalf("%d runs settled, want %d", len(settled.Runs), n)
+			}
+			for _, res := range results[:n] {
+				r, err := s.Run(ctx, res.RunID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Status != res.Status || r.Message != res.Message || !r.FinishedAt.Equal(res.FinishedAt) ||
+					!r.StartedAt.Equal(res.StartedAt) || r.Outputs["i"] != res.Outputs["i"] {
+					t.Errorf("run %d: %s %q finished %v started %v outputs %v; want %s %q %v %v %v", r.ID, r.Status, r.Message,
+						r.FinishedAt, r.StartedAt, r.Outputs, res.Status, res.Message, res.FinishedAt, res.StartedAt, res.Outputs)
+				}
+			}
+		})
+	}
+}

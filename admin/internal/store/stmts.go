@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 )
 
 // stmts are the statements of the fire path, prepared once when the store
@@ -22,7 +23,8 @@ type stmts struct {
 	shardTotals *sql.Stmt                    // writer: shard totals of broadcasts
 	advanceJobs *sql.Stmt                    // writer: the scan's compare-and-set of next fires
 	insertRuns  [len(insertChunks)]*sql.Stmt // writer: insertChunks[i] new runs
-	settleRuns  *sql.Stmt                    // writer: RUNNING → final, RETURNING the runs
+	settleRuns  *sql.Stmt                    // writer, PostgreSQL: RUNNING → final, RETURNING the runs
+	settle      [len(insertChunks)]*sql.Stmt // writer, SQLite: insertChunks[i] runs RUNNING → final, RETURNING them
 	txJobs      *sql.Stmt                    // writer: jobs by ID, inside a write transaction
 	jobsByID    *sql.Stmt                    // readers: jobs by ID
 }
@@ -55,39 +57,53 @@ const (
 	advanceJobsSQL = `UPDATE jobs SET next_fire_at = c.value->>2, last_fire_at = coalesce(c.value->>3, last_fire_at)
 		FROM json_each(?1) AS c WHERE jobs.id = c.value->>0 AND jobs.enabled = 1 AND jobs.next_fire_at = c.value->>1` + jobsNotPaused + `
 		RETURNING jobs.id`
-	// settleRunsSQL applies results: [run, status, message, finished at,
-	// and, for a dispatch recorded with its result, executor, trigger
-	// message, timeout, and the time it was really sent or null; null
-	// otherwise), and 1 for a settlement by the admin itself, or null, and
-	// the outputs as a JSON object (text) or null, and when the handler
-	// started or nothing]. It settles a
-	// running run, or replaces the admin's own settlement of a run (LOST,
-	// TIMED_OUT) with a result from its executor. A run settled SKIPPED (not
-	// sent: DO_NOTHING after a restart, its job stopped) is the record of its
-	// one missed instant (missed_count 1, missed_until its instant), as
-	// SkipRun's are. A result's finished at is never before the run was
-	// sent (finishedAtSQL). Settling takes the row out
-	// of runs_active, so setting triggered_at here costs nothing more.
-	settleRunsSQL = `UPDATE runs SET status = r.value->>1,
-		message = CASE WHEN runs.status = ` + sqlRunning + ` THEN r.value->>2
-			ELSE r.value->>2 || ' (reported after the admin had settled the run ' ||
-				CASE runs.status WHEN 3 THEN 'FAILED' WHEN 4 THEN 'TIMED_OUT' WHEN 6 THEN 'LOST' ELSE 'without it' END ||
-				': ' || runs.message || ')' END,
-		finished_at = ` + finishedAtSQL + `,
-		executor_address = coalesce(r.value->>4, executor_address), trigger_message = coalesce(r.value->>5, trigger_message),
-		timeout_seconds = coalesce(r.value->>6, timeout_seconds), triggered_at = coalesce(r.value->>7, triggered_at),
-		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r.value->>8, 0) ELSE 2 END,
-		outputs = coalesce(r.value->>9, outputs), started_at = coalesce(r.value->>10, started_at),
-		missed_count = CASE WHEN r.value->>1 = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN 1 ELSE runs.missed_count END,
-		missed_until = CASE WHEN r.value->>1 = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN runs.scheduled_at ELSE runs.missed_until END
-		FROM json_each(?1) AS r WHERE runs.id = r.value->>0
-		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r.value->>8 IS NULL)) RETURNING ` + runColumns
 	// finishedAtSQL is a result's finished at, but the instant its run was
 	// sent (the dispatch's, recorded with it, else the run's) when it is
 	// earlier: a run does not end before it starts, whatever a clock said.
-	finishedAtSQL = `CASE WHEN r.value->>3 < coalesce(r.value->>7, runs.triggered_at) THEN coalesce(r.value->>7, runs.triggered_at) ELSE r.value->>3 END`
+	finishedAtSQL = `CASE WHEN r.r_finished < coalesce(r.r_sent, runs.triggered_at) THEN coalesce(r.r_sent, runs.triggered_at) ELSE r.r_finished END`
 	jobsByIDSQL   = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`
 )
+
+// settleColumns are the values of a result that settleRunsSQL applies,
+// one row of r each: the run, its status, message and finished at; for a
+// dispatch recorded with its result, the executor, trigger message,
+// timeout, and the time it was really sent (else null); 1 for a
+// settlement by the admin itself (else null); the outputs as a JSON
+// object (text, else null); when the handler started (else null).
+const settleColumns = `r_id, r_status, r_msg, r_finished, r_addr, r_tmsg, r_timeout, r_sent, r_by, r_outputs, r_started`
+
+// settleValues is how many values settleColumns has.
+var settleValues = strings.Count(settleColumns, ",") + 1
+
+// settleRunsSQL applies n results (settleColumns, as n rows of values
+// bound in order). It settles a running run, or replaces the admin's own
+// settlement of a run (LOST, TIMED_OUT) with a result from its executor. A
+// run settled SKIPPED (not sent: DO_NOTHING after a restart, its job
+// stopped) is the record of its one missed instant (missed_count 1,
+// missed_until its instant), as SkipRun's are. A result's finished at is
+// never before the run was sent (finishedAtSQL). Settling takes the row
+// out of runs_active, so setting triggered_at here costs nothing more.
+// Values rather than a JSON list (as the other hot statements take): a
+// result has eleven, and SQLite would parse its JSON for each use of one.
+// PostgreSQL's statement (pgSettleRunsSQL) takes the JSON list.
+func settleRunsSQL(n int) string {
+	row := "(?" + strings.Repeat(", ?", settleValues-1) + ")"
+	return `WITH r(` + settleColumns + `) AS (VALUES ` + row + strings.Repeat(", "+row, n-1) + `)
+		UPDATE runs SET status = r.r_status,
+		message = CASE WHEN runs.status = ` + sqlRunning + ` THEN r.r_msg
+			ELSE r.r_msg || ' (reported after the admin had settled the run ' ||
+				CASE runs.status WHEN 3 THEN 'FAILED' WHEN 4 THEN 'TIMED_OUT' WHEN 6 THEN 'LOST' ELSE 'without it' END ||
+				': ' || runs.message || ')' END,
+		finished_at = ` + finishedAtSQL + `,
+		executor_address = coalesce(r.r_addr, executor_address), trigger_message = coalesce(r.r_tmsg, trigger_message),
+		timeout_seconds = coalesce(r.r_timeout, timeout_seconds), triggered_at = coalesce(r.r_sent, triggered_at),
+		admin_settled = CASE WHEN runs.status = ` + sqlRunning + ` THEN coalesce(r.r_by, 0) ELSE 2 END,
+		outputs = coalesce(r.r_outputs, outputs), started_at = coalesce(r.r_started, started_at),
+		missed_count = CASE WHEN r.r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN 1 ELSE runs.missed_count END,
+		missed_until = CASE WHEN r.r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN runs.scheduled_at ELSE runs.missed_until END
+		FROM r WHERE runs.id = r.r_id
+		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r.r_by IS NULL)) RETURNING ` + runColumns
+}
 
 // prepare prepares the hot statements on the writer and the readers.
 func (s *Store) prepare(ctx context.Context) error {
@@ -97,9 +113,9 @@ func (s *Store) prepare(ctx context.Context) error {
 		errs = append(errs, err)
 		return st
 	}
-	claim, record, sent, route, shards, advance, settle := claimRunsSQL, recordRunsSQL, recordSentSQL, routeRunsSQL, shardTotalsSQL, advanceJobsSQL, settleRunsSQL
+	claim, record, sent, route, shards, advance := claimRunsSQL, recordRunsSQL, recordSentSQL, routeRunsSQL, shardTotalsSQL, advanceJobsSQL
 	if s.pg != nil {
-		claim, record, sent, route, shards, advance, settle = pgClaimRunsSQL, pgRecordRunsSQL, pgRecordSentSQL, pgRouteRunsSQL, pgShardTotalsSQL, pgAdvanceJobsSQL, pgSettleRunsSQL
+		claim, record, sent, route, shards, advance = pgClaimRunsSQL, pgRecordRunsSQL, pgRecordSentSQL, pgRouteRunsSQL, pgShardTotalsSQL, pgAdvanceJobsSQL
 	}
 	s.q = stmts{
 		claimRuns:   prep(s.w, claim),
@@ -108,19 +124,26 @@ func (s *Store) prepare(ctx context.Context) error {
 		routeRuns:   prep(s.w, route),
 		shardTotals: prep(s.w, shards),
 		advanceJobs: prep(s.w, advance),
-		settleRuns:  prep(s.w, settle),
 		txJobs:      prep(s.w, jobsByIDSQL),
 		jobsByID:    prep(s.r, jobsByIDSQL),
 	}
 	for i, n := range insertChunks {
 		s.q.insertRuns[i] = prep(s.w, insertRunsSQL(n))
+		if s.pg == nil {
+			s.q.settle[i] = prep(s.w, settleRunsSQL(n))
+		}
+	}
+	if s.pg != nil {
+		s.q.settleRuns = prep(s.w, pgSettleRunsSQL)
 	}
 	return errors.Join(errs...)
 }
 
 // close closes the prepared statements.
 func (q *stmts) close() {
-	for _, st := range append([]*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.settleRuns, q.txJobs, q.jobsByID}, q.insertRuns[:]...) {
+	all := []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.settleRuns, q.txJobs, q.jobsByID}
+	all = append(append(all, q.insertRuns[:]...), q.settle[:]...)
+	for _, st := range all {
 		if st != nil {
 			_ = st.Close()
 		}
