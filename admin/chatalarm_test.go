@@ -62,17 +62,17 @@ func TestChatAlarms(t *testing.T) {
 		Schedule:        &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE},
 		AlarmWebhookUrl: dingTalk.URL + "/robot/send?access_token=tok", AlarmWebhookSecret: secret,
 		AlarmWebhookFormat: carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_DINGTALK})
-	var runID int64
-	eventually(t, a.URL, 20*time.Second, func() error { // until the executor is registered
-		tr, err := c.job.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: j.Id})
-		if err == nil && len(tr.RunIds) != 1 {
-			err = fmt.Errorf("TriggerJob made runs %v, want 1", tr.RunIds)
-		}
-		if err == nil {
-			runID = tr.RunIds[0]
-		}
-		return err
-	})
+	// A run triggered before the executor registered would fail for want
+	// of one, with another message.
+	awaitExecutors(t, a, c, g.Group.Id, 1)
+	tr, err := c.job.TriggerJob(ctx, &carillonv1.TriggerJobRequest{JobId: j.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.RunIds) != 1 {
+		t.Fatalf("TriggerJob made runs %v, want 1", tr.RunIds)
+	}
+	runID := tr.RunIds[0]
 	var run *carillonv1.Run
 	eventually(t, a.URL, 30*time.Second, func() error {
 		res, err := c.run.GetRun(ctx, &carillonv1.GetRunRequest{Id: runID})
