@@ -64,6 +64,10 @@ type setupInfo struct {
 	CreateJobsSeconds    float64 `json:"create_jobs_s,omitempty"`
 	History              int     `json:"history_runs,omitempty"`
 	HistoryInsertSeconds float64 `json:"history_insert_s,omitempty"`
+	// AdminStop says what went wrong stopping the admins after the
+	// measurement (an overloaded admin handing its claimed fires over
+	// for longer than the tool waits, say); empty when they stopped.
+	AdminStop string `json:"admin_stop,omitempty"`
 }
 
 type windowInfo struct {

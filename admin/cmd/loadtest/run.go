@@ -116,8 +116,16 @@ func run(ctx context.Context, c config) (res *result, err error) {
 		start := time.Now()
 		fl = &fleet{bin: bin, command: command, dir: dir, db: dbPath, token: token, password: password, logLevel: c.logLevel, extra: extra, env: c.adminEnv}
 		defer func() {
+			// After a measurement, an admin that does not stop in time
+			// (overloaded, it hands its claimed fires over) is noted in
+			// the report, which holds what the window measured.
 			if stopErr := fl.stop(15 * time.Second); stopErr != nil && err == nil {
-				err = stopErr
+				if res == nil {
+					err = stopErr
+					return
+				}
+				progress("%v", stopErr)
+				res.Setup.AdminStop = stopErr.Error()
 			}
 		}()
 		for i := range c.admins {
