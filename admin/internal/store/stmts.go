@@ -155,7 +155,6 @@ func (q *stmts) close() {
 type jsonRows struct {
 	b   []byte
 	row bool // inside a row
-	n   int  // values in the row
 }
 
 // next starts a new row.
@@ -166,7 +165,7 @@ func (j *jsonRows) next() *jsonRows {
 		j.b = append(j.b, "],"...)
 	}
 	j.b = append(j.b, '[')
-	j.row, j.n = false, 0
+	j.row = false
 	return j
 }
 
@@ -175,15 +174,6 @@ func (j *jsonRows) sep() {
 		j.b = append(j.b, ',')
 	}
 	j.row = true
-	j.n++
-}
-
-// padTo appends nulls until the row has n values.
-func (j *jsonRows) padTo(n int) *jsonRows {
-	for j.n < n {
-		j.nullInt(sql.NullInt64{})
-	}
-	return j
 }
 
 // int appends an integer to the row.
