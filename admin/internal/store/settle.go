@@ -228,9 +228,11 @@ func (st *settler) loadJobs(ids []int64) error {
 func (st *settler) settleRuns(results []Result) ([]Run, error) {
 	if st.pg {
 		var list jsonRows
+		var args []any
 		for _, res := range results {
 			list.next()
-			for _, v := range settleArgs(nil, res) {
+			args = settleArgs(args[:0], res)
+			for _, v := range args {
 				switch v := v.(type) {
 				case int64:
 					list.int(v)
