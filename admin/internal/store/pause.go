@@ -180,20 +180,51 @@ func resumeJobs(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Ti
 }
 
 // recordPausedJob records the instants of job j that a pause from
-// pausedAt skipped: in the SKIPPED run of its fire dropped at the pause,
-// if there is one, or in a new SKIPPED run.
+// pausedAt skipped: in the SKIPPED run of its earliest fire dropped at the
+// pause, if there is one, or in a new SKIPPED run. Fires of the job
+// claimed before the pause (the scan's look-ahead may hold two or more of
+// an every-second job) are all dropped at their instants: the earliest is
+// the record and counts the others, which it replaces, so that a pause
+// leaves one record per job.
 func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.Time, sk Skipped) error {
-	var dropped int64
-	err := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE job_id = ? AND status = ? AND scheduled_at >= ? AND workflow_run_id = 0
-		ORDER BY scheduled_at LIMIT 1`, j.ID, carillonv1.RunStatus_RUN_STATUS_SKIPPED, pausedAt.UnixMilli()).Scan(&dropped)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
+	rows, err := tx.QueryContext(ctx, `SELECT id, scheduled_at, missed_count FROM runs WHERE job_id = ? AND status = ? AND scheduled_at >= ? AND scheduled_at <= ?
+		AND workflow_run_id = 0 AND attempt = 0 ORDER BY scheduled_at, id`,
+		j.ID, carillonv1.RunStatus_RUN_STATUS_SKIPPED, pausedAt.UnixMilli(), now.UnixMilli())
+	if err != nil {
 		return err
-	default:
-		_, err = tx.ExecContext(ctx, `UPDATE runs SET missed_count = missed_count + ?, missed_until = coalesce(?, missed_until), message = ? WHERE id = ?`,
-			sk.Count, millis(sk.Last), sk.Message, dropped)
+	}
+	var dropped []int64
+	var lastDropped, others int64 // others: the instants the later dropped fires stand for
+	for rows.Next() {
+		var id, at, missed int64
+		if err := rows.Scan(&id, &at, &missed); err != nil {
+			rows.Close()
+			return err
+		}
+		if len(dropped) > 0 {
+			others += max(missed, 1)
+		}
+		dropped, lastDropped = append(dropped, id), at
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return err
+	}
+	if len(dropped) > 0 {
+		until := sk.Last
+		if len(dropped) > 1 && lastDropped > until.UnixMilli() {
+			until = time.UnixMilli(lastDropped)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET missed_count = missed_count + ?, missed_until = coalesce(?, missed_until), message = ? WHERE id = ?`,
+			sk.Count+others, millis(until), sk.Message, dropped[0]); err != nil {
+			return err
+		}
+		for _, id := range dropped[1:] {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if sk.Count == 0 {
 		return nil
