@@ -64,6 +64,8 @@ type Result struct {
 // runs it created in the same transaction (retries, and child jobs of a
 // fire that succeeded), which the caller hands to the scheduler.
 type Settled struct {
+	// Runs are the runs settled, as they are now, but for their
+	// TriggerMessage: empty (settledColumns).
 	Runs      []Run
 	FollowUps []Run
 	// Freed are runs waiting for a concurrency slot that settled runs may

@@ -102,8 +102,15 @@ func settleRunsSQL(n int) string {
 		missed_count = CASE WHEN r.r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN 1 ELSE runs.missed_count END,
 		missed_until = CASE WHEN r.r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN runs.scheduled_at ELSE runs.missed_until END
 		FROM r WHERE runs.id = r.r_id
-		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r.r_by IS NULL)) RETURNING ` + runColumns
+		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r.r_by IS NULL)) RETURNING ` + settledColumns
 }
+
+// settledColumns are runColumns as a settle returns them: the trigger
+// message, the widest value of a run (its route explained), as ''. It was
+// just written, from the dispatch record in hand, and nothing that follows
+// a settle reads it (a retry starts without one), so the settle does not
+// read it back for every run.
+var settledColumns = strings.Replace(runColumns, "trigger_message", "'' AS trigger_message", 1)
 
 // prepare prepares the hot statements on the writer and the readers.
 func (s *Store) prepare(ctx context.Context) error {

@@ -7,6 +7,8 @@ package store
 // or jobs wait for each other instead of deadlocking; the claims skip the
 // rows another admin holds (SKIP LOCKED): that admin is claiming them.
 
+import "strings"
+
 const (
 	// pgAdmin is this admin's id, which it connects with (Store.adminID).
 	pgAdmin = `coalesce(current_setting('carillon.admin', true), '')`
@@ -66,5 +68,8 @@ var (
 		missed_count = CASE WHEN r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN 1 ELSE runs.missed_count END,
 		missed_until = CASE WHEN r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN runs.scheduled_at ELSE runs.missed_until END
 		FROM r, l WHERE runs.id = r_id AND runs.id = l_id
-		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r_by IS NULL)) RETURNING ` + pgRunColumns
+		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r_by IS NULL)) RETURNING ` + pgSettledColumns
 )
+
+// pgSettledColumns are settledColumns over PostgreSQL.
+var pgSettledColumns = strings.Replace(pgRunColumns, "runs.trigger_message", "'' AS trigger_message", 1)

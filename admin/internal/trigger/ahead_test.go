@@ -177,7 +177,7 @@ func TestSendAhead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !r.TriggeredAt.Equal(instant) || r.ExecutorAddress != newURL || !strings.Contains(r.TriggerMessage, "ahead of its instant") {
+		if !r.TriggeredAt.Equal(instant) || r.ExecutorAddress != newURL || !strings.Contains(r.TriggerMessage, "ahead (due_at)") {
 			t.Errorf("run sent ahead recorded triggered at %v on %q (%q), want the instant %v on %s, saying it was sent ahead",
 				r.TriggeredAt, r.ExecutorAddress, r.TriggerMessage, instant, newURL)
 		}

@@ -3,6 +3,7 @@ package trigger
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -130,9 +131,12 @@ func (c *Completer) settleNow(results []store.Result) error {
 // runs to the queue, alarms to the alarm sender.
 func (c *Completer) followUp(s store.Settled) {
 	alarms := false
+	logged := c.cfg.Logger.Enabled(context.Background(), slog.LevelInfo) // else no line's values are built
 	for _, r := range s.Runs {
-		c.cfg.Logger.Info("run finished", "run", r.ID, "job", r.JobID, "status", r.Status.String(),
-			"attempt", r.Attempt, "executor", r.ExecutorAddress, "message", r.Message)
+		if logged {
+			c.cfg.Logger.Info("run finished", "run", r.ID, "job", r.JobID, "status", r.Status.String(),
+				"attempt", r.Attempt, "executor", r.ExecutorAddress, "message", r.Message)
+		}
 		c.cfg.Metrics.Finished(r.Status)
 		alarms = alarms || r.AlarmStatus == carillonv1.AlarmStatus_ALARM_STATUS_PENDING
 	}

@@ -163,7 +163,11 @@ type callNote struct {
 }
 
 // message returns the trigger message of d, a run of the call routed as
-// route says.
+// route says: the route (which names the executor it chose), then the
+// call; a shard of a broadcast names its shard and executor, which its
+// route lists among the others. What the run's record holds in columns of
+// its own (its executor, a lone shard) is not said again: a burst stores
+// the message once per run.
 func (n *callNote) message(route string, d *store.Dispatch) string {
 	var took, failed string
 	if p := n.took.Load(); p != nil {
@@ -172,8 +176,11 @@ func (n *callNote) message(route string, d *store.Dispatch) string {
 	if d.Failed {
 		failed = "; failed"
 	}
-	return fmt.Sprintf("%s; shard %d of %d (0-based); sent to %s (%d runs in the call)%s%s",
-		route, d.ShardIndex, d.ShardTotal, d.ExecutorAddress, n.runs, took, failed)
+	if d.ShardTotal > 1 {
+		return fmt.Sprintf("%s; shard %d of %d (0-based) sent to %s in a call of %d runs%s%s",
+			route, d.ShardIndex, d.ShardTotal, d.ExecutorAddress, n.runs, took, failed)
+	}
+	return fmt.Sprintf("%s; a call of %d runs%s%s", route, n.runs, took, failed)
 }
 
 // message returns the whole trigger message of c's i-th run.

@@ -130,7 +130,7 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 			p.failed = append(p.failed, r.unroutable(f, fmt.Sprintf("%v (executors from %s)", err, src.name), now))
 			continue
 		}
-		note := "executors from " + src.name + "; " + pick.Message
+		note := src.from + pick.Message
 		addrs = pick.Addresses
 		if (f.triggerType == carillonv1.TriggerType_TRIGGER_TYPE_RETRY || f.shardTotal > 1) && len(addrs) > 1 {
 			// A retry re-runs one shard of a broadcast, and so does a
@@ -193,12 +193,19 @@ func overridden(src source, override []string) source {
 			return source{err: fmt.Errorf("not sent: %s, an address of the request, is not an executor of %s now", a, src.name)}
 		}
 	}
-	return source{name: "the request's addresses, of " + src.name, addrs: override, dueAt: src.dueAt, group: src.group}
+	name := "the request's addresses, of " + src.name
+	return source{name: name, from: "executors from " + name + "; ", addrs: override, dueAt: src.dueAt, group: src.group}
 }
 
 // source is where a group's executors come from.
 type source struct {
-	name  string
+	name string
+	// from begins the trigger message of a run routed among addrs, where
+	// they are not the group's registered executors: "executors from
+	// group app (MANUAL); ". The usual source, AUTO, goes without saying:
+	// a run's record names its group, and each run of a burst would store
+	// it again.
+	from  string
 	addrs []string
 	// dueAt holds those of addrs that start runs at their
 	// RunRequest.due_at (CAPABILITY_DUE_AT), as their latest heartbeats
@@ -265,6 +272,9 @@ func (r *router) readSource(ctx context.Context, groupID int64) source {
 		return source{err: fmt.Errorf("group %d: %w", groupID, err)}
 	}
 	src := source{name: fmt.Sprintf("group %s (%s)", g.AppName, strings.TrimPrefix(g.AddressMode.String(), "ADDRESS_MODE_")), group: g}
+	if g.AddressMode != carillonv1.AddressMode_ADDRESS_MODE_AUTO {
+		src.from = "executors from " + src.name + "; "
+	}
 	if src.addrs, src.dueAt, err = r.executorsTakingDueAt(ctx, g); err != nil {
 		src.err = fmt.Errorf("executors of %s: %w", src.name, err)
 	}

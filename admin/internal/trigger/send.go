@@ -347,7 +347,7 @@ func (d *Dispatcher) makeCall(ctx context.Context, c *call, before func()) []err
 	took := d.cfg.Clock.Now().Sub(start).Round(time.Microsecond)
 	tookNote := fmt.Sprintf("; the call took %s", took)
 	if ahead {
-		tookNote = fmt.Sprintf("; sent %s ahead of its instant, to start on it by the executor's clock (due_at); the call took %s",
+		tookNote = fmt.Sprintf("; sent %s ahead (due_at); the call took %s",
 			c.dueAt.Sub(start).Round(time.Millisecond), took)
 	}
 	c.note.took.Store(&tookNote)

@@ -137,8 +137,8 @@ func TestTriggerMessage(t *testing.T) {
 
 		const took = `; the call took [0-9.]+[nµm]?s`
 		sent := func(url string, runs int, end string) *regexp.Regexp {
-			return regexp.MustCompile(`^executors from group app \(MANUAL\); \S.*; shard 0 of 1 \(0-based\); sent to ` + regexp.QuoteMeta(url) +
-				fmt.Sprintf(` \(%d runs in the call\)%s$`, runs, end))
+			return regexp.MustCompile(`^executors from group app \(MANUAL\); \S.*chose ` + regexp.QuoteMeta(url) +
+				fmt.Sprintf(`.*; a call of %d runs%s$`, runs, end))
 		}
 		for _, tt := range []struct {
 			name string

@@ -446,7 +446,7 @@ func TestDispatchRecordedWithResult(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Status != want || r.ExecutorAddress != url || r.TimeoutSeconds != 7 || !strings.Contains(r.TriggerMessage, "sent to "+url) {
+			if r.Status != want || r.ExecutorAddress != url || r.TimeoutSeconds != 7 || !strings.Contains(r.TriggerMessage, "chose "+url+"; a call of 2 runs") {
 				t.Errorf("run %d: %s on %q, timeout %d, trigger message %q; want %s on %s, timeout 7, its dispatch recorded",
 					i, r.Status, r.ExecutorAddress, r.TimeoutSeconds, r.TriggerMessage, want, url)
 			}
