@@ -106,7 +106,7 @@ func settleRunsSQL(n int) string {
 }
 
 // settledColumns are runColumns as a settle returns them: the trigger
-// message, the widest value of a run (its route explained), as ”. It was
+// message, the widest value of a run (its route explained), empty. It was
 // just written, from the dispatch record in hand, and nothing that follows
 // a settle reads it (a retry starts without one), so the settle does not
 // read it back for every run.
