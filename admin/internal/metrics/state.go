@@ -48,7 +48,7 @@ var (
 	writeQueueDesc = prometheus.NewDesc(Namespace+"_store_write_queue",
 		"Write transactions waiting for the database's one writer connection.", nil, nil)
 	fireWritesDesc = prometheus.NewDesc(Namespace+"_fire_write_queue",
-		"Runs waiting in the fire path's coalesced writes, by lane: route (before calls), claim, record (dispatches), result (settling).", []string{"lane"}, nil)
+		"Runs waiting in the fire path's coalesced writes, by lane: route (before calls), claim, route-ahead (routes of fires sent ahead), record (dispatches), result (settling).", []string{"lane"}, nil)
 	databaseBytesDesc = prometheus.NewDesc(Namespace+"_database_bytes",
 		"Bytes the SQLite database takes on disk: its file and its write-ahead log.", nil, nil)
 )

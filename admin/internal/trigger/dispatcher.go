@@ -33,10 +33,14 @@ type Dispatcher struct {
 	slowJobs  slowJobs
 	claims    *coalescer[schedule.Entry]
 	routes    *coalescer[routeItem]
+	// routesAhead are routes of fires sent ahead, whose sends are far
+	// enough off for them to linger (routeAhead).
+	routesAhead *coalescer[routeItem]
 }
 
 // newDispatcher returns a Dispatcher whose routes, then claims, go first
-// of w's lanes: a route is recorded just before its run is sent.
+// of w's lanes: a route is recorded just before its run is sent. Routes
+// of fires sent ahead, which have time, come after the claims.
 func newDispatcher(cfg *Config, w *writer, work *inflight, rt *router, gw *Gateway) *Dispatcher {
 	d := &Dispatcher{cfg: cfg, router: rt, gateway: gw, work: work,
 		fast: newPool("fast", cfg.MaxInFlight), slow: newPool("slow", max(cfg.MaxInFlight/2, 1))}
@@ -45,6 +49,7 @@ func newDispatcher(cfg *Config, w *writer, work *inflight, rt *router, gw *Gatew
 	}
 	d.routes = newCoalescer(w, "route", batchMax, 0, d.recordRoutes)
 	d.claims = newCoalescer(w, "claim", batchMax, 0, d.claim)
+	d.routesAhead = newCoalescer(w, "route-ahead", batchMax, routeAheadLinger, d.recordRoutes)
 	return d
 }
 

@@ -115,7 +115,7 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 	// admin that takes over. Those sent on the instant, to executors that
 	// mostly cannot say, have theirs recorded just before their calls
 	// (routeCalls), which leaves the least doubt after a crash.
-	if p.fires, err = d.routeAhead(ctx, p.fires, in.at); err != nil {
+	if p.fires, err = d.routeAhead(ctx, p.fires, in.at, in.at.Add(-in.lead)); err != nil {
 		if errors.Is(err, store.ErrLeaseLost) {
 			return d.leaseRanOut(n)
 		}

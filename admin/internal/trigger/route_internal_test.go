@@ -110,3 +110,86 @@ func TestRoutesWrittenTogether(t *testing.T) {
 		t.Errorf("route writes %v, want one of all %d runs", writes, len(runs))
 	}
 }
+
+// TestRouteAheadLane: the route of a fire sent ahead whose send is more
+// than routeAheadSlack off waits in the lingering route-ahead lane; one
+// whose send is near goes through the route lane, written at once; both
+// are recorded.
+func TestRouteAheadLane(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := dbtest.SQLite.Open(t)
+	g, err := st.CreateGroup(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
+		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := make([]store.Run, 2)
+	for i := range runs {
+		runs[i] = store.Run{JobID: j.ID, GroupID: g.ID, Handler: "h", ShardTotal: 1, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: time.UnixMilli(int64(i) * 1000)}
+	}
+	if runs, err = st.InsertRuns(ctx, runs); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(now)
+	work := &inflight{}
+	w := &writer{wg: work, now: time.Now, wake: make(chan struct{}, 1)}
+	d := &Dispatcher{cfg: &Config{Store: st, Logger: slog.New(slog.DiscardHandler), Clock: clk, SendAhead: 300 * time.Millisecond}}
+	d.routes = newCoalescer(w, "route", batchMax, 0, d.recordRoutes)
+	d.routesAhead = newCoalescer(w, "route-ahead", batchMax, routeAheadLinger, d.recordRoutes)
+	// A write in progress holds the writer: the routes wait in their lanes.
+	release, busy := make(chan struct{}), make(chan struct{})
+	hold := newCoalescer(w, "hold", 1, 0, func([]int) error { close(busy); <-release; return nil })
+	held := hold.add([]int{0})
+	<-busy
+
+	fireOf := func(r store.Run) []*fire {
+		return []*fire{{id: r.ID, jobID: r.JobID, job: &store.JobDefinition{ID: j.ID, GroupID: g.ID}, address: "http://127.0.0.1:1", dueAt: true}}
+	}
+	var kept [2][]*fire
+	var errs [2]error
+	var wg sync.WaitGroup
+	far, near := now.Add(2*time.Second), now.Add(routeAheadSlack/2)
+	wg.Go(func() { kept[0], errs[0] = d.routeAhead(ctx, fireOf(runs[0]), far.Add(300*time.Millisecond), far) })
+	wg.Go(func() { kept[1], errs[1] = d.routeAhead(ctx, fireOf(runs[1]), near.Add(300*time.Millisecond), near) })
+	// queuedIn returns the runs whose routes wait in lane.
+	queuedIn := func(lane *coalescer[routeItem]) (ids []int64) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		for _, g := range lane.groups {
+			for _, it := range g.items {
+				ids = append(ids, it.route.RunID)
+			}
+		}
+		return ids
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		ahead, at := queuedIn(d.routesAhead), queuedIn(d.routes)
+		if len(ahead)+len(at) == 2 {
+			if !slices.Equal(ahead, []int64{runs[0].ID}) || !slices.Equal(at, []int64{runs[1].ID}) {
+				t.Fatalf("route-ahead holds runs %v and route %v; want the far send's run %d in route-ahead, the near one's %d in route",
+					ahead, at, runs[0].ID, runs[1].ID)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the routes never queued: %v", w.queued())
+		}
+	}
+	close(release)
+	wg.Wait()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	for i := range kept {
+		if errs[i] != nil || len(kept[i]) != 1 {
+			t.Errorf("route %d: kept %d fires, %v; want it recorded", i, len(kept[i]), errs[i])
+		}
+	}
+}

@@ -34,6 +34,12 @@ func (d *Dispatcher) leaseRanOut(runs int) error {
 // of instants routed at the same moment are written together, first of
 // the writer's lanes (recordRoutes).
 func (d *Dispatcher) route(ctx context.Context, fires []*fire) ([]*fire, error) {
+	return d.routeIn(ctx, d.routes, fires)
+}
+
+// routeIn is route through lane: d.routes, written at once, or
+// d.routesAhead, whose routes wait up to routeAheadLinger for others.
+func (d *Dispatcher) routeIn(ctx context.Context, lane *coalescer[routeItem], fires []*fire) ([]*fire, error) {
 	if len(fires) == 0 {
 		return fires, nil
 	}
@@ -41,13 +47,13 @@ func (d *Dispatcher) route(ctx context.Context, fires []*fire) ([]*fire, error) 
 	for i, f := range fires {
 		items[i] = routeItem{route: store.Route{RunID: f.id, Address: f.address}, recorded: &recorded[i]}
 	}
-	err := <-d.routes.add(items)
+	err := <-lane.add(items)
 	for try := 1; err != nil && !errors.Is(err, store.ErrLeaseLost) && try < routeTries && ctx.Err() == nil; try++ {
 		// A write can fail for a moment (a busy database, a dropped
 		// connection): without its route, no run of the batch is sent.
 		d.cfg.Logger.Warn("trigger: record the routes of runs; trying again", "runs", len(items), "err", err)
 		sleep(ctx, d.cfg.Clock, time.Duration(try)*50*time.Millisecond)
-		err = <-d.routes.add(items)
+		err = <-lane.add(items)
 	}
 	if err != nil {
 		for _, f := range fires {
@@ -101,9 +107,24 @@ func (d *Dispatcher) goesAhead(f *fire, at time.Time) bool {
 	return !at.IsZero() && d.cfg.SendAhead > 0 && f.dueAt
 }
 
+// Routes of fires sent ahead wait for company. They are recorded when the
+// fires are planned, most often a second or more before their send
+// (sendAt): lingering a little there makes the routes of an every-second
+// load's many instants a few transactions, not one per instant, and
+// delays no send. A fire whose send is near goes through the first lane.
+const (
+	// routeAheadLinger is how long a route of a fire sent ahead may wait
+	// for others to share its transaction.
+	routeAheadLinger = 25 * time.Millisecond
+	// routeAheadSlack is how long before its send a fire's route must be
+	// handed over to linger: the linger, and room for a busy writer.
+	routeAheadSlack = routeAheadLinger + 250*time.Millisecond
+)
+
 // routeAhead records the routes of the fires that go ahead of their
-// instant at (route), and returns fires without those not recorded.
-func (d *Dispatcher) routeAhead(ctx context.Context, fires []*fire, at time.Time) ([]*fire, error) {
+// instant at, sent from sendAt (route), and returns fires without those
+// not recorded.
+func (d *Dispatcher) routeAhead(ctx context.Context, fires []*fire, at, sendAt time.Time) ([]*fire, error) {
 	var ahead []*fire
 	for _, f := range fires {
 		if d.goesAhead(f, at) {
@@ -113,7 +134,11 @@ func (d *Dispatcher) routeAhead(ctx context.Context, fires []*fire, at time.Time
 	if len(ahead) == 0 {
 		return fires, nil
 	}
-	kept, err := d.route(ctx, ahead)
+	lane := d.routes
+	if sendAt.Sub(d.cfg.Clock.Now()) > routeAheadSlack {
+		lane = d.routesAhead
+	}
+	kept, err := d.routeIn(ctx, lane, ahead)
 	if err != nil || len(kept) == len(ahead) {
 		return fires, err
 	}

@@ -252,8 +252,8 @@ func (t *Trigger) Kill(ctx context.Context, r store.Run) error {
 
 // WriteQueue returns how many runs wait in each lane of the fire path's
 // coalesced writes: "route" (routes to record before calls), "claim"
-// (pending runs to claim), "record" (dispatches to record), "result"
-// (results to settle).
+// (pending runs to claim), "route-ahead" (routes of fires sent ahead, not
+// soon), "record" (dispatches to record), "result" (results to settle).
 func (t *Trigger) WriteQueue() map[string]int { return t.writer.queued() }
 
 // Wait waits for every dispatch started by the Dispatcher, and every write
