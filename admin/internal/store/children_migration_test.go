@@ -4,11 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"io/fs"
-	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -25,24 +21,7 @@ func migratePostgresTo(t *testing.T, url string, version int) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	names, _ := fs.Glob(migrations, "migrations_postgres/*.sql")
-	sort.Strings(names)
-	if _, err := db.Exec(`CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		v, _ := strconv.Atoi(strings.SplitN(filepath.Base(name), "_", 2)[0])
-		if v > version {
-			break
-		}
-		body, _ := migrations.ReadFile(name)
-		if _, err := db.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if _, err := db.Exec(`INSERT INTO schema_migrations (version) VALUES ($1)`, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applyMigrations(t, db, "migrations_postgres", version)
 	return db
 }
 

@@ -14,8 +14,8 @@ import (
 )
 
 // TestChildJobs: a job's child jobs keep the order it lists them in
-// through CreateJob, UpdateJob, Job, Jobs, JobDefinitions, ImportJobs and
-// Apply; a job listed as a child cannot be deleted (ErrInUse naming every
+// through CreateJob, UpdateJob, Job, Jobs, JobDefinitions and Apply
+// (ImportJobs: TestImportJobs); a job listed as a child cannot be deleted (ErrInUse naming every
 // parent) until its parents drop it or are deleted; a missing child or
 // one listed twice is refused and stores nothing. Over both backends.
 func TestChildJobs(t *testing.T) {
@@ -157,36 +157,6 @@ func TestChildJobs(t *testing.T) {
 	}
 }
 
-// TestImportChildOrder: ImportJobs remaps each job's children to the new
-// IDs in the order the source lists them. Over both backends.
-func TestImportChildOrder(t *testing.T) {
-	t.Parallel()
-	for _, be := range pgtest.Backends {
-		t.Run(be.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			s, _ := setup(t, be.DB(t))
-			im := store.Import{
-				Groups: []store.Group{{ID: 7, AppName: "xxl", Title: "XXL", AddressMode: 1}},
-				Jobs:   []store.Job{newJob(7, time.Time{}), newJob(7, time.Time{}), newJob(7, time.Time{})},
-			}
-			im.Jobs[0].ID, im.Jobs[1].ID, im.Jobs[2].ID = 30, 31, 32
-			im.Jobs[0].ChildJobIDs = []int64{32, 31}
-			out, err := s.ImportJobs(ctx, im, t0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			parent, err := s.Job(ctx, out.JobIDs[30])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := []int64{out.JobIDs[32], out.JobIDs[31]}; !slices.Equal(parent.ChildJobIDs, want) {
-				t.Errorf("imported parent's children %v, want %v", parent.ChildJobIDs, want)
-			}
-		})
-	}
-}
-
 // TestFollowChildren: on a PostgreSQL database that two admins share, a
 // change of a job's child jobs alone (Apply's SetChildJobs, which leaves
 // the job's row as it was, and with no other job change after it) reaches
@@ -194,14 +164,7 @@ func TestImportChildOrder(t *testing.T) {
 func TestFollowChildren(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.URL(t)
-	here, b := setup(t, db)
-	there, err := store.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { there.Close() })
-	start(t, there.FollowLoop())
+	here, there, b := sharedAdmins(t)
 
 	var ids []int64
 	for range 2 {

@@ -27,7 +27,15 @@ func migrateTo(t *testing.T, path string, version int) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	applyMigrations(t, db, "migrations", version)
+	return db
+}
+
+// applyMigrations applies the embedded migrations of dir up to version
+// to db, a new database, recording each as Store.migrate does.
+func applyMigrations(t *testing.T, db *sql.DB, dir string, version int) {
+	t.Helper()
+	names, _ := fs.Glob(migrations, dir+"/*.sql")
 	sort.Strings(names)
 	if _, err := db.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
@@ -41,11 +49,10 @@ func migrateTo(t *testing.T, path string, version int) *sql.DB {
 		if _, err := db.Exec(string(body)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if _, err := db.Exec(`INSERT INTO schema_migrations (version) VALUES (?)`, v); err != nil {
+		if _, err := db.Exec(`INSERT INTO schema_migrations (version) VALUES (` + strconv.Itoa(v) + `)`); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return db
 }
 
 // dump returns every row of table, each as text, in id order. Columns
