@@ -82,11 +82,12 @@ func awaitRun(t *testing.T, runs <-chan int64, after int64, what string) int64 {
 
 // TestMigrate copies a SQLite database with rows in every table that
 // carillon migrate copies into a new PostgreSQL database, then serves that
-// database: the job fires at the executor (with the executor token the
-// SQLite admin generated), the copied runs are there under their ids, a
-// user logs in with their password and keeps their grant, an API token
-// works, and new ids come after every id the SQLite database gave out. A
-// second copy into the now full database is refused.
+// database: a job keeps its child jobs in order, the job fires at the
+// executor (with the executor token the SQLite admin generated), the
+// copied runs are there under their ids, a user logs in with their
+// password and keeps their grant, an API token works, and new ids come
+// after every id the SQLite database gave out. A second copy into the now
+// full database is refused.
 func TestMigrate(t *testing.T) {
 	pgURL := pgtest.URL(t)
 	dir := t.TempDir()
@@ -113,6 +114,10 @@ func TestMigrate(t *testing.T) {
 	must("", append([]string{"group", "create", "mig"}, cfg...)...)
 	job := id(must("", append([]string{"job", "create", "--group", "1", "--description", "every second", "--handler", "tick",
 		"--cron", "* * * * * ?", "--start"}, cfg...)...))
+	kid := id(must("", append([]string{"job", "create", "--group", "1", "--description", "child", "--handler", "tick",
+		"--no-schedule"}, cfg...)...))
+	parent := id(must("", append([]string{"job", "create", "--group", "1", "--description", "parent", "--handler", "tick",
+		"--no-schedule", "--children", kid + "," + job}, cfg...)...))
 	gone := id(must("", append([]string{"job", "create", "--group", "1", "--description", "deleted", "--handler", "tick",
 		"--no-schedule"}, cfg...)...))
 	must("", append([]string{"job", "delete", gone}, cfg...)...)
@@ -134,8 +139,8 @@ func TestMigrate(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^(\w+)\s+(\d+)$`).FindAllStringSubmatch(out, -1) {
 		counts[m[1]], _ = strconv.Atoi(m[2])
 	}
-	for table, least := range map[string]int{"groups": 1, "users": 2, "user_groups": 1, "api_tokens": 1, "jobs": 1,
-		"settings": 2, "audit_log": 5, "runs": 1, "run_counts": 0} {
+	for table, least := range map[string]int{"groups": 1, "users": 2, "user_groups": 1, "api_tokens": 1, "jobs": 3,
+		"job_children": 2, "settings": 2, "audit_log": 5, "runs": 1, "run_counts": 0} {
 		if n, ok := counts[table]; !ok || n < least {
 			t.Errorf("migrate printed %d rows for %s (listed: %v), want at least %d:\n%s", n, table, ok, least, out)
 		}
@@ -157,6 +162,9 @@ func TestMigrate(t *testing.T) {
 	}
 	if out := must("", append([]string{"run", "get", strconv.FormatInt(first, 10)}, pgCfg...)...); !regexp.MustCompile(`Status:\s+SUCCEEDED`).MatchString(out) {
 		t.Errorf("copied run %d: %q", first, out)
+	}
+	if out := must("", append([]string{"job", "get", parent}, pgCfg...)...); !regexp.MustCompile(`Children:\s+` + kid + "," + job + `\n`).MatchString(out) {
+		t.Errorf("copied job %s: want children %s,%s in order:\n%s", parent, kid, job, out)
 	}
 	runs = make(chan int64, 100)
 	migrateExecutor(t, url, token, runs)

@@ -360,3 +360,53 @@ func TestApplyKeepsSecret(t *testing.T) {
 		}
 	})
 }
+
+// TestApplyChildOrder: a job's child jobs keep the order the file lists
+// them in (not their ids'), through an apply that creates them, the API's
+// reads, an export, and an apply that only reorders them.
+func TestApplyChildOrder(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		adm := newFixture(t, be).as["admin"]
+		none := &carillonv1.Schedule{Type: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}
+		spec := func(children ...string) *carillonv1.ApplyRequest {
+			return &carillonv1.ApplyRequest{Groups: []*carillonv1.Group{{AppName: "ord", Title: "Order"}},
+				Jobs: []*carillonv1.ApplyJob{
+					{Group: "ord", Job: &carillonv1.Job{Name: "first", Description: "d", Handler: "h", Schedule: none}},
+					{Group: "ord", Job: &carillonv1.Job{Name: "second", Description: "d", Handler: "h", Schedule: none}},
+					{Group: "ord", Job: &carillonv1.Job{Name: "parent", Description: "d", Handler: "h", Schedule: none}, ChildJobs: children},
+				}}
+		}
+		check := func(what string, want ...string) {
+			t.Helper()
+			jobs := jobsOf(t, adm, "ord")
+			var ids []int64
+			for _, name := range want {
+				ids = append(ids, jobs[name].Id)
+			}
+			if got := jobs["parent"].ChildJobIds; !slices.Equal(got, ids) {
+				t.Errorf("%s: children %v, want %v (%v)", what, got, ids, want)
+			}
+			exp, err := adm.apply.Export(ctx, &carillonv1.ExportRequest{Group: "ord"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range exp.Jobs {
+				if j.Job.Name == "parent" && !slices.Equal(j.ChildJobs, want) {
+					t.Errorf("%s: exported children %v, want %v", what, j.ChildJobs, want)
+				}
+			}
+		}
+		if _, err := adm.apply.Apply(ctx, spec("second", "first")); err != nil {
+			t.Fatal(err)
+		}
+		check("created", "second", "first")
+		res, err := adm.apply.Apply(ctx, spec("first", "second"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantPlan(t, "reordered", res, "group ord UNCHANGED", "job ord/first UNCHANGED", "job ord/second UNCHANGED", "job ord/parent UPDATE childJobs")
+		check("reordered", "first", "second")
+	})
+}

@@ -57,10 +57,19 @@ func (s applyService) Export(ctx context.Context, req *carillonv1.ExportRequest)
 		if err != nil {
 			return nil, err
 		}
+		// A child or node job is most often of the same group, read
+		// already; one of another group is read alone.
+		byID := make(map[int64]store.Job, len(js))
+		for _, j := range js {
+			byID[j.ID] = j
+		}
 		ref := func(id int64) string {
-			c, err := s.cfg.Store.Job(ctx, id)
-			if err != nil {
-				return fmt.Sprintf("#%d", id)
+			c, ok := byID[id]
+			if !ok {
+				var err error
+				if c, err = s.cfg.Store.Job(ctx, id); err != nil {
+					return fmt.Sprintf("#%d", id)
+				}
 			}
 			return childRef(g.AppName, groupApp[c.GroupID], c.Name, id)
 		}

@@ -145,8 +145,7 @@ func (a *ApplyTx) DeleteJob(id int64) error {
 // SetChildJobs sets the child jobs of job id alone, leaving updated_at:
 // for a job created or deleted in the same transaction.
 func (a *ApplyTx) SetChildJobs(id int64, children []int64) error {
-	_, err := a.tx.ExecContext(a.ctx, `UPDATE jobs SET child_job_ids = ? WHERE id = ?`, formatIDs(children), id)
-	return err
+	return setChildren(a.ctx, a.tx, id, children)
 }
 
 // WorkflowsOf returns the workflows of group groupID with their nodes,

@@ -64,6 +64,11 @@ func insertJobs(ctx context.Context, tx *sql.Tx, jobs []Job, now time.Time) erro
 		if err := stmt.QueryRowContext(ctx, jobArgs(j)...).Scan(&id); err != nil {
 			return err
 		}
+		if len(j.ChildJobIDs) > 0 {
+			if err := setChildren(ctx, tx, id, j.ChildJobIDs); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -26,9 +26,17 @@ func TestCreateJobs(t *testing.T) {
 			t.Run("SameRowsAsCreateJob", func(t *testing.T) {
 				t.Parallel()
 				s, b := setup(t, newDB(t))
+				var children []int64 // listed in the reverse order of their ids
+				for range 2 {
+					c, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					children = append([]int64{c.ID}, children...)
+				}
 				j := newJob(b.group.ID, t0.Add(time.Hour))
 				j.Cron, j.ScheduleType, j.TimeZone, j.Param = "7 30 4 * * ?", carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, "Europe/Berlin", "p"
-				j.AlarmEmails, j.ChildJobIDs = []string{"a@example.com", "b@example.com"}, []int64{7, 9}
+				j.AlarmEmails, j.ChildJobIDs = []string{"a@example.com", "b@example.com"}, children
 				one, err := s.CreateJob(ctx, j, t0)
 				if err != nil {
 					t.Fatal(err)
@@ -40,10 +48,10 @@ func TestCreateJobs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(got) != 3 {
-					t.Fatalf("got %d jobs, want 3", len(got))
+				if len(got) != 5 {
+					t.Fatalf("got %d jobs, want 5", len(got))
 				}
-				for _, g := range got[1:] {
+				for _, g := range got[2:] {
 					if diff := cmp.Diff(one, g, cmpopts.IgnoreFields(store.Job{}, "ID")); diff != "" {
 						t.Errorf("bulk job %d differs from CreateJob's (-want +got):\n%s", g.ID, diff)
 					}

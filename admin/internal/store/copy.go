@@ -36,7 +36,7 @@ var copyTables = []struct {
 	name string
 	runs bool // copied with CopyOptions.Runs only
 }{
-	{name: "groups"}, {name: "users"}, {name: "user_groups"}, {name: "api_tokens"}, {name: "calendars"}, {name: "jobs"},
+	{name: "groups"}, {name: "users"}, {name: "user_groups"}, {name: "api_tokens"}, {name: "calendars"}, {name: "jobs"}, {name: "job_children"},
 	{name: "workflows"}, {name: "workflow_nodes"}, {name: "settings"}, {name: "audit_log"},
 	{name: "runs", runs: true}, {name: "run_counts", runs: true},
 	{name: "workflow_runs", runs: true}, {name: "workflow_node_runs", runs: true},
@@ -44,7 +44,7 @@ var copyTables = []struct {
 
 // emptyCheckTables are the tables that must hold no row in a target of
 // Copy (settings may hold the database_id its migration made).
-var emptyCheckTables = []string{"groups", "users", "user_groups", "api_tokens", "sessions", "jobs", "runs",
+var emptyCheckTables = []string{"groups", "users", "user_groups", "api_tokens", "sessions", "jobs", "job_children", "runs",
 	"audit_log", "registry", "run_counts", "workflows", "workflow_runs", "calendars"}
 
 // copiedAdmin is the admins row that the copied runs are claimed by: an

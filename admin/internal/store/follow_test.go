@@ -12,6 +12,22 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/store"
 )
 
+// sharedAdmins opens two Stores on a new PostgreSQL database, as two
+// admins sharing it: here (set up as setup does) and there, which follows
+// the other admins' writes (FollowLoop) for the rest of the test.
+func sharedAdmins(t *testing.T) (here, there *store.Store, b *bundle) {
+	t.Helper()
+	db := pgtest.URL(t)
+	here, b = setup(t, db)
+	there, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { there.Close() })
+	start(t, there.FollowLoop())
+	return here, there, b
+}
+
 // TestFollowUpdates: on a PostgreSQL database that two admins share, an
 // update made through one reaches the other (follow) as the first marks
 // it: UpdatedSince only when what the job's runs carry to their executors
@@ -20,17 +36,11 @@ import (
 func TestFollowUpdates(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.URL(t)
-	here, b := setup(t, db)
-	there, err := store.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { there.Close() })
-	start(t, there.FollowLoop())
+	here, there, b := sharedAdmins(t)
 
 	jobs := make([]store.Job, len(runEdits))
 	var ids []int64
+	var err error
 	for i := range runEdits {
 		if jobs[i], err = here.CreateJob(ctx, runEditJob(b.group.ID), t0); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +27,15 @@ func migrateTo(t *testing.T, path string, version int) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	applyMigrations(t, db, "migrations", version)
+	return db
+}
+
+// applyMigrations applies the embedded migrations of dir up to version
+// to db, a new database, recording each as Store.migrate does.
+func applyMigrations(t *testing.T, db *sql.DB, dir string, version int) {
+	t.Helper()
+	names, _ := fs.Glob(migrations, dir+"/*.sql")
 	sort.Strings(names)
 	if _, err := db.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
@@ -40,11 +49,10 @@ func migrateTo(t *testing.T, path string, version int) *sql.DB {
 		if _, err := db.Exec(string(body)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if _, err := db.Exec(`INSERT INTO schema_migrations (version) VALUES (?)`, v); err != nil {
+		if _, err := db.Exec(`INSERT INTO schema_migrations (version) VALUES (` + strconv.Itoa(v) + `)`); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return db
 }
 
 // dump returns every row of table, each as text, in id order. Columns
@@ -56,8 +64,9 @@ func dump(t *testing.T, db *sql.DB, table string) []string {
 	case "groups":
 		sel = "id, app_name, title, address_mode, addresses, created_at, updated_at" // 0009 added executor_protocol, allow_scripts
 	case "jobs":
-		sel = strings.TrimSuffix(jobColumns, `, param_template, calendar_ids, max_concurrency, capped,
-	alarm_webhook_format, alarm_webhook_secret, alarm_webhook_template, name`) // 0016 to 0019 and 0021 added those
+		// 0016 to 0019 and 0021 added the columns after updated_at; 0023
+		// moved child_job_ids to job_children (TestChildrenMigrated).
+		sel = "id, " + jobWriteColumns[:strings.Index(jobWriteColumns, ", param_template")]
 	case "users":
 		sel = principalColumns // 0020 added oidc_issuer, oidc_subject
 	case "runs":
@@ -131,6 +140,9 @@ func TestIDsNeverReused(t *testing.T) {
 	var fkBad int
 	if err := s.r.QueryRow(`SELECT count(*) FROM pragma_foreign_key_check`).Scan(&fkBad); err != nil || fkBad != 0 {
 		t.Errorf("foreign key check after the migration: %d rows, %v", fkBad, err)
+	}
+	if one, err := s.Job(ctx, 1); err != nil || !slices.Equal(one.ChildJobIDs, []int64{2}) {
+		t.Errorf("job 1 after the migration: children %v, %v; want [2]", one.ChildJobIDs, err)
 	}
 	now := time.Now()
 	g, err := s.CreateGroup(ctx, Group{AppName: "c", Title: "C", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)

@@ -70,7 +70,7 @@ func (s *Store) ImportJobs(ctx context.Context, im Import, now time.Time) (Impor
 				}
 			}
 			j.ChildJobIDs = children
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET child_job_ids = ? WHERE id = ?`, formatIDs(children), j.ID); err != nil {
+			if err := setChildren(ctx, tx, j.ID, children); err != nil {
 				return err
 			}
 		}

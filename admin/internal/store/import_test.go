@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,8 +13,8 @@ import (
 )
 
 // TestImportJobs: groups (with their executor protocol and script
-// setting) and jobs created together with new ids, children remapped; a
-// taken app name creates nothing. Over both backends.
+// setting) and jobs created together with new ids, children remapped in
+// their order; a taken app name creates nothing. Over both backends.
 func TestImportJobs(t *testing.T) {
 	t.Parallel()
 	for _, be := range pgtest.Backends {
@@ -24,10 +25,10 @@ func TestImportJobs(t *testing.T) {
 			im := store.Import{
 				Groups: []store.Group{{ID: 7, AppName: "xxl", Title: "XXL", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO,
 					ExecutorProtocol: carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB, AllowScripts: true}},
-				Jobs: []store.Job{newJob(7, time.Time{}), newJob(7, time.Time{})},
+				Jobs: []store.Job{newJob(7, time.Time{}), newJob(7, time.Time{}), newJob(7, time.Time{})},
 			}
-			im.Jobs[0].ID, im.Jobs[1].ID = 30, 31
-			im.Jobs[0].ChildJobIDs = []int64{31}
+			im.Jobs[0].ID, im.Jobs[1].ID, im.Jobs[2].ID = 30, 31, 32
+			im.Jobs[0].ChildJobIDs = []int64{32, 31}
 			out, err := s.ImportJobs(ctx, im, t0)
 			if err != nil {
 				t.Fatal(err)
@@ -43,8 +44,8 @@ func TestImportJobs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if parent.GroupID != g.ID || len(parent.ChildJobIDs) != 1 || parent.ChildJobIDs[0] != out.JobIDs[31] {
-				t.Errorf("imported parent job %+v: want group %d and child %d", parent, g.ID, out.JobIDs[31])
+			if want := []int64{out.JobIDs[32], out.JobIDs[31]}; parent.GroupID != g.ID || !slices.Equal(parent.ChildJobIDs, want) {
+				t.Errorf("imported parent job %+v: want group %d and children %v in order", parent, g.ID, want)
 			}
 			im.Jobs = nil
 			if _, err := s.ImportJobs(ctx, im, t0); !errors.Is(err, store.ErrAlreadyExists) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,17 +72,23 @@ type Job struct {
 	Name string
 }
 
-const jobColumns = `id, group_id, description, owner, alarm_emails, schedule_type, cron, interval_seconds, time_zone,
+// jobWriteColumns are the columns of jobs that a job's write sets: all
+// but id. Its child jobs are rows of job_children (children.go).
+const jobWriteColumns = `group_id, description, owner, alarm_emails, schedule_type, cron, interval_seconds, time_zone,
 	misfire_strategy, route_strategy, handler, param, script_type, script_source, script_updated_at, block_strategy,
 	timeout_seconds, retry_count, retry_delay_seconds, retry_backoff, alarm_webhook_url, alarm_every_failure,
-	child_job_ids, enabled, last_fire_at, next_fire_at, created_at, updated_at, param_template, calendar_ids, max_concurrency, capped,
+	enabled, last_fire_at, next_fire_at, created_at, updated_at, param_template, calendar_ids, max_concurrency, capped,
 	alarm_webhook_format, alarm_webhook_secret, alarm_webhook_template, name`
 
-// jobPlaceholders are the placeholders of jobColumns after id.
-var jobPlaceholders = "?" + strings.Repeat(", ?", strings.Count(jobColumns, ",")-1)
+// jobColumns read a job (scanJob) from jobs: its id, jobWriteColumns and
+// its child jobs (jobChildrenSQL).
+const jobColumns = `id, ` + jobWriteColumns + `, ` + jobChildrenSQL
+
+// jobPlaceholders are the placeholders of jobWriteColumns.
+var jobPlaceholders = "?" + strings.Repeat(", ?", strings.Count(jobWriteColumns, ","))
 
 // insertJobSQL stores a new job, RETURNING its id.
-var insertJobSQL = `INSERT INTO jobs (` + strings.TrimPrefix(jobColumns, "id, ") + `) VALUES (` + jobPlaceholders + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+var insertJobSQL = `INSERT INTO jobs (` + jobWriteColumns + `) VALUES (` + jobPlaceholders + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 
 func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 	var j Job
@@ -90,9 +97,9 @@ func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 	err := row.Scan(&j.ID, &j.GroupID, &j.Description, &j.Owner, &emails, &j.ScheduleType, &j.Cron, &j.IntervalSeconds,
 		&j.TimeZone, &j.MisfireStrategy, &j.RouteStrategy, &j.Handler, &j.Param, &j.ScriptType, &j.ScriptSource,
 		&scriptUpdated, &j.BlockStrategy, &j.TimeoutSeconds, &j.RetryCount, &j.RetryDelaySeconds, &j.RetryBackoff, &j.AlarmWebhookURL,
-		&j.AlarmEveryFailure, &children, &j.Enabled, &last, &next,
+		&j.AlarmEveryFailure, &j.Enabled, &last, &next,
 		&created, &updated, &j.ParamTemplate, &calendars, &j.MaxConcurrency, &j.Capped,
-		&j.AlarmWebhookFormat, &j.AlarmWebhookSecret, &j.AlarmWebhookTemplate, &j.Name)
+		&j.AlarmWebhookFormat, &j.AlarmWebhookSecret, &j.AlarmWebhookTemplate, &j.Name, &children)
 	if err != nil {
 		return Job{}, err
 	}
@@ -104,12 +111,12 @@ func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 	return j, nil
 }
 
-// jobArgs are j's values for the columns of jobColumns after id.
+// jobArgs are j's values for jobWriteColumns.
 func jobArgs(j Job) []any {
 	return []any{j.GroupID, j.Description, j.Owner, joinLines(j.AlarmEmails), j.ScheduleType, j.Cron, j.IntervalSeconds,
 		j.TimeZone, j.MisfireStrategy, j.RouteStrategy, j.Handler, j.Param, j.ScriptType, j.ScriptSource,
 		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff,
-		j.AlarmWebhookURL, j.AlarmEveryFailure, formatIDs(j.ChildJobIDs), j.Enabled,
+		j.AlarmWebhookURL, j.AlarmEveryFailure, j.Enabled,
 		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt), j.ParamTemplate, formatIDs(j.CalendarIDs),
 		j.MaxConcurrency, j.Capped, j.AlarmWebhookFormat, j.AlarmWebhookSecret, j.AlarmWebhookTemplate, j.Name}
 }
@@ -123,7 +130,7 @@ func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error
 		return insertJob(ctx, tx, &j)
 	})
 	if err != nil {
-		if errors.Is(err, ErrGroupNotFound) || errors.Is(err, ErrCalendarNotFound) || errors.Is(err, ErrAlreadyExists) {
+		if errors.Is(err, ErrGroupNotFound) || errors.Is(err, ErrCalendarNotFound) || errors.Is(err, ErrAlreadyExists) || errors.Is(err, ErrNotFound) {
 			return Job{}, err
 		}
 		return Job{}, fmt.Errorf("store: create job: %w", err)
@@ -142,7 +149,13 @@ func insertJob(ctx context.Context, tx *sql.Tx, j *Job) error {
 		return err
 	}
 	j.Capped = j.MaxConcurrency > 0 || groupCap > 0
-	return nameTaken(tx.QueryRowContext(ctx, insertJobSQL, jobArgs(*j)...).Scan(&j.ID), *j)
+	if err := nameTaken(tx.QueryRowContext(ctx, insertJobSQL, jobArgs(*j)...).Scan(&j.ID), *j); err != nil {
+		return err
+	}
+	if len(j.ChildJobIDs) == 0 {
+		return nil
+	}
+	return setChildren(ctx, tx, j.ID, j.ChildJobIDs)
 }
 
 // nameTaken turns the unique violation of a job's name in its group into
@@ -292,8 +305,14 @@ func updateJob(ctx context.Context, tx *sql.Tx, j *Job, scheduleChanged bool, no
 		j.NextFireAt = old.NextFireAt
 	}
 	args := append(jobArgs(*j), j.ID)
-	_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+strings.TrimPrefix(jobColumns, "id, ")+`) = (`+jobPlaceholders+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
-	return replace, nameTaken(err, *j)
+	_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+jobWriteColumns+`) = (`+jobPlaceholders+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+	if err := nameTaken(err, *j); err != nil {
+		return false, err
+	}
+	if slices.Equal(old.ChildJobIDs, j.ChildJobIDs) {
+		return replace, nil
+	}
+	return replace, setChildren(ctx, tx, j.ID, j.ChildJobIDs)
 }
 
 // runsChanged reports whether job b differs from job a in what a run's
@@ -409,33 +428,6 @@ func deleteJob(ctx context.Context, tx *sql.Tx, id int64) error {
 		return err
 	}
 	return mustAffect(res, "job", id)
-}
-
-// notAChild refuses (ErrInUse) to delete job id while other jobs list it
-// as a child job, naming them: removing it from their lists silently would
-// change what they do.
-func notAChild(ctx context.Context, tx *sql.Tx, id int64) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, description FROM jobs WHERE ',' || child_job_ids || ',' LIKE '%,' || ? || ',%' ORDER BY id`, strconv.FormatInt(id, 10))
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var parents []string
-	for rows.Next() {
-		var pid int64
-		var desc string
-		if err := rows.Scan(&pid, &desc); err != nil {
-			return err
-		}
-		parents = append(parents, fmt.Sprintf("%d (%q)", pid, desc))
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if len(parents) > 0 {
-		return fmt.Errorf("%w: job %d is a child job of job %s: remove it from their child_job_ids first", ErrInUse, id, strings.Join(parents, ", job "))
-	}
-	return nil
 }
 
 func jobExists(ctx context.Context, tx *sql.Tx, id int64) error {

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// A job's child jobs fire after each of its runs succeeds (settle.go), in
+// the order it lists them (Job.ChildJobIDs). Each link is a row of
+// job_children (migration 0023): the parent, the child and its position in
+// the parent's list. Deleting a job deletes its own links; a job that
+// another lists cannot be deleted (notAChild), and a link to a missing job
+// cannot be made (a foreign key, which setChildren reports first).
+
+// jobChildrenSQL is the last column of jobColumns: the IDs of the job's
+// children, comma-separated in their order (empty for none). It is a
+// subquery of the statement reading the jobs, a seek of job_children's
+// primary key per job, so that reading many jobs (lists, the job cache,
+// exports) stays one query.
+const jobChildrenSQL = `coalesce((SELECT string_agg(CAST(c.child_id AS TEXT), ',' ORDER BY c.position)
+	FROM job_children AS c WHERE c.parent_id = jobs.id), '')`
+
+// setChildren makes ids, in their order, the child jobs of job parent in
+// tx. A child that does not exist is ErrNotFound and one listed twice
+// ErrAlreadyExists, each naming its index in ids.
+func setChildren(ctx context.Context, tx *sql.Tx, parent int64, ids []int64) error {
+	if err := childrenExist(ctx, tx, ids); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM job_children WHERE parent_id = ?`, parent); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 3*len(ids))
+	for i, id := range ids {
+		args = append(args, parent, id, i)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_children (parent_id, child_id, position) VALUES `+ //nolint:gosec // constant SQL; values are placeholders
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(ids)), ", "), args...)
+	return err
+}
+
+// childrenExist checks that ids name jobs, each once.
+func childrenExist(ctx context.Context, tx *sql.Tx, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	found, err := collect(rows, err, func(r interface{ Scan(...any) error }) (int64, error) {
+		var id int64
+		return id, r.Scan(&id)
+	})
+	if err != nil {
+		return err
+	}
+	exists := make(map[int64]bool, len(found))
+	for _, id := range found {
+		exists[id] = true
+	}
+	seen := make(map[int64]bool, len(ids))
+	for i, id := range ids {
+		switch {
+		case !exists[id]:
+			return fmt.Errorf("%w: child_job_ids[%d]: job %d", ErrNotFound, i, id)
+		case seen[id]:
+			return fmt.Errorf("%w: child_job_ids[%d]: job %d is listed twice", ErrAlreadyExists, i, id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// notAChild refuses (ErrInUse) to delete job id while other jobs list it
+// as a child job, naming them: removing it from their lists silently would
+// change what they do.
+func notAChild(ctx context.Context, tx *sql.Tx, id int64) error {
+	rows, err := tx.QueryContext(ctx, `SELECT j.id, j.description FROM job_children AS c JOIN jobs AS j ON j.id = c.parent_id
+		WHERE c.child_id = ? ORDER BY j.id`, id)
+	parents, err := collect(rows, err, func(r interface{ Scan(...any) error }) (string, error) {
+		var pid int64
+		var desc string
+		err := r.Scan(&pid, &desc)
+		return fmt.Sprintf("%d (%q)", pid, desc), err
+	})
+	if err != nil {
+		return err
+	}
+	if len(parents) > 0 {
+		return fmt.Errorf("%w: job %d is a child job of job %s: remove it from their child_job_ids first", ErrInUse, id, strings.Join(parents, ", job "))
+	}
+	return nil
+}
