@@ -108,17 +108,19 @@ func (d *Dispatcher) goesAhead(f *fire, at time.Time) bool {
 }
 
 // Routes of fires sent ahead wait for company. They are recorded when the
-// fires are planned, most often a second or more before their send
-// (sendAt): lingering a little there makes the routes of an every-second
-// load's many instants a few transactions, not one per instant, and
-// delays no send. A fire whose send is near goes through the first lane.
+// fires are planned, most often half a second or more before their send
+// (sendAt), itself SendAhead before their instant: lingering a little
+// there makes the routes of an every-second load's many instants a few
+// transactions, not one per instant, and delays no send. A fire whose
+// send is nearer than the linger goes through the first lane.
 const (
 	// routeAheadLinger is how long a route of a fire sent ahead may wait
 	// for others to share its transaction.
 	routeAheadLinger = 25 * time.Millisecond
 	// routeAheadSlack is how long before its send a fire's route must be
-	// handed over to linger: the linger, and room for a busy writer.
-	routeAheadSlack = routeAheadLinger + 250*time.Millisecond
+	// handed over to linger. A write that ends after sendAt sends at
+	// once, still well ahead of the instant.
+	routeAheadSlack = routeAheadLinger
 )
 
 // routeAhead records the routes of the fires that go ahead of their
