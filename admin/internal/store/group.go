@@ -266,11 +266,15 @@ type ResultRun struct {
 	Address string
 }
 
-// ResultRuns returns the ResultRun of each of ids that exists.
+// resultRunsSQL reads the ResultRun of each of a JSON list of run IDs.
+const resultRunsSQL = `SELECT id, group_id,
+	CASE WHEN executor_address <> '' THEN executor_address WHEN routed_to <> '` + RouteAnyExecutor + `' THEN routed_to ELSE '' END
+	FROM runs WHERE id IN (SELECT value FROM json_each(?1))`
+
+// ResultRuns returns the ResultRun of each of ids that exists. Every
+// report of results asks it: its statement is prepared once.
 func (s *Store) ResultRuns(ctx context.Context, ids []int64) (map[int64]ResultRun, error) {
-	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, group_id,
-		CASE WHEN executor_address <> '' THEN executor_address WHEN routed_to <> '`+RouteAnyExecutor+`' THEN routed_to ELSE '' END
-		FROM runs WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	rows, err := s.q.resultRuns.QueryContext(ctx, jsonIDs(ids))
 	if err != nil {
 		return nil, fmt.Errorf("store: runs of results: %w", err)
 	}

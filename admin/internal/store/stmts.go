@@ -27,6 +27,7 @@ type stmts struct {
 	settle      [len(insertChunks)]*sql.Stmt // writer, SQLite: insertChunks[i] runs RUNNING → final, RETURNING them
 	txJobs      *sql.Stmt                    // writer: jobs by ID, inside a write transaction
 	jobsByID    *sql.Stmt                    // readers: jobs by ID
+	resultRuns  *sql.Stmt                    // readers: what results are checked against (ResultRuns)
 }
 
 // Hot statements. Each list parameter is a JSON array; an element that is
@@ -133,6 +134,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		advanceJobs: prep(s.w, advance),
 		txJobs:      prep(s.w, jobsByIDSQL),
 		jobsByID:    prep(s.r, jobsByIDSQL),
+		resultRuns:  prep(s.r, resultRunsSQL),
 	}
 	for i, n := range insertChunks {
 		s.q.insertRuns[i] = prep(s.w, insertRunsSQL(n))
@@ -148,7 +150,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // close closes the prepared statements.
 func (q *stmts) close() {
-	all := []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.settleRuns, q.txJobs, q.jobsByID}
+	all := []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.settleRuns, q.txJobs, q.jobsByID, q.resultRuns}
 	all = append(append(all, q.insertRuns[:]...), q.settle[:]...)
 	for _, st := range all {
 		if st != nil {
