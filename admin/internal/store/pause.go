@@ -187,27 +187,8 @@ func resumeJobs(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Ti
 // the record and counts the others, which it replaces, so that a pause
 // leaves one record per job.
 func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.Time, sk Skipped) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, scheduled_at, missed_count FROM runs WHERE job_id = ? AND status = ? AND scheduled_at >= ? AND scheduled_at <= ?
-		AND workflow_run_id = 0 AND attempt = 0 ORDER BY scheduled_at, id`,
-		j.ID, carillonv1.RunStatus_RUN_STATUS_SKIPPED, pausedAt.UnixMilli(), now.UnixMilli())
+	dropped, lastDropped, others, err := droppedFires(ctx, tx, j.ID, pausedAt, now)
 	if err != nil {
-		return err
-	}
-	var dropped []int64
-	var lastDropped, others int64 // others: the instants the later dropped fires stand for
-	for rows.Next() {
-		var id, at, missed int64
-		if err := rows.Scan(&id, &at, &missed); err != nil {
-			rows.Close()
-			return err
-		}
-		if len(dropped) > 0 {
-			others += max(missed, 1)
-		}
-		dropped, lastDropped = append(dropped, id), at
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	if len(dropped) > 0 {
@@ -242,6 +223,31 @@ func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.
 		Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED, Message: sk.Message, MissedCount: sk.Count, MissedUntil: sk.Last,
 	}
 	return insertRun(ctx, tx, &r)
+}
+
+// droppedFires returns the IDs of job id's fires dropped in a pause from
+// pausedAt to now (settled SKIPPED, their instants in it), oldest first,
+// the instant of the latest, and how many instants all but the first
+// stand for.
+func droppedFires(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time) (ids []int64, last, others int64, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, scheduled_at, missed_count FROM runs WHERE job_id = ? AND status = ? AND scheduled_at >= ? AND scheduled_at <= ?
+		AND workflow_run_id = 0 AND attempt = 0 ORDER BY scheduled_at, id`,
+		id, carillonv1.RunStatus_RUN_STATUS_SKIPPED, pausedAt.UnixMilli(), now.UnixMilli())
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var run, at, missed int64
+		if err := rows.Scan(&run, &at, &missed); err != nil {
+			return nil, 0, 0, err
+		}
+		if len(ids) > 0 {
+			others += max(missed, 1)
+		}
+		ids, last = append(ids, run), at
+	}
+	return ids, last, others, rows.Err()
 }
 
 // resumeWorkflows moves the schedule of group id's enabled workflows due
