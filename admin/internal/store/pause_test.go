@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -105,96 +106,58 @@ func TestPauseGroup(t *testing.T) {
 	}
 }
 
-// TestPauseGroupDroppedFire: the fire of a job claimed before the pause
-// and dropped at its instant (settled SKIPPED) is the pause's one record:
-// the resume counts the other paused instants in it.
+// TestPauseGroupDroppedFire: the fires of a job claimed before the pause
+// and dropped at their instants (settled SKIPPED) become the pause's one
+// record, the earliest: the resume counts them and the other paused
+// instants in it. An every-second job may have two claimed (the scan's
+// look-ahead holds more than one instant).
 func TestPauseGroupDroppedFire(t *testing.T) {
 	t.Parallel()
 	for _, be := range pgtest.Backends {
-		t.Run(be.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			s, b := setup(t, be.DB(t))
-			j, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0.Add(-time.Minute))
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{fired(j, t0)}}})
-			if err != nil || len(runs) != 1 {
-				t.Fatalf("ClaimFires: %d runs, %v", len(runs), err)
-			}
-			if _, err := s.PauseGroup(ctx, b.group.ID, t0.Add(-time.Second)); err != nil {
-				t.Fatal(err)
-			}
-			// The dispatcher drops the claimed fire at its instant.
-			if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: runs[0].ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
-				Message: "dropped", FinishedAt: t0}}); err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := s.ResumeGroup(ctx, b.group.ID, t0.Add(5*time.Second+500*time.Millisecond), schedule.ResumePlan()); err != nil {
-				t.Fatal(err)
-			}
-			skipped := skippedRuns(t, s, j.ID)
-			if len(skipped) != 1 {
-				t.Fatalf("%d SKIPPED runs after the pause, want one: %+v", len(skipped), skipped)
-			}
-			r := skipped[0]
-			// t0 dropped, then t0+1s through t0+5s skipped: 6 instants.
-			if r.ID != runs[0].ID || r.MissedCount != 6 || !r.MissedUntil.Equal(t0.Add(5*time.Second)) || !strings.Contains(r.Message, "paused") {
-				t.Errorf("the pause's record: run %d, missed %d until %v, %q; want run %d, 6 until t0+5s, naming the pause",
-					r.ID, r.MissedCount, r.MissedUntil, r.Message, runs[0].ID)
-			}
-		})
-	}
-}
-
-// TestPauseGroupDroppedFires: an every-second job has two fires claimed
-// before the pause (the scan's look-ahead holds more than one instant),
-// both dropped at their instants; the resume leaves one record for the
-// pause, the earliest, counting both and the instants after them.
-func TestPauseGroupDroppedFires(t *testing.T) {
-	t.Parallel()
-	for _, be := range pgtest.Backends {
-		t.Run(be.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			s, b := setup(t, be.DB(t))
-			j, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0.Add(-time.Minute))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var runs []store.Run
-			for i := range 2 {
-				at := t0.Add(time.Duration(i) * time.Second)
-				claimed, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: at, Next: at.Add(time.Second), Runs: []store.Run{fired(j, at)}}})
-				if err != nil || len(claimed) != 1 {
-					t.Fatalf("ClaimFires %v: %d runs, %v", at, len(claimed), err)
-				}
-				runs = append(runs, claimed...)
-			}
-			if _, err := s.PauseGroup(ctx, b.group.ID, t0.Add(-time.Second)); err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range runs {
-				if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
-					Message: "dropped", FinishedAt: r.ScheduledAt}}); err != nil {
+		for _, claimed := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/claimed=%d", be.Name, claimed), func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				s, b := setup(t, be.DB(t))
+				j, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0.Add(-time.Minute))
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			if _, _, err := s.ResumeGroup(ctx, b.group.ID, t0.Add(5*time.Second+500*time.Millisecond), schedule.ResumePlan()); err != nil {
-				t.Fatal(err)
-			}
-			skipped := skippedRuns(t, s, j.ID)
-			if len(skipped) != 1 {
-				t.Fatalf("%d SKIPPED runs after the pause, want one: %+v", len(skipped), skipped)
-			}
-			r := skipped[0]
-			// t0 and t0+1s dropped, then t0+2s through t0+5s skipped: 6 instants.
-			if r.ID != runs[0].ID || r.MissedCount != 6 || !r.MissedUntil.Equal(t0.Add(5*time.Second)) || !strings.Contains(r.Message, "paused") {
-				t.Errorf("the pause's record: run %d, missed %d until %v, %q; want run %d, 6 until t0+5s, naming the pause",
-					r.ID, r.MissedCount, r.MissedUntil, r.Message, runs[0].ID)
-			}
-		})
+				var runs []store.Run
+				for i := range claimed {
+					at := t0.Add(time.Duration(i) * time.Second)
+					rs, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: at, Next: at.Add(time.Second), Runs: []store.Run{fired(j, at)}}})
+					if err != nil || len(rs) != 1 {
+						t.Fatalf("ClaimFires %v: %d runs, %v", at, len(rs), err)
+					}
+					runs = append(runs, rs...)
+				}
+				if _, err := s.PauseGroup(ctx, b.group.ID, t0.Add(-time.Second)); err != nil {
+					t.Fatal(err)
+				}
+				// The dispatcher drops the claimed fires at their instants.
+				for _, r := range runs {
+					if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+						Message: "dropped", FinishedAt: r.ScheduledAt}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, _, err := s.ResumeGroup(ctx, b.group.ID, t0.Add(5*time.Second+500*time.Millisecond), schedule.ResumePlan()); err != nil {
+					t.Fatal(err)
+				}
+				skipped := skippedRuns(t, s, j.ID)
+				if len(skipped) != 1 {
+					t.Fatalf("%d SKIPPED runs after the pause, want one: %+v", len(skipped), skipped)
+				}
+				r := skipped[0]
+				// The claimed fires from t0 dropped, then the rest up to t0+5s
+				// skipped: 6 instants.
+				if r.ID != runs[0].ID || r.MissedCount != 6 || !r.MissedUntil.Equal(t0.Add(5*time.Second)) || !strings.Contains(r.Message, "paused") {
+					t.Errorf("the pause's record: run %d, missed %d until %v, %q; want run %d, 6 until t0+5s, naming the pause",
+						r.ID, r.MissedCount, r.MissedUntil, r.Message, runs[0].ID)
+				}
+			})
+		}
 	}
 }
 

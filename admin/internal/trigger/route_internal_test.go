@@ -22,24 +22,8 @@ import (
 func TestRoutesWrittenTogether(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := dbtest.SQLite.Open(t)
-	g, err := st.CreateGroup(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
-		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs := make([]store.Run, 4)
-	for i := range runs {
-		runs[i] = store.Run{JobID: j.ID, GroupID: g.ID, Handler: "h", ShardTotal: 1, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ScheduledAt: time.Now()}
-	}
-	if runs, err = st.InsertRuns(ctx, runs); err != nil {
-		t.Fatal(err)
-	}
+	st, g, j := routeFixture(t)
+	runs := runningRuns(t, st, g, j, 4, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL)
 	settled := runs[1].ID // killed before its route: never sent
 	if _, err := st.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: settled, Status: carillonv1.RunStatus_RUN_STATUS_KILLED, FinishedAt: time.Now()}}); err != nil {
 		t.Fatal(err)
@@ -118,24 +102,8 @@ func TestRoutesWrittenTogether(t *testing.T) {
 func TestRouteAheadLane(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := dbtest.SQLite.Open(t)
-	g, err := st.CreateGroup(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
-		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs := make([]store.Run, 2)
-	for i := range runs {
-		runs[i] = store.Run{JobID: j.ID, GroupID: g.ID, Handler: "h", ShardTotal: 1, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: time.UnixMilli(int64(i) * 1000)}
-	}
-	if runs, err = st.InsertRuns(ctx, runs); err != nil {
-		t.Fatal(err)
-	}
+	st, g, j := routeFixture(t)
+	runs := runningRuns(t, st, g, j, 2, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE)
 	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(now)
 	work := &inflight{}
@@ -192,4 +160,37 @@ func TestRouteAheadLane(t *testing.T) {
 			t.Errorf("route %d: kept %d fires, %v; want it recorded", i, len(kept[i]), errs[i])
 		}
 	}
+}
+
+// routeFixture returns a store with a group and a job of it.
+func routeFixture(t *testing.T) (*store.Store, store.Group, store.Job) {
+	t.Helper()
+	ctx := context.Background()
+	st := dbtest.SQLite.Open(t)
+	g, err := st.CreateGroup(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
+		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, g, j
+}
+
+// runningRuns stores n running runs of job j, of trigger type tt, each at
+// its own instant.
+func runningRuns(t *testing.T, st *store.Store, g store.Group, j store.Job, n int, tt carillonv1.TriggerType) []store.Run {
+	t.Helper()
+	runs := make([]store.Run, n)
+	for i := range runs {
+		runs[i] = store.Run{JobID: j.ID, GroupID: g.ID, Handler: "h", ShardTotal: 1, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
+			TriggerType: tt, ScheduledAt: time.UnixMilli(int64(i+1) * 1000)}
+	}
+	runs, err := st.InsertRuns(context.Background(), runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
 }
