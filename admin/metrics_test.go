@@ -235,8 +235,8 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("no %s in the scrape", name)
 		}
 	}
-	if lanes := len(after.fams["carillon_fire_write_queue"].GetMetric()); lanes != 4 {
-		t.Errorf("fire_write_queue has %d lanes, want 4 (route, claim, record, result)", lanes)
+	if lanes := len(after.fams["carillon_fire_write_queue"].GetMetric()); lanes != 5 {
+		t.Errorf("fire_write_queue has %d lanes, want 5 (route, claim, route-ahead, record, result)", lanes)
 	}
 
 	// Bounded labels: known names only, and never an address or an id.
