@@ -108,11 +108,12 @@ func (d *Dispatcher) goesAhead(f *fire, at time.Time) bool {
 }
 
 // Routes of fires sent ahead wait for company. They are recorded when the
-// fires are planned, most often half a second or more before their send
-// (sendAt), itself SendAhead before their instant: lingering a little
-// there makes the routes of an every-second load's many instants a few
-// transactions, not one per instant, and delays no send. A fire whose
-// send is nearer than the linger goes through the first lane.
+// fires are planned, about 100 ms before their send (sendAt; the admin
+// hands fires over that early), itself SendAhead before their instant:
+// lingering a little there makes the routes of an every-second load's
+// many instants a few transactions, not one per instant (5,000 FIX_RATE
+// jobs: ~300 a second before), and delays no send. A fire whose send is
+// nearer than the linger goes through the first lane.
 const (
 	// routeAheadLinger is how long a route of a fire sent ahead may wait
 	// for others to share its transaction.
