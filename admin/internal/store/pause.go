@@ -225,14 +225,14 @@ func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.
 	return insertRun(ctx, tx, &r)
 }
 
-// droppedFires returns the IDs of job id's fires dropped in a pause from
-// pausedAt to now (settled SKIPPED, their instants in it), oldest first,
-// the instant of the latest, and how many instants all but the first
-// stand for.
+// droppedFires returns the IDs of job id's scheduled fires dropped in a
+// pause from pausedAt to now (settled SKIPPED, their instants in it),
+// oldest first, the instant of the latest, and how many instants all but
+// the first stand for.
 func droppedFires(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time) (ids []int64, last, others int64, err error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, scheduled_at, missed_count FROM runs WHERE job_id = ? AND status = ? AND scheduled_at >= ? AND scheduled_at <= ?
-		AND workflow_run_id = 0 AND attempt = 0 ORDER BY scheduled_at, id`,
-		id, carillonv1.RunStatus_RUN_STATUS_SKIPPED, pausedAt.UnixMilli(), now.UnixMilli())
+		AND trigger_type = ? AND workflow_run_id = 0 AND attempt = 0 ORDER BY scheduled_at, id`,
+		id, carillonv1.RunStatus_RUN_STATUS_SKIPPED, pausedAt.UnixMilli(), now.UnixMilli(), carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE)
 	if err != nil {
 		return nil, 0, 0, err
 	}
