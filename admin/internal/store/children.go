@@ -49,11 +49,7 @@ func childrenExist(ctx context.Context, tx *sql.Tx, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
-	found, err := collect(rows, err, func(r interface{ Scan(...any) error }) (int64, error) {
-		var id int64
-		return id, r.Scan(&id)
-	})
+	found, err := collectColumn[int64](tx.QueryContext(ctx, `SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids)))
 	if err != nil {
 		return err
 	}

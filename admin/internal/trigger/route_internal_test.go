@@ -96,7 +96,7 @@ func TestRoutesWrittenTogether(t *testing.T) {
 }
 
 // TestRouteAheadLane: the route of a fire sent ahead whose send is more
-// than routeAheadSlack off waits in the lingering route-ahead lane; one
+// than routeAheadLinger off waits in the lingering route-ahead lane; one
 // whose send is near goes through the route lane, written at once; both
 // are recorded.
 func TestRouteAheadLane(t *testing.T) {
@@ -123,7 +123,7 @@ func TestRouteAheadLane(t *testing.T) {
 	var kept [2][]*fire
 	var errs [2]error
 	var wg sync.WaitGroup
-	far, near := now.Add(2*time.Second), now.Add(routeAheadSlack/2)
+	far, near := now.Add(2*time.Second), now.Add(routeAheadLinger/2)
 	wg.Go(func() { kept[0], errs[0] = d.routeAhead(ctx, fireOf(runs[0]), far.Add(300*time.Millisecond), far) })
 	wg.Go(func() { kept[1], errs[1] = d.routeAhead(ctx, fireOf(runs[1]), near.Add(300*time.Millisecond), near) })
 	// queuedIn returns the runs whose routes wait in lane.

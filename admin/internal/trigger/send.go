@@ -113,16 +113,12 @@ func (d *Dispatcher) goesAhead(f *fire, at time.Time) bool {
 // lingering a little there makes the routes of an every-second load's
 // many instants a few transactions, not one per instant (5,000 FIX_RATE
 // jobs: ~300 a second before), and delays no send. A fire whose send is
-// nearer than the linger goes through the first lane.
-const (
-	// routeAheadLinger is how long a route of a fire sent ahead may wait
-	// for others to share its transaction.
-	routeAheadLinger = 25 * time.Millisecond
-	// routeAheadSlack is how long before its send a fire's route must be
-	// handed over to linger. A write that ends after sendAt sends at
-	// once, still well ahead of the instant.
-	routeAheadSlack = routeAheadLinger
-)
+// nearer than the linger goes through the first lane; a write that ends
+// after sendAt sends at once, still well ahead of the instant.
+//
+// routeAheadLinger is how long a route of a fire sent ahead may wait for
+// others to share its transaction.
+const routeAheadLinger = 25 * time.Millisecond
 
 // routeAhead records the routes of the fires that go ahead of their
 // instant at, sent from sendAt (route), and returns fires without those
@@ -138,7 +134,7 @@ func (d *Dispatcher) routeAhead(ctx context.Context, fires []*fire, at, sendAt t
 		return fires, nil
 	}
 	lane := d.routes
-	if sendAt.Sub(d.cfg.Clock.Now()) > routeAheadSlack {
+	if sendAt.Sub(d.cfg.Clock.Now()) > routeAheadLinger {
 		lane = d.routesAhead
 	}
 	kept, err := d.routeIn(ctx, lane, ahead)
