@@ -139,6 +139,16 @@ var insertRunSQL = insertRunsSQL(1)
 // row's own insert).
 var insertChunks = [...]int{64, 16, 4, 1}
 
+// insertChunk returns the index in insertChunks of the largest chunk that
+// n rows (n > 0) fill.
+func insertChunk(n int) int {
+	k := 0
+	for insertChunks[k] > n {
+		k++
+	}
+	return k
+}
+
 // insertRunsSQL inserts n runs, RETURNING their IDs.
 func insertRunsSQL(n int) string {
 	row := `(?` + strings.Repeat(", ?", runInsertArgs-1) + `)`
@@ -181,10 +191,7 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 func (s *Store) insertRuns(ctx context.Context, tx *sql.Tx, runs []Run) error {
 	args := make([]any, 0, min(len(runs), insertChunks[0])*runInsertArgs)
 	for len(runs) > 0 {
-		k := 0
-		for insertChunks[k] > len(runs) {
-			k++
-		}
+		k := insertChunk(len(runs))
 		chunk := runs[:insertChunks[k]]
 		runs = runs[len(chunk):]
 		args = args[:0]

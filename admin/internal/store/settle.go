@@ -250,10 +250,7 @@ func (st *settler) settleRuns(results []Result) ([]Run, error) {
 	var runs []Run
 	args := make([]any, 0, min(len(results), insertChunks[0])*settleValues)
 	for len(results) > 0 {
-		k := 0
-		for insertChunks[k] > len(results) {
-			k++
-		}
+		k := insertChunk(len(results))
 		chunk := results[:insertChunks[k]]
 		results = results[len(chunk):]
 		args = args[:0]
