@@ -14,6 +14,7 @@ import (
 
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/internal/admintest"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -46,7 +47,7 @@ func TestPythonExecutor(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var out lockedBuffer
+	var out testkit.LogBuffer
 	cmd := exec.Command(python, filepath.Join("..", "examples", "python-executor", "executor.py"), "--admin", a.URL, "--app", "python")
 	cmd.Env = append(os.Environ(), "CARILLON_TOKEN="+token)
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -1,14 +1,12 @@
 package admin_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,28 +18,11 @@ import (
 	"github.com/carillonhq/carillon/admin"
 	"github.com/carillonhq/carillon/admin/internal/admintest"
 	"github.com/carillonhq/carillon/admin/internal/tracing"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/sdk"
 	"github.com/carillonhq/carillon/sdk/sdkotel"
 )
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writes, for a log.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestTracing: with tracing on in both processes (each with its own tracer
 // provider and in-memory exporter, as two processes would have), a fire's
@@ -54,7 +35,7 @@ func TestTracing(t *testing.T) {
 	adminSpans, execSpans := tracetest.NewInMemoryExporter(), tracetest.NewInMemoryExporter()
 	adminTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(adminSpans))
 	execTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(execSpans))
-	var adminLog lockedBuffer
+	var adminLog testkit.LogBuffer
 	logger := slog.New(tracing.LogHandler{Handler: slog.NewTextHandler(&adminLog, nil)})
 	a := startAdminWith(t, admin.Config{TracerProvider: adminTP, Logger: logger}, http.DefaultClient)
 	c := newClients(a.URL, http.DefaultClient)

@@ -1,7 +1,6 @@
 package sdk_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/carillonhq/carillon/admin/client"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/carillonhq/carillon/proto/carillon/v1/carillonv1connect"
 	"github.com/carillonhq/carillon/sdk"
@@ -754,24 +754,6 @@ func TestExecutorInstanceID(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes, for a logger.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // TestExecutorDatabases: run ids restart at 1 in a new admin database, and
 // the executor keeps the runs, logs and results of each database apart,
 // across restarts.
@@ -783,7 +765,7 @@ func TestExecutorDatabases(t *testing.T) {
 		dbC = "Not a/../safe file name"
 	)
 	admin := sdktest.NewAdmin(t, "")
-	logged := new(syncBuffer)
+	logged := new(testkit.LogBuffer)
 	cfg := sdk.Config{
 		AdminURLs: []string{admin.URL},
 		LogDir:    t.TempDir(),

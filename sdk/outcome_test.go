@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"maps"
@@ -77,27 +76,9 @@ func (g *judgingRegistry) nextCall(t *testing.T) []int64 {
 	}
 }
 
-// logBuffer is a bytes.Buffer safe for concurrent writes, for a logger.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // reportingTo returns a reporter, spooling in dir, that sends to the
 // registry at url, logging to logs; backoffs start at a millisecond.
-func reportingTo(t *testing.T, url, dir string, logs *logBuffer) *report.Reporter {
+func reportingTo(t *testing.T, url, dir string, logs *testkit.LogBuffer) *report.Reporter {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	sp, err := report.OpenSpool(dir, logger)
@@ -127,7 +108,7 @@ func TestReporterDropsMalformedResults(t *testing.T) {
 		return "", ""
 	})
 	dir := t.TempDir()
-	var logs logBuffer
+	var logs testkit.LogBuffer
 	rep := reportingTo(t, url, dir, &logs)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -194,7 +175,7 @@ func TestReporterRetriesResultsTheAdminCouldNotTake(t *testing.T) {
 		t.Parallel()
 		reg, url := newJudgingRegistry(t, judge)
 		dir := t.TempDir()
-		var logs logBuffer
+		var logs testkit.LogBuffer
 		rep := reportingTo(t, url, dir, &logs)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
@@ -222,7 +203,7 @@ func TestReporterRetriesResultsTheAdminCouldNotTake(t *testing.T) {
 		t.Parallel()
 		reg, url := newJudgingRegistry(t, judge)
 		dir := t.TempDir()
-		rep := reportingTo(t, url, dir, new(logBuffer))
+		rep := reportingTo(t, url, dir, new(testkit.LogBuffer))
 		rep.AddAll(results)
 		if err := rep.Flush(t.Context()); err == nil || !strings.Contains(err.Error(), "busy") {
 			t.Errorf("flush: %v, want an error saying the admin could not take a result (busy)", err)
@@ -249,7 +230,7 @@ func TestReporterSetsAsideResultsTheAdminCouldNotTake(t *testing.T) {
 		}
 		return "", ""
 	})
-	rep := reportingTo(t, url, t.TempDir(), new(logBuffer))
+	rep := reportingTo(t, url, t.TempDir(), new(testkit.LogBuffer))
 	rep.BackoffMin = report.BackoffMax // run 1 waits a minute or more before it is sent again
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

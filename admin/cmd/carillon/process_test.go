@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/carillonhq/carillon/internal/testkit"
 )
 
 // The tests of this file run carillon as a process (newBinary), for what
@@ -58,7 +60,7 @@ func TestProcessStopsOnSignal(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			cmd := b.command(ctx, "serve", "--listen", addr, "--db", "carillon.db", "--log-level", "warn")
-			var logs syncBuffer
+			var logs testkit.LogBuffer
 			cmd.Stdout, cmd.Stderr = &logs, &logs
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

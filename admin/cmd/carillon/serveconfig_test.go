@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/carillonhq/carillon/internal/testkit"
 )
 
 // TestServeConfigFile layers serve's options from a config file, the
@@ -113,7 +113,7 @@ func TestServeFromConfigFile(t *testing.T) {
 
 // waitReady waits, at most 30 s, until the admin at url answers /readyz
 // with 200; it fails the test with the admin's log when serve exits first.
-func waitReady(t *testing.T, url string, logs *syncBuffer, code <-chan int) {
+func waitReady(t *testing.T, url string, logs *testkit.LogBuffer, code <-chan int) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		res, err := http.Get(url + "/readyz")
@@ -132,22 +132,4 @@ func waitReady(t *testing.T, url string, logs *syncBuffer, code <-chan int) {
 			t.Fatalf("serve not ready at %s in 30 s: %v; log:\n%s", url, err, logs.String())
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's two pipes and a test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -12,13 +12,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/carillonhq/carillon/internal/testkit"
 )
 
 // serveInProcess runs "carillon serve" with args in this process, on a
 // free port, with stderr into a buffer and its terminal check answering
 // terminal, until the test ends. It returns the buffer, the admin's URL,
 // and a channel of serve's exit code.
-func serveInProcess(t *testing.T, terminal bool, args ...string) (*syncBuffer, string, <-chan int) {
+func serveInProcess(t *testing.T, terminal bool, args ...string) (*testkit.LogBuffer, string, <-chan int) {
 	t.Helper()
 	addr := freeAddr(t)
 	stderr, code := newCLI(t).serve(terminal, append([]string{"--listen", addr}, args...)...)
@@ -29,11 +31,11 @@ func serveInProcess(t *testing.T, terminal bool, args ...string) (*syncBuffer, s
 // environment and working directory, stderr into a buffer and its
 // terminal check answering terminal, until the test ends. It returns the
 // buffer and a channel of serve's exit code.
-func (b *runner) serve(terminal bool, args ...string) (*syncBuffer, <-chan int) {
+func (b *runner) serve(terminal bool, args ...string) (*testkit.LogBuffer, <-chan int) {
 	t := b.t
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
+	var stderr testkit.LogBuffer
 	e := &cmdEnv{io: stdio{in: strings.NewReader(""), out: io.Discard, err: &stderr}, proc: b.procEnv(),
 		terminal: func(io.Writer) bool { return terminal }}
 	root := newRoot(e)
@@ -54,7 +56,7 @@ func (b *runner) serve(terminal bool, args ...string) (*syncBuffer, <-chan int) 
 }
 
 // waitOutput waits, at most 30 s, until out matches re, or serve exits.
-func waitOutput(t *testing.T, out *syncBuffer, code <-chan int, re string) {
+func waitOutput(t *testing.T, out *testkit.LogBuffer, code <-chan int, re string) {
 	t.Helper()
 	m := regexp.MustCompile(re)
 	for deadline := time.Now().Add(30 * time.Second); !m.MatchString(out.String()); time.Sleep(20 * time.Millisecond) {

@@ -26,6 +26,7 @@ type fire struct {
 	alarms       *prometheus.CounterVec
 	storeWrite   prometheus.Histogram
 	runDurations prometheus.Histogram
+	scanBehind   prometheus.Gauge
 }
 
 func newFire(reg *prometheus.Registry) fire {
@@ -58,9 +59,11 @@ func newFire(reg *prometheus.Registry) fire {
 		runDurations: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "run_duration_seconds",
 			Help:    "How long runs took on their executor, from the handler's start to its end, as the executor reported them. Runs of executors that do not report their start are not counted.",
 			Buckets: prometheus.ExponentialBucketsRange(0.001, 3600, 16)}),
+		scanBehind: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "scan_behind_seconds",
+			Help: "How long after its instant the scheduler's last scan claimed its earliest fire; 0 when it claimed every fire ahead of its instant, as it should. Above 0 the admin cannot keep up with its jobs: its fires are late, and those more than the misfire threshold late are recorded as misfires."}),
 	}
 	reg.MustRegister(f.scheduled, f.claimed, f.dispatches, f.lateness, f.startLate, f.finished, f.misfires,
-		f.retries, f.alarms, f.storeWrite, f.runDurations)
+		f.retries, f.alarms, f.storeWrite, f.runDurations, f.scanBehind)
 	// Every label value known in advance starts at 0, so that rate() sees
 	// the first increase and dashboards show the series before it happens.
 	for _, s := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_FAILED,
@@ -81,6 +84,15 @@ func (m *Metrics) FiresScheduled(n int) {
 		return
 	}
 	m.scheduled.Add(float64(n))
+}
+
+// ScanBehind sets how long after its instant the last scan claimed its
+// earliest fire (0 when behind is not positive: it claimed ahead).
+func (m *Metrics) ScanBehind(behind time.Duration) {
+	if m == nil {
+		return
+	}
+	m.scanBehind.Set(max(behind, 0).Seconds())
 }
 
 // FiresClaimed counts n runs claimed for dispatch.

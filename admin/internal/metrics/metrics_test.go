@@ -87,6 +87,7 @@ func TestMetrics(t *testing.T) {
 	m.Retries(1)
 	m.Alarm("webhook", false)
 	m.StoreWrite(time.Millisecond)
+	m.ScanBehind(2500 * time.Millisecond)
 	m.WorkflowRunEnded(carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED)
 	m.WorkflowRunEnded(carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED)
 	m.NodeClaimed(due, due.Add(20*time.Millisecond))
@@ -122,6 +123,7 @@ func TestMetrics(t *testing.T) {
 		{"carillon_workflow_node_wait_seconds", nil, 1},
 		{"carillon_executors_online", []string{"app", "app"}, 2},
 		{"carillon_scan_lag_seconds", nil, 1.5},
+		{"carillon_scan_behind_seconds", nil, 2.5},
 		{"carillon_store_write_queue", nil, 1},
 		{"carillon_fire_write_queue", []string{"lane", "record"}, 5},
 		{"carillon_database_bytes", nil, 4096},

@@ -25,7 +25,9 @@ type scanLoop struct {
 
 // Start recovers the previous admin's pending runs, then starts scanning.
 func (l *scanLoop) Start(ctx context.Context) error {
-	l.s.health.start(time.Now())
+	now := time.Now()
+	l.s.health.start(now)
+	l.s.behind.started = now
 	if err := l.s.recover(ctx); err != nil {
 		l.s.health.stop()
 		return err

@@ -168,7 +168,8 @@ type Scheduler struct {
 	// takeoverDelay is store.TakeoverDelay, or a test's (takeover).
 	takeoverDelay time.Duration
 
-	health health // for Ready (health.go)
+	health health    // for Ready (health.go)
+	behind behindLog // the scan loop's own
 }
 
 // New returns a Scheduler; Run starts it.
@@ -178,7 +179,7 @@ func New(cfg Config) *Scheduler {
 	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, MisfireThresholdDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1), window: cfg.Lookahead, perClaim: claimCostDefault,
-		takeoverDelay: store.TakeoverDelay}
+		takeoverDelay: store.TakeoverDelay, behind: behindLog{logger: cfg.Logger, threshold: cfg.MisfireThreshold}}
 }
 
 // Wake asks for a scan now, e.g. after a job was started or changed so its
@@ -328,6 +329,9 @@ func (s *Scheduler) takeover() time.Duration { return s.cfg.Lookahead - s.takeov
 func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error) {
 	misfires := misfireLog{logger: s.cfg.Logger}
 	defer misfires.done()
+	// behind is how long after its instant the scan claims its earliest
+	// fire (behind.go).
+	var behind time.Duration
 	for range 1000 { // a bound, in case a job keeps falling due within the window
 		now := time.Now()
 		jobs, err := s.cfg.Store.DueJobs(ctx, now.Add(s.window), now.Add(s.takeover()), scanBatch)
@@ -337,6 +341,9 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 		if len(jobs) == 0 {
 			break
 		}
+		// The earliest comes first; a fire due before the scans started
+		// (while no admin ran) counts from their start.
+		behind = max(behind, now.Sub(later(jobs[0].NextFireAt, s.behind.started)))
 		seq := s.cfg.Store.StopSeq()                      // before the claim: see Entry.StopSeq
 		cals, err := JobCalendars(ctx, s.cfg.Store, jobs) // no read unless a job names calendars
 		if err != nil {
@@ -379,6 +386,8 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 			s.perClaim = (7*s.perClaim + time.Since(now)/time.Duration(len(claims))) / 8
 		}
 	}
+	s.cfg.Metrics.ScanBehind(behind)
+	s.behind.scanned(behind, time.Now())
 	next, others, err = s.cfg.Store.NextFireAt(ctx)
 	if err != nil {
 		return time.Time{}, time.Time{}, err
@@ -388,6 +397,14 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 		return next, others, err
 	}
 	return earliest(next, wnext), earliest(others, wothers), nil
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // earliest is the earlier of a and b, where zero is none.
@@ -466,10 +483,10 @@ func (s *Scheduler) misfire(j store.Job, m Missed, now time.Time) store.Run {
 	if !m.Exact {
 		count = "at least " + count
 	}
-	what := fmt.Sprintf("%s scheduled instants from %s through %s fell due while no admin was running and were found more than %s late",
+	what := fmt.Sprintf("%s scheduled instants from %s through %s fell due while no admin was running or the scan was behind, and were found more than %s late",
 		count, m.First.UTC().Format(time.RFC3339), m.Last.UTC().Format(time.RFC3339), s.cfg.MisfireThreshold)
 	if m.Count == 1 {
-		what = fmt.Sprintf("the scheduled instant %s fell due while no admin was running and was found more than %s late",
+		what = fmt.Sprintf("the scheduled instant %s fell due while no admin was running or the scan was behind, and was found more than %s late",
 			m.First.UTC().Format(time.RFC3339), s.cfg.MisfireThreshold)
 	}
 	r.Status, r.TriggeredAt, r.FinishedAt = carillonv1.RunStatus_RUN_STATUS_SKIPPED, time.Time{}, now

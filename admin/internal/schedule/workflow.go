@@ -91,7 +91,7 @@ func (s *Scheduler) claimWorkflow(w store.Workflow, now time.Time) (store.Workfl
 		s.cfg.Logger.Warn("schedule: workflow misfire; run once now (FIRE_ONCE_NOW)", "workflow", w.ID, "missed", count)
 	} else {
 		c.Fires = append(c.Fires, store.WorkflowFire{At: missed.First, Skipped: fmt.Sprintf(
-			"misfire: %s scheduled instants from %s through %s fell due while no admin was running and were found more than %s late; skipped by DO_NOTHING",
+			"misfire: %s scheduled instants from %s through %s fell due while no admin was running or the scan was behind, and were found more than %s late; skipped by DO_NOTHING",
 			count, missed.First.UTC().Format(time.RFC3339), missed.Last.UTC().Format(time.RFC3339), s.cfg.MisfireThreshold)})
 		s.cfg.Logger.Warn("schedule: workflow misfire; skipped (DO_NOTHING)", "workflow", w.ID, "missed", count)
 	}

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -129,7 +128,7 @@ func TestReportResultsOfAnotherDatabase(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var logs syncBuffer
+		var logs testkit.LogBuffer
 		srv := httptest.NewServer(server.New(server.Config{
 			Store: st, Trigger: trig, NowFunc: clk.Now, PasswordCost: bcrypt.MinCost,
 			LoginLimiter: auth.NewLoginLimiter(3, time.Minute, 10, time.Second),
@@ -167,22 +166,4 @@ func TestReportResultsOfAnotherDatabase(t *testing.T) {
 			}
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

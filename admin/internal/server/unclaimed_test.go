@@ -11,6 +11,7 @@ import (
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
+	"github.com/carillonhq/carillon/internal/testkit"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -22,7 +23,7 @@ func TestUnclaimedApps(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
-		var logs syncBuffer
+		var logs testkit.LogBuffer
 		b := setupLogged(t, be, "", slog.New(slog.NewTextHandler(&logs, nil)))
 		register := func(app, addr string) {
 			t.Helper()

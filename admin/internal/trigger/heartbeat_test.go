@@ -1,38 +1,17 @@
 package trigger_test
 
 import (
-	"bytes"
 	"cmp"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
 	"github.com/carillonhq/carillon/internal/clock"
+	"github.com/carillonhq/carillon/internal/testkit"
 )
-
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) take() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.b.String()
-	s.b.Reset()
-	return out
-}
 
 // TestClockOffsetWarning: the admin warns once when an executor's clock is
 // more than 50 ms off, says so again only after it was back within 50 ms
@@ -41,7 +20,7 @@ func TestClockOffsetWarning(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		st := be.Open(t)
-		var logs syncBuffer
+		var logs testkit.LogBuffer
 		trig, err := trigger.New(trigger.Config{Store: st, Clock: clock.NewFake(time.Now()), Queue: nopQueue{},
 			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 		if err != nil {
@@ -70,7 +49,7 @@ func TestClockOffsetWarning(t *testing.T) {
 		} {
 			trig.Rescuer.Heard(trigger.Heartbeat{Address: step.address, ClockMeasured: step.offset != 0,
 				ClockOffset: step.offset, ClockRoundTrip: cmp.Or(step.rtt, time.Millisecond)})
-			got := logs.take()
+			got := logs.Take()
 			switch {
 			case step.want == "" && got != "":
 				t.Errorf("step %d (%s, %v): logged %q, want nothing", i, step.address, step.offset, got)
