@@ -36,6 +36,8 @@ type Dispatcher struct {
 	// routesAhead are routes of fires sent ahead, whose sends are far
 	// enough off for them to linger (routeAhead).
 	routesAhead *coalescer[routeItem]
+	// aheads gathers the calls sent ahead into shared RunBatches.
+	aheads *aheadCalls
 }
 
 // newDispatcher returns a Dispatcher whose routes, then claims, go first
@@ -43,7 +45,7 @@ type Dispatcher struct {
 // of fires sent ahead, which have time, come after the claims.
 func newDispatcher(cfg *Config, w *writer, work *inflight, rt *router, gw *Gateway) *Dispatcher {
 	d := &Dispatcher{cfg: cfg, router: rt, gateway: gw, work: work,
-		fast: newPool("fast", cfg.MaxInFlight), slow: newPool("slow", max(cfg.MaxInFlight/2, 1))}
+		fast: newPool("fast", cfg.MaxInFlight), slow: newPool("slow", max(cfg.MaxInFlight/2, 1)), aheads: newAheadCalls(cfg.Clock)}
 	if cfg.TracerProvider != nil {
 		d.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}

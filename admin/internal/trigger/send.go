@@ -341,36 +341,39 @@ func (d *Dispatcher) makeCall(ctx context.Context, c *call, before func()) []err
 	defer cancel()
 	outcomes := make([]error, len(c.reqs))
 	var callErr error
+	var shared *sharedCall // the RunBatch this call's runs shared with others' (aheadCalls)
 	switch {
-	case len(c.reqs) == 1:
+	case len(c.reqs) == 1 && !ahead:
 		_, callErr = d.gateway.client(ctx, c.group, c.address).Run(ctx, c.reqs[0])
 	case d.gateway.batchless(c.address, start):
 		d.runEach(ctx, c, outcomes)
 	default:
-		var res *carillonv1.RunBatchResponse
-		res, callErr = d.gateway.client(ctx, c.group, c.address).RunBatch(ctx, &carillonv1.RunBatchRequest{Runs: c.reqs})
+		var outs []*carillonv1.RunOutcome
+		outs, shared, callErr = d.runBatch(ctx, c, ahead)
 		if connect.CodeOf(callErr) == connect.CodeUnimplemented {
 			// An executor written to the first contract, or in another
 			// language, serves Run only: send each run on its own, and
 			// those of its next batches too.
 			d.cfg.Logger.Info("trigger: executor does not serve RunBatch; sending its runs one by one", "executor", c.address)
 			d.gateway.setBatchless(c.address, start)
-			res, callErr = nil, nil
+			callErr, shared = nil, nil
 			d.runEach(ctx, c, outcomes)
 			break
 		}
-		if callErr == nil && len(res.Outcomes) != len(c.reqs) {
-			callErr = fmt.Errorf("RunBatch answered %d outcomes for %d runs", len(res.Outcomes), len(c.reqs))
-		}
-		for i, o := range res.GetOutcomes() {
-			if o.Code != "" && i < len(outcomes) {
+		for i, o := range outs {
+			if o.Code != "" {
 				outcomes[i] = runRefusal{code: o.Code, message: o.Message}
 			}
 		}
 	}
 	took := d.cfg.Clock.Now().Sub(start).Round(time.Microsecond)
 	tookNote := fmt.Sprintf("; the call took %s", took)
-	if ahead {
+	switch {
+	case shared != nil && shared.calls > 1:
+		took = shared.took.Round(time.Microsecond)
+		tookNote = fmt.Sprintf("; sent %s ahead (due_at) in a RunBatch of %d runs with %d other calls'; it took %s",
+			c.dueAt.Sub(shared.start).Round(time.Millisecond), shared.runs, shared.calls-1, took)
+	case ahead:
 		tookNote = fmt.Sprintf("; sent %s ahead (due_at); the call took %s",
 			c.dueAt.Sub(start).Round(time.Millisecond), took)
 	}
@@ -407,6 +410,27 @@ func (d *Dispatcher) makeCall(ctx context.Context, c *call, before func()) []err
 		rec.Message = fmt.Sprintf("executor %s refused or did not answer: %s", c.address, describe(outcomes[i]))
 	}
 	return outcomes
+}
+
+// runBatch sends c's runs in a RunBatch and returns their outcomes, in
+// order: a call sent ahead of its instant shares its RunBatch with other
+// calls to the same executor (aheadCalls), and says so in shared.
+func (d *Dispatcher) runBatch(ctx context.Context, c *call, ahead bool) (outcomes []*carillonv1.RunOutcome, shared *sharedCall, err error) {
+	batch := func(ctx context.Context, reqs []*carillonv1.RunRequest) (*carillonv1.RunBatchResponse, error) {
+		return d.gateway.client(ctx, c.group, c.address).RunBatch(ctx, &carillonv1.RunBatchRequest{Runs: reqs})
+	}
+	if ahead {
+		sc := d.aheads.send(ctx, aheadKey{c.group, c.address}, c.reqs, c.dueAt, batch)
+		return sc.outcomes, &sc, sc.err
+	}
+	res, err := batch(ctx, c.reqs)
+	if err == nil && len(res.Outcomes) != len(c.reqs) {
+		err = fmt.Errorf("RunBatch answered %d outcomes for %d runs", len(res.Outcomes), len(c.reqs))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return res.Outcomes, nil, nil
 }
 
 // runEachMax bounds the concurrent Run calls to one executor that does not
