@@ -323,7 +323,7 @@ func (e *Executor) Serve(ctx context.Context, ln net.Listener) error {
 		Observer:        e.observing(),
 	})
 	d.Remember(sp.Keys()) // runs an earlier process ended and had not reported yet
-	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts"), instanceID: instance, spooled: sp.Has}
+	svc := &service{d: d, lookup: e.lookup, scriptDir: filepath.Join(cfg.LogDir, "scripts"), instanceID: instance, spooled: sp.Has, sentBy: adm.sentBy}
 	h := newServiceHandler(svc, cfg.AccessToken, cfg.Interceptors)
 	e.serving.Store(&h)
 	e.stats.Store(&servingStats{d: d, sp: sp})

@@ -20,6 +20,7 @@ func heartbeat(ctx context.Context, adm *admins, app, address, instance string, 
 	var clk clockReading
 	for {
 		next, err := adm.register(ctx, app, address, instance, clk)
+		adm.discover(ctx, app, address, instance, clk)
 		clk = next
 		switch {
 		case ctx.Err() != nil:

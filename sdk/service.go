@@ -23,6 +23,7 @@ type service struct {
 	scriptDir  string
 	instanceID string                // this Serve's, for HeldRuns
 	spooled    func(report.Key) bool // whether a run's result waits in the spool
+	sentBy     func(adminID string)  // notes the admin a run came from (admins.sentBy)
 }
 
 var _ carillonv1connect.ExecutorServiceHandler = (*service)(nil)
@@ -159,6 +160,10 @@ func (s *service) newRun(req *carillonv1.RunRequest) (*runner.Run, error) {
 		ShardIndex: int(req.GetShardIndex()),
 		ShardTotal: total,
 		Attempt:    int(req.GetAttempt()),
+		AdminID:    req.GetAdminId(),
+	}
+	if s.sentBy != nil {
+		s.sentBy(r.AdminID)
 	}
 	if tc := req.GetTraceContext(); len(tc) > 0 {
 		r.TraceContext = tc

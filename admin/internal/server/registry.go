@@ -46,7 +46,7 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 	s.cfg.Trigger.Registered(req.Address, req.InstanceId, previous)
 	s.cfg.Trigger.Rescuer.Heard(heartbeat(req))
 	s.warnUnclaimed(ctx, req.AppName, req.Address)
-	return &carillonv1.RegisterResponse{AdminTime: timestamppb.New(s.cfg.NowFunc())}, nil
+	return &carillonv1.RegisterResponse{AdminTime: timestamppb.New(s.cfg.NowFunc()), AdminId: s.cfg.Store.AdminID()}, nil
 }
 
 // checkProtocol refuses an executor speaking protocol p into the group of
@@ -107,7 +107,7 @@ func (s registryService) Deregister(ctx context.Context, req *carillonv1.Deregis
 // hold back its batch. The call fails only when the good ones cannot be
 // settled.
 func (s registryService) ReportResults(ctx context.Context, req *carillonv1.ReportResultsRequest) (*carillonv1.ReportResultsResponse, error) {
-	res := &carillonv1.ReportResultsResponse{Outcomes: make([]*carillonv1.ResultOutcome, len(req.Results))}
+	res := &carillonv1.ReportResultsResponse{Outcomes: make([]*carillonv1.ResultOutcome, len(req.Results)), AdminId: s.cfg.Store.AdminID()}
 	results := make([]store.Result, 0, len(req.Results))
 	ours, foreign := s.cfg.Store.DatabaseID(), 0
 	var refused []string // the reasons

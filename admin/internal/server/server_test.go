@@ -107,8 +107,14 @@ func TestRegistryExpiry(t *testing.T) {
 		}
 		register := func(addr string) {
 			t.Helper()
-			if _, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: addr}); err != nil {
+			res, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: addr})
+			if err != nil {
 				t.Fatal(err)
+			}
+			// The admin's id among those sharing a PostgreSQL database;
+			// none over SQLite.
+			if want := b.store.AdminID(); res.AdminId != want || (be.Name == dbtest.Postgres.Name) == (want == "") {
+				t.Errorf("RegisterResponse.admin_id %q, want %q", res.AdminId, want)
 			}
 		}
 		register("http://10.0.0.2:9999")

@@ -137,6 +137,11 @@ func TestSendAhead(t *testing.T) {
 			if !req.DueAt.AsTime().Equal(instant) || !newer.came[id].Equal(sendAt) {
 				t.Errorf("run sent at %v with due_at %v, want at %v with due_at %v", newer.came[id], req.DueAt.AsTime(), sendAt, instant)
 			}
+			// The admin's id among those sharing a PostgreSQL database,
+			// for the executor to report the result to it first.
+			if want := b.st.AdminID(); req.AdminId != want || (be.Name == dbtest.Postgres.Name) == (want == "") {
+				t.Errorf("run sent with admin_id %q, want %q (this admin's id over PostgreSQL, none over SQLite)", req.AdminId, want)
+			}
 		}
 		newer.mu.Unlock()
 		older.mu.Lock()

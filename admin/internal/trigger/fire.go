@@ -117,15 +117,17 @@ func (f *fire) runCopy() store.Run {
 }
 
 // request is the request that sends f, whose job is job (f's own or one
-// read since), from the database with ID db. The job's fields it takes
+// read since), from the database with ID db and the admin with ID admin
+// (store.AdminID). The job's fields it takes
 // are those whose update replaces the runs sent ahead of their instant
 // (the store's runsChanged, and PostgreSQL's job_changes trigger): keep
 // them in step.
-func (f *fire) request(job *store.JobDefinition, db string) *carillonv1.RunRequest {
+func (f *fire) request(job *store.JobDefinition, db, admin string) *carillonv1.RunRequest {
 	req := &carillonv1.RunRequest{
 		RunId: f.id, JobId: job.ID, Handler: job.Handler, Param: f.param, BlockStrategy: job.BlockStrategy,
 		TimeoutSeconds: job.TimeoutSeconds, ShardIndex: f.shardIndex, ShardTotal: f.shardTotal,
 		ScheduledAt: timestamppb.New(f.scheduledAt), DatabaseId: db, Attempt: f.attempt, Inputs: f.inputs,
+		AdminId: admin,
 	}
 	if job.ScriptType != carillonv1.ScriptType_SCRIPT_TYPE_UNSPECIFIED {
 		req.Script = &carillonv1.Script{Type: job.ScriptType, Source: job.ScriptSource, UpdatedAt: timestamppb.New(job.ScriptUpdatedAt)}
@@ -149,6 +151,7 @@ type call struct {
 	dueAt   time.Time // the instant, for a call sent ahead of it; zero: sent on it
 	group   int64     // the group of every fire of the call, whose token it carries
 	db      string    // the database ID every request carries
+	admin   string    // the admin ID every request carries (store.AdminID)
 	fires   []*fire
 	reqs    []*carillonv1.RunRequest
 	ds      []store.Dispatch // how each run was dispatched, as recorded if the call succeeds, without its trigger message (message)
@@ -206,7 +209,7 @@ func (c *call) prepare() {
 	c.ds = make([]store.Dispatch, len(c.fires))
 	c.note = &callNote{runs: len(c.fires)}
 	for i, f := range c.fires {
-		c.reqs[i] = f.request(f.job, c.db)
+		c.reqs[i] = f.request(f.job, c.db, c.admin)
 		c.reqs[i].TraceContext = f.traceCarrier()
 		if !c.dueAt.IsZero() {
 			c.reqs[i].DueAt = timestamppb.New(c.dueAt)
@@ -223,7 +226,7 @@ func (c *call) without(drop func(*fire) bool) *call {
 	if len(kept) == len(c.fires) {
 		return c
 	}
-	return &call{address: c.address, dueAt: c.dueAt, group: c.group, db: c.db, fires: kept}
+	return &call{address: c.address, dueAt: c.dueAt, group: c.group, db: c.db, admin: c.admin, fires: kept}
 }
 
 // splitAhead splits calls into those to make on the instant and those to

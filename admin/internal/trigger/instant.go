@@ -386,7 +386,7 @@ func (in *instant) resend(ctx context.Context, fires []*fire) []store.Dispatch {
 			again.param, again.rendered, rendered = param, true, &param
 		}
 		wg.Go(func() {
-			req := again.request(job, d.cfg.Store.DatabaseID())
+			req := again.request(job, d.cfg.Store.DatabaseID(), d.cfg.Store.AdminID())
 			cctx, cancel := context.WithTimeout(ctx, d.cfg.DispatchTimeout)
 			defer cancel()
 			// The run's record takes the new definition (a rare path: one write).

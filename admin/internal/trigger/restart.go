@@ -123,7 +123,7 @@ func (rs *Rescuer) resendAhead(ctx context.Context, addr string, at time.Time, r
 			continue // deleted: settled by its deletion
 		}
 		f := fireOf(&r, r.TriggeredAt, 0)
-		req := f.request(job, rs.cfg.Store.DatabaseID())
+		req := f.request(job, rs.cfg.Store.DatabaseID(), rs.cfg.Store.AdminID())
 		if r.TriggeredAt.After(now) {
 			req.DueAt = timestamppb.New(r.TriggeredAt)
 		}

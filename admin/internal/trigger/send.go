@@ -188,7 +188,7 @@ func (d *Dispatcher) calls(fires []*fire, at time.Time) []*call {
 		k := key{f.address, f.job.GroupID}
 		c := byAddr[k]
 		if c == nil {
-			c = &call{address: f.address, group: f.job.GroupID, db: d.cfg.Store.DatabaseID()}
+			c = &call{address: f.address, group: f.job.GroupID, db: d.cfg.Store.DatabaseID(), admin: d.cfg.Store.AdminID()}
 			if d.goesAhead(f, at) {
 				c.dueAt = at
 			}

@@ -429,7 +429,14 @@ type RunRequest struct {
 	// key published by a later dependency replaces an earlier one's; of a
 	// sharded dependency, a later shard's replaces an earlier one's). Empty
 	// outside workflows and when the dependencies published nothing.
-	Inputs        map[string]string `protobuf:"bytes,15,rep,name=inputs,proto3" json:"inputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Inputs map[string]string `protobuf:"bytes,15,rep,name=inputs,proto3" json:"inputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The id of the admin that sent the execution (RegisterResponse.admin_id),
+	// when several admins share the database; empty from one alone. The
+	// executor reports the result to that admin first, among the admins it
+	// knows the ids of, so that the admin that holds the dispatch record
+	// settles the run with it in one write, and the admins share the work of
+	// settling.
+	AdminId       string `protobuf:"bytes,16,opt,name=admin_id,json=adminId,proto3" json:"admin_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -567,6 +574,13 @@ func (x *RunRequest) GetInputs() map[string]string {
 		return x.Inputs
 	}
 	return nil
+}
+
+func (x *RunRequest) GetAdminId() string {
+	if x != nil {
+		return x.AdminId
+	}
+	return ""
 }
 
 // RunResponse is empty: the execution was accepted.
@@ -1288,7 +1302,7 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\">\n" +
 	"\x10IdleBeatResponse\x12\x12\n" +
 	"\x04idle\x18\x01 \x01(\bR\x04idle\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xfb\x05\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x96\x06\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x15\n" +
@@ -1309,7 +1323,8 @@ const file_carillon_v1_executor_proto_rawDesc = "" +
 	"\rtrace_context\x18\f \x03(\v2).carillon.v1.RunRequest.TraceContextEntryR\ftraceContext\x121\n" +
 	"\x06due_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x05dueAt\x12\x18\n" +
 	"\aattempt\x18\x0e \x01(\x05R\aattempt\x12;\n" +
-	"\x06inputs\x18\x0f \x03(\v2#.carillon.v1.RunRequest.InputsEntryR\x06inputs\x1a?\n" +
+	"\x06inputs\x18\x0f \x03(\v2#.carillon.v1.RunRequest.InputsEntryR\x06inputs\x12\x19\n" +
+	"\badmin_id\x18\x10 \x01(\tR\aadminId\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +

@@ -216,7 +216,10 @@ type RegisterResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The admin's clock when it handled the heartbeat: the executor measures
 	// the clocks' offset from it (RegisterRequest.clock_offset).
-	AdminTime     *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=admin_time,json=adminTime,proto3" json:"admin_time,omitempty"`
+	AdminTime *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=admin_time,json=adminTime,proto3" json:"admin_time,omitempty"`
+	// This admin's id when several admins share the database (the
+	// RunRequest.admin_id of the executions it sends); empty from one alone.
+	AdminId       string `protobuf:"bytes,2,opt,name=admin_id,json=adminId,proto3" json:"admin_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -256,6 +259,13 @@ func (x *RegisterResponse) GetAdminTime() *timestamppb.Timestamp {
 		return x.AdminTime
 	}
 	return nil
+}
+
+func (x *RegisterResponse) GetAdminId() string {
+	if x != nil {
+		return x.AdminId
+	}
+	return ""
 }
 
 // DeregisterRequest removes one executor.
@@ -416,7 +426,9 @@ type ReportResultsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One outcome per ReportResultsRequest.results, in the same order. Empty
 	// from admins that predate it: then every result was recorded.
-	Outcomes      []*ResultOutcome `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	Outcomes []*ResultOutcome `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	// This admin's id, as RegisterResponse.admin_id says it.
+	AdminId       string `protobuf:"bytes,2,opt,name=admin_id,json=adminId,proto3" json:"admin_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -456,6 +468,13 @@ func (x *ReportResultsResponse) GetOutcomes() []*ResultOutcome {
 		return x.Outcomes
 	}
 	return nil
+}
+
+func (x *ReportResultsResponse) GetAdminId() string {
+	if x != nil {
+		return x.AdminId
+	}
+	return ""
 }
 
 // ResultOutcome is what the admin made of one result.
@@ -651,10 +670,11 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\fcapabilities\x18\x05 \x03(\x0e2\x17.carillon.v1.CapabilityR\fcapabilities\x12<\n" +
 	"\fclock_offset\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\vclockOffset\x12C\n" +
 	"\x10clock_round_trip\x18\a \x01(\v2\x19.google.protobuf.DurationR\x0eclockRoundTrip\x12*\n" +
-	"\x05codec\x18\b \x01(\tB\x14\xbaH\x11r\x0fR\x00R\x04jsonR\x05protoR\x05codec\"M\n" +
+	"\x05codec\x18\b \x01(\tB\x14\xbaH\x11r\x0fR\x00R\x04jsonR\x05protoR\x05codec\"h\n" +
 	"\x10RegisterResponse\x129\n" +
 	"\n" +
-	"admin_time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tadminTime\"q\n" +
+	"admin_time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tadminTime\x12\x19\n" +
+	"\badmin_id\x18\x02 \x01(\tR\aadminId\"q\n" +
 	"\x11DeregisterRequest\x128\n" +
 	"\bapp_name\x18\x01 \x01(\tB\x1d\xbaH\x1ar\x182\x16^[A-Za-z0-9._-]{1,64}$R\aappName\x12\"\n" +
 	"\aaddress\x18\x02 \x01(\tB\b\xbaH\x05r\x03(\x80\x10R\aaddress\"\x14\n" +
@@ -662,9 +682,10 @@ const file_carillon_v1_registry_proto_rawDesc = "" +
 	"\x14ReportResultsRequest\x12;\n" +
 	"\aresults\x18\x01 \x03(\v2\x16.carillon.v1.RunResultB\t\xbaH\x06\x92\x01\x03\x10\x90NR\aresults\x12\x1f\n" +
 	"\vinstance_id\x18\x02 \x01(\tR\n" +
-	"instanceId\"O\n" +
+	"instanceId\"j\n" +
 	"\x15ReportResultsResponse\x126\n" +
-	"\boutcomes\x18\x01 \x03(\v2\x1a.carillon.v1.ResultOutcomeR\boutcomes\"T\n" +
+	"\boutcomes\x18\x01 \x03(\v2\x1a.carillon.v1.ResultOutcomeR\boutcomes\x12\x19\n" +
+	"\badmin_id\x18\x02 \x01(\tR\aadminId\"T\n" +
 	"\rResultOutcome\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +

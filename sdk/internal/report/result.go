@@ -34,6 +34,9 @@ type Result struct {
 	// Outputs are what the handler published (RunResult.outputs); nil
 	// when nothing.
 	Outputs map[string]string `json:"outputs,omitempty"`
+	// AdminID is RunRequest.admin_id: the admin that sent the run, to
+	// which its result goes first; "" from an admin alone.
+	AdminID string `json:"admin_id,omitempty"`
 }
 
 // key names the run of res.

@@ -70,6 +70,8 @@ type Run struct {
 	// Inputs are RunRequest.inputs: a workflow node's dependencies'
 	// outputs.
 	Inputs map[string]string
+	// AdminID is RunRequest.admin_id: the admin that sent the run.
+	AdminID string
 }
 
 // key names r among the runs of every database.
@@ -78,7 +80,7 @@ func (r *Run) key() report.Key { return report.Key{DB: r.DB, ID: r.ID} }
 // result returns r's result.
 func (r *Run) result(status carillonv1.RunStatus, msg string, at time.Time) report.Result {
 	res := report.NewResult(r.ID, status, msg, at)
-	res.DatabaseID = r.DB
+	res.DatabaseID, res.AdminID = r.DB, r.AdminID
 	res.StartedAt = r.Started
 	return res
 }
