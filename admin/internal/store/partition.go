@@ -200,7 +200,7 @@ func shared(q, own, takeover, lo, hi, tail string) string {
 // over the others.
 func nextShared(q, tail string) string {
 	branch := func(lo, hi string) string { return `(` + q + inBuckets(lo, hi) + ` ` + tail + `)` }
-	return `SELECT ` + branch(`?1`, `?2`) + `, least(` + branch(`0`, `?1`) + `, ` + branch(`?2`, strconv.Itoa(Buckets)) + `)`
+	return `SELECT ` + branch(`$1`, `$2`) + `, least(` + branch(`0`, `$1`) + `, ` + branch(`$2`, strconv.Itoa(Buckets)) + `)`
 }
 
 // nextFires reads the earliest next fire of this admin's buckets (own)
