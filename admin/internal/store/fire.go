@@ -59,20 +59,20 @@ const dueColumns = `id, group_id, handler, param, schedule_type, cron, interval_
 const dueJobs = `FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL` + jobsNotPaused
 
 var (
-	// dueJobsSQL reads the jobs due at or before ?1, at most ?2.
+	// dueJobsSQL reads the jobs due at or before $1, at most $2.
 	dueJobsSQL = `SELECT ` + dueColumns + ` ` + dueJobs + ` AND next_fire_at <= $1 ORDER BY next_fire_at LIMIT $2`
-	// dueJobsSharedSQL reads the jobs of the buckets [?3, ?4) due at or
-	// before ?1 and the others due at or before ?2, at most ?5.
+	// dueJobsSharedSQL reads the jobs of the buckets [$3, $4) due at or
+	// before $1 and the others due at or before $2, at most $5.
 	dueJobsSharedSQL = shared(`SELECT `+dueColumns+` `+dueJobs, `$1`, `$2`, `$3`, `$4`, `ORDER BY next_fire_at LIMIT $5`)
 
 	// countDueSQL reads the index jobs_due only: the jobs due at or
-	// before ?1, at most ?2; countDueSharedSQL those of the buckets [?3, ?4).
+	// before $1, at most $2; countDueSharedSQL those of the buckets [$3, $4).
 	countDueSQL       = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at <= $1 LIMIT $2) AS due`
 	countDueSharedSQL = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at <= $1` + inBuckets(`$3`, `$4`) + ` LIMIT $2) AS due`
 
 	// nextFireSQL reads the entries of jobs_due in order up to the first
 	// of a group not paused; nextFireSharedSQL that of the buckets
-	// [?1, ?2) and that of the others.
+	// [$1, $2) and that of the others.
 	nextFireSQL       = `SELECT next_fire_at ` + dueJobs + ` ORDER BY next_fire_at LIMIT 1`
 	nextFireSharedSQL = nextShared(`SELECT next_fire_at `+dueJobs, `ORDER BY next_fire_at LIMIT 1`)
 )

@@ -8,8 +8,8 @@ import (
 )
 
 // watchedRunsSQL reads, through runs_active, the running runs dispatched
-// to an executor of an AUTO group of Carillon executors before ?1, after
-// the run (?2 its triggered_at, ?3 its id) in (triggered_at, id) order.
+// to an executor of an AUTO group of Carillon executors before $1, after
+// the run ($2 its triggered_at, $3 its id) in (triggered_at, id) order.
 var watchedRunsSQL = `SELECT ` + prefixed("runs.", runColumns) + ` FROM runs JOIN groups g ON g.id = runs.group_id
 	WHERE ` + sqlInFlight + ` AND runs.status = ` + sqlRunning + ` AND runs.triggered_at < $1
 	AND (runs.triggered_at > $2 OR (runs.triggered_at = $2 AND runs.id > $3))

@@ -36,7 +36,7 @@ var (
 		AND runs.executor_address != '' AND g.address_mode != $2
 		AND NOT EXISTS (SELECT 1 FROM registry r WHERE r.app_name = g.app_name AND r.address = runs.executor_address AND r.updated_at >= $3)
 		ORDER BY runs.triggered_at LIMIT $4`
-	// A timeout is at least a second: the cutoff ?1 (now minus grace) is
+	// A timeout is at least a second: the cutoff $1 (now minus grace) is
 	// implied by the timeout condition, and lets runs_active skip the
 	// runs dispatched since.
 	overdueRunsSQL = `SELECT ` + runColumns + ` FROM runs

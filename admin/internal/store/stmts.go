@@ -12,8 +12,10 @@ import (
 // stmts are the statements of the fire path, prepared once when the store
 // opens. SQLite spends as long parsing a statement as running a small one,
 // so the hot paths never hand it new SQL text: a statement that takes a
-// list takes it as one JSON array parameter, read with json_each, and keeps
-// one shape whatever the list's length. Transactions use them through
+// list takes it as one JSON array parameter, read with json_each (with
+// jsonb_array_elements on PostgreSQL), and keeps one shape whatever the
+// list's length. Each dialect has its texts (hotSQL): SQLite's are here,
+// PostgreSQL's in stmts_postgres.go. Transactions use them through
 // tx.StmtContext, which reuses the writer connection's prepared statement.
 type stmts struct {
 	claimRuns   *sql.Stmt                    // writer: PENDING → RUNNING, RETURNING the runs

@@ -8,10 +8,11 @@
 // and applied in order by Open.
 //
 // Open of a postgres:// URL keeps the same state in PostgreSQL, which
-// several admins may share (postgres.go): the same statements, translated
-// (dialect.go), the same semantics, and what sharing needs besides: claims
-// that skip the rows another admin holds, leases of admins (lease.go), and
-// caches that follow the other admins' writes (follow.go).
+// several admins may share (postgres.go): the same statements where the
+// two databases read them alike, each database's own where they differ
+// (its dialect, dialect.go), the same semantics, and what sharing needs
+// besides: claims that skip the rows another admin holds, leases of admins
+// (lease.go), and caches that follow the other admins' writes (follow.go).
 package store
 
 import (
