@@ -31,6 +31,8 @@ func (postgresDialect) lockRows(table, ids string) string {
 	return `SELECT id FROM ` + table + ` WHERE id IN (` + ids + `) ORDER BY id FOR UPDATE`
 }
 
+// postgresHot are PostgreSQL's hot statements (stmts_postgres.go),
+// settling a JSON list in one statement.
 var postgresHot = hotSQL{
 	claimRuns:   pgClaimRunsSQL,
 	recordRuns:  pgRecordRunsSQL,

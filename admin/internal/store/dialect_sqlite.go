@@ -27,6 +27,8 @@ func (sqliteDialect) forUpdate() string                 { return `` }
 func (sqliteDialect) skipLocked() string                { return `` }
 func (sqliteDialect) lockRows(table, ids string) string { return `` }
 
+// sqliteHot are SQLite's hot statements (stmts.go), settling chunks of
+// values.
 var sqliteHot = hotSQL{
 	claimRuns:   claimRunsSQL,
 	recordRuns:  recordRunsSQL,
