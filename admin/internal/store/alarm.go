@@ -47,7 +47,7 @@ func (w withTry) Scan(dest ...any) error {
 // pendingAlarmsSQL names ALARM_STATUS_PENDING (1) literally, the
 // condition of the partial index runs_alarm (see sqlInFlight).
 const pendingAlarmsSQL = `SELECT ` + runColumns + `, alarm_attempts, alarm_sent FROM runs
-	WHERE alarm_status = 1 AND alarm_retry_at <= ? ORDER BY id LIMIT ?`
+	WHERE alarm_status = 1 AND alarm_retry_at <= $1 ORDER BY id LIMIT $2`
 
 // PendingAlarms returns up to limit runs whose alarm is due at now,
 // oldest first: new ones, and those whose retry is due.
@@ -80,7 +80,7 @@ func (s *Store) RetryAlarm(ctx context.Context, runID int64, try AlarmTry, at ti
 // pendingWorkflowAlarmsSQL names ALARM_STATUS_PENDING (1) literally, the
 // condition of the partial index workflow_runs_alarm.
 const pendingWorkflowAlarmsSQL = `SELECT ` + workflowRunColumns + `, alarm_attempts, alarm_sent FROM workflow_runs
-	WHERE alarm_status = 1 AND alarm_retry_at <= ? ORDER BY id LIMIT ?`
+	WHERE alarm_status = 1 AND alarm_retry_at <= $1 ORDER BY id LIMIT $2`
 
 // PendingWorkflowAlarms returns up to limit workflow runs whose alarm is
 // due at now (they ended FAILED), oldest first, with their nodes.
@@ -116,7 +116,7 @@ func (s *Store) RetryWorkflowAlarm(ctx context.Context, id int64, try AlarmTry, 
 // recordAlarm stores the outcome of the alarm of row id of table (runs or
 // workflow_runs).
 func (s *Store) recordAlarm(ctx context.Context, table string, id int64, status carillonv1.AlarmStatus, message string) error {
-	_, err := s.exec(ctx, `UPDATE `+table+` SET alarm_status = ?, alarm_message = ? WHERE id = ?`, status, message, id) //nolint:gosec // table is a constant of the callers
+	_, err := s.exec(ctx, `UPDATE `+table+` SET alarm_status = $1, alarm_message = $2 WHERE id = $3`, status, message, id) //nolint:gosec // table is a constant of the callers
 	if err != nil {
 		return fmt.Errorf("store: record alarm of %s %d: %w", table, id, err)
 	}
@@ -126,8 +126,8 @@ func (s *Store) recordAlarm(ctx context.Context, table string, id int64, status 
 // retryAlarm records a failed try of the alarm of row id of table (runs
 // or workflow_runs), due again at at.
 func (s *Store) retryAlarm(ctx context.Context, table string, id int64, try AlarmTry, at time.Time, message string) error {
-	_, err := s.exec(ctx, `UPDATE `+table+` SET alarm_message = ?, alarm_attempts = ?, alarm_sent = ?, alarm_retry_at = ?
-		WHERE id = ? AND alarm_status = 1`, message, try.Attempts, joinLines(try.Sent), millis(at), id) //nolint:gosec // table is a constant of the callers
+	_, err := s.exec(ctx, `UPDATE `+table+` SET alarm_message = $1, alarm_attempts = $2, alarm_sent = $3, alarm_retry_at = $4
+		WHERE id = $5 AND alarm_status = 1`, message, try.Attempts, joinLines(try.Sent), millis(at), id) //nolint:gosec // table is a constant of the callers
 	if err != nil {
 		return fmt.Errorf("store: retry alarm of %s %d: %w", table, id, err)
 	}

@@ -37,7 +37,7 @@ func scanAPIToken(row interface{ Scan(...any) error }) (APIToken, error) {
 func (s *Store) CreateAPIToken(ctx context.Context, t APIToken, now time.Time) (APIToken, error) {
 	t.CreatedAt = now.Truncate(time.Millisecond)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `INSERT INTO api_tokens (user_id, name, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		return tx.QueryRowContext(ctx, `INSERT INTO api_tokens (user_id, name, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 			t.UserID, t.Name, t.TokenHash, millis(t.CreatedAt), millis(t.ExpiresAt)).Scan(&t.ID)
 	})
 	if isUniqueViolation(err) {
@@ -52,7 +52,7 @@ func (s *Store) CreateAPIToken(ctx context.Context, t APIToken, now time.Time) (
 // APIToken returns the API token with the given ID.
 func (s *Store) APIToken(ctx context.Context, id int64) (APIToken, error) {
 	t, err := scanAPIToken(s.reader(ctx).QueryRowContext(ctx,
-		`SELECT `+apiTokenColumns+` FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ?`, id))
+		`SELECT `+apiTokenColumns+` FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return APIToken{}, fmt.Errorf("%w: API token %d", ErrNotFound, id)
 	}
@@ -66,7 +66,7 @@ func (s *Store) APIToken(ctx context.Context, id int64) (APIToken, error) {
 // ordered by ID.
 func (s *Store) APITokens(ctx context.Context, userID int64) ([]APIToken, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx,
-		`SELECT `+apiTokenColumns+` FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE ? = 0 OR t.user_id = ? ORDER BY t.id`,
+		`SELECT `+apiTokenColumns+` FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE $1 = 0 OR t.user_id = $2 ORDER BY t.id`,
 		userID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("store: API tokens: %w", err)
@@ -86,7 +86,7 @@ func (s *Store) APITokens(ctx context.Context, userID int64) ([]APIToken, error)
 // DeleteAPIToken revokes an API token.
 func (s *Store) DeleteAPIToken(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM api_tokens WHERE id = ?`, id)
+		res, err := tx.ExecContext(ctx, `DELETE FROM api_tokens WHERE id = $1`, id)
 		if err != nil {
 			return err
 		}

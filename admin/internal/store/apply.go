@@ -66,13 +66,13 @@ func (a *ApplyTx) Calendars() ([]Calendar, error) {
 
 // JobsOf returns the jobs of group groupID, ordered by ID.
 func (a *ApplyTx) JobsOf(groupID int64) ([]Job, error) {
-	rows, err := a.tx.QueryContext(a.ctx, `SELECT `+jobColumns+` FROM jobs WHERE group_id = ? ORDER BY id`, groupID)
+	rows, err := a.tx.QueryContext(a.ctx, `SELECT `+jobColumns+` FROM jobs WHERE group_id = $1 ORDER BY id`, groupID)
 	return collect(rows, err, scanJob)
 }
 
 // Job returns the job with the given ID; ErrNotFound if there is none.
 func (a *ApplyTx) Job(id int64) (Job, error) {
-	j, err := scanJob(a.tx.QueryRowContext(a.ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id))
+	j, err := scanJob(a.tx.QueryRowContext(a.ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, fmt.Errorf("%w: job %d", ErrNotFound, id)
 	}
@@ -151,7 +151,7 @@ func (a *ApplyTx) SetChildJobs(id int64, children []int64) error {
 // WorkflowsOf returns the workflows of group groupID with their nodes,
 // ordered by ID.
 func (a *ApplyTx) WorkflowsOf(groupID int64) ([]Workflow, error) {
-	rows, err := a.tx.QueryContext(a.ctx, `SELECT `+workflowColumns+` FROM workflows WHERE group_id = ? ORDER BY id`, groupID)
+	rows, err := a.tx.QueryContext(a.ctx, `SELECT `+workflowColumns+` FROM workflows WHERE group_id = $1 ORDER BY id`, groupID)
 	ws, err := collect(rows, err, scanWorkflow)
 	for i := range ws {
 		if err == nil {
@@ -171,7 +171,7 @@ func (a *ApplyTx) CreateWorkflow(w Workflow) (Workflow, error) {
 // UpdateWorkflow replaces workflow w.ID's definition and nodes, as
 // Store.UpdateWorkflow does (Enabled is kept: see SetWorkflowEnabled).
 func (a *ApplyTx) UpdateWorkflow(w Workflow, scheduleChanged bool) (Workflow, error) {
-	return w, workflowErr("update workflow", w, updateWorkflow(a.ctx, a.tx, &w, scheduleChanged, a.now, a.s.forUpdate()))
+	return w, workflowErr("update workflow", w, updateWorkflow(a.ctx, a.tx, &w, scheduleChanged, a.now, a.s.d.forUpdate()))
 }
 
 // SetWorkflowEnabled starts workflow id with next as its first instant,
@@ -194,7 +194,7 @@ func (a *ApplyTx) DeleteWorkflow(id int64) error {
 // Audit appends e to the audit log in the transaction: it commits with
 // the change it records.
 func (a *ApplyTx) Audit(e AuditEntry) error {
-	_, err := a.tx.ExecContext(a.ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	_, err := a.tx.ExecContext(a.ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		millis(e.At), e.UserID, e.Username, e.Action, e.Target, e.Detail, e.Peer)
 	return err
 }

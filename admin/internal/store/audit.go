@@ -49,7 +49,7 @@ func writeAudit(ctx context.Context, tx *sql.Tx) (*AuditPending, error) {
 		return nil, nil
 	}
 	e := p.entry
-	if err := tx.QueryRowContext(ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+	if err := tx.QueryRowContext(ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
 		millis(e.At), e.UserID, e.Username, e.Action, e.Target, e.Detail, e.Peer).Scan(&p.id); err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (s *Store) CompleteAudit(ctx context.Context, p *AuditPending, complete fun
 		return nil
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE audit_log SET target = ?, user_id = ?, username = ? WHERE id = ?`,
+		_, err := tx.ExecContext(ctx, `UPDATE audit_log SET target = $1, user_id = $2, username = $3 WHERE id = $4`,
 			e.Target, e.UserID, e.Username, id)
 		return err
 	})
@@ -106,7 +106,7 @@ type AuditEntry struct {
 // AddAudit appends e to the audit log.
 func (s *Store) AddAudit(ctx context.Context, e AuditEntry) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			millis(e.At), e.UserID, e.Username, e.Action, e.Target, e.Detail, e.Peer)
 		return err
 	})
@@ -129,26 +129,25 @@ type AuditFilter struct {
 
 // AuditLog returns the entries f selects, newest first.
 func (s *Store) AuditLog(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
-	where, args := []string{"1 = 1"}, []any{}
-	add := func(cond string, arg any) { where, args = append(where, cond), append(args, arg) }
+	where := []string{"1 = 1"}
+	var a args
 	if f.BeforeID > 0 {
-		add("id < ?", f.BeforeID)
+		where = append(where, "id < "+a.add(f.BeforeID))
 	}
 	if f.Username != "" {
-		add("username = ? COLLATE NOCASE", f.Username)
+		where = append(where, s.d.equalFold("username", a.add(f.Username)))
 	}
 	if f.Action != "" {
-		add("action = ?", f.Action)
+		where = append(where, "action = "+a.add(f.Action))
 	}
 	if !f.From.IsZero() {
-		add("at >= ?", f.From.UnixMilli())
+		where = append(where, "at >= "+a.add(f.From.UnixMilli()))
 	}
 	if !f.To.IsZero() {
-		add("at < ?", f.To.UnixMilli())
+		where = append(where, "at < "+a.add(f.To.UnixMilli()))
 	}
-	args = append(args, cmpLimit(f.Limit))
 	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, at, user_id, username, action, target, detail, peer FROM audit_log WHERE `+
-		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, args...)
+		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT `+a.add(cmpLimit(f.Limit)), a...)
 	if err != nil {
 		return nil, fmt.Errorf("store: audit log: %w", err)
 	}

@@ -73,13 +73,13 @@ func insertCalendar(ctx context.Context, tx *sql.Tx, c *Calendar) error {
 	if err != nil {
 		return err
 	}
-	return tx.QueryRowContext(ctx, `INSERT INTO calendars (name, description, definition, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+	return tx.QueryRowContext(ctx, `INSERT INTO calendars (name, description, definition, created_at, updated_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 		c.Name, c.Description, string(def), millis(c.CreatedAt), millis(c.UpdatedAt)).Scan(&c.ID)
 }
 
 // Calendar returns the calendar with the given ID.
 func (s *Store) Calendar(ctx context.Context, id int64) (Calendar, error) {
-	c, err := scanCalendar(s.reader(ctx).QueryRowContext(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id = ?`, id))
+	c, err := scanCalendar(s.reader(ctx).QueryRowContext(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Calendar{}, fmt.Errorf("%w: calendar %d", ErrNotFound, id)
 	}
@@ -92,7 +92,7 @@ func (s *Store) Calendar(ctx context.Context, id int64) (Calendar, error) {
 // Calendars returns the calendars with ID above afterID, ordered by ID, at
 // most limit (see cmpLimit) of them.
 func (s *Store) Calendars(ctx context.Context, afterID int64, limit int) ([]Calendar, error) {
-	return s.queryCalendars(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id > ? ORDER BY id LIMIT ?`, afterID, cmpLimit(limit))
+	return s.queryCalendars(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id > $1 ORDER BY id LIMIT $2`, afterID, cmpLimit(limit))
 }
 
 // CalendarsByID returns the calendars with the given IDs that exist,
@@ -101,15 +101,8 @@ func (s *Store) CalendarsByID(ctx context.Context, ids []int64) ([]Calendar, err
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	return s.queryCalendars(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) ORDER BY id`, anys(ids)...)
-}
-
-func anys(ids []int64) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
+	var a args
+	return s.queryCalendars(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id IN (`+addList(&a, ids)+`) ORDER BY id`, a...)
 }
 
 func (s *Store) queryCalendars(ctx context.Context, q string, args ...any) ([]Calendar, error) {
@@ -156,7 +149,7 @@ func updateCalendar(ctx context.Context, tx *sql.Tx, c *Calendar, now time.Time,
 	if err != nil {
 		return nil, err
 	}
-	old, err := scanCalendar(tx.QueryRowContext(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id = ?`, c.ID))
+	old, err := scanCalendar(tx.QueryRowContext(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id = $1`, c.ID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: calendar %d", ErrNotFound, c.ID)
 	}
@@ -164,7 +157,7 @@ func updateCalendar(ctx context.Context, tx *sql.Tx, c *Calendar, now time.Time,
 		return nil, err
 	}
 	c.CreatedAt, c.UpdatedAt = old.CreatedAt, now
-	if _, err := tx.ExecContext(ctx, `UPDATE calendars SET name = ?, description = ?, definition = ?, updated_at = ? WHERE id = ?`,
+	if _, err := tx.ExecContext(ctx, `UPDATE calendars SET name = $1, description = $2, definition = $3, updated_at = $4 WHERE id = $5`,
 		c.Name, c.Description, string(def), millis(now), c.ID); err != nil {
 		return nil, err
 	}
@@ -185,7 +178,7 @@ func updateCalendar(ctx context.Context, tx *sql.Tx, c *Calendar, now time.Time,
 		if _, err := dropPending(ctx, tx, j.ID); err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ?, updated_at = ? WHERE id = ?`, millis(at), millis(now), j.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = $1, updated_at = $2 WHERE id = $3`, millis(at), millis(now), j.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -212,7 +205,7 @@ func (s *Store) DeleteCalendar(ctx context.Context, id int64) error {
 			return fmt.Errorf("%w: calendar %d is used by %d job(s): job %s%s: remove it from their calendar_ids first",
 				ErrInUse, id, len(jobs), strings.Join(names, ", job "), more)
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM calendars WHERE id = ?`, id)
+		res, err := tx.ExecContext(ctx, `DELETE FROM calendars WHERE id = $1`, id)
 		if err != nil {
 			return err
 		}
@@ -224,7 +217,7 @@ func (s *Store) DeleteCalendar(ctx context.Context, id int64) error {
 // jobsUsingCalendar returns the jobs whose calendar_ids name calendar id,
 // ordered by ID.
 func jobsUsingCalendar(ctx context.Context, tx *sql.Tx, id int64) ([]Job, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE ',' || calendar_ids || ',' LIKE '%,' || ? || ',%' ORDER BY id`, strconv.FormatInt(id, 10))
+	rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE ',' || calendar_ids || ',' LIKE '%,' || $1 || ',%' ORDER BY id`, strconv.FormatInt(id, 10))
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +238,7 @@ func jobsUsingCalendar(ctx context.Context, tx *sql.Tx, id int64) ([]Job, error)
 func calendarsExist(ctx context.Context, tx *sql.Tx, ids []int64) error {
 	for i, id := range ids {
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM calendars WHERE id = ?`, id).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM calendars WHERE id = $1`, id).Scan(&n); err != nil {
 			return err
 		}
 		if n == 0 {

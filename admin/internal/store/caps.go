@@ -125,18 +125,14 @@ func (j *capJob) discards() bool {
 	return j.block == carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER
 }
 
-// lockGroupsSQL locks, on PostgreSQL, the rows of the groups of some jobs,
-// in id order: see the comment at the top.
-const lockGroupsSQL = `SELECT id FROM groups WHERE id IN (SELECT group_id FROM jobs WHERE id IN (SELECT value FROM json_each(?)))
-	ORDER BY id FOR UPDATE`
-
 // loadSlots reads, inside tx, the caps of jobIDs and their groups, and
 // counts the runs holding their slots, after locking the groups' rows on
 // PostgreSQL. Jobs that no longer exist are left out.
-func loadSlots(ctx context.Context, tx *sql.Tx, pg bool, jobIDs []int64) (map[int64]*capJob, error) {
+func loadSlots(ctx context.Context, tx *sql.Tx, d dialect, jobIDs []int64) (map[int64]*capJob, error) {
 	ids := jsonIDs(jobIDs)
-	if pg {
-		if err := eachRow(ctx, tx, nil, lockGroupsSQL, ids); err != nil {
+	// The rows of the jobs' groups, in id order: see the comment at the top.
+	if lock := d.lockRows("groups", `SELECT group_id FROM jobs WHERE id IN (`+d.idRows(`$1`)+`)`); lock != "" {
+		if err := eachRow(ctx, tx, nil, lock, ids); err != nil {
 			return nil, err
 		}
 	}
@@ -153,11 +149,11 @@ func loadSlots(ctx context.Context, tx *sql.Tx, pg bool, jobIDs []int64) (map[in
 		groups[g.id], j.group, jobs[j.id] = g, g, j
 		return nil
 	}, `SELECT j.id, j.max_concurrency, j.block_strategy, g.id, g.max_concurrency
-		FROM jobs j JOIN groups g ON g.id = j.group_id WHERE j.id IN (SELECT value FROM json_each(?))`, ids)
+		FROM jobs j JOIN groups g ON g.id = j.group_id WHERE j.id IN (`+d.idRows(`$1`)+`)`, ids)
 	if err != nil {
 		return nil, err
 	}
-	err = countHeld(ctx, tx, "job_id", ids, func(id int64, n, backfills int32) {
+	err = countHeld(ctx, tx, d, "job_id", ids, func(id int64, n, backfills int32) {
 		if j := jobs[id]; j != nil {
 			j.running, j.backfills = n, backfills
 		}
@@ -174,14 +170,14 @@ func loadSlots(ctx context.Context, tx *sql.Tx, pg bool, jobIDs []int64) (map[in
 	if len(capped) == 0 {
 		return jobs, nil
 	}
-	err = countHeld(ctx, tx, "group_id", jsonIDs(capped), func(id int64, n, _ int32) { groups[id].running = n })
+	err = countHeld(ctx, tx, d, "group_id", jsonIDs(capped), func(id int64, n, _ int32) { groups[id].running = n })
 	return jobs, err
 }
 
 // countHeld counts the runs holding slots (RUNNING, SlotHeld), and the
 // BACKFILL ones among them, by column col (job_id or group_id) for the
 // ids of a JSON list, and hands each count to set.
-func countHeld(ctx context.Context, tx *sql.Tx, col, ids string, set func(id int64, n, backfills int32)) error {
+func countHeld(ctx context.Context, tx *sql.Tx, d dialect, col, ids string, set func(id int64, n, backfills int32)) error {
 	return eachRow(ctx, tx, func(rows *sql.Rows) error {
 		var id int64
 		var n, backfills int32
@@ -191,7 +187,7 @@ func countHeld(ctx context.Context, tx *sql.Tx, col, ids string, set func(id int
 		set(id, n, backfills)
 		return nil
 	}, `SELECT `+col+`, count(*), coalesce(sum(CASE WHEN trigger_type = `+sqlBackfill+` THEN 1 ELSE 0 END), 0) FROM runs
-		WHERE slot = 1 AND status = `+sqlRunning+` AND `+col+` IN (SELECT value FROM json_each(?)) GROUP BY `+col, ids)
+		WHERE slot = 1 AND status = `+sqlRunning+` AND `+col+` IN (`+d.idRows(`$1`)+`) GROUP BY `+col, ids)
 }
 
 // sqlBackfill is TRIGGER_TYPE_BACKFILL in SQL.
@@ -201,7 +197,7 @@ const sqlBackfill = "8"
 // (ClaimFires): each RUNNING run takes a slot of its job (SlotHeld), or,
 // with none free, waits (PENDING, SlotWaiting) or, under DISCARD_LATER, is
 // recorded SKIPPED. It changes the runs of claims in place.
-func capFires(ctx context.Context, tx *sql.Tx, pg bool, claims []Claim, now time.Time) error {
+func capFires(ctx context.Context, tx *sql.Tx, d dialect, claims []Claim, now time.Time) error {
 	var ids []int64
 	for _, c := range claims {
 		if c.Capped {
@@ -211,7 +207,7 @@ func capFires(ctx context.Context, tx *sql.Tx, pg bool, claims []Claim, now time
 	if len(ids) == 0 {
 		return nil
 	}
-	jobs, err := loadSlots(ctx, tx, pg, ids)
+	jobs, err := loadSlots(ctx, tx, d, ids)
 	if err != nil {
 		return err
 	}
@@ -257,7 +253,7 @@ type capCandidate struct {
 // wait (SlotWaiting), or, under DISCARD_LATER, are recorded SKIPPED (not
 // workflow nodes' runs, nor retries: those wait). On PostgreSQL a run
 // another admin is claiming (locked) is left to it.
-func capRuns(ctx context.Context, tx *sql.Tx, pg bool, claims []RunClaim, now time.Time) ([]RunClaim, error) {
+func capRuns(ctx context.Context, tx *sql.Tx, d dialect, claims []RunClaim, now time.Time) ([]RunClaim, error) {
 	byID := make(map[int64]RunClaim, len(claims))
 	ids := make([]int64, len(claims))
 	jobIDs := make([]int64, 0, len(claims))
@@ -266,15 +262,12 @@ func capRuns(ctx context.Context, tx *sql.Tx, pg bool, claims []RunClaim, now ti
 		jobIDs = append(jobIDs, c.JobID)
 	}
 	slices.Sort(jobIDs)
-	jobs, err := loadSlots(ctx, tx, pg, slices.Compact(jobIDs))
+	jobs, err := loadSlots(ctx, tx, d, slices.Compact(jobIDs))
 	if err != nil {
 		return nil, err
 	}
 	q := `SELECT id, job_id, due_at, slot, workflow_run_id <> 0, trigger_type FROM runs
-		WHERE id IN (SELECT value FROM json_each(?)) AND status = ` + sqlPending + ` ORDER BY due_at, id`
-	if pg {
-		q += ` FOR UPDATE SKIP LOCKED`
-	}
+		WHERE id IN (` + d.idRows(`$1`) + `) AND status = ` + sqlPending + ` ORDER BY due_at, id` + d.skipLocked()
 	var cands []capCandidate
 	err = eachRow(ctx, tx, func(rows *sql.Rows) error {
 		var c capCandidate
@@ -300,10 +293,10 @@ func capRuns(ctx context.Context, tx *sql.Tx, pg bool, claims []RunClaim, now ti
 			take = append(take, byID[c.id])
 			held = append(held, c.id)
 		case j.discards() && j.free() <= 0 && !c.workflow && c.trigger != carillonv1.TriggerType_TRIGGER_TYPE_RETRY:
-			_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ?`,
+			_, err = tx.ExecContext(ctx, `UPDATE runs SET status = $1, message = $2, finished_at = $3 WHERE id = $4`,
 				carillonv1.RunStatus_RUN_STATUS_SKIPPED, j.full()+"; skipped by DISCARD_LATER", now.UnixMilli(), c.id)
 		case c.slot != SlotWaiting:
-			_, err = tx.ExecContext(ctx, `UPDATE runs SET slot = ?, message = ? WHERE id = ?`,
+			_, err = tx.ExecContext(ctx, `UPDATE runs SET slot = $1, message = $2 WHERE id = $3`,
 				SlotWaiting, SlotWaitMessage+" ("+j.full()+")", c.id)
 		}
 		if err != nil {
@@ -313,7 +306,7 @@ func capRuns(ctx context.Context, tx *sql.Tx, pg bool, claims []RunClaim, now ti
 	if len(held) == 0 {
 		return take, nil
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE runs SET slot = ?, message = '' WHERE id IN (SELECT value FROM json_each(?))`, SlotHeld, jsonIDs(held))
+	_, err = tx.ExecContext(ctx, `UPDATE runs SET slot = $1, message = '' WHERE id IN (`+d.idRows(`$2`)+`)`, SlotHeld, jsonIDs(held)) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 	return take, err
 }
 
@@ -336,16 +329,15 @@ func (st *settler) freeSlots(runs []Run) error {
 		return nil
 	}
 	slices.Sort(groups)
-	if st.pg {
-		if err := eachRow(st.ctx, st.tx, nil, `SELECT id FROM groups WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id FOR UPDATE`,
-			jsonIDs(groups)); err != nil {
+	if lock := st.d.lockRows("groups", st.d.idRows(`$1`)); lock != "" {
+		if err := eachRow(st.ctx, st.tx, nil, lock, jsonIDs(groups)); err != nil {
 			return err
 		}
 	}
 	for _, g := range groups {
 		waiting, err := collectRuns(st.tx.QueryContext(st.ctx, `SELECT `+runColumns+` FROM runs WHERE id IN (
 			SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY due_at, id) AS n
-				FROM runs WHERE slot = 2 AND status = `+sqlPending+` AND group_id = ?) AS w WHERE n <= ?)
+				FROM runs WHERE slot = 2 AND status = `+sqlPending+` AND group_id = $1) AS w WHERE n <= $2)
 			ORDER BY due_at, id`, g, freed[g]))
 		if err != nil {
 			return err
@@ -359,8 +351,8 @@ func (st *settler) freeSlots(runs []Run) error {
 // concurrency slot, oldest due first, at most limit: for the caller to
 // hand to the scheduler after a change of the group's cap.
 func (s *Store) WaitingRuns(ctx context.Context, groupID int64, limit int) ([]Run, error) {
-	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE slot = 2 AND status = `+sqlPending+` AND group_id = ?
-		ORDER BY due_at, id LIMIT ?`, groupID, limit)
+	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE slot = 2 AND status = `+sqlPending+` AND group_id = $1
+		ORDER BY due_at, id LIMIT $2`, groupID, limit)
 }
 
 // eachRow runs query q in tx and calls fn for each row; a nil fn reads

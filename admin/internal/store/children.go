@@ -29,7 +29,7 @@ func setChildren(ctx context.Context, tx *sql.Tx, parent int64, ids []int64) err
 	if err := childrenExist(ctx, tx, ids); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM job_children WHERE parent_id = ?`, parent); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM job_children WHERE parent_id = $1`, parent); err != nil {
 		return err
 	}
 	if len(ids) == 0 {
@@ -39,8 +39,7 @@ func setChildren(ctx context.Context, tx *sql.Tx, parent int64, ids []int64) err
 	for i, id := range ids {
 		args = append(args, parent, id, i)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO job_children (parent_id, child_id, position) VALUES `+ //nolint:gosec // constant SQL; values are placeholders
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(ids)), ", "), args...)
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_children (parent_id, child_id, position) VALUES `+rowsOf(len(ids), 3), args...) //nolint:gosec // constant SQL; values are placeholders
 	return err
 }
 
@@ -49,7 +48,8 @@ func childrenExist(ctx context.Context, tx *sql.Tx, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	found, err := collectColumn[int64](tx.QueryContext(ctx, `SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids)))
+	var a args
+	found, err := collectColumn[int64](tx.QueryContext(ctx, `SELECT id FROM jobs WHERE id IN (`+addList(&a, ids)+`)`, a...)) //nolint:gosec // placeholders only
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func childrenExist(ctx context.Context, tx *sql.Tx, ids []int64) error {
 // change what they do.
 func notAChild(ctx context.Context, tx *sql.Tx, id int64) error {
 	rows, err := tx.QueryContext(ctx, `SELECT j.id, j.description FROM job_children AS c JOIN jobs AS j ON j.id = c.parent_id
-		WHERE c.child_id = ? ORDER BY j.id`, id)
+		WHERE c.child_id = $1 ORDER BY j.id`, id)
 	parents, err := collect(rows, err, func(r interface{ Scan(...any) error }) (string, error) {
 		var pid int64
 		var desc string

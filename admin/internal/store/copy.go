@@ -288,7 +288,7 @@ func advanceSequences(ctx context.Context, stx *sql.Tx, tx pgx.Tx, opts CopyOpti
 	for _, t := range tables {
 		var top int64
 		err := stx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT max(id) FROM `+t+`), 0),
-			coalesce((SELECT seq FROM sqlite_sequence WHERE name = ?), 0))`, t).Scan(&top)
+			coalesce((SELECT seq FROM sqlite_sequence WHERE name = $1), 0))`, t).Scan(&top)
 		if err != nil {
 			return fmt.Errorf("store: copy: the largest id of %s: %w", t, err)
 		}
@@ -310,8 +310,8 @@ func migratePostgres(ctx context.Context, url string) (err error) {
 	if err != nil {
 		return fmt.Errorf("store: copy: %w", err)
 	}
-	s := &Store{pg: &pgState{}}
-	s.w = sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
+	s := &Store{pg: &pgState{}, d: postgresDialect{}}
+	s.w = sql.OpenDB(stdlib.GetConnector(*cfg))
 	s.w.SetMaxOpenConns(1)
 	defer func() { err = errors.Join(err, s.w.Close()) }()
 	if err := s.migrate(ctx); err != nil {

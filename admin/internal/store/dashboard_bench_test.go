@@ -50,11 +50,11 @@ func BenchmarkDashboard(b *testing.B) {
 		const chunk = 500_000
 		for k := have; k < n; k += chunk {
 			_, err := s.w.ExecContext(ctx, `
-				WITH RECURSIVE i(k) AS (SELECT ? UNION ALL SELECT k + 1 FROM i WHERE k + 1 < ?)
+				WITH RECURSIVE i(k) AS (SELECT $1 UNION ALL SELECT k + 1 FROM i WHERE k + 1 < $2)
 				INSERT INTO runs (job_id, group_id, handler, trigger_type, scheduled_at, triggered_at, status, finished_at, due_at)
-				SELECT 1 + k % 1000, 1, 'h', 1, ? + k * ?, ? + k * ?, CASE WHEN k % 10 = 0 THEN ? ELSE ? END, ? + k * ?, ? + k * ?
-				FROM i`, k, min(k+chunk, n), from, step, from, step,
-				carillonv1.RunStatus_RUN_STATUS_FAILED, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, from, step, from, step)
+				SELECT 1 + k % 1000, 1, 'h', 1, $3 + k * $4, $3 + k * $4, CASE WHEN k % 10 = 0 THEN $5 ELSE $6 END, $3 + k * $4, $3 + k * $4
+				FROM i`, k, min(k+chunk, n), from, step,
+				carillonv1.RunStatus_RUN_STATUS_FAILED, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func BenchmarkDashboard(b *testing.B) {
 		for b.Loop() {
 			dashboard(func(ctx context.Context, from, to time.Time) (map[carillonv1.RunStatus]int64, error) {
 				counts := map[carillonv1.RunStatus]int64{}
-				return counts, countRuns(ctx, s.reader(ctx), counts, from.UnixMilli(), to.UnixMilli(), AllGroups)
+				return counts, countRuns(ctx, s.reader(ctx), s.d, counts, from.UnixMilli(), to.UnixMilli(), AllGroups)
 			})
 		}
 	})

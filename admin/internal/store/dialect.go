@@ -1,86 +1,60 @@
 package store
 
-import (
-	"regexp"
-	"strconv"
-	"strings"
-	"sync"
-)
+// The store's SQL is written so that each database runs the text it is
+// given: placeholders are numbered ($1, $2, …), which both SQLite and
+// PostgreSQL bind by number, and most statements read the same in both.
+// What differs is a dialect's: the few fragments whose forms differ
+// (case-insensitive comparisons, a JSON list of ids as rows, locking
+// clauses, index hints) and the hot statements, written out for each
+// database (stmts.go, stmts_postgres.go). A Store holds its dialect (s.d),
+// chosen once when it opens.
 
-// The store's SQL is written once, in SQLite's dialect. On PostgreSQL each
-// statement's text is translated once (and remembered) by pgText, which
-// knows the few SQLite forms the store uses; the statements whose meaning
-// differs (the hot statements, the locking ones) have their own
-// PostgreSQL text instead (stmts_postgres.go).
-
-var (
-	nocaseEq   = regexp.MustCompile(`(\w+) = \? COLLATE NOCASE`)
-	idsJSON    = regexp.MustCompile(`SELECT value FROM json_each\(\?(\d*)\)`)
-	orIgnore   = regexp.MustCompile(`^(\s*)INSERT OR IGNORE INTO`)
-	notIndexed = regexp.MustCompile(`\s+NOT INDEXED\b`)
-	like       = regexp.MustCompile(`\bLIKE\b`)
-
-	pgTexts sync.Map // SQLite text → PostgreSQL text
-)
-
-// pgText translates a statement of the store from SQLite's dialect to
-// PostgreSQL's: numbered placeholders ($1), case-insensitive LIKE and
-// COLLATE NOCASE, JSON id lists, INSERT OR IGNORE.
-func pgText(q string) string {
-	if t, ok := pgTexts.Load(q); ok {
-		return t.(string)
-	}
-	t := nocaseEq.ReplaceAllString(q, `lower($1) = lower(?)`)
-	t = idsJSON.ReplaceAllString(t, `SELECT value::bigint FROM jsonb_array_elements_text(?$1::jsonb) AS value`)
-	if orIgnore.MatchString(t) {
-		t = orIgnore.ReplaceAllString(t, `${1}INSERT INTO`) + ` ON CONFLICT DO NOTHING`
-	}
-	t = notIndexed.ReplaceAllString(t, "")
-	t = like.ReplaceAllString(t, "ILIKE")
-	t = placeholders(t)
-	pgTexts.Store(q, t)
-	return t
+// dialect is what the SQL of one database has of its own.
+type dialect interface {
+	// migrations is the folder of the database's embedded migrations.
+	migrations() string
+	// migrationStart are the statements that begin the transaction of
+	// each migration: they create the table of applied migrations if it
+	// is missing and, where several admins may open the database together,
+	// make them migrate one after another.
+	migrationStart() []string
+	// equalFold is the condition that column equals param (a placeholder)
+	// whatever their case, with the index that the column's uniqueness
+	// whatever its case has, where it has one.
+	equalFold(column, param string) string
+	// likeFold is the operator of a LIKE that ignores case.
+	likeFold() string
+	// idRows is a subquery of the IDs in param, a JSON array of integers:
+	// one row each, in one column, value.
+	idRows(param string) string
+	// notIndexed is the hint, written after a table's name, to read the
+	// table without its indexes (by rowid): " NOT INDEXED", or nothing
+	// where the database has no such hint.
+	notIndexed() string
+	// forUpdate is the locking clause of a read-then-write (" FOR
+	// UPDATE"), or nothing where writers take one lock (SQLite's one
+	// writer).
+	forUpdate() string
+	// skipLocked is forUpdate skipping the rows that another transaction
+	// holds: a claim of rows another admin is claiming.
+	skipLocked() string
+	// lockRows is a statement that locks the rows of table whose IDs the
+	// subquery ids selects, in id order, so that writers that need several
+	// of them wait for each other instead of deadlocking; "" where no
+	// statement is needed (SQLite's one writer).
+	lockRows(table, ids string) string
+	// hot is the texts of the hot statements (stmts.go).
+	hot() *hotSQL
 }
 
-// placeholders numbers SQLite's placeholders the PostgreSQL way: ?N
-// becomes $N, and each bare ? the next number after the largest so far,
-// as SQLite counts them. Quoted text is left alone.
-func placeholders(q string) string {
-	if !strings.Contains(q, "?") {
-		return q
-	}
-	var b strings.Builder
-	b.Grow(len(q) + 8)
-	n := 0
-	var quote byte
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-			b.WriteByte(c)
-		case c == '\'' || c == '"':
-			quote = c
-			b.WriteByte(c)
-		case c == '?':
-			j := i + 1
-			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
-				j++
-			}
-			if j > i+1 {
-				k, _ := strconv.Atoi(q[i+1 : j])
-				n = max(n, k)
-				b.WriteString("$" + q[i+1:j])
-				i = j - 1
-			} else {
-				n++
-				b.WriteString("$" + strconv.Itoa(n))
-			}
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+// hotSQL are the texts of the hot statements in one dialect, prepared
+// once when the store opens (stmts).
+type hotSQL struct {
+	claimRuns, recordRuns, recordSent, routeRuns, shardTotals, advanceJobs string
+	jobsByID, resultRuns, laterNote                                        string
+	// Results are settled either by one statement taking them as a JSON
+	// list (settleRuns) or by chunks of insertChunks results bound as
+	// values (settleChunk(n)): one of the two is set.
+	settleRuns  string
+	settleChunk func(n int) string
 }

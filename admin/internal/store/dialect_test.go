@@ -1,48 +1,193 @@
 package store
 
-import "testing"
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
 
-// TestPGText pins each rewrite pgText makes of the store's SQLite text, the
-// forms the store uses: one case a rule, and texts that must pass through.
-func TestPGText(t *testing.T) {
+// TestDialectFragments pins each fragment of the two dialects.
+func TestDialectFragments(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ name, in, want string }{
-		{"no placeholders", `SELECT 1`, `SELECT 1`},
-		{"bare placeholders are numbered",
-			`UPDATE runs SET status = ? WHERE id = ? AND job_id = ?`,
-			`UPDATE runs SET status = $1 WHERE id = $2 AND job_id = $3`},
-		{"numbered placeholders keep their numbers",
-			`SELECT id FROM admins WHERE adopted_by = ?1 OR id = ?1 LIMIT ?2`,
-			`SELECT id FROM admins WHERE adopted_by = $1 OR id = $1 LIMIT $2`},
-		{"a bare placeholder after numbered ones takes the next number, as SQLite counts",
-			`SELECT ?2, ?`, `SELECT $2, $3`},
-		{"placeholders in quoted text are left alone",
-			`SELECT '?' || "a?b", ?`, `SELECT '?' || "a?b", $1`},
-		{"COLLATE NOCASE becomes lower() on both sides",
-			`SELECT id FROM users WHERE username = ? COLLATE NOCASE`,
-			`SELECT id FROM users WHERE lower(username) = lower($1)`},
-		{"json_each of an ID list",
-			`SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`,
-			`SELECT id FROM jobs WHERE id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS value)`},
-		{"json_each with a bare placeholder",
-			`DELETE FROM runs WHERE id IN (SELECT value FROM json_each(?))`,
-			`DELETE FROM runs WHERE id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS value)`},
-		{"INSERT OR IGNORE becomes ON CONFLICT DO NOTHING",
-			"\n\tINSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)",
-			"\n\tINSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT DO NOTHING"},
-		{"NOT INDEXED is dropped",
-			`SELECT count(*) FROM runs NOT INDEXED WHERE status = ?`,
-			`SELECT count(*) FROM runs WHERE status = $1`},
-		{"LIKE is case-insensitive",
-			`SELECT id FROM jobs WHERE description LIKE ? ESCAPE '\'`,
-			`SELECT id FROM jobs WHERE description ILIKE $1 ESCAPE '\'`},
-		{"words that hold LIKE are left alone", `SELECT likes, ILIKE_ish FROM t`, `SELECT likes, ILIKE_ish FROM t`},
+	lite, pg := sqliteDialect{}, postgresDialect{}
+	for _, c := range []struct{ name, got, want string }{
+		{"sqlite equalFold", lite.equalFold("username", "$1"), `username = $1 COLLATE NOCASE`},
+		{"postgres equalFold", pg.equalFold("username", "$1"), `lower(username) = lower($1)`},
+		{"sqlite likeFold", lite.likeFold(), `LIKE`},
+		{"postgres likeFold", pg.likeFold(), `ILIKE`},
+		{"sqlite idRows", lite.idRows("$2"), `SELECT value FROM json_each($2)`},
+		{"postgres idRows", pg.idRows("$2"), `SELECT value::bigint FROM jsonb_array_elements_text($2::jsonb) AS value`},
+		{"sqlite notIndexed", lite.notIndexed(), ` NOT INDEXED`},
+		{"postgres notIndexed", pg.notIndexed(), ``},
+		{"sqlite forUpdate", lite.forUpdate(), ``},
+		{"postgres forUpdate", pg.forUpdate(), ` FOR UPDATE`},
+		{"sqlite skipLocked", lite.skipLocked(), ``},
+		{"postgres skipLocked", pg.skipLocked(), ` FOR UPDATE SKIP LOCKED`},
+		{"sqlite lockRows", lite.lockRows("groups", "$1"), ``},
+		{"postgres lockRows", pg.lockRows("groups", "$1"), `SELECT id FROM groups WHERE id IN ($1) ORDER BY id FOR UPDATE`},
+		{"sqlite migrations", lite.migrations(), `migrations`},
+		{"postgres migrations", pg.migrations(), `migrations_postgres`},
+		{"sqlite migrationStart", strings.Join(lite.migrationStart(), "; "),
+			`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`},
+		{"postgres migrationStart", strings.Join(pg.migrationStart(), "; "),
+			`SELECT pg_advisory_xact_lock(7318201901); CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY)`},
 	} {
-		if got := pgText(c.in); got != c.want {
-			t.Errorf("%s:\npgText(%q)\n got %q\nwant %q", c.name, c.in, got, c.want)
+		if c.got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, c.got, c.want)
 		}
-		if got := pgText(c.in); got != c.want { // remembered
-			t.Errorf("%s, second time: got %q", c.name, got)
+	}
+}
+
+// TestHotStatements checks the hot statements of each dialect: each is
+// set (one of the two settles), and numbers its placeholders from $1
+// without a gap.
+func TestHotStatements(t *testing.T) {
+	t.Parallel()
+	for name, d := range map[string]dialect{"sqlite": sqliteDialect{}, "postgres": postgresDialect{}} {
+		h := d.hot()
+		texts := map[string]string{
+			"claimRuns": h.claimRuns, "recordRuns": h.recordRuns, "recordSent": h.recordSent, "routeRuns": h.routeRuns,
+			"shardTotals": h.shardTotals, "advanceJobs": h.advanceJobs, "jobsByID": h.jobsByID, "resultRuns": h.resultRuns,
+			"laterNote": h.laterNote,
 		}
+		if (h.settleRuns == "") == (h.settleChunk == nil) {
+			t.Errorf("%s: settleRuns %q and settleChunk set %v: want one of the two", name, h.settleRuns, h.settleChunk != nil)
+		}
+		if h.settleRuns != "" {
+			texts["settleRuns"] = h.settleRuns
+		}
+		for _, n := range insertChunks {
+			if h.settleChunk != nil {
+				texts["settleChunk("+strconv.Itoa(n)+")"] = h.settleChunk(n)
+			}
+			texts["insertRuns("+strconv.Itoa(n)+")"] = insertRunsSQL(n)
+		}
+		for what, q := range texts {
+			if q == "" {
+				t.Errorf("%s: %s: no text", name, what)
+				continue
+			}
+			t.Run(name+" "+what, func(t *testing.T) { placeholderCount(t, q) })
+		}
+	}
+	if n := placeholderCount(t, settleRunsSQL(3)); n != 3*settleValues {
+		t.Errorf("settleRunsSQL(3) has %d placeholders, want %d", n, 3*settleValues)
+	}
+	if n := placeholderCount(t, insertRunsSQL(4)); n != 4*runInsertArgs {
+		t.Errorf("insertRunsSQL(4) has %d placeholders, want %d", n, 4*runInsertArgs)
+	}
+}
+
+// placeholderCount returns how many arguments q takes: the largest $N of
+// its placeholders, which must number every argument from $1 on. A ?
+// placeholder fails the test: the store numbers its own.
+func placeholderCount(t *testing.T, q string) int {
+	t.Helper()
+	seen := map[int]bool{}
+	var quote bool
+	for i := 0; i < len(q); i++ {
+		switch c := q[i]; {
+		case c == '\'':
+			quote = !quote
+		case quote:
+		case c == '?':
+			t.Errorf("a ? placeholder at %d in %s", i, q)
+		case c == '$':
+			j := i + 1
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			n, err := strconv.Atoi(q[i+1 : j])
+			if err != nil {
+				t.Errorf("a $ that is no placeholder at %d in %s", i, q)
+				continue
+			}
+			seen[n] = true
+			i = j - 1
+		}
+	}
+	for n := 1; n <= len(seen); n++ {
+		if !seen[n] {
+			t.Errorf("no $%d among the %d placeholders of %s", n, len(seen), q)
+		}
+	}
+	return len(seen)
+}
+
+// sqlPlaceholder is a ? where SQL takes a value: after an operator, a
+// parenthesis, a comma, a space or nothing, and before a number (?NNN), a
+// space, a parenthesis, a comma or nothing.
+var sqlPlaceholder = regexp.MustCompile(`(^|[\s(,=<>+*/-])\?(\d+|[\s),]|$)`)
+
+// TestNoQuestionMarkPlaceholders fails on any ? placeholder left in the
+// store's SQL: its statements number their placeholders ($1), which both
+// databases bind by number, or build them with args. It reads every string
+// literal of the package's code, so that a statement built at run time is
+// checked too, whichever tests run it.
+func TestNoQuestionMarkPlaceholders(t *testing.T) {
+	t.Parallel()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			// "?" alone begins the query of SQLite's file: URL (openDB).
+			if err != nil || s == "?" {
+				return true
+			}
+			checked++
+			if sqlPlaceholder.MatchString(s) {
+				t.Errorf("%s: a ? placeholder in %s", fset.Position(lit.Pos()), s)
+			}
+			return true
+		})
+	}
+	if checked < 100 {
+		t.Errorf("checked %d string literals: the package's code was not read", checked)
+	}
+}
+
+// TestSQLPlaceholderPattern pins what TestNoQuestionMarkPlaceholders
+// takes for a ? placeholder.
+func TestSQLPlaceholderPattern(t *testing.T) {
+	t.Parallel()
+	var got []string
+	for _, s := range []string{
+		"id = ?", "id = ?1", "IN (?, ?)", "(?", ", ?", "LIMIT ?", "x || ? || y", // placeholders
+		"file:a?mode=ro", "who?", "'is it?'", "$1", "* * * ?x", // not
+	} {
+		if sqlPlaceholder.MatchString(s) {
+			got = append(got, s)
+		}
+	}
+	want := []string{"id = ?", "id = ?1", "IN (?, ?)", "(?", ", ?", "LIMIT ?", "x || ? || y"}
+	if !slices.Equal(got, want) {
+		t.Errorf("matched %q, want %q", got, want)
 	}
 }

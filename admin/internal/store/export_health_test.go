@@ -66,7 +66,7 @@ func (s *Store) UndoRunCounts(ctx context.Context) error {
 // the runs table, as CountRuns did before migration 0005.
 func (s *Store) CountRunsScan(ctx context.Context, from, to time.Time, g Groups) (map[carillonv1.RunStatus]int64, error) {
 	counts := map[carillonv1.RunStatus]int64{}
-	return counts, countRuns(ctx, s.r, counts, from.UnixMilli(), to.UnixMilli(), g)
+	return counts, countRuns(ctx, s.r, s.d, counts, from.UnixMilli(), to.UnixMilli(), g)
 }
 
 // FoldRunCounts folds every run not in run_counts yet into it, also runs

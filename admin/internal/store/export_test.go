@@ -20,6 +20,6 @@ func (s *Store) JobReads() int64 { return s.jobs.reads.Load() }
 // PartitionOf is partitionOf.
 func PartitionOf(live []string, self string) Partition { return partitionOf(live, self) }
 
-// DueJobsSharedSQL is the PostgreSQL text of DueJobs of an admin sharing
-// the due jobs with others.
-func DueJobsSharedSQL() string { return pgText(dueJobsSharedSQL) }
+// DueJobsSharedSQL is the text of DueJobs of an admin sharing the due
+// jobs with others (PostgreSQL).
+func DueJobsSharedSQL() string { return dueJobsSharedSQL }

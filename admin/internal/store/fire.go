@@ -59,20 +59,20 @@ const dueColumns = `id, group_id, handler, param, schedule_type, cron, interval_
 const dueJobs = `FROM jobs WHERE enabled = 1 AND next_fire_at IS NOT NULL` + jobsNotPaused
 
 var (
-	// dueJobsSQL reads the jobs due at or before ?1, at most ?2.
-	dueJobsSQL = `SELECT ` + dueColumns + ` ` + dueJobs + ` AND next_fire_at <= ?1 ORDER BY next_fire_at LIMIT ?2`
-	// dueJobsSharedSQL reads the jobs of the buckets [?3, ?4) due at or
-	// before ?1 and the others due at or before ?2, at most ?5.
-	dueJobsSharedSQL = shared(`SELECT `+dueColumns+` `+dueJobs, `?1`, `?2`, `?3`, `?4`, `ORDER BY next_fire_at LIMIT ?5`)
+	// dueJobsSQL reads the jobs due at or before $1, at most $2.
+	dueJobsSQL = `SELECT ` + dueColumns + ` ` + dueJobs + ` AND next_fire_at <= $1 ORDER BY next_fire_at LIMIT $2`
+	// dueJobsSharedSQL reads the jobs of the buckets [$3, $4) due at or
+	// before $1 and the others due at or before $2, at most $5.
+	dueJobsSharedSQL = shared(`SELECT `+dueColumns+` `+dueJobs, `$1`, `$2`, `$3`, `$4`, `ORDER BY next_fire_at LIMIT $5`)
 
 	// countDueSQL reads the index jobs_due only: the jobs due at or
-	// before ?1, at most ?2; countDueSharedSQL those of the buckets [?3, ?4).
-	countDueSQL       = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at <= ?1 LIMIT ?2) AS due`
-	countDueSharedSQL = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at <= ?1` + inBuckets(`?3`, `?4`) + ` LIMIT ?2) AS due`
+	// before $1, at most $2; countDueSharedSQL those of the buckets [$3, $4).
+	countDueSQL       = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at <= $1 LIMIT $2) AS due`
+	countDueSharedSQL = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at <= $1` + inBuckets(`$3`, `$4`) + ` LIMIT $2) AS due`
 
 	// nextFireSQL reads the entries of jobs_due in order up to the first
 	// of a group not paused; nextFireSharedSQL that of the buckets
-	// [?1, ?2) and that of the others.
+	// [$1, $2) and that of the others.
 	nextFireSQL       = `SELECT next_fire_at ` + dueJobs + ` ORDER BY next_fire_at LIMIT 1`
 	nextFireSharedSQL = nextShared(`SELECT next_fire_at `+dueJobs, `ORDER BY next_fire_at LIMIT 1`)
 )
@@ -176,7 +176,7 @@ func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
 		applied := claims
 		if capped {
 			applied = cappedClaims(claims, advanced)
-			if err := capFires(ctx, tx, s.pg != nil, applied, now); err != nil {
+			if err := capFires(ctx, tx, s.d, applied, now); err != nil {
 				return err
 			}
 		}
@@ -226,8 +226,8 @@ func firedInstant(runs []Run) sql.NullInt64 {
 // SkipRun settles a pending run as SKIPPED (a misfire under DO_NOTHING),
 // the record of its one missed instant (missed_count 1).
 func (s *Store) SkipRun(ctx context.Context, id int64, message string, now time.Time) error {
-	_, err := s.exec(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ?, missed_count = 1, missed_until = scheduled_at
-		WHERE id = ? AND status = ?`,
+	_, err := s.exec(ctx, `UPDATE runs SET status = $1, message = $2, finished_at = $3, missed_count = 1, missed_until = scheduled_at
+		WHERE id = $4 AND status = $5`,
 		carillonv1.RunStatus_RUN_STATUS_SKIPPED, message, now.UnixMilli(), id, carillonv1.RunStatus_RUN_STATUS_PENDING)
 	if err != nil {
 		return fmt.Errorf("store: skip run %d: %w", id, err)
@@ -243,7 +243,7 @@ func (s *Store) SkipRun(ctx context.Context, id int64, message string, now time.
 func (s *Store) CancelPendingRun(ctx context.Context, id int64, message string, now time.Time) (bool, error) {
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ? AND workflow_run_id = 0`,
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = $1, message = $2, finished_at = $3 WHERE id = $4 AND status = $5 AND workflow_run_id = 0`,
 			carillonv1.RunStatus_RUN_STATUS_KILLED, message, now.UnixMilli(), id, carillonv1.RunStatus_RUN_STATUS_PENDING)
 		if err != nil {
 			return err
@@ -282,7 +282,7 @@ func (s *Store) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time)
 	err = s.writeLeased(ctx, func(tx *sql.Tx) error {
 		all := free
 		if len(capped) > 0 {
-			taken, err := capRuns(ctx, tx, s.pg != nil, capped, now)
+			taken, err := capRuns(ctx, tx, s.d, capped, now)
 			if err != nil {
 				return err
 			}

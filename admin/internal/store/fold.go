@@ -38,7 +38,7 @@ func (s *Store) foldRunCounts(ctx context.Context, limit, lag int64, all bool) (
 		var upto, last int64
 		// FOR UPDATE: admins sharing a PostgreSQL database fold one at a
 		// time (SQLite has one writer anyway).
-		if err := tx.QueryRowContext(ctx, `SELECT id FROM run_counts_upto`+s.forUpdate()).Scan(&upto); err != nil { //nolint:gosec // a constant SQL fragment
+		if err := tx.QueryRowContext(ctx, `SELECT id FROM run_counts_upto`+s.d.forUpdate()).Scan(&upto); err != nil { //nolint:gosec // a constant SQL fragment
 			return err
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM runs`).Scan(&last); err != nil {
@@ -60,26 +60,17 @@ func (s *Store) foldRunCounts(ctx context.Context, limit, lag int64, all bool) (
 			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO run_counts (bucket, group_id, status, n)
-			SELECT scheduled_at / 900000, group_id, status, count(*) FROM runs WHERE id > ? AND id <= ? GROUP BY 1, 2, 3
+			SELECT scheduled_at / 900000, group_id, status, count(*) FROM runs WHERE id > $1 AND id <= $2 GROUP BY 1, 2, 3
 			ON CONFLICT (bucket, group_id, status) DO UPDATE SET n = run_counts.n + excluded.n`, upto, to); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE run_counts_upto SET id = ?`, to); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE run_counts_upto SET id = $1`, to); err != nil {
 			return err
 		}
 		folded = to - upto
 		return nil
 	})
 	return folded, err
-}
-
-// forUpdate is the locking clause of a read-then-write: PostgreSQL's, and
-// nothing on SQLite, whose writes take the one writer.
-func (s *Store) forUpdate() string {
-	if s.pg != nil {
-		return ` FOR UPDATE`
-	}
-	return ""
 }
 
 // foldSettle is how long a run id must have been the largest seen before

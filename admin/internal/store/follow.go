@@ -95,7 +95,7 @@ type jobChange struct {
 // before it, the follower past them only.
 func (s *Store) jobChanges(ctx context.Context) ([]jobChange, error) {
 	f := &s.pg.follow
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, job_id, stopped, updated FROM job_changes WHERE seq > ? ORDER BY seq`, f.jobSeq)
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, job_id, stopped, updated FROM job_changes WHERE seq > $1 ORDER BY seq`, f.jobSeq)
 	if err != nil {
 		return nil, fmt.Errorf("store: follow: %w", err)
 	}

@@ -79,8 +79,8 @@ func insertGroup(ctx context.Context, tx *sql.Tx, g Group) (int64, error) {
 	var id int64
 	err := tx.QueryRowContext(ctx,
 		`INSERT INTO groups (app_name, title, address_mode, addresses, executor_protocol, allow_scripts, created_at, updated_at, max_concurrency)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, g.AllowScripts, millis(g.CreatedAt), millis(g.UpdatedAt),
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+		g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, boolInt(g.AllowScripts), millis(g.CreatedAt), millis(g.UpdatedAt),
 		g.MaxConcurrency).Scan(&id)
 	if isUniqueViolation(err) {
 		return 0, fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
@@ -90,7 +90,7 @@ func insertGroup(ctx context.Context, tx *sql.Tx, g Group) (int64, error) {
 
 // GroupByApp returns the group of app name app.
 func (s *Store) GroupByApp(ctx context.Context, app string) (Group, error) {
-	g, err := scanGroup(s.reader(ctx).QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE app_name = ?`, app))
+	g, err := scanGroup(s.reader(ctx).QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE app_name = $1`, app))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Group{}, fmt.Errorf("%w: group of app %q", ErrNotFound, app)
 	}
@@ -102,7 +102,7 @@ func (s *Store) GroupByApp(ctx context.Context, app string) (Group, error) {
 
 // Group returns the group with the given ID.
 func (s *Store) Group(ctx context.Context, id int64) (Group, error) {
-	g, err := scanGroup(s.reader(ctx).QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE id = ?`, id))
+	g, err := scanGroup(s.reader(ctx).QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Group{}, fmt.Errorf("%w: group %d", ErrNotFound, id)
 	}
@@ -155,9 +155,9 @@ func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group,
 // name is ErrAlreadyExists.
 func updateGroup(ctx context.Context, tx *sql.Tx, g Group) error {
 	res, err := tx.ExecContext(ctx,
-		`UPDATE groups SET app_name = ?, title = ?, address_mode = ?, addresses = ?, executor_protocol = ?, allow_scripts = ?,
-		updated_at = ?, max_concurrency = ? WHERE id = ?`,
-		g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, g.AllowScripts, millis(g.UpdatedAt), g.MaxConcurrency, g.ID)
+		`UPDATE groups SET app_name = $1, title = $2, address_mode = $3, addresses = $4, executor_protocol = $5, allow_scripts = $6,
+		updated_at = $7, max_concurrency = $8 WHERE id = $9`,
+		g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, boolInt(g.AllowScripts), millis(g.UpdatedAt), g.MaxConcurrency, g.ID)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
 	}
@@ -167,8 +167,8 @@ func updateGroup(ctx context.Context, tx *sql.Tx, g Group) error {
 	if err := mustAffect(res, "group", g.ID); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE jobs SET capped = CASE WHEN max_concurrency > 0 OR ? > 0 THEN 1 ELSE 0 END
-		WHERE group_id = ? AND capped <> CASE WHEN max_concurrency > 0 OR ? > 0 THEN 1 ELSE 0 END`, g.MaxConcurrency, g.ID, g.MaxConcurrency)
+	_, err = tx.ExecContext(ctx, `UPDATE jobs SET capped = CASE WHEN max_concurrency > 0 OR $1 > 0 THEN 1 ELSE 0 END
+		WHERE group_id = $2 AND capped <> CASE WHEN max_concurrency > 0 OR $3 > 0 THEN 1 ELSE 0 END`, g.MaxConcurrency, g.ID, g.MaxConcurrency)
 	return err
 }
 
@@ -177,20 +177,20 @@ func (s *Store) DeleteGroup(ctx context.Context, id int64) error {
 	defer s.routing.Add(1)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var jobs int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE group_id = ?`, id).Scan(&jobs); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE group_id = $1`, id).Scan(&jobs); err != nil {
 			return err
 		}
 		if jobs > 0 {
 			return fmt.Errorf("%w: group %d has %d jobs; delete or move them first", ErrInUse, id, jobs)
 		}
 		var workflows int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE group_id = ?`, id).Scan(&workflows); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE group_id = $1`, id).Scan(&workflows); err != nil {
 			return err
 		}
 		if workflows > 0 {
 			return fmt.Errorf("%w: group %d has %d workflows; delete or move them first", ErrInUse, id, workflows)
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM groups WHERE id = ?`, id)
+		res, err := tx.ExecContext(ctx, `DELETE FROM groups WHERE id = $1`, id)
 		if err != nil {
 			return err
 		}
@@ -226,7 +226,7 @@ func isUniqueViolation(err error) bool {
 func (s *Store) SetGroupToken(ctx context.Context, id int64, token string, now time.Time) error {
 	defer s.routing.Add(1)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE groups SET executor_token = ?, updated_at = ? WHERE id = ?`, token, millis(now), id)
+		res, err := tx.ExecContext(ctx, `UPDATE groups SET executor_token = $1, updated_at = $2 WHERE id = $3`, token, millis(now), id)
 		if err != nil {
 			return err
 		}
@@ -266,10 +266,15 @@ type ResultRun struct {
 	Address string
 }
 
-// resultRunsSQL reads the ResultRun of each of a JSON list of run IDs.
-const resultRunsSQL = `SELECT id, group_id,
+// resultRunsSQL reads the ResultRun of each of a JSON list of run IDs;
+// pgResultRunsSQL over PostgreSQL.
+const (
+	resultRunsOf = `SELECT id, group_id,
 	CASE WHEN executor_address <> '' THEN executor_address WHEN routed_to <> '` + RouteAnyExecutor + `' THEN routed_to ELSE '' END
-	FROM runs WHERE id IN (SELECT value FROM json_each(?1))`
+	FROM runs WHERE id IN `
+	resultRunsSQL   = resultRunsOf + `(SELECT value FROM json_each($1))`
+	pgResultRunsSQL = resultRunsOf + `(SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS value)`
+)
 
 // ResultRuns returns the ResultRun of each of ids that exists. Every
 // report of results asks it: its statement is prepared once.

@@ -8,13 +8,13 @@ import (
 )
 
 // watchedRunsSQL reads, through runs_active, the running runs dispatched
-// to an executor of an AUTO group of Carillon executors before ?1, after
-// the run (?2 its triggered_at, ?3 its id) in (triggered_at, id) order.
+// to an executor of an AUTO group of Carillon executors before $1, after
+// the run ($2 its triggered_at, $3 its id) in (triggered_at, id) order.
 var watchedRunsSQL = `SELECT ` + prefixed("runs.", runColumns) + ` FROM runs JOIN groups g ON g.id = runs.group_id
-	WHERE ` + sqlInFlight + ` AND runs.status = ` + sqlRunning + ` AND runs.triggered_at < ?1
-	AND (runs.triggered_at > ?2 OR (runs.triggered_at = ?2 AND runs.id > ?3))
-	AND runs.executor_address != '' AND g.address_mode != ?4 AND g.executor_protocol != ?5
-	ORDER BY runs.triggered_at, runs.id LIMIT ?6`
+	WHERE ` + sqlInFlight + ` AND runs.status = ` + sqlRunning + ` AND runs.triggered_at < $1
+	AND (runs.triggered_at > $2 OR (runs.triggered_at = $2 AND runs.id > $3))
+	AND runs.executor_address != '' AND g.address_mode != $4 AND g.executor_protocol != $5
+	ORDER BY runs.triggered_at, runs.id LIMIT $6`
 
 // RunsCursor is where a walk of WatchedRuns is: after the run of that
 // dispatch time and id. Its zero value starts from the first run.

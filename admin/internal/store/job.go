@@ -84,11 +84,15 @@ const jobWriteColumns = `group_id, description, owner, alarm_emails, schedule_ty
 // its child jobs (jobChildrenSQL).
 const jobColumns = `id, ` + jobWriteColumns + `, ` + jobChildrenSQL
 
-// jobPlaceholders are the placeholders of jobWriteColumns.
-var jobPlaceholders = "?" + strings.Repeat(", ?", strings.Count(jobWriteColumns, ","))
+// jobWriteArgs is how many values jobWriteColumns has (jobArgs).
+var jobWriteArgs = strings.Count(jobWriteColumns, ",") + 1
 
-// insertJobSQL stores a new job, RETURNING its id.
-var insertJobSQL = `INSERT INTO jobs (` + jobWriteColumns + `) VALUES (` + jobPlaceholders + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+var (
+	// insertJobSQL stores a new job, RETURNING its id.
+	insertJobSQL = `INSERT INTO jobs (` + jobWriteColumns + `) VALUES (` + placeholders(1, jobWriteArgs) + `) RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+	// updateJobSQL writes a job: jobArgs, then its id.
+	updateJobSQL = `UPDATE jobs SET (` + jobWriteColumns + `) = (` + placeholders(1, jobWriteArgs) + `) WHERE id = $` + strconv.Itoa(jobWriteArgs+1) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+)
 
 func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 	var j Job
@@ -115,10 +119,10 @@ func scanJob(row interface{ Scan(...any) error }) (Job, error) {
 func jobArgs(j Job) []any {
 	return []any{j.GroupID, j.Description, j.Owner, joinLines(j.AlarmEmails), j.ScheduleType, j.Cron, j.IntervalSeconds,
 		j.TimeZone, j.MisfireStrategy, j.RouteStrategy, j.Handler, j.Param, j.ScriptType, j.ScriptSource,
-		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff,
-		j.AlarmWebhookURL, j.AlarmEveryFailure, j.Enabled,
-		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt), j.ParamTemplate, formatIDs(j.CalendarIDs),
-		j.MaxConcurrency, j.Capped, j.AlarmWebhookFormat, j.AlarmWebhookSecret, j.AlarmWebhookTemplate, j.Name}
+		millis(j.ScriptUpdatedAt), j.BlockStrategy, j.TimeoutSeconds, j.RetryCount, j.RetryDelaySeconds, boolInt(j.RetryBackoff),
+		j.AlarmWebhookURL, boolInt(j.AlarmEveryFailure), boolInt(j.Enabled),
+		millis(j.LastFireAt), millis(j.NextFireAt), millis(j.CreatedAt), millis(j.UpdatedAt), boolInt(j.ParamTemplate), formatIDs(j.CalendarIDs),
+		j.MaxConcurrency, boolInt(j.Capped), j.AlarmWebhookFormat, j.AlarmWebhookSecret, j.AlarmWebhookTemplate, j.Name}
 }
 
 // CreateJob stores j and returns it with its ID. The caller sets NextFireAt
@@ -176,7 +180,7 @@ func groupExists(ctx context.Context, tx *sql.Tx, id int64) error {
 // is no such group.
 func groupCap(ctx context.Context, tx *sql.Tx, id int64) (int32, error) {
 	var n int32
-	err := tx.QueryRowContext(ctx, `SELECT max_concurrency FROM groups WHERE id = ?`, id).Scan(&n)
+	err := tx.QueryRowContext(ctx, `SELECT max_concurrency FROM groups WHERE id = $1`, id).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("%w: group %d", ErrGroupNotFound, id)
 	}
@@ -185,7 +189,7 @@ func groupCap(ctx context.Context, tx *sql.Tx, id int64) (int32, error) {
 
 // Job returns the job with the given ID.
 func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
-	j, err := scanJob(s.reader(ctx).QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id))
+	j, err := scanJob(s.reader(ctx).QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, fmt.Errorf("%w: job %d", ErrNotFound, id)
 	}
@@ -209,24 +213,22 @@ type JobFilter struct {
 
 // Jobs returns the jobs f selects, ordered by ID.
 func (s *Store) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
-	where := []string{"id > ?"}
-	args := []any{f.AfterID}
+	var a args
+	where := []string{"id > " + a.add(f.AfterID)}
 	if f.GroupID != 0 {
-		where, args = append(where, "group_id = ?"), append(args, f.GroupID)
+		where = append(where, "group_id = "+a.add(f.GroupID))
 	}
 	if f.Enabled != nil {
-		where, args = append(where, "enabled = ?"), append(args, *f.Enabled)
+		where = append(where, "enabled = "+a.add(boolInt(*f.Enabled)))
 	}
 	if f.Handler != "" {
-		where, args = append(where, "handler = ?"), append(args, f.Handler)
+		where = append(where, "handler = "+a.add(f.Handler))
 	}
 	if f.Text != "" {
-		like := "%" + escapeLike(f.Text) + "%"
-		where = append(where, `(description LIKE ? ESCAPE '\' OR owner LIKE ? ESCAPE '\' OR handler LIKE ? ESCAPE '\')`)
-		args = append(args, like, like, like)
+		like, op := a.add("%"+escapeLike(f.Text)+"%"), s.d.likeFold()
+		where = append(where, `(description `+op+` `+like+` ESCAPE '\' OR owner `+op+` `+like+` ESCAPE '\' OR handler `+op+` `+like+` ESCAPE '\')`)
 	}
-	args = append(args, cmpLimit(f.Limit))
-	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, args...)
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT `+a.add(cmpLimit(f.Limit)), a...)
 	if err != nil {
 		return nil, fmt.Errorf("store: jobs: %w", err)
 	}
@@ -275,7 +277,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 // completes j as stored and reports whether the update replaces the runs
 // sent ahead (runsChanged), for the caller to mark once tx commits.
 func updateJob(ctx context.Context, tx *sql.Tx, j *Job, scheduleChanged bool, now time.Time) (bool, error) {
-	old, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, j.ID))
+	old, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, j.ID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, fmt.Errorf("%w: job %d", ErrNotFound, j.ID)
 	}
@@ -305,7 +307,7 @@ func updateJob(ctx context.Context, tx *sql.Tx, j *Job, scheduleChanged bool, no
 		j.NextFireAt = old.NextFireAt
 	}
 	args := append(jobArgs(*j), j.ID)
-	_, err = tx.ExecContext(ctx, `UPDATE jobs SET (`+jobWriteColumns+`) = (`+jobPlaceholders+`) WHERE id = ?`, args...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+	_, err = tx.ExecContext(ctx, updateJobSQL, args...)
 	if err := nameTaken(err, *j); err != nil {
 		return false, err
 	}
@@ -337,12 +339,12 @@ func runsChanged(a, b Job) bool {
 // The pending runs of workflow nodes are the workflow run's, and stay.
 func dropPending(ctx context.Context, tx *sql.Tx, jobID int64) (time.Time, error) {
 	var earliest sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT min(scheduled_at) FROM runs WHERE job_id = ? AND status = ? AND workflow_run_id = 0 AND trigger_type <> ?`,
+	err := tx.QueryRowContext(ctx, `SELECT min(scheduled_at) FROM runs WHERE job_id = $1 AND status = $2 AND workflow_run_id = 0 AND trigger_type <> $3`,
 		jobID, carillonv1.RunStatus_RUN_STATUS_PENDING, carillonv1.TriggerType_TRIGGER_TYPE_BACKFILL).Scan(&earliest)
 	if err != nil {
 		return time.Time{}, err
 	}
-	_, err = tx.ExecContext(ctx, `DELETE FROM runs WHERE job_id = ? AND status = ? AND workflow_run_id = 0`, jobID, carillonv1.RunStatus_RUN_STATUS_PENDING)
+	_, err = tx.ExecContext(ctx, `DELETE FROM runs WHERE job_id = $1 AND status = $2 AND workflow_run_id = 0`, jobID, carillonv1.RunStatus_RUN_STATUS_PENDING)
 	return fromMillis(earliest), err
 }
 
@@ -361,7 +363,7 @@ func (s *Store) StartJob(ctx context.Context, id int64, next, now time.Time) (Jo
 
 // startJob is StartJob in tx.
 func startJob(ctx context.Context, tx *sql.Tx, id int64, next, now time.Time) error {
-	res, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 1, next_fire_at = ?, updated_at = ? WHERE id = ? AND enabled = 0`,
+	res, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 1, next_fire_at = $1, updated_at = $2 WHERE id = $3 AND enabled = 0`,
 		millis(next), millis(now), id)
 	if err != nil {
 		return err
@@ -394,7 +396,7 @@ func stopJob(ctx context.Context, tx *sql.Tx, id int64, now time.Time) error {
 	if _, err := dropPending(ctx, tx, id); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 0, next_fire_at = NULL, updated_at = ? WHERE id = ? AND enabled = 1`,
+	_, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 0, next_fire_at = NULL, updated_at = $1 WHERE id = $2 AND enabled = 1`,
 		millis(now), id)
 	return err
 }
@@ -423,7 +425,7 @@ func deleteJob(ctx context.Context, tx *sql.Tx, id int64) error {
 	if _, err := dropPending(ctx, tx, id); err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = ?`, id)
+	res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = $1`, id)
 	if err != nil {
 		return err
 	}
@@ -432,7 +434,7 @@ func deleteJob(ctx context.Context, tx *sql.Tx, id int64) error {
 
 func jobExists(ctx context.Context, tx *sql.Tx, id int64) error {
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id = ?`, id).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id = $1`, id).Scan(&n); err != nil {
 		return err
 	}
 	if n == 0 {
@@ -450,8 +452,9 @@ func wrapJobErr(verb string, id int64, err error) error {
 
 // CountJobs returns the number of jobs of g's groups and of enabled ones.
 func (s *Store) CountJobs(ctx context.Context, g Groups) (all, enabled int64, err error) {
-	cond, args := g.where("group_id")
-	err = s.reader(ctx).QueryRowContext(ctx, `SELECT count(*), coalesce(sum(enabled), 0) FROM jobs WHERE 1 = 1`+cond, args...).Scan(&all, &enabled)
+	var a args
+	cond := g.where(s.d, &a, "group_id")
+	err = s.reader(ctx).QueryRowContext(ctx, `SELECT count(*), coalesce(sum(enabled), 0) FROM jobs WHERE 1 = 1`+cond, a...).Scan(&all, &enabled) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: count jobs: %w", err)
 	}

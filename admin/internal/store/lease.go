@@ -71,9 +71,9 @@ func (s *Store) renewLease(ctx context.Context) error {
 	ms := l.period().Milliseconds()
 	var q string
 	if first {
-		q = `INSERT INTO admins (id, started_at, lease_until) VALUES (?1, ` + pgNow + `, ` + pgNow + ` + ?2)`
+		q = `INSERT INTO admins (id, started_at, lease_until) VALUES ($1, ` + pgNow + `, ` + pgNow + ` + $2)`
 	} else {
-		q = `UPDATE admins SET lease_until = ` + pgNow + ` + ?2 WHERE id = ?1 AND adopted_by = '' AND lease_until >= ` + pgNow
+		q = `UPDATE admins SET lease_until = ` + pgNow + ` + $2 WHERE id = $1 AND adopted_by = '' AND lease_until >= ` + pgNow
 	}
 	res, err := s.w.ExecContext(ctx, q, s.pg.adminID, ms)
 	if err == nil {
@@ -200,18 +200,18 @@ func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
 	var ids []string
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		ids = ids[:0]
-		if _, err := tx.ExecContext(ctx, `DELETE FROM admins a WHERE a.adopted_by = ?1
+		if _, err := tx.ExecContext(ctx, `DELETE FROM admins a WHERE a.adopted_by = $1
 			AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.claimed_by = a.id AND runs.status = `+sqlRunning+` AND runs.executor_address = '')`,
 			s.pg.adminID); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `WITH dead AS (SELECT id FROM admins WHERE id != ?1 AND lease_until < `+pgNow+`
+		if _, err := tx.ExecContext(ctx, `WITH dead AS (SELECT id FROM admins WHERE id != $1 AND lease_until < `+pgNow+`
 				AND (adopted_by = '' OR adopted_by NOT IN (SELECT id FROM admins WHERE lease_until >= `+pgNow+`))
 				ORDER BY id FOR UPDATE SKIP LOCKED)
-			UPDATE admins SET adopted_by = ?1 FROM dead WHERE admins.id = dead.id`, s.pg.adminID); err != nil {
+			UPDATE admins SET adopted_by = $1 FROM dead WHERE admins.id = dead.id`, s.pg.adminID); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM admins WHERE adopted_by = ? ORDER BY id`, s.pg.adminID)
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM admins WHERE adopted_by = $1 ORDER BY id`, s.pg.adminID)
 		if err != nil {
 			return err
 		}
@@ -234,7 +234,7 @@ func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
 // adoptedRunsSQL reads the runs that the admins this one adopted claimed
 // and did not record as sent.
 const adoptedRunsSQL = `SELECT ` + runColumns + `, routed_to FROM runs WHERE status = ` + sqlRunning + ` AND executor_address = ''
-	AND claimed_by IN (SELECT id FROM admins WHERE adopted_by = ?1) ORDER BY id`
+	AND claimed_by IN (SELECT id FROM admins WHERE adopted_by = $1) ORDER BY id`
 
 // AdoptedRuns returns the running runs that the admins this one adopted
 // (AdoptDeadAdmins) claimed and did not record as sent: they may or may

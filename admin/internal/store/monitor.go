@@ -32,37 +32,36 @@ const monitorBatch = 1000
 // runs dispatched since, thousands under load, are not read at all.
 var (
 	lostRunsSQL = `SELECT ` + prefixed("runs.", runColumns) + ` FROM runs JOIN groups g ON g.id = runs.group_id
-		WHERE ` + sqlInFlight + ` AND runs.status = ` + sqlRunning + ` AND runs.triggered_at < ?1
-		AND runs.executor_address != '' AND g.address_mode != ?2
-		AND NOT EXISTS (SELECT 1 FROM registry r WHERE r.app_name = g.app_name AND r.address = runs.executor_address AND r.updated_at >= ?3)
-		ORDER BY runs.triggered_at LIMIT ?4`
-	// A timeout is at least a second: the cutoff ?1 (now minus grace) is
+		WHERE ` + sqlInFlight + ` AND runs.status = ` + sqlRunning + ` AND runs.triggered_at < $1
+		AND runs.executor_address != '' AND g.address_mode != $2
+		AND NOT EXISTS (SELECT 1 FROM registry r WHERE r.app_name = g.app_name AND r.address = runs.executor_address AND r.updated_at >= $3)
+		ORDER BY runs.triggered_at LIMIT $4`
+	// A timeout is at least a second: the cutoff $1 (now minus grace) is
 	// implied by the timeout condition, and lets runs_active skip the
 	// runs dispatched since.
 	overdueRunsSQL = `SELECT ` + runColumns + ` FROM runs
-		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1
-		AND timeout_seconds > 0 AND triggered_at + timeout_seconds * 1000 + ?2 < ?3
-		ORDER BY triggered_at LIMIT ?4`
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < $1
+		AND timeout_seconds > 0 AND triggered_at + timeout_seconds * 1000 + $2 < $3
+		ORDER BY triggered_at LIMIT $4`
+	// undispatchedRunsSQL is SQLite's (one admin); pgUndispatchedRunsSQL
+	// that of an admin sharing the database.
 	undispatchedRunsSQL = `SELECT ` + runColumns + ` FROM runs
-		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = ''
-		AND id NOT IN (SELECT value FROM json_each(?2)) ORDER BY triggered_at LIMIT ?3`
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < $1 AND executor_address = ''
+		AND id NOT IN (SELECT value FROM json_each($2)) ORDER BY triggered_at LIMIT $3`
 	pgUndispatchedRunsSQL = `SELECT ` + runColumns + ` FROM runs
-		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = ''
-		AND claimed_by = ?2 ORDER BY triggered_at LIMIT ?3`
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < $1 AND executor_address = ''
+		AND claimed_by = $2 ORDER BY triggered_at LIMIT $3`
 	unsentRunIDsSQL = `SELECT id FROM runs WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND executor_address = '' ORDER BY id`
-	unsentRunsSQL   = `SELECT ` + runColumns + `, routed_to FROM runs
-		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND executor_address = '' AND id IN (SELECT value FROM json_each(?1))
-		ORDER BY id`
-	manualRunsSQL = `SELECT ` + prefixed("runs.", runColumns) + ` FROM runs JOIN groups g ON g.id = runs.group_id
-		WHERE ` + sqlInFlight + ` AND runs.status = ` + sqlRunning + ` AND runs.triggered_at < ?1
-		AND runs.executor_address != '' AND g.address_mode = ?2
-		ORDER BY runs.triggered_at LIMIT ?3`
+	manualRunsSQL   = `SELECT ` + prefixed("runs.", runColumns) + ` FROM runs JOIN groups g ON g.id = runs.group_id
+		WHERE ` + sqlInFlight + ` AND runs.status = ` + sqlRunning + ` AND runs.triggered_at < $1
+		AND runs.executor_address != '' AND g.address_mode = $2
+		ORDER BY runs.triggered_at LIMIT $3`
 	runsDueAtSQL = `SELECT ` + runColumns + ` FROM runs
-		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at >= ?1 AND executor_address = ?2
-		ORDER BY triggered_at LIMIT ?3`
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at >= $1 AND executor_address = $2
+		ORDER BY triggered_at LIMIT $3`
 	runsAtSQL = `SELECT ` + runColumns + ` FROM runs
-		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < ?1 AND executor_address = ?2
-		ORDER BY triggered_at LIMIT ?3`
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND triggered_at < $1 AND executor_address = $2
+		ORDER BY triggered_at LIMIT $3`
 	pendingRunsSQL = `SELECT ` + runColumns + ` FROM runs WHERE ` + sqlInFlight + ` AND status = ` + sqlPending +
 		` ORDER BY scheduled_at, id`
 )
@@ -118,7 +117,15 @@ func (s *Store) UnsentRuns(ctx context.Context, ids []int64) ([]Run, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	return s.queryRouted(ctx, unsentRunsSQL, jsonIDs(ids))
+	return s.queryRouted(ctx, unsentRunsSQL(s.d), jsonIDs(ids))
+}
+
+// unsentRunsSQL reads the runs of a JSON list of IDs still running with
+// no executor recorded, and where each was routed.
+func unsentRunsSQL(d dialect) string {
+	return `SELECT ` + runColumns + `, routed_to FROM runs
+		WHERE ` + sqlInFlight + ` AND status = ` + sqlRunning + ` AND executor_address = '' AND id IN (` + d.idRows(`$1`) + `)
+		ORDER BY id`
 }
 
 // queryRouted runs q, which returns runColumns and routed_to.

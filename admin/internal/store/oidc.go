@@ -56,12 +56,12 @@ func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn, now time.Time) (U
 	created := false
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		created = false
-		u, err := oidcUser(ctx, tx, in)
+		u, err := oidcUser(ctx, tx, s.d, in)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			created = true
 			if err := tx.QueryRowContext(ctx,
-				`INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at, oidc_issuer, oidc_subject) VALUES (?, '', ?, 0, ?, ?, ?, ?) RETURNING id`,
+				`INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at, oidc_issuer, oidc_subject) VALUES ($1, '', $2, 0, $3, $4, $5, $6) RETURNING id`,
 				in.Usernames[0], in.Role, millis(now), millis(now), in.Issuer, in.Subject).Scan(&id); err != nil {
 				return err
 			}
@@ -76,14 +76,14 @@ func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn, now time.Time) (U
 		if err := setUserGroups(ctx, tx, id, uniqueSortedIDs(in.Groups)); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, millis(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, millis(now)); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
 			id, in.SessionHash, millis(now), millis(in.Expires)); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE users SET last_login_at = ? WHERE id = ?`, millis(now), id)
+		_, err = tx.ExecContext(ctx, `UPDATE users SET last_login_at = $1 WHERE id = $2`, millis(now), id)
 		return err
 	})
 	if err != nil {
@@ -100,8 +100,8 @@ func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn, now time.Time) (U
 
 // oidcUser returns the user of in's identity, linking it to a user named
 // in in.Usernames if none has it yet; ErrNotFound when there is neither.
-func oidcUser(ctx context.Context, tx *sql.Tx, in OIDCSignIn) (User, error) {
-	u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE oidc_issuer = ? AND oidc_subject = ?`, in.Issuer, in.Subject))
+func oidcUser(ctx context.Context, tx *sql.Tx, d dialect, in OIDCSignIn) (User, error) {
+	u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE oidc_issuer = $1 AND oidc_subject = $2`, in.Issuer, in.Subject))
 	if err == nil {
 		return u, nil
 	}
@@ -109,7 +109,7 @@ func oidcUser(ctx context.Context, tx *sql.Tx, in OIDCSignIn) (User, error) {
 		return User{}, err
 	}
 	for _, name := range in.Usernames {
-		u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE username = ? COLLATE NOCASE`, name))
+		u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+d.equalFold(`username`, `$1`), name))
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -122,7 +122,7 @@ func oidcUser(ctx context.Context, tx *sql.Tx, in OIDCSignIn) (User, error) {
 		if u.Disabled {
 			return User{}, fmt.Errorf("%w: %q", ErrUserDisabled, u.Username)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET oidc_issuer = ?, oidc_subject = ? WHERE id = ?`, in.Issuer, in.Subject, u.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET oidc_issuer = $1, oidc_subject = $2 WHERE id = $3`, in.Issuer, in.Subject, u.ID); err != nil {
 			return User{}, err
 		}
 		return u, nil
@@ -148,6 +148,6 @@ func setOIDCRole(ctx context.Context, tx *sql.Tx, u User, in OIDCSignIn, now tim
 	if u.Role == in.Role && slices.Equal(us[0].Groups, uniqueSortedIDs(in.Groups)) {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE users SET role = ?, updated_at = ? WHERE id = ?`, in.Role, millis(now), u.ID)
+	_, err := tx.ExecContext(ctx, `UPDATE users SET role = $1, updated_at = $2 WHERE id = $3`, in.Role, millis(now), u.ID)
 	return err
 }

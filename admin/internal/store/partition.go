@@ -196,11 +196,11 @@ func shared(q, own, takeover, lo, hi, tail string) string {
 
 // nextShared returns the query of the earliest next fire of a scan shared
 // between admins: q (a SELECT of next_fire_at whose WHERE it extends,
-// ordered and limited to one row by tail) over the buckets [?1, ?2), and
+// ordered and limited to one row by tail) over the buckets [$1, $2), and
 // over the others.
 func nextShared(q, tail string) string {
 	branch := func(lo, hi string) string { return `(` + q + inBuckets(lo, hi) + ` ` + tail + `)` }
-	return `SELECT ` + branch(`?1`, `?2`) + `, least(` + branch(`0`, `?1`) + `, ` + branch(`?2`, strconv.Itoa(Buckets)) + `)`
+	return `SELECT ` + branch(`$1`, `$2`) + `, least(` + branch(`0`, `$1`) + `, ` + branch(`$2`, strconv.Itoa(Buckets)) + `)`
 }
 
 // nextFires reads the earliest next fire of this admin's buckets (own)

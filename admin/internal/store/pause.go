@@ -32,7 +32,7 @@ const (
 func (s *Store) PauseGroup(ctx context.Context, id int64, now time.Time) (Group, error) {
 	var jobs []int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE groups SET paused_at = ?, updated_at = ? WHERE id = ? AND paused_at IS NULL`,
+		res, err := tx.ExecContext(ctx, `UPDATE groups SET paused_at = $1, updated_at = $2 WHERE id = $3 AND paused_at IS NULL`,
 			now.UnixMilli(), now.UnixMilli(), id)
 		if err != nil {
 			return err
@@ -63,7 +63,7 @@ func (s *Store) PauseGroup(ctx context.Context, id int64, now time.Time) (Group,
 // groupFound returns ErrNotFound unless group id exists.
 func groupFound(ctx context.Context, tx *sql.Tx, id int64) error {
 	var one int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM groups WHERE id = ?`, id).Scan(&one)
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM groups WHERE id = $1`, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: group %d", ErrNotFound, id)
 	}
@@ -73,7 +73,7 @@ func groupFound(ctx context.Context, tx *sql.Tx, id int64) error {
 // groupJobIDs returns the IDs of group id's enabled jobs, locked on
 // PostgreSQL.
 func (s *Store) groupJobIDs(ctx context.Context, tx *sql.Tx, id int64) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE group_id = ? AND enabled = 1 ORDER BY id`+s.forUpdate(), id) //nolint:gosec // a constant SQL fragment
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE group_id = $1 AND enabled = 1 ORDER BY id`+s.d.forUpdate(), id) //nolint:gosec // a constant SQL fragment
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (s *Store) ResumeGroup(ctx context.Context, id int64, now time.Time, plan R
 	var due []Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var paused sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT paused_at FROM groups WHERE id = ?`+s.forUpdate(), id).Scan(&paused)
+		err := tx.QueryRowContext(ctx, `SELECT paused_at FROM groups WHERE id = $1`+s.d.forUpdate(), id).Scan(&paused)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: group %d", ErrNotFound, id)
 		}
@@ -132,7 +132,7 @@ func (s *Store) ResumeGroup(ctx context.Context, id int64, now time.Time, plan R
 			return err
 		}
 		pausedAt := fromMillis(paused)
-		if _, err := tx.ExecContext(ctx, `UPDATE groups SET paused_at = NULL, updated_at = ? WHERE id = ?`, now.UnixMilli(), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE groups SET paused_at = NULL, updated_at = $1 WHERE id = $2`, now.UnixMilli(), id); err != nil {
 			return err
 		}
 		if err := resumeJobs(ctx, tx, id, pausedAt, now, plan.Job); err != nil {
@@ -142,7 +142,7 @@ func (s *Store) ResumeGroup(ctx context.Context, id int64, now time.Time, plan R
 			return err
 		}
 		due, err = collectRuns(tx.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE `+sqlInFlight+` AND status = `+sqlPending+`
-			AND group_id = ? AND due_at <= ? ORDER BY due_at, id`, id, now.UnixMilli()))
+			AND group_id = $1 AND due_at <= $2 ORDER BY due_at, id`, id, now.UnixMilli()))
 		return err
 	})
 	if err != nil {
@@ -160,7 +160,7 @@ func (s *Store) ResumeGroup(ctx context.Context, id int64, now time.Time, plan R
 func resumeJobs(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time,
 	plan func(Job, time.Time, time.Time) (Skipped, error)) error {
 	jobs, err := collectJobs(tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs
-		WHERE group_id = ? AND enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?`, id, now.UnixMilli()))
+		WHERE group_id = $1 AND enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= $2`, id, now.UnixMilli()))
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func resumeJobs(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Ti
 		if err != nil {
 			return fmt.Errorf("job %d: %w", j.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ? WHERE id = ?`, millis(sk.Next), j.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = $1 WHERE id = $2`, millis(sk.Next), j.ID); err != nil {
 			return err
 		}
 		if err := recordPausedJob(ctx, tx, *j, pausedAt, now, sk); err != nil {
@@ -196,12 +196,12 @@ func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.
 		if len(dropped) > 1 && lastDropped > until.UnixMilli() {
 			until = time.UnixMilli(lastDropped)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET missed_count = missed_count + ?, missed_until = coalesce(?, missed_until), message = ? WHERE id = ?`,
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET missed_count = missed_count + $1, missed_until = coalesce($2, missed_until), message = $3 WHERE id = $4`,
 			sk.Count+others, millis(until), sk.Message, dropped[0]); err != nil {
 			return err
 		}
 		for _, id := range dropped[1:] {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = $1`, id); err != nil {
 				return err
 			}
 		}
@@ -213,7 +213,7 @@ func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.
 	// A one-off run at the same instant holds its key (job, instant):
 	// rare enough to go unrecorded rather than fail the resume.
 	var taken int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE job_id = ? AND scheduled_at = ? AND shard_index = 0 AND attempt = 0`,
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE job_id = $1 AND scheduled_at = $2 AND shard_index = 0 AND attempt = 0`,
 		j.ID, sk.First.UnixMilli()).Scan(&taken); err != nil || taken > 0 {
 		return err
 	}
@@ -230,8 +230,8 @@ func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.
 // oldest first, the instant of the latest, and how many instants all but
 // the first stand for.
 func droppedFires(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time) (ids []int64, last, others int64, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, scheduled_at, missed_count FROM runs WHERE job_id = ? AND status = ? AND scheduled_at >= ? AND scheduled_at <= ?
-		AND trigger_type = ? AND workflow_run_id = 0 AND attempt = 0 ORDER BY scheduled_at, id`,
+	rows, err := tx.QueryContext(ctx, `SELECT id, scheduled_at, missed_count FROM runs WHERE job_id = $1 AND status = $2 AND scheduled_at >= $3 AND scheduled_at <= $4
+		AND trigger_type = $5 AND workflow_run_id = 0 AND attempt = 0 ORDER BY scheduled_at, id`,
 		id, carillonv1.RunStatus_RUN_STATUS_SKIPPED, pausedAt.UnixMilli(), now.UnixMilli(), carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE)
 	if err != nil {
 		return nil, 0, 0, err
@@ -256,7 +256,7 @@ func droppedFires(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.
 func resumeWorkflows(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time,
 	plan func(Workflow, time.Time, time.Time) (Skipped, error)) error {
 	rows, err := tx.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
-		WHERE group_id = ? AND enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?`, id, now.UnixMilli())
+		WHERE group_id = $1 AND enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= $2`, id, now.UnixMilli())
 	ws, err := collect(rows, err, scanWorkflow)
 	if err != nil {
 		return err
@@ -266,14 +266,14 @@ func resumeWorkflows(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now ti
 		if err != nil {
 			return fmt.Errorf("workflow %d: %w", w.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE workflows SET next_fire_at = ? WHERE id = ?`, millis(sk.Next), w.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE workflows SET next_fire_at = $1 WHERE id = $2`, millis(sk.Next), w.ID); err != nil {
 			return err
 		}
 		if sk.Count == 0 {
 			continue
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO workflow_runs (workflow_id, status, scheduled_at, trigger_type, message, created_at, finished_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, sk.First.UnixMilli(),
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, w.ID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, sk.First.UnixMilli(),
 			carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, sk.Message, now.UnixMilli(), now.UnixMilli())
 		if err != nil {
 			return err

@@ -21,11 +21,11 @@ func TestQueryPlans(t *testing.T) {
 	defer s.Close()
 	for name, q := range map[string]string{
 		"LostRuns": lostRunsSQL, "OverdueRuns": overdueRunsSQL, "UndispatchedRuns": undispatchedRunsSQL,
-		"UnsentRuns": unsentRunsSQL, "UnsentRunIDs": unsentRunIDsSQL, "RunsAt": runsAtSQL, "ManualRuns": manualRunsSQL,
+		"UnsentRuns": unsentRunsSQL(sqliteDialect{}), "UnsentRunIDs": unsentRunIDsSQL, "RunsAt": runsAtSQL, "ManualRuns": manualRunsSQL,
 		"PendingRuns": pendingRunsSQL, "PendingAlarms": pendingAlarmsSQL, "NextFireAt": nextFireSQL, "CountDue": countDueSQL,
 		"NodeOutputs": nodeOutputsSQL, "NodeShards": nodeShardsSQL,
 	} {
-		args := make([]any, strings.Count(q, "?"))
+		args := make([]any, placeholderCount(t, q))
 		rows, err := s.r.Query("EXPLAIN QUERY PLAN "+q, args...)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -83,8 +83,8 @@ func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 		cfg.RuntimeParams["application_name"] = "carillon admin " + id
 	}
 	where := fmt.Sprintf("postgres %s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
-	s := &Store{pg: &pgState{adminID: id}}
-	connector := pgConnector{stdlib.GetConnector(*cfg)}
+	s := &Store{pg: &pgState{adminID: id}, d: postgresDialect{}}
+	connector := stdlib.GetConnector(*cfg)
 	pool := func(conns int) *sql.DB {
 		db := sql.OpenDB(connector)
 		db.SetMaxOpenConns(conns)
@@ -130,17 +130,6 @@ func newAdminID() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// lockMigrations makes admins that open the database together apply its
-// migrations one at a time: a lock of the transaction, released when it
-// ends, or when its connection does.
-func lockMigrations(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7318201901)`); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY)`)
-	return err
-}
-
 // closePostgres gives up the lease, so that another admin adopts this
 // one's runs at once.
 func (s *Store) closePostgres() error {
@@ -149,7 +138,7 @@ func (s *Store) closePostgres() error {
 	if s.w == nil {
 		return nil
 	}
-	_, err := s.w.ExecContext(ctx, `UPDATE admins SET lease_until = 0 WHERE id = ?`, s.pg.adminID)
+	_, err := s.w.ExecContext(ctx, `UPDATE admins SET lease_until = 0 WHERE id = $1`, s.pg.adminID)
 	if err != nil {
 		return fmt.Errorf("store: give up the lease: %w", err)
 	}

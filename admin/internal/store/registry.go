@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -41,12 +40,12 @@ func (c Capabilities) Has(x carillonv1.Capability) bool {
 func (s *Store) Register(ctx context.Context, app, address, instance string, caps Capabilities, now time.Time) (previous string, err error) {
 	defer s.routing.Add(1)
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT instance_id FROM registry WHERE app_name = ? AND address = ?`, app, address).Scan(&previous)
+		err := tx.QueryRowContext(ctx, `SELECT instance_id FROM registry WHERE app_name = $1 AND address = $2`, app, address).Scan(&previous)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		_, err = tx.ExecContext(ctx,
-			`INSERT INTO registry (app_name, address, updated_at, instance_id, capabilities) VALUES (?, ?, ?, ?, ?)
+			`INSERT INTO registry (app_name, address, updated_at, instance_id, capabilities) VALUES ($1, $2, $3, $4, $5)
 			 ON CONFLICT (app_name, address) DO UPDATE SET updated_at = excluded.updated_at, instance_id = excluded.instance_id,
 			 capabilities = excluded.capabilities`,
 			app, address, now.UnixMilli(), instance, int64(caps)) //nolint:gosec // a bit set of at most 63 bits
@@ -72,7 +71,7 @@ func (s *Store) LastBeat(ctx context.Context) (time.Time, error) {
 // Deregister removes the executor at address from app at once.
 func (s *Store) Deregister(ctx context.Context, app, address string) error {
 	defer s.routing.Add(1)
-	if _, err := s.exec(ctx, `DELETE FROM registry WHERE app_name = ? AND address = ?`, app, address); err != nil {
+	if _, err := s.exec(ctx, `DELETE FROM registry WHERE app_name = $1 AND address = $2`, app, address); err != nil {
 		return fmt.Errorf("store: deregister %s %s: %w", app, address, err)
 	}
 	return nil
@@ -90,7 +89,7 @@ type Registration struct {
 // registered at or after since, each with what it declared it can do.
 func (s *Store) Registrations(ctx context.Context, app string, since time.Time) ([]Registration, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx,
-		`SELECT address, capabilities FROM registry WHERE app_name = ? AND updated_at >= ? ORDER BY address`, app, since.UnixMilli())
+		`SELECT address, capabilities FROM registry WHERE app_name = $1 AND updated_at >= $2 ORDER BY address`, app, since.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("store: executors of %s: %w", app, err)
 	}
@@ -131,13 +130,9 @@ func (s *Store) CapabilitiesAt(ctx context.Context, addresses []string, since ti
 	if len(addresses) == 0 {
 		return caps, nil
 	}
-	args := make([]any, 0, len(addresses)+1)
-	for _, a := range addresses {
-		args = append(args, a)
-	}
-	args = append(args, since.UnixMilli())
-	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT address, capabilities FROM registry WHERE address IN (?`+ //nolint:gosec // placeholders only
-		strings.Repeat(", ?", len(addresses)-1)+`) AND updated_at >= ? ORDER BY updated_at`, args...)
+	var a args
+	in := addList(&a, addresses)
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT address, capabilities FROM registry WHERE address IN (`+in+`) AND updated_at >= `+a.add(since.UnixMilli())+` ORDER BY updated_at`, a...) //nolint:gosec // placeholders only
 	if err != nil {
 		return nil, fmt.Errorf("store: capabilities of executors: %w", err)
 	}
@@ -157,7 +152,7 @@ func (s *Store) CapabilitiesAt(ctx context.Context, addresses []string, since ti
 // registered at or after since, by address.
 func (s *Store) Beats(ctx context.Context, app string, since time.Time) (map[string]time.Time, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx,
-		`SELECT address, updated_at FROM registry WHERE app_name = ? AND updated_at >= ?`, app, since.UnixMilli())
+		`SELECT address, updated_at FROM registry WHERE app_name = $1 AND updated_at >= $2`, app, since.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("store: beats of %s: %w", app, err)
 	}
@@ -178,7 +173,7 @@ func (s *Store) Beats(ctx context.Context, app string, since time.Time) (map[str
 // how many it deleted.
 func (s *Store) PruneRegistry(ctx context.Context, since time.Time) (int64, error) {
 	defer s.routing.Add(1)
-	res, err := s.exec(ctx, `DELETE FROM registry WHERE updated_at < ?`, since.UnixMilli())
+	res, err := s.exec(ctx, `DELETE FROM registry WHERE updated_at < $1`, since.UnixMilli())
 	if err != nil {
 		return 0, fmt.Errorf("store: prune registry: %w", err)
 	}
@@ -191,8 +186,8 @@ func (s *Store) PruneRegistry(ctx context.Context, since time.Time) (int64, erro
 // most.
 func (s *Store) ExecutorsOnline(ctx context.Context, since time.Time) (map[string]int, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT g.app_name, COUNT(r.address) FROM groups g
-		LEFT JOIN registry r ON r.app_name = g.app_name AND r.updated_at >= ?
-		WHERE g.address_mode != ? GROUP BY g.app_name`, since.UnixMilli(), int32(carillonv1.AddressMode_ADDRESS_MODE_MANUAL))
+		LEFT JOIN registry r ON r.app_name = g.app_name AND r.updated_at >= $1
+		WHERE g.address_mode != $2 GROUP BY g.app_name`, since.UnixMilli(), int32(carillonv1.AddressMode_ADDRESS_MODE_MANUAL))
 	if err != nil {
 		return nil, fmt.Errorf("store: executors online: %w", err)
 	}
@@ -213,7 +208,7 @@ func (s *Store) ExecutorsOnline(ctx context.Context, since time.Time) (map[strin
 // registered at or after since and that no group has.
 func (s *Store) UnclaimedApps(ctx context.Context, since time.Time) ([]string, error) {
 	apps, err := collectColumn[string](s.reader(ctx).QueryContext(ctx,
-		`SELECT DISTINCT app_name FROM registry WHERE updated_at >= ? AND app_name NOT IN (SELECT app_name FROM groups) ORDER BY app_name`,
+		`SELECT DISTINCT app_name FROM registry WHERE updated_at >= $1 AND app_name NOT IN (SELECT app_name FROM groups) ORDER BY app_name`,
 		since.UnixMilli()))
 	if err != nil {
 		return nil, fmt.Errorf("store: unclaimed apps: %w", err)
@@ -224,7 +219,7 @@ func (s *Store) UnclaimedApps(ctx context.Context, since time.Time) ([]string, e
 // AppClaimed tells whether a group has the app name app.
 func (s *Store) AppClaimed(ctx context.Context, app string) (bool, error) {
 	var n int
-	if err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(*) FROM groups WHERE app_name = ?`, app).Scan(&n); err != nil {
+	if err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(*) FROM groups WHERE app_name = $1`, app).Scan(&n); err != nil {
 		return false, fmt.Errorf("store: group of app %s: %w", app, err)
 	}
 	return n > 0, nil
@@ -244,12 +239,8 @@ func (s *Store) RegisteredAt(ctx context.Context, addresses []string) (map[strin
 	if len(addresses) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(addresses))
-	for i, a := range addresses {
-		args[i] = a
-	}
-	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT address, instance_id, capabilities FROM registry WHERE address IN (?`+ //nolint:gosec // placeholders only
-		strings.Repeat(", ?", len(addresses)-1)+`)`, args...)
+	var a args
+	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT address, instance_id, capabilities FROM registry WHERE address IN (`+addList(&a, addresses)+`)`, a...) //nolint:gosec // placeholders only
 	if err != nil {
 		return nil, fmt.Errorf("store: registrations: %w", err)
 	}

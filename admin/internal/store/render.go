@@ -24,7 +24,7 @@ func (s *Store) RenderParams(ctx context.Context, rs []Rendered) error {
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		for _, r := range rs {
-			if _, err := tx.ExecContext(ctx, `UPDATE runs SET rendered_param = ? WHERE id = ?`, r.Param, r.RunID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET rendered_param = $1 WHERE id = $2`, r.Param, r.RunID); err != nil {
 				return err
 			}
 		}

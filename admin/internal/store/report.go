@@ -20,22 +20,22 @@ type Groups struct {
 // AllGroups selects every group.
 var AllGroups = Groups{All: true}
 
-// where returns the condition on column that selects g's groups, with its
-// arguments: "" for every group.
-func (g Groups) where(column string) (string, []any) {
+// where returns the condition on column that selects g's groups, its
+// argument added to a: "" for every group.
+func (g Groups) where(d dialect, a *args, column string) string {
 	if g.All {
-		return "", nil
+		return ""
 	}
-	return ` AND ` + column + ` IN (SELECT value FROM json_each(?))`, []any{jsonIDs(g.IDs)}
+	return ` AND ` + column + ` IN (` + d.idRows(a.add(jsonIDs(g.IDs))) + `)`
 }
 
 // CountExecutors returns how many distinct executor addresses of g's
 // groups' apps registered at or after since.
 func (s *Store) CountExecutors(ctx context.Context, since time.Time, g Groups) (int64, error) {
 	var n int64
-	cond, args := g.where("(SELECT id FROM groups WHERE groups.app_name = registry.app_name)")
-	err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(DISTINCT address) FROM registry WHERE updated_at >= ?`+cond,
-		append([]any{since.UnixMilli()}, args...)...).Scan(&n)
+	a := args{since.UnixMilli()}
+	cond := g.where(s.d, &a, "(SELECT id FROM groups WHERE groups.app_name = registry.app_name)")
+	err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(DISTINCT address) FROM registry WHERE updated_at >= $1`+cond, a...).Scan(&n) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 	if err != nil {
 		return 0, fmt.Errorf("store: count executors: %w", err)
 	}
@@ -66,28 +66,29 @@ func (s *Store) CountRuns(ctx context.Context, from, to time.Time, g Groups) (ma
 	defer tx.Rollback()
 	first, end := (f+bucketMillis-1)/bucketMillis, t/bucketMillis // whole buckets [first, end)
 	if f < 0 || first >= end {
-		return counts, countRuns(ctx, tx, counts, f, t, g)
+		return counts, countRuns(ctx, tx, s.d, counts, f, t, g)
 	}
-	if err := countRuns(ctx, tx, counts, f, first*bucketMillis, g); err != nil {
+	if err := countRuns(ctx, tx, s.d, counts, f, first*bucketMillis, g); err != nil {
 		return nil, err
 	}
-	if err := countRuns(ctx, tx, counts, end*bucketMillis, t, g); err != nil {
+	if err := countRuns(ctx, tx, s.d, counts, end*bucketMillis, t, g); err != nil {
 		return nil, err
 	}
-	cond, args := g.where("group_id")
 	var upto int64
 	if err := tx.QueryRowContext(ctx, `SELECT id FROM run_counts_upto`).Scan(&upto); err != nil {
 		return nil, fmt.Errorf("store: count runs: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT status, sum(n) FROM run_counts WHERE bucket >= ? AND bucket < ?`+cond+` GROUP BY status`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
-		append([]any{first, end}, args...)...)
+	a := args{first, end}
+	cond := g.where(s.d, &a, "group_id")
+	rows, err := tx.QueryContext(ctx, `SELECT status, sum(n) FROM run_counts WHERE bucket >= $1 AND bucket < $2`+cond+` GROUP BY status`, a...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 	if err := addCounts(counts, rows, err); err != nil {
 		return nil, err
 	}
 	// NOT INDEXED: the rowid range of the runs not folded yet, never the
 	// scheduled_at index over the whole range.
-	rows, err = tx.QueryContext(ctx, `SELECT status, count(*) FROM runs NOT INDEXED WHERE id > ? AND scheduled_at >= ? AND scheduled_at < ?`+cond+` GROUP BY status`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
-		append([]any{upto, first * bucketMillis, end * bucketMillis}, args...)...)
+	a = args{upto, first * bucketMillis, end * bucketMillis}
+	cond = g.where(s.d, &a, "group_id")
+	rows, err = tx.QueryContext(ctx, `SELECT status, count(*) FROM runs`+s.d.notIndexed()+` WHERE id > $1 AND scheduled_at >= $2 AND scheduled_at < $3`+cond+` GROUP BY status`, a...) //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 	if err := addCounts(counts, rows, err); err != nil {
 		return nil, err
 	}
@@ -98,13 +99,13 @@ func (s *Store) CountRuns(ctx context.Context, from, to time.Time, g Groups) (ma
 // to), unix milliseconds, counted over the runs table.
 func countRuns(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, counts map[carillonv1.RunStatus]int64, from, to int64, g Groups) error {
+}, d dialect, counts map[carillonv1.RunStatus]int64, from, to int64, g Groups) error {
 	if to <= from {
 		return nil
 	}
-	cond, args := g.where("group_id")
-	rows, err := q.QueryContext(ctx, `SELECT status, count(*) FROM runs WHERE scheduled_at >= ? AND scheduled_at < ?`+cond+` GROUP BY status`,
-		append([]any{from, to}, args...)...)
+	a := args{from, to}
+	cond := g.where(d, &a, "group_id")
+	rows, err := q.QueryContext(ctx, `SELECT status, count(*) FROM runs WHERE scheduled_at >= $1 AND scheduled_at < $2`+cond+` GROUP BY status`, a...)
 	return addCounts(counts, rows, err)
 }
 
@@ -175,29 +176,25 @@ func (s *Store) CountRunSelection(ctx context.Context, sel RunSelection) (int64,
 // query returns the SELECT of the ids of sel's runs, the oldest limit of
 // them (every one with limit 0), and its arguments.
 func (sel RunSelection) query(limit int) (string, []any) {
-	where := []string{"status NOT IN (?, ?)"}
-	args := []any{carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING}
+	var a args
+	where := []string{"status NOT IN (" + a.add(carillonv1.RunStatus_RUN_STATUS_RUNNING) + ", " + a.add(carillonv1.RunStatus_RUN_STATUS_PENDING) + ")"}
 	if sel.JobID != 0 {
-		where, args = append(where, "job_id = ?"), append(args, sel.JobID)
+		where = append(where, "job_id = "+a.add(sel.JobID))
 	}
 	if sel.GroupID != 0 {
-		where, args = append(where, "group_id = ?"), append(args, sel.GroupID)
+		where = append(where, "group_id = "+a.add(sel.GroupID))
 	}
 	cond := strings.Join(where, " AND ")
 	q := `SELECT id FROM runs WHERE ` + cond //nolint:gosec // concatenates constant SQL fragments; values are placeholders
-	all := append([]any(nil), args...)
 	if !sel.Before.IsZero() {
-		q += ` AND scheduled_at < ?`
-		all = append(all, sel.Before.UnixMilli())
+		q += ` AND scheduled_at < ` + a.add(sel.Before.UnixMilli())
 	}
 	if sel.KeepLast > 0 {
-		q += ` AND id NOT IN (SELECT id FROM runs WHERE ` + cond + ` ORDER BY id DESC LIMIT ?)`
-		all = append(all, args...)
-		all = append(all, sel.KeepLast)
+		// cond again, with the same arguments.
+		q += ` AND id NOT IN (SELECT id FROM runs WHERE ` + cond + ` ORDER BY id DESC LIMIT ` + a.add(sel.KeepLast) + `)`
 	}
 	if limit > 0 {
-		q += ` ORDER BY id LIMIT ?`
-		all = append(all, limit)
+		q += ` ORDER BY id LIMIT ` + a.add(limit)
 	}
-	return q, all
+	return q, a
 }

@@ -20,7 +20,7 @@ const RouteAnyExecutor = "*"
 // Hot statements: record routes, [run, executor], of running runs that
 // record no dispatch yet, RETURNING those recorded.
 const (
-	routeRunsSQL = `UPDATE runs SET routed_to = r.value->>1 FROM json_each(?1) AS r
+	routeRunsSQL = `UPDATE runs SET routed_to = r.value->>1 FROM json_each($1) AS r
 		WHERE runs.id = r.value->>0 AND runs.status = ` + sqlRunning + ` AND runs.executor_address = '' RETURNING runs.id`
 	// pgRouteRunsSQL is routeRunsSQL over PostgreSQL, inside the lease
 	// fence (pgHoldLeaseSQL): of the runs, it routes those this admin

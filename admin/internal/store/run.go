@@ -151,8 +151,7 @@ func insertChunk(n int) int {
 
 // insertRunsSQL inserts n runs, RETURNING their IDs.
 func insertRunsSQL(n int) string {
-	row := `(?` + strings.Repeat(", ?", runInsertArgs-1) + `)`
-	return `INSERT INTO runs (` + runInsertColumns + `) VALUES ` + row + strings.Repeat(", "+row, n-1) + ` RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+	return `INSERT INTO runs (` + runInsertColumns + `) VALUES ` + rowsOf(n, runInsertArgs) + ` RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 }
 
 // appendInsertArgs appends r's values for insertRunsSQL to args. A zero
@@ -224,7 +223,7 @@ func (s *Store) InsertRuns(ctx context.Context, runs []Run) ([]Run, error) {
 
 // Run returns the run with the given ID.
 func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
-	r, err := scanRun(s.reader(ctx).QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	r, err := scanRun(s.reader(ctx).QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, fmt.Errorf("%w: run %d", ErrNotFound, id)
 	}
@@ -261,42 +260,38 @@ func (r *Run) Waiting(now time.Time) bool {
 // Runs returns the runs f selects, newest (largest ID) first.
 func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	var where []string
-	var args []any
-	add := func(cond string, arg any) { where, args = append(where, cond), append(args, arg) }
+	var a args
 	if f.BeforeID > 0 {
-		add("id < ?", f.BeforeID)
+		where = append(where, "id < "+a.add(f.BeforeID))
 	}
 	if f.JobID != 0 {
-		add("job_id = ?", f.JobID)
+		where = append(where, "job_id = "+a.add(f.JobID))
 	}
 	if f.GroupID != 0 {
-		add("group_id = ?", f.GroupID)
+		where = append(where, "group_id = "+a.add(f.GroupID))
 	}
 	switch {
 	case f.Status == carillonv1.RunStatus_RUN_STATUS_UNSPECIFIED:
 	case f.Now.IsZero():
-		add("status = ?", f.Status)
+		where = append(where, "status = "+a.add(f.Status))
 	case f.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING:
-		add("status = ? AND NOT (executor_address = '' AND triggered_at > ?)", f.Status)
-		args = append(args, f.Now.UnixMilli())
+		where = append(where, "status = "+a.add(f.Status)+" AND NOT (executor_address = '' AND triggered_at > "+a.add(f.Now.UnixMilli())+")")
 	case f.Status == carillonv1.RunStatus_RUN_STATUS_PENDING:
-		add("(status = ? OR (status = "+sqlRunning+" AND executor_address = '' AND triggered_at > ?))", f.Status)
-		args = append(args, f.Now.UnixMilli())
+		where = append(where, "(status = "+a.add(f.Status)+" OR (status = "+sqlRunning+" AND executor_address = '' AND triggered_at > "+a.add(f.Now.UnixMilli())+"))")
 	default:
-		add("status = ?", f.Status)
+		where = append(where, "status = "+a.add(f.Status))
 	}
 	if !f.From.IsZero() {
-		add("scheduled_at >= ?", f.From.UnixMilli())
+		where = append(where, "scheduled_at >= "+a.add(f.From.UnixMilli()))
 	}
 	if !f.To.IsZero() {
-		add("scheduled_at < ?", f.To.UnixMilli())
+		where = append(where, "scheduled_at < "+a.add(f.To.UnixMilli()))
 	}
 	q := `SELECT ` + runColumns + ` FROM runs`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
-	args = append(args, cmpLimit(f.Limit))
-	return s.queryRuns(ctx, q+` ORDER BY id DESC LIMIT ?`, args...)
+	return s.queryRuns(ctx, q+` ORDER BY id DESC LIMIT `+a.add(cmpLimit(f.Limit)), a...)
 }
 
 // LastRuns returns the newest run of each of jobIDs that has one, by job
@@ -307,17 +302,12 @@ func (s *Store) LastRuns(ctx context.Context, jobIDs []int64, groupID int64) (ma
 	if len(jobIDs) == 0 {
 		return out, nil
 	}
-	args := make([]any, 0, len(jobIDs)+1)
-	for _, id := range jobIDs {
-		args = append(args, id)
-	}
-	q := `SELECT ` + runColumns + ` FROM runs WHERE id IN (SELECT max(id) FROM runs WHERE job_id IN (?` + //nolint:gosec // constant SQL fragments; values are placeholders
-		strings.Repeat(", ?", len(jobIDs)-1) + `)`
+	var a args
+	q := `SELECT ` + runColumns + ` FROM runs WHERE id IN (SELECT max(id) FROM runs WHERE job_id IN (` + addList(&a, jobIDs) + `)` //nolint:gosec // constant SQL fragments; values are placeholders
 	if groupID != 0 {
-		q += ` AND group_id = ?`
-		args = append(args, groupID)
+		q += ` AND group_id = ` + a.add(groupID)
 	}
-	rs, err := s.queryRuns(ctx, q+` GROUP BY job_id)`, args...)
+	rs, err := s.queryRuns(ctx, q+` GROUP BY job_id)`, a...)
 	if err != nil {
 		return nil, err
 	}

@@ -17,14 +17,14 @@ import (
 func (s *Store) CreateSession(ctx context.Context, userID int64, tokenHash string, now, expires time.Time) (int64, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, millis(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, millis(now)); err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, `INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		if err := tx.QueryRowContext(ctx, `INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4) RETURNING id`,
 			userID, tokenHash, millis(now), millis(expires)).Scan(&id); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE users SET last_login_at = ? WHERE id = ?`, millis(now), userID)
+		_, err := tx.ExecContext(ctx, `UPDATE users SET last_login_at = $1 WHERE id = $2`, millis(now), userID)
 		return err
 	})
 	if err != nil {
@@ -36,7 +36,7 @@ func (s *Store) CreateSession(ctx context.Context, userID int64, tokenHash strin
 // DeleteSession ends a session.
 func (s *Store) DeleteSession(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = $1`, id)
 		if err != nil {
 			return err
 		}
@@ -60,9 +60,9 @@ func (s *Store) Principal(ctx context.Context, kind auth.CredentialKind, tokenHa
 	var q string
 	switch kind {
 	case auth.CredentialSession:
-		q = `SELECT c.id, c.expires_at, NULL, ` + qualifyColumns("u.", principalColumns) + ` FROM sessions c JOIN users u ON u.id = c.user_id WHERE c.token_hash = ?`
+		q = `SELECT c.id, c.expires_at, NULL, ` + qualifyColumns("u.", principalColumns) + ` FROM sessions c JOIN users u ON u.id = c.user_id WHERE c.token_hash = $1`
 	case auth.CredentialAPIToken:
-		q = `SELECT c.id, c.expires_at, c.last_used_at, ` + qualifyColumns("u.", principalColumns) + ` FROM api_tokens c JOIN users u ON u.id = c.user_id WHERE c.token_hash = ?`
+		q = `SELECT c.id, c.expires_at, c.last_used_at, ` + qualifyColumns("u.", principalColumns) + ` FROM api_tokens c JOIN users u ON u.id = c.user_id WHERE c.token_hash = $1`
 	default:
 		return auth.Principal{}, fmt.Errorf("%w: credential", ErrNotFound)
 	}
@@ -88,7 +88,7 @@ func (s *Store) Principal(ctx context.Context, kind auth.CredentialKind, tokenHa
 	}
 	if kind == auth.CredentialAPIToken && (!lastUsed.Valid || now.Sub(fromMillis(lastUsed)) >= apiTokenTouchEvery) {
 		err := s.write(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, millis(now), credID)
+			_, err := tx.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = $1 WHERE id = $2`, millis(now), credID)
 			return err
 		})
 		if err != nil {

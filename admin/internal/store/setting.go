@@ -11,7 +11,7 @@ import (
 // Setting returns the value of an admin setting; ErrNotFound when unset.
 func (s *Store) Setting(ctx context.Context, name string) (string, error) {
 	var v string
-	err := s.reader(ctx).QueryRowContext(ctx, `SELECT value FROM settings WHERE name = ?`, name).Scan(&v)
+	err := s.reader(ctx).QueryRowContext(ctx, `SELECT value FROM settings WHERE name = $1`, name).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("%w: setting %s", ErrNotFound, name)
 	}
@@ -26,12 +26,12 @@ func (s *Store) Setting(ctx context.Context, name string) (string, error) {
 func (s *Store) InitSetting(ctx context.Context, name, value string, now time.Time) (string, bool, error) {
 	stored := false
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = ?`, name).Scan(&value)
+		err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = $1`, name).Scan(&value)
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		stored = true
-		_, err = tx.ExecContext(ctx, `INSERT INTO settings (name, value, updated_at) VALUES (?, ?, ?)`, name, value, millis(now))
+		_, err = tx.ExecContext(ctx, `INSERT INTO settings (name, value, updated_at) VALUES ($1, $2, $3)`, name, value, millis(now))
 		return err
 	})
 	if err != nil {

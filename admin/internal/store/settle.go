@@ -161,7 +161,7 @@ func (s *Store) SettleRuns(ctx context.Context, p Policy, results []Result) (Set
 func (s *Store) settleTx(ctx context.Context, p Policy, fn func(st *settler) error) (Settled, error) {
 	var out Settled
 	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
-		st := &settler{ctx: ctx, tx: tx, q: &s.q, pg: s.pg != nil, policy: p, cache: &s.jobs, jobs: map[int64]*JobDefinition{}, parents: map[fireKey]bool{}}
+		st := &settler{ctx: ctx, tx: tx, q: &s.q, d: s.d, policy: p, cache: &s.jobs, jobs: map[int64]*JobDefinition{}, parents: map[fireKey]bool{}}
 		if err := fn(st); err != nil {
 			return err
 		}
@@ -177,7 +177,7 @@ type settler struct {
 	ctx    context.Context
 	tx     *sql.Tx
 	q      *stmts
-	pg     bool // over PostgreSQL
+	d      dialect
 	policy Policy
 	cache  *jobCache
 	jobs   map[int64]*JobDefinition // nil: the job was deleted
@@ -224,11 +224,12 @@ func (st *settler) loadJobs(ids []int64) error {
 }
 
 // settleRuns applies results (each run once) in as few statements as it
-// can and returns the runs they settled: over SQLite the prepared
-// statements of settleRunsSQL, in chunks of insertChunks; over PostgreSQL
-// one statement with the results as a JSON list.
+// can and returns the runs they settled: one statement with the results
+// as a JSON list where the dialect has it (hotSQL.settleRuns: PostgreSQL),
+// else the prepared statements of settleRunsSQL, in chunks of
+// insertChunks (SQLite).
 func (st *settler) settleRuns(results []Result) ([]Run, error) {
-	if st.pg {
+	if st.q.settleRuns != nil {
 		var list jsonRows
 		var args []any
 		for _, res := range results {
@@ -345,7 +346,7 @@ const (
 	// laterNoteSQL appends notes, [run, note, status, message], to the
 	// settled runs whose status or message the later result does not
 	// repeat.
-	laterNoteSQL = `UPDATE runs SET message = runs.message || (n.value->>1) FROM json_each(?1) AS n
+	laterNoteSQL = `UPDATE runs SET message = runs.message || (n.value->>1) FROM json_each($1) AS n
 		WHERE runs.id = n.value->>0 AND runs.status NOT IN (` + sqlRunning + `, ` + sqlPending + `)
 		AND (runs.status <> n.value->>2 OR substr(runs.message, 1, length(n.value->>3)) <> n.value->>3)
 		AND instr(runs.message, n.value->>1) = 0 AND length(runs.message) + length(n.value->>1) <= ` + sqlMaxNoted
@@ -392,11 +393,7 @@ func (st *settler) noteLater(results []Result, runs []Run) error {
 	if n == 0 {
 		return nil
 	}
-	q := laterNoteSQL
-	if st.pg {
-		q = pgLaterNoteSQL
-	}
-	_, err := st.tx.ExecContext(st.ctx, q, list.String())
+	_, err := st.tx.ExecContext(st.ctx, st.d.hot().laterNote, list.String())
 	return err
 }
 
@@ -450,14 +447,14 @@ func (st *settler) followUp(r Run) error {
 	}
 	if d.Alarm {
 		r.AlarmStatus = carillonv1.AlarmStatus_ALARM_STATUS_PENDING
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET alarm_status = ? WHERE id = ?`, r.AlarmStatus, r.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET alarm_status = $1 WHERE id = $2`, r.AlarmStatus, r.ID); err != nil {
 			return err
 		}
 	}
 	if d.DropRetry {
-		_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ?
-			WHERE job_id = ? AND scheduled_at = ? AND shard_index = ? AND attempt = ? AND trigger_type = ? AND status = ?
-			AND workflow_run_id = ? AND workflow_node = ?`,
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET status = $1, message = $2, finished_at = $3
+			WHERE job_id = $4 AND scheduled_at = $5 AND shard_index = $6 AND attempt = $7 AND trigger_type = $8 AND status = $9
+			AND workflow_run_id = $10 AND workflow_node = $11`,
 			carillonv1.RunStatus_RUN_STATUS_SKIPPED, fmt.Sprintf("not retried: run %d reported its result after all", r.ID),
 			r.FinishedAt.UnixMilli(), r.JobID, r.ScheduledAt.UnixMilli(), r.ShardIndex, r.Attempt+1,
 			carillonv1.TriggerType_TRIGGER_TYPE_RETRY, carillonv1.RunStatus_RUN_STATUS_PENDING, r.WorkflowRunID, r.WorkflowNode)
@@ -466,7 +463,7 @@ func (st *settler) followUp(r Run) error {
 		}
 	}
 	if d.CancelAlarm {
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET alarm_status = ? WHERE id = ? AND alarm_status = ?`,
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET alarm_status = $1 WHERE id = $2 AND alarm_status = $3`,
 			carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, r.ID, carillonv1.AlarmStatus_ALARM_STATUS_PENDING); err != nil {
 			return err
 		}
@@ -481,9 +478,9 @@ func (st *settler) followUp(r Run) error {
 		return nil
 	}
 	// FIX_DELAY: schedule the next fire once nothing of this fire is left.
-	res, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = ?
-		WHERE id = ? AND enabled = 1 AND schedule_type = ? AND next_fire_at IS NULL
-		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = ? AND scheduled_at = ? AND status IN (?, ?))`,
+	res, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = $1
+		WHERE id = $2 AND enabled = 1 AND schedule_type = $3 AND next_fire_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = $4 AND scheduled_at = $5 AND status IN ($6, $7))`,
 		d.NextFireAt.UnixMilli(), r.JobID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, r.JobID, r.ScheduledAt.UnixMilli(),
 		carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING)
 	if err != nil {
@@ -513,7 +510,7 @@ func (st *settler) fireChildren(job *JobDefinition, r Run) error {
 	// Retries keep their fire's scheduled instant, so this counts the shards
 	// that succeeded at any attempt.
 	err := tx.QueryRowContext(ctx, `SELECT count(DISTINCT shard_index) FROM runs
-		WHERE job_id = ? AND scheduled_at = ? AND status = ?`,
+		WHERE job_id = $1 AND scheduled_at = $2 AND status = $3`,
 		r.JobID, r.ScheduledAt.UnixMilli(), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED).Scan(&shardsDone)
 	if err != nil || shardsDone < r.ShardTotal {
 		return err

@@ -12,8 +12,10 @@ import (
 // stmts are the statements of the fire path, prepared once when the store
 // opens. SQLite spends as long parsing a statement as running a small one,
 // so the hot paths never hand it new SQL text: a statement that takes a
-// list takes it as one JSON array parameter, read with json_each, and keeps
-// one shape whatever the list's length. Transactions use them through
+// list takes it as one JSON array parameter, read with json_each (with
+// jsonb_array_elements on PostgreSQL), and keeps one shape whatever the
+// list's length. Each dialect has its texts (hotSQL): SQLite's are here,
+// PostgreSQL's in stmts_postgres.go. Transactions use them through
 // tx.StmtContext, which reuses the writer connection's prepared statement.
 type stmts struct {
 	claimRuns   *sql.Stmt                    // writer: PENDING → RUNNING, RETURNING the runs
@@ -23,8 +25,8 @@ type stmts struct {
 	shardTotals *sql.Stmt                    // writer: shard totals of broadcasts
 	advanceJobs *sql.Stmt                    // writer: the scan's compare-and-set of next fires
 	insertRuns  [len(insertChunks)]*sql.Stmt // writer: insertChunks[i] new runs
-	settleRuns  *sql.Stmt                    // writer, PostgreSQL: RUNNING → final, RETURNING the runs
-	settle      [len(insertChunks)]*sql.Stmt // writer, SQLite: insertChunks[i] runs RUNNING → final, RETURNING them
+	settleRuns  *sql.Stmt                    // writer, hotSQL.settleRuns: RUNNING → final, RETURNING the runs
+	settle      [len(insertChunks)]*sql.Stmt // writer, hotSQL.settleChunk: insertChunks[i] runs RUNNING → final, RETURNING them
 	txJobs      *sql.Stmt                    // writer: jobs by ID, inside a write transaction
 	jobsByID    *sql.Stmt                    // readers: jobs by ID
 	resultRuns  *sql.Stmt                    // readers: what results are checked against (ResultRuns)
@@ -33,12 +35,12 @@ type stmts struct {
 // Hot statements. Each list parameter is a JSON array; an element that is
 // itself an array is read by position (value->>0, value->>1, …).
 const (
-	claimRunsSQL = `UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c.value->>1, triggered_at = coalesce(c.value->>2, ?2)
-		FROM json_each(?1) AS c WHERE runs.id = c.value->>0 AND runs.status = ` + sqlPending + runsNotPaused + ` RETURNING ` + runColumns
+	claimRunsSQL = `UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c.value->>1, triggered_at = coalesce(c.value->>2, $2)
+		FROM json_each($1) AS c WHERE runs.id = c.value->>0 AND runs.status = ` + sqlPending + runsNotPaused + ` RETURNING ` + runColumns
 	// recordRunsSQL records dispatches: [run, executor, shard index, shard
 	// total, trigger message, timeout].
 	recordRunsSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,
-		trigger_message = d.value->>4, timeout_seconds = d.value->>5 FROM json_each(?1) AS d WHERE runs.id = d.value->>0` + recordWhere
+		trigger_message = d.value->>4, timeout_seconds = d.value->>5 FROM json_each($1) AS d WHERE runs.id = d.value->>0` + recordWhere
 	// recordSentSQL is recordRunsSQL for a batch in which some runs were
 	// sent at another time than their claim said, each with a seventh
 	// value, when it was sent. It is a statement of its own because
@@ -46,23 +48,25 @@ const (
 	// dispatches of a batch sent on time, almost all of them, leave it be.
 	recordSentSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,
 		trigger_message = d.value->>4, timeout_seconds = d.value->>5, triggered_at = coalesce(d.value->>6, triggered_at)
-		FROM json_each(?1) AS d WHERE runs.id = d.value->>0` + recordWhere
+		FROM json_each($1) AS d WHERE runs.id = d.value->>0` + recordWhere
 	// recordWhere keeps a dispatch record from replacing another: it
 	// records a run with no dispatch recorded, or a running one again on
 	// the same executor (a run sent ahead, sent again on its instant), and
 	// returns the runs it recorded.
 	recordWhere = ` AND (runs.executor_address = '' OR (runs.status = ` + sqlRunning + ` AND runs.executor_address = d.value->>1))
 		RETURNING runs.id`
-	shardTotalsSQL = `UPDATE runs SET shard_total = t.value->>1 FROM json_each(?1) AS t WHERE runs.id = t.value->>0`
+	shardTotalsSQL = `UPDATE runs SET shard_total = t.value->>1 FROM json_each($1) AS t WHERE runs.id = t.value->>0`
 	// advanceJobsSQL applies claims: [job, due, next or null, fired instant or null].
 	advanceJobsSQL = `UPDATE jobs SET next_fire_at = c.value->>2, last_fire_at = coalesce(c.value->>3, last_fire_at)
-		FROM json_each(?1) AS c WHERE jobs.id = c.value->>0 AND jobs.enabled = 1 AND jobs.next_fire_at = c.value->>1` + jobsNotPaused + `
+		FROM json_each($1) AS c WHERE jobs.id = c.value->>0 AND jobs.enabled = 1 AND jobs.next_fire_at = c.value->>1` + jobsNotPaused + `
 		RETURNING jobs.id`
 	// finishedAtSQL is a result's finished at, but the instant its run was
 	// sent (the dispatch's, recorded with it, else the run's) when it is
 	// earlier: a run does not end before it starts, whatever a clock said.
 	finishedAtSQL = `CASE WHEN r.r_finished < coalesce(r.r_sent, runs.triggered_at) THEN coalesce(r.r_sent, runs.triggered_at) ELSE r.r_finished END`
-	jobsByIDSQL   = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`
+	jobsByIDSQL   = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each($1))`
+	// pgJobsByIDSQL is jobsByIDSQL over PostgreSQL.
+	pgJobsByIDSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS value)`
 )
 
 // settleColumns are the values of a result that settleRunsSQL applies,
@@ -88,8 +92,7 @@ var settleValues = strings.Count(settleColumns, ",") + 1
 // result has eleven, and SQLite would parse its JSON for each use of one.
 // PostgreSQL's statement (pgSettleRunsSQL) takes the JSON list.
 func settleRunsSQL(n int) string {
-	row := "(?" + strings.Repeat(", ?", settleValues-1) + ")"
-	return `WITH r(` + settleColumns + `) AS (VALUES ` + row + strings.Repeat(", "+row, n-1) + `)
+	return `WITH r(` + settleColumns + `) AS (VALUES ` + rowsOf(n, settleValues) + `)
 		UPDATE runs SET status = r.r_status,
 		message = CASE WHEN runs.status = ` + sqlRunning + ` THEN r.r_msg
 			ELSE r.r_msg || ' (reported after the admin had settled the run ' ||
@@ -121,29 +124,26 @@ func (s *Store) prepare(ctx context.Context) error {
 		errs = append(errs, err)
 		return st
 	}
-	claim, record, sent, route, shards, advance := claimRunsSQL, recordRunsSQL, recordSentSQL, routeRunsSQL, shardTotalsSQL, advanceJobsSQL
-	if s.pg != nil {
-		claim, record, sent, route, shards, advance = pgClaimRunsSQL, pgRecordRunsSQL, pgRecordSentSQL, pgRouteRunsSQL, pgShardTotalsSQL, pgAdvanceJobsSQL
-	}
+	h := s.d.hot()
 	s.q = stmts{
-		claimRuns:   prep(s.w, claim),
-		recordRuns:  prep(s.w, record),
-		recordSent:  prep(s.w, sent),
-		routeRuns:   prep(s.w, route),
-		shardTotals: prep(s.w, shards),
-		advanceJobs: prep(s.w, advance),
-		txJobs:      prep(s.w, jobsByIDSQL),
-		jobsByID:    prep(s.r, jobsByIDSQL),
-		resultRuns:  prep(s.r, resultRunsSQL),
+		claimRuns:   prep(s.w, h.claimRuns),
+		recordRuns:  prep(s.w, h.recordRuns),
+		recordSent:  prep(s.w, h.recordSent),
+		routeRuns:   prep(s.w, h.routeRuns),
+		shardTotals: prep(s.w, h.shardTotals),
+		advanceJobs: prep(s.w, h.advanceJobs),
+		txJobs:      prep(s.w, h.jobsByID),
+		jobsByID:    prep(s.r, h.jobsByID),
+		resultRuns:  prep(s.r, h.resultRuns),
 	}
 	for i, n := range insertChunks {
 		s.q.insertRuns[i] = prep(s.w, insertRunsSQL(n))
-		if s.pg == nil {
-			s.q.settle[i] = prep(s.w, settleRunsSQL(n))
+		if h.settleChunk != nil {
+			s.q.settle[i] = prep(s.w, h.settleChunk(n))
 		}
 	}
-	if s.pg != nil {
-		s.q.settleRuns = prep(s.w, pgSettleRunsSQL)
+	if h.settleRuns != "" {
+		s.q.settleRuns = prep(s.w, h.settleRuns)
 	}
 	return errors.Join(errs...)
 }

@@ -104,7 +104,7 @@ func (s *Store) Stopped() <-chan struct{} {
 // (KillRequest.replace) carries its job's new ones; rendered is the param
 // rendered from a template param (Run.RenderedParam), nil for another.
 func (s *Store) RedefineRun(ctx context.Context, runID int64, handler, param string, rendered *string) error {
-	_, err := s.exec(ctx, `UPDATE runs SET handler = ?, param = ?, rendered_param = ? WHERE id = ?`, handler, param, nullString(rendered), runID)
+	_, err := s.exec(ctx, `UPDATE runs SET handler = $1, param = $2, rendered_param = $3 WHERE id = $4`, handler, param, nullString(rendered), runID)
 	if err != nil {
 		return fmt.Errorf("store: redefine run %d: %w", runID, err)
 	}

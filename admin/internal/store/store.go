@@ -8,10 +8,11 @@
 // and applied in order by Open.
 //
 // Open of a postgres:// URL keeps the same state in PostgreSQL, which
-// several admins may share (postgres.go): the same statements, translated
-// (dialect.go), the same semantics, and what sharing needs besides: claims
-// that skip the rows another admin holds, leases of admins (lease.go), and
-// caches that follow the other admins' writes (follow.go).
+// several admins may share (postgres.go): the same statements where the
+// two databases read them alike, each database's own where they differ
+// (its dialect, dialect.go), the same semantics, and what sharing needs
+// besides: claims that skip the rows another admin holds, leases of admins
+// (lease.go), and caches that follow the other admins' writes (follow.go).
 package store
 
 import (
@@ -44,6 +45,7 @@ type Store struct {
 	r    *sql.DB // readers of the fire path (scheduler, trigger, monitor)
 	api  *sql.DB // readers of the management API (WithAPIReads)
 	q    stmts   // the fire path's statements, prepared once
+	d    dialect // the database's SQL where it differs (dialect.go)
 	lock *fileLock
 	// routing counts changes to groups and the registry, for caches of
 	// who runs a group's jobs (RoutingVersion).
@@ -118,7 +120,7 @@ func open(ctx context.Context, path, writerMode string) (*Store, error) {
 		_ = lock.release()
 		return nil, fmt.Errorf("store: create %s: %w", path, err)
 	}
-	s := &Store{lock: lock, path: abs}
+	s := &Store{lock: lock, path: abs, d: sqliteDialect{}}
 	// The writer checkpoints the WAL itself only past 10,000 pages (40 MiB);
 	// Store.checkpoints does most of it, off the writer's path. Its
 	// statement journals stay in memory (temp_store): an insert into runs
@@ -202,13 +204,7 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	dir := "migrations"
-	if s.pg != nil {
-		dir = "migrations_postgres"
-	} else if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
-		return fmt.Errorf("store: migrate: %w", err)
-	}
-	names, err := fs.Glob(migrations, dir+"/*.sql")
+	names, err := fs.Glob(migrations, s.d.migrations()+"/*.sql")
 	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
@@ -233,14 +229,13 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 		}
 		err = s.write(ctx, func(tx *sql.Tx) error {
-			if s.pg != nil {
-				// Admins starting together migrate one after another.
-				if err := lockMigrations(ctx, tx); err != nil {
+			for _, q := range s.d.migrationStart() {
+				if _, err := tx.ExecContext(ctx, q); err != nil {
 					return err
 				}
 			}
 			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = $1`, version).Scan(&n); err != nil {
 				return err
 			}
 			if n > 0 {
@@ -262,7 +257,7 @@ func (s *Store) migrate(ctx context.Context) error {
 					return errors.New("foreign keys do not hold after the migration")
 				}
 			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES (?)`, version)
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, version)
 			return err
 		})
 		if fkOff {
@@ -335,6 +330,15 @@ func millis(t time.Time) sql.NullInt64 {
 		return sql.NullInt64{}
 	}
 	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}
+
+// boolInt is b as the 0 or 1 of the INTEGER columns that hold flags in
+// both databases: PostgreSQL binds no bool to an integer.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // fromMillis converts unix milliseconds to a time; NULL is the zero time.

@@ -83,14 +83,14 @@ func userGroups(ctx context.Context, q userQueryer, us []User) error {
 }
 
 func setUserGroups(ctx context.Context, tx *sql.Tx, userID int64, groups []int64) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM user_groups WHERE user_id = ?`, userID); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM user_groups WHERE user_id = $1`, userID); err != nil {
 		return err
 	}
 	for _, g := range groups {
 		if err := groupExists(ctx, tx, g); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO user_groups (user_id, group_id) VALUES (?, ?)`, userID, g); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO user_groups (user_id, group_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, userID, g); err != nil {
 			return err
 		}
 	}
@@ -106,8 +106,8 @@ func (s *Store) CreateUser(ctx context.Context, u User, now time.Time) (User, er
 	u.Groups = uniqueSortedIDs(u.Groups)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx,
-			`INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-			u.Username, u.PasswordHash, u.Role, u.Disabled, millis(now), millis(now)).Scan(&u.ID); err != nil {
+			`INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+			u.Username, u.PasswordHash, u.Role, boolInt(u.Disabled), millis(now), millis(now)).Scan(&u.ID); err != nil {
 			return err
 		}
 		return setUserGroups(ctx, tx, u.ID, u.Groups)
@@ -125,14 +125,15 @@ func (s *Store) CreateUser(ctx context.Context, u User, now time.Time) (User, er
 
 // User returns the user with the given ID.
 func (s *Store) User(ctx context.Context, id int64) (User, error) {
-	return s.userWhere(ctx, `id = ?`, id)
+	return s.userWhere(ctx, `id = $1`, id)
 }
 
 // UserByName returns the user with the given username, ignoring case.
 func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
-	return s.userWhere(ctx, `username = ? COLLATE NOCASE`, username)
+	return s.userWhere(ctx, s.d.equalFold(`username`, `$1`), username)
 }
 
+// userWhere returns the user that cond selects, with arg its $1.
 func (s *Store) userWhere(ctx context.Context, cond string, arg any) (User, error) {
 	u, err := scanUser(s.reader(ctx).QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+cond, arg))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -191,7 +192,7 @@ func keepAnAdmin(ctx context.Context, tx *sql.Tx, old User) error {
 		return nil
 	}
 	var n int
-	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE role = ? AND disabled = 0`, auth.RoleAdmin).Scan(&n)
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE role = $1 AND disabled = 0`, auth.RoleAdmin).Scan(&n)
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func keepAnAdmin(ctx context.Context, tx *sql.Tx, old User) error {
 func (s *Store) UpdateUser(ctx context.Context, u User, now time.Time) (User, error) {
 	u.Groups = uniqueSortedIDs(u.Groups)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, u.ID))
+		old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, u.ID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: user %d", ErrNotFound, u.ID)
 		}
@@ -221,12 +222,12 @@ func (s *Store) UpdateUser(ctx context.Context, u User, now time.Time) (User, er
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET role = ?, disabled = ?, updated_at = ? WHERE id = ?`,
-			u.Role, u.Disabled, millis(now), u.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET role = $1, disabled = $2, updated_at = $3 WHERE id = $4`,
+			u.Role, boolInt(u.Disabled), millis(now), u.ID); err != nil {
 			return err
 		}
 		if u.PasswordHash != "" {
-			if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, u.PasswordHash, u.ID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, u.PasswordHash, u.ID); err != nil {
 				return err
 			}
 		}
@@ -250,7 +251,7 @@ func (s *Store) UpdateUser(ctx context.Context, u User, now time.Time) (User, er
 // keepSession (0 for none) and revokes its API tokens.
 func (s *Store) SetPassword(ctx context.Context, userID int64, hash string, keepSession int64, now time.Time) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?`, hash, millis(now), userID)
+		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE id = $3`, hash, millis(now), userID)
 		if err != nil {
 			return err
 		}
@@ -268,10 +269,10 @@ func (s *Store) SetPassword(ctx context.Context, userID int64, hash string, keep
 // endCredentials ends the sessions of user userID but keepSession (0 for
 // none) and revokes its API tokens.
 func endCredentials(ctx context.Context, tx *sql.Tx, userID, keepSession int64) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id != ?`, userID, keepSession); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1 AND id != $2`, userID, keepSession); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM api_tokens WHERE user_id = ?`, userID)
+	_, err := tx.ExecContext(ctx, `DELETE FROM api_tokens WHERE user_id = $1`, userID)
 	return err
 }
 
@@ -279,7 +280,7 @@ func endCredentials(ctx context.Context, tx *sql.Tx, userID, keepSession int64) 
 // Deleting the last enabled ADMIN is ErrLastAdmin.
 func (s *Store) DeleteUser(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+		old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: user %d", ErrNotFound, id)
 		}
@@ -289,7 +290,7 @@ func (s *Store) DeleteUser(ctx context.Context, id int64) error {
 		if err := keepAnAdmin(ctx, tx, old); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM users WHERE id = ?`, id)
+		_, err = tx.ExecContext(ctx, `DELETE FROM users WHERE id = $1`, id)
 		return err
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLastAdmin) {
@@ -311,15 +312,15 @@ func uniqueSortedIDs(ids []int64) []int64 {
 func (s *Store) ResetAdmin(ctx context.Context, username, hash string, now time.Time) (User, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE username = ? COLLATE NOCASE`, username).Scan(&id)
+		err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE `+s.d.equalFold(`username`, `$1`), username).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
-			return tx.QueryRowContext(ctx, `INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?) RETURNING id`,
+			return tx.QueryRowContext(ctx, `INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at) VALUES ($1, $2, $3, 0, $4, $5) RETURNING id`,
 				username, hash, auth.RoleAdmin, millis(now), millis(now)).Scan(&id)
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ?, role = ?, disabled = 0, updated_at = ? WHERE id = ?`,
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, role = $2, disabled = 0, updated_at = $3 WHERE id = $4`,
 			hash, auth.RoleAdmin, millis(now), id); err != nil {
 			return err
 		}

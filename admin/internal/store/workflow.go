@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,10 +67,23 @@ func scanWorkflow(row interface{ Scan(...any) error }) (Workflow, error) {
 	return w, nil
 }
 
+// workflowWriteArgs is how many values workflowArgs has: the columns of
+// workflowColumns after id.
+var workflowWriteArgs = strings.Count(workflowColumns, ",")
+
+var (
+	// insertWorkflowSQL stores a new workflow (workflowArgs), RETURNING its id.
+	insertWorkflowSQL = `INSERT INTO workflows (` + strings.TrimPrefix(workflowColumns, "id, ") + `)
+		VALUES (` + placeholders(1, workflowWriteArgs) + `) RETURNING id`
+	// updateWorkflowSQL writes a workflow: workflowArgs, then its id.
+	updateWorkflowSQL = `UPDATE workflows SET (` + strings.TrimPrefix(workflowColumns, "id, ") + `) = (` + placeholders(1, workflowWriteArgs) + //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+		`) WHERE id = $` + strconv.Itoa(workflowWriteArgs+1)
+)
+
 // workflowArgs are w's values for the columns of workflowColumns after id.
 func workflowArgs(w Workflow) []any {
 	return []any{w.GroupID, w.Name, w.Description, w.ScheduleType, w.Cron, w.IntervalSeconds, w.TimeZone,
-		w.MisfireStrategy, w.BlockStrategy, w.Enabled, millis(w.LastFireAt), millis(w.NextFireAt), millis(w.CreatedAt), millis(w.UpdatedAt),
+		w.MisfireStrategy, w.BlockStrategy, boolInt(w.Enabled), millis(w.LastFireAt), millis(w.NextFireAt), millis(w.CreatedAt), millis(w.UpdatedAt),
 		joinLines(w.AlarmEmails), w.AlarmWebhookURL}
 }
 
@@ -110,8 +124,7 @@ func insertWorkflow(ctx context.Context, tx *sql.Tx, w *Workflow) error {
 	if err := checkWorkflowRefs(ctx, tx, *w); err != nil {
 		return err
 	}
-	err := tx.QueryRowContext(ctx, `INSERT INTO workflows (`+strings.TrimPrefix(workflowColumns, "id, ")+`)
-		VALUES (?`+strings.Repeat(", ?", 15)+`) RETURNING id`, workflowArgs(*w)...).Scan(&w.ID)
+	err := tx.QueryRowContext(ctx, insertWorkflowSQL, workflowArgs(*w)...).Scan(&w.ID)
 	if err != nil {
 		return err
 	}
@@ -135,7 +148,7 @@ func checkWorkflowRefs(ctx context.Context, tx *sql.Tx, w Workflow) error {
 func insertNodes(ctx context.Context, tx *sql.Tx, w Workflow) error {
 	for i, n := range w.Nodes {
 		_, err := tx.ExecContext(ctx, `INSERT INTO workflow_nodes (workflow_id, position, node_key, job_id, depends_on, param)
-			VALUES (?, ?, ?, ?, ?, ?)`, w.ID, i, n.Key, n.JobID, joinLines(n.DependsOn), nullString(n.Param))
+			VALUES ($1, $2, $3, $4, $5, $6)`, w.ID, i, n.Key, n.JobID, joinLines(n.DependsOn), nullString(n.Param))
 		if err != nil {
 			return err
 		}
@@ -181,16 +194,16 @@ type WorkflowFilter struct {
 
 // Workflows returns the workflows f selects, with their nodes, by ID.
 func (s *Store) Workflows(ctx context.Context, f WorkflowFilter) ([]Workflow, error) {
-	q := `SELECT ` + workflowColumns + ` FROM workflows WHERE id > ?`
-	args := []any{f.AfterID}
+	a := args{f.AfterID}
+	q := `SELECT ` + workflowColumns + ` FROM workflows WHERE id > $1`
 	if f.ID != 0 {
-		q, args = q+` AND id = ?`, append(args, f.ID)
+		q += ` AND id = ` + a.add(f.ID)
 	}
 	if f.GroupID != 0 {
-		q, args = q+` AND group_id = ?`, append(args, f.GroupID)
+		q += ` AND group_id = ` + a.add(f.GroupID)
 	}
 	db := s.reader(ctx)
-	rows, err := db.QueryContext(ctx, q+` ORDER BY id LIMIT ?`, append(args, cmpLimit(f.Limit))...)
+	rows, err := db.QueryContext(ctx, q+` ORDER BY id LIMIT `+a.add(cmpLimit(f.Limit)), a...)
 	ws, err := collect(rows, err, scanWorkflow)
 	if err != nil {
 		return nil, fmt.Errorf("store: workflows: %w", err)
@@ -211,7 +224,7 @@ type querier interface {
 
 // workflowNodes reads workflow id's nodes in their order.
 func workflowNodes(ctx context.Context, q querier, id int64) ([]WorkflowNode, error) {
-	rows, err := q.QueryContext(ctx, `SELECT node_key, job_id, depends_on, param FROM workflow_nodes WHERE workflow_id = ? ORDER BY position`, id)
+	rows, err := q.QueryContext(ctx, `SELECT node_key, job_id, depends_on, param FROM workflow_nodes WHERE workflow_id = $1 ORDER BY position`, id)
 	return collect(rows, err, func(row interface{ Scan(...any) error }) (WorkflowNode, error) {
 		var n WorkflowNode
 		var deps string
@@ -229,7 +242,7 @@ func workflowNodes(ctx context.Context, q querier, id int64) ([]WorkflowNode, er
 func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow, scheduleChanged bool, now time.Time) (Workflow, error) {
 	now = now.Truncate(time.Millisecond)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		return updateWorkflow(ctx, tx, &w, scheduleChanged, now, s.forUpdate())
+		return updateWorkflow(ctx, tx, &w, scheduleChanged, now, s.d.forUpdate())
 	})
 	if err != nil {
 		return Workflow{}, workflowErr("update workflow", w, err)
@@ -241,7 +254,7 @@ func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow, scheduleChanged 
 // millisecond, the old row read with lock (forUpdate): it completes w as
 // stored.
 func updateWorkflow(ctx context.Context, tx *sql.Tx, w *Workflow, scheduleChanged bool, now time.Time, lock string) error {
-	old, err := scanWorkflow(tx.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows WHERE id = ?`+lock, w.ID))
+	old, err := scanWorkflow(tx.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows WHERE id = $1`+lock, w.ID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: workflow %d", ErrNotFound, w.ID)
 	}
@@ -258,12 +271,11 @@ func updateWorkflow(ctx context.Context, tx *sql.Tx, w *Workflow, scheduleChange
 	case !scheduleChanged:
 		w.NextFireAt = old.NextFireAt
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE workflows SET (`+strings.TrimPrefix(workflowColumns, "id, ")+`) = (?`+strings.Repeat(", ?", 15)+`) WHERE id = ?`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
-		append(workflowArgs(*w), w.ID)...)
+	_, err = tx.ExecContext(ctx, updateWorkflowSQL, append(workflowArgs(*w), w.ID)...)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM workflow_nodes WHERE workflow_id = ?`, w.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM workflow_nodes WHERE workflow_id = $1`, w.ID); err != nil {
 		return err
 	}
 	return insertNodes(ctx, tx, *w)
@@ -279,8 +291,8 @@ func (s *Store) StartWorkflow(ctx context.Context, id int64, next, now time.Time
 // startWorkflowSQL and stopWorkflowSQL switch a workflow's schedule on
 // (next fire, now, id) and off (now, id).
 const (
-	startWorkflowSQL = `UPDATE workflows SET enabled = 1, next_fire_at = ?, updated_at = ? WHERE id = ? AND enabled = 0`
-	stopWorkflowSQL  = `UPDATE workflows SET enabled = 0, next_fire_at = NULL, updated_at = ? WHERE id = ? AND enabled = 1`
+	startWorkflowSQL = `UPDATE workflows SET enabled = 1, next_fire_at = $1, updated_at = $2 WHERE id = $3 AND enabled = 0`
+	stopWorkflowSQL  = `UPDATE workflows SET enabled = 0, next_fire_at = NULL, updated_at = $1 WHERE id = $2 AND enabled = 1`
 )
 
 // StopWorkflow turns workflow id's schedule off: once it returns, the
@@ -295,7 +307,7 @@ func (s *Store) switchWorkflow(ctx context.Context, id int64, q string, args ...
 			return err
 		}
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE id = ?`, id).Scan(&n); err != nil || n > 0 {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE id = $1`, id).Scan(&n); err != nil || n > 0 {
 			return err
 		}
 		return fmt.Errorf("%w: workflow %d", ErrNotFound, id)
@@ -318,7 +330,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id int64) error {
 
 // deleteWorkflow is DeleteWorkflow in tx.
 func deleteWorkflow(ctx context.Context, tx *sql.Tx, id int64) error {
-	res, err := tx.ExecContext(ctx, `DELETE FROM workflows WHERE id = ?`, id)
+	res, err := tx.ExecContext(ctx, `DELETE FROM workflows WHERE id = $1`, id)
 	if err != nil {
 		return err
 	}
@@ -329,7 +341,7 @@ func deleteWorkflow(ctx context.Context, tx *sql.Tx, id int64) error {
 // it as a node, naming them.
 func notInWorkflow(ctx context.Context, tx *sql.Tx, id int64) error {
 	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT w.id, w.name FROM workflow_nodes n JOIN workflows w ON w.id = n.workflow_id
-		WHERE n.job_id = ? ORDER BY w.id`, id)
+		WHERE n.job_id = $1 ORDER BY w.id`, id)
 	if err != nil {
 		return err
 	}

@@ -34,8 +34,8 @@ func (s *Store) DueWorkflows(ctx context.Context, before, takeover time.Time, li
 const dueWorkflows = `FROM workflows WHERE enabled = 1 AND next_fire_at IS NOT NULL` + workflowsNotPaused
 
 var (
-	dueWorkflowsSQL       = `SELECT ` + workflowColumns + ` ` + dueWorkflows + ` AND next_fire_at <= ?1 ORDER BY next_fire_at LIMIT ?2`
-	dueWorkflowsSharedSQL = shared(`SELECT `+workflowColumns+` `+dueWorkflows, `?1`, `?2`, `?3`, `?4`, `ORDER BY next_fire_at LIMIT ?5`)
+	dueWorkflowsSQL       = `SELECT ` + workflowColumns + ` ` + dueWorkflows + ` AND next_fire_at <= $1 ORDER BY next_fire_at LIMIT $2`
+	dueWorkflowsSharedSQL = shared(`SELECT `+workflowColumns+` `+dueWorkflows, `$1`, `$2`, `$3`, `$4`, `ORDER BY next_fire_at LIMIT $5`)
 
 	nextWorkflowSQL       = `SELECT next_fire_at ` + dueWorkflows + ` ORDER BY next_fire_at LIMIT 1`
 	nextWorkflowSharedSQL = nextShared(`SELECT next_fire_at `+dueWorkflows, `ORDER BY next_fire_at LIMIT 1`)
@@ -90,8 +90,8 @@ func (s *Store) ClaimWorkflowFires(ctx context.Context, claims []WorkflowClaim, 
 					last = millis(f.At)
 				}
 			}
-			res, err := st.tx.ExecContext(st.ctx, `UPDATE workflows SET next_fire_at = ?, last_fire_at = coalesce(?, last_fire_at)
-				WHERE id = ? AND enabled = 1 AND next_fire_at = ?`+workflowsNotPaused, millis(c.Next), last, c.WorkflowID, c.Due.UnixMilli())
+			res, err := st.tx.ExecContext(st.ctx, `UPDATE workflows SET next_fire_at = $1, last_fire_at = coalesce($2, last_fire_at)
+				WHERE id = $3 AND enabled = 1 AND next_fire_at = $4`+workflowsNotPaused, millis(c.Next), last, c.WorkflowID, c.Due.UnixMilli())
 			if err != nil {
 				return err
 			}
@@ -125,7 +125,7 @@ func (s *Store) ClaimWorkflowFires(ctx context.Context, claims []WorkflowClaim, 
 // skipWorkflowRun records missed instants of w as a SKIPPED workflow run.
 func (st *settler) skipWorkflowRun(w Workflow, f WorkflowFire, now time.Time) error {
 	_, err := st.tx.ExecContext(st.ctx, `INSERT INTO workflow_runs (workflow_id, status, scheduled_at, trigger_type, message, created_at, finished_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, f.At.UnixMilli(),
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, w.ID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, f.At.UnixMilli(),
 		carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, f.Skipped, now.UnixMilli(), now.UnixMilli())
 	if err == nil {
 		st.out.WorkflowRunsEnded = append(st.out.WorkflowRunsEnded, WorkflowRun{WorkflowID: w.ID,

@@ -77,7 +77,7 @@ func scanWorkflowRun(row interface{ Scan(...any) error }) (WorkflowRun, error) {
 // workflowNodeRuns reads workflow run id's nodes in their order.
 func workflowNodeRuns(ctx context.Context, q querier, id int64) ([]WorkflowNodeRun, error) {
 	rows, err := q.QueryContext(ctx, `SELECT node_key, job_id, depends_on, param, status, run_id, first_run_id, attempt, message,
-		started_at, finished_at FROM workflow_node_runs WHERE workflow_run_id = ? ORDER BY position`, id)
+		started_at, finished_at FROM workflow_node_runs WHERE workflow_run_id = $1 ORDER BY position`, id)
 	return collect(rows, err, func(row interface{ Scan(...any) error }) (WorkflowNodeRun, error) {
 		var n WorkflowNodeRun
 		var deps string
@@ -92,7 +92,7 @@ func workflowNodeRuns(ctx context.Context, q querier, id int64) ([]WorkflowNodeR
 // WorkflowRun returns the workflow run with the given ID, with its nodes.
 func (s *Store) WorkflowRun(ctx context.Context, id int64) (WorkflowRun, error) {
 	db := s.reader(ctx)
-	wr, err := scanWorkflowRun(db.QueryRowContext(ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE id = ?`, id))
+	wr, err := scanWorkflowRun(db.QueryRowContext(ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return WorkflowRun{}, fmt.Errorf("%w: workflow run %d", ErrNotFound, id)
 	}
@@ -121,22 +121,22 @@ type WorkflowRunFilter struct {
 // WorkflowRuns returns the workflow runs f selects, newest first, without
 // their nodes.
 func (s *Store) WorkflowRuns(ctx context.Context, f WorkflowRunFilter) ([]WorkflowRun, error) {
-	where, args := []string{"1 = 1"}, []any{}
+	where := []string{"1 = 1"}
+	var a args
 	if f.WorkflowID != 0 {
-		where, args = append(where, "workflow_id = ?"), append(args, f.WorkflowID)
+		where = append(where, "workflow_id = "+a.add(f.WorkflowID))
 	}
 	if f.GroupIDs != nil {
-		where = append(where, "workflow_id IN (SELECT id FROM workflows WHERE group_id IN (SELECT value FROM json_each(?)))")
-		args = append(args, jsonIDs(f.GroupIDs))
+		where = append(where, "workflow_id IN (SELECT id FROM workflows WHERE group_id IN ("+s.d.idRows(a.add(jsonIDs(f.GroupIDs)))+"))")
 	}
 	if f.Status != 0 {
-		where, args = append(where, "status = ?"), append(args, f.Status)
+		where = append(where, "status = "+a.add(f.Status))
 	}
 	if f.BeforeID > 0 {
-		where, args = append(where, "id < ?"), append(args, f.BeforeID)
+		where = append(where, "id < "+a.add(f.BeforeID))
 	}
 	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE `+ //nolint:gosec // constant SQL fragments; values are placeholders
-		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, append(args, cmpLimit(f.Limit))...)
+		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT `+a.add(cmpLimit(f.Limit)), a...)
 	out, err := collect(rows, err, scanWorkflowRun)
 	if err != nil {
 		return nil, fmt.Errorf("store: workflow runs: %w", err)
@@ -235,8 +235,8 @@ func (s *Store) RetryWorkflowRun(ctx context.Context, id int64, now time.Time) (
 			}
 		}
 		wr.Attempt++
-		_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = ?, message = '', attempt = ?, finished_at = NULL,
-			started_at = coalesce(started_at, ?) WHERE id = ?`,
+		_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = $1, message = '', attempt = $2, finished_at = NULL,
+			started_at = coalesce(started_at, $3) WHERE id = $4`,
 			carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, wr.Attempt, now.UnixMilli(), wr.ID)
 		if err != nil {
 			return err
@@ -297,7 +297,7 @@ func (s *Store) DeleteWorkflowRuns(ctx context.Context, before time.Time, limit 
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM workflow_runs WHERE id IN (SELECT id FROM workflow_runs
-			WHERE finished_at IS NOT NULL AND finished_at < ? AND status NOT IN (?, ?) ORDER BY finished_at LIMIT ?)`,
+			WHERE finished_at IS NOT NULL AND finished_at < $1 AND status NOT IN ($2, $3) ORDER BY finished_at LIMIT $4)`,
 			before.UnixMilli(), carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, limit)
 		if err != nil {
 			return err

@@ -13,15 +13,18 @@ import (
 
 // Statements over the runs of one workflow run. Each says workflow_run_id
 // <> 0, so that the database reads them through the partial index
-// runs_workflow: a bound "workflow_run_id = ?" alone does not tell it
+// runs_workflow: a bound "workflow_run_id = $1" alone does not tell it
 // that the value is not 0, and it scanned the whole runs table for each
 // node started.
-const (
-	sqlOfWorkflowRun = `workflow_run_id = ? AND workflow_run_id <> 0`
-	nodeOutputsSQL   = `SELECT workflow_node, id, outputs FROM runs WHERE ` + sqlOfWorkflowRun +
-		` AND status = ? AND outputs IS NOT NULL ORDER BY shard_index, id`
-	nodeShardsSQL = `SELECT count(DISTINCT shard_index) FROM runs WHERE ` + sqlOfWorkflowRun +
-		` AND workflow_node = ? AND id >= ? AND status = ?`
+func sqlOfWorkflowRun(param string) string {
+	return `workflow_run_id = ` + param + ` AND workflow_run_id <> 0`
+}
+
+var (
+	nodeOutputsSQL = `SELECT workflow_node, id, outputs FROM runs WHERE ` + sqlOfWorkflowRun(`$1`) + //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+		` AND status = $2 AND outputs IS NOT NULL ORDER BY shard_index, id`
+	nodeShardsSQL = `SELECT count(DISTINCT shard_index) FROM runs WHERE ` + sqlOfWorkflowRun(`$1`) +
+		` AND workflow_node = $2 AND id >= $3 AND status = $4`
 )
 
 // The workflow engine: what the writes of workflow runs do inside their
@@ -30,18 +33,9 @@ const (
 // SQLite has one writer), so that two admins settling the last two
 // dependencies of a node at once cannot both miss that it may start.
 
-// lockClause is the locking clause of a read-then-write: PostgreSQL's,
-// and nothing on SQLite.
-func (st *settler) lockClause() string {
-	if st.pg {
-		return ` FOR UPDATE`
-	}
-	return ""
-}
-
 // lockWorkflow reads workflow id with its nodes, locked.
 func (st *settler) lockWorkflow(id int64) (Workflow, error) {
-	w, err := scanWorkflow(st.tx.QueryRowContext(st.ctx, `SELECT `+workflowColumns+` FROM workflows WHERE id = ?`+st.lockClause(), id))
+	w, err := scanWorkflow(st.tx.QueryRowContext(st.ctx, `SELECT `+workflowColumns+` FROM workflows WHERE id = $1`+st.d.forUpdate(), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Workflow{}, fmt.Errorf("%w: workflow %d", ErrNotFound, id)
 	}
@@ -61,21 +55,21 @@ func (st *settler) lockWorkflowRun(id int64) (*WorkflowRun, error) {
 		return wr, nil
 	}
 	var wid int64
-	err := st.tx.QueryRowContext(st.ctx, `SELECT workflow_id FROM workflow_runs WHERE id = ?`, id).Scan(&wid)
+	err := st.tx.QueryRowContext(st.ctx, `SELECT workflow_id FROM workflow_runs WHERE id = $1`, id).Scan(&wid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if st.pg {
-		if _, err := st.tx.ExecContext(st.ctx, `SELECT id FROM workflows WHERE id = ? FOR UPDATE`, wid); err != nil {
+	if lock := st.d.lockRows("workflows", `$1`); lock != "" {
+		if _, err := st.tx.ExecContext(st.ctx, lock, wid); err != nil {
 			return nil, err
 		}
 	}
 	// Read after the lock: over PostgreSQL each statement sees what the
 	// transactions that held it committed.
-	wr, err := scanWorkflowRun(st.tx.QueryRowContext(st.ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE id = ?`, id))
+	wr, err := scanWorkflowRun(st.tx.QueryRowContext(st.ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -135,7 +129,7 @@ func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.Trigg
 		wr.FinishedAt = now
 	}
 	err = st.tx.QueryRowContext(st.ctx, `INSERT INTO workflow_runs (`+strings.TrimPrefix(workflowRunColumns, "id, ")+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
 		wr.WorkflowID, wr.Status, millis(wr.ScheduledAt), wr.TriggerType, nullString(wr.Param), wr.Message, wr.Attempt,
 		millis(wr.CreatedAt), millis(wr.StartedAt), millis(wr.FinishedAt), wr.AlarmStatus, wr.AlarmMessage).Scan(&wr.ID)
 	if err != nil {
@@ -148,7 +142,7 @@ func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.Trigg
 			node.Status, node.Message = carillonv1.RunStatus_RUN_STATUS_SKIPPED, "the workflow run was discarded"
 		}
 		_, err := st.tx.ExecContext(st.ctx, `INSERT INTO workflow_node_runs (workflow_run_id, position, node_key, job_id, depends_on,
-			param, status, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			param, status, message) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			wr.ID, i, n.Key, n.JobID, joinLines(n.DependsOn), nullString(n.Param), node.Status, node.Message)
 		if err != nil {
 			return 0, err
@@ -167,7 +161,7 @@ func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.Trigg
 // activeWorkflowRuns returns the IDs of workflow wid's PENDING and RUNNING
 // workflow runs, oldest first.
 func (st *settler) activeWorkflowRuns(wid int64) ([]int64, error) {
-	return collectColumn[int64](st.tx.QueryContext(st.ctx, `SELECT id FROM workflow_runs WHERE workflow_id = ? AND status IN (?, ?) ORDER BY id`,
+	return collectColumn[int64](st.tx.QueryContext(st.ctx, `SELECT id FROM workflow_runs WHERE workflow_id = $1 AND status IN ($2, $3) ORDER BY id`,
 		wid, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING))
 }
 
@@ -282,8 +276,8 @@ func (st *settler) startNode(wr *WorkflowRun, i int, now time.Time) (ok bool, er
 
 // saveNode stores node i of workflow run id as n says.
 func (st *settler) saveNode(id int64, i int, n *WorkflowNodeRun) error {
-	_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_node_runs SET status = ?, run_id = ?, first_run_id = ?, attempt = ?, message = ?,
-		started_at = ?, finished_at = ? WHERE workflow_run_id = ? AND position = ?`,
+	_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_node_runs SET status = $1, run_id = $2, first_run_id = $3, attempt = $4, message = $5,
+		started_at = $6, finished_at = $7 WHERE workflow_run_id = $8 AND position = $9`,
 		n.Status, n.RunID, n.FirstRunID, n.Attempt, n.Message, millis(n.StartedAt), millis(n.FinishedAt), id, i)
 	return err
 }
@@ -299,15 +293,15 @@ func (st *settler) endWorkflowRun(wr *WorkflowRun, status carillonv1.WorkflowRun
 	if status == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED {
 		wr.AlarmStatus = carillonv1.AlarmStatus_ALARM_STATUS_PENDING
 	}
-	_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = ?, message = ?, finished_at = ?, alarm_status = ?, alarm_message = ?
-		WHERE id = ?`, status, msg, now.UnixMilli(), wr.AlarmStatus, wr.AlarmMessage, wr.ID)
+	_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = $1, message = $2, finished_at = $3, alarm_status = $4, alarm_message = $5
+		WHERE id = $6`, status, msg, now.UnixMilli(), wr.AlarmStatus, wr.AlarmMessage, wr.ID)
 	if err != nil {
 		return err
 	}
 	st.out.WorkflowRunsEnded = append(st.out.WorkflowRunsEnded, *wr)
 	if wr.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE || wr.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE {
-		res, err := st.tx.ExecContext(st.ctx, `UPDATE workflows SET next_fire_at = ? + interval_seconds * 1000
-			WHERE id = ? AND enabled = 1 AND schedule_type = ? AND next_fire_at IS NULL`,
+		res, err := st.tx.ExecContext(st.ctx, `UPDATE workflows SET next_fire_at = $1 + interval_seconds * 1000
+			WHERE id = $2 AND enabled = 1 AND schedule_type = $3 AND next_fire_at IS NULL`,
 			now.UnixMilli(), wr.WorkflowID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY)
 		if err != nil {
 			return err
@@ -322,7 +316,7 @@ func (st *settler) endWorkflowRun(wr *WorkflowRun, status carillonv1.WorkflowRun
 		return nil
 	}
 	next, err := scanWorkflowRun(st.tx.QueryRowContext(st.ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs
-		WHERE workflow_id = ? AND status = ? ORDER BY id LIMIT 1`, wr.WorkflowID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING))
+		WHERE workflow_id = $1 AND status = $2 ORDER BY id LIMIT 1`, wr.WorkflowID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -342,7 +336,7 @@ func (st *settler) endWorkflowRun(wr *WorkflowRun, status carillonv1.WorkflowRun
 		start = next.ScheduledAt
 	}
 	next.Status, next.Message, next.StartedAt = carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, "", start
-	_, err = st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = ?, message = '', started_at = ? WHERE id = ?`,
+	_, err = st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = $1, message = '', started_at = $2 WHERE id = $3`,
 		next.Status, start.UnixMilli(), next.ID)
 	if err != nil {
 		return err
@@ -373,13 +367,13 @@ func (st *settler) cancelWorkflowRun(wr *WorkflowRun, msg string, now time.Time,
 			return err
 		}
 	}
-	_, err := st.tx.ExecContext(st.ctx, `UPDATE runs SET status = ?, message = ?, finished_at = ? WHERE `+sqlOfWorkflowRun+` AND status = ?`,
+	_, err := st.tx.ExecContext(st.ctx, `UPDATE runs SET status = $1, message = $2, finished_at = $3 WHERE `+sqlOfWorkflowRun(`$4`)+` AND status = $5`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 		carillonv1.RunStatus_RUN_STATUS_SKIPPED, "not run: workflow run "+fmt.Sprint(wr.ID)+" was cancelled", now.UnixMilli(), wr.ID,
 		carillonv1.RunStatus_RUN_STATUS_PENDING)
 	if err != nil {
 		return err
 	}
-	running, err := collectRuns(st.tx.QueryContext(st.ctx, `SELECT `+runColumns+` FROM runs WHERE `+sqlOfWorkflowRun+` AND status = ?`,
+	running, err := collectRuns(st.tx.QueryContext(st.ctx, `SELECT `+runColumns+` FROM runs WHERE `+sqlOfWorkflowRun(`$1`)+` AND status = $2`,
 		wr.ID, carillonv1.RunStatus_RUN_STATUS_RUNNING))
 	if err != nil {
 		return err
