@@ -52,6 +52,8 @@ type dialect interface {
 type hotSQL struct {
 	claimRuns, recordRuns, recordSent, routeRuns, shardTotals, advanceJobs string
 	jobsByID, resultRuns, laterNote                                        string
+	// insertRuns(n) stores n runs (insertRunsSQL), n one of insertChunks.
+	insertRuns func(n int) string
 	// Results are settled either by one statement taking them as a JSON
 	// list (settleRuns) or by chunks of insertChunks results bound as
 	// values (settleChunk(n)): one of the two is set.

@@ -44,6 +44,7 @@ var postgresHot = hotSQL{
 	resultRuns:  pgResultRunsSQL,
 	laterNote:   pgLaterNoteSQL,
 	settleRuns:  pgSettleRunsSQL,
+	insertRuns:  func(n int) string { return insertRunsSQL(rowsOf(n, runInsertArgs)) },
 }
 
 func (postgresDialect) hot() *hotSQL { return &postgresHot }

@@ -1,5 +1,7 @@
 package store
 
+import "strings"
+
 // sqliteDialect is SQLite's SQL.
 type sqliteDialect struct{}
 
@@ -39,7 +41,36 @@ var sqliteHot = hotSQL{
 	jobsByID:    jobsByIDSQL,
 	resultRuns:  resultRunsSQL,
 	laterNote:   laterNoteSQL,
-	settleChunk: settleRunsSQL,
+	insertRuns:  func(n int) string { return insertRunsSQL(anonymousRows(n, runInsertArgs)) },
+	settleChunk: func(n int) string { return settleRunsSQL(anonymousRows(n, settleValues)) },
+}
+
+// anonymousRows returns n rows of width anonymous parameters each, bound
+// by position: "(?, ?), (?, ?)". The store numbers its placeholders ($1)
+// but in the multi-row statements of the fire path on SQLite: the driver
+// asks SQLite for the name of each parameter it binds
+// (sqlite3_bind_parameter_name), which walks the statement's list of
+// named parameters, so that binding n numbered ones costs n² steps. A
+// claim of 64 runs binds 1,856 values; numbered, binding took a third of
+// the admin's CPU at 5,000 fires a second. Anonymous ones have no name to
+// look for.
+func anonymousRows(n, width int) string {
+	var b strings.Builder
+	b.Grow(n * (width*3 + 4))
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for j := range width {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('?')
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
 }
 
 func (sqliteDialect) hot() *hotSQL { return &sqliteHot }

@@ -63,12 +63,6 @@ func TestHotStatements(t *testing.T) {
 		if h.settleRuns != "" {
 			texts["settleRuns"] = h.settleRuns
 		}
-		for _, n := range insertChunks {
-			if h.settleChunk != nil {
-				texts["settleChunk("+strconv.Itoa(n)+")"] = h.settleChunk(n)
-			}
-			texts["insertRuns("+strconv.Itoa(n)+")"] = insertRunsSQL(n)
-		}
 		for what, q := range texts {
 			if q == "" {
 				t.Errorf("%s: %s: no text", name, what)
@@ -76,13 +70,42 @@ func TestHotStatements(t *testing.T) {
 			}
 			t.Run(name+" "+what, func(t *testing.T) { placeholderCount(t, q) })
 		}
+		// The multi-row statements: anonymous on SQLite (anonymousRows),
+		// numbered on PostgreSQL, as many as their rows' values.
+		anonymous := name == "sqlite"
+		for _, n := range insertChunks {
+			if h.settleChunk != nil {
+				if got := valueCount(t, h.settleChunk(n), anonymous); got != n*settleValues {
+					t.Errorf("%s: settleChunk(%d) takes %d values, want %d", name, n, got, n*settleValues)
+				}
+			}
+			if got := valueCount(t, h.insertRuns(n), anonymous); got != n*runInsertArgs {
+				t.Errorf("%s: insertRuns(%d) takes %d values, want %d", name, n, got, n*runInsertArgs)
+			}
+		}
 	}
-	if n := placeholderCount(t, settleRunsSQL(3)); n != 3*settleValues {
-		t.Errorf("settleRunsSQL(3) has %d placeholders, want %d", n, 3*settleValues)
+}
+
+// valueCount returns how many values q takes: its anonymous ? placeholders
+// (and no numbered one) when anonymous, else placeholderCount's.
+func valueCount(t *testing.T, q string, anonymous bool) int {
+	t.Helper()
+	if !anonymous {
+		return placeholderCount(t, q)
 	}
-	if n := placeholderCount(t, insertRunsSQL(4)); n != 4*runInsertArgs {
-		t.Errorf("insertRunsSQL(4) has %d placeholders, want %d", n, 4*runInsertArgs)
+	n, quote := 0, false
+	for _, c := range q {
+		switch {
+		case c == '\'':
+			quote = !quote
+		case quote:
+		case c == '?':
+			n++
+		case c == '$':
+			t.Errorf("a $ in %s: want anonymous placeholders only", q)
+		}
 	}
+	return n
 }
 
 // placeholderCount returns how many arguments q takes: the largest $N of

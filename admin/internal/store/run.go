@@ -130,7 +130,7 @@ var runInsertColumns = strings.TrimPrefix(runColumns, "id, ")
 const runInsertArgs = 29
 
 // insertRunSQL inserts a run; its arguments are appendInsertArgs'.
-var insertRunSQL = insertRunsSQL(1)
+var insertRunSQL = insertRunsSQL(rowsOf(1, runInsertArgs))
 
 // insertChunks are the row counts of the prepared multi-row inserts
 // (stmts.insertRuns), largest first: insertRuns stores a list of runs in
@@ -149,9 +149,11 @@ func insertChunk(n int) int {
 	return k
 }
 
-// insertRunsSQL inserts n runs, RETURNING their IDs.
-func insertRunsSQL(n int) string {
-	return `INSERT INTO runs (` + runInsertColumns + `) VALUES ` + rowsOf(n, runInsertArgs) + ` RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+// insertRunsSQL inserts runs, one for each row of values (rowsOf's, or
+// anonymousRows' on SQLite: hotSQL.insertRuns), of runInsertArgs each,
+// RETURNING their IDs.
+func insertRunsSQL(values string) string {
+	return `INSERT INTO runs (` + runInsertColumns + `) VALUES ` + values + ` RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
 }
 
 // appendInsertArgs appends r's values for insertRunsSQL to args. A zero

@@ -80,8 +80,8 @@ const settleColumns = `r_id, r_status, r_msg, r_finished, r_addr, r_tmsg, r_time
 // settleValues is how many values settleColumns has.
 var settleValues = strings.Count(settleColumns, ",") + 1
 
-// settleRunsSQL applies n results (settleColumns, as n rows of values
-// bound in order). It settles a running run, or replaces the admin's own
+// settleRunsSQL applies results (settleColumns, one for each row of
+// values, bound in order: anonymousRows'). It settles a running run, or replaces the admin's own
 // settlement of a run (LOST, TIMED_OUT) with a result from its executor. A
 // run settled SKIPPED (not sent: DO_NOTHING after a restart, its job
 // stopped) is the record of its one missed instant (missed_count 1,
@@ -91,8 +91,8 @@ var settleValues = strings.Count(settleColumns, ",") + 1
 // Values rather than a JSON list (as the other hot statements take): a
 // result has eleven, and SQLite would parse its JSON for each use of one.
 // PostgreSQL's statement (pgSettleRunsSQL) takes the JSON list.
-func settleRunsSQL(n int) string {
-	return `WITH r(` + settleColumns + `) AS (VALUES ` + rowsOf(n, settleValues) + `)
+func settleRunsSQL(values string) string {
+	return `WITH r(` + settleColumns + `) AS (VALUES ` + values + `)
 		UPDATE runs SET status = r.r_status,
 		message = CASE WHEN runs.status = ` + sqlRunning + ` THEN r.r_msg
 			ELSE r.r_msg || ' (reported after the admin had settled the run ' ||
@@ -137,7 +137,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		resultRuns:  prep(s.r, h.resultRuns),
 	}
 	for i, n := range insertChunks {
-		s.q.insertRuns[i] = prep(s.w, insertRunsSQL(n))
+		s.q.insertRuns[i] = prep(s.w, h.insertRuns(n))
 		if h.settleChunk != nil {
 			s.q.settle[i] = prep(s.w, h.settleChunk(n))
 		}
