@@ -371,8 +371,8 @@ func (d *Dispatcher) makeCall(ctx context.Context, c *call, before func()) []err
 	switch {
 	case shared != nil && shared.calls > 1:
 		took = shared.took.Round(time.Microsecond)
-		tookNote = fmt.Sprintf("; sent %s ahead (due_at) in a RunBatch of %d runs with %d other calls'; it took %s",
-			c.dueAt.Sub(shared.start).Round(time.Millisecond), shared.runs, shared.calls-1, took)
+		tookNote = fmt.Sprintf("; sent %s ahead (due_at) in a RunBatch of %d runs (%d calls); it took %s",
+			c.dueAt.Sub(shared.start).Round(time.Millisecond), shared.runs, shared.calls, took)
 	case ahead:
 		tookNote = fmt.Sprintf("; sent %s ahead (due_at); the call took %s",
 			c.dueAt.Sub(start).Round(time.Millisecond), took)
