@@ -20,7 +20,8 @@ import (
 // aheadLinger and at most a quarter of the time left before its instant,
 // and the others join it while it waits, if it leaves early enough for
 // them; it leaves at once when it is full (batchMax runs, or
-// aheadCallsMax calls: every slot of its executor). Its runs still reach
+// aheadCallsMax calls: every slot of its executor). A call of a burst
+// (aheadSmall runs or more) does not wait. Its runs still reach
 // their executor long before their instant, which is when they start;
 // each call learns what became of its own runs as if it had been made
 // alone.
@@ -28,6 +29,11 @@ import (
 // aheadLinger is how long the first of the calls sent ahead to an
 // executor waits for others to share its RunBatch.
 const aheadLinger = 20 * time.Millisecond
+
+// aheadSmall bounds the runs of a call that waits for company or joins
+// another: a larger call, a part of a burst, gains little from sharing,
+// and leaves at once.
+const aheadSmall = batchMax / 8
 
 // aheadKey names an executor of a group: calls share a RunBatch only when
 // they carry the same group's token to the same address.
@@ -86,7 +92,8 @@ func (a *aheadCalls) send(ctx context.Context, key aheadKey, reqs []*carillonv1.
 	now := a.clock.Now()
 	room := dueAt.Sub(now) / 4 // how long these runs may wait for company
 	a.mu.Lock()
-	if b := a.open[key]; b != nil && !b.leaveAt.After(now.Add(room)) && len(b.reqs)+len(reqs) <= batchMax {
+	small := len(reqs) < aheadSmall
+	if b := a.open[key]; small && b != nil && !b.leaveAt.After(now.Add(room)) && len(b.reqs)+len(reqs) <= batchMax {
 		off := len(b.reqs)
 		b.reqs = append(b.reqs, reqs...)
 		b.calls++
@@ -100,7 +107,7 @@ func (a *aheadCalls) send(ctx context.Context, key aheadKey, reqs []*carillonv1.
 	}
 	wait := min(aheadLinger, room)
 	b := &aheadBatch{leaveAt: now.Add(wait), full: make(chan struct{}), done: make(chan struct{}), reqs: slices.Clip(reqs), calls: 1}
-	lingers := wait > 0 && len(reqs) < batchMax
+	lingers := wait > 0 && small
 	if lingers {
 		a.open[key] = b // in place of a batch this call could not join, which leaves on its own
 	}

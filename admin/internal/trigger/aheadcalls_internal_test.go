@@ -110,6 +110,12 @@ func TestAheadCallsShare(t *testing.T) {
 		send("other executor", other, due, 6)
 		// Due in 40 ms: may wait 10 ms, the first leaves in 15.
 		send("near", key, time.Now().Add(40*time.Millisecond), 7)
+		// A call of a burst leaves at once.
+		burst := make([]int64, aheadSmall)
+		for i := range burst {
+			burst[i] = int64(1000 + i)
+		}
+		send("burst", other, due, burst...)
 		time.Sleep(time.Second)
 
 		want := map[string]struct {
@@ -121,6 +127,7 @@ func TestAheadCallsShare(t *testing.T) {
 			"second":         {[]int64{4}, 5, 2, aheadLinger},
 			"other executor": {nil, 1, 1, 5*time.Millisecond + aheadLinger},
 			"near":           {nil, 1, 1, 15 * time.Millisecond},
+			"burst":          {nil, aheadSmall, 1, 5 * time.Millisecond},
 		}
 		mu.Lock()
 		for name, w := range want {
@@ -137,7 +144,7 @@ func TestAheadCallsShare(t *testing.T) {
 					w.refused, w.runs, w.calls, w.at)
 			}
 		}
-		if b, want := rec.take(), [][]int64{{7}, {1, 2, 3, 4, 5}, {6}}; !cmp.Equal(b, want) {
+		if b, want := rec.take(), [][]int64{burst, {7}, {1, 2, 3, 4, 5}, {6}}; !cmp.Equal(b, want) {
 			t.Errorf("RunBatches %v, want %v", b, want)
 		}
 		mu.Unlock()
