@@ -40,8 +40,10 @@ type admins struct {
 	mu  sync.Mutex
 	ids []string // each admin's id (RegisterResponse.admin_id), as learned; "" not yet
 	// unknown says a run came from an admin whose id is not known yet:
-	// the next heartbeat asks every admin (discover).
-	unknown atomic.Bool
+	// the heartbeat loop, woken by unknownSeen, asks the admins (discover).
+	unknown     atomic.Bool
+	unknownSeen chan struct{}
+	discovered  time.Time // the last discover's start; the heartbeat loop's own
 }
 
 func newAdmins(urls []string, client *http.Client, token, instance string) *admins {
@@ -49,7 +51,7 @@ func newAdmins(urls []string, client *http.Client, token, instance string) *admi
 	if token != "" {
 		opts = append(opts, connect.WithInterceptors(sendBearer(token)))
 	}
-	a := &admins{urls: urls, instance: instance, ids: make([]string, len(urls))}
+	a := &admins{urls: urls, instance: instance, ids: make([]string, len(urls)), unknownSeen: make(chan struct{}, 1)}
 	for _, u := range urls {
 		a.clients = append(a.clients, carillonv1connect.NewRegistryServiceClient(client, u, opts...))
 	}
@@ -109,22 +111,32 @@ func (a *admins) index(id string) (int, bool) {
 }
 
 // sentBy notes that a run came from the admin whose id is id: one not
-// known yet is asked for at the next heartbeat (discover).
+// known yet wakes the heartbeat loop to ask the admins (discover).
 func (a *admins) sentBy(id string) {
 	if _, ok := a.index(id); id != "" && !ok {
 		a.unknown.Store(true)
+		select {
+		case a.unknownSeen <- struct{}{}:
+		default:
+		}
 	}
 }
+
+// discoverEvery is the least time between two discovers: an admin that
+// does not answer is not asked for each run that comes from the unknown.
+const discoverEvery = time.Second
 
 // discover registers, at once, with each admin whose id is not known yet,
 // to learn it, when a run came from one of them (sentBy): its result goes
 // to the admin that sent it first, which settles the run with its
 // dispatch record in one write. Admins that do not answer are asked again
-// when the next such run comes.
+// when the next such run comes, at most every discoverEvery.
 func (a *admins) discover(ctx context.Context, app, address, instance string, clk clockReading) {
-	if !a.unknown.Swap(false) {
-		return
+	if !a.unknown.Load() || time.Since(a.discovered) < discoverEvery {
+		return // nothing to learn, or asked a moment ago: the next heartbeat asks again
 	}
+	a.unknown.Store(false)
+	a.discovered = time.Now()
 	req := registerRequest(app, address, instance, clk)
 	var wg sync.WaitGroup
 	for i, c := range a.clients {

@@ -12,7 +12,9 @@ import (
 // ctx ends. Registering is the heartbeat: the admin forgets an executor it
 // has not heard from for 90 seconds. instance is the id of this Serve (see
 // newInstanceID), the same in every heartbeat. Each heartbeat carries the
-// clock offset the previous one measured (clock.go).
+// clock offset the previous one measured (clock.go). Between heartbeats,
+// a run from an admin whose id is not known yet makes it ask the admins
+// (admins.discover).
 func heartbeat(ctx context.Context, adm *admins, app, address, instance string, interval time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -32,10 +34,15 @@ func heartbeat(ctx context.Context, adm *admins, app, address, instance string, 
 			log.Info("sdk: registered with the admin")
 			ok = true
 		}
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return
+		for waiting := true; waiting; {
+			select {
+			case <-t.C:
+				waiting = false
+			case <-adm.unknownSeen: // a run from an admin whose id is not known
+				adm.discover(ctx, app, address, instance, clk)
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
 }
