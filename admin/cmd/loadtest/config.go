@@ -176,8 +176,10 @@ func (c *config) validate() error {
 		return errors.New("--admins above 1 need a shared database: a postgres:// URL as --db")
 	case c.adminURL != "" && (c.admins > 1 || c.chaosMin > 0):
 		return errors.New("--admins and --chaos need started admins, not --admin")
-	case c.pgURL != "" && (c.history > 0 || c.adminPprof != ""):
-		return errors.New("--history and --admin-pprof need a SQLite database, not a postgres:// URL as --db")
+	case c.pgURL != "" && c.history > 0:
+		return errors.New("--history needs a SQLite database, not a postgres:// URL as --db")
+	case c.adminPprof != "" && c.admins > 1:
+		return errors.New("--admin-pprof profiles one admin: not with --admins above 1")
 	case c.workflows < 0 || c.workflows > 1000:
 		return errors.New("--workflows must be between 0 and 1000")
 	case c.workflowNodes < 3 || c.workflowNodes > 1000:
