@@ -2,7 +2,6 @@ package trigger
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -140,12 +139,14 @@ func (a *aheadCalls) send(ctx context.Context, key aheadKey, reqs []*carillonv1.
 // result is what became of the n runs from off of a batch that returned.
 func (b *aheadBatch) result(off, n int) sharedCall {
 	s := sharedCall{err: b.err, start: b.start, took: b.took, runs: len(b.reqs), calls: b.calls}
-	switch {
-	case s.err != nil:
-	case len(b.res.GetOutcomes()) != len(b.reqs):
-		s.err = fmt.Errorf("RunBatch answered %d outcomes for %d runs", len(b.res.GetOutcomes()), len(b.reqs))
-	default:
-		s.outcomes = b.res.Outcomes[off : off+n]
+	if s.err != nil {
+		return s
 	}
+	all, err := batchOutcomes(b.res, len(b.reqs))
+	if err != nil {
+		s.err = err
+		return s
+	}
+	s.outcomes = all[off : off+n]
 	return s
 }

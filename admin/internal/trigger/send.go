@@ -424,13 +424,20 @@ func (d *Dispatcher) runBatch(ctx context.Context, c *call, ahead bool) (outcome
 		return sc.outcomes, &sc, sc.err
 	}
 	res, err := batch(ctx, c.reqs)
-	if err == nil && len(res.Outcomes) != len(c.reqs) {
-		err = fmt.Errorf("RunBatch answered %d outcomes for %d runs", len(res.Outcomes), len(c.reqs))
-	}
 	if err != nil {
 		return nil, nil, err
 	}
-	return res.Outcomes, nil, nil
+	outcomes, err = batchOutcomes(res, len(c.reqs))
+	return outcomes, nil, err
+}
+
+// batchOutcomes returns the outcomes of a RunBatch of n runs, or an error
+// when it did not answer one for each: the answer cannot be trusted.
+func batchOutcomes(res *carillonv1.RunBatchResponse, n int) ([]*carillonv1.RunOutcome, error) {
+	if len(res.GetOutcomes()) != n {
+		return nil, fmt.Errorf("RunBatch answered %d outcomes for %d runs", len(res.GetOutcomes()), n)
+	}
+	return res.Outcomes, nil
 }
 
 // runEachMax bounds the concurrent Run calls to one executor that does not
