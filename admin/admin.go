@@ -265,7 +265,7 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 		return nil, errors.Join(err, st.Close())
 	}
 	if cfg.OIDC != nil {
-		key, _, err := st.InitSetting(ctx, oidcKeySetting, server.NewOIDCKey(), time.Now())
+		key, _, err := st.Settings.Init(ctx, oidcKeySetting, server.NewOIDCKey(), time.Now())
 		if err != nil {
 			return nil, errors.Join(err, st.Close())
 		}
@@ -279,11 +279,11 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	// runs of dead admins instead.
 	var unsent []int64
 	if !st.Shared() {
-		if unsent, err = st.UnsentRunIDs(ctx); err != nil {
+		if unsent, err = st.Runs.UnsentIDs(ctx); err != nil {
 			return nil, errors.Join(err, st.Close())
 		}
 	}
-	lastBeat, err := st.LastBeat(ctx)
+	lastBeat, err := st.Registry.LastBeat(ctx)
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
@@ -338,7 +338,7 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	})
 	m.Sample(metrics.State{
 		ExecutorsOnlineFunc: func(ctx context.Context) (map[string]int, error) {
-			return st.ExecutorsOnline(ctx, time.Now().Add(-trigger.ExecutorTTLDefault))
+			return st.Registry.Online(ctx, time.Now().Add(-trigger.ExecutorTTLDefault))
 		},
 		ScanLagFunc:       func() time.Duration { return sched.ScanLag(time.Now()) },
 		WriteQueueFunc:    st.WritesWaiting,

@@ -58,7 +58,7 @@ func runDemo(ctx context.Context, a *Admin, adminURL string) error {
 // starts the job.
 func ensureDemoJob(ctx context.Context, a *Admin) error {
 	now := time.Now()
-	groups, err := a.store.Groups(ctx)
+	groups, err := a.store.Groups.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -69,14 +69,14 @@ func ensureDemoJob(ctx context.Context, a *Admin) error {
 		}
 	}
 	if group.ID == 0 {
-		group, err = a.store.CreateGroup(ctx, store.Group{
+		group, err = a.store.Groups.Create(ctx, store.Group{
 			AppName: demoApp, Title: "Demo executor (carillon serve --demo)", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO,
 		}, now)
 		if err != nil {
 			return err
 		}
 	}
-	jobs, err := a.store.Jobs(ctx, store.JobFilter{GroupID: group.ID, Handler: "hello", Limit: 1})
+	jobs, err := a.store.Jobs.List(ctx, store.JobFilter{GroupID: group.ID, Handler: "hello", Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func ensureDemoJob(ctx context.Context, a *Admin) error {
 			if err != nil {
 				return err
 			}
-			_, err = a.store.StartJob(ctx, jobs[0].ID, next, now)
+			_, err = a.store.Jobs.Start(ctx, jobs[0].ID, next, now)
 			return err
 		}
 		return nil
@@ -100,7 +100,7 @@ func ensureDemoJob(ctx context.Context, a *Admin) error {
 	if job.NextFireAt, err = schedule.First(schedule.SpecOf(job), now); err != nil {
 		return err
 	}
-	_, err = a.store.CreateJob(ctx, job, now)
+	_, err = a.store.Jobs.Create(ctx, job, now)
 	a.scheduler.Wake()
 	return err
 }

@@ -113,11 +113,11 @@ func TestMetrics(t *testing.T) {
 	// when the admin starts.
 	db := dbtest.SQLite.DB(t)
 	st := dbtest.Open(t, db)
-	g, err := st.CreateGroup(ctx, store.Group{AppName: "metrics", Title: "Metrics"}, time.Now())
+	g, err := st.Groups.Create(ctx, store.Group{AppName: "metrics", Title: "Metrics"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "overdue", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE,
+	if _, err := st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "overdue", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE,
 		IntervalSeconds: 3600, Handler: "ok", Enabled: true, NextFireAt: time.Now().Add(-time.Minute),
 		MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW,
 		RouteStrategy:   carillonv1.RouteStrategy_ROUTE_STRATEGY_FIRST}, time.Now()); err != nil {

@@ -46,7 +46,7 @@ func ResetAdminPassword(ctx context.Context, dbPath, username, password string, 
 	now := time.Now()
 	ctx, _ = store.WithAudit(ctx, store.AuditEntry{At: now, Username: "(host)", Action: "carillon reset-admin-password",
 		Target: "user " + username, Peer: "the admin's host"})
-	if _, err := st.ResetAdmin(ctx, username, hash, now); err != nil {
+	if _, err := st.Users.ResetAdmin(ctx, username, hash, now); err != nil {
 		return "", err
 	}
 	return password, nil

@@ -58,7 +58,7 @@ func TestGracefulStopSendsClaimedFires(t *testing.T) {
 	}
 
 	st := dbtest.Open(t, a.DB)
-	runs, err := st.Runs(ctx, store.RunFilter{Limit: 1000})
+	runs, err := st.Runs.List(ctx, store.RunFilter{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

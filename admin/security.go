@@ -37,7 +37,7 @@ func secure(ctx context.Context, st *store.Store, cfg *Config) (generated bool, 
 		cfg.Logger.Warn("INSECURE: no executor access token: anyone who reaches this port can register executors and report results, " +
 			"and executors accept runs from anyone (--insecure)")
 	default:
-		token, stored, err := st.InitSetting(ctx, executorTokenSetting, auth.NewExecutorToken(), now)
+		token, stored, err := st.Settings.Init(ctx, executorTokenSetting, auth.NewExecutorToken(), now)
 		if err != nil {
 			return false, err
 		}
@@ -55,7 +55,7 @@ func secure(ctx context.Context, st *store.Store, cfg *Config) (generated bool, 
 		}
 	}
 
-	n, err := st.CountUsers(ctx)
+	n, err := st.Users.Count(ctx)
 	if err != nil {
 		return generated, err
 	}
@@ -82,7 +82,7 @@ func secure(ctx context.Context, st *store.Store, cfg *Config) (generated bool, 
 	if err != nil {
 		return generated, fmt.Errorf("%w: admin password: %w", ErrConfig, err)
 	}
-	if _, err := st.CreateUser(ctx, store.User{Username: FirstAdminUsername, PasswordHash: hash, Role: auth.RoleAdmin}, now); err != nil {
+	if _, err := st.Users.Create(ctx, store.User{Username: FirstAdminUsername, PasswordHash: hash, Role: auth.RoleAdmin}, now); err != nil {
 		if errors.Is(err, store.ErrAlreadyExists) { // another admin sharing the database created it first
 			return generated, nil
 		}
@@ -104,7 +104,7 @@ func secure(ctx context.Context, st *store.Store, cfg *Config) (generated bool, 
 // the token is printed on every start so a newcomer can use the API at
 // once.
 func printDemoAccess(ctx context.Context, st *store.Store, w io.Writer, baseURL, dbPath string) error {
-	users, err := st.Users(ctx)
+	users, err := st.Users.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -117,19 +117,19 @@ func printDemoAccess(ctx context.Context, st *store.Store, w io.Writer, baseURL,
 	if admin.ID == 0 {
 		return errors.New("admin: demo: no enabled ADMIN user")
 	}
-	tokens, err := st.APITokens(ctx, admin.ID)
+	tokens, err := st.Auth.Tokens(ctx, admin.ID)
 	if err != nil {
 		return err
 	}
 	for _, t := range tokens {
 		if t.Name == demoTokenName {
-			if err := st.DeleteAPIToken(ctx, t.ID); err != nil {
+			if err := st.Auth.DeleteToken(ctx, t.ID); err != nil {
 				return err
 			}
 		}
 	}
 	token, hash := auth.NewAPIToken()
-	if _, err := st.CreateAPIToken(ctx, store.APIToken{UserID: admin.ID, Name: demoTokenName, TokenHash: hash}, time.Now()); err != nil {
+	if _, err := st.Auth.CreateToken(ctx, store.APIToken{UserID: admin.ID, Name: demoTokenName, TokenHash: hash}, time.Now()); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\ncarillon demo: an API token of user %q (replaced on every demo start; of this demo's database only:\n"+

@@ -72,7 +72,7 @@ func seedJobs(ctx context.Context, path, app string, c *config) (int64, error) {
 	}
 	defer func() { _ = st.Close() }()
 	now := time.Now()
-	g, err := st.CreateGroup(ctx, store.Group{AppName: app, Title: "loadtest", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
+	g, err := st.Groups.Create(ctx, store.Group{AppName: app, Title: "loadtest", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
 	if err != nil {
 		return 0, err
 	}
@@ -98,7 +98,7 @@ func seedJobs(ctx context.Context, path, app string, c *config) (int64, error) {
 			NextFireAt:      next,
 		}
 	}
-	if err := st.CreateJobs(ctx, jobs, now); err != nil {
+	if err := st.Jobs.CreateMany(ctx, jobs, now); err != nil {
 		return 0, err
 	}
 	return g.ID, nil
@@ -115,7 +115,7 @@ func seedSparse(ctx context.Context, path, app string, n int, yearly bool) (int6
 	}
 	defer func() { _ = st.Close() }()
 	now := time.Now()
-	g, err := st.CreateGroup(ctx, store.Group{AppName: app, Title: "loadtest sparse", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
+	g, err := st.Groups.Create(ctx, store.Group{AppName: app, Title: "loadtest sparse", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
 	if err != nil {
 		return 0, err
 	}
@@ -147,7 +147,7 @@ func seedSparse(ctx context.Context, path, app string, n int, yearly bool) (int6
 			NextFireAt:      first,
 		})
 		if len(jobs) == cap(jobs) || i == n-1 {
-			if err := st.CreateJobs(ctx, jobs, now); err != nil {
+			if err := st.Jobs.CreateMany(ctx, jobs, now); err != nil {
 				return 0, err
 			}
 			jobs = jobs[:0]

@@ -27,22 +27,22 @@ func failedRun(t *testing.T, st *store.Store, edit func(*store.Job)) store.Run {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-	g, err := st.CreateGroup(ctx, store.Group{AppName: "app" + time.Now().Format("150405.000000"), Title: "t"}, now)
+	g, err := st.Groups.Create(ctx, store.Group{AppName: "app" + time.Now().Format("150405.000000"), Title: "t"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	j := store.Job{GroupID: g.ID, Description: "nightly report", Owner: "ops", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}
 	edit(&j)
-	j, err = st.CreateJob(ctx, j, now)
+	j, err = st.Jobs.Create(ctx, j, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: g.ID, Handler: "h", ShardTotal: 1, ScheduledAt: now, TriggeredAt: now,
+	runs, err := st.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: g.ID, Handler: "h", ShardTotal: 1, ScheduledAt: now, TriggeredAt: now,
 		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: runs[0].ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
+	if _, err := st.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: runs[0].ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
 		Message: "disk full", FinishedAt: now}}); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestSender(t *testing.T) {
 		{failing, carillonv1.AlarmStatus_ALARM_STATUS_FAILED, "503"},
 		{none, carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, "no alarm"},
 	} {
-		got, _ := st.Run(ctx, tt.run.ID)
+		got, _ := st.Runs.Get(ctx, tt.run.ID)
 		if got.AlarmStatus != tt.want || !strings.Contains(got.AlarmMessage, tt.says) {
 			t.Errorf("run %d: alarm %s %q, want %s saying %q", tt.run.ID, got.AlarmStatus, got.AlarmMessage, tt.want, tt.says)
 		}

@@ -350,7 +350,7 @@ func TestSenderEmailStall(t *testing.T) {
 	if err := s.SendDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.Run(ctx, r.ID)
+	got, err := st.Runs.Get(ctx, r.ID)
 	if want := "email: email via " + srv.addr + ": timed out after "; err != nil || got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_FAILED ||
 		!strings.HasPrefix(got.AlarmMessage, want) {
 		t.Errorf("run %d: alarm %s %q (%v), want FAILED saying %q", r.ID, got.AlarmStatus, got.AlarmMessage, err, want)

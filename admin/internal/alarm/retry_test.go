@@ -56,7 +56,7 @@ func TestSenderRetry(t *testing.T) {
 	})
 	alarmOf := func(r store.Run) store.Run {
 		t.Helper()
-		got, err := st.Run(ctx, r.ID)
+		got, err := st.Runs.Get(ctx, r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

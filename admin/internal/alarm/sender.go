@@ -143,12 +143,12 @@ func (s *Sender) SendDue(ctx context.Context) error {
 
 // sendRuns delivers the due alarms of runs.
 func (s *Sender) sendRuns(ctx context.Context) error {
-	return sendAll(ctx, s.cfg.NowFunc, s.cfg.Store.PendingAlarms, func(ctx context.Context, pa store.PendingAlarm) error {
+	return sendAll(ctx, s.cfg.NowFunc, s.cfg.Store.Alarms.Pending, func(ctx context.Context, pa store.PendingAlarm) error {
 		o := s.send(ctx, pa)
 		return s.settle(o, pa.Try, func(try store.AlarmTry, at time.Time, msg string) error {
-			return s.cfg.Store.RetryAlarm(ctx, pa.ID, try, at, msg)
+			return s.cfg.Store.Alarms.Retry(ctx, pa.ID, try, at, msg)
 		}, func(status carillonv1.AlarmStatus, msg string) error {
-			return s.cfg.Store.RecordAlarm(ctx, pa.ID, status, msg)
+			return s.cfg.Store.Alarms.Record(ctx, pa.ID, status, msg)
 		})
 	})
 }
@@ -208,7 +208,7 @@ func (s *Sender) settle(o outcome, try store.AlarmTry,
 // it yet and sums up the outcome.
 func (s *Sender) send(ctx context.Context, pa store.PendingAlarm) outcome {
 	r := pa.Run
-	job, err := s.cfg.Store.Job(ctx, r.JobID)
+	job, err := s.cfg.Store.Jobs.Get(ctx, r.JobID)
 	if errors.Is(err, store.ErrNotFound) {
 		return outcome{status: carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, msg: "no alarm: the job was deleted"}
 	}

@@ -15,12 +15,12 @@ import (
 // FAILED, on the same channels as runs' alarms, to the workflow's own
 // e-mail addresses and webhook besides the admin's.
 func (s *Sender) sendWorkflowRuns(ctx context.Context) error {
-	return sendAll(ctx, s.cfg.NowFunc, s.cfg.Store.PendingWorkflowAlarms, func(ctx context.Context, pa store.PendingWorkflowAlarm) error {
+	return sendAll(ctx, s.cfg.NowFunc, s.cfg.Store.Alarms.PendingWorkflows, func(ctx context.Context, pa store.PendingWorkflowAlarm) error {
 		o := s.sendWorkflowRun(ctx, pa)
 		return s.settle(o, pa.Try, func(try store.AlarmTry, at time.Time, msg string) error {
-			return s.cfg.Store.RetryWorkflowAlarm(ctx, pa.ID, try, at, msg)
+			return s.cfg.Store.Alarms.RetryWorkflow(ctx, pa.ID, try, at, msg)
 		}, func(status carillonv1.AlarmStatus, msg string) error {
-			return s.cfg.Store.RecordWorkflowAlarm(ctx, pa.ID, status, msg)
+			return s.cfg.Store.Alarms.RecordWorkflow(ctx, pa.ID, status, msg)
 		})
 	})
 }
@@ -29,7 +29,7 @@ func (s *Sender) sendWorkflowRuns(ctx context.Context) error {
 // that has not taken it yet.
 func (s *Sender) sendWorkflowRun(ctx context.Context, pa store.PendingWorkflowAlarm) outcome {
 	wr := pa.WorkflowRun
-	w, err := s.cfg.Store.Workflow(ctx, wr.WorkflowID)
+	w, err := s.cfg.Store.Workflows.Get(ctx, wr.WorkflowID)
 	if errors.Is(err, store.ErrNotFound) {
 		return outcome{status: carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, msg: "no alarm: the workflow was deleted"}
 	}

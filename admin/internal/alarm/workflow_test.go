@@ -28,28 +28,28 @@ func failedWorkflowRun(t *testing.T, st *store.Store, hook string) (store.Workfl
 	t.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-	g, err := st.CreateGroup(ctx, store.Group{AppName: "wf" + time.Now().Format("150405.000000"), Title: "t"}, now)
+	g, err := st.Groups.Create(ctx, store.Group{AppName: "wf" + time.Now().Format("150405.000000"), Title: "t"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "step", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
+	j, err := st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "step", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := st.CreateWorkflow(ctx, store.Workflow{GroupID: g.ID, Name: "etl", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
+	w, err := st.Workflows.Create(ctx, store.Workflow{GroupID: g.ID, Name: "etl", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
 		AlarmWebhookURL: hook, Nodes: []store.WorkflowNode{{Key: "first", JobID: j.ID}, {Key: "second", JobID: j.ID, DependsOn: []string{"first"}}}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := st.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_API, nil, now)
+	ch, err := st.Workflows.Trigger(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_API, nil, now)
 	if err != nil || len(ch.FollowUps) != 1 {
 		t.Fatalf("trigger: %v, %d runs", err, len(ch.FollowUps))
 	}
 	run := ch.FollowUps[0]
-	if _, err := st.ClaimRuns(ctx, []store.RunClaim{{RunID: run.ID, TriggerType: run.TriggerType, SendAt: now}}, now); err != nil {
+	if _, err := st.Fires.ClaimRuns(ctx, []store.RunClaim{{RunID: run.ID, TriggerType: run.TriggerType, SendAt: now}}, now); err != nil {
 		t.Fatal(err)
 	}
-	settled, err := st.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
+	settled, err := st.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
 		Message: "disk full", FinishedAt: now}})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestSenderWorkflowRun(t *testing.T) {
 			t.Errorf("%s webhook got %+v, want workflow %d run %d FAILED, failed node first, linking to %s", path, e, w.ID, wrID, wantURL)
 		}
 	}
-	wr, err := st.WorkflowRun(ctx, wrID)
+	wr, err := st.Workflows.Run(ctx, wrID)
 	if err != nil {
 		t.Fatal(err)
 	}

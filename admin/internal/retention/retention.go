@@ -71,13 +71,13 @@ func sweep(ctx context.Context, log *slog.Logger, what string, cutoff time.Time,
 
 // Delete deletes the settled runs of sel in batches and returns how many.
 func Delete(ctx context.Context, st *store.Store, sel store.RunSelection) (int64, error) {
-	return inBatches(func() (int64, error) { return st.DeleteRuns(ctx, sel, batch) })
+	return inBatches(func() (int64, error) { return st.Runs.Delete(ctx, sel, batch) })
 }
 
 // DeleteWorkflowRuns deletes the workflow runs that ended before cutoff,
 // with their nodes' rows, in batches, and returns how many.
 func DeleteWorkflowRuns(ctx context.Context, st *store.Store, cutoff time.Time) (int64, error) {
-	return inBatches(func() (int64, error) { return st.DeleteWorkflowRuns(ctx, cutoff, batch) })
+	return inBatches(func() (int64, error) { return st.Workflows.DeleteRuns(ctx, cutoff, batch) })
 }
 
 // inBatches calls del, which deletes up to batch rows, until it deletes

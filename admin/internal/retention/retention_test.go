@@ -26,8 +26,8 @@ func TestRunDeletesOldSettledRuns(t *testing.T) {
 		st := dbtest.Open(t, filepath.Join(dir, "carillon.db"))
 		defer st.Close()
 		now := time.Now() // the bubble's clock: Run reads the same one
-		g, _ := st.CreateGroup(ctx, store.Group{AppName: "app", Title: "app"}, now)
-		j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "d", Handler: "h",
+		g, _ := st.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, now)
+		j, err := st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "d", Handler: "h",
 			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +42,7 @@ func TestRunDeletesOldSettledRuns(t *testing.T) {
 			runs = append(runs, store.Run{JobID: j.ID, GroupID: g.ID, ShardTotal: 1, ScheduledAt: at,
 				TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: status})
 		}
-		if _, err := st.InsertRuns(ctx, runs); err != nil {
+		if _, err := st.Runs.Insert(ctx, runs); err != nil {
 			t.Fatal(err)
 		}
 
@@ -54,7 +54,7 @@ func TestRunDeletesOldSettledRuns(t *testing.T) {
 		}()
 		kept := func(cutoff time.Time) {
 			t.Helper()
-			left, err := st.Runs(ctx, store.RunFilter{JobID: j.ID, Limit: 2000})
+			left, err := st.Runs.List(ctx, store.RunFilter{JobID: j.ID, Limit: 2000})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,31 +29,31 @@ func deleteWorkflowRuns(t *testing.T, be dbtest.Backend) {
 	dsn := be.DB(t)
 	st := dbtest.Open(t, dsn)
 	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-	g, err := st.CreateGroup(ctx, store.Group{AppName: "app", Title: "app"}, now)
+	g, err := st.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "d", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
+	j, err := st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "d", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// DISCARD_LATER: the first workflow run stays RUNNING (its node never
 	// reports), and each later one ends SKIPPED when it is made.
-	w, err := st.CreateWorkflow(ctx, store.Workflow{GroupID: g.ID, Name: "w", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
+	w, err := st.Workflows.Create(ctx, store.Workflow{GroupID: g.ID, Name: "w", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
 		BlockStrategy: carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER,
 		Nodes:         []store.WorkflowNode{{Key: "a", JobID: j.ID}, {Key: "b", JobID: j.ID, DependsOn: []string{"a"}}}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const hours = 1100
-	active, err := st.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_API, nil, now.Add(-hours*time.Hour))
+	active, err := st.Workflows.Trigger(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_API, nil, now.Add(-hours*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ended := map[int64]time.Time{}
 	for age := hours - 1; age >= 0; age-- { // one an hour, oldest first
 		at := now.Add(-time.Duration(age) * time.Hour)
-		ch, err := st.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_API, nil, at)
+		ch, err := st.Workflows.Trigger(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_API, nil, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func deleteWorkflowRuns(t *testing.T, be dbtest.Backend) {
 	}
 	want := 0
 	for id, at := range ended {
-		_, err := st.WorkflowRun(ctx, id)
+		_, err := st.Workflows.Run(ctx, id)
 		switch old := at.Before(cutoff); {
 		case old && !errors.Is(err, store.ErrNotFound):
 			t.Errorf("workflow run %d ended %v, before the cutoff: %v, want it deleted", id, at, err)
@@ -79,7 +79,7 @@ func deleteWorkflowRuns(t *testing.T, be dbtest.Backend) {
 	if n != int64(want) || want <= 500 {
 		t.Errorf("deleted %d workflow runs, want %d (more than one batch)", n, want)
 	}
-	if wr, err := st.WorkflowRun(ctx, active.WorkflowRunID); err != nil || wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
+	if wr, err := st.Workflows.Run(ctx, active.WorkflowRunID); err != nil || wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING {
 		t.Errorf("the active workflow run: %+v, %v; want it kept, RUNNING", wr.Status, err)
 	}
 	// Their nodes' rows went with them.

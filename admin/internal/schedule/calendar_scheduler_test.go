@@ -29,12 +29,12 @@ func TestCalendarExcludedInstantsNeitherFireNorMisfire(t *testing.T) {
 			if now.Second()%2 != 0 {
 				t.Fatalf("the fake clock starts at %v, an odd second", now)
 			}
-			cal, err := st.CreateCalendar(ctx, store.Calendar{Name: "even seconds", Definition: calendar.Definition{
+			cal, err := st.Calendars.Create(ctx, store.Calendar{Name: "even seconds", Definition: calendar.Definition{
 				Kind: carillonv1.CalendarKind_CALENDAR_KIND_CRON, TimeZone: "UTC", Cron: "0/2 * * * * ?"}}, now)
 			if err != nil {
 				t.Fatal(err)
 			}
-			j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "c", Handler: "h", Enabled: true, NextFireAt: now.Add(-59 * time.Second),
+			j, err := st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "c", Handler: "h", Enabled: true, NextFireAt: now.Add(-59 * time.Second),
 				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "* * * * * ?", TimeZone: "UTC", CalendarIDs: []int64{cal.ID}}, now)
 			if err != nil {
 				t.Fatal(err)
@@ -44,7 +44,7 @@ func TestCalendarExcludedInstantsNeitherFireNorMisfire(t *testing.T) {
 			time.Sleep(4500 * time.Millisecond)
 			stop()
 
-			runs, err := st.Runs(ctx, store.RunFilter{JobID: j.ID})
+			runs, err := st.Runs.List(ctx, store.RunFilter{JobID: j.ID})
 			if err != nil {
 				t.Fatal(err)
 			}

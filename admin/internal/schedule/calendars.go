@@ -54,7 +54,7 @@ func JobCalendars(ctx context.Context, st *store.Store, js []store.Job) (map[int
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	cals, err := st.CalendarsByID(ctx, ids)
+	cals, err := st.Calendars.ByID(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

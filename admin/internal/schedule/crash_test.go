@@ -53,7 +53,7 @@ func TestCrashChild(t *testing.T) {
 		mu.Lock()
 		fmt.Fprintf(log, "%d\n", run.ID) // O_APPEND: one write per line
 		mu.Unlock()
-		if _, err := st.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: time.Now()}}); err != nil {
+		if _, err := st.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: time.Now()}}); err != nil {
 			fmt.Fprintln(os.Stderr, "settle:", err) // the parent finds the run unsettled
 		}
 	}
@@ -100,7 +100,7 @@ func TestCrashRestart(t *testing.T) {
 		} else {
 			j.MisfireStrategy = carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING
 		}
-		if _, err := st.CreateJob(ctx, j, time.Now()); err != nil {
+		if _, err := st.Jobs.Create(ctx, j, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -158,13 +158,13 @@ func TestCrashRestart(t *testing.T) {
 			t.Errorf("run %d was dispatched %d times", id, n)
 		}
 	}
-	js, err := st.Jobs(ctx, store.JobFilter{Limit: 100})
+	js, err := st.Jobs.List(ctx, store.JobFilter{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	totalRuns := 0
 	for _, j := range js {
-		runs, err := st.Runs(ctx, store.RunFilter{JobID: j.ID, Limit: 1000})
+		runs, err := st.Runs.List(ctx, store.RunFilter{JobID: j.ID, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}

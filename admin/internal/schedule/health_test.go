@@ -24,7 +24,7 @@ func fill(t *testing.T, st *store.Store, j store.Job, from time.Time) {
 	for i := range 100000 {
 		r := store.Run{JobID: j.ID, GroupID: j.GroupID, ShardTotal: 1, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL,
 			Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, ScheduledAt: from.Add(time.Duration(i) * time.Millisecond)}
-		if _, err := st.InsertRuns(ctx, []store.Run{r}); errors.Is(err, store.ErrFull) {
+		if _, err := st.Runs.Insert(ctx, []store.Run{r}); errors.Is(err, store.ErrFull) {
 			return
 		} else if err != nil {
 			t.Fatal(err)
@@ -49,7 +49,7 @@ func TestReadyFollowsScans(t *testing.T) {
 		for range 50 {
 			j := fixRate(g, 1, now.Add(2*time.Second))
 			j.MisfireStrategy = carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW
-			j, err := st.CreateJob(ctx, j, now)
+			j, err := st.Jobs.Create(ctx, j, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestReadyFollowsScans(t *testing.T) {
 		}
 		// Each job's fires during the outage left a MISFIRE run.
 		for _, j := range jobs {
-			runs, err := st.Runs(ctx, store.RunFilter{JobID: j.ID})
+			runs, err := st.Runs.List(ctx, store.RunFilter{JobID: j.ID})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -80,7 +80,7 @@ func runLateness(b *testing.B, n int, spread bool) latenessResult {
 	}
 	defer loops.Stop()
 	now := time.Now()
-	g, err := st.CreateGroup(ctx, store.Group{AppName: "bench", Title: "bench", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
+	g, err := st.Groups.Create(ctx, store.Group{AppName: "bench", Title: "bench", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func runLateness(b *testing.B, n int, spread bool) latenessResult {
 		}
 		jobs[i] = j
 	}
-	if err := st.CreateJobs(ctx, jobs, now); err != nil {
+	if err := st.Jobs.CreateMany(ctx, jobs, now); err != nil {
 		b.Fatal(err)
 	}
 

@@ -8,7 +8,7 @@ import (
 )
 
 // ResumePlan is what resuming a paused group does to the schedules of its
-// jobs and workflows (store.ResumeGroup): the instants from the one due
+// jobs and workflows (store.GroupStore.Resume): the instants from the one due
 // when the pause began up to the resume are skipped, recorded as one
 // record per job or workflow and pause, as a DO_NOTHING misfire is, and
 // the schedule goes on from its first instant at or after the resume (no

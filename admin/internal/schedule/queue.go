@@ -32,8 +32,8 @@ type Entry struct {
 	// scheduled instant and its job's param when claimed.
 	ScheduledAt time.Time
 	Param       string
-	// StopSeq is store.StopSeq read before the run was claimed: a job
-	// stopped since (store.StoppedSince) must not get it sent.
+	// StopSeq is store.JobStore.StopSeq read before the run was claimed: a job
+	// stopped since (store.JobStore.StoppedSince) must not get it sent.
 	StopSeq uint64
 }
 

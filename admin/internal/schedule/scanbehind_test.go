@@ -43,7 +43,7 @@ func TestScanBehind(t *testing.T) {
 		defer st.Close()
 		ctx := context.Background()
 		// Due 10 s before the scans start: found late by the first scan.
-		if _, err := st.CreateJob(ctx, fixRate(g, 60, time.Now().Add(-10*time.Second)), time.Now()); err != nil {
+		if _, err := st.Jobs.Create(ctx, fixRate(g, 60, time.Now().Add(-10*time.Second)), time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		m := metrics.New()
@@ -63,7 +63,7 @@ func TestScanBehind(t *testing.T) {
 		// A job due 3 s ago, after the scans started, found by the next
 		// scan (woken): 3 s behind.
 		time.Sleep(5 * time.Second)
-		if _, err := st.CreateJob(ctx, fixRate(g, 60, time.Now().Add(-3*time.Second)), time.Now()); err != nil {
+		if _, err := st.Jobs.Create(ctx, fixRate(g, 60, time.Now().Add(-3*time.Second)), time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		sched.Wake()

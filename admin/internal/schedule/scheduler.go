@@ -271,7 +271,7 @@ func (s *Scheduler) handOver(d Dispatcher) {
 // fires older versions read ahead as pending runs, which go through their
 // job's misfire strategy when more than the misfire threshold late.
 func (s *Scheduler) recover(ctx context.Context) error {
-	pending, err := s.cfg.Store.PendingRuns(ctx)
+	pending, err := s.cfg.Store.Runs.Pending(ctx)
 	if err != nil {
 		return fmt.Errorf("schedule: recover: %w", err)
 	}
@@ -287,7 +287,7 @@ func (s *Scheduler) recover(ctx context.Context) error {
 			s.queue.Push(Entry{RunID: r.ID, JobID: r.JobID, At: r.DueAt, TriggerType: r.TriggerType})
 			continue
 		}
-		job, err := s.cfg.Store.Job(ctx, r.JobID)
+		job, err := s.cfg.Store.Jobs.Get(ctx, r.JobID)
 		if err == nil && job.MisfireStrategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW && !firedOnce[r.JobID] {
 			firedOnce[r.JobID] = true
 			s.queue.Push(Entry{RunID: r.ID, JobID: r.JobID, At: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE})
@@ -296,7 +296,7 @@ func (s *Scheduler) recover(ctx context.Context) error {
 		}
 		msg := fmt.Sprintf("misfire: the admin was down at the scheduled instant %s (%s late); skipped by DO_NOTHING",
 			r.ScheduledAt.UTC().Format(time.RFC3339Nano), now.Sub(r.ScheduledAt).Round(time.Millisecond))
-		if err := s.cfg.Store.SkipRun(ctx, r.ID, msg, now); err != nil {
+		if err := s.cfg.Store.Fires.Skip(ctx, r.ID, msg, now); err != nil {
 			return fmt.Errorf("schedule: recover: %w", err)
 		}
 		s.cfg.Metrics.Misfire(carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING)
@@ -308,7 +308,7 @@ func (s *Scheduler) recover(ctx context.Context) error {
 // within claimLeadMax (at most burstCount of them), so that a burst is
 // seen coming even behind jobs that fire every second.
 func (s *Scheduler) lead(ctx context.Context) time.Duration {
-	n, err := s.cfg.Store.CountDue(ctx, time.Now().Add(claimLeadMax), burstCount(s.cfg.Lookahead, s.perClaim, s.cfg.FireAheadPerFire))
+	n, err := s.cfg.Store.Fires.CountDue(ctx, time.Now().Add(claimLeadMax), burstCount(s.cfg.Lookahead, s.perClaim, s.cfg.FireAheadPerFire))
 	if err != nil {
 		s.cfg.Logger.Warn("schedule: count the jobs due; claiming with the look-ahead", "err", err)
 		return s.cfg.Lookahead
@@ -334,7 +334,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 	var behind time.Duration
 	for range 1000 { // a bound, in case a job keeps falling due within the window
 		now := time.Now()
-		jobs, err := s.cfg.Store.DueJobs(ctx, now.Add(s.window), now.Add(s.takeover()), scanBatch)
+		jobs, err := s.cfg.Store.Fires.DueJobs(ctx, now.Add(s.window), now.Add(s.takeover()), scanBatch)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
 		}
@@ -344,7 +344,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 		// The earliest comes first; a fire due before the scans started
 		// (while no admin ran) counts from their start.
 		behind = max(behind, now.Sub(later(jobs[0].NextFireAt, s.behind.started)))
-		seq := s.cfg.Store.StopSeq()                      // before the claim: see Entry.StopSeq
+		seq := s.cfg.Store.Jobs.StopSeq()                 // before the claim: see Entry.StopSeq
 		cals, err := JobCalendars(ctx, s.cfg.Store, jobs) // no read unless a job names calendars
 		if err != nil {
 			return time.Time{}, time.Time{}, err
@@ -358,7 +358,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 			}
 			claims = append(claims, c)
 		}
-		runs, err := s.cfg.Store.ClaimFires(ctx, claims)
+		runs, err := s.cfg.Store.Fires.Claim(ctx, claims)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
 		}
@@ -388,7 +388,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 	}
 	s.cfg.Metrics.ScanBehind(behind)
 	s.behind.scanned(behind, time.Now())
-	next, others, err = s.cfg.Store.NextFireAt(ctx)
+	next, others, err = s.cfg.Store.Fires.NextFireAt(ctx)
 	if err != nil {
 		return time.Time{}, time.Time{}, err
 	}

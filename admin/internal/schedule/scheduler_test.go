@@ -42,10 +42,10 @@ func claim(st *store.Store, e schedule.Entry, now time.Time) (run store.Run, ok 
 		return *e.Run, true
 	}
 	if e.Claimed {
-		run, err := st.Run(context.Background(), e.RunID)
+		run, err := st.Runs.Get(context.Background(), e.RunID)
 		return run, err == nil
 	}
-	runs, err := st.ClaimRuns(context.Background(), []store.RunClaim{{RunID: e.RunID, JobID: e.JobID, TriggerType: e.TriggerType}}, now)
+	runs, err := st.Fires.ClaimRuns(context.Background(), []store.RunClaim{{RunID: e.RunID, JobID: e.JobID, TriggerType: e.TriggerType}}, now)
 	if err != nil || len(runs) == 0 {
 		return store.Run{}, false
 	}
@@ -75,7 +75,7 @@ func (r *recorder) all() []fire {
 func setup(t *testing.T, db string) (*store.Store, store.Group) {
 	t.Helper()
 	st := dbtest.Open(t, db)
-	g, err := st.CreateGroup(context.Background(), store.Group{AppName: "app", Title: "app"}, time.Now())
+	g, err := st.Groups.Create(context.Background(), store.Group{AppName: "app", Title: "app"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestFiresAtTheScheduledInstant(t *testing.T) {
 					st, g := setup(t, db)
 					defer st.Close()
 					first := time.Now().Add(1500 * time.Millisecond)
-					if _, err := st.CreateJob(context.Background(), fixRate(g, 1, first), time.Now()); err != nil {
+					if _, err := st.Jobs.Create(context.Background(), fixRate(g, 1, first), time.Now()); err != nil {
 						t.Fatal(err)
 					}
 					rec := &recorder{st: st}
@@ -146,7 +146,7 @@ func TestFiresAtTheScheduledInstant(t *testing.T) {
 								i, f.run.ScheduledAt, f.entry.At, f.at, want, want, want.Add(-ahead))
 						}
 						// Claimed by the scan, stored as it will be sent.
-						stored, _ := st.Run(context.Background(), f.run.ID)
+						stored, _ := st.Runs.Get(context.Background(), f.run.ID)
 						if !f.entry.Claimed || stored.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || !stored.TriggeredAt.Equal(want) {
 							t.Errorf("fire %d: entry run %v, stored %s triggered at %v; want it claimed, RUNNING, triggered at %v",
 								i, f.entry.Claimed, stored.Status, stored.TriggeredAt, want)
@@ -175,7 +175,7 @@ func TestBurstHandedOverEarly(t *testing.T) {
 				jobs[i] = fixRate(g, 60, burst)
 			}
 			jobs = append(jobs, fixRate(g, 60, lone))
-			if err := st.CreateJobs(context.Background(), jobs, time.Now()); err != nil {
+			if err := st.Jobs.CreateMany(context.Background(), jobs, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			rec := &recorder{st: st}
@@ -225,14 +225,14 @@ func TestBurstClaimedEarly(t *testing.T) {
 		for range n {
 			jobs = append(jobs, fixRate(g, 60, burst))
 		}
-		if err := st.CreateJobs(ctx, jobs, time.Now()); err != nil {
+		if err := st.Jobs.CreateMany(ctx, jobs, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		rec := &recorder{st: st}
 		stop := start(st, rec.Fire, func(s *schedule.Scheduler) { schedule.SetClaimCost(s, cost) })
 		defer stop()
 		claimed := func() int64 {
-			counts, err := st.CountRuns(ctx, burst, burst.Add(time.Millisecond), store.AllGroups)
+			counts, err := st.Runs.Count(ctx, burst, burst.Add(time.Millisecond), store.AllGroups)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,7 +279,7 @@ func TestMisfire(t *testing.T) {
 					var jobs []store.Job
 					for _, j := range []store.Job{rate, cron} {
 						j.MisfireStrategy = strategy
-						j, err := st.CreateJob(ctx, j, now)
+						j, err := st.Jobs.Create(ctx, j, now)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -298,7 +298,7 @@ func TestMisfire(t *testing.T) {
 						{ScheduledAt: now.Add(-time.Hour - 30*time.Second), MissedUntil: now.Add(-30 * time.Second), MissedCount: 61},
 						{ScheduledAt: now.Add(-time.Minute), MissedUntil: now.Add(-6 * time.Second), MissedCount: 55},
 					} {
-						runs, err := st.Runs(ctx, store.RunFilter{JobID: jobs[i].ID, To: now.Add(-5 * time.Second)})
+						runs, err := st.Runs.List(ctx, store.RunFilter{JobID: jobs[i].ID, To: now.Add(-5 * time.Second)})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -341,7 +341,7 @@ func TestMisfire(t *testing.T) {
 					if !slices.EqualFunc(late, want, time.Time.Equal) {
 						t.Errorf("scheduled fires of the every-second job: %v, want the instants less than the threshold late, %v", late, want)
 					}
-					got, _ := st.Job(ctx, jobs[0].ID)
+					got, _ := st.Jobs.Get(ctx, jobs[0].ID)
 					if want := now.Add(30 * time.Second); !got.NextFireAt.Equal(want) || !got.LastFireAt.IsZero() != (strategy == carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW) {
 						t.Errorf("every-minute job: next fire %v, last %v; want next %v (its schedule goes on), last set only by a fire", got.NextFireAt, got.LastFireAt, want)
 					}
@@ -362,7 +362,7 @@ func TestMisfireCountBound(t *testing.T) {
 			defer st.Close()
 			ctx := context.Background()
 			now := time.Now()
-			j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "c", Handler: "h", Enabled: true, NextFireAt: now.Add(-24 * time.Hour),
+			j, err := st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "c", Handler: "h", Enabled: true, NextFireAt: now.Add(-24 * time.Hour),
 				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "* * * * * ?", TimeZone: "UTC"}, now)
 			if err != nil {
 				t.Fatal(err)
@@ -370,7 +370,7 @@ func TestMisfireCountBound(t *testing.T) {
 			stop := start(st, (&recorder{st: st}).Fire)
 			time.Sleep(100 * time.Millisecond)
 			stop()
-			runs, err := st.Runs(ctx, store.RunFilter{JobID: j.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED})
+			runs, err := st.Runs.List(ctx, store.RunFilter{JobID: j.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -399,14 +399,14 @@ func TestRestartRecoversPendingRuns(t *testing.T) {
 			defer st.Close()
 			ctx := context.Background()
 			now := time.Now()
-			j, err := st.CreateJob(ctx, fixRate(g, 60, now.Add(time.Hour)), now) // nothing of its own to fire meanwhile
+			j, err := st.Jobs.Create(ctx, fixRate(g, 60, now.Add(time.Hour)), now) // nothing of its own to fire meanwhile
 			if err != nil {
 				t.Fatal(err)
 			}
 			run := func(trigger carillonv1.TriggerType, status carillonv1.RunStatus, at time.Time, attempt int32) store.Run {
 				return store.Run{JobID: j.ID, GroupID: g.ID, ShardTotal: 1, TriggerType: trigger, Status: status, ScheduledAt: at, Attempt: attempt}
 			}
-			runs, err := st.InsertRuns(ctx, []store.Run{
+			runs, err := st.Runs.Insert(ctx, []store.Run{
 				run(carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, carillonv1.RunStatus_RUN_STATUS_PENDING, now.Add(-time.Second), 0),
 				run(carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, carillonv1.RunStatus_RUN_STATUS_PENDING, now.Add(-time.Hour), 0),
 				run(carillonv1.TriggerType_TRIGGER_TYPE_RETRY, carillonv1.RunStatus_RUN_STATUS_PENDING, now.Add(-2*time.Hour), 1),
@@ -419,7 +419,7 @@ func TestRestartRecoversPendingRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			recent, old, retry, claimed, later, cancelled, muchLater := runs[0].ID, runs[1].ID, runs[2].ID, runs[3].ID, runs[4].ID, runs[5].ID, runs[6].ID
-			if ok, err := st.CancelPendingRun(ctx, cancelled, "cancelled", now); !ok || err != nil {
+			if ok, err := st.Fires.CancelPending(ctx, cancelled, "cancelled", now); !ok || err != nil {
 				t.Fatalf("cancel run %d: %v, %v", cancelled, ok, err)
 			}
 			rec := &recorder{st: st}
@@ -441,12 +441,12 @@ func TestRestartRecoversPendingRuns(t *testing.T) {
 			for id, want := range map[int64]carillonv1.RunStatus{
 				old: carillonv1.RunStatus_RUN_STATUS_SKIPPED, claimed: carillonv1.RunStatus_RUN_STATUS_RUNNING,
 			} {
-				if r, _ := st.Run(ctx, id); r.Status != want {
+				if r, _ := st.Runs.Get(ctx, id); r.Status != want {
 					t.Errorf("run %d: %s, want %s", id, r.Status, want)
 				}
 			}
 			// The skipped fire is the record of its one missed instant.
-			if r, _ := st.Run(ctx, old); r.MissedCount != 1 || !r.MissedUntil.Equal(r.ScheduledAt) {
+			if r, _ := st.Runs.Get(ctx, old); r.MissedCount != 1 || !r.MissedUntil.Equal(r.ScheduledAt) {
 				t.Errorf("skipped run: missed %d through %v, want 1 through its instant %v", r.MissedCount, r.MissedUntil, r.ScheduledAt)
 			}
 		})
@@ -468,7 +468,7 @@ func TestRestartKeepsRunsWaitingForSlot(t *testing.T) {
 			now := time.Now()
 			job := fixRate(g, 60, now.Add(time.Hour))
 			job.MaxConcurrency = 1
-			j, err := st.CreateJob(ctx, job, now)
+			j, err := st.Jobs.Create(ctx, job, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -477,7 +477,7 @@ func TestRestartKeepsRunsWaitingForSlot(t *testing.T) {
 					Status: status, Slot: slot, ScheduledAt: at, TriggeredAt: at, ExecutorAddress: "http://executor:1"}
 			}
 			pending := carillonv1.RunStatus_RUN_STATUS_PENDING
-			runs, err := st.InsertRuns(ctx, []store.Run{
+			runs, err := st.Runs.Insert(ctx, []store.Run{
 				run(carillonv1.RunStatus_RUN_STATUS_RUNNING, store.SlotHeld, now.Add(-3*time.Hour)),
 				run(pending, store.SlotWaiting, now.Add(-2*time.Hour)),
 				run(pending, store.SlotWaiting, now.Add(-time.Hour)),
@@ -495,11 +495,11 @@ func TestRestartKeepsRunsWaitingForSlot(t *testing.T) {
 				t.Fatalf("fired %d runs with the job's one slot taken", len(fired))
 			}
 			for _, id := range []int64{oldest, newer} {
-				if r, _ := st.Run(ctx, id); !r.WaitsForSlot() {
+				if r, _ := st.Runs.Get(ctx, id); !r.WaitsForSlot() {
 					t.Fatalf("run %d after the restart: %s slot %d; want PENDING, waiting for a slot", id, r.Status, r.Slot)
 				}
 			}
-			out, err := st.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: holding.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: time.Now()}})
+			out, err := st.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: holding.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: time.Now()}})
 			if err != nil {
 				t.Fatal(err)
 			}

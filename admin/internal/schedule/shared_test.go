@@ -16,13 +16,13 @@ import (
 func sharedJobs(t *testing.T, admin *store.Store, db string, n int, first time.Time) []store.Job {
 	t.Helper()
 	ctx := context.Background()
-	g, err := admin.CreateGroup(ctx, store.Group{AppName: "app", Title: "app"}, time.Now())
+	g, err := admin.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	jobs := make([]store.Job, n)
 	dbtest.SpreadJobIDs(t, db, n, func(i int) {
-		if jobs[i], err = admin.CreateJob(ctx, fixRate(g, 1, first), time.Now()); err != nil {
+		if jobs[i], err = admin.Jobs.Create(ctx, fixRate(g, 1, first), time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -13,7 +13,7 @@ import (
 // instant is a column of its row, found by the same kind of index, and
 // claimed by the same compare-and-set, in a transaction that also makes
 // the instant's workflow run and stores its root nodes' runs PENDING, due
-// on the instant (store.ClaimWorkflowFires). Those runs then go the way of
+// on the instant (store.WorkflowStore.ClaimFires). Those runs then go the way of
 // retries and child jobs' runs: on the queue, claimed and sent at their
 // due time. So one mechanism gives both exactly-once per instant across
 // crashes and admins, and misfires are judged by one threshold.
@@ -32,7 +32,7 @@ func SpecOfWorkflow(w store.Workflow) Spec {
 func (s *Scheduler) scanWorkflows(ctx context.Context) (next, others time.Time, err error) {
 	for range 1000 { // a bound, in case a workflow keeps falling due within the window
 		now := time.Now()
-		ws, err := s.cfg.Store.DueWorkflows(ctx, now.Add(s.window), now.Add(s.takeover()), scanBatch)
+		ws, err := s.cfg.Store.Workflows.Due(ctx, now.Add(s.window), now.Add(s.takeover()), scanBatch)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
 		}
@@ -48,7 +48,7 @@ func (s *Scheduler) scanWorkflows(ctx context.Context) (next, others time.Time, 
 			}
 			claims = append(claims, c)
 		}
-		ch, err := s.cfg.Store.ClaimWorkflowFires(ctx, claims, now)
+		ch, err := s.cfg.Store.Workflows.ClaimFires(ctx, claims, now)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
 		}
@@ -60,7 +60,7 @@ func (s *Scheduler) scanWorkflows(ctx context.Context) (next, others time.Time, 
 			s.cfg.EndedFunc(ch.Ended)
 		}
 	}
-	return s.cfg.Store.NextWorkflowFireAt(ctx)
+	return s.cfg.Store.Workflows.NextFireAt(ctx)
 }
 
 // claimWorkflow decides what workflow w's due instant makes, as claim

@@ -15,7 +15,7 @@ import (
 // manualJob creates a job of group g with no schedule: a workflow's node.
 func manualJob(t *testing.T, st *store.Store, g store.Group, now time.Time) store.Job {
 	t.Helper()
-	j, err := st.CreateJob(context.Background(), store.Job{GroupID: g.ID, Description: "j", Handler: "h",
+	j, err := st.Jobs.Create(context.Background(), store.Job{GroupID: g.ID, Description: "j", Handler: "h",
 		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
 	if err != nil {
 		t.Fatal(err)
@@ -40,12 +40,12 @@ func TestWorkflowSchedule(t *testing.T) {
 			j := manualJob(t, st, g, now)
 			first := now.Add(1500 * time.Millisecond)
 			nodes := []store.WorkflowNode{{Key: "root", JobID: j.ID}, {Key: "leaf", JobID: j.ID, DependsOn: []string{"root"}}}
-			w, err := st.CreateWorkflow(ctx, store.Workflow{GroupID: g.ID, Name: "every second", Enabled: true, NextFireAt: first,
+			w, err := st.Workflows.Create(ctx, store.Workflow{GroupID: g.ID, Name: "every second", Enabled: true, NextFireAt: first,
 				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: 1, Nodes: nodes}, now)
 			if err != nil {
 				t.Fatal(err)
 			}
-			late, err := st.CreateWorkflow(ctx, store.Workflow{GroupID: g.ID, Name: "late", Enabled: true, NextFireAt: now.Add(-time.Hour - 30*time.Second),
+			late, err := st.Workflows.Create(ctx, store.Workflow{GroupID: g.ID, Name: "late", Enabled: true, NextFireAt: now.Add(-time.Hour - 30*time.Second),
 				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: 60, Nodes: nodes}, now)
 			if err != nil {
 				t.Fatal(err)
@@ -65,7 +65,7 @@ func TestWorkflowSchedule(t *testing.T) {
 				t.Fatalf("fire of %q, %s, scheduled at %v, handed over at %v; want root, WORKFLOW, %v, on it",
 					f.run.WorkflowNode, f.run.TriggerType, f.run.ScheduledAt, f.at, first)
 			}
-			wrs, err := st.WorkflowRuns(ctx, store.WorkflowRunFilter{WorkflowID: w.ID})
+			wrs, err := st.Workflows.Runs(ctx, store.WorkflowRunFilter{WorkflowID: w.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +86,7 @@ func TestWorkflowSchedule(t *testing.T) {
 			if f.run.WorkflowRunID != wrs[2].ID {
 				t.Fatalf("the root's run is of workflow run %d, want %d", f.run.WorkflowRunID, wrs[2].ID)
 			}
-			skipped, err := st.WorkflowRuns(ctx, store.WorkflowRunFilter{WorkflowID: late.ID})
+			skipped, err := st.Workflows.Runs(ctx, store.WorkflowRunFilter{WorkflowID: late.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +94,7 @@ func TestWorkflowSchedule(t *testing.T) {
 				!strings.Contains(skipped[0].Message, "61 scheduled instants") {
 				t.Fatalf("late workflow's runs %+v; want one SKIPPED record of its 61 missed instants", skipped)
 			}
-			again, err := st.Workflow(ctx, late.ID)
+			again, err := st.Workflows.Get(ctx, late.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +119,7 @@ func TestWorkflowFireOnceNow(t *testing.T) {
 			now := time.Now()
 			j := manualJob(t, st, g, now)
 			missed := now.Add(-time.Hour - 30*time.Second)
-			w, err := st.CreateWorkflow(ctx, store.Workflow{GroupID: g.ID, Name: "once", Enabled: true, NextFireAt: missed,
+			w, err := st.Workflows.Create(ctx, store.Workflow{GroupID: g.ID, Name: "once", Enabled: true, NextFireAt: missed,
 				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: 60,
 				MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW,
 				Nodes:           []store.WorkflowNode{{Key: "root", JobID: j.ID}}}, now)
@@ -131,7 +131,7 @@ func TestWorkflowFireOnceNow(t *testing.T) {
 			time.Sleep(time.Second)
 			stop()
 
-			wrs, err := st.WorkflowRuns(ctx, store.WorkflowRunFilter{WorkflowID: w.ID})
+			wrs, err := st.Workflows.Runs(ctx, store.WorkflowRunFilter{WorkflowID: w.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +143,7 @@ func TestWorkflowFireOnceNow(t *testing.T) {
 			if len(fires) != 1 || fires[0].run.WorkflowRunID != wrs[0].ID || fires[0].at.After(now.Add(100*time.Millisecond)) {
 				t.Fatalf("fires %+v; want the root of workflow run %d, at once", fires, wrs[0].ID)
 			}
-			again, err := st.Workflow(ctx, w.ID)
+			again, err := st.Workflows.Get(ctx, w.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

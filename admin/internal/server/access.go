@@ -91,7 +91,7 @@ func (s *Server) jobAccess(ctx context.Context, p *auth.Principal, field string,
 	if id <= 0 || p.Admin() || (!write && p.Role == auth.RoleViewer) {
 		return nil
 	}
-	j, err := s.cfg.Store.Job(ctx, id)
+	j, err := s.cfg.Store.Jobs.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -120,7 +120,7 @@ func (s *Server) runAccess(ctx context.Context, p *auth.Principal, field string,
 	if id <= 0 || p.Admin() || (!write && p.Role == auth.RoleViewer) {
 		return nil
 	}
-	r, err := s.cfg.Store.Run(ctx, id)
+	r, err := s.cfg.Store.Runs.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

@@ -277,7 +277,7 @@ func TestRunSettledByAdmin(t *testing.T) {
 		ctx := context.Background()
 		b := setup(t, be, "s3cret")
 		r := runningRuns(t, b.store, b.clock.Now(), "http://10.0.0.1:9999")()
-		if _, err := b.store.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST,
+		if _, err := b.store.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST,
 			FinishedAt: b.clock.Now(), ByAdmin: true, Message: "lost: executor stopped heartbeating"}}); err != nil {
 			t.Fatal(err)
 		}

@@ -95,7 +95,7 @@ func (s applyService) Apply(ctx context.Context, req *carillonv1.ApplyRequest) (
 	for _, id := range groupsCapped {
 		// A cap raised or removed frees slots: the runs waiting for one
 		// try again (as UpdateGroup).
-		waiting, err := s.cfg.Store.WaitingRuns(ctx, id, waitingRequeueMax)
+		waiting, err := s.cfg.Store.Fires.Waiting(ctx, id, waitingRequeueMax)
 		if err != nil {
 			return nil, s.toConnect(err)
 		}

@@ -61,7 +61,7 @@ func (s *Server) auditEntry(p *auth.Principal, proc string, req connect.AnyReque
 // writes it now if the call changed nothing through a transaction. A
 // failure here is logged: the change and its record are stored already.
 func (s *Server) completeAudit(ctx context.Context, a *store.AuditPending, proc string, req connect.AnyRequest, res connect.AnyResponse) {
-	err := s.cfg.Store.CompleteAudit(ctx, a, func(e *store.AuditEntry) {
+	err := s.cfg.Store.Audit.Complete(ctx, a, func(e *store.AuditEntry) {
 		if m, ok := req.Any().(proto.Message); ok {
 			e.Target = auditTarget(proc, m, res.Any())
 		}

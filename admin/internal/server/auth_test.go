@@ -35,12 +35,12 @@ func addUser(t testing.TB, st *store.Store, name string, role auth.Role, groups 
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := st.CreateUser(ctx, store.User{Username: name, PasswordHash: hash, Role: role, Groups: groups}, time.Now())
+	u, err := st.Users.Create(ctx, store.User{Username: name, PasswordHash: hash, Role: role, Groups: groups}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	token, tokenHash := auth.NewAPIToken()
-	if _, err := st.CreateAPIToken(ctx, store.APIToken{UserID: u.ID, Name: "test", TokenHash: tokenHash}, time.Now()); err != nil {
+	if _, err := st.Auth.CreateToken(ctx, store.APIToken{UserID: u.ID, Name: "test", TokenHash: tokenHash}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return token

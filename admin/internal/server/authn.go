@@ -31,7 +31,7 @@ func (s *Server) authenticate(ctx context.Context, header string) (*auth.Princip
 	if !ok {
 		return nil, connect.NewError(connect.CodeUnauthenticated, errors.New(msgNotUserToken))
 	}
-	p, err := s.cfg.Store.Principal(ctx, kind, auth.HashToken(token), s.cfg.NowFunc())
+	p, err := s.cfg.Store.Auth.Principal(ctx, kind, auth.HashToken(token), s.cfg.NowFunc())
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, connect.NewError(connect.CodeUnauthenticated, errors.New(msgBadCredential))
 	}

@@ -65,14 +65,14 @@ func (s calendarService) CreateCalendar(ctx context.Context, req *carillonv1.Cre
 		return nil, err
 	}
 	c.ID = 0
-	if c, err = s.cfg.Store.CreateCalendar(ctx, c, s.cfg.NowFunc()); err != nil {
+	if c, err = s.cfg.Store.Calendars.Create(ctx, c, s.cfg.NowFunc()); err != nil {
 		return nil, s.toConnect(err)
 	}
 	return &carillonv1.CreateCalendarResponse{Calendar: calendarToProto(c)}, nil
 }
 
 func (s calendarService) GetCalendar(ctx context.Context, req *carillonv1.GetCalendarRequest) (*carillonv1.GetCalendarResponse, error) {
-	c, err := s.cfg.Store.Calendar(ctx, req.Id)
+	c, err := s.cfg.Store.Calendars.Get(ctx, req.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -84,7 +84,7 @@ func (s calendarService) ListCalendars(ctx context.Context, req *carillonv1.List
 	if err != nil {
 		return nil, err
 	}
-	cs, err := s.cfg.Store.Calendars(ctx, after, size+1)
+	cs, err := s.cfg.Store.Calendars.List(ctx, after, size+1)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -97,7 +97,7 @@ func (s calendarService) UpdateCalendar(ctx context.Context, req *carillonv1.Upd
 	if req.Calendar == nil {
 		return nil, invalid("calendar", "required")
 	}
-	old, err := s.cfg.Store.Calendar(ctx, req.Calendar.Id)
+	old, err := s.cfg.Store.Calendars.Get(ctx, req.Calendar.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -113,7 +113,7 @@ func (s calendarService) UpdateCalendar(ctx context.Context, req *carillonv1.Upd
 	// Each started job using it gets its next fire anew, with the new
 	// definition and its other calendars as they are.
 	next := func(j store.Job) (time.Time, error) {
-		others, err := s.cfg.Store.CalendarsByID(ctx, j.CalendarIDs)
+		others, err := s.cfg.Store.Calendars.ByID(ctx, j.CalendarIDs)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -132,7 +132,7 @@ func (s calendarService) UpdateCalendar(ctx context.Context, req *carillonv1.Upd
 		spec.Calendars = calendar.NewSet(set...)
 		return schedule.Recompute(spec, j.NextFireAt, now)
 	}
-	c, _, err = s.cfg.Store.UpdateCalendar(ctx, c, now, next)
+	c, _, err = s.cfg.Store.Calendars.Update(ctx, c, now, next)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -141,7 +141,7 @@ func (s calendarService) UpdateCalendar(ctx context.Context, req *carillonv1.Upd
 }
 
 func (s calendarService) DeleteCalendar(ctx context.Context, req *carillonv1.DeleteCalendarRequest) (*carillonv1.DeleteCalendarResponse, error) {
-	if err := s.cfg.Store.DeleteCalendar(ctx, req.Id); err != nil {
+	if err := s.cfg.Store.Calendars.Delete(ctx, req.Id); err != nil {
 		return nil, s.toConnect(err)
 	}
 	return &carillonv1.DeleteCalendarResponse{}, nil
@@ -161,7 +161,7 @@ func (s *Server) calendarSet(ctx context.Context, field string, ids []int64) (*c
 		}
 		seen[id] = true
 	}
-	cals, err := s.cfg.Store.CalendarsByID(ctx, ids)
+	cals, err := s.cfg.Store.Calendars.ByID(ctx, ids)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}

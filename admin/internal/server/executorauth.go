@@ -56,7 +56,7 @@ func (s *Server) tokens() *auth.ExecutorTokens { return s.cfg.Trigger.ExecutorTo
 
 // loadGroupTokens reloads the groups' own executor tokens after a change.
 func (s *Server) loadGroupTokens(ctx context.Context) error {
-	ts, err := s.cfg.Store.GroupTokens(ctx)
+	ts, err := s.cfg.Store.Groups.Tokens(ctx)
 	if err != nil {
 		return s.toConnect(err)
 	}

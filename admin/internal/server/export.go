@@ -20,7 +20,7 @@ const exportPage = 500
 // cannot be applied, and are left out.
 func (s applyService) Export(ctx context.Context, req *carillonv1.ExportRequest) (*carillonv1.ExportResponse, error) {
 	p := auth.FromContext(ctx)
-	gs, err := s.cfg.Store.Groups(ctx)
+	gs, err := s.cfg.Store.Groups.List(ctx)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -67,7 +67,7 @@ func (s applyService) Export(ctx context.Context, req *carillonv1.ExportRequest)
 			c, ok := byID[id]
 			if !ok {
 				var err error
-				if c, err = s.cfg.Store.Job(ctx, id); err != nil {
+				if c, err = s.cfg.Store.Jobs.Get(ctx, id); err != nil {
 					return fmt.Sprintf("#%d", id)
 				}
 			}
@@ -83,7 +83,7 @@ func (s applyService) Export(ctx context.Context, req *carillonv1.ExportRequest)
 			}
 		}
 		ws, err := readAll(func(after int64) ([]store.Workflow, error) {
-			return s.cfg.Store.Workflows(ctx, store.WorkflowFilter{GroupID: g.ID, AfterID: after, Limit: exportPage})
+			return s.cfg.Store.Workflows.List(ctx, store.WorkflowFilter{GroupID: g.ID, AfterID: after, Limit: exportPage})
 		}, func(w store.Workflow) int64 { return w.ID })
 		if err != nil {
 			return nil, s.toConnect(err)
@@ -102,7 +102,7 @@ func (s applyService) Export(ctx context.Context, req *carillonv1.ExportRequest)
 
 // allCalendars reads every calendar.
 func (s applyService) allCalendars(ctx context.Context) ([]store.Calendar, error) {
-	cs, err := readAll(func(after int64) ([]store.Calendar, error) { return s.cfg.Store.Calendars(ctx, after, exportPage) },
+	cs, err := readAll(func(after int64) ([]store.Calendar, error) { return s.cfg.Store.Calendars.List(ctx, after, exportPage) },
 		func(c store.Calendar) int64 { return c.ID })
 	return cs, s.toConnect(err)
 }
@@ -110,7 +110,7 @@ func (s applyService) allCalendars(ctx context.Context) ([]store.Calendar, error
 // groupJobs reads every job of group id.
 func (s applyService) groupJobs(ctx context.Context, id int64) ([]store.Job, error) {
 	js, err := readAll(func(after int64) ([]store.Job, error) {
-		return s.cfg.Store.Jobs(ctx, store.JobFilter{GroupID: id, AfterID: after, Limit: exportPage})
+		return s.cfg.Store.Jobs.List(ctx, store.JobFilter{GroupID: id, AfterID: after, Limit: exportPage})
 	}, func(j store.Job) int64 { return j.ID })
 	return js, s.toConnect(err)
 }

@@ -60,7 +60,7 @@ func (s groupService) toProto(ctx context.Context, g store.Group) (*carillonv1.G
 	}
 	p := groupToProto(g, addrs)
 	if g.AddressMode != carillonv1.AddressMode_ADDRESS_MODE_MANUAL && len(addrs) > 0 {
-		beats, err := s.cfg.Store.Beats(ctx, g.AppName, time.Time{})
+		beats, err := s.cfg.Store.Registry.Beats(ctx, g.AppName, time.Time{})
 		if err != nil {
 			return nil, s.toConnect(err)
 		}
@@ -75,7 +75,7 @@ func (s groupService) CreateGroup(ctx context.Context, req *carillonv1.CreateGro
 	if err := checkGroup(req.Group); err != nil {
 		return nil, err
 	}
-	g, err := s.cfg.Store.CreateGroup(ctx, groupFromProto(req.Group), s.cfg.NowFunc())
+	g, err := s.cfg.Store.Groups.Create(ctx, groupFromProto(req.Group), s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -84,7 +84,7 @@ func (s groupService) CreateGroup(ctx context.Context, req *carillonv1.CreateGro
 }
 
 func (s groupService) GetGroup(ctx context.Context, req *carillonv1.GetGroupRequest) (*carillonv1.GetGroupResponse, error) {
-	g, err := s.cfg.Store.Group(ctx, req.Id)
+	g, err := s.cfg.Store.Groups.Get(ctx, req.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -93,7 +93,7 @@ func (s groupService) GetGroup(ctx context.Context, req *carillonv1.GetGroupRequ
 }
 
 func (s groupService) ListGroups(ctx context.Context, _ *carillonv1.ListGroupsRequest) (*carillonv1.ListGroupsResponse, error) {
-	gs, err := s.cfg.Store.Groups(ctx)
+	gs, err := s.cfg.Store.Groups.List(ctx)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -103,7 +103,7 @@ func (s groupService) ListGroups(ctx context.Context, _ *carillonv1.ListGroupsRe
 			return nil, err
 		}
 	}
-	if res.UnclaimedAppNames, err = s.cfg.Store.UnclaimedApps(ctx, s.cfg.NowFunc().Add(-s.cfg.ExecutorTTL)); err != nil {
+	if res.UnclaimedAppNames, err = s.cfg.Store.Registry.UnclaimedApps(ctx, s.cfg.NowFunc().Add(-s.cfg.ExecutorTTL)); err != nil {
 		return nil, s.toConnect(err)
 	}
 	return res, nil
@@ -118,7 +118,7 @@ func (s groupService) UpdateGroup(ctx context.Context, req *carillonv1.UpdateGro
 	if req.Group == nil {
 		return nil, invalid("group", "required")
 	}
-	old, err := s.cfg.Store.Group(ctx, req.Group.Id)
+	old, err := s.cfg.Store.Groups.Get(ctx, req.Group.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -129,14 +129,14 @@ func (s groupService) UpdateGroup(ctx context.Context, req *carillonv1.UpdateGro
 	if err := checkGroup(merged); err != nil {
 		return nil, err
 	}
-	g, err := s.cfg.Store.UpdateGroup(ctx, groupFromProto(merged), s.cfg.NowFunc())
+	g, err := s.cfg.Store.Groups.Update(ctx, groupFromProto(merged), s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
 	if g.MaxConcurrency != old.MaxConcurrency {
 		// A cap raised or removed frees slots: the runs waiting for one
 		// try again.
-		waiting, err := s.cfg.Store.WaitingRuns(ctx, g.ID, waitingRequeueMax)
+		waiting, err := s.cfg.Store.Fires.Waiting(ctx, g.ID, waitingRequeueMax)
 		if err != nil {
 			return nil, s.toConnect(err)
 		}
@@ -152,7 +152,7 @@ func (s groupService) UpdateGroup(ctx context.Context, req *carillonv1.UpdateGro
 }
 
 func (s groupService) DeleteGroup(ctx context.Context, req *carillonv1.DeleteGroupRequest) (*carillonv1.DeleteGroupResponse, error) {
-	if err := s.cfg.Store.DeleteGroup(ctx, req.Id); err != nil {
+	if err := s.cfg.Store.Groups.Delete(ctx, req.Id); err != nil {
 		return nil, s.toConnect(err)
 	}
 	return &carillonv1.DeleteGroupResponse{}, s.loadGroupTokens(ctx)
@@ -160,7 +160,7 @@ func (s groupService) DeleteGroup(ctx context.Context, req *carillonv1.DeleteGro
 
 func (s groupService) RotateGroupToken(ctx context.Context, req *carillonv1.RotateGroupTokenRequest) (*carillonv1.RotateGroupTokenResponse, error) {
 	token := auth.NewExecutorToken()
-	if err := s.cfg.Store.SetGroupToken(ctx, req.Id, token, s.cfg.NowFunc()); err != nil {
+	if err := s.cfg.Store.Groups.SetToken(ctx, req.Id, token, s.cfg.NowFunc()); err != nil {
 		return nil, s.toConnect(err)
 	}
 	if err := s.loadGroupTokens(ctx); err != nil {
@@ -170,7 +170,7 @@ func (s groupService) RotateGroupToken(ctx context.Context, req *carillonv1.Rota
 }
 
 func (s groupService) ClearGroupToken(ctx context.Context, req *carillonv1.ClearGroupTokenRequest) (*carillonv1.ClearGroupTokenResponse, error) {
-	if err := s.cfg.Store.SetGroupToken(ctx, req.Id, "", s.cfg.NowFunc()); err != nil {
+	if err := s.cfg.Store.Groups.SetToken(ctx, req.Id, "", s.cfg.NowFunc()); err != nil {
 		return nil, s.toConnect(err)
 	}
 	return &carillonv1.ClearGroupTokenResponse{}, s.loadGroupTokens(ctx)

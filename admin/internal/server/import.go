@@ -105,7 +105,7 @@ func (s jobService) ImportJobs(ctx context.Context, req *carillonv1.ImportJobsRe
 		res.Jobs = append(res.Jobs, req.Jobs...)
 		return res, nil
 	}
-	out, err := s.cfg.Store.ImportJobs(ctx, im, s.cfg.NowFunc())
+	out, err := s.cfg.Store.Jobs.Import(ctx, im, s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
 	}

@@ -106,7 +106,7 @@ func specOf(s *carillonv1.Schedule) schedule.Spec {
 func (s jobService) checkChildren(ctx context.Context, j *carillonv1.Job) error {
 	for i, id := range j.ChildJobIds {
 		field := fmt.Sprintf("job.child_job_ids[%d]", i)
-		if _, err := s.cfg.Store.Job(ctx, id); errors.Is(err, store.ErrNotFound) {
+		if _, err := s.cfg.Store.Jobs.Get(ctx, id); errors.Is(err, store.ErrNotFound) {
 			return invalid(field, "job %d does not exist", id)
 		} else if err != nil {
 			return s.toConnect(err)
@@ -135,7 +135,7 @@ func (s jobService) pathTo(ctx context.Context, from, to int64, seen map[int64]b
 		return nil, nil
 	}
 	seen[from] = true
-	j, err := s.cfg.Store.Job(ctx, from)
+	j, err := s.cfg.Store.Jobs.Get(ctx, from)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -157,7 +157,7 @@ func (s jobService) checkJobGroup(ctx context.Context, j *carillonv1.Job) error 
 	if j.GetScript().GetType() != carillonv1.ScriptType_SCRIPT_TYPE_GROOVY {
 		return nil
 	}
-	g, err := s.cfg.Store.Group(ctx, j.GroupId)
+	g, err := s.cfg.Store.Groups.Get(ctx, j.GroupId)
 	if errors.Is(err, store.ErrNotFound) {
 		return invalid("job.group_id", "group %d does not exist", j.GroupId)
 	}
@@ -204,7 +204,7 @@ func (s jobService) CreateJob(ctx context.Context, req *carillonv1.CreateJobRequ
 	if req.Job.Enabled {
 		j.Enabled, j.NextFireAt = true, next
 	}
-	j, err = s.cfg.Store.CreateJob(ctx, j, now)
+	j, err = s.cfg.Store.Jobs.Create(ctx, j, now)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -213,7 +213,7 @@ func (s jobService) CreateJob(ctx context.Context, req *carillonv1.CreateJobRequ
 }
 
 func (s jobService) GetJob(ctx context.Context, req *carillonv1.GetJobRequest) (*carillonv1.GetJobResponse, error) {
-	j, err := s.cfg.Store.Job(ctx, req.Id)
+	j, err := s.cfg.Store.Jobs.Get(ctx, req.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -277,7 +277,7 @@ func (s jobService) ListJobs(ctx context.Context, req *carillonv1.ListJobsReques
 	if err != nil {
 		return nil, err
 	}
-	js, err := s.cfg.Store.Jobs(ctx, store.JobFilter{
+	js, err := s.cfg.Store.Jobs.List(ctx, store.JobFilter{
 		GroupID: req.GroupId, Enabled: req.Enabled, Handler: req.Handler, Text: req.Text, AfterID: after, Limit: size + 1,
 	})
 	if err != nil {
@@ -289,7 +289,7 @@ func (s jobService) ListJobs(ctx context.Context, req *carillonv1.ListJobsReques
 	for i, j := range res.Jobs {
 		ids[i] = j.Id
 	}
-	last, err := s.cfg.Store.LastRuns(ctx, ids, req.GroupId)
+	last, err := s.cfg.Store.Runs.Last(ctx, ids, req.GroupId)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -305,7 +305,7 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 	if req.Job == nil {
 		return nil, invalid("job", "required")
 	}
-	old, err := s.cfg.Store.Job(ctx, req.Job.Id)
+	old, err := s.cfg.Store.Jobs.Get(ctx, req.Job.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -342,7 +342,7 @@ func (s jobService) UpdateJob(ctx context.Context, req *carillonv1.UpdateJobRequ
 			j.NextFireAt = next
 		}
 	}
-	if j, err = s.cfg.Store.UpdateJob(ctx, j, changed, now); err != nil {
+	if j, err = s.cfg.Store.Jobs.Update(ctx, j, changed, now); err != nil {
 		return nil, s.toConnect(err)
 	}
 	s.cfg.WakeFunc()
@@ -405,14 +405,14 @@ func (s *Server) jobSpec(ctx context.Context, j store.Job) (schedule.Spec, error
 }
 
 func (s jobService) DeleteJob(ctx context.Context, req *carillonv1.DeleteJobRequest) (*carillonv1.DeleteJobResponse, error) {
-	if err := s.cfg.Store.DeleteJob(ctx, req.Id); err != nil {
+	if err := s.cfg.Store.Jobs.Delete(ctx, req.Id); err != nil {
 		return nil, s.toConnect(err)
 	}
 	return &carillonv1.DeleteJobResponse{}, nil
 }
 
 func (s jobService) StartJob(ctx context.Context, req *carillonv1.StartJobRequest) (*carillonv1.StartJobResponse, error) {
-	j, err := s.cfg.Store.Job(ctx, req.Id)
+	j, err := s.cfg.Store.Jobs.Get(ctx, req.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -425,7 +425,7 @@ func (s jobService) StartJob(ctx context.Context, req *carillonv1.StartJobReques
 		if err != nil {
 			return nil, err
 		}
-		if j, err = s.cfg.Store.StartJob(ctx, req.Id, next, s.cfg.NowFunc()); err != nil {
+		if j, err = s.cfg.Store.Jobs.Start(ctx, req.Id, next, s.cfg.NowFunc()); err != nil {
 			return nil, s.toConnect(err)
 		}
 		s.cfg.WakeFunc()
@@ -434,7 +434,7 @@ func (s jobService) StartJob(ctx context.Context, req *carillonv1.StartJobReques
 }
 
 func (s jobService) StopJob(ctx context.Context, req *carillonv1.StopJobRequest) (*carillonv1.StopJobResponse, error) {
-	j, err := s.cfg.Store.StopJob(ctx, req.Id, s.cfg.NowFunc())
+	j, err := s.cfg.Store.Jobs.Stop(ctx, req.Id, s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -447,7 +447,7 @@ func (s jobService) TriggerJob(ctx context.Context, req *carillonv1.TriggerJobRe
 			return nil, err
 		}
 	}
-	j, err := s.cfg.Store.Job(ctx, req.JobId)
+	j, err := s.cfg.Store.Jobs.Get(ctx, req.JobId)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -491,7 +491,7 @@ func (s jobService) BackfillJob(ctx context.Context, req *carillonv1.BackfillJob
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.cfg.Store.Job(ctx, req.JobId)
+	j, err := s.cfg.Store.Jobs.Get(ctx, req.JobId)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -585,7 +585,7 @@ func (s jobService) checkGroupAddresses(ctx context.Context, groupID int64, addr
 	if len(addresses) == 0 {
 		return nil
 	}
-	g, err := s.cfg.Store.Group(ctx, groupID)
+	g, err := s.cfg.Store.Groups.Get(ctx, groupID)
 	if err != nil {
 		return s.toConnect(err)
 	}

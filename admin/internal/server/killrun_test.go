@@ -55,18 +55,18 @@ func (k *killRecorder) ReadLog(_ context.Context, req *carillonv1.ReadLogRequest
 func runningRuns(t *testing.T, st *store.Store, now time.Time, address string) func() store.Run {
 	t.Helper()
 	ctx := context.Background()
-	g, err := st.CreateGroup(ctx, store.Group{AppName: "killapp", Title: "killapp"}, now)
+	g, err := st.Groups.Create(ctx, store.Group{AppName: "killapp", Title: "killapp"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
+	j, err := st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
 		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return func() store.Run {
 		t.Helper()
-		runs, err := st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: g.ID, ExecutorAddress: address, ShardTotal: 1,
+		runs, err := st.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: g.ID, ExecutorAddress: address, ShardTotal: 1,
 			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ScheduledAt: now, TriggeredAt: now,
 			Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
 		if err != nil {
@@ -108,7 +108,7 @@ func TestKillRunKillsThatRun(t *testing.T) {
 		if len(exec.reads) != 1 || !proto.Equal(exec.reads[0], wantRead) {
 			t.Errorf("executor got log requests %v, want one: %v", exec.reads, wantRead)
 		}
-		if got, _ := b.store.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_KILLED {
+		if got, _ := b.store.Runs.Get(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_KILLED {
 			t.Errorf("run after KillRun: %s, want KILLED", got.Status)
 		}
 	})
@@ -150,7 +150,7 @@ func TestReportResultsOfAnotherDatabase(t *testing.T) {
 		if _, err := registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{result(other), result(other)}}); err != nil {
 			t.Fatalf("results of another database: %v, want them acknowledged", err)
 		}
-		if got, _ := st.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+		if got, _ := st.Runs.Get(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
 			t.Errorf("run after a result of another database: %s (%q), want still RUNNING", got.Status, got.Message)
 		}
 		if out := logs.String(); strings.Count(out, "level=WARN") != 1 || !strings.Contains(out, "results=2") {
@@ -161,7 +161,7 @@ func TestReportResultsOfAnotherDatabase(t *testing.T) {
 			if _, err := registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{Results: []*carillonv1.RunResult{result(db)}}); err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := st.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+			if got, _ := st.Runs.Get(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
 				t.Errorf("run after a result with database_id %q: %s, want SUCCEEDED", db, got.Status)
 			}
 		}

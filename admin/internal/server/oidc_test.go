@@ -181,7 +181,7 @@ func TestOIDCSignIn(t *testing.T) {
 		if err != nil {
 			t.Fatalf("an RPC with the SSO session: %v", err)
 		}
-		billing, err := s.store.GroupByApp(ctx, "billing")
+		billing, err := s.store.Groups.ByApp(ctx, "billing")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestOIDCSignIn(t *testing.T) {
 			me.SsoIssuer != s.idp.Issuer() || me.SsoSubject != "sub-ada" {
 			t.Errorf("the SSO user: %v, want ada, a MEMBER of billing (the group ops maps to; the missing app skipped)", me)
 		}
-		entries, err := s.store.AuditLog(ctx, store.AuditFilter{Action: server.AuditSSOSignIn})
+		entries, err := s.store.Audit.Log(ctx, store.AuditFilter{Action: server.AuditSSOSignIn})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestOIDCRoles(t *testing.T) {
 		if code != http.StatusForbidden || !strings.Contains(body, "in none of the groups") || s.sessionCookie(c) != "" {
 			t.Errorf("a person in no mapped group: %d %q, want 403 saying why, and no session", code, body)
 		}
-		if _, err := s.store.UserByName(ctx, "eve"); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.store.Users.ByName(ctx, "eve"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the refused person became a user: %v", err)
 		}
 		code, _, body = s.signIn(t, c, &mockoidc.MockUser{Subject: "sub-x", PreferredUsername: "x", Email: "x@example.com", Groups: []string{"admins"}})
@@ -236,11 +236,11 @@ func TestOIDCRoles(t *testing.T) {
 		if code, _, _ := s.signIn(t, c, ssoUser("sub-bob", "bob", "admins")); code != http.StatusOK {
 			t.Fatalf("bob: %d", code)
 		}
-		bob, err := s.store.UserByName(ctx, "bob")
+		bob, err := s.store.Users.ByName(ctx, "bob")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.store.UpdateUser(ctx, store.User{ID: bob.ID, Role: auth.RoleAdmin, Disabled: true}, time.Now()); err != nil {
+		if _, err := s.store.Users.Update(ctx, store.User{ID: bob.ID, Role: auth.RoleAdmin, Disabled: true}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		code, _, body = s.signIn(t, browser(t), ssoUser("sub-bob", "bob", "admins"))
@@ -299,7 +299,7 @@ func TestOIDCChecks(t *testing.T) {
 			t.Errorf("the provider's error: %d %q", code, body)
 		}
 
-		if _, err := s.store.UserByName(ctx, "ada"); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.store.Users.ByName(ctx, "ada"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("a refused sign-in made a user: %v", err)
 		}
 	})
@@ -322,7 +322,7 @@ func TestOIDCLinksLocalUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		local, err := s.store.UserByName(ctx, "grace")
+		local, err := s.store.Users.ByName(ctx, "grace")
 		if err != nil || me.Id != local.ID || me.Role != carillonv1.Role_ROLE_MEMBER {
 			t.Errorf("signed in as %v, want the local grace (%v), now a MEMBER", me, err)
 		}

@@ -87,7 +87,7 @@ func (f *oidcFlow) oidcRole(groups []string) (auth.Role, []string) {
 }
 
 // signInOIDC signs in the person of a verified ID token: finds, links or
-// creates the user (store.SignInOIDC), sets its role from its groups,
+// creates the user (store.AuthStore.SignInOIDC), sets its role from its groups,
 // and opens a console session, audited with the change. It returns the
 // session's cookie token and expiry, or why the person is refused.
 func (s *Server) signInOIDC(ctx context.Context, id *oidc.IDToken, peer string) (string, time.Time, error) {
@@ -111,7 +111,7 @@ func (s *Server) signInOIDC(ctx context.Context, id *oidc.IDToken, peer string) 
 	}
 	var grants []int64
 	for _, app := range apps {
-		g, err := s.cfg.Store.GroupByApp(ctx, app)
+		g, err := s.cfg.Store.Groups.ByApp(ctx, app)
 		if errors.Is(err, store.ErrNotFound) {
 			s.cfg.Logger.Warn("single sign-on: --oidc-member-groups grants a group that does not exist", slog.String("app", app))
 			continue
@@ -126,12 +126,12 @@ func (s *Server) signInOIDC(ctx context.Context, id *oidc.IDToken, peer string) 
 	expires := now.Add(s.cfg.SessionTTL)
 	detail, _ := json.Marshal(map[string]any{"issuer": id.Issuer, "subject": id.Subject, "role": role.String(), "groups": groups})
 	ctx, audit := store.WithAudit(ctx, store.AuditEntry{At: now, Username: names[0], Action: AuditSSOSignIn, Detail: string(detail), Peer: peer})
-	u, created, err := s.cfg.Store.SignInOIDC(ctx, store.OIDCSignIn{Issuer: id.Issuer, Subject: id.Subject, Usernames: names,
+	u, created, err := s.cfg.Store.Auth.SignInOIDC(ctx, store.OIDCSignIn{Issuer: id.Issuer, Subject: id.Subject, Usernames: names,
 		Role: role, Groups: grants, SessionHash: hash, Expires: expires}, now)
 	if err != nil {
 		return "", time.Time{}, signInRefusal(err)
 	}
-	if err := s.cfg.Store.CompleteAudit(ctx, audit, func(e *store.AuditEntry) {
+	if err := s.cfg.Store.Audit.Complete(ctx, audit, func(e *store.AuditEntry) {
 		e.UserID, e.Username, e.Target = u.ID, u.Username, fmt.Sprintf("user %d", u.ID)
 	}); err != nil {
 		s.cfg.Logger.Error("server: audit log", slog.String("action", AuditSSOSignIn), slog.Any("err", err))

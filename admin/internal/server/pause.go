@@ -13,9 +13,9 @@ import (
 )
 
 // PauseGroup pauses the group: the store leaves its jobs and workflows
-// unclaimed and its pending runs pending (store.PauseGroup).
+// unclaimed and its pending runs pending (store.GroupStore.Pause).
 func (s groupService) PauseGroup(ctx context.Context, req *carillonv1.PauseGroupRequest) (*carillonv1.PauseGroupResponse, error) {
-	g, err := s.cfg.Store.PauseGroup(ctx, req.Id, s.cfg.NowFunc().Truncate(time.Millisecond))
+	g, err := s.cfg.Store.Groups.Pause(ctx, req.Id, s.cfg.NowFunc().Truncate(time.Millisecond))
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -27,7 +27,7 @@ func (s groupService) PauseGroup(ctx context.Context, req *carillonv1.PauseGroup
 // instant, what the pause skipped recorded, and its pending runs that
 // waited are queued again.
 func (s groupService) ResumeGroup(ctx context.Context, req *carillonv1.ResumeGroupRequest) (*carillonv1.ResumeGroupResponse, error) {
-	g, waited, err := s.cfg.Store.ResumeGroup(ctx, req.Id, s.cfg.NowFunc().Truncate(time.Millisecond), schedule.ResumePlan())
+	g, waited, err := s.cfg.Store.Groups.Resume(ctx, req.Id, s.cfg.NowFunc().Truncate(time.Millisecond), schedule.ResumePlan())
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -40,7 +40,7 @@ func (s groupService) ResumeGroup(ctx context.Context, req *carillonv1.ResumeGro
 // refusePaused refuses, as failed_precondition naming the pause, a manual
 // trigger of what (a job or a workflow) of group id while it is paused.
 func (s *Server) refusePaused(ctx context.Context, groupID int64, what string) error {
-	g, err := s.cfg.Store.Group(ctx, groupID)
+	g, err := s.cfg.Store.Groups.Get(ctx, groupID)
 	if err != nil {
 		return s.toConnect(err)
 	}
@@ -57,7 +57,7 @@ func (s *Server) refusePaused(ctx context.Context, groupID int64, what string) e
 func (s jobService) jobsForBatch(ctx context.Context, ids []int64) ([]store.Job, error) {
 	jobs := make([]store.Job, 0, len(ids))
 	for i, id := range ids {
-		j, err := s.cfg.Store.Job(ctx, id)
+		j, err := s.cfg.Store.Jobs.Get(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("ids[%d]: job %d not found; no job was changed", i, id))
 		}
@@ -88,7 +88,7 @@ func (s jobService) StartJobs(ctx context.Context, req *carillonv1.StartJobsRequ
 		}
 		starts = append(starts, store.JobStart{ID: j.ID, Next: next})
 	}
-	started, err := s.cfg.Store.StartJobs(ctx, req.Ids, starts, now)
+	started, err := s.cfg.Store.Jobs.StartMany(ctx, req.Ids, starts, now)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -106,7 +106,7 @@ func (s jobService) StopJobs(ctx context.Context, req *carillonv1.StopJobsReques
 	if _, err := s.jobsForBatch(ctx, req.Ids); err != nil {
 		return nil, err
 	}
-	stopped, err := s.cfg.Store.StopJobs(ctx, req.Ids, s.cfg.NowFunc())
+	stopped, err := s.cfg.Store.Jobs.StopMany(ctx, req.Ids, s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
 	}

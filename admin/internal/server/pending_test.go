@@ -26,7 +26,7 @@ func TestClaimedAheadIsPending(t *testing.T) {
 		instant := now.Add(2 * time.Second)
 		newRun := runningRuns(t, b.store, now, "http://sent:1")
 		sent := newRun()
-		claimed, err := b.store.InsertRuns(ctx, []store.Run{{JobID: sent.JobID, GroupID: sent.GroupID, ShardTotal: 1,
+		claimed, err := b.store.Runs.Insert(ctx, []store.Run{{JobID: sent.JobID, GroupID: sent.GroupID, ShardTotal: 1,
 			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: instant, TriggeredAt: instant,
 			Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
 		if err != nil {

@@ -38,7 +38,7 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 	if err := s.checkProtocol(ctx, req.AppName, req.Protocol); err != nil {
 		return nil, err
 	}
-	previous, err := s.cfg.Store.Register(ctx, req.AppName, req.Address, req.InstanceId, store.CapabilitiesOf(req.Capabilities), s.cfg.NowFunc())
+	previous, err := s.cfg.Store.Registry.Register(ctx, req.AppName, req.Address, req.InstanceId, store.CapabilitiesOf(req.Capabilities), s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -53,7 +53,7 @@ func (s registryService) Register(ctx context.Context, req *carillonv1.RegisterR
 // app when that group speaks another: the admin could not call it. An app
 // without a group yet is taken as it is.
 func (s registryService) checkProtocol(ctx context.Context, app string, p carillonv1.ExecutorProtocol) error {
-	g, err := s.cfg.Store.GroupByApp(ctx, app)
+	g, err := s.cfg.Store.Groups.ByApp(ctx, app)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -82,7 +82,7 @@ func (s registryService) warnUnclaimed(ctx context.Context, app, address string)
 	if _, warned := s.unclaimed.Load(app); warned {
 		return
 	}
-	claimed, err := s.cfg.Store.AppClaimed(ctx, app)
+	claimed, err := s.cfg.Store.Registry.AppClaimed(ctx, app)
 	if err != nil || claimed {
 		return // a read that failed is tried again at the next heartbeat
 	}
@@ -96,7 +96,7 @@ func (s registryService) Deregister(ctx context.Context, req *carillonv1.Deregis
 	if err := s.checkApp(ctx, req.AppName); err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Store.Deregister(ctx, req.AppName, req.Address); err != nil {
+	if err := s.cfg.Store.Registry.Deregister(ctx, req.AppName, req.Address); err != nil {
 		return nil, s.toConnect(err)
 	}
 	return &carillonv1.DeregisterResponse{}, nil
@@ -173,7 +173,7 @@ func (s registryService) checkRuns(ctx context.Context, instance string, results
 	for i, r := range results {
 		ids[i] = r.RunID
 	}
-	runs, err := s.cfg.Store.ResultRuns(ctx, ids)
+	runs, err := s.cfg.Store.Runs.Results(ctx, ids)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,7 +188,7 @@ func (s registryService) checkRuns(ctx context.Context, instance string, results
 			addrs = append(addrs, a)
 		}
 	}
-	registered, err := s.cfg.Store.RegisteredAt(ctx, addrs)
+	registered, err := s.cfg.Store.Registry.RegisteredAt(ctx, addrs)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -39,14 +39,14 @@ func (s reportService) GetDashboard(ctx context.Context, req *carillonv1.GetDash
 	var scope store.Groups // a MEMBER's counts are of their groups only
 	scope.All, scope.IDs = auth.FromContext(ctx).ReadScope()
 	var err error
-	if res.JobCount, res.EnabledJobCount, err = s.cfg.Store.CountJobs(ctx, scope); err != nil {
+	if res.JobCount, res.EnabledJobCount, err = s.cfg.Store.Jobs.Count(ctx, scope); err != nil {
 		return nil, s.toConnect(err)
 	}
-	if res.ExecutorCount, err = s.cfg.Store.CountExecutors(ctx, now.Add(-s.cfg.ExecutorTTL), scope); err != nil {
+	if res.ExecutorCount, err = s.cfg.Store.Registry.Count(ctx, now.Add(-s.cfg.ExecutorTTL), scope); err != nil {
 		return nil, s.toConnect(err)
 	}
 	for ; !day.After(last); day = day.AddDate(0, 0, 1) {
-		counts, err := s.cfg.Store.CountRuns(ctx, day, day.AddDate(0, 0, 1), scope)
+		counts, err := s.cfg.Store.Runs.Count(ctx, day, day.AddDate(0, 0, 1), scope)
 		if err != nil {
 			return nil, s.toConnect(err)
 		}

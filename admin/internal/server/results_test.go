@@ -27,11 +27,11 @@ func TestResultsCheckedAgainstRun(t *testing.T) {
 		b := setup(t, be, "")
 		now := b.clock.Now()
 		const a, c = "http://10.0.0.1:9999", "http://10.0.0.3:9999"
-		g, err := b.store.CreateGroup(ctx, store.Group{AppName: "app", Title: "app"}, now)
+		g, err := b.store.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := b.store.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
+		j, err := b.store.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
 			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
 		if err != nil {
 			t.Fatal(err)
@@ -47,7 +47,7 @@ func TestResultsCheckedAgainstRun(t *testing.T) {
 		// sentTo returns a new run, running, recorded as sent to address.
 		sentTo := func(address string) store.Run {
 			t.Helper()
-			runs, err := b.store.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: g.ID, ExecutorAddress: address, ShardTotal: 1,
+			runs, err := b.store.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: g.ID, ExecutorAddress: address, ShardTotal: 1,
 				TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ScheduledAt: now, TriggeredAt: now,
 				Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
 			if err != nil {
@@ -58,7 +58,7 @@ func TestResultsCheckedAgainstRun(t *testing.T) {
 		// route's route is recorded before its call, not its dispatch; none's
 		// neither.
 		forged, missing, predates, manual, route, none := sentTo(a), sentTo(a), sentTo(c), sentTo("http://10.0.0.2:9999"), sentTo(""), sentTo("")
-		if got, err := b.store.RouteRuns(ctx, []store.Route{{RunID: route.ID, Address: a}}); err != nil || !got[route.ID] {
+		if got, err := b.store.Runs.Route(ctx, []store.Route{{RunID: route.ID, Address: a}}); err != nil || !got[route.ID] {
 			t.Fatalf("route: %v %v", got, err)
 		}
 		result := func(r store.Run, status carillonv1.RunStatus, msg string) *carillonv1.RunResult {
@@ -102,7 +102,7 @@ func TestResultsCheckedAgainstRun(t *testing.T) {
 			{forged, failed, "real"}, {missing, failed, "real"}, {route, failed, "real"},
 			{predates, failed, "c's own"}, {manual, succeeded, "manual"}, {none, succeeded, "unrouted"},
 		} {
-			if got, err := b.store.Run(ctx, w.run.ID); err != nil || got.Status != w.status || got.Message != w.msg {
+			if got, err := b.store.Runs.Get(ctx, w.run.ID); err != nil || got.Status != w.status || got.Message != w.msg {
 				t.Errorf("run %d: %s %q (%v), want %s %q", w.run.ID, got.Status, got.Message, err, w.status, w.msg)
 			}
 		}
@@ -123,7 +123,7 @@ func TestResultsCheckedAgainstRun(t *testing.T) {
 			run  store.Run
 			want time.Time
 		}{{future, now.Add(time.Minute)}, {past, now}, {unset, now.Add(time.Minute)}} {
-			if got, _ := b.store.Run(ctx, w.run.ID); !got.FinishedAt.Equal(w.want) {
+			if got, _ := b.store.Runs.Get(ctx, w.run.ID); !got.FinishedAt.Equal(w.want) {
 				t.Errorf("run %d finished at %v, want %v", w.run.ID, got.FinishedAt, w.want)
 			}
 		}

@@ -27,7 +27,7 @@ func (s runService) ListRuns(ctx context.Context, req *carillonv1.ListRunsReques
 	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
 		return nil, invalid("to", "must be after from")
 	}
-	runs, err := s.cfg.Store.Runs(ctx, store.RunFilter{
+	runs, err := s.cfg.Store.Runs.List(ctx, store.RunFilter{
 		JobID: req.JobId, GroupID: req.GroupId, Status: req.Status, From: from, To: to, BeforeID: before, Limit: size + 1,
 		Now: s.cfg.NowFunc(),
 	})
@@ -41,7 +41,7 @@ func (s runService) ListRuns(ctx context.Context, req *carillonv1.ListRunsReques
 }
 
 func (s runService) GetRun(ctx context.Context, req *carillonv1.GetRunRequest) (*carillonv1.GetRunResponse, error) {
-	r, err := s.cfg.Store.Run(ctx, req.Id)
+	r, err := s.cfg.Store.Runs.Get(ctx, req.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -49,7 +49,7 @@ func (s runService) GetRun(ctx context.Context, req *carillonv1.GetRunRequest) (
 }
 
 func (s runService) ReadRunLog(ctx context.Context, req *carillonv1.ReadRunLogRequest) (*carillonv1.ReadRunLogResponse, error) {
-	r, err := s.cfg.Store.Run(ctx, req.RunId)
+	r, err := s.cfg.Store.Runs.Get(ctx, req.RunId)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -65,7 +65,7 @@ func (s runService) ReadRunLog(ctx context.Context, req *carillonv1.ReadRunLogRe
 }
 
 func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest) (*carillonv1.KillRunResponse, error) {
-	r, err := s.cfg.Store.Run(ctx, req.RunId)
+	r, err := s.cfg.Store.Runs.Get(ctx, req.RunId)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -78,14 +78,14 @@ func (s runService) KillRun(ctx context.Context, req *carillonv1.KillRunRequest)
 	if r.Status == carillonv1.RunStatus_RUN_STATUS_PENDING {
 		// A run waiting for its instant or its retry delay: it never
 		// starts. One claimed meanwhile is running: killed as such.
-		cancelled, err := s.cfg.Store.CancelPendingRun(ctx, r.ID, "cancelled by KillRun before it started", s.cfg.NowFunc())
+		cancelled, err := s.cfg.Store.Fires.CancelPending(ctx, r.ID, "cancelled by KillRun before it started", s.cfg.NowFunc())
 		if err != nil {
 			return nil, s.toConnect(err)
 		}
 		if cancelled {
 			return &carillonv1.KillRunResponse{}, nil
 		}
-		if r, err = s.cfg.Store.Run(ctx, req.RunId); err != nil {
+		if r, err = s.cfg.Store.Runs.Get(ctx, req.RunId); err != nil {
 			return nil, s.toConnect(err)
 		}
 	}
@@ -113,7 +113,7 @@ func (s runService) DeleteRuns(ctx context.Context, req *carillonv1.DeleteRunsRe
 	}
 	sel := store.RunSelection{JobID: req.JobId, GroupID: req.GroupId, Before: fromTS(req.Before), KeepLast: int(req.KeepLast)}
 	if req.DryRun {
-		n, err := s.cfg.Store.CountRunSelection(ctx, sel)
+		n, err := s.cfg.Store.Runs.CountSelection(ctx, sel)
 		if err != nil {
 			return nil, s.toConnect(err)
 		}

@@ -67,7 +67,7 @@ func TestTriggerJobRunAt(t *testing.T) {
 
 		// A workflow node's pending run: its workflow run would wait for it,
 		// so KillRun refuses it, naming the way, and changes nothing.
-		node, err := b.store.InsertRuns(ctx, []store.Run{{JobID: job, GroupID: r.GroupId, ShardTotal: 1, WorkflowRunID: 7, WorkflowNode: "load",
+		node, err := b.store.Runs.Insert(ctx, []store.Run{{JobID: job, GroupID: r.GroupId, ShardTotal: 1, WorkflowRunID: 7, WorkflowNode: "load",
 			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW, ScheduledAt: at, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
 		if err != nil {
 			t.Fatal(err)
@@ -76,11 +76,11 @@ func TestTriggerJobRunAt(t *testing.T) {
 			!strings.Contains(err.Error(), "CancelWorkflowRun") {
 			t.Errorf("KillRun of a workflow node's pending run: %v, want failed_precondition naming CancelWorkflowRun", err)
 		}
-		if got, _ := b.store.Run(ctx, node[0].ID); got.Status != carillonv1.RunStatus_RUN_STATUS_PENDING {
+		if got, _ := b.store.Runs.Get(ctx, node[0].ID); got.Status != carillonv1.RunStatus_RUN_STATUS_PENDING {
 			t.Errorf("the node's run after a refused KillRun: %s, want PENDING", got.Status)
 		}
 
-		before, err := b.store.MaxRunID(ctx)
+		before, err := b.store.Runs.MaxID(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestTriggerJobRunAt(t *testing.T) {
 				t.Errorf("%s: %v, want invalid_argument saying %q", c.name, err, c.says)
 			}
 		}
-		if after, err := b.store.MaxRunID(ctx); err != nil || after != before {
+		if after, err := b.store.Runs.MaxID(ctx); err != nil || after != before {
 			t.Errorf("refused triggers made runs: max run id %d, was %d (%v)", after, before, err)
 		}
 	})

@@ -207,7 +207,7 @@ func TestRegisterStoresCapabilities(t *testing.T) {
 			if _, err := b.registry.Register(ctx, &carillonv1.RegisterRequest{AppName: "app", Address: "http://10.0.0.1:9999", Capabilities: caps}); err != nil {
 				t.Fatal(err)
 			}
-			regs, err := b.store.Registrations(ctx, "app", time.Time{})
+			regs, err := b.store.Registry.List(ctx, "app", time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,11 +277,11 @@ func TestReportResultsRefusesEachMalformedResult(t *testing.T) {
 			{big, carillonv1.RunStatus_RUN_STATUS_RUNNING},
 			{emptyKey, carillonv1.RunStatus_RUN_STATUS_RUNNING},
 		} {
-			if r, err := b.store.Run(ctx, w.run.ID); err != nil || r.Status != w.want {
+			if r, err := b.store.Runs.Get(ctx, w.run.ID); err != nil || r.Status != w.want {
 				t.Errorf("run %d after the batch: %s (%v), want %s", w.run.ID, r.Status, err, w.want)
 			}
 		}
-		if r, err := b.store.Run(ctx, good.ID); err != nil || r.Outputs["rows"] != "42" || len(r.Outputs) != 1 {
+		if r, err := b.store.Runs.Get(ctx, good.ID); err != nil || r.Outputs["rows"] != "42" || len(r.Outputs) != 1 {
 			t.Errorf("the good run's outputs %v (%v), want rows=42", r.Outputs, err)
 		}
 	})

@@ -86,7 +86,7 @@ func (s userService) Login(ctx context.Context, req *carillonv1.LoginRequest) (*
 		s.cfg.Logger.Warn("login rate limited", slog.String("username", req.Username), slog.String("peer", peer))
 		return nil, connect.NewError(connect.CodeResourceExhausted, err)
 	}
-	u, err := s.cfg.Store.UserByName(ctx, req.Username)
+	u, err := s.cfg.Store.Users.ByName(ctx, req.Username)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, s.toConnect(err)
 	}
@@ -107,7 +107,7 @@ func (s userService) Login(ctx context.Context, req *carillonv1.LoginRequest) (*
 		token, hash = auth.NewConsoleSessionToken() // taken only as the cookie
 	}
 	expires := now.Add(s.cfg.SessionTTL)
-	if _, err := s.cfg.Store.CreateSession(ctx, u.ID, hash, now, expires); err != nil {
+	if _, err := s.cfg.Store.Auth.CreateSession(ctx, u.ID, hash, now, expires); err != nil {
 		return nil, s.toConnect(err)
 	}
 	u.LastLoginAt = now
@@ -124,7 +124,7 @@ func (s userService) Logout(ctx context.Context, _ *carillonv1.LogoutRequest) (*
 		return nil, connect.NewError(connect.CodeFailedPrecondition,
 			errors.New("this call carries an API token, not a session: revoke API tokens with RevokeApiToken"))
 	}
-	if err := s.cfg.Store.DeleteSession(ctx, p.CredentialID); err != nil {
+	if err := s.cfg.Store.Auth.DeleteSession(ctx, p.CredentialID); err != nil {
 		return nil, s.toConnect(err)
 	}
 	s.setSessionCookie(ctx, "", time.Time{}) // the console's, if it was one
@@ -132,7 +132,7 @@ func (s userService) Logout(ctx context.Context, _ *carillonv1.LogoutRequest) (*
 }
 
 func (s userService) GetCurrentUser(ctx context.Context, _ *carillonv1.GetCurrentUserRequest) (*carillonv1.GetCurrentUserResponse, error) {
-	u, err := s.cfg.Store.User(ctx, auth.FromContext(ctx).UserID)
+	u, err := s.cfg.Store.Users.Get(ctx, auth.FromContext(ctx).UserID)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -141,7 +141,7 @@ func (s userService) GetCurrentUser(ctx context.Context, _ *carillonv1.GetCurren
 
 func (s userService) ChangePassword(ctx context.Context, req *carillonv1.ChangePasswordRequest) (*carillonv1.ChangePasswordResponse, error) {
 	p := auth.FromContext(ctx)
-	u, err := s.cfg.Store.User(ctx, p.UserID)
+	u, err := s.cfg.Store.Users.Get(ctx, p.UserID)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -156,7 +156,7 @@ func (s userService) ChangePassword(ctx context.Context, req *carillonv1.ChangeP
 	if p.Credential == auth.CredentialSession {
 		keep = p.CredentialID
 	}
-	if err := s.cfg.Store.SetPassword(ctx, u.ID, hash, keep, s.cfg.NowFunc()); err != nil {
+	if err := s.cfg.Store.Users.SetPassword(ctx, u.ID, hash, keep, s.cfg.NowFunc()); err != nil {
 		return nil, s.toConnect(err)
 	}
 	return &carillonv1.ChangePasswordResponse{}, nil
@@ -170,7 +170,7 @@ func (s userService) CreateUser(ctx context.Context, req *carillonv1.CreateUserR
 	if err != nil {
 		return nil, invalid("password", "%v", err)
 	}
-	u, err := s.cfg.Store.CreateUser(ctx, store.User{
+	u, err := s.cfg.Store.Users.Create(ctx, store.User{
 		Username: req.User.Username, PasswordHash: hash, Role: auth.Role(req.User.Role), Groups: req.User.GroupIds,
 		Disabled: req.User.Disabled,
 	}, s.cfg.NowFunc())
@@ -181,7 +181,7 @@ func (s userService) CreateUser(ctx context.Context, req *carillonv1.CreateUserR
 }
 
 func (s userService) UnlockUser(ctx context.Context, req *carillonv1.UnlockUserRequest) (*carillonv1.UnlockUserResponse, error) {
-	u, err := s.cfg.Store.User(ctx, req.Id)
+	u, err := s.cfg.Store.Users.Get(ctx, req.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -190,7 +190,7 @@ func (s userService) UnlockUser(ctx context.Context, req *carillonv1.UnlockUserR
 }
 
 func (s userService) GetUser(ctx context.Context, req *carillonv1.GetUserRequest) (*carillonv1.GetUserResponse, error) {
-	u, err := s.cfg.Store.User(ctx, req.Id)
+	u, err := s.cfg.Store.Users.Get(ctx, req.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -198,7 +198,7 @@ func (s userService) GetUser(ctx context.Context, req *carillonv1.GetUserRequest
 }
 
 func (s userService) ListUsers(ctx context.Context, _ *carillonv1.ListUsersRequest) (*carillonv1.ListUsersResponse, error) {
-	us, err := s.cfg.Store.Users(ctx)
+	us, err := s.cfg.Store.Users.List(ctx)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -217,7 +217,7 @@ var errWrongLogin = errors.New("wrong username or password")
 var userOutputFields = []string{"id", "username", "created_at", "updated_at", "last_login_at", "sso_issuer", "sso_subject"}
 
 func (s userService) UpdateUser(ctx context.Context, req *carillonv1.UpdateUserRequest) (*carillonv1.UpdateUserResponse, error) {
-	old, err := s.cfg.Store.User(ctx, req.User.Id)
+	old, err := s.cfg.Store.Users.Get(ctx, req.User.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -234,7 +234,7 @@ func (s userService) UpdateUser(ctx context.Context, req *carillonv1.UpdateUserR
 			return nil, invalid("password", "%v", err)
 		}
 	}
-	if u, err = s.cfg.Store.UpdateUser(ctx, u, s.cfg.NowFunc()); err != nil {
+	if u, err = s.cfg.Store.Users.Update(ctx, u, s.cfg.NowFunc()); err != nil {
 		return nil, s.userErr(err)
 	}
 	return &carillonv1.UpdateUserResponse{User: userToProto(u)}, nil
@@ -244,7 +244,7 @@ func (s userService) DeleteUser(ctx context.Context, req *carillonv1.DeleteUserR
 	if req.Id == auth.FromContext(ctx).UserID {
 		return nil, connect.NewError(connect.CodeFailedPrecondition, errors.New("you cannot delete yourself; another ADMIN can"))
 	}
-	if err := s.cfg.Store.DeleteUser(ctx, req.Id); err != nil {
+	if err := s.cfg.Store.Users.Delete(ctx, req.Id); err != nil {
 		return nil, s.userErr(err)
 	}
 	return &carillonv1.DeleteUserResponse{}, nil
@@ -258,7 +258,7 @@ func (s userService) CreateApiToken(ctx context.Context, req *carillonv1.CreateA
 	if req.ExpiresInSeconds > 0 {
 		t.ExpiresAt = now.Add(time.Duration(req.ExpiresInSeconds) * time.Second)
 	}
-	t, err := s.cfg.Store.CreateAPIToken(ctx, t, now)
+	t, err := s.cfg.Store.Auth.CreateToken(ctx, t, now)
 	if errors.Is(err, store.ErrAlreadyExists) {
 		return nil, connect.NewError(connect.CodeAlreadyExists, fmt.Errorf("name: you already have an API token named %q", req.Name))
 	}
@@ -276,7 +276,7 @@ func (s userService) ListApiTokens(ctx context.Context, req *carillonv1.ListApiT
 	case userID == 0:
 		userID = auth.FromContext(ctx).UserID
 	}
-	ts, err := s.cfg.Store.APITokens(ctx, userID)
+	ts, err := s.cfg.Store.Auth.Tokens(ctx, userID)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -289,14 +289,14 @@ func (s userService) ListApiTokens(ctx context.Context, req *carillonv1.ListApiT
 
 func (s userService) RevokeApiToken(ctx context.Context, req *carillonv1.RevokeApiTokenRequest) (*carillonv1.RevokeApiTokenResponse, error) {
 	p := auth.FromContext(ctx)
-	t, err := s.cfg.Store.APIToken(ctx, req.Id)
+	t, err := s.cfg.Store.Auth.Token(ctx, req.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
 	if t.UserID != p.UserID && !p.Admin() {
 		return nil, denied("id", "API token %d is not yours", req.Id)
 	}
-	if err := s.cfg.Store.DeleteAPIToken(ctx, req.Id); err != nil {
+	if err := s.cfg.Store.Auth.DeleteToken(ctx, req.Id); err != nil {
 		return nil, s.toConnect(err)
 	}
 	return &carillonv1.RevokeApiTokenResponse{}, nil
@@ -311,7 +311,7 @@ func (s userService) ListAuditLog(ctx context.Context, req *carillonv1.ListAudit
 	if err != nil {
 		return nil, err
 	}
-	es, err := s.cfg.Store.AuditLog(ctx, store.AuditFilter{
+	es, err := s.cfg.Store.Audit.Log(ctx, store.AuditFilter{
 		Username: req.Username, Action: req.Action, From: fromTS(req.From), To: fromTS(req.To), BeforeID: before, Limit: size + 1,
 	})
 	if err != nil {

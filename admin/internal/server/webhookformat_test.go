@@ -40,7 +40,7 @@ func TestWebhookSecretWriteOnly(t *testing.T) {
 		id := created.Job.Id
 		stored := func() string {
 			t.Helper()
-			j, err := b.store.Job(ctx, id)
+			j, err := b.store.Jobs.Get(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +140,7 @@ func TestWebhookFormatRefused(t *testing.T) {
 		b := setup(t, be, "")
 		_, js := createJobs(t, b, 1)
 		jobs := jobClient(b)
-		before, err := b.store.Job(ctx, js[0].Id)
+		before, err := b.store.Jobs.Get(ctx, js[0].Id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +181,7 @@ func TestWebhookFormatRefused(t *testing.T) {
 				t.Errorf("%s: CreateJob %v, want invalid_argument saying %q", tt.name, err, tt.want)
 			}
 		}
-		after, err := b.store.Job(ctx, js[0].Id)
+		after, err := b.store.Jobs.Get(ctx, js[0].Id)
 		if err != nil {
 			t.Fatal(err)
 		}

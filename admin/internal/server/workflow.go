@@ -76,7 +76,7 @@ func checkWorkflow(w *carillonv1.Workflow) error {
 // template to be one.
 func (s workflowService) checkNodeJobs(ctx context.Context, w *carillonv1.Workflow) error {
 	for i, n := range w.Nodes {
-		j, err := s.cfg.Store.Job(ctx, n.JobId)
+		j, err := s.cfg.Store.Jobs.Get(ctx, n.JobId)
 		if errors.Is(err, store.ErrNotFound) {
 			return invalid(fmt.Sprintf("workflow.nodes[%d].job_id", i), "node %q: job %d does not exist", n.Key, n.JobId)
 		} else if err != nil {
@@ -99,7 +99,7 @@ func (s *Server) workflowAccess(ctx context.Context, p *auth.Principal, field st
 	if id <= 0 || p.Admin() || (!write && p.Role == auth.RoleViewer) {
 		return nil
 	}
-	w, err := s.cfg.Store.Workflow(ctx, id)
+	w, err := s.cfg.Store.Workflows.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -130,7 +130,7 @@ func (s *Server) workflowRunAccess(ctx context.Context, p *auth.Principal, field
 	if id <= 0 || p.Admin() || (!write && p.Role == auth.RoleViewer) {
 		return nil
 	}
-	wr, err := s.cfg.Store.WorkflowRun(ctx, id)
+	wr, err := s.cfg.Store.Workflows.Run(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -208,7 +208,7 @@ func (s workflowService) CreateWorkflow(ctx context.Context, req *carillonv1.Cre
 	if req.Workflow.Enabled {
 		w.Enabled, w.NextFireAt = true, next
 	}
-	if w, err = s.cfg.Store.CreateWorkflow(ctx, w, now); err != nil {
+	if w, err = s.cfg.Store.Workflows.Create(ctx, w, now); err != nil {
 		return nil, s.toConnect(err)
 	}
 	s.cfg.WakeFunc()
@@ -216,7 +216,7 @@ func (s workflowService) CreateWorkflow(ctx context.Context, req *carillonv1.Cre
 }
 
 func (s workflowService) GetWorkflow(ctx context.Context, req *carillonv1.GetWorkflowRequest) (*carillonv1.GetWorkflowResponse, error) {
-	w, err := s.cfg.Store.Workflow(ctx, req.Id)
+	w, err := s.cfg.Store.Workflows.Get(ctx, req.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -228,7 +228,7 @@ func (s workflowService) ListWorkflows(ctx context.Context, req *carillonv1.List
 	if err != nil {
 		return nil, err
 	}
-	ws, err := s.cfg.Store.Workflows(ctx, store.WorkflowFilter{GroupID: req.GroupId, AfterID: after, Limit: size + 1})
+	ws, err := s.cfg.Store.Workflows.List(ctx, store.WorkflowFilter{GroupID: req.GroupId, AfterID: after, Limit: size + 1})
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -241,7 +241,7 @@ func (s workflowService) UpdateWorkflow(ctx context.Context, req *carillonv1.Upd
 	if req.Workflow == nil {
 		return nil, invalid("workflow", "required")
 	}
-	old, err := s.cfg.Store.Workflow(ctx, req.Workflow.Id)
+	old, err := s.cfg.Store.Workflows.Get(ctx, req.Workflow.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -273,7 +273,7 @@ func (s workflowService) UpdateWorkflow(ctx context.Context, req *carillonv1.Upd
 			w.NextFireAt = next
 		}
 	}
-	if w, err = s.cfg.Store.UpdateWorkflow(ctx, w, changed, now); err != nil {
+	if w, err = s.cfg.Store.Workflows.Update(ctx, w, changed, now); err != nil {
 		return nil, s.toConnect(err)
 	}
 	s.cfg.WakeFunc()
@@ -281,14 +281,14 @@ func (s workflowService) UpdateWorkflow(ctx context.Context, req *carillonv1.Upd
 }
 
 func (s workflowService) DeleteWorkflow(ctx context.Context, req *carillonv1.DeleteWorkflowRequest) (*carillonv1.DeleteWorkflowResponse, error) {
-	if err := s.cfg.Store.DeleteWorkflow(ctx, req.Id); err != nil {
+	if err := s.cfg.Store.Workflows.Delete(ctx, req.Id); err != nil {
 		return nil, s.toConnect(err)
 	}
 	return &carillonv1.DeleteWorkflowResponse{}, nil
 }
 
 func (s workflowService) StartWorkflow(ctx context.Context, req *carillonv1.StartWorkflowRequest) (*carillonv1.StartWorkflowResponse, error) {
-	w, err := s.cfg.Store.Workflow(ctx, req.Id)
+	w, err := s.cfg.Store.Workflows.Get(ctx, req.Id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -298,7 +298,7 @@ func (s workflowService) StartWorkflow(ctx context.Context, req *carillonv1.Star
 		if err != nil {
 			return nil, err
 		}
-		if w, err = s.cfg.Store.StartWorkflow(ctx, req.Id, next, now); err != nil {
+		if w, err = s.cfg.Store.Workflows.Start(ctx, req.Id, next, now); err != nil {
 			return nil, s.toConnect(err)
 		}
 		s.cfg.WakeFunc()
@@ -307,7 +307,7 @@ func (s workflowService) StartWorkflow(ctx context.Context, req *carillonv1.Star
 }
 
 func (s workflowService) StopWorkflow(ctx context.Context, req *carillonv1.StopWorkflowRequest) (*carillonv1.StopWorkflowResponse, error) {
-	w, err := s.cfg.Store.StopWorkflow(ctx, req.Id, s.cfg.NowFunc())
+	w, err := s.cfg.Store.Workflows.Stop(ctx, req.Id, s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -319,14 +319,14 @@ func (s workflowService) TriggerWorkflow(ctx context.Context, req *carillonv1.Tr
 	if p := auth.FromContext(ctx); p != nil && p.Credential == auth.CredentialAPIToken {
 		tt = carillonv1.TriggerType_TRIGGER_TYPE_API // a program's call, not a person's
 	}
-	w, err := s.cfg.Store.Workflow(ctx, req.WorkflowId)
+	w, err := s.cfg.Store.Workflows.Get(ctx, req.WorkflowId)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
 	if err := s.refusePaused(ctx, w.GroupID, fmt.Sprintf("workflow %d", w.ID)); err != nil {
 		return nil, err
 	}
-	ch, err := s.cfg.Store.TriggerWorkflow(ctx, req.WorkflowId, tt, req.Param, s.cfg.NowFunc())
+	ch, err := s.cfg.Store.Workflows.Trigger(ctx, req.WorkflowId, tt, req.Param, s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -343,7 +343,7 @@ func (s workflowService) BackfillWorkflow(ctx context.Context, req *carillonv1.B
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.cfg.Store.Workflow(ctx, req.WorkflowId)
+	w, err := s.cfg.Store.Workflows.Get(ctx, req.WorkflowId)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -355,7 +355,7 @@ func (s workflowService) BackfillWorkflow(ctx context.Context, req *carillonv1.B
 	if req.DryRun || len(instants) == 0 {
 		return res, nil
 	}
-	ch, ids, err := s.cfg.Store.BackfillWorkflow(ctx, w.ID, instants, s.cfg.NowFunc())
+	ch, ids, err := s.cfg.Store.Workflows.Backfill(ctx, w.ID, instants, s.cfg.NowFunc())
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -367,7 +367,7 @@ func (s workflowService) BackfillWorkflow(ctx context.Context, req *carillonv1.B
 }
 
 func (s workflowService) GetWorkflowRun(ctx context.Context, req *carillonv1.GetWorkflowRunRequest) (*carillonv1.GetWorkflowRunResponse, error) {
-	wr, err := s.cfg.Store.WorkflowRun(ctx, req.WorkflowRunId)
+	wr, err := s.cfg.Store.Workflows.Run(ctx, req.WorkflowRunId)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -383,7 +383,7 @@ func (s workflowService) ListWorkflowRuns(ctx context.Context, req *carillonv1.L
 	if all, groups := auth.FromContext(ctx).ReadScope(); !all && req.WorkflowId == 0 {
 		f.GroupIDs = append([]int64{}, groups...) // a MEMBER sees their groups' workflows' runs
 	}
-	wrs, err := s.cfg.Store.WorkflowRuns(ctx, f)
+	wrs, err := s.cfg.Store.Workflows.Runs(ctx, f)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}
@@ -393,7 +393,7 @@ func (s workflowService) ListWorkflowRuns(ctx context.Context, req *carillonv1.L
 }
 
 func (s workflowService) RetryWorkflowRun(ctx context.Context, req *carillonv1.RetryWorkflowRunRequest) (*carillonv1.RetryWorkflowRunResponse, error) {
-	wr, err := s.changeRun(ctx, req.WorkflowRunId, s.cfg.Store.RetryWorkflowRun)
+	wr, err := s.changeRun(ctx, req.WorkflowRunId, s.cfg.Store.Workflows.RetryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +401,7 @@ func (s workflowService) RetryWorkflowRun(ctx context.Context, req *carillonv1.R
 }
 
 func (s workflowService) CancelWorkflowRun(ctx context.Context, req *carillonv1.CancelWorkflowRunRequest) (*carillonv1.CancelWorkflowRunResponse, error) {
-	wr, err := s.changeRun(ctx, req.WorkflowRunId, s.cfg.Store.CancelWorkflowRun)
+	wr, err := s.changeRun(ctx, req.WorkflowRunId, s.cfg.Store.Workflows.CancelRun)
 	if err != nil {
 		return nil, err
 	}
@@ -420,7 +420,7 @@ func (s workflowService) changeRun(ctx context.Context, id int64,
 	if err := s.cfg.Trigger.Carry(ctx, ch, fmt.Sprintf("killed: workflow run %d was cancelled", id)); err != nil {
 		return nil, s.toConnect(err)
 	}
-	wr, err := s.cfg.Store.WorkflowRun(ctx, id)
+	wr, err := s.cfg.Store.Workflows.Run(ctx, id)
 	if err != nil {
 		return nil, s.toConnect(err)
 	}

@@ -8,6 +8,10 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+// AlarmStore reads and records the alarms of failed runs and workflow runs
+// (Store.Alarms).
+type AlarmStore struct{ *db }
+
 // AlarmTry is how far the delivery of a due alarm got in the tries that
 // failed before: how many there were and the channels that took the alarm
 // in them (a retry goes only to the others).
@@ -49,9 +53,9 @@ func (w withTry) Scan(dest ...any) error {
 const pendingAlarmsSQL = `SELECT ` + runColumns + `, alarm_attempts, alarm_sent FROM runs
 	WHERE alarm_status = 1 AND alarm_retry_at <= $1 ORDER BY id LIMIT $2`
 
-// PendingAlarms returns up to limit runs whose alarm is due at now,
+// Pending returns up to limit runs whose alarm is due at now,
 // oldest first: new ones, and those whose retry is due.
-func (s *Store) PendingAlarms(ctx context.Context, now time.Time, limit int) ([]PendingAlarm, error) {
+func (s AlarmStore) Pending(ctx context.Context, now time.Time, limit int) ([]PendingAlarm, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx, pendingAlarmsSQL, millis(now), limit)
 	pas, err := collect(rows, err, func(row interface{ Scan(...any) error }) (PendingAlarm, error) {
 		var pa PendingAlarm
@@ -65,15 +69,15 @@ func (s *Store) PendingAlarms(ctx context.Context, now time.Time, limit int) ([]
 	return pas, nil
 }
 
-// RecordAlarm stores the final delivery outcome of a run's alarm.
-func (s *Store) RecordAlarm(ctx context.Context, runID int64, status carillonv1.AlarmStatus, message string) error {
+// Record stores the final delivery outcome of a run's alarm.
+func (s AlarmStore) Record(ctx context.Context, runID int64, status carillonv1.AlarmStatus, message string) error {
 	return s.recordAlarm(ctx, "runs", runID, status, message)
 }
 
-// RetryAlarm records a failed try of run runID's alarm, which stays
+// Retry records a failed try of run runID's alarm, which stays
 // PENDING and is due again at at: the tries so far, the channels that took
 // it and what went wrong (message).
-func (s *Store) RetryAlarm(ctx context.Context, runID int64, try AlarmTry, at time.Time, message string) error {
+func (s AlarmStore) Retry(ctx context.Context, runID int64, try AlarmTry, at time.Time, message string) error {
 	return s.retryAlarm(ctx, "runs", runID, try, at, message)
 }
 
@@ -82,9 +86,9 @@ func (s *Store) RetryAlarm(ctx context.Context, runID int64, try AlarmTry, at ti
 const pendingWorkflowAlarmsSQL = `SELECT ` + workflowRunColumns + `, alarm_attempts, alarm_sent FROM workflow_runs
 	WHERE alarm_status = 1 AND alarm_retry_at <= $1 ORDER BY id LIMIT $2`
 
-// PendingWorkflowAlarms returns up to limit workflow runs whose alarm is
+// PendingWorkflows returns up to limit workflow runs whose alarm is
 // due at now (they ended FAILED), oldest first, with their nodes.
-func (s *Store) PendingWorkflowAlarms(ctx context.Context, now time.Time, limit int) ([]PendingWorkflowAlarm, error) {
+func (s AlarmStore) PendingWorkflows(ctx context.Context, now time.Time, limit int) ([]PendingWorkflowAlarm, error) {
 	db := s.reader(ctx)
 	rows, err := db.QueryContext(ctx, pendingWorkflowAlarmsSQL, millis(now), limit)
 	pas, err := collect(rows, err, func(row interface{ Scan(...any) error }) (PendingWorkflowAlarm, error) {
@@ -102,20 +106,20 @@ func (s *Store) PendingWorkflowAlarms(ctx context.Context, now time.Time, limit 
 	return pas, nil
 }
 
-// RecordWorkflowAlarm stores the final delivery outcome of a workflow
+// RecordWorkflow stores the final delivery outcome of a workflow
 // run's alarm.
-func (s *Store) RecordWorkflowAlarm(ctx context.Context, id int64, status carillonv1.AlarmStatus, message string) error {
+func (s AlarmStore) RecordWorkflow(ctx context.Context, id int64, status carillonv1.AlarmStatus, message string) error {
 	return s.recordAlarm(ctx, "workflow_runs", id, status, message)
 }
 
-// RetryWorkflowAlarm is RetryAlarm for a workflow run's alarm.
-func (s *Store) RetryWorkflowAlarm(ctx context.Context, id int64, try AlarmTry, at time.Time, message string) error {
+// RetryWorkflow is AlarmStore.Retry for a workflow run's alarm.
+func (s AlarmStore) RetryWorkflow(ctx context.Context, id int64, try AlarmTry, at time.Time, message string) error {
 	return s.retryAlarm(ctx, "workflow_runs", id, try, at, message)
 }
 
 // recordAlarm stores the outcome of the alarm of row id of table (runs or
 // workflow_runs).
-func (s *Store) recordAlarm(ctx context.Context, table string, id int64, status carillonv1.AlarmStatus, message string) error {
+func (s *db) recordAlarm(ctx context.Context, table string, id int64, status carillonv1.AlarmStatus, message string) error {
 	_, err := s.exec(ctx, `UPDATE `+table+` SET alarm_status = $1, alarm_message = $2 WHERE id = $3`, status, message, id) //nolint:gosec // table is a constant of the callers
 	if err != nil {
 		return fmt.Errorf("store: record alarm of %s %d: %w", table, id, err)
@@ -125,7 +129,7 @@ func (s *Store) recordAlarm(ctx context.Context, table string, id int64, status 
 
 // retryAlarm records a failed try of the alarm of row id of table (runs
 // or workflow_runs), due again at at.
-func (s *Store) retryAlarm(ctx context.Context, table string, id int64, try AlarmTry, at time.Time, message string) error {
+func (s *db) retryAlarm(ctx context.Context, table string, id int64, try AlarmTry, at time.Time, message string) error {
 	_, err := s.exec(ctx, `UPDATE `+table+` SET alarm_message = $1, alarm_attempts = $2, alarm_sent = $3, alarm_retry_at = $4
 		WHERE id = $5 AND alarm_status = 1`, message, try.Attempts, joinLines(try.Sent), millis(at), id) //nolint:gosec // table is a constant of the callers
 	if err != nil {

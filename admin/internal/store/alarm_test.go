@@ -12,7 +12,7 @@ import (
 )
 
 // TestAlarmRetry: a failed try keeps the alarm PENDING, out of
-// PendingAlarms until its retry is due, then back with its tries and the
+// AlarmStore.Pending until its retry is due, then back with its tries and the
 // channels that took it; the final outcome ends it.
 func TestAlarmRetry(t *testing.T) {
 	t.Parallel()
@@ -23,14 +23,14 @@ func TestAlarmRetry(t *testing.T) {
 			s, j := backendJob(t, be, time.Time{})
 			r := pendingRun(j, t0)
 			r.Status, r.AlarmStatus = carillonv1.RunStatus_RUN_STATUS_FAILED, carillonv1.AlarmStatus_ALARM_STATUS_PENDING
-			runs, err := s.InsertRuns(ctx, []store.Run{*r})
+			runs, err := s.Runs.Insert(ctx, []store.Run{*r})
 			if err != nil {
 				t.Fatal(err)
 			}
 			id := runs[0].ID
 			due := func(at time.Time) []store.PendingAlarm {
 				t.Helper()
-				pas, err := s.PendingAlarms(ctx, at, 10)
+				pas, err := s.Alarms.Pending(ctx, at, 10)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -41,13 +41,13 @@ func TestAlarmRetry(t *testing.T) {
 			}
 			retryAt := t0.Add(time.Minute)
 			try := store.AlarmTry{Attempts: 1, Sent: []string{"email"}}
-			if err := s.RetryAlarm(ctx, id, try, retryAt, "webhook: answered 500; retry 2 of 5 at 00:01"); err != nil {
+			if err := s.Alarms.Retry(ctx, id, try, retryAt, "webhook: answered 500; retry 2 of 5 at 00:01"); err != nil {
 				t.Fatal(err)
 			}
 			if pas := due(retryAt.Add(-time.Millisecond)); len(pas) != 0 {
 				t.Fatalf("due before the retry's instant: %+v", pas)
 			}
-			run, err := s.Run(ctx, id)
+			run, err := s.Runs.Get(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestAlarmRetry(t *testing.T) {
 			if len(pas) != 1 || pas[0].Try.Attempts != 1 || !slices.Equal(pas[0].Try.Sent, []string{"email"}) {
 				t.Fatalf("due at the retry: %+v, want 1 try with email sent", pas)
 			}
-			if err := s.RecordAlarm(ctx, id, carillonv1.AlarmStatus_ALARM_STATUS_FAILED, "given up"); err != nil {
+			if err := s.Alarms.Record(ctx, id, carillonv1.AlarmStatus_ALARM_STATUS_FAILED, "given up"); err != nil {
 				t.Fatal(err)
 			}
 			if pas := due(retryAt.Add(time.Hour)); len(pas) != 0 {
@@ -66,7 +66,7 @@ func TestAlarmRetry(t *testing.T) {
 			}
 			// A retry recorded after the final outcome (a second admin's
 			// late try) does not bring the alarm back.
-			if err := s.RetryAlarm(ctx, id, try, retryAt, "late"); err != nil {
+			if err := s.Alarms.Retry(ctx, id, try, retryAt, "late"); err != nil {
 				t.Fatal(err)
 			}
 			if pas := due(retryAt.Add(time.Hour)); len(pas) != 0 {
@@ -88,11 +88,11 @@ func TestJobWebhookFormat(t *testing.T) {
 			j := newJob(b.group.ID, time.Time{})
 			j.AlarmWebhookURL, j.AlarmWebhookFormat = "https://oapi.dingtalk.com/robot/send?access_token=x", carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_DINGTALK
 			j.AlarmWebhookSecret = "SEC123"
-			j, err := s.CreateJob(ctx, j, t0)
+			j, err := s.Jobs.Create(ctx, j, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.Job(ctx, j.ID)
+			got, err := s.Jobs.Get(ctx, j.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,10 +100,10 @@ func TestJobWebhookFormat(t *testing.T) {
 				t.Fatalf("read back %s %q %q", got.AlarmWebhookFormat, got.AlarmWebhookSecret, got.AlarmWebhookTemplate)
 			}
 			got.AlarmWebhookFormat, got.AlarmWebhookSecret, got.AlarmWebhookTemplate = carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_TEMPLATE, "", "{{.Status}}"
-			if _, err := s.UpdateJob(ctx, got, false, t0.Add(time.Second)); err != nil {
+			if _, err := s.Jobs.Update(ctx, got, false, t0.Add(time.Second)); err != nil {
 				t.Fatal(err)
 			}
-			if got, err = s.Job(ctx, j.ID); err != nil {
+			if got, err = s.Jobs.Get(ctx, j.ID); err != nil {
 				t.Fatal(err)
 			}
 			if got.AlarmWebhookFormat != carillonv1.AlarmWebhookFormat_ALARM_WEBHOOK_FORMAT_TEMPLATE || got.AlarmWebhookSecret != "" || got.AlarmWebhookTemplate != "{{.Status}}" {

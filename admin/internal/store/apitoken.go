@@ -32,9 +32,9 @@ func scanAPIToken(row interface{ Scan(...any) error }) (APIToken, error) {
 	return t, nil
 }
 
-// CreateAPIToken stores t and returns it with its ID. A name the user
+// CreateToken stores t and returns it with its ID. A name the user
 // already has is ErrAlreadyExists.
-func (s *Store) CreateAPIToken(ctx context.Context, t APIToken, now time.Time) (APIToken, error) {
+func (s AuthStore) CreateToken(ctx context.Context, t APIToken, now time.Time) (APIToken, error) {
 	t.CreatedAt = now.Truncate(time.Millisecond)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `INSERT INTO api_tokens (user_id, name, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
@@ -46,11 +46,11 @@ func (s *Store) CreateAPIToken(ctx context.Context, t APIToken, now time.Time) (
 	if err != nil {
 		return APIToken{}, fmt.Errorf("store: create API token: %w", err)
 	}
-	return s.APIToken(ctx, t.ID)
+	return s.Token(ctx, t.ID)
 }
 
-// APIToken returns the API token with the given ID.
-func (s *Store) APIToken(ctx context.Context, id int64) (APIToken, error) {
+// Token returns the API token with the given ID.
+func (s AuthStore) Token(ctx context.Context, id int64) (APIToken, error) {
 	t, err := scanAPIToken(s.reader(ctx).QueryRowContext(ctx,
 		`SELECT `+apiTokenColumns+` FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -62,9 +62,9 @@ func (s *Store) APIToken(ctx context.Context, id int64) (APIToken, error) {
 	return t, nil
 }
 
-// APITokens returns the API tokens of a user (every user's for 0),
+// Tokens returns the API tokens of a user (every user's for 0),
 // ordered by ID.
-func (s *Store) APITokens(ctx context.Context, userID int64) ([]APIToken, error) {
+func (s AuthStore) Tokens(ctx context.Context, userID int64) ([]APIToken, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx,
 		`SELECT `+apiTokenColumns+` FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE $1 = 0 OR t.user_id = $2 ORDER BY t.id`,
 		userID, userID)
@@ -83,8 +83,8 @@ func (s *Store) APITokens(ctx context.Context, userID int64) ([]APIToken, error)
 	return ts, rows.Err()
 }
 
-// DeleteAPIToken revokes an API token.
-func (s *Store) DeleteAPIToken(ctx context.Context, id int64) error {
+// DeleteToken revokes an API token.
+func (s AuthStore) DeleteToken(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM api_tokens WHERE id = $1`, id)
 		if err != nil {

@@ -88,7 +88,7 @@ func (a *ApplyTx) CreateGroup(g Group) (Group, error) {
 }
 
 // UpdateGroup replaces the stored group with ID g.ID, as
-// Store.UpdateGroup does.
+// GroupStore.Update does.
 func (a *ApplyTx) UpdateGroup(g Group) (Group, error) {
 	g.UpdatedAt = a.now
 	return g, updateGroup(a.ctx, a.tx, g)
@@ -101,7 +101,7 @@ func (a *ApplyTx) CreateCalendar(c Calendar) (Calendar, error) {
 }
 
 // UpdateCalendar replaces the calendar with ID c.ID, as
-// Store.UpdateCalendar does: next gives each started job using it its
+// CalendarStore.Update does: next gives each started job using it its
 // next fire.
 func (a *ApplyTx) UpdateCalendar(c Calendar, next func(Job) (time.Time, error)) (Calendar, error) {
 	_, err := updateCalendar(a.ctx, a.tx, &c, a.now, next)
@@ -115,7 +115,7 @@ func (a *ApplyTx) CreateJob(j Job) (Job, error) {
 	return j, insertJob(a.ctx, a.tx, &j)
 }
 
-// UpdateJob replaces the stored job with ID j.ID, as Store.UpdateJob
+// UpdateJob replaces the stored job with ID j.ID, as JobStore.Update
 // does (Enabled is kept: see SetJobEnabled).
 func (a *ApplyTx) UpdateJob(j Job, scheduleChanged bool) (Job, error) {
 	replace, err := updateJob(a.ctx, a.tx, &j, scheduleChanged, a.now)
@@ -135,7 +135,7 @@ func (a *ApplyTx) SetJobEnabled(id int64, enabled bool, next time.Time) error {
 	return stopJob(a.ctx, a.tx, id, a.now)
 }
 
-// DeleteJob removes job id as Store.DeleteJob does. Jobs deleted together
+// DeleteJob removes job id as JobStore.Delete does. Jobs deleted together
 // should first drop each other from their child lists (SetChildJobs).
 func (a *ApplyTx) DeleteJob(id int64) error {
 	a.after = append(a.after, func() { a.s.stops.mark(id) })
@@ -169,7 +169,7 @@ func (a *ApplyTx) CreateWorkflow(w Workflow) (Workflow, error) {
 }
 
 // UpdateWorkflow replaces workflow w.ID's definition and nodes, as
-// Store.UpdateWorkflow does (Enabled is kept: see SetWorkflowEnabled).
+// WorkflowStore.Update does (Enabled is kept: see SetWorkflowEnabled).
 func (a *ApplyTx) UpdateWorkflow(w Workflow, scheduleChanged bool) (Workflow, error) {
 	return w, workflowErr("update workflow", w, updateWorkflow(a.ctx, a.tx, &w, scheduleChanged, a.now, a.s.d.forUpdate()))
 }
@@ -186,7 +186,7 @@ func (a *ApplyTx) SetWorkflowEnabled(id int64, enabled bool, next time.Time) err
 	return err
 }
 
-// DeleteWorkflow removes workflow id as Store.DeleteWorkflow does.
+// DeleteWorkflow removes workflow id as WorkflowStore.Delete does.
 func (a *ApplyTx) DeleteWorkflow(id int64) error {
 	return deleteWorkflow(a.ctx, a.tx, id)
 }

@@ -18,37 +18,37 @@ func TestJobNames(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
 		s, b := setup(t, be.DB(t))
-		other, err := s.CreateGroup(ctx, store.Group{AppName: "other"}, t0)
+		other, err := s.Groups.Create(ctx, store.Group{AppName: "other"}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		named := newJob(b.group.ID, time.Time{})
 		named.Name = "etl"
-		if named, err = s.CreateJob(ctx, named, t0); err != nil {
+		if named, err = s.Jobs.Create(ctx, named, t0); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.Job(ctx, named.ID); err != nil || got.Name != "etl" {
+		if got, err := s.Jobs.Get(ctx, named.ID); err != nil || got.Name != "etl" {
 			t.Fatalf("Job = %+v, %v; want the name etl", got, err)
 		}
 		twin := newJob(b.group.ID, time.Time{})
 		twin.Name = "etl"
-		if _, err := s.CreateJob(ctx, twin, t0); !errors.Is(err, store.ErrAlreadyExists) {
+		if _, err := s.Jobs.Create(ctx, twin, t0); !errors.Is(err, store.ErrAlreadyExists) {
 			t.Errorf("a second job named etl in the group: %v, want ErrAlreadyExists", err)
 		}
 		twin.GroupID = other.ID
-		if _, err := s.CreateJob(ctx, twin, t0); err != nil {
+		if _, err := s.Jobs.Create(ctx, twin, t0); err != nil {
 			t.Errorf("a job named etl in another group: %v", err)
 		}
 		var unnamed []store.Job
 		for range 2 {
-			j, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			j, err := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 			if err != nil {
 				t.Fatalf("a job without a name beside another: %v", err)
 			}
 			unnamed = append(unnamed, j)
 		}
 		unnamed[0].Name = "etl"
-		if _, err := s.UpdateJob(ctx, unnamed[0], false, t0); !errors.Is(err, store.ErrAlreadyExists) {
+		if _, err := s.Jobs.Update(ctx, unnamed[0], false, t0); !errors.Is(err, store.ErrAlreadyExists) {
 			t.Errorf("renaming a job to a taken name: %v, want ErrAlreadyExists", err)
 		}
 	})
@@ -90,18 +90,18 @@ func TestApplyTx(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Errorf("%s: Apply = %v, want %v", tt.name, err, tt.want)
 			}
-			if _, err := s.GroupByApp(ctx, "applied"); !errors.Is(err, store.ErrNotFound) {
+			if _, err := s.Groups.ByApp(ctx, "applied"); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("%s: the group after a rolled back Apply: %v, want ErrNotFound", tt.name, err)
 			}
 		}
 		if err := s.Apply(ctx, t0, write); err != nil {
 			t.Fatal(err)
 		}
-		g, err := s.GroupByApp(ctx, "applied")
+		g, err := s.Groups.ByApp(ctx, "applied")
 		if err != nil {
 			t.Fatal(err)
 		}
-		js, err := s.Jobs(ctx, store.JobFilter{GroupID: g.ID})
+		js, err := s.Jobs.List(ctx, store.JobFilter{GroupID: g.ID})
 		if err != nil || len(js) != 1 || js[0].Name != "j" || !js[0].CreatedAt.Equal(t0) {
 			t.Errorf("jobs after Apply: %+v, %v", js, err)
 		}

@@ -9,6 +9,9 @@ import (
 	"time"
 )
 
+// AuditStore keeps the audit log of the management API (Store.Audit).
+type AuditStore struct{ *db }
+
 // AuditPending is the audit entry of a management call in progress. Made
 // with WithAudit, it is written by the call's first write transaction, in
 // that transaction: the change and its record commit together, or neither
@@ -64,11 +67,11 @@ func (p *AuditPending) forget() {
 	p.mu.Unlock()
 }
 
-// CompleteAudit finishes p after its call succeeded: complete sets what
+// Complete finishes p after its call succeeded: complete sets what
 // only the call's response tells (the target it created, the user who
 // logged in) on the entry written with the change, or, if the call wrote
 // nothing through a transaction, the entry is appended now.
-func (s *Store) CompleteAudit(ctx context.Context, p *AuditPending, complete func(*AuditEntry)) error {
+func (s AuditStore) Complete(ctx context.Context, p *AuditPending, complete func(*AuditEntry)) error {
 	p.mu.Lock()
 	id, e := p.id, p.entry
 	p.mu.Unlock()
@@ -76,7 +79,7 @@ func (s *Store) CompleteAudit(ctx context.Context, p *AuditPending, complete fun
 	complete(&e)
 	ctx = context.WithValue(context.WithoutCancel(ctx), auditKey{}, (*AuditPending)(nil)) // written here, not again
 	if id == 0 {
-		return s.AddAudit(ctx, e)
+		return s.Add(ctx, e)
 	}
 	if e == before {
 		return nil
@@ -103,8 +106,8 @@ type AuditEntry struct {
 	Peer   string
 }
 
-// AddAudit appends e to the audit log.
-func (s *Store) AddAudit(ctx context.Context, e AuditEntry) error {
+// Add appends e to the audit log.
+func (s AuditStore) Add(ctx context.Context, e AuditEntry) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			millis(e.At), e.UserID, e.Username, e.Action, e.Target, e.Detail, e.Peer)
@@ -127,8 +130,8 @@ type AuditFilter struct {
 	Limit    int
 }
 
-// AuditLog returns the entries f selects, newest first.
-func (s *Store) AuditLog(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+// Log returns the entries f selects, newest first.
+func (s AuditStore) Log(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
 	where := []string{"1 = 1"}
 	var a args
 	if f.BeforeID > 0 {

@@ -30,7 +30,7 @@ func benchSetup(b *testing.B, n int, first time.Time) (*store.Store, []store.Job
 	}
 	b.Cleanup(func() { s.Close() })
 	start(b, s.Loops()...)
-	g, err := s.CreateGroup(ctx, store.Group{AppName: "bench", Title: "bench", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+	g, err := s.Groups.Create(ctx, store.Group{AppName: "bench", Title: "bench", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -38,11 +38,11 @@ func benchSetup(b *testing.B, n int, first time.Time) (*store.Store, []store.Job
 	for i := range jobs {
 		jobs[i] = newJob(g.ID, first)
 	}
-	if err := s.CreateJobs(ctx, jobs, t0); err != nil {
+	if err := s.Jobs.CreateMany(ctx, jobs, t0); err != nil {
 		b.Fatal(err)
 	}
 	for i := range jobs {
-		jobs[i].ID = int64(i + 1) // CreateJobs returns no IDs; a new table numbers rows from 1
+		jobs[i].ID = int64(i + 1) // JobStore.CreateMany returns no IDs; a new table numbers rows from 1
 	}
 	return s, jobs
 }
@@ -59,7 +59,7 @@ func pendingRuns(b *testing.B, s *store.Store, j store.Job, n int, status carill
 			r.Status = status
 			runs[i] = *r
 		}
-		stored, err := s.InsertRuns(context.Background(), runs)
+		stored, err := s.Runs.Insert(context.Background(), runs)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func BenchmarkClaimFires(b *testing.B) {
 				for k, j := range jobs {
 					claims[k] = store.Claim{JobID: j.ID, Due: due, Next: due.Add(time.Second), Runs: []store.Run{*pendingRun(j, due)}}
 				}
-				runs, err := s.ClaimFires(context.Background(), claims)
+				runs, err := s.Fires.Claim(context.Background(), claims)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -114,7 +114,7 @@ func BenchmarkClaimRuns(b *testing.B) {
 				for k := range claims {
 					claims[k] = store.RunClaim{RunID: ids[i*batch+k], TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}
 				}
-				runs, err := s.ClaimRuns(context.Background(), claims, t0)
+				runs, err := s.Fires.ClaimRuns(context.Background(), claims, t0)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -141,7 +141,7 @@ func BenchmarkRecordDispatches(b *testing.B) {
 					ds[k] = store.Dispatch{RunID: ids[i*batch+k], ExecutorAddress: "http://127.0.0.1:9999", ShardTotal: 1,
 						TriggerMessage: "executors from group bench (AUTO); round robin; shard 0 of 1; dispatch to http://127.0.0.1:9999 took 1.2ms"}
 				}
-				if _, err := s.RecordDispatches(context.Background(), followup.Policy{}, ds); err != nil {
+				if _, err := s.Runs.RecordDispatches(context.Background(), followup.Policy{}, ds); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -163,7 +163,7 @@ func BenchmarkRouteRuns(b *testing.B) {
 				for k := range routes {
 					routes[k] = store.Route{RunID: ids[i*batch+k], Address: "http://127.0.0.1:9999"}
 				}
-				routed, err := s.RouteRuns(context.Background(), routes)
+				routed, err := s.Runs.Route(context.Background(), routes)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -189,7 +189,7 @@ func BenchmarkSettleRuns(b *testing.B) {
 				for k := range results {
 					results[k] = store.Result{RunID: ids[i*batch+k], Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0}
 				}
-				settled, err := s.SettleRuns(context.Background(), followup.Policy{}, results)
+				settled, err := s.Runs.Settle(context.Background(), followup.Policy{}, results)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -208,7 +208,7 @@ func BenchmarkDueJobsIdle(b *testing.B) {
 	for _, n := range []int{100_000} {
 		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
 			s, _ := benchSetup(b, 0, time.Time{})
-			g, err := s.Groups(context.Background())
+			g, err := s.Groups.List(context.Background())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -216,12 +216,12 @@ func BenchmarkDueJobsIdle(b *testing.B) {
 			for i := range jobs {
 				jobs[i] = newJob(g[0].ID, t0.Add(time.Hour+time.Duration(i)*24*time.Hour/time.Duration(n)))
 			}
-			if err := s.CreateJobs(context.Background(), jobs, t0); err != nil {
+			if err := s.Jobs.CreateMany(context.Background(), jobs, t0); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for range b.N {
-				due, err := s.DueJobs(context.Background(), t0.Add(5*time.Second), t0.Add(5*time.Second), 1000)
+				due, err := s.Fires.DueJobs(context.Background(), t0.Add(5*time.Second), t0.Add(5*time.Second), 1000)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -239,7 +239,7 @@ func BenchmarkDueJobs(b *testing.B) {
 	s, _ := benchSetup(b, 100_000, t0)
 	b.ResetTimer()
 	for range b.N {
-		due, err := s.DueJobs(context.Background(), t0.Add(5*time.Second), t0.Add(5*time.Second), 1000)
+		due, err := s.Fires.DueJobs(context.Background(), t0.Add(5*time.Second), t0.Add(5*time.Second), 1000)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -268,7 +268,7 @@ func BenchmarkJobDefinitions(b *testing.B) {
 					s.JobsChanged()
 					b.StartTimer()
 				}
-				got, err := s.JobDefinitions(context.Background(), ids)
+				got, err := s.Jobs.Definitions(context.Background(), ids)
 				if err != nil {
 					b.Fatal(err)
 				}

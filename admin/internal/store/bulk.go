@@ -8,17 +8,17 @@ import (
 	"time"
 )
 
-// bulkBatch is how many jobs one CreateJobs transaction inserts.
+// bulkBatch is how many jobs one JobStore.CreateMany transaction inserts.
 const bulkBatch = 10_000
 
-// CreateJobs stores many jobs at once, as CreateJob would one by one (same
+// CreateMany stores many jobs at once, as JobStore.Create would one by one (same
 // columns; CreatedAt and UpdatedAt are now; the caller sets NextFireAt of
 // enabled jobs), in transactions of up to 10,000 rows with one prepared
 // statement each. It is for seeding large databases, such as the load
 // tool's millions of sparse jobs, and returns no IDs. A job whose group does
 // not exist fails the whole call with ErrGroupNotFound before anything is
 // stored; a later failure leaves the batches already committed in place.
-func (s *Store) CreateJobs(ctx context.Context, jobs []Job, now time.Time) error {
+func (s JobStore) CreateMany(ctx context.Context, jobs []Job, now time.Time) error {
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	groups := map[int64]int32{}          // group caps
 	for _, j := range jobs {

@@ -28,7 +28,7 @@ func TestCreateJobs(t *testing.T) {
 				s, b := setup(t, newDB(t))
 				var children []int64 // listed in the reverse order of their ids
 				for range 2 {
-					c, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+					c, err := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -37,14 +37,14 @@ func TestCreateJobs(t *testing.T) {
 				j := newJob(b.group.ID, t0.Add(time.Hour))
 				j.Cron, j.ScheduleType, j.TimeZone, j.Param = "7 30 4 * * ?", carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, "Europe/Berlin", "p"
 				j.AlarmEmails, j.ChildJobIDs = []string{"a@example.com", "b@example.com"}, children
-				one, err := s.CreateJob(ctx, j, t0)
+				one, err := s.Jobs.Create(ctx, j, t0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := s.CreateJobs(ctx, []store.Job{j, j}, t0); err != nil {
+				if err := s.Jobs.CreateMany(ctx, []store.Job{j, j}, t0); err != nil {
 					t.Fatal(err)
 				}
-				got, err := s.Jobs(ctx, store.JobFilter{})
+				got, err := s.Jobs.List(ctx, store.JobFilter{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -56,7 +56,7 @@ func TestCreateJobs(t *testing.T) {
 						t.Errorf("bulk job %d differs from CreateJob's (-want +got):\n%s", g.ID, diff)
 					}
 				}
-				due, err := s.DueJobs(ctx, t0.Add(2*time.Hour), t0.Add(2*time.Hour), 10)
+				due, err := s.Fires.DueJobs(ctx, t0.Add(2*time.Hour), t0.Add(2*time.Hour), 10)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -68,11 +68,11 @@ func TestCreateJobs(t *testing.T) {
 			t.Run("MissingGroupStoresNothing", func(t *testing.T) {
 				t.Parallel()
 				s, b := setup(t, newDB(t))
-				err := s.CreateJobs(ctx, []store.Job{newJob(b.group.ID, t0), newJob(b.group.ID+100, t0)}, t0)
+				err := s.Jobs.CreateMany(ctx, []store.Job{newJob(b.group.ID, t0), newJob(b.group.ID+100, t0)}, t0)
 				if !errors.Is(err, store.ErrGroupNotFound) {
 					t.Fatalf("got %v, want ErrGroupNotFound", err)
 				}
-				all, _, err := s.CountJobs(ctx, store.AllGroups)
+				all, _, err := s.Jobs.Count(ctx, store.AllGroups)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,6 +13,10 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/calendar"
 )
 
+// CalendarStore keeps the calendars that exclude days from schedules
+// (Store.Calendars).
+type CalendarStore struct{ *db }
+
 // ErrCalendarNotFound is returned when a job names a calendar that does
 // not exist.
 var ErrCalendarNotFound = errors.New("store: calendar not found")
@@ -53,9 +57,9 @@ func calendarErr(verb string, c Calendar, err error) error {
 	return fmt.Errorf("store: %s calendar %d: %w", verb, c.ID, err)
 }
 
-// CreateCalendar stores c and returns it with its ID. A taken name is
+// Create stores c and returns it with its ID. A taken name is
 // ErrAlreadyExists.
-func (s *Store) CreateCalendar(ctx context.Context, c Calendar, now time.Time) (Calendar, error) {
+func (s CalendarStore) Create(ctx context.Context, c Calendar, now time.Time) (Calendar, error) {
 	now = now.Truncate(time.Millisecond)
 	c.CreatedAt, c.UpdatedAt = now, now
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -77,8 +81,8 @@ func insertCalendar(ctx context.Context, tx *sql.Tx, c *Calendar) error {
 		c.Name, c.Description, string(def), millis(c.CreatedAt), millis(c.UpdatedAt)).Scan(&c.ID)
 }
 
-// Calendar returns the calendar with the given ID.
-func (s *Store) Calendar(ctx context.Context, id int64) (Calendar, error) {
+// Get returns the calendar with the given ID.
+func (s CalendarStore) Get(ctx context.Context, id int64) (Calendar, error) {
 	c, err := scanCalendar(s.reader(ctx).QueryRowContext(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Calendar{}, fmt.Errorf("%w: calendar %d", ErrNotFound, id)
@@ -89,15 +93,15 @@ func (s *Store) Calendar(ctx context.Context, id int64) (Calendar, error) {
 	return c, nil
 }
 
-// Calendars returns the calendars with ID above afterID, ordered by ID, at
+// List returns the calendars with ID above afterID, ordered by ID, at
 // most limit (see cmpLimit) of them.
-func (s *Store) Calendars(ctx context.Context, afterID int64, limit int) ([]Calendar, error) {
+func (s CalendarStore) List(ctx context.Context, afterID int64, limit int) ([]Calendar, error) {
 	return s.queryCalendars(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id > $1 ORDER BY id LIMIT $2`, afterID, cmpLimit(limit))
 }
 
-// CalendarsByID returns the calendars with the given IDs that exist,
+// ByID returns the calendars with the given IDs that exist,
 // ordered by ID: the scheduler's read of its due jobs' calendars.
-func (s *Store) CalendarsByID(ctx context.Context, ids []int64) ([]Calendar, error) {
+func (s CalendarStore) ByID(ctx context.Context, ids []int64) ([]Calendar, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -105,7 +109,7 @@ func (s *Store) CalendarsByID(ctx context.Context, ids []int64) ([]Calendar, err
 	return s.queryCalendars(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id IN (`+addList(&a, ids)+`) ORDER BY id`, a...)
 }
 
-func (s *Store) queryCalendars(ctx context.Context, q string, args ...any) ([]Calendar, error) {
+func (s *db) queryCalendars(ctx context.Context, q string, args ...any) ([]Calendar, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: calendars: %w", err)
@@ -122,12 +126,12 @@ func (s *Store) queryCalendars(ctx context.Context, q string, args ...any) ([]Ca
 	return cs, rows.Err()
 }
 
-// UpdateCalendar replaces the calendar with ID c.ID (CreatedAt is kept)
+// Update replaces the calendar with ID c.ID (CreatedAt is kept)
 // and gives each started job using it the next fire next returns for it
 // (computed with the new definition), dropping the job's pending runs as
-// UpdateJob does; all in one transaction. It returns the calendar and the
+// JobStore.Update does; all in one transaction. It returns the calendar and the
 // IDs of the jobs using it.
-func (s *Store) UpdateCalendar(ctx context.Context, c Calendar, now time.Time, next func(Job) (time.Time, error)) (Calendar, []int64, error) {
+func (s CalendarStore) Update(ctx context.Context, c Calendar, now time.Time, next func(Job) (time.Time, error)) (Calendar, []int64, error) {
 	defer s.jobs.changed()
 	now = now.Truncate(time.Millisecond)
 	var users []int64
@@ -141,7 +145,7 @@ func (s *Store) UpdateCalendar(ctx context.Context, c Calendar, now time.Time, n
 	return c, users, nil
 }
 
-// updateCalendar is UpdateCalendar in tx, now truncated to the
+// updateCalendar is CalendarStore.Update in tx, now truncated to the
 // millisecond: it completes c as stored and returns the IDs of the jobs
 // using it.
 func updateCalendar(ctx context.Context, tx *sql.Tx, c *Calendar, now time.Time, next func(Job) (time.Time, error)) ([]int64, error) {
@@ -185,9 +189,9 @@ func updateCalendar(ctx context.Context, tx *sql.Tx, c *Calendar, now time.Time,
 	return users, nil
 }
 
-// DeleteCalendar removes a calendar no job uses; one that jobs use is
+// Delete removes a calendar no job uses; one that jobs use is
 // ErrInUse naming them.
-func (s *Store) DeleteCalendar(ctx context.Context, id int64) error {
+func (s CalendarStore) Delete(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		jobs, err := jobsUsingCalendar(ctx, tx, id)
 		if err != nil {

@@ -22,14 +22,14 @@ func TestCalendars(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
 		s, b := setup(t, be.DB(t))
-		c, err := s.CreateCalendar(ctx, store.Calendar{Name: "holidays", Description: "d", Definition: christmas}, t0)
+		c, err := s.Calendars.Create(ctx, store.Calendar{Name: "holidays", Description: "d", Definition: christmas}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateCalendar(ctx, store.Calendar{Name: "holidays", Definition: christmas}, t0); !errors.Is(err, store.ErrAlreadyExists) {
+		if _, err := s.Calendars.Create(ctx, store.Calendar{Name: "holidays", Definition: christmas}, t0); !errors.Is(err, store.ErrAlreadyExists) {
 			t.Fatalf("a second calendar named holidays: %v, want ErrAlreadyExists", err)
 		}
-		got, err := s.Calendar(ctx, c.ID)
+		got, err := s.Calendars.Get(ctx, c.ID)
 		if err != nil || got.Name != "holidays" || !slices.Equal(got.Definition.ExcludedDays, []string{"12-25"}) || !got.CreatedAt.Equal(t0) {
 			t.Fatalf("Calendar = %+v, %v", got, err)
 		}
@@ -37,22 +37,22 @@ func TestCalendars(t *testing.T) {
 		// A job naming a calendar that does not exist is refused.
 		j := newJob(b.group.ID, t0.Add(time.Hour))
 		j.CalendarIDs = []int64{c.ID, c.ID + 100}
-		if _, err := s.CreateJob(ctx, j, t0); !errors.Is(err, store.ErrCalendarNotFound) || !strings.Contains(err.Error(), "calendar_ids[1]") {
+		if _, err := s.Jobs.Create(ctx, j, t0); !errors.Is(err, store.ErrCalendarNotFound) || !strings.Contains(err.Error(), "calendar_ids[1]") {
 			t.Fatalf("CreateJob with a missing calendar: %v", err)
 		}
 		j.CalendarIDs = []int64{c.ID}
-		if j, err = s.CreateJob(ctx, j, t0); err != nil {
+		if j, err = s.Jobs.Create(ctx, j, t0); err != nil {
 			t.Fatal(err)
 		}
-		if j2, _ := s.Job(ctx, j.ID); !slices.Equal(j2.CalendarIDs, []int64{c.ID}) {
+		if j2, _ := s.Jobs.Get(ctx, j.ID); !slices.Equal(j2.CalendarIDs, []int64{c.ID}) {
 			t.Fatalf("stored calendar_ids %v", j2.CalendarIDs)
 		}
-		if _, err := s.InsertRuns(ctx, []store.Run{*pendingRun(j, t0.Add(time.Hour))}); err != nil {
+		if _, err := s.Runs.Insert(ctx, []store.Run{*pendingRun(j, t0.Add(time.Hour))}); err != nil {
 			t.Fatal(err)
 		}
 
 		// Deleting it is refused, naming the job.
-		err = s.DeleteCalendar(ctx, c.ID)
+		err = s.Calendars.Delete(ctx, c.ID)
 		if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), fmt.Sprintf("job %d (\"every second\")", j.ID)) {
 			t.Fatalf("DeleteCalendar of a used calendar: %v", err)
 		}
@@ -61,32 +61,32 @@ func TestCalendars(t *testing.T) {
 		c.Definition.ExcludedDays = []string{"12-24", "12-25"}
 		newNext := t0.Add(2 * time.Hour)
 		var asked []int64
-		c, users, err := s.UpdateCalendar(ctx, c, t0.Add(time.Minute), func(j store.Job) (time.Time, error) {
+		c, users, err := s.Calendars.Update(ctx, c, t0.Add(time.Minute), func(j store.Job) (time.Time, error) {
 			asked = append(asked, j.ID)
 			return newNext, nil
 		})
 		if err != nil || !slices.Equal(users, []int64{j.ID}) || !slices.Equal(asked, []int64{j.ID}) {
 			t.Fatalf("UpdateCalendar: users %v, asked %v, %v", users, asked, err)
 		}
-		if j2, _ := s.Job(ctx, j.ID); !j2.NextFireAt.Equal(newNext) {
+		if j2, _ := s.Jobs.Get(ctx, j.ID); !j2.NextFireAt.Equal(newNext) {
 			t.Fatalf("job's next fire %v, want %v", j2.NextFireAt, newNext)
 		}
-		if rs, err := s.Runs(ctx, store.RunFilter{JobID: j.ID, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}); err != nil || len(rs) != 0 {
+		if rs, err := s.Runs.List(ctx, store.RunFilter{JobID: j.ID, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}); err != nil || len(rs) != 0 {
 			t.Fatalf("pending runs after the calendar changed: %d, %v", len(rs), err)
 		}
-		if got, _ := s.Calendar(ctx, c.ID); len(got.Definition.ExcludedDays) != 2 || !got.UpdatedAt.Equal(t0.Add(time.Minute)) {
+		if got, _ := s.Calendars.Get(ctx, c.ID); len(got.Definition.ExcludedDays) != 2 || !got.UpdatedAt.Equal(t0.Add(time.Minute)) {
 			t.Fatalf("updated calendar %+v", got)
 		}
 
 		// Once no job uses it, it goes.
 		j.CalendarIDs = nil
-		if _, err := s.UpdateJob(ctx, j, false, t0); err != nil {
+		if _, err := s.Jobs.Update(ctx, j, false, t0); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DeleteCalendar(ctx, c.ID); err != nil {
+		if err := s.Calendars.Delete(ctx, c.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Calendar(ctx, c.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.Calendars.Get(ctx, c.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("deleted calendar: %v", err)
 		}
 	})

@@ -14,7 +14,7 @@ import (
 // Concurrency caps (Job.MaxConcurrency, Group.MaxConcurrency): at most N
 // runs of a job, or of all a group's jobs, RUNNING at once over all
 // executors. A capped job's run takes a slot when it is claimed RUNNING
-// (ClaimFires, ClaimRuns) and gives it back when it settles; a fire that
+// (FireStore.Claim, ClaimRuns) and gives it back when it settles; a fire that
 // finds no slot free waits as a PENDING run (SlotWaiting), or is recorded
 // SKIPPED when its job's block strategy is DISCARD_LATER. Settling a run
 // that held a slot hands the oldest waiting runs of its group to the
@@ -194,7 +194,7 @@ func countHeld(ctx context.Context, tx *sql.Tx, d dialect, col, ids string, set 
 const sqlBackfill = "8"
 
 // capFires applies the caps to the runs of the capped claims in tx
-// (ClaimFires): each RUNNING run takes a slot of its job (SlotHeld), or,
+// (FireStore.Claim): each RUNNING run takes a slot of its job (SlotHeld), or,
 // with none free, waits (PENDING, SlotWaiting) or, under DISCARD_LATER, is
 // recorded SKIPPED. It changes the runs of claims in place.
 func capFires(ctx context.Context, tx *sql.Tx, d dialect, claims []Claim, now time.Time) error {
@@ -347,10 +347,10 @@ func (st *settler) freeSlots(runs []Run) error {
 	return nil
 }
 
-// WaitingRuns returns the runs of group groupID's jobs waiting for a
+// Waiting returns the runs of group groupID's jobs waiting for a
 // concurrency slot, oldest due first, at most limit: for the caller to
 // hand to the scheduler after a change of the group's cap.
-func (s *Store) WaitingRuns(ctx context.Context, groupID int64, limit int) ([]Run, error) {
+func (s FireStore) Waiting(ctx context.Context, groupID int64, limit int) ([]Run, error) {
 	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE slot = 2 AND status = `+sqlPending+` AND group_id = $1
 		ORDER BY due_at, id LIMIT $2`, groupID, limit)
 }

@@ -16,7 +16,7 @@ import (
 // countStatus counts job's runs by status.
 func countStatus(t *testing.T, s *store.Store, jobID int64) map[carillonv1.RunStatus]int {
 	t.Helper()
-	runs, err := s.Runs(context.Background(), store.RunFilter{JobID: jobID, Limit: 1000})
+	runs, err := s.Runs.List(context.Background(), store.RunFilter{JobID: jobID, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func waitingCandidates(t *testing.T, s *store.Store, j store.Job, at time.Time, 
 	for i := range rs {
 		rs[i] = *pendingRun(j, at.Add(time.Duration(i)*time.Millisecond))
 	}
-	rs, err := s.InsertRuns(context.Background(), rs)
+	rs, err := s.Runs.Insert(context.Background(), rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestConcurrencyCapRace(t *testing.T) {
 			}
 			j := newJob(b.group.ID, time.Time{})
 			j.MaxConcurrency = 2
-			j, err := s.CreateJob(ctx, j, t0)
+			j, err := s.Jobs.Create(ctx, j, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestConcurrencyCapRace(t *testing.T) {
 			var claimed []store.Run
 			for i, r := range runs {
 				wg.Go(func() {
-					got, err := admins[i%len(admins)].ClaimRuns(ctx, []store.RunClaim{{RunID: r.ID, JobID: j.ID, TriggerType: r.TriggerType}}, t0)
+					got, err := admins[i%len(admins)].Fires.ClaimRuns(ctx, []store.RunClaim{{RunID: r.ID, JobID: j.ID, TriggerType: r.TriggerType}}, t0)
 					if err != nil {
 						t.Error(err)
 					}
@@ -98,7 +98,7 @@ func TestConcurrencyCapRace(t *testing.T) {
 			if counts[carillonv1.RunStatus_RUN_STATUS_RUNNING] != 2 || counts[carillonv1.RunStatus_RUN_STATUS_PENDING] != 10 {
 				t.Fatalf("runs by status: %v; want 2 RUNNING, 10 PENDING", counts)
 			}
-			waiting, err := s.WaitingRuns(ctx, b.group.ID, 100)
+			waiting, err := s.Fires.Waiting(ctx, b.group.ID, 100)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestConcurrencyCapRace(t *testing.T) {
 			for _, r := range waiting {
 				again = append(again, store.RunClaim{RunID: r.ID, JobID: j.ID, TriggerType: r.TriggerType})
 			}
-			got, err := s.ClaimRuns(ctx, again, t0.Add(time.Second))
+			got, err := s.Fires.ClaimRuns(ctx, again, t0.Add(time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +140,7 @@ func TestConcurrencyCapFires(t *testing.T) {
 			mk := func(cap int32, block carillonv1.BlockStrategy) store.Job {
 				j := newJob(b.group.ID, t0)
 				j.MaxConcurrency, j.BlockStrategy = cap, block
-				j, err := s.CreateJob(ctx, j, t0)
+				j, err := s.Jobs.Create(ctx, j, t0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -150,7 +150,7 @@ func TestConcurrencyCapFires(t *testing.T) {
 				t.Helper()
 				r := store.Run{JobID: j.ID, GroupID: j.GroupID, Handler: j.Handler, ShardTotal: 1, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE,
 					ScheduledAt: at, TriggeredAt: at, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}
-				runs, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: at, Next: at.Add(time.Second), Runs: []store.Run{r}, Capped: j.Capped}})
+				runs, err := s.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: at, Next: at.Add(time.Second), Runs: []store.Run{r}, Capped: j.Capped}})
 				if err != nil || len(runs) != 1 {
 					t.Fatalf("claim fire: %v, %v", runs, err)
 				}
@@ -190,10 +190,10 @@ func TestConcurrencyCapFires(t *testing.T) {
 			// holds none); its jobs become capped.
 			g := b.group
 			g.MaxConcurrency = 3
-			if _, err := s.UpdateGroup(ctx, g, t0); err != nil {
+			if _, err := s.Groups.Update(ctx, g, t0); err != nil {
 				t.Fatal(err)
 			}
-			free, err := s.Job(ctx, free.ID)
+			free, err := s.Jobs.Get(ctx, free.ID)
 			if err != nil || !free.Capped {
 				t.Fatalf("a job of a group with a cap: Capped %v, %v", free.Capped, err)
 			}
@@ -219,11 +219,11 @@ func TestStartedAtStored(t *testing.T) {
 			ctx := context.Background()
 			r := running(t, s, j, t0, 0, 1)
 			started := t0.Add(250 * time.Millisecond)
-			if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED,
+			if _, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED,
 				StartedAt: started, FinishedAt: t0.Add(time.Second)}}); err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.Run(ctx, r.ID)
+			got, err := s.Runs.Get(ctx, r.ID)
 			if err != nil || !got.StartedAt.Equal(started) {
 				t.Fatalf("started at %v (%v); want %v", got.StartedAt, err, started)
 			}
@@ -246,25 +246,25 @@ func TestUpdateDropsBackfill(t *testing.T) {
 	ctx := context.Background()
 	s, b := setup(t, sqliteDB(t))
 	next := t0.Add(time.Hour)
-	j, err := s.CreateJob(ctx, newJob(b.group.ID, next), t0)
+	j, err := s.Jobs.Create(ctx, newJob(b.group.ID, next), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := pendingRun(j, t0.AddDate(0, -1, 0))
 	r.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_BACKFILL
-	runs, err := s.InsertRuns(ctx, []store.Run{*r})
+	runs, err := s.Runs.Insert(ctx, []store.Run{*r})
 	if err != nil {
 		t.Fatal(err)
 	}
 	j.Description = "changed"
-	got, err := s.UpdateJob(ctx, j, false, t0)
+	got, err := s.Jobs.Update(ctx, j, false, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !got.NextFireAt.Equal(next) {
 		t.Errorf("next fire after the update: %v, want %v (not the backfill's instant)", got.NextFireAt, next)
 	}
-	if _, err := s.Run(ctx, runs[0].ID); err == nil {
+	if _, err := s.Runs.Get(ctx, runs[0].ID); err == nil {
 		t.Error("the pending backfill run survived the update")
 	}
 }

@@ -26,7 +26,7 @@ func (s *Store) CheckpointLoop() service.Service { return service.NewLoop(s.chec
 // must stay on: under steady load only a checkpoint by the writer, just
 // before its next write, lets the WAL start over from its beginning;
 // without it the WAL file grows without bound.
-func (s *Store) checkpoints(stop context.Context) error {
+func (s *db) checkpoints(stop context.Context) error {
 	if s.pg != nil {
 		return nil
 	}

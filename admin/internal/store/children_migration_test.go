@@ -61,7 +61,7 @@ func TestChildrenMigrated(t *testing.T) {
 			}
 			defer s.Close()
 			for id, want := range map[int64][]int64{1: {3, 2, 4}, 2: nil, 3: {4}, 4: {2}} {
-				j, err := s.Job(ctx, id)
+				j, err := s.Jobs.Get(ctx, id)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -72,7 +72,7 @@ func TestChildrenMigrated(t *testing.T) {
 			if _, err := s.r.Exec(`SELECT child_job_ids FROM jobs`); err == nil {
 				t.Error("jobs.child_job_ids is still there after the migration")
 			}
-			if err := s.DeleteJob(ctx, 2); !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "job 1 (") || !strings.Contains(err.Error(), "job 4 (") {
+			if err := s.Jobs.Delete(ctx, 2); !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "job 1 (") || !strings.Contains(err.Error(), "job 4 (") {
 				t.Errorf("deleting job 2, a child of jobs 1 and 4: %v, want ErrInUse naming both", err)
 			}
 		})

@@ -14,8 +14,8 @@ import (
 )
 
 // TestChildJobs: a job's child jobs keep the order it lists them in
-// through CreateJob, UpdateJob, Job, Jobs, JobDefinitions and Apply
-// (ImportJobs: TestImportJobs); a job listed as a child cannot be deleted (ErrInUse naming every
+// through JobStore.Create, JobStore.Update, Job, Jobs, JobStore.Definitions and Apply
+// (JobStore.Import: TestImportJobs); a job listed as a child cannot be deleted (ErrInUse naming every
 // parent) until its parents drop it or are deleted; a missing child or
 // one listed twice is refused and stores nothing. Over both backends.
 func TestChildJobs(t *testing.T) {
@@ -29,7 +29,7 @@ func TestChildJobs(t *testing.T) {
 				t.Helper()
 				j := newJob(b.group.ID, time.Time{})
 				j.ChildJobIDs = children
-				j, err := s.CreateJob(ctx, j, t0)
+				j, err := s.Jobs.Create(ctx, j, t0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -38,16 +38,16 @@ func TestChildJobs(t *testing.T) {
 			// wantChildren checks job id's children as every read gives them.
 			wantChildren := func(what string, id int64, want ...int64) {
 				t.Helper()
-				j, err := s.Job(ctx, id)
+				j, err := s.Jobs.Get(ctx, id)
 				if err != nil {
 					t.Fatal(err)
 				}
-				js, err := s.Jobs(ctx, store.JobFilter{GroupID: b.group.ID})
+				js, err := s.Jobs.List(ctx, store.JobFilter{GroupID: b.group.ID})
 				if err != nil {
 					t.Fatal(err)
 				}
 				i := slices.IndexFunc(js, func(j store.Job) bool { return j.ID == id })
-				defs, err := s.JobDefinitions(ctx, []int64{id})
+				defs, err := s.Jobs.Definitions(ctx, []int64{id})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -67,23 +67,23 @@ func TestChildJobs(t *testing.T) {
 			wantChildren("a job without children", c1)
 
 			p.ChildJobIDs = []int64{c2, c3}
-			if _, err := s.UpdateJob(ctx, p, false, t0.Add(time.Second)); err != nil {
+			if _, err := s.Jobs.Update(ctx, p, false, t0.Add(time.Second)); err != nil {
 				t.Fatal(err)
 			}
 			wantChildren("updated", p.ID, c2, c3)
 			p.Description = "children kept"
-			if _, err := s.UpdateJob(ctx, p, false, t0.Add(2*time.Second)); err != nil {
+			if _, err := s.Jobs.Update(ctx, p, false, t0.Add(2*time.Second)); err != nil {
 				t.Fatal(err)
 			}
 			wantChildren("updated in another field", p.ID, c2, c3)
 
 			q := create(c2)
-			err := s.DeleteJob(ctx, c2)
+			err := s.Jobs.Delete(ctx, c2)
 			if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), fmt.Sprintf("job %d (", p.ID)) ||
 				!strings.Contains(err.Error(), fmt.Sprintf("job %d (", q.ID)) {
 				t.Errorf("deleting child job %d of jobs %d and %d: %v, want ErrInUse naming both", c2, p.ID, q.ID, err)
 			}
-			if err := s.DeleteJob(ctx, c1); err != nil {
+			if err := s.Jobs.Delete(ctx, c1); err != nil {
 				t.Errorf("deleting job %d, no longer a child: %v", c1, err)
 			}
 
@@ -109,7 +109,7 @@ func TestChildJobs(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantChildren("set by Apply", q.ID, c3, c2)
-			js, err := s.Jobs(ctx, store.JobFilter{GroupID: b.group.ID})
+			js, err := s.Jobs.List(ctx, store.JobFilter{GroupID: b.group.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,37 +119,37 @@ func TestChildJobs(t *testing.T) {
 
 			// Deleting the parents deletes their links.
 			for _, id := range []int64{js[len(js)-1].ID, q.ID, p.ID} {
-				if err := s.DeleteJob(ctx, id); err != nil {
+				if err := s.Jobs.Delete(ctx, id); err != nil {
 					t.Fatalf("delete parent %d: %v", id, err)
 				}
 			}
 			for _, id := range []int64{c2, c3} {
-				if err := s.DeleteJob(ctx, id); err != nil {
+				if err := s.Jobs.Delete(ctx, id); err != nil {
 					t.Errorf("delete job %d once its parents are gone: %v", id, err)
 				}
 			}
 
 			// Refusals store nothing.
-			all, _, err := s.CountJobs(ctx, store.AllGroups)
+			all, _, err := s.Jobs.Count(ctx, store.AllGroups)
 			if err != nil {
 				t.Fatal(err)
 			}
 			k := create()
 			bad := newJob(b.group.ID, time.Time{})
 			bad.ChildJobIDs = []int64{k.ID, k.ID + 1000}
-			if _, err := s.CreateJob(ctx, bad, t0); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "child_job_ids[1]") {
+			if _, err := s.Jobs.Create(ctx, bad, t0); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "child_job_ids[1]") {
 				t.Errorf("a job with a missing child: %v, want ErrNotFound naming child_job_ids[1]", err)
 			}
 			bad.ChildJobIDs = []int64{k.ID, k.ID}
-			if _, err := s.CreateJob(ctx, bad, t0); !errors.Is(err, store.ErrAlreadyExists) {
+			if _, err := s.Jobs.Create(ctx, bad, t0); !errors.Is(err, store.ErrAlreadyExists) {
 				t.Errorf("a job listing a child twice: %v, want ErrAlreadyExists", err)
 			}
-			if n, _, err := s.CountJobs(ctx, store.AllGroups); err != nil || n != all+1 {
+			if n, _, err := s.Jobs.Count(ctx, store.AllGroups); err != nil || n != all+1 {
 				t.Errorf("after the refused creates: %d jobs, %v; want %d", n, err, all+1)
 			}
 			r := create(k.ID)
 			r.ChildJobIDs = []int64{k.ID + 1000}
-			if _, err := s.UpdateJob(ctx, r, false, t0.Add(4*time.Second)); !errors.Is(err, store.ErrNotFound) {
+			if _, err := s.Jobs.Update(ctx, r, false, t0.Add(4*time.Second)); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("an update naming a missing child: %v, want ErrNotFound", err)
 			}
 			wantChildren("after a refused update", r.ID, k.ID)
@@ -168,7 +168,7 @@ func TestFollowChildren(t *testing.T) {
 
 	var ids []int64
 	for range 2 {
-		j, err := here.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+		j, err := here.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestFollowChildren(t *testing.T) {
 	}
 	parent, child := ids[0], ids[1]
 	children := func() []int64 {
-		defs, err := there.JobDefinitions(ctx, []int64{parent})
+		defs, err := there.Jobs.Definitions(ctx, []int64{parent})
 		if err != nil {
 			t.Fatal(err)
 		}

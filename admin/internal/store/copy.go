@@ -310,7 +310,7 @@ func migratePostgres(ctx context.Context, url string) (err error) {
 	if err != nil {
 		return fmt.Errorf("store: copy: %w", err)
 	}
-	s := &Store{pg: &pgState{}, d: postgresDialect{}}
+	s := newStore(&db{pg: &pgState{}, d: postgresDialect{}})
 	s.w = sql.OpenDB(stdlib.GetConnector(*cfg))
 	s.w.SetMaxOpenConns(1)
 	defer func() { err = errors.Join(err, s.w.Close()) }()

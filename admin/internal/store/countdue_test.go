@@ -20,7 +20,7 @@ func TestCountDue(t *testing.T) {
 			s, b := setup(t, be.DB(t))
 			jobs := []store.Job{newJob(b.group.ID, t0), newJob(b.group.ID, t0), newJob(b.group.ID, t0.Add(time.Second)),
 				newJob(b.group.ID, t0.Add(time.Hour)), newJob(b.group.ID, time.Time{})} // the last one disabled
-			if err := s.CreateJobs(ctx, jobs, t0); err != nil {
+			if err := s.Jobs.CreateMany(ctx, jobs, t0); err != nil {
 				t.Fatal(err)
 			}
 			for _, c := range []struct {
@@ -34,7 +34,7 @@ func TestCountDue(t *testing.T) {
 				{t0.Add(time.Second), 2, 2},
 				{t0.Add(24 * time.Hour), 10, 4},
 			} {
-				n, err := s.CountDue(ctx, c.before, c.limit)
+				n, err := s.Fires.CountDue(ctx, c.before, c.limit)
 				if err != nil {
 					t.Fatal(err)
 				}

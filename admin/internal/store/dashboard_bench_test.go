@@ -20,9 +20,9 @@ import (
 //
 //	CARILLON_BENCH_RUNS=5000000 CARILLON_BENCH_DB=/tmp/runs5m.db go test -run '^$' -bench Dashboard -benchtime 3x ./admin/internal/store/
 //
-// "counters" is CountRuns as it is (run_counts, migrations 0005 and 0007),
+// "counters" is RunStore.Count as it is (run_counts, migrations 0005 and 0007),
 // "counters-member" the same for a MEMBER of one group; "scan" counts over
-// the runs table, as CountRuns did before.
+// the runs table, as RunStore.Count did before.
 func BenchmarkDashboard(b *testing.B) {
 	n, _ := strconv.Atoi(os.Getenv("CARILLON_BENCH_RUNS"))
 	if n <= 0 {
@@ -67,10 +67,10 @@ func BenchmarkDashboard(b *testing.B) {
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.Local)
 	dashboard := func(count func(ctx context.Context, from, to time.Time) (map[carillonv1.RunStatus]int64, error)) {
 		ctx := WithAPIReads(ctx)
-		if _, _, err := s.CountJobs(ctx, AllGroups); err != nil {
+		if _, _, err := s.Jobs.Count(ctx, AllGroups); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.CountExecutors(ctx, now.Add(-time.Minute), AllGroups); err != nil {
+		if _, err := s.Registry.Count(ctx, now.Add(-time.Minute), AllGroups); err != nil {
 			b.Fatal(err)
 		}
 		var total int64
@@ -90,14 +90,14 @@ func BenchmarkDashboard(b *testing.B) {
 	b.Run("counters", func(b *testing.B) {
 		for b.Loop() {
 			dashboard(func(ctx context.Context, from, to time.Time) (map[carillonv1.RunStatus]int64, error) {
-				return s.CountRuns(ctx, from, to, AllGroups)
+				return s.Runs.Count(ctx, from, to, AllGroups)
 			})
 		}
 	})
 	b.Run("counters-member", func(b *testing.B) { // a MEMBER of group 1 (migration 0007)
 		for b.Loop() {
 			dashboard(func(ctx context.Context, from, to time.Time) (map[carillonv1.RunStatus]int64, error) {
-				return s.CountRuns(ctx, from, to, Groups{IDs: []int64{1}})
+				return s.Runs.Count(ctx, from, to, Groups{IDs: []int64{1}})
 			})
 		}
 	})

@@ -23,7 +23,7 @@ var (
 	// directory or its file system is read-only.
 	ErrReadOnly = errors.New("store: the database is read-only")
 	// ErrLeaseLost is returned by a write of the fire path (the claims,
-	// InsertRuns, RouteRuns, RecordDispatches, the settles) of an admin
+	// RunStore.Insert, RunStore.Route, RecordDispatches, the settles) of an admin
 	// sharing a PostgreSQL database whose lease ran out or was adopted by
 	// another admin: the runs it claimed are the adopter's to send and
 	// record, and nothing was written.

@@ -63,7 +63,7 @@ func (s *Store) UndoRunCounts(ctx context.Context) error {
 }
 
 // CountRunsScan counts the runs scheduled in [from, to) per status over
-// the runs table, as CountRuns did before migration 0005.
+// the runs table, as RunStore.Count did before migration 0005.
 func (s *Store) CountRunsScan(ctx context.Context, from, to time.Time, g Groups) (map[carillonv1.RunStatus]int64, error) {
 	counts := map[carillonv1.RunStatus]int64{}
 	return counts, countRuns(ctx, s.r, s.d, counts, from.UnixMilli(), to.UnixMilli(), g)

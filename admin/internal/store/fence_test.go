@@ -36,11 +36,11 @@ func fenceCluster(t *testing.T) (admin, adopter *store.Store, j store.Job, d *sq
 	}
 	t.Cleanup(func() { adopter.Close() })
 	leased(t, adopter)
-	g, err := adopter.CreateGroup(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+	g, err := adopter.Groups.Create(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j, err = adopter.CreateJob(ctx, newJob(g.ID, t0), t0); err != nil {
+	if j, err = adopter.Jobs.Create(ctx, newJob(g.ID, t0), t0); err != nil {
 		t.Fatal(err)
 	}
 	if d, err = sql.Open("pgx", db); err != nil {
@@ -57,7 +57,7 @@ func TestClaimFence(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	stalled, adopter, j, d, _ := fenceCluster(t)
-	pending, err := stalled.InsertRuns(ctx, []store.Run{*pendingRun(j, t0.Add(time.Hour))})
+	pending, err := stalled.Runs.Insert(ctx, []store.Run{*pendingRun(j, t0.Add(time.Hour))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,16 +69,16 @@ func TestClaimFence(t *testing.T) {
 		t.Fatalf("AdoptDeadAdmins = %v, %v; want the stalled admin", ids, err)
 	}
 
-	if _, err := stalled.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}}); !errors.Is(err, store.ErrLeaseLost) {
+	if _, err := stalled.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("ClaimFires of the adopted admin: %v, want ErrLeaseLost", err)
 	}
-	if _, err := stalled.ClaimRuns(ctx, []store.RunClaim{{RunID: pending[0].ID, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL}}, t0); !errors.Is(err, store.ErrLeaseLost) {
+	if _, err := stalled.Fires.ClaimRuns(ctx, []store.RunClaim{{RunID: pending[0].ID, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL}}, t0); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("ClaimRuns of the adopted admin: %v, want ErrLeaseLost", err)
 	}
-	if _, err := stalled.InsertRuns(ctx, []store.Run{*pendingRun(j, t0.Add(3*time.Hour))}); !errors.Is(err, store.ErrLeaseLost) {
+	if _, err := stalled.Runs.Insert(ctx, []store.Run{*pendingRun(j, t0.Add(3*time.Hour))}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("InsertRuns of the adopted admin: %v, want ErrLeaseLost", err)
 	}
-	if _, err := stalled.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0}}); !errors.Is(err, store.ErrLeaseLost) {
+	if _, err := stalled.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: run.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0}}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("SettleRuns of the adopted admin: %v, want ErrLeaseLost", err)
 	}
 
@@ -123,7 +123,7 @@ func TestAdoptWaitsForClaim(t *testing.T) {
 	go func() {
 		r := *pendingRun(j, t0)
 		r.Status = carillonv1.RunStatus_RUN_STATUS_RUNNING
-		_, err := admin.InsertRuns(ctx, []store.Run{r})
+		_, err := admin.Runs.Insert(ctx, []store.Run{r})
 		claimed <- err
 	}()
 	waitFor(t, "the admin's insert to wait for the other transaction", func() bool {
@@ -151,7 +151,7 @@ func TestAdoptWaitsForClaim(t *testing.T) {
 	if ids, err := adopter.AdoptDeadAdmins(ctx); err != nil || len(ids) != 1 || ids[0] != admin.AdminID() {
 		t.Fatalf("AdoptDeadAdmins after the admin's claim = %v, %v; want [%s]", ids, err, admin.AdminID())
 	}
-	adopted, err := adopter.AdoptedRuns(ctx)
+	adopted, err := adopter.Runs.Adopted(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

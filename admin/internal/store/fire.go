@@ -10,6 +10,10 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+// FireStore is the scan's side of the database: the due jobs, their
+// claims, and the claims of runs waiting for a slot (Store.Fires).
+type FireStore struct{ *db }
+
 // DueJobs returns the enabled jobs that this admin's scan claims, earliest
 // next fire first, at most limit of them, none of a paused group: those
 // of its own buckets (partition.go) whose next fire is at or before
@@ -21,10 +25,10 @@ import (
 // and the cap); the others are left zero. A burst reads thousands of rows
 // a second, and the rest of a job (scripts, descriptions, alarms) would be
 // most of each.
-func (s *Store) DueJobs(ctx context.Context, before, takeover time.Time, limit int) ([]Job, error) {
+func (s FireStore) DueJobs(ctx context.Context, before, takeover time.Time, limit int) ([]Job, error) {
 	var rows *sql.Rows
 	var err error
-	if p := s.Partition(); p.All() {
+	if p := s.partition(); p.All() {
 		rows, err = s.r.QueryContext(ctx, dueJobsSQL, before.UnixMilli(), limit)
 	} else {
 		rows, err = s.r.QueryContext(ctx, dueJobsSharedSQL, before.UnixMilli(), takeover.UnixMilli(), p.Lo, p.Hi, limit)
@@ -81,10 +85,10 @@ var (
 // their next fire at or before before, counting at most limit: how large
 // a burst of fires is coming, for the scan to claim it early enough. It
 // reads the index jobs_due only.
-func (s *Store) CountDue(ctx context.Context, before time.Time, limit int) (int, error) {
+func (s FireStore) CountDue(ctx context.Context, before time.Time, limit int) (int, error) {
 	var n int
 	var err error
-	if p := s.Partition(); p.All() {
+	if p := s.partition(); p.All() {
 		err = s.r.QueryRowContext(ctx, countDueSQL, before.UnixMilli(), limit).Scan(&n)
 	} else {
 		err = s.r.QueryRowContext(ctx, countDueSharedSQL, before.UnixMilli(), limit, p.Lo, p.Hi).Scan(&n)
@@ -99,7 +103,7 @@ func (s *Store) CountDue(ctx context.Context, before time.Time, limit int) (int,
 // not paused in this admin's buckets (own), and in the other admins'
 // (others: zero over SQLite, or for an admin alone); zero when no job has
 // one.
-func (s *Store) NextFireAt(ctx context.Context) (own, others time.Time, err error) {
+func (s FireStore) NextFireAt(ctx context.Context) (own, others time.Time, err error) {
 	own, others, err = s.nextFires(ctx, nextFireSQL, nextFireSharedSQL)
 	if err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("store: next fire: %w", err)
@@ -127,14 +131,14 @@ type Claim struct {
 	Capped bool
 }
 
-// ClaimFires applies claims in one transaction and returns the runs it
+// Claim applies claims in one transaction and returns the runs it
 // stored, RUNNING, SKIPPED and PENDING alike (only the RUNNING ones are to
 // be sent: a capped job's fire that finds no free slot waits PENDING, or
 // is SKIPPED under DISCARD_LATER; see caps.go). Advancing a job and storing its runs together, with a unique key
 // on (job, scheduled instant, shard, attempt), is what makes each scheduled
 // instant fire exactly once across crashes: a claim either happened with
 // its runs or not at all. Each job appears at most once in claims.
-func (s *Store) ClaimFires(ctx context.Context, claims []Claim) ([]Run, error) {
+func (s FireStore) Claim(ctx context.Context, claims []Claim) ([]Run, error) {
 	var list jsonRows
 	n := 0
 	capped := false
@@ -223,9 +227,9 @@ func firedInstant(runs []Run) sql.NullInt64 {
 	return millis(last)
 }
 
-// SkipRun settles a pending run as SKIPPED (a misfire under DO_NOTHING),
+// Skip settles a pending run as SKIPPED (a misfire under DO_NOTHING),
 // the record of its one missed instant (missed_count 1).
-func (s *Store) SkipRun(ctx context.Context, id int64, message string, now time.Time) error {
+func (s FireStore) Skip(ctx context.Context, id int64, message string, now time.Time) error {
 	_, err := s.exec(ctx, `UPDATE runs SET status = $1, message = $2, finished_at = $3, missed_count = 1, missed_until = scheduled_at
 		WHERE id = $4 AND status = $5`,
 		carillonv1.RunStatus_RUN_STATUS_SKIPPED, message, now.UnixMilli(), id, carillonv1.RunStatus_RUN_STATUS_PENDING)
@@ -235,12 +239,12 @@ func (s *Store) SkipRun(ctx context.Context, id int64, message string, now time.
 	return nil
 }
 
-// CancelPendingRun settles run id as KILLED with message if it is still
+// CancelPending settles run id as KILLED with message if it is still
 // pending (a one-off run waiting for its instant, a retry waiting for its
 // delay), and reports whether it was: a run claimed meanwhile, or a
 // workflow node's run (its workflow run's cancel is the way), is not
 // changed.
-func (s *Store) CancelPendingRun(ctx context.Context, id int64, message string, now time.Time) (bool, error) {
+func (s FireStore) CancelPending(ctx context.Context, id int64, message string, now time.Time) (bool, error) {
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = $1, message = $2, finished_at = $3 WHERE id = $4 AND status = $5 AND workflow_run_id = 0`,
@@ -273,7 +277,7 @@ type RunClaim struct {
 // their later SendAt), in one statement, and returns those it claimed. A run that is no longer pending
 // (its job was stopped, changed or deleted after the run was read ahead) is
 // left out and must not be dispatched.
-func (s *Store) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time) ([]Run, error) {
+func (s FireStore) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Time) ([]Run, error) {
 	free, capped, err := s.splitCapped(ctx, claims)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim runs: %w", err)
@@ -326,7 +330,7 @@ func collectColumn[T any](rows *sql.Rows, err error) ([]T, error) {
 // that count slots: of capped jobs, and the backfill of SERIAL_EXECUTION
 // jobs (serialBackfill). It reads the jobs' cached definitions: claims of
 // jobs without a cap cost a look-up in the cache, no query.
-func (s *Store) splitCapped(ctx context.Context, claims []RunClaim) (free, capped []RunClaim, err error) {
+func (s *db) splitCapped(ctx context.Context, claims []RunClaim) (free, capped []RunClaim, err error) {
 	ids := make([]int64, 0, len(claims))
 	for _, c := range claims {
 		if c.JobID != 0 {
@@ -336,7 +340,7 @@ func (s *Store) splitCapped(ctx context.Context, claims []RunClaim) (free, cappe
 	if len(ids) == 0 {
 		return claims, nil, nil
 	}
-	defs, err := s.JobDefinitions(ctx, ids)
+	defs, err := JobStore{s}.Definitions(ctx, ids)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -21,7 +21,7 @@ func TestDueJobsReadsScanColumns(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			s, b := setup(t, be.DB(t))
-			cal, err := s.CreateCalendar(ctx, store.Calendar{Name: "holidays", Definition: christmas}, t0)
+			cal, err := s.Calendars.Create(ctx, store.Calendar{Name: "holidays", Definition: christmas}, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -32,11 +32,11 @@ func TestDueJobsReadsScanColumns(t *testing.T) {
 			j.CalendarIDs, j.MaxConcurrency = []int64{cal.ID}, 2
 			// Not read by the scan.
 			j.Description, j.Owner, j.ScriptSource, j.AlarmWebhookURL = "d", "o", "echo hi", "http://127.0.0.1:1/hook"
-			j, err = s.CreateJob(ctx, j, t0)
+			j, err = s.Jobs.Create(ctx, j, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			due, err := s.DueJobs(ctx, t0, t0, 10)
+			due, err := s.Fires.DueJobs(ctx, t0, t0, 10)
 			if err != nil {
 				t.Fatal(err)
 			}

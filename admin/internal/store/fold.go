@@ -17,7 +17,7 @@ const (
 	foldBatch = 10_000
 	// foldLag is the most runs left out of run_counts: the fold waits for
 	// runs to settle (their status changes then cost no trigger work) but
-	// not for a run that runs for hours, which would leave CountRuns an
+	// not for a run that runs for hours, which would leave RunStore.Count an
 	// ever longer range of runs to count.
 	foldLag = 100_000
 )
@@ -32,7 +32,7 @@ const (
 //
 // On PostgreSQL it folds only up to the largest id seen foldSettle ago
 // (settledMaxID), unless all is set (tests).
-func (s *Store) foldRunCounts(ctx context.Context, limit, lag int64, all bool) (int64, error) {
+func (s *db) foldRunCounts(ctx context.Context, limit, lag int64, all bool) (int64, error) {
 	var folded int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var upto, last int64
@@ -111,7 +111,7 @@ func (s *Store) FoldLoop() service.Service { return service.NewLoop(s.folds) }
 
 // folds runs foldRunCounts every foldInterval until stop ends, in
 // batches, until it has caught up.
-func (s *Store) folds(stop context.Context) error {
+func (s *db) folds(stop context.Context) error {
 	return every(stop, foldInterval, 30*time.Second, func(ctx context.Context) {
 		for range 100 { // a bound: at most a million runs per tick
 			// An error (a full disk, the database closing) is retried at the next tick.

@@ -45,12 +45,12 @@ const followSQL = `SELECT r.beats, r.caps,
 
 // follow brings this admin's caches up to the other admins' writes: a
 // routing change bumps RoutingVersion, a changed job empties the job cache
-// (JobDefinitions), a stopped or deleted job is marked (StoppedSince), and
+// (JobStore.Definitions), a stopped or deleted job is marked (StoppedSince), and
 // so is a job updated in what its runs carry to their executors
 // (UpdatedSince), after the cache is emptied, so that a run sent again
 // reads the new definition. The first call only notes where things stand.
 // Its own writes come back to it too, harmlessly.
-func (s *Store) follow(ctx context.Context) error {
+func (s *db) follow(ctx context.Context) error {
 	f := &s.pg.follow
 	var routing [3]int64
 	var seq int64
@@ -93,7 +93,7 @@ type jobChange struct {
 // jobChanges reads the job changes after the last one seen, in order, and
 // advances the follower past them. On an error it returns those it read
 // before it, the follower past them only.
-func (s *Store) jobChanges(ctx context.Context) ([]jobChange, error) {
+func (s *db) jobChanges(ctx context.Context) ([]jobChange, error) {
 	f := &s.pg.follow
 	rows, err := s.r.QueryContext(ctx, `SELECT seq, job_id, stopped, updated FROM job_changes WHERE seq > $1 ORDER BY seq`, f.jobSeq)
 	if err != nil {

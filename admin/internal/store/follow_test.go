@@ -42,34 +42,34 @@ func TestFollowUpdates(t *testing.T) {
 	var ids []int64
 	var err error
 	for i := range runEdits {
-		if jobs[i], err = here.CreateJob(ctx, runEditJob(b.group.ID), t0); err != nil {
+		if jobs[i], err = here.Jobs.Create(ctx, runEditJob(b.group.ID), t0); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, jobs[i].ID)
 	}
-	stopped, err := here.CreateJob(ctx, runEditJob(b.group.ID), t0)
+	stopped, err := here.Jobs.Create(ctx, runEditJob(b.group.ID), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The other admin caches the definitions: the updates must empty it.
-	if _, err := there.JobDefinitions(ctx, ids); err != nil {
+	if _, err := there.Jobs.Definitions(ctx, ids); err != nil {
 		t.Fatal(err)
 	}
-	seq := there.StopSeq()
+	seq := there.Jobs.StopSeq()
 	for i, tt := range runEdits {
 		tt.edit(&jobs[i])
-		if jobs[i], err = here.UpdateJob(ctx, jobs[i], tt.schedule, t0.Add(time.Second)); err != nil {
+		if jobs[i], err = here.Jobs.Update(ctx, jobs[i], tt.schedule, t0.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := here.StopJob(ctx, stopped.ID, t0.Add(time.Second)); err != nil { // the last change: when it is seen, all are
+	if _, err := here.Jobs.Stop(ctx, stopped.ID, t0.Add(time.Second)); err != nil { // the last change: when it is seen, all are
 		t.Fatal(err)
 	}
 
 	deadline := time.After(10 * time.Second)
 	for {
-		marked := there.Stopped() // before the check: a mark after it closes it
-		if there.StoppedSince(stopped.ID, seq) {
+		marked := there.Jobs.Stopped() // before the check: a mark after it closes it
+		if there.Jobs.StoppedSince(stopped.ID, seq) {
 			break
 		}
 		select {
@@ -78,23 +78,23 @@ func TestFollowUpdates(t *testing.T) {
 			t.Fatal("the other admin did not see the stop within 10 s")
 		}
 	}
-	defs, err := there.JobDefinitions(ctx, ids)
+	defs, err := there.Jobs.Definitions(ctx, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, tt := range runEdits {
-		if got := there.UpdatedSince(jobs[i].ID, seq); got != tt.replaces {
+		if got := there.Jobs.UpdatedSince(jobs[i].ID, seq); got != tt.replaces {
 			t.Errorf("the other admin's UpdatedSince after an update of %s = %v, want %v", tt.name, got, tt.replaces)
 		}
 		// Times are stored to the millisecond (ScriptUpdatedAtBelowAMillisecond).
 		if diff := cmp.Diff(jobs[i].Definition(), defs[jobs[i].ID], cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(time.Millisecond)); diff != "" {
 			t.Errorf("the other admin's definition after an update of %s (-want +got):\n%s", tt.name, diff)
 		}
-		if there.StoppedSince(jobs[i].ID, seq) {
+		if there.Jobs.StoppedSince(jobs[i].ID, seq) {
 			t.Errorf("the other admin's StoppedSince after an update of %s, want false", tt.name)
 		}
 	}
-	if there.UpdatedSince(stopped.ID, seq) {
+	if there.Jobs.UpdatedSince(stopped.ID, seq) {
 		t.Errorf("the other admin's UpdatedSince after a stop, want false")
 	}
 }

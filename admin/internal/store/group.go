@@ -13,6 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// GroupStore keeps executor groups, their tokens and pauses (Store.Groups).
+type GroupStore struct{ *db }
+
 // Group is an executor group: the executors of one app name.
 type Group struct {
 	ID          int64
@@ -22,13 +25,13 @@ type Group struct {
 	// Addresses are the configured executor URLs of a MANUAL group.
 	Addresses []string
 	// HasOwnToken says the group has an executor access token of its own
-	// (SetGroupToken), which GroupTokens returns.
+	// (GroupStore.SetToken), which GroupStore.Tokens returns.
 	HasOwnToken bool
 	// ExecutorProtocol is the protocol the group's executors speak.
 	ExecutorProtocol carillonv1.ExecutorProtocol
 	// AllowScripts says script jobs of the group are sent to its executors.
 	AllowScripts bool
-	// PausedAt is when the group was paused (PauseGroup); zero while it
+	// PausedAt is when the group was paused (GroupStore.Pause); zero while it
 	// is not.
 	PausedAt time.Time
 	// MaxConcurrency caps the runs of all the group's jobs RUNNING at
@@ -54,9 +57,9 @@ func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
 	return g, nil
 }
 
-// CreateGroup stores g and returns it with its ID. A taken app name is
+// Create stores g and returns it with its ID. A taken app name is
 // ErrAlreadyExists.
-func (s *Store) CreateGroup(ctx context.Context, g Group, now time.Time) (Group, error) {
+func (s GroupStore) Create(ctx context.Context, g Group, now time.Time) (Group, error) {
 	defer s.routing.Add(1)
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	g.CreatedAt, g.UpdatedAt = now, now
@@ -88,8 +91,8 @@ func insertGroup(ctx context.Context, tx *sql.Tx, g Group) (int64, error) {
 	return id, err
 }
 
-// GroupByApp returns the group of app name app.
-func (s *Store) GroupByApp(ctx context.Context, app string) (Group, error) {
+// ByApp returns the group of app name app.
+func (s GroupStore) ByApp(ctx context.Context, app string) (Group, error) {
 	g, err := scanGroup(s.reader(ctx).QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE app_name = $1`, app))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Group{}, fmt.Errorf("%w: group of app %q", ErrNotFound, app)
@@ -100,8 +103,8 @@ func (s *Store) GroupByApp(ctx context.Context, app string) (Group, error) {
 	return g, nil
 }
 
-// Group returns the group with the given ID.
-func (s *Store) Group(ctx context.Context, id int64) (Group, error) {
+// Get returns the group with the given ID.
+func (s GroupStore) Get(ctx context.Context, id int64) (Group, error) {
 	g, err := scanGroup(s.reader(ctx).QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Group{}, fmt.Errorf("%w: group %d", ErrNotFound, id)
@@ -112,8 +115,8 @@ func (s *Store) Group(ctx context.Context, id int64) (Group, error) {
 	return g, nil
 }
 
-// Groups returns every group ordered by app name.
-func (s *Store) Groups(ctx context.Context) ([]Group, error) {
+// List returns every group ordered by app name.
+func (s GroupStore) List(ctx context.Context) ([]Group, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+groupColumns+` FROM groups ORDER BY app_name`)
 	if err != nil {
 		return nil, fmt.Errorf("store: groups: %w", err)
@@ -130,11 +133,11 @@ func (s *Store) Groups(ctx context.Context) ([]Group, error) {
 	return gs, rows.Err()
 }
 
-// UpdateGroup replaces the stored group with ID g.ID. Its jobs' Capped
+// Update replaces the stored group with ID g.ID. Its jobs' Capped
 // follows its MaxConcurrency; the runs waiting for a slot of its jobs are
-// for the caller to hand to the scheduler again (WaitingRuns), since a
+// for the caller to hand to the scheduler again (FireStore.Waiting), since a
 // changed cap may free slots.
-func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group, error) {
+func (s GroupStore) Update(ctx context.Context, g Group, now time.Time) (Group, error) {
 	defer s.routing.Add(1)
 	defer s.jobs.changed()
 	now = now.Truncate(time.Millisecond) // what the database keeps
@@ -148,10 +151,10 @@ func (s *Store) UpdateGroup(ctx context.Context, g Group, now time.Time) (Group,
 		}
 		return Group{}, fmt.Errorf("store: update group %d: %w", g.ID, err)
 	}
-	return s.Group(ctx, g.ID)
+	return s.Get(ctx, g.ID)
 }
 
-// updateGroup is UpdateGroup in tx, with g.UpdatedAt set; a taken app
+// updateGroup is GroupStore.Update in tx, with g.UpdatedAt set; a taken app
 // name is ErrAlreadyExists.
 func updateGroup(ctx context.Context, tx *sql.Tx, g Group) error {
 	res, err := tx.ExecContext(ctx,
@@ -172,8 +175,8 @@ func updateGroup(ctx context.Context, tx *sql.Tx, g Group) error {
 	return err
 }
 
-// DeleteGroup removes a group. A group that jobs still use is ErrInUse.
-func (s *Store) DeleteGroup(ctx context.Context, id int64) error {
+// Delete removes a group. A group that jobs still use is ErrInUse.
+func (s GroupStore) Delete(ctx context.Context, id int64) error {
 	defer s.routing.Add(1)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var jobs int
@@ -221,9 +224,9 @@ func isUniqueViolation(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
-// SetGroupToken sets group id's own executor access token; "" returns the
+// SetToken sets group id's own executor access token; "" returns the
 // group to the global token.
-func (s *Store) SetGroupToken(ctx context.Context, id int64, token string, now time.Time) error {
+func (s GroupStore) SetToken(ctx context.Context, id int64, token string, now time.Time) error {
 	defer s.routing.Add(1)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE groups SET executor_token = $1, updated_at = $2 WHERE id = $3`, token, millis(now), id)
@@ -238,8 +241,8 @@ func (s *Store) SetGroupToken(ctx context.Context, id int64, token string, now t
 	return err
 }
 
-// GroupTokens returns the groups that have their own executor token, with it.
-func (s *Store) GroupTokens(ctx context.Context) ([]auth.GroupToken, error) {
+// Tokens returns the groups that have their own executor token, with it.
+func (s GroupStore) Tokens(ctx context.Context) ([]auth.GroupToken, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, app_name, executor_token FROM groups WHERE executor_token != ''`)
 	if err != nil {
 		return nil, fmt.Errorf("store: group tokens: %w", err)
@@ -276,9 +279,9 @@ const (
 	pgResultRunsSQL = resultRunsOf + `(SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS value)`
 )
 
-// ResultRuns returns the ResultRun of each of ids that exists. Every
+// Results returns the ResultRun of each of ids that exists. Every
 // report of results asks it: its statement is prepared once.
-func (s *Store) ResultRuns(ctx context.Context, ids []int64) (map[int64]ResultRun, error) {
+func (s RunStore) Results(ctx context.Context, ids []int64) (map[int64]ResultRun, error) {
 	rows, err := s.q.resultRuns.QueryContext(ctx, jsonIDs(ids))
 	if err != nil {
 		return nil, fmt.Errorf("store: runs of results: %w", err)

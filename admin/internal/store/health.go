@@ -59,7 +59,7 @@ func (s *Store) Writable() error {
 // probe makes a real write transaction (a row inserted and deleted) so
 // that Open fails on a database the admin cannot write, rather than every
 // scan failing later.
-func (s *Store) probe(ctx context.Context, path string) error {
+func (s *db) probe(ctx context.Context, path string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{
 			`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`,

@@ -54,7 +54,7 @@ func TestFullDisk(t *testing.T) {
 	}
 	var err error
 	for i := 0; i < 1000 && err == nil; i++ {
-		_, err = s.CreateJob(ctx, newJob(b.group.ID, t0.Add(time.Duration(i)*time.Second)), t0)
+		_, err = s.Jobs.Create(ctx, newJob(b.group.ID, t0.Add(time.Duration(i)*time.Second)), t0)
 	}
 	if !errors.Is(err, store.ErrFull) {
 		t.Fatalf("writes on a full database: got %v, want ErrFull", err)
@@ -65,7 +65,7 @@ func TestFullDisk(t *testing.T) {
 	if err := s.LimitPages(ctx, 1<<30); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0); err != nil {
+	if _, err := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0); err != nil {
 		t.Fatalf("write with space again: %v", err)
 	}
 	if err := s.Writable(); err != nil {

@@ -16,21 +16,21 @@ var watchedRunsSQL = `SELECT ` + prefixed("runs.", runColumns) + ` FROM runs JOI
 	AND runs.executor_address != '' AND g.address_mode != $4 AND g.executor_protocol != $5
 	ORDER BY runs.triggered_at, runs.id LIMIT $6`
 
-// RunsCursor is where a walk of WatchedRuns is: after the run of that
+// RunsCursor is where a walk of RunStore.Watched is: after the run of that
 // dispatch time and id. Its zero value starts from the first run.
 type RunsCursor struct {
 	TriggeredAt time.Time
 	ID          int64
 }
 
-// WatchedRuns returns up to limit running runs dispatched before before to
+// Watched returns up to limit running runs dispatched before before to
 // an executor of an AUTO group of Carillon executors (not XXL_JOB ones,
 // which cannot say which runs they hold), oldest dispatch first, after
 // cursor: the monitor asks their executors whether they still hold them,
 // a page per sweep, so that every such run is asked about however many
 // run long. The next page starts after the last run returned; fewer than
 // limit runs means the walk reached the end.
-func (s *Store) WatchedRuns(ctx context.Context, before time.Time, cursor RunsCursor, limit int) ([]Run, error) {
+func (s RunStore) Watched(ctx context.Context, before time.Time, cursor RunsCursor, limit int) ([]Run, error) {
 	after := int64(-1 << 62) // before any run: the zero cursor
 	if !cursor.TriggeredAt.IsZero() {
 		after = cursor.TriggeredAt.UnixMilli()

@@ -11,7 +11,7 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// TestWatchedRuns: WatchedRuns walks, a page at a time and through
+// TestWatchedRuns: RunStore.Watched walks, a page at a time and through
 // runs_active, the running runs dispatched before the cutoff to executors
 // of AUTO groups of Carillon executors, oldest dispatch first; runs of
 // MANUAL or XXL_JOB groups, not dispatched yet, dispatched since the
@@ -45,7 +45,7 @@ func TestWatchedRuns(t *testing.T) {
 
 	t0 := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 	group := func(app string, mode carillonv1.AddressMode, proto carillonv1.ExecutorProtocol) int64 {
-		g, err := s.CreateGroup(ctx, Group{AppName: app, Title: app, AddressMode: mode, ExecutorProtocol: proto}, t0)
+		g, err := s.Groups.Create(ctx, Group{AppName: app, Title: app, AddressMode: mode, ExecutorProtocol: proto}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestWatchedRuns(t *testing.T) {
 	xxl := group("xxl", carillonv1.AddressMode_ADDRESS_MODE_AUTO, carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB)
 	var runs []Run
 	add := func(groupID int64, triggered time.Time, addr string, status carillonv1.RunStatus) {
-		j, err := s.CreateJob(ctx, Job{GroupID: groupID, Description: "j", Handler: "h",
+		j, err := s.Jobs.Create(ctx, Job{GroupID: groupID, Description: "j", Handler: "h",
 			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, t0)
 		if err != nil {
 			t.Fatal(err)
@@ -73,7 +73,7 @@ func TestWatchedRuns(t *testing.T) {
 	add(auto, t0, "http://e:1", carillonv1.RunStatus_RUN_STATUS_SUCCEEDED) // settled
 	add(manual, t0, "http://m:1", running)
 	add(xxl, t0, "http://x:1", running)
-	inserted, err := s.InsertRuns(ctx, runs)
+	inserted, err := s.Runs.Insert(ctx, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestWatchedRuns(t *testing.T) {
 	var got []int64
 	var cursor RunsCursor
 	for page := 0; ; page++ {
-		rs, err := s.WatchedRuns(ctx, t0.Add(30*time.Second), cursor, 2)
+		rs, err := s.Runs.Watched(ctx, t0.Add(30*time.Second), cursor, 2)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -141,20 +141,20 @@ func TestIDsNeverReused(t *testing.T) {
 	if err := s.r.QueryRow(`SELECT count(*) FROM pragma_foreign_key_check`).Scan(&fkBad); err != nil || fkBad != 0 {
 		t.Errorf("foreign key check after the migration: %d rows, %v", fkBad, err)
 	}
-	if one, err := s.Job(ctx, 1); err != nil || !slices.Equal(one.ChildJobIDs, []int64{2}) {
+	if one, err := s.Jobs.Get(ctx, 1); err != nil || !slices.Equal(one.ChildJobIDs, []int64{2}) {
 		t.Errorf("job 1 after the migration: children %v, %v; want [2]", one.ChildJobIDs, err)
 	}
 	now := time.Now()
-	g, err := s.CreateGroup(ctx, Group{AppName: "c", Title: "C", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
+	g, err := s.Groups.Create(ctx, Group{AppName: "c", Title: "C", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := s.CreateJob(ctx, Job{GroupID: 1, Description: "new", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
+	j, err := s.Jobs.Create(ctx, Job{GroupID: 1, Description: "new", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
 		MisfireStrategy: 1, RouteStrategy: 1, BlockStrategy: 1}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := s.CreateUser(ctx, User{Username: "newer", PasswordHash: "h", Role: 3}, now)
+	u, err := s.Users.Create(ctx, User{Username: "newer", PasswordHash: "h", Role: 3}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,10 +163,10 @@ func TestIDsNeverReused(t *testing.T) {
 	}
 
 	// Delete the newest and create again: a new id.
-	if err := s.DeleteJob(ctx, j.ID); err != nil {
+	if err := s.Jobs.Delete(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
-	j2, err := s.CreateJob(ctx, Job{GroupID: 1, Description: "newer", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
+	j2, err := s.Jobs.Create(ctx, Job{GroupID: 1, Description: "newer", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
 		MisfireStrategy: 1, RouteStrategy: 1, BlockStrategy: 1}, now)
 	if err != nil {
 		t.Fatal(err)
@@ -174,34 +174,34 @@ func TestIDsNeverReused(t *testing.T) {
 	if j2.ID <= j.ID {
 		t.Errorf("a job created after deleting job %d got id %d", j.ID, j2.ID)
 	}
-	if err := s.DeleteGroup(ctx, g.ID); err != nil {
+	if err := s.Groups.Delete(ctx, g.ID); err != nil {
 		t.Fatal(err)
 	}
-	g2, err := s.CreateGroup(ctx, Group{AppName: "d", Title: "D", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
+	g2, err := s.Groups.Create(ctx, Group{AppName: "d", Title: "D", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g2.ID <= g.ID {
 		t.Errorf("a group created after deleting group %d got id %d", g.ID, g2.ID)
 	}
-	if err := s.DeleteUser(ctx, u.ID); err != nil {
+	if err := s.Users.Delete(ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	u2, err := s.CreateUser(ctx, User{Username: "newest", PasswordHash: "h", Role: 3}, now)
+	u2, err := s.Users.Create(ctx, User{Username: "newest", PasswordHash: "h", Role: 3}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if u2.ID <= u.ID {
 		t.Errorf("a user created after deleting user %d got id %d", u.ID, u2.ID)
 	}
-	t1, err := s.CreateAPIToken(ctx, APIToken{UserID: 1, Name: "n1", TokenHash: "h1"}, now)
+	t1, err := s.Auth.CreateToken(ctx, APIToken{UserID: 1, Name: "n1", TokenHash: "h1"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteAPIToken(ctx, t1.ID); err != nil {
+	if err := s.Auth.DeleteToken(ctx, t1.ID); err != nil {
 		t.Fatal(err)
 	}
-	t2, err := s.CreateAPIToken(ctx, APIToken{UserID: 1, Name: "n2", TokenHash: "h2"}, now)
+	t2, err := s.Auth.CreateToken(ctx, APIToken{UserID: 1, Name: "n2", TokenHash: "h2"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Import is a set of groups and jobs to create together (ImportJobs). Its
+// Import is a set of groups and jobs to create together (JobStore.Import). Its
 // IDs are those of the source: a group's ID names it for its jobs' GroupID,
 // a job's ID names it for other jobs' ChildJobIDs.
 type Import struct {
@@ -16,7 +16,7 @@ type Import struct {
 	Jobs   []Job
 }
 
-// Imported is what ImportJobs created: the groups and jobs of the Import,
+// Imported is what JobStore.Import created: the groups and jobs of the Import,
 // in its order, with their new IDs, and the new ID of each source ID.
 type Imported struct {
 	Groups   []Group
@@ -25,11 +25,11 @@ type Imported struct {
 	JobIDs   map[int64]int64
 }
 
-// ImportJobs creates in one transaction the groups of im and their jobs,
+// Import creates in one transaction the groups of im and their jobs,
 // with their group and child IDs remapped to the new ones. The caller has
 // checked them: every GroupID names a group of im and every child ID a job
 // of im. A taken app name is ErrAlreadyExists, and then nothing is created.
-func (s *Store) ImportJobs(ctx context.Context, im Import, now time.Time) (Imported, error) {
+func (s JobStore) Import(ctx context.Context, im Import, now time.Time) (Imported, error) {
 	defer s.routing.Add(1)
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	var out Imported

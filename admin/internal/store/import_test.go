@@ -29,18 +29,18 @@ func TestImportJobs(t *testing.T) {
 			}
 			im.Jobs[0].ID, im.Jobs[1].ID, im.Jobs[2].ID = 30, 31, 32
 			im.Jobs[0].ChildJobIDs = []int64{32, 31}
-			out, err := s.ImportJobs(ctx, im, t0)
+			out, err := s.Jobs.Import(ctx, im, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := s.Group(ctx, out.GroupIDs[7])
+			g, err := s.Groups.Get(ctx, out.GroupIDs[7])
 			if err != nil {
 				t.Fatal(err)
 			}
 			if g.ID == b.group.ID || g.ExecutorProtocol != carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB || !g.AllowScripts {
 				t.Errorf("imported group %+v: want a new id, XXL_JOB, scripts allowed", g)
 			}
-			parent, err := s.Job(ctx, out.JobIDs[30])
+			parent, err := s.Jobs.Get(ctx, out.JobIDs[30])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestImportJobs(t *testing.T) {
 				t.Errorf("imported parent job %+v: want group %d and children %v in order", parent, g.ID, want)
 			}
 			im.Jobs = nil
-			if _, err := s.ImportJobs(ctx, im, t0); !errors.Is(err, store.ErrAlreadyExists) {
+			if _, err := s.Jobs.Import(ctx, im, t0); !errors.Is(err, store.ErrAlreadyExists) {
 				t.Errorf("importing app name xxl again: %v, want ErrAlreadyExists", err)
 			}
 		})

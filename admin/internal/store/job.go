@@ -13,6 +13,10 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+// JobStore keeps job definitions and what the fire path caches of them
+// (Store.Jobs).
+type JobStore struct{ *db }
+
 // Job is a unit of scheduled work.
 type Job struct {
 	ID              int64
@@ -125,9 +129,9 @@ func jobArgs(j Job) []any {
 		j.MaxConcurrency, boolInt(j.Capped), j.AlarmWebhookFormat, j.AlarmWebhookSecret, j.AlarmWebhookTemplate, j.Name}
 }
 
-// CreateJob stores j and returns it with its ID. The caller sets NextFireAt
+// Create stores j and returns it with its ID. The caller sets NextFireAt
 // for an enabled job. A missing group is ErrGroupNotFound.
-func (s *Store) CreateJob(ctx context.Context, j Job, now time.Time) (Job, error) {
+func (s JobStore) Create(ctx context.Context, j Job, now time.Time) (Job, error) {
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	j.CreatedAt, j.UpdatedAt = now, now
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -187,8 +191,8 @@ func groupCap(ctx context.Context, tx *sql.Tx, id int64) (int32, error) {
 	return n, err
 }
 
-// Job returns the job with the given ID.
-func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
+// Get returns the job with the given ID.
+func (s JobStore) Get(ctx context.Context, id int64) (Job, error) {
 	j, err := scanJob(s.reader(ctx).QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, fmt.Errorf("%w: job %d", ErrNotFound, id)
@@ -211,8 +215,8 @@ type JobFilter struct {
 	Limit   int
 }
 
-// Jobs returns the jobs f selects, ordered by ID.
-func (s *Store) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
+// List returns the jobs f selects, ordered by ID.
+func (s JobStore) List(ctx context.Context, f JobFilter) ([]Job, error) {
 	var a args
 	where := []string{"id > " + a.add(f.AfterID)}
 	if f.GroupID != 0 {
@@ -244,14 +248,14 @@ func (s *Store) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
 	return js, rows.Err()
 }
 
-// UpdateJob replaces the stored job with ID j.ID (CreatedAt, LastFireAt
+// Update replaces the stored job with ID j.ID (CreatedAt, LastFireAt
 // and Enabled are kept) and drops the job's pending runs, so no fire read
 // ahead under the old definition is dispatched. When scheduleChanged is
 // false the job's next fire is the earliest dropped pending instant (the
 // scheduler reads it again with the new definition); otherwise it is
 // j.NextFireAt. An update that changes what a run's request carries to its
 // executor (runsChanged) is marked for UpdatedSince.
-func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now time.Time) (Job, error) {
+func (s JobStore) Update(ctx context.Context, j Job, scheduleChanged bool, now time.Time) (Job, error) {
 	defer s.jobs.changed()
 	now = now.Truncate(time.Millisecond) // what the database keeps
 	var replace bool
@@ -273,7 +277,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, scheduleChanged bool, now 
 	return j, nil
 }
 
-// updateJob is UpdateJob in tx, now truncated to the millisecond: it
+// updateJob is JobStore.Update in tx, now truncated to the millisecond: it
 // completes j as stored and reports whether the update replaces the runs
 // sent ahead (runsChanged), for the caller to mark once tx commits.
 func updateJob(ctx context.Context, tx *sql.Tx, j *Job, scheduleChanged bool, now time.Time) (bool, error) {
@@ -348,9 +352,9 @@ func dropPending(ctx context.Context, tx *sql.Tx, jobID int64) (time.Time, error
 	return fromMillis(earliest), err
 }
 
-// StartJob enables a stopped job with next as its first fire (zero when
+// Start enables a stopped job with next as its first fire (zero when
 // the schedule has none). Starting a started job changes nothing.
-func (s *Store) StartJob(ctx context.Context, id int64, next, now time.Time) (Job, error) {
+func (s JobStore) Start(ctx context.Context, id int64, next, now time.Time) (Job, error) {
 	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		return startJob(ctx, tx, id, next, now)
@@ -358,10 +362,10 @@ func (s *Store) StartJob(ctx context.Context, id int64, next, now time.Time) (Jo
 	if err != nil {
 		return Job{}, wrapJobErr("start", id, err)
 	}
-	return s.Job(ctx, id)
+	return s.Get(ctx, id)
 }
 
-// startJob is StartJob in tx.
+// startJob is JobStore.Start in tx.
 func startJob(ctx context.Context, tx *sql.Tx, id int64, next, now time.Time) error {
 	res, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 1, next_fire_at = $1, updated_at = $2 WHERE id = $3 AND enabled = 0`,
 		millis(next), millis(now), id)
@@ -374,9 +378,9 @@ func startJob(ctx context.Context, tx *sql.Tx, id int64, next, now time.Time) er
 	return jobExists(ctx, tx, id)
 }
 
-// StopJob disables a job and drops its pending runs: once StopJob returns,
+// Stop disables a job and drops its pending runs: once JobStore.Stop returns,
 // no scheduled fire of the job is dispatched.
-func (s *Store) StopJob(ctx context.Context, id int64, now time.Time) (Job, error) {
+func (s JobStore) Stop(ctx context.Context, id int64, now time.Time) (Job, error) {
 	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		return stopJob(ctx, tx, id, now)
@@ -385,10 +389,10 @@ func (s *Store) StopJob(ctx context.Context, id int64, now time.Time) (Job, erro
 		return Job{}, wrapJobErr("stop", id, err)
 	}
 	s.stops.mark(id)
-	return s.Job(ctx, id)
+	return s.Get(ctx, id)
 }
 
-// stopJob is StopJob in tx.
+// stopJob is JobStore.Stop in tx.
 func stopJob(ctx context.Context, tx *sql.Tx, id int64, now time.Time) error {
 	if err := jobExists(ctx, tx, id); err != nil {
 		return err
@@ -401,8 +405,8 @@ func stopJob(ctx context.Context, tx *sql.Tx, id int64, now time.Time) error {
 	return err
 }
 
-// DeleteJob removes a job and its pending runs; its other runs are kept.
-func (s *Store) DeleteJob(ctx context.Context, id int64) error {
+// Delete removes a job and its pending runs; its other runs are kept.
+func (s JobStore) Delete(ctx context.Context, id int64) error {
 	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		return deleteJob(ctx, tx, id)
@@ -413,7 +417,7 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 	return wrapJobErr("delete", id, err)
 }
 
-// deleteJob is DeleteJob in tx; the caller marks the job stopped once tx
+// deleteJob is JobStore.Delete in tx; the caller marks the job stopped once tx
 // commits.
 func deleteJob(ctx context.Context, tx *sql.Tx, id int64) error {
 	if err := notAChild(ctx, tx, id); err != nil {
@@ -450,8 +454,8 @@ func wrapJobErr(verb string, id int64, err error) error {
 	return fmt.Errorf("store: %s job %d: %w", verb, id, err)
 }
 
-// CountJobs returns the number of jobs of g's groups and of enabled ones.
-func (s *Store) CountJobs(ctx context.Context, g Groups) (all, enabled int64, err error) {
+// Count returns the number of jobs of g's groups and of enabled ones.
+func (s JobStore) Count(ctx context.Context, g Groups) (all, enabled int64, err error) {
 	var a args
 	cond := g.where(s.d, &a, "group_id")
 	err = s.reader(ctx).QueryRowContext(ctx, `SELECT count(*), coalesce(sum(enabled), 0) FROM jobs WHERE 1 = 1`+cond, a...).Scan(&all, &enabled) //nolint:gosec // concatenates constant SQL fragments; values are placeholders

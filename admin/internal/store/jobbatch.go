@@ -15,11 +15,11 @@ type JobStart struct {
 	Next time.Time
 }
 
-// StartJobs starts the jobs of starts, as StartJob each, in one
+// StartMany starts the jobs of starts, as JobStore.Start each, in one
 // transaction, and returns the jobs of ids (all the batch's, started or
 // started already), in their order. A job of ids that does not exist is
 // ErrNotFound, naming it, and starts none.
-func (s *Store) StartJobs(ctx context.Context, ids []int64, starts []JobStart, now time.Time) ([]Job, error) {
+func (s JobStore) StartMany(ctx context.Context, ids []int64, starts []JobStart, now time.Time) ([]Job, error) {
 	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := jobsExist(ctx, tx, ids); err != nil {
@@ -38,10 +38,10 @@ func (s *Store) StartJobs(ctx context.Context, ids []int64, starts []JobStart, n
 	return s.jobsInOrder(ctx, ids)
 }
 
-// StopJobs stops the jobs of ids, as StopJob each, in one transaction,
+// StopMany stops the jobs of ids, as JobStore.Stop each, in one transaction,
 // and returns them in their order. A job of ids that does not exist is
 // ErrNotFound, naming it, and stops none.
-func (s *Store) StopJobs(ctx context.Context, ids []int64, now time.Time) ([]Job, error) {
+func (s JobStore) StopMany(ctx context.Context, ids []int64, now time.Time) ([]Job, error) {
 	defer s.jobs.changed()
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := jobsExist(ctx, tx, ids); err != nil {
@@ -86,10 +86,10 @@ func batchErr(verb string, err error) error {
 var pastTense = map[string]string{"start": "started", "stop": "stopped"}
 
 // jobsInOrder returns the jobs of ids in their order.
-func (s *Store) jobsInOrder(ctx context.Context, ids []int64) ([]Job, error) {
+func (s *db) jobsInOrder(ctx context.Context, ids []int64) ([]Job, error) {
 	jobs := make([]Job, 0, len(ids))
 	for _, id := range ids {
-		j, err := s.Job(ctx, id)
+		j, err := JobStore{s}.Get(ctx, id)
 		if err != nil {
 			return nil, err
 		}

@@ -19,11 +19,11 @@ const jobCacheMax = 200_000
 
 // jobCache keeps job definitions for the fire path, which reads the same
 // jobs at every fire (to send a run, and to settle it). A definition
-// changes only through UpdateJob, StartJob, StopJob and DeleteJob, each of
+// changes only through JobStore.Update, JobStore.Start, JobStore.Stop and JobStore.Delete, each of
 // which bumps version after its write: a definition read after the
 // version was v is current while it is still v. Creating a job changes no
 // cached definition (a job ID is never reused, and a miss is not cached),
-// so CreateJob(s) leave the cache alone.
+// so JobStore.Create(s) leave the cache alone.
 type jobCache struct {
 	version atomic.Int64
 
@@ -94,7 +94,7 @@ func (c *jobCache) definitions(ids []int64, read func(ids []int64) (map[int64]*J
 	return found, nil
 }
 
-// JobDefinition is what the fire path reads of a job (JobDefinitions): how
+// JobDefinition is what the fire path reads of a job (JobStore.Definitions): how
 // its runs are routed, sent and followed up. It is less than half a Job,
 // and the job cache keeps one for every job a burst fires (100,000 jobs:
 // 17 MB of definitions rather than 44 MB of jobs).
@@ -140,12 +140,12 @@ func (j *Job) Definition() *JobDefinition {
 	}
 }
 
-// JobDefinitions returns the definitions of the jobs with the given IDs
+// Definitions returns the definitions of the jobs with the given IDs
 // that exist, by ID, as the fire path needs them: from a cache kept
 // current by this Store's job writes. The definitions are shared with the
 // cache, not copied for each caller (a burst of fires reads thousands):
 // they must not be changed.
-func (s *Store) JobDefinitions(ctx context.Context, ids []int64) (map[int64]*JobDefinition, error) {
+func (s JobStore) Definitions(ctx context.Context, ids []int64) (map[int64]*JobDefinition, error) {
 	jobs, err := s.jobs.definitions(ids, func(ids []int64) (map[int64]*Job, error) {
 		return collectJobs(s.q.jobsByID.QueryContext(ctx, jsonIDs(ids)))
 	})

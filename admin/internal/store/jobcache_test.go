@@ -21,11 +21,11 @@ func TestJobDefinitionsFollowWrites(t *testing.T) {
 
 			ctx := context.Background()
 			s, b := setup(t, newDB(t))
-			a, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-			other, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			a, _ := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0)
+			other, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 			lookup := func(id int64) (store.JobDefinition, bool) {
 				t.Helper()
-				jobs, err := s.JobDefinitions(ctx, []int64{id})
+				jobs, err := s.Jobs.Definitions(ctx, []int64{id})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -48,25 +48,25 @@ func TestJobDefinitionsFollowWrites(t *testing.T) {
 			}
 
 			a.Handler = "changed"
-			if _, err := s.UpdateJob(ctx, a, false, t0); err != nil {
+			if _, err := s.Jobs.Update(ctx, a, false, t0); err != nil {
 				t.Fatal(err)
 			}
 			if j, _ := lookup(a.ID); j.Handler != "changed" {
 				t.Errorf("after UpdateJob: handler %q, want changed", j.Handler)
 			}
-			if _, err := s.StopJob(ctx, a.ID, t0); err != nil {
+			if _, err := s.Jobs.Stop(ctx, a.ID, t0); err != nil {
 				t.Fatal(err)
 			}
 			if j, _ := lookup(a.ID); j.Enabled {
 				t.Error("after StopJob: still enabled")
 			}
-			if _, err := s.StartJob(ctx, a.ID, t0.Add(time.Second), t0); err != nil {
+			if _, err := s.Jobs.Start(ctx, a.ID, t0.Add(time.Second), t0); err != nil {
 				t.Fatal(err)
 			}
 			if j, _ := lookup(a.ID); !j.Enabled {
 				t.Error("after StartJob: not enabled")
 			}
-			if err := s.DeleteJob(ctx, a.ID); err != nil {
+			if err := s.Jobs.Delete(ctx, a.ID); err != nil {
 				t.Fatal(err)
 			}
 			if j, ok := lookup(a.ID); ok {
@@ -81,10 +81,10 @@ func TestJobDefinitionsFollowWrites(t *testing.T) {
 			if _, ok := lookup(next); ok {
 				t.Fatal("found a job that does not exist")
 			}
-			if err := s.CreateJobs(ctx, []store.Job{newJob(b.group.ID, time.Time{})}, t0); err != nil {
+			if err := s.Jobs.CreateMany(ctx, []store.Job{newJob(b.group.ID, time.Time{})}, t0); err != nil {
 				t.Fatal(err)
 			}
-			all, _ := s.Jobs(ctx, store.JobFilter{})
+			all, _ := s.Jobs.List(ctx, store.JobFilter{})
 			newest := all[len(all)-1]
 			if newest.ID != next || newest.ScheduleType != carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE {
 				t.Fatalf("newest job %+v, want job %d", newest, next)

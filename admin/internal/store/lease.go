@@ -59,7 +59,7 @@ func (s *Store) SetLeaseDuration(d time.Duration) {
 // database's clock, and notes on the admin's clock, from before it asked,
 // until when it holds. A lease that ran out, or that another admin adopted
 // meanwhile, is never renewed: the admin is lost (LeaseLost).
-func (s *Store) renewLease(ctx context.Context) error {
+func (s *db) renewLease(ctx context.Context) error {
 	l := &s.pg.lease
 	l.mu.Lock()
 	if l.lostCh == nil {
@@ -154,7 +154,10 @@ func (s *Store) Leased() bool {
 // LeaseDuration, or until ctx ends, for the next renewal: a renewal
 // succeeds only while no other admin adopted this one, so the runs are
 // still its own. It returns false once the lease is lost.
-func (s *Store) AwaitLease(ctx context.Context) bool {
+func (s *Store) AwaitLease(ctx context.Context) bool { return s.awaitLease(ctx) }
+
+// awaitLease is Store.AwaitLease.
+func (s *db) awaitLease(ctx context.Context) bool {
 	if s.pg == nil {
 		return true
 	}
@@ -190,7 +193,7 @@ func (s *Store) AwaitLease(ctx context.Context) bool {
 
 // AdoptDeadAdmins makes this admin the adopter of every admin whose lease
 // ran out and that no live admin adopted yet, and returns the ids of all
-// the admins it has adopted: their unsent runs (AdoptedRuns) are its to
+// the admins it has adopted: their unsent runs (RunStore.Adopted) are its to
 // settle. An adopted admin with no unsent run left is forgotten. Over
 // SQLite it returns nothing.
 func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
@@ -236,11 +239,11 @@ func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
 const adoptedRunsSQL = `SELECT ` + runColumns + `, routed_to FROM runs WHERE status = ` + sqlRunning + ` AND executor_address = ''
 	AND claimed_by IN (SELECT id FROM admins WHERE adopted_by = $1) ORDER BY id`
 
-// AdoptedRuns returns the running runs that the admins this one adopted
+// Adopted returns the running runs that the admins this one adopted
 // (AdoptDeadAdmins) claimed and did not record as sent: they may or may
 // not have sent them before they died; if they did, to the executor each
 // was routed to (Run.RoutedTo).
-func (s *Store) AdoptedRuns(ctx context.Context) ([]Run, error) {
+func (s RunStore) Adopted(ctx context.Context) ([]Run, error) {
 	if s.pg == nil {
 		return nil, nil
 	}
@@ -260,7 +263,7 @@ const pgHoldLeaseSQL = `SELECT 1 FROM admins WHERE id = ` + pgAdmin + ` AND adop
 // it returns ErrLeaseLost unless this admin's lease holds and no other
 // admin adopted it, and then no admin adopts it before tx ends. Over
 // SQLite, whose one admin holds the file, it does nothing.
-func (s *Store) holdLease(ctx context.Context, tx *sql.Tx) error {
+func (s *db) holdLease(ctx context.Context, tx *sql.Tx) error {
 	if s.pg == nil {
 		return nil
 	}
@@ -281,8 +284,8 @@ func (s *Store) holdLease(ctx context.Context, tx *sql.Tx) error {
 // transactions, so that a claim committed by an admin frozen in the middle
 // of it is never left to an admin that was adopted, and forgotten,
 // meanwhile.
-func (s *Store) writeLeased(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	if !s.AwaitLease(ctx) {
+func (s *db) writeLeased(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if !s.awaitLease(ctx) {
 		return ErrLeaseLost
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {

@@ -66,42 +66,42 @@ var (
 		` ORDER BY scheduled_at, id`
 )
 
-// LostRuns returns running runs, dispatched before triggeredBefore, whose
+// Lost returns running runs, dispatched before triggeredBefore, whose
 // executor belongs to an AUTO group and has not registered since
 // liveSince (it expired or deregistered). Runs of MANUAL groups are never
 // lost this way: their executors do not register.
-func (s *Store) LostRuns(ctx context.Context, liveSince, triggeredBefore time.Time) ([]Run, error) {
+func (s RunStore) Lost(ctx context.Context, liveSince, triggeredBefore time.Time) ([]Run, error) {
 	return s.queryRuns(ctx, lostRunsSQL, triggeredBefore.UnixMilli(), carillonv1.AddressMode_ADDRESS_MODE_MANUAL,
 		liveSince.UnixMilli(), monitorBatch)
 }
 
-// OverdueRuns returns running runs with a timeout whose dispatch plus
+// Overdue returns running runs with a timeout whose dispatch plus
 // timeout plus grace is before now.
-func (s *Store) OverdueRuns(ctx context.Context, now time.Time, grace time.Duration) ([]Run, error) {
+func (s RunStore) Overdue(ctx context.Context, now time.Time, grace time.Duration) ([]Run, error) {
 	return s.queryRuns(ctx, overdueRunsSQL, now.Add(-grace).UnixMilli(), grace.Milliseconds(), now.UnixMilli(), monitorBatch)
 }
 
-// UndispatchedRuns returns running runs claimed for dispatch before
+// Undispatched returns running runs claimed for dispatch before
 // before that never recorded an executor, except the runs of except: those
-// an earlier admin process claimed (UnsentRunIDs), which are Reconcile's.
+// an earlier admin process claimed (RunStore.UnsentIDs), which are Reconcile's.
 //
 // Over a shared database only this admin's claims count: another live
-// admin's are its own to record, a dead one's are adopted (AdoptedRuns);
+// admin's are its own to record, a dead one's are adopted (RunStore.Adopted);
 // except is not needed there.
-func (s *Store) UndispatchedRuns(ctx context.Context, before time.Time, except []int64) ([]Run, error) {
+func (s RunStore) Undispatched(ctx context.Context, before time.Time, except []int64) ([]Run, error) {
 	if s.pg != nil {
 		return s.queryRuns(ctx, pgUndispatchedRunsSQL, before.UnixMilli(), s.pg.adminID, monitorBatch)
 	}
 	return s.queryRuns(ctx, undispatchedRunsSQL, before.UnixMilli(), jsonIDs(except), monitorBatch)
 }
 
-// UnsentRunIDs returns the IDs of the running runs that recorded no
+// UnsentIDs returns the IDs of the running runs that recorded no
 // executor. Read when an admin starts, before it claims anything, they are
 // the runs earlier admin processes claimed and may or may not have sent
 // before they stopped: the runs Reconcile settles. Read later, they would
 // include this process's own claims on their way, pending runs an earlier
 // process made among them.
-func (s *Store) UnsentRunIDs(ctx context.Context) ([]int64, error) {
+func (s RunStore) UnsentIDs(ctx context.Context) ([]int64, error) {
 	ids, err := collectColumn[int64](s.reader(ctx).QueryContext(ctx, unsentRunIDsSQL))
 	if err != nil {
 		return nil, fmt.Errorf("store: unsent runs: %w", err)
@@ -109,11 +109,11 @@ func (s *Store) UnsentRunIDs(ctx context.Context) ([]int64, error) {
 	return ids, nil
 }
 
-// UnsentRuns returns the runs of ids (UnsentRunIDs) still running with no
+// Unsent returns the runs of ids (RunStore.UnsentIDs) still running with no
 // executor recorded: claimed by an earlier admin process, which may or may
 // not have sent them before it stopped; if it did, to the executor each
 // was routed to (Run.RoutedTo).
-func (s *Store) UnsentRuns(ctx context.Context, ids []int64) ([]Run, error) {
+func (s RunStore) Unsent(ctx context.Context, ids []int64) ([]Run, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -129,7 +129,7 @@ func unsentRunsSQL(d dialect) string {
 }
 
 // queryRouted runs q, which returns runColumns and routed_to.
-func (s *Store) queryRouted(ctx context.Context, q string, args ...any) ([]Run, error) {
+func (s *db) queryRouted(ctx context.Context, q string, args ...any) ([]Run, error) {
 	rs, err := collectRouted(s.reader(ctx).QueryContext(ctx, q, args...))
 	if err != nil {
 		return nil, fmt.Errorf("store: runs: %w", err)
@@ -137,25 +137,25 @@ func (s *Store) queryRouted(ctx context.Context, q string, args ...any) ([]Run, 
 	return rs, nil
 }
 
-// ManualRuns returns running runs of MANUAL groups, dispatched before
+// Manual returns running runs of MANUAL groups, dispatched before
 // before: their executors do not register, so the monitor probes them.
-func (s *Store) ManualRuns(ctx context.Context, before time.Time) ([]Run, error) {
+func (s RunStore) Manual(ctx context.Context, before time.Time) ([]Run, error) {
 	return s.queryRuns(ctx, manualRunsSQL, before.UnixMilli(), carillonv1.AddressMode_ADDRESS_MODE_MANUAL, monitorBatch)
 }
 
-// RunsDueAt returns the running runs recorded at address whose instant
+// DueAt returns the running runs recorded at address whose instant
 // (triggered_at) is from on: runs sent ahead of an instant from on.
-func (s *Store) RunsDueAt(ctx context.Context, address string, from time.Time) ([]Run, error) {
+func (s RunStore) DueAt(ctx context.Context, address string, from time.Time) ([]Run, error) {
 	return s.queryRuns(ctx, runsDueAtSQL, from.UnixMilli(), address, monitorBatch)
 }
 
-// RunsAt returns running runs dispatched to address before before.
-func (s *Store) RunsAt(ctx context.Context, address string, before time.Time) ([]Run, error) {
+// At returns running runs dispatched to address before before.
+func (s RunStore) At(ctx context.Context, address string, before time.Time) ([]Run, error) {
 	return s.queryRuns(ctx, runsAtSQL, before.UnixMilli(), address, monitorBatch)
 }
 
-// MaxRunID returns the largest run ID so far; 0 with no run.
-func (s *Store) MaxRunID(ctx context.Context) (int64, error) {
+// MaxID returns the largest run ID so far; 0 with no run.
+func (s RunStore) MaxID(ctx context.Context) (int64, error) {
 	var id sql.NullInt64
 	if err := s.r.QueryRowContext(ctx, `SELECT max(id) FROM runs`).Scan(&id); err != nil {
 		return 0, fmt.Errorf("store: max run id: %w", err)
@@ -163,8 +163,8 @@ func (s *Store) MaxRunID(ctx context.Context) (int64, error) {
 	return id.Int64, nil
 }
 
-// PendingRuns returns every pending run, oldest scheduled instant first.
-func (s *Store) PendingRuns(ctx context.Context) ([]Run, error) {
+// Pending returns every pending run, oldest scheduled instant first.
+func (s RunStore) Pending(ctx context.Context) ([]Run, error) {
 	return s.queryRuns(ctx, pendingRunsSQL)
 }
 

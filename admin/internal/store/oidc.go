@@ -50,7 +50,7 @@ type OIDCSignIn struct {
 // ErrOIDCLinkedElsewhere; demoting the last enabled ADMIN is ErrLastAdmin;
 // a grant of a missing group is ErrGroupNotFound. A refused sign-in writes
 // nothing.
-func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn, now time.Time) (User, bool, error) {
+func (s AuthStore) SignInOIDC(ctx context.Context, in OIDCSignIn, now time.Time) (User, bool, error) {
 	now = now.Truncate(time.Millisecond)
 	var id int64
 	created := false
@@ -94,7 +94,7 @@ func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn, now time.Time) (U
 		}
 		return User{}, false, fmt.Errorf("store: sign in %s by SSO: %w", in.Subject, err)
 	}
-	u, err := s.User(ctx, id)
+	u, err := UserStore(s).Get(ctx, id)
 	return u, created, err
 }
 

@@ -28,7 +28,7 @@ func TestSignInOIDC(t *testing.T) {
 				in.Issuer = "https://idp.example.com"
 				in.SessionHash = auth.HashToken("session-" + string(rune('a'+n)))
 				in.Expires = t0.Add(time.Hour)
-				return s.SignInOIDC(ctx, in, t0.Add(time.Duration(n)*time.Minute))
+				return s.Auth.SignInOIDC(ctx, in, t0.Add(time.Duration(n)*time.Minute))
 			}
 
 			u, created, err := signIn(store.OIDCSignIn{Subject: "s-ada", Usernames: []string{"ada", "ada@example.com"},
@@ -43,7 +43,7 @@ func TestSignInOIDC(t *testing.T) {
 			if u.LastLoginAt.IsZero() {
 				t.Errorf("last_login_at not set")
 			}
-			p, err := s.Principal(ctx, auth.CredentialSession, auth.HashToken("session-b"), t0)
+			p, err := s.Auth.Principal(ctx, auth.CredentialSession, auth.HashToken("session-b"), t0)
 			if err != nil || p.UserID != u.ID {
 				t.Errorf("the sign-in's session: %+v, %v", p, err)
 			}
@@ -68,7 +68,7 @@ func TestSignInOIDC(t *testing.T) {
 				t.Errorf("linking root: %+v created %v, %v", linked, created, err)
 			}
 
-			before, err := s.Users(ctx)
+			before, err := s.Users.List(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,14 +86,14 @@ func TestSignInOIDC(t *testing.T) {
 					t.Errorf("%s: %v, want %v", r.name, err, r.want)
 				}
 			}
-			if _, err := s.UpdateUser(ctx, store.User{ID: u.ID, Role: auth.RoleViewer, Disabled: true}, t0); err != nil {
+			if _, err := s.Users.Update(ctx, store.User{ID: u.ID, Role: auth.RoleViewer, Disabled: true}, t0); err != nil {
 				t.Fatal(err)
 			}
 			before[0].Disabled = true // ada, first by name
 			if _, _, err := signIn(store.OIDCSignIn{Subject: "s-ada", Usernames: []string{"ada"}, Role: auth.RoleAdmin}); !errors.Is(err, store.ErrUserDisabled) {
 				t.Errorf("a disabled user: %v, want ErrUserDisabled", err)
 			}
-			after, err := s.Users(ctx)
+			after, err := s.Users.List(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -95,7 +95,10 @@ type partition struct {
 
 // Partition returns the buckets this admin owns: every bucket over SQLite
 // and before the live admins were read.
-func (s *Store) Partition() Partition {
+func (s *Store) Partition() Partition { return s.partition() }
+
+// partition is Store.Partition.
+func (s *db) partition() Partition {
 	if s.pg == nil {
 		return all
 	}
@@ -146,7 +149,7 @@ func (s *Store) PartitionLoop() service.Service {
 
 // readPartition reads the live admins and sets the buckets this admin
 // owns among them.
-func (s *Store) readPartition(ctx context.Context) error {
+func (s *db) readPartition(ctx context.Context) error {
 	live, err := collectColumn[string](s.r.QueryContext(ctx,
 		`SELECT id FROM admins WHERE adopted_by = '' AND lease_until >= `+pgNow+` ORDER BY id`))
 	if err != nil {
@@ -206,9 +209,9 @@ func nextShared(q, tail string) string {
 // nextFires reads the earliest next fire of this admin's buckets (own)
 // and of the others' (zero for an admin alone): with plain, a query of
 // one column, for an admin alone; with shared (nextShared) otherwise.
-func (s *Store) nextFires(ctx context.Context, plain, shared string) (own, others time.Time, err error) {
+func (s *db) nextFires(ctx context.Context, plain, shared string) (own, others time.Time, err error) {
 	var o, x sql.NullInt64
-	if p := s.Partition(); p.All() {
+	if p := s.partition(); p.All() {
 		err = s.r.QueryRowContext(ctx, plain).Scan(&o)
 	} else {
 		err = s.r.QueryRowContext(ctx, shared, p.Lo, p.Hi).Scan(&o, &x)

@@ -62,13 +62,13 @@ func TestSharedDueJobs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	admins, db := dbtest.Shared(t, 3)
-	g, err := admins[0].CreateGroup(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+	g, err := admins[0].Groups.Create(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const jobs = 90
 	dbtest.SpreadJobIDs(t, db, jobs, func(int) {
-		if _, err := admins[0].CreateJob(ctx, newJob(g.ID, t0), t0); err != nil {
+		if _, err := admins[0].Jobs.Create(ctx, newJob(g.ID, t0), t0); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -76,7 +76,7 @@ func TestSharedDueJobs(t *testing.T) {
 	seen := map[int64]int{}
 	for i, a := range admins {
 		p := a.Partition()
-		own, err := a.DueJobs(ctx, later, t0.Add(-time.Second), jobs)
+		own, err := a.Fires.DueJobs(ctx, later, t0.Add(-time.Second), jobs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,16 +89,16 @@ func TestSharedDueJobs(t *testing.T) {
 			}
 			seen[j.ID]++
 		}
-		if n, err := a.CountDue(ctx, later, jobs); err != nil || n != len(own) {
+		if n, err := a.Fires.CountDue(ctx, later, jobs); err != nil || n != len(own) {
 			t.Errorf("admin %d: CountDue = %d, %v; want its %d jobs", i, n, err, len(own))
 		}
-		next, others, err := a.NextFireAt(ctx)
+		next, others, err := a.Fires.NextFireAt(ctx)
 		if err != nil || (len(own) > 0 && !next.Equal(t0)) || (len(own) < jobs && !others.Equal(t0)) {
 			t.Errorf("admin %d: NextFireAt = %v, %v, %v; want %v for its own (%d jobs) and the others'", i, next, others, err, t0, len(own))
 		}
 		// Past the takeover's bound, the others' jobs too; before its own
 		// window, none of its own.
-		taken, err := a.DueJobs(ctx, t0.Add(-time.Second), later, jobs)
+		taken, err := a.Fires.DueJobs(ctx, t0.Add(-time.Second), later, jobs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,12 +10,12 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// A paused group (PauseGroup) fires nothing: the scan's statements leave
+// A paused group (GroupStore.Pause) fires nothing: the scan's statements leave
 // its jobs and workflows out (DueJobs, CountDue, NextFireAt, the claim's
 // advance, and their workflow twins), and the claim of pending runs
 // (ClaimRuns) leaves its runs pending. Each is one subquery on the
 // partial index groups_paused in a statement the scan makes anyway, not a
-// query per fire. ResumeGroup records what the pause skipped and moves
+// query per fire. GroupStore.Resume records what the pause skipped and moves
 // each schedule past it.
 const (
 	pausedGroups       = `(SELECT id FROM groups WHERE paused_at IS NOT NULL)`
@@ -24,12 +24,12 @@ const (
 	runsNotPaused      = ` AND runs.group_id NOT IN ` + pausedGroups
 )
 
-// PauseGroup pauses group id at now and returns it: from then on none of
+// Pause pauses group id at now and returns it: from then on none of
 // its jobs and workflows is claimed by a scan and none of its pending runs
 // is claimed, and the fires of its jobs claimed before (within the
 // scan's look-ahead) are dropped by this process's dispatcher at their
 // instant (StoppedSince). Pausing a paused group changes nothing.
-func (s *Store) PauseGroup(ctx context.Context, id int64, now time.Time) (Group, error) {
+func (s GroupStore) Pause(ctx context.Context, id int64, now time.Time) (Group, error) {
 	var jobs []int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE groups SET paused_at = $1, updated_at = $2 WHERE id = $3 AND paused_at IS NULL`,
@@ -57,7 +57,7 @@ func (s *Store) PauseGroup(ctx context.Context, id int64, now time.Time) (Group,
 	for _, j := range jobs {
 		s.stops.mark(j)
 	}
-	return s.Group(ctx, id)
+	return s.Get(ctx, id)
 }
 
 // groupFound returns ErrNotFound unless group id exists.
@@ -72,7 +72,7 @@ func groupFound(ctx context.Context, tx *sql.Tx, id int64) error {
 
 // groupJobIDs returns the IDs of group id's enabled jobs, locked on
 // PostgreSQL.
-func (s *Store) groupJobIDs(ctx context.Context, tx *sql.Tx, id int64) ([]int64, error) {
+func (s *db) groupJobIDs(ctx context.Context, tx *sql.Tx, id int64) ([]int64, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE group_id = $1 AND enabled = 1 ORDER BY id`+s.d.forUpdate(), id) //nolint:gosec // a constant SQL fragment
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ type Skipped struct {
 	Next time.Time
 }
 
-// ResumePlan decides, for ResumeGroup, what the pause from pausedAt to now
+// ResumePlan decides, for GroupStore.Resume, what the pause from pausedAt to now
 // skipped of one job's or workflow's schedule, whose next instant (at or
 // before now) fell in it. Both are pure computations.
 type ResumePlan struct {
@@ -111,7 +111,7 @@ type ResumePlan struct {
 	Workflow func(w Workflow, pausedAt, now time.Time) (Skipped, error)
 }
 
-// ResumeGroup ends group id's pause at now, in one transaction: each of
+// Resume ends group id's pause at now, in one transaction: each of
 // its enabled jobs and workflows whose next instant fell in the pause
 // moves to the next instant plan says (the first after now), and its
 // skipped instants are recorded as one SKIPPED run (a job's) or workflow
@@ -120,7 +120,7 @@ type ResumePlan struct {
 // that record, counting the rest. It returns the group and the group's
 // pending runs already due, which waited while it was paused and are to
 // be queued again. Resuming a group not paused changes nothing.
-func (s *Store) ResumeGroup(ctx context.Context, id int64, now time.Time, plan ResumePlan) (Group, []Run, error) {
+func (s GroupStore) Resume(ctx context.Context, id int64, now time.Time, plan ResumePlan) (Group, []Run, error) {
 	var due []Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var paused sql.NullInt64
@@ -151,12 +151,12 @@ func (s *Store) ResumeGroup(ctx context.Context, id int64, now time.Time, plan R
 		}
 		return Group{}, nil, fmt.Errorf("store: resume group %d: %w", id, err)
 	}
-	g, err := s.Group(ctx, id)
+	g, err := s.Get(ctx, id)
 	return g, due, err
 }
 
 // resumeJobs moves the schedule of group id's enabled jobs due by now past
-// the pause, and records what it skipped of each (ResumeGroup).
+// the pause, and records what it skipped of each (GroupStore.Resume).
 func resumeJobs(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time,
 	plan func(Job, time.Time, time.Time) (Skipped, error)) error {
 	jobs, err := collectJobs(tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs
@@ -252,7 +252,7 @@ func droppedFires(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.
 
 // resumeWorkflows moves the schedule of group id's enabled workflows due
 // by now past the pause, and records what it skipped of each as a SKIPPED
-// workflow run (ResumeGroup).
+// workflow run (GroupStore.Resume).
 func resumeWorkflows(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time,
 	plan func(Workflow, time.Time, time.Time) (Skipped, error)) error {
 	rows, err := tx.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows

@@ -26,54 +26,54 @@ func TestPauseGroup(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			s, b := setup(t, be.DB(t))
-			j, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0.Add(-time.Minute))
+			j, err := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0.Add(-time.Minute))
 			if err != nil {
 				t.Fatal(err)
 			}
-			pending, err := s.InsertRuns(ctx, []store.Run{*pendingRun(j, t0.Add(250*time.Millisecond))})
+			pending, err := s.Runs.Insert(ctx, []store.Run{*pendingRun(j, t0.Add(250*time.Millisecond))})
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := s.PauseGroup(ctx, b.group.ID, t0.Add(-500*time.Millisecond))
+			g, err := s.Groups.Pause(ctx, b.group.ID, t0.Add(-500*time.Millisecond))
 			if err != nil || !g.PausedAt.Equal(t0.Add(-500*time.Millisecond)) {
 				t.Fatalf("PauseGroup: %+v, %v; want paused at t0-500ms", g, err)
 			}
-			if g, err = s.PauseGroup(ctx, b.group.ID, t0); err != nil || !g.PausedAt.Equal(t0.Add(-500*time.Millisecond)) {
+			if g, err = s.Groups.Pause(ctx, b.group.ID, t0); err != nil || !g.PausedAt.Equal(t0.Add(-500*time.Millisecond)) {
 				t.Fatalf("PauseGroup again: paused at %v, %v; want unchanged", g.PausedAt, err)
 			}
-			if !s.StoppedSince(j.ID, 0) {
+			if !s.Jobs.StoppedSince(j.ID, 0) {
 				t.Error("the paused group's job is not marked for the dispatcher (StoppedSince)")
 			}
 
-			due, err := s.DueJobs(ctx, t0.Add(time.Hour), t0.Add(time.Hour), 10)
+			due, err := s.Fires.DueJobs(ctx, t0.Add(time.Hour), t0.Add(time.Hour), 10)
 			if err != nil || len(due) != 0 {
 				t.Errorf("DueJobs while paused: %d jobs, %v; want none", len(due), err)
 			}
-			if n, err := s.CountDue(ctx, t0.Add(time.Hour), 10); err != nil || n != 0 {
+			if n, err := s.Fires.CountDue(ctx, t0.Add(time.Hour), 10); err != nil || n != 0 {
 				t.Errorf("CountDue while paused: %d, %v; want 0", n, err)
 			}
-			if next, _, err := s.NextFireAt(ctx); err != nil || !next.IsZero() {
+			if next, _, err := s.Fires.NextFireAt(ctx); err != nil || !next.IsZero() {
 				t.Errorf("NextFireAt while paused: %v, %v; want none", next, err)
 			}
 			// A scan that read the job before the pause claims nothing.
-			runs, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{fired(j, t0)}}})
+			runs, err := s.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{fired(j, t0)}}})
 			if err != nil || len(runs) != 0 {
 				t.Errorf("ClaimFires while paused: %d runs, %v; want none", len(runs), err)
 			}
-			claimed, err := s.ClaimRuns(ctx, []store.RunClaim{{RunID: pending[0].ID, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL}}, t0)
+			claimed, err := s.Fires.ClaimRuns(ctx, []store.RunClaim{{RunID: pending[0].ID, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL}}, t0)
 			if err != nil || len(claimed) != 0 {
 				t.Errorf("ClaimRuns while paused: %d runs, %v; want none (the run waits)", len(claimed), err)
 			}
 
 			resumed := t0.Add(10*time.Second + 500*time.Millisecond)
-			g, waited, err := s.ResumeGroup(ctx, b.group.ID, resumed, schedule.ResumePlan())
+			g, waited, err := s.Groups.Resume(ctx, b.group.ID, resumed, schedule.ResumePlan())
 			if err != nil || !g.PausedAt.IsZero() {
 				t.Fatalf("ResumeGroup: %+v, %v; want not paused", g, err)
 			}
 			if len(waited) != 1 || waited[0].ID != pending[0].ID {
 				t.Errorf("ResumeGroup returned pending runs %v, want run %d, which waited", waited, pending[0].ID)
 			}
-			got, _ := s.Job(ctx, j.ID)
+			got, _ := s.Jobs.Get(ctx, j.ID)
 			if want := t0.Add(11 * time.Second); !got.NextFireAt.Equal(want) {
 				t.Errorf("next fire after the resume: %v, want %v (the first instant after it)", got.NextFireAt, want)
 			}
@@ -86,20 +86,20 @@ func TestPauseGroup(t *testing.T) {
 				t.Errorf("the pause's record: scheduled %v, missed %d until %v, %q; want t0, 11 until t0+10s, naming the pause",
 					r.ScheduledAt, r.MissedCount, r.MissedUntil, r.Message)
 			}
-			if claimed, err := s.ClaimRuns(ctx, []store.RunClaim{{RunID: pending[0].ID, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL}}, resumed); err != nil || len(claimed) != 1 {
+			if claimed, err := s.Fires.ClaimRuns(ctx, []store.RunClaim{{RunID: pending[0].ID, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL}}, resumed); err != nil || len(claimed) != 1 {
 				t.Errorf("ClaimRuns after the resume: %d runs, %v; want the run", len(claimed), err)
 			}
 			// Resuming again records nothing more.
-			if _, _, err := s.ResumeGroup(ctx, b.group.ID, resumed.Add(time.Minute), schedule.ResumePlan()); err != nil {
+			if _, _, err := s.Groups.Resume(ctx, b.group.ID, resumed.Add(time.Minute), schedule.ResumePlan()); err != nil {
 				t.Fatal(err)
 			}
 			if n := len(skippedRuns(t, s, j.ID)); n != 1 {
 				t.Errorf("%d SKIPPED runs after a second resume, want still one", n)
 			}
-			if _, err := s.PauseGroup(ctx, 999, t0); !errors.Is(err, store.ErrNotFound) {
+			if _, err := s.Groups.Pause(ctx, 999, t0); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("PauseGroup of no group: %v, want ErrNotFound", err)
 			}
-			if _, _, err := s.ResumeGroup(ctx, 999, t0, schedule.ResumePlan()); !errors.Is(err, store.ErrNotFound) {
+			if _, _, err := s.Groups.Resume(ctx, 999, t0, schedule.ResumePlan()); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("ResumeGroup of no group: %v, want ErrNotFound", err)
 			}
 		})
@@ -119,30 +119,30 @@ func TestPauseGroupDroppedFire(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
 				s, b := setup(t, be.DB(t))
-				j, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0.Add(-time.Minute))
+				j, err := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0.Add(-time.Minute))
 				if err != nil {
 					t.Fatal(err)
 				}
 				var runs []store.Run
 				for i := range claimed {
 					at := t0.Add(time.Duration(i) * time.Second)
-					rs, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: at, Next: at.Add(time.Second), Runs: []store.Run{fired(j, at)}}})
+					rs, err := s.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: at, Next: at.Add(time.Second), Runs: []store.Run{fired(j, at)}}})
 					if err != nil || len(rs) != 1 {
 						t.Fatalf("ClaimFires %v: %d runs, %v", at, len(rs), err)
 					}
 					runs = append(runs, rs...)
 				}
-				if _, err := s.PauseGroup(ctx, b.group.ID, t0.Add(-time.Second)); err != nil {
+				if _, err := s.Groups.Pause(ctx, b.group.ID, t0.Add(-time.Second)); err != nil {
 					t.Fatal(err)
 				}
 				// The dispatcher drops the claimed fires at their instants.
 				for _, r := range runs {
-					if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+					if _, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
 						Message: "dropped", FinishedAt: r.ScheduledAt}}); err != nil {
 						t.Fatal(err)
 					}
 				}
-				if _, _, err := s.ResumeGroup(ctx, b.group.ID, t0.Add(5*time.Second+500*time.Millisecond), schedule.ResumePlan()); err != nil {
+				if _, _, err := s.Groups.Resume(ctx, b.group.ID, t0.Add(5*time.Second+500*time.Millisecond), schedule.ResumePlan()); err != nil {
 					t.Fatal(err)
 				}
 				skipped := skippedRuns(t, s, j.ID)
@@ -171,7 +171,7 @@ func fired(j store.Job, at time.Time) store.Run {
 // skippedRuns returns job id's SKIPPED runs.
 func skippedRuns(t *testing.T, s *store.Store, id int64) []store.Run {
 	t.Helper()
-	runs, err := s.Runs(context.Background(), store.RunFilter{JobID: id, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED, Limit: 100})
+	runs, err := s.Runs.List(context.Background(), store.RunFilter{JobID: id, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,41 +191,41 @@ func TestPauseGroupWorkflow(t *testing.T) {
 			s, b := setup(t, be.DB(t))
 			j := newJob(b.group.ID, time.Time{})
 			j.ScheduleType = carillonv1.ScheduleType_SCHEDULE_TYPE_NONE
-			j, err := s.CreateJob(ctx, j, t0)
+			j, err := s.Jobs.Create(ctx, j, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "every second", Enabled: true, NextFireAt: t0,
+			w, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: "every second", Enabled: true, NextFireAt: t0,
 				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: 1,
 				Nodes: []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0.Add(-time.Minute))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.PauseGroup(ctx, b.group.ID, t0.Add(-500*time.Millisecond)); err != nil {
+			if _, err := s.Groups.Pause(ctx, b.group.ID, t0.Add(-500*time.Millisecond)); err != nil {
 				t.Fatal(err)
 			}
-			if due, err := s.DueWorkflows(ctx, t0.Add(time.Hour), t0.Add(time.Hour), 10); err != nil || len(due) != 0 {
+			if due, err := s.Workflows.Due(ctx, t0.Add(time.Hour), t0.Add(time.Hour), 10); err != nil || len(due) != 0 {
 				t.Errorf("DueWorkflows while paused: %d, %v; want none", len(due), err)
 			}
-			if next, _, err := s.NextWorkflowFireAt(ctx); err != nil || !next.IsZero() {
+			if next, _, err := s.Workflows.NextFireAt(ctx); err != nil || !next.IsZero() {
 				t.Errorf("NextWorkflowFireAt while paused: %v, %v; want none", next, err)
 			}
-			if _, err := s.ClaimWorkflowFires(ctx, []store.WorkflowClaim{{WorkflowID: w.ID, Due: t0, Next: t0.Add(time.Second),
+			if _, err := s.Workflows.ClaimFires(ctx, []store.WorkflowClaim{{WorkflowID: w.ID, Due: t0, Next: t0.Add(time.Second),
 				Fires: []store.WorkflowFire{{At: t0, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}}}}, t0); err != nil {
 				t.Fatal(err)
 			}
-			if runs, err := s.WorkflowRuns(ctx, store.WorkflowRunFilter{WorkflowID: w.ID, Limit: 10}); err != nil || len(runs) != 0 {
+			if runs, err := s.Workflows.Runs(ctx, store.WorkflowRunFilter{WorkflowID: w.ID, Limit: 10}); err != nil || len(runs) != 0 {
 				t.Errorf("workflow runs after a claim while paused: %d, %v; want none", len(runs), err)
 			}
-			if _, _, err := s.ResumeGroup(ctx, b.group.ID, t0.Add(3500*time.Millisecond), schedule.ResumePlan()); err != nil {
+			if _, _, err := s.Groups.Resume(ctx, b.group.ID, t0.Add(3500*time.Millisecond), schedule.ResumePlan()); err != nil {
 				t.Fatal(err)
 			}
-			runs, err := s.WorkflowRuns(ctx, store.WorkflowRunFilter{WorkflowID: w.ID, Limit: 10})
+			runs, err := s.Workflows.Runs(ctx, store.WorkflowRunFilter{WorkflowID: w.ID, Limit: 10})
 			if err != nil || len(runs) != 1 || runs[0].Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED ||
 				!runs[0].ScheduledAt.Equal(t0) || !strings.Contains(runs[0].Message, "paused") {
 				t.Fatalf("workflow runs after the resume: %+v, %v; want one SKIPPED at t0 naming the pause", runs, err)
 			}
-			got, err := s.Workflow(ctx, w.ID)
+			got, err := s.Workflows.Get(ctx, w.ID)
 			if want := t0.Add(4 * time.Second); err != nil || !got.NextFireAt.Equal(want) {
 				t.Errorf("workflow's next instant after the resume: %v, %v; want %v", got.NextFireAt, err, want)
 			}

@@ -22,7 +22,7 @@ func TestNewDatabaseOwnerOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.CreateGroup(ctx, store.Group{AppName: "app", Title: "app"}, time.Now()); err != nil {
+	if _, err := s.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{path, path + "-wal", path + "-shm", path + ".lock"} {

@@ -83,7 +83,7 @@ func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 		cfg.RuntimeParams["application_name"] = "carillon admin " + id
 	}
 	where := fmt.Sprintf("postgres %s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
-	s := &Store{pg: &pgState{adminID: id}, d: postgresDialect{}}
+	s := newStore(&db{pg: &pgState{adminID: id}, d: postgresDialect{}})
 	connector := stdlib.GetConnector(*cfg)
 	pool := func(conns int) *sql.DB {
 		db := sql.OpenDB(connector)
@@ -132,7 +132,7 @@ func newAdminID() (string, error) {
 
 // closePostgres gives up the lease, so that another admin adopts this
 // one's runs at once.
-func (s *Store) closePostgres() error {
+func (s *db) closePostgres() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if s.w == nil {
@@ -147,7 +147,7 @@ func (s *Store) closePostgres() error {
 
 // closeDBs closes the connection pools of a Store that did not finish
 // opening.
-func (s *Store) closeDBs() error {
+func (s *db) closeDBs() error {
 	var errs []error
 	for _, db := range []*sql.DB{s.w, s.r, s.api} {
 		if db != nil {

@@ -24,7 +24,7 @@ func WithAPIReads(ctx context.Context) context.Context {
 
 // reader returns the connections a read made with ctx uses: the API's for
 // a context from WithAPIReads, the fire path's otherwise.
-func (s *Store) reader(ctx context.Context) *sql.DB {
+func (s *db) reader(ctx context.Context) *sql.DB {
 	if api, _ := ctx.Value(apiReadsKey{}).(bool); api && s.api != nil {
 		return s.api
 	}

@@ -23,7 +23,7 @@ func TestAPIReadsApart(t *testing.T) {
 
 			ctx := context.Background()
 			s, b := setup(t, newDB(t))
-			j, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
+			j, err := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,22 +35,22 @@ func TestAPIReadsApart(t *testing.T) {
 
 			fire, cancel := context.WithTimeout(ctx, 10*time.Second) // generous: only a wait for a connection would take long
 			defer cancel()
-			if jobs, err := s.DueJobs(fire, t0.Add(time.Second), t0.Add(time.Second), 10); err != nil || len(jobs) != 1 {
+			if jobs, err := s.Fires.DueJobs(fire, t0.Add(time.Second), t0.Add(time.Second), 10); err != nil || len(jobs) != 1 {
 				t.Errorf("DueJobs with the API's connections taken: %d jobs, %v", len(jobs), err)
 			}
-			if _, _, err := s.NextFireAt(fire); err != nil {
+			if _, _, err := s.Fires.NextFireAt(fire); err != nil {
 				t.Errorf("NextFireAt: %v", err)
 			}
-			if _, err := s.Job(fire, j.ID); err != nil {
+			if _, err := s.Jobs.Get(fire, j.ID); err != nil {
 				t.Errorf("Job: %v", err)
 			}
-			if _, err := s.Group(fire, b.group.ID); err != nil {
+			if _, err := s.Groups.Get(fire, b.group.ID); err != nil {
 				t.Errorf("Group: %v", err)
 			}
 
 			api, cancel := context.WithTimeout(store.WithAPIReads(ctx), 50*time.Millisecond)
 			defer cancel()
-			if _, err := s.Job(api, j.ID); !errors.Is(err, context.DeadlineExceeded) {
+			if _, err := s.Jobs.Get(api, j.ID); !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("an API read with every API connection taken: got %v, want it to wait until its deadline", err)
 			}
 		})

@@ -10,6 +10,10 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+// RegistryStore keeps the executors' registrations and heartbeats
+// (Store.Registry).
+type RegistryStore struct{ *db }
+
 // Capabilities is what an executor declared it can do at its latest
 // heartbeat (RegisterRequest.capabilities): bit n stands for the
 // carillonv1.Capability numbered n.
@@ -37,7 +41,7 @@ func (c Capabilities) Has(x carillonv1.Capability) bool {
 // what it declared before), and returns the instance that registered there
 // before ("" if none, or if it did not say). A different previous instance
 // means the executor restarted on the same address.
-func (s *Store) Register(ctx context.Context, app, address, instance string, caps Capabilities, now time.Time) (previous string, err error) {
+func (s RegistryStore) Register(ctx context.Context, app, address, instance string, caps Capabilities, now time.Time) (previous string, err error) {
 	defer s.routing.Add(1)
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT instance_id FROM registry WHERE app_name = $1 AND address = $2`, app, address).Scan(&previous)
@@ -60,7 +64,7 @@ func (s *Store) Register(ctx context.Context, app, address, instance string, cap
 // LastBeat returns the newest heartbeat in the registry: when an admin
 // starts, about when the previous one stopped hearing executors. Zero when
 // the registry is empty.
-func (s *Store) LastBeat(ctx context.Context) (time.Time, error) {
+func (s RegistryStore) LastBeat(ctx context.Context) (time.Time, error) {
 	var at sql.NullInt64
 	if err := s.r.QueryRowContext(ctx, `SELECT max(updated_at) FROM registry`).Scan(&at); err != nil {
 		return time.Time{}, fmt.Errorf("store: last beat: %w", err)
@@ -69,7 +73,7 @@ func (s *Store) LastBeat(ctx context.Context) (time.Time, error) {
 }
 
 // Deregister removes the executor at address from app at once.
-func (s *Store) Deregister(ctx context.Context, app, address string) error {
+func (s RegistryStore) Deregister(ctx context.Context, app, address string) error {
 	defer s.routing.Add(1)
 	if _, err := s.exec(ctx, `DELETE FROM registry WHERE app_name = $1 AND address = $2`, app, address); err != nil {
 		return fmt.Errorf("store: deregister %s %s: %w", app, address, err)
@@ -85,9 +89,9 @@ type Registration struct {
 	Capabilities Capabilities
 }
 
-// Registrations returns, sorted by address, app's executors that
+// List returns, sorted by address, app's executors that
 // registered at or after since, each with what it declared it can do.
-func (s *Store) Registrations(ctx context.Context, app string, since time.Time) ([]Registration, error) {
+func (s RegistryStore) List(ctx context.Context, app string, since time.Time) ([]Registration, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx,
 		`SELECT address, capabilities FROM registry WHERE app_name = $1 AND updated_at >= $2 ORDER BY address`, app, since.UnixMilli())
 	if err != nil {
@@ -109,8 +113,8 @@ func (s *Store) Registrations(ctx context.Context, app string, since time.Time) 
 
 // Executors returns, sorted, the addresses of app's executors that
 // registered at or after since.
-func (s *Store) Executors(ctx context.Context, app string, since time.Time) ([]string, error) {
-	regs, err := s.Registrations(ctx, app, since)
+func (s RegistryStore) Executors(ctx context.Context, app string, since time.Time) ([]string, error) {
+	regs, err := s.List(ctx, app, since)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +129,7 @@ func (s *Store) Executors(ctx context.Context, app string, since time.Time) ([]s
 // it can do at its newest heartbeat at or after since, under whatever app
 // name: the executors of a MANUAL group, which come from its addresses,
 // may register too. Addresses with no such heartbeat are left out.
-func (s *Store) CapabilitiesAt(ctx context.Context, addresses []string, since time.Time) (map[string]Capabilities, error) {
+func (s RegistryStore) CapabilitiesAt(ctx context.Context, addresses []string, since time.Time) (map[string]Capabilities, error) {
 	caps := make(map[string]Capabilities, len(addresses))
 	if len(addresses) == 0 {
 		return caps, nil
@@ -150,7 +154,7 @@ func (s *Store) CapabilitiesAt(ctx context.Context, addresses []string, since ti
 
 // Beats returns the last heartbeat of each of app's executors that
 // registered at or after since, by address.
-func (s *Store) Beats(ctx context.Context, app string, since time.Time) (map[string]time.Time, error) {
+func (s RegistryStore) Beats(ctx context.Context, app string, since time.Time) (map[string]time.Time, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx,
 		`SELECT address, updated_at FROM registry WHERE app_name = $1 AND updated_at >= $2`, app, since.UnixMilli())
 	if err != nil {
@@ -169,9 +173,9 @@ func (s *Store) Beats(ctx context.Context, app string, since time.Time) (map[str
 	return beats, rows.Err()
 }
 
-// PruneRegistry deletes registrations last seen before since and returns
+// Prune deletes registrations last seen before since and returns
 // how many it deleted.
-func (s *Store) PruneRegistry(ctx context.Context, since time.Time) (int64, error) {
+func (s RegistryStore) Prune(ctx context.Context, since time.Time) (int64, error) {
 	defer s.routing.Add(1)
 	res, err := s.exec(ctx, `DELETE FROM registry WHERE updated_at < $1`, since.UnixMilli())
 	if err != nil {
@@ -180,11 +184,11 @@ func (s *Store) PruneRegistry(ctx context.Context, since time.Time) (int64, erro
 	return res.RowsAffected()
 }
 
-// ExecutorsOnline returns, for the app name of every AUTO group, how many
+// Online returns, for the app name of every AUTO group, how many
 // executors registered under it at or after since (0 for none). Apps
 // without a group are left out, so the answer has one entry per group at
 // most.
-func (s *Store) ExecutorsOnline(ctx context.Context, since time.Time) (map[string]int, error) {
+func (s RegistryStore) Online(ctx context.Context, since time.Time) (map[string]int, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT g.app_name, COUNT(r.address) FROM groups g
 		LEFT JOIN registry r ON r.app_name = g.app_name AND r.updated_at >= $1
 		WHERE g.address_mode != $2 GROUP BY g.app_name`, since.UnixMilli(), int32(carillonv1.AddressMode_ADDRESS_MODE_MANUAL))
@@ -206,7 +210,7 @@ func (s *Store) ExecutorsOnline(ctx context.Context, since time.Time) (map[strin
 
 // UnclaimedApps returns, sorted, the app names of executors that
 // registered at or after since and that no group has.
-func (s *Store) UnclaimedApps(ctx context.Context, since time.Time) ([]string, error) {
+func (s RegistryStore) UnclaimedApps(ctx context.Context, since time.Time) ([]string, error) {
 	apps, err := collectColumn[string](s.reader(ctx).QueryContext(ctx,
 		`SELECT DISTINCT app_name FROM registry WHERE updated_at >= $1 AND app_name NOT IN (SELECT app_name FROM groups) ORDER BY app_name`,
 		since.UnixMilli()))
@@ -217,7 +221,7 @@ func (s *Store) UnclaimedApps(ctx context.Context, since time.Time) ([]string, e
 }
 
 // AppClaimed tells whether a group has the app name app.
-func (s *Store) AppClaimed(ctx context.Context, app string) (bool, error) {
+func (s RegistryStore) AppClaimed(ctx context.Context, app string) (bool, error) {
 	var n int
 	if err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(*) FROM groups WHERE app_name = $1`, app).Scan(&n); err != nil {
 		return false, fmt.Errorf("store: group of app %s: %w", app, err)
@@ -234,7 +238,7 @@ type Instance struct {
 
 // RegisteredAt returns the instances registered at each of addresses, of any age
 // and app name; addresses nothing registered at are left out.
-func (s *Store) RegisteredAt(ctx context.Context, addresses []string) (map[string][]Instance, error) {
+func (s RegistryStore) RegisteredAt(ctx context.Context, addresses []string) (map[string][]Instance, error) {
 	out := make(map[string][]Instance, len(addresses))
 	if len(addresses) == 0 {
 		return out, nil

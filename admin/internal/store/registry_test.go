@@ -34,7 +34,7 @@ func TestRegistryCapabilities(t *testing.T) {
 			since := t0.Add(-90 * time.Second)
 			register := func(s *store.Store, app, address string, caps store.Capabilities, at time.Time) {
 				t.Helper()
-				if _, err := s.Register(ctx, app, address, "i", caps, at); err != nil {
+				if _, err := s.Registry.Register(ctx, app, address, "i", caps, at); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -49,14 +49,14 @@ func TestRegistryCapabilities(t *testing.T) {
 			wantAt := map[string]store.Capabilities{"http://a:1": dueAt, "http://b:1": 0, "http://m:1": dueAt}
 			check := func(s *store.Store, who string) {
 				t.Helper()
-				got, err := s.Registrations(ctx, "app", since)
+				got, err := s.Registry.List(ctx, "app", since)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("%s: registrations of app (-want +got):\n%s", who, diff)
 				}
-				at, err := s.CapabilitiesAt(ctx, []string{"http://a:1", "http://b:1", "http://c:1", "http://m:1", "http://x:1"}, since)
+				at, err := s.Registry.CapabilitiesAt(ctx, []string{"http://a:1", "http://b:1", "http://c:1", "http://m:1", "http://x:1"}, since)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -18,7 +18,7 @@ type Rendered struct {
 // its executor got, and a run sent again (after a restart or an admin's
 // death) is sent with it, not rendered again. Only the fires of template
 // jobs come here: other runs cost nothing.
-func (s *Store) RenderParams(ctx context.Context, rs []Rendered) error {
+func (s RunStore) RenderParams(ctx context.Context, rs []Rendered) error {
 	if len(rs) == 0 {
 		return nil
 	}

@@ -29,9 +29,9 @@ func (g Groups) where(d dialect, a *args, column string) string {
 	return ` AND ` + column + ` IN (` + d.idRows(a.add(jsonIDs(g.IDs))) + `)`
 }
 
-// CountExecutors returns how many distinct executor addresses of g's
+// Count returns how many distinct executor addresses of g's
 // groups' apps registered at or after since.
-func (s *Store) CountExecutors(ctx context.Context, since time.Time, g Groups) (int64, error) {
+func (s RegistryStore) Count(ctx context.Context, since time.Time, g Groups) (int64, error) {
 	var n int64
 	a := args{since.UnixMilli()}
 	cond := g.where(s.d, &a, "(SELECT id FROM groups WHERE groups.app_name = registry.app_name)")
@@ -46,14 +46,14 @@ func (s *Store) CountExecutors(ctx context.Context, since time.Time, g Groups) (
 // divides every zone offset in use, so a day in any zone is whole buckets.
 const bucketMillis = 15 * 60 * 1000
 
-// CountRuns returns how many runs of g's groups scheduled in [from, to)
+// Count returns how many runs of g's groups scheduled in [from, to)
 // have each status.
 // It reads the counts kept per 15 minutes and status (migration 0005) and
 // counts over the runs table only the runs not folded into them yet (at
 // most a few seconds' worth) and those of a partial bucket at either end of
 // the range (a zone offset that is not a multiple of 15 minutes), so its
 // cost does not grow with the runs table and its answer is exact.
-func (s *Store) CountRuns(ctx context.Context, from, to time.Time, g Groups) (map[carillonv1.RunStatus]int64, error) {
+func (s RunStore) Count(ctx context.Context, from, to time.Time, g Groups) (map[carillonv1.RunStatus]int64, error) {
 	counts := map[carillonv1.RunStatus]int64{}
 	f, t := from.UnixMilli(), to.UnixMilli()
 	if t <= f {
@@ -142,10 +142,10 @@ type RunSelection struct {
 	KeepLast int
 }
 
-// DeleteRuns deletes up to limit runs of sel and returns how many it
+// Delete deletes up to limit runs of sel and returns how many it
 // deleted; call it again until it returns 0. Small batches keep each write
 // transaction short, so deleting never holds up scheduling for long.
-func (s *Store) DeleteRuns(ctx context.Context, sel RunSelection, limit int) (int64, error) {
+func (s RunStore) Delete(ctx context.Context, sel RunSelection, limit int) (int64, error) {
 	q, all := sel.query(limit)
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -162,9 +162,9 @@ func (s *Store) DeleteRuns(ctx context.Context, sel RunSelection, limit int) (in
 	return n, nil
 }
 
-// CountRunSelection returns how many runs DeleteRuns would delete of sel
+// CountSelection returns how many runs RunStore.Delete would delete of sel
 // (called until it returns 0): a dry run, for a confirmation.
-func (s *Store) CountRunSelection(ctx context.Context, sel RunSelection) (int64, error) {
+func (s RunStore) CountSelection(ctx context.Context, sel RunSelection) (int64, error) {
 	q, all := sel.query(0)
 	var n int64
 	if err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(*) FROM (`+q+`) AS selected`, all...).Scan(&n); err != nil {

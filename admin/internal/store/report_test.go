@@ -21,7 +21,7 @@ func runMix(t *testing.T, s *store.Store, b *bundle, fold func()) {
 	ctx := context.Background()
 	job := newJob(b.group.ID, time.Time{})
 	job.RetryCount = 1
-	j, err := s.CreateJob(ctx, job, t0)
+	j, err := s.Jobs.Create(ctx, job, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,26 +43,26 @@ func runMix(t *testing.T, s *store.Store, b *bundle, fold func()) {
 			settle(t, s, r, carillonv1.RunStatus_RUN_STATUS_TIMED_OUT, t0)
 		}
 	}
-	pending, err := s.InsertRuns(ctx, []store.Run{*pendingRun(j, t0.Add(90*time.Second)), *pendingRun(j, t0.Add(150*time.Second))})
+	pending, err := s.Runs.Insert(ctx, []store.Run{*pendingRun(j, t0.Add(90*time.Second)), *pendingRun(j, t0.Add(150*time.Second))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SkipRun(ctx, pending[0].ID, "skipped", t0); err != nil {
+	if err := s.Fires.Skip(ctx, pending[0].ID, "skipped", t0); err != nil {
 		t.Fatal(err)
 	}
-	sched, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
+	sched, err := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := store.Run{JobID: sched.ID, GroupID: sched.GroupID, Handler: "h", ShardTotal: 1, ScheduledAt: t0, TriggeredAt: t0,
 		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}
-	if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: sched.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{run}}}); err != nil {
+	if _, err := s.Fires.Claim(ctx, []store.Claim{{JobID: sched.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{run}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(-2 * time.Hour)}, 5); err != nil {
+	if _, err := s.Runs.Delete(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(-2 * time.Hour)}, 5); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, KeepLast: 20}, 100); err != nil {
+	if _, err := s.Runs.Delete(ctx, store.RunSelection{JobID: j.ID, KeepLast: 20}, 100); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -146,7 +146,7 @@ func TestRunCounts(t *testing.T) {
 				newDB := be.DB
 
 				s, b := setup(t, newDB(t))
-				// Half the runs folded, half not: CountRuns counts both. Two
+				// Half the runs folded, half not: RunStore.Count counts both. Two
 				// groups: a MEMBER's count is of their groups.
 				fold := func() {
 					if _, err := s.FoldRunCounts(ctx); err != nil {
@@ -154,7 +154,7 @@ func TestRunCounts(t *testing.T) {
 					}
 				}
 				runMix(t, s, b, fold)
-				other, err := s.CreateGroup(ctx, store.Group{AppName: "other", Title: "Other", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+				other, err := s.Groups.Create(ctx, store.Group{AppName: "other", Title: "Other", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -178,7 +178,7 @@ func TestRunCounts(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						got, err := s.CountRuns(ctx, r[0], r[1], g)
+						got, err := s.Runs.Count(ctx, r[0], r[1], g)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -189,9 +189,9 @@ func TestRunCounts(t *testing.T) {
 				}
 				// The groups split the whole.
 				day := [2]time.Time{t0.AddDate(0, 0, -1), t0.AddDate(0, 0, 1)}
-				all, _ := s.CountRuns(ctx, day[0], day[1], store.AllGroups)
-				one, _ := s.CountRuns(ctx, day[0], day[1], scopes[1])
-				two, _ := s.CountRuns(ctx, day[0], day[1], scopes[2])
+				all, _ := s.Runs.Count(ctx, day[0], day[1], store.AllGroups)
+				one, _ := s.Runs.Count(ctx, day[0], day[1], scopes[1])
+				two, _ := s.Runs.Count(ctx, day[0], day[1], scopes[2])
 				for st, n := range all {
 					if one[st]+two[st] != n || one[st] == 0 {
 						t.Errorf("status %v: %d + %d runs of the two groups, %d in all", st, one[st], two[st], n)

@@ -33,19 +33,19 @@ const (
 		RETURNING runs.id`
 )
 
-// RouteRuns records, before the calls that send them, the executor each of
+// Route records, before the calls that send them, the executor each of
 // routes goes to (runs.routed_to), and returns the IDs of the runs it
 // recorded: those still running with no dispatch recorded. Only those may
 // be sent. An admin that takes over after a crash or a lapsed lease then
 // knows that a run with no route was never sent, and asks only its routed
 // executor about one with a route, and sends it again only there, where
-// the executor's run ID check makes it run once (see UnsentRuns).
+// the executor's run ID check makes it run once (see RunStore.Unsent).
 //
 // Over PostgreSQL it is the admins' fence: it records nothing once this
 // admin's lease ran out or another admin adopted it (ErrLeaseLost), and
 // it routes only the runs this admin claimed, or claimed by an admin it
 // adopted, which become its own.
-func (s *Store) RouteRuns(ctx context.Context, routes []Route) (map[int64]bool, error) {
+func (s RunStore) Route(ctx context.Context, routes []Route) (map[int64]bool, error) {
 	if len(routes) == 0 {
 		return nil, nil
 	}

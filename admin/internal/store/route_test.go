@@ -19,7 +19,7 @@ import (
 // runningRun claims a run of a new job of b's group and returns its ID.
 func runningRun(t *testing.T, s *store.Store, b *bundle) int64 {
 	t.Helper()
-	j, err := s.CreateJob(context.Background(), newJob(b.group.ID, time.Time{}), t0)
+	j, err := s.Jobs.Create(context.Background(), newJob(b.group.ID, time.Time{}), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,13 +37,13 @@ func TestRouteRuns(t *testing.T) {
 			ctx := context.Background()
 			s, b := setup(t, be.DB(t))
 			fresh, recorded, settled := runningRun(t, s, b), runningRun(t, s, b), runningRun(t, s, b)
-			if _, err := s.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: recorded, ExecutorAddress: "http://a:1", ShardTotal: 1}}); err != nil {
+			if _, err := s.Runs.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: recorded, ExecutorAddress: "http://a:1", ShardTotal: 1}}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: settled, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0}}); err != nil {
+			if _, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: settled, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0}}); err != nil {
 				t.Fatal(err)
 			}
-			routed, err := s.RouteRuns(ctx, []store.Route{{RunID: fresh, Address: "http://b:1"}, {RunID: recorded, Address: "http://b:1"},
+			routed, err := s.Runs.Route(ctx, []store.Route{{RunID: fresh, Address: "http://b:1"}, {RunID: recorded, Address: "http://b:1"},
 				{RunID: settled, Address: "http://b:1"}})
 			if err != nil {
 				t.Fatal(err)
@@ -51,14 +51,14 @@ func TestRouteRuns(t *testing.T) {
 			if !routed[fresh] || routed[recorded] || routed[settled] || len(routed) != 1 {
 				t.Errorf("RouteRuns recorded %v, want only run %d (running, no dispatch recorded)", routed, fresh)
 			}
-			ids, err := s.UnsentRunIDs(ctx)
+			ids, err := s.Runs.UnsentIDs(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(ids, []int64{fresh}) {
 				t.Errorf("UnsentRunIDs = %v, want [%d]: the running run with no dispatch recorded", ids, fresh)
 			}
-			unsent, err := s.UnsentRuns(ctx, []int64{fresh, recorded, settled})
+			unsent, err := s.Runs.Unsent(ctx, []int64{fresh, recorded, settled})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,11 +67,11 @@ func TestRouteRuns(t *testing.T) {
 			}
 			// A failed send to another executor than the one recorded
 			// neither replaces the record nor settles the run.
-			if _, err := s.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: recorded, ExecutorAddress: "http://b:1", ShardTotal: 1,
+			if _, err := s.Runs.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: recorded, ExecutorAddress: "http://b:1", ShardTotal: 1,
 				Failed: true, Message: "refused", FinishedAt: t0}}); err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := s.Run(ctx, recorded); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || got.ExecutorAddress != "http://a:1" {
+			if got, _ := s.Runs.Get(ctx, recorded); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || got.ExecutorAddress != "http://a:1" {
 				t.Errorf("run %d after a failure recorded on another executor: %s at %s, want RUNNING at http://a:1", recorded, got.Status, got.ExecutorAddress)
 			}
 		})
@@ -100,10 +100,10 @@ func TestRouteFence(t *testing.T) {
 	t.Cleanup(func() { third.Close() })
 	leased(t, third)
 	mine, theirs := runningRun(t, stalled, b), runningRun(t, stalled, b)
-	if routed, err := third.RouteRuns(ctx, []store.Route{{RunID: mine, Address: "http://x:1"}}); err != nil || len(routed) != 0 {
+	if routed, err := third.Runs.Route(ctx, []store.Route{{RunID: mine, Address: "http://x:1"}}); err != nil || len(routed) != 0 {
 		t.Errorf("another admin's RouteRuns of a run it did not claim: %v, %v; want nothing routed", routed, err)
 	}
-	if routed, err := stalled.RouteRuns(ctx, []store.Route{{RunID: mine, Address: "http://x:1"}}); err != nil || !routed[mine] {
+	if routed, err := stalled.Runs.Route(ctx, []store.Route{{RunID: mine, Address: "http://x:1"}}); err != nil || !routed[mine] {
 		t.Fatalf("RouteRuns of the admin's own run: %v, %v", routed, err)
 	}
 
@@ -120,7 +120,7 @@ func TestRouteFence(t *testing.T) {
 	if err != nil || len(ids) != 1 || ids[0] != stalled.AdminID() {
 		t.Fatalf("AdoptDeadAdmins = %v, %v; want [%s]", ids, err, stalled.AdminID())
 	}
-	adopted, err := adopter.AdoptedRuns(ctx)
+	adopted, err := adopter.Runs.Adopted(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,25 +145,25 @@ func TestRouteFence(t *testing.T) {
 	if !adopter.AwaitLease(ctx) {
 		t.Error("AwaitLease of the adopter = false, want true")
 	}
-	if _, err := stalled.RouteRuns(ctx, []store.Route{{RunID: theirs, Address: "http://y:1"}}); !errors.Is(err, store.ErrLeaseLost) {
+	if _, err := stalled.Runs.Route(ctx, []store.Route{{RunID: theirs, Address: "http://y:1"}}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("RouteRuns of the adopted admin: %v, want ErrLeaseLost", err)
 	}
-	if _, err := stalled.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: mine, ExecutorAddress: "http://x:1", ShardTotal: 1,
+	if _, err := stalled.Runs.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: mine, ExecutorAddress: "http://x:1", ShardTotal: 1,
 		Failed: true, Message: "late", FinishedAt: t0}}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("RecordDispatches of the adopted admin: %v, want ErrLeaseLost", err)
 	}
-	if routed, err := adopter.RouteRuns(ctx, []store.Route{{RunID: theirs, Address: "http://y:1"}, {RunID: mine, Address: "http://x:1"}}); err != nil ||
+	if routed, err := adopter.Runs.Route(ctx, []store.Route{{RunID: theirs, Address: "http://y:1"}, {RunID: mine, Address: "http://x:1"}}); err != nil ||
 		!routed[theirs] || !routed[mine] {
 		t.Fatalf("the adopter's RouteRuns: %v, %v; want both routed", routed, err)
 	}
-	if routed, err := third.RouteRuns(ctx, []store.Route{{RunID: theirs, Address: "http://z:1"}}); err != nil || len(routed) != 0 {
+	if routed, err := third.Runs.Route(ctx, []store.Route{{RunID: theirs, Address: "http://z:1"}}); err != nil || len(routed) != 0 {
 		t.Errorf("a third admin's RouteRuns of the adopter's run: %v, %v; want nothing routed", routed, err)
 	}
-	if left, err := adopter.AdoptedRuns(ctx); err != nil || len(left) != 0 {
+	if left, err := adopter.Runs.Adopted(ctx); err != nil || len(left) != 0 {
 		t.Errorf("AdoptedRuns after the adopter routed them = %v, %v; want none: they are its own", left, err)
 	}
 	for id, want := range map[int64]carillonv1.RunStatus{mine: carillonv1.RunStatus_RUN_STATUS_RUNNING, theirs: carillonv1.RunStatus_RUN_STATUS_RUNNING} {
-		if got, _ := adopter.Run(ctx, id); got.Status != want {
+		if got, _ := adopter.Runs.Get(ctx, id); got.Status != want {
 			t.Errorf("run %d: %s, want %s", id, got.Status, want)
 		}
 	}

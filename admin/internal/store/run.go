@@ -12,6 +12,10 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+// RunStore keeps runs: their routes, dispatches, results, and the
+// reads of the monitor, the API and the reports (Store.Runs).
+type RunStore struct{ *db }
+
 // Run is one execution of a job on one executor (one shard of a fire).
 type Run struct {
 	ID              int64
@@ -49,8 +53,8 @@ type Run struct {
 	// LateResult says a result from the executor replaced the admin's guess.
 	LateResult bool
 	// RoutedTo is the executor the run was routed to before its call
-	// (RouteRuns): "" if never routed, so never sent; RouteAnyExecutor if
-	// unknown. Read by UnsentRuns and AdoptedRuns only.
+	// (RunStore.Route): "" if never routed, so never sent; RouteAnyExecutor if
+	// unknown. Read by RunStore.Unsent and RunStore.Adopted only.
 	RoutedTo string
 	// WorkflowRunID and WorkflowNode name the workflow run and node the
 	// run is of (TRIGGER_TYPE_WORKFLOW, and its retries and shards); 0 and
@@ -189,7 +193,7 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 // VALUES (SQLite's AUTOINCREMENT, PostgreSQL's identity sequence, each
 // counting up as it stores them), which is how the IDs it returns, in no
 // promised order, are matched to the runs: sorted.
-func (s *Store) insertRuns(ctx context.Context, tx *sql.Tx, runs []Run) error {
+func (s *db) insertRuns(ctx context.Context, tx *sql.Tx, runs []Run) error {
 	args := make([]any, 0, min(len(runs), insertChunks[0])*runInsertArgs)
 	for len(runs) > 0 {
 		k := insertChunk(len(runs))
@@ -214,8 +218,8 @@ func (s *Store) insertRuns(ctx context.Context, tx *sql.Tx, runs []Run) error {
 	return nil
 }
 
-// InsertRuns stores new runs and returns them with their IDs.
-func (s *Store) InsertRuns(ctx context.Context, runs []Run) ([]Run, error) {
+// Insert stores new runs and returns them with their IDs.
+func (s RunStore) Insert(ctx context.Context, runs []Run) ([]Run, error) {
 	err := s.writeLeased(ctx, func(tx *sql.Tx) error { return s.insertRuns(ctx, tx, runs) })
 	if err != nil {
 		return nil, fmt.Errorf("store: insert runs: %w", err)
@@ -223,8 +227,8 @@ func (s *Store) InsertRuns(ctx context.Context, runs []Run) ([]Run, error) {
 	return runs, nil
 }
 
-// Run returns the run with the given ID.
-func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
+// Get returns the run with the given ID.
+func (s RunStore) Get(ctx context.Context, id int64) (Run, error) {
 	r, err := scanRun(s.reader(ctx).QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, fmt.Errorf("%w: run %d", ErrNotFound, id)
@@ -259,8 +263,8 @@ func (r *Run) Waiting(now time.Time) bool {
 	return r.Status == carillonv1.RunStatus_RUN_STATUS_RUNNING && r.ExecutorAddress == "" && r.TriggeredAt.After(now)
 }
 
-// Runs returns the runs f selects, newest (largest ID) first.
-func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
+// List returns the runs f selects, newest (largest ID) first.
+func (s RunStore) List(ctx context.Context, f RunFilter) ([]Run, error) {
 	var where []string
 	var a args
 	if f.BeforeID > 0 {
@@ -296,10 +300,10 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	return s.queryRuns(ctx, q+` ORDER BY id DESC LIMIT `+a.add(cmpLimit(f.Limit)), a...)
 }
 
-// LastRuns returns the newest run of each of jobIDs that has one, by job
+// Last returns the newest run of each of jobIDs that has one, by job
 // id; of groupID's runs only, unless it is 0 (a job may have moved between
 // groups).
-func (s *Store) LastRuns(ctx context.Context, jobIDs []int64, groupID int64) (map[int64]Run, error) {
+func (s RunStore) Last(ctx context.Context, jobIDs []int64, groupID int64) (map[int64]Run, error) {
 	out := make(map[int64]Run, len(jobIDs))
 	if len(jobIDs) == 0 {
 		return out, nil
@@ -319,7 +323,7 @@ func (s *Store) LastRuns(ctx context.Context, jobIDs []int64, groupID int64) (ma
 	return out, nil
 }
 
-func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, error) {
+func (s *db) queryRuns(ctx context.Context, q string, args ...any) ([]Run, error) {
 	rs, err := collectRuns(s.reader(ctx).QueryContext(ctx, q, args...))
 	if err != nil {
 		return nil, fmt.Errorf("store: runs: %w", err)
@@ -331,7 +335,7 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, er
 // broadcast, before any of its shards is sent: a result can arrive before
 // the dispatch is recorded, and settling it must know how many shards the
 // fire has (children fire once all of them succeeded).
-func (s *Store) SetShardTotals(ctx context.Context, totals map[int64]int32) error {
+func (s RunStore) SetShardTotals(ctx context.Context, totals map[int64]int32) error {
 	var list jsonRows
 	for id, n := range totals {
 		list.next().int(id).int(int64(n))

@@ -26,13 +26,13 @@ func TestInsertRunsIDs(t *testing.T) {
 					runs[i] = *pendingRun(j, t0.Add(time.Duration(round*1000+i)*time.Second))
 					runs[i].Param = fmt.Sprint("round ", round, " run ", i)
 				}
-				stored, err := s.InsertRuns(ctx, runs)
+				stored, err := s.Runs.Insert(ctx, runs)
 				if err != nil {
 					t.Fatal(err)
 				}
 				seen := map[int64]bool{}
 				for i, r := range stored {
-					got, err := s.Run(ctx, r.ID)
+					got, err := s.Runs.Get(ctx, r.ID)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -22,7 +22,7 @@ func settleOutputs(t *testing.T, s *store.Store, r store.Run, outputs map[string
 // settleWith settles running run r with status and outputs at at.
 func settleWith(t *testing.T, s *store.Store, r store.Run, status carillonv1.RunStatus, outputs map[string]string, at time.Time) store.Settled {
 	t.Helper()
-	out, err := s.SettleRuns(context.Background(), followup.Policy{}, []store.Result{{RunID: r.ID, Status: status, FinishedAt: at, Outputs: outputs}})
+	out, err := s.Runs.Settle(context.Background(), followup.Policy{}, []store.Result{{RunID: r.ID, Status: status, FinishedAt: at, Outputs: outputs}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func settleWith(t *testing.T, s *store.Store, r store.Run, status carillonv1.Run
 // storedRun reads run id back.
 func storedRun(t *testing.T, s *store.Store, id int64) store.Run {
 	t.Helper()
-	r, err := s.Run(context.Background(), id)
+	r, err := s.Runs.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,14 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/auth"
 )
 
+// AuthStore keeps who may call the API: console sessions, API tokens and
+// OIDC sign-ins (Store.Auth).
+type AuthStore struct{ *db }
+
 // CreateSession stores a session of the user by its token hash, expiring
 // at expires, records the login time, and drops expired sessions. It
 // returns the session's ID.
-func (s *Store) CreateSession(ctx context.Context, userID int64, tokenHash string, now, expires time.Time) (int64, error) {
+func (s AuthStore) CreateSession(ctx context.Context, userID int64, tokenHash string, now, expires time.Time) (int64, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, millis(now)); err != nil {
@@ -34,7 +38,7 @@ func (s *Store) CreateSession(ctx context.Context, userID int64, tokenHash strin
 }
 
 // DeleteSession ends a session.
-func (s *Store) DeleteSession(ctx context.Context, id int64) error {
+func (s AuthStore) DeleteSession(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = $1`, id)
 		if err != nil {
@@ -56,7 +60,7 @@ const apiTokenTouchEvery = time.Minute
 // Principal returns who a credential belongs to, by its kind and token
 // hash. An unknown or expired credential, or one of a disabled user, is
 // ErrNotFound.
-func (s *Store) Principal(ctx context.Context, kind auth.CredentialKind, tokenHash string, now time.Time) (auth.Principal, error) {
+func (s AuthStore) Principal(ctx context.Context, kind auth.CredentialKind, tokenHash string, now time.Time) (auth.Principal, error) {
 	var q string
 	switch kind {
 	case auth.CredentialSession:

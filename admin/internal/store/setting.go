@@ -8,8 +8,11 @@ import (
 	"time"
 )
 
-// Setting returns the value of an admin setting; ErrNotFound when unset.
-func (s *Store) Setting(ctx context.Context, name string) (string, error) {
+// SettingStore keeps the admin's settings (Store.Settings).
+type SettingStore struct{ *db }
+
+// Get returns the value of an admin setting; ErrNotFound when unset.
+func (s SettingStore) Get(ctx context.Context, name string) (string, error) {
 	var v string
 	err := s.reader(ctx).QueryRowContext(ctx, `SELECT value FROM settings WHERE name = $1`, name).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -21,9 +24,9 @@ func (s *Store) Setting(ctx context.Context, name string) (string, error) {
 	return v, nil
 }
 
-// InitSetting stores value under name unless the setting exists, and
+// Init stores value under name unless the setting exists, and
 // returns the value in force and whether it was stored now.
-func (s *Store) InitSetting(ctx context.Context, name, value string, now time.Time) (string, bool, error) {
+func (s SettingStore) Init(ctx context.Context, name, value string, now time.Time) (string, bool, error) {
 	stored := false
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = $1`, name).Scan(&value)

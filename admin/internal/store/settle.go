@@ -85,9 +85,9 @@ type Settled struct {
 }
 
 // RecordDispatches stores how runs were dispatched and settles those that
-// failed, following policy p (see SettleRuns). A result that arrived
+// failed, following policy p (see RunStore.Settle). A result that arrived
 // before its dispatch was recorded is kept.
-func (s *Store) RecordDispatches(ctx context.Context, p Policy, ds []Dispatch) (Settled, error) {
+func (s RunStore) RecordDispatches(ctx context.Context, p Policy, ds []Dispatch) (Settled, error) {
 	var list jsonRows
 	var failures []Result
 	record := s.q.recordRuns
@@ -134,7 +134,7 @@ func recordedIDs(rows *sql.Rows, err error) (map[int64]bool, error) {
 	return ids, rows.Err()
 }
 
-// SettleRuns records results of running runs. A result for a run that is
+// Settle records results of running runs. A result for a run that is
 // not running (already settled, or unknown) does not change its status, so
 // repeating a result is harmless; one from an executor that says something
 // else than the run does is noted in the run's message (noteLater). Of two
@@ -147,7 +147,7 @@ func recordedIDs(rows *sql.Rows, err error) (map[int64]bool, error) {
 //     job gets a pending PARENT run, once per fire;
 //   - a FIX_DELAY job's next fire is set once nothing of its fire is left
 //     running or pending.
-func (s *Store) SettleRuns(ctx context.Context, p Policy, results []Result) (Settled, error) {
+func (s RunStore) Settle(ctx context.Context, p Policy, results []Result) (Settled, error) {
 	out, err := s.settleTx(ctx, p, func(st *settler) error { return st.settle(results) })
 	if err != nil {
 		return Settled{}, fmt.Errorf("store: settle runs: %w", err)
@@ -158,7 +158,7 @@ func (s *Store) SettleRuns(ctx context.Context, p Policy, results []Result) (Set
 // settleTx runs fn with a settler in one write transaction inside the
 // admins' fence (writeLeased: the follow-ups it makes wait in this admin's
 // queue) and returns what it settled.
-func (s *Store) settleTx(ctx context.Context, p Policy, fn func(st *settler) error) (Settled, error) {
+func (s *db) settleTx(ctx context.Context, p Policy, fn func(st *settler) error) (Settled, error) {
 	var out Settled
 	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
 		st := &settler{ctx: ctx, tx: tx, q: &s.q, d: s.d, policy: p, cache: &s.jobs, jobs: map[int64]*JobDefinition{}, parents: map[fireKey]bool{}}

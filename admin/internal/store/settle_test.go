@@ -16,7 +16,7 @@ import (
 // claimRun claims one pending run with ClaimRuns; ok is false when it was
 // not pending.
 func claimRun(ctx context.Context, s *store.Store, id int64, trigger carillonv1.TriggerType, now time.Time) (store.Run, bool, error) {
-	runs, err := s.ClaimRuns(ctx, []store.RunClaim{{RunID: id, TriggerType: trigger}}, now)
+	runs, err := s.Fires.ClaimRuns(ctx, []store.RunClaim{{RunID: id, TriggerType: trigger}}, now)
 	if err != nil || len(runs) == 0 {
 		return store.Run{}, false, err
 	}
@@ -28,7 +28,7 @@ func running(t *testing.T, s *store.Store, j store.Job, at time.Time, shard, tot
 	t.Helper()
 	r := *pendingRun(j, at)
 	r.ShardIndex, r.ShardTotal = shard, total
-	runs, err := s.InsertRuns(context.Background(), []store.Run{r})
+	runs, err := s.Runs.Insert(context.Background(), []store.Run{r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func running(t *testing.T, s *store.Store, j store.Job, at time.Time, shard, tot
 
 func settle(t *testing.T, s *store.Store, r store.Run, status carillonv1.RunStatus, at time.Time) store.Settled {
 	t.Helper()
-	out, err := s.SettleRuns(context.Background(), followup.Policy{}, []store.Result{{RunID: r.ID, Status: status, FinishedAt: at, Message: status.String()}})
+	out, err := s.Runs.Settle(context.Background(), followup.Policy{}, []store.Result{{RunID: r.ID, Status: status, FinishedAt: at, Message: status.String()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestRetries(t *testing.T) {
 			s, b := setup(t, newDB(t))
 			j := newJob(b.group.ID, time.Time{})
 			j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff = 3, 5, true
-			j, _ = s.CreateJob(ctx, j, t0)
+			j, _ = s.Jobs.Create(ctx, j, t0)
 
 			r := running(t, s, j, t0, 0, 1)
 			finish := t0
@@ -76,7 +76,7 @@ func TestRetries(t *testing.T) {
 					t.Fatalf("retry after attempt %d = %+v; want attempt %d, RETRY, PENDING, scheduled %v, due %v",
 						attempt, retry, attempt+1, t0, finish.Add(wantDelay))
 				}
-				if got, _ := s.Run(ctx, r.ID); got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
+				if got, _ := s.Runs.Get(ctx, r.ID); got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
 					t.Errorf("attempt %d (retried) has alarm %s, want none", attempt, got.AlarmStatus)
 				}
 				got, ok, err := claimRun(ctx, s, retry.ID, carillonv1.TriggerType_TRIGGER_TYPE_RETRY, retry.DueAt)
@@ -90,7 +90,7 @@ func TestRetries(t *testing.T) {
 			if len(out.FollowUps) != 0 {
 				t.Fatalf("after the last attempt: %d follow-ups, want none", len(out.FollowUps))
 			}
-			alarms, _ := s.PendingAlarms(ctx, finish.Add(time.Hour), 10)
+			alarms, _ := s.Alarms.Pending(ctx, finish.Add(time.Hour), 10)
 			if len(alarms) != 1 || alarms[0].ID != r.ID {
 				t.Errorf("pending alarms = %v, want only the last attempt %d", alarms, r.ID)
 			}
@@ -110,22 +110,22 @@ func TestRetryRendersAgain(t *testing.T) {
 			s, b := setup(t, be.DB(t))
 			j := newJob(b.group.ID, time.Time{})
 			j.RetryCount, j.ParamTemplate, j.Param = 1, true, "attempt {{.Attempt}}"
-			j, err := s.CreateJob(ctx, j, t0)
+			j, err := s.Jobs.Create(ctx, j, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			r := running(t, s, j, t0, 0, 1)
-			if err := s.RenderParams(ctx, []store.Rendered{{RunID: r.ID, Param: "attempt 0"}}); err != nil {
+			if err := s.Runs.RenderParams(ctx, []store.Rendered{{RunID: r.ID, Param: "attempt 0"}}); err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := s.Run(ctx, r.ID); got.SentParam() != "attempt 0" {
+			if got, _ := s.Runs.Get(ctx, r.ID); got.SentParam() != "attempt 0" {
 				t.Fatalf("the first attempt's param %q, want its rendering", got.SentParam())
 			}
 			out := settle(t, s, r, carillonv1.RunStatus_RUN_STATUS_FAILED, t0.Add(time.Minute))
 			if len(out.FollowUps) != 1 {
 				t.Fatalf("%d follow-ups, want one retry", len(out.FollowUps))
 			}
-			retry, err := s.Run(ctx, out.FollowUps[0].ID)
+			retry, err := s.Runs.Get(ctx, out.FollowUps[0].ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestKilledRunIsNotRetried(t *testing.T) {
 			s, b := setup(t, newDB(t))
 			j := newJob(b.group.ID, time.Time{})
 			j.RetryCount = 2
-			j, _ = s.CreateJob(context.Background(), j, t0)
+			j, _ = s.Jobs.Create(context.Background(), j, t0)
 			out := settle(t, s, running(t, s, j, t0, 0, 1), carillonv1.RunStatus_RUN_STATUS_KILLED, t0)
 			if len(out.FollowUps) != 0 {
 				t.Errorf("a killed run got %d follow-ups, want none", len(out.FollowUps))
@@ -165,10 +165,10 @@ func TestChildrenAfterAllShards(t *testing.T) {
 
 			ctx := context.Background()
 			s, b := setup(t, newDB(t))
-			child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			child, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 			parent := newJob(b.group.ID, time.Time{})
 			parent.ChildJobIDs, parent.RetryCount = []int64{child.ID}, 1
-			parent, _ = s.CreateJob(ctx, parent, t0)
+			parent, _ = s.Jobs.Create(ctx, parent, t0)
 
 			shards := []store.Run{running(t, s, parent, t0, 0, 3), running(t, s, parent, t0, 1, 3), running(t, s, parent, t0, 2, 3)}
 			if out := settle(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0); len(out.FollowUps) != 0 {
@@ -206,10 +206,10 @@ func TestChildrenOnceWhenShardsSettleTogether(t *testing.T) {
 
 			ctx := context.Background()
 			s, b := setup(t, newDB(t))
-			child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			child, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 			parent := newJob(b.group.ID, time.Time{})
 			parent.ChildJobIDs = []int64{child.ID}
-			parent, _ = s.CreateJob(ctx, parent, t0)
+			parent, _ = s.Jobs.Create(ctx, parent, t0)
 
 			var results []store.Result
 			for i := range int32(3) {
@@ -219,7 +219,7 @@ func TestChildrenOnceWhenShardsSettleTogether(t *testing.T) {
 			dup := results[1]
 			dup.Status, dup.Message = carillonv1.RunStatus_RUN_STATUS_FAILED, "a later, different result"
 			results = append(results, dup)
-			out, err := s.SettleRuns(ctx, followup.Policy{}, results)
+			out, err := s.Runs.Settle(ctx, followup.Policy{}, results)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +247,7 @@ func TestDeleteRuns(t *testing.T) {
 
 			ctx := context.Background()
 			s, b := setup(t, newDB(t))
-			j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			j, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 			for i := range 10 {
 				settle(t, s, running(t, s, j, t0.Add(time.Duration(i)*time.Hour), 0, 1), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0)
 			}
@@ -263,31 +263,31 @@ func TestDeleteRuns(t *testing.T) {
 				{store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour), KeepLast: 8}, 2},
 				{store.RunSelection{JobID: j.ID + 1}, 0},
 			} {
-				if n, err := s.CountRunSelection(ctx, tt.sel); err != nil || n != tt.want {
+				if n, err := s.Runs.CountSelection(ctx, tt.sel); err != nil || n != tt.want {
 					t.Errorf("count %+v: %d, %v; want %d", tt.sel, n, err, tt.want)
 				}
 			}
-			if runs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID}); len(runs) != 11 {
+			if runs, _ := s.Runs.List(ctx, store.RunFilter{JobID: j.ID}); len(runs) != 11 {
 				t.Fatalf("%d runs after counting, want 11", len(runs))
 			}
 
-			n, err := s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 2)
+			n, err := s.Runs.Delete(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 2)
 			if err != nil || n != 2 {
 				t.Fatalf("first batch: %d, %v; want 2", n, err)
 			}
-			n, _ = s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 100)
+			n, _ = s.Runs.Delete(ctx, store.RunSelection{JobID: j.ID, Before: t0.Add(3 * time.Hour)}, 100)
 			if n != 1 {
 				t.Fatalf("second batch: %d, want the 1 left before the cutoff", n)
 			}
-			n, _ = s.DeleteRuns(ctx, store.RunSelection{JobID: j.ID, KeepLast: 4}, 100)
+			n, _ = s.Runs.Delete(ctx, store.RunSelection{JobID: j.ID, KeepLast: 4}, 100)
 			if n != 3 {
 				t.Fatalf("keep last 4 of 7 settled: deleted %d, want 3", n)
 			}
-			runs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID})
+			runs, _ := s.Runs.List(ctx, store.RunFilter{JobID: j.ID})
 			if len(runs) != 5 {
 				t.Fatalf("%d runs left, want 4 kept plus the running one", len(runs))
 			}
-			if _, err := s.Run(ctx, live.ID); err != nil {
+			if _, err := s.Runs.Get(ctx, live.ID); err != nil {
 				t.Errorf("the running run was deleted: %v", err)
 			}
 		})
@@ -305,18 +305,18 @@ func TestFixDelayWaitsForEveryShard(t *testing.T) {
 			s, b := setup(t, newDB(t))
 			j := newJob(b.group.ID, t0)
 			j.ScheduleType, j.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, 30
-			j, _ = s.CreateJob(ctx, j, t0)
-			if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0}}); err != nil { // next: none until the fire is done
+			j, _ = s.Jobs.Create(ctx, j, t0)
+			if _, err := s.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: t0}}); err != nil { // next: none until the fire is done
 				t.Fatal(err)
 			}
 			shards := []store.Run{running(t, s, j, t0, 0, 2), running(t, s, j, t0, 1, 2)}
 			settle(t, s, shards[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(5*time.Second))
-			if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.IsZero() {
+			if got, _ := s.Jobs.Get(ctx, j.ID); !got.NextFireAt.IsZero() {
 				t.Fatalf("next fire %v after 1 of 2 shards, want none yet", got.NextFireAt)
 			}
 			last := t0.Add(9 * time.Second)
 			settle(t, s, shards[1], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, last)
-			if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.Equal(last.Add(30 * time.Second)) {
+			if got, _ := s.Jobs.Get(ctx, j.ID); !got.NextFireAt.Equal(last.Add(30 * time.Second)) {
 				t.Errorf("next fire %v, want the last shard's finish + 30 s = %v", got.NextFireAt, last.Add(30*time.Second))
 			}
 		})
@@ -334,13 +334,13 @@ func TestSettleRecordsDispatch(t *testing.T) {
 
 			ctx := context.Background()
 			s, b := setup(t, newDB(t))
-			j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			j, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 			with, without := running(t, s, j, t0, 0, 1), running(t, s, j, t0.Add(time.Second), 0, 1)
-			if _, err := s.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: without.ID, ExecutorAddress: "http://before", ShardTotal: 1,
+			if _, err := s.Runs.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: without.ID, ExecutorAddress: "http://before", ShardTotal: 1,
 				TriggerMessage: "recorded", TimeoutSeconds: 3}}); err != nil {
 				t.Fatal(err)
 			}
-			_, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{
+			_, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{
 				{RunID: with.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0,
 					Dispatch: &store.Dispatch{RunID: with.ID, ExecutorAddress: "http://with", TriggerMessage: "sent with \"quotes\"", TimeoutSeconds: 9}},
 				{RunID: without.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0},
@@ -353,7 +353,7 @@ func TestSettleRecordsDispatch(t *testing.T) {
 				addr, msg string
 				timeout   int32
 			}{{with.ID, "http://with", "sent with \"quotes\"", 9}, {without.ID, "http://before", "recorded", 3}} {
-				r, _ := s.Run(ctx, tt.id)
+				r, _ := s.Runs.Get(ctx, tt.id)
 				if r.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || r.ExecutorAddress != tt.addr || r.TriggerMessage != tt.msg || r.TimeoutSeconds != tt.timeout {
 					t.Errorf("run %d: %s on %q, %q, timeout %d; want SUCCEEDED on %q, %q, timeout %d",
 						tt.id, r.Status, r.ExecutorAddress, r.TriggerMessage, r.TimeoutSeconds, tt.addr, tt.msg, tt.timeout)
@@ -378,13 +378,13 @@ func TestLateResult(t *testing.T) {
 
 			ctx := context.Background()
 			s, b := setup(t, newDB(t))
-			child, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			child, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 			j := newJob(b.group.ID, time.Time{})
 			j.RetryCount, j.AlarmEveryFailure, j.ChildJobIDs = 1, true, []int64{child.ID}
-			j, _ = s.CreateJob(ctx, j, t0)
+			j, _ = s.Jobs.Create(ctx, j, t0)
 			r := running(t, s, j, t0, 0, 1)
 
-			lost, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, ByAdmin: true,
+			lost, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, ByAdmin: true,
 				Message: "lost: executor gone", FinishedAt: t0.Add(time.Minute)}})
 			if err != nil {
 				t.Fatal(err)
@@ -393,23 +393,23 @@ func TestLateResult(t *testing.T) {
 				t.Fatalf("the admin's LOST made follow-ups %+v, want one retry", lost.FollowUps)
 			}
 			retry := lost.FollowUps[0]
-			if got, _ := s.Run(ctx, r.ID); !got.AdminSettled || got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_PENDING {
+			if got, _ := s.Runs.Get(ctx, r.ID); !got.AdminSettled || got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_PENDING {
 				t.Fatalf("after the admin's LOST: admin settled %v, alarm %s; want true, PENDING", got.AdminSettled, got.AlarmStatus)
 			}
 
-			late, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED,
+			late, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED,
 				Message: "done", FinishedAt: t0.Add(2 * time.Minute)}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _ := s.Run(ctx, r.ID)
+			got, _ := s.Runs.Get(ctx, r.ID)
 			if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || !got.LateResult || got.AdminSettled ||
 				got.Message != "done (reported after the admin had settled the run LOST: lost: executor gone)" ||
 				got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
 				t.Errorf("after the late result: %s %q late=%v admin=%v alarm %s; want SUCCEEDED, saying it replaced LOST, no alarm",
 					got.Status, got.Message, got.LateResult, got.AdminSettled, got.AlarmStatus)
 			}
-			if got, _ := s.Run(ctx, retry.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
+			if got, _ := s.Runs.Get(ctx, retry.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
 				t.Errorf("the admin's retry is %s, want SKIPPED: the run did not fail", got.Status)
 			}
 			if len(late.FollowUps) != 1 || late.FollowUps[0].JobID != child.ID {
@@ -420,10 +420,10 @@ func TestLateResult(t *testing.T) {
 				{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: t0.Add(3 * time.Minute)},
 				{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, ByAdmin: true, FinishedAt: t0.Add(3 * time.Minute)},
 			} {
-				if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{again}); err != nil {
+				if _, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{again}); err != nil {
 					t.Fatal(err)
 				}
-				if got, _ := s.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+				if got, _ := s.Runs.Get(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
 					t.Errorf("result %+v after the late result changed the run to %s", again, got.Status)
 				}
 			}
@@ -442,21 +442,21 @@ func TestResultChecked(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			s, b := setup(t, be.DB(t))
-			j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			j, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 			early, late := running(t, s, j, t0, 0, 1), running(t, s, j, t0.Add(time.Second), 0, 1)
 			sent := t0.Add(10 * time.Second) // the late run's send, recorded with its result
 			succeeded := carillonv1.RunStatus_RUN_STATUS_SUCCEEDED
-			if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{
+			if _, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{
 				{RunID: early.ID, Status: succeeded, Message: "ok", FinishedAt: t0.Add(-time.Hour)},
 				{RunID: late.ID, Status: succeeded, Message: "ok", FinishedAt: t0.Add(5 * time.Second),
 					Dispatch: &store.Dispatch{RunID: late.ID, ExecutorAddress: "http://e", TriggeredAt: sent}},
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := s.Run(ctx, early.ID); !got.FinishedAt.Equal(early.TriggeredAt) {
+			if got, _ := s.Runs.Get(ctx, early.ID); !got.FinishedAt.Equal(early.TriggeredAt) {
 				t.Errorf("finished an hour before its send: finished at %v, want its triggered_at %v", got.FinishedAt, early.TriggeredAt)
 			}
-			if got, _ := s.Run(ctx, late.ID); !got.FinishedAt.Equal(sent) {
+			if got, _ := s.Runs.Get(ctx, late.ID); !got.FinishedAt.Equal(sent) {
 				t.Errorf("finished before the send its dispatch recorded: finished at %v, want %v", got.FinishedAt, sent)
 			}
 
@@ -477,10 +477,10 @@ func TestResultChecked(t *testing.T) {
 				{store.Result{RunID: early.ID, Status: succeeded, Message: "ok, but " + strings.Repeat("x", 300)},
 					"ok" + note + " [a later result was not applied: SUCCEEDED: ok, but " + strings.Repeat("x", 192) + "…]"},
 			} {
-				if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{tt.res}); err != nil {
+				if _, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{tt.res}); err != nil {
 					t.Fatal(err)
 				}
-				got, _ := s.Run(ctx, early.ID)
+				got, _ := s.Runs.Get(ctx, early.ID)
 				if got.Status != succeeded || got.Message != tt.want || !got.FinishedAt.Equal(early.TriggeredAt) {
 					t.Errorf("after result %d: %s %q finished %v; want SUCCEEDED %q finished %v", i, got.Status, got.Message, got.FinishedAt, tt.want, early.TriggeredAt)
 				}
@@ -489,20 +489,20 @@ func TestResultChecked(t *testing.T) {
 			full := running(t, s, j, t0.Add(2*time.Second), 0, 1)
 			long := strings.Repeat("z", 16300)
 			settle(t, s, full, succeeded, t0.Add(time.Minute)) // message "RUN_STATUS_SUCCEEDED"
-			if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: full.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: long}}); err != nil {
+			if _, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: full.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, Message: long}}); err != nil {
 				t.Fatal(err)
 			}
-			got, _ := s.Run(ctx, full.ID)
+			got, _ := s.Runs.Get(ctx, full.ID)
 			if !strings.HasPrefix(got.Message, "RUN_STATUS_SUCCEEDED [a later result was not applied: FAILED: zzz") || len(got.Message) > 300 {
 				t.Fatalf("a later result's note: %.300q, want its message cut to %d characters", got.Message, 200)
 			}
 			for i := range 100 {
-				if _, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: full.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
+				if _, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: full.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
 					Message: fmt.Sprintf("%d %s", i, long)}}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if got, _ := s.Run(ctx, full.ID); len([]rune(got.Message)) > 16384 || len([]rune(got.Message)) < 16000 {
+			if got, _ := s.Runs.Get(ctx, full.ID); len([]rune(got.Message)) > 16384 || len([]rune(got.Message)) < 16000 {
 				t.Errorf("after 100 different later results the message has %d characters, want notes up to 16,384", len([]rune(got.Message)))
 			}
 		})
@@ -518,14 +518,14 @@ func TestLastRuns(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			s, b := setup(t, be.DB(t))
-			j1, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-			j2, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
-			j3, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			j1, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
+			j2, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
+			j3, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 			settle(t, s, running(t, s, j1, t0, 0, 1), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0)
 			failed := running(t, s, j1, t0.Add(time.Hour), 0, 1)
 			settle(t, s, failed, carillonv1.RunStatus_RUN_STATUS_FAILED, t0.Add(time.Hour))
 			live := running(t, s, j2, t0, 0, 1)
-			last, err := s.LastRuns(ctx, []int64{j1.ID, j2.ID, j3.ID}, 0)
+			last, err := s.Runs.Last(ctx, []int64{j1.ID, j2.ID, j3.ID}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -533,7 +533,7 @@ func TestLastRuns(t *testing.T) {
 				last[j2.ID].ID != live.ID || last[j2.ID].Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
 				t.Errorf("last runs: %+v", last)
 			}
-			if last, err := s.LastRuns(ctx, []int64{j1.ID}, b.group.ID+1); err != nil || len(last) != 0 {
+			if last, err := s.Runs.Last(ctx, []int64{j1.ID}, b.group.ID+1); err != nil || len(last) != 0 {
 				t.Errorf("last runs in another group: %v, %v", last, err)
 			}
 		})
@@ -551,7 +551,7 @@ func TestSettleManyAtOnce(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			s, b := setup(t, be.DB(t))
-			j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+			j, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 			const n = 85
 			var results []store.Result
 			for i := range n {
@@ -565,7 +565,7 @@ func TestSettleManyAtOnce(t *testing.T) {
 					Outputs: map[string]string{"i": fmt.Sprint(i)}})
 			}
 			results = append(results, results[7]) // twice
-			settled, err := s.SettleRuns(ctx, followup.Policy{}, results)
+			settled, err := s.Runs.Settle(ctx, followup.Policy{}, results)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -573,7 +573,7 @@ func TestSettleManyAtOnce(t *testing.T) {
 				t.Fatalf("%d runs settled, want %d", len(settled.Runs), n)
 			}
 			for _, res := range results[:n] {
-				r, err := s.Run(ctx, res.RunID)
+				r, err := s.Runs.Get(ctx, res.RunID)
 				if err != nil {
 					t.Fatal(err)
 				}

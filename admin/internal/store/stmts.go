@@ -29,7 +29,7 @@ type stmts struct {
 	settle      [len(insertChunks)]*sql.Stmt // writer, hotSQL.settleChunk: insertChunks[i] runs RUNNING → final, RETURNING them
 	txJobs      *sql.Stmt                    // writer: jobs by ID, inside a write transaction
 	jobsByID    *sql.Stmt                    // readers: jobs by ID
-	resultRuns  *sql.Stmt                    // readers: what results are checked against (ResultRuns)
+	resultRuns  *sql.Stmt                    // readers: what results are checked against (RunStore.Results)
 }
 
 // Hot statements. Each list parameter is a JSON array; an element that is
@@ -85,7 +85,7 @@ var settleValues = strings.Count(settleColumns, ",") + 1
 // settlement of a run (LOST, TIMED_OUT) with a result from its executor. A
 // run settled SKIPPED (not sent: DO_NOTHING after a restart, its job
 // stopped) is the record of its one missed instant (missed_count 1,
-// missed_until its instant), as SkipRun's are. A result's finished at is
+// missed_until its instant), as FireStore.Skip's are. A result's finished at is
 // never before the run was sent (finishedAtSQL). Settling takes the row
 // out of runs_active, so setting triggered_at here costs nothing more.
 // Values rather than a JSON list (as the other hot statements take): a
@@ -117,7 +117,7 @@ func settleRunsSQL(values string) string {
 var settledColumns = strings.Replace(runColumns, "trigger_message", "'' AS trigger_message", 1)
 
 // prepare prepares the hot statements on the writer and the readers.
-func (s *Store) prepare(ctx context.Context) error {
+func (s *db) prepare(ctx context.Context) error {
 	var errs []error
 	prep := func(db *sql.DB, q string) *sql.Stmt {
 		st, err := db.PrepareContext(ctx, q)

@@ -60,7 +60,7 @@ func (s *stops) markIn(m *map[int64]uint64, id int64) {
 // StopSeq returns the sequence number of the latest job stop, deletion or
 // update. Read it before claiming runs; StoppedSince and UpdatedSince then
 // say whether a run's job was stopped or updated after the claim.
-func (s *Store) StopSeq() uint64 {
+func (s JobStore) StopSeq() uint64 {
 	s.stops.mu.Lock()
 	defer s.stops.mu.Unlock()
 	return s.stops.seq
@@ -68,19 +68,19 @@ func (s *Store) StopSeq() uint64 {
 
 // StoppedSince reports whether job id was stopped or deleted after StopSeq
 // returned seq.
-func (s *Store) StoppedSince(id int64, seq uint64) bool {
+func (s JobStore) StoppedSince(id int64, seq uint64) bool {
 	s.stops.mu.Lock()
 	defer s.stops.mu.Unlock()
 	return s.stops.by[id] > seq
 }
 
-// UpdatedSince reports whether job id was updated (UpdateJob) after
+// UpdatedSince reports whether job id was updated (JobStore.Update) after
 // StopSeq returned seq in what its runs' requests carry to their
 // executors (handler, param, block strategy, timeout, script): a run
 // claimed before, and sent ahead of its instant, carries the job's
 // definition of before the update. An update of anything else (its
 // description, alarms, schedule, ...) does not count.
-func (s *Store) UpdatedSince(id int64, seq uint64) bool {
+func (s JobStore) UpdatedSince(id int64, seq uint64) bool {
 	s.stops.mu.Lock()
 	defer s.stops.mu.Unlock()
 	return s.stops.upd[id] > seq
@@ -90,7 +90,7 @@ func (s *Store) UpdatedSince(id int64, seq uint64) bool {
 // update: a dispatcher that sent runs ahead of their instant waits on it,
 // to cancel on their executors the runs of a job stopped before the
 // instant, and to replace those of a job updated.
-func (s *Store) Stopped() <-chan struct{} {
+func (s JobStore) Stopped() <-chan struct{} {
 	s.stops.mu.Lock()
 	defer s.stops.mu.Unlock()
 	if s.stops.next == nil {
@@ -99,11 +99,11 @@ func (s *Store) Stopped() <-chan struct{} {
 	return s.stops.next
 }
 
-// RedefineRun stores the handler and param a run is sent again with: a
+// Redefine stores the handler and param a run is sent again with: a
 // run sent ahead of its instant and replaced because its job was updated
 // (KillRequest.replace) carries its job's new ones; rendered is the param
 // rendered from a template param (Run.RenderedParam), nil for another.
-func (s *Store) RedefineRun(ctx context.Context, runID int64, handler, param string, rendered *string) error {
+func (s RunStore) Redefine(ctx context.Context, runID int64, handler, param string, rendered *string) error {
 	_, err := s.exec(ctx, `UPDATE runs SET handler = $1, param = $2, rendered_param = $3 WHERE id = $4`, handler, param, nullString(rendered), runID)
 	if err != nil {
 		return fmt.Errorf("store: redefine run %d: %w", runID, err)

@@ -40,7 +40,39 @@ import (
 var migrations embed.FS
 
 // Store is Carillon's database. It is safe for concurrent use.
+//
+// Its own methods run the database: its loops, leases and partition, its
+// health and its size. What it keeps is read and written through one
+// field per aggregate: Jobs, Runs, Groups and so on.
 type Store struct {
+	*db
+
+	Jobs      JobStore
+	Fires     FireStore
+	Runs      RunStore
+	Groups    GroupStore
+	Registry  RegistryStore
+	Workflows WorkflowStore
+	Calendars CalendarStore
+	Alarms    AlarmStore
+	Users     UserStore
+	Auth      AuthStore
+	Audit     AuditStore
+	Settings  SettingStore
+}
+
+// newStore returns the Store over d, its aggregates wired to it.
+func newStore(d *db) *Store {
+	return &Store{db: d,
+		Jobs: JobStore{d}, Fires: FireStore{d}, Runs: RunStore{d}, Groups: GroupStore{d},
+		Registry: RegistryStore{d}, Workflows: WorkflowStore{d}, Calendars: CalendarStore{d},
+		Alarms: AlarmStore{d}, Users: UserStore{d}, Auth: AuthStore{d}, Audit: AuditStore{d},
+		Settings: SettingStore{d},
+	}
+}
+
+// db is the connections and state that the Store and its aggregates share.
+type db struct {
 	w    *sql.DB // the one writer connection
 	r    *sql.DB // readers of the fire path (scheduler, trigger, monitor)
 	api  *sql.DB // readers of the management API (WithAPIReads)
@@ -120,7 +152,7 @@ func open(ctx context.Context, path, writerMode string) (*Store, error) {
 		_ = lock.release()
 		return nil, fmt.Errorf("store: create %s: %w", path, err)
 	}
-	s := &Store{lock: lock, path: abs, d: sqliteDialect{}}
+	s := newStore(&db{lock: lock, path: abs, d: sqliteDialect{}})
 	// The writer checkpoints the WAL itself only past 10,000 pages (40 MiB);
 	// Store.checkpoints does most of it, off the writer's path. Its
 	// statement journals stay in memory (temp_store): an insert into runs
@@ -203,7 +235,7 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-func (s *Store) migrate(ctx context.Context) error {
+func (s *db) migrate(ctx context.Context) error {
 	names, err := fs.Glob(migrations, s.d.migrations()+"/*.sql")
 	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
@@ -275,7 +307,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // write runs fn in a write transaction and commits it if fn returns nil.
 // An error of a full disk or a read-only database matches ErrFull or
 // ErrReadOnly, and is remembered for Writable.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *db) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	err := storageError(s.writeTx(ctx, fn))
 	s.health.record(err)
 	if err == nil {
@@ -285,7 +317,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // exec runs one write statement outside a transaction.
-func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (s *db) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	res, err := s.w.ExecContext(ctx, query, args...)
 	if err == nil {
 		s.changed.Emit()
@@ -298,7 +330,7 @@ func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result
 // Until a test waits on it, an emission costs one atomic load.
 func (s *Store) Changed() *testsignal.Signal { return &s.changed }
 
-func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *db) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	s.writes.waiting.Add(1)
 	tx, err := s.w.BeginTx(ctx, nil)
 	s.writes.waiting.Add(-1)

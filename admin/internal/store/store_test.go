@@ -44,7 +44,7 @@ func setup(t *testing.T, db string) (*store.Store, *bundle) {
 	}
 	t.Cleanup(func() { s.Close() })
 	leased(t, s)
-	g, err := s.CreateGroup(context.Background(), store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+	g, err := s.Groups.Create(context.Background(), store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func leased(t *testing.T, s *store.Store) {
 func backendJob(t *testing.T, be pgtest.Backend, next time.Time) (*store.Store, store.Job) {
 	t.Helper()
 	s, b := setup(t, be.DB(t))
-	j, err := s.CreateJob(context.Background(), newJob(b.group.ID, next), t0)
+	j, err := s.Jobs.Create(context.Background(), newJob(b.group.ID, next), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestOpen(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer s2.Close()
-				g, err := s2.Group(ctx, b.group.ID)
+				g, err := s2.Groups.Get(ctx, b.group.ID)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -147,16 +147,16 @@ func TestGroups(t *testing.T) {
 			ctx := context.Background()
 			s, b := setup(t, newDB(t))
 
-			if _, err := s.CreateGroup(ctx, store.Group{AppName: "app", Title: "dup"}, t0); !errors.Is(err, store.ErrAlreadyExists) {
+			if _, err := s.Groups.Create(ctx, store.Group{AppName: "app", Title: "dup"}, t0); !errors.Is(err, store.ErrAlreadyExists) {
 				t.Errorf("duplicate app name: got %v, want ErrAlreadyExists", err)
 			}
-			if _, err := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0); err != nil {
+			if _, err := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.DeleteGroup(ctx, b.group.ID); !errors.Is(err, store.ErrInUse) {
+			if err := s.Groups.Delete(ctx, b.group.ID); !errors.Is(err, store.ErrInUse) {
 				t.Errorf("delete group with a job: got %v, want ErrInUse", err)
 			}
-			if err := s.DeleteGroup(ctx, 999); !errors.Is(err, store.ErrNotFound) {
+			if err := s.Groups.Delete(ctx, 999); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("delete missing group: got %v, want ErrNotFound", err)
 			}
 		})
@@ -173,38 +173,38 @@ func TestRegistry(t *testing.T) {
 			ctx := context.Background()
 			s, _ := setup(t, newDB(t))
 			for _, a := range []string{"http://b:1", "http://a:1"} {
-				if _, err := s.Register(ctx, "app", a, "", 0, t0); err != nil {
+				if _, err := s.Registry.Register(ctx, "app", a, "", 0, t0); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := s.Register(ctx, "app", "http://c:1", "", 0, t0.Add(-2*time.Minute)); err != nil {
+			if _, err := s.Registry.Register(ctx, "app", "http://c:1", "", 0, t0.Add(-2*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 			// A new process on an address says so: Register returns the instance
 			// that registered there before.
-			if prev, err := s.Register(ctx, "app", "http://b:1", "i1", 0, t0); err != nil || prev != "" {
+			if prev, err := s.Registry.Register(ctx, "app", "http://b:1", "i1", 0, t0); err != nil || prev != "" {
 				t.Fatalf("first instance: previous %q, %v; want \"\"", prev, err)
 			}
-			if prev, err := s.Register(ctx, "app", "http://b:1", "i1", 0, t0); err != nil || prev != "i1" {
+			if prev, err := s.Registry.Register(ctx, "app", "http://b:1", "i1", 0, t0); err != nil || prev != "i1" {
 				t.Fatalf("same instance: previous %q, %v; want i1", prev, err)
 			}
-			if prev, err := s.Register(ctx, "app", "http://b:1", "i2", 0, t0); err != nil || prev != "i1" {
+			if prev, err := s.Registry.Register(ctx, "app", "http://b:1", "i2", 0, t0); err != nil || prev != "i1" {
 				t.Fatalf("restarted: previous %q, %v; want i1", prev, err)
 			}
-			if last, err := s.LastBeat(ctx); err != nil || !last.Equal(t0) {
+			if last, err := s.Registry.LastBeat(ctx); err != nil || !last.Equal(t0) {
 				t.Errorf("LastBeat = %v, %v; want %v", last, err, t0)
 			}
-			got, err := s.Executors(ctx, "app", t0.Add(-90*time.Second))
+			got, err := s.Registry.Executors(ctx, "app", t0.Add(-90*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff([]string{"http://a:1", "http://b:1"}, got); diff != "" {
 				t.Errorf("live executors (-want +got):\n%s", diff)
 			}
-			if err := s.Deregister(ctx, "app", "http://a:1"); err != nil {
+			if err := s.Registry.Deregister(ctx, "app", "http://a:1"); err != nil {
 				t.Fatal(err)
 			}
-			got, _ = s.Executors(ctx, "app", t0.Add(-90*time.Second))
+			got, _ = s.Registry.Executors(ctx, "app", t0.Add(-90*time.Second))
 			if diff := cmp.Diff([]string{"http://b:1"}, got); diff != "" {
 				t.Errorf("after deregister (-want +got):\n%s", diff)
 			}
@@ -224,21 +224,21 @@ func TestClaimFires(t *testing.T) {
 			t.Run("AdvancesAndStoresRunOnce", func(t *testing.T) {
 				t.Parallel()
 				s, b := setup(t, newDB(t))
-				j, err := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
+				j, err := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0)
 				if err != nil {
 					t.Fatal(err)
 				}
 				claim := store.Claim{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}
-				runs, err := s.ClaimFires(ctx, []store.Claim{claim})
+				runs, err := s.Fires.Claim(ctx, []store.Claim{claim})
 				if err != nil || len(runs) != 1 {
 					t.Fatalf("first claim: runs %v, err %v; want one run", runs, err)
 				}
 				// The same claim again is stale (next_fire_at moved on): no second run.
-				runs, err = s.ClaimFires(ctx, []store.Claim{claim})
+				runs, err = s.Fires.Claim(ctx, []store.Claim{claim})
 				if err != nil || len(runs) != 0 {
 					t.Fatalf("repeated claim: runs %v, err %v; want none", runs, err)
 				}
-				got, _ := s.Job(ctx, j.ID)
+				got, _ := s.Jobs.Get(ctx, j.ID)
 				if !got.NextFireAt.Equal(t0.Add(time.Second)) || !got.LastFireAt.Equal(t0) {
 					t.Errorf("job after claim: next %v last %v, want next %v last %v", got.NextFireAt, got.LastFireAt, t0.Add(time.Second), t0)
 				}
@@ -247,21 +247,21 @@ func TestClaimFires(t *testing.T) {
 			t.Run("UniqueInstant", func(t *testing.T) {
 				t.Parallel()
 				s, b := setup(t, newDB(t))
-				j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-				if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0, Runs: []store.Run{*pendingRun(j, t0)}}}); err != nil {
+				j, _ := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0)
+				if _, err := s.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0, Runs: []store.Run{*pendingRun(j, t0)}}}); err != nil {
 					t.Fatal(err)
 				}
 				// A second claim for the same instant (next did not move) must fail
 				// as a whole, storing nothing.
-				_, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
+				_, err := s.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
 				if err == nil {
 					t.Fatal("a second run for the same (job, instant) was stored")
 				}
-				runs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID})
+				runs, _ := s.Runs.List(ctx, store.RunFilter{JobID: j.ID})
 				if len(runs) != 1 {
 					t.Errorf("runs = %d, want 1", len(runs))
 				}
-				got, _ := s.Job(ctx, j.ID)
+				got, _ := s.Jobs.Get(ctx, j.ID)
 				if !got.NextFireAt.Equal(t0) {
 					t.Errorf("failed claim moved next fire to %v", got.NextFireAt)
 				}
@@ -270,22 +270,22 @@ func TestClaimFires(t *testing.T) {
 			t.Run("StopDropsPendingAndClaim", func(t *testing.T) {
 				t.Parallel()
 				s, b := setup(t, newDB(t))
-				j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-				runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
-				if _, err := s.StopJob(ctx, j.ID, t0); err != nil {
+				j, _ := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0)
+				runs, _ := s.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
+				if _, err := s.Jobs.Stop(ctx, j.ID, t0); err != nil {
 					t.Fatal(err)
 				}
 				if _, ok, err := claimRun(ctx, s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); ok || err != nil {
 					t.Errorf("claim of a stopped job's read-ahead run: ok %v err %v; want not ok", ok, err)
 				}
-				got, _ := s.Job(ctx, j.ID)
+				got, _ := s.Jobs.Get(ctx, j.ID)
 				if got.Enabled || !got.NextFireAt.IsZero() {
 					t.Errorf("stopped job: enabled %v next %v", got.Enabled, got.NextFireAt)
 				}
-				if _, err := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0.Add(time.Second), Next: t0.Add(2 * time.Second), Runs: []store.Run{*pendingRun(j, t0.Add(time.Second))}}}); err != nil {
+				if _, err := s.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: t0.Add(time.Second), Next: t0.Add(2 * time.Second), Runs: []store.Run{*pendingRun(j, t0.Add(time.Second))}}}); err != nil {
 					t.Fatal(err)
 				}
-				if rs, _ := s.Runs(ctx, store.RunFilter{JobID: j.ID}); len(rs) != 0 {
+				if rs, _ := s.Runs.List(ctx, store.RunFilter{JobID: j.ID}); len(rs) != 0 {
 					t.Errorf("stopped job got %d runs, want 0", len(rs))
 				}
 			})
@@ -302,18 +302,18 @@ func TestSettleRuns(t *testing.T) {
 
 			ctx := context.Background()
 			s, b := setup(t, newDB(t))
-			j, _ := s.CreateJob(ctx, newJob(b.group.ID, t0), t0)
-			runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
+			j, _ := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0)
+			runs, _ := s.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: t0, Next: t0.Add(time.Second), Runs: []store.Run{*pendingRun(j, t0)}}})
 			id := runs[0].ID
 
 			res := store.Result{RunID: id, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "ok", FinishedAt: t0.Add(time.Second)}
-			if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{res}); err != nil || len(settled.Runs) != 0 {
+			if settled, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{res}); err != nil || len(settled.Runs) != 0 {
 				t.Fatalf("settle a pending (never dispatched) run: %v %v; want ignored", settled, err)
 			}
 			if _, ok, err := claimRun(ctx, s, id, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); !ok || err != nil {
 				t.Fatalf("claim: ok %v err %v", ok, err)
 			}
-			if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{res}); err != nil || len(settled.Runs) != 1 {
+			if settled, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{res}); err != nil || len(settled.Runs) != 1 {
 				t.Fatalf("settle: %v %v; want one run", settled, err)
 			}
 			// A repeated result changes nothing; a different one keeps the
@@ -321,11 +321,11 @@ func TestSettleRuns(t *testing.T) {
 			again := res
 			again.Status, again.Message = carillonv1.RunStatus_RUN_STATUS_FAILED, "late"
 			for _, r := range []store.Result{res, again} {
-				if settled, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{r}); err != nil || len(settled.Runs) != 0 {
+				if settled, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{r}); err != nil || len(settled.Runs) != 0 {
 					t.Fatalf("repeated result: %v %v; want ignored", settled, err)
 				}
 			}
-			got, _ := s.Run(ctx, id)
+			got, _ := s.Runs.Get(ctx, id)
 			if want := "ok [a later result was not applied: FAILED at 2026-11-23T08:00:01Z: late]"; got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || got.Message != want {
 				t.Errorf("run = %s %q, want SUCCEEDED %q", got.Status, got.Message, want)
 			}
@@ -344,20 +344,20 @@ func TestFixDelayNextFireAfterFinish(t *testing.T) {
 			s, b := setup(t, newDB(t))
 			j := newJob(b.group.ID, t0)
 			j.ScheduleType, j.IntervalSeconds = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, 30
-			j, _ = s.CreateJob(ctx, j, t0)
-			runs, _ := s.ClaimFires(ctx, []store.Claim{{JobID: j.ID, Due: t0, Runs: []store.Run{*pendingRun(j, t0)}}}) // Next zero: waits for the run
+			j, _ = s.Jobs.Create(ctx, j, t0)
+			runs, _ := s.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: t0, Runs: []store.Run{*pendingRun(j, t0)}}}) // Next zero: waits for the run
 			if _, _, err := claimRun(ctx, s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := s.Job(ctx, j.ID); !got.NextFireAt.IsZero() {
+			if got, _ := s.Jobs.Get(ctx, j.ID); !got.NextFireAt.IsZero() {
 				t.Fatalf("next fire while running = %v, want none", got.NextFireAt)
 			}
 			finished := t0.Add(7 * time.Second)
-			out, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: runs[0].ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: finished}})
+			out, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: runs[0].ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: finished}})
 			if err != nil || !out.Rescheduled {
 				t.Errorf("settle: Rescheduled %v, err %v; want true, nil (the scheduler must scan)", out.Rescheduled, err)
 			}
-			got, _ := s.Job(ctx, j.ID)
+			got, _ := s.Jobs.Get(ctx, j.ID)
 			if want := finished.Add(30 * time.Second); !got.NextFireAt.Equal(want) {
 				t.Errorf("next fire = %v, want finish + 30 s = %v", got.NextFireAt, want)
 			}
@@ -384,13 +384,13 @@ func TestCheckpoints(t *testing.T) {
 		ctx := context.Background()
 		s, b := setup(t, sqliteDB(t))
 		start(t, s.CheckpointLoop())
-		j, _ := s.CreateJob(ctx, newJob(b.group.ID, time.Time{}), t0)
+		j, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 		before := fileSize(t, b.path)
 		runs := make([]store.Run, 5000)
 		for i := range runs {
 			runs[i] = *pendingRun(j, t0.Add(time.Duration(i)*time.Second))
 		}
-		if _, err := s.InsertRuns(ctx, runs); err != nil {
+		if _, err := s.Runs.Insert(ctx, runs); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Second)

@@ -16,7 +16,7 @@ import (
 var runEdits = []struct {
 	name     string
 	edit     func(j *store.Job)
-	schedule bool // the schedule changed (UpdateJob's scheduleChanged)
+	schedule bool // the schedule changed (JobStore.Update's scheduleChanged)
 	replaces bool
 }{
 	{"Nothing", func(*store.Job) {}, false, false},
@@ -50,7 +50,7 @@ func runEditJob(groupID int64) store.Job {
 	return j
 }
 
-// TestUpdateReplacesOnlyWhatRunsCarry: UpdateJob marks a job updated
+// TestUpdateReplacesOnlyWhatRunsCarry: JobStore.Update marks a job updated
 // (UpdatedSince) only when what a run's request carries to its executor
 // changed: its handler, param, block strategy, timeout or script. A no-op
 // update, or one of the job's description, alarms, schedule, routing or
@@ -64,19 +64,19 @@ func TestUpdateReplacesOnlyWhatRunsCarry(t *testing.T) {
 			s, b := setup(t, be.DB(t))
 			for _, tt := range runEdits {
 				t.Run(tt.name, func(t *testing.T) {
-					j, err := s.CreateJob(ctx, runEditJob(b.group.ID), t0)
+					j, err := s.Jobs.Create(ctx, runEditJob(b.group.ID), t0)
 					if err != nil {
 						t.Fatal(err)
 					}
-					seq := s.StopSeq()
+					seq := s.Jobs.StopSeq()
 					tt.edit(&j)
-					if _, err := s.UpdateJob(ctx, j, tt.schedule, t0.Add(time.Second)); err != nil {
+					if _, err := s.Jobs.Update(ctx, j, tt.schedule, t0.Add(time.Second)); err != nil {
 						t.Fatal(err)
 					}
-					if got := s.UpdatedSince(j.ID, seq); got != tt.replaces {
+					if got := s.Jobs.UpdatedSince(j.ID, seq); got != tt.replaces {
 						t.Errorf("UpdatedSince after an update of %s = %v, want %v", tt.name, got, tt.replaces)
 					}
-					if s.StoppedSince(j.ID, seq) {
+					if s.Jobs.StoppedSince(j.ID, seq) {
 						t.Errorf("StoppedSince after an update of %s, want false", tt.name)
 					}
 				})

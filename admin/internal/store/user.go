@@ -12,6 +12,9 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/auth"
 )
 
+// UserStore keeps the console's users (Store.Users).
+type UserStore struct{ *db }
+
 // ErrLastAdmin is returned when a change would leave no enabled ADMIN.
 var ErrLastAdmin = errors.New("store: the last enabled ADMIN must stay an enabled ADMIN")
 
@@ -97,10 +100,10 @@ func setUserGroups(ctx context.Context, tx *sql.Tx, userID int64, groups []int64
 	return nil
 }
 
-// CreateUser stores u and returns it with its ID. A taken username (ignoring
+// Create stores u and returns it with its ID. A taken username (ignoring
 // case) is ErrAlreadyExists; a granted group that does not exist is
 // ErrGroupNotFound.
-func (s *Store) CreateUser(ctx context.Context, u User, now time.Time) (User, error) {
+func (s UserStore) Create(ctx context.Context, u User, now time.Time) (User, error) {
 	now = now.Truncate(time.Millisecond)
 	u.CreatedAt, u.UpdatedAt = now, now
 	u.Groups = uniqueSortedIDs(u.Groups)
@@ -123,18 +126,18 @@ func (s *Store) CreateUser(ctx context.Context, u User, now time.Time) (User, er
 	return User{}, fmt.Errorf("store: create user: %w", err)
 }
 
-// User returns the user with the given ID.
-func (s *Store) User(ctx context.Context, id int64) (User, error) {
+// Get returns the user with the given ID.
+func (s UserStore) Get(ctx context.Context, id int64) (User, error) {
 	return s.userWhere(ctx, `id = $1`, id)
 }
 
-// UserByName returns the user with the given username, ignoring case.
-func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
+// ByName returns the user with the given username, ignoring case.
+func (s UserStore) ByName(ctx context.Context, username string) (User, error) {
 	return s.userWhere(ctx, s.d.equalFold(`username`, `$1`), username)
 }
 
 // userWhere returns the user that cond selects, with arg its $1.
-func (s *Store) userWhere(ctx context.Context, cond string, arg any) (User, error) {
+func (s *db) userWhere(ctx context.Context, cond string, arg any) (User, error) {
 	u, err := scanUser(s.reader(ctx).QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+cond, arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("%w: user %v", ErrNotFound, arg)
@@ -149,8 +152,8 @@ func (s *Store) userWhere(ctx context.Context, cond string, arg any) (User, erro
 	return us[0], nil
 }
 
-// Users returns every user ordered by username.
-func (s *Store) Users(ctx context.Context) ([]User, error) {
+// List returns every user ordered by username.
+func (s UserStore) List(ctx context.Context) ([]User, error) {
 	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+userColumns+` FROM users ORDER BY username`)
 	if err != nil {
 		return nil, fmt.Errorf("store: users: %w", err)
@@ -174,8 +177,8 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 	return us, nil
 }
 
-// CountUsers returns the number of users.
-func (s *Store) CountUsers(ctx context.Context) (int64, error) {
+// Count returns the number of users.
+func (s UserStore) Count(ctx context.Context) (int64, error) {
 	var n int64
 	if err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count users: %w", err)
@@ -202,12 +205,12 @@ func keepAnAdmin(ctx context.Context, tx *sql.Tx, old User) error {
 	return nil
 }
 
-// UpdateUser changes the role, groups and disabled flag of the user with
+// Update changes the role, groups and disabled flag of the user with
 // ID u.ID, and, when u.PasswordHash is set, its password. A new password
 // or disabling the user ends its sessions and revokes its API tokens, for
 // good: enabling the user again revives none. A change that leaves no
 // enabled ADMIN is ErrLastAdmin.
-func (s *Store) UpdateUser(ctx context.Context, u User, now time.Time) (User, error) {
+func (s UserStore) Update(ctx context.Context, u User, now time.Time) (User, error) {
 	u.Groups = uniqueSortedIDs(u.Groups)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, u.ID))
@@ -244,12 +247,12 @@ func (s *Store) UpdateUser(ctx context.Context, u User, now time.Time) (User, er
 		}
 		return User{}, fmt.Errorf("store: update user %d: %w", u.ID, err)
 	}
-	return s.User(ctx, u.ID)
+	return s.Get(ctx, u.ID)
 }
 
 // SetPassword replaces a user's password hash, ends the user's sessions but
 // keepSession (0 for none) and revokes its API tokens.
-func (s *Store) SetPassword(ctx context.Context, userID int64, hash string, keepSession int64, now time.Time) error {
+func (s UserStore) SetPassword(ctx context.Context, userID int64, hash string, keepSession int64, now time.Time) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE id = $3`, hash, millis(now), userID)
 		if err != nil {
@@ -276,9 +279,9 @@ func endCredentials(ctx context.Context, tx *sql.Tx, userID, keepSession int64) 
 	return err
 }
 
-// DeleteUser removes a user with its grants, sessions and API tokens.
+// Delete removes a user with its grants, sessions and API tokens.
 // Deleting the last enabled ADMIN is ErrLastAdmin.
-func (s *Store) DeleteUser(ctx context.Context, id int64) error {
+func (s UserStore) Delete(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -309,7 +312,7 @@ func uniqueSortedIDs(ids []int64) []int64 {
 // password hash of user username, creating the user if it is missing, and
 // makes it an enabled ADMIN without group grants, ending its sessions and
 // revoking its API tokens. It returns the user.
-func (s *Store) ResetAdmin(ctx context.Context, username, hash string, now time.Time) (User, error) {
+func (s UserStore) ResetAdmin(ctx context.Context, username, hash string, now time.Time) (User, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE `+s.d.equalFold(`username`, `$1`), username).Scan(&id)
@@ -332,5 +335,5 @@ func (s *Store) ResetAdmin(ctx context.Context, username, hash string, now time.
 	if err != nil {
 		return User{}, fmt.Errorf("store: reset admin %q: %w", username, err)
 	}
-	return s.User(ctx, id)
+	return s.Get(ctx, id)
 }

@@ -25,13 +25,13 @@ func openUsers(t *testing.T, db string) (*store.Store, []int64, store.User) {
 	t.Cleanup(func() { s.Close() })
 	var groups []int64
 	for _, app := range []string{"a", "b"} {
-		g, err := s.CreateGroup(ctx, store.Group{AppName: app, Title: app, AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+		g, err := s.Groups.Create(ctx, store.Group{AppName: app, Title: app, AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		groups = append(groups, g.ID)
 	}
-	admin, err := s.CreateUser(ctx, store.User{Username: "root", PasswordHash: "h", Role: auth.RoleAdmin}, t0)
+	admin, err := s.Users.Create(ctx, store.User{Username: "root", PasswordHash: "h", Role: auth.RoleAdmin}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,23 +47,23 @@ func TestUsers(t *testing.T) {
 
 			ctx := context.Background()
 			s, groups, admin := openUsers(t, newDB(t))
-			m, err := s.CreateUser(ctx, store.User{Username: "Ada", PasswordHash: "h", Role: auth.RoleMember, Groups: []int64{groups[1], groups[0], groups[1]}}, t0)
+			m, err := s.Users.Create(ctx, store.User{Username: "Ada", PasswordHash: "h", Role: auth.RoleMember, Groups: []int64{groups[1], groups[0], groups[1]}}, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff([]int64{groups[0], groups[1]}, m.Groups); diff != "" {
 				t.Errorf("groups sorted and unique (-want +got):\n%s", diff)
 			}
-			if _, err := s.CreateUser(ctx, store.User{Username: "ADA", PasswordHash: "h", Role: auth.RoleViewer}, t0); !errors.Is(err, store.ErrAlreadyExists) {
+			if _, err := s.Users.Create(ctx, store.User{Username: "ADA", PasswordHash: "h", Role: auth.RoleViewer}, t0); !errors.Is(err, store.ErrAlreadyExists) {
 				t.Errorf("username taken ignoring case: %v, want ErrAlreadyExists", err)
 			}
-			if _, err := s.CreateUser(ctx, store.User{Username: "bob", PasswordHash: "h", Role: auth.RoleMember, Groups: []int64{999}}, t0); !errors.Is(err, store.ErrGroupNotFound) {
+			if _, err := s.Users.Create(ctx, store.User{Username: "bob", PasswordHash: "h", Role: auth.RoleMember, Groups: []int64{999}}, t0); !errors.Is(err, store.ErrGroupNotFound) {
 				t.Errorf("grant of a missing group: %v, want ErrGroupNotFound", err)
 			}
-			if _, err := s.UserByName(ctx, "bob"); !errors.Is(err, store.ErrNotFound) {
+			if _, err := s.Users.ByName(ctx, "bob"); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("a refused create stored the user: %v", err)
 			}
-			got, err := s.UserByName(ctx, "ada")
+			got, err := s.Users.ByName(ctx, "ada")
 			if err != nil || got.ID != m.ID || len(got.Groups) != 2 {
 				t.Errorf("UserByName(ada) = %+v, %v", got, err)
 			}
@@ -73,20 +73,20 @@ func TestUsers(t *testing.T) {
 				"Demote":  {ID: admin.ID, Role: auth.RoleViewer},
 				"Disable": {ID: admin.ID, Role: auth.RoleAdmin, Disabled: true},
 			} {
-				if _, err := s.UpdateUser(ctx, u, t0); !errors.Is(err, store.ErrLastAdmin) {
+				if _, err := s.Users.Update(ctx, u, t0); !errors.Is(err, store.ErrLastAdmin) {
 					t.Errorf("%s the last admin: %v, want ErrLastAdmin", name, err)
 				}
 			}
-			if err := s.DeleteUser(ctx, admin.ID); !errors.Is(err, store.ErrLastAdmin) {
+			if err := s.Users.Delete(ctx, admin.ID); !errors.Is(err, store.ErrLastAdmin) {
 				t.Errorf("delete the last admin: %v, want ErrLastAdmin", err)
 			}
-			if _, err := s.UpdateUser(ctx, store.User{ID: m.ID, Role: auth.RoleAdmin}, t0); err != nil {
+			if _, err := s.Users.Update(ctx, store.User{ID: m.ID, Role: auth.RoleAdmin}, t0); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.DeleteUser(ctx, admin.ID); err != nil {
+			if err := s.Users.Delete(ctx, admin.ID); err != nil {
 				t.Errorf("delete an admin while another remains: %v", err)
 			}
-			if n, err := s.CountUsers(ctx); err != nil || n != 1 {
+			if n, err := s.Users.Count(ctx); err != nil || n != 1 {
 				t.Errorf("CountUsers = %d, %v; want 1", n, err)
 			}
 		})
@@ -102,78 +102,78 @@ func TestCredentials(t *testing.T) {
 
 			ctx := context.Background()
 			s, groups, admin := openUsers(t, newDB(t))
-			m, err := s.CreateUser(ctx, store.User{Username: "mem", PasswordHash: "h", Role: auth.RoleMember, Groups: groups[:1]}, t0)
+			m, err := s.Users.Create(ctx, store.User{Username: "mem", PasswordHash: "h", Role: auth.RoleMember, Groups: groups[:1]}, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, sh := auth.NewSessionToken()
-			sid, err := s.CreateSession(ctx, m.ID, sh, t0, t0.Add(time.Hour))
+			sid, err := s.Auth.CreateSession(ctx, m.ID, sh, t0, t0.Add(time.Hour))
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := s.Principal(ctx, auth.CredentialSession, sh, t0.Add(59*time.Minute))
+			p, err := s.Auth.Principal(ctx, auth.CredentialSession, sh, t0.Add(59*time.Minute))
 			want := auth.Principal{UserID: m.ID, Username: "mem", Role: auth.RoleMember, Groups: groups[:1], Credential: auth.CredentialSession, CredentialID: sid}
 			if err != nil || !cmp.Equal(p, want) {
 				t.Errorf("session principal = %+v, %v; want %+v", p, err, want)
 			}
-			if _, err := s.Principal(ctx, auth.CredentialSession, sh, t0.Add(time.Hour)); !errors.Is(err, store.ErrNotFound) {
+			if _, err := s.Auth.Principal(ctx, auth.CredentialSession, sh, t0.Add(time.Hour)); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("expired session: %v, want ErrNotFound", err)
 			}
-			if _, err := s.Principal(ctx, auth.CredentialAPIToken, sh, t0); !errors.Is(err, store.ErrNotFound) {
+			if _, err := s.Auth.Principal(ctx, auth.CredentialAPIToken, sh, t0); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("session hash looked up as an API token: %v, want ErrNotFound", err)
 			}
 
 			_, th := auth.NewAPIToken()
-			tok, err := s.CreateAPIToken(ctx, store.APIToken{UserID: m.ID, Name: "ci", TokenHash: th}, t0)
+			tok, err := s.Auth.CreateToken(ctx, store.APIToken{UserID: m.ID, Name: "ci", TokenHash: th}, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.CreateAPIToken(ctx, store.APIToken{UserID: m.ID, Name: "ci", TokenHash: "other"}, t0); !errors.Is(err, store.ErrAlreadyExists) {
+			if _, err := s.Auth.CreateToken(ctx, store.APIToken{UserID: m.ID, Name: "ci", TokenHash: "other"}, t0); !errors.Is(err, store.ErrAlreadyExists) {
 				t.Errorf("duplicate token name: %v", err)
 			}
-			if _, err := s.Principal(ctx, auth.CredentialAPIToken, th, t0.Add(time.Hour)); err != nil {
+			if _, err := s.Auth.Principal(ctx, auth.CredentialAPIToken, th, t0.Add(time.Hour)); err != nil {
 				t.Errorf("API token without expiry: %v", err)
 			}
-			if got, err := s.APIToken(ctx, tok.ID); err != nil || !got.LastUsedAt.Equal(t0.Add(time.Hour)) || got.Username != "mem" {
+			if got, err := s.Auth.Token(ctx, tok.ID); err != nil || !got.LastUsedAt.Equal(t0.Add(time.Hour)) || got.Username != "mem" {
 				t.Errorf("after use: %+v, %v", got, err)
 			}
 
 			// Disabling the user stops every credential; a new password ends sessions.
-			if _, err := s.UpdateUser(ctx, store.User{ID: m.ID, Role: auth.RoleMember, Groups: groups[:1], Disabled: true}, t0); err != nil {
+			if _, err := s.Users.Update(ctx, store.User{ID: m.ID, Role: auth.RoleMember, Groups: groups[:1], Disabled: true}, t0); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Principal(ctx, auth.CredentialAPIToken, th, t0); !errors.Is(err, store.ErrNotFound) {
+			if _, err := s.Auth.Principal(ctx, auth.CredentialAPIToken, th, t0); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("token of a disabled user: %v, want ErrNotFound", err)
 			}
 			_, ah := auth.NewSessionToken()
-			keep, err := s.CreateSession(ctx, admin.ID, ah, t0, t0.Add(time.Hour))
+			keep, err := s.Auth.CreateSession(ctx, admin.ID, ah, t0, t0.Add(time.Hour))
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, ah2 := auth.NewSessionToken()
-			if _, err := s.CreateSession(ctx, admin.ID, ah2, t0, t0.Add(time.Hour)); err != nil {
+			if _, err := s.Auth.CreateSession(ctx, admin.ID, ah2, t0, t0.Add(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.SetPassword(ctx, admin.ID, "h2", keep, t0); err != nil {
+			if err := s.Users.SetPassword(ctx, admin.ID, "h2", keep, t0); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Principal(ctx, auth.CredentialSession, ah, t0); err != nil {
+			if _, err := s.Auth.Principal(ctx, auth.CredentialSession, ah, t0); err != nil {
 				t.Errorf("kept session: %v", err)
 			}
-			if _, err := s.Principal(ctx, auth.CredentialSession, ah2, t0); !errors.Is(err, store.ErrNotFound) {
+			if _, err := s.Auth.Principal(ctx, auth.CredentialSession, ah2, t0); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("other session after a password change: %v, want ErrNotFound", err)
 			}
-			if err := s.DeleteSession(ctx, keep); err != nil {
+			if err := s.Auth.DeleteSession(ctx, keep); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Principal(ctx, auth.CredentialSession, ah, t0); !errors.Is(err, store.ErrNotFound) {
+			if _, err := s.Auth.Principal(ctx, auth.CredentialSession, ah, t0); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("deleted session: %v, want ErrNotFound", err)
 			}
 			// Deleting a user deletes their tokens.
-			if err := s.DeleteUser(ctx, m.ID); err != nil {
+			if err := s.Users.Delete(ctx, m.ID); err != nil {
 				t.Fatal(err)
 			}
-			if ts, err := s.APITokens(ctx, 0); err != nil || len(ts) != 0 {
+			if ts, err := s.Auth.Tokens(ctx, 0); err != nil || len(ts) != 0 {
 				t.Errorf("tokens after the user was deleted: %v, %v", ts, err)
 			}
 		})
@@ -190,26 +190,26 @@ func TestAuditAndSettings(t *testing.T) {
 			ctx := context.Background()
 			s, _, _ := openUsers(t, newDB(t))
 			for i, action := range []string{"A.One", "A.Two", "A.One"} {
-				if err := s.AddAudit(ctx, store.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Username: "root", Action: action}); err != nil {
+				if err := s.Audit.Add(ctx, store.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Username: "root", Action: action}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			es, err := s.AuditLog(ctx, store.AuditFilter{Action: "A.One"})
+			es, err := s.Audit.Log(ctx, store.AuditFilter{Action: "A.One"})
 			if err != nil || len(es) != 2 || es[0].ID < es[1].ID || !es[0].At.Equal(t0.Add(2*time.Second)) {
 				t.Errorf("A.One entries newest first: %+v, %v", es, err)
 			}
-			if es, err := s.AuditLog(ctx, store.AuditFilter{BeforeID: es[0].ID, Limit: 1}); err != nil || len(es) != 1 || es[0].Action != "A.Two" {
+			if es, err := s.Audit.Log(ctx, store.AuditFilter{BeforeID: es[0].ID, Limit: 1}); err != nil || len(es) != 1 || es[0].Action != "A.Two" {
 				t.Errorf("page before the newest: %+v, %v", es, err)
 			}
 
-			if _, err := s.Setting(ctx, "k"); !errors.Is(err, store.ErrNotFound) {
+			if _, err := s.Settings.Get(ctx, "k"); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("unset setting: %v", err)
 			}
-			v, stored, err := s.InitSetting(ctx, "k", "first", t0)
+			v, stored, err := s.Settings.Init(ctx, "k", "first", t0)
 			if err != nil || v != "first" || !stored {
 				t.Errorf("InitSetting = %q, %v, %v", v, stored, err)
 			}
-			v, stored, err = s.InitSetting(ctx, "k", "second", t0)
+			v, stored, err = s.Settings.Init(ctx, "k", "second", t0)
 			if err != nil || v != "first" || stored {
 				t.Errorf("InitSetting again = %q, %v, %v; want the first value kept", v, stored, err)
 			}

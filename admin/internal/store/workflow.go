@@ -12,6 +12,9 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+// WorkflowStore keeps workflows and their runs (Store.Workflows).
+type WorkflowStore struct{ *db }
+
 // Workflow is a DAG of jobs (WorkflowService). The store keeps what it is
 // given: the server checks that its nodes form a DAG (package workflow).
 type Workflow struct {
@@ -103,11 +106,11 @@ func stringOf(ns sql.NullString) *string {
 	return &ns.String
 }
 
-// CreateWorkflow stores w and its nodes and returns it with its ID. The
+// Create stores w and its nodes and returns it with its ID. The
 // caller sets NextFireAt for an enabled workflow. A missing group is
 // ErrGroupNotFound, a missing job ErrNotFound naming it, a name taken in
 // the group ErrAlreadyExists.
-func (s *Store) CreateWorkflow(ctx context.Context, w Workflow, now time.Time) (Workflow, error) {
+func (s WorkflowStore) Create(ctx context.Context, w Workflow, now time.Time) (Workflow, error) {
 	now = now.Truncate(time.Millisecond)
 	w.CreatedAt, w.UpdatedAt = now, now
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -119,7 +122,7 @@ func (s *Store) CreateWorkflow(ctx context.Context, w Workflow, now time.Time) (
 	return w, nil
 }
 
-// insertWorkflow is CreateWorkflow in tx: it sets w.ID.
+// insertWorkflow is WorkflowStore.Create in tx: it sets w.ID.
 func insertWorkflow(ctx context.Context, tx *sql.Tx, w *Workflow) error {
 	if err := checkWorkflowRefs(ctx, tx, *w); err != nil {
 		return err
@@ -170,9 +173,9 @@ func workflowErr(verb string, w Workflow, err error) error {
 	return fmt.Errorf("store: %s %d: %w", verb, w.ID, err)
 }
 
-// Workflow returns the workflow with the given ID, with its nodes.
-func (s *Store) Workflow(ctx context.Context, id int64) (Workflow, error) {
-	ws, err := s.Workflows(ctx, WorkflowFilter{ID: id, Limit: 1})
+// Get returns the workflow with the given ID, with its nodes.
+func (s WorkflowStore) Get(ctx context.Context, id int64) (Workflow, error) {
+	ws, err := s.List(ctx, WorkflowFilter{ID: id, Limit: 1})
 	if err != nil {
 		return Workflow{}, err
 	}
@@ -192,8 +195,8 @@ type WorkflowFilter struct {
 	Limit   int
 }
 
-// Workflows returns the workflows f selects, with their nodes, by ID.
-func (s *Store) Workflows(ctx context.Context, f WorkflowFilter) ([]Workflow, error) {
+// List returns the workflows f selects, with their nodes, by ID.
+func (s WorkflowStore) List(ctx context.Context, f WorkflowFilter) ([]Workflow, error) {
 	a := args{f.AfterID}
 	q := `SELECT ` + workflowColumns + ` FROM workflows WHERE id > $1`
 	if f.ID != 0 {
@@ -235,11 +238,11 @@ func workflowNodes(ctx context.Context, q querier, id int64) ([]WorkflowNode, er
 	})
 }
 
-// UpdateWorkflow replaces workflow w.ID's definition and nodes. Its
+// Update replaces workflow w.ID's definition and nodes. Its
 // enabled state, times of creation and last fire are kept; its next fire
 // is w.NextFireAt when scheduleChanged, else kept (nil when stopped).
 // Workflow runs already made keep their nodes.
-func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow, scheduleChanged bool, now time.Time) (Workflow, error) {
+func (s WorkflowStore) Update(ctx context.Context, w Workflow, scheduleChanged bool, now time.Time) (Workflow, error) {
 	now = now.Truncate(time.Millisecond)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		return updateWorkflow(ctx, tx, &w, scheduleChanged, now, s.d.forUpdate())
@@ -250,7 +253,7 @@ func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow, scheduleChanged 
 	return w, nil
 }
 
-// updateWorkflow is UpdateWorkflow in tx, now truncated to the
+// updateWorkflow is WorkflowStore.Update in tx, now truncated to the
 // millisecond, the old row read with lock (forUpdate): it completes w as
 // stored.
 func updateWorkflow(ctx context.Context, tx *sql.Tx, w *Workflow, scheduleChanged bool, now time.Time, lock string) error {
@@ -281,10 +284,10 @@ func updateWorkflow(ctx context.Context, tx *sql.Tx, w *Workflow, scheduleChange
 	return insertNodes(ctx, tx, *w)
 }
 
-// StartWorkflow turns workflow id's schedule on with next as its first
+// Start turns workflow id's schedule on with next as its first
 // instant (zero when the schedule has none). Starting a started workflow
 // changes nothing.
-func (s *Store) StartWorkflow(ctx context.Context, id int64, next, now time.Time) (Workflow, error) {
+func (s WorkflowStore) Start(ctx context.Context, id int64, next, now time.Time) (Workflow, error) {
 	return s.switchWorkflow(ctx, id, startWorkflowSQL, millis(next), millis(now), id)
 }
 
@@ -295,13 +298,13 @@ const (
 	stopWorkflowSQL  = `UPDATE workflows SET enabled = 0, next_fire_at = NULL, updated_at = $1 WHERE id = $2 AND enabled = 1`
 )
 
-// StopWorkflow turns workflow id's schedule off: once it returns, the
+// Stop turns workflow id's schedule off: once it returns, the
 // schedule makes no workflow run. Workflow runs made go on.
-func (s *Store) StopWorkflow(ctx context.Context, id int64, now time.Time) (Workflow, error) {
+func (s WorkflowStore) Stop(ctx context.Context, id int64, now time.Time) (Workflow, error) {
 	return s.switchWorkflow(ctx, id, stopWorkflowSQL, millis(now), id)
 }
 
-func (s *Store) switchWorkflow(ctx context.Context, id int64, q string, args ...any) (Workflow, error) {
+func (s *db) switchWorkflow(ctx context.Context, id int64, q string, args ...any) (Workflow, error) {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return err
@@ -315,20 +318,20 @@ func (s *Store) switchWorkflow(ctx context.Context, id int64, q string, args ...
 	if err != nil {
 		return Workflow{}, workflowErr("switch workflow", Workflow{ID: id}, err)
 	}
-	return s.Workflow(ctx, id)
+	return WorkflowStore{s}.Get(ctx, id)
 }
 
-// DeleteWorkflow removes a workflow with its workflow runs. The runs of
+// Delete removes a workflow with its workflow runs. The runs of
 // its nodes are kept, as ordinary runs: those still running end as they
 // do, with nothing following them.
-func (s *Store) DeleteWorkflow(ctx context.Context, id int64) error {
+func (s WorkflowStore) Delete(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		return deleteWorkflow(ctx, tx, id)
 	})
 	return workflowErr("delete workflow", Workflow{ID: id}, err)
 }
 
-// deleteWorkflow is DeleteWorkflow in tx.
+// deleteWorkflow is WorkflowStore.Delete in tx.
 func deleteWorkflow(ctx context.Context, tx *sql.Tx, id int64) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM workflows WHERE id = $1`, id)
 	if err != nil {

@@ -22,12 +22,12 @@ func diamond(t *testing.T, s *store.Store, b *bundle, retries int32) (store.Work
 	ctx := context.Background()
 	j := newJob(b.group.ID, time.Time{})
 	j.ScheduleType, j.RetryCount = carillonv1.ScheduleType_SCHEDULE_TYPE_NONE, retries
-	j, err := s.CreateJob(ctx, j, t0)
+	j, err := s.Jobs.Create(ctx, j, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	nodeParam := "node's param"
-	w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "etl", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
+	w, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: "etl", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
 		Nodes: []store.WorkflowNode{
 			{Key: "extract", JobID: j.ID},
 			{Key: "transform_a", JobID: j.ID, DependsOn: []string{"extract"}, Param: &nodeParam},
@@ -47,7 +47,7 @@ func triggerDiamond(t *testing.T, be dbtest.Backend, retries int32) (*store.Stor
 	t.Helper()
 	s, b := setup(t, be.DB(t))
 	w, _ := diamond(t, s, b, retries)
-	ch, err := s.TriggerWorkflow(context.Background(), w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+	ch, err := s.Workflows.Trigger(context.Background(), w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func triggerDiamond(t *testing.T, be dbtest.Backend, retries int32) (*store.Stor
 // aJob stores a job of b's group, without a schedule.
 func aJob(t *testing.T, s *store.Store, b *bundle) store.Job {
 	t.Helper()
-	j, err := s.CreateJob(context.Background(), newJob(b.group.ID, time.Time{}), t0)
+	j, err := s.Jobs.Create(context.Background(), newJob(b.group.ID, time.Time{}), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func byNode(t *testing.T, runs []store.Run, key string) store.Run {
 
 func workflowRun(t *testing.T, s *store.Store, id int64) store.WorkflowRun {
 	t.Helper()
-	wr, err := s.WorkflowRun(context.Background(), id)
+	wr, err := s.Workflows.Run(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestWorkflowFanIn(t *testing.T) {
 
 // TestWorkflowFailure: a node that fails after its job's retries skips
 // its dependents (upstream failed) while the other branch goes on; the
-// workflow run ends FAILED once nothing more runs. RetryWorkflowRun then
+// workflow run ends FAILED once nothing more runs. WorkflowStore.RetryRun then
 // runs the failed node again, and what it skipped, in the same workflow
 // run, and the nodes that succeeded are not run again.
 func TestWorkflowFailure(t *testing.T) {
@@ -176,7 +176,7 @@ func TestWorkflowFailure(t *testing.T) {
 		ctx := context.Background()
 		s, b := setup(t, be.DB(t))
 		w, _ := diamond(t, s, b, 1)
-		ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_API, nil, t0)
+		ch, err := s.Workflows.Trigger(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_API, nil, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestWorkflowFailure(t *testing.T) {
 		if wr.Nodes[3].Message != "upstream failed: transform_a" {
 			t.Fatalf("load's message %q", wr.Nodes[3].Message)
 		}
-		if _, err := s.RetryWorkflowRun(ctx, ch.WorkflowRunID, t0); !errors.Is(err, store.ErrWorkflowRunState) {
+		if _, err := s.Workflows.RetryRun(ctx, ch.WorkflowRunID, t0); !errors.Is(err, store.ErrWorkflowRunState) {
 			t.Fatalf("retry of a running workflow run: %v, want ErrWorkflowRunState", err)
 		}
 		b2 := settleNode(t, s, byNode(t, out.FollowUps, "transform_b"), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0.Add(3*time.Second))
@@ -217,24 +217,24 @@ func TestWorkflowFailure(t *testing.T) {
 			b2.WorkflowRunsEnded[0].Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED {
 			t.Fatalf("settling the last node ended %+v, want the workflow run FAILED", b2.WorkflowRunsEnded)
 		}
-		due, err := s.PendingWorkflowAlarms(ctx, time.Now(), 10)
+		due, err := s.Alarms.PendingWorkflows(ctx, time.Now(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(due) != 1 || due[0].ID != ch.WorkflowRunID || len(due[0].Nodes) != 5 {
 			t.Fatalf("pending workflow alarms %+v, want the failed workflow run with its 5 nodes", due)
 		}
-		if err := s.RecordWorkflowAlarm(ctx, ch.WorkflowRunID, carillonv1.AlarmStatus_ALARM_STATUS_SENT, "webhook: sent"); err != nil {
+		if err := s.Alarms.RecordWorkflow(ctx, ch.WorkflowRunID, carillonv1.AlarmStatus_ALARM_STATUS_SENT, "webhook: sent"); err != nil {
 			t.Fatal(err)
 		}
-		if due, err := s.PendingWorkflowAlarms(ctx, time.Now(), 10); err != nil || len(due) != 0 {
+		if due, err := s.Alarms.PendingWorkflows(ctx, time.Now(), 10); err != nil || len(due) != 0 {
 			t.Fatalf("pending workflow alarms after delivery: %d, %v", len(due), err)
 		}
 		if wr := workflowRun(t, s, ch.WorkflowRunID); wr.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_SENT || wr.AlarmMessage != "webhook: sent" {
 			t.Fatalf("recorded alarm %s %q", wr.AlarmStatus, wr.AlarmMessage)
 		}
 
-		again, err := s.RetryWorkflowRun(ctx, ch.WorkflowRunID, t0.Add(time.Minute))
+		again, err := s.Workflows.RetryRun(ctx, ch.WorkflowRunID, t0.Add(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,14 +269,14 @@ func TestWorkflowCancel(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatal(ok, err)
 		}
-		cancel, err := s.CancelWorkflowRun(ctx, ch.WorkflowRunID, t0.Add(time.Second))
+		cancel, err := s.Workflows.CancelRun(ctx, ch.WorkflowRunID, t0.Add(time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(cancel.Kill) != 1 || cancel.Kill[0].ID != extract.ID {
 			t.Fatalf("cancel returned %+v to kill, want extract's run %d", cancel.Kill, extract.ID)
 		}
-		other, err := s.Run(ctx, byNode(t, ch.FollowUps, "other").ID)
+		other, err := s.Runs.Get(ctx, byNode(t, ch.FollowUps, "other").ID)
 		if err != nil || other.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
 			t.Fatalf("other's pending run: %s, %v; want SKIPPED", other.Status, err)
 		}
@@ -290,7 +290,7 @@ func TestWorkflowCancel(t *testing.T) {
 			st["load"] != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
 			t.Fatalf("cancelled workflow run: %s, nodes %v", wr.Status, st)
 		}
-		if _, err := s.CancelWorkflowRun(ctx, ch.WorkflowRunID, t0); !errors.Is(err, store.ErrWorkflowRunState) {
+		if _, err := s.Workflows.CancelRun(ctx, ch.WorkflowRunID, t0); !errors.Is(err, store.ErrWorkflowRunState) {
 			t.Fatalf("second cancel: %v, want ErrWorkflowRunState", err)
 		}
 	})
@@ -315,16 +315,16 @@ func TestWorkflowBlockStrategy(t *testing.T) {
 			{carillonv1.BlockStrategy_BLOCK_STRATEGY_DISCARD_LATER, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED},
 			{carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_CANCELLED, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING},
 		} {
-			w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: tt.strategy.String(), BlockStrategy: tt.strategy,
+			w, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: tt.strategy.String(), BlockStrategy: tt.strategy,
 				ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE, Nodes: []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			first, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+			first, err := s.Workflows.Trigger(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			second, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0.Add(time.Second))
+			second, err := s.Workflows.Trigger(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0.Add(time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -360,7 +360,7 @@ func TestWorkflowDefinitions(t *testing.T) {
 		ctx := context.Background()
 		s, b := setup(t, be.DB(t))
 		w, j := diamond(t, s, b, 0)
-		got, err := s.Workflow(ctx, w.ID)
+		got, err := s.Workflows.Get(ctx, w.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,45 +368,45 @@ func TestWorkflowDefinitions(t *testing.T) {
 			got.Nodes[1].Param == nil || got.Nodes[2].Param != nil {
 			t.Fatalf("stored nodes %+v", got.Nodes)
 		}
-		if _, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "etl", Nodes: got.Nodes}, t0); !errors.Is(err, store.ErrAlreadyExists) {
+		if _, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: "etl", Nodes: got.Nodes}, t0); !errors.Is(err, store.ErrAlreadyExists) {
 			t.Fatalf("a second workflow named etl: %v, want ErrAlreadyExists", err)
 		}
-		if err := s.DeleteJob(ctx, j.ID); !errors.Is(err, store.ErrInUse) {
+		if err := s.Jobs.Delete(ctx, j.ID); !errors.Is(err, store.ErrInUse) {
 			t.Fatalf("delete a node's job: %v, want ErrInUse", err)
 		}
-		g2, err := s.CreateGroup(ctx, store.Group{AppName: "other", Title: "Other", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+		g2, err := s.Groups.Create(ctx, store.Group{AppName: "other", Title: "Other", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: g2.ID, Name: "elsewhere", Nodes: got.Nodes[:1]}, t0); err != nil {
+		if _, err := s.Workflows.Create(ctx, store.Workflow{GroupID: g2.ID, Name: "elsewhere", Nodes: got.Nodes[:1]}, t0); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DeleteGroup(ctx, g2.ID); !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "1 workflows") {
+		if err := s.Groups.Delete(ctx, g2.ID); !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "1 workflows") {
 			t.Fatalf("delete a workflow's group: %v, want ErrInUse naming its workflows", err)
 		}
 		got.Nodes = got.Nodes[:1]
 		got.Description = "changed"
-		if _, err := s.UpdateWorkflow(ctx, got, false, t0.Add(time.Second)); err != nil {
+		if _, err := s.Workflows.Update(ctx, got, false, t0.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		if again, err := s.Workflow(ctx, w.ID); err != nil || len(again.Nodes) != 1 || again.Description != "changed" {
+		if again, err := s.Workflows.Get(ctx, w.ID); err != nil || len(again.Nodes) != 1 || again.Description != "changed" {
 			t.Fatalf("updated workflow %+v, %v", again, err)
 		}
 		got.Nodes = append(got.Nodes, store.WorkflowNode{Key: "ghost", JobID: j.ID + 100})
-		if _, err := s.UpdateWorkflow(ctx, got, false, t0); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.Workflows.Update(ctx, got, false, t0); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("a node of a missing job: %v, want ErrNotFound", err)
 		}
-		if err := s.DeleteWorkflow(ctx, w.ID); err != nil {
+		if err := s.Workflows.Delete(ctx, w.ID); err != nil {
 			t.Fatal(err)
 		}
-		others, err := s.Workflows(ctx, store.WorkflowFilter{GroupID: g2.ID})
+		others, err := s.Workflows.List(ctx, store.WorkflowFilter{GroupID: g2.ID})
 		if err != nil || len(others) != 1 {
 			t.Fatalf("workflows of the other group: %v, %v", others, err)
 		}
-		if err := s.DeleteWorkflow(ctx, others[0].ID); err != nil {
+		if err := s.Workflows.Delete(ctx, others[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DeleteJob(ctx, j.ID); err != nil {
+		if err := s.Jobs.Delete(ctx, j.ID); err != nil {
 			t.Fatalf("delete the job once no workflow has it: %v", err)
 		}
 	})
@@ -421,12 +421,12 @@ func TestWorkflowShardedNode(t *testing.T) {
 		ctx := context.Background()
 		s, b := setup(t, be.DB(t))
 		j := aJob(t, s, b)
-		w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "sharded", Nodes: []store.WorkflowNode{
+		w, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: "sharded", Nodes: []store.WorkflowNode{
 			{Key: "broadcast", JobID: j.ID}, {Key: "after", JobID: j.ID, DependsOn: []string{"broadcast"}}}}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+		ch, err := s.Workflows.Trigger(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,13 +435,13 @@ func TestWorkflowShardedNode(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatal(ok, err)
 		}
-		if err := s.SetShardTotals(ctx, map[int64]int32{shard0.ID: 2}); err != nil {
+		if err := s.Runs.SetShardTotals(ctx, map[int64]int32{shard0.ID: 2}); err != nil {
 			t.Fatal(err)
 		}
 		shard0.ShardTotal = 2
 		extra := shard0
 		extra.ID, extra.ShardIndex = 0, 1
-		shards, err := s.InsertRuns(ctx, []store.Run{extra})
+		shards, err := s.Runs.Insert(ctx, []store.Run{extra})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -470,7 +470,7 @@ func TestWorkflowFanInConcurrent(t *testing.T) {
 		s, b := setup(t, be.DB(t))
 		w, j := diamond(t, s, b, 0)
 		for range 10 {
-			ch, err := s.TriggerWorkflow(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+			ch, err := s.Workflows.Trigger(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -487,7 +487,7 @@ func TestWorkflowFanInConcurrent(t *testing.T) {
 			errs := make(chan error, len(running))
 			for _, r := range running {
 				go func() {
-					_, err := s.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0}})
+					_, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0}})
 					errs <- err
 				}()
 			}
@@ -496,7 +496,7 @@ func TestWorkflowFanInConcurrent(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			runs, err := s.Runs(ctx, store.RunFilter{JobID: j.ID, Limit: 1000})
+			runs, err := s.Runs.List(ctx, store.RunFilter{JobID: j.ID, Limit: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -530,7 +530,7 @@ func TestWorkflowSerialStartsOnItsInstant(t *testing.T) {
 		s, b := setup(t, be.DB(t))
 		j := aJob(t, s, b)
 		first, second := t0.Add(time.Minute), t0.Add(time.Minute+time.Second)
-		w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "every second", Enabled: true, NextFireAt: first,
+		w, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: "every second", Enabled: true, NextFireAt: first,
 			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "* * * * * ?",
 			BlockStrategy: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL,
 			Nodes:         []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0)
@@ -539,7 +539,7 @@ func TestWorkflowSerialStartsOnItsInstant(t *testing.T) {
 		}
 		claim := func(at, now time.Time) store.WorkflowChange {
 			t.Helper()
-			ch, err := s.ClaimWorkflowFires(ctx, []store.WorkflowClaim{{WorkflowID: w.ID, Due: at, Next: at.Add(time.Second),
+			ch, err := s.Workflows.ClaimFires(ctx, []store.WorkflowClaim{{WorkflowID: w.ID, Due: at, Next: at.Add(time.Second),
 				Fires: []store.WorkflowFire{{At: at, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}}}}, now)
 			if err != nil {
 				t.Fatal(err)
@@ -571,7 +571,7 @@ func TestWorkflowFixDelay(t *testing.T) {
 		s, b := setup(t, be.DB(t))
 		j := aJob(t, s, b)
 		due := t0.Add(time.Minute)
-		w, err := s.CreateWorkflow(ctx, store.Workflow{GroupID: b.group.ID, Name: "delay", Enabled: true, NextFireAt: due,
+		w, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: "delay", Enabled: true, NextFireAt: due,
 			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, IntervalSeconds: 30,
 			Nodes: []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0)
 		if err != nil {
@@ -579,24 +579,24 @@ func TestWorkflowFixDelay(t *testing.T) {
 		}
 		claim := store.WorkflowClaim{WorkflowID: w.ID, Due: due,
 			Fires: []store.WorkflowFire{{At: due, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}}}
-		ch, err := s.ClaimWorkflowFires(ctx, []store.WorkflowClaim{claim}, due.Add(-time.Second))
+		ch, err := s.Workflows.ClaimFires(ctx, []store.WorkflowClaim{claim}, due.Add(-time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(ch.FollowUps) != 1 || !ch.FollowUps[0].DueAt.Equal(due) || !ch.FollowUps[0].ScheduledAt.Equal(due) {
 			t.Fatalf("claim started %+v, want the root's run due and scheduled at %v", ch.FollowUps, due)
 		}
-		if again, err := s.ClaimWorkflowFires(ctx, []store.WorkflowClaim{claim}, due); err != nil || len(again.FollowUps) != 0 {
+		if again, err := s.Workflows.ClaimFires(ctx, []store.WorkflowClaim{claim}, due); err != nil || len(again.FollowUps) != 0 {
 			t.Fatalf("the same claim again: %+v, %v; want nothing (claimed once)", again.FollowUps, err)
 		}
-		if got, err := s.Workflow(ctx, w.ID); err != nil || !got.NextFireAt.IsZero() || !got.LastFireAt.Equal(due) {
+		if got, err := s.Workflows.Get(ctx, w.ID); err != nil || !got.NextFireAt.IsZero() || !got.LastFireAt.Equal(due) {
 			t.Fatalf("while its run runs: next %v, last %v, %v; want none, %v", got.NextFireAt, got.LastFireAt, err, due)
 		}
 		end := due.Add(5 * time.Second)
 		if out := settleNode(t, s, ch.FollowUps[0], carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, end); !out.Rescheduled {
 			t.Fatal("the workflow run's end did not reschedule the workflow")
 		}
-		if got, err := s.Workflow(ctx, w.ID); err != nil || !got.NextFireAt.Equal(end.Add(30*time.Second)) {
+		if got, err := s.Workflows.Get(ctx, w.ID); err != nil || !got.NextFireAt.Equal(end.Add(30*time.Second)) {
 			t.Fatalf("after its run: next %v, %v; want %v", got.NextFireAt, err, end.Add(30*time.Second))
 		}
 	})

@@ -9,15 +9,15 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// DueWorkflows returns the enabled workflows that this admin's scan
+// Due returns the enabled workflows that this admin's scan
 // claims, as DueJobs does for jobs: those of its own buckets whose next
 // instant is at or before before, and the other admins' at or before
 // takeover; earliest first, at most limit of them, without their nodes
 // (the claim reads them); none of a paused group.
-func (s *Store) DueWorkflows(ctx context.Context, before, takeover time.Time, limit int) ([]Workflow, error) {
+func (s WorkflowStore) Due(ctx context.Context, before, takeover time.Time, limit int) ([]Workflow, error) {
 	var rows *sql.Rows
 	var err error
-	if p := s.Partition(); p.All() {
+	if p := s.partition(); p.All() {
 		rows, err = s.r.QueryContext(ctx, dueWorkflowsSQL, before.UnixMilli(), limit)
 	} else {
 		rows, err = s.r.QueryContext(ctx, dueWorkflowsSharedSQL, before.UnixMilli(), takeover.UnixMilli(), p.Lo, p.Hi, limit)
@@ -41,11 +41,11 @@ var (
 	nextWorkflowSharedSQL = nextShared(`SELECT next_fire_at `+dueWorkflows, `ORDER BY next_fire_at LIMIT 1`)
 )
 
-// NextWorkflowFireAt returns the earliest next instant of the enabled
+// NextFireAt returns the earliest next instant of the enabled
 // workflows of this admin's buckets (own) and of the other admins'
 // (others: zero over SQLite or for an admin alone); zero when none has
 // one.
-func (s *Store) NextWorkflowFireAt(ctx context.Context) (own, others time.Time, err error) {
+func (s WorkflowStore) NextFireAt(ctx context.Context) (own, others time.Time, err error) {
 	own, others, err = s.nextFires(ctx, nextWorkflowSQL, nextWorkflowSharedSQL)
 	if err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("store: next workflow instant: %w", err)
@@ -76,12 +76,12 @@ type WorkflowClaim struct {
 	Fires []WorkflowFire
 }
 
-// ClaimWorkflowFires applies claims in one transaction: each workflow
+// ClaimFires applies claims in one transaction: each workflow
 // still due as read advances to its next instant and gets its workflow
-// runs, started as TriggerWorkflow starts them (block strategy included),
+// runs, started as WorkflowStore.Trigger starts them (block strategy included),
 // so that each scheduled instant makes one workflow run across crashes
 // and admins. The change's FollowUps are the root nodes' pending runs.
-func (s *Store) ClaimWorkflowFires(ctx context.Context, claims []WorkflowClaim, now time.Time) (WorkflowChange, error) {
+func (s WorkflowStore) ClaimFires(ctx context.Context, claims []WorkflowClaim, now time.Time) (WorkflowChange, error) {
 	out, err := s.settleTx(ctx, nil, func(st *settler) error {
 		for _, c := range claims {
 			var last sql.NullInt64

@@ -89,8 +89,8 @@ func workflowNodeRuns(ctx context.Context, q querier, id int64) ([]WorkflowNodeR
 	})
 }
 
-// WorkflowRun returns the workflow run with the given ID, with its nodes.
-func (s *Store) WorkflowRun(ctx context.Context, id int64) (WorkflowRun, error) {
+// Run returns the workflow run with the given ID, with its nodes.
+func (s WorkflowStore) Run(ctx context.Context, id int64) (WorkflowRun, error) {
 	db := s.reader(ctx)
 	wr, err := scanWorkflowRun(db.QueryRowContext(ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -118,9 +118,9 @@ type WorkflowRunFilter struct {
 	Limit    int
 }
 
-// WorkflowRuns returns the workflow runs f selects, newest first, without
+// Runs returns the workflow runs f selects, newest first, without
 // their nodes.
-func (s *Store) WorkflowRuns(ctx context.Context, f WorkflowRunFilter) ([]WorkflowRun, error) {
+func (s WorkflowStore) Runs(ctx context.Context, f WorkflowRunFilter) ([]WorkflowRun, error) {
 	where := []string{"1 = 1"}
 	var a args
 	if f.WorkflowID != 0 {
@@ -160,10 +160,10 @@ type WorkflowChange struct {
 	Ended []WorkflowRun
 }
 
-// TriggerWorkflow makes a run of workflow id now, with tt (MANUAL or API)
+// Trigger makes a run of workflow id now, with tt (MANUAL or API)
 // and param, under the workflow's block strategy, and starts its root
 // nodes unless it waits (SERIAL) or was discarded (DISCARD_LATER).
-func (s *Store) TriggerWorkflow(ctx context.Context, id int64, tt carillonv1.TriggerType, param *string, now time.Time) (WorkflowChange, error) {
+func (s WorkflowStore) Trigger(ctx context.Context, id int64, tt carillonv1.TriggerType, param *string, now time.Time) (WorkflowChange, error) {
 	var ch WorkflowChange
 	out, err := s.settleTx(ctx, nil, func(st *settler) error {
 		w, err := st.lockWorkflow(id)
@@ -183,11 +183,11 @@ func (s *Store) TriggerWorkflow(ctx context.Context, id int64, tt carillonv1.Tri
 	return ch, nil
 }
 
-// BackfillWorkflow makes a BACKFILL run of workflow id for each of
-// instants (oldest first), in one transaction, as TriggerWorkflow makes
+// Backfill makes a BACKFILL run of workflow id for each of
+// instants (oldest first), in one transaction, as WorkflowStore.Trigger makes
 // one (its block strategy applying), and returns their IDs in the order
 // of instants.
-func (s *Store) BackfillWorkflow(ctx context.Context, id int64, instants []time.Time, now time.Time) (WorkflowChange, []int64, error) {
+func (s WorkflowStore) Backfill(ctx context.Context, id int64, instants []time.Time, now time.Time) (WorkflowChange, []int64, error) {
 	var ids []int64
 	out, err := s.settleTx(ctx, nil, func(st *settler) error {
 		w, err := st.lockWorkflow(id)
@@ -211,11 +211,11 @@ func (s *Store) BackfillWorkflow(ctx context.Context, id int64, instants []time.
 	return WorkflowChange{FollowUps: out.FollowUps, Kill: out.kill, Rescheduled: out.Rescheduled, Ended: out.WorkflowRunsEnded}, ids, nil
 }
 
-// RetryWorkflowRun runs again the nodes of a FAILED or CANCELLED workflow
+// RetryRun runs again the nodes of a FAILED or CANCELLED workflow
 // run that did not succeed: each becomes a new attempt, waiting for its
 // dependencies, and those whose dependencies all succeeded start now. The
 // workflow run is RUNNING again, in the same row.
-func (s *Store) RetryWorkflowRun(ctx context.Context, id int64, now time.Time) (WorkflowChange, error) {
+func (s WorkflowStore) RetryRun(ctx context.Context, id int64, now time.Time) (WorkflowChange, error) {
 	return s.changeWorkflowRun(ctx, id, "retry", func(st *settler, wr *WorkflowRun) error {
 		if wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED && wr.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_CANCELLED {
 			return fmt.Errorf("%w: workflow run %d is %s; only a FAILED or CANCELLED one is retried", ErrWorkflowRunState, wr.ID,
@@ -246,10 +246,10 @@ func (s *Store) RetryWorkflowRun(ctx context.Context, id int64, now time.Time) (
 	})
 }
 
-// CancelWorkflowRun ends a PENDING or RUNNING workflow run CANCELLED: its
+// CancelRun ends a PENDING or RUNNING workflow run CANCELLED: its
 // waiting nodes and pending runs are skipped, its running nodes are marked
 // KILLED and their running runs returned to kill (WorkflowChange.Kill).
-func (s *Store) CancelWorkflowRun(ctx context.Context, id int64, now time.Time) (WorkflowChange, error) {
+func (s WorkflowStore) CancelRun(ctx context.Context, id int64, now time.Time) (WorkflowChange, error) {
 	return s.changeWorkflowRun(ctx, id, "cancel", func(st *settler, wr *WorkflowRun) error {
 		if !activeWorkflowRun(wr.Status) {
 			return fmt.Errorf("%w: workflow run %d has ended %s", ErrWorkflowRunState, wr.ID,
@@ -261,7 +261,7 @@ func (s *Store) CancelWorkflowRun(ctx context.Context, id int64, now time.Time) 
 
 // changeWorkflowRun runs fn on workflow run id, read with its nodes and
 // locked, in one write transaction.
-func (s *Store) changeWorkflowRun(ctx context.Context, id int64, verb string, fn func(st *settler, wr *WorkflowRun) error) (WorkflowChange, error) {
+func (s *db) changeWorkflowRun(ctx context.Context, id int64, verb string, fn func(st *settler, wr *WorkflowRun) error) (WorkflowChange, error) {
 	out, err := s.settleTx(ctx, nil, func(st *settler) error {
 		wr, err := st.lockWorkflowRun(id)
 		if err != nil {
@@ -288,12 +288,12 @@ func activeWorkflowRun(st carillonv1.WorkflowRunStatus) bool {
 	return st == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING || st == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING
 }
 
-// DeleteWorkflowRuns deletes up to limit workflow runs that ended before
+// DeleteRuns deletes up to limit workflow runs that ended before
 // before, oldest first, with their nodes' rows (the runs of their nodes
 // are ordinary runs, deleted as runs are), and returns how many it
 // deleted; call it again until it returns fewer than limit. Active
 // workflow runs are never deleted.
-func (s *Store) DeleteWorkflowRuns(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (s WorkflowStore) DeleteRuns(ctx context.Context, before time.Time, limit int) (int64, error) {
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM workflow_runs WHERE id IN (SELECT id FROM workflow_runs

@@ -23,7 +23,7 @@ func TestObserveWrites(t *testing.T) {
 		held = append(held, d)
 		mu.Unlock()
 	})
-	if _, err := s.CreateGroup(context.Background(), store.Group{AppName: "other", Title: "Other"}, t0); err != nil {
+	if _, err := s.Groups.Create(context.Background(), store.Group{AppName: "other", Title: "Other"}, t0); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -36,7 +36,7 @@ func TestObserveWrites(t *testing.T) {
 		t.Errorf("WritesWaiting() = %d with no write under way, want 0", w)
 	}
 	s.ObserveWrites(nil)
-	if _, err := s.CreateGroup(context.Background(), store.Group{AppName: "third", Title: "Third"}, t0); err != nil {
+	if _, err := s.Groups.Create(context.Background(), store.Group{AppName: "third", Title: "Third"}, t0); err != nil {
 		t.Fatal(err)
 	}
 	if len(held) != 1 {
@@ -76,11 +76,11 @@ func testExecutorsOnline(t *testing.T, db string) {
 	t.Helper()
 	s, _ := setup(t, db) // group "app", AUTO
 	ctx := context.Background()
-	if _, err := s.CreateGroup(ctx, store.Group{AppName: "manual", Title: "Manual",
+	if _, err := s.Groups.Create(ctx, store.Group{AppName: "manual", Title: "Manual",
 		AddressMode: carillonv1.AddressMode_ADDRESS_MODE_MANUAL, Addresses: []string{"http://127.0.0.1:1"}}, t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateGroup(ctx, store.Group{AppName: "idle", Title: "Idle"}, t0); err != nil {
+	if _, err := s.Groups.Create(ctx, store.Group{AppName: "idle", Title: "Idle"}, t0); err != nil {
 		t.Fatal(err)
 	}
 	for _, reg := range []struct {
@@ -92,11 +92,11 @@ func testExecutorsOnline(t *testing.T, db string) {
 		{"app", "http://127.0.0.1:9003", t0.Add(time.Second)},
 		{"nogroup", "http://127.0.0.1:9004", t0}, // no group: left out
 	} {
-		if _, err := s.Register(ctx, reg.app, reg.addr, "", 0, reg.at); err != nil {
+		if _, err := s.Registry.Register(ctx, reg.app, reg.addr, "", 0, reg.at); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := s.ExecutorsOnline(ctx, t0.Add(-time.Minute))
+	got, err := s.Registry.Online(ctx, t0.Add(-time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ const AdoptIntervalDefault = 200 * time.Millisecond
 // to the others: its earlier process is adopted like any dead admin.
 func (rs *Rescuer) adopt(ctx context.Context, cfg ReconcileConfig) error {
 	r := &reconciler{rs: rs, cfg: cfg, done: map[int64]time.Time{}, unknownSince: map[int64]time.Time{},
-		unsent: rs.cfg.Store.AdoptedRuns}
+		unsent: rs.cfg.Store.Runs.Adopted}
 	var last time.Time // the last round that left runs waiting
 	var adopted int
 	seen := map[string]bool{} // the admins adopted so far
@@ -69,10 +69,10 @@ func later(a, b time.Time) time.Time {
 // jobs' and workflow nodes' runs, one-off runs at a time): those of an
 // admin that died waited in its memory only, and would otherwise wait
 // until an admin restarts. The runs still queued by the admins that live
-// are queued here too; each is claimed once (store.ClaimRuns), by
+// are queued here too; each is claimed once (store.FireStore.ClaimRuns), by
 // whichever admin comes first.
 func (rs *Rescuer) queuePending(ctx context.Context) {
-	pending, err := rs.cfg.Store.PendingRuns(ctx)
+	pending, err := rs.cfg.Store.Runs.Pending(ctx)
 	if err != nil {
 		rs.cfg.Logger.Error("trigger: read the pending runs of adopted admins; they wait for an admin's restart", "err", err)
 		return

@@ -59,15 +59,15 @@ func TestAdoptionQueuesPendingRuns(t *testing.T) {
 	}
 	dead, live := open(), open()
 	now := time.Now()
-	g, err := dead.CreateGroup(ctx, store.Group{AppName: "app", Title: "app"}, now)
+	g, err := dead.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := dead.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
+	j, err := dead.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := dead.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: g.ID, ScheduledAt: now, DueAt: now.Add(time.Minute), ShardTotal: 1,
+	runs, err := dead.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: g.ID, ScheduledAt: now, DueAt: now.Add(time.Minute), ShardTotal: 1,
 		Status: carillonv1.RunStatus_RUN_STATUS_PENDING, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_RETRY}})
 	if err != nil {
 		t.Fatal(err)

@@ -97,12 +97,12 @@ func (e *dueExecutor) await(t *testing.T, what string, cond func(e *dueExecutor)
 // returns its entry.
 func (b *bundle) claimedFire(t *testing.T, job store.Job, instant time.Time) schedule.Entry {
 	t.Helper()
-	runs, err := b.st.InsertRuns(context.Background(), []store.Run{{JobID: job.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: instant,
+	runs, err := b.st.Runs.Insert(context.Background(), []store.Run{{JobID: job.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: instant,
 		TriggeredAt: instant, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return schedule.ClaimedEntry(&runs[0], b.st.StopSeq())
+	return schedule.ClaimedEntry(&runs[0], b.st.Jobs.StopSeq())
 }
 
 // TestSendAhead: a fire's run for an executor that takes due_at is sent
@@ -168,7 +168,7 @@ func TestSendAhead(t *testing.T) {
 		if shardID == claimed.RunID {
 			shardID = aheadID
 		}
-		shard, err := b.st.Run(ctx, shardID)
+		shard, err := b.st.Runs.Get(ctx, shardID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestSendAhead(t *testing.T) {
 				shard.JobID, shard.GroupID, shard.Handler, shard.ShardIndex, shard.ShardTotal, shard.ScheduledAt, shard.TriggerType,
 				job.ID, job.GroupID, job.Handler, instant)
 		}
-		r, err := b.st.Run(ctx, aheadID)
+		r, err := b.st.Runs.Get(ctx, aheadID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +266,7 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 			t.Fatal("the trigger did not wait for the instant within 10 s")
 		}
 
-		killedRun, err := b.st.Run(ctx, es[4].RunID)
+		killedRun, err := b.st.Runs.Get(ctx, es[4].RunID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,13 +276,13 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 		ex.mu.Lock()
 		ex.started[es[2].RunID] = true // its executor's clock is ahead: it started already
 		ex.mu.Unlock()
-		if _, err := b.st.StopJob(ctx, stopped.ID, b.clock.Now()); err != nil {
+		if _, err := b.st.Jobs.Stop(ctx, stopped.ID, b.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.st.DeleteJob(ctx, deleted.ID); err != nil {
+		if err := b.st.Jobs.Delete(ctx, deleted.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.st.StopJob(ctx, started.ID, b.clock.Now()); err != nil {
+		if _, err := b.st.Jobs.Stop(ctx, started.ID, b.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		ex.await(t, "the kills", func(e *dueExecutor) bool { return len(e.kills) == 4 })
@@ -305,7 +305,7 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 		ex.mu.Unlock()
 		for i, want := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_SKIPPED, carillonv1.RunStatus_RUN_STATUS_SKIPPED,
 			carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_RUNNING} {
-			r, err := b.st.Run(ctx, es[i].RunID)
+			r, err := b.st.Runs.Get(ctx, es[i].RunID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -352,21 +352,21 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 
 		r := retitled
 		r.Description = "renamed"
-		if _, err := b.st.UpdateJob(ctx, r, false, b.clock.Now()); err != nil {
+		if _, err := b.st.Jobs.Update(ctx, r, false, b.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		j := updated
 		j.Param = "new"
-		if _, err := b.st.UpdateJob(ctx, j, false, b.clock.Now()); err != nil {
+		if _, err := b.st.Jobs.Update(ctx, j, false, b.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		s := thenStopped
 		s.Handler = "h2"
-		if _, err := b.st.UpdateJob(ctx, s, false, b.clock.Now()); err != nil {
+		if _, err := b.st.Jobs.Update(ctx, s, false, b.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		ex.await(t, "the replace kills", func(e *dueExecutor) bool { return len(e.kills) == 2 })
-		if _, err := b.st.StopJob(ctx, thenStopped.ID, b.clock.Now()); err != nil {
+		if _, err := b.st.Jobs.Stop(ctx, thenStopped.ID, b.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		ex.mu.Lock()
@@ -404,13 +404,13 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 			t.Errorf("the run of the job whose description alone was updated was sent %d times, want once, ahead", len(got))
 		}
 		ex.mu.Unlock()
-		if r, err := b.st.Run(ctx, es[2].RunID); err != nil {
+		if r, err := b.st.Runs.Get(ctx, es[2].RunID); err != nil {
 			t.Fatal(err)
 		} else if r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED {
 			t.Errorf("the run of the job updated then stopped: %s (%s), want SKIPPED", r.Status, r.Message)
 		}
 		for i, e := range []schedule.Entry{es[0], es[1], es[3]} {
-			r, err := b.st.Run(ctx, e.RunID)
+			r, err := b.st.Runs.Get(ctx, e.RunID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,7 +32,7 @@ func (d *Dispatcher) Backfill(ctx context.Context, job store.Job, instants []tim
 			runs[i].Message = fmt.Sprintf("%s (job %d runs its backfill one instant at a time (SERIAL_EXECUTION))", store.SlotWaitMessage, job.ID)
 		}
 	}
-	runs, err := d.cfg.Store.InsertRuns(ctx, runs)
+	runs, err := d.cfg.Store.Runs.Insert(ctx, runs)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func TestExecutorWithoutRunBatch(t *testing.T) {
 			var es []schedule.Entry
 			at := b.clock.Now() // one instant, now: one call for its fires
 			for _, j := range jobs {
-				runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1,
+				runs, err := b.st.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1,
 					ScheduledAt: b.clock.Now().Add(time.Duration(instant) * time.Second),
 					TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
 				if err != nil {
@@ -84,7 +84,7 @@ func TestExecutorWithoutRunBatch(t *testing.T) {
 			}
 		}
 		for _, id := range all {
-			r, err := b.st.Run(ctx, id)
+			r, err := b.st.Runs.Get(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}

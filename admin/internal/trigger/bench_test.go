@@ -52,20 +52,20 @@ func benchmarkFire(b *testing.B, late time.Duration) {
 				TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: at.Add(time.Duration(i) * time.Millisecond),
 				TriggeredAt: claimed, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}
 		}
-		runs, err := bd.st.InsertRuns(b.Context(), runs)
+		runs, err := bd.st.Runs.Insert(b.Context(), runs)
 		if err != nil {
 			b.Fatal(err)
 		}
 		es := make([]schedule.Entry, n)
 		for k := range runs {
 			es[k] = schedule.Entry{RunID: runs[k].ID, JobID: runs[k].JobID, At: at, TriggerType: runs[k].TriggerType,
-				Claimed: true, Run: &runs[k], StopSeq: bd.st.StopSeq()}
+				Claimed: true, Run: &runs[k], StopSeq: bd.st.Jobs.StopSeq()}
 		}
 		b.StartTimer()
 		bd.trig.Dispatcher.Fire(es)
 		bd.trig.Wait()
 		b.StopTimer()
-		if r, _ := bd.st.Run(b.Context(), runs[n-1].ID); r.ExecutorAddress == "" || r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+		if r, _ := bd.st.Runs.Get(b.Context(), runs[n-1].ID); r.ExecutorAddress == "" || r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
 			b.Fatalf("run not dispatched: %s on %q (%s)", r.Status, r.ExecutorAddress, r.Message)
 		}
 		b.StartTimer()

@@ -23,7 +23,7 @@ import (
 
 // BenchmarkBurstMemory measures the memory a burst of fires on one instant
 // holds while its runs wait for it: burstRuns jobs due on one instant are
-// claimed as the scan claims them (store.ClaimFires, 256 jobs a
+// claimed as the scan claims them (store.FireStore.Claim, 256 jobs a
 // transaction), handed to Fire, routed ROUND_ROBIN over two executors on
 // loopback that take due_at, sent ahead of the instant (SendLead) and held
 // for their results, as the load tool's burst (BENCHMARKS.md). A burst
@@ -67,7 +67,7 @@ func BenchmarkBurstMemory(b *testing.B) {
 			NextFireAt:      instant,
 		}
 	}
-	if err := bd.st.CreateJobs(ctx, jobs, bd.clock.Now()); err != nil {
+	if err := bd.st.Jobs.CreateMany(ctx, jobs, bd.clock.Now()); err != nil {
 		b.Fatal(err)
 	}
 
@@ -76,7 +76,7 @@ func BenchmarkBurstMemory(b *testing.B) {
 		ids[i] = int64(i + 1) // the IDs of a fresh database's jobs
 	}
 	before := liveHeap()
-	if defs, err := bd.st.JobDefinitions(ctx, ids); err != nil || len(defs) != n {
+	if defs, err := bd.st.Jobs.Definitions(ctx, ids); err != nil || len(defs) != n {
 		b.Fatalf("job definitions: %d of %d, %v", len(defs), n, err)
 	}
 	cache := liveHeap() - before
@@ -116,7 +116,7 @@ func BenchmarkBurstMemory(b *testing.B) {
 		claimed, routed, sent = max(claimed, c), max(routed, r), max(sent, s)
 	}
 	b.StopTimer()
-	if r, err := bd.st.Run(ctx, int64(n)*int64(b.N+1)); err != nil || r.ExecutorAddress == "" {
+	if r, err := bd.st.Runs.Get(ctx, int64(n)*int64(b.N+1)); err != nil || r.ExecutorAddress == "" {
 		b.Fatalf("the last run: on %q (%s), %v; want its dispatch recorded", r.ExecutorAddress, r.Message, err)
 	}
 	b.ReportMetric(float64(cache)/n, "cache-B/job")
@@ -137,14 +137,14 @@ func scanBurst(b *testing.B, st *store.Store, at time.Time) []schedule.Entry {
 	ctx := context.Background()
 	var es []schedule.Entry
 	for {
-		due, err := st.DueJobs(ctx, at, at, 256)
+		due, err := st.Fires.DueJobs(ctx, at, at, 256)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if len(due) == 0 {
 			return es
 		}
-		seq := st.StopSeq()
+		seq := st.Jobs.StopSeq()
 		claims := make([]store.Claim, len(due))
 		for i, j := range due {
 			claims[i] = store.Claim{JobID: j.ID, Due: j.NextFireAt, Next: j.NextFireAt.Add(time.Minute), Runs: []store.Run{{
@@ -153,7 +153,7 @@ func scanBurst(b *testing.B, st *store.Store, at time.Time) []schedule.Entry {
 				Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
 			}}}
 		}
-		runs, err := st.ClaimFires(ctx, claims)
+		runs, err := st.Fires.Claim(ctx, claims)
 		if err != nil {
 			b.Fatal(err)
 		}

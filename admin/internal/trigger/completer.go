@@ -13,8 +13,8 @@ import (
 )
 
 // Completer is the fire path's last stage: it records how runs were
-// dispatched (store.RecordDispatches) and settles runs from their results
-// (store.SettleRuns), each in coalesced transactions, and hands on what
+// dispatched (store.RunStore.RecordDispatches) and settles runs from their results
+// (store.RunStore.Settle), each in coalesced transactions, and hands on what
 // follows a settled run. What follows (retry with backoff, alarm, child
 // jobs' runs, a FIX_DELAY job's next fire) is decided by the pure policy
 // Config.FollowUp and written in the settling transaction, so that a
@@ -59,7 +59,7 @@ func (c *Completer) record(ctx context.Context, ds ...store.Dispatch) error {
 func (c *Completer) recordNow(ds []store.Dispatch) error {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	settled, err := c.cfg.Store.RecordDispatches(ctx, c.cfg.FollowUp, ds)
+	settled, err := c.cfg.Store.Runs.RecordDispatches(ctx, c.cfg.FollowUp, ds)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (c *Completer) recordLater(ds []store.Dispatch) {
 	}
 }
 
-// Settle records results of running runs (see store.SettleRuns), with
+// Settle records results of running runs (see store.RunStore.Settle), with
 // their dispatch records when those were not stored yet, and hands the
 // retries and child runs it creates to the scheduler. Results that arrive
 // together are settled in one transaction.
@@ -104,7 +104,7 @@ func (c *Completer) Settle(ctx context.Context, results []store.Result) error {
 func (c *Completer) settleNow(results []store.Result) error {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	settled, err := c.cfg.Store.SettleRuns(ctx, c.cfg.FollowUp, results)
+	settled, err := c.cfg.Store.Runs.Settle(ctx, c.cfg.FollowUp, results)
 	if err != nil {
 		return err
 	}

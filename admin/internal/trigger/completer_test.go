@@ -28,7 +28,7 @@ func TestAlarmsHandedOn(t *testing.T) {
 		settle := func(retries int32, status carillonv1.RunStatus) store.Run {
 			t.Helper()
 			j := b.job(t, func(j *store.Job) { j.RetryCount = retries })
-			runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
+			runs, err := b.st.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
 				TriggeredAt: b.clock.Now(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
 			if err != nil {
 				t.Fatal(err)
@@ -36,7 +36,7 @@ func TestAlarmsHandedOn(t *testing.T) {
 			if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: runs[0].ID, Status: status, FinishedAt: b.clock.Now()}}); err != nil {
 				t.Fatal(err)
 			}
-			r, err := b.st.Run(ctx, runs[0].ID)
+			r, err := b.st.Runs.Get(ctx, runs[0].ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -92,14 +92,14 @@ func (d *Dispatcher) claim(es []schedule.Entry) error {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	now := d.cfg.Clock.Now()
-	seq := d.cfg.Store.StopSeq()
+	seq := d.cfg.Store.Jobs.StopSeq()
 	claims := make([]store.RunClaim, len(es))
 	at := make(map[int64]time.Time, len(es))
 	for i, e := range es {
 		claims[i] = store.RunClaim{RunID: e.RunID, JobID: e.JobID, TriggerType: e.TriggerType, SendAt: e.At}
 		at[e.RunID] = e.At
 	}
-	runs, err := d.cfg.Store.ClaimRuns(ctx, claims, now)
+	runs, err := d.cfg.Store.Fires.ClaimRuns(ctx, claims, now)
 	if err != nil {
 		d.cfg.Logger.Error("trigger: claim due runs; the monitor will settle them", "runs", len(es), "err", err)
 		return err
@@ -235,7 +235,7 @@ func (d *Dispatcher) TriggerJob(ctx context.Context, job store.Job, m Manual) ([
 		if id, runs, err = d.claimCapped(ctx, run); err != nil || len(runs) == 0 {
 			return []int64{id}, err // it waits for a slot, or was skipped
 		}
-	} else if runs, err = d.cfg.Store.InsertRuns(ctx, []store.Run{run}); err != nil {
+	} else if runs, err = d.cfg.Store.Runs.Insert(ctx, []store.Run{run}); err != nil {
 		return nil, err
 	}
 	f := fireOf(&runs[0], time.Time{}, 0)
@@ -269,12 +269,12 @@ func (d *Dispatcher) TriggerJob(ctx context.Context, job store.Job, m Manual) ([
 // DISCARD_LATER.
 func (d *Dispatcher) claimCapped(ctx context.Context, run store.Run) (int64, []store.Run, error) {
 	run.Status, run.TriggeredAt = carillonv1.RunStatus_RUN_STATUS_PENDING, time.Time{}
-	pending, err := d.cfg.Store.InsertRuns(ctx, []store.Run{run})
+	pending, err := d.cfg.Store.Runs.Insert(ctx, []store.Run{run})
 	if err != nil {
 		return 0, nil, err
 	}
 	id := pending[0].ID
-	claimed, err := d.cfg.Store.ClaimRuns(ctx, []store.RunClaim{{RunID: id, JobID: run.JobID, TriggerType: run.TriggerType}}, run.DueAt)
+	claimed, err := d.cfg.Store.Fires.ClaimRuns(ctx, []store.RunClaim{{RunID: id, JobID: run.JobID, TriggerType: run.TriggerType}}, run.DueAt)
 	return id, claimed, err
 }
 
@@ -293,7 +293,7 @@ func (d *Dispatcher) triggerAt(ctx context.Context, job store.Job, m Manual) ([]
 	if m.Param != nil {
 		run.Param = *m.Param
 	}
-	runs, err := d.cfg.Store.InsertRuns(ctx, []store.Run{run})
+	runs, err := d.cfg.Store.Runs.Insert(ctx, []store.Run{run})
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@
 //  0. Scan (package schedule). The scheduler reads the jobs due within its
 //     look-ahead and, in one transaction per batch, advances each job's
 //     next fire and inserts its run as RUNNING, claimed by this admin,
-//     with triggered_at set to its instant (store.ClaimFires); misfires
+//     with triggered_at set to its instant (store.FireStore.Claim); misfires
 //     are recorded there too. The jobs of paused groups are not due; a
 //     capped job's fire with no free slot is stored PENDING, waiting for
 //     one (store caps.go). Workflow instants make their workflow run and
@@ -38,7 +38,7 @@
 //  1. Claim (dispatcher.go). Fire takes the scan's claimed runs as they
 //     are, and claims the pending runs that settling or the API created
 //     (retries, child jobs' and workflow nodes' runs, one-off runs at a
-//     time, backfills: store.ClaimRuns, in the first lane of the fire
+//     time, backfills: store.FireStore.ClaimRuns, in the first lane of the fire
 //     path's writer, coalesce.go), except those of paused groups and
 //     those of capped jobs with no free slot, which stay PENDING. Each
 //     becomes a fire (fireOf). The fires
@@ -52,10 +52,10 @@
 //     executor, the extra shards' runs inserted here. Fires that cannot be
 //     routed fail with the reason. A job whose param is a template has it
 //     rendered here, per run and shard (render.go), and recorded
-//     (store.RenderParams) before the send; other jobs' fires skip it.
+//     (store.RunStore.RenderParams) before the send; other jobs' fires skip it.
 //  3. Send (instant.go, send.go). The fires are grouped into one call per
 //     executor. Fires to executors that take due_at are sent ahead of the
-//     instant, their routes recorded first (store.RouteRuns); the others
+//     instant, their routes recorded first (store.RunStore.Route); the others
 //     wait for the instant, drop the fires whose job was stopped or
 //     deleted since the claim (settled SKIPPED), record their routes, and
 //     are sent on it. Each call goes through the Gateway.
@@ -66,7 +66,7 @@
 //     fire's record is stored at once: TriggerJob waits for it.
 //  5. Settle (completer.go). Results from executors (the server's
 //     ReportResults) settle runs in one coalesced transaction
-//     (store.SettleRuns). What follows each (retry with backoff, alarm,
+//     (store.RunStore.Settle). What follows each (retry with backoff, alarm,
 //     child jobs' runs, a FIX_DELAY job's next fire) is decided by the pure
 //     policy in package followup and written in the same transaction; the
 //     new pending runs go back to the scheduler through Queue, and start

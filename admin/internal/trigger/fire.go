@@ -38,7 +38,7 @@ type fire struct {
 	run *store.Run
 	// at is the instant the fire is sent on (zero: now, a manual run).
 	at time.Time
-	// stopSeq is the store's stop sequence (store.StopSeq) read before
+	// stopSeq is the store's stop sequence (store.JobStore.StopSeq) read before
 	// the claim: a job stopped after it has its fire skipped.
 	stopSeq uint64
 	// fixed, if not nil, confines the fire to executors other than its

@@ -14,7 +14,7 @@ const ClockOffsetMax = 50 * time.Millisecond
 
 // Heartbeat is what an executor's registration tells the trigger besides
 // its address and process (Registered) and what the store keeps of it
-// (store.Register: among others its capabilities, from which the trigger
+// (store.RegistryStore.Register: among others its capabilities, from which the trigger
 // decides which executors take runs ahead of their instant).
 type Heartbeat struct {
 	// Address is the executor's.

@@ -55,7 +55,7 @@ func (rs *Rescuer) watchHeld(ctx context.Context, now time.Time, grace time.Dura
 	if w.round.IsZero() {
 		w.round = now
 	}
-	runs, err := rs.cfg.Store.WatchedRuns(ctx, now.Add(-grace), w.cursor, heldWatchBatch)
+	runs, err := rs.cfg.Store.Runs.Watched(ctx, now.Add(-grace), w.cursor, heldWatchBatch)
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func TestHeldWatch(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		status := func(id int64) store.Run { r, _ := b.st.Run(ctx, id); return r }
+		status := func(id int64) store.Run { r, _ := b.st.Runs.Get(ctx, id); return r }
 		want := func(when string, runs map[int64]carillonv1.RunStatus) {
 			t.Helper()
 			for id, st := range runs {
@@ -122,7 +122,7 @@ func TestManualEndedWithoutResult(t *testing.T) {
 		ex.held[active] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
 		ex.held[ended] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
 		ex.held[cutShort] = carillonv1.HeldRunState_HELD_RUN_STATE_CUT_SHORT
-		status := func(id int64) store.Run { r, _ := b.st.Run(ctx, id); return r }
+		status := func(id int64) store.Run { r, _ := b.st.Runs.Get(ctx, id); return r }
 		sweep := func(after time.Duration) {
 			t.Helper()
 			b.clock.Add(after)

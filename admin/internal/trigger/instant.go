@@ -21,7 +21,7 @@ func (d *Dispatcher) sendBatch(ctx context.Context, slot *batchSlot, fs []fire, 
 	for i := range fs {
 		ids = append(ids, fs[i].jobID)
 	}
-	jobs, err := d.cfg.Store.JobDefinitions(ctx, ids)
+	jobs, err := d.cfg.Store.Jobs.Definitions(ctx, ids)
 	if err != nil {
 		slot.idle()
 		return errors.Join(err, d.refuse(ctx, fs, fmt.Sprintf("read the jobs: %v", err)))
@@ -97,7 +97,7 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 	fires := make([]*fire, 0, len(in.fires))
 	for _, f := range in.fires {
 		job, ok := jobs[f.jobID]
-		if !ok && d.cfg.Store.StoppedSince(f.jobID, f.stopSeq) {
+		if !ok && d.cfg.Store.Jobs.StoppedSince(f.jobID, f.stopSeq) {
 			in.skip(f.id) // deleted since the claim
 			continue
 		}
@@ -176,7 +176,7 @@ func (in *instant) skip(run int64) {
 func (in *instant) dropStopped(calls []*call) []*call {
 	for i, c := range calls {
 		calls[i] = c.without(func(f *fire) bool {
-			if !in.d.cfg.Store.StoppedSince(f.job.ID, in.seqs[f.job.ID]) {
+			if !in.d.cfg.Store.Jobs.StoppedSince(f.job.ID, in.seqs[f.job.ID]) {
 				return false
 			}
 			in.skip(f.id)
@@ -247,7 +247,7 @@ func (in *instant) awaitInstant(ctx context.Context, sent []*fire) (replaced []*
 		}
 	}
 	for {
-		stopped := in.d.cfg.Store.Stopped() // before the check: a stop or update after it wakes the wait
+		stopped := in.d.cfg.Store.Jobs.Stopped() // before the check: a stop or update after it wakes the wait
 		check()
 		if sleepOr(ctx, clock, in.at.Sub(clock.Now()), stopped) || ctx.Err() != nil {
 			break
@@ -265,7 +265,7 @@ func (in *instant) awaitInstant(ctx context.Context, sent []*fire) (replaced []*
 func (in *instant) changed(sent []*fire) (kept, stopped, updated []*fire) {
 	st := in.d.cfg.Store
 	isChanged := func(f *fire) bool {
-		return st.StoppedSince(f.jobID, in.seqs[f.jobID]) || st.UpdatedSince(f.jobID, in.seqs[f.jobID])
+		return st.Jobs.StoppedSince(f.jobID, in.seqs[f.jobID]) || st.Jobs.UpdatedSince(f.jobID, in.seqs[f.jobID])
 	}
 	if !slices.ContainsFunc(sent, isChanged) {
 		return sent, nil, nil // most often: no copy of a burst's fires
@@ -273,9 +273,9 @@ func (in *instant) changed(sent []*fire) (kept, stopped, updated []*fire) {
 	kept = sent[:0:0]
 	for _, f := range sent {
 		switch {
-		case st.StoppedSince(f.jobID, in.seqs[f.jobID]):
+		case st.Jobs.StoppedSince(f.jobID, in.seqs[f.jobID]):
 			stopped = append(stopped, f)
-		case st.UpdatedSince(f.jobID, in.seqs[f.jobID]):
+		case st.Jobs.UpdatedSince(f.jobID, in.seqs[f.jobID]):
 			updated = append(updated, f)
 		default:
 			kept = append(kept, f)
@@ -348,7 +348,7 @@ func (in *instant) resend(ctx context.Context, fires []*fire) []store.Dispatch {
 	for _, f := range fires {
 		ids = append(ids, f.jobID)
 	}
-	jobs, err := d.cfg.Store.JobDefinitions(ctx, ids)
+	jobs, err := d.cfg.Store.Jobs.Definitions(ctx, ids)
 	var mu sync.Mutex
 	var failed []store.Dispatch
 	fail := func(f *fire, why string) {
@@ -370,7 +370,7 @@ func (in *instant) resend(ctx context.Context, fires []*fire) []store.Dispatch {
 		case err != nil:
 			fail(f, fmt.Sprintf("dropped on its executor when its job was updated, then not sent again: read the job: %v", err))
 			continue
-		case !ok || d.cfg.Store.StoppedSince(f.jobID, in.seqs[f.jobID]):
+		case !ok || d.cfg.Store.Jobs.StoppedSince(f.jobID, in.seqs[f.jobID]):
 			in.skip(f.id)
 			continue
 		}
@@ -390,7 +390,7 @@ func (in *instant) resend(ctx context.Context, fires []*fire) []store.Dispatch {
 			cctx, cancel := context.WithTimeout(ctx, d.cfg.DispatchTimeout)
 			defer cancel()
 			// The run's record takes the new definition (a rare path: one write).
-			if err := d.cfg.Store.RedefineRun(cctx, f.id, job.Handler, job.Param, rendered); err != nil {
+			if err := d.cfg.Store.Runs.Redefine(cctx, f.id, job.Handler, job.Param, rendered); err != nil {
 				d.cfg.Logger.Warn("trigger: store the new handler and param of a run sent again; its record keeps the former ones",
 					"run", f.id, "job", f.jobID, "err", err)
 			}

@@ -31,7 +31,7 @@ type manualProbes struct {
 // executor says ENDED, and whose result has not come for longer than grace
 // since it first said so, is lost too.
 func (rs *Rescuer) manualRuns(ctx context.Context, now time.Time, grace time.Duration) ([]store.Result, error) {
-	runs, err := rs.cfg.Store.ManualRuns(ctx, now.Add(-grace))
+	runs, err := rs.cfg.Store.Runs.Manual(ctx, now.Add(-grace))
 	if err != nil {
 		return nil, err
 	}

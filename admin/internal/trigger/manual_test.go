@@ -35,7 +35,7 @@ func TestManualExecutorLost(t *testing.T) {
 		}
 		held, forgotten, atDead := run(liveURL), run(liveURL), run(dead)
 		live.held[held] = carillonv1.HeldRunState_HELD_RUN_STATE_ACTIVE
-		status := func(id int64) store.Run { r, _ := b.st.Run(ctx, id); return r }
+		status := func(id int64) store.Run { r, _ := b.st.Runs.Get(ctx, id); return r }
 
 		b.clock.Add(40 * time.Second) // past the grace: probed
 		if err := b.trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {

@@ -64,7 +64,7 @@ func (rs *Rescuer) Monitor(ctx context.Context, cfg MonitorConfig) error {
 func (rs *Rescuer) Sweep(ctx context.Context, grace time.Duration) error {
 	now := rs.cfg.Clock.Now()
 	var results []store.Result
-	lost, err := rs.cfg.Store.LostRuns(ctx, rs.router.liveSince(now), now.Add(-grace))
+	lost, err := rs.cfg.Store.Runs.Lost(ctx, rs.router.liveSince(now), now.Add(-grace))
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (rs *Rescuer) Sweep(ctx context.Context, grace time.Duration) error {
 	// once its executor had the grace, since the admin came up, to report.
 	var overdue []store.Run
 	if !now.Before(rs.cfg.Started.Add(grace)) {
-		if overdue, err = rs.cfg.Store.OverdueRuns(ctx, now, grace); err != nil {
+		if overdue, err = rs.cfg.Store.Runs.Overdue(ctx, now, grace); err != nil {
 			return err
 		}
 	}
@@ -88,7 +88,7 @@ func (rs *Rescuer) Sweep(ctx context.Context, grace time.Duration) error {
 	if p := rs.earlier.Load(); p != nil {
 		earlier = *p
 	}
-	stuck, err := rs.cfg.Store.UndispatchedRuns(ctx, now.Add(-2*rs.cfg.DispatchTimeout-grace), earlier)
+	stuck, err := rs.cfg.Store.Runs.Undispatched(ctx, now.Add(-2*rs.cfg.DispatchTimeout-grace), earlier)
 	if err != nil {
 		return err
 	}

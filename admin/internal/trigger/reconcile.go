@@ -38,7 +38,7 @@ type ReconcileConfig struct {
 }
 
 // Reconcile settles the runs that earlier admin processes claimed but did
-// not record as sent (Config.Unsent, store.UnsentRuns): an admin
+// not record as sent (Config.Unsent, store.RunStore.Unsent): an admin
 // killed between claiming a fire and recording its dispatch leaves them
 // RUNNING with no executor, and it is unknown whether it sent them. It asks
 // every executor that may hold them (ExecutorService.HeldRuns), then:
@@ -64,7 +64,7 @@ func (rs *Rescuer) Reconcile(ctx context.Context, cfg ReconcileConfig) error {
 		return rs.adopt(ctx, cfg)
 	}
 	r := &reconciler{rs: rs, cfg: cfg, done: map[int64]time.Time{}, unknownSince: map[int64]time.Time{},
-		unsent: func(ctx context.Context) ([]store.Run, error) { return rs.cfg.Store.UnsentRuns(ctx, rs.cfg.Unsent) }}
+		unsent: func(ctx context.Context) ([]store.Run, error) { return rs.cfg.Store.Runs.Unsent(ctx, rs.cfg.Unsent) }}
 	for {
 		left, err := r.round(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -95,8 +95,8 @@ type reconciler struct {
 	// that cannot answer.
 	unknownSince map[int64]time.Time
 	// unsent reads the runs to settle: those of earlier processes
-	// (store.UnsentRuns), or of dead admins this one adopted
-	// (store.AdoptedRuns).
+	// (store.RunStore.Unsent), or of dead admins this one adopted
+	// (store.RunStore.Adopted).
 	unsent func(ctx context.Context) ([]store.Run, error)
 }
 
@@ -172,7 +172,7 @@ func (r *reconciler) group(ctx context.Context, groupID int64, runs []store.Run)
 	answers := r.ask(ctx, groupID, src, runs)
 	var live []string
 	if !src.manual {
-		if live, err = rs.cfg.Store.Executors(ctx, src.app, rs.router.liveSince(now)); err != nil {
+		if live, err = rs.cfg.Store.Registry.Executors(ctx, src.app, rs.router.liveSince(now)); err != nil {
 			return len(runs), err
 		}
 	}
@@ -331,7 +331,7 @@ type candidateSource struct {
 // deleted group has none: its runs are sent, and fail as deleted.
 func (r *reconciler) candidates(ctx context.Context, groupID int64, runs []store.Run) (candidateSource, error) {
 	rs := r.rs
-	g, err := rs.cfg.Store.Group(ctx, groupID)
+	g, err := rs.cfg.Store.Groups.Get(ctx, groupID)
 	if errors.Is(err, store.ErrNotFound) {
 		return candidateSource{}, nil
 	}
@@ -350,7 +350,7 @@ func (r *reconciler) candidates(ctx context.Context, groupID int64, runs []store
 			oldest = run.TriggeredAt
 		}
 	}
-	src.addrs, err = rs.cfg.Store.Executors(ctx, g.AppName, oldest.Add(-rs.cfg.ExecutorTTL))
+	src.addrs, err = rs.cfg.Store.Registry.Executors(ctx, g.AppName, oldest.Add(-rs.cfg.ExecutorTTL))
 	return src, err
 }
 
@@ -366,13 +366,13 @@ func (r *reconciler) send(ctx context.Context, runs []store.Run, now time.Time, 
 	for i, run := range runs {
 		jobIDs[i] = run.JobID
 	}
-	jobs, err := rs.cfg.Store.JobDefinitions(ctx, jobIDs)
+	jobs, err := rs.cfg.Store.Jobs.Definitions(ctx, jobIDs)
 	if err != nil {
 		return err
 	}
 	var skipped []store.Result
 	fs := make([]fire, 0, len(runs))
-	seq := rs.cfg.Store.StopSeq()
+	seq := rs.cfg.Store.Jobs.StopSeq()
 	for i := range runs {
 		run := &runs[i]
 		late := now.Sub(run.TriggeredAt)

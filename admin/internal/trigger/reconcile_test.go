@@ -77,16 +77,16 @@ func newRestarted(t *testing.T, be dbtest.Backend) *restarted {
 func (r *restarted) group(t *testing.T, app string, strategy carillonv1.MisfireStrategy, addrs ...string) store.Job {
 	t.Helper()
 	ctx := context.Background()
-	g, err := r.st.CreateGroup(ctx, store.Group{AppName: app, Title: app}, r.t0)
+	g, err := r.st.Groups.Create(ctx, store.Group{AppName: app, Title: app}, r.t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range addrs {
-		if _, err := r.st.Register(ctx, app, a, "i", 0, r.t0); err != nil {
+		if _, err := r.st.Registry.Register(ctx, app, a, "i", 0, r.t0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	j, err := r.st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: app, Handler: "h", MisfireStrategy: strategy,
+	j, err := r.st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: app, Handler: "h", MisfireStrategy: strategy,
 		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, r.t0)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func insertRunning(t *testing.T, st *store.Store, run store.Run) int64 {
 	if run.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_UNSPECIFIED {
 		run.TriggerType = carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE
 	}
-	runs, err := st.InsertRuns(context.Background(), []store.Run{run})
+	runs, err := st.Runs.Insert(context.Background(), []store.Run{run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func (r *restarted) claimed(t *testing.T, j store.Job, at time.Time, to string) 
 	if to == "" {
 		return id
 	}
-	routed, err := r.st.RouteRuns(context.Background(), []store.Route{{RunID: id, Address: to}})
+	routed, err := r.st.Runs.Route(context.Background(), []store.Route{{RunID: id, Address: to}})
 	if err != nil || !routed[id] {
 		t.Fatalf("route run %d to %s: %v, %v", id, to, routed, err)
 	}
@@ -132,11 +132,11 @@ func (r *restarted) claimed(t *testing.T, j store.Job, at time.Time, to string) 
 func (r *restarted) start(t *testing.T, outage time.Duration) *trigger.Trigger {
 	t.Helper()
 	ctx := context.Background()
-	unsent, err := r.st.UnsentRunIDs(ctx)
+	unsent, err := r.st.Runs.UnsentIDs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	beat, err := r.st.LastBeat(ctx)
+	beat, err := r.st.Registry.LastBeat(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestReconcile(t *testing.T) {
 	// The dead executor was live when the earlier process claimed the run,
 	// and never beats again: once the restart grace has passed, it is no
 	// longer live, and the run it may have held is lost.
-	if _, err := r.st.Register(ctx, "gone", goneAddr, "i", 0, r.t0.Add(-time.Minute)); err != nil {
+	if _, err := r.st.Registry.Register(ctx, "gone", goneAddr, "i", 0, r.t0.Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	trig := r.start(t, 500*time.Millisecond)
@@ -245,7 +245,7 @@ func TestReconcile(t *testing.T) {
 		{unsure, carillonv1.RunStatus_RUN_STATUS_LOST, "", "could not say so"},
 		{lost, carillonv1.RunStatus_RUN_STATUS_LOST, "", "stopped heartbeating"},
 	} {
-		got, err := r.st.Run(ctx, tt.id)
+		got, err := r.st.Runs.Get(ctx, tt.id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +281,7 @@ func TestReconcileLeavesThisProcessClaims(t *testing.T) {
 	a := &holder{answers: true, held: map[int64]carillonv1.HeldRunState{}}
 	j := r.group(t, "live", carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, testkit.ServeExecutor(t, a))
 	earlier := r.claimed(t, j, r.t0, "") // the earlier process's claim, never routed
-	runs, err := r.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: r.t0, DueAt: r.t0, ShardTotal: 1,
+	runs, err := r.st.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: j.GroupID, ScheduledAt: r.t0, DueAt: r.t0, ShardTotal: 1,
 		Status: carillonv1.RunStatus_RUN_STATUS_PENDING, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_RETRY}})
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +290,7 @@ func TestReconcileLeavesThisProcessClaims(t *testing.T) {
 	trig := r.start(t, 500*time.Millisecond)
 	// This process claims the pending run; its route is not recorded yet
 	// when Reconcile reads the runs with no executor.
-	if claimed, err := r.st.ClaimRuns(ctx, []store.RunClaim{{RunID: pending, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_RETRY}}, r.clock.Now()); err != nil || len(claimed) != 1 {
+	if claimed, err := r.st.Fires.ClaimRuns(ctx, []store.RunClaim{{RunID: pending, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_RETRY}}, r.clock.Now()); err != nil || len(claimed) != 1 {
 		t.Fatalf("claim run %d: %v, %v", pending, claimed, err)
 	}
 	if err := trig.Rescuer.Reconcile(ctx, trigger.ReconcileConfig{Interval: time.Millisecond}); err != nil {
@@ -304,7 +304,7 @@ func TestReconcileLeavesThisProcessClaims(t *testing.T) {
 	if err := trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := r.st.Run(ctx, pending); got.Status != carillonv1.RunStatus_RUN_STATUS_LOST || !strings.Contains(got.Message, "could not record where it sent") {
+	if got, _ := r.st.Runs.Get(ctx, pending); got.Status != carillonv1.RunStatus_RUN_STATUS_LOST || !strings.Contains(got.Message, "could not record where it sent") {
 		t.Errorf("run %d, claimed by this process and never recorded as sent: %s (%q), want LOST by the monitor", pending, got.Status, got.Message)
 	}
 }
@@ -339,7 +339,7 @@ func TestReconcileWaitsForLiveExecutors(t *testing.T) {
 		if !r.clock.AwaitTime(wait, r.clock.Now().Add(5*time.Second)) {
 			t.Fatalf("Reconcile's rounds did not move the clock 5 s within 10 s (it reads %v)", r.clock.Now())
 		}
-		if got, _ := r.st.Run(ctx, id); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || got.ExecutorAddress != "" {
+		if got, _ := r.st.Runs.Get(ctx, id); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || got.ExecutorAddress != "" {
 			cancel()
 			t.Fatalf("run settled or sent (%s at %q) while an executor that may hold it is live", got.Status, got.ExecutorAddress)
 		}
@@ -374,7 +374,7 @@ func TestExecutorRestartLosesItsRuns(t *testing.T) {
 		dropped, kept, elsewhere := run(addr), run(addr), run(steady)
 		restartedExec.held[kept] = carillonv1.HeldRunState_HELD_RUN_STATE_ENDED
 		for _, a := range []string{addr, steady} {
-			if _, err := b.st.Register(ctx, "app", a, "first", 0, now); err != nil {
+			if _, err := b.st.Registry.Register(ctx, "app", a, "first", 0, now); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -387,7 +387,7 @@ func TestExecutorRestartLosesItsRuns(t *testing.T) {
 		for id, want := range map[int64]carillonv1.RunStatus{
 			dropped: carillonv1.RunStatus_RUN_STATUS_LOST, kept: carillonv1.RunStatus_RUN_STATUS_RUNNING, elsewhere: carillonv1.RunStatus_RUN_STATUS_RUNNING,
 		} {
-			got, _ := b.st.Run(ctx, id)
+			got, _ := b.st.Runs.Get(ctx, id)
 			if got.Status != want {
 				t.Errorf("run %d: %s (%s), want %s", id, got.Status, got.Message, want)
 			}
@@ -417,7 +417,7 @@ func TestOutageKeepsExecutorsLive(t *testing.T) {
 		// not have been reported.
 		atA, atB, atSlow := runAt("http://a:1", 0), runAt("http://b:1", 0), runAt("http://a:1", 10)
 		trig := r.start(t, 2*time.Minute) // longer than the 90 s TTL
-		status := func(id int64) carillonv1.RunStatus { got, _ := r.st.Run(ctx, id); return got.Status }
+		status := func(id int64) carillonv1.RunStatus { got, _ := r.st.Runs.Get(ctx, id); return got.Status }
 		if err := trig.Rescuer.Sweep(ctx, trigger.LostGraceDefault); err != nil {
 			t.Fatal(err)
 		}
@@ -427,7 +427,7 @@ func TestOutageKeepsExecutorsLive(t *testing.T) {
 				status(atA), status(atB), status(atSlow))
 		}
 		r.clock.Add(20 * time.Second)
-		if _, err := r.st.Register(ctx, "app", "http://a:1", "i", 0, r.clock.Now()); err != nil { // a beats after the restart; b never does
+		if _, err := r.st.Registry.Register(ctx, "app", "http://a:1", "i", 0, r.clock.Now()); err != nil { // a beats after the restart; b never does
 			t.Fatal(err)
 		}
 		r.clock.Add(30 * time.Second) // past the restart grace

@@ -11,7 +11,7 @@ import (
 
 // render renders the params of p's fires whose job's param is a template
 // (JobDefinition.ParamTemplate) and not yet rendered, each for its run and
-// shard, once routed, and records them (store.RenderParams) before they
+// shard, once routed, and records them (store.RunStore.RenderParams) before they
 // are sent. A fire whose template fails to render is not sent: it joins
 // p.failed, saying why. Fires of other jobs cost a field read.
 func (r *router) render(ctx context.Context, p *planned, now time.Time) error {
@@ -32,7 +32,7 @@ func (r *router) render(ctx context.Context, p *planned, now time.Time) error {
 		kept = append(kept, f)
 	}
 	p.fires = kept
-	return r.cfg.Store.RenderParams(ctx, rendered)
+	return r.cfg.Store.Runs.RenderParams(ctx, rendered)
 }
 
 // renderParam renders src, the param template of f's run (its job's, or

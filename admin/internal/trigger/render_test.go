@@ -40,7 +40,7 @@ func TestParamTemplate(t *testing.T) {
 		broken := b.job(t, func(j *store.Job) { j.Param, j.ParamTemplate = `{{.Day}}`, true })
 		var es []schedule.Entry
 		for _, j := range []store.Job{broadcast, literal, broken} {
-			runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: scheduled,
+			runs, err := b.st.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: scheduled,
 				Param: j.Param, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
 			if err != nil {
 				t.Fatal(err)
@@ -51,7 +51,7 @@ func TestParamTemplate(t *testing.T) {
 		b.trig.Wait()
 
 		// The broadcast: one run per executor, each with its shard.
-		runs, err := b.st.Runs(ctx, store.RunFilter{JobID: broadcast.ID})
+		runs, err := b.st.Runs.List(ctx, store.RunFilter{JobID: broadcast.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,14 +72,14 @@ func TestParamTemplate(t *testing.T) {
 			}
 		}
 		// The literal param, braces and all.
-		r, _ := b.st.Run(ctx, es[1].RunID)
+		r, _ := b.st.Runs.Get(ctx, es[1].RunID)
 		p0, _ := execs[0].param(r.ID)
 		p1, _ := execs[1].param(r.ID)
 		if got := p0 + p1; got != `{{.JobID}}` || r.RenderedParam != nil {
 			t.Errorf("a param that is not a template was sent as %q (rendered %v), want it as it is", got, r.RenderedParam)
 		}
 		// The template that fails: the run fails, saying why, unsent.
-		r, _ = b.st.Run(ctx, es[2].RunID)
+		r, _ = b.st.Runs.Get(ctx, es[2].RunID)
 		if r.Status != carillonv1.RunStatus_RUN_STATUS_FAILED || !strings.Contains(r.Message, "param template failed to render") ||
 			!strings.Contains(r.Message, "can't evaluate field Day") {
 			t.Errorf("the broken template's run: %s %q, want FAILED saying the template failed", r.Status, r.Message)

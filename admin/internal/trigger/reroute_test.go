@@ -49,7 +49,7 @@ func TestRefusedConnectionReroutes(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					r, _ := b.st.Run(ctx, ids[0])
+					r, _ := b.st.Runs.Get(ctx, ids[0])
 					switch {
 					case tt.reroutes && (r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || r.ExecutorAddress != alive):
 						t.Errorf("fire %d: run %s at %q (%s), want RUNNING at the live executor %s", i, r.Status, r.ExecutorAddress, r.Message, alive)
@@ -94,7 +94,7 @@ func TestDuplicateIsDelivered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, _ := b.st.Run(ctx, ids[0])
+		r, _ := b.st.Runs.Get(ctx, ids[0])
 		if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || r.ExecutorAddress != addr || !strings.Contains(r.TriggerMessage, "held the run already") {
 			t.Errorf("run %s at %q, %q / %q; want RUNNING at %s, saying the executor held the run already", r.Status, r.ExecutorAddress,
 				r.Message, r.TriggerMessage, addr)
@@ -129,7 +129,7 @@ func TestRestartedExecutorGetsRunsSentAhead(t *testing.T) {
 			t.Errorf("runs sent again to the restarted executor: %v, want [%d], the one sent ahead of an instant after the restart", got, ahead)
 		}
 		for id, want := range map[int64]carillonv1.RunStatus{started: carillonv1.RunStatus_RUN_STATUS_LOST, ahead: carillonv1.RunStatus_RUN_STATUS_RUNNING} {
-			if got, _ := b.st.Run(ctx, id); got.Status != want {
+			if got, _ := b.st.Runs.Get(ctx, id); got.Status != want {
 				t.Errorf("run %d: %s (%s), want %s", id, got.Status, got.Message, want)
 			}
 		}

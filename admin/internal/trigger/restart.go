@@ -50,11 +50,11 @@ func (rs *Rescuer) restartedRuns(ctx context.Context, now time.Time) ([]store.Re
 	rs.restartsMu.Unlock()
 	var results []store.Result
 	for addr, at := range restarts {
-		runs, err := rs.cfg.Store.RunsAt(ctx, addr, at)
+		runs, err := rs.cfg.Store.Runs.At(ctx, addr, at)
 		if err != nil {
 			return nil, err
 		}
-		ahead, err := rs.cfg.Store.RunsDueAt(ctx, addr, at)
+		ahead, err := rs.cfg.Store.Runs.DueAt(ctx, addr, at)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +108,7 @@ func (rs *Rescuer) resendAhead(ctx context.Context, addr string, at time.Time, r
 	for _, r := range runs {
 		jobIDs = append(jobIDs, r.JobID)
 	}
-	jobs, err := rs.cfg.Store.JobDefinitions(ctx, jobIDs)
+	jobs, err := rs.cfg.Store.Jobs.Definitions(ctx, jobIDs)
 	if err != nil {
 		rs.cfg.Logger.Warn("trigger: read the jobs of runs a restarted executor dropped before their instant; asking again at the next sweep", "err", err)
 		return nil

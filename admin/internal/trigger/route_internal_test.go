@@ -25,7 +25,7 @@ func TestRoutesWrittenTogether(t *testing.T) {
 	st, g, j := routeFixture(t)
 	runs := runningRuns(t, st, g, j, 4, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL)
 	settled := runs[1].ID // killed before its route: never sent
-	if _, err := st.SettleRuns(ctx, followup.Policy{}, []store.Result{{RunID: settled, Status: carillonv1.RunStatus_RUN_STATUS_KILLED, FinishedAt: time.Now()}}); err != nil {
+	if _, err := st.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: settled, Status: carillonv1.RunStatus_RUN_STATUS_KILLED, FinishedAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -167,11 +167,11 @@ func routeFixture(t *testing.T) (*store.Store, store.Group, store.Job) {
 	t.Helper()
 	ctx := context.Background()
 	st := dbtest.SQLite.Open(t)
-	g, err := st.CreateGroup(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, time.Now())
+	g, err := st.Groups.Create(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
+	j, err := st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
 		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func runningRuns(t *testing.T, st *store.Store, g store.Group, j store.Job, n in
 		runs[i] = store.Run{JobID: j.ID, GroupID: g.ID, Handler: "h", ShardTotal: 1, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING,
 			TriggerType: tt, ScheduledAt: time.UnixMilli(int64(i+1) * 1000)}
 	}
-	runs, err := st.InsertRuns(context.Background(), runs)
+	runs, err := st.Runs.Insert(context.Background(), runs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,10 +163,10 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 		f.run = nil // planned: the fire keeps what it needs
 	}
 	if len(shardRuns) > 0 {
-		if err := r.cfg.Store.SetShardTotals(ctx, totals); err != nil {
+		if err := r.cfg.Store.Runs.SetShardTotals(ctx, totals); err != nil {
 			return planned{}, err
 		}
-		stored, err := r.cfg.Store.InsertRuns(ctx, shardRuns)
+		stored, err := r.cfg.Store.Runs.Insert(ctx, shardRuns)
 		if err != nil {
 			return planned{}, err
 		}
@@ -267,7 +267,7 @@ func (r *router) source(ctx context.Context, groupID int64) source {
 
 // readSource reads where group groupID's executors come from.
 func (r *router) readSource(ctx context.Context, groupID int64) source {
-	g, err := r.cfg.Store.Group(ctx, groupID)
+	g, err := r.cfg.Store.Groups.Get(ctx, groupID)
 	if err != nil {
 		return source{err: fmt.Errorf("group %d: %w", groupID, err)}
 	}
@@ -292,7 +292,7 @@ func (r *router) executorsTakingDueAt(ctx context.Context, g store.Group) (addrs
 	dueAt = map[string]bool{}
 	if g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_MANUAL {
 		addrs = manualAddresses(g)
-		caps, err := r.cfg.Store.CapabilitiesAt(ctx, addrs, since)
+		caps, err := r.cfg.Store.Registry.CapabilitiesAt(ctx, addrs, since)
 		if err != nil {
 			// The configured addresses route all the same: their runs go
 			// on their instant until the next read.
@@ -304,7 +304,7 @@ func (r *router) executorsTakingDueAt(ctx context.Context, g store.Group) (addrs
 		}
 		return addrs, dueAt, nil
 	}
-	regs, err := r.cfg.Store.Registrations(ctx, g.AppName, since)
+	regs, err := r.cfg.Store.Registry.List(ctx, g.AppName, since)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -329,7 +329,7 @@ func (r *router) executors(ctx context.Context, g store.Group) ([]string, error)
 	if g.AddressMode == carillonv1.AddressMode_ADDRESS_MODE_MANUAL {
 		return manualAddresses(g), nil
 	}
-	return r.cfg.Store.Executors(ctx, g.AppName, r.liveSince(r.cfg.Clock.Now()))
+	return r.cfg.Store.Registry.Executors(ctx, g.AppName, r.liveSince(r.cfg.Clock.Now()))
 }
 
 // restartGrace is how long after the admin starts executors are judged by

@@ -26,7 +26,7 @@ func (d *Dispatcher) leaseRanOut(runs int) error {
 	return errors.New("trigger: the admin's lease ran out")
 }
 
-// route records where each of fires goes (store.RouteRuns), before any
+// route records where each of fires goes (store.RunStore.Route), before any
 // call is made, and returns those recorded: the others were settled or
 // recorded meanwhile (killed, or sent by an admin that adopted them), and
 // are not sent. Over PostgreSQL it fails with store.ErrLeaseLost once
@@ -91,7 +91,7 @@ func (d *Dispatcher) recordRoutes(items []routeItem) error {
 	for i := range items {
 		routes[i] = items[i].route
 	}
-	recorded, err := d.cfg.Store.RouteRuns(ctx, routes)
+	recorded, err := d.cfg.Store.Runs.Route(ctx, routes)
 	for _, it := range items {
 		*it.recorded = recorded[it.route.RunID]
 	}

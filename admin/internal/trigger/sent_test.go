@@ -49,13 +49,13 @@ func TestTriggeredAtIsWhenSent(t *testing.T) {
 		at := instant                                    // one instant, come by the time of Fire: sent at once
 		for _, c := range claimedAt {
 			j := b.job(t, nil)
-			runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: c, TriggeredAt: c,
+			runs, err := b.st.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: c, TriggeredAt: c,
 				TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			es = append(es, schedule.Entry{RunID: runs[0].ID, JobID: j.ID, At: at, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE,
-				Claimed: true, Run: &runs[0], StopSeq: b.st.StopSeq()})
+				Claimed: true, Run: &runs[0], StopSeq: b.st.Jobs.StopSeq()})
 		}
 		b.clock.Add(late.Sub(instant))
 		b.trig.Dispatcher.Fire(es)
@@ -66,7 +66,7 @@ func TestTriggeredAtIsWhenSent(t *testing.T) {
 		}
 		b.trig.Wait()
 		for i, want := range []time.Time{late, late, late} {
-			r, err := b.st.Run(ctx, es[i].RunID)
+			r, err := b.st.Runs.Get(ctx, es[i].RunID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestManualTriggeredAtIsWhenSent(t *testing.T) {
 			t.Fatal(err)
 		}
 		trig.Wait()
-		r, err := b.st.Run(ctx, ids[0])
+		r, err := b.st.Runs.Get(ctx, ids[0])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +153,7 @@ func TestTriggerMessage(t *testing.T) {
 			{"Manual", b.st, ids[0], sent(url, 1, took)},
 			{"Failed", dead.st, failedIDs[0], sent("http://127.0.0.1:1", 1, took+"; failed")},
 		} {
-			r, err := tt.st.Run(ctx, tt.run)
+			r, err := tt.st.Runs.Get(ctx, tt.run)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,7 +31,7 @@ func TestSourceCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := st.CreateGroup(ctx, store.Group{AppName: "app", Title: "app", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
+		g, err := st.Groups.Create(ctx, store.Group{AppName: "app", Title: "app", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,13 +43,13 @@ func TestSourceCache(t *testing.T) {
 			}
 			return src.addrs
 		}
-		if _, err := st.Register(ctx, "app", "http://a", "", 0, now); err != nil {
+		if _, err := st.Registry.Register(ctx, "app", "http://a", "", 0, now); err != nil {
 			t.Fatal(err)
 		}
 		if got := addrs(); !slices.Equal(got, []string{"http://a"}) {
 			t.Fatalf("executors = %v, want [http://a]", got)
 		}
-		if _, err := st.Register(ctx, "app", "http://b", "", 0, now); err != nil { // a change: seen at once
+		if _, err := st.Registry.Register(ctx, "app", "http://b", "", 0, now); err != nil { // a change: seen at once
 			t.Fatal(err)
 		}
 		if got := addrs(); !slices.Equal(got, []string{"http://a", "http://b"}) {

@@ -53,7 +53,7 @@ type Config struct {
 	Store *store.Store
 	// Token is the global executor access token, sent to executors as
 	// "Authorization: Bearer <token>" (empty sends none), except to the
-	// executors of groups with their own token (Store.GroupTokens), which
+	// executors of groups with their own token (GroupStore.Tokens), which
 	// get theirs.
 	Token string
 	// HTTPClient calls executors. Defaults to a client with keep-alive
@@ -97,7 +97,7 @@ type Config struct {
 	// New.
 	Started time.Time
 	// LastBeat is the newest executor heartbeat in the store when the admin
-	// started (store.LastBeat): about when the previous admin process
+	// started (store.RegistryStore.LastBeat): about when the previous admin process
 	// stopped hearing executors. Until a heartbeat period has passed since
 	// Started, executors live then count as live, so an admin outage does
 	// not make live executors lost.
@@ -112,7 +112,7 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 	// Unsent are the runs earlier admin processes claimed and did not
 	// record as sent, read when the admin started, before it claimed
-	// anything (store.UnsentRunIDs): Reconcile settles them. Not an ID
+	// anything (store.RunStore.UnsentIDs): Reconcile settles them. Not an ID
 	// bound: the pending runs an earlier process made (retries, child
 	// jobs' and workflow nodes' runs) are this process's to claim and
 	// send, and must not be taken for the earlier process's claims.
@@ -186,7 +186,7 @@ func New(cfg Config) (*Trigger, error) {
 		}
 	}
 	tokens := auth.NewExecutorTokens(cfg.Token)
-	groupTokens, err := cfg.Store.GroupTokens(context.Background())
+	groupTokens, err := cfg.Store.Groups.Tokens(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("trigger: %w", err)
 	}

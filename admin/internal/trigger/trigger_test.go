@@ -60,7 +60,7 @@ func setupWith(t testing.TB, be dbtest.Backend, edit func(*trigger.Config), mode
 	b := &bundle{db: be.DB(t), clock: clock.NewFake(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)), edit: edit}
 	b.open(t)
 	var err error
-	b.group, err = b.st.CreateGroup(context.Background(), store.Group{AppName: "app", Title: "app", AddressMode: mode, Addresses: addrs}, b.clock.Now())
+	b.group, err = b.st.Groups.Create(context.Background(), store.Group{AppName: "app", Title: "app", AddressMode: mode, Addresses: addrs}, b.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func (b *bundle) open(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	st := dbtest.Open(t, b.db)
-	last, err := st.LastBeat(ctx)
+	last, err := st.Registry.LastBeat(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func (b *bundle) register(t testing.TB, address string, dueAt bool) {
 	if dueAt {
 		caps = store.CapabilitiesOf([]carillonv1.Capability{carillonv1.Capability_CAPABILITY_DUE_AT})
 	}
-	if _, err := b.st.Register(context.Background(), b.group.AppName, address, "i", caps, b.clock.Now()); err != nil {
+	if _, err := b.st.Registry.Register(context.Background(), b.group.AppName, address, "i", caps, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -123,7 +123,7 @@ func (b *bundle) job(t testing.TB, edit func(*store.Job)) store.Job {
 	if edit != nil {
 		edit(&j)
 	}
-	j, err := b.st.CreateJob(context.Background(), j, b.clock.Now())
+	j, err := b.st.Jobs.Create(context.Background(), j, b.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestDispatchFailureSaysWhy(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, _ := tt.b.st.Run(ctx, ids[0])
+				r, _ := tt.b.st.Runs.Get(ctx, ids[0])
 				if r.Status != carillonv1.RunStatus_RUN_STATUS_FAILED {
 					t.Fatalf("run status %s, want FAILED", r.Status)
 				}
@@ -181,16 +181,16 @@ func TestSweep(t *testing.T) {
 		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
 		j := b.job(t, nil)
 		now := b.clock.Now()
-		if _, err := b.st.Register(ctx, "app", "http://alive:1", "", 0, now); err != nil {
+		if _, err := b.st.Registry.Register(ctx, "app", "http://alive:1", "", 0, now); err != nil {
 			t.Fatal(err)
 		}
 		mk := func(addr string, timeout int32) store.Run {
-			runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: now,
+			runs, err := b.st.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: now,
 				TriggeredAt: now, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := b.st.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: runs[0].ID, ExecutorAddress: addr, ShardTotal: 1, TimeoutSeconds: timeout}}); err != nil {
+			if _, err := b.st.Runs.RecordDispatches(ctx, followup.Policy{}, []store.Dispatch{{RunID: runs[0].ID, ExecutorAddress: addr, ShardTotal: 1, TimeoutSeconds: timeout}}); err != nil {
 				t.Fatal(err)
 			}
 			return runs[0]
@@ -205,13 +205,13 @@ func TestSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range []store.Run{gone, slow, fine, half} {
-			if got, _ := b.st.Run(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+			if got, _ := b.st.Runs.Get(ctx, r.ID); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
 				t.Fatalf("run %d settled as %s within the grace period", r.ID, got.Status)
 			}
 		}
 
 		b.clock.Add(80 * time.Second) // 100 s after dispatch
-		if _, err := b.st.Register(ctx, "app", "http://alive:1", "", 0, b.clock.Now()); err != nil {
+		if _, err := b.st.Registry.Register(ctx, "app", "http://alive:1", "", 0, b.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.trig.Rescuer.Sweep(ctx, 30*time.Second); err != nil {
@@ -226,7 +226,7 @@ func TestSweep(t *testing.T) {
 			{fine, carillonv1.RunStatus_RUN_STATUS_RUNNING},
 			{half, carillonv1.RunStatus_RUN_STATUS_LOST},
 		} {
-			got, _ := b.st.Run(ctx, tt.run.ID)
+			got, _ := b.st.Runs.Get(ctx, tt.run.ID)
 			if got.Status != tt.want {
 				t.Errorf("run %d: %s (%s), want %s", tt.run.ID, got.Status, got.Message, tt.want)
 			}
@@ -239,14 +239,14 @@ func TestSweep(t *testing.T) {
 		if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, Message: "done", FinishedAt: b.clock.Now()}}); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := b.st.Run(ctx, gone.ID)
+		got, _ := b.st.Runs.Get(ctx, gone.ID)
 		if got.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED || !got.LateResult || !strings.HasPrefix(got.Message, "done (reported after the admin had settled the run LOST: lost: executor") {
 			t.Errorf("late result: %s %q late=%v, want SUCCEEDED, saying it replaced LOST", got.Status, got.Message, got.LateResult)
 		}
 		if err := b.trig.Completer.Settle(ctx, []store.Result{{RunID: gone.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: b.clock.Now()}}); err != nil {
 			t.Fatal(err)
 		}
-		if again, _ := b.st.Run(ctx, gone.ID); again.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
+		if again, _ := b.st.Runs.Get(ctx, gone.ID); again.Status != carillonv1.RunStatus_RUN_STATUS_SUCCEEDED {
 			t.Errorf("a second result changed the run to %s", again.Status)
 		}
 	})
@@ -281,14 +281,14 @@ func testStopAfterClaimSkips(t *testing.T, be dbtest.Backend, byScan bool) {
 	stopped, deleted, kept := b.job(t, nil), b.job(t, nil), b.job(t, nil)
 	var es []schedule.Entry
 	instant := b.clock.Now().Add(2 * time.Second) // on the trigger's clock: the runs wait for it
-	seq := b.st.StopSeq()
+	seq := b.st.Jobs.StopSeq()
 	for _, j := range []store.Job{stopped, deleted, kept} {
 		r := store.Run{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
 			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}
 		if byScan {
 			r.Status, r.TriggeredAt = carillonv1.RunStatus_RUN_STATUS_RUNNING, instant
 		}
-		runs, err := b.st.InsertRuns(ctx, []store.Run{r})
+		runs, err := b.st.Runs.Insert(ctx, []store.Run{r})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,10 +299,10 @@ func testStopAfterClaimSkips(t *testing.T, be dbtest.Backend, byScan bool) {
 		es = append(es, e)
 	}
 	stop := func() {
-		if _, err := b.st.StopJob(ctx, stopped.ID, b.clock.Now()); err != nil {
+		if _, err := b.st.Jobs.Stop(ctx, stopped.ID, b.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.st.DeleteJob(ctx, deleted.ID); err != nil {
+		if err := b.st.Jobs.Delete(ctx, deleted.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -312,7 +312,7 @@ func testStopAfterClaimSkips(t *testing.T, be dbtest.Backend, byScan bool) {
 	} else {
 		b.trig.Dispatcher.Fire(es)
 		awaitPending(t, b.clock) // claimed and routed, waiting for the instant
-		if r, _ := b.st.Run(ctx, es[0].RunID); r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
+		if r, _ := b.st.Runs.Get(ctx, es[0].RunID); r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
 			t.Fatalf("run %s while the trigger waits for its instant, want RUNNING: claimed ahead", r.Status)
 		}
 		stop()
@@ -320,11 +320,11 @@ func testStopAfterClaimSkips(t *testing.T, be dbtest.Backend, byScan bool) {
 	b.clock.Set(instant) // the instant comes: what is left is sent
 	b.trig.Wait()
 	for i, what := range []string{"stopped", "deleted"} {
-		if r, _ := b.st.Run(ctx, es[i].RunID); r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED || r.ExecutorAddress != "" {
+		if r, _ := b.st.Runs.Get(ctx, es[i].RunID); r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED || r.ExecutorAddress != "" {
 			t.Errorf("%s job's run: %s at %q (%s), want SKIPPED, never sent", what, r.Status, r.ExecutorAddress, r.Message)
 		}
 	}
-	r, _ := b.st.Run(ctx, es[2].RunID)
+	r, _ := b.st.Runs.Get(ctx, es[2].RunID)
 	if r.Status != carillonv1.RunStatus_RUN_STATUS_FAILED || r.ExecutorAddress != dead {
 		t.Errorf("other job's run: %s at %q (%s), want sent to %s (and FAILED: nobody listens)", r.Status, r.ExecutorAddress, r.Message, dead)
 	}
@@ -423,7 +423,7 @@ func TestDispatchRecordedWithResult(t *testing.T) {
 		var es []schedule.Entry
 		for range 2 {
 			j := b.job(t, func(j *store.Job) { j.TimeoutSeconds = 7 })
-			runs, err := b.st.InsertRuns(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
+			runs, err := b.st.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
 				TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}})
 			if err != nil {
 				t.Fatal(err)
@@ -437,12 +437,12 @@ func TestDispatchRecordedWithResult(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Stored by the result's write, not by a flush (which waits a second).
-		if r, _ := b.st.Run(ctx, es[0].RunID); r.ExecutorAddress != url {
+		if r, _ := b.st.Runs.Get(ctx, es[0].RunID); r.ExecutorAddress != url {
 			t.Errorf("settled run's executor %q, want %s, recorded with its result", r.ExecutorAddress, url)
 		}
 		b.trig.Wait()
 		for i, want := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, carillonv1.RunStatus_RUN_STATUS_RUNNING} {
-			r, err := b.st.Run(ctx, es[i].RunID)
+			r, err := b.st.Runs.Get(ctx, es[i].RunID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -73,15 +73,15 @@ func TestReconcileXXLJob(t *testing.T) {
 	x := &xxlExecutor{logged: map[int64]bool{}, busy: map[int64]bool{}}
 	srv := httptest.NewServer(x)
 	t.Cleanup(srv.Close)
-	g, err := r.st.CreateGroup(ctx, store.Group{AppName: "xxl", Title: "xxl", ExecutorProtocol: carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB}, r.t0)
+	g, err := r.st.Groups.Create(ctx, store.Group{AppName: "xxl", Title: "xxl", ExecutorProtocol: carillonv1.ExecutorProtocol_EXECUTOR_PROTOCOL_XXL_JOB}, r.t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.st.Register(ctx, "xxl", srv.URL, "i", 0, r.t0); err != nil {
+	if _, err := r.st.Registry.Register(ctx, "xxl", srv.URL, "i", 0, r.t0); err != nil {
 		t.Fatal(err)
 	}
 	job := func(desc string) store.Job {
-		j, err := r.st.CreateJob(ctx, store.Job{GroupID: g.ID, Description: desc, Handler: "h",
+		j, err := r.st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: desc, Handler: "h",
 			MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW, ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, r.t0)
 		if err != nil {
 			t.Fatal(err)
@@ -108,7 +108,7 @@ func TestReconcileXXLJob(t *testing.T) {
 	if !r.clock.AwaitTime(wait, r.clock.Now().Add(5*time.Second)) {
 		t.Fatalf("Reconcile's rounds did not move the clock 5 s within 10 s")
 	}
-	if got, _ := r.st.Run(ctx, queued); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || got.ExecutorAddress != "" {
+	if got, _ := r.st.Runs.Get(ctx, queued); got.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || got.ExecutorAddress != "" {
 		t.Errorf("run %d, which may be queued, was settled or recorded (%s at %q) before its executor could say", queued, got.Status, got.ExecutorAddress)
 	}
 	x.mu.Lock()
@@ -131,7 +131,7 @@ func TestReconcileXXLJob(t *testing.T) {
 		t.Errorf("runs sent to the xxl-job executor %v, want only %d (no log, its job idle)", ran, undelivered)
 	}
 	for _, id := range []int64{started, undelivered, queued} {
-		got, err := r.st.Run(ctx, id)
+		got, err := r.st.Runs.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
