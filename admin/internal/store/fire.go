@@ -363,11 +363,15 @@ func (s *db) splitCapped(ctx context.Context, claims []RunClaim) (free, capped [
 
 // collectRuns scans every row of a query returning runColumns.
 func collectRuns(rows *sql.Rows, err error) ([]Run, error) {
+	return appendRuns(nil, rows, err)
+}
+
+// appendRuns is collectRuns appending to runs.
+func appendRuns(runs []Run, rows *sql.Rows, err error) ([]Run, error) {
 	if err != nil {
-		return nil, err
+		return runs, err
 	}
 	defer rows.Close()
-	var runs []Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {

@@ -248,7 +248,7 @@ func (st *settler) settleRuns(results []Result) ([]Run, error) {
 		}
 		return collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 	}
-	var runs []Run
+	runs := make([]Run, 0, len(results)) // a run is 500 bytes: grown by appends, the settle's largest allocation
 	args := make([]any, 0, min(len(results), insertChunks[0])*settleValues)
 	for len(results) > 0 {
 		k := insertChunk(len(results))
@@ -258,11 +258,10 @@ func (st *settler) settleRuns(results []Result) ([]Run, error) {
 		for _, res := range chunk {
 			args = settleArgs(args, res)
 		}
-		settled, err := collectRuns(st.tx.StmtContext(st.ctx, st.q.settle[k]).QueryContext(st.ctx, args...)) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
-		if err != nil {
+		rows, err := st.tx.StmtContext(st.ctx, st.q.settle[k]).QueryContext(st.ctx, args...) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		if runs, err = appendRuns(runs, rows, err); err != nil {
 			return nil, err
 		}
-		runs = append(runs, settled...)
 	}
 	return runs, nil
 }
@@ -325,6 +324,7 @@ func (st *settler) settle(results []Result) error {
 	if err := st.loadJobs(ids); err != nil {
 		return err
 	}
+	st.out.Runs = slices.Grow(st.out.Runs, len(runs))
 	for _, r := range runs {
 		if err := st.followUp(r); err != nil {
 			return err
