@@ -14,7 +14,7 @@ import (
 )
 
 // TestChildJobs: a job's child jobs keep the order it lists them in
-// through JobStore.Create, JobStore.Update, Job, Jobs, JobStore.Definitions and Apply
+// through JobStore.Create, JobStore.Update, JobStore.Get, JobStore.List, JobStore.Definitions and Apply
 // (JobStore.Import: TestImportJobs); a job listed as a child cannot be deleted (ErrInUse naming every
 // parent) until its parents drop it or are deleted; a missing child or
 // one listed twice is refused and stores nothing. Over both backends.

@@ -45,7 +45,7 @@ const followSQL = `SELECT r.beats, r.caps,
 
 // follow brings this admin's caches up to the other admins' writes: a
 // routing change bumps RoutingVersion, a changed job empties the job cache
-// (JobStore.Definitions), a stopped or deleted job is marked (StoppedSince), and
+// (JobStore.Definitions), a stopped or deleted job is marked (JobStore.StoppedSince), and
 // so is a job updated in what its runs carry to their executors
 // (UpdatedSince), after the cache is emptied, so that a run sent again
 // reads the new definition. The first call only notes where things stand.

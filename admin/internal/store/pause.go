@@ -28,7 +28,7 @@ const (
 // its jobs and workflows is claimed by a scan and none of its pending runs
 // is claimed, and the fires of its jobs claimed before (within the
 // scan's look-ahead) are dropped by this process's dispatcher at their
-// instant (StoppedSince). Pausing a paused group changes nothing.
+// instant (JobStore.StoppedSince). Pausing a paused group changes nothing.
 func (s GroupStore) Pause(ctx context.Context, id int64, now time.Time) (Group, error) {
 	var jobs []int64
 	err := s.write(ctx, func(tx *sql.Tx) error {

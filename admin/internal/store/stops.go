@@ -16,7 +16,7 @@ type stops struct {
 	seq  uint64
 	by   map[int64]uint64 // job ID → sequence number of its latest stop
 	upd  map[int64]uint64 // job ID → sequence number of its latest update (UpdatedSince)
-	next chan struct{}    // closed at the next stop or update (Stopped); nil until asked for
+	next chan struct{}    // closed at the next stop or update (JobStore.Stopped); nil until asked for
 }
 
 // stopsKept bounds the stops remembered: a run is claimed at most a few
