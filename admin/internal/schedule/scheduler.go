@@ -165,6 +165,9 @@ type Scheduler struct {
 	// own.
 	window   time.Duration
 	perClaim time.Duration
+	// now is the scan's clock: time.Now, which a test replaces with one
+	// that moves on at each reading, as a real scan's does while it works.
+	now func() time.Time
 	// takeoverDelay is store.TakeoverDelay, or a test's (takeover).
 	takeoverDelay time.Duration
 
@@ -178,7 +181,7 @@ func New(cfg Config) *Scheduler {
 	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, ScanIntervalDefault)
 	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, MisfireThresholdDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1), window: cfg.Lookahead, perClaim: claimCostDefault,
+	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1), window: cfg.Lookahead, perClaim: claimCostDefault, now: time.Now,
 		takeoverDelay: store.TakeoverDelay, behind: behindLog{logger: cfg.Logger, threshold: cfg.MisfireThreshold}}
 }
 
@@ -333,7 +336,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 	// fire (behind.go).
 	var behind time.Duration
 	for range 1000 { // a bound, in case a job keeps falling due within the window
-		now := time.Now()
+		now := s.now()
 		jobs, err := s.cfg.Store.Fires.DueJobs(ctx, now.Add(s.window), now.Add(s.takeover()), scanBatch)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
@@ -384,6 +387,13 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 			// queued: what the scan takes per fire, not the claim's
 			// write alone (a third less).
 			s.perClaim = (7*s.perClaim + time.Since(now)/time.Duration(len(claims))) / 8
+		}
+		if len(jobs) < scanBatch {
+			// All that was due is claimed. Fires that entered the window
+			// meanwhile wait for the next scan (scanGap at most), so that
+			// jobs spread over the second are claimed in batches, not a
+			// few at a time by a scan that never ends.
+			break
 		}
 	}
 	s.cfg.Metrics.ScanBehind(behind)

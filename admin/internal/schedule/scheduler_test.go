@@ -512,3 +512,46 @@ func TestRestartKeepsRunsWaitingForSlot(t *testing.T) {
 		})
 	})
 }
+
+// TestScanClaimsWhatIsDueAtItsStart: a scan claims the fires due within
+// its window when it reads them, in batches of scanBatch while batches come
+// back full, and leaves the fires that enter the window while it works to
+// the next scan. Jobs spread over the second (FIX_RATE) were otherwise
+// claimed a few at a time by a scan that never ended: each pass took long
+// enough for a few more to fall due. The scan's clock here moves on by
+// 10 ms at each reading.
+func TestScanClaimsWhatIsDueAtItsStart(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		spacing    time.Duration // between the jobs' next fires
+		jobs, want int
+	}{
+		{"spread", time.Millisecond, 200, 101}, // due at t0 + 0..199 ms; window 100 ms
+		{"burst", 0, 600, 600},                 // all due at t0: three batches
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+				ctx := context.Background()
+				st, g := setup(t, be.DB(t))
+				t0 := time.Now().Add(time.Hour).Truncate(time.Second)
+				jobs := make([]store.Job, tc.jobs)
+				for i := range jobs {
+					jobs[i] = fixRate(g, 3600, t0.Add(time.Duration(i)*tc.spacing))
+				}
+				if err := st.Jobs.CreateMany(ctx, jobs, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+				s := schedule.New(schedule.Config{Store: st, Lookahead: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				clock := t0
+				schedule.SetNow(s, func() time.Time { now := clock; clock = clock.Add(10 * time.Millisecond); return now })
+				queued, err := schedule.Scan(ctx, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if queued != tc.want {
+					t.Errorf("one scan queued %d runs, want %d", queued, tc.want)
+				}
+			})
+		})
+	}
+}

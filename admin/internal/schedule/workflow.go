@@ -31,7 +31,7 @@ func SpecOfWorkflow(w store.Workflow) Spec {
 // does for jobs.
 func (s *Scheduler) scanWorkflows(ctx context.Context) (next, others time.Time, err error) {
 	for range 1000 { // a bound, in case a workflow keeps falling due within the window
-		now := time.Now()
+		now := s.now()
 		ws, err := s.cfg.Store.Workflows.Due(ctx, now.Add(s.window), now.Add(s.takeover()), scanBatch)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
@@ -58,6 +58,9 @@ func (s *Scheduler) scanWorkflows(ctx context.Context) (next, others time.Time, 
 		}
 		if len(ch.Ended) > 0 && s.cfg.EndedFunc != nil {
 			s.cfg.EndedFunc(ch.Ended)
+		}
+		if len(ws) < scanBatch { // all due claimed; the rest at the next scan, as scan does
+			break
 		}
 	}
 	return s.cfg.Store.Workflows.NextFireAt(ctx)

@@ -196,8 +196,18 @@ func (s *db) awaitLease(ctx context.Context) bool {
 // the admins it has adopted: their unsent runs (RunStore.Adopted) are its to
 // settle. An adopted admin with no unsent run left is forgotten. Over
 // SQLite it returns nothing.
+//
+// It is called five times a second: while no admin is dead or adopted, it
+// makes one read (adoptWorkSQL), not a write transaction.
 func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
 	if s.pg == nil {
+		return nil, nil
+	}
+	var work bool
+	if err := s.r.QueryRowContext(ctx, adoptWorkSQL, s.pg.adminID).Scan(&work); err != nil {
+		return nil, fmt.Errorf("store: adopt dead admins: %w", err)
+	}
+	if !work {
 		return nil, nil
 	}
 	var ids []string
@@ -233,6 +243,12 @@ func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
 	}
 	return ids, nil
 }
+
+// adoptWorkSQL says whether AdoptDeadAdmins has anything to do: an admin
+// this one adopted, or one whose lease ran out that no live admin adopted.
+const adoptWorkSQL = `SELECT EXISTS (SELECT 1 FROM admins WHERE adopted_by = $1
+	OR (id != $1 AND lease_until < ` + pgNow + `
+		AND (adopted_by = '' OR adopted_by NOT IN (SELECT id FROM admins WHERE lease_until >= ` + pgNow + `))))`
 
 // adoptedRunsSQL reads the runs that the admins this one adopted claimed
 // and did not record as sent.
