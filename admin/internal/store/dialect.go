@@ -52,8 +52,12 @@ type dialect interface {
 type hotSQL struct {
 	claimRuns, recordRuns, recordSent, routeRuns, shardTotals, advanceJobs string
 	jobsByID, resultRuns, laterNote                                        string
-	// insertRuns(n) stores n runs (insertRunsSQL), n one of insertChunks.
-	insertRuns func(n int) string
+	// Runs are stored either by one statement taking them as a JSON list
+	// of appendInsertArgs' values (insertRunList) or by chunks of n runs
+	// bound as values (insertRuns(n), insertRunsSQL, n one of
+	// insertChunks): one of the two is set.
+	insertRunList string
+	insertRuns    func(n int) string
 	// Results are settled either by one statement taking them as a JSON
 	// list (settleRuns) or by chunks of insertChunks results bound as
 	// values (settleChunk(n)): one of the two is set.

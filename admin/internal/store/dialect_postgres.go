@@ -32,19 +32,19 @@ func (postgresDialect) lockRows(table, ids string) string {
 }
 
 // postgresHot are PostgreSQL's hot statements (stmts_postgres.go),
-// settling a JSON list in one statement.
+// settling results and storing runs as JSON lists, one statement each.
 var postgresHot = hotSQL{
-	claimRuns:   pgClaimRunsSQL,
-	recordRuns:  pgRecordRunsSQL,
-	recordSent:  pgRecordSentSQL,
-	routeRuns:   pgRouteRunsSQL,
-	shardTotals: pgShardTotalsSQL,
-	advanceJobs: pgAdvanceJobsSQL,
-	jobsByID:    pgJobsByIDSQL,
-	resultRuns:  pgResultRunsSQL,
-	laterNote:   pgLaterNoteSQL,
-	settleRuns:  pgSettleRunsSQL,
-	insertRuns:  func(n int) string { return insertRunsSQL(rowsOf(n, runInsertArgs)) },
+	claimRuns:     pgClaimRunsSQL,
+	recordRuns:    pgRecordRunsSQL,
+	recordSent:    pgRecordSentSQL,
+	routeRuns:     pgRouteRunsSQL,
+	shardTotals:   pgShardTotalsSQL,
+	advanceJobs:   pgAdvanceJobsSQL,
+	jobsByID:      pgJobsByIDSQL,
+	resultRuns:    pgResultRunsSQL,
+	laterNote:     pgLaterNoteSQL,
+	settleRuns:    pgSettleRunsSQL,
+	insertRunList: pgInsertRunListSQL,
 }
 
 func (postgresDialect) hot() *hotSQL { return &postgresHot }

@@ -57,6 +57,12 @@ func TestHotStatements(t *testing.T) {
 			"shardTotals": h.shardTotals, "advanceJobs": h.advanceJobs, "jobsByID": h.jobsByID, "resultRuns": h.resultRuns,
 			"laterNote": h.laterNote,
 		}
+		if (h.insertRunList == "") == (h.insertRuns == nil) {
+			t.Errorf("%s: insertRunList %q and insertRuns set %v: want one of the two", name, h.insertRunList, h.insertRuns != nil)
+		}
+		if h.insertRunList != "" {
+			texts["insertRunList"] = h.insertRunList
+		}
 		if (h.settleRuns == "") == (h.settleChunk == nil) {
 			t.Errorf("%s: settleRuns %q and settleChunk set %v: want one of the two", name, h.settleRuns, h.settleChunk != nil)
 		}
@@ -79,8 +85,10 @@ func TestHotStatements(t *testing.T) {
 					t.Errorf("%s: settleChunk(%d) takes %d values, want %d", name, n, got, n*settleValues)
 				}
 			}
-			if got := valueCount(t, h.insertRuns(n), anonymous); got != n*runInsertArgs {
-				t.Errorf("%s: insertRuns(%d) takes %d values, want %d", name, n, got, n*runInsertArgs)
+			if h.insertRuns != nil {
+				if got := valueCount(t, h.insertRuns(n), anonymous); got != n*runInsertArgs {
+					t.Errorf("%s: insertRuns(%d) takes %d values, want %d", name, n, got, n*runInsertArgs)
+				}
 			}
 		}
 	}

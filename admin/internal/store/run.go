@@ -194,6 +194,9 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 // counting up as it stores them), which is how the IDs it returns, in no
 // promised order, are matched to the runs: sorted.
 func (s *db) insertRuns(ctx context.Context, tx *sql.Tx, runs []Run) error {
+	if s.q.insertList != nil {
+		return s.insertRunList(ctx, tx, runs)
+	}
 	args := make([]any, 0, min(len(runs), insertChunks[0])*runInsertArgs)
 	for len(runs) > 0 {
 		k := insertChunk(len(runs))
@@ -203,19 +206,49 @@ func (s *db) insertRuns(ctx context.Context, tx *sql.Tx, runs []Run) error {
 		for i := range chunk {
 			args = appendInsertArgs(args, &chunk[i])
 		}
-		ids, err := collectColumn[int64](tx.StmtContext(ctx, s.q.insertRuns[k]).QueryContext(ctx, args...)) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		err := setIDs(chunk)(collectColumn[int64](tx.StmtContext(ctx, s.q.insertRuns[k]).QueryContext(ctx, args...))) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		if err != nil {
 			return err
 		}
-		if len(ids) != len(chunk) {
-			return fmt.Errorf("stored %d runs, want %d", len(ids), len(chunk))
-		}
-		slices.Sort(ids)
-		for i := range chunk {
-			chunk[i].ID = ids[i]
-		}
 	}
 	return nil
+}
+
+// setIDs returns what gives runs the IDs an insert of them returned, in
+// no promised order: sorted, as the rows were numbered in order.
+func setIDs(runs []Run) func(ids []int64, err error) error {
+	return func(ids []int64, err error) error {
+		if err != nil {
+			return err
+		}
+		if len(ids) != len(runs) {
+			return fmt.Errorf("stored %d runs, want %d", len(ids), len(runs))
+		}
+		slices.Sort(ids)
+		for i := range runs {
+			runs[i].ID = ids[i]
+		}
+		return nil
+	}
+}
+
+// insertRunList is insertRuns in one statement taking the runs as a JSON
+// list (hotSQL.insertRunList).
+func (s *db) insertRunList(ctx context.Context, tx *sql.Tx, runs []Run) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	var list jsonRows
+	args := make([]any, 0, runInsertArgs)
+	for i := range runs {
+		list.next()
+		for _, v := range appendInsertArgs(args[:0], &runs[i]) {
+			if err := list.value(v); err != nil {
+				return err
+			}
+		}
+	}
+	return setIDs(runs)(collectColumn[int64](tx.StmtContext(ctx, s.q.insertList).QueryContext(ctx, list.String()))) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 }
 
 // Insert stores new runs and returns them with their IDs.

@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -24,7 +26,8 @@ type stmts struct {
 	routeRuns   *sql.Stmt                    // writer: where runs are about to be sent
 	shardTotals *sql.Stmt                    // writer: shard totals of broadcasts
 	advanceJobs *sql.Stmt                    // writer: the scan's compare-and-set of next fires
-	insertRuns  [len(insertChunks)]*sql.Stmt // writer: insertChunks[i] new runs
+	insertRuns  [len(insertChunks)]*sql.Stmt // writer, hotSQL.insertRuns: insertChunks[i] new runs
+	insertList  *sql.Stmt                    // writer, hotSQL.insertRunList: new runs, RETURNING their IDs
 	settleRuns  *sql.Stmt                    // writer, hotSQL.settleRuns: RUNNING → final, RETURNING the runs
 	settle      [len(insertChunks)]*sql.Stmt // writer, hotSQL.settleChunk: insertChunks[i] runs RUNNING → final, RETURNING them
 	txJobs      *sql.Stmt                    // writer: jobs by ID, inside a write transaction
@@ -137,7 +140,9 @@ func (s *db) prepare(ctx context.Context) error {
 		resultRuns:  prep(s.r, h.resultRuns),
 	}
 	for i, n := range insertChunks {
-		s.q.insertRuns[i] = prep(s.w, h.insertRuns(n))
+		if h.insertRuns != nil {
+			s.q.insertRuns[i] = prep(s.w, h.insertRuns(n))
+		}
 		if h.settleChunk != nil {
 			s.q.settle[i] = prep(s.w, h.settleChunk(n))
 		}
@@ -145,12 +150,15 @@ func (s *db) prepare(ctx context.Context) error {
 	if h.settleRuns != "" {
 		s.q.settleRuns = prep(s.w, h.settleRuns)
 	}
+	if h.insertRunList != "" {
+		s.q.insertList = prep(s.w, h.insertRunList)
+	}
 	return errors.Join(errs...)
 }
 
 // close closes the prepared statements.
 func (q *stmts) close() {
-	all := []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.settleRuns, q.txJobs, q.jobsByID, q.resultRuns}
+	all := []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.settleRuns, q.insertList, q.txJobs, q.jobsByID, q.resultRuns}
 	all = append(append(all, q.insertRuns[:]...), q.settle[:]...)
 	for _, st := range all {
 		if st != nil {
@@ -223,6 +231,27 @@ func plainJSON(s string) bool {
 		}
 	}
 	return true
+}
+
+// value appends v, a value database/sql would bind (an integer of any
+// kind, a string, a sql.Null*, nil), as a JSON number, string or null.
+func (j *jsonRows) value(v any) error {
+	dv, err := driver.DefaultParameterConverter.ConvertValue(v)
+	if err != nil {
+		return err
+	}
+	switch dv := dv.(type) {
+	case nil:
+		j.sep()
+		j.b = append(j.b, "null"...)
+	case int64:
+		j.int(dv)
+	case string:
+		j.str(dv)
+	default:
+		return fmt.Errorf("no JSON list value for %T", v)
+	}
+	return nil
 }
 
 // String returns the array; "[]" when it has no rows.

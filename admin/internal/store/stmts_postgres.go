@@ -7,7 +7,10 @@ package store
 // or jobs wait for each other instead of deadlocking; the claims skip the
 // rows another admin holds (SKIP LOCKED): that admin is claiming them.
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 const (
 	// pgAdmin is this admin's id, which it connects with (Store.adminID).
@@ -73,3 +76,28 @@ var (
 
 // pgSettledColumns are settledColumns over PostgreSQL.
 var pgSettledColumns = strings.Replace(pgRunColumns, "runs.trigger_message", "'' AS trigger_message", 1)
+
+// pgInsertRunListSQL stores the runs of a JSON list whose rows are
+// appendInsertArgs' values, in one statement, RETURNING their IDs: each
+// value cast to its column's type (pgRunTextColumns are text), the rows
+// taken in the list's order (WITH ORDINALITY), which is the order the
+// identity numbers them in, as a multi-row VALUES is (insertRuns).
+var pgInsertRunListSQL = func() string {
+	cols := strings.Split(runInsertColumns, ",")
+	values := make([]string, len(cols))
+	for i, c := range cols {
+		values[i] = `e->>` + strconv.Itoa(i)
+		if !pgRunTextColumns[strings.TrimSpace(c)] {
+			values[i] = `(` + values[i] + `)::bigint`
+		}
+	}
+	return `INSERT INTO runs (` + runInsertColumns + `) SELECT ` + strings.Join(values, `, `) +
+		` FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS t(e, n) ORDER BY n RETURNING id`
+}()
+
+// pgRunTextColumns are the text columns among runInsertColumns; the
+// others are bigint.
+var pgRunTextColumns = map[string]bool{
+	"executor_address": true, "handler": true, "param": true, "trigger_message": true, "message": true,
+	"alarm_message": true, "workflow_node": true, "outputs": true, "inputs": true, "rendered_param": true,
+}
