@@ -386,7 +386,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 			// The whole batch, from the read of its jobs to its entries
 			// queued: what the scan takes per fire, not the claim's
 			// write alone (a third less).
-			s.perClaim = (7*s.perClaim + time.Since(now)/time.Duration(len(claims))) / 8
+			s.perClaim = (7*s.perClaim + s.now().Sub(now)/time.Duration(len(claims))) / 8
 		}
 		if len(jobs) < scanBatch {
 			// All that was due is claimed. Fires that entered the window

@@ -188,11 +188,12 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 	return tx.QueryRowContext(ctx, insertRunSQL, appendInsertArgs(nil, r)...).Scan(&r.ID)
 }
 
-// insertRuns stores runs in tx with the prepared multi-row inserts and
-// sets their IDs. The rows of one INSERT are numbered in the order of its
-// VALUES (SQLite's AUTOINCREMENT, PostgreSQL's identity sequence, each
-// counting up as it stores them), which is how the IDs it returns, in no
-// promised order, are matched to the runs: sorted.
+// insertRuns stores runs in tx with the prepared multi-row inserts (one
+// JSON list statement where the dialect has it: insertRunList) and sets
+// their IDs. The rows of one INSERT are numbered in the order of its
+// VALUES or list (SQLite's AUTOINCREMENT, PostgreSQL's identity sequence,
+// each counting up as it stores them), which is how the IDs it returns, in
+// no promised order, are matched to the runs: sorted (setIDs).
 func (s *db) insertRuns(ctx context.Context, tx *sql.Tx, runs []Run) error {
 	if s.q.insertList != nil {
 		return s.insertRunList(ctx, tx, runs)
@@ -206,30 +207,28 @@ func (s *db) insertRuns(ctx context.Context, tx *sql.Tx, runs []Run) error {
 		for i := range chunk {
 			args = appendInsertArgs(args, &chunk[i])
 		}
-		err := setIDs(chunk)(collectColumn[int64](tx.StmtContext(ctx, s.q.insertRuns[k]).QueryContext(ctx, args...))) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		ids, err := collectColumn[int64](tx.StmtContext(ctx, s.q.insertRuns[k]).QueryContext(ctx, args...)) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		if err != nil {
+			return err
+		}
+		if err := setIDs(chunk, ids); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// setIDs returns what gives runs the IDs an insert of them returned, in
-// no promised order: sorted, as the rows were numbered in order.
-func setIDs(runs []Run) func(ids []int64, err error) error {
-	return func(ids []int64, err error) error {
-		if err != nil {
-			return err
-		}
-		if len(ids) != len(runs) {
-			return fmt.Errorf("stored %d runs, want %d", len(ids), len(runs))
-		}
-		slices.Sort(ids)
-		for i := range runs {
-			runs[i].ID = ids[i]
-		}
-		return nil
+// setIDs gives runs the IDs an insert of them returned, in no promised
+// order: sorted, as the rows were numbered in order.
+func setIDs(runs []Run, ids []int64) error {
+	if len(ids) != len(runs) {
+		return fmt.Errorf("stored %d runs, want %d", len(ids), len(runs))
 	}
+	slices.Sort(ids)
+	for i := range runs {
+		runs[i].ID = ids[i]
+	}
+	return nil
 }
 
 // insertRunList is insertRuns in one statement taking the runs as a JSON
@@ -248,7 +247,11 @@ func (s *db) insertRunList(ctx context.Context, tx *sql.Tx, runs []Run) error {
 			}
 		}
 	}
-	return setIDs(runs)(collectColumn[int64](tx.StmtContext(ctx, s.q.insertList).QueryContext(ctx, list.String()))) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+	ids, err := collectColumn[int64](tx.StmtContext(ctx, s.q.insertList).QueryContext(ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+	if err != nil {
+		return err
+	}
+	return setIDs(runs, ids)
 }
 
 // Insert stores new runs and returns them with their IDs.
