@@ -76,6 +76,13 @@ func (s *Store) FoldRunCounts(ctx context.Context) (int64, error) {
 	return s.foldRunCounts(ctx, 1<<62, 0, true)
 }
 
+// FoldRunCountsLag folds as the store's folds do, with limit and lag of
+// its own, past PostgreSQL's settle marks (all), and returns how many it
+// folded.
+func (s *Store) FoldRunCountsLag(ctx context.Context, limit, lag int64) (int64, error) {
+	return s.foldRunCounts(ctx, limit, lag, true)
+}
+
 // RunCountsUpTo returns the id of the last run folded into run_counts.
 func (s *Store) RunCountsUpTo(ctx context.Context) (id int64, err error) {
 	err = s.r.QueryRowContext(ctx, `SELECT id FROM run_counts_upto`).Scan(&id)

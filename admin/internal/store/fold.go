@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/service"
@@ -47,8 +48,16 @@ func (s *db) foldRunCounts(ctx context.Context, limit, lag int64, all bool) (int
 		if s.pg != nil && !all {
 			last = s.pg.settledMaxID(last)
 		}
-		var oldest sql.NullInt64 // the oldest run in flight (the runs_active index)
-		if err := tx.QueryRowContext(ctx, `SELECT min(id) FROM runs WHERE status IN (1, 7)`).Scan(&oldest); err != nil {
+		// The oldest run in flight of those not folded yet, found walking
+		// the runs by id from upto: at most limit of them, however many
+		// runs are in flight (a min over the runs_active index read every
+		// run in flight, every second: a quarter of a core with a million
+		// runs sent ahead of a minute mark). A run in flight already folded
+		// (over lag) has its status changes counted by the triggers.
+		var oldest sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM runs`+s.d.notIndexed()+` WHERE id > $1 AND id <= $2 AND status IN (1, 7)
+			ORDER BY id LIMIT 1`, upto, min(last, upto+limit)).Scan(&oldest)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		to := last
