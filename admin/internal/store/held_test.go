@@ -25,21 +25,7 @@ func TestWatchedRuns(t *testing.T) {
 	}
 	defer s.Close()
 
-	rows, err := s.r.Query("EXPLAIN QUERY PLAN "+watchedRunsSQL, make([]any, 6)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	rows.Close()
-	if text := strings.Join(plan, "; "); !strings.Contains(text, "USING INDEX runs_active") {
+	if text := queryPlan(t, s, watchedRunsSQL); !strings.Contains(text, "USING INDEX runs_active") {
 		t.Errorf("plan %q, want it read through runs_active", text)
 	}
 

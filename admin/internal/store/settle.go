@@ -189,7 +189,10 @@ type settler struct {
 	// (lockWorkflowRun), kept as it changes them: the results of a
 	// fan-in's many nodes, settled together, read each once.
 	workflowRuns map[int64]*WorkflowRun
-	out          Settled
+	// alarms are the runs whose alarms followUp found due, to be marked
+	// PENDING together (markAlarms).
+	alarms []int64
+	out    Settled
 }
 
 // fireKey names a scheduled fire: a job and its scheduled instant.
@@ -236,13 +239,8 @@ func (st *settler) settleRuns(results []Result) ([]Run, error) {
 			list.next()
 			args = settleArgs(args[:0], res)
 			for _, v := range args {
-				switch v := v.(type) {
-				case int64:
-					list.int(v)
-				case string:
-					list.str(v)
-				default: // nil
-					list.nullInt(sql.NullInt64{})
+				if err := list.value(v); err != nil {
+					return nil, err
 				}
 			}
 		}
@@ -330,7 +328,23 @@ func (st *settler) settle(results []Result) error {
 			return err
 		}
 	}
+	if err := st.markAlarms(); err != nil {
+		return err
+	}
 	return st.freeSlots(runs)
+}
+
+// markAlarms marks the alarms of the runs followUp found alarming
+// (st.alarms) PENDING, in one statement: a burst of failed dispatches
+// alarms thousands of runs at once.
+func (st *settler) markAlarms() error {
+	if len(st.alarms) == 0 {
+		return nil
+	}
+	_, err := st.tx.ExecContext(st.ctx, `UPDATE runs SET alarm_status = $1 WHERE id IN (`+st.d.idRows("$2")+`)`, //nolint:gosec // a constant SQL fragment
+		carillonv1.AlarmStatus_ALARM_STATUS_PENDING, jsonIDs(st.alarms))
+	st.alarms = st.alarms[:0]
+	return err
 }
 
 // Notes of later results. A result from an executor for a run that an
@@ -397,6 +411,33 @@ func (st *settler) noteLater(results []Result, runs []Run) error {
 	return err
 }
 
+// fixDelayNextSQL sets a FIX_DELAY job's next fire once nothing of the
+// fire of one shard that settled is left running or pending: of its runs,
+// only its retries, stored after it (id > $8), can be; found through
+// runs_job from it on, not through runs_scheduled, which the runs of every
+// job created with it share (their first fires fall on one instant).
+// fixDelayNextShardsSQL is that of a sharded fire, whose other shards
+// were stored with it, before or after. TestQueryPlans checks the first's
+// plan.
+const (
+	fixDelayNextSQL = `UPDATE jobs SET next_fire_at = $1
+		WHERE id = $2 AND enabled = 1 AND schedule_type = $3 AND next_fire_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = $4 AND +scheduled_at = $5 AND status IN ($6, $7) AND id > $8)`
+	fixDelayNextShardsSQL = `UPDATE jobs SET next_fire_at = $1
+		WHERE id = $2 AND enabled = 1 AND schedule_type = $3 AND next_fire_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = $4 AND scheduled_at = $5 AND status IN ($6, $7))`
+)
+
+// dropRetrySQL skips the pending retry of a run whose late result says it
+// did not fail. The retry was stored after the run: it is found through
+// runs_job from the run on (id > $12), not through runs_scheduled, which
+// SQLite picks otherwise and which a minute mark's million runs share
+// (the + keeps scheduled_at from its index; runs_fire holds no retries).
+// TestQueryPlans checks the plan.
+const dropRetrySQL = `UPDATE runs SET status = $1, message = $2, finished_at = $3
+	WHERE job_id = $4 AND +scheduled_at = $5 AND shard_index = $6 AND attempt = $7 AND trigger_type = $8 AND status = $9
+	AND workflow_run_id = $10 AND workflow_node = $11 AND id > $12`
+
 // followUp carries out what the policy decides follows settling run r.
 // A run of a workflow node (r.WorkflowRunID) is the only kind that reads
 // more: its workflow run, to hand its final outcome on (nodeSettled).
@@ -447,17 +488,13 @@ func (st *settler) followUp(r Run) error {
 	}
 	if d.Alarm {
 		r.AlarmStatus = carillonv1.AlarmStatus_ALARM_STATUS_PENDING
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET alarm_status = $1 WHERE id = $2`, r.AlarmStatus, r.ID); err != nil {
-			return err
-		}
+		st.alarms = append(st.alarms, r.ID) // marked together (markAlarms)
 	}
 	if d.DropRetry {
-		_, err := tx.ExecContext(ctx, `UPDATE runs SET status = $1, message = $2, finished_at = $3
-			WHERE job_id = $4 AND scheduled_at = $5 AND shard_index = $6 AND attempt = $7 AND trigger_type = $8 AND status = $9
-			AND workflow_run_id = $10 AND workflow_node = $11`,
+		_, err := tx.ExecContext(ctx, dropRetrySQL,
 			carillonv1.RunStatus_RUN_STATUS_SKIPPED, fmt.Sprintf("not retried: run %d reported its result after all", r.ID),
 			r.FinishedAt.UnixMilli(), r.JobID, r.ScheduledAt.UnixMilli(), r.ShardIndex, r.Attempt+1,
-			carillonv1.TriggerType_TRIGGER_TYPE_RETRY, carillonv1.RunStatus_RUN_STATUS_PENDING, r.WorkflowRunID, r.WorkflowNode)
+			carillonv1.TriggerType_TRIGGER_TYPE_RETRY, carillonv1.RunStatus_RUN_STATUS_PENDING, r.WorkflowRunID, r.WorkflowNode, r.ID)
 		if err != nil {
 			return err
 		}
@@ -478,11 +515,14 @@ func (st *settler) followUp(r Run) error {
 		return nil
 	}
 	// FIX_DELAY: schedule the next fire once nothing of this fire is left.
-	res, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = $1
-		WHERE id = $2 AND enabled = 1 AND schedule_type = $3 AND next_fire_at IS NULL
-		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = $4 AND scheduled_at = $5 AND status IN ($6, $7))`,
-		d.NextFireAt.UnixMilli(), r.JobID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, r.JobID, r.ScheduledAt.UnixMilli(),
-		carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING)
+	q, args := fixDelayNextSQL, []any{d.NextFireAt.UnixMilli(), r.JobID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY,
+		r.JobID, r.ScheduledAt.UnixMilli(), carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING}
+	if r.ShardTotal > 1 {
+		q = fixDelayNextShardsSQL // its other shards may have come before it
+	} else {
+		args = append(args, r.ID)
+	}
+	res, err := tx.ExecContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -506,14 +546,17 @@ func (j *JobDefinition) policyJob() followup.Job {
 // every shard of run r's fire has succeeded (any attempt).
 func (st *settler) fireChildren(job *JobDefinition, r Run) error {
 	ctx, tx, out := st.ctx, st.tx, &st.out
-	var shardsDone int32
-	// Retries keep their fire's scheduled instant, so this counts the shards
-	// that succeeded at any attempt.
-	err := tx.QueryRowContext(ctx, `SELECT count(DISTINCT shard_index) FROM runs
-		WHERE job_id = $1 AND scheduled_at = $2 AND status = $3`,
-		r.JobID, r.ScheduledAt.UnixMilli(), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED).Scan(&shardsDone)
-	if err != nil || shardsDone < r.ShardTotal {
-		return err
+	if r.ShardTotal > 1 {
+		// Retries keep their fire's scheduled instant, so this counts the
+		// shards that succeeded at any attempt. A fire of one shard is
+		// done: r succeeded.
+		var shardsDone int32
+		err := tx.QueryRowContext(ctx, `SELECT count(DISTINCT shard_index) FROM runs
+			WHERE job_id = $1 AND scheduled_at = $2 AND status = $3`,
+			r.JobID, r.ScheduledAt.UnixMilli(), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED).Scan(&shardsDone)
+		if err != nil || shardsDone < r.ShardTotal {
+			return err
+		}
 	}
 	key := fireKey{r.JobID, r.ScheduledAt.UnixMilli()}
 	if st.parents[key] {
