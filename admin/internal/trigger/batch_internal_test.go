@@ -30,3 +30,59 @@ func TestBatchTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestSlotWait: a batch handed over ahead of its instant waits for a slot
+// until that instant, then a dispatch timeout, and counts toward the
+// pool's overload only once its instant is within a dispatch timeout.
+func TestSlotWait(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	const dt = 10 * time.Second
+	for _, c := range []struct {
+		name      string
+		ats       []time.Duration // the runs' instants after now; nil: manual
+		want      time.Duration
+		wantAhead bool
+	}{
+		{"manual", nil, dt, false},
+		{"due now", []time.Duration{0}, dt, false},
+		{"late", []time.Duration{-time.Second}, dt, false},
+		{"a second ahead", []time.Duration{time.Second}, dt + time.Second, false},
+		{"a burst handed over 25 s ahead", []time.Duration{25 * time.Second, 26 * time.Second}, dt + 25*time.Second, true},
+		{"the earliest instant counts", []time.Duration{56 * time.Second, 5 * time.Second}, dt + 5*time.Second, false},
+	} {
+		fs := []fire{{}} // a manual fire's instant is zero
+		if c.ats != nil {
+			fs = make([]fire, len(c.ats))
+			for i, a := range c.ats {
+				fs[i].at = now.Add(a)
+			}
+		}
+		got, ahead := slotWait(now, fs, dt)
+		if got != c.want || ahead != c.wantAhead {
+			t.Errorf("%s: slotWait = %v, ahead %v; want %v, %v", c.name, got, ahead, c.want, c.wantAhead)
+		}
+	}
+}
+
+// TestPoolAhead: a pool whose slots are taken and whose waiting line is
+// full refuses a batch due now at once, but a batch handed over ahead
+// waits for a slot and gets the one let go.
+func TestPoolAhead(t *testing.T) {
+	t.Parallel()
+	p := newPool("fast", 1)
+	p.maxWaiting = 1
+	if !p.acquire(time.Second, false) {
+		t.Fatal("the first acquire of an empty pool failed")
+	}
+	p.waiting.Add(1) // one batch due now waits already: the line is full
+	if p.acquire(time.Hour, false) {
+		t.Fatal("a batch due now got a slot of an overloaded pool")
+	}
+	got := make(chan bool)
+	go func() { got <- p.acquire(time.Hour, true) }()
+	p.release()
+	if !<-got {
+		t.Fatal("a batch handed over ahead was refused by an overloaded pool")
+	}
+}

@@ -38,6 +38,8 @@ type Dispatcher struct {
 	routesAhead *coalescer[routeItem]
 	// aheads gathers the calls sent ahead into shared RunBatches.
 	aheads *aheadCalls
+	// bursts counts the fires of large bursts handed over in parts.
+	bursts bursts
 }
 
 // newDispatcher returns a Dispatcher whose routes, then claims, go first
@@ -120,10 +122,11 @@ func (d *Dispatcher) claim(es []schedule.Entry) error {
 func (d *Dispatcher) start(fs []fire) {
 	d.cfg.Metrics.FiresClaimed(len(fs))
 	now := d.cfg.Clock.Now()
-	burst := map[time.Time]int{} // fires by instant
+	burst := map[time.Time]int{} // fires by instant, with those handed over before (bursts)
 	for i := range fs {
 		burst[fs[i].at]++
 	}
+	d.bursts.add(burst, now)
 	// Most often no job is slow, and a burst's fires are not copied.
 	fast, slow := fs, []fire(nil)
 	if slices.ContainsFunc(fs, func(f fire) bool { return d.slowJobs.slow(f.jobID, now) }) {
@@ -157,17 +160,41 @@ func (d *Dispatcher) startBatch(p *pool, fs []fire, burst map[time.Time]int) {
 		defer cancel()
 		var err error
 		// The runs are claimed: a bounded wait for a slot keeps them from
-		// looking half-dispatched to the monitor.
-		if p.acquire(d.cfg.DispatchTimeout) {
+		// looking half-dispatched to the monitor. A batch handed over
+		// ahead of its instant (a burst, FireAheadPerFire) may wait until
+		// that instant, and DispatchTimeout more.
+		wait, ahead := slotWait(d.cfg.Clock.Now(), fs, d.cfg.DispatchTimeout)
+		if p.acquire(wait, ahead) {
 			err = d.sendBatch(ctx, &batchSlot{p: p, busy: 1, taken: true}, fs, burst)
 		} else {
 			err = d.refuse(ctx, fs, fmt.Sprintf("admin overloaded: more than %d dispatch batches waiting in the %s pool, or none free for %s; not dispatched",
-				p.maxWaiting, p.name, d.cfg.DispatchTimeout))
+				p.maxWaiting, p.name, wait.Round(time.Millisecond)))
 		}
 		if err != nil {
 			d.cfg.Logger.Error("trigger: fire", "runs", len(fs), "err", err)
 		}
 	})
+}
+
+// slotWait is how long a dispatch batch handed over at now may wait for a
+// slot of its pool: until its earliest instant, then dispatchTimeout, as
+// a fire due now waits. ahead says that instant is more than
+// dispatchTimeout off: the batch was handed over early on purpose (a
+// large burst, schedule.Config.FireAheadPerFire) and does not count
+// toward the pool's overload. A manual fire (instant zero) waits
+// dispatchTimeout.
+func slotWait(now time.Time, fs []fire, dispatchTimeout time.Duration) (wait time.Duration, ahead bool) {
+	at := fs[0].at
+	for i := range fs {
+		if fs[i].at.Before(at) {
+			at = fs[i].at
+		}
+	}
+	if at.IsZero() {
+		return dispatchTimeout, false
+	}
+	until := at.Sub(now)
+	return max(until, 0) + dispatchTimeout, until > dispatchTimeout
 }
 
 // batchTimeout bounds a dispatch batch handed over at now: until its last

@@ -16,8 +16,8 @@ const (
 )
 
 // pool bounds concurrent dispatches. Fires wait for a slot; when more than
-// maxWaiting already wait, the pool is overloaded and the fire fails at
-// once with a reason instead of piling up.
+// maxWaiting already wait for one they need now, the pool is overloaded
+// and the fire fails at once with a reason instead of piling up.
 type pool struct {
 	name       string
 	slots      chan struct{}
@@ -30,13 +30,18 @@ func newPool(name string, size int) *pool {
 }
 
 // acquire takes a slot, waiting at most wait; it returns false at once when
-// the pool is overloaded, and false after wait if no slot freed up.
-func (p *pool) acquire(wait time.Duration) bool {
-	if p.waiting.Add(1) > p.maxWaiting {
-		p.waiting.Add(-1)
-		return false
+// the pool is overloaded, and false after wait if no slot freed up. A
+// batch handed over ahead of its instant (ahead) waits without counting
+// toward the overload: the scheduler hands a large burst over that early
+// on purpose, and its thousands of batches wait for slots by design.
+func (p *pool) acquire(wait time.Duration, ahead bool) bool {
+	if !ahead {
+		if p.waiting.Add(1) > p.maxWaiting {
+			p.waiting.Add(-1)
+			return false
+		}
+		defer p.waiting.Add(-1)
 	}
-	defer p.waiting.Add(-1)
 	select {
 	case p.slots <- struct{}{}:
 		return true
