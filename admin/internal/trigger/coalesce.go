@@ -32,6 +32,8 @@ type lane interface {
 	// queued names the lane and says how many items wait in it; writer.mu
 	// is held.
 	queued() (name string, items int)
+	// taken is when the lane last took a batch; writer.mu is held.
+	taken() time.Time
 }
 
 // queued returns the items waiting in each lane, by lane name.
@@ -47,10 +49,10 @@ func (w *writer) queued() map[string]int {
 }
 
 // starveAfter is how long a lower lane's group may wait before it goes
-// ahead of higher lanes: a steady flood of claims must not keep results
-// from being written as fast as they come. Claims are made 100 ms ahead
-// of their instant, so waiting for one batch of each other lane does not
-// make a fire late.
+// ahead of higher lanes (the one written least lately first): a steady
+// flood of claims must not keep results from being written as fast as
+// they come. Claims are made 100 ms ahead of their instant, so waiting
+// for one batch of each other lane does not make a fire late.
 const starveAfter = 20 * time.Millisecond
 
 // kick makes the drain look at the lanes, starting it unless it runs.
@@ -85,11 +87,17 @@ func (w *writer) drain() {
 		var write func()
 		wait := time.Duration(-1)
 		now := w.now()
+		// Of the lower lanes starved, the one written least lately: a
+		// backlog in one (a burst's dispatch records) must not starve the
+		// lanes after it (the results that would take those records).
+		var starved lane
 		for _, l := range w.lanes[1:] {
-			if l.waited(now) >= starveAfter {
-				write, _ = l.take(now)
-				break
+			if l.waited(now) >= starveAfter && (starved == nil || l.taken().Before(starved.taken())) {
+				starved = l
 			}
+		}
+		if starved != nil {
+			write, _ = starved.take(now)
 		}
 		for _, l := range w.lanes {
 			if write != nil {
@@ -196,6 +204,21 @@ func (c *coalescer[T]) waited(now time.Time) time.Duration {
 
 // queued implements lane.
 func (c *coalescer[T]) queued() (string, int) { return c.name, c.size }
+
+// each calls fn with every item waiting in the lane, under the writer's
+// lock: fn must be quick and must not use the writer.
+func (c *coalescer[T]) each(fn func(T)) {
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	for _, g := range c.groups {
+		for _, it := range g.items {
+			fn(it)
+		}
+	}
+}
+
+// taken implements lane.
+func (c *coalescer[T]) taken() time.Time { return c.last }
 
 // take implements lane.
 func (c *coalescer[T]) take(now time.Time) (func(), time.Duration) {

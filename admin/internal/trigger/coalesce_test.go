@@ -149,3 +149,44 @@ func TestWriterNoStarvation(t *testing.T) {
 		}
 	})
 }
+
+// TestWriterStarvedTakeTurns: of the lower lanes starved, the one written
+// least lately goes first, so a backlog in one (a burst's dispatch
+// records) does not starve the lane after it (the results).
+func TestWriterStarvedTakeTurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var wg inflight
+		w := &writer{wg: &wg, now: time.Now, wake: make(chan struct{}, 1)}
+		start := time.Now()
+		stop := false
+		var high *coalescer[int]
+		high = newCoalescer(w, "test", 1, 0, func([]int) error {
+			time.Sleep(10 * time.Millisecond) // a busy writer
+			if !stop && time.Since(start) < time.Second {
+				high.add([]int{1}) // always more waiting (for a second, so a failure ends)
+			}
+			return nil
+		})
+		backlog := newCoalescer(w, "test", 1, 0, func([]int) error {
+			time.Sleep(10 * time.Millisecond)
+			return nil
+		})
+		var lastAt time.Duration
+		last := newCoalescer(w, "test", 1, 0, func([]int) error {
+			lastAt = time.Since(start)
+			stop = true
+			return nil
+		})
+		high.add([]int{1})
+		for range 50 {
+			backlog.add([]int{1}) // 500 ms of writes, all waiting before the last lane's
+		}
+		if err := <-last.add([]int{2}); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if lastAt > 100*time.Millisecond {
+			t.Errorf("the last lane was written after %v, want within a few writes of starveAfter (%v)", lastAt, starveAfter)
+		}
+	})
+}

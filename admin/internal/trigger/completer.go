@@ -41,6 +41,31 @@ func newCompleter(cfg *Config, w *writer, work *inflight) *Completer {
 	return c
 }
 
+// unstored returns which of runs have a dispatch record that this admin
+// holds and has not stored yet: kept for its result (deferredRecords) or
+// waiting for the writer. A burst's records wait seconds in either, and
+// their runs are not undispatched (the monitor's judgement).
+func (c *Completer) unstored(runs []store.Run) map[int64]bool {
+	if len(runs) == 0 {
+		return nil
+	}
+	out := map[int64]bool{}
+	want := make(map[int64]bool, len(runs))
+	for _, r := range runs {
+		if c.deferred.holds(r.ID) {
+			out[r.ID] = true
+		} else {
+			want[r.ID] = true
+		}
+	}
+	c.records.each(func(d store.Dispatch) {
+		if want[d.RunID] {
+			out[d.RunID] = true
+		}
+	})
+	return out
+}
+
 // record stores dispatch records and settles the runs they failed.
 // Records written at the same time share one transaction.
 func (c *Completer) record(ctx context.Context, ds ...store.Dispatch) error {

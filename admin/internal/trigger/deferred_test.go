@@ -107,3 +107,54 @@ func TestDeferredRecordsSentAhead(t *testing.T) {
 		t.Fatalf("flushed %v, want run 1", ds)
 	}
 }
+
+// TestDeferredRecordsBurst: the dispatch records of a large burst are
+// kept longer, by recordDelayPerKept a record kept, in quarters of
+// recordDelay: their results come as fast as the writer settles them.
+func TestDeferredRecordsBurst(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		kept int
+		want time.Duration
+	}{{1, 0}, {12_499, 0}, {12_500, 250 * time.Millisecond}, {1_000_000, 20 * time.Second}} {
+		if got := keptDelay(c.kept); got != c.want {
+			t.Errorf("keptDelay(%d) = %v, want %v", c.kept, got, c.want)
+		}
+	}
+
+	clk := clock.NewFake(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+	flushes := make(chan []store.Dispatch, 10)
+	d := newDeferredRecords(func(ds []store.Dispatch) { flushes <- ds }, clk)
+	ds := make([]store.Dispatch, 50_000) // kept 1 s longer
+	for i := range ds {
+		ds[i].RunID = int64(i + 1)
+	}
+	d.keep(whole(ds), time.Time{})
+	clk.Add(recordDelay + time.Second - time.Millisecond)
+	select {
+	case got := <-flushes:
+		t.Fatalf("flushed %d records before recordDelay + 1 s", len(got))
+	default:
+	}
+	clk.Add(time.Millisecond)
+	if got := <-flushes; len(got) != len(ds) {
+		t.Fatalf("flushed %d records, want %d", len(got), len(ds))
+	}
+}
+
+// TestUnstored: the monitor takes a run for undispatched only when this
+// admin holds no dispatch record of it: none kept for its result and none
+// waiting for the writer (a burst's wait seconds in either).
+func TestUnstored(t *testing.T) {
+	t.Parallel()
+	w := &writer{wg: &inflight{}, now: time.Now, wake: make(chan struct{}, 1), running: true} // no drain: what is added waits
+	c := &Completer{cfg: &Config{}}
+	c.records = newCoalescer(w, "record", batchMax, 0, func([]store.Dispatch) error { return nil })
+	c.deferred = newDeferredRecords(func([]store.Dispatch) {}, clock.NewFake(time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)))
+	c.deferred.keep(whole([]store.Dispatch{{RunID: 1, ExecutorAddress: "http://a"}}), time.Time{})
+	c.records.add([]store.Dispatch{{RunID: 2, ExecutorAddress: "http://b"}})
+	got := c.unstored([]store.Run{{ID: 1}, {ID: 2}, {ID: 3}})
+	if diff := cmp.Diff(map[int64]bool{1: true, 2: true}, got); diff != "" {
+		t.Errorf("unstored (-want +got):\n%s", diff)
+	}
+}

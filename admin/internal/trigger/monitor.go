@@ -92,7 +92,11 @@ func (rs *Rescuer) Sweep(ctx context.Context, grace time.Duration) error {
 	if err != nil {
 		return err
 	}
+	unstored := rs.completer.unstored(stuck) // recorded, not stored yet: not stuck
 	for _, r := range stuck {
+		if unstored[r.ID] {
+			continue
+		}
 		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
 			Message: "lost: the admin could not record where it sent this run; the executor may or may not have run it"})
 	}

@@ -17,6 +17,13 @@ import (
 // monitor looks at it.
 const recordDelay = time.Second
 
+// recordDelayPerKept lengthens recordDelay by this much for each record
+// kept when a call's records are kept: the results of a burst come as fast
+// as the writer settles them (a few µs to tens of µs a run), so the later
+// ones of a million runs arrive many seconds after their instant, and
+// storing their records first would double the writes that hold them up.
+const recordDelayPerKept = 20 * time.Microsecond
+
 // deferredRecords keeps the dispatch records of scheduled fires sent
 // successfully, not stored yet, until their run's result takes them
 // (Completer.Settle) or recordDelay passes (flush).
@@ -73,9 +80,17 @@ func newDeferredRecords(flush func([]store.Dispatch), clock clock.Clock) *deferr
 	return &deferredRecords{byRun: map[int64]*deferredRecord{}, flush: flush, clock: clock}
 }
 
+// keptDelay is how much later than recordDelay a record is stored while n
+// are kept: recordDelayPerKept each, in steps of a quarter of recordDelay
+// (the flush's least period), so none for fewer than 12,500.
+func keptDelay(n int) time.Duration {
+	return (time.Duration(n) * recordDelayPerKept).Truncate(recordDelay / 4)
+}
+
 // keep keeps ds until their results come or recordDelay passes from now,
 // or from due for runs sent ahead of their instant due (zero: none): such
-// a run's result comes after its instant, not after its send. It is
+// a run's result comes after its instant, not after its send. The delay
+// grows with the records kept, ds included (keptDelay). It is
 // called before the runs are sent, so that a result cannot come first.
 func (d *deferredRecords) keep(ds []deferredRecord, due time.Time) {
 	at := d.clock.Now()
@@ -84,6 +99,7 @@ func (d *deferredRecords) keep(ds []deferredRecord, due time.Time) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	at = at.Add(keptDelay(len(d.byRun) + len(ds)))
 	// The queue stays in the order of at: a burst sent ahead is kept
 	// before runs sent later for an earlier instant.
 	i := len(d.queue)
@@ -122,6 +138,14 @@ func (d *deferredRecords) delivered(run int64) {
 		h.TriggeredAt = time.Time{}
 		h.TriggerMessage += duplicateNote
 	}
+}
+
+// holds says whether run's record is kept.
+func (d *deferredRecords) holds(run int64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.byRun[run]
+	return ok
 }
 
 // address returns the executor run's kept record names, or "" when none
