@@ -3,6 +3,8 @@ package trigger
 import (
 	"testing"
 	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store"
 )
 
 // TestBatchTimeout: a dispatch batch's deadline counts from its last
@@ -84,5 +86,18 @@ func TestPoolAhead(t *testing.T) {
 	p.release()
 	if !<-got {
 		t.Fatal("a batch handed over ahead was refused by an overloaded pool")
+	}
+}
+
+// TestFireWaiting checks that a fire sent ahead lets its job's definition
+// go and keeps its group, also when a re-route makes it wait twice.
+func TestFireWaiting(t *testing.T) {
+	t.Parallel()
+	f := &fire{jobID: 3, job: &store.JobDefinition{ID: 3, GroupID: 7}}
+	for range 2 {
+		f.waiting()
+		if f.job != nil || f.group != 7 {
+			t.Fatalf("waiting fire: job %v, group %d; want no job, group 7", f.job, f.group)
+		}
 	}
 }

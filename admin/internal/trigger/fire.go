@@ -47,7 +47,8 @@ type fire struct {
 	fixed *fixedRoute
 
 	// Set by the plan:
-	job     *store.JobDefinition // shared along the path, never copied; nil if the job was deleted
+	job     *store.JobDefinition // shared along the path, never copied; nil if the job was deleted, and once sent ahead (waiting)
+	group   int64                // job.GroupID, kept while a fire sent ahead waits for its instant without its job (waiting)
 	address string               // the executor it is routed to
 	note    string               // how it was routed, for its trigger message
 	dueAt   bool                 // the executor starts runs at their RunRequest.due_at: it may be sent ahead
@@ -55,6 +56,19 @@ type fire struct {
 	// by the plan or before (a run sent again); beside dueAt, in padding.
 	rendered bool
 	span     trace.Span // from its call's preparation to its dispatch; nil when not tracing
+}
+
+// waiting drops f's job definition, keeping its group: f was sent ahead
+// and waits for its instant, when only its executor, run and group are
+// read (a stop or update cancels or replaces it; resend reads the job
+// again). A million fires sent ahead of a minute mark would keep a
+// million definitions otherwise (177 MB), which the job cache, bounded
+// (jobCacheMax), has let go. A fire re-routed is in two calls: the
+// second call to waiting leaves it as it is.
+func (f *fire) waiting() {
+	if f.job != nil {
+		f.group, f.job = f.job.GroupID, nil
+	}
 }
 
 // fixedRoute is where a fire goes instead of where its job's strategy

@@ -207,6 +207,7 @@ func (in *instant) sendAhead(ctx context.Context, calls []*call) (failed []store
 			if refused[f.id] {
 				continue
 			}
+			f.waiting()
 			if i, ok := index[f.id]; ok {
 				sent[i] = f
 				continue
@@ -314,7 +315,7 @@ func (in *instant) dropAhead(ctx context.Context, fires []*fire, replace bool, r
 		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, d.cfg.DispatchTimeout)
 			defer cancel()
-			res, err := d.gateway.client(cctx, f.job.GroupID, f.address).Kill(cctx, &carillonv1.KillRequest{
+			res, err := d.gateway.client(cctx, f.group, f.address).Kill(cctx, &carillonv1.KillRequest{
 				JobId: f.jobID, RunId: f.id, DatabaseId: d.cfg.Store.DatabaseID(), BeforeStart: true, Replace: replace, Reason: reason,
 			})
 			switch {
@@ -394,7 +395,7 @@ func (in *instant) resend(ctx context.Context, fires []*fire) []store.Dispatch {
 				d.cfg.Logger.Warn("trigger: store the new handler and param of a run sent again; its record keeps the former ones",
 					"run", f.id, "job", f.jobID, "err", err)
 			}
-			if _, err := d.gateway.client(cctx, f.job.GroupID, f.address).Run(cctx, req); err != nil {
+			if _, err := d.gateway.client(cctx, f.group, f.address).Run(cctx, req); err != nil {
 				fail(f, fmt.Sprintf("executor %s refused or did not answer: %s", f.address, describe(err)))
 				return
 			}
