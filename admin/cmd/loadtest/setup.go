@@ -66,6 +66,26 @@ const firstFireDelay = 3 * time.Second
 // not missed, and recorded as a misfire, before the admin starts.
 const seedPerJob = 60 * time.Microsecond
 
+// claimPerJob is how much earlier than its instant the admin starts
+// claiming a burst, per fire (twice a claim's ~25 µs on the writer, and
+// the hand-over's 5 µs a fire: schedule's claimLead), and claimLeadMax
+// the most it starts (schedule's claimLeadMax). A seed's first fire waits
+// for that lead too, after the storing, so that the admin, which starts
+// when the storing ends, claims a large seed's first instant as it claims
+// every later one: without it, a 1,000,000-job minute mark fell 25–90 s
+// after the admin's start, by the phase of the minute, and was claimed
+// and sent in time or mostly refused by that luck (2026-11-28).
+const (
+	claimPerJob  = 55 * time.Microsecond
+	claimLeadMax = 55 * time.Second
+)
+
+// seedDelay is how long after the seeding starts the seeded jobs may
+// first fire.
+func seedDelay(jobs int) time.Duration {
+	return firstFireDelay + time.Duration(jobs)*seedPerJob + min(time.Duration(jobs)*claimPerJob, claimLeadMax)
+}
+
 // seedJobs stores, straight into the database at path (the admin is not
 // running yet), a group for app and c.jobs started jobs with the configured
 // schedule and route strategy, as CreateJob would, and returns the group's
@@ -84,7 +104,7 @@ func seedJobs(ctx context.Context, path, app string, c *config) (int64, error) {
 	}
 	s := c.schedule()
 	spec := schedule.Spec{Type: s.Type, Cron: s.Cron, IntervalSeconds: s.IntervalSeconds}
-	delay := firstFireDelay + time.Duration(c.jobs)*seedPerJob
+	delay := seedDelay(c.jobs)
 	first, err := schedule.First(spec, now.Add(delay))
 	if err != nil {
 		return 0, fmt.Errorf("schedule: %w", err)
