@@ -101,3 +101,25 @@ func TestFireWaiting(t *testing.T) {
 		}
 	}
 }
+
+// TestCallNoteMessage checks the trigger message of a run of a call, as
+// fmt.Sprintf wrote it before it was appended: a lone run, and a shard.
+func TestCallNoteMessage(t *testing.T) {
+	t.Parallel()
+	n := &callNote{runs: 256}
+	took := " took 12 ms"
+	n.took.Store(&took)
+	for _, tc := range []struct {
+		d    store.Dispatch
+		want string
+	}{
+		{store.Dispatch{ExecutorAddress: "http://a"}, "ROUND_ROBIN …; a call of 256 runs took 12 ms"},
+		{store.Dispatch{ExecutorAddress: "http://a", Failed: true}, "ROUND_ROBIN …; a call of 256 runs took 12 ms; failed"},
+		{store.Dispatch{ExecutorAddress: "http://b", ShardIndex: 12, ShardTotal: 300},
+			"ROUND_ROBIN …; shard 12 of 300 (0-based) sent to http://b in a call of 256 runs took 12 ms"},
+	} {
+		if got := n.message("ROUND_ROBIN …", &tc.d); got != tc.want {
+			t.Errorf("message(%+v) = %q; want %q", tc.d, got, tc.want)
+		}
+	}
+}
