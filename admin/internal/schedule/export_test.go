@@ -24,3 +24,16 @@ func Scan(ctx context.Context, s *Scheduler) (queued int, err error) {
 	_, _, err = s.scan(ctx)
 	return s.queue.Len(), err
 }
+
+// SetScanPasses bounds the passes of s's scans at n (scanPasses
+// otherwise): a test of a burst cut short by the bound then needs a few
+// hundred jobs, not a quarter of a million.
+func SetScanPasses(s *Scheduler, n int) { s.passes = n }
+
+// ScanOnce runs one scan of s as its scan loop does, and returns the
+// window its next scan claims in, how long the loop waits for it, and
+// how many runs wait in its queue.
+func ScanOnce(ctx context.Context, s *Scheduler) (window, wait time.Duration, queued int) {
+	wait = s.scanOnce(ctx)
+	return s.window, wait, s.queue.Len()
+}

@@ -555,3 +555,46 @@ func TestScanClaimsWhatIsDueAtItsStart(t *testing.T) {
 		})
 	}
 }
+
+// TestScanCutKeepsWindow: a burst larger than a scan's bound on passes is
+// claimed by scans that follow one another at once, each in the window of
+// the first, sized for all of it; not by scans each waiting for a window
+// sized for what is left, which claimed the last quarter of a
+// million-fire minute mark after the fire loop had handed it over. The
+// bound is one pass (256 jobs) here, the burst 600 jobs 20 s ahead, each
+// claim taken to cost 20 ms: claimLead of 600 is 24 s; of the 344 left
+// after a scan, 14 s.
+func TestScanCutKeepsWindow(t *testing.T) {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		st, g := setup(t, be.DB(t))
+		t0 := time.Now().Add(20 * time.Second).Truncate(time.Millisecond)
+		jobs := make([]store.Job, 600)
+		for i := range jobs {
+			jobs[i] = fixRate(g, 3600, t0)
+		}
+		if err := st.Jobs.CreateMany(ctx, jobs, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		s := schedule.New(schedule.Config{Store: st, Lookahead: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		schedule.SetClaimCost(s, 20*time.Millisecond)
+		schedule.SetScanPasses(s, 1)
+		window, wait, queued := schedule.ScanOnce(ctx, s) // the look-ahead: nothing; then the burst's lead
+		if queued != 0 || time.Until(t0) > window {
+			t.Fatalf("first scan: %d queued, next window %v; want none, a window reaching the burst %v away", queued, window, time.Until(t0).Round(time.Second))
+		}
+		first := window
+		for scans := 2; queued < len(jobs); scans++ {
+			if scans > 4 {
+				t.Fatalf("%d of %d claimed after 4 scans", queued, len(jobs))
+			}
+			if wait > 100*time.Millisecond {
+				t.Fatalf("scan %d waits %v with %d of %d claimed; want the next at once", scans, wait, queued, len(jobs))
+			}
+			window, wait, queued = schedule.ScanOnce(ctx, s)
+			if queued < len(jobs) && window < first {
+				t.Fatalf("scan %d, %d of %d claimed: next window %v, shorter than the burst's %v", scans, queued, len(jobs), window, first)
+			}
+		}
+	})
+}
