@@ -51,7 +51,7 @@ const (
 	// scanPasses bounds the passes (of scanBatch jobs) of one scan, in
 	// case a job keeps falling due within the window: a burst of more
 	// than scanPasses × scanBatch fires is claimed by several scans, each
-	// with the window of the first (ScanLoop).
+	// with the window of the first (scanOnce).
 	scanPasses = 1000
 	// claimCostDefault is what one claimed fire is taken to cost the
 	// writer until the scans measured it (claimLead).
