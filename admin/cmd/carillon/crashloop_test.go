@@ -252,7 +252,14 @@ type crashClients struct {
 }
 
 // settle stops the jobs, waits at most timeout until no run is left
-// RUNNING or PENDING, and returns when it stopped them.
+// PENDING or RUNNING and no workflow run PENDING or RUNNING, and returns
+// when it stopped them.
+//
+// One poll reads in the order a run moves, PENDING before RUNNING, so a
+// run that moves between the two reads is seen by the second; a run made
+// by another's settling (a workflow's next node) is made while its
+// workflow run is active, which the third read sees. A read that fails
+// counts as runs left, not as none.
 func (mc crashClients) settle(t *testing.T, jobIDs []int64, timeout time.Duration) time.Time {
 	t.Helper()
 	ctx := context.Background()
@@ -262,13 +269,29 @@ func (mc crashClients) settle(t *testing.T, jobIDs []int64, timeout time.Duratio
 			t.Fatal(err)
 		}
 	}
-	var left []*carillonv1.Run
+	var left []string
 	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
 		left = left[:0]
-		for _, st := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING} {
+		for _, st := range []carillonv1.RunStatus{carillonv1.RunStatus_RUN_STATUS_PENDING, carillonv1.RunStatus_RUN_STATUS_RUNNING} {
 			res, err := mc.run.ListRuns(ctx, &carillonv1.ListRunsRequest{Status: st, PageSize: 10})
-			if err == nil {
-				left = append(left, res.Runs...)
+			if err != nil {
+				left = append(left, fmt.Sprintf("list %s runs: %v", st, err))
+				continue
+			}
+			for _, r := range res.Runs {
+				left = append(left, fmt.Sprintf("run %d (job %d, %s, instant %s): %s at %q, %q / %q", r.Id, r.JobId, r.TriggerType,
+					r.ScheduledAt.AsTime().UTC().Format("15:04:05.000"), r.Status, r.ExecutorAddress, r.TriggerMessage, r.Message))
+			}
+		}
+		for _, st := range []carillonv1.WorkflowRunStatus{carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING} {
+			res, err := mc.wf.ListWorkflowRuns(ctx, &carillonv1.ListWorkflowRunsRequest{Status: st, PageSize: 10})
+			if err != nil {
+				left = append(left, fmt.Sprintf("list %s workflow runs: %v", st, err))
+				continue
+			}
+			for _, r := range res.WorkflowRuns {
+				left = append(left, fmt.Sprintf("workflow run %d (instant %s): %s, %q", r.Id,
+					r.ScheduledAt.AsTime().UTC().Format("15:04:05.000"), r.Status, r.Message))
 			}
 		}
 		if len(left) == 0 {
@@ -278,12 +301,7 @@ func (mc crashClients) settle(t *testing.T, jobIDs []int64, timeout time.Duratio
 			break
 		}
 	}
-	var desc []string
-	for _, r := range left {
-		desc = append(desc, fmt.Sprintf("run %d (job %d, %s, instant %s): %s at %q, %q / %q", r.Id, r.JobId, r.TriggerType,
-			r.ScheduledAt.AsTime().UTC().Format("15:04:05.000"), r.Status, r.ExecutorAddress, r.TriggerMessage, r.Message))
-	}
-	t.Fatalf("after %s, runs left unsettled (up to 10 of each status):\n%s", timeout, strings.Join(desc, "\n"))
+	t.Fatalf("after %s, runs left unsettled (up to 10 of each status):\n%s", timeout, strings.Join(left, "\n"))
 	return stopAt
 }
 
