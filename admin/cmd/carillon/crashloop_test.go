@@ -139,14 +139,15 @@ func TestCrashLoop(t *testing.T) {
 
 // crashAdmin is the admin process of TestCrashLoop.
 type crashAdmin struct {
-	t        *testing.T
-	db, log  string
-	addr     string
-	env      []string // more of its environment
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	restarts int
-	logFrom  int64 // the log's size when this start began
+	t         *testing.T
+	db, log   string
+	addr      string
+	env       []string // more of its environment
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	restarts  int
+	logFrom   int64     // the log's size when this start began
+	startedAt time.Time // when this start began to answer
 }
 
 func (a *crashAdmin) url() string { return "http://" + a.addr }
@@ -178,6 +179,7 @@ func (a *crashAdmin) start() {
 		// Any answer, even unauthenticated, means the admin serves.
 		_, err := health.Deregister(context.Background(), &carillonv1.DeregisterRequest{AppName: "nobody"})
 		if err == nil || connect.CodeOf(err) != connect.CodeUnavailable {
+			a.startedAt = time.Now()
 			return
 		}
 		select {

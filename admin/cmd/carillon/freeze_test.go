@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -101,13 +102,14 @@ func TestFreeze(t *testing.T) {
 
 	var calls sync.WaitGroup
 	triggered := 0
+	var lastFrozen *crashAdmin
 	for i, tries := 0, 0; i < freezes; tries++ {
 		if tries == 2*freezes {
 			t.Fatalf("only %d of %d freezes in %d tries", i, freezes, tries)
 		}
 		restartExited(admins)
-		a := admins[rng.IntN(len(admins))]
 		point := freezePoint(i % 4)
+		a := pickFreeze(admins, point, lastFrozen, rng)
 		switch point {
 		case freezeAhead, freezeInstant:
 			at := time.Now().Truncate(time.Second).Add(2 * time.Second)
@@ -136,6 +138,7 @@ func TestFreeze(t *testing.T) {
 			}
 		}
 		i++
+		lastFrozen = a
 		frozen := time.Duration(2200+rng.Int64N(1000)) * time.Millisecond // the lease (1 s), adoption (200 ms), and a second more
 		t.Logf("freeze %d: admin %s at the %s for %s", i, a.addr, point, frozen)
 		time.Sleep(frozen)
@@ -182,6 +185,27 @@ func TestFreeze(t *testing.T) {
 			seed, late, strings.Join(examples, "\n"))
 	}
 	t.Logf("seed %d: %d TriggerJob calls made during freezes created %d runs", seed, triggered, manualRuns)
+}
+
+// pickFreeze picks the admin to freeze at point: any, at a point by the
+// clock; at a failpoint, one that has served its buckets for a while, for
+// the point to be reached: not the admin frozen last (it may yet stop, its
+// lease gone) nor one started in the last 5 s (it may hold no buckets
+// yet), unless none is left.
+func pickFreeze(admins []*crashAdmin, point freezePoint, last *crashAdmin, rng *rand.Rand) *crashAdmin {
+	if point == freezeAhead || point == freezeInstant {
+		return admins[rng.IntN(len(admins))]
+	}
+	var settled []*crashAdmin
+	for _, a := range admins {
+		if a != last && time.Since(a.startedAt) > 5*time.Second {
+			settled = append(settled, a)
+		}
+	}
+	if len(settled) == 0 {
+		settled = admins
+	}
+	return settled[rng.IntN(len(settled))]
 }
 
 // stopAt arms the admin's failpoint point, calls then, if not nil, and

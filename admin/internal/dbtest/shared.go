@@ -2,7 +2,6 @@ package dbtest
 
 import (
 	"context"
-	"database/sql"
 	"slices"
 	"testing"
 	"time"
@@ -63,24 +62,4 @@ func tiles(ps []store.Partition) bool {
 		at = p.Hi
 	}
 	return at == store.Buckets
-}
-
-// SpreadJobIDs makes the next n jobs created in the PostgreSQL database
-// db fall in buckets spread over all of them (store.Buckets): it calls
-// create(i) for i from 0 to n-1, the job it creates taking id
-// i·Buckets/n + 1. Jobs take ids in order otherwise, and a few of them
-// would all fall in the first admin's buckets.
-func SpreadJobIDs(tb testing.TB, db string, n int, create func(i int)) {
-	tb.Helper()
-	d, err := sql.Open("pgx", db)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer func() { _ = d.Close() }()
-	for i := range n {
-		if _, err := d.ExecContext(context.Background(), `SELECT setval(pg_get_serial_sequence('jobs', 'id'), $1, false)`, i*store.Buckets/n+1); err != nil {
-			tb.Fatal(err)
-		}
-		create(i)
-	}
 }

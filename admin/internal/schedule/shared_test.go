@@ -11,9 +11,9 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/store"
 )
 
-// sharedJobs creates n jobs firing every second from first, over admin,
-// in buckets spread over all (dbtest.SpreadJobIDs).
-func sharedJobs(t *testing.T, admin *store.Store, db string, n int, first time.Time) []store.Job {
+// sharedJobs creates n jobs firing every second from first, over admin;
+// their ids, in order, fall in buckets spread over all (store.BucketOf).
+func sharedJobs(t *testing.T, admin *store.Store, n int, first time.Time) []store.Job {
 	t.Helper()
 	ctx := context.Background()
 	g, err := admin.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, time.Now())
@@ -21,11 +21,11 @@ func sharedJobs(t *testing.T, admin *store.Store, db string, n int, first time.T
 		t.Fatal(err)
 	}
 	jobs := make([]store.Job, n)
-	dbtest.SpreadJobIDs(t, db, n, func(i int) {
+	for i := range jobs {
 		if jobs[i], err = admin.Jobs.Create(ctx, fixRate(g, 1, first), time.Now()); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 	return jobs
 }
 
@@ -79,10 +79,10 @@ func firedBy(t *testing.T, recs []*recorder, at time.Time) map[int64]int {
 // scan may be late.
 func TestSharedScan(t *testing.T) {
 	t.Parallel()
-	admins, db := dbtest.Shared(t, 3)
+	admins, _ := dbtest.Shared(t, 3)
 	first := time.Now().Truncate(time.Second).Add(3 * time.Second)
 	const n = 60
-	jobs := sharedJobs(t, admins[0], db, n, first)
+	jobs := sharedJobs(t, admins[0], n, first)
 	recs := make([]*recorder, len(admins))
 	for i, a := range admins {
 		recs[i] = &recorder{st: a}
@@ -130,7 +130,7 @@ func TestSharedTakeover(t *testing.T) {
 	idle := admins[2]
 	first := time.Now().Truncate(time.Second).Add(3 * time.Second)
 	const n = 60
-	jobs := sharedJobs(t, admins[0], db, n, first)
+	jobs := sharedJobs(t, admins[0], n, first)
 	scanning := admins[:2]
 	recs := make([]*recorder, len(scanning))
 	for i, a := range scanning {

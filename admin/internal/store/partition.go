@@ -15,7 +15,7 @@ import (
 
 // Admins sharing a PostgreSQL database share the due jobs and workflows:
 // each scans and claims its own, and another admin's only once they are
-// late to be claimed. A job or workflow falls in bucket id % Buckets; the
+// late to be claimed. A job or workflow falls in bucket BucketOf(id); the
 // live admins (their leases hold, none adopted), sorted by id, split the
 // buckets into as many ranges, one each (partitionOf). Every admin reads
 // the live admins again every partitionInterval (PartitionLoop), so an
@@ -52,6 +52,18 @@ type Partition struct {
 	Lo, Hi int
 }
 
+// bucketStride scatters consecutive ids over the buckets: BucketOf(id) is
+// id·bucketStride mod Buckets, a one-to-one map of each Buckets ids (the
+// stride is odd) that puts neighbours about Buckets/φ apart. With id mod
+// Buckets, the first few hundred jobs of a cluster, ids in order, all
+// fell in the first admin's range, and the other admins scheduled none of
+// them.
+const bucketStride = 633
+
+// BucketOf returns the bucket of the job or workflow id (id > 0), as the
+// scan's indexes hold it (bucketSQL).
+func BucketOf(id int64) int { return int(id * bucketStride % Buckets) }
+
 // all is the partition of an admin alone: every bucket.
 var all = Partition{0, Buckets}
 
@@ -60,7 +72,7 @@ func (p Partition) All() bool { return p.Lo <= 0 && p.Hi >= Buckets }
 
 // Owns reports whether the job or workflow id falls in p.
 func (p Partition) Owns(id int64) bool {
-	b := int(id % Buckets)
+	b := BucketOf(id)
 	return b >= p.Lo && b < p.Hi
 }
 
@@ -173,9 +185,9 @@ func (s *db) readPartition(ctx context.Context) error {
 	return nil
 }
 
-// bucketSQL is a row's bucket, as the indexes jobs_due and workflows_due
-// hold it (id % Buckets).
-const bucketSQL = `(id % 1024)`
+// bucketSQL is a row's bucket (BucketOf), as the indexes jobs_due and
+// workflows_due hold it (migration 0024).
+const bucketSQL = `((id * 633) % 1024)`
 
 // inBuckets is the condition that a row's bucket is in [lo, hi), both SQL
 // expressions: conditions on a column of the scan's index, which
