@@ -138,8 +138,8 @@ func TestConsistentHash(t *testing.T) {
 		}
 		want := "CONSISTENT_HASH over 3 executors (http://10.0.0.100:9999, http://10.0.0.101:9999, http://10.0.0.102:9999): chose " +
 			p.Addresses[0] + ", owner of job 42's place on a ring of 300 virtual nodes"
-		if p.Message != want {
-			t.Errorf("Message = %q, want %q", p.Message, want)
+		if p.Message() != want {
+			t.Errorf("Message = %q, want %q", p.Message(), want)
 		}
 	})
 }

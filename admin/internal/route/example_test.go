@@ -36,7 +36,7 @@ func ExampleShardingBroadcast() {
 	for i, address := range pick.Addresses {
 		fmt.Printf("shard %d of %d: %s\n", i, len(pick.Addresses), address)
 	}
-	fmt.Println(pick.Message)
+	fmt.Println(pick.Message())
 	// Output:
 	// shard 0 of 2: http://a:9999
 	// shard 1 of 2: http://b:9999

@@ -100,7 +100,7 @@ func TestLeastFrequentlyUsed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			last = p.Message
+			last = p.Message()
 		}
 		if want := "LEAST_FREQUENTLY_USED over 1 executor (http://a): chose http://a, used 2 times by job 9 before, the fewest"; last != want {
 			t.Errorf("Message = %q, want %q", last, want)

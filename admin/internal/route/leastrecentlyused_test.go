@@ -58,7 +58,7 @@ func TestLeastRecentlyUsed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			messages = append(messages, p.Message)
+			messages = append(messages, p.Message())
 		}
 		const prefix = "LEAST_RECENTLY_USED over 3 executors (http://a, http://b, http://c): "
 		if want := prefix + "chose http://a, not used by job 9 before"; messages[0] != want {

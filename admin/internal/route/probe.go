@@ -49,7 +49,7 @@ func probe(ctx context.Context, strategy, verb, none string, addresses []string,
 		answers.WriteString(": ")
 		answers.WriteString(answer)
 	}
-	return Pick{Message: m.String()}, noExecutor(strategy, "%s: %s", none, answers.String())
+	return m.pick(nil), noExecutor(strategy, "%s: %s", none, answers.String())
 }
 
 // interrupted returns the result of a probe whose ctx ended after asked of total addresses.
@@ -63,5 +63,5 @@ func interrupted(ctx context.Context, strategy, verb string, m *message, asked, 
 	if cause := context.Cause(ctx); cause != err {
 		err = fmt.Errorf("%w: %w", err, cause)
 	}
-	return Pick{Message: m.String()}, fmt.Errorf("%s routing: stopped after %d of %d %ss: %w", strategy, asked, total, verb, err)
+	return m.pick(nil), fmt.Errorf("%s routing: stopped after %d of %d %ss: %w", strategy, asked, total, verb, err)
 }

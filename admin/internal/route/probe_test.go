@@ -184,8 +184,8 @@ func TestFailover(t *testing.T) {
 		if want := []string{addresses[0]}; !slices.Equal(p.Addresses, want) {
 			t.Errorf("Addresses = %q, want %q", p.Addresses, want)
 		}
-		if want := header("FAILOVER", addresses) + "beat " + addresses[0] + ": OK; chose " + addresses[0]; p.Message != want {
-			t.Errorf("Message = %q, want %q", p.Message, want)
+		if want := header("FAILOVER", addresses) + "beat " + addresses[0] + ": OK; chose " + addresses[0]; p.Message() != want {
+			t.Errorf("Message = %q, want %q", p.Message(), want)
 		}
 		if got := []int32{group[0].beats.Load(), group[1].beats.Load(), group[2].beats.Load()}; !slices.Equal(got, []int32{1, 0, 0}) {
 			t.Errorf("beats per executor = %v, want [1 0 0]: one beat for a healthy group", got)
@@ -209,8 +209,8 @@ func TestFailover(t *testing.T) {
 			header("FAILOVER", addresses) + "beat " + addresses[0] + ": Get ",
 			refused + "; beat " + addresses[1] + ": beat: Service Unavailable: overloaded; beat " + addresses[2] + ": OK; chose " + addresses[2],
 		} {
-			if !strings.Contains(p.Message, want) {
-				t.Errorf("Message = %q, want it to contain %q", p.Message, want)
+			if !strings.Contains(p.Message(), want) {
+				t.Errorf("Message = %q, want it to contain %q", p.Message(), want)
 			}
 		}
 		if n := group[3].beats.Load(); n != 0 {
@@ -235,7 +235,7 @@ func TestFailover(t *testing.T) {
 		if !strings.Contains(msg, refused+"; "+addresses[1]+": ") || !strings.HasSuffix(msg, refused) {
 			t.Errorf("err = %q, want both addresses with %q", msg, refused)
 		}
-		if p.Addresses != nil || !strings.HasPrefix(p.Message, header("FAILOVER", addresses)+"beat "+addresses[0]) {
+		if p.Addresses != nil || !strings.HasPrefix(p.Message(), header("FAILOVER", addresses)+"beat "+addresses[0]) {
 			t.Errorf("Pick = %+v, want no address and the beats tried", p)
 		}
 	})
@@ -265,8 +265,8 @@ func TestBusyover(t *testing.T) {
 			header("BUSYOVER", addresses) + "idle beat " + addresses[0] + ": busy: job 7 is running, 2 runs queued; idle beat " + addresses[1] + ": unreachable: Get ",
 			refused + "; idle beat " + addresses[2] + ": idle; chose " + addresses[2],
 		} {
-			if !strings.Contains(p.Message, want) {
-				t.Errorf("job 7: Message = %q, want it to contain %q", p.Message, want)
+			if !strings.Contains(p.Message(), want) {
+				t.Errorf("job 7: Message = %q, want it to contain %q", p.Message(), want)
 			}
 		}
 		if n := group[3].idleBeats.Load(); n != 0 {
@@ -329,8 +329,8 @@ func testInterrupted(t *testing.T, name, verb string, strategy func(route.Prober
 		if want := name + " routing: stopped after 1 of 2 " + verb + "s: context canceled"; err.Error() != want {
 			t.Errorf("err = %q, want %q", err, want)
 		}
-		if want := header(name, addresses) + verb + " " + addresses[0] + ": interrupted; stopped after 1 of 2 " + verb + "s: context canceled"; p.Message != want {
-			t.Errorf("Message = %q, want %q", p.Message, want)
+		if want := header(name, addresses) + verb + " " + addresses[0] + ": interrupted; stopped after 1 of 2 " + verb + "s: context canceled"; p.Message() != want {
+			t.Errorf("Message = %q, want %q", p.Message(), want)
 		}
 		if n := group[1].beats.Load() + group[1].idleBeats.Load(); n != 0 {
 			t.Errorf("the second executor was asked %d times after the context ended, want 0", n)
@@ -348,8 +348,8 @@ func testInterrupted(t *testing.T, name, verb string, strategy func(route.Prober
 		if !errors.Is(err, context.Canceled) || !errors.Is(err, errShutdown) {
 			t.Fatalf("err = %v, want context.Canceled and its cause", err)
 		}
-		if want := header(name, addresses) + "stopped after 0 of 2 " + verb + "s: admin shutting down"; p.Message != want {
-			t.Errorf("Message = %q, want %q", p.Message, want)
+		if want := header(name, addresses) + "stopped after 0 of 2 " + verb + "s: admin shutting down"; p.Message() != want {
+			t.Errorf("Message = %q, want %q", p.Message(), want)
 		}
 		for i, e := range group {
 			if n := e.beats.Load() + e.idleBeats.Load(); n != 0 {

@@ -105,11 +105,11 @@ func TestRoundRobin(t *testing.T) {
 		s := route.RoundRobin()
 		p1, _ := s.Pick(t.Context(), 42, letters(2))
 		p2, _ := s.Pick(t.Context(), 42, letters(2))
-		if want := "ROUND_ROBIN over 2 executors (http://a, http://b): chose http://a, the start for job 42 (no recent pick of it to follow)"; p1.Message != want {
-			t.Errorf("first Message = %q, want %q", p1.Message, want)
+		if want := "ROUND_ROBIN over 2 executors (http://a, http://b): chose http://a, the start for job 42 (no recent pick of it to follow)"; p1.Message() != want {
+			t.Errorf("first Message = %q, want %q", p1.Message(), want)
 		}
-		if want := "ROUND_ROBIN over 2 executors (http://a, http://b): chose http://b, the next after http://a for job 42"; p2.Message != want {
-			t.Errorf("second Message = %q, want %q", p2.Message, want)
+		if want := "ROUND_ROBIN over 2 executors (http://a, http://b): chose http://b, the next after http://a for job 42"; p2.Message() != want {
+			t.Errorf("second Message = %q, want %q", p2.Message(), want)
 		}
 	})
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/carillonhq/carillon/admin/internal/route"
 )
@@ -84,8 +85,8 @@ func TestNew(t *testing.T) {
 		if err != nil {
 			t.Errorf("New(%q).Pick: %v", name, err)
 		}
-		if !strings.HasPrefix(p.Message, name+" over 3 executors (http://a, http://b, http://c): ") {
-			t.Errorf("New(%q).Pick().Message = %q, want it to start with the strategy and candidates", name, p.Message)
+		if !strings.HasPrefix(p.Message(), name+" over 3 executors (http://a, http://b, http://c): ") {
+			t.Errorf("New(%q).Pick().Message() = %q, want it to start with the strategy and candidates", name, p.Message())
 		}
 	}
 
@@ -167,8 +168,8 @@ func TestFirstLast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "FIRST over 10 executors (http://a, http://b, http://c, http://d, http://e, http://f, http://g, http://h, … 2 more): chose http://a"; p.Message != want {
-		t.Errorf("First().Pick().Message = %q, want %q", p.Message, want)
+	if want := "FIRST over 10 executors (http://a, http://b, http://c, http://d, http://e, http://f, http://g, http://h, … 2 more): chose http://a"; p.Message() != want {
+		t.Errorf("First().Pick().Message() = %q, want %q", p.Message(), want)
 	}
 }
 
@@ -192,5 +193,51 @@ func TestPickKeepsNoAlias(t *testing.T) {
 		if after := fmt.Sprint(p.Addresses); after != before {
 			t.Errorf("%s: Pick.Addresses changed from %s to %s when the caller reused its slice", name, before, after)
 		}
+	}
+}
+
+// TestPickHeadShared: the Picks over the same candidates share one Head
+// string, even from different slices, so that a burst's waiting fires hold
+// one copy of it; other candidates, or another count of them, get their own.
+func TestPickHeadShared(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := route.RoundRobin()
+	addrs := func(n int, last string) []string {
+		as := make([]string, n)
+		for i := range as {
+			as[i] = fmt.Sprintf("http://10.0.0.%d:9999", i+1)
+		}
+		as[n-1] = last
+		return as
+	}
+	pick := func(job int64, as []string) route.Pick {
+		t.Helper()
+		p, err := s.Pick(ctx, job, as)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	same := func(a, b string) bool { return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b) }
+	a := pick(1, addrs(3, "http://10.0.0.3:9999"))
+	b := pick(2, addrs(3, "http://10.0.0.3:9999"))
+	if !same(a.Head, b.Head) {
+		t.Errorf("two Picks over equal candidates hold two Heads: %q, %q", a.Head, b.Head)
+	}
+	if c := pick(3, addrs(3, "http://10.0.0.30:9999")); same(a.Head, c.Head) || c.Head == a.Head {
+		t.Errorf("Picks over other candidates share a Head: %q", c.Head)
+	}
+	// The Head lists 8 candidates: a ninth that differs changes nothing
+	// in it; a tenth (the count) does.
+	nine := pick(4, addrs(9, "http://10.0.0.9:9999"))
+	if other := pick(5, addrs(9, "http://10.0.0.99:9999")); !same(nine.Head, other.Head) {
+		t.Errorf("Heads over the same 8 listed of 9: %q, %q", nine.Head, other.Head)
+	}
+	if ten := pick(6, addrs(10, "http://10.0.0.10:9999")); !strings.Contains(ten.Head, "over 10 executors") || !strings.Contains(nine.Head, "over 9 executors") {
+		t.Errorf("Heads of 9 and 10 candidates: %q, %q", nine.Head, ten.Head)
+	}
+	if want := a.Head + a.Detail; a.Message() != want || !strings.HasPrefix(want, "ROUND_ROBIN over 3 executors (") {
+		t.Errorf("Message = %q, want %q", a.Message(), want)
 	}
 }

@@ -41,7 +41,7 @@ func (s shardingBroadcast) Pick(_ context.Context, _ int64, addresses []string) 
 		m.WriteString(" on ")
 		m.WriteString(shards[len(shards)-1])
 	}
-	return Pick{Addresses: shards, Message: m.String()}, nil
+	return m.pick(shards), nil
 }
 
 // isSet reports whether addresses are strictly increasing: sorted and without repeats.

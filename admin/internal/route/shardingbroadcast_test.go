@@ -27,8 +27,8 @@ func TestShardingBroadcast(t *testing.T) {
 			if want := split(test.want); !slices.Equal(p.Addresses, want) {
 				t.Errorf("Pick(%d, %q).Addresses = %q, want %q", job, test.in, p.Addresses, want)
 			}
-			if p.Message != test.message {
-				t.Errorf("Pick(%d, %q).Message = %q, want %q", job, test.in, p.Message, test.message)
+			if p.Message() != test.message {
+				t.Errorf("Pick(%d, %q).Message() = %q, want %q", job, test.in, p.Message(), test.message)
 			}
 		}
 	}

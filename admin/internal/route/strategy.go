@@ -26,10 +26,16 @@ type Pick struct {
 	// Addresses are the chosen executor URLs: one, or for SHARDING_BROADCAST one per shard,
 	// shard i being Addresses[i]. The slice is the caller's to keep.
 	Addresses []string
-	// Message says how the fire was routed, for people: the strategy, the candidates, the
-	// beats tried and their outcome, and the chosen address.
-	Message string
+	// Head and Detail say how the fire was routed, for people (Message puts them together).
+	// Head names the strategy and the candidates, "ROUND_ROBIN over 2 executors (http://a,
+	// http://b): ", and is one string shared by the Picks over the same candidates, so that
+	// the fires of a burst hold one copy of it; Detail is this Pick's: the beats tried and
+	// their outcome, and the chosen address.
+	Head, Detail string
 }
+
+// Message returns the whole of how the fire was routed: Head, then Detail.
+func (p Pick) Message() string { return p.Head + p.Detail }
 
 // names lists the strategy names [New] accepts, in the order of the admin's RouteStrategy
 // enum.

@@ -113,12 +113,12 @@ func TestCallNoteMessage(t *testing.T) {
 		d    store.Dispatch
 		want string
 	}{
-		{store.Dispatch{ExecutorAddress: "http://a"}, "ROUND_ROBIN …; a call of 256 runs took 12 ms"},
-		{store.Dispatch{ExecutorAddress: "http://a", Failed: true}, "ROUND_ROBIN …; a call of 256 runs took 12 ms; failed"},
+		{store.Dispatch{ExecutorAddress: "http://a"}, "executors registered: ROUND_ROBIN …: chose http://a; a call of 256 runs took 12 ms"},
+		{store.Dispatch{ExecutorAddress: "http://a", Failed: true}, "executors registered: ROUND_ROBIN …: chose http://a; a call of 256 runs took 12 ms; failed"},
 		{store.Dispatch{ExecutorAddress: "http://b", ShardIndex: 12, ShardTotal: 300},
-			"ROUND_ROBIN …; shard 12 of 300 (0-based) sent to http://b in a call of 256 runs took 12 ms"},
+			"executors registered: ROUND_ROBIN …: chose http://a; shard 12 of 300 (0-based) sent to http://b in a call of 256 runs took 12 ms"},
 	} {
-		if got := n.message("ROUND_ROBIN …", &tc.d); got != tc.want {
+		if got := n.message(routeNote{head: "executors registered: ROUND_ROBIN …: ", tail: "chose http://a"}, &tc.d); got != tc.want {
 			t.Errorf("message(%+v) = %q; want %q", tc.d, got, tc.want)
 		}
 	}

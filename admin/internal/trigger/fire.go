@@ -51,7 +51,7 @@ type fire struct {
 	job     *store.JobDefinition // shared along the path, never copied; nil if the job was deleted, and once sent ahead (waiting)
 	group   int64                // job.GroupID, kept while a fire sent ahead waits for its instant without its job (waiting)
 	address string               // the executor it is routed to
-	note    string               // how it was routed, for its trigger message
+	note    routeNote            // how it was routed, for its trigger message
 	dueAt   bool                 // the executor starts runs at their RunRequest.due_at: it may be sent ahead
 	// rendered says param is rendered from its job's template (render.go),
 	// by the plan or before (a run sent again); beside dueAt, in padding.
@@ -173,6 +173,17 @@ type call struct {
 	note    *callNote
 }
 
+// routeNote is how a fire was routed, for its trigger message: the
+// strategy and the executors it chose among (head: route.Pick.Head, one
+// string shared by the fires routed over the same executors, unless a
+// source other than the group's registrations begins it), then what was
+// chosen (tail: the fire's own). A burst's million waiting fires held a
+// million copies of the shared part.
+type routeNote struct{ head, tail string }
+
+// String returns the note whole.
+func (n routeNote) String() string { return n.head + n.tail }
+
 // callNote is what the trigger messages of a call's runs say of the call:
 // how many runs it carried and, once it returned, how it went.
 type callNote struct {
@@ -186,7 +197,7 @@ type callNote struct {
 // route lists among the others. What the run's record holds in columns of
 // its own (its executor, a lone shard) is not said again: a burst stores
 // the message once per run.
-func (n *callNote) message(route string, d *store.Dispatch) string {
+func (n *callNote) message(route routeNote, d *store.Dispatch) string {
 	var took, failed string
 	if p := n.took.Load(); p != nil {
 		took = *p
@@ -199,8 +210,9 @@ func (n *callNote) message(route string, d *store.Dispatch) string {
 	// each number), in one allocation.
 	var b strings.Builder
 	var num [20]byte
-	b.Grow(len(route) + len(d.ExecutorAddress) + len(took) + len(failed) + 80)
-	b.WriteString(route)
+	b.Grow(len(route.head) + len(route.tail) + len(d.ExecutorAddress) + len(took) + len(failed) + 80)
+	b.WriteString(route.head)
+	b.WriteString(route.tail)
 	if d.ShardTotal > 1 {
 		b.WriteString("; shard ")
 		b.Write(strconv.AppendInt(num[:0], int64(d.ShardIndex), 10))

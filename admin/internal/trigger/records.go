@@ -53,7 +53,7 @@ type deferredAt struct {
 // its runs until their results come.
 type deferredRecord struct {
 	store.Dispatch // its TriggerMessage is what follows the parts
-	route          string
+	route          routeNote
 	call           *callNote // nil: TriggerMessage is whole
 }
 

@@ -113,7 +113,7 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 		}
 		if fixed.pin != "" {
 			f.address, f.dueAt = fixed.pin, src.dueAt[fixed.pin]
-			f.note = "sent again to " + fixed.pin + ", the executor an earlier admin routed it to, which did not hold it"
+			f.note = routeNote{tail: "sent again to " + fixed.pin + ", the executor an earlier admin routed it to, which did not hold it"}
 			p.fires = append(p.fires, f)
 			continue
 		}
@@ -130,7 +130,7 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 			p.failed = append(p.failed, r.unroutable(f, fmt.Sprintf("%v (executors from %s)", err, src.name), now))
 			continue
 		}
-		note := src.from + pick.Message
+		note := routeNote{head: src.from + pick.Head, tail: pick.Detail} // src.from is "" but for TriggerJob's addresses
 		addrs = pick.Addresses
 		if (f.triggerType == carillonv1.TriggerType_TRIGGER_TYPE_RETRY || f.shardTotal > 1) && len(addrs) > 1 {
 			// A retry re-runs one shard of a broadcast, and so does a
@@ -142,7 +142,7 @@ func (r *router) plan(ctx context.Context, fires []*fire) (planned, error) {
 				i = 0
 			}
 			addrs = addrs[i : i+1]
-			note += fmt.Sprintf("; shard %d of %d (0-based) of an earlier fire", f.shardIndex, f.shardTotal)
+			note.tail += fmt.Sprintf("; shard %d of %d (0-based) of an earlier fire", f.shardIndex, f.shardTotal)
 		}
 		if len(addrs) > 1 {
 			f.shardTotal = int32(len(addrs)) //nolint:gosec // shard counts are bounded by a group's executors
@@ -482,7 +482,7 @@ func (r *router) reroute(ctx context.Context, us []undelivered, ahead bool) (aga
 		}
 		r.cfg.Logger.Info("trigger: an executor refused the connection; the run goes to another", "run", f.id, "job", f.job.ID,
 			"refused", f.address, "executor", to)
-		f.note = fmt.Sprintf("%s; executor %s refused the connection (%s): re-routed, %s", f.note, f.address, u.failed.Message, pick.Message)
+		f.note.tail = fmt.Sprintf("%s; executor %s refused the connection (%s): re-routed, %s", f.note.tail, f.address, u.failed.Message, pick.Message())
 		f.address, f.dueAt, f.span = to, src.dueAt[to], nil
 		again = append(again, &f)
 	}
