@@ -158,3 +158,31 @@ func TestUnstored(t *testing.T) {
 		t.Errorf("unstored (-want +got):\n%s", diff)
 	}
 }
+
+// TestKeptRecord: a dispatch record kept in its compact form comes back
+// as it was given, its trigger message whole, with or without the time
+// its run was sent; one sent by a call starts with its route and call.
+func TestKeptRecord(t *testing.T) {
+	t.Parallel()
+	sent := time.Date(2026, 11, 28, 8, 0, 0, 123_456_789, time.UTC)
+	for _, d := range []store.Dispatch{
+		{RunID: 7, ExecutorAddress: "http://a", ShardIndex: 2, ShardTotal: 3, TimeoutSeconds: 30, TriggerMessage: "; noted", TriggeredAt: sent},
+		{RunID: 8, ExecutorAddress: "http://b", TriggerMessage: "whole"},
+	} {
+		h := keptRecord(d, routeNote{}, nil)
+		got := h.record()
+		if !got.TriggeredAt.Equal(d.TriggeredAt) || got.TriggeredAt.IsZero() != d.TriggeredAt.IsZero() {
+			t.Errorf("run %d: sent at %v, want %v", d.RunID, got.TriggeredAt, d.TriggeredAt)
+		}
+		got.TriggeredAt = d.TriggeredAt
+		if got != d {
+			t.Errorf("kept and recorded: %+v, want %+v", got, d)
+		}
+	}
+	n := &callNote{runs: 2}
+	h := keptRecord(store.Dispatch{RunID: 9, ExecutorAddress: "http://a"}, routeNote{head: "FIRST over 1 executor (http://a): ", tail: "chose http://a"}, n)
+	h.message += "; a note"
+	if got, want := h.record().TriggerMessage, "FIRST over 1 executor (http://a): chose http://a; a call of 2 runs; a note"; got != want {
+		t.Errorf("trigger message %q, want %q", got, want)
+	}
+}

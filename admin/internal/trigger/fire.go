@@ -239,7 +239,7 @@ func (c *call) message(i int) string { return c.note.message(c.fires[i].note, &c
 func (c *call) deferredRecords() []deferredRecord {
 	rs := make([]deferredRecord, len(c.ds))
 	for i := range c.ds {
-		rs[i] = deferredRecord{Dispatch: c.ds[i], route: c.fires[i].note, call: c.note}
+		rs[i] = keptRecord(c.ds[i], c.fires[i].note, c.note)
 	}
 	return rs
 }

@@ -46,22 +46,48 @@ type deferredAt struct {
 	at  time.Time
 }
 
-// deferredRecord is a dispatch record kept for its run's result. The
-// trigger message of a run sent by a call is kept in parts until it is
-// stored (record): how the run was routed, and what its call said, shared
-// by the call's runs, since a burst sent ahead keeps a record for each of
-// its runs until their results come.
+// deferredRecord is a dispatch record kept for its run's result: a
+// store.Dispatch of a run sent (none kept failed), in the fields that such
+// a record uses, since a burst sent ahead keeps one for each of its runs
+// until their results come. The trigger message of a run sent by a call
+// is kept in parts until it is stored (record): how the run was routed,
+// and what its call said, shared by the call's runs; message is what
+// follows them.
 type deferredRecord struct {
-	store.Dispatch // its TriggerMessage is what follows the parts
-	route          routeNote
-	call           *callNote // nil: TriggerMessage is whole
+	RunID           int64
+	ExecutorAddress string
+	ShardIndex      int32
+	ShardTotal      int32
+	TimeoutSeconds  int32
+	triggeredAt     int64 // store.Dispatch.TriggeredAt in Unix nanoseconds; 0 for the zero time
+	message         string
+	route           routeNote
+	call            *callNote // nil: message is whole
 }
 
-// whole returns ds, whose trigger messages are whole, to keep.
+// keptRecord returns d, of a run sent, to keep with its route note and
+// call (nil: d's trigger message is whole).
+func keptRecord(d store.Dispatch, route routeNote, call *callNote) deferredRecord {
+	h := deferredRecord{RunID: d.RunID, ExecutorAddress: d.ExecutorAddress, ShardIndex: d.ShardIndex, ShardTotal: d.ShardTotal,
+		TimeoutSeconds: d.TimeoutSeconds, message: d.TriggerMessage, route: route, call: call}
+	h.setTriggeredAt(d.TriggeredAt)
+	return h
+}
+
+// setTriggeredAt sets the time the record's run was sent, if not zero.
+func (h *deferredRecord) setTriggeredAt(t time.Time) {
+	h.triggeredAt = 0
+	if !t.IsZero() {
+		h.triggeredAt = t.UnixNano()
+	}
+}
+
+// whole returns ds, records of runs sent whose trigger messages are
+// whole, to keep.
 func whole(ds []store.Dispatch) []deferredRecord {
 	hs := make([]deferredRecord, len(ds))
 	for i, d := range ds {
-		hs[i].Dispatch = d
+		hs[i] = keptRecord(d, routeNote{}, nil)
 	}
 	return hs
 }
@@ -69,9 +95,13 @@ func whole(ds []store.Dispatch) []deferredRecord {
 // record returns h's dispatch record to store, its trigger message put
 // together.
 func (h *deferredRecord) record() store.Dispatch {
-	d := h.Dispatch
+	d := store.Dispatch{RunID: h.RunID, ExecutorAddress: h.ExecutorAddress, ShardIndex: h.ShardIndex, ShardTotal: h.ShardTotal,
+		TimeoutSeconds: h.TimeoutSeconds, TriggerMessage: h.message}
+	if h.triggeredAt != 0 {
+		d.TriggeredAt = time.Unix(0, h.triggeredAt)
+	}
 	if h.call != nil {
-		d.TriggerMessage = h.call.message(h.route, &h.Dispatch) + d.TriggerMessage
+		d.TriggerMessage = h.call.message(h.route, &d) + h.message
 	}
 	return d
 }
@@ -124,7 +154,7 @@ func (d *deferredRecords) note(run int64, text string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if h, ok := d.byRun[run]; ok {
-		h.TriggerMessage += text
+		h.message += text
 	}
 }
 
@@ -135,8 +165,8 @@ func (d *deferredRecords) delivered(run int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if h, ok := d.byRun[run]; ok {
-		h.TriggeredAt = time.Time{}
-		h.TriggerMessage += duplicateNote
+		h.setTriggeredAt(time.Time{})
+		h.message += duplicateNote
 	}
 }
 
