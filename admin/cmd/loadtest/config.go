@@ -51,6 +51,10 @@ type config struct {
 	workflowCron             string
 	durationOK               bool // --duration was given
 	jobsOK                   bool // --jobs was given
+	// seededFrom is when the jobs seedJobs stored start to fire (set by
+	// it): a large seed's first fire waits for the admin's claim lead
+	// (seedDelay), and no earlier instant of theirs is expected.
+	seededFrom time.Time
 	// admins is how many admins to start over one database: more than one
 	// needs a PostgreSQL database (pgURL).
 	admins int

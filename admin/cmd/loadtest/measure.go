@@ -123,7 +123,11 @@ func measure(ctx context.Context, c *config, a *api, pids []int, group int64, re
 	}
 
 	if group != 0 {
-		if w.expected, err = expectedFires(ctx, a, group, w.start, w.end); err != nil {
+		from := w.start
+		if c.seededFrom.After(from) {
+			from = c.seededFrom // the seeded jobs fire from then on
+		}
+		if w.expected, err = expectedFires(ctx, a, group, from, w.end); err != nil {
 			return nil, err
 		}
 		deadline := w.end.Add(c.grace)

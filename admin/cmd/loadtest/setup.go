@@ -105,7 +105,8 @@ func seedJobs(ctx context.Context, path, app string, c *config) (int64, error) {
 	s := c.schedule()
 	spec := schedule.Spec{Type: s.Type, Cron: s.Cron, IntervalSeconds: s.IntervalSeconds}
 	delay := seedDelay(c.jobs)
-	first, err := schedule.First(spec, now.Add(delay))
+	c.seededFrom = now.Add(delay)
+	first, err := schedule.First(spec, c.seededFrom)
 	if err != nil {
 		return 0, fmt.Errorf("schedule: %w", err)
 	}
