@@ -181,9 +181,6 @@ type call struct {
 // million copies of the shared part.
 type routeNote struct{ head, tail string }
 
-// String returns the note whole.
-func (n routeNote) String() string { return n.head + n.tail }
-
 // callNote is what the trigger messages of a call's runs say of the call:
 // how many runs it carried and, once it returned, how it went.
 type callNote struct {
