@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +17,7 @@ type fleet struct {
 	bin, command, dir, db     string
 	token, password, logLevel string
 	extra                     []string
+	first                     []string // extra arguments of admin 0 alone (--admin-pprof's listener)
 	env                       []string // extra environment of the admins (--admin-env)
 	mu                        sync.Mutex
 	procs                     []*adminProc
@@ -34,7 +36,11 @@ func (f *fleet) start(ctx context.Context, i int) error {
 	if i > 0 {
 		log = fmt.Sprintf("admin%d.log", i)
 	}
-	a, err := startAdmin(f.bin, f.command, addr, f.dir, log, f.db, f.token, f.password, f.logLevel, f.extra, f.env)
+	extra := f.extra
+	if i == 0 {
+		extra = append(slices.Clip(extra), f.first...)
+	}
+	a, err := startAdmin(f.bin, f.command, addr, f.dir, log, f.db, f.token, f.password, f.logLevel, extra, f.env)
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "time between the last job created and the window")
 	fs.DurationVar(&c.grace, "grace", 10*time.Second, "how long after the window to wait for late fires")
 	fs.StringVar(&c.perfOut, "perf", "", "record the admin with perf(1) during the window into this file; the top symbols go to FILE.txt")
-	fs.StringVar(&c.adminPprof, "admin-pprof", "", "run the admin from this binary with net/http/pprof and save its profiles of the window into this directory")
+	fs.StringVar(&c.adminPprof, "admin-pprof", "", "run the admins from this binary, the first with net/http/pprof, and save its profiles of the window into this directory")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof of this process (the executors' side) on this loopback address")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the result as JSON instead of a summary")
 	fs.IntVar(&c.workflows, "workflows", 0, "also create this many workflows on --workflow-cron, in a group of their own with --executors executors, and measure their runs")
@@ -182,8 +182,6 @@ func (c *config) validate() error {
 		return errors.New("--admins and --chaos need started admins, not --admin")
 	case c.pgURL != "" && c.history > 0:
 		return errors.New("--history needs a SQLite database, not a postgres:// URL as --db")
-	case c.adminPprof != "" && c.admins > 1:
-		return errors.New("--admin-pprof profiles one admin: not with --admins above 1")
 	case c.workflows < 0 || c.workflows > 1000:
 		return errors.New("--workflows must be between 0 and 1000")
 	case c.workflowNodes < 3 || c.workflowNodes > 1000:

@@ -45,7 +45,8 @@
 // To see where the admin's time goes, --perf FILE records the carillon
 // process with perf(1) during the window, and --admin-pprof DIR runs the
 // admin from this binary instead (admin.Run, as carillon serve does, in a
-// child process) with net/http/pprof, and saves its CPU profile over the
+// child process) with net/http/pprof (with --admins, every admin runs from
+// this binary and the first is profiled), and saves its CPU profile over the
 // window, a 2-second execution trace and its block, mutex, heap and
 // goroutine profiles into DIR, for go tool pprof -top DIR/admin-cpu.pprof.
 package main

@@ -92,6 +92,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			res.Setup.HistoryInsertSeconds = time.Since(start).Seconds()
 		}
 		bin, command, extra := c.carillon, "serve", c.adminArgs
+		var first []string // admin 0's own arguments
 		var pprofURL string
 		if c.adminPprof != "" {
 			if bin, err = os.Executable(); err != nil {
@@ -104,7 +105,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			if err := os.MkdirAll(c.adminPprof, 0o755); err != nil { //nolint:gosec // a scratch directory of the load tool
 				return nil, err
 			}
-			command, extra = serveAdminCommand, []string{"--pprof", fmt.Sprintf("127.0.0.1:%d", port)}
+			command, first = serveAdminCommand, []string{"--pprof", fmt.Sprintf("127.0.0.1:%d", port)}
 			pprofURL = fmt.Sprintf("http://127.0.0.1:%d", port)
 			profile = func(ctx context.Context, d time.Duration) error { return fetchProfiles(ctx, pprofURL, c.adminPprof, d) }
 		} else if bin == "" {
@@ -114,7 +115,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			}
 		}
 		start := time.Now()
-		fl = &fleet{bin: bin, command: command, dir: dir, db: dbPath, token: token, password: password, logLevel: c.logLevel, extra: extra, env: c.adminEnv}
+		fl = &fleet{bin: bin, command: command, dir: dir, db: dbPath, token: token, password: password, logLevel: c.logLevel, extra: extra, first: first, env: c.adminEnv}
 		defer func() {
 			// After a measurement, an admin that does not stop in time
 			// (overloaded, it hands its claimed fires over) is noted in
