@@ -36,7 +36,7 @@ type Completer struct {
 func newCompleter(cfg *Config, w *writer, work *inflight) *Completer {
 	c := &Completer{cfg: cfg, work: work}
 	c.records = newCoalescer(w, "record", batchMax, recordLinger, c.recordNow)
-	c.results = newCoalescer(w, "result", batchMax, resultLinger, c.settleNow)
+	c.results = newCoalescer(w, "result", resultBatchMax, resultLinger, c.settleNow)
 	c.deferred = newDeferredRecords(c.recordLater, cfg.Clock)
 	return c
 }

@@ -274,8 +274,17 @@ const (
 	// resultLinger is the same for results; executors wait for it. It is
 	// longer than recordLinger, so that a run's dispatch is usually
 	// recorded before its result settles it (the "run finished" line then
-	// names its executor).
-	resultLinger = 10 * time.Millisecond
+	// names its executor), and longer still because a settle is the
+	// heaviest write of a run: at 5,000 FIX_RATE fires a second, 50 ms
+	// rather than 10 ms (with resultBatchMax) makes a third fewer write
+	// transactions and costs ~7 % less admin CPU a fire (BENCHMARKS.md,
+	// "ninth steps"). A lone result after a quiet spell is not held
+	// (lingerIdle).
+	resultLinger = 50 * time.Millisecond
+	// resultBatchMax bounds the results one settle takes: more than
+	// batchMax, as a burst's results come several claim batches at once.
+	// Claims still go first: a claim waits for at most one settle.
+	resultBatchMax = 4 * batchMax
 )
 
 // batchMax bounds the runs one dispatch batch handles: one job query, one
