@@ -34,9 +34,15 @@ const (
 	LookaheadDefault = 1500 * time.Millisecond
 	// ScanIntervalDefault is the longest time between scans.
 	ScanIntervalDefault = time.Second
-	// scanGap is the shortest time between scans: fires spread over the
-	// second are claimed in batches of at least this much time.
-	scanGap = 50 * time.Millisecond
+	// scanGapShare is the shortest time between scans, as a share of the
+	// look-ahead (250 ms of the default 1.5 s): fires spread over the
+	// second are claimed in batches of at least this much time, still a
+	// look-ahead less this ahead of their instants. Each scan costs a few
+	// statements whatever it claims (the due jobs, the next fires, the
+	// burst count, the claim's transaction), and every admin sharing a
+	// database scans its own buckets: at 50 ms, three admins over
+	// PostgreSQL made three times the scans of one for the same fires.
+	scanGapShare = 6
 	// MisfireThresholdDefault is how late a fire may be before it is a misfire.
 	MisfireThresholdDefault = 5 * time.Second
 	// MissedCountMax is how many missed instants of a cron job one misfire
@@ -272,10 +278,10 @@ func (s *Scheduler) scanOnce(ctx context.Context) (wait time.Duration) {
 		if s.cut {
 			s.window = max(s.window, window)
 		}
-		wait = min(wait, max(time.Until(next)-s.window, scanGap))
+		wait = min(wait, max(time.Until(next)-s.window, s.gap()))
 	}
 	if !others.IsZero() {
-		wait = min(wait, max(time.Until(others)-s.takeover(), scanGap))
+		wait = min(wait, max(time.Until(others)-s.takeover(), s.gap()))
 	}
 	return wait
 }
@@ -343,6 +349,9 @@ func (s *Scheduler) lead(ctx context.Context) time.Duration {
 	}
 	return claimLead(s.cfg.Lookahead, s.perClaim, s.cfg.FireAheadPerFire, n)
 }
+
+// gap is the shortest time between scans (scanGapShare).
+func (s *Scheduler) gap() time.Duration { return s.cfg.Lookahead / scanGapShare }
 
 // takeover is how far ahead the scan claims the fires of the jobs and
 // workflows that other admins sharing the database own (store.Partition):
@@ -416,7 +425,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 		}
 		if len(jobs) < scanBatch {
 			// All that was due is claimed. Fires that entered the window
-			// meanwhile wait for the next scan (scanGap at most), so that
+			// meanwhile wait for the next scan (gap at most), so that
 			// jobs spread over the second are claimed in batches, not a
 			// few at a time by a scan that never ends.
 			break
