@@ -110,11 +110,13 @@ func (a *adminProc) waitReady(ctx context.Context, timeout time.Duration) error 
 }
 
 // stop asks the admin to shut down (SIGTERM) and kills it if it has not
-// exited within timeout.
+// exited within timeout. An admin that had exited already, before it was
+// asked (over PostgreSQL, one whose lease ran out), is an error naming the
+// last line of its log: the report's admin CPU is then unknown (-1).
 func (a *adminProc) stop(timeout time.Duration) error {
 	select {
 	case <-a.exited:
-		return nil
+		return fmt.Errorf("admin %s exited before the stop (%v): %s", a.addr, a.err, tail(a.logPath, 1))
 	default:
 	}
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)

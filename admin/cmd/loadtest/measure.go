@@ -29,10 +29,11 @@ type window struct {
 	receipts       []receipt
 	sparseReceipts []receipt
 	perfTop        string
-	claimed        []float64        // the admin's claim lateness, ms, sorted
-	kills          []time.Time      // --chaos: when each admin was killed
-	exits          int              // --chaos: admins that exited by themselves
-	misfires       map[int64][]span // fires of the window recorded as misfires, by job
+	claimed        []float64                        // the admin's claim lateness, ms, sorted
+	kills          []time.Time                      // --chaos: when each admin was killed
+	exits          int                              // --chaos: admins that exited by themselves
+	misfires       map[int64][]span                 // fires of the window recorded as misfires, by job
+	stored         map[fireKey]carillonv1.RunStatus // the status of each scheduled fire's run (storedRuns)
 }
 
 // completedCount is the dashboard's count of finished runs at a time.

@@ -86,6 +86,10 @@ type fireInfo struct {
 	// nor recorded. Nil when the database was not read.
 	MissedRecorded *int `json:"missed_recorded,omitempty"`
 	Neither        *int `json:"neither_run_nor_recorded,omitempty"`
+	// NeitherAs breaks Neither down by the status of the fire's run in the
+	// database ("RUNNING", "FAILED": refused unsent, …; "none": no run
+	// stored). Nil when the database was not read.
+	NeitherAs map[string]int `json:"neither_as,omitempty"`
 	// Duplicated counts extra receipts of a fire of the window; DuplicatedAll
 	// of any fire of the whole test.
 	Duplicated    int `json:"duplicated"`
@@ -243,8 +247,18 @@ func (r *result) fill(c *config, w *window) {
 			}
 			if recorded(w.misfires, k) {
 				rec++
-			} else {
-				neither++
+				continue
+			}
+			neither++
+			if w.stored != nil {
+				if f.NeitherAs == nil {
+					f.NeitherAs = map[string]int{}
+				}
+				as := "none"
+				if st, ok := w.stored[k]; ok {
+					as = strings.TrimPrefix(st.String(), "RUN_STATUS_")
+				}
+				f.NeitherAs[as]++
 			}
 		}
 		f.MissedRecorded, f.Neither = &rec, &neither
@@ -379,7 +393,7 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 		f := r.Fires
 		line("fires", "%.1f/s (%d of %d expected); arrived %.1f/s", f.PerSecond, f.Received, f.Expected, f.ArrivedPerSecond)
 		if f.MissedRecorded != nil {
-			line("missed", "%d: %d recorded as misfires, %d neither run nor recorded", f.Missed, *f.MissedRecorded, *f.Neither)
+			line("missed", "%d: %d recorded as misfires, %d neither run nor recorded%s", f.Missed, *f.MissedRecorded, *f.Neither, neitherAs(f.NeitherAs))
 		} else {
 			line("missed", "%d", f.Missed)
 		}
@@ -456,4 +470,17 @@ func mib(b int64) string {
 		return "unknown"
 	}
 	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+}
+
+// neitherAs writes the runs of the fires neither run nor recorded by
+// status, " (FAILED 12, none 3)", or "" when there are none.
+func neitherAs(by map[string]int) string {
+	if len(by) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, st := range slices.Sorted(maps.Keys(by)) {
+		parts = append(parts, fmt.Sprintf("%s %d", st, by[st]))
+	}
+	return " (their runs: " + strings.Join(parts, ", ") + ")"
 }

@@ -120,7 +120,11 @@ func run(ctx context.Context, c config) (res *result, err error) {
 			// After a measurement, an admin that does not stop in time
 			// (overloaded, it hands its claimed fires over) is noted in
 			// the report, which holds what the window measured.
-			if stopErr := fl.stop(15 * time.Second); stopErr != nil && err == nil {
+			stopErr := fl.stop(15 * time.Second)
+			if stopErr != nil && err != nil {
+				progress("%v", stopErr) // why an admin was gone, beside the error it caused
+			}
+			if stopErr != nil && err == nil {
 				if res == nil {
 					err = stopErr
 					return
@@ -264,6 +268,9 @@ func run(ctx context.Context, c config) (res *result, err error) {
 	}
 	if dbPath != "" && group != 0 {
 		if w.misfires, err = misfireRecords(ctx, dbPath, w.start, w.end); err != nil {
+			progress("%v", err)
+		}
+		if w.stored, err = storedRuns(ctx, dbPath, w.start, w.end); err != nil {
 			progress("%v", err)
 		}
 	}
