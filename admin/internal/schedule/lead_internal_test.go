@@ -102,3 +102,26 @@ func TestQueueEarliest(t *testing.T) {
 		t.Fatalf("emptied: Earliest = %v, %d (%d instants counted); want zero, 0, none", at, n, len(q.at))
 	}
 }
+
+// TestScanGap: scans that claim ahead come at least a sixth of the
+// look-ahead apart, so that fires spread over the second are claimed in
+// batches; a scan behind (its next fire due already) comes again soon.
+func TestScanGap(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		look time.Duration
+		next time.Duration // from now
+		want time.Duration
+	}{
+		{LookaheadDefault, time.Second, 250 * time.Millisecond},
+		{LookaheadDefault, time.Hour, 250 * time.Millisecond},
+		{100 * time.Millisecond, time.Second, 100 * time.Millisecond / 6},
+		{LookaheadDefault, -time.Millisecond, behindGap},
+		{LookaheadDefault, -time.Hour, behindGap},
+	} {
+		s := New(Config{Lookahead: c.look})
+		if got := s.gap(time.Now().Add(c.next)); got != c.want {
+			t.Errorf("look-ahead %v, next fire in %v: gap %v, want %v", c.look, c.next, got, c.want)
+		}
+	}
+}

@@ -43,6 +43,10 @@ const (
 	// database scans its own buckets: at 50 ms, three admins over
 	// PostgreSQL made three times the scans of one for the same fires.
 	scanGapShare = 6
+	// behindGap is the shortest time between scans when the next fire is
+	// due already (the scan is behind): a backlog's batches are large
+	// whatever the gap.
+	behindGap = 50 * time.Millisecond
 	// MisfireThresholdDefault is how late a fire may be before it is a misfire.
 	MisfireThresholdDefault = 5 * time.Second
 	// MissedCountMax is how many missed instants of a cron job one misfire
@@ -278,10 +282,10 @@ func (s *Scheduler) scanOnce(ctx context.Context) (wait time.Duration) {
 		if s.cut {
 			s.window = max(s.window, window)
 		}
-		wait = min(wait, max(time.Until(next)-s.window, s.gap()))
+		wait = min(wait, max(time.Until(next)-s.window, s.gap(next)))
 	}
 	if !others.IsZero() {
-		wait = min(wait, max(time.Until(others)-s.takeover(), s.gap()))
+		wait = min(wait, max(time.Until(others)-s.takeover(), s.gap(others)))
 	}
 	return wait
 }
@@ -350,8 +354,15 @@ func (s *Scheduler) lead(ctx context.Context) time.Duration {
 	return claimLead(s.cfg.Lookahead, s.perClaim, s.cfg.FireAheadPerFire, n)
 }
 
-// gap is the shortest time between scans (scanGapShare).
-func (s *Scheduler) gap() time.Duration { return s.cfg.Lookahead / scanGapShare }
+// gap is the shortest time before the scan that claims next
+// (scanGapShare), or behindGap when next is due already: a scan that
+// falls behind claims what fell due meanwhile at once.
+func (s *Scheduler) gap(next time.Time) time.Duration {
+	if !time.Now().Before(next) {
+		return behindGap
+	}
+	return s.cfg.Lookahead / scanGapShare
+}
 
 // takeover is how far ahead the scan claims the fires of the jobs and
 // workflows that other admins sharing the database own (store.Partition):
