@@ -26,8 +26,9 @@ import (
 // alone.
 
 // aheadLinger is how long the first of the calls sent ahead to an
-// executor waits for others to share its RunBatch.
-const aheadLinger = 20 * time.Millisecond
+// executor waits for others to share its RunBatch: with the default
+// SendAhead (300 ms) about the quarter of it that bounds the wait anyway.
+const aheadLinger = 60 * time.Millisecond
 
 // aheadSmall bounds the runs of a call that waits for company or joins
 // another: a larger call, a part of a burst, gains little from sharing,
