@@ -423,3 +423,38 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 		}
 	})
 }
+
+// TestKillRoutedRun: Kill reaches a run whose dispatch is not recorded
+// yet, neither stored nor kept for its result (its call under way, its
+// handler maybe started): it goes to the executor the run's route names.
+// Before, such a kill was dropped, and the handler of a workflow node
+// covered by a later workflow run (COVER_EARLY) ran on, holding its
+// executor's SERIAL queue.
+func TestKillRoutedRun(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		ex, url := newDueExecutor(t)
+		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+		b.register(t, url, true)
+		e := b.claimedFire(t, b.job(t, nil), b.clock.Now().Add(time.Second))
+		if routed, err := b.st.Runs.Route(ctx, []store.Route{{RunID: e.RunID, Address: url}}); err != nil || len(routed) != 1 {
+			t.Fatalf("route: %v, %v", routed, err)
+		}
+		run, err := b.st.Runs.Get(ctx, e.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.ExecutorAddress != "" {
+			t.Fatalf("run %d has its dispatch recorded (%s): the test needs one that has not", run.ID, run.ExecutorAddress)
+		}
+		if err := b.trig.Kill(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		ex.mu.Lock()
+		defer ex.mu.Unlock()
+		if len(ex.kills) != 1 || ex.kills[0].RunId != e.RunID {
+			t.Fatalf("kills %v, want one of run %d", ex.kills, e.RunID)
+		}
+	})
+}

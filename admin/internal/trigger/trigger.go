@@ -233,9 +233,18 @@ func (t *Trigger) Registered(address, instance, previous string) {
 // result of r is taken as KILLED (Completer): xxl-job executors report a
 // killed run as a normal result (xxl-job-executor-go as SUCCEEDED), which
 // may come before the caller settles the run KILLED. Carillon executors
-// report KILLED themselves. A run sent nowhere is left alone (nil).
+// report KILLED themselves. A run whose dispatch is not recorded yet (its
+// call just made, or under way) goes to the executor its route names: its
+// handler may have started already. A run sent nowhere is left alone (nil).
 func (t *Trigger) Kill(ctx context.Context, r store.Run) error {
 	address := cmp.Or(r.ExecutorAddress, t.Completer.SentTo(r.ID))
+	if address == "" {
+		routed, err := t.Completer.cfg.Store.Runs.Results(ctx, []int64{r.ID})
+		if err != nil {
+			return err
+		}
+		address = routed[r.ID].Address
+	}
 	if address == "" {
 		return nil
 	}
