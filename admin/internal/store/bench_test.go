@@ -3,11 +3,14 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/followup"
+	"github.com/carillonhq/carillon/admin/internal/pgtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -17,18 +20,36 @@ import (
 // Run them with:
 //
 //	go test -run '^$' -bench . -benchtime 2s ./admin/internal/store/
+//
+// The writes of the fire path (ClaimFires, RouteRuns, SettleRuns) run
+// over each backend, as sub-benchmarks named sqlite and postgres; the
+// postgres ones run where CARILLON_TEST_POSTGRES names a server.
 
-// benchSetup opens a store on a new file with one group and n enabled
-// FIX_RATE 1 s jobs whose next fire is first, and runs its loops
+// benchSetup opens a store on a new SQLite file with one group and n
+// enabled FIX_RATE 1 s jobs whose next fire is first, and runs its loops
 // (checkpoints, folds) as an admin does.
 func benchSetup(b *testing.B, n int, first time.Time) (*store.Store, []store.Job) {
 	b.Helper()
-	ctx := context.Background()
-	s, err := store.Open(ctx, filepath.Join(b.TempDir(), "carillon.db"))
-	if err != nil {
-		b.Fatal(err)
+	return benchSetupOn(b, filepath.Join(b.TempDir(), "carillon.db"), n, first)
+}
+
+// benchBackends are the backends the writes of the fire path are measured
+// over, as sub-benchmarks named after them (skipUnserved).
+var benchBackends = []dbtest.Backend{dbtest.SQLite, dbtest.Postgres}
+
+// skipUnserved skips b over PostgreSQL where pgtest.EnvURL names no server.
+func skipUnserved(b *testing.B, be dbtest.Backend) {
+	b.Helper()
+	if be.Name == dbtest.Postgres.Name && os.Getenv(pgtest.EnvURL) == "" {
+		b.Skip("no PostgreSQL server: set " + pgtest.EnvURL)
 	}
-	b.Cleanup(func() { s.Close() })
+}
+
+// benchSetupOn is benchSetup on db, a SQLite file or a PostgreSQL URL.
+func benchSetupOn(b *testing.B, db string, n int, first time.Time) (*store.Store, []store.Job) {
+	b.Helper()
+	ctx := context.Background()
+	s := dbtest.Open(b, db)
 	start(b, s.Loops()...)
 	g, err := s.Groups.Create(ctx, store.Group{AppName: "bench", Title: "bench", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
 	if err != nil {
@@ -80,23 +101,28 @@ func reportRows(b *testing.B, rows int) {
 func BenchmarkClaimFires(b *testing.B) {
 	for _, batch := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			s, jobs := benchSetup(b, batch, t0)
-			claims := make([]store.Claim, batch)
-			b.ResetTimer()
-			for i := range b.N {
-				due := t0.Add(time.Duration(i) * time.Second)
-				for k, j := range jobs {
-					claims[k] = store.Claim{JobID: j.ID, Due: due, Next: due.Add(time.Second), Runs: []store.Run{*pendingRun(j, due)}}
-				}
-				runs, err := s.Fires.Claim(context.Background(), claims)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(runs) != batch {
-					b.Fatalf("claimed %d fires, want %d", len(runs), batch)
-				}
+			for _, be := range benchBackends {
+				b.Run(be.Name, func(b *testing.B) {
+					skipUnserved(b, be)
+					s, jobs := benchSetupOn(b, be.DB(b), batch, t0)
+					claims := make([]store.Claim, batch)
+					b.ResetTimer()
+					for i := range b.N {
+						due := t0.Add(time.Duration(i) * time.Second)
+						for k, j := range jobs {
+							claims[k] = store.Claim{JobID: j.ID, Due: due, Next: due.Add(time.Second), Runs: []store.Run{*pendingRun(j, due)}}
+						}
+						runs, err := s.Fires.Claim(context.Background(), claims)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(runs) != batch {
+							b.Fatalf("claimed %d fires, want %d", len(runs), batch)
+						}
+					}
+					reportRows(b, b.N*batch)
+				})
 			}
-			reportRows(b, b.N*batch)
 		})
 	}
 }
@@ -155,23 +181,28 @@ func BenchmarkRecordDispatches(b *testing.B) {
 func BenchmarkRouteRuns(b *testing.B) {
 	for _, batch := range []int{1, 256} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			s, jobs := benchSetup(b, 1, time.Time{})
-			ids := pendingRuns(b, s, jobs[0], b.N*batch, carillonv1.RunStatus_RUN_STATUS_RUNNING)
-			routes := make([]store.Route, batch)
-			b.ResetTimer()
-			for i := range b.N {
-				for k := range routes {
-					routes[k] = store.Route{RunID: ids[i*batch+k], Address: "http://127.0.0.1:9999"}
-				}
-				routed, err := s.Runs.Route(context.Background(), routes)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(routed) != batch {
-					b.Fatalf("routed %d runs, want %d", len(routed), batch)
-				}
+			for _, be := range benchBackends {
+				b.Run(be.Name, func(b *testing.B) {
+					skipUnserved(b, be)
+					s, jobs := benchSetupOn(b, be.DB(b), 1, time.Time{})
+					ids := pendingRuns(b, s, jobs[0], b.N*batch, carillonv1.RunStatus_RUN_STATUS_RUNNING)
+					routes := make([]store.Route, batch)
+					b.ResetTimer()
+					for i := range b.N {
+						for k := range routes {
+							routes[k] = store.Route{RunID: ids[i*batch+k], Address: "http://127.0.0.1:9999"}
+						}
+						routed, err := s.Runs.Route(context.Background(), routes)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(routed) != batch {
+							b.Fatalf("routed %d runs, want %d", len(routed), batch)
+						}
+					}
+					reportRows(b, b.N*batch)
+				})
 			}
-			reportRows(b, b.N*batch)
 		})
 	}
 }
@@ -181,23 +212,28 @@ func BenchmarkRouteRuns(b *testing.B) {
 func BenchmarkSettleRuns(b *testing.B) {
 	for _, batch := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			s, jobs := benchSetup(b, 1, time.Time{})
-			ids := pendingRuns(b, s, jobs[0], b.N*batch, carillonv1.RunStatus_RUN_STATUS_RUNNING)
-			results := make([]store.Result, batch)
-			b.ResetTimer()
-			for i := range b.N {
-				for k := range results {
-					results[k] = store.Result{RunID: ids[i*batch+k], Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0}
-				}
-				settled, err := s.Runs.Settle(context.Background(), followup.Policy{}, results)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(settled.Runs) != batch {
-					b.Fatalf("settled %d runs, want %d", len(settled.Runs), batch)
-				}
+			for _, be := range benchBackends {
+				b.Run(be.Name, func(b *testing.B) {
+					skipUnserved(b, be)
+					s, jobs := benchSetupOn(b, be.DB(b), 1, time.Time{})
+					ids := pendingRuns(b, s, jobs[0], b.N*batch, carillonv1.RunStatus_RUN_STATUS_RUNNING)
+					results := make([]store.Result, batch)
+					b.ResetTimer()
+					for i := range b.N {
+						for k := range results {
+							results[k] = store.Result{RunID: ids[i*batch+k], Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: t0}
+						}
+						settled, err := s.Runs.Settle(context.Background(), followup.Policy{}, results)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(settled.Runs) != batch {
+							b.Fatalf("settled %d runs, want %d", len(settled.Runs), batch)
+						}
+					}
+					reportRows(b, b.N*batch)
+				})
 			}
-			reportRows(b, b.N*batch)
 		})
 	}
 }

@@ -53,11 +53,16 @@ var (
 		UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c_type, triggered_at = coalesce(c_at, $2), claimed_by = ` + pgAdmin + `
 		FROM c, l WHERE runs.id = c_id AND runs.id = l_id AND runs.status = ` + sqlPending + ` RETURNING ` + pgRunColumns
 
+	// pgSettleRunsSQL settles results; its l carries each result with its
+	// locked row, so that the UPDATE joins one list: joined to r and l
+	// both, PostgreSQL matched every row of one with every row of the
+	// other (a settle of 1,000 results took 66–190 ms instead of 36–39 ms:
+	// BenchmarkSettleRuns/batch=1000/postgres).
 	pgSettleRunsSQL = `WITH r AS (SELECT (e->>0)::bigint AS r_id, (e->>1)::bigint AS r_status, e->>2 AS r_msg, (e->>3)::bigint AS r_finished,
 			e->>4 AS r_addr, e->>5 AS r_tmsg, (e->>6)::bigint AS r_timeout, (e->>7)::bigint AS r_sent, (e->>8)::bigint AS r_by,
 			e->>9 AS r_outputs, (e->>10)::bigint AS r_started
 			FROM jsonb_array_elements($1::jsonb) AS e),
-		l AS (SELECT id AS l_id FROM runs WHERE id IN (SELECT r_id FROM r) ORDER BY id FOR UPDATE)
+		l AS (SELECT r.* FROM runs JOIN r ON runs.id = r_id ORDER BY runs.id FOR UPDATE OF runs)
 		UPDATE runs SET status = r_status,
 		message = CASE WHEN runs.status = ` + sqlRunning + ` THEN r_msg
 			ELSE r_msg || ' (reported after the admin had settled the run ' ||
@@ -70,7 +75,7 @@ var (
 		outputs = coalesce(r_outputs, runs.outputs), started_at = coalesce(r_started, runs.started_at),
 		missed_count = CASE WHEN r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN 1 ELSE runs.missed_count END,
 		missed_until = CASE WHEN r_status = ` + sqlSkipped + ` AND runs.missed_count = 0 THEN runs.scheduled_at ELSE runs.missed_until END
-		FROM r, l WHERE runs.id = r_id AND runs.id = l_id
+		FROM l WHERE runs.id = r_id
 		AND (runs.status = ` + sqlRunning + ` OR (runs.admin_settled = 1 AND r_by IS NULL)) RETURNING ` + pgSettledColumns
 )
 
