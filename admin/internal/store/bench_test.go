@@ -132,23 +132,28 @@ func BenchmarkClaimFires(b *testing.B) {
 func BenchmarkClaimRuns(b *testing.B) {
 	for _, batch := range []int{1, 256} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			s, jobs := benchSetup(b, 1, time.Time{})
-			ids := pendingRuns(b, s, jobs[0], b.N*batch, carillonv1.RunStatus_RUN_STATUS_PENDING)
-			claims := make([]store.RunClaim, batch)
-			b.ResetTimer()
-			for i := range b.N {
-				for k := range claims {
-					claims[k] = store.RunClaim{RunID: ids[i*batch+k], TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}
-				}
-				runs, err := s.Fires.ClaimRuns(context.Background(), claims, t0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(runs) != batch {
-					b.Fatalf("claimed %d runs, want %d", len(runs), batch)
-				}
+			for _, be := range benchBackends {
+				b.Run(be.Name, func(b *testing.B) {
+					skipUnserved(b, be)
+					s, jobs := benchSetupOn(b, be.DB(b), 1, time.Time{})
+					ids := pendingRuns(b, s, jobs[0], b.N*batch, carillonv1.RunStatus_RUN_STATUS_PENDING)
+					claims := make([]store.RunClaim, batch)
+					b.ResetTimer()
+					for i := range b.N {
+						for k := range claims {
+							claims[k] = store.RunClaim{RunID: ids[i*batch+k], TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE}
+						}
+						runs, err := s.Fires.ClaimRuns(context.Background(), claims, t0)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(runs) != batch {
+							b.Fatalf("claimed %d runs, want %d", len(runs), batch)
+						}
+					}
+					reportRows(b, b.N*batch)
+				})
 			}
-			reportRows(b, b.N*batch)
 		})
 	}
 }
@@ -158,20 +163,25 @@ func BenchmarkClaimRuns(b *testing.B) {
 func BenchmarkRecordDispatches(b *testing.B) {
 	for _, batch := range []int{1, 256} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			s, jobs := benchSetup(b, 1, time.Time{})
-			ids := pendingRuns(b, s, jobs[0], b.N*batch, carillonv1.RunStatus_RUN_STATUS_RUNNING)
-			ds := make([]store.Dispatch, batch)
-			b.ResetTimer()
-			for i := range b.N {
-				for k := range ds {
-					ds[k] = store.Dispatch{RunID: ids[i*batch+k], ExecutorAddress: "http://127.0.0.1:9999", ShardTotal: 1,
-						TriggerMessage: "executors from group bench (AUTO); round robin; shard 0 of 1; dispatch to http://127.0.0.1:9999 took 1.2ms"}
-				}
-				if _, err := s.Runs.RecordDispatches(context.Background(), followup.Policy{}, ds); err != nil {
-					b.Fatal(err)
-				}
+			for _, be := range benchBackends {
+				b.Run(be.Name, func(b *testing.B) {
+					skipUnserved(b, be)
+					s, jobs := benchSetupOn(b, be.DB(b), 1, time.Time{})
+					ids := pendingRuns(b, s, jobs[0], b.N*batch, carillonv1.RunStatus_RUN_STATUS_RUNNING)
+					ds := make([]store.Dispatch, batch)
+					b.ResetTimer()
+					for i := range b.N {
+						for k := range ds {
+							ds[k] = store.Dispatch{RunID: ids[i*batch+k], ExecutorAddress: "http://127.0.0.1:9999", ShardTotal: 1,
+								TriggerMessage: "executors from group bench (AUTO); round robin; shard 0 of 1; dispatch to http://127.0.0.1:9999 took 1.2ms"}
+						}
+						if _, err := s.Runs.RecordDispatches(context.Background(), followup.Policy{}, ds); err != nil {
+							b.Fatal(err)
+						}
+					}
+					reportRows(b, b.N*batch)
+				})
 			}
-			reportRows(b, b.N*batch)
 		})
 	}
 }

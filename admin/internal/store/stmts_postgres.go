@@ -16,14 +16,17 @@ const (
 	// pgAdmin is this admin's id, which it connects with (Store.adminID).
 	pgAdmin = `coalesce(current_setting('carillon.admin', true), '')`
 
+	// pgDispatches' l carries each dispatch with its locked row, as
+	// pgSettleRunsSQL's does (BenchmarkRecordDispatches/batch=256/postgres:
+	// 10.6–12.1 ms against 20.4–21.4 joined to d and l both).
 	pgDispatches = `WITH d AS (SELECT (e->>0)::bigint AS d_id, e->>1 AS d_addr, (e->>2)::bigint AS d_shard, (e->>3)::bigint AS d_total,
 			e->>4 AS d_msg, (e->>5)::bigint AS d_timeout, (e->>6)::bigint AS d_sent FROM jsonb_array_elements($1::jsonb) AS e),
-		l AS (SELECT id AS l_id FROM runs WHERE id IN (SELECT d_id FROM d) ORDER BY id FOR UPDATE)
+		l AS (SELECT d.* FROM runs JOIN d ON runs.id = d_id ORDER BY runs.id FOR UPDATE OF runs)
 		`
 	pgRecordRunsSQL = pgDispatches + `UPDATE runs SET executor_address = d_addr, shard_index = d_shard, shard_total = d_total,
-		trigger_message = d_msg, timeout_seconds = d_timeout FROM d, l WHERE runs.id = d_id AND runs.id = l_id` + pgRecordWhere
+		trigger_message = d_msg, timeout_seconds = d_timeout FROM l WHERE runs.id = d_id` + pgRecordWhere
 	pgRecordSentSQL = pgDispatches + `UPDATE runs SET executor_address = d_addr, shard_index = d_shard, shard_total = d_total,
-		trigger_message = d_msg, timeout_seconds = d_timeout, triggered_at = coalesce(d_sent, triggered_at) FROM d, l WHERE runs.id = d_id AND runs.id = l_id` + pgRecordWhere
+		trigger_message = d_msg, timeout_seconds = d_timeout, triggered_at = coalesce(d_sent, triggered_at) FROM l WHERE runs.id = d_id` + pgRecordWhere
 	// pgRecordWhere is recordWhere, fenced: inside the lease fence
 	// (holdLease), it records the runs this admin claimed, or an admin it
 	// adopted claimed. A run another admin adopted and sent again is that
