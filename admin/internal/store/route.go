@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 )
 
 // Route is where a run is about to be sent: the executor its call goes to.
@@ -17,20 +18,30 @@ type Route struct {
 // 0011). An admin taking it over asks every executor that may hold it.
 const RouteAnyExecutor = "*"
 
-// Hot statements: record routes, [run, executor], of running runs that
-// record no dispatch yet, RETURNING those recorded.
+// Hot statements: record routes of running runs that record no dispatch
+// yet, RETURNING those recorded. They take the routes as a JSON object of
+// each run's executor by run ID (routeList), which PostgreSQL reads by
+// key: its statement locks the runs by their ids alone (an index scan of
+// runs_pkey, in id order) and updates them by id, so that no plan joins
+// two lists. Joined to the routes' list and the locked ids both, with its
+// estimates (100 rows for any JSON list, 1 for the runs the partial
+// index runs_unsent holds), PostgreSQL matched every routed run with every
+// locked one (a route of 256 runs beside 3,000 unsent took 15.8 ms
+// instead of 5.5).
 const (
-	routeRunsSQL = `UPDATE runs SET routed_to = r.value->>1 FROM json_each($1) AS r
-		WHERE runs.id = r.value->>0 AND runs.status = ` + sqlRunning + ` AND runs.executor_address = '' RETURNING runs.id`
+	routeRunsSQL = `UPDATE runs SET routed_to = r.value FROM json_each($1) AS r
+		WHERE runs.id = CAST(r.key AS INTEGER) AND runs.status = ` + sqlRunning + ` AND runs.executor_address = '' RETURNING runs.id`
 	// pgRouteRunsSQL is routeRunsSQL over PostgreSQL, inside the lease
 	// fence (pgHoldLeaseSQL): of the runs, it routes those this admin
 	// claimed, or an admin it adopted claimed, and makes them its own.
-	pgRouteRunsSQL = `WITH r AS (SELECT (e->>0)::bigint AS r_id, e->>1 AS r_addr FROM jsonb_array_elements($1::jsonb) AS e),
-		l AS (SELECT id AS l_id FROM runs WHERE id IN (SELECT r_id FROM r) ORDER BY id FOR UPDATE)
-		UPDATE runs SET routed_to = r_addr, claimed_by = ` + pgAdmin + ` FROM r, l
-		WHERE runs.id = r_id AND runs.id = l_id AND runs.status = ` + sqlRunning + ` AND runs.executor_address = ''
-		AND (runs.claimed_by = ` + pgAdmin + ` OR runs.claimed_by IN (SELECT id FROM admins WHERE adopted_by = ` + pgAdmin + `))
-		RETURNING runs.id`
+	// Its l locks them, checking what a route needs of each: once locked,
+	// a run cannot change before the update.
+	pgRouteRunsSQL = `WITH l AS (SELECT id AS l_id FROM runs WHERE id = ANY(ARRAY(SELECT k::bigint FROM jsonb_object_keys($1::jsonb) AS k))
+			AND status = ` + sqlRunning + ` AND executor_address = ''
+			AND (claimed_by = ` + pgAdmin + ` OR claimed_by IN (SELECT id FROM admins WHERE adopted_by = ` + pgAdmin + `))
+			ORDER BY id FOR UPDATE)
+		UPDATE runs SET routed_to = $1::jsonb ->> runs.id::text, claimed_by = ` + pgAdmin + ` FROM l
+		WHERE runs.id = l_id RETURNING runs.id`
 )
 
 // Route records, before the calls that send them, the executor each of
@@ -49,18 +60,33 @@ func (s RunStore) Route(ctx context.Context, routes []Route) (map[int64]bool, er
 	if len(routes) == 0 {
 		return nil, nil
 	}
-	var list jsonRows
-	for _, r := range routes {
-		list.next().int(r.RunID).str(r.Address)
-	}
+	list := routeList(routes)
 	var routed map[int64]bool
 	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
 		var err error
-		routed, err = recordedIDs(tx.StmtContext(ctx, s.q.routeRuns).QueryContext(ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		routed, err = recordedIDs(tx.StmtContext(ctx, s.q.routeRuns).QueryContext(ctx, list)) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: route runs: %w", err)
 	}
 	return routed, nil
+}
+
+// routeList returns routes as the route statements take them: a JSON
+// object of each run's executor by run ID, {"17":"http://…"}. Of two
+// routes of one run, one counts, as of two rows of a list joined to it.
+func routeList(routes []Route) string {
+	b := make([]byte, 0, 2+len(routes)*48)
+	b = append(b, '{')
+	for i, r := range routes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = strconv.AppendInt(b, r.RunID, 10)
+		b = append(b, '"', ':')
+		b = appendJSONString(b, r.Address)
+	}
+	return string(append(b, '}'))
 }

@@ -213,13 +213,17 @@ func (j *jsonRows) nullInt(v sql.NullInt64) *jsonRows {
 // str appends a string to the row.
 func (j *jsonRows) str(s string) *jsonRows {
 	j.sep()
-	if plainJSON(s) {
-		j.b = append(append(append(j.b, '"'), s...), '"')
-		return j
-	}
-	b, _ := json.Marshal(s) // a string always marshals; invalid UTF-8 becomes U+FFFD
-	j.b = append(j.b, b...)
+	j.b = appendJSONString(j.b, s)
 	return j
+}
+
+// appendJSONString appends s to b as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	if plainJSON(s) {
+		return append(append(append(b, '"'), s...), '"')
+	}
+	q, _ := json.Marshal(s) // a string always marshals; invalid UTF-8 becomes U+FFFD
+	return append(b, q...)
 }
 
 // plainJSON says s needs no escaping inside JSON quotes: printable ASCII
