@@ -143,7 +143,7 @@ func (s FireStore) Claim(ctx context.Context, claims []Claim) ([]Run, error) {
 	n := 0
 	capped := false
 	for _, c := range claims {
-		list.next().int(c.JobID).int(c.Due.UnixMilli()).nullInt(millis(c.Next)).nullInt(firedInstant(c.Runs))
+		list.key(c.JobID).int(c.Due.UnixMilli()).nullInt(millis(c.Next)).nullInt(firedInstant(c.Runs))
 		n += len(c.Runs)
 		capped = capped || c.Capped
 	}
@@ -153,7 +153,7 @@ func (s FireStore) Claim(ctx context.Context, claims []Claim) ([]Run, error) {
 	runs := make([]Run, 0, n)
 	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
 		runs = runs[:0]
-		rows, err := tx.StmtContext(ctx, s.q.advanceJobs).QueryContext(ctx, list.String()) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		rows, err := tx.StmtContext(ctx, s.q.advanceJobs).QueryContext(ctx, list.Object()) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		if err != nil {
 			return err
 		}

@@ -59,9 +59,10 @@ const (
 	recordWhere = ` AND (runs.executor_address = '' OR (runs.status = ` + sqlRunning + ` AND runs.executor_address = d.value->>1))
 		RETURNING runs.id`
 	shardTotalsSQL = `UPDATE runs SET shard_total = t.value->>1 FROM json_each($1) AS t WHERE runs.id = t.value->>0`
-	// advanceJobsSQL applies claims: [job, due, next or null, fired instant or null].
-	advanceJobsSQL = `UPDATE jobs SET next_fire_at = c.value->>2, last_fire_at = coalesce(c.value->>3, last_fire_at)
-		FROM json_each($1) AS c WHERE jobs.id = c.value->>0 AND jobs.enabled = 1 AND jobs.next_fire_at = c.value->>1` + jobsNotPaused + `
+	// advanceJobsSQL applies claims, an object of [due, next or null,
+	// fired instant or null] by job (jsonRows.key).
+	advanceJobsSQL = `UPDATE jobs SET next_fire_at = c.value->>1, last_fire_at = coalesce(c.value->>2, last_fire_at)
+		FROM json_each($1) AS c WHERE jobs.id = CAST(c.key AS INTEGER) AND jobs.enabled = 1 AND jobs.next_fire_at = c.value->>0` + jobsNotPaused + `
 		RETURNING jobs.id`
 	// finishedAtSQL is a result's finished at, but the instant its run was
 	// sent (the dispatch's, recorded with it, else the run's) when it is
@@ -256,6 +257,30 @@ func (j *jsonRows) value(v any) error {
 		return fmt.Errorf("no JSON list value for %T", v)
 	}
 	return nil
+}
+
+// key starts a new row of a JSON object of rows by ID, {"17":[…],…}: a
+// list that PostgreSQL reads by key (see pgAdvanceJobsSQL). Object
+// returns it; a list is made of keyed rows or of plain ones, not both.
+func (j *jsonRows) key(id int64) *jsonRows {
+	if j.b == nil {
+		j.b = append(j.b, '{')
+	} else {
+		j.b = append(j.b, "],"...)
+	}
+	j.b = append(j.b, '"')
+	j.b = strconv.AppendInt(j.b, id, 10)
+	j.b = append(j.b, '"', ':', '[')
+	j.row = false
+	return j
+}
+
+// Object returns the object of keyed rows; "{}" when it has none.
+func (j *jsonRows) Object() string {
+	if j.b == nil {
+		return "{}"
+	}
+	return string(j.b) + "]}"
 }
 
 // String returns the array; "[]" when it has no rows.

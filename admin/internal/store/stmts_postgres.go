@@ -38,12 +38,18 @@ const (
 		l AS (SELECT id AS l_id FROM runs WHERE id IN (SELECT t_id FROM t) ORDER BY id FOR UPDATE)
 		UPDATE runs SET shard_total = t_total FROM t, l WHERE runs.id = t_id AND runs.id = l_id`
 
-	pgAdvanceJobsSQL = `WITH c AS (SELECT (e->>0)::bigint AS c_id, (e->>1)::bigint AS c_due, (e->>2)::bigint AS c_next, (e->>3)::bigint AS c_fired
-			FROM jsonb_array_elements($1::jsonb) AS e),
-		l AS (SELECT jobs.id AS l_id FROM jobs JOIN c ON jobs.id = c_id WHERE jobs.enabled = 1 AND jobs.next_fire_at = c_due` + jobsNotPaused + `
-			ORDER BY jobs.id FOR UPDATE OF jobs SKIP LOCKED)
-		UPDATE jobs SET next_fire_at = c_next, last_fire_at = coalesce(c_fired, last_fire_at)
-		FROM c, l WHERE jobs.id = c_id AND jobs.id = l_id AND jobs.enabled = 1 AND jobs.next_fire_at = c_due RETURNING jobs.id`
+	// pgAdvanceJobsSQL is advanceJobsSQL over PostgreSQL. Its l locks the
+	// jobs by id alone (an index scan of jobs_pkey, in id order), checking
+	// each one's due instant by key, and the update joins l alone: joined
+	// to the claims' list and to l both, PostgreSQL read every job (a
+	// sequential scan, guessing 100 rows for any JSON list) and matched
+	// the two lists row by row.
+	pgAdvanceJobsSQL = `WITH l AS (SELECT id AS l_id FROM jobs WHERE id = ANY(ARRAY(SELECT k::bigint FROM jsonb_object_keys($1::jsonb) AS k))
+			AND enabled = 1 AND next_fire_at = ($1::jsonb -> id::text ->> 0)::bigint` + jobsNotPaused + `
+			ORDER BY id FOR UPDATE SKIP LOCKED)
+		UPDATE jobs SET next_fire_at = ($1::jsonb -> jobs.id::text ->> 1)::bigint,
+			last_fire_at = coalesce(($1::jsonb -> jobs.id::text ->> 2)::bigint, last_fire_at)
+		FROM l WHERE jobs.id = l_id RETURNING jobs.id`
 )
 
 // pgRunColumns are runColumns of the table runs, for a RETURNING of an
