@@ -294,13 +294,13 @@ func (s FireStore) ClaimRuns(ctx context.Context, claims []RunClaim, now time.Ti
 		}
 		var list jsonRows
 		for _, c := range all {
-			list.next().int(c.RunID).int(int64(c.TriggerType))
+			list.key(c.RunID).int(int64(c.TriggerType))
 			if c.SendAt.After(now) {
 				list.int(c.SendAt.UnixMilli())
 			}
 		}
 		var err error
-		runs, err = collectRuns(tx.StmtContext(ctx, s.q.claimRuns).QueryContext(ctx, list.String(), now.UnixMilli())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		runs, err = collectRuns(tx.StmtContext(ctx, s.q.claimRuns).QueryContext(ctx, list.Object(), now.UnixMilli())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		return err
 	})
 	if err != nil {

@@ -35,11 +35,13 @@ type stmts struct {
 	resultRuns  *sql.Stmt                    // readers: what results are checked against (RunStore.Results)
 }
 
-// Hot statements. Each list parameter is a JSON array; an element that is
-// itself an array is read by position (value->>0, value->>1, …).
+// Hot statements. Each list parameter is a JSON array, or an object by
+// run or job ID (jsonRows.key, routeList), which PostgreSQL's statements
+// read by key; an element that is itself an array is read by position
+// (value->>0, value->>1, …).
 const (
-	claimRunsSQL = `UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c.value->>1, triggered_at = coalesce(c.value->>2, $2)
-		FROM json_each($1) AS c WHERE runs.id = c.value->>0 AND runs.status = ` + sqlPending + runsNotPaused + ` RETURNING ` + runColumns
+	claimRunsSQL = `UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c.value->>0, triggered_at = coalesce(c.value->>1, $2)
+		FROM json_each($1) AS c WHERE runs.id = CAST(c.key AS INTEGER) AND runs.status = ` + sqlPending + runsNotPaused + ` RETURNING ` + runColumns
 	// recordRunsSQL records dispatches: [run, executor, shard index, shard
 	// total, trigger message, timeout].
 	recordRunsSQL = `UPDATE runs SET executor_address = d.value->>1, shard_index = d.value->>2, shard_total = d.value->>3,

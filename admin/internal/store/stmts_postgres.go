@@ -6,6 +6,14 @@ package store
 // changes in id order (the l CTE), so that two admins writing the same runs
 // or jobs wait for each other instead of deadlocking; the claims skip the
 // rows another admin holds (SKIP LOCKED): that admin is claiming them.
+//
+// The update then joins l alone: l carries each row of the list with its
+// locked row (settle, dispatch record), or, for a list that is an object
+// by ID, l locks the rows by id = ANY(its keys) and the update reads each
+// row's values by key (claims, routes). Joined to the list and to l both,
+// PostgreSQL, which guesses 100 rows for any JSON list, matched the two
+// row by row or read the whole table (see BENCHMARKS.md, issue 36's
+// tenth steps).
 
 import (
 	"strconv"
@@ -57,10 +65,13 @@ const (
 var (
 	pgRunColumns = prefixed("runs.", runColumns)
 
-	pgClaimRunsSQL = `WITH c AS (SELECT (e->>0)::bigint AS c_id, (e->>1)::bigint AS c_type, (e->>2)::bigint AS c_at FROM jsonb_array_elements($1::jsonb) AS e),
-		l AS (SELECT runs.id AS l_id FROM runs JOIN c ON runs.id = c_id WHERE runs.status = ` + sqlPending + runsNotPaused + ` ORDER BY runs.id FOR UPDATE OF runs SKIP LOCKED)
-		UPDATE runs SET status = ` + sqlRunning + `, trigger_type = c_type, triggered_at = coalesce(c_at, $2), claimed_by = ` + pgAdmin + `
-		FROM c, l WHERE runs.id = c_id AND runs.id = l_id AND runs.status = ` + sqlPending + ` RETURNING ` + pgRunColumns
+	// pgClaimRunsSQL locks the runs by id alone, as pgAdvanceJobsSQL does
+	// the jobs.
+	pgClaimRunsSQL = `WITH l AS (SELECT id AS l_id FROM runs WHERE id = ANY(ARRAY(SELECT k::bigint FROM jsonb_object_keys($1::jsonb) AS k))
+			AND runs.status = ` + sqlPending + runsNotPaused + ` ORDER BY id FOR UPDATE SKIP LOCKED)
+		UPDATE runs SET status = ` + sqlRunning + `, trigger_type = ($1::jsonb -> runs.id::text ->> 0)::bigint,
+			triggered_at = coalesce(($1::jsonb -> runs.id::text ->> 1)::bigint, $2), claimed_by = ` + pgAdmin + `
+		FROM l WHERE runs.id = l_id RETURNING ` + pgRunColumns
 
 	// pgSettleRunsSQL settles results; its l carries each result with its
 	// locked row, so that the UPDATE joins one list: joined to r and l
