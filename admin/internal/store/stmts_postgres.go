@@ -13,7 +13,8 @@ package store
 // row's values by key (claims, routes). Joined to the list and to l both,
 // PostgreSQL, which guesses 100 rows for any JSON list, matched the two
 // row by row or read the whole table (see BENCHMARKS.md, issue 36's
-// tenth steps).
+// tenth steps). pgShardTotalsSQL, of sharding broadcasts only, still
+// joins both.
 
 import (
 	"strconv"
