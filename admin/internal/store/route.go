@@ -26,8 +26,8 @@ const RouteAnyExecutor = "*"
 // two lists. Joined to the routes' list and the locked ids both, with its
 // estimates (100 rows for any JSON list, 1 for the runs the partial
 // index runs_unsent holds), PostgreSQL matched every routed run with every
-// locked one (a route of 256 runs beside 3,000 unsent took 15.8 ms
-// instead of 5.5).
+// locked one (a route of 256 runs beside 3,000 unsent took 26–27 ms
+// instead of 4–6: BENCHMARKS.md, issue 36's tenth steps).
 const (
 	routeRunsSQL = `UPDATE runs SET routed_to = r.value FROM json_each($1) AS r
 		WHERE runs.id = CAST(r.key AS INTEGER) AND runs.status = ` + sqlRunning + ` AND runs.executor_address = '' RETURNING runs.id`
