@@ -169,19 +169,31 @@ func (s registryService) checkRuns(ctx context.Context, instance string, results
 	if len(results) == 0 {
 		return results, refused, nil
 	}
-	ids := make([]int64, len(results))
-	for i, r := range results {
-		ids[i] = r.RunID
-	}
-	runs, err := s.cfg.Store.Runs.Results(ctx, ids)
-	if err != nil {
-		return nil, nil, err
-	}
+	// The runs are read only for what the Completer does not hold: the
+	// address of a run whose dispatch record is stored already, and the
+	// groups where tokens are per group. Most results come while their
+	// dispatch is held, and most admins have one token.
+	e, separate := executorOf(ctx), s.tokens().Separate()
 	sentTo := make(map[int64]string, len(results))
+	var unknown []int64
+	for _, r := range results {
+		a := s.cfg.Trigger.Completer.SentTo(r.RunID)
+		sentTo[r.RunID] = a
+		if a == "" || separate {
+			unknown = append(unknown, r.RunID)
+		}
+	}
+	var runs map[int64]store.ResultRun
+	if len(unknown) > 0 {
+		var err error
+		if runs, err = s.cfg.Store.Runs.Results(ctx, unknown); err != nil {
+			return nil, nil, err
+		}
+	}
 	var addrs []string
 	seen := map[string]bool{}
 	for _, r := range results {
-		a := cmp.Or(s.cfg.Trigger.Completer.SentTo(r.RunID), runs[r.RunID].Address)
+		a := cmp.Or(sentTo[r.RunID], runs[r.RunID].Address)
 		sentTo[r.RunID] = a
 		if a != "" && !seen[a] {
 			seen[a] = true
@@ -192,7 +204,6 @@ func (s registryService) checkRuns(ctx context.Context, instance string, results
 	if err != nil {
 		return nil, nil, err
 	}
-	e, separate := executorOf(ctx), s.tokens().Separate()
 	why := map[int64]string{} // the runs refused, and why
 	kept := results[:0]
 	for _, r := range results {

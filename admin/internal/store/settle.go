@@ -64,8 +64,9 @@ type Result struct {
 // runs it created in the same transaction (retries, and child jobs of a
 // fire that succeeded), which the caller hands to the scheduler.
 type Settled struct {
-	// Runs are the runs settled, as they are now, but for their
-	// TriggerMessage: empty (settledColumns).
+	// Runs are the runs settled, as they are now, with the fields of
+	// settledColumns only: the others (Handler, Param, TriggerMessage,
+	// Inputs, Outputs...) are zero.
 	Runs      []Run
 	FollowUps []Run
 	// Freed are runs waiting for a concurrency slot that settled runs may
@@ -244,7 +245,8 @@ func (st *settler) settleRuns(results []Result) ([]Run, error) {
 				}
 			}
 		}
-		return collectRuns(st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String())) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		rows, err := st.tx.StmtContext(st.ctx, st.q.settleRuns).QueryContext(st.ctx, list.String()) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		return appendSettled(nil, rows, err)
 	}
 	runs := make([]Run, 0, len(results)) // a run is 500 bytes: grown by appends, the settle's largest allocation
 	args := make([]any, 0, min(len(results), insertChunks[0])*settleValues)
@@ -257,7 +259,7 @@ func (st *settler) settleRuns(results []Result) ([]Run, error) {
 			args = settleArgs(args, res)
 		}
 		rows, err := st.tx.StmtContext(st.ctx, st.q.settle[k]).QueryContext(st.ctx, args...) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
-		if runs, err = appendRuns(runs, rows, err); err != nil {
+		if runs, err = appendSettled(runs, rows, err); err != nil {
 			return nil, err
 		}
 	}
@@ -284,6 +286,58 @@ func settleArgs(args []any, res Result) []any {
 		started = res.StartedAt.UnixMilli()
 	}
 	return append(args, by, outputs, started)
+}
+
+// appendSettled appends the runs of rows returning settledColumns to runs.
+func appendSettled(runs []Run, rows *sql.Rows, err error) ([]Run, error) {
+	if err != nil {
+		return runs, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanSettled(rows)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, rows.Err()
+}
+
+// scanSettled reads a row of settledColumns.
+func scanSettled(row interface{ Scan(...any) error }) (Run, error) {
+	var r Run
+	var scheduled, triggered, finished, due, started sql.NullInt64
+	var settled int64
+	err := row.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ExecutorAddress, &r.ShardIndex, &r.ShardTotal, &r.TriggerType,
+		&scheduled, &triggered, &r.Status, &r.Message, &finished, &r.Attempt, &due, &r.AlarmStatus, &settled,
+		&r.WorkflowRunID, &r.WorkflowNode, &r.Slot, &started)
+	if err != nil {
+		return Run{}, err
+	}
+	r.ScheduledAt, r.TriggeredAt, r.FinishedAt = fromMillis(scheduled), fromMillis(triggered), fromMillis(finished)
+	r.DueAt, r.StartedAt = fromMillis(due), fromMillis(started)
+	r.AdminSettled, r.LateResult = settled == settledByAdmin, settled == settledLate
+	return r, nil
+}
+
+// retryOf returns the run settled as r, read whole (a settle returns
+// settledColumns only), as the retry that follows it starts: a pending
+// RETRY run of the next attempt, with the run's handler, params and
+// inputs, and nothing of how it ran.
+func (st *settler) retryOf(r Run) (Run, error) {
+	retry, err := scanRun(st.tx.QueryRowContext(st.ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, r.ID))
+	if err != nil {
+		return Run{}, err
+	}
+	retry.ID, retry.Attempt, retry.TriggerType = 0, r.Attempt+1, carillonv1.TriggerType_TRIGGER_TYPE_RETRY
+	retry.Status, retry.Message, retry.ExecutorAddress, retry.TriggerMessage = carillonv1.RunStatus_RUN_STATUS_PENDING, "", "", ""
+	retry.TriggeredAt, retry.FinishedAt, retry.StartedAt, retry.AlarmStatus, retry.AlarmMessage = time.Time{}, time.Time{}, time.Time{}, 0, ""
+	retry.LateResult, retry.AdminSettled = false, false
+	retry.MissedCount, retry.MissedUntil = 0, time.Time{}
+	retry.Outputs = nil       // its inputs stay: the same node's
+	retry.RenderedParam = nil // a template param renders again, for its attempt
+	return retry, nil
 }
 
 // nullable is v's value, or nil for null.
@@ -467,13 +521,10 @@ func (st *settler) followUp(r Run) error {
 	}
 	var retried *Run
 	if !d.RetryAt.IsZero() {
-		retry := r
-		retry.ID, retry.Attempt, retry.TriggerType = 0, r.Attempt+1, carillonv1.TriggerType_TRIGGER_TYPE_RETRY
-		retry.Status, retry.Message, retry.ExecutorAddress, retry.TriggerMessage = carillonv1.RunStatus_RUN_STATUS_PENDING, "", "", ""
-		retry.TriggeredAt, retry.FinishedAt, retry.AlarmStatus, retry.AlarmMessage = time.Time{}, time.Time{}, 0, ""
-		retry.LateResult, retry.AdminSettled = false, false
-		retry.Outputs = nil       // its inputs stay: the same node's
-		retry.RenderedParam = nil // a template param renders again, for its attempt
+		retry, err := st.retryOf(r)
+		if err != nil {
+			return err
+		}
 		retry.DueAt = d.RetryAt
 		if err := insertRun(ctx, tx, &retry); err != nil {
 			return err

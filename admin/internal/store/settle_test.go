@@ -137,6 +137,66 @@ func TestRetryRendersAgain(t *testing.T) {
 	}
 }
 
+// TestRetryIsTheRunAnew: a retry is its run as it was sent (job, group,
+// handler, param, shard), read whole although a settle returns only
+// some of a run's columns, with nothing of how it ran: no executor, start,
+// outputs or messages.
+func TestRetryIsTheRunAnew(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			j := newJob(b.group.ID, time.Time{})
+			j.RetryCount, j.Handler = 1, "export"
+			j, err := s.Jobs.Create(ctx, j, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := *pendingRun(j, t0)
+			r.Param, r.ShardIndex, r.ShardTotal = "--all", 1, 3
+			stored, err := s.Runs.Insert(ctx, []store.Run{r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, _, err = claimRun(ctx, s, stored[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); err != nil {
+				t.Fatal(err)
+			}
+			out, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
+				Message: "disk full", FinishedAt: t0.Add(time.Minute), StartedAt: t0.Add(time.Second), Outputs: map[string]string{"rows": "7"},
+				Dispatch: &store.Dispatch{RunID: r.ID, ExecutorAddress: "http://127.0.0.1:9999", TriggerMessage: "routed FIRST", TimeoutSeconds: 30}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.FollowUps) != 1 {
+				t.Fatalf("%d follow-ups, want one retry", len(out.FollowUps))
+			}
+			retry, err := s.Runs.Get(ctx, out.FollowUps[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if retry.JobID != j.ID || retry.GroupID != b.group.ID || retry.Handler != "export" || retry.Param != "--all" ||
+				retry.ShardIndex != 1 || retry.ShardTotal != 3 || !retry.ScheduledAt.Equal(t0) {
+				t.Errorf("the retry: job %d, group %d, handler %q, param %q, shard %d/%d, scheduled %v; want the run's (%d, %d, export, --all, 1/3, %v)",
+					retry.JobID, retry.GroupID, retry.Handler, retry.Param, retry.ShardIndex, retry.ShardTotal, retry.ScheduledAt,
+					j.ID, b.group.ID, t0)
+			}
+			if retry.ExecutorAddress != "" || !retry.StartedAt.IsZero() || retry.Outputs != nil || retry.Message != "" || retry.TriggerMessage != "" {
+				t.Errorf("the retry: executor %q, started %v, outputs %v, message %q, trigger message %q; want none of the first attempt's",
+					retry.ExecutorAddress, retry.StartedAt, retry.Outputs, retry.Message, retry.TriggerMessage)
+			}
+			settled, err := s.Runs.Get(ctx, r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if settled.Outputs["rows"] != "7" || settled.ExecutorAddress != "http://127.0.0.1:9999" || !settled.StartedAt.Equal(t0.Add(time.Second)) {
+				t.Errorf("the settled run: outputs %v, executor %q, started %v; want its result's", settled.Outputs, settled.ExecutorAddress, settled.StartedAt)
+			}
+		})
+	}
+}
+
 func TestKilledRunIsNotRetried(t *testing.T) {
 	t.Parallel()
 	for _, be := range pgtest.Backends {

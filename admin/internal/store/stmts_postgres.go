@@ -101,7 +101,7 @@ var (
 )
 
 // pgSettledColumns are settledColumns over PostgreSQL.
-var pgSettledColumns = strings.Replace(pgRunColumns, "runs.trigger_message", "'' AS trigger_message", 1)
+var pgSettledColumns = prefixed("runs.", settledColumns)
 
 // pgInsertRunListSQL stores the runs of a JSON list whose rows are
 // appendInsertArgs' values, in one statement, RETURNING their IDs: each
