@@ -39,6 +39,11 @@ func (s FireStore) DueJobs(ctx context.Context, before, takeover time.Time, limi
 	defer rows.Close()
 	var js []Job
 	for rows.Next() {
+		if js == nil {
+			// A Job is ~470 bytes: grown by appends, a batch of 256
+			// allocated twice its size (most of a scan's allocation).
+			js = make([]Job, 0, min(limit, 1024))
+		}
 		var j Job
 		var calendars string
 		var next sql.NullInt64
