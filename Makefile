@@ -1,5 +1,5 @@
 # Common tasks. `make` alone runs what CI runs.
-.PHONY: ci test generate console lint demo build
+.PHONY: ci test generate sqlc console lint demo build
 
 ci:
 	bash .ci/run
@@ -28,6 +28,18 @@ generate:
 	.tools/node_modules/.bin/buf lint
 	.tools/node_modules/.bin/buf format -w
 	.tools/node_modules/.bin/buf generate
+
+SQLC := .tools/bin/sqlc
+SQLC_VERSION := v1.31.1
+
+# Regenerates admin/internal/store/dbsqlc from the store's queries/*.sql,
+# checking each query against both schemas (admin/internal/store/sqlc.yaml).
+# sqlc's PostgreSQL parser is C: building it needs cgo and a C compiler, and
+# takes a few minutes once. Commit what it writes: go build needs no sqlc.
+sqlc:
+	@[ -x $(SQLC) ] || CGO_ENABLED=1 GOBIN=$(CURDIR)/.tools/bin go install github.com/sqlc-dev/sqlc/cmd/sqlc@$(SQLC_VERSION)
+	rm -f admin/internal/store/dbsqlc/*.sql.go # sqlc leaves the files of queries removed since
+	cd admin/internal/store && $(CURDIR)/$(SQLC) generate
 
 build:
 	CGO_ENABLED=0 go build -o bin/carillon ./admin/cmd/carillon
