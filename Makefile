@@ -38,7 +38,7 @@ SQLC_VERSION := v1.31.1
 # takes a few minutes once. Commit what it writes: go build needs no sqlc.
 sqlc:
 	@[ -x $(SQLC) ] || CGO_ENABLED=1 GOBIN=$(CURDIR)/.tools/bin go install github.com/sqlc-dev/sqlc/cmd/sqlc@$(SQLC_VERSION)
-	rm -f admin/internal/store/dbsqlc/*.sql.go # sqlc leaves the files of queries removed since
+	rm -rf admin/internal/store/dbsqlc/*.sql.go .tools/sqlc # sqlc leaves the files of queries removed since
 	cd admin/internal/store && $(CURDIR)/$(SQLC) generate
 
 build:
