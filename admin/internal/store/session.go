@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 )
 
 // AuthStore keeps who may call the API: console sessions, API tokens and
@@ -21,15 +21,16 @@ type AuthStore struct{ *db }
 func (s AuthStore) CreateSession(ctx context.Context, userID int64, tokenHash string, now, expires time.Time) (int64, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, millis(now)); err != nil {
+		q := dbsqlc.New(tx)
+		if err := q.DeleteExpiredSessions(ctx, now.UnixMilli()); err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, `INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4) RETURNING id`,
-			userID, tokenHash, millis(now), millis(expires)).Scan(&id); err != nil {
+		var err error
+		if id, err = q.CreateSession(ctx, dbsqlc.CreateSessionParams{UserID: userID, TokenHash: tokenHash,
+			CreatedAt: now.UnixMilli(), ExpiresAt: expires.UnixMilli()}); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE users SET last_login_at = $1 WHERE id = $2`, millis(now), userID)
-		return err
+		return q.TouchLogin(ctx, dbsqlc.TouchLoginParams{LastLoginAt: millis(now), ID: userID})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: create session: %w", err)
@@ -40,7 +41,7 @@ func (s AuthStore) CreateSession(ctx context.Context, userID int64, tokenHash st
 // DeleteSession ends a session.
 func (s AuthStore) DeleteSession(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = $1`, id)
+		res, err := dbsqlc.New(tx).DeleteSession(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -61,20 +62,25 @@ const apiTokenTouchEvery = time.Minute
 // hash. An unknown or expired credential, or one of a disabled user, is
 // ErrNotFound.
 func (s AuthStore) Principal(ctx context.Context, kind auth.CredentialKind, tokenHash string, now time.Time) (auth.Principal, error) {
-	var q string
+	var credID int64
+	var expires, lastUsed sql.NullInt64
+	var u User
+	q := dbsqlc.New(s.reader(ctx))
+	var err error
 	switch kind {
 	case auth.CredentialSession:
-		q = `SELECT c.id, c.expires_at, NULL, ` + qualifyColumns("u.", principalColumns) + ` FROM sessions c JOIN users u ON u.id = c.user_id WHERE c.token_hash = $1`
+		var r dbsqlc.SessionPrincipalRow
+		r, err = q.SessionPrincipal(ctx, tokenHash)
+		credID, expires, lastUsed = r.CredentialID, sql.NullInt64{Int64: r.ExpiresAt, Valid: err == nil}, r.LastUsedAt
+		u.ID, u.Username, u.Role, u.Disabled = r.UserID, r.Username, r.Role, r.Disabled
 	case auth.CredentialAPIToken:
-		q = `SELECT c.id, c.expires_at, c.last_used_at, ` + qualifyColumns("u.", principalColumns) + ` FROM api_tokens c JOIN users u ON u.id = c.user_id WHERE c.token_hash = $1`
+		var r dbsqlc.TokenPrincipalRow
+		r, err = q.TokenPrincipal(ctx, tokenHash)
+		credID, expires, lastUsed = r.CredentialID, r.ExpiresAt, r.LastUsedAt
+		u.ID, u.Username, u.Role, u.Disabled = r.UserID, r.Username, r.Role, r.Disabled
 	default:
 		return auth.Principal{}, fmt.Errorf("%w: credential", ErrNotFound)
 	}
-	var credID int64
-	var expires, lastUsed, created, updated, login sql.NullInt64
-	var u User
-	err := s.reader(ctx).QueryRowContext(ctx, q, tokenHash).Scan(&credID, &expires, &lastUsed,
-		&u.ID, &u.Username, &u.PasswordHash, &u.Role, &u.Disabled, &created, &updated, &login)
 	if errors.Is(err, sql.ErrNoRows) {
 		return auth.Principal{}, fmt.Errorf("%w: credential", ErrNotFound)
 	}
@@ -92,8 +98,7 @@ func (s AuthStore) Principal(ctx context.Context, kind auth.CredentialKind, toke
 	}
 	if kind == auth.CredentialAPIToken && (!lastUsed.Valid || now.Sub(fromMillis(lastUsed)) >= apiTokenTouchEvery) {
 		err := s.write(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = $1 WHERE id = $2`, millis(now), credID)
-			return err
+			return dbsqlc.New(tx).TouchToken(ctx, dbsqlc.TouchTokenParams{LastUsedAt: millis(now), ID: credID})
 		})
 		if err != nil {
 			return auth.Principal{}, fmt.Errorf("store: credential: %w", err)
@@ -102,12 +107,4 @@ func (s AuthStore) Principal(ctx context.Context, kind auth.CredentialKind, toke
 	return auth.Principal{
 		UserID: u.ID, Username: u.Username, Role: u.Role, Groups: us[0].Groups, Credential: kind, CredentialID: credID,
 	}, nil
-}
-
-func qualifyColumns(prefix, columns string) string {
-	cols := strings.Split(columns, ",")
-	for i, c := range cols {
-		cols[i] = prefix + strings.TrimSpace(c)
-	}
-	return strings.Join(cols, ", ")
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 )
 
 // SettingStore keeps the admin's settings (Store.Settings).
@@ -13,8 +15,7 @@ type SettingStore struct{ *db }
 
 // Get returns the value of an admin setting; ErrNotFound when unset.
 func (s SettingStore) Get(ctx context.Context, name string) (string, error) {
-	var v string
-	err := s.reader(ctx).QueryRowContext(ctx, `SELECT value FROM settings WHERE name = $1`, name).Scan(&v)
+	v, err := dbsqlc.New(s.reader(ctx)).Setting(ctx, name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("%w: setting %s", ErrNotFound, name)
 	}
@@ -29,13 +30,14 @@ func (s SettingStore) Get(ctx context.Context, name string) (string, error) {
 func (s SettingStore) Init(ctx context.Context, name, value string, now time.Time) (string, bool, error) {
 	stored := false
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = $1`, name).Scan(&value)
+		q := dbsqlc.New(tx)
+		v, err := q.Setting(ctx, name)
 		if !errors.Is(err, sql.ErrNoRows) {
+			value = v
 			return err
 		}
 		stored = true
-		_, err = tx.ExecContext(ctx, `INSERT INTO settings (name, value, updated_at) VALUES ($1, $2, $3)`, name, value, millis(now))
-		return err
+		return q.InitSetting(ctx, dbsqlc.InitSettingParams{Name: name, Value: value, UpdatedAt: now.UnixMilli()})
 	})
 	if err != nil {
 		return "", false, fmt.Errorf("store: init setting %s: %w", name, err)
