@@ -76,14 +76,7 @@ func (s AuthStore) SignInOIDC(ctx context.Context, in OIDCSignIn, now time.Time)
 		if err := setUserGroups(ctx, tx, id, uniqueSortedIDs(in.Groups)); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, millis(now)); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
-			id, in.SessionHash, millis(now), millis(in.Expires)); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE users SET last_login_at = $1 WHERE id = $2`, millis(now), id)
+		_, err = startSession(ctx, tx, id, in.SessionHash, now, in.Expires)
 		return err
 	})
 	if err != nil {

@@ -21,21 +21,29 @@ type AuthStore struct{ *db }
 func (s AuthStore) CreateSession(ctx context.Context, userID int64, tokenHash string, now, expires time.Time) (int64, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		q := dbsqlc.New(tx)
-		if err := q.DeleteExpiredSessions(ctx, now.UnixMilli()); err != nil {
-			return err
-		}
 		var err error
-		if id, err = q.CreateSession(ctx, dbsqlc.CreateSessionParams{UserID: userID, TokenHash: tokenHash,
-			CreatedAt: now.UnixMilli(), ExpiresAt: expires.UnixMilli()}); err != nil {
-			return err
-		}
-		return q.TouchLogin(ctx, dbsqlc.TouchLoginParams{LastLoginAt: millis(now), ID: userID})
+		id, err = startSession(ctx, tx, userID, tokenHash, now, expires)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: create session: %w", err)
 	}
 	return id, nil
+}
+
+// startSession stores a session of the user in tx (CreateSession), and
+// returns its ID.
+func startSession(ctx context.Context, tx *sql.Tx, userID int64, tokenHash string, now, expires time.Time) (int64, error) {
+	q := dbsqlc.New(tx)
+	if err := q.DeleteExpiredSessions(ctx, now.UnixMilli()); err != nil {
+		return 0, err
+	}
+	id, err := q.CreateSession(ctx, dbsqlc.CreateSessionParams{UserID: userID, TokenHash: tokenHash,
+		CreatedAt: now.UnixMilli(), ExpiresAt: expires.UnixMilli()})
+	if err != nil {
+		return 0, err
+	}
+	return id, q.TouchLogin(ctx, dbsqlc.TouchLoginParams{LastLoginAt: millis(now), ID: userID})
 }
 
 // DeleteSession ends a session.
