@@ -13,6 +13,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the admins table, changed directly
 
 	"github.com/carillonhq/carillon/admin/internal/pgtest"
+	"github.com/carillonhq/carillon/admin/internal/service"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/admin/internal/trigger"
 	"github.com/carillonhq/carillon/internal/clock"
@@ -58,6 +59,19 @@ func TestAdoptionQueuesPendingRuns(t *testing.T) {
 		return st
 	}
 	dead, live := open(), open()
+	// Both renew their leases as admins do (a lease lasts a second, and a
+	// loaded machine takes longer than that to set the test up), until the
+	// dead one dies.
+	renew := func(st *store.Store) func() {
+		g := service.NewGroup(st.LeaseLoop())
+		if err := g.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(g.Stop)
+		return g.Stop
+	}
+	die := renew(dead)
+	renew(live)
 	now := time.Now()
 	g, err := dead.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, now)
 	if err != nil {
@@ -74,6 +88,7 @@ func TestAdoptionQueuesPendingRuns(t *testing.T) {
 	}
 	retry := runs[0].ID
 	// The admin that made it dies: its lease runs out.
+	die()
 	d, err := sql.Open("pgx", db)
 	if err != nil {
 		t.Fatal(err)
