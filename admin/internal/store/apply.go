@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 )
 
 // ErrDryRun ends an Apply whose plan was made only to be shown: every
@@ -54,8 +56,11 @@ func (a *ApplyTx) Now() time.Time { return a.now }
 
 // Groups returns every group, ordered by app name.
 func (a *ApplyTx) Groups() ([]Group, error) {
-	rows, err := a.tx.QueryContext(a.ctx, `SELECT `+groupColumns+` FROM groups ORDER BY app_name`)
-	return collect(rows, err, scanGroup)
+	rows, err := dbsqlc.New(a.tx).Groups(a.ctx)
+	if err != nil {
+		return nil, err
+	}
+	return groupsOf(rows), nil
 }
 
 // Calendars returns every calendar, ordered by ID.

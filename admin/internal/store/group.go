@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -41,20 +42,21 @@ type Group struct {
 	UpdatedAt      time.Time
 }
 
-const groupColumns = `id, app_name, title, address_mode, addresses, executor_token != '', executor_protocol, allow_scripts,
-	paused_at, created_at, updated_at, max_concurrency`
+// groupOf is the group of a row of dbsqlc.GroupByApp (or GroupByID,
+// Groups: the same columns).
+func groupOf(r dbsqlc.GroupByAppRow) Group {
+	return Group{ID: r.ID, AppName: r.AppName, Title: r.Title, AddressMode: r.AddressMode, Addresses: splitLines(r.Addresses),
+		HasOwnToken: r.HasOwnToken, ExecutorProtocol: r.ExecutorProtocol, AllowScripts: r.AllowScripts, PausedAt: fromMillis(r.PausedAt),
+		CreatedAt: time.UnixMilli(r.CreatedAt), UpdatedAt: time.UnixMilli(r.UpdatedAt), MaxConcurrency: r.MaxConcurrency}
+}
 
-func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
-	var g Group
-	var addrs string
-	var paused, created, updated sql.NullInt64
-	if err := row.Scan(&g.ID, &g.AppName, &g.Title, &g.AddressMode, &addrs, &g.HasOwnToken, &g.ExecutorProtocol, &g.AllowScripts,
-		&paused, &created, &updated, &g.MaxConcurrency); err != nil {
-		return Group{}, err
+// groupsOf are the groups of rows of dbsqlc.Groups.
+func groupsOf(rows []dbsqlc.GroupsRow) []Group {
+	gs := make([]Group, len(rows))
+	for i, r := range rows {
+		gs[i] = groupOf(dbsqlc.GroupByAppRow(r))
 	}
-	g.Addresses = splitLines(addrs)
-	g.PausedAt, g.CreatedAt, g.UpdatedAt = fromMillis(paused), fromMillis(created), fromMillis(updated)
-	return g, nil
+	return gs
 }
 
 // Create stores g and returns it with its ID. A taken app name is
@@ -79,12 +81,9 @@ func (s GroupStore) Create(ctx context.Context, g Group, now time.Time) (Group, 
 // insertGroup inserts g in tx and returns its ID. A taken app name is
 // ErrAlreadyExists.
 func insertGroup(ctx context.Context, tx *sql.Tx, g Group) (int64, error) {
-	var id int64
-	err := tx.QueryRowContext(ctx,
-		`INSERT INTO groups (app_name, title, address_mode, addresses, executor_protocol, allow_scripts, created_at, updated_at, max_concurrency)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-		g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, boolInt(g.AllowScripts), millis(g.CreatedAt), millis(g.UpdatedAt),
-		g.MaxConcurrency).Scan(&id)
+	id, err := dbsqlc.New(tx).InsertGroup(ctx, dbsqlc.InsertGroupParams{AppName: g.AppName, Title: g.Title, AddressMode: g.AddressMode,
+		Addresses: joinLines(g.Addresses), ExecutorProtocol: g.ExecutorProtocol, AllowScripts: boolInt(g.AllowScripts),
+		CreatedAt: g.CreatedAt.UnixMilli(), UpdatedAt: g.UpdatedAt.UnixMilli(), MaxConcurrency: g.MaxConcurrency})
 	if isUniqueViolation(err) {
 		return 0, fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
 	}
@@ -93,44 +92,35 @@ func insertGroup(ctx context.Context, tx *sql.Tx, g Group) (int64, error) {
 
 // ByApp returns the group of app name app.
 func (s GroupStore) ByApp(ctx context.Context, app string) (Group, error) {
-	g, err := scanGroup(s.reader(ctx).QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE app_name = $1`, app))
+	r, err := dbsqlc.New(s.reader(ctx)).GroupByApp(ctx, app)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Group{}, fmt.Errorf("%w: group of app %q", ErrNotFound, app)
 	}
 	if err != nil {
 		return Group{}, fmt.Errorf("store: group of app %q: %w", app, err)
 	}
-	return g, nil
+	return groupOf(r), nil
 }
 
 // Get returns the group with the given ID.
 func (s GroupStore) Get(ctx context.Context, id int64) (Group, error) {
-	g, err := scanGroup(s.reader(ctx).QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE id = $1`, id))
+	r, err := dbsqlc.New(s.reader(ctx)).GroupByID(ctx, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Group{}, fmt.Errorf("%w: group %d", ErrNotFound, id)
 	}
 	if err != nil {
 		return Group{}, fmt.Errorf("store: group %d: %w", id, err)
 	}
-	return g, nil
+	return groupOf(dbsqlc.GroupByAppRow(r)), nil
 }
 
 // List returns every group ordered by app name.
 func (s GroupStore) List(ctx context.Context) ([]Group, error) {
-	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+groupColumns+` FROM groups ORDER BY app_name`)
+	rows, err := dbsqlc.New(s.reader(ctx)).Groups(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: groups: %w", err)
 	}
-	defer rows.Close()
-	var gs []Group
-	for rows.Next() {
-		g, err := scanGroup(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: groups: %w", err)
-		}
-		gs = append(gs, g)
-	}
-	return gs, rows.Err()
+	return groupsOf(rows), nil
 }
 
 // Update replaces the stored group with ID g.ID. Its jobs' Capped

@@ -56,7 +56,7 @@ func (q *Queries) DeleteSession(ctx context.Context, id int64) (sql.Result, erro
 
 const sessionPrincipal = `-- name: SessionPrincipal :one
 SELECT c.id AS credential_id, c.expires_at, CAST(NULL AS BIGINT) AS last_used_at,
-    u.id AS user_id, u.username, u.role, u.disabled
+    u.id AS user_id, u.username, u.role, u.disabled != 0 AS disabled
 FROM sessions c JOIN users u ON u.id = c.user_id
 WHERE c.token_hash = $1
 `
@@ -90,7 +90,7 @@ func (q *Queries) SessionPrincipal(ctx context.Context, tokenHash string) (Sessi
 
 const tokenPrincipal = `-- name: TokenPrincipal :one
 SELECT c.id AS credential_id, c.expires_at, c.last_used_at,
-    u.id AS user_id, u.username, u.role, u.disabled
+    u.id AS user_id, u.username, u.role, u.disabled != 0 AS disabled
 FROM api_tokens c JOIN users u ON u.id = c.user_id
 WHERE c.token_hash = $1
 `

@@ -16,14 +16,14 @@ DELETE FROM sessions WHERE id = sqlc.arg(id);
 -- Who a session is, by its token hash (Principal); a session is never
 -- "used", so its last_used_at is null, as TokenPrincipal's row has one.
 SELECT c.id AS credential_id, c.expires_at, CAST(NULL AS BIGINT) AS last_used_at,
-    u.id AS user_id, u.username, u.role, u.disabled
+    u.id AS user_id, u.username, u.role, u.disabled != 0 AS disabled
 FROM sessions c JOIN users u ON u.id = c.user_id
 WHERE c.token_hash = sqlc.arg(token_hash);
 
 -- name: TokenPrincipal :one
 -- Who an API token is, by its hash (Principal).
 SELECT c.id AS credential_id, c.expires_at, c.last_used_at,
-    u.id AS user_id, u.username, u.role, u.disabled
+    u.id AS user_id, u.username, u.role, u.disabled != 0 AS disabled
 FROM api_tokens c JOIN users u ON u.id = c.user_id
 WHERE c.token_hash = sqlc.arg(token_hash);
 
