@@ -147,10 +147,10 @@ func (s GroupStore) Update(ctx context.Context, g Group, now time.Time) (Group, 
 // updateGroup is GroupStore.Update in tx, with g.UpdatedAt set; a taken app
 // name is ErrAlreadyExists.
 func updateGroup(ctx context.Context, tx *sql.Tx, g Group) error {
-	res, err := tx.ExecContext(ctx,
-		`UPDATE groups SET app_name = $1, title = $2, address_mode = $3, addresses = $4, executor_protocol = $5, allow_scripts = $6,
-		updated_at = $7, max_concurrency = $8 WHERE id = $9`,
-		g.AppName, g.Title, g.AddressMode, joinLines(g.Addresses), g.ExecutorProtocol, boolInt(g.AllowScripts), millis(g.UpdatedAt), g.MaxConcurrency, g.ID)
+	q := dbsqlc.New(tx)
+	res, err := q.UpdateGroup(ctx, dbsqlc.UpdateGroupParams{AppName: g.AppName, Title: g.Title, AddressMode: g.AddressMode,
+		Addresses: joinLines(g.Addresses), ExecutorProtocol: g.ExecutorProtocol, AllowScripts: boolInt(g.AllowScripts),
+		UpdatedAt: g.UpdatedAt.UnixMilli(), MaxConcurrency: g.MaxConcurrency, ID: g.ID})
 	if isUniqueViolation(err) {
 		return fmt.Errorf("%w: a group with app name %q", ErrAlreadyExists, g.AppName)
 	}
@@ -160,30 +160,29 @@ func updateGroup(ctx context.Context, tx *sql.Tx, g Group) error {
 	if err := mustAffect(res, "group", g.ID); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE jobs SET capped = CASE WHEN max_concurrency > 0 OR $1 > 0 THEN 1 ELSE 0 END
-		WHERE group_id = $2 AND capped <> CASE WHEN max_concurrency > 0 OR $3 > 0 THEN 1 ELSE 0 END`, g.MaxConcurrency, g.ID, g.MaxConcurrency)
-	return err
+	return q.CapGroupJobs(ctx, dbsqlc.CapGroupJobsParams{GroupCap: int64(g.MaxConcurrency), GroupID: g.ID})
 }
 
 // Delete removes a group. A group that jobs still use is ErrInUse.
 func (s GroupStore) Delete(ctx context.Context, id int64) error {
 	defer s.routing.Add(1)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		var jobs int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE group_id = $1`, id).Scan(&jobs); err != nil {
+		q := dbsqlc.New(tx)
+		jobs, err := q.GroupJobCount(ctx, id)
+		if err != nil {
 			return err
 		}
 		if jobs > 0 {
 			return fmt.Errorf("%w: group %d has %d jobs; delete or move them first", ErrInUse, id, jobs)
 		}
-		var workflows int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE group_id = $1`, id).Scan(&workflows); err != nil {
+		workflows, err := q.GroupWorkflowCount(ctx, id)
+		if err != nil {
 			return err
 		}
 		if workflows > 0 {
 			return fmt.Errorf("%w: group %d has %d workflows; delete or move them first", ErrInUse, id, workflows)
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM groups WHERE id = $1`, id)
+		res, err := q.DeleteGroup(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -219,7 +218,7 @@ func isUniqueViolation(err error) bool {
 func (s GroupStore) SetToken(ctx context.Context, id int64, token string, now time.Time) error {
 	defer s.routing.Add(1)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE groups SET executor_token = $1, updated_at = $2 WHERE id = $3`, token, millis(now), id)
+		res, err := dbsqlc.New(tx).SetGroupToken(ctx, dbsqlc.SetGroupTokenParams{ExecutorToken: token, UpdatedAt: now.UnixMilli(), ID: id})
 		if err != nil {
 			return err
 		}
@@ -233,20 +232,15 @@ func (s GroupStore) SetToken(ctx context.Context, id int64, token string, now ti
 
 // Tokens returns the groups that have their own executor token, with it.
 func (s GroupStore) Tokens(ctx context.Context) ([]auth.GroupToken, error) {
-	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT id, app_name, executor_token FROM groups WHERE executor_token != ''`)
+	rows, err := dbsqlc.New(s.reader(ctx)).GroupTokens(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: group tokens: %w", err)
 	}
-	defer rows.Close()
-	var ts []auth.GroupToken
-	for rows.Next() {
-		var t auth.GroupToken
-		if err := rows.Scan(&t.GroupID, &t.AppName, &t.Token); err != nil {
-			return nil, fmt.Errorf("store: group tokens: %w", err)
-		}
-		ts = append(ts, t)
+	ts := make([]auth.GroupToken, len(rows))
+	for i, r := range rows {
+		ts[i] = auth.GroupToken{GroupID: r.ID, AppName: r.AppName, Token: r.ExecutorToken}
 	}
-	return ts, rows.Err()
+	return ts, nil
 }
 
 // ResultRun is what a result is checked against before it is settled:

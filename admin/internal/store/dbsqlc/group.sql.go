@@ -12,6 +12,31 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
+const capGroupJobs = `-- name: CapGroupJobs :exec
+UPDATE jobs SET capped = CASE WHEN max_concurrency > 0 OR CAST($1 AS BIGINT) > 0 THEN 1 ELSE 0 END
+WHERE group_id = $2
+    AND capped <> CASE WHEN max_concurrency > 0 OR CAST($1 AS BIGINT) > 0 THEN 1 ELSE 0 END
+`
+
+type CapGroupJobsParams struct {
+	GroupCap int64
+	GroupID  int64
+}
+
+// A job is capped when it or its group has a concurrency cap (Job.Capped).
+func (q *Queries) CapGroupJobs(ctx context.Context, arg CapGroupJobsParams) error {
+	_, err := q.db.ExecContext(ctx, capGroupJobs, arg.GroupCap, arg.GroupID)
+	return err
+}
+
+const deleteGroup = `-- name: DeleteGroup :execresult
+DELETE FROM groups WHERE id = $1
+`
+
+func (q *Queries) DeleteGroup(ctx context.Context, id int64) (sql.Result, error) {
+	return q.db.ExecContext(ctx, deleteGroup, id)
+}
+
 const groupByApp = `-- name: GroupByApp :one
 SELECT id, app_name, title, address_mode, addresses, executor_token != '' AS has_own_token, executor_protocol,
     allow_scripts != 0 AS allow_scripts, paused_at, created_at, updated_at, max_concurrency
@@ -92,6 +117,61 @@ func (q *Queries) GroupByID(ctx context.Context, id int64) (GroupByIDRow, error)
 		&i.MaxConcurrency,
 	)
 	return i, err
+}
+
+const groupJobCount = `-- name: GroupJobCount :one
+SELECT count(*) FROM jobs WHERE group_id = $1
+`
+
+func (q *Queries) GroupJobCount(ctx context.Context, groupID int64) (int64, error) {
+	row := q.db.QueryRowContext(ctx, groupJobCount, groupID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const groupTokens = `-- name: GroupTokens :many
+SELECT id, app_name, executor_token FROM groups WHERE executor_token != ''
+`
+
+type GroupTokensRow struct {
+	ID            int64
+	AppName       string
+	ExecutorToken string
+}
+
+func (q *Queries) GroupTokens(ctx context.Context) ([]GroupTokensRow, error) {
+	rows, err := q.db.QueryContext(ctx, groupTokens)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []GroupTokensRow
+	for rows.Next() {
+		var i GroupTokensRow
+		if err := rows.Scan(&i.ID, &i.AppName, &i.ExecutorToken); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const groupWorkflowCount = `-- name: GroupWorkflowCount :one
+SELECT count(*) FROM workflows WHERE group_id = $1
+`
+
+func (q *Queries) GroupWorkflowCount(ctx context.Context, groupID int64) (int64, error) {
+	row := q.db.QueryRowContext(ctx, groupWorkflowCount, groupID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const groups = `-- name: Groups :many
@@ -185,4 +265,51 @@ func (q *Queries) InsertGroup(ctx context.Context, arg InsertGroupParams) (int64
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const setGroupToken = `-- name: SetGroupToken :execresult
+UPDATE groups SET executor_token = $1, updated_at = $2 WHERE id = $3
+`
+
+type SetGroupTokenParams struct {
+	ExecutorToken string
+	UpdatedAt     int64
+	ID            int64
+}
+
+func (q *Queries) SetGroupToken(ctx context.Context, arg SetGroupTokenParams) (sql.Result, error) {
+	return q.db.ExecContext(ctx, setGroupToken, arg.ExecutorToken, arg.UpdatedAt, arg.ID)
+}
+
+const updateGroup = `-- name: UpdateGroup :execresult
+UPDATE groups SET app_name = $1, title = $2, address_mode = $3,
+    addresses = $4, executor_protocol = $5, allow_scripts = $6,
+    updated_at = $7, max_concurrency = $8
+WHERE id = $9
+`
+
+type UpdateGroupParams struct {
+	AppName          string
+	Title            string
+	AddressMode      carillonv1.AddressMode
+	Addresses        string
+	ExecutorProtocol carillonv1.ExecutorProtocol
+	AllowScripts     int64
+	UpdatedAt        int64
+	MaxConcurrency   int32
+	ID               int64
+}
+
+func (q *Queries) UpdateGroup(ctx context.Context, arg UpdateGroupParams) (sql.Result, error) {
+	return q.db.ExecContext(ctx, updateGroup,
+		arg.AppName,
+		arg.Title,
+		arg.AddressMode,
+		arg.Addresses,
+		arg.ExecutorProtocol,
+		arg.AllowScripts,
+		arg.UpdatedAt,
+		arg.MaxConcurrency,
+		arg.ID,
+	)
 }
