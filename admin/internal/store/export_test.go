@@ -1,6 +1,10 @@
 package store
 
-import "github.com/carillonhq/carillon/internal/testsignal"
+import (
+	"context"
+
+	"github.com/carillonhq/carillon/internal/testsignal"
+)
 
 // Exported for tests.
 const (
@@ -23,3 +27,6 @@ func PartitionOf(live []string, self string) Partition { return partitionOf(live
 // DueJobsSharedSQL is the text of DueJobs of an admin sharing the due
 // jobs with others (PostgreSQL).
 func DueJobsSharedSQL() string { return dueJobsSharedSQL }
+
+// RenewLease renews s's lease once, as LeaseLoop does.
+func (s *Store) RenewLease(ctx context.Context) error { return s.renewLease(ctx) }

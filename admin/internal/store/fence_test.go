@@ -213,3 +213,147 @@ func TestSetLeaseDuration(t *testing.T) {
 		t.Fatal("Leased() = false after a renewal of an hour")
 	}
 }
+
+// lapsedAdmins opens n admins over one new PostgreSQL database, each with
+// a lease that lasts a minute on its own clock and none renewing it, and
+// a plain connection to it; lapse(a) runs a's lease out on the database's
+// clock, as a stall of its renewals longer than a lease does.
+func lapsedAdmins(t *testing.T, n int) (admins []*store.Store, lapse func(*store.Store)) {
+	t.Helper()
+	ctx := context.Background()
+	db := pgtest.URL(t)
+	for range n {
+		a, err := store.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		a.SetLeaseDuration(time.Minute)
+		if err := a.RenewLease(ctx); err != nil {
+			t.Fatal(err)
+		}
+		admins = append(admins, a)
+	}
+	d, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return admins, func(a *store.Store) {
+		t.Helper()
+		if _, err := d.ExecContext(ctx, `UPDATE admins SET lease_until = 0 WHERE id = $1`, a.AdminID()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// lost reports whether s's lease is lost (LeaseLost is closed).
+func lost(s *store.Store) bool {
+	select {
+	case <-s.LeaseLost():
+		return true
+	default:
+		return false
+	}
+}
+
+// TestLateRenewal: over PostgreSQL, an admin whose lease ran out and that
+// no admin adopted yet renews it on its next renewal and goes on; one
+// that was adopted is lost at its next renewal. Admins stalled together
+// (a machine or database that froze them all) and woken together renew
+// before they adopt, and so do not stop each other.
+func TestLateRenewal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	admins, lapse := lapsedAdmins(t, 2)
+	late, slow := admins[0], admins[1]
+	lapse(late)
+	lapse(slow)
+
+	if err := late.RenewLease(ctx); err != nil {
+		t.Fatalf("a late renewal, not adopted: %v", err)
+	}
+	if lost(late) || !late.Leased() {
+		t.Fatalf("after its late renewal: lost %v, Leased %v; want held", lost(late), late.Leased())
+	}
+	if _, err := late.Groups.Create(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0); err != nil {
+		t.Fatal(err)
+	}
+	// The one that renewed adopts the one that did not, whose renewal
+	// then fails and loses its lease at once.
+	if ids, err := late.AdoptDeadAdmins(ctx); err != nil || len(ids) != 1 || ids[0] != slow.AdminID() {
+		t.Fatalf("AdoptDeadAdmins of the renewed admin = %v, %v; want [%s]", ids, err, slow.AdminID())
+	}
+	if err := slow.RenewLease(ctx); err == nil {
+		t.Fatal("the renewal of an adopted admin succeeded")
+	}
+	if !lost(slow) || slow.Leased() {
+		t.Errorf("after the adopted admin's renewal: lost %v, Leased %v; want lost", lost(slow), slow.Leased())
+	}
+	if lost(late) || !late.Leased() {
+		t.Errorf("the adopter: lost %v, Leased %v; want held", lost(late), late.Leased())
+	}
+}
+
+// TestLapsedAdminAdoptsNobody: over PostgreSQL, an admin whose lease ran
+// out on the database adopts no other admin (AdoptDeadAdmins is fenced):
+// two admins stalled together cannot adopt each other. It finds its lease
+// lost instead, and then no longer renews it.
+func TestLapsedAdminAdoptsNobody(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	admins, lapse := lapsedAdmins(t, 2)
+	a, b := admins[0], admins[1]
+	lapse(a)
+	lapse(b)
+	if ids, err := a.AdoptDeadAdmins(ctx); !errors.Is(err, store.ErrLeaseLost) || len(ids) != 0 {
+		t.Fatalf("AdoptDeadAdmins of an admin whose lease ran out = %v, %v; want ErrLeaseLost", ids, err)
+	}
+	if !lost(a) {
+		t.Error("the lapsed admin that tried to adopt did not lose its lease")
+	}
+	if err := a.RenewLease(ctx); err == nil {
+		t.Error("a lost admin renewed its lease")
+	}
+	if err := b.RenewLease(ctx); err != nil {
+		t.Fatalf("the other admin's late renewal: %v; want it not adopted", err)
+	}
+	if ids, err := b.AdoptDeadAdmins(ctx); err != nil || len(ids) != 1 || ids[0] != a.AdminID() {
+		t.Errorf("AdoptDeadAdmins of the renewed admin = %v, %v; want [%s]", ids, err, a.AdminID())
+	}
+}
+
+// TestFencedWriteLosesLease: over PostgreSQL, a fenced write that finds
+// the admin's lease run out on the database writes nothing and loses the
+// lease for good: its caller leaves what it claimed to the admin's
+// adopter, so a late renewal must not revive it.
+func TestFencedWriteLosesLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	admins, lapse := lapsedAdmins(t, 2)
+	stalled, other := admins[0], admins[1]
+	g, err := other.Groups.Create(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := other.Jobs.Create(ctx, newJob(g.ID, t0), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lapse(stalled)
+	if !stalled.Leased() {
+		t.Fatal("Leased() = false on the admin's own clock; the test needs it held there")
+	}
+	if _, err := stalled.Runs.Insert(ctx, []store.Run{*pendingRun(j, t0)}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("Insert of an admin whose lease ran out: %v, want ErrLeaseLost", err)
+	}
+	if !lost(stalled) || stalled.Leased() {
+		t.Errorf("after its fenced write failed: lost %v, Leased %v; want lost", lost(stalled), stalled.Leased())
+	}
+	if err := stalled.RenewLease(ctx); err == nil {
+		t.Error("the admin renewed its lease after a fenced write lost it")
+	}
+	if ids, err := other.AdoptDeadAdmins(ctx); err != nil || len(ids) != 1 || ids[0] != stalled.AdminID() {
+		t.Errorf("AdoptDeadAdmins = %v, %v; want [%s]", ids, err, stalled.AdminID())
+	}
+}

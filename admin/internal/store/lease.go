@@ -15,8 +15,10 @@ import (
 // alive to the others without renewing its lease (every quarter of it).
 // Once it has run out, another admin adopts the runs it claimed and did not
 // send (AdoptDeadAdmins), and the admin itself, if it still runs, stops
-// (LeaseLost): no two admins ever send the same claimed run. It bounds how
-// late fires are after an admin dies.
+// (LeaseLost): no two admins ever send the same claimed run. A renewal
+// merely late, before any admin adopted it, still renews it: a machine
+// that stalled every admin for a moment does not stop them all. It bounds
+// how late fires are after an admin dies.
 const LeaseDuration = time.Second
 
 // lease is what this admin knows of its own lease.
@@ -57,13 +59,26 @@ func (s *Store) SetLeaseDuration(d time.Duration) {
 
 // renewLease extends this admin's lease by LeaseDuration from now on the
 // database's clock, and notes on the admin's clock, from before it asked,
-// until when it holds. A lease that ran out, or that another admin adopted
-// meanwhile, is never renewed: the admin is lost (LeaseLost).
+// until when it holds. A lease that another admin adopted is never
+// renewed: the admin is lost (LeaseLost). One that ran out and that no
+// admin adopted yet is renewed: the admin was late (a stalled machine or
+// database), and what it claimed is still its own; its fenced writes
+// meanwhile failed, and one that failed lost the lease (holdLease).
+//
+// The renewal and an adoption exclude each other on the admin's row: an
+// adopter locks it (FOR UPDATE SKIP LOCKED) and the renewal, an UPDATE,
+// waits for it and then finds it adopted; a renewal under way makes an
+// adopter skip the row, and then see the lease held.
 func (s *db) renewLease(ctx context.Context) error {
 	l := &s.pg.lease
 	l.mu.Lock()
 	if l.lostCh == nil {
 		l.lostCh = make(chan struct{})
+	}
+	if l.lost {
+		// Renewed now, it would keep its adopter waiting for a lease.
+		l.mu.Unlock()
+		return fmt.Errorf("store: the lease of admin %s was lost", s.pg.adminID)
 	}
 	first := l.validUntil.IsZero()
 	l.mu.Unlock()
@@ -73,13 +88,15 @@ func (s *db) renewLease(ctx context.Context) error {
 	if first {
 		q = `INSERT INTO admins (id, started_at, lease_until) VALUES ($1, ` + pgNow + `, ` + pgNow + ` + $2)`
 	} else {
-		q = `UPDATE admins SET lease_until = ` + pgNow + ` + $2 WHERE id = $1 AND adopted_by = '' AND lease_until >= ` + pgNow
+		q = `UPDATE admins SET lease_until = ` + pgNow + ` + $2 WHERE id = $1 AND adopted_by = ''`
 	}
 	res, err := s.w.ExecContext(ctx, q, s.pg.adminID, ms)
+	adopted := false
 	if err == nil {
 		var n int64
 		if n, err = res.RowsAffected(); err == nil && n == 0 {
-			err = fmt.Errorf("store: the lease of admin %s ran out", s.pg.adminID)
+			adopted = true // or adopted and forgotten: the row is gone
+			err = fmt.Errorf("store: admin %s was adopted by another admin after its lease ran out", s.pg.adminID)
 		}
 	}
 	l.mu.Lock()
@@ -92,11 +109,23 @@ func (s *db) renewLease(ctx context.Context) error {
 			close(l.renewed)
 			l.renewed = nil
 		}
-	case !first && time.Now().After(l.validUntil):
-		l.lost = true
-		close(l.lostCh)
+	case adopted, !first && time.Now().After(l.validUntil):
+		// Unreachable past the lease, an admin may have been adopted.
+		l.lose()
 	}
 	return err
+}
+
+// lose marks the lease lost, with l.mu held: the admin stops.
+func (l *lease) lose() {
+	if l.lost {
+		return
+	}
+	l.lost = true
+	if l.lostCh == nil {
+		l.lostCh = make(chan struct{})
+	}
+	close(l.lostCh)
 }
 
 // LeaseLoop returns the service that renews this admin's lease at once and
@@ -198,7 +227,12 @@ func (s *db) awaitLease(ctx context.Context) bool {
 // SQLite it returns nothing.
 //
 // It is called five times a second: while no admin is dead or adopted, it
-// makes one read (adoptWorkSQL), not a write transaction.
+// makes one read (adoptWorkSQL), not a write transaction. It adopts inside
+// the admins' fence (writeLeased): an admin adopts only while its own
+// lease holds, so that two admins stalled together and waking together
+// cannot adopt each other (each holds its own row, which the other's
+// FOR UPDATE SKIP LOCKED then skips), and an admin late to renew renews
+// before it adopts anyone.
 func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
 	if s.pg == nil {
 		return nil, nil
@@ -211,7 +245,7 @@ func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
 		return nil, nil
 	}
 	var ids []string
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
 		ids = ids[:0]
 		if _, err := tx.ExecContext(ctx, `DELETE FROM admins a WHERE a.adopted_by = $1
 			AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.claimed_by = a.id AND runs.status = `+sqlRunning+` AND runs.executor_address = '')`,
@@ -279,6 +313,11 @@ const pgHoldLeaseSQL = `SELECT 1 FROM admins WHERE id = ` + pgAdmin + ` AND adop
 // it returns ErrLeaseLost unless this admin's lease holds and no other
 // admin adopted it, and then no admin adopts it before tx ends. Over
 // SQLite, whose one admin holds the file, it does nothing.
+//
+// A fenced write that found the lease run out loses it for good, even if
+// a late renewal would still succeed: its caller leaves what it claimed to
+// the admin that adopts this one (ErrLeaseLost), so this one must stop
+// and be adopted.
 func (s *db) holdLease(ctx context.Context, tx *sql.Tx) error {
 	if s.pg == nil {
 		return nil
@@ -286,6 +325,10 @@ func (s *db) holdLease(ctx context.Context, tx *sql.Tx) error {
 	var one int
 	err := tx.QueryRowContext(ctx, pgHoldLeaseSQL).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
+		l := &s.pg.lease
+		l.mu.Lock()
+		l.lose()
+		l.mu.Unlock()
 		return ErrLeaseLost
 	}
 	return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/pgtest"
+	"github.com/carillonhq/carillon/admin/internal/service"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -86,7 +87,20 @@ func TestRouteFence(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.URL(t)
-	stalled, b := setup(t, db)
+	stalled, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stalled.Close() })
+	renewals := service.NewGroup(stalled.LeaseLoop())
+	if err := renewals.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g, err := stalled.Groups.Create(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bundle{path: db, group: g}
 	adopter, err := store.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +121,9 @@ func TestRouteFence(t *testing.T) {
 		t.Fatalf("RouteRuns of the admin's own run: %v, %v", routed, err)
 	}
 
-	// The stalled admin's lease runs out (it froze): the adopter adopts it.
+	// The stalled admin freezes, its lease runs out, and the adopter
+	// adopts it.
+	renewals.Stop()
 	d, err := sql.Open("pgx", db)
 	if err != nil {
 		t.Fatal(err)
@@ -132,8 +148,8 @@ func TestRouteFence(t *testing.T) {
 		t.Errorf("AdoptedRuns routes %v, want run %d routed to http://x:1 and %d never routed", routes, mine, theirs)
 	}
 	// Woken, the stalled admin is fenced off: its renewals fail (it was
-	// adopted) until its last good one is a lease old on its own clock, as
-	// after a stall, and it knows its lease lost; it writes nothing.
+	// adopted), and it knows its lease lost; it writes nothing.
+	start(t, stalled.LeaseLoop())
 	select {
 	case <-stalled.LeaseLost():
 	case <-time.After(10 * store.LeaseDuration):
