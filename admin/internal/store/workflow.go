@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -70,24 +70,14 @@ func scanWorkflow(row interface{ Scan(...any) error }) (Workflow, error) {
 	return w, nil
 }
 
-// workflowWriteArgs is how many values workflowArgs has: the columns of
-// workflowColumns after id.
-var workflowWriteArgs = strings.Count(workflowColumns, ",")
-
-var (
-	// insertWorkflowSQL stores a new workflow (workflowArgs), RETURNING its id.
-	insertWorkflowSQL = `INSERT INTO workflows (` + strings.TrimPrefix(workflowColumns, "id, ") + `)
-		VALUES (` + placeholders(1, workflowWriteArgs) + `) RETURNING id`
-	// updateWorkflowSQL writes a workflow: workflowArgs, then its id.
-	updateWorkflowSQL = `UPDATE workflows SET (` + strings.TrimPrefix(workflowColumns, "id, ") + `) = (` + placeholders(1, workflowWriteArgs) + //nolint:gosec // concatenates constant SQL fragments; values are placeholders
-		`) WHERE id = $` + strconv.Itoa(workflowWriteArgs+1)
-)
-
-// workflowArgs are w's values for the columns of workflowColumns after id.
-func workflowArgs(w Workflow) []any {
-	return []any{w.GroupID, w.Name, w.Description, w.ScheduleType, w.Cron, w.IntervalSeconds, w.TimeZone,
-		w.MisfireStrategy, w.BlockStrategy, boolInt(w.Enabled), millis(w.LastFireAt), millis(w.NextFireAt), millis(w.CreatedAt), millis(w.UpdatedAt),
-		joinLines(w.AlarmEmails), w.AlarmWebhookURL}
+// workflowOf is the workflow of a row of dbsqlc.WorkflowByID, without
+// its nodes.
+func workflowOf(r dbsqlc.WorkflowByIDRow) Workflow {
+	return Workflow{ID: r.ID, GroupID: r.GroupID, Name: r.Name, Description: r.Description, ScheduleType: r.ScheduleType, Cron: r.Cron,
+		IntervalSeconds: r.IntervalSeconds, TimeZone: r.TimeZone, MisfireStrategy: r.MisfireStrategy, BlockStrategy: r.BlockStrategy,
+		Enabled: r.Enabled, LastFireAt: fromMillis(r.LastFireAt), NextFireAt: fromMillis(r.NextFireAt),
+		CreatedAt: time.UnixMilli(r.CreatedAt), UpdatedAt: time.UnixMilli(r.UpdatedAt),
+		AlarmEmails: splitLines(r.AlarmEmails), AlarmWebhookURL: r.AlarmWebhookUrl}
 }
 
 // nullString is p as a nullable column.
@@ -127,10 +117,15 @@ func insertWorkflow(ctx context.Context, tx *sql.Tx, w *Workflow) error {
 	if err := checkWorkflowRefs(ctx, tx, *w); err != nil {
 		return err
 	}
-	err := tx.QueryRowContext(ctx, insertWorkflowSQL, workflowArgs(*w)...).Scan(&w.ID)
+	id, err := dbsqlc.New(tx).InsertWorkflow(ctx, dbsqlc.InsertWorkflowParams{GroupID: w.GroupID, Name: w.Name, Description: w.Description,
+		ScheduleType: w.ScheduleType, Cron: w.Cron, IntervalSeconds: w.IntervalSeconds, TimeZone: w.TimeZone,
+		MisfireStrategy: w.MisfireStrategy, BlockStrategy: w.BlockStrategy, Enabled: boolInt(w.Enabled),
+		LastFireAt: millis(w.LastFireAt), NextFireAt: millis(w.NextFireAt), CreatedAt: w.CreatedAt.UnixMilli(), UpdatedAt: w.UpdatedAt.UnixMilli(),
+		AlarmEmails: joinLines(w.AlarmEmails), AlarmWebhookUrl: w.AlarmWebhookURL})
 	if err != nil {
 		return err
 	}
+	w.ID = id
 	return insertNodes(ctx, tx, *w)
 }
 
@@ -149,9 +144,10 @@ func checkWorkflowRefs(ctx context.Context, tx *sql.Tx, w Workflow) error {
 
 // insertNodes stores w's nodes.
 func insertNodes(ctx context.Context, tx *sql.Tx, w Workflow) error {
+	q := dbsqlc.New(tx)
 	for i, n := range w.Nodes {
-		_, err := tx.ExecContext(ctx, `INSERT INTO workflow_nodes (workflow_id, position, node_key, job_id, depends_on, param)
-			VALUES ($1, $2, $3, $4, $5, $6)`, w.ID, i, n.Key, n.JobID, joinLines(n.DependsOn), nullString(n.Param))
+		err := q.InsertWorkflowNode(ctx, dbsqlc.InsertWorkflowNodeParams{WorkflowID: w.ID, Position: int64(i), NodeKey: n.Key, JobID: n.JobID,
+			DependsOn: joinLines(n.DependsOn), Param: nullString(n.Param)})
 		if err != nil {
 			return err
 		}
@@ -175,14 +171,19 @@ func workflowErr(verb string, w Workflow, err error) error {
 
 // Get returns the workflow with the given ID, with its nodes.
 func (s WorkflowStore) Get(ctx context.Context, id int64) (Workflow, error) {
-	ws, err := s.List(ctx, WorkflowFilter{ID: id, Limit: 1})
-	if err != nil {
-		return Workflow{}, err
-	}
-	if len(ws) == 0 {
+	db := s.reader(ctx)
+	r, err := dbsqlc.New(db).WorkflowByID(ctx, id)
+	if errors.Is(err, sql.ErrNoRows) {
 		return Workflow{}, fmt.Errorf("%w: workflow %d", ErrNotFound, id)
 	}
-	return ws[0], nil
+	if err != nil {
+		return Workflow{}, fmt.Errorf("store: workflows: %w", err)
+	}
+	w := workflowOf(r)
+	if w.Nodes, err = workflowNodes(ctx, db, id); err != nil {
+		return Workflow{}, fmt.Errorf("store: workflow %d: %w", id, err)
+	}
+	return w, nil
 }
 
 // WorkflowFilter selects workflows for Workflows. Zero fields select
@@ -219,23 +220,18 @@ func (s WorkflowStore) List(ctx context.Context, f WorkflowFilter) ([]Workflow, 
 	return ws, nil
 }
 
-// querier is what reads need of a *sql.DB or a *sql.Tx.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// workflowNodes reads workflow id's nodes in their order.
-func workflowNodes(ctx context.Context, q querier, id int64) ([]WorkflowNode, error) {
-	rows, err := q.QueryContext(ctx, `SELECT node_key, job_id, depends_on, param FROM workflow_nodes WHERE workflow_id = $1 ORDER BY position`, id)
-	return collect(rows, err, func(row interface{ Scan(...any) error }) (WorkflowNode, error) {
-		var n WorkflowNode
-		var deps string
-		var param sql.NullString
-		err := row.Scan(&n.Key, &n.JobID, &deps, &param)
-		n.DependsOn, n.Param = splitLines(deps), stringOf(param)
-		return n, err
-	})
+// workflowNodes reads workflow id's nodes in their order, over a *sql.DB
+// or a *sql.Tx.
+func workflowNodes(ctx context.Context, db dbsqlc.DBTX, id int64) ([]WorkflowNode, error) {
+	rows, err := dbsqlc.New(db).WorkflowNodes(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var ns []WorkflowNode
+	for _, r := range rows {
+		ns = append(ns, WorkflowNode{Key: r.NodeKey, JobID: r.JobID, DependsOn: splitLines(r.DependsOn), Param: stringOf(r.Param)})
+	}
+	return ns, nil
 }
 
 // Update replaces workflow w.ID's definition and nodes. Its
@@ -274,11 +270,16 @@ func updateWorkflow(ctx context.Context, tx *sql.Tx, w *Workflow, scheduleChange
 	case !scheduleChanged:
 		w.NextFireAt = old.NextFireAt
 	}
-	_, err = tx.ExecContext(ctx, updateWorkflowSQL, append(workflowArgs(*w), w.ID)...)
+	q := dbsqlc.New(tx)
+	err = q.UpdateWorkflow(ctx, dbsqlc.UpdateWorkflowParams{GroupID: w.GroupID, Name: w.Name, Description: w.Description,
+		ScheduleType: w.ScheduleType, Cron: w.Cron, IntervalSeconds: w.IntervalSeconds, TimeZone: w.TimeZone,
+		MisfireStrategy: w.MisfireStrategy, BlockStrategy: w.BlockStrategy, Enabled: boolInt(w.Enabled),
+		LastFireAt: millis(w.LastFireAt), NextFireAt: millis(w.NextFireAt), CreatedAt: w.CreatedAt.UnixMilli(), UpdatedAt: w.UpdatedAt.UnixMilli(),
+		AlarmEmails: joinLines(w.AlarmEmails), AlarmWebhookUrl: w.AlarmWebhookURL, ID: w.ID})
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM workflow_nodes WHERE workflow_id = $1`, w.ID); err != nil {
+	if err := q.DeleteWorkflowNodes(ctx, w.ID); err != nil {
 		return err
 	}
 	return insertNodes(ctx, tx, *w)
@@ -292,7 +293,8 @@ func (s WorkflowStore) Start(ctx context.Context, id int64, next, now time.Time)
 }
 
 // startWorkflowSQL and stopWorkflowSQL switch a workflow's schedule on
-// (next fire, now, id) and off (now, id).
+// (next fire, now, id) and off (now, id). They stay by hand:
+// ApplyTx.SetWorkflowEnabled runs them too.
 const (
 	startWorkflowSQL = `UPDATE workflows SET enabled = 1, next_fire_at = $1, updated_at = $2 WHERE id = $3 AND enabled = 0`
 	stopWorkflowSQL  = `UPDATE workflows SET enabled = 0, next_fire_at = NULL, updated_at = $1 WHERE id = $2 AND enabled = 1`
@@ -304,13 +306,15 @@ func (s WorkflowStore) Stop(ctx context.Context, id int64, now time.Time) (Workf
 	return s.switchWorkflow(ctx, id, stopWorkflowSQL, millis(now), id)
 }
 
+// switchWorkflow runs q, which switches workflow id's schedule, with args
+// in a write transaction, and returns the workflow as it then is; a
+// missing workflow is ErrNotFound.
 func (s *db) switchWorkflow(ctx context.Context, id int64, q string, args ...any) (Workflow, error) {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return err
 		}
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE id = $1`, id).Scan(&n); err != nil || n > 0 {
+		if n, err := dbsqlc.New(tx).WorkflowCount(ctx, id); err != nil || n > 0 {
 			return err
 		}
 		return fmt.Errorf("%w: workflow %d", ErrNotFound, id)
@@ -333,7 +337,7 @@ func (s WorkflowStore) Delete(ctx context.Context, id int64) error {
 
 // deleteWorkflow is WorkflowStore.Delete in tx.
 func deleteWorkflow(ctx context.Context, tx *sql.Tx, id int64) error {
-	res, err := tx.ExecContext(ctx, `DELETE FROM workflows WHERE id = $1`, id)
+	res, err := dbsqlc.New(tx).DeleteWorkflow(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -343,23 +347,13 @@ func deleteWorkflow(ctx context.Context, tx *sql.Tx, id int64) error {
 // notInWorkflow refuses (ErrInUse) to delete job id while workflows have
 // it as a node, naming them.
 func notInWorkflow(ctx context.Context, tx *sql.Tx, id int64) error {
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT w.id, w.name FROM workflow_nodes n JOIN workflows w ON w.id = n.workflow_id
-		WHERE n.job_id = $1 ORDER BY w.id`, id)
+	ws, err := dbsqlc.New(tx).WorkflowsOfJob(ctx, id)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
 	var names []string
-	for rows.Next() {
-		var wid int64
-		var name string
-		if err := rows.Scan(&wid, &name); err != nil {
-			return err
-		}
-		names = append(names, fmt.Sprintf("%d (%q)", wid, name))
-	}
-	if err := rows.Err(); err != nil {
-		return err
+	for _, w := range ws {
+		names = append(names, fmt.Sprintf("%d (%q)", w.ID, w.Name))
 	}
 	if len(names) > 0 {
 		return fmt.Errorf("%w: job %d is a node of workflow %s: remove it from their nodes first", ErrInUse, id, strings.Join(names, ", workflow "))

@@ -3,11 +3,15 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/followup"
@@ -598,6 +602,319 @@ func TestWorkflowFixDelay(t *testing.T) {
 		}
 		if got, err := s.Workflows.Get(ctx, w.ID); err != nil || !got.NextFireAt.Equal(end.Add(30*time.Second)) {
 			t.Fatalf("after its run: next %v, %v; want %v", got.NextFireAt, err, end.Add(30*time.Second))
+		}
+	})
+}
+
+// TestWorkflowStoredWhole: every field of a workflow is stored by Create
+// and Update and read back by Get as List reads it; Update keeps the
+// enabled state and the times of creation and last fire. Start and Stop
+// switch the schedule, and name a missing workflow ErrNotFound, as Delete
+// does; deleting a job names the workflows that have it as a node. The
+// statements are sqlc's (queries/workflow.sql), one text over both
+// databases.
+func TestWorkflowStoredWhole(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		j, k := aJob(t, s, b), aJob(t, s, b)
+		param := "node's param"
+		w := store.Workflow{GroupID: b.group.ID, Name: "whole", Description: "all of it",
+			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, Cron: "0 * * * * ?", IntervalSeconds: 7, TimeZone: "Europe/Paris",
+			MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW, BlockStrategy: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL,
+			Enabled: true, LastFireAt: t0.Add(-time.Minute), NextFireAt: t0.Add(time.Minute),
+			Nodes:       []store.WorkflowNode{{Key: "a", JobID: j.ID, Param: &param}, {Key: "b", JobID: k.ID, DependsOn: []string{"a"}}},
+			AlarmEmails: []string{"ops@example.com", "dev@example.com"}, AlarmWebhookURL: "https://hooks.example.com/w"}
+		created, err := s.Workflows.Create(ctx, w, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := w
+		want.ID, want.CreatedAt, want.UpdatedAt = created.ID, t0, t0
+		if diff := cmp.Diff(want, created); diff != "" {
+			t.Errorf("the workflow as created (-want +got):\n%s", diff)
+		}
+		check := func(what string, want store.Workflow) {
+			t.Helper()
+			got, err := s.Workflows.Get(ctx, want.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s, as Get reads it (-want +got):\n%s", what, diff)
+			}
+			listed, err := s.Workflows.List(ctx, store.WorkflowFilter{ID: want.ID})
+			if err != nil || len(listed) != 1 {
+				t.Fatalf("%s, listed: %v, %v", what, listed, err)
+			}
+			if diff := cmp.Diff(listed[0], got); diff != "" {
+				t.Errorf("%s: Get and List differ (-List +Get):\n%s", what, diff)
+			}
+		}
+		check("the created workflow", want)
+
+		g2, err := s.Groups.Create(ctx, store.Group{AppName: "second", Title: "Second", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up := store.Workflow{ID: created.ID, GroupID: g2.ID, Name: "whole again", Description: "changed",
+			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_CRON, Cron: "30 * * * * ?", IntervalSeconds: 9, TimeZone: "UTC",
+			MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, BlockStrategy: carillonv1.BlockStrategy_BLOCK_STRATEGY_COVER_EARLY,
+			NextFireAt:  t0.Add(2 * time.Minute),
+			Nodes:       []store.WorkflowNode{{Key: "c", JobID: k.ID}, {Key: "d", JobID: j.ID, DependsOn: []string{"c"}, Param: &param}},
+			AlarmEmails: []string{"new@example.com"}, AlarmWebhookURL: "https://hooks.example.com/w2"}
+		updated, err := s.Workflows.Update(ctx, up, true, t0.Add(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = up
+		want.Enabled, want.LastFireAt, want.CreatedAt, want.UpdatedAt = true, w.LastFireAt, t0, t0.Add(time.Second)
+		if diff := cmp.Diff(want, updated); diff != "" {
+			t.Errorf("the workflow as updated (-want +got):\n%s", diff)
+		}
+		check("the updated workflow", want)
+
+		stopped, err := s.Workflows.Stop(ctx, created.ID, t0.Add(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stopped.Enabled || !stopped.NextFireAt.IsZero() || !stopped.UpdatedAt.Equal(t0.Add(2*time.Second)) {
+			t.Errorf("stopped: enabled %v, next %v, updated %v", stopped.Enabled, stopped.NextFireAt, stopped.UpdatedAt)
+		}
+		started, err := s.Workflows.Start(ctx, created.ID, t0.Add(time.Hour), t0.Add(3*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !started.Enabled || !started.NextFireAt.Equal(t0.Add(time.Hour)) || !started.UpdatedAt.Equal(t0.Add(3*time.Second)) {
+			t.Errorf("started: enabled %v, next %v, updated %v", started.Enabled, started.NextFireAt, started.UpdatedAt)
+		}
+		missing := created.ID + 100
+		if _, err := s.Workflows.Start(ctx, missing, t0, t0); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("start a missing workflow: %v, want ErrNotFound", err)
+		}
+		if _, err := s.Workflows.Stop(ctx, missing, t0); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("stop a missing workflow: %v, want ErrNotFound", err)
+		}
+		if _, err := s.Workflows.Get(ctx, missing); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("get a missing workflow: %v, want ErrNotFound", err)
+		}
+
+		other, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: "other", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
+			Nodes: []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Jobs.Delete(ctx, j.ID)
+		if wantMsg := fmt.Sprintf(`workflow %d ("whole again"), workflow %d ("other")`, created.ID, other.ID); !errors.Is(err, store.ErrInUse) ||
+			!strings.Contains(err.Error(), wantMsg) {
+			t.Errorf("delete a job two workflows have: %v, want ErrInUse naming %s", err, wantMsg)
+		}
+		if err := s.Workflows.Delete(ctx, created.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Workflows.Delete(ctx, created.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("delete it again: %v, want ErrNotFound", err)
+		}
+		if _, err := s.Workflows.Get(ctx, created.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("get a deleted workflow: %v, want ErrNotFound", err)
+		}
+	})
+}
+
+// TestWorkflowRunStoredWhole: a workflow run and its nodes are stored
+// when it is made and read back by Run (its row as Runs reads it); a
+// node's run is its job's retry once there is one; a cancel ends the
+// workflow run and starts the oldest one waiting behind it (SERIAL); a
+// retry runs it again keeping its first start; DeleteRuns deletes the
+// ended ones, oldest first, never an active one. The statements are
+// sqlc's (queries/workflowrun.sql).
+func TestWorkflowRunStoredWhole(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		w, j := diamond(t, s, b, 1)
+		param := "the run's param"
+		ch, err := s.Workflows.Trigger(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_API, &param, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := workflowRun(t, s, ch.WorkflowRunID)
+		want := store.WorkflowRun{ID: ch.WorkflowRunID, WorkflowID: w.ID, Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING,
+			ScheduledAt: t0, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_API, Param: &param, CreatedAt: t0, StartedAt: t0}
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(store.WorkflowRun{}, "Nodes")); diff != "" {
+			t.Errorf("the workflow run as made (-want +got):\n%s", diff)
+		}
+		listed, err := s.Workflows.Runs(ctx, store.WorkflowRunFilter{WorkflowID: w.ID})
+		if err != nil || len(listed) != 1 {
+			t.Fatalf("workflow runs: %v, %v", listed, err)
+		}
+		if diff := cmp.Diff(listed[0], got, cmpopts.IgnoreFields(store.WorkflowRun{}, "Nodes")); diff != "" {
+			t.Errorf("Run and Runs differ (-Runs +Run):\n%s", diff)
+		}
+		extract := byNode(t, ch.FollowUps, "extract")
+		wantNodes := make([]store.WorkflowNodeRun, len(w.Nodes))
+		for i, n := range w.Nodes {
+			wantNodes[i] = store.WorkflowNodeRun{WorkflowNode: n, Status: carillonv1.RunStatus_RUN_STATUS_PENDING}
+		}
+		wantNodes[0].Status, wantNodes[0].RunID, wantNodes[0].FirstRunID, wantNodes[0].StartedAt = carillonv1.RunStatus_RUN_STATUS_RUNNING, extract.ID, extract.ID, t0
+		other := byNode(t, ch.FollowUps, "other")
+		wantNodes[4].Status, wantNodes[4].RunID, wantNodes[4].FirstRunID, wantNodes[4].StartedAt = carillonv1.RunStatus_RUN_STATUS_RUNNING, other.ID, other.ID, t0
+		if diff := cmp.Diff(wantNodes, got.Nodes); diff != "" {
+			t.Errorf("the workflow run's nodes (-want +got):\n%s", diff)
+		}
+
+		// extract fails, and its job's retry becomes the node's run; then
+		// that fails too, and the node ends with it.
+		retried := settleNode(t, s, extract, carillonv1.RunStatus_RUN_STATUS_FAILED, t0.Add(10*time.Second))
+		if len(retried.FollowUps) != 1 {
+			t.Fatalf("extract's failure made %+v, want its job's retry", retried.FollowUps)
+		}
+		retry := retried.FollowUps[0]
+		n := workflowRun(t, s, ch.WorkflowRunID).Nodes[0]
+		if n.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || n.RunID != retry.ID || n.FirstRunID != extract.ID {
+			t.Errorf("the retried node: %+v, want RUNNING, run %d, first run %d", n, retry.ID, extract.ID)
+		}
+		failed := t0.Add(30 * time.Second)
+		settleNode(t, s, retry, carillonv1.RunStatus_RUN_STATUS_FAILED, failed)
+		n = workflowRun(t, s, ch.WorkflowRunID).Nodes[0]
+		if n.Status != carillonv1.RunStatus_RUN_STATUS_FAILED || n.RunID != retry.ID || n.FirstRunID != extract.ID ||
+			!n.FinishedAt.Equal(failed) || !n.StartedAt.Equal(t0) {
+			t.Errorf("the failed node: %+v, want FAILED, run %d, first run %d, started %v, finished %v", n, retry.ID, extract.ID, t0, failed)
+		}
+
+		if _, err := s.Workflows.CancelRun(ctx, ch.WorkflowRunID, t0.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		got = workflowRun(t, s, ch.WorkflowRunID)
+		want.Status, want.Message, want.FinishedAt = carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_CANCELLED, "cancelled by CancelWorkflowRun", t0.Add(time.Minute)
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(store.WorkflowRun{}, "Nodes")); diff != "" {
+			t.Errorf("the cancelled workflow run (-want +got):\n%s", diff)
+		}
+		if _, err := s.Workflows.RetryRun(ctx, ch.WorkflowRunID, t0.Add(2*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		got = workflowRun(t, s, ch.WorkflowRunID)
+		if got.Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING || got.Message != "" || got.Attempt != 1 ||
+			!got.FinishedAt.IsZero() || !got.StartedAt.Equal(t0) {
+			t.Errorf("retried: %+v, want RUNNING, attempt 1, started at %v still, not finished", got, t0)
+		}
+		if n := got.Nodes[0]; n.Attempt != 1 || n.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || !n.StartedAt.Equal(t0.Add(2*time.Minute)) {
+			t.Errorf("the retried node: %+v, want attempt 1, RUNNING since %v", n, t0.Add(2*time.Minute))
+		}
+
+		// Three workflow runs of a SERIAL workflow: the two made while the
+		// first runs wait, and each cancel starts the oldest one waiting.
+		// They end an hour apart; a fourth stays active.
+		w2, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: "ended", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
+			BlockStrategy: carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL, Nodes: []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ended []int64
+		for range 3 {
+			ch, err := s.Workflows.Trigger(ctx, w2.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ended = append(ended, ch.WorkflowRunID)
+		}
+		for i, id := range ended {
+			for k, other := range ended {
+				wr := workflowRun(t, s, other)
+				if wantSt := activeStatus(k, i); wr.Status != wantSt {
+					t.Fatalf("before cancelling workflow run %d: workflow run %d is %s, want %s", id, other, wr.Status, wantSt)
+				}
+				if k == i && i > 0 && (wr.Message != "" || !wr.StartedAt.Equal(t0.Add(time.Duration(i)*time.Hour))) {
+					t.Errorf("workflow run %d, started by the cancel before it: message %q, started %v; want none, %v",
+						other, wr.Message, wr.StartedAt, t0.Add(time.Duration(i)*time.Hour))
+				}
+			}
+			if _, err := s.Workflows.CancelRun(ctx, id, t0.Add(time.Duration(i+1)*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		active, err := s.Workflows.Trigger(ctx, w2.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			before time.Time
+			limit  int
+			want   int64
+			gone   []int64
+		}{
+			{t0.Add(150 * time.Minute), 1, 1, ended[:1]},
+			{t0.Add(150 * time.Minute), 10, 1, ended[:2]},
+			{t0.Add(150 * time.Minute), 10, 0, ended[:2]},
+			{t0.Add(24 * time.Hour), 10, 1, ended},
+		} {
+			n, err := s.Workflows.DeleteRuns(ctx, tt.before, tt.limit)
+			if err != nil || n != tt.want {
+				t.Fatalf("delete workflow runs ended before %v, up to %d: %d, %v; want %d", tt.before, tt.limit, n, err, tt.want)
+			}
+			for _, id := range ended {
+				_, err := s.Workflows.Run(ctx, id)
+				if gone := slices.Contains(tt.gone, id); gone != errors.Is(err, store.ErrNotFound) {
+					t.Errorf("after deleting those ended before %v: workflow run %d: %v (deleted: %v)", tt.before, id, err, gone)
+				}
+			}
+		}
+		for _, id := range []int64{ch.WorkflowRunID, active.WorkflowRunID} {
+			if _, err := s.Workflows.Run(ctx, id); err != nil {
+				t.Errorf("active workflow run %d: %v, want it kept", id, err)
+			}
+		}
+	})
+}
+
+// activeStatus is the status of the kth of SERIAL workflow runs made one
+// after the other while the first i of them were cancelled in order.
+func activeStatus(k, i int) carillonv1.WorkflowRunStatus {
+	switch {
+	case k < i:
+		return carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_CANCELLED
+	case k == i:
+		return carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING
+	}
+	return carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING
+}
+
+// TestWorkflowSkippedFire: a claim's fire that records missed instants
+// (DO_NOTHING) makes a SKIPPED workflow run of the instant, ended when
+// made, and starts nothing.
+func TestWorkflowSkippedFire(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		j := aJob(t, s, b)
+		due := t0.Add(time.Minute)
+		w, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: "missed", Enabled: true, NextFireAt: due,
+			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: 60,
+			MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING,
+			Nodes:           []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := due.Add(time.Hour)
+		ch, err := s.Workflows.ClaimFires(ctx, []store.WorkflowClaim{{WorkflowID: w.ID, Due: due, Next: now.Add(time.Minute),
+			Fires: []store.WorkflowFire{{At: due, Skipped: "missed 60 instants"}}}}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ch.FollowUps) != 0 || len(ch.Ended) != 1 || ch.Ended[0].Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED {
+			t.Fatalf("the claim started %d runs and ended %+v, want nothing started and one SKIPPED", len(ch.FollowUps), ch.Ended)
+		}
+		runs, err := s.Workflows.Runs(ctx, store.WorkflowRunFilter{WorkflowID: w.ID})
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("workflow runs: %v, %v", runs, err)
+		}
+		want := store.WorkflowRun{ID: runs[0].ID, WorkflowID: w.ID, Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED,
+			ScheduledAt: due, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Message: "missed 60 instants", CreatedAt: now, FinishedAt: now}
+		if diff := cmp.Diff(want, runs[0]); diff != "" {
+			t.Errorf("the skipped workflow run (-want +got):\n%s", diff)
 		}
 	})
 }

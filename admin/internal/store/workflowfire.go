@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -124,9 +125,9 @@ func (s WorkflowStore) ClaimFires(ctx context.Context, claims []WorkflowClaim, n
 
 // skipWorkflowRun records missed instants of w as a SKIPPED workflow run.
 func (st *settler) skipWorkflowRun(w Workflow, f WorkflowFire, now time.Time) error {
-	_, err := st.tx.ExecContext(st.ctx, `INSERT INTO workflow_runs (workflow_id, status, scheduled_at, trigger_type, message, created_at, finished_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, w.ID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, f.At.UnixMilli(),
-		carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, f.Skipped, now.UnixMilli(), now.UnixMilli())
+	err := dbsqlc.New(st.tx).InsertSkippedWorkflowRun(st.ctx, dbsqlc.InsertSkippedWorkflowRunParams{WorkflowID: w.ID,
+		Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, ScheduledAt: f.At.UnixMilli(),
+		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Message: f.Skipped, CreatedAt: now.UnixMilli(), FinishedAt: now.UnixMilli()})
 	if err == nil {
 		st.out.WorkflowRunsEnded = append(st.out.WorkflowRunsEnded, WorkflowRun{WorkflowID: w.ID,
 			Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, ScheduledAt: f.At, FinishedAt: now})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -74,25 +75,46 @@ func scanWorkflowRun(row interface{ Scan(...any) error }) (WorkflowRun, error) {
 	return wr, nil
 }
 
-// workflowNodeRuns reads workflow run id's nodes in their order.
-func workflowNodeRuns(ctx context.Context, q querier, id int64) ([]WorkflowNodeRun, error) {
-	rows, err := q.QueryContext(ctx, `SELECT node_key, job_id, depends_on, param, status, run_id, first_run_id, attempt, message,
-		started_at, finished_at FROM workflow_node_runs WHERE workflow_run_id = $1 ORDER BY position`, id)
-	return collect(rows, err, func(row interface{ Scan(...any) error }) (WorkflowNodeRun, error) {
-		var n WorkflowNodeRun
-		var deps string
-		var param sql.NullString
-		var started, finished sql.NullInt64
-		err := row.Scan(&n.Key, &n.JobID, &deps, &param, &n.Status, &n.RunID, &n.FirstRunID, &n.Attempt, &n.Message, &started, &finished)
-		n.DependsOn, n.Param, n.StartedAt, n.FinishedAt = splitLines(deps), stringOf(param), fromMillis(started), fromMillis(finished)
-		return n, err
-	})
+// workflowRunOf is the workflow run of a row of dbsqlc.WorkflowRunByID
+// (or OldestWorkflowRunOfStatus: the same columns), without its nodes.
+func workflowRunOf(r dbsqlc.WorkflowRunByIDRow) WorkflowRun {
+	return WorkflowRun{ID: r.ID, WorkflowID: r.WorkflowID, Status: r.Status, ScheduledAt: time.UnixMilli(r.ScheduledAt),
+		TriggerType: r.TriggerType, Param: stringOf(r.Param), Message: r.Message, Attempt: r.Attempt, CreatedAt: time.UnixMilli(r.CreatedAt),
+		StartedAt: fromMillis(r.StartedAt), FinishedAt: fromMillis(r.FinishedAt), AlarmStatus: r.AlarmStatus, AlarmMessage: r.AlarmMessage}
+}
+
+// workflowRunByID reads workflow run id, without its nodes, over a
+// *sql.DB or a *sql.Tx; sql.ErrNoRows when there is none.
+func workflowRunByID(ctx context.Context, db dbsqlc.DBTX, id int64) (WorkflowRun, error) {
+	r, err := dbsqlc.New(db).WorkflowRunByID(ctx, id)
+	if err != nil {
+		return WorkflowRun{}, err
+	}
+	return workflowRunOf(r), nil
+}
+
+// workflowNodeRuns reads workflow run id's nodes in their order, over a
+// *sql.DB or a *sql.Tx.
+func workflowNodeRuns(ctx context.Context, db dbsqlc.DBTX, id int64) ([]WorkflowNodeRun, error) {
+	rows, err := dbsqlc.New(db).WorkflowNodeRuns(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var ns []WorkflowNodeRun
+	for _, r := range rows {
+		ns = append(ns, WorkflowNodeRun{
+			WorkflowNode: WorkflowNode{Key: r.NodeKey, JobID: r.JobID, DependsOn: splitLines(r.DependsOn), Param: stringOf(r.Param)},
+			Status:       r.Status, RunID: r.RunID, FirstRunID: r.FirstRunID, Attempt: r.Attempt, Message: r.Message,
+			StartedAt: fromMillis(r.StartedAt), FinishedAt: fromMillis(r.FinishedAt),
+		})
+	}
+	return ns, nil
 }
 
 // Run returns the workflow run with the given ID, with its nodes.
 func (s WorkflowStore) Run(ctx context.Context, id int64) (WorkflowRun, error) {
 	db := s.reader(ctx)
-	wr, err := scanWorkflowRun(db.QueryRowContext(ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE id = $1`, id))
+	wr, err := workflowRunByID(ctx, db, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return WorkflowRun{}, fmt.Errorf("%w: workflow run %d", ErrNotFound, id)
 	}
@@ -235,9 +257,8 @@ func (s WorkflowStore) RetryRun(ctx context.Context, id int64, now time.Time) (W
 			}
 		}
 		wr.Attempt++
-		_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = $1, message = '', attempt = $2, finished_at = NULL,
-			started_at = coalesce(started_at, $3) WHERE id = $4`,
-			carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, wr.Attempt, now.UnixMilli(), wr.ID)
+		err := dbsqlc.New(st.tx).RetryWorkflowRun(st.ctx, dbsqlc.RetryWorkflowRunParams{
+			Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, Attempt: wr.Attempt, StartedAt: now.UnixMilli(), ID: wr.ID})
 		if err != nil {
 			return err
 		}
@@ -296,9 +317,9 @@ func activeWorkflowRun(st carillonv1.WorkflowRunStatus) bool {
 func (s WorkflowStore) DeleteRuns(ctx context.Context, before time.Time, limit int) (int64, error) {
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM workflow_runs WHERE id IN (SELECT id FROM workflow_runs
-			WHERE finished_at IS NOT NULL AND finished_at < $1 AND status NOT IN ($2, $3) ORDER BY finished_at LIMIT $4)`,
-			before.UnixMilli(), carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, limit)
+		res, err := dbsqlc.New(tx).DeleteEndedWorkflowRuns(ctx, dbsqlc.DeleteEndedWorkflowRunsParams{Before: before.UnixMilli(),
+			Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, OrStatus: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING,
+			MaxRows: int64(limit)})
 		if err != nil {
 			return err
 		}

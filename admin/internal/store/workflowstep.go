@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	"github.com/carillonhq/carillon/admin/internal/workflow"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -54,8 +55,7 @@ func (st *settler) lockWorkflowRun(id int64) (*WorkflowRun, error) {
 	if wr, ok := st.workflowRuns[id]; ok {
 		return wr, nil
 	}
-	var wid int64
-	err := st.tx.QueryRowContext(st.ctx, `SELECT workflow_id FROM workflow_runs WHERE id = $1`, id).Scan(&wid)
+	wid, err := dbsqlc.New(st.tx).WorkflowOfRun(st.ctx, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -69,7 +69,7 @@ func (st *settler) lockWorkflowRun(id int64) (*WorkflowRun, error) {
 	}
 	// Read after the lock: over PostgreSQL each statement sees what the
 	// transactions that held it committed.
-	wr, err := scanWorkflowRun(st.tx.QueryRowContext(st.ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs WHERE id = $1`, id))
+	wr, err := workflowRunByID(st.ctx, st.tx, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -128,10 +128,11 @@ func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.Trigg
 	if status == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED {
 		wr.FinishedAt = now
 	}
-	err = st.tx.QueryRowContext(st.ctx, `INSERT INTO workflow_runs (`+strings.TrimPrefix(workflowRunColumns, "id, ")+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-		wr.WorkflowID, wr.Status, millis(wr.ScheduledAt), wr.TriggerType, nullString(wr.Param), wr.Message, wr.Attempt,
-		millis(wr.CreatedAt), millis(wr.StartedAt), millis(wr.FinishedAt), wr.AlarmStatus, wr.AlarmMessage).Scan(&wr.ID)
+	q := dbsqlc.New(st.tx)
+	wr.ID, err = q.InsertWorkflowRun(st.ctx, dbsqlc.InsertWorkflowRunParams{WorkflowID: wr.WorkflowID, Status: wr.Status,
+		ScheduledAt: wr.ScheduledAt.UnixMilli(), TriggerType: wr.TriggerType, Param: nullString(wr.Param), Message: wr.Message,
+		Attempt: wr.Attempt, CreatedAt: wr.CreatedAt.UnixMilli(), StartedAt: millis(wr.StartedAt), FinishedAt: millis(wr.FinishedAt),
+		AlarmStatus: wr.AlarmStatus, AlarmMessage: wr.AlarmMessage})
 	if err != nil {
 		return 0, err
 	}
@@ -141,9 +142,8 @@ func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.Trigg
 		if status == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED {
 			node.Status, node.Message = carillonv1.RunStatus_RUN_STATUS_SKIPPED, "the workflow run was discarded"
 		}
-		_, err := st.tx.ExecContext(st.ctx, `INSERT INTO workflow_node_runs (workflow_run_id, position, node_key, job_id, depends_on,
-			param, status, message) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			wr.ID, i, n.Key, n.JobID, joinLines(n.DependsOn), nullString(n.Param), node.Status, node.Message)
+		err := q.InsertWorkflowNodeRun(st.ctx, dbsqlc.InsertWorkflowNodeRunParams{WorkflowRunID: wr.ID, Position: int64(i), NodeKey: n.Key,
+			JobID: n.JobID, DependsOn: joinLines(n.DependsOn), Param: nullString(n.Param), Status: node.Status, Message: node.Message})
 		if err != nil {
 			return 0, err
 		}
@@ -161,8 +161,8 @@ func (st *settler) makeWorkflowRun(w Workflow, at time.Time, tt carillonv1.Trigg
 // activeWorkflowRuns returns the IDs of workflow wid's PENDING and RUNNING
 // workflow runs, oldest first.
 func (st *settler) activeWorkflowRuns(wid int64) ([]int64, error) {
-	return collectColumn[int64](st.tx.QueryContext(st.ctx, `SELECT id FROM workflow_runs WHERE workflow_id = $1 AND status IN ($2, $3) ORDER BY id`,
-		wid, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING))
+	return dbsqlc.New(st.tx).WorkflowRunsOfStatus(st.ctx, dbsqlc.WorkflowRunsOfStatusParams{WorkflowID: wid,
+		Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING, OrStatus: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING})
 }
 
 // nodeState is what the policy reads of a node's status.
@@ -276,10 +276,9 @@ func (st *settler) startNode(wr *WorkflowRun, i int, now time.Time) (ok bool, er
 
 // saveNode stores node i of workflow run id as n says.
 func (st *settler) saveNode(id int64, i int, n *WorkflowNodeRun) error {
-	_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_node_runs SET status = $1, run_id = $2, first_run_id = $3, attempt = $4, message = $5,
-		started_at = $6, finished_at = $7 WHERE workflow_run_id = $8 AND position = $9`,
-		n.Status, n.RunID, n.FirstRunID, n.Attempt, n.Message, millis(n.StartedAt), millis(n.FinishedAt), id, i)
-	return err
+	return dbsqlc.New(st.tx).SaveWorkflowNodeRun(st.ctx, dbsqlc.SaveWorkflowNodeRunParams{Status: n.Status, RunID: n.RunID,
+		FirstRunID: n.FirstRunID, Attempt: n.Attempt, Message: n.Message, StartedAt: millis(n.StartedAt), FinishedAt: millis(n.FinishedAt),
+		WorkflowRunID: id, Position: int64(i)})
 }
 
 // endWorkflowRun ends wr with status. Then a FIX_DELAY workflow gets its
@@ -293,16 +292,16 @@ func (st *settler) endWorkflowRun(wr *WorkflowRun, status carillonv1.WorkflowRun
 	if status == carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_FAILED {
 		wr.AlarmStatus = carillonv1.AlarmStatus_ALARM_STATUS_PENDING
 	}
-	_, err := st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = $1, message = $2, finished_at = $3, alarm_status = $4, alarm_message = $5
-		WHERE id = $6`, status, msg, now.UnixMilli(), wr.AlarmStatus, wr.AlarmMessage, wr.ID)
+	q := dbsqlc.New(st.tx)
+	err := q.EndWorkflowRun(st.ctx, dbsqlc.EndWorkflowRunParams{Status: status, Message: msg, FinishedAt: now.UnixMilli(),
+		AlarmStatus: wr.AlarmStatus, AlarmMessage: wr.AlarmMessage, ID: wr.ID})
 	if err != nil {
 		return err
 	}
 	st.out.WorkflowRunsEnded = append(st.out.WorkflowRunsEnded, *wr)
 	if wr.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE || wr.TriggerType == carillonv1.TriggerType_TRIGGER_TYPE_MISFIRE {
-		res, err := st.tx.ExecContext(st.ctx, `UPDATE workflows SET next_fire_at = $1 + interval_seconds * 1000
-			WHERE id = $2 AND enabled = 1 AND schedule_type = $3 AND next_fire_at IS NULL`,
-			now.UnixMilli(), wr.WorkflowID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY)
+		res, err := q.RescheduleFixDelayWorkflow(st.ctx, dbsqlc.RescheduleFixDelayWorkflowParams{FinishedAt: now.UnixMilli(),
+			ID: wr.WorkflowID, ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY})
 		if err != nil {
 			return err
 		}
@@ -315,14 +314,15 @@ func (st *settler) endWorkflowRun(wr *WorkflowRun, status carillonv1.WorkflowRun
 	if !handOn {
 		return nil
 	}
-	next, err := scanWorkflowRun(st.tx.QueryRowContext(st.ctx, `SELECT `+workflowRunColumns+` FROM workflow_runs
-		WHERE workflow_id = $1 AND status = $2 ORDER BY id LIMIT 1`, wr.WorkflowID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING))
+	r, err := q.OldestWorkflowRunOfStatus(st.ctx, dbsqlc.OldestWorkflowRunOfStatusParams{WorkflowID: wr.WorkflowID,
+		Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_PENDING})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	next := workflowRunOf(dbsqlc.WorkflowRunByIDRow(r))
 	if next.Nodes, err = workflowNodeRuns(st.ctx, st.tx, next.ID); err != nil {
 		return err
 	}
@@ -336,8 +336,7 @@ func (st *settler) endWorkflowRun(wr *WorkflowRun, status carillonv1.WorkflowRun
 		start = next.ScheduledAt
 	}
 	next.Status, next.Message, next.StartedAt = carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_RUNNING, "", start
-	_, err = st.tx.ExecContext(st.ctx, `UPDATE workflow_runs SET status = $1, message = '', started_at = $2 WHERE id = $3`,
-		next.Status, start.UnixMilli(), next.ID)
+	err = q.StartWorkflowRun(st.ctx, dbsqlc.StartWorkflowRunParams{Status: next.Status, StartedAt: start.UnixMilli(), ID: next.ID})
 	if err != nil {
 		return err
 	}
