@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -49,7 +50,9 @@ func (w withTry) Scan(dest ...any) error {
 }
 
 // pendingAlarmsSQL names ALARM_STATUS_PENDING (1) literally, the
-// condition of the partial index runs_alarm (see sqlInFlight).
+// condition of the partial index runs_alarm (see sqlInFlight). It reads
+// the run's whole row with run.go's runColumns and scanRun, so it stays
+// by hand with them.
 const pendingAlarmsSQL = `SELECT ` + runColumns + `, alarm_attempts, alarm_sent FROM runs
 	WHERE alarm_status = 1 AND alarm_retry_at <= $1 ORDER BY id LIMIT $2`
 
@@ -71,18 +74,33 @@ func (s AlarmStore) Pending(ctx context.Context, now time.Time, limit int) ([]Pe
 
 // Record stores the final delivery outcome of a run's alarm.
 func (s AlarmStore) Record(ctx context.Context, runID int64, status carillonv1.AlarmStatus, message string) error {
-	return s.recordAlarm(ctx, "runs", runID, status, message)
+	err := s.alarmWrite(ctx, func(q *dbsqlc.Queries) error {
+		return q.RecordRunAlarm(ctx, dbsqlc.RecordRunAlarmParams{AlarmStatus: status, AlarmMessage: message, ID: runID})
+	})
+	if err != nil {
+		return fmt.Errorf("store: record alarm of runs %d: %w", runID, err)
+	}
+	return nil
 }
 
 // Retry records a failed try of run runID's alarm, which stays
 // PENDING and is due again at at: the tries so far, the channels that took
 // it and what went wrong (message).
 func (s AlarmStore) Retry(ctx context.Context, runID int64, try AlarmTry, at time.Time, message string) error {
-	return s.retryAlarm(ctx, "runs", runID, try, at, message)
+	err := s.alarmWrite(ctx, func(q *dbsqlc.Queries) error {
+		return q.RetryRunAlarm(ctx, dbsqlc.RetryRunAlarmParams{AlarmMessage: message, AlarmAttempts: int64(try.Attempts),
+			AlarmSent: joinLines(try.Sent), AlarmRetryAt: at.UnixMilli(), ID: runID})
+	})
+	if err != nil {
+		return fmt.Errorf("store: retry alarm of runs %d: %w", runID, err)
+	}
+	return nil
 }
 
 // pendingWorkflowAlarmsSQL names ALARM_STATUS_PENDING (1) literally, the
-// condition of the partial index workflow_runs_alarm.
+// condition of the partial index workflow_runs_alarm. It reads the
+// workflow run's whole row with workflowrun.go's workflowRunColumns and
+// scanWorkflowRun, so it stays by hand with them.
 const pendingWorkflowAlarmsSQL = `SELECT ` + workflowRunColumns + `, alarm_attempts, alarm_sent FROM workflow_runs
 	WHERE alarm_status = 1 AND alarm_retry_at <= $1 ORDER BY id LIMIT $2`
 
@@ -109,31 +127,33 @@ func (s AlarmStore) PendingWorkflows(ctx context.Context, now time.Time, limit i
 // RecordWorkflow stores the final delivery outcome of a workflow
 // run's alarm.
 func (s AlarmStore) RecordWorkflow(ctx context.Context, id int64, status carillonv1.AlarmStatus, message string) error {
-	return s.recordAlarm(ctx, "workflow_runs", id, status, message)
+	err := s.alarmWrite(ctx, func(q *dbsqlc.Queries) error {
+		return q.RecordWorkflowRunAlarm(ctx, dbsqlc.RecordWorkflowRunAlarmParams{AlarmStatus: status, AlarmMessage: message, ID: id})
+	})
+	if err != nil {
+		return fmt.Errorf("store: record alarm of workflow_runs %d: %w", id, err)
+	}
+	return nil
 }
 
 // RetryWorkflow is AlarmStore.Retry for a workflow run's alarm.
 func (s AlarmStore) RetryWorkflow(ctx context.Context, id int64, try AlarmTry, at time.Time, message string) error {
-	return s.retryAlarm(ctx, "workflow_runs", id, try, at, message)
-}
-
-// recordAlarm stores the outcome of the alarm of row id of table (runs or
-// workflow_runs).
-func (s *db) recordAlarm(ctx context.Context, table string, id int64, status carillonv1.AlarmStatus, message string) error {
-	_, err := s.exec(ctx, `UPDATE `+table+` SET alarm_status = $1, alarm_message = $2 WHERE id = $3`, status, message, id) //nolint:gosec // table is a constant of the callers
+	err := s.alarmWrite(ctx, func(q *dbsqlc.Queries) error {
+		return q.RetryWorkflowRunAlarm(ctx, dbsqlc.RetryWorkflowRunAlarmParams{AlarmMessage: message, AlarmAttempts: int64(try.Attempts),
+			AlarmSent: joinLines(try.Sent), AlarmRetryAt: at.UnixMilli(), ID: id})
+	})
 	if err != nil {
-		return fmt.Errorf("store: record alarm of %s %d: %w", table, id, err)
+		return fmt.Errorf("store: retry alarm of workflow_runs %d: %w", id, err)
 	}
 	return nil
 }
 
-// retryAlarm records a failed try of the alarm of row id of table (runs
-// or workflow_runs), due again at at.
-func (s *db) retryAlarm(ctx context.Context, table string, id int64, try AlarmTry, at time.Time, message string) error {
-	_, err := s.exec(ctx, `UPDATE `+table+` SET alarm_message = $1, alarm_attempts = $2, alarm_sent = $3, alarm_retry_at = $4
-		WHERE id = $5 AND alarm_status = 1`, message, try.Attempts, joinLines(try.Sent), millis(at), id) //nolint:gosec // table is a constant of the callers
-	if err != nil {
-		return fmt.Errorf("store: retry alarm of %s %d: %w", table, id, err)
+// alarmWrite runs fn's one write statement with q over the writer
+// connection, outside a transaction, as exec runs its statement.
+func (s AlarmStore) alarmWrite(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
+	err := fn(dbsqlc.New(s.w))
+	if err == nil {
+		s.changed.Emit()
 	}
-	return nil
+	return err
 }

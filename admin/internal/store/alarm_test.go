@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/pgtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -74,6 +75,70 @@ func TestAlarmRetry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWorkflowAlarmRetry is TestAlarmRetry for a workflow run's alarm
+// (RetryWorkflow, RecordWorkflow), over both databases.
+func TestWorkflowAlarmRetry(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, b := setup(t, be.DB(t))
+		j := aJob(t, s, b)
+		w, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: "one", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
+			Nodes: []store.WorkflowNode{{Key: "only", JobID: j.ID}}}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := s.Workflows.Trigger(ctx, w.ID, carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, nil, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settleNode(t, s, byNode(t, ch.FollowUps, "only"), carillonv1.RunStatus_RUN_STATUS_FAILED, t0)
+		id := ch.WorkflowRunID
+		due := func(at time.Time) []store.PendingWorkflowAlarm {
+			t.Helper()
+			pas, err := s.Alarms.PendingWorkflows(ctx, at, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pas
+		}
+		if pas := due(t0); len(pas) != 1 || pas[0].ID != id || pas[0].Try.Attempts != 0 || len(pas[0].Try.Sent) != 0 {
+			t.Fatalf("due at first: %+v, want workflow run %d with no tries", pas, id)
+		}
+		retryAt := t0.Add(time.Minute)
+		try := store.AlarmTry{Attempts: 2, Sent: []string{"email", "webhook"}}
+		if err := s.Alarms.RetryWorkflow(ctx, id, try, retryAt, "chat: answered 500"); err != nil {
+			t.Fatal(err)
+		}
+		if pas := due(retryAt.Add(-time.Millisecond)); len(pas) != 0 {
+			t.Fatalf("due before the retry's instant: %+v", pas)
+		}
+		if wr := workflowRun(t, s, id); wr.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_PENDING || wr.AlarmMessage != "chat: answered 500" {
+			t.Errorf("workflow run between tries: %s %q, want PENDING with the failure", wr.AlarmStatus, wr.AlarmMessage)
+		}
+		pas := due(retryAt)
+		if len(pas) != 1 || pas[0].Try.Attempts != 2 || !slices.Equal(pas[0].Try.Sent, try.Sent) {
+			t.Fatalf("due at the retry: %+v, want 2 tries with email and webhook sent", pas)
+		}
+		if err := s.Alarms.RecordWorkflow(ctx, id, carillonv1.AlarmStatus_ALARM_STATUS_FAILED, "given up"); err != nil {
+			t.Fatal(err)
+		}
+		if wr := workflowRun(t, s, id); wr.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_FAILED || wr.AlarmMessage != "given up" {
+			t.Errorf("recorded alarm: %s %q, want FAILED, given up", wr.AlarmStatus, wr.AlarmMessage)
+		}
+		// A retry recorded after the final outcome leaves it.
+		if err := s.Alarms.RetryWorkflow(ctx, id, try, retryAt, "late"); err != nil {
+			t.Fatal(err)
+		}
+		if pas := due(retryAt.Add(time.Hour)); len(pas) != 0 {
+			t.Fatalf("due after a late retry: %+v", pas)
+		}
+		if wr := workflowRun(t, s, id); wr.AlarmMessage != "given up" {
+			t.Errorf("alarm message after a late retry: %q, want given up", wr.AlarmMessage)
+		}
+	})
 }
 
 // TestJobWebhookFormat: a job's alarm webhook format, secret and template

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 )
 
 // AuditStore keeps the audit log of the management API (Store.Audit).
@@ -51,12 +53,18 @@ func writeAudit(ctx context.Context, tx *sql.Tx) (*AuditPending, error) {
 	if p.id != 0 {
 		return nil, nil
 	}
-	e := p.entry
-	if err := tx.QueryRowContext(ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-		millis(e.At), e.UserID, e.Username, e.Action, e.Target, e.Detail, e.Peer).Scan(&p.id); err != nil {
+	id, err := insertAudit(ctx, tx, p.entry)
+	if err != nil {
 		return nil, err
 	}
+	p.id = id
 	return p, nil
+}
+
+// insertAudit appends e to the audit log in tx and returns its ID.
+func insertAudit(ctx context.Context, tx *sql.Tx, e AuditEntry) (int64, error) {
+	return dbsqlc.New(tx).InsertAuditEntry(ctx, dbsqlc.InsertAuditEntryParams{At: e.At.UnixMilli(), UserID: e.UserID,
+		Username: e.Username, Action: e.Action, Target: e.Target, Detail: e.Detail, Peer: e.Peer})
 }
 
 // forget undoes the record of a written entry whose transaction did not
@@ -85,9 +93,7 @@ func (s AuditStore) Complete(ctx context.Context, p *AuditPending, complete func
 		return nil
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE audit_log SET target = $1, user_id = $2, username = $3 WHERE id = $4`,
-			e.Target, e.UserID, e.Username, id)
-		return err
+		return dbsqlc.New(tx).CompleteAuditEntry(ctx, dbsqlc.CompleteAuditEntryParams{Target: e.Target, UserID: e.UserID, Username: e.Username, ID: id})
 	})
 }
 
@@ -109,8 +115,7 @@ type AuditEntry struct {
 // Add appends e to the audit log.
 func (s AuditStore) Add(ctx context.Context, e AuditEntry) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			millis(e.At), e.UserID, e.Username, e.Action, e.Target, e.Detail, e.Peer)
+		_, err := insertAudit(ctx, tx, e)
 		return err
 	})
 	if err != nil {
@@ -130,7 +135,9 @@ type AuditFilter struct {
 	Limit    int
 }
 
-// Log returns the entries f selects, newest first.
+// Log returns the entries f selects, newest first. Its statement is built
+// from the filter's set fields, and compares usernames through the dialect
+// (equalFold): it stays by hand.
 func (s AuditStore) Log(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
 	where := []string{"1 = 1"}
 	var a args

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/calendar"
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 )
 
 // CalendarStore keeps the calendars that exclude days from schedules
@@ -31,20 +32,29 @@ type Calendar struct {
 	UpdatedAt   time.Time
 }
 
+// calendarColumns are the columns scanCalendar reads: the reads of the
+// calendars whose statement is built at run time (ByID's list of IDs,
+// ApplyTx.Calendars) use them; the others are dbsqlc's, read with
+// calendarOf.
 const calendarColumns = `id, name, description, definition, created_at, updated_at`
 
-func scanCalendar(row interface{ Scan(...any) error }) (Calendar, error) {
-	var c Calendar
-	var def string
-	var created, updated sql.NullInt64
-	if err := row.Scan(&c.ID, &c.Name, &c.Description, &def, &created, &updated); err != nil {
-		return Calendar{}, err
-	}
-	if err := json.Unmarshal([]byte(def), &c.Definition); err != nil {
+// calendarOf is the calendar of a row of dbsqlc's calendars' reads.
+func calendarOf(r dbsqlc.Calendar) (Calendar, error) {
+	c := Calendar{ID: r.ID, Name: r.Name, Description: r.Description,
+		CreatedAt: time.UnixMilli(r.CreatedAt), UpdatedAt: time.UnixMilli(r.UpdatedAt)}
+	if err := json.Unmarshal([]byte(r.Definition), &c.Definition); err != nil {
 		return Calendar{}, fmt.Errorf("calendar %d: definition: %w", c.ID, err)
 	}
-	c.CreatedAt, c.UpdatedAt = fromMillis(created), fromMillis(updated)
 	return c, nil
+}
+
+// scanCalendar reads a row of calendarColumns.
+func scanCalendar(row interface{ Scan(...any) error }) (Calendar, error) {
+	var r dbsqlc.Calendar
+	if err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Definition, &r.CreatedAt, &r.UpdatedAt); err != nil {
+		return Calendar{}, err
+	}
+	return calendarOf(r)
 }
 
 func calendarErr(verb string, c Calendar, err error) error {
@@ -77,13 +87,14 @@ func insertCalendar(ctx context.Context, tx *sql.Tx, c *Calendar) error {
 	if err != nil {
 		return err
 	}
-	return tx.QueryRowContext(ctx, `INSERT INTO calendars (name, description, definition, created_at, updated_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-		c.Name, c.Description, string(def), millis(c.CreatedAt), millis(c.UpdatedAt)).Scan(&c.ID)
+	c.ID, err = dbsqlc.New(tx).InsertCalendar(ctx, dbsqlc.InsertCalendarParams{Name: c.Name, Description: c.Description,
+		Definition: string(def), CreatedAt: c.CreatedAt.UnixMilli(), UpdatedAt: c.UpdatedAt.UnixMilli()})
+	return err
 }
 
 // Get returns the calendar with the given ID.
 func (s CalendarStore) Get(ctx context.Context, id int64) (Calendar, error) {
-	c, err := scanCalendar(s.reader(ctx).QueryRowContext(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id = $1`, id))
+	c, err := calendarByID(ctx, dbsqlc.New(s.reader(ctx)), id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Calendar{}, fmt.Errorf("%w: calendar %d", ErrNotFound, id)
 	}
@@ -93,14 +104,36 @@ func (s CalendarStore) Get(ctx context.Context, id int64) (Calendar, error) {
 	return c, nil
 }
 
+// calendarByID reads calendar id with q; sql.ErrNoRows when there is none.
+func calendarByID(ctx context.Context, q *dbsqlc.Queries, id int64) (Calendar, error) {
+	r, err := q.CalendarByID(ctx, id)
+	if err != nil {
+		return Calendar{}, err
+	}
+	return calendarOf(r)
+}
+
 // List returns the calendars with ID above afterID, ordered by ID, at
 // most limit (see cmpLimit) of them.
 func (s CalendarStore) List(ctx context.Context, afterID int64, limit int) ([]Calendar, error) {
-	return s.queryCalendars(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id > $1 ORDER BY id LIMIT $2`, afterID, cmpLimit(limit))
+	rows, err := dbsqlc.New(s.reader(ctx)).Calendars(ctx, dbsqlc.CalendarsParams{AfterID: afterID, MaxRows: int64(cmpLimit(limit))})
+	if err != nil {
+		return nil, fmt.Errorf("store: calendars: %w", err)
+	}
+	var cs []Calendar
+	for _, r := range rows {
+		c, err := calendarOf(r)
+		if err != nil {
+			return nil, fmt.Errorf("store: calendars: %w", err)
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
 }
 
 // ByID returns the calendars with the given IDs that exist,
-// ordered by ID: the scheduler's read of its due jobs' calendars.
+// ordered by ID: the scheduler's read of its due jobs' calendars. Its
+// statement lists the IDs, as many as there are: it stays by hand.
 func (s CalendarStore) ByID(ctx context.Context, ids []int64) ([]Calendar, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -153,7 +186,8 @@ func updateCalendar(ctx context.Context, tx *sql.Tx, c *Calendar, now time.Time,
 	if err != nil {
 		return nil, err
 	}
-	old, err := scanCalendar(tx.QueryRowContext(ctx, `SELECT `+calendarColumns+` FROM calendars WHERE id = $1`, c.ID))
+	q := dbsqlc.New(tx)
+	old, err := calendarByID(ctx, q, c.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: calendar %d", ErrNotFound, c.ID)
 	}
@@ -161,8 +195,8 @@ func updateCalendar(ctx context.Context, tx *sql.Tx, c *Calendar, now time.Time,
 		return nil, err
 	}
 	c.CreatedAt, c.UpdatedAt = old.CreatedAt, now
-	if _, err := tx.ExecContext(ctx, `UPDATE calendars SET name = $1, description = $2, definition = $3, updated_at = $4 WHERE id = $5`,
-		c.Name, c.Description, string(def), millis(now), c.ID); err != nil {
+	if err := q.UpdateCalendar(ctx, dbsqlc.UpdateCalendarParams{Name: c.Name, Description: c.Description, Definition: string(def),
+		UpdatedAt: now.UnixMilli(), ID: c.ID}); err != nil {
 		return nil, err
 	}
 	jobs, err := jobsUsingCalendar(ctx, tx, c.ID)
@@ -182,7 +216,7 @@ func updateCalendar(ctx context.Context, tx *sql.Tx, c *Calendar, now time.Time,
 		if _, err := dropPending(ctx, tx, j.ID); err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = $1, updated_at = $2 WHERE id = $3`, millis(at), millis(now), j.ID); err != nil {
+		if err := q.RescheduleCalendarJob(ctx, dbsqlc.RescheduleCalendarJobParams{NextFireAt: millis(at), UpdatedAt: now.UnixMilli(), ID: j.ID}); err != nil {
 			return nil, err
 		}
 	}
@@ -209,7 +243,7 @@ func (s CalendarStore) Delete(ctx context.Context, id int64) error {
 			return fmt.Errorf("%w: calendar %d is used by %d job(s): job %s%s: remove it from their calendar_ids first",
 				ErrInUse, id, len(jobs), strings.Join(names, ", job "), more)
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM calendars WHERE id = $1`, id)
+		res, err := dbsqlc.New(tx).DeleteCalendar(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -219,7 +253,8 @@ func (s CalendarStore) Delete(ctx context.Context, id int64) error {
 }
 
 // jobsUsingCalendar returns the jobs whose calendar_ids name calendar id,
-// ordered by ID.
+// ordered by ID. It reads the jobs' whole rows with job.go's jobColumns
+// and scanJob, so it stays by hand with them.
 func jobsUsingCalendar(ctx context.Context, tx *sql.Tx, id int64) ([]Job, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE ',' || calendar_ids || ',' LIKE '%,' || $1 || ',%' ORDER BY id`, strconv.FormatInt(id, 10))
 	if err != nil {
@@ -240,9 +275,10 @@ func jobsUsingCalendar(ctx context.Context, tx *sql.Tx, id int64) ([]Job, error)
 // calendarsExist checks that the calendars a job names exist; a missing
 // one is ErrCalendarNotFound naming its index.
 func calendarsExist(ctx context.Context, tx *sql.Tx, ids []int64) error {
+	q := dbsqlc.New(tx)
 	for i, id := range ids {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM calendars WHERE id = $1`, id).Scan(&n); err != nil {
+		n, err := q.CalendarCount(ctx, id)
+		if err != nil {
 			return err
 		}
 		if n == 0 {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/carillonhq/carillon/admin/internal/calendar"
 	"github.com/carillonhq/carillon/admin/internal/dbtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -88,6 +90,91 @@ func TestCalendars(t *testing.T) {
 		}
 		if _, err := s.Calendars.Get(ctx, c.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("deleted calendar: %v", err)
+		}
+	})
+}
+
+// TestCalendarRows: calendars are read back whole (Get, List's pages,
+// ByID) after they are created, updated and deleted, over both databases.
+// Each column is compared, so a query that swaps or drops one fails here.
+func TestCalendarRows(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		s, _ := setup(t, be.DB(t))
+		weekends := calendar.Definition{Kind: carillonv1.CalendarKind_CALENDAR_KIND_WEEKLY, TimeZone: "Europe/Paris", ExcludedWeekdays: []string{"SAT", "SUN"}}
+		var cs []store.Calendar
+		for i, c := range []store.Calendar{
+			{Name: "holidays", Description: "d1", Definition: christmas},
+			{Name: "weekends", Description: "d2", Definition: weekends},
+			{Name: "none", Definition: calendar.Definition{Kind: carillonv1.CalendarKind_CALENDAR_KIND_HOLIDAY}},
+		} {
+			at := t0.Add(time.Duration(i) * time.Minute)
+			got, err := s.Calendars.Create(ctx, c, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.ID, c.CreatedAt, c.UpdatedAt = got.ID, at, at
+			if diff := cmp.Diff(c, got); diff != "" {
+				t.Errorf("created calendar (-want +got):\n%s", diff)
+			}
+			if got, err = s.Calendars.Get(ctx, c.ID); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c, got); diff != "" {
+				t.Errorf("calendar read back (-want +got):\n%s", diff)
+			}
+			cs = append(cs, c)
+		}
+
+		for _, page := range []struct {
+			after int64
+			limit int
+			want  []store.Calendar
+		}{
+			{0, 0, cs},
+			{0, 2, cs[:2]},
+			{cs[1].ID, 2, cs[2:]},
+			{cs[2].ID, 0, nil},
+		} {
+			got, err := s.Calendars.List(ctx, page.after, page.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(page.want, got); diff != "" {
+				t.Errorf("List(%d, %d) (-want +got):\n%s", page.after, page.limit, diff)
+			}
+		}
+		got, err := s.Calendars.ByID(ctx, []int64{cs[2].ID, cs[0].ID, cs[2].ID + 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]store.Calendar{cs[0], cs[2]}, got); diff != "" {
+			t.Errorf("ByID (-want +got):\n%s", diff)
+		}
+
+		// Update replaces all but the creation time.
+		up := store.Calendar{ID: cs[0].ID, Name: "holidays 2027", Description: "d3", Definition: weekends}
+		if _, _, err := s.Calendars.Update(ctx, up, t0.Add(time.Hour), nil); err != nil {
+			t.Fatal(err)
+		}
+		up.CreatedAt, up.UpdatedAt = cs[0].CreatedAt, t0.Add(time.Hour)
+		updated, err := s.Calendars.Get(ctx, up.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(up, updated); diff != "" {
+			t.Errorf("updated calendar (-want +got):\n%s", diff)
+		}
+
+		if err := s.Calendars.Delete(ctx, cs[1].ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Calendars.Delete(ctx, cs[1].ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("second delete: %v, want ErrNotFound", err)
+		}
+		if _, err := s.Calendars.Get(ctx, cs[1].ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("deleted calendar: %v, want ErrNotFound", err)
 		}
 	})
 }

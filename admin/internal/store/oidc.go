@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 )
 
 // Errors of SignInOIDC: the sign-in is refused and nothing is written.
@@ -60,9 +61,8 @@ func (s AuthStore) SignInOIDC(ctx context.Context, in OIDCSignIn, now time.Time)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			created = true
-			if err := tx.QueryRowContext(ctx,
-				`INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at, oidc_issuer, oidc_subject) VALUES ($1, '', $2, 0, $3, $4, $5, $6) RETURNING id`,
-				in.Usernames[0], in.Role, millis(now), millis(now), in.Issuer, in.Subject).Scan(&id); err != nil {
+			if id, err = dbsqlc.New(tx).CreateOIDCUser(ctx, dbsqlc.CreateOIDCUserParams{Username: in.Usernames[0], Role: in.Role,
+				CreatedAt: now.UnixMilli(), UpdatedAt: now.UnixMilli(), OidcIssuer: oidcID(in.Issuer), OidcSubject: oidcID(in.Subject)}); err != nil {
 				return err
 			}
 		case err != nil:
@@ -91,12 +91,19 @@ func (s AuthStore) SignInOIDC(ctx context.Context, in OIDCSignIn, now time.Time)
 	return u, created, err
 }
 
+// oidcID is an issuer or subject as the users' nullable columns hold
+// it: never NULL (a user without single sign-on has NULLs).
+func oidcID(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
+
 // oidcUser returns the user of in's identity, linking it to a user named
 // in in.Usernames if none has it yet; ErrNotFound when there is neither.
+// The reads by username compare through the dialect (equalFold): they
+// stay by hand.
 func oidcUser(ctx context.Context, tx *sql.Tx, d dialect, in OIDCSignIn) (User, error) {
-	u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE oidc_issuer = $1 AND oidc_subject = $2`, in.Issuer, in.Subject))
+	q := dbsqlc.New(tx)
+	r, err := q.UserByOIDC(ctx, dbsqlc.UserByOIDCParams{OidcIssuer: oidcID(in.Issuer), OidcSubject: oidcID(in.Subject)})
 	if err == nil {
-		return u, nil
+		return userOf(dbsqlc.UserByIDRow(r)), nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return User{}, err
@@ -115,7 +122,7 @@ func oidcUser(ctx context.Context, tx *sql.Tx, d dialect, in OIDCSignIn) (User, 
 		if u.Disabled {
 			return User{}, fmt.Errorf("%w: %q", ErrUserDisabled, u.Username)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET oidc_issuer = $1, oidc_subject = $2 WHERE id = $3`, in.Issuer, in.Subject, u.ID); err != nil {
+		if err := q.LinkOIDC(ctx, dbsqlc.LinkOIDCParams{OidcIssuer: oidcID(in.Issuer), OidcSubject: oidcID(in.Subject), ID: u.ID}); err != nil {
 			return User{}, err
 		}
 		return u, nil
@@ -141,6 +148,5 @@ func setOIDCRole(ctx context.Context, tx *sql.Tx, u User, in OIDCSignIn, now tim
 	if u.Role == in.Role && slices.Equal(us[0].Groups, uniqueSortedIDs(in.Groups)) {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE users SET role = $1, updated_at = $2 WHERE id = $3`, in.Role, millis(now), u.ID)
-	return err
+	return dbsqlc.New(tx).SetUserRole(ctx, dbsqlc.SetUserRoleParams{Role: in.Role, UpdatedAt: now.UnixMilli(), ID: u.ID})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/auth"
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 )
 
 // UserStore keeps the console's users (Store.Users).
@@ -35,8 +36,11 @@ type User struct {
 	OIDCIssuer, OIDCSubject string
 }
 
-// principalColumns are the user's columns a credential's check reads;
-// userColumns all that scanUser reads.
+// userColumns are the columns scanUser reads: principalColumns, and the
+// single sign-on identity migration 0020 added. Only the reads by username
+// ignoring case use them: they compare through the dialect (equalFold), so
+// they stay by hand; the other reads of users are dbsqlc's (UserByID,
+// Users, UserByOIDC), made users by userOf.
 const (
 	principalColumns = `id, username, password_hash, role, disabled, created_at, updated_at, last_login_at`
 	userColumns      = principalColumns + `, oidc_issuer, oidc_subject`
@@ -59,7 +63,28 @@ func scanUser(row interface{ Scan(...any) error }) (User, error) {
 	return u, nil
 }
 
-// userGroups fills the Groups of us from user_groups.
+// userOf is the user of a row of dbsqlc.UserByID (or Users, UserByOIDC:
+// the same columns), without its Groups (userGroups).
+func userOf(r dbsqlc.UserByIDRow) User {
+	return User{ID: r.ID, Username: r.Username, PasswordHash: r.PasswordHash, Role: r.Role, Disabled: r.Disabled,
+		CreatedAt: time.UnixMilli(r.CreatedAt), UpdatedAt: time.UnixMilli(r.UpdatedAt), LastLoginAt: fromMillis(r.LastLoginAt),
+		OIDCIssuer: r.OidcIssuer.String, OIDCSubject: r.OidcSubject.String}
+}
+
+// userByID reads user id in tx; ErrNotFound when there is none.
+func userByID(ctx context.Context, tx *sql.Tx, id int64) (User, error) {
+	r, err := dbsqlc.New(tx).UserByID(ctx, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return User{}, fmt.Errorf("%w: user %d", ErrNotFound, id)
+	}
+	if err != nil {
+		return User{}, err
+	}
+	return userOf(r), nil
+}
+
+// userGroups fills the Groups of us from user_groups. Its statement names
+// the users' IDs in a list as long as us: it is built here, not by sqlc.
 func userGroups(ctx context.Context, q userQueryer, us []User) error {
 	if len(us) == 0 {
 		return nil
@@ -85,15 +110,18 @@ func userGroups(ctx context.Context, q userQueryer, us []User) error {
 	return rows.Err()
 }
 
+// setUserGroups replaces the groups granted to user userID with groups;
+// a group that does not exist is ErrGroupNotFound.
 func setUserGroups(ctx context.Context, tx *sql.Tx, userID int64, groups []int64) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM user_groups WHERE user_id = $1`, userID); err != nil {
+	q := dbsqlc.New(tx)
+	if err := q.DeleteUserGroups(ctx, userID); err != nil {
 		return err
 	}
 	for _, g := range groups {
 		if err := groupExists(ctx, tx, g); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO user_groups (user_id, group_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, userID, g); err != nil {
+		if err := q.InsertUserGroup(ctx, dbsqlc.InsertUserGroupParams{UserID: userID, GroupID: g}); err != nil {
 			return err
 		}
 	}
@@ -107,10 +135,10 @@ func (s UserStore) Create(ctx context.Context, u User, now time.Time) (User, err
 	now = now.Truncate(time.Millisecond)
 	u.CreatedAt, u.UpdatedAt = now, now
 	u.Groups = uniqueSortedIDs(u.Groups)
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx,
-			`INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-			u.Username, u.PasswordHash, u.Role, boolInt(u.Disabled), millis(now), millis(now)).Scan(&u.ID); err != nil {
+	err := s.write(ctx, func(tx *sql.Tx) (err error) {
+		u.ID, err = dbsqlc.New(tx).CreateUser(ctx, dbsqlc.CreateUserParams{Username: u.Username, PasswordHash: u.PasswordHash,
+			Role: u.Role, Disabled: boolInt(u.Disabled), CreatedAt: now.UnixMilli(), UpdatedAt: now.UnixMilli()})
+		if err != nil {
 			return err
 		}
 		return setUserGroups(ctx, tx, u.ID, u.Groups)
@@ -128,17 +156,20 @@ func (s UserStore) Create(ctx context.Context, u User, now time.Time) (User, err
 
 // Get returns the user with the given ID.
 func (s UserStore) Get(ctx context.Context, id int64) (User, error) {
-	return s.userWhere(ctx, `id = $1`, id)
+	r, err := dbsqlc.New(s.reader(ctx)).UserByID(ctx, id)
+	return s.userWithGroups(ctx, userOf(r), err, id)
 }
 
-// ByName returns the user with the given username, ignoring case.
+// ByName returns the user with the given username, ignoring case. Its
+// statement compares through the dialect (equalFold): it stays by hand.
 func (s UserStore) ByName(ctx context.Context, username string) (User, error) {
-	return s.userWhere(ctx, s.d.equalFold(`username`, `$1`), username)
+	u, err := scanUser(s.reader(ctx).QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+s.d.equalFold(`username`, `$1`), username))
+	return s.userWithGroups(ctx, u, err, username)
 }
 
-// userWhere returns the user that cond selects, with arg its $1.
-func (s *db) userWhere(ctx context.Context, cond string, arg any) (User, error) {
-	u, err := scanUser(s.reader(ctx).QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+cond, arg))
+// userWithGroups completes u, read with err, with its groups; arg is what it
+// was read by, for the errors.
+func (s *db) userWithGroups(ctx context.Context, u User, err error, arg any) (User, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("%w: user %v", ErrNotFound, arg)
 	}
@@ -154,22 +185,13 @@ func (s *db) userWhere(ctx context.Context, cond string, arg any) (User, error) 
 
 // List returns every user ordered by username.
 func (s UserStore) List(ctx context.Context) ([]User, error) {
-	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT `+userColumns+` FROM users ORDER BY username`)
+	rows, err := dbsqlc.New(s.reader(ctx)).Users(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: users: %w", err)
 	}
 	var us []User
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			rows.Close() //nolint:sqlclosecheck // closed on every path before the transaction's next statement, which a deferred Close would come after
-			return nil, fmt.Errorf("store: users: %w", err)
-		}
-		us = append(us, u)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: users: %w", err)
+	for _, r := range rows {
+		us = append(us, userOf(dbsqlc.UserByIDRow(r)))
 	}
 	if err := userGroups(ctx, s.r, us); err != nil {
 		return nil, fmt.Errorf("store: users: %w", err)
@@ -179,8 +201,8 @@ func (s UserStore) List(ctx context.Context) ([]User, error) {
 
 // Count returns the number of users.
 func (s UserStore) Count(ctx context.Context) (int64, error) {
-	var n int64
-	if err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n); err != nil {
+	n, err := dbsqlc.New(s.reader(ctx)).UserCount(ctx)
+	if err != nil {
 		return 0, fmt.Errorf("store: count users: %w", err)
 	}
 	return n, nil
@@ -194,8 +216,7 @@ func keepAnAdmin(ctx context.Context, tx *sql.Tx, old User) error {
 	if !enabledAdmin(old) {
 		return nil
 	}
-	var n int
-	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE role = $1 AND disabled = 0`, auth.RoleAdmin).Scan(&n)
+	n, err := dbsqlc.New(tx).EnabledUserCount(ctx, auth.RoleAdmin)
 	if err != nil {
 		return err
 	}
@@ -213,10 +234,7 @@ func keepAnAdmin(ctx context.Context, tx *sql.Tx, old User) error {
 func (s UserStore) Update(ctx context.Context, u User, now time.Time) (User, error) {
 	u.Groups = uniqueSortedIDs(u.Groups)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, u.ID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: user %d", ErrNotFound, u.ID)
-		}
+		old, err := userByID(ctx, tx, u.ID)
 		if err != nil {
 			return err
 		}
@@ -225,12 +243,12 @@ func (s UserStore) Update(ctx context.Context, u User, now time.Time) (User, err
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET role = $1, disabled = $2, updated_at = $3 WHERE id = $4`,
-			u.Role, boolInt(u.Disabled), millis(now), u.ID); err != nil {
+		q := dbsqlc.New(tx)
+		if err := q.UpdateUser(ctx, dbsqlc.UpdateUserParams{Role: u.Role, Disabled: boolInt(u.Disabled), UpdatedAt: now.UnixMilli(), ID: u.ID}); err != nil {
 			return err
 		}
 		if u.PasswordHash != "" {
-			if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, u.PasswordHash, u.ID); err != nil {
+			if _, err := q.SetUserPassword(ctx, dbsqlc.SetUserPasswordParams{PasswordHash: u.PasswordHash, UpdatedAt: now.UnixMilli(), ID: u.ID}); err != nil {
 				return err
 			}
 		}
@@ -254,7 +272,7 @@ func (s UserStore) Update(ctx context.Context, u User, now time.Time) (User, err
 // keepSession (0 for none) and revokes its API tokens.
 func (s UserStore) SetPassword(ctx context.Context, userID int64, hash string, keepSession int64, now time.Time) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE id = $3`, hash, millis(now), userID)
+		res, err := dbsqlc.New(tx).SetUserPassword(ctx, dbsqlc.SetUserPasswordParams{PasswordHash: hash, UpdatedAt: now.UnixMilli(), ID: userID})
 		if err != nil {
 			return err
 		}
@@ -272,29 +290,25 @@ func (s UserStore) SetPassword(ctx context.Context, userID int64, hash string, k
 // endCredentials ends the sessions of user userID but keepSession (0 for
 // none) and revokes its API tokens.
 func endCredentials(ctx context.Context, tx *sql.Tx, userID, keepSession int64) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1 AND id != $2`, userID, keepSession); err != nil {
+	q := dbsqlc.New(tx)
+	if err := q.EndUserSessions(ctx, dbsqlc.EndUserSessionsParams{UserID: userID, KeepSession: keepSession}); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM api_tokens WHERE user_id = $1`, userID)
-	return err
+	return q.DeleteUserTokens(ctx, userID)
 }
 
 // Delete removes a user with its grants, sessions and API tokens.
 // Deleting the last enabled ADMIN is ErrLastAdmin.
 func (s UserStore) Delete(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: user %d", ErrNotFound, id)
-		}
+		old, err := userByID(ctx, tx, id)
 		if err != nil {
 			return err
 		}
 		if err := keepAnAdmin(ctx, tx, old); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM users WHERE id = $1`, id)
-		return err
+		return dbsqlc.New(tx).DeleteUser(ctx, id)
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLastAdmin) {
 		return fmt.Errorf("store: delete user %d: %w", id, err)
@@ -311,20 +325,22 @@ func uniqueSortedIDs(ids []int64) []int64 {
 // ResetAdmin is the way back in when no ADMIN can log in: it sets the
 // password hash of user username, creating the user if it is missing, and
 // makes it an enabled ADMIN without group grants, ending its sessions and
-// revoking its API tokens. It returns the user.
+// revoking its API tokens. It returns the user. Its read by username
+// compares through the dialect (equalFold): that statement stays by hand.
 func (s UserStore) ResetAdmin(ctx context.Context, username, hash string, now time.Time) (User, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		q := dbsqlc.New(tx)
 		err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE `+s.d.equalFold(`username`, `$1`), username).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
-			return tx.QueryRowContext(ctx, `INSERT INTO users (username, password_hash, role, disabled, created_at, updated_at) VALUES ($1, $2, $3, 0, $4, $5) RETURNING id`,
-				username, hash, auth.RoleAdmin, millis(now), millis(now)).Scan(&id)
+			id, err = q.CreateUser(ctx, dbsqlc.CreateUserParams{Username: username, PasswordHash: hash, Role: auth.RoleAdmin,
+				CreatedAt: now.UnixMilli(), UpdatedAt: now.UnixMilli()})
+			return err
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, role = $2, disabled = 0, updated_at = $3 WHERE id = $4`,
-			hash, auth.RoleAdmin, millis(now), id); err != nil {
+		if err := q.ResetAdmin(ctx, dbsqlc.ResetAdminParams{PasswordHash: hash, Role: auth.RoleAdmin, UpdatedAt: now.UnixMilli(), ID: id}); err != nil {
 			return err
 		}
 		if err := setUserGroups(ctx, tx, id, nil); err != nil {

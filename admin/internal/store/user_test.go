@@ -216,3 +216,125 @@ func TestAuditAndSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestUserRows: a user is read back whole (Get, List) after each write of
+// its row: created, signed in, updated with a new password, disabled and
+// reset by ResetAdmin, over both databases. Each column is compared, so a
+// query that swaps or drops one fails here.
+func TestUserRows(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, groups, root := openUsers(t, be.DB(t))
+			get := func(id int64) store.User {
+				t.Helper()
+				u, err := s.Users.Get(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return u
+			}
+			t1, t2, t3 := t0.Add(time.Minute), t0.Add(2*time.Minute), t0.Add(3*time.Minute)
+
+			ada, err := s.Users.Create(ctx, store.User{Username: "ada", PasswordHash: "h1", Role: auth.RoleMember, Groups: []int64{groups[1], groups[0]}}, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := store.User{ID: ada.ID, Username: "ada", PasswordHash: "h1", Role: auth.RoleMember, Groups: []int64{groups[0], groups[1]},
+				CreatedAt: t0, UpdatedAt: t0}
+			if diff := cmp.Diff(want, get(ada.ID)); diff != "" {
+				t.Errorf("created user (-want +got):\n%s", diff)
+			}
+			bob, err := s.Users.Create(ctx, store.User{Username: "bob", PasswordHash: "hb", Role: auth.RoleViewer, Disabled: true}, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := get(bob.ID); !got.Disabled || got.Role != auth.RoleViewer {
+				t.Errorf("created disabled VIEWER: %+v", got)
+			}
+
+			if _, err := s.Auth.CreateSession(ctx, ada.ID, "s1", t1, t1.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			want.LastLoginAt = t1
+			if diff := cmp.Diff(want, get(ada.ID)); diff != "" {
+				t.Errorf("user after a login (-want +got):\n%s", diff)
+			}
+
+			// A new password by Update is stored with the update's time,
+			// and ends the user's sessions and API tokens.
+			if _, err := s.Auth.CreateToken(ctx, store.APIToken{UserID: ada.ID, Name: "ci", TokenHash: "t1"}, t1); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Users.Update(ctx, store.User{ID: ada.ID, PasswordHash: "h2", Role: auth.RoleViewer}, t2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.PasswordHash, want.Role, want.Groups, want.UpdatedAt = "h2", auth.RoleViewer, nil, t2
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("updated user (-want +got):\n%s", diff)
+			}
+			if _, err := s.Auth.Principal(ctx, auth.CredentialSession, "s1", t2); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("session after a new password: %v, want ErrNotFound", err)
+			}
+			if ts, err := s.Auth.Tokens(ctx, ada.ID); err != nil || len(ts) != 0 {
+				t.Errorf("API tokens after a new password: %+v, %v; want none", ts, err)
+			}
+
+			// Disabling a user revokes its API tokens (the user stays).
+			if _, err := s.Auth.CreateToken(ctx, store.APIToken{UserID: ada.ID, Name: "ci", TokenHash: "t2"}, t2); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Users.Update(ctx, store.User{ID: ada.ID, Role: auth.RoleViewer, Disabled: true}, t2); err != nil {
+				t.Fatal(err)
+			}
+			if ts, err := s.Auth.Tokens(ctx, ada.ID); err != nil || len(ts) != 0 {
+				t.Errorf("API tokens of a disabled user: %+v, %v; want none", ts, err)
+			}
+			want.Disabled = true
+			if diff := cmp.Diff(want, get(ada.ID)); diff != "" {
+				t.Errorf("disabled user (-want +got):\n%s", diff)
+			}
+
+			// ResetAdmin finds the user ignoring case and makes it an
+			// enabled ADMIN with the new password and no grants; it creates
+			// a user it does not find.
+			if _, err := s.Users.Update(ctx, store.User{ID: ada.ID, Role: auth.RoleMember, Groups: groups[:1], Disabled: true}, t2); err != nil {
+				t.Fatal(err)
+			}
+			got, err = s.Users.ResetAdmin(ctx, "ADA", "h3", t3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.PasswordHash, want.Role, want.Disabled, want.UpdatedAt = "h3", auth.RoleAdmin, false, t3
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("reset user (-want +got):\n%s", diff)
+			}
+			carol, err := s.Users.ResetAdmin(ctx, "carol", "hc", t3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(store.User{ID: carol.ID, Username: "carol", PasswordHash: "hc", Role: auth.RoleAdmin, CreatedAt: t3, UpdatedAt: t3}, carol); diff != "" {
+				t.Errorf("user created by ResetAdmin (-want +got):\n%s", diff)
+			}
+
+			// List is every user, whole, by username.
+			var wantAll []store.User
+			for _, id := range []int64{ada.ID, bob.ID, carol.ID, root.ID} {
+				wantAll = append(wantAll, get(id))
+			}
+			all, err := s.Users.List(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wantAll, all); diff != "" {
+				t.Errorf("List (-want +got):\n%s", diff)
+			}
+			if n, err := s.Users.Count(ctx); err != nil || n != 4 {
+				t.Errorf("Count = %d, %v; want 4", n, err)
+			}
+		})
+	}
+}

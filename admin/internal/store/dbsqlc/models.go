@@ -3,3 +3,12 @@
 //   sqlc v1.31.1
 
 package dbsqlc
+
+type Calendar struct {
+	ID          int64
+	Name        string
+	Description string
+	Definition  string
+	CreatedAt   int64
+	UpdatedAt   int64
+}
