@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 )
 
 // A job's child jobs fire after each of its runs succeeds (settle.go), in
@@ -18,7 +20,8 @@ import (
 // children, comma-separated in their order (empty for none). It is a
 // subquery of the statement reading the jobs, a seek of job_children's
 // primary key per job, so that reading many jobs (lists, the job cache,
-// exports) stays one query.
+// exports) stays one query. sqlc's SQLite parser refuses the ORDER BY of
+// its aggregate: the statements reading jobs are written by hand.
 const jobChildrenSQL = `coalesce((SELECT string_agg(CAST(c.child_id AS TEXT), ',' ORDER BY c.position)
 	FROM job_children AS c WHERE c.parent_id = jobs.id), '')`
 
@@ -29,7 +32,7 @@ func setChildren(ctx context.Context, tx *sql.Tx, parent int64, ids []int64) err
 	if err := childrenExist(ctx, tx, ids); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM job_children WHERE parent_id = $1`, parent); err != nil {
+	if err := dbsqlc.New(tx).DeleteChildLinks(ctx, parent); err != nil {
 		return err
 	}
 	if len(ids) == 0 {
@@ -74,19 +77,13 @@ func childrenExist(ctx context.Context, tx *sql.Tx, ids []int64) error {
 // as a child job, naming them: removing it from their lists silently would
 // change what they do.
 func notAChild(ctx context.Context, tx *sql.Tx, id int64) error {
-	rows, err := tx.QueryContext(ctx, `SELECT j.id, j.description FROM job_children AS c JOIN jobs AS j ON j.id = c.parent_id
-		WHERE c.child_id = $1 ORDER BY j.id`, id)
-	parents, err := collect(rows, err, func(r interface{ Scan(...any) error }) (string, error) {
-		var pid int64
-		var desc string
-		err := r.Scan(&pid, &desc)
-		return fmt.Sprintf("%d (%q)", pid, desc), err
-	})
-	if err != nil {
+	rows, err := dbsqlc.New(tx).ParentJobs(ctx, id)
+	if err != nil || len(rows) == 0 {
 		return err
 	}
-	if len(parents) > 0 {
-		return fmt.Errorf("%w: job %d is a child job of job %s: remove it from their child_job_ids first", ErrInUse, id, strings.Join(parents, ", job "))
+	parents := make([]string, len(rows))
+	for i, r := range rows {
+		parents[i] = fmt.Sprintf("%d (%q)", r.ID, r.Description)
 	}
-	return nil
+	return fmt.Errorf("%w: job %d is a child job of job %s: remove it from their child_job_ids first", ErrInUse, id, strings.Join(parents, ", job "))
 }

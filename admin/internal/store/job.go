@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -183,8 +184,7 @@ func groupExists(ctx context.Context, tx *sql.Tx, id int64) error {
 // groupCap returns group id's max_concurrency; ErrGroupNotFound if there
 // is no such group.
 func groupCap(ctx context.Context, tx *sql.Tx, id int64) (int32, error) {
-	var n int32
-	err := tx.QueryRowContext(ctx, `SELECT max_concurrency FROM groups WHERE id = $1`, id).Scan(&n)
+	n, err := dbsqlc.New(tx).GroupCap(ctx, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("%w: group %d", ErrGroupNotFound, id)
 	}
@@ -348,7 +348,7 @@ func dropPending(ctx context.Context, tx *sql.Tx, jobID int64) (time.Time, error
 	if err != nil {
 		return time.Time{}, err
 	}
-	_, err = tx.ExecContext(ctx, `DELETE FROM runs WHERE job_id = $1 AND status = $2 AND workflow_run_id = 0`, jobID, carillonv1.RunStatus_RUN_STATUS_PENDING)
+	err = dbsqlc.New(tx).DeletePending(ctx, dbsqlc.DeletePendingParams{JobID: jobID, Status: int64(carillonv1.RunStatus_RUN_STATUS_PENDING)})
 	return fromMillis(earliest), err
 }
 
@@ -367,8 +367,7 @@ func (s JobStore) Start(ctx context.Context, id int64, next, now time.Time) (Job
 
 // startJob is JobStore.Start in tx.
 func startJob(ctx context.Context, tx *sql.Tx, id int64, next, now time.Time) error {
-	res, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 1, next_fire_at = $1, updated_at = $2 WHERE id = $3 AND enabled = 0`,
-		millis(next), millis(now), id)
+	res, err := dbsqlc.New(tx).StartJob(ctx, dbsqlc.StartJobParams{NextFireAt: millis(next), UpdatedAt: now.UnixMilli(), ID: id})
 	if err != nil {
 		return err
 	}
@@ -400,9 +399,7 @@ func stopJob(ctx context.Context, tx *sql.Tx, id int64, now time.Time) error {
 	if _, err := dropPending(ctx, tx, id); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE jobs SET enabled = 0, next_fire_at = NULL, updated_at = $1 WHERE id = $2 AND enabled = 1`,
-		millis(now), id)
-	return err
+	return dbsqlc.New(tx).StopJob(ctx, dbsqlc.StopJobParams{UpdatedAt: now.UnixMilli(), ID: id})
 }
 
 // Delete removes a job and its pending runs; its other runs are kept.
@@ -429,16 +426,17 @@ func deleteJob(ctx context.Context, tx *sql.Tx, id int64) error {
 	if _, err := dropPending(ctx, tx, id); err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = $1`, id)
+	res, err := dbsqlc.New(tx).DeleteJob(ctx, id)
 	if err != nil {
 		return err
 	}
 	return mustAffect(res, "job", id)
 }
 
+// jobExists returns ErrNotFound unless job id exists.
 func jobExists(ctx context.Context, tx *sql.Tx, id int64) error {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id = $1`, id).Scan(&n); err != nil {
+	n, err := dbsqlc.New(tx).JobCount(ctx, id)
+	if err != nil {
 		return err
 	}
 	if n == 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -32,8 +33,7 @@ const (
 func (s GroupStore) Pause(ctx context.Context, id int64, now time.Time) (Group, error) {
 	var jobs []int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE groups SET paused_at = $1, updated_at = $2 WHERE id = $3 AND paused_at IS NULL`,
-			now.UnixMilli(), now.UnixMilli(), id)
+		res, err := dbsqlc.New(tx).PauseGroup(ctx, dbsqlc.PauseGroupParams{PausedAt: now.UnixMilli(), UpdatedAt: now.UnixMilli(), ID: id})
 		if err != nil {
 			return err
 		}
@@ -62,8 +62,7 @@ func (s GroupStore) Pause(ctx context.Context, id int64, now time.Time) (Group, 
 
 // groupFound returns ErrNotFound unless group id exists.
 func groupFound(ctx context.Context, tx *sql.Tx, id int64) error {
-	var one int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM groups WHERE id = $1`, id).Scan(&one)
+	_, err := dbsqlc.New(tx).GroupFound(ctx, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: group %d", ErrNotFound, id)
 	}
@@ -132,7 +131,7 @@ func (s GroupStore) Resume(ctx context.Context, id int64, now time.Time, plan Re
 			return err
 		}
 		pausedAt := fromMillis(paused)
-		if _, err := tx.ExecContext(ctx, `UPDATE groups SET paused_at = NULL, updated_at = $1 WHERE id = $2`, now.UnixMilli(), id); err != nil {
+		if err := dbsqlc.New(tx).ResumeGroup(ctx, dbsqlc.ResumeGroupParams{UpdatedAt: now.UnixMilli(), ID: id}); err != nil {
 			return err
 		}
 		if err := resumeJobs(ctx, tx, id, pausedAt, now, plan.Job); err != nil {
@@ -169,7 +168,7 @@ func resumeJobs(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Ti
 		if err != nil {
 			return fmt.Errorf("job %d: %w", j.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET next_fire_at = $1 WHERE id = $2`, millis(sk.Next), j.ID); err != nil {
+		if err := dbsqlc.New(tx).MoveJobPastPause(ctx, dbsqlc.MoveJobPastPauseParams{NextFireAt: millis(sk.Next), ID: j.ID}); err != nil {
 			return err
 		}
 		if err := recordPausedJob(ctx, tx, *j, pausedAt, now, sk); err != nil {
@@ -191,17 +190,18 @@ func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.
 	if err != nil {
 		return err
 	}
+	q := dbsqlc.New(tx)
 	if len(dropped) > 0 {
 		until := sk.Last
 		if len(dropped) > 1 && lastDropped > until.UnixMilli() {
 			until = time.UnixMilli(lastDropped)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET missed_count = missed_count + $1, missed_until = coalesce($2, missed_until), message = $3 WHERE id = $4`,
-			sk.Count+others, millis(until), sk.Message, dropped[0]); err != nil {
+		if err := q.RecordPausedFires(ctx, dbsqlc.RecordPausedFiresParams{Missed: sk.Count + others, Until: millis(until),
+			Message: sk.Message, ID: dropped[0]}); err != nil {
 			return err
 		}
 		for _, id := range dropped[1:] {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = $1`, id); err != nil {
+			if err := q.DeleteDroppedFire(ctx, id); err != nil {
 				return err
 			}
 		}
@@ -212,9 +212,7 @@ func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.
 	}
 	// A one-off run at the same instant holds its key (job, instant):
 	// rare enough to go unrecorded rather than fail the resume.
-	var taken int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE job_id = $1 AND scheduled_at = $2 AND shard_index = 0 AND attempt = 0`,
-		j.ID, sk.First.UnixMilli()).Scan(&taken); err != nil || taken > 0 {
+	if taken, err := q.FiresAtInstant(ctx, dbsqlc.FiresAtInstantParams{JobID: j.ID, ScheduledAt: sk.First.UnixMilli()}); err != nil || taken > 0 {
 		return err
 	}
 	r := Run{
@@ -230,24 +228,18 @@ func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.
 // oldest first, the instant of the latest, and how many instants all but
 // the first stand for.
 func droppedFires(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time) (ids []int64, last, others int64, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, scheduled_at, missed_count FROM runs WHERE job_id = $1 AND status = $2 AND scheduled_at >= $3 AND scheduled_at <= $4
-		AND trigger_type = $5 AND workflow_run_id = 0 AND attempt = 0 ORDER BY scheduled_at, id`,
-		id, carillonv1.RunStatus_RUN_STATUS_SKIPPED, pausedAt.UnixMilli(), now.UnixMilli(), carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE)
+	rows, err := dbsqlc.New(tx).DroppedFires(ctx, dbsqlc.DroppedFiresParams{JobID: id, Status: int64(carillonv1.RunStatus_RUN_STATUS_SKIPPED),
+		PausedAt: pausedAt.UnixMilli(), Now: now.UnixMilli(), TriggerType: int64(carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE)})
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var run, at, missed int64
-		if err := rows.Scan(&run, &at, &missed); err != nil {
-			return nil, 0, 0, err
-		}
+	for _, r := range rows {
 		if len(ids) > 0 {
-			others += max(missed, 1)
+			others += max(r.MissedCount, 1)
 		}
-		ids, last = append(ids, run), at
+		ids, last = append(ids, r.ID), r.ScheduledAt
 	}
-	return ids, last, others, rows.Err()
+	return ids, last, others, nil
 }
 
 // resumeWorkflows moves the schedule of group id's enabled workflows due
@@ -261,20 +253,21 @@ func resumeWorkflows(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now ti
 	if err != nil {
 		return err
 	}
+	q := dbsqlc.New(tx)
 	for _, w := range ws {
 		sk, err := plan(w, pausedAt, now)
 		if err != nil {
 			return fmt.Errorf("workflow %d: %w", w.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE workflows SET next_fire_at = $1 WHERE id = $2`, millis(sk.Next), w.ID); err != nil {
+		if err := q.MoveWorkflowPastPause(ctx, dbsqlc.MoveWorkflowPastPauseParams{NextFireAt: millis(sk.Next), ID: w.ID}); err != nil {
 			return err
 		}
 		if sk.Count == 0 {
 			continue
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO workflow_runs (workflow_id, status, scheduled_at, trigger_type, message, created_at, finished_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, w.ID, carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED, sk.First.UnixMilli(),
-			carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, sk.Message, now.UnixMilli(), now.UnixMilli())
+		err = q.InsertPausedWorkflowRun(ctx, dbsqlc.InsertPausedWorkflowRunParams{WorkflowID: w.ID, Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED,
+			ScheduledAt: sk.First.UnixMilli(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Message: sk.Message,
+			CreatedAt: now.UnixMilli(), FinishedAt: now.UnixMilli()})
 		if err != nil {
 			return err
 		}

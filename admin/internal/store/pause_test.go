@@ -35,8 +35,8 @@ func TestPauseGroup(t *testing.T) {
 				t.Fatal(err)
 			}
 			g, err := s.Groups.Pause(ctx, b.group.ID, t0.Add(-500*time.Millisecond))
-			if err != nil || !g.PausedAt.Equal(t0.Add(-500*time.Millisecond)) {
-				t.Fatalf("PauseGroup: %+v, %v; want paused at t0-500ms", g, err)
+			if err != nil || !g.PausedAt.Equal(t0.Add(-500*time.Millisecond)) || !g.UpdatedAt.Equal(g.PausedAt) {
+				t.Fatalf("PauseGroup: %+v, %v; want paused and updated at t0-500ms", g, err)
 			}
 			if g, err = s.Groups.Pause(ctx, b.group.ID, t0); err != nil || !g.PausedAt.Equal(t0.Add(-500*time.Millisecond)) {
 				t.Fatalf("PauseGroup again: paused at %v, %v; want unchanged", g.PausedAt, err)
@@ -67,8 +67,8 @@ func TestPauseGroup(t *testing.T) {
 
 			resumed := t0.Add(10*time.Second + 500*time.Millisecond)
 			g, waited, err := s.Groups.Resume(ctx, b.group.ID, resumed, schedule.ResumePlan())
-			if err != nil || !g.PausedAt.IsZero() {
-				t.Fatalf("ResumeGroup: %+v, %v; want not paused", g, err)
+			if err != nil || !g.PausedAt.IsZero() || !g.UpdatedAt.Equal(resumed) {
+				t.Fatalf("ResumeGroup: %+v, %v; want not paused, updated at the resume", g, err)
 			}
 			if len(waited) != 1 || waited[0].ID != pending[0].ID {
 				t.Errorf("ResumeGroup returned pending runs %v, want run %d, which waited", waited, pending[0].ID)
@@ -161,6 +161,50 @@ func TestPauseGroupDroppedFire(t *testing.T) {
 	}
 }
 
+// TestPauseGroupOneOffAtInstant: a one-off run of a job at the first
+// instant a pause skipped holds the key of that instant's record (job,
+// instant): the resume records nothing then, and still moves the schedule
+// past the resume.
+func TestPauseGroupOneOffAtInstant(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			j, err := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0.Add(-time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0.Add(-time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			oneOff := *pendingRun(j, t0)
+			oneOff.TriggerType, oneOff.Status, oneOff.FinishedAt = carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, t0
+			if _, err := s.Runs.Insert(ctx, []store.Run{oneOff}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Groups.Pause(ctx, b.group.ID, t0.Add(-500*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Groups.Resume(ctx, b.group.ID, t0.Add(3500*time.Millisecond), schedule.ResumePlan()); err != nil {
+				t.Fatal(err)
+			}
+			if skipped := skippedRuns(t, s, j.ID); len(skipped) != 0 {
+				t.Errorf("SKIPPED runs of the job with a one-off run at t0: %+v, want none", skipped)
+			}
+			if skipped := skippedRuns(t, s, other.ID); len(skipped) != 1 || skipped[0].MissedCount != 4 {
+				t.Errorf("SKIPPED runs of the other job: %+v, want one, missing 4 instants", skipped)
+			}
+			got, err := s.Jobs.Get(ctx, j.ID)
+			if want := t0.Add(4 * time.Second); err != nil || !got.NextFireAt.Equal(want) {
+				t.Errorf("next fire after the resume: %v, %v; want %v", got.NextFireAt, err, want)
+			}
+		})
+	}
+}
+
 // fired is job j's scheduled fire of instant at, as the scan claims it.
 func fired(j store.Job, at time.Time) store.Run {
 	r := *pendingRun(j, at)
@@ -224,6 +268,11 @@ func TestPauseGroupWorkflow(t *testing.T) {
 			if err != nil || len(runs) != 1 || runs[0].Status != carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED ||
 				!runs[0].ScheduledAt.Equal(t0) || !strings.Contains(runs[0].Message, "paused") {
 				t.Fatalf("workflow runs after the resume: %+v, %v; want one SKIPPED at t0 naming the pause", runs, err)
+			}
+			if r := runs[0]; r.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE || !r.CreatedAt.Equal(t0.Add(3500*time.Millisecond)) ||
+				!r.FinishedAt.Equal(r.CreatedAt) {
+				t.Errorf("the pause's workflow run: trigger %s, created %v, finished %v; want SCHEDULE, both at the resume (t0+3.5s)",
+					r.TriggerType, r.CreatedAt, r.FinishedAt)
 			}
 			got, err := s.Workflows.Get(ctx, w.ID)
 			if want := t0.Add(4 * time.Second); err != nil || !got.NextFireAt.Equal(want) {

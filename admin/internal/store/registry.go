@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -44,21 +45,30 @@ func (c Capabilities) Has(x carillonv1.Capability) bool {
 func (s RegistryStore) Register(ctx context.Context, app, address, instance string, caps Capabilities, now time.Time) (previous string, err error) {
 	defer s.routing.Add(1)
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT instance_id FROM registry WHERE app_name = $1 AND address = $2`, app, address).Scan(&previous)
+		q := dbsqlc.New(tx)
+		var err error
+		previous, err = q.RegisteredInstance(ctx, dbsqlc.RegisteredInstanceParams{AppName: app, Address: address})
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		_, err = tx.ExecContext(ctx,
-			`INSERT INTO registry (app_name, address, updated_at, instance_id, capabilities) VALUES ($1, $2, $3, $4, $5)
-			 ON CONFLICT (app_name, address) DO UPDATE SET updated_at = excluded.updated_at, instance_id = excluded.instance_id,
-			 capabilities = excluded.capabilities`,
-			app, address, now.UnixMilli(), instance, int64(caps)) //nolint:gosec // a bit set of at most 63 bits
-		return err
+		return q.Register(ctx, dbsqlc.RegisterParams{AppName: app, Address: address, UpdatedAt: now.UnixMilli(), InstanceID: instance,
+			Capabilities: int64(caps)}) //nolint:gosec // a bit set of at most 63 bits
 	})
 	if err != nil {
 		return "", fmt.Errorf("store: register %s %s: %w", app, address, err)
 	}
 	return previous, nil
+}
+
+// writeOne runs fn's one write statement over the writer connection,
+// outside a transaction, as exec runs its statement: Changed is emitted
+// when it succeeds.
+func (s RegistryStore) writeOne(fn func(q *dbsqlc.Queries) (sql.Result, error)) (sql.Result, error) {
+	res, err := fn(dbsqlc.New(s.w))
+	if err == nil {
+		s.changed.Emit()
+	}
+	return res, err
 }
 
 // LastBeat returns the newest heartbeat in the registry: when an admin
@@ -75,7 +85,10 @@ func (s RegistryStore) LastBeat(ctx context.Context) (time.Time, error) {
 // Deregister removes the executor at address from app at once.
 func (s RegistryStore) Deregister(ctx context.Context, app, address string) error {
 	defer s.routing.Add(1)
-	if _, err := s.exec(ctx, `DELETE FROM registry WHERE app_name = $1 AND address = $2`, app, address); err != nil {
+	_, err := s.writeOne(func(q *dbsqlc.Queries) (sql.Result, error) {
+		return q.Deregister(ctx, dbsqlc.DeregisterParams{AppName: app, Address: address})
+	})
+	if err != nil {
 		return fmt.Errorf("store: deregister %s %s: %w", app, address, err)
 	}
 	return nil
@@ -92,23 +105,15 @@ type Registration struct {
 // List returns, sorted by address, app's executors that
 // registered at or after since, each with what it declared it can do.
 func (s RegistryStore) List(ctx context.Context, app string, since time.Time) ([]Registration, error) {
-	rows, err := s.reader(ctx).QueryContext(ctx,
-		`SELECT address, capabilities FROM registry WHERE app_name = $1 AND updated_at >= $2 ORDER BY address`, app, since.UnixMilli())
+	rows, err := dbsqlc.New(s.reader(ctx)).Registrations(ctx, dbsqlc.RegistrationsParams{AppName: app, Since: since.UnixMilli()})
 	if err != nil {
 		return nil, fmt.Errorf("store: executors of %s: %w", app, err)
 	}
-	defer rows.Close()
 	var regs []Registration
-	for rows.Next() {
-		var r Registration
-		var caps int64
-		if err := rows.Scan(&r.Address, &caps); err != nil {
-			return nil, fmt.Errorf("store: executors of %s: %w", app, err)
-		}
-		r.Capabilities = Capabilities(caps) //nolint:gosec // stored from a Capabilities
-		regs = append(regs, r)
+	for _, r := range rows {
+		regs = append(regs, Registration{Address: r.Address, Capabilities: Capabilities(r.Capabilities)}) //nolint:gosec // stored from a Capabilities
 	}
-	return regs, rows.Err()
+	return regs, nil
 }
 
 // Executors returns, sorted, the addresses of app's executors that
@@ -155,29 +160,24 @@ func (s RegistryStore) CapabilitiesAt(ctx context.Context, addresses []string, s
 // Beats returns the last heartbeat of each of app's executors that
 // registered at or after since, by address.
 func (s RegistryStore) Beats(ctx context.Context, app string, since time.Time) (map[string]time.Time, error) {
-	rows, err := s.reader(ctx).QueryContext(ctx,
-		`SELECT address, updated_at FROM registry WHERE app_name = $1 AND updated_at >= $2`, app, since.UnixMilli())
+	rows, err := dbsqlc.New(s.reader(ctx)).Beats(ctx, dbsqlc.BeatsParams{AppName: app, Since: since.UnixMilli()})
 	if err != nil {
 		return nil, fmt.Errorf("store: beats of %s: %w", app, err)
 	}
-	defer rows.Close()
-	beats := map[string]time.Time{}
-	for rows.Next() {
-		var a string
-		var at int64
-		if err := rows.Scan(&a, &at); err != nil {
-			return nil, fmt.Errorf("store: beats of %s: %w", app, err)
-		}
-		beats[a] = time.UnixMilli(at)
+	beats := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		beats[r.Address] = time.UnixMilli(r.UpdatedAt)
 	}
-	return beats, rows.Err()
+	return beats, nil
 }
 
 // Prune deletes registrations last seen before since and returns
 // how many it deleted.
 func (s RegistryStore) Prune(ctx context.Context, since time.Time) (int64, error) {
 	defer s.routing.Add(1)
-	res, err := s.exec(ctx, `DELETE FROM registry WHERE updated_at < $1`, since.UnixMilli())
+	res, err := s.writeOne(func(q *dbsqlc.Queries) (sql.Result, error) {
+		return q.PruneRegistry(ctx, since.UnixMilli())
+	})
 	if err != nil {
 		return 0, fmt.Errorf("store: prune registry: %w", err)
 	}
@@ -189,31 +189,22 @@ func (s RegistryStore) Prune(ctx context.Context, since time.Time) (int64, error
 // without a group are left out, so the answer has one entry per group at
 // most.
 func (s RegistryStore) Online(ctx context.Context, since time.Time) (map[string]int, error) {
-	rows, err := s.reader(ctx).QueryContext(ctx, `SELECT g.app_name, COUNT(r.address) FROM groups g
-		LEFT JOIN registry r ON r.app_name = g.app_name AND r.updated_at >= $1
-		WHERE g.address_mode != $2 GROUP BY g.app_name`, since.UnixMilli(), int32(carillonv1.AddressMode_ADDRESS_MODE_MANUAL))
+	rows, err := dbsqlc.New(s.reader(ctx)).ExecutorsOnline(ctx, dbsqlc.ExecutorsOnlineParams{Since: since.UnixMilli(),
+		AddressMode: carillonv1.AddressMode_ADDRESS_MODE_MANUAL})
 	if err != nil {
 		return nil, fmt.Errorf("store: executors online: %w", err)
 	}
-	defer rows.Close()
-	online := map[string]int{}
-	for rows.Next() {
-		var app string
-		var n int
-		if err := rows.Scan(&app, &n); err != nil {
-			return nil, fmt.Errorf("store: executors online: %w", err)
-		}
-		online[app] = n
+	online := make(map[string]int, len(rows))
+	for _, r := range rows {
+		online[r.AppName] = int(r.Count)
 	}
-	return online, rows.Err()
+	return online, nil
 }
 
 // UnclaimedApps returns, sorted, the app names of executors that
 // registered at or after since and that no group has.
 func (s RegistryStore) UnclaimedApps(ctx context.Context, since time.Time) ([]string, error) {
-	apps, err := collectColumn[string](s.reader(ctx).QueryContext(ctx,
-		`SELECT DISTINCT app_name FROM registry WHERE updated_at >= $1 AND app_name NOT IN (SELECT app_name FROM groups) ORDER BY app_name`,
-		since.UnixMilli()))
+	apps, err := dbsqlc.New(s.reader(ctx)).UnclaimedApps(ctx, since.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("store: unclaimed apps: %w", err)
 	}
@@ -222,8 +213,8 @@ func (s RegistryStore) UnclaimedApps(ctx context.Context, since time.Time) ([]st
 
 // AppClaimed tells whether a group has the app name app.
 func (s RegistryStore) AppClaimed(ctx context.Context, app string) (bool, error) {
-	var n int
-	if err := s.reader(ctx).QueryRowContext(ctx, `SELECT count(*) FROM groups WHERE app_name = $1`, app).Scan(&n); err != nil {
+	n, err := dbsqlc.New(s.reader(ctx)).AppGroupCount(ctx, app)
+	if err != nil {
 		return false, fmt.Errorf("store: group of app %s: %w", app, err)
 	}
 	return n > 0, nil

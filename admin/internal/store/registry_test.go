@@ -100,3 +100,77 @@ func TestRegistryCapabilities(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistryBeatsAndApps: Beats gives the last heartbeat of each of an
+// app's executors since a time; UnclaimedApps the app names heard since a
+// time that no group has; AppClaimed whether a group has one; Prune
+// deletes the registrations last seen before a time, counting them, and
+// LastBeat is zero once none is left. Over both backends.
+func TestRegistryBeatsAndApps(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, _ := setup(t, be.DB(t)) // group "app"
+			for _, reg := range []struct {
+				app, addr string
+				at        time.Time
+			}{
+				{"app", "http://a:1", t0},
+				{"app", "http://b:1", t0.Add(-2 * time.Minute)},
+				{"stray", "http://a:1", t0.Add(time.Second)},
+				{"old", "http://o:1", t0.Add(-3 * time.Minute)},
+			} {
+				if _, err := s.Registry.Register(ctx, reg.app, reg.addr, "", 0, reg.at); err != nil {
+					t.Fatal(err)
+				}
+			}
+			since := t0.Add(-90 * time.Second)
+			beats := func(what string, since time.Time, want map[string]time.Time) {
+				t.Helper()
+				got, err := s.Registry.Beats(ctx, "app", since)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s: beats of app (-want +got):\n%s", what, diff)
+				}
+			}
+			unclaimed := func(what string, since time.Time, want []string) {
+				t.Helper()
+				got, err := s.Registry.UnclaimedApps(ctx, since)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s: unclaimed apps (-want +got):\n%s", what, diff)
+				}
+			}
+			beats("live", since, map[string]time.Time{"http://a:1": t0})
+			beats("all", time.Time{}, map[string]time.Time{"http://a:1": t0, "http://b:1": t0.Add(-2 * time.Minute)})
+			unclaimed("live", since, []string{"stray"})
+			unclaimed("all", time.Time{}, []string{"old", "stray"})
+			for app, want := range map[string]bool{"app": true, "stray": false} {
+				if got, err := s.Registry.AppClaimed(ctx, app); err != nil || got != want {
+					t.Errorf("AppClaimed(%s) = %v, %v; want %v", app, got, err, want)
+				}
+			}
+
+			if n, err := s.Registry.Prune(ctx, since); err != nil || n != 2 {
+				t.Errorf("Prune: %d, %v; want 2 (app at http://b:1, old)", n, err)
+			}
+			beats("pruned", time.Time{}, map[string]time.Time{"http://a:1": t0})
+			unclaimed("pruned", time.Time{}, []string{"stray"})
+			if last, err := s.Registry.LastBeat(ctx); err != nil || !last.Equal(t0.Add(time.Second)) {
+				t.Errorf("LastBeat = %v, %v; want %v", last, err, t0.Add(time.Second))
+			}
+			if n, err := s.Registry.Prune(ctx, t0.Add(time.Hour)); err != nil || n != 2 {
+				t.Errorf("Prune of the rest: %d, %v; want 2", n, err)
+			}
+			if last, err := s.Registry.LastBeat(ctx); err != nil || !last.IsZero() {
+				t.Errorf("LastBeat of an empty registry = %v, %v; want zero", last, err)
+			}
+		})
+	}
+}
