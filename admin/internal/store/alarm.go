@@ -74,7 +74,7 @@ func (s AlarmStore) Pending(ctx context.Context, now time.Time, limit int) ([]Pe
 
 // Record stores the final delivery outcome of a run's alarm.
 func (s AlarmStore) Record(ctx context.Context, runID int64, status carillonv1.AlarmStatus, message string) error {
-	err := s.alarmWrite(ctx, func(q *dbsqlc.Queries) error {
+	err := s.execQuery(func(q *dbsqlc.Queries) error {
 		return q.RecordRunAlarm(ctx, dbsqlc.RecordRunAlarmParams{AlarmStatus: status, AlarmMessage: message, ID: runID})
 	})
 	if err != nil {
@@ -87,7 +87,7 @@ func (s AlarmStore) Record(ctx context.Context, runID int64, status carillonv1.A
 // PENDING and is due again at at: the tries so far, the channels that took
 // it and what went wrong (message).
 func (s AlarmStore) Retry(ctx context.Context, runID int64, try AlarmTry, at time.Time, message string) error {
-	err := s.alarmWrite(ctx, func(q *dbsqlc.Queries) error {
+	err := s.execQuery(func(q *dbsqlc.Queries) error {
 		return q.RetryRunAlarm(ctx, dbsqlc.RetryRunAlarmParams{AlarmMessage: message, AlarmAttempts: int64(try.Attempts),
 			AlarmSent: joinLines(try.Sent), AlarmRetryAt: at.UnixMilli(), ID: runID})
 	})
@@ -127,7 +127,7 @@ func (s AlarmStore) PendingWorkflows(ctx context.Context, now time.Time, limit i
 // RecordWorkflow stores the final delivery outcome of a workflow
 // run's alarm.
 func (s AlarmStore) RecordWorkflow(ctx context.Context, id int64, status carillonv1.AlarmStatus, message string) error {
-	err := s.alarmWrite(ctx, func(q *dbsqlc.Queries) error {
+	err := s.execQuery(func(q *dbsqlc.Queries) error {
 		return q.RecordWorkflowRunAlarm(ctx, dbsqlc.RecordWorkflowRunAlarmParams{AlarmStatus: status, AlarmMessage: message, ID: id})
 	})
 	if err != nil {
@@ -138,7 +138,7 @@ func (s AlarmStore) RecordWorkflow(ctx context.Context, id int64, status carillo
 
 // RetryWorkflow is AlarmStore.Retry for a workflow run's alarm.
 func (s AlarmStore) RetryWorkflow(ctx context.Context, id int64, try AlarmTry, at time.Time, message string) error {
-	err := s.alarmWrite(ctx, func(q *dbsqlc.Queries) error {
+	err := s.execQuery(func(q *dbsqlc.Queries) error {
 		return q.RetryWorkflowRunAlarm(ctx, dbsqlc.RetryWorkflowRunAlarmParams{AlarmMessage: message, AlarmAttempts: int64(try.Attempts),
 			AlarmSent: joinLines(try.Sent), AlarmRetryAt: at.UnixMilli(), ID: id})
 	})
@@ -146,14 +146,4 @@ func (s AlarmStore) RetryWorkflow(ctx context.Context, id int64, try AlarmTry, a
 		return fmt.Errorf("store: retry alarm of workflow_runs %d: %w", id, err)
 	}
 	return nil
-}
-
-// alarmWrite runs fn's one write statement with q over the writer
-// connection, outside a transaction, as exec runs its statement.
-func (s AlarmStore) alarmWrite(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
-	err := fn(dbsqlc.New(s.w))
-	if err == nil {
-		s.changed.Emit()
-	}
-	return err
 }

@@ -265,7 +265,7 @@ func resumeWorkflows(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now ti
 		if sk.Count == 0 {
 			continue
 		}
-		err = q.InsertPausedWorkflowRun(ctx, dbsqlc.InsertPausedWorkflowRunParams{WorkflowID: w.ID, Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED,
+		err = q.InsertSkippedWorkflowRun(ctx, dbsqlc.InsertSkippedWorkflowRunParams{WorkflowID: w.ID, Status: carillonv1.WorkflowRunStatus_WORKFLOW_RUN_STATUS_SKIPPED,
 			ScheduledAt: sk.First.UnixMilli(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Message: sk.Message,
 			CreatedAt: now.UnixMilli(), FinishedAt: now.UnixMilli()})
 		if err != nil {

@@ -60,17 +60,6 @@ func (s RegistryStore) Register(ctx context.Context, app, address, instance stri
 	return previous, nil
 }
 
-// writeOne runs fn's one write statement over the writer connection,
-// outside a transaction, as exec runs its statement: Changed is emitted
-// when it succeeds.
-func (s RegistryStore) writeOne(fn func(q *dbsqlc.Queries) (sql.Result, error)) (sql.Result, error) {
-	res, err := fn(dbsqlc.New(s.w))
-	if err == nil {
-		s.changed.Emit()
-	}
-	return res, err
-}
-
 // LastBeat returns the newest heartbeat in the registry: when an admin
 // starts, about when the previous one stopped hearing executors. Zero when
 // the registry is empty.
@@ -85,7 +74,7 @@ func (s RegistryStore) LastBeat(ctx context.Context) (time.Time, error) {
 // Deregister removes the executor at address from app at once.
 func (s RegistryStore) Deregister(ctx context.Context, app, address string) error {
 	defer s.routing.Add(1)
-	_, err := s.writeOne(func(q *dbsqlc.Queries) (sql.Result, error) {
+	err := s.execQuery(func(q *dbsqlc.Queries) error {
 		return q.Deregister(ctx, dbsqlc.DeregisterParams{AppName: app, Address: address})
 	})
 	if err != nil {
@@ -175,13 +164,15 @@ func (s RegistryStore) Beats(ctx context.Context, app string, since time.Time) (
 // how many it deleted.
 func (s RegistryStore) Prune(ctx context.Context, since time.Time) (int64, error) {
 	defer s.routing.Add(1)
-	res, err := s.writeOne(func(q *dbsqlc.Queries) (sql.Result, error) {
-		return q.PruneRegistry(ctx, since.UnixMilli())
+	var n int64
+	err := s.execQuery(func(q *dbsqlc.Queries) (err error) {
+		n, err = q.PruneRegistry(ctx, since.UnixMilli())
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: prune registry: %w", err)
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // Online returns, for the app name of every AUTO group, how many

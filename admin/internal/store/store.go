@@ -33,6 +33,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	"github.com/carillonhq/carillon/internal/testsignal"
 )
 
@@ -323,6 +324,16 @@ func (s *db) exec(ctx context.Context, query string, args ...any) (sql.Result, e
 		s.changed.Emit()
 	}
 	return res, err
+}
+
+// execQuery runs fn's one write statement of dbsqlc outside a
+// transaction, as exec runs its statement.
+func (s *db) execQuery(fn func(q *dbsqlc.Queries) error) error {
+	err := fn(dbsqlc.New(s.w))
+	if err == nil {
+		s.changed.Emit()
+	}
+	return err
 }
 
 // Changed is emitted after each write this Store commits, so that a test

@@ -8,8 +8,6 @@ package dbsqlc
 import (
 	"context"
 	"database/sql"
-
-	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 const deleteDroppedFire = `-- name: DeleteDroppedFire :exec
@@ -104,37 +102,6 @@ func (q *Queries) GroupFound(ctx context.Context, id int64) (int32, error) {
 	var column_1 int32
 	err := row.Scan(&column_1)
 	return column_1, err
-}
-
-const insertPausedWorkflowRun = `-- name: InsertPausedWorkflowRun :exec
-INSERT INTO workflow_runs (workflow_id, status, scheduled_at, trigger_type, message, created_at, finished_at)
-VALUES ($1, $2, $3, $4, $5,
-    $6, CAST($7 AS BIGINT))
-`
-
-type InsertPausedWorkflowRunParams struct {
-	WorkflowID  int64
-	Status      carillonv1.WorkflowRunStatus
-	ScheduledAt int64
-	TriggerType carillonv1.TriggerType
-	Message     string
-	CreatedAt   int64
-	FinishedAt  int64
-}
-
-// The SKIPPED workflow run that records what a pause skipped of a
-// workflow's schedule (resumeWorkflows).
-func (q *Queries) InsertPausedWorkflowRun(ctx context.Context, arg InsertPausedWorkflowRunParams) error {
-	_, err := q.db.ExecContext(ctx, insertPausedWorkflowRun,
-		arg.WorkflowID,
-		arg.Status,
-		arg.ScheduledAt,
-		arg.TriggerType,
-		arg.Message,
-		arg.CreatedAt,
-		arg.FinishedAt,
-	)
-	return err
 }
 
 const moveJobPastPause = `-- name: MoveJobPastPause :exec

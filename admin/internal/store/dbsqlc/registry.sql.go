@@ -7,7 +7,6 @@ package dbsqlc
 
 import (
 	"context"
-	"database/sql"
 
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
@@ -62,7 +61,7 @@ func (q *Queries) Beats(ctx context.Context, arg BeatsParams) ([]BeatsRow, error
 	return items, nil
 }
 
-const deregister = `-- name: Deregister :execresult
+const deregister = `-- name: Deregister :exec
 DELETE FROM registry WHERE app_name = $1 AND address = $2
 `
 
@@ -71,8 +70,9 @@ type DeregisterParams struct {
 	Address string
 }
 
-func (q *Queries) Deregister(ctx context.Context, arg DeregisterParams) (sql.Result, error) {
-	return q.db.ExecContext(ctx, deregister, arg.AppName, arg.Address)
+func (q *Queries) Deregister(ctx context.Context, arg DeregisterParams) error {
+	_, err := q.db.ExecContext(ctx, deregister, arg.AppName, arg.Address)
+	return err
 }
 
 const executorsOnline = `-- name: ExecutorsOnline :many
@@ -116,12 +116,16 @@ func (q *Queries) ExecutorsOnline(ctx context.Context, arg ExecutorsOnlineParams
 	return items, nil
 }
 
-const pruneRegistry = `-- name: PruneRegistry :execresult
+const pruneRegistry = `-- name: PruneRegistry :execrows
 DELETE FROM registry WHERE updated_at < $1
 `
 
-func (q *Queries) PruneRegistry(ctx context.Context, since int64) (sql.Result, error) {
-	return q.db.ExecContext(ctx, pruneRegistry, since)
+func (q *Queries) PruneRegistry(ctx context.Context, since int64) (int64, error) {
+	result, err := q.db.ExecContext(ctx, pruneRegistry, since)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const register = `-- name: Register :exec

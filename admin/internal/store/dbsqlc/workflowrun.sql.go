@@ -79,7 +79,8 @@ type InsertSkippedWorkflowRunParams struct {
 	FinishedAt  int64
 }
 
-// A workflow run that records missed instants skipped (DO_NOTHING).
+// A workflow run that records instants skipped: missed (DO_NOTHING), or
+// passed while its group was paused (resumeWorkflows).
 func (q *Queries) InsertSkippedWorkflowRun(ctx context.Context, arg InsertSkippedWorkflowRunParams) error {
 	_, err := q.db.ExecContext(ctx, insertSkippedWorkflowRun,
 		arg.WorkflowID,

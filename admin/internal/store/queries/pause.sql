@@ -42,10 +42,3 @@ SELECT count(*) FROM runs WHERE job_id = sqlc.arg(job_id) AND scheduled_at = sql
 -- name: MoveWorkflowPastPause :exec
 -- A workflow's next instant after a pause (resumeWorkflows).
 UPDATE workflows SET next_fire_at = sqlc.narg(next_fire_at) WHERE id = sqlc.arg(id);
-
--- name: InsertPausedWorkflowRun :exec
--- The SKIPPED workflow run that records what a pause skipped of a
--- workflow's schedule (resumeWorkflows).
-INSERT INTO workflow_runs (workflow_id, status, scheduled_at, trigger_type, message, created_at, finished_at)
-VALUES (sqlc.arg(workflow_id), sqlc.arg(status), sqlc.arg(scheduled_at), sqlc.arg(trigger_type), sqlc.arg(message),
-    sqlc.arg(created_at), CAST(sqlc.arg(finished_at) AS BIGINT));

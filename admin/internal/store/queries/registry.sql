@@ -10,7 +10,7 @@ VALUES (sqlc.arg(app_name), sqlc.arg(address), sqlc.arg(updated_at), sqlc.arg(in
 ON CONFLICT (app_name, address) DO UPDATE SET updated_at = excluded.updated_at, instance_id = excluded.instance_id,
     capabilities = excluded.capabilities;
 
--- name: Deregister :execresult
+-- name: Deregister :exec
 DELETE FROM registry WHERE app_name = sqlc.arg(app_name) AND address = sqlc.arg(address);
 
 -- name: Registrations :many
@@ -22,7 +22,7 @@ SELECT address, capabilities FROM registry WHERE app_name = sqlc.arg(app_name) A
 -- after since.
 SELECT address, updated_at FROM registry WHERE app_name = sqlc.arg(app_name) AND updated_at >= sqlc.arg(since);
 
--- name: PruneRegistry :execresult
+-- name: PruneRegistry :execrows
 DELETE FROM registry WHERE updated_at < sqlc.arg(since);
 
 -- name: ExecutorsOnline :many

@@ -26,7 +26,8 @@ VALUES (sqlc.arg(workflow_id), sqlc.arg(status), sqlc.arg(scheduled_at), sqlc.ar
 RETURNING id;
 
 -- name: InsertSkippedWorkflowRun :exec
--- A workflow run that records missed instants skipped (DO_NOTHING).
+-- A workflow run that records instants skipped: missed (DO_NOTHING), or
+-- passed while its group was paused (resumeWorkflows).
 INSERT INTO workflow_runs (workflow_id, status, scheduled_at, trigger_type, message, created_at, finished_at)
 VALUES (sqlc.arg(workflow_id), sqlc.arg(status), sqlc.arg(scheduled_at), sqlc.arg(trigger_type), sqlc.arg(message),
     sqlc.arg(created_at), CAST(sqlc.arg(finished_at) AS BIGINT));
