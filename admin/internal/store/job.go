@@ -348,7 +348,7 @@ func dropPending(ctx context.Context, tx *sql.Tx, jobID int64) (time.Time, error
 	if err != nil {
 		return time.Time{}, err
 	}
-	err = dbsqlc.New(tx).DeletePending(ctx, dbsqlc.DeletePendingParams{JobID: jobID, Status: int64(carillonv1.RunStatus_RUN_STATUS_PENDING)})
+	err = dbsqlc.New(tx).DeletePending(ctx, dbsqlc.DeletePendingParams{JobID: jobID, Status: carillonv1.RunStatus_RUN_STATUS_PENDING})
 	return fromMillis(earliest), err
 }
 

@@ -2,11 +2,11 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -156,11 +156,11 @@ func (s RunStore) At(ctx context.Context, address string, before time.Time) ([]R
 
 // MaxID returns the largest run ID so far; 0 with no run.
 func (s RunStore) MaxID(ctx context.Context) (int64, error) {
-	var id sql.NullInt64
-	if err := s.r.QueryRowContext(ctx, `SELECT max(id) FROM runs`).Scan(&id); err != nil {
+	id, err := dbsqlc.New(s.r).MaxRunID(ctx)
+	if err != nil {
 		return 0, fmt.Errorf("store: max run id: %w", err)
 	}
-	return id.Int64, nil
+	return id, nil
 }
 
 // Pending returns every pending run, oldest scheduled instant first.

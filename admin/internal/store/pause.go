@@ -228,8 +228,8 @@ func recordPausedJob(ctx context.Context, tx *sql.Tx, j Job, pausedAt, now time.
 // oldest first, the instant of the latest, and how many instants all but
 // the first stand for.
 func droppedFires(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time) (ids []int64, last, others int64, err error) {
-	rows, err := dbsqlc.New(tx).DroppedFires(ctx, dbsqlc.DroppedFiresParams{JobID: id, Status: int64(carillonv1.RunStatus_RUN_STATUS_SKIPPED),
-		PausedAt: pausedAt.UnixMilli(), Now: now.UnixMilli(), TriggerType: int64(carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE)})
+	rows, err := dbsqlc.New(tx).DroppedFires(ctx, dbsqlc.DroppedFiresParams{JobID: id, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+		PausedAt: pausedAt.UnixMilli(), Now: now.UnixMilli(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE})
 	if err != nil {
 		return nil, 0, 0, err
 	}

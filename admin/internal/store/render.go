@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 )
 
 // Rendered is a run's param as rendered from its job's template
@@ -23,8 +25,9 @@ func (s RunStore) RenderParams(ctx context.Context, rs []Rendered) error {
 		return nil
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		q := dbsqlc.New(tx)
 		for _, r := range rs {
-			if _, err := tx.ExecContext(ctx, `UPDATE runs SET rendered_param = $1 WHERE id = $2`, r.Param, r.RunID); err != nil {
+			if err := q.RecordRenderedParam(ctx, dbsqlc.RecordRenderedParamParams{RenderedParam: r.Param, ID: r.RunID}); err != nil {
 				return err
 			}
 		}

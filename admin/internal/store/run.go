@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -95,35 +96,44 @@ const (
 	settledLate     = 2 // the admin's guess, replaced by a result: Run.LateResult
 )
 
+// runColumns are the columns scanRun reads: dbsqlc's RunByID reads the
+// same, in the same order, for Get; the other reads of runs are built at
+// run time or on the fire path, with this list.
 const runColumns = `id, job_id, group_id, executor_address, handler, param, shard_index, shard_total, trigger_type,
 	scheduled_at, triggered_at, trigger_message, status, message, finished_at, attempt, due_at, timeout_seconds,
 	alarm_status, alarm_message, missed_count, missed_until, admin_settled, workflow_run_id, workflow_node,
 	outputs, inputs, rendered_param, slot, started_at`
 
+// scanRun reads a row of runColumns.
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
-	var r Run
-	var scheduled, triggered, finished, due, missedUntil, started sql.NullInt64
-	var settled int64
-	var outputs, inputs, rendered sql.NullString
+	var r dbsqlc.RunByIDRow
 	err := row.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ExecutorAddress, &r.Handler, &r.Param, &r.ShardIndex, &r.ShardTotal,
-		&r.TriggerType, &scheduled, &triggered, &r.TriggerMessage, &r.Status, &r.Message, &finished, &r.Attempt, &due,
-		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage, &r.MissedCount, &missedUntil, &settled, &r.WorkflowRunID, &r.WorkflowNode,
-		&outputs, &inputs, &rendered, &r.Slot, &started)
+		&r.TriggerType, &r.ScheduledAt, &r.TriggeredAt, &r.TriggerMessage, &r.Status, &r.Message, &r.FinishedAt, &r.Attempt, &r.DueAt,
+		&r.TimeoutSeconds, &r.AlarmStatus, &r.AlarmMessage, &r.MissedCount, &r.MissedUntil, &r.AdminSettled, &r.WorkflowRunID, &r.WorkflowNode,
+		&r.Outputs, &r.Inputs, &r.RenderedParam, &r.Slot, &r.StartedAt)
 	if err != nil {
 		return Run{}, err
 	}
-	if rendered.Valid {
-		r.RenderedParam = &rendered.String
-	}
-	if r.Outputs, err = decodeContext(outputs); err != nil {
+	return runOf(r)
+}
+
+// runOf is the run of a row of runColumns (dbsqlc.RunByID's, or scanRun's).
+func runOf(row dbsqlc.RunByIDRow) (Run, error) {
+	r := Run{ID: row.ID, JobID: row.JobID, GroupID: row.GroupID, ExecutorAddress: row.ExecutorAddress, Handler: row.Handler,
+		Param: row.Param, ShardIndex: row.ShardIndex, ShardTotal: row.ShardTotal, TriggerType: row.TriggerType,
+		ScheduledAt: time.UnixMilli(row.ScheduledAt), TriggeredAt: fromMillis(row.TriggeredAt), TriggerMessage: row.TriggerMessage,
+		Status: row.Status, Message: row.Message, FinishedAt: fromMillis(row.FinishedAt), Attempt: row.Attempt,
+		DueAt: time.UnixMilli(row.DueAt), TimeoutSeconds: row.TimeoutSeconds, AlarmStatus: row.AlarmStatus, AlarmMessage: row.AlarmMessage,
+		MissedCount: row.MissedCount, MissedUntil: fromMillis(row.MissedUntil), WorkflowRunID: row.WorkflowRunID,
+		WorkflowNode: row.WorkflowNode, RenderedParam: stringOf(row.RenderedParam), Slot: Slot(row.Slot), StartedAt: fromMillis(row.StartedAt)}
+	var err error
+	if r.Outputs, err = decodeContext(row.Outputs); err != nil {
 		return Run{}, fmt.Errorf("run %d: outputs: %w", r.ID, err)
 	}
-	if r.Inputs, err = decodeContext(inputs); err != nil {
+	if r.Inputs, err = decodeContext(row.Inputs); err != nil {
 		return Run{}, fmt.Errorf("run %d: inputs: %w", r.ID, err)
 	}
-	r.ScheduledAt, r.TriggeredAt, r.FinishedAt = fromMillis(scheduled), fromMillis(triggered), fromMillis(finished)
-	r.DueAt, r.MissedUntil, r.StartedAt = fromMillis(due), fromMillis(missedUntil), fromMillis(started)
-	r.AdminSettled, r.LateResult = settled == settledByAdmin, settled == settledLate
+	r.AdminSettled, r.LateResult = row.AdminSettled == settledByAdmin, row.AdminSettled == settledLate
 	return r, nil
 }
 
@@ -265,10 +275,14 @@ func (s RunStore) Insert(ctx context.Context, runs []Run) ([]Run, error) {
 
 // Get returns the run with the given ID.
 func (s RunStore) Get(ctx context.Context, id int64) (Run, error) {
-	r, err := scanRun(s.reader(ctx).QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id))
+	row, err := dbsqlc.New(s.reader(ctx)).RunByID(ctx, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, fmt.Errorf("%w: run %d", ErrNotFound, id)
 	}
+	if err != nil {
+		return Run{}, fmt.Errorf("store: run %d: %w", id, err)
+	}
+	r, err := runOf(row)
 	if err != nil {
 		return Run{}, fmt.Errorf("store: run %d: %w", id, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 )
 
 // stops remembers which jobs were stopped or deleted, or updated, in
@@ -104,7 +106,9 @@ func (s JobStore) Stopped() <-chan struct{} {
 // (KillRequest.replace) carries its job's new ones; rendered is the param
 // rendered from a template param (Run.RenderedParam), nil for another.
 func (s RunStore) Redefine(ctx context.Context, runID int64, handler, param string, rendered *string) error {
-	_, err := s.exec(ctx, `UPDATE runs SET handler = $1, param = $2, rendered_param = $3 WHERE id = $4`, handler, param, nullString(rendered), runID)
+	err := s.execQuery(func(q *dbsqlc.Queries) error {
+		return q.RedefineRun(ctx, dbsqlc.RedefineRunParams{Handler: handler, Param: param, RenderedParam: nullString(rendered), ID: runID})
+	})
 	if err != nil {
 		return fmt.Errorf("store: redefine run %d: %w", runID, err)
 	}

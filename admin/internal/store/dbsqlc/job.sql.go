@@ -8,6 +8,8 @@ package dbsqlc
 import (
 	"context"
 	"database/sql"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 const deleteChildLinks = `-- name: DeleteChildLinks :exec
@@ -34,7 +36,7 @@ DELETE FROM runs WHERE job_id = $1 AND status = $2 AND workflow_run_id = 0
 
 type DeletePendingParams struct {
 	JobID  int64
-	Status int64
+	Status carillonv1.RunStatus
 }
 
 // Job job_id's own runs of status status (pending: dropPending); those of

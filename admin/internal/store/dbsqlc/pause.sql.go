@@ -8,6 +8,8 @@ package dbsqlc
 import (
 	"context"
 	"database/sql"
+
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
 const deleteDroppedFire = `-- name: DeleteDroppedFire :exec
@@ -30,10 +32,10 @@ ORDER BY scheduled_at, id
 
 type DroppedFiresParams struct {
 	JobID       int64
-	Status      int64
+	Status      carillonv1.RunStatus
 	PausedAt    int64
 	Now         int64
-	TriggerType int64
+	TriggerType carillonv1.TriggerType
 }
 
 type DroppedFiresRow struct {
