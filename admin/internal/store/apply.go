@@ -65,11 +65,24 @@ func (a *ApplyTx) Groups() ([]Group, error) {
 
 // Calendars returns every calendar, ordered by ID.
 func (a *ApplyTx) Calendars() ([]Calendar, error) {
-	rows, err := a.tx.QueryContext(a.ctx, `SELECT `+calendarColumns+` FROM calendars ORDER BY id`)
-	return collect(rows, err, scanCalendar)
+	rows, err := dbsqlc.New(a.tx).AllCalendars(a.ctx)
+	if err != nil {
+		return nil, err
+	}
+	var cs []Calendar
+	for _, r := range rows {
+		c, err := calendarOf(r)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
 }
 
-// JobsOf returns the jobs of group groupID, ordered by ID.
+// JobsOf returns the jobs of group groupID, ordered by ID. Its statement
+// and Job's stay by hand: they read jobColumns, whose children's
+// string_agg(... ORDER BY) is beyond sqlc's SQLite parser.
 func (a *ApplyTx) JobsOf(groupID int64) ([]Job, error) {
 	rows, err := a.tx.QueryContext(a.ctx, `SELECT `+jobColumns+` FROM jobs WHERE group_id = $1 ORDER BY id`, groupID)
 	return collect(rows, err, scanJob)
@@ -156,14 +169,19 @@ func (a *ApplyTx) SetChildJobs(id int64, children []int64) error {
 // WorkflowsOf returns the workflows of group groupID with their nodes,
 // ordered by ID.
 func (a *ApplyTx) WorkflowsOf(groupID int64) ([]Workflow, error) {
-	rows, err := a.tx.QueryContext(a.ctx, `SELECT `+workflowColumns+` FROM workflows WHERE group_id = $1 ORDER BY id`, groupID)
-	ws, err := collect(rows, err, scanWorkflow)
-	for i := range ws {
-		if err == nil {
-			ws[i].Nodes, err = workflowNodes(a.ctx, a.tx, ws[i].ID)
-		}
+	rows, err := dbsqlc.New(a.tx).WorkflowsOfGroup(a.ctx, groupID)
+	if err != nil {
+		return nil, err
 	}
-	return ws, err
+	var ws []Workflow
+	for _, r := range rows {
+		w := workflowOf(dbsqlc.WorkflowByIDRow(r))
+		if w.Nodes, err = workflowNodes(a.ctx, a.tx, w.ID); err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	return ws, nil
 }
 
 // CreateWorkflow stores w and its nodes (the caller sets NextFireAt for
@@ -182,13 +200,11 @@ func (a *ApplyTx) UpdateWorkflow(w Workflow, scheduleChanged bool) (Workflow, er
 // SetWorkflowEnabled starts workflow id with next as its first instant,
 // or stops it, as StartWorkflow and StopWorkflow do.
 func (a *ApplyTx) SetWorkflowEnabled(id int64, enabled bool, next time.Time) error {
-	var err error
+	q := dbsqlc.New(a.tx)
 	if enabled {
-		_, err = a.tx.ExecContext(a.ctx, startWorkflowSQL, millis(next), millis(a.now), id)
-	} else {
-		_, err = a.tx.ExecContext(a.ctx, stopWorkflowSQL, millis(a.now), id)
+		return q.StartWorkflow(a.ctx, dbsqlc.StartWorkflowParams{NextFireAt: millis(next), UpdatedAt: a.now.UnixMilli(), ID: id})
 	}
-	return err
+	return q.StopWorkflow(a.ctx, dbsqlc.StopWorkflowParams{UpdatedAt: a.now.UnixMilli(), ID: id})
 }
 
 // DeleteWorkflow removes workflow id as WorkflowStore.Delete does.
@@ -199,7 +215,6 @@ func (a *ApplyTx) DeleteWorkflow(id int64) error {
 // Audit appends e to the audit log in the transaction: it commits with
 // the change it records.
 func (a *ApplyTx) Audit(e AuditEntry) error {
-	_, err := a.tx.ExecContext(a.ctx, `INSERT INTO audit_log (at, user_id, username, action, target, detail, peer) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		millis(e.At), e.UserID, e.Username, e.Action, e.Target, e.Detail, e.Peer)
+	_, err := insertAudit(a.ctx, a.tx, e)
 	return err
 }

@@ -32,10 +32,9 @@ type Calendar struct {
 	UpdatedAt   time.Time
 }
 
-// calendarColumns are the columns scanCalendar reads: the reads of the
-// calendars whose statement is built at run time (ByID's list of IDs,
-// ApplyTx.Calendars) use them; the others are dbsqlc's, read with
-// calendarOf.
+// calendarColumns are the columns scanCalendar reads: the read of the
+// calendars whose statement is built at run time (ByID's list of IDs)
+// uses them; the others are dbsqlc's, read with calendarOf.
 const calendarColumns = `id, name, description, definition, created_at, updated_at`
 
 // calendarOf is the calendar of a row of dbsqlc's calendars' reads.

@@ -177,7 +177,7 @@ func open(ctx context.Context, path, writerMode string) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
-	if err := s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'database_id'`).Scan(&s.databaseID); err != nil {
+	if s.databaseID, err = dbsqlc.New(s.r).Setting(ctx, "database_id"); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("store: database id: %w", err)
 	}

@@ -289,32 +289,29 @@ func updateWorkflow(ctx context.Context, tx *sql.Tx, w *Workflow, scheduleChange
 // instant (zero when the schedule has none). Starting a started workflow
 // changes nothing.
 func (s WorkflowStore) Start(ctx context.Context, id int64, next, now time.Time) (Workflow, error) {
-	return s.switchWorkflow(ctx, id, startWorkflowSQL, millis(next), millis(now), id)
+	return s.switchWorkflow(ctx, id, func(q *dbsqlc.Queries) error {
+		return q.StartWorkflow(ctx, dbsqlc.StartWorkflowParams{NextFireAt: millis(next), UpdatedAt: now.UnixMilli(), ID: id})
+	})
 }
-
-// startWorkflowSQL and stopWorkflowSQL switch a workflow's schedule on
-// (next fire, now, id) and off (now, id). They stay by hand:
-// ApplyTx.SetWorkflowEnabled runs them too.
-const (
-	startWorkflowSQL = `UPDATE workflows SET enabled = 1, next_fire_at = $1, updated_at = $2 WHERE id = $3 AND enabled = 0`
-	stopWorkflowSQL  = `UPDATE workflows SET enabled = 0, next_fire_at = NULL, updated_at = $1 WHERE id = $2 AND enabled = 1`
-)
 
 // Stop turns workflow id's schedule off: once it returns, the
 // schedule makes no workflow run. Workflow runs made go on.
 func (s WorkflowStore) Stop(ctx context.Context, id int64, now time.Time) (Workflow, error) {
-	return s.switchWorkflow(ctx, id, stopWorkflowSQL, millis(now), id)
+	return s.switchWorkflow(ctx, id, func(q *dbsqlc.Queries) error {
+		return q.StopWorkflow(ctx, dbsqlc.StopWorkflowParams{UpdatedAt: now.UnixMilli(), ID: id})
+	})
 }
 
-// switchWorkflow runs q, which switches workflow id's schedule, with args
-// in a write transaction, and returns the workflow as it then is; a
-// missing workflow is ErrNotFound.
-func (s *db) switchWorkflow(ctx context.Context, id int64, q string, args ...any) (Workflow, error) {
+// switchWorkflow runs sw, which switches workflow id's schedule, in a
+// write transaction, and returns the workflow as it then is; a missing
+// workflow is ErrNotFound.
+func (s *db) switchWorkflow(ctx context.Context, id int64, sw func(q *dbsqlc.Queries) error) (Workflow, error) {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		q := dbsqlc.New(tx)
+		if err := sw(q); err != nil {
 			return err
 		}
-		if n, err := dbsqlc.New(tx).WorkflowCount(ctx, id); err != nil || n > 0 {
+		if n, err := q.WorkflowCount(ctx, id); err != nil || n > 0 {
 			return err
 		}
 		return fmt.Errorf("%w: workflow %d", ErrNotFound, id)

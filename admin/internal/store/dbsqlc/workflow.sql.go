@@ -125,6 +125,42 @@ func (q *Queries) RescheduleFixDelayWorkflow(ctx context.Context, arg Reschedule
 	return q.db.ExecContext(ctx, rescheduleFixDelayWorkflow, arg.FinishedAt, arg.ID, arg.ScheduleType)
 }
 
+const startWorkflow = `-- name: StartWorkflow :exec
+UPDATE workflows SET enabled = 1, next_fire_at = $1, updated_at = $2
+WHERE id = $3 AND enabled = 0
+`
+
+type StartWorkflowParams struct {
+	NextFireAt sql.NullInt64
+	UpdatedAt  int64
+	ID         int64
+}
+
+// Turns a stopped workflow's schedule on with next_fire_at as its first
+// instant (NULL when its schedule has none); a started one is left as it
+// is (WorkflowStore.Start, ApplyTx.SetWorkflowEnabled).
+func (q *Queries) StartWorkflow(ctx context.Context, arg StartWorkflowParams) error {
+	_, err := q.db.ExecContext(ctx, startWorkflow, arg.NextFireAt, arg.UpdatedAt, arg.ID)
+	return err
+}
+
+const stopWorkflow = `-- name: StopWorkflow :exec
+UPDATE workflows SET enabled = 0, next_fire_at = NULL, updated_at = $1
+WHERE id = $2 AND enabled = 1
+`
+
+type StopWorkflowParams struct {
+	UpdatedAt int64
+	ID        int64
+}
+
+// Turns a started workflow's schedule off; a stopped one is left as it is
+// (WorkflowStore.Stop, ApplyTx.SetWorkflowEnabled).
+func (q *Queries) StopWorkflow(ctx context.Context, arg StopWorkflowParams) error {
+	_, err := q.db.ExecContext(ctx, stopWorkflow, arg.UpdatedAt, arg.ID)
+	return err
+}
+
 const updateWorkflow = `-- name: UpdateWorkflow :exec
 UPDATE workflows SET group_id = $1, name = $2, description = $3,
     schedule_type = $4, cron = $5, interval_seconds = $6,

@@ -50,3 +50,16 @@ WHERE n.job_id = sqlc.arg(job_id) ORDER BY w.id;
 -- ended at finished_at; none while it is stopped or has one.
 UPDATE workflows SET next_fire_at = CAST(sqlc.arg(finished_at) AS BIGINT) + interval_seconds * 1000
 WHERE id = sqlc.arg(id) AND enabled = 1 AND schedule_type = sqlc.arg(schedule_type) AND next_fire_at IS NULL;
+
+-- name: StartWorkflow :exec
+-- Turns a stopped workflow's schedule on with next_fire_at as its first
+-- instant (NULL when its schedule has none); a started one is left as it
+-- is (WorkflowStore.Start, ApplyTx.SetWorkflowEnabled).
+UPDATE workflows SET enabled = 1, next_fire_at = sqlc.narg(next_fire_at), updated_at = sqlc.arg(updated_at)
+WHERE id = sqlc.arg(id) AND enabled = 0;
+
+-- name: StopWorkflow :exec
+-- Turns a started workflow's schedule off; a stopped one is left as it is
+-- (WorkflowStore.Stop, ApplyTx.SetWorkflowEnabled).
+UPDATE workflows SET enabled = 0, next_fire_at = NULL, updated_at = sqlc.arg(updated_at)
+WHERE id = sqlc.arg(id) AND enabled = 1;
