@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
@@ -351,8 +352,15 @@ func (st *settler) freeSlots(runs []Run) error {
 // concurrency slot, oldest due first, at most limit: for the caller to
 // hand to the scheduler after a change of the group's cap.
 func (s FireStore) Waiting(ctx context.Context, groupID int64, limit int) ([]Run, error) {
-	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE slot = 2 AND status = `+sqlPending+` AND group_id = $1
-		ORDER BY due_at, id LIMIT $2`, groupID, limit)
+	rows, err := dbsqlc.New(s.reader(ctx)).RunsWaitingForSlot(ctx, dbsqlc.RunsWaitingForSlotParams{GroupID: groupID, MaxRows: int64(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("store: runs: %w", err)
+	}
+	rs, err := runsOf(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: runs: %w", err)
+	}
+	return rs, nil
 }
 
 // eachRow runs query q in tx and calls fn for each row; a nil fn reads

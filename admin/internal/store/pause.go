@@ -140,8 +140,11 @@ func (s GroupStore) Resume(ctx context.Context, id int64, now time.Time, plan Re
 		if err := resumeWorkflows(ctx, tx, id, pausedAt, now, plan.Workflow); err != nil {
 			return err
 		}
-		due, err = collectRuns(tx.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE `+sqlInFlight+` AND status = `+sqlPending+`
-			AND group_id = $1 AND due_at <= $2 ORDER BY due_at, id`, id, now.UnixMilli()))
+		rows, err := dbsqlc.New(tx).DuePendingRunsOfGroup(ctx, dbsqlc.DuePendingRunsOfGroupParams{GroupID: id, Now: now.UnixMilli()})
+		if err != nil {
+			return err
+		}
+		due, err = runsOf(rows)
 		return err
 	})
 	if err != nil {
@@ -247,14 +250,13 @@ func droppedFires(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.
 // workflow run (GroupStore.Resume).
 func resumeWorkflows(ctx context.Context, tx *sql.Tx, id int64, pausedAt, now time.Time,
 	plan func(Workflow, time.Time, time.Time) (Skipped, error)) error {
-	rows, err := tx.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
-		WHERE group_id = $1 AND enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= $2`, id, now.UnixMilli())
-	ws, err := collect(rows, err, scanWorkflow)
+	q := dbsqlc.New(tx)
+	rows, err := q.DueWorkflowsOfGroup(ctx, dbsqlc.DueWorkflowsOfGroupParams{GroupID: id, Now: now.UnixMilli()})
 	if err != nil {
 		return err
 	}
-	q := dbsqlc.New(tx)
-	for _, w := range ws {
+	for _, row := range rows {
+		w := workflowOf(dbsqlc.WorkflowByIDRow(row))
 		sk, err := plan(w, pausedAt, now)
 		if err != nil {
 			return fmt.Errorf("workflow %d: %w", w.ID, err)

@@ -137,6 +137,26 @@ func runOf(row dbsqlc.RunByIDRow) (Run, error) {
 	return r, nil
 }
 
+// runRows are the row types of dbsqlc's reads of runColumns: RunByID's
+// fields, in its order.
+type runRows interface {
+	dbsqlc.RunByIDRow | dbsqlc.RunsWaitingForSlotRow | dbsqlc.DuePendingRunsOfGroupRow
+}
+
+// runsOf are the runs of rows of a dbsqlc read of runColumns; nil for
+// none, as collectRuns.
+func runsOf[R runRows](rows []R) ([]Run, error) {
+	var runs []Run
+	for _, row := range rows {
+		r, err := runOf(dbsqlc.RunByIDRow(row))
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
 // runInsertColumns are the columns a new run is stored with: all but id.
 var runInsertColumns = strings.TrimPrefix(runColumns, "id, ")
 

@@ -76,6 +76,188 @@ func (q *Queries) DroppedFires(ctx context.Context, arg DroppedFiresParams) ([]D
 	return items, nil
 }
 
+const duePendingRunsOfGroup = `-- name: DuePendingRunsOfGroup :many
+SELECT id, job_id, group_id, executor_address, handler, param, shard_index, shard_total, trigger_type,
+    scheduled_at, triggered_at, trigger_message, status, message, finished_at, attempt, due_at, timeout_seconds,
+    alarm_status, alarm_message, missed_count, missed_until, admin_settled, workflow_run_id, workflow_node,
+    outputs, inputs, rendered_param, slot, started_at
+FROM runs WHERE runs.status IN (1, 7) AND status = 7
+    AND group_id = $1 AND due_at <= $2
+ORDER BY due_at, id
+`
+
+type DuePendingRunsOfGroupParams struct {
+	GroupID int64
+	Now     int64
+}
+
+type DuePendingRunsOfGroupRow struct {
+	ID              int64
+	JobID           int64
+	GroupID         int64
+	ExecutorAddress string
+	Handler         string
+	Param           string
+	ShardIndex      int32
+	ShardTotal      int32
+	TriggerType     carillonv1.TriggerType
+	ScheduledAt     int64
+	TriggeredAt     sql.NullInt64
+	TriggerMessage  string
+	Status          carillonv1.RunStatus
+	Message         string
+	FinishedAt      sql.NullInt64
+	Attempt         int32
+	DueAt           int64
+	TimeoutSeconds  int32
+	AlarmStatus     carillonv1.AlarmStatus
+	AlarmMessage    string
+	MissedCount     int64
+	MissedUntil     sql.NullInt64
+	AdminSettled    int64
+	WorkflowRunID   int64
+	WorkflowNode    string
+	Outputs         sql.NullString
+	Inputs          sql.NullString
+	RenderedParam   sql.NullString
+	Slot            int8
+	StartedAt       sql.NullInt64
+}
+
+// Group group_id's pending runs due by now, oldest due first, to queue
+// again at its resume (GroupStore.Resume): runColumns, as RunByID reads
+// them. runs.status IN (1, 7) is sqlInFlight, the partial index
+// runs_active's condition word for word.
+func (q *Queries) DuePendingRunsOfGroup(ctx context.Context, arg DuePendingRunsOfGroupParams) ([]DuePendingRunsOfGroupRow, error) {
+	rows, err := q.db.QueryContext(ctx, duePendingRunsOfGroup, arg.GroupID, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DuePendingRunsOfGroupRow
+	for rows.Next() {
+		var i DuePendingRunsOfGroupRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.JobID,
+			&i.GroupID,
+			&i.ExecutorAddress,
+			&i.Handler,
+			&i.Param,
+			&i.ShardIndex,
+			&i.ShardTotal,
+			&i.TriggerType,
+			&i.ScheduledAt,
+			&i.TriggeredAt,
+			&i.TriggerMessage,
+			&i.Status,
+			&i.Message,
+			&i.FinishedAt,
+			&i.Attempt,
+			&i.DueAt,
+			&i.TimeoutSeconds,
+			&i.AlarmStatus,
+			&i.AlarmMessage,
+			&i.MissedCount,
+			&i.MissedUntil,
+			&i.AdminSettled,
+			&i.WorkflowRunID,
+			&i.WorkflowNode,
+			&i.Outputs,
+			&i.Inputs,
+			&i.RenderedParam,
+			&i.Slot,
+			&i.StartedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const dueWorkflowsOfGroup = `-- name: DueWorkflowsOfGroup :many
+SELECT id, group_id, name, description, schedule_type, cron, interval_seconds, time_zone,
+    misfire_strategy, block_strategy, enabled != 0 AS enabled, last_fire_at, next_fire_at, created_at, updated_at,
+    alarm_emails, alarm_webhook_url
+FROM workflows
+WHERE group_id = $1 AND enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= CAST($2 AS BIGINT)
+`
+
+type DueWorkflowsOfGroupParams struct {
+	GroupID int64
+	Now     int64
+}
+
+type DueWorkflowsOfGroupRow struct {
+	ID              int64
+	GroupID         int64
+	Name            string
+	Description     string
+	ScheduleType    carillonv1.ScheduleType
+	Cron            string
+	IntervalSeconds int32
+	TimeZone        string
+	MisfireStrategy carillonv1.MisfireStrategy
+	BlockStrategy   carillonv1.BlockStrategy
+	Enabled         bool
+	LastFireAt      sql.NullInt64
+	NextFireAt      sql.NullInt64
+	CreatedAt       int64
+	UpdatedAt       int64
+	AlarmEmails     string
+	AlarmWebhookUrl string
+}
+
+// Group group_id's enabled workflows due by now (resumeWorkflows):
+// WorkflowByID's columns.
+func (q *Queries) DueWorkflowsOfGroup(ctx context.Context, arg DueWorkflowsOfGroupParams) ([]DueWorkflowsOfGroupRow, error) {
+	rows, err := q.db.QueryContext(ctx, dueWorkflowsOfGroup, arg.GroupID, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DueWorkflowsOfGroupRow
+	for rows.Next() {
+		var i DueWorkflowsOfGroupRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.GroupID,
+			&i.Name,
+			&i.Description,
+			&i.ScheduleType,
+			&i.Cron,
+			&i.IntervalSeconds,
+			&i.TimeZone,
+			&i.MisfireStrategy,
+			&i.BlockStrategy,
+			&i.Enabled,
+			&i.LastFireAt,
+			&i.NextFireAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.AlarmEmails,
+			&i.AlarmWebhookUrl,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const firesAtInstant = `-- name: FiresAtInstant :one
 SELECT count(*) FROM runs WHERE job_id = $1 AND scheduled_at = $2 AND shard_index = 0 AND attempt = 0
 `

@@ -42,3 +42,25 @@ SELECT count(*) FROM runs WHERE job_id = sqlc.arg(job_id) AND scheduled_at = sql
 -- name: MoveWorkflowPastPause :exec
 -- A workflow's next instant after a pause (resumeWorkflows).
 UPDATE workflows SET next_fire_at = sqlc.narg(next_fire_at) WHERE id = sqlc.arg(id);
+
+-- name: DuePendingRunsOfGroup :many
+-- Group group_id's pending runs due by now, oldest due first, to queue
+-- again at its resume (GroupStore.Resume): runColumns, as RunByID reads
+-- them. runs.status IN (1, 7) is sqlInFlight, the partial index
+-- runs_active's condition word for word.
+SELECT id, job_id, group_id, executor_address, handler, param, shard_index, shard_total, trigger_type,
+    scheduled_at, triggered_at, trigger_message, status, message, finished_at, attempt, due_at, timeout_seconds,
+    alarm_status, alarm_message, missed_count, missed_until, admin_settled, workflow_run_id, workflow_node,
+    outputs, inputs, rendered_param, slot, started_at
+FROM runs WHERE runs.status IN (1, 7) AND status = 7
+    AND group_id = sqlc.arg(group_id) AND due_at <= sqlc.arg(now)
+ORDER BY due_at, id;
+
+-- name: DueWorkflowsOfGroup :many
+-- Group group_id's enabled workflows due by now (resumeWorkflows):
+-- WorkflowByID's columns.
+SELECT id, group_id, name, description, schedule_type, cron, interval_seconds, time_zone,
+    misfire_strategy, block_strategy, enabled != 0 AS enabled, last_fire_at, next_fire_at, created_at, updated_at,
+    alarm_emails, alarm_webhook_url
+FROM workflows
+WHERE group_id = sqlc.arg(group_id) AND enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= CAST(sqlc.arg(now) AS BIGINT);
