@@ -97,6 +97,12 @@ type Config struct {
 	// MisfireThreshold is how late a fire may be before the job's misfire
 	// strategy handles it. Defaults to schedule.MisfireThresholdDefault (5 s).
 	MisfireThreshold time.Duration
+	// LeaseDuration is, over PostgreSQL, how long this admin's lease holds
+	// after each renewal (every quarter of it): a stall longer than it, on
+	// a busy machine or database, may get the admin adopted and stopped,
+	// and a dead admin's fires go on about it after its death. Defaults
+	// to store.LeaseDuration (1 s). Over SQLite it does nothing.
+	LeaseDuration time.Duration
 	// SendAhead is how long before its instant a scheduled run is sent to
 	// an executor that starts runs at their due_at itself (the Go SDK; see
 	// trigger.Config.SendAhead). Such an executor starts the run on its
@@ -245,6 +251,9 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	}
 	// Over PostgreSQL, Open took this admin's lease: it is renewed from
 	// now on until Close, or other admins adopt this one before it serves.
+	if cfg.LeaseDuration > 0 {
+		st.SetLeaseDuration(cfg.LeaseDuration)
+	}
 	lease := st.LeaseLoop()
 	if err := lease.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, errors.Join(err, st.Close())
@@ -494,7 +503,7 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 		case <-parts.Done(): // a service failed: Err says why
 		case <-a.store.LeaseLost(): // nil, never ready, over SQLite
 			err = fmt.Errorf("admin: this admin's lease on the database ran out (unreachable, or stalled over %s): "+
-				"other admins took over its runs; stopping", store.LeaseDuration)
+				"other admins took over its runs; stopping", cmp.Or(a.cfg.LeaseDuration, store.LeaseDuration))
 		}
 	}
 	log.Info("carillon admin shutting down")

@@ -101,6 +101,10 @@ access token, kept in the database (carillon executor-token prints it).`,
 	fs.DurationVar(&c.MisfireThreshold, "misfire-threshold", schedule.MisfireThresholdDefault,
 		"how late a fire may be before the job's misfire strategy handles it (env CARILLON_MISFIRE_THRESHOLD)")
 	o.envs["misfire-threshold"] = "CARILLON_MISFIRE_THRESHOLD"
+	fs.DurationVar(&c.LeaseDuration, "lease-duration", store.LeaseDuration,
+		"over PostgreSQL, how long this admin's lease holds after each renewal (every quarter of it): longer rides out stalls of a busy machine, "+
+			"but a dead admin's fires go on only once its lease ran out (env CARILLON_LEASE_DURATION)")
+	o.envs["lease-duration"] = "CARILLON_LEASE_DURATION"
 	fs.DurationVar(&c.SendAhead, "send-ahead", trigger.SendAheadDefault,
 		"how long before its instant a scheduled run is sent to executors that start runs on their instant themselves (the Go SDK); negative: every run on its instant (env CARILLON_SEND_AHEAD)")
 	o.envs["send-ahead"] = "CARILLON_SEND_AHEAD"
@@ -301,6 +305,9 @@ func (o *serveOptions) validate() error {
 	}
 	if c.MisfireThreshold < 0 {
 		bad("misfire-threshold", "%s: want 0 or more", c.MisfireThreshold)
+	}
+	if c.LeaseDuration < time.Second || c.LeaseDuration > time.Minute {
+		bad("lease-duration", "%s: want 1s to 1m", c.LeaseDuration)
 	}
 	return errors.Join(errs...)
 }

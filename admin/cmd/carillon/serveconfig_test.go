@@ -50,6 +50,7 @@ demo = true
 		`demo\s+true\s+file `,
 		`token\s+\(not set\)\s+default\n`,
 		`misfire-threshold\s+5s\s+default\n`,
+		`lease-duration\s+1s\s+default\n`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("--print-config: no %s in\n%s", want, out)

@@ -45,12 +45,12 @@ func (l *lease) period() time.Duration {
 }
 
 // SetLeaseDuration makes this admin's lease hold d after each renewal
-// instead of LeaseDuration (renewed every quarter of it). It is for tests
-// that run an admin over PostgreSQL on a fake clock (testing/synctest):
-// there the admin's clock stands still while it waits for the database,
-// whose clock does not, so a lease of one second can run out on the
-// database during one long statement. Call it before LeaseLoop starts.
-// Over SQLite it does nothing.
+// instead of LeaseDuration (renewed every quarter of it): the admin's
+// --lease-duration, longer on a machine so busy that renewals come a
+// second late, and tests that run an admin over PostgreSQL on a fake
+// clock (testing/synctest), where the admin's clock stands still while
+// it waits for the database, whose clock does not. Call it before
+// LeaseLoop starts. Over SQLite it does nothing.
 func (s *Store) SetLeaseDuration(d time.Duration) {
 	if s.pg != nil {
 		s.pg.lease.duration = d
