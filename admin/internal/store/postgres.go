@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -101,7 +102,7 @@ func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 		_ = s.closeDBs()
 		return nil, fmt.Errorf("store: open %s: %w", where, err)
 	}
-	if err := s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'database_id'`).Scan(&s.databaseID); err != nil {
+	if s.databaseID, err = dbsqlc.New(s.r).Setting(ctx, "database_id"); err != nil {
 		_ = s.closeDBs()
 		return nil, fmt.Errorf("store: database id: %w", err)
 	}
