@@ -301,7 +301,7 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	var trig *trigger.Trigger // set below, before the scheduler runs
 	sched := schedule.New(schedule.Config{
 		Store: st, MisfireThreshold: cfg.MisfireThreshold, Logger: cfg.Logger, FireAhead: prepareAhead + max(sendAhead, 0), Metrics: m,
-		FireAheadPerFire: prepareAheadPerFire + trigger.SendAheadPerRun,
+		FireAheadPerFire: prepareAheadPerFire + trigger.SendAheadPerRun, FireGather: trigger.GatherInstants,
 		KillFunc: func(runs []store.Run) {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -152,6 +152,12 @@ type Config struct {
 	// much for each fire due on it: a burst takes longer to prepare and
 	// send (trigger.SendLead).
 	FireAheadPerFire time.Duration
+	// FireGather hands over, with the earliest instant due, every instant
+	// whose own hand-over comes within FireGather of it: one hand-over,
+	// not one a millisecond, for an every-second load spread over the
+	// second (the Dispatcher gathers them too: trigger.GatherInstants).
+	// Zero hands each instant over on its own.
+	FireGather time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics counts the fires scans take and the misfires. Defaults to
@@ -565,7 +571,8 @@ func (s *Scheduler) fireLoop(ctx context.Context, d Dispatcher) {
 				wait = time.Hour
 				break
 			}
-			if wait = time.Until(at) - s.cfg.FireAhead - time.Duration(n)*s.cfg.FireAheadPerFire; wait > 0 {
+			wait = time.Until(at) - s.cfg.FireAhead - time.Duration(n)*s.cfg.FireAheadPerFire
+			if wait > 0 && (len(due) == 0 || wait > s.cfg.FireGather) {
 				break
 			}
 			due, _ = s.queue.PopDue(due, at)

@@ -163,7 +163,7 @@ func (f *fire) failed(msg string, now time.Time) store.Dispatch {
 // RunBatch), ready to send: requests built and dispatch records written.
 type call struct {
 	address string
-	dueAt   time.Time // the instant, for a call sent ahead of it; zero: sent on it
+	dueAt   time.Time // the earliest instant of its fires, for a call sent ahead; zero: sent on it
 	group   int64     // the group of every fire of the call, whose token it carries
 	db      string    // the database ID every request carries
 	admin   string    // the admin ID every request carries (store.AdminID)
@@ -231,6 +231,21 @@ func (n *callNote) message(route routeNote, d *store.Dispatch) string {
 // message returns the whole trigger message of c's i-th run.
 func (c *call) message(i int) string { return c.note.message(c.fires[i].note, &c.ds[i]) }
 
+// lastDue is the latest instant of c's fires, for a call sent ahead;
+// zero for one made on its instant.
+func (c *call) lastDue() time.Time {
+	if c.dueAt.IsZero() {
+		return time.Time{}
+	}
+	last := c.dueAt
+	for _, f := range c.fires {
+		if f.at.After(last) {
+			last = f.at
+		}
+	}
+	return last
+}
+
 // deferredRecords returns c's dispatch records to keep until their results
 // come, their trigger messages in parts.
 func (c *call) deferredRecords() []deferredRecord {
@@ -254,7 +269,7 @@ func (c *call) prepare() {
 		c.reqs[i] = f.request(f.job, c.db, c.admin)
 		c.reqs[i].TraceContext = f.traceCarrier()
 		if !c.dueAt.IsZero() {
-			c.reqs[i].DueAt = timestamppb.New(c.dueAt)
+			c.reqs[i].DueAt = timestamppb.New(f.at)
 		}
 		c.ds[i] = store.Dispatch{RunID: f.id, ExecutorAddress: c.address, ShardIndex: f.shardIndex, ShardTotal: f.shardTotal,
 			TimeoutSeconds: f.job.TimeoutSeconds}

@@ -13,9 +13,10 @@ import (
 )
 
 // sendBatch reads the jobs of a batch of claimed fires, then sends the
-// fires of each instant on that instant (instant.send), concurrently. It
-// is called holding slot (busy 1), and lets it go. burst counts the fires
-// of each instant handed over with the batch (SendLead).
+// fires of each instant on that instant (instant.send), concurrently:
+// instants closer together than GatherInstants go as one. It is called
+// holding slot (busy 1), and lets it go. burst counts the fires of each
+// instant handed over with the batch (SendLead).
 func (d *Dispatcher) sendBatch(ctx context.Context, slot *batchSlot, fs []fire, burst map[time.Time]int) error {
 	ids := make([]int64, 0, len(fs))
 	for i := range fs {
@@ -26,37 +27,61 @@ func (d *Dispatcher) sendBatch(ctx context.Context, slot *batchSlot, fs []fire, 
 		slot.idle()
 		return errors.Join(err, d.refuse(ctx, fs, fmt.Sprintf("read the jobs: %v", err)))
 	}
-	byInstant := map[time.Time][]*fire{}
-	for i := range fs {
-		byInstant[fs[i].at] = append(byInstant[fs[i].at], &fs[i])
-	}
 	var wg sync.WaitGroup
-	errs := make(chan error, len(byInstant))
-	for at, group := range byInstant {
-		delete(byInstant, at) // the instant's, from now on
+	var errs []error
+	var mu sync.Mutex
+	for _, in := range d.instants(fs, burst) {
+		in.slot = slot
 		slot.work(ctx)
-		in := &instant{d: d, slot: slot, at: at, lead: SendLead(d.cfg.SendAhead, burst[at]), fires: group}
 		wg.Go(func() {
 			defer slot.idle()
-			errs <- in.send(ctx, jobs)
+			if err := in.send(ctx, jobs); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
 		})
 	}
 	slot.idle() // the batch's own hold, taken by startBatch: its instants' from now on
 	wg.Wait()
-	close(errs)
-	for e := range errs {
-		err = errors.Join(err, e)
-	}
-	return err
+	return errors.Join(append(errs, err)...)
 }
 
-// instant is the fires of one dispatch batch due on one instant, on their
-// way from the plan to their calls.
+// instants groups fs by instant, in order, each group's instants less
+// than GatherInstants after its first. A group is sent ahead by the lead
+// of its largest instant (SendLead).
+func (d *Dispatcher) instants(fs []fire, burst map[time.Time]int) []*instant {
+	byAt := map[time.Time][]*fire{}
+	for i := range fs {
+		byAt[fs[i].at] = append(byAt[fs[i].at], &fs[i])
+	}
+	ats := make([]time.Time, 0, len(byAt))
+	for at := range byAt {
+		ats = append(ats, at)
+	}
+	slices.SortFunc(ats, time.Time.Compare)
+	var ins []*instant
+	var in *instant
+	for _, at := range ats {
+		if in == nil || at.IsZero() || at.Sub(in.at) >= GatherInstants {
+			in = &instant{d: d, at: at}
+			ins = append(ins, in)
+		}
+		in.lead = max(in.lead, SendLead(d.cfg.SendAhead, burst[at]))
+		in.fires = append(in.fires, byAt[at]...)
+	}
+	return ins
+}
+
+// instant is the fires of one dispatch batch due on one instant, or on a
+// few instants less than GatherInstants apart, on their way from the plan
+// to their calls.
 //
 // Sending ahead (Config.SendAhead): the calls of a scheduled fire to
 // executors that take RunRequest.due_at leave SendAhead before the
-// instant, and the executors start each run on it by their own clock. The
-// rules of a fire sent on its instant hold:
+// instant (the earliest, gathered), and the executors start each run on
+// its own instant by their own clock. The rules of a fire sent on its
+// instant hold:
 //   - its dispatch record is deferred (deferredRecords) as any other, and
 //     stored with its result, triggered_at staying the instant;
 //   - a job stopped or deleted before the instant has its runs cancelled
@@ -72,14 +97,19 @@ func (d *Dispatcher) sendBatch(ctx context.Context, slot *batchSlot, fs []fire, 
 //     RUNNING with its route recorded; the admin that takes over asks that
 //     executor, which holds it (waiting counts as ACTIVE), and records it
 //     as sent there: it is neither sent again nor lost.
+//
+// The calls to executors that do not take due_at are made on each
+// instant, gathered or not.
 type instant struct {
 	d     *Dispatcher
 	slot  *batchSlot
-	at    time.Time
+	at    time.Time     // the earliest instant of its fires
 	lead  time.Duration // how long before at its fires are sent ahead (SendLead)
 	fires []*fire
 	// seqs is, by job, the stop sequence before its earliest claim here.
-	seqs    map[int64]uint64
+	seqs map[int64]uint64
+
+	mu      sync.Mutex     // guards skipped: the calls of each instant are made concurrently
 	skipped []store.Result // fires whose job was stopped or deleted since their claim
 }
 
@@ -137,36 +167,94 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 		failed, sent = in.sendAhead(ctx, in.dropStopped(ahead))
 		p.failed = append(p.failed, failed...)
 	}
-	// Until the instant, a job stopped cancels its fires sent ahead; on
-	// ctx's end, send: the calls fail and are recorded.
-	in.slot.idle()
-	replaced, cancelled := in.awaitInstant(ctx, sent)
-	in.slot.work(ctx)
-	if !d.cfg.Store.AwaitLease(ctx) {
-		return errors.Join(d.leaseRanOut(n), cancelled)
+	// The calls made on the instant, each instant's on its own, while
+	// the fires sent ahead wait for theirs; on ctx's end, send: the calls
+	// fail and are recorded.
+	onInstants := byInstant(calls)
+	if len(onInstants) == 1 && len(sent) == 0 {
+		failed, err := in.sendOn(ctx, onInstants[0], n)
+		return in.finish(ctx, append(p.failed, failed...), err)
 	}
-	calls = in.dropStopped(calls)
-	if calls, err = d.routeCalls(ctx, calls); err != nil {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var onErr error
+	for _, calls := range onInstants {
+		in.slot.work(ctx)
+		wg.Go(func() {
+			defer in.slot.idle()
+			failed, err := in.sendOn(ctx, calls, n)
+			mu.Lock()
+			defer mu.Unlock()
+			p.failed, onErr = append(p.failed, failed...), errors.Join(onErr, err)
+		})
+	}
+	// Until the instant, a job stopped cancels its fires sent ahead.
+	in.slot.idle()
+	resent, cancelled := in.awaitInstants(ctx, sent)
+	wg.Wait()
+	in.slot.work(ctx)
+	return in.finish(ctx, append(p.failed, resent...), errors.Join(onErr, cancelled))
+}
+
+// finish stores the dispatch records of the instant's fires that failed
+// and settles those skipped, and returns err joined with what failed.
+func (in *instant) finish(ctx context.Context, failed []store.Dispatch, err error) error {
+	err = errors.Join(err, in.d.completer.record(ctx, failed...))
+	in.mu.Lock()
+	skipped := in.skipped
+	in.mu.Unlock()
+	if len(skipped) > 0 {
+		err = errors.Join(err, in.d.completer.Settle(ctx, skipped))
+	}
+	return err
+}
+
+// byInstant groups calls made on their instant by that instant, in order.
+func byInstant(calls []*call) [][]*call {
+	var out [][]*call
+	for _, c := range calls {
+		i := slices.IndexFunc(out, func(cs []*call) bool { return cs[0].fires[0].at.Equal(c.fires[0].at) })
+		if i < 0 {
+			out = append(out, []*call{c})
+			continue
+		}
+		out[i] = append(out[i], c)
+	}
+	slices.SortFunc(out, func(a, b []*call) int { return a[0].fires[0].at.Compare(b[0].fires[0].at) })
+	return out
+}
+
+// sendOn waits for the instant of calls, made on it, and makes them,
+// except the fires of jobs stopped since: it returns the dispatch records
+// of the fires that failed. n counts the instant's fires, for the log of a
+// lease run out. It is called working (batchSlot.work), and lets the slot
+// go while it waits.
+func (in *instant) sendOn(ctx context.Context, calls []*call, n int) ([]store.Dispatch, error) {
+	d := in.d
+	if at := calls[0].fires[0].at; at.After(d.cfg.Clock.Now()) {
+		in.slot.idle()
+		sleep(ctx, d.cfg.Clock, at.Sub(d.cfg.Clock.Now()))
+		in.slot.work(ctx)
+	}
+	if !d.cfg.Store.AwaitLease(ctx) {
+		return nil, d.leaseRanOut(n)
+	}
+	calls, err := d.routeCalls(ctx, in.dropStopped(calls))
+	if err != nil {
 		if errors.Is(err, store.ErrLeaseLost) {
 			err = d.leaseRanOut(n)
 		}
-		return errors.Join(err, cancelled)
+		return nil, err
 	}
-	var resent []store.Dispatch
-	var wg sync.WaitGroup
-	wg.Go(func() { resent = in.resend(ctx, replaced) })
 	failed, _ := d.sendScheduled(ctx, calls)
-	wg.Wait()
-	err = d.completer.record(ctx, append(append(p.failed, failed...), resent...)...)
-	if len(in.skipped) > 0 {
-		err = errors.Join(err, d.completer.Settle(ctx, in.skipped))
-	}
-	return errors.Join(err, cancelled)
+	return failed, nil
 }
 
 // skip settles run SKIPPED with the instant's others: its job was stopped
 // or deleted since its claim.
 func (in *instant) skip(run int64) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	in.skipped = append(in.skipped, store.Result{RunID: run, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
 		Message: "the job was stopped or deleted, or its group paused, before this fire's instant; not dispatched", FinishedAt: in.d.cfg.Clock.Now()})
 }
@@ -224,19 +312,26 @@ func (in *instant) sendAhead(ctx context.Context, calls []*call) (failed []store
 	return failed, sent
 }
 
-// awaitInstant waits for the instant and, until it comes, cancels the
-// fires of sent whose job is stopped or deleted, once more on the instant.
-// The fires whose job is updated meanwhile are dropped by their executors
-// (a before_start kill with replace) and returned as replaced, to be sent
-// again on the instant with the job's new definition (resend). It returns
-// when the instant has come or ctx ends.
-func (in *instant) awaitInstant(ctx context.Context, sent []*fire) (replaced []*fire, err error) {
-	clock := in.d.cfg.Clock
+// awaitInstants waits for the last instant of the fires of sent and, until
+// it comes, cancels those whose job is stopped or deleted, once more on
+// that instant. The fires whose job is updated meanwhile are dropped by
+// their executors (a before_start kill with replace) and sent again on
+// their instant with the job's new definition (resend): it returns the
+// dispatch records of those that failed, to be stored. It returns when the
+// last instant has come or ctx ends.
+func (in *instant) awaitInstants(ctx context.Context, sent []*fire) (failed []store.Dispatch, err error) {
 	if len(sent) == 0 {
-		sleep(ctx, clock, in.at.Sub(clock.Now()))
 		return nil, nil
 	}
+	clock := in.d.cfg.Clock
+	last := sent[0].at
+	for _, f := range sent {
+		if f.at.After(last) {
+			last = f.at
+		}
+	}
 	var errs []error
+	var replaced []*fire // dropped on their executors, to be sent again on their instant
 	check := func() {
 		var cancel, update []*fire
 		sent, cancel, update = in.changed(sent)
@@ -247,17 +342,41 @@ func (in *instant) awaitInstant(ctx context.Context, sent []*fire) (replaced []*
 			replaced = append(replaced, in.replaceAhead(ctx, update)...)
 		}
 	}
+	resend := func(all bool) { // those replaced whose instant came; all once the last came
+		now := clock.Now()
+		var due []*fire
+		replaced = slices.DeleteFunc(replaced, func(f *fire) bool {
+			if all || !f.at.After(now) {
+				due = append(due, f)
+				return true
+			}
+			return false
+		})
+		if len(due) > 0 {
+			in.slot.work(ctx)
+			failed = append(failed, in.resend(ctx, due)...)
+			in.slot.idle()
+		}
+	}
 	for {
 		stopped := in.d.cfg.Store.Jobs.Stopped() // before the check: a stop or update after it wakes the wait
 		check()
-		if sleepOr(ctx, clock, in.at.Sub(clock.Now()), stopped) || ctx.Err() != nil {
+		resend(false)
+		wake := last
+		for _, f := range replaced {
+			if f.at.Before(wake) {
+				wake = f.at
+			}
+		}
+		if sleepOr(ctx, clock, wake.Sub(clock.Now()), stopped) && wake.Equal(last) || ctx.Err() != nil {
 			break
 		}
 	}
 	if ctx.Err() == nil {
 		check() // most likely started already
 	}
-	return replaced, errors.Join(errs...)
+	resend(true)
+	return failed, errors.Join(errs...)
 }
 
 // changed splits sent into the fires whose job was neither stopped nor

@@ -175,26 +175,33 @@ func (d *Dispatcher) routeCalls(ctx context.Context, calls []*call) ([]*call, er
 }
 
 // calls groups fires by executor, one call each, and prepares the calls:
-// a scheduled fire's are prepared before its instant at, so that on the
+// a scheduled fire's are prepared before its instant, so that on the
 // instant only the calls are left to make. A call to an executor that
-// takes due_at (fire.dueAt) is made for sending ahead of at (call.dueAt),
-// when SendAhead is positive, and prepared when it is made: its requests
-// and records would otherwise wait for the send with the rest of a burst.
-// at is zero for a manual fire, sent now.
+// takes due_at (fire.dueAt) is made for sending ahead of at, the earliest
+// instant of fires (call.dueAt), when SendAhead is positive, each run due
+// on its own instant, and prepared when it is made: its requests and
+// records would otherwise wait for the send with the rest of a burst. The
+// calls made on the instant are one an executor and instant. at is zero
+// for a manual fire, sent now.
 func (d *Dispatcher) calls(fires []*fire, at time.Time) []*call {
 	type key struct {
 		address string
 		group   int64
+		at      time.Time // the instant of a call made on it
 	}
 	byAddr := map[key]*call{}
 	var calls []*call
 	for _, f := range fires {
 		startSpan(d.tracer, f)
-		k := key{f.address, f.job.GroupID}
+		ahead := d.goesAhead(f, at)
+		k := key{address: f.address, group: f.job.GroupID}
+		if !ahead {
+			k.at = f.at
+		}
 		c := byAddr[k]
 		if c == nil {
 			c = &call{address: f.address, group: f.job.GroupID, db: d.cfg.Store.DatabaseID(), admin: d.cfg.Store.AdminID()}
-			if d.goesAhead(f, at) {
+			if ahead {
 				c.dueAt = at
 			}
 			byAddr[k] = c
@@ -244,7 +251,7 @@ func (d *Dispatcher) callAll(ctx context.Context, calls []*call, deferred bool) 
 				if !c.dueAt.IsZero() { // sent ahead: prepared and made a few at a time (aheadCallsMax)
 					defer d.gateway.aheadSlot(ctx, c.address)()
 				}
-				before = func() { d.completer.deferred.keep(c.deferredRecords(), c.dueAt) }
+				before = func() { d.completer.deferred.keep(c.deferredRecords(), c.lastDue()) }
 			}
 			errs := d.makeCall(ctx, c, before)
 			var ds []store.Dispatch
@@ -286,6 +293,11 @@ func (d *Dispatcher) callAll(ctx context.Context, calls []*call, deferred bool) 
 // eachCall runs fn for each call with runs, concurrently, and returns
 // what they return.
 func (d *Dispatcher) eachCall(calls []*call, fn func(c *call) []store.Dispatch) []store.Dispatch {
+	if n := slices.IndexFunc(calls, func(c *call) bool { return len(c.fires) > 0 }); n < 0 {
+		return nil
+	} else if !slices.ContainsFunc(calls[n+1:], func(c *call) bool { return len(c.fires) > 0 }) {
+		return fn(calls[n]) // most often one executor: no goroutine to start and wait for
+	}
 	var mu sync.Mutex
 	var ds []store.Dispatch
 	var wg sync.WaitGroup
