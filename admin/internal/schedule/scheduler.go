@@ -153,7 +153,7 @@ type Config struct {
 	// send (trigger.SendLead).
 	FireAheadPerFire time.Duration
 	// FireGather hands over, with the earliest instant due, every instant
-	// whose own hand-over comes within FireGather of it: one hand-over,
+	// whose own hand-over comes less than FireGather after: one hand-over,
 	// not one a millisecond, for an every-second load spread over the
 	// second (the Dispatcher gathers them too: trigger.GatherInstants).
 	// Zero hands each instant over on its own.
@@ -572,7 +572,7 @@ func (s *Scheduler) fireLoop(ctx context.Context, d Dispatcher) {
 				break
 			}
 			wait = time.Until(at) - s.cfg.FireAhead - time.Duration(n)*s.cfg.FireAheadPerFire
-			if wait > 0 && (len(due) == 0 || wait > s.cfg.FireGather) {
+			if wait > 0 && (len(due) == 0 || wait >= s.cfg.FireGather) {
 				break
 			}
 			due, _ = s.queue.PopDue(due, at)

@@ -204,6 +204,52 @@ func TestBurstHandedOverEarly(t *testing.T) {
 	})
 }
 
+// TestFireGather runs on a fake clock (synctest): with FireGather, the
+// instants whose hand-over comes less than FireGather after the earliest
+// due are handed over with it, and the next instant starts a hand-over of
+// its own.
+func TestFireGather(t *testing.T) {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		db := be.DB(t)
+		synctest.Test(t, func(t *testing.T) {
+			st, g := setup(t, db)
+			defer st.Close()
+			const ahead, gather = 100 * time.Millisecond, 25 * time.Millisecond
+			base := time.Now().Add(10 * time.Second)
+			offsets := []time.Duration{0, 10 * time.Millisecond, 24 * time.Millisecond, 25 * time.Millisecond, 40 * time.Millisecond}
+			var jobs []store.Job
+			for _, o := range offsets {
+				jobs = append(jobs, fixRate(g, 60, base.Add(o)))
+			}
+			if err := st.Jobs.CreateMany(context.Background(), jobs, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			rec := &recorder{st: st}
+			ctx, cancel := context.WithCancel(context.Background())
+			s := schedule.New(schedule.Config{Store: st, FireAhead: ahead, FireGather: gather,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			done := make(chan struct{})
+			go func() { defer close(done); _ = s.Run(ctx, rec) }()
+			time.Sleep(time.Until(base.Add(40 * time.Millisecond)))
+			cancel()
+			<-done
+			fires := rec.all()
+			if len(fires) != len(offsets) {
+				t.Fatalf("%d fires handed over, want %d", len(fires), len(offsets))
+			}
+			for _, f := range fires {
+				want := base.Add(-ahead) // 0, 10 and 24 ms, with the first
+				if o := f.entry.At.Sub(base); o >= gather {
+					want = base.Add(gather - ahead) // 25 and 40 ms, with the fourth
+				}
+				if !f.at.Equal(want) {
+					t.Errorf("the fire of base+%v was handed over at base%+v, want base%+v", f.entry.At.Sub(base), f.at.Sub(base), want.Sub(base))
+				}
+			}
+		})
+	})
+}
+
 // TestBurstClaimedEarly runs on a fake clock (synctest): a burst of 2,900
 // fires on one instant is claimed earlier than the look-ahead, by twice
 // what claiming them costs (claimLead: 3 s more at 500 µs a claim, what
