@@ -134,6 +134,12 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 		f.job = job
 		fires = append(fires, f)
 	}
+	last := in.at // the latest instant of the fires
+	for _, f := range in.fires {
+		if f.at.After(last) {
+			last = f.at
+		}
+	}
 	in.fires = nil
 	n := len(fires) // for the log: fires is not kept once planned
 	p, err := d.router.plan(ctx, fires)
@@ -171,7 +177,7 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 	// the fires sent ahead wait for theirs; on ctx's end, send: the calls
 	// fail and are recorded.
 	onInstants := byInstant(calls)
-	if len(onInstants) == 1 && len(sent) == 0 {
+	if len(onInstants) == 1 && len(ahead) == 0 {
 		failed, err := in.sendOn(ctx, onInstants[0], n)
 		return in.finish(ctx, append(p.failed, failed...), err)
 	}
@@ -190,7 +196,7 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 	}
 	// Until the instant, a job stopped cancels its fires sent ahead.
 	in.slot.idle()
-	resent, cancelled := in.awaitInstants(ctx, sent)
+	resent, cancelled := in.awaitInstants(ctx, sent, last)
 	wg.Wait()
 	in.slot.work(ctx)
 	return in.finish(ctx, append(p.failed, resent...), errors.Join(onErr, cancelled))
@@ -312,23 +318,19 @@ func (in *instant) sendAhead(ctx context.Context, calls []*call) (failed []store
 	return failed, sent
 }
 
-// awaitInstants waits for the last instant of the fires of sent and, until
-// it comes, cancels those whose job is stopped or deleted, once more on
-// that instant. The fires whose job is updated meanwhile are dropped by
-// their executors (a before_start kill with replace) and sent again on
-// their instant with the job's new definition (resend): it returns the
-// dispatch records of those that failed, to be stored. It returns when the
-// last instant has come or ctx ends.
-func (in *instant) awaitInstants(ctx context.Context, sent []*fire) (failed []store.Dispatch, err error) {
-	if len(sent) == 0 {
-		return nil, nil
-	}
+// awaitInstants waits for last, the last instant of the fires, and, until
+// it comes, cancels the fires of sent whose job is stopped or deleted, once
+// more on that instant. The fires whose job is updated meanwhile are
+// dropped by their executors (a before_start kill with replace) and sent
+// again on their instant with the job's new definition (resend): it
+// returns the dispatch records of those that failed, to be stored. It
+// returns when the last instant has come or ctx ends: what failed is
+// recorded after the instant, so that a retry never runs before it.
+func (in *instant) awaitInstants(ctx context.Context, sent []*fire, last time.Time) (failed []store.Dispatch, err error) {
 	clock := in.d.cfg.Clock
-	last := sent[0].at
-	for _, f := range sent {
-		if f.at.After(last) {
-			last = f.at
-		}
+	if len(sent) == 0 {
+		sleep(ctx, clock, last.Sub(clock.Now()))
+		return nil, nil
 	}
 	var errs []error
 	var replaced []*fire // dropped on their executors, to be sent again on their instant
