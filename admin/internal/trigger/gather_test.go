@@ -141,3 +141,35 @@ func TestGatheredUpdateResendsOnItsInstant(t *testing.T) {
 		}
 	})
 }
+
+// TestGatheredLateSend: a call of gathered instants made after the first
+// of them (an admin running late) records the time of the call as the
+// triggered_at of the runs whose instant had passed, and keeps the
+// instant of those still ahead of it.
+func TestGatheredLateSend(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		ex, url := newDueExecutor(t)
+		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+		ex.clock = b.clock
+		b.register(t, url, true)
+		now := b.clock.Now()
+		passed, ahead := now.Add(-10*time.Millisecond), now.Add(50*time.Millisecond)
+		es := []schedule.Entry{b.claimedFire(t, b.job(t, nil), passed), b.claimedFire(t, b.job(t, nil), ahead)}
+		b.trig.Dispatcher.Fire(es)
+		ex.await(t, "both runs at once", func(e *dueExecutor) bool { return len(e.reqs) == 2 })
+		awaitPending(t, b.clock)
+		b.clock.Set(ahead)
+		b.trig.Wait()
+		for i, want := range []time.Time{now, ahead} {
+			r, err := b.st.Runs.Get(ctx, es[i].RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.TriggeredAt.Equal(want) {
+				t.Errorf("run %d: triggered at now%+v, want now%+v", i, r.TriggeredAt.Sub(now), want.Sub(now))
+			}
+		}
+	})
+}

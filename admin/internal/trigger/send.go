@@ -326,11 +326,12 @@ func (d *Dispatcher) makeCall(ctx context.Context, c *call, before func()) []err
 	// The runs are sent now: a run sent in another millisecond than the
 	// triggered_at its claim stored (sent late, or a manual run routed
 	// slowly) records when it really was. A run sent ahead of its instant
-	// keeps the instant: it starts then.
+	// keeps the instant: it starts then (a call sent ahead carries runs of
+	// several instants, gathered: each keeps its own).
 	start := d.cfg.Clock.Now()
 	ahead := start.Before(c.dueAt)
 	for i, f := range c.fires {
-		if !ahead && start.UnixMilli() != f.triggeredAt.UnixMilli() {
+		if (c.dueAt.IsZero() || !start.Before(f.at)) && start.UnixMilli() != f.triggeredAt.UnixMilli() {
 			c.ds[i].TriggeredAt = start
 		}
 	}
