@@ -1,6 +1,7 @@
 // Package trigger carries fires from "due" to "settled": it claims the
 // runs of due fires, routes each to an executor of its job's group, sends
-// them (one RunBatch call per executor for the fires of one instant),
+// them (one RunBatch call per executor for the fires of one instant, or
+// of the instants of 100 ms sent ahead together: GatherInstants),
 // records how each run was dispatched, and settles runs from their
 // results, or, when no result will come, by its own judgement.
 //
@@ -46,7 +47,9 @@
 //     that was slow lately goes to the slow pool, so a dead executor does
 //     not hold up healthy ones.
 //  2. Plan (instant.go, router.go). A batch reads its jobs and splits by
-//     instant. For each instant the router finds each group's executors
+//     instant, instants less than GatherInstants apart together (the
+//     scheduler hands them over together too: schedule.Config.FireGather).
+//     For each instant the router finds each group's executors
 //     (cached per routing version) and routes each fire with its job's
 //     strategy (package route); a sharding broadcast gets one fire per
 //     executor, the extra shards' runs inserted here. Fires that cannot be
@@ -55,8 +58,9 @@
 //     (store.RunStore.RenderParams) before the send; other jobs' fires skip it.
 //  3. Send (instant.go, send.go). The fires are grouped into one call per
 //     executor. Fires to executors that take due_at are sent ahead of the
-//     instant, their routes recorded first (store.RunStore.Route); the others
-//     wait for the instant, drop the fires whose job was stopped or
+//     (earliest) instant, each due on its own, their routes recorded first
+//     (store.RunStore.Route); the others, one call per executor and
+//     instant, wait for their instant, drop the fires whose job was stopped or
 //     deleted since the claim (settled SKIPPED), record their routes, and
 //     are sent on it. Each call goes through the Gateway.
 //  4. Record (completer.go, records.go). A scheduled fire's successful
