@@ -89,13 +89,20 @@ func start(st *store.Store, fire schedule.DispatchFunc, setup ...func(*schedule.
 
 // startAhead is start with Config.FireAhead.
 func startAhead(st *store.Store, fire schedule.DispatchFunc, ahead time.Duration, setup ...func(*schedule.Scheduler)) (stop func()) {
+	return startConfig(schedule.Config{Store: st, FireAhead: ahead}, fire, setup...)
+}
+
+// startConfig runs a scheduler of cfg, its logs discarded, handing fires
+// to d, until the returned stop is called.
+func startConfig(cfg schedule.Config, d schedule.Dispatcher, setup ...func(*schedule.Scheduler)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := schedule.New(schedule.Config{Store: st, FireAhead: ahead, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := schedule.New(cfg)
 	for _, f := range setup {
 		f(s)
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); _ = s.Run(ctx, fire) }() // it returns an error only when it cannot recover; the tests see no fires then
+	go func() { defer close(done); _ = s.Run(ctx, d) }() // it returns an error only when it cannot recover; the tests see no fires then
 	return func() { cancel(); <-done }
 }
 
@@ -179,14 +186,9 @@ func TestBurstHandedOverEarly(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := &recorder{st: st}
-			ctx, cancel := context.WithCancel(context.Background())
-			s := schedule.New(schedule.Config{Store: st, FireAhead: 100 * time.Millisecond, FireAheadPerFire: time.Millisecond,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			done := make(chan struct{})
-			go func() { defer close(done); _ = s.Run(ctx, rec) }()
+			stop := startConfig(schedule.Config{Store: st, FireAhead: 100 * time.Millisecond, FireAheadPerFire: time.Millisecond}, rec)
 			time.Sleep(time.Until(lone) + time.Millisecond)
-			cancel()
-			<-done
+			stop()
 			fires := rec.all()
 			if len(fires) != n+1 {
 				t.Fatalf("%d fires handed over, want %d", len(fires), n+1)
@@ -225,14 +227,9 @@ func TestFireGather(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := &recorder{st: st}
-			ctx, cancel := context.WithCancel(context.Background())
-			s := schedule.New(schedule.Config{Store: st, FireAhead: ahead, FireGather: gather,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			done := make(chan struct{})
-			go func() { defer close(done); _ = s.Run(ctx, rec) }()
+			stop := startConfig(schedule.Config{Store: st, FireAhead: ahead, FireGather: gather}, rec)
 			time.Sleep(time.Until(base.Add(40 * time.Millisecond)))
-			cancel()
-			<-done
+			stop()
 			fires := rec.all()
 			if len(fires) != len(offsets) {
 				t.Fatalf("%d fires handed over, want %d", len(fires), len(offsets))

@@ -73,6 +73,17 @@ func (e *dueExecutor) Kill(_ context.Context, req *carillonv1.KillRequest) (*car
 	return &carillonv1.KillResponse{Cancelled: req.BeforeStart && !e.started[req.RunId]}, nil
 }
 
+// setupDue sets up a group whose one executor, a dueExecutor on the
+// bundle's clock, takes due_at.
+func setupDue(t *testing.T, be dbtest.Backend) (*bundle, *dueExecutor, string) {
+	t.Helper()
+	ex, url := newDueExecutor(t)
+	b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
+	ex.clock = b.clock
+	b.register(t, url, true)
+	return b, ex, url
+}
+
 // await waits until cond holds of what the executor received, or fails the
 // test after 10 s.
 func (e *dueExecutor) await(t *testing.T, what string, cond func(e *dueExecutor) bool) {
@@ -244,10 +255,7 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
-		ex, url := newDueExecutor(t)
-		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
-		ex.clock = b.clock
-		b.register(t, url, true)
+		b, ex, url := setupDue(t, be)
 		stopped, deleted, started, kept, killed := b.job(t, nil), b.job(t, nil), b.job(t, nil), b.job(t, nil), b.job(t, nil)
 		instant := b.clock.Now().Add(time.Second)
 		var es []schedule.Entry
@@ -329,10 +337,7 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
-		ex, url := newDueExecutor(t)
-		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
-		ex.clock = b.clock
-		b.register(t, url, true)
+		b, ex, url := setupDue(t, be)
 		updated := b.job(t, func(j *store.Job) { j.Param = "old" })
 		kept := b.job(t, func(j *store.Job) { j.Param = "kept" })
 		thenStopped := b.job(t, nil)
@@ -434,9 +439,7 @@ func TestKillRoutedRun(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
-		ex, url := newDueExecutor(t)
-		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
-		b.register(t, url, true)
+		b, ex, url := setupDue(t, be)
 		e := b.claimedFire(t, b.job(t, nil), b.clock.Now().Add(time.Second))
 		if routed, err := b.st.Runs.Route(ctx, []store.Route{{RunID: e.RunID, Address: url}}); err != nil || len(routed) != 1 {
 			t.Fatalf("route: %v, %v", routed, err)

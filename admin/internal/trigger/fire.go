@@ -237,13 +237,17 @@ func (c *call) lastDue() time.Time {
 	if c.dueAt.IsZero() {
 		return time.Time{}
 	}
-	last := c.dueAt
-	for _, f := range c.fires {
-		if f.at.After(last) {
-			last = f.at
+	return latest(c.fires, c.dueAt)
+}
+
+// latest is the latest instant of fires, or from if it is later.
+func latest(fires []*fire, from time.Time) time.Time {
+	for _, f := range fires {
+		if f.at.After(from) {
+			from = f.at
 		}
 	}
-	return last
+	return from
 }
 
 // deferredRecords returns c's dispatch records to keep until their results

@@ -94,10 +94,7 @@ func TestGatheredUpdateResendsOnItsInstant(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
-		ex, url := newDueExecutor(t)
-		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
-		ex.clock = b.clock
-		b.register(t, url, true)
+		b, ex, _ := setupDue(t, be)
 		first := b.clock.Now().Add(time.Second)
 		later := first.Add(trigger.GatherInstants - time.Millisecond)
 		jobs := []store.Job{b.job(t, func(j *store.Job) { j.Param = "old" }), b.job(t, func(j *store.Job) { j.Param = "old" })}
@@ -150,10 +147,7 @@ func TestGatheredLateSend(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
-		ex, url := newDueExecutor(t)
-		b := setup(t, be, carillonv1.AddressMode_ADDRESS_MODE_MANUAL, url)
-		ex.clock = b.clock
-		b.register(t, url, true)
+		b, ex, _ := setupDue(t, be)
 		now := b.clock.Now()
 		passed, ahead := now.Add(-10*time.Millisecond), now.Add(50*time.Millisecond)
 		es := []schedule.Entry{b.claimedFire(t, b.job(t, nil), passed), b.claimedFire(t, b.job(t, nil), ahead)}

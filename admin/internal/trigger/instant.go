@@ -134,12 +134,7 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 		f.job = job
 		fires = append(fires, f)
 	}
-	last := in.at // the latest instant of the fires
-	for _, f := range in.fires {
-		if f.at.After(last) {
-			last = f.at
-		}
-	}
+	last := latest(in.fires, in.at)
 	in.fires = nil
 	n := len(fires) // for the log: fires is not kept once planned
 	p, err := d.router.plan(ctx, fires)
@@ -217,16 +212,17 @@ func (in *instant) finish(ctx context.Context, failed []store.Dispatch, err erro
 
 // byInstant groups calls made on their instant by that instant, in order.
 func byInstant(calls []*call) [][]*call {
+	at := func(c *call) time.Time { return c.fires[0].at }
+	slices.SortStableFunc(calls, func(a, b *call) int { return at(a).Compare(at(b)) })
 	var out [][]*call
-	for _, c := range calls {
-		i := slices.IndexFunc(out, func(cs []*call) bool { return cs[0].fires[0].at.Equal(c.fires[0].at) })
-		if i < 0 {
-			out = append(out, []*call{c})
-			continue
+	for i := 0; i < len(calls); {
+		j := i + 1
+		for j < len(calls) && at(calls[j]).Equal(at(calls[i])) {
+			j++
 		}
-		out[i] = append(out[i], c)
+		out = append(out, calls[i:j:j])
+		i = j
 	}
-	slices.SortFunc(out, func(a, b []*call) int { return a[0].fires[0].at.Compare(b[0].fires[0].at) })
 	return out
 }
 
