@@ -311,7 +311,8 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 				}
 			}()
 		},
-		EndedFunc: func(ended []store.WorkflowRun) { trig.Completer.WorkflowRunsEnded(ended) },
+		EndedFunc:  func(ended []store.WorkflowRun) { trig.Completer.WorkflowRunsEnded(ended) },
+		Overloaded: func() (string, bool) { return trig.Dispatcher.Overloaded() },
 	})
 	channels := []alarm.Channel{{Name: "webhook", Alarm: webhook}}
 	if cfg.SMTP.Addr != "" {
@@ -321,6 +322,7 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	trig, err = trigger.New(trigger.Config{
 		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched, Alarms: alarms, SendAhead: sendAhead,
 		LastBeat: lastBeat, Unsent: unsent, TLSClientConfig: executorTLS, Metrics: m, TracerProvider: cfg.TracerProvider,
+		MisfireThreshold: cfg.MisfireThreshold,
 	})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())

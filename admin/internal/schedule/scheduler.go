@@ -167,6 +167,10 @@ type Config struct {
 	// COVER_EARLY workflow's instant cancelled (as KillRun does), without
 	// blocking. Nil leaves them to end as they do.
 	KillFunc func(runs []store.Run)
+	// Overloaded, if set, says whether the dispatcher is overloaded (its
+	// sends run late), and why: while it is, the scan sheds the fires it
+	// claims (shed.go). Nil never sheds.
+	Overloaded func() (why string, ok bool)
 	// EndedFunc hands on the workflow runs that the schedule's writes
 	// ended (store.WorkflowChange.Ended: discarded, covered, or failed at
 	// once), without blocking. Nil drops them.
@@ -199,6 +203,10 @@ type Scheduler struct {
 
 	health health    // for Ready (health.go)
 	behind behindLog // the scan loop's own
+	// shedding is why the current pass of the scan sheds its fires ("":
+	// it does not; shed.go), and shed logs them. The scan loop's own.
+	shedding string
+	shed     shedLog
 }
 
 // New returns a Scheduler; Run starts it.
@@ -208,7 +216,7 @@ func New(cfg Config) *Scheduler {
 	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, MisfireThresholdDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1), window: cfg.Lookahead, perClaim: claimCostDefault, passes: scanPasses, now: time.Now,
-		takeoverDelay: store.TakeoverDelay, behind: behindLog{logger: cfg.Logger, threshold: cfg.MisfireThreshold}}
+		takeoverDelay: store.TakeoverDelay, behind: behindLog{logger: cfg.Logger, threshold: cfg.MisfireThreshold}, shed: shedLog{logger: cfg.Logger}}
 }
 
 // Wake asks for a scan now, e.g. after a job was started or changed so its
@@ -386,6 +394,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 	// behind is how long after its instant the scan claims its earliest
 	// fire (behind.go).
 	var behind time.Duration
+	shed, why := 0, "" // misfires recorded while shedding, and the latest reason
 	s.cut = false
 	for pass := range s.passes { // a bound, in case a job keeps falling due within the window
 		now := s.now()
@@ -399,6 +408,11 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 		// The earliest comes first; a fire due before the scans started
 		// (while no admin ran) counts from their start.
 		behind = max(behind, now.Sub(later(jobs[0].NextFireAt, s.behind.started)))
+		s.shedding = ""
+		if s.cfg.Overloaded != nil {
+			s.shedding, _ = s.cfg.Overloaded()
+			why = cmp.Or(s.shedding, why)
+		}
 		seq := s.cfg.Store.Jobs.StopSeq()                 // before the claim: see Entry.StopSeq
 		cals, err := JobCalendars(ctx, s.cfg.Store, jobs) // no read unless a job names calendars
 		if err != nil {
@@ -423,7 +437,11 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 			r := &runs[i]
 			if r.MissedCount > 0 { // the record of a misfire
 				s.cfg.Metrics.Misfire(misfireStrategy(r))
-				misfires.add(r)
+				if s.shedding != "" { // counted, not logged one by one: most are shed (shed.go)
+					shed++
+				} else {
+					misfires.add(r)
+				}
 			}
 			if r.Status != carillonv1.RunStatus_RUN_STATUS_RUNNING {
 				// The record of a misfire skipped by DO_NOTHING, or a
@@ -451,6 +469,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 	}
 	s.cfg.Metrics.ScanBehind(behind)
 	s.behind.scanned(behind, time.Now())
+	s.shed.scanned(shed, why, time.Now())
 	next, others, err = s.cfg.Store.Fires.NextFireAt(ctx)
 	if err != nil {
 		return time.Time{}, time.Time{}, err
@@ -484,6 +503,8 @@ func earliest(a, b time.Time) time.Time {
 // misfire), and the instants after them that are at most the threshold
 // late fire at once, all in the one claim. An instant that the job's
 // calendars exclude (cals; nil for none) neither fires nor misfires.
+// While the dispatcher is overloaded (s.shedding), the fires of a job
+// whose strategy is DO_NOTHING are claimed as misfire records (shed.go).
 func (s *Scheduler) claim(j store.Job, cals *calendar.Set, now time.Time) (store.Claim, error) {
 	spec := SpecOf(j)
 	spec.Calendars = cals
@@ -500,7 +521,15 @@ func (s *Scheduler) claim(j store.Job, cals *calendar.Set, now time.Time) (store
 	if now.Sub(due) <= s.cfg.MisfireThreshold {
 		var err error
 		c.Next, err = Next(spec, due)
-		c.Runs = []store.Run{fireRun(j, due, due)}
+		if !sheds(j, s.shedding) {
+			c.Runs = []store.Run{fireRun(j, due, due)}
+			return c, err
+		}
+		c.Runs = []store.Run{shedRun(j, due, now, s.shedding)}
+		if c.Next.IsZero() && err == nil {
+			// FIX_DELAY waits for a run that will not run: from now.
+			c.Next, err = First(spec, now)
+		}
 		return c, err
 	}
 	missed, next, err := Late(spec, due, now.Add(-s.cfg.MisfireThreshold), MissedCountMax)
@@ -509,7 +538,11 @@ func (s *Scheduler) claim(j store.Job, cals *calendar.Set, now time.Time) (store
 	}
 	c.Runs = append(c.Runs, s.misfire(j, missed, now))
 	for !next.IsZero() && !next.After(now) {
-		c.Runs = append(c.Runs, fireRun(j, next, now))
+		if sheds(j, s.shedding) {
+			c.Runs = append(c.Runs, shedRun(j, next, now, s.shedding))
+		} else {
+			c.Runs = append(c.Runs, fireRun(j, next, now))
+		}
 		if next, err = Next(spec, next); err != nil {
 			return c, err
 		}

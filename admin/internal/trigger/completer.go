@@ -125,6 +125,20 @@ func (c *Completer) Settle(ctx context.Context, results []store.Result) error {
 	}
 }
 
+// settleLater settles the results of runs that were not sent (the
+// dispatcher skipped them), without waiting for the write: an overloaded
+// admin must not hold the dispatch slots of the fires it skips while
+// their results linger for a transaction. A write that fails leaves the
+// runs RUNNING, unsent, for the monitor to settle.
+func (c *Completer) settleLater(results []store.Result) {
+	done := c.results.add(results)
+	c.work.Go(func() {
+		if err := <-done; err != nil {
+			c.cfg.Logger.Error("trigger: settle runs not sent", "runs", len(results), "err", err)
+		}
+	})
+}
+
 // settleNow settles results in one transaction.
 func (c *Completer) settleNow(results []store.Result) error {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)

@@ -40,6 +40,11 @@ type Dispatcher struct {
 	aheads *aheadCalls
 	// bursts counts the fires of large bursts handed over in parts.
 	bursts bursts
+	// overdueLog logs the fires recorded as misfires for the admin's
+	// overload, and sendLate says how late its latest sends were
+	// (overdue.go).
+	overdueLog overdueLog
+	sendLate   sendLate
 }
 
 // newDispatcher returns a Dispatcher whose routes, then claims, go first
@@ -47,7 +52,8 @@ type Dispatcher struct {
 // of fires sent ahead, which have time, come after the claims.
 func newDispatcher(cfg *Config, w *writer, work *inflight, rt *router, gw *Gateway) *Dispatcher {
 	d := &Dispatcher{cfg: cfg, router: rt, gateway: gw, work: work,
-		fast: newPool("fast", cfg.MaxInFlight), slow: newPool("slow", max(cfg.MaxInFlight/2, 1)), aheads: newAheadCalls(cfg.Clock)}
+		fast: newPool("fast", cfg.MaxInFlight), slow: newPool("slow", max(cfg.MaxInFlight/2, 1)), aheads: newAheadCalls(cfg.Clock),
+		overdueLog: overdueLog{logger: cfg.Logger, threshold: cfg.MisfireThreshold}}
 	if cfg.TracerProvider != nil {
 		d.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
@@ -209,15 +215,37 @@ func batchTimeout(now time.Time, fs []fire, dispatchTimeout time.Duration) time.
 	return wait + 2*dispatchTimeout + 5*time.Second
 }
 
-// refuse fails claimed fires that cannot be dispatched.
+// refuse fails claimed fires that cannot be dispatched, for the reason
+// msg, except those overdue (overdue.go): those are misfires.
 func (d *Dispatcher) refuse(ctx context.Context, fs []fire, msg string) error {
-	d.cfg.Logger.Warn("trigger: runs not dispatched", "runs", len(fs), "reason", msg)
-	d.cfg.Metrics.Dispatched(carillonv1.RouteStrategy_ROUTE_STRATEGY_UNSPECIFIED, metrics.CodeNotSent, len(fs))
-	ds := make([]store.Dispatch, len(fs))
-	for i := range fs {
-		ds[i] = fs[i].failed(msg, d.cfg.Clock.Now())
+	now := d.cfg.Clock.Now()
+	var jobs map[int64]*store.JobDefinition
+	if slices.ContainsFunc(fs, func(f fire) bool { return d.overdue(&f, &store.JobDefinition{}, now) }) {
+		ids := make([]int64, len(fs))
+		for i := range fs {
+			ids[i] = fs[i].jobID
+		}
+		jobs, _ = d.cfg.Store.Jobs.Definitions(ctx, ids) // none read: all fail
 	}
-	return d.completer.record(ctx, ds...)
+	ds := make([]store.Dispatch, 0, len(fs))
+	var misfires []store.Result
+	for i := range fs {
+		if d.overdue(&fs[i], jobs[fs[i].jobID], now) {
+			misfires = append(misfires, d.misfired(&fs[i], now))
+			continue
+		}
+		ds = append(ds, fs[i].failed(msg, now))
+	}
+	var err error
+	if len(misfires) > 0 {
+		err = d.completer.Settle(ctx, misfires)
+	}
+	if len(ds) > 0 {
+		d.cfg.Logger.Warn("trigger: runs not dispatched", "runs", len(ds), "reason", msg)
+		d.cfg.Metrics.Dispatched(carillonv1.RouteStrategy_ROUTE_STRATEGY_UNSPECIFIED, metrics.CodeNotSent, len(ds))
+		err = errors.Join(err, d.completer.record(ctx, ds...))
+	}
+	return err
 }
 
 // Manual says how TriggerJob runs a job.

@@ -139,7 +139,7 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 	n := len(fires) // for the log: fires is not kept once planned
 	p, err := d.router.plan(ctx, fires)
 	if err != nil {
-		return err
+		return in.finish(ctx, nil, err)
 	}
 	// The fires sent ahead have their routes recorded now, while they
 	// wait: their executors say which runs they hold (HeldRuns) to an
@@ -165,7 +165,7 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 			return d.leaseRanOut(n)
 		}
 		var failed []store.Dispatch
-		failed, sent = in.sendAhead(ctx, in.dropStopped(ahead))
+		failed, sent = in.sendAhead(ctx, in.drop(ahead))
 		p.failed = append(p.failed, failed...)
 	}
 	// The calls made on the instant, each instant's on its own, while
@@ -198,14 +198,15 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 }
 
 // finish stores the dispatch records of the instant's fires that failed
-// and settles those skipped, and returns err joined with what failed.
+// and returns err joined with what failed; it settles those skipped
+// without waiting (Completer.settleLater).
 func (in *instant) finish(ctx context.Context, failed []store.Dispatch, err error) error {
 	err = errors.Join(err, in.d.completer.record(ctx, failed...))
 	in.mu.Lock()
 	skipped := in.skipped
 	in.mu.Unlock()
 	if len(skipped) > 0 {
-		err = errors.Join(err, in.d.completer.Settle(ctx, skipped))
+		in.d.completer.settleLater(skipped)
 	}
 	return err
 }
@@ -241,7 +242,7 @@ func (in *instant) sendOn(ctx context.Context, calls []*call, n int) ([]store.Di
 	if !d.cfg.Store.AwaitLease(ctx) {
 		return nil, d.leaseRanOut(n)
 	}
-	calls, err := d.routeCalls(ctx, in.dropStopped(calls))
+	calls, err := d.routeCalls(ctx, in.drop(calls))
 	if err != nil {
 		if errors.Is(err, store.ErrLeaseLost) {
 			err = d.leaseRanOut(n)
@@ -255,25 +256,43 @@ func (in *instant) sendOn(ctx context.Context, calls []*call, n int) ([]store.Di
 // skip settles run SKIPPED with the instant's others: its job was stopped
 // or deleted since its claim.
 func (in *instant) skip(run int64) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.skipped = append(in.skipped, store.Result{RunID: run, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
+	in.settle(store.Result{RunID: run, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED,
 		Message: "the job was stopped or deleted, or its group paused, before this fire's instant; not dispatched", FinishedAt: in.d.cfg.Clock.Now()})
 }
 
-// dropStopped returns calls without the fires whose job was stopped or
-// deleted since their claim, each skipped.
-func (in *instant) dropStopped(calls []*call) []*call {
+// settle settles a fire of the instant that is not sent, with the
+// instant's others (finish).
+func (in *instant) settle(r store.Result) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.skipped = append(in.skipped, r)
+}
+
+// drop returns calls without the fires whose job was stopped or deleted
+// since their claim, each skipped, and without those overdue (overdue.go),
+// each settled as a misfire.
+func (in *instant) drop(calls []*call) []*call {
+	now := in.d.cfg.Clock.Now()
+	var late time.Duration
 	for i, c := range calls {
 		calls[i] = c.without(func(f *fire) bool {
-			if !in.d.cfg.Store.Jobs.StoppedSince(f.job.ID, in.seqs[f.job.ID]) {
+			if f.triggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE && !f.at.IsZero() {
+				late = max(late, now.Sub(f.at))
+			}
+			switch {
+			case in.d.cfg.Store.Jobs.StoppedSince(f.job.ID, in.seqs[f.job.ID]):
+				in.skip(f.id)
+				f.endSpan(nil, "the job was stopped or deleted before the instant")
+			case in.d.overdue(f, f.job, now):
+				in.settle(in.d.misfired(f, now))
+				f.endSpan(nil, "a misfire: the admin reached it more than the misfire threshold after its instant")
+			default:
 				return false
 			}
-			in.skip(f.id)
-			f.endSpan(nil, true)
 			return true
 		})
 	}
+	in.d.sendLate.observe(late, now)
 	return calls
 }
 

@@ -57,7 +57,7 @@ func (d *Dispatcher) routeIn(ctx context.Context, lane *coalescer[routeItem], fi
 	}
 	if err != nil {
 		for _, f := range fires {
-			f.endSpan(err, false)
+			f.endSpan(err, "")
 		}
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (d *Dispatcher) routeIn(ctx context.Context, lane *coalescer[routeItem], fi
 		}
 		d.cfg.Logger.Info("trigger: a run was settled or sent by another admin before its route was recorded; not sent",
 			"run", f.id, "job", f.job.ID)
-		f.endSpan(nil, true)
+		f.endSpan(nil, "settled or sent by another admin before its route was recorded")
 	}
 	return kept, nil
 }
@@ -344,7 +344,7 @@ func (d *Dispatcher) makeCall(ctx context.Context, c *call, before func()) []err
 		outcomes := make([]error, len(c.reqs))
 		for i, f := range c.fires {
 			outcomes[i] = errLeaseLost
-			f.endSpan(errLeaseLost, false)
+			f.endSpan(errLeaseLost, "")
 		}
 		return outcomes
 	}
@@ -414,7 +414,7 @@ func (d *Dispatcher) makeCall(ctx context.Context, c *call, before func()) []err
 		if before != nil { // a scheduled fire, sent on its instant
 			d.cfg.Metrics.Sent(f.triggeredAt, start)
 		}
-		f.endSpan(outcomes[i], false)
+		f.endSpan(outcomes[i], "")
 		if f.span != nil && f.span.SpanContext().IsSampled() {
 			d.cfg.Logger.InfoContext(f.spanContext(ctx), "trigger: run sent", "run", f.id, "job", f.job.ID,
 				"executor", c.address, "err", outcomes[i])

@@ -50,15 +50,15 @@ func (f *fire) traceCarrier() map[string]string {
 	return carrier
 }
 
-// endSpan ends f's span: dispatched, or failed with err, or skipped (not
-// sent: its job was stopped since the claim).
-func (f *fire) endSpan(err error, skipped bool) {
+// endSpan ends f's span: dispatched, or failed with err, or not sent
+// for the reason skipped (not "").
+func (f *fire) endSpan(err error, skipped string) {
 	if f.span == nil {
 		return
 	}
 	switch {
-	case skipped:
-		f.span.AddEvent("skipped: the job was stopped or deleted before the instant")
+	case skipped != "":
+		f.span.AddEvent("skipped: " + skipped)
 	case err != nil:
 		f.span.SetStatus(codes.Error, err.Error())
 	}

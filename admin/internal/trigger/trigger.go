@@ -17,6 +17,7 @@ import (
 	"github.com/carillonhq/carillon/admin/internal/auth"
 	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/metrics"
+	"github.com/carillonhq/carillon/admin/internal/schedule"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	"github.com/carillonhq/carillon/internal/clock"
 )
@@ -81,6 +82,10 @@ type Config struct {
 	ExecutorTTL time.Duration
 	// DispatchTimeout defaults to DispatchTimeoutDefault.
 	DispatchTimeout time.Duration
+	// MisfireThreshold is how late after its instant a scheduled fire may
+	// be sent: one the dispatcher reaches later (the admin overloaded) is
+	// a misfire (overdue.go). Defaults to schedule.MisfireThresholdDefault.
+	MisfireThreshold time.Duration
 	// MaxInFlight defaults to MaxInFlightDefault.
 	MaxInFlight int
 	// SendAhead is how long before its instant a scheduled fire's runs are
@@ -179,6 +184,7 @@ func New(cfg Config) (*Trigger, error) {
 	}
 	cfg.ExecutorTTL = cmp.Or(cfg.ExecutorTTL, ExecutorTTLDefault)
 	cfg.DispatchTimeout = cmp.Or(cfg.DispatchTimeout, DispatchTimeoutDefault)
+	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, schedule.MisfireThresholdDefault)
 	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, MaxInFlightDefault)
 	cfg.SendAhead = cmp.Or(cfg.SendAhead, SendAheadDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
