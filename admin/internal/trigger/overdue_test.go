@@ -142,3 +142,40 @@ func TestOverdueThreshold(t *testing.T) {
 		}
 	})
 }
+
+// TestOverloaded: the dispatcher says it is overloaded while its latest
+// sends were more than half the misfire threshold late, and not once a
+// send is timely again, nor a threshold after its last late send.
+func TestOverloaded(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		b, _, _ := setupDue(t, be)
+		half := schedule.MisfireThresholdDefault / 2
+		if why, ok := b.trig.Dispatcher.Overloaded(); ok {
+			t.Errorf("a new dispatcher overloaded: %q", why)
+		}
+		fire := func(late time.Duration) {
+			t.Helper()
+			b.trig.Dispatcher.Fire([]schedule.Entry{b.claimedFire(t, b.job(t, nil), b.clock.Now().Add(-late))})
+			b.trig.Wait()
+		}
+		fire(half)
+		if why, ok := b.trig.Dispatcher.Overloaded(); ok {
+			t.Errorf("a send half the threshold late: overloaded, %q; want not (more than half)", why)
+		}
+		fire(half + time.Second)
+		why, ok := b.trig.Dispatcher.Overloaded()
+		if want := "its latest sends were 3.5s late"; !ok || !strings.Contains(why, want) {
+			t.Errorf("a send 3.5 s late: overloaded %v, %q; want so, saying %q", ok, why, want)
+		}
+		fire(0)
+		if why, ok := b.trig.Dispatcher.Overloaded(); ok {
+			t.Errorf("a timely send after a late one: overloaded, %q; want not", why)
+		}
+		fire(half + time.Second)
+		b.clock.Add(schedule.MisfireThresholdDefault)
+		if why, ok := b.trig.Dispatcher.Overloaded(); ok {
+			t.Errorf("a threshold after the last late send: overloaded, %q; want not", why)
+		}
+	})
+}

@@ -1,0 +1,114 @@
+package schedule_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/carillonhq/carillon/admin/internal/dbtest"
+	"github.com/carillonhq/carillon/admin/internal/schedule"
+	"github.com/carillonhq/carillon/admin/internal/store"
+	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
+)
+
+// TestShed: while the dispatcher says it is overloaded, the scan claims
+// the fires of DO_NOTHING jobs as misfire records, SKIPPED and not
+// queued, also the instants that a late job fires at once; a FIX_DELAY
+// job, whose next fire waits for a run that will not run, goes on from
+// the claim; a FIRE_ONCE_NOW job's fire is queued. Once the dispatcher
+// keeps up, fires are queued again.
+func TestShed(t *testing.T) {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		st, g := setup(t, be.DB(t))
+		t0 := time.Now().Add(time.Hour).Truncate(time.Second)
+		doNothing, onceNow := carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING, carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW
+		minutely := fixRate(g, 60, t0)
+		once := fixRate(g, 60, t0)
+		once.MisfireStrategy = onceNow
+		delay := fixRate(g, 30, t0)
+		delay.ScheduleType = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY
+		late := fixRate(g, 3600, t0.Add(-2*time.Hour-2*time.Second)) // two instants missed, one less than the threshold late
+		var jobs []store.Job
+		for _, j := range []store.Job{minutely, once, delay, late} {
+			if j.MisfireStrategy == 0 {
+				j.MisfireStrategy = doNothing
+			}
+			j, err := st.Jobs.Create(ctx, j, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs = append(jobs, j)
+		}
+		const why = "the test's dispatcher is overloaded"
+		overloaded := true
+		s := schedule.New(schedule.Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Overloaded: func() (string, bool) {
+				if overloaded {
+					return why, true
+				}
+				return "", false
+			}})
+		now := t0
+		schedule.SetNow(s, func() time.Time { return now })
+		queued, err := schedule.Scan(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if queued != 1 {
+			t.Errorf("an overloaded scan queued %d runs, want 1, the FIRE_ONCE_NOW job's", queued)
+		}
+		runs := func(j store.Job) []store.Run {
+			t.Helper()
+			rs, err := st.Runs.List(ctx, store.RunFilter{JobID: j.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rs
+		}
+		shed := "misfire: " + why + "; not sent, skipped by DO_NOTHING"
+		for _, c := range []struct {
+			name string
+			job  store.Job
+			at   []time.Time // the instants shed
+		}{
+			{"every minute", jobs[0], []time.Time{t0}},
+			{"fixed delay", jobs[2], []time.Time{t0}},
+			{"late", jobs[3], []time.Time{t0.Add(-2 * time.Second)}},
+		} {
+			got := map[time.Time]bool{}
+			for _, r := range runs(c.job) {
+				if r.Message != shed {
+					continue
+				}
+				got[r.ScheduledAt] = true
+				if r.Status != carillonv1.RunStatus_RUN_STATUS_SKIPPED || r.MissedCount != 1 || !r.MissedUntil.Equal(r.ScheduledAt) {
+					t.Errorf("%s: the record of %v: %v, missed %d until %v; want SKIPPED, its one instant", c.name, r.ScheduledAt, r.Status, r.MissedCount, r.MissedUntil)
+				}
+			}
+			for _, at := range c.at {
+				if !got[at] {
+					t.Errorf("%s: no run of %v shed (%d shed), want its record saying %q", c.name, at, len(got), shed)
+				}
+			}
+		}
+		if rs := runs(jobs[3]); len(rs) != 2 || rs[1].MissedCount != 2 || rs[1].Message == shed {
+			t.Errorf("late job: %d runs, want the record of its two missed instants, then the shed one", len(rs))
+		}
+		if j, _ := st.Jobs.Get(ctx, jobs[2].ID); !j.NextFireAt.Equal(t0.Add(30 * time.Second)) {
+			t.Errorf("fixed delay job shed: next fire %v, want 30 s after the claim (%v)", j.NextFireAt, t0.Add(30*time.Second))
+		}
+
+		overloaded = false
+		now = t0.Add(time.Minute)
+		before, _ := schedule.Scan(ctx, s)
+		if rs := runs(jobs[0]); len(rs) != 2 || rs[0].Status != carillonv1.RunStatus_RUN_STATUS_RUNNING || !rs[0].ScheduledAt.Equal(now) {
+			t.Errorf("every minute job, the dispatcher keeping up: %d runs, the latest %v of %v; want its fire claimed RUNNING", len(rs), rs[0].Status, rs[0].ScheduledAt)
+		}
+		if before < 2 {
+			t.Errorf("the scan of a dispatcher keeping up queued %d runs, want the two every-minute jobs' at least", before)
+		}
+	})
+}
