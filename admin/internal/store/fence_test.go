@@ -56,12 +56,13 @@ func fenceCluster(t *testing.T) (admin, adopter *store.Store, j store.Job, d *sq
 func TestClaimFence(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	stalled, adopter, j, d, _ := fenceCluster(t)
+	stalled, adopter, j, d, freeze := fenceCluster(t)
 	pending, err := stalled.Runs.Insert(ctx, []store.Run{*pendingRun(j, t0.Add(time.Hour))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := running(t, stalled, j, t0.Add(2*time.Hour), 0, 1)
+	freeze() // a renewal after the lease is zeroed below would keep the admin alive
 	if _, err := d.ExecContext(ctx, `UPDATE admins SET lease_until = 0 WHERE id = $1`, stalled.AdminID()); err != nil {
 		t.Fatal(err)
 	}

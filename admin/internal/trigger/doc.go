@@ -62,7 +62,11 @@
 //     (store.RunStore.Route); the others, one call per executor and
 //     instant, wait for their instant, drop the fires whose job was stopped or
 //     deleted since the claim (settled SKIPPED), record their routes, and
-//     are sent on it. Each call goes through the Gateway.
+//     are sent on it. Just before either call, a scheduled fire more than
+//     the misfire threshold late (an overloaded admin) is dropped too,
+//     settled SKIPPED as a misfire, and while the latest sends were more
+//     than half the threshold late the scan sheds fires at the claim
+//     (overdue.go). Each call goes through the Gateway.
 //  4. Record (completer.go, records.go). A scheduled fire's successful
 //     dispatch record is deferred until its result comes, and stored by
 //     the result's write, or on its own after recordDelay (longer while
