@@ -220,7 +220,7 @@ func batchTimeout(now time.Time, fs []fire, dispatchTimeout time.Duration) time.
 func (d *Dispatcher) refuse(ctx context.Context, fs []fire, msg string) error {
 	now := d.cfg.Clock.Now()
 	var jobs map[int64]*store.JobDefinition
-	if slices.ContainsFunc(fs, func(f fire) bool { return d.overdue(&f, &store.JobDefinition{}, now) }) {
+	if slices.ContainsFunc(fs, func(f fire) bool { return d.overdue(&f, now) }) {
 		ids := make([]int64, len(fs))
 		for i := range fs {
 			ids[i] = fs[i].jobID
@@ -230,7 +230,7 @@ func (d *Dispatcher) refuse(ctx context.Context, fs []fire, msg string) error {
 	ds := make([]store.Dispatch, 0, len(fs))
 	var misfires []store.Result
 	for i := range fs {
-		if d.overdue(&fs[i], jobs[fs[i].jobID], now) {
+		if d.overdue(&fs[i], now) && skips(jobs[fs[i].jobID]) {
 			misfires = append(misfires, d.misfired(&fs[i], now))
 			continue
 		}

@@ -283,7 +283,7 @@ func (in *instant) drop(calls []*call) []*call {
 			case in.d.cfg.Store.Jobs.StoppedSince(f.job.ID, in.seqs[f.job.ID]):
 				in.skip(f.id)
 				f.endSpan(nil, "the job was stopped or deleted before the instant")
-			case in.d.overdue(f, f.job, now):
+			case in.d.overdue(f, now) && skips(f.job):
 				in.settle(in.d.misfired(f, now))
 				f.endSpan(nil, "a misfire: the admin reached it more than the misfire threshold after its instant")
 			default:

@@ -31,17 +31,26 @@ import (
 // DO_NOTHING jobs as misfire records, at the cost of the claim alone
 // (schedule/shed.go), until the sends are timely again.
 
+// lateSendValid is how long a late send says that the dispatcher is
+// overloaded. While the scan sheds, the sends stop once the fires it
+// claimed before are sent, and no timely send comes to say that the
+// backlog is gone: a second without a late send says so.
+const lateSendValid = time.Second
+
 // overdueLogEvery is how often the log says that fires were recorded as
 // misfires for the admin's overload, while they are.
 const overdueLogEvery = 10 * time.Second
 
-// overdue reports whether scheduled fire f of job reached the dispatcher
-// at now more than the misfire threshold after its instant, and is
-// skipped (its job's misfire strategy is not FIRE_ONCE_NOW).
-func (d *Dispatcher) overdue(f *fire, job *store.JobDefinition, now time.Time) bool {
-	return f.triggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE && !f.at.IsZero() &&
-		now.Sub(f.at) > d.cfg.MisfireThreshold && job != nil &&
-		job.MisfireStrategy != carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW
+// overdue reports whether scheduled fire f reached the dispatcher at now
+// more than the misfire threshold after its instant.
+func (d *Dispatcher) overdue(f *fire, now time.Time) bool {
+	return f.triggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE && !f.at.IsZero() && now.Sub(f.at) > d.cfg.MisfireThreshold
+}
+
+// skips reports whether an overdue fire of job is skipped: its misfire
+// strategy is not FIRE_ONCE_NOW (job nil: unknown, sent).
+func skips(job *store.JobDefinition) bool {
+	return job != nil && job.MisfireStrategy != carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW
 }
 
 // misfired is the result that settles overdue fire f, reached at now,
@@ -59,11 +68,12 @@ func (d *Dispatcher) skipped(f *fire, now time.Time, msg string) store.Result {
 	return store.Result{RunID: f.id, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED, FinishedAt: now, Message: msg}
 }
 
-// Overloaded says whether the dispatcher's latest sends were more than
-// half the misfire threshold late, and if so, why, for the records of
-// the fires the scheduler sheds (schedule.Config.Overloaded).
+// Overloaded says whether the dispatcher's latest sends, in the last
+// second, were more than half the misfire threshold late, and if so, why,
+// for the records of the fires the scheduler sheds
+// (schedule.Config.Overloaded).
 func (d *Dispatcher) Overloaded() (why string, ok bool) {
-	late, ok := d.sendLate.over(d.cfg.MisfireThreshold/2, d.cfg.MisfireThreshold, d.cfg.Clock.Now())
+	late, ok := d.sendLate.over(d.cfg.MisfireThreshold/2, lateSendValid, d.cfg.Clock.Now())
 	if !ok {
 		return "", false
 	}
