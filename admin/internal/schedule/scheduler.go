@@ -521,7 +521,7 @@ func (s *Scheduler) claim(j store.Job, cals *calendar.Set, now time.Time) (store
 	if now.Sub(due) <= s.cfg.MisfireThreshold {
 		var err error
 		c.Next, err = Next(spec, due)
-		if !sheds(j, s.shedding) {
+		if !s.sheds(j, due, now) {
 			c.Runs = []store.Run{fireRun(j, due, due)}
 			return c, err
 		}
@@ -538,7 +538,7 @@ func (s *Scheduler) claim(j store.Job, cals *calendar.Set, now time.Time) (store
 	}
 	c.Runs = append(c.Runs, s.misfire(j, missed, now))
 	for !next.IsZero() && !next.After(now) {
-		if sheds(j, s.shedding) {
+		if s.sheds(j, next, now) {
 			c.Runs = append(c.Runs, shedRun(j, next, now, s.shedding))
 		} else {
 			c.Runs = append(c.Runs, fireRun(j, next, now))

@@ -34,10 +34,15 @@ func shedRun(j store.Job, due, now time.Time, why string) store.Run {
 	return r
 }
 
-// sheds reports whether the scan sheds job j's fires now (shedding is
-// the dispatcher's reason, "" when it is not overloaded).
-func sheds(j store.Job, shedding string) bool {
-	return shedding != "" && j.MisfireStrategy != carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW
+// sheds reports whether the scan sheds job j's fire due at due, claimed
+// at now (shedding is the dispatcher's reason, "" when it is not
+// overloaded). A fire due more than a look-ahead after now is not: a
+// burst is claimed tens of seconds before its instant (claimLead), when
+// how late the dispatcher's sends are now says little of how late they
+// will be then, and the dispatcher skips it then if it is overdue.
+func (s *Scheduler) sheds(j store.Job, due, now time.Time) bool {
+	return s.shedding != "" && j.MisfireStrategy != carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW &&
+		due.Sub(now) <= s.cfg.Lookahead
 }
 
 // shedLog says in the log, at most every shedLogEvery, how many fires
