@@ -12,12 +12,12 @@ import (
 // falls behind, and each fire it claims waits behind the others for its
 // send. While the dispatcher says so (Config.Overloaded: its latest
 // sends ran late), the scan sheds: it claims the fires of jobs whose
-// misfire strategy is DO_NOTHING as misfire records, SKIPPED, which cost
-// the claim alone, instead of handing them over to be sent more than the
-// misfire threshold late or skipped there at the cost of a settle. So an
-// overloaded admin sends what it can on time and records the rest, and
-// its backlog stays bounded. FIRE_ONCE_NOW jobs still fire: late is what
-// they ask for.
+// misfire strategy is DO_NOTHING, due within its look-ahead, as misfire
+// records, SKIPPED, which cost the claim alone, instead of handing them
+// over to be sent more than the misfire threshold late or skipped there
+// at the cost of a settle. So an overloaded admin sends what it can on
+// time and records the rest, and its backlog stays bounded. FIRE_ONCE_NOW
+// jobs still fire: late is what they ask for.
 
 // shedLogEvery is how often the log says that the scan shed fires, while
 // it does.

@@ -28,8 +28,9 @@ import (
 // writer before it is skipped, and costs a settle. So the scheduler sheds
 // at the door too: while the dispatcher's latest sends were more than
 // half the threshold late (Overloaded), the scan claims the fires of
-// DO_NOTHING jobs as misfire records, at the cost of the claim alone
-// (schedule/shed.go), until the sends are timely again.
+// DO_NOTHING jobs due within its look-ahead as misfire records, at the
+// cost of the claim alone (schedule/shed.go), until the sends are timely
+// again.
 
 // lateSendValid is how long a late send says that the dispatcher is
 // overloaded. While the scan sheds, the sends stop once the fires it
