@@ -55,18 +55,13 @@ func skips(job *store.JobDefinition) bool {
 }
 
 // misfired is the result that settles overdue fire f, reached at now,
-// SKIPPED: the record of its missed instant.
+// SKIPPED: the record of its missed instant. It counts it.
 func (d *Dispatcher) misfired(f *fire, now time.Time) store.Result {
-	return d.skipped(f, now, fmt.Sprintf("misfire: the admin was overloaded and reached this fire %s after its instant, "+
-		"more than the misfire threshold (%s); not sent, skipped by DO_NOTHING", now.Sub(f.at).Round(time.Millisecond), d.cfg.MisfireThreshold))
-}
-
-// skipped is the result that settles scheduled fire f SKIPPED at now, a
-// misfire for the reason msg, and counts it.
-func (d *Dispatcher) skipped(f *fire, now time.Time, msg string) store.Result {
 	d.cfg.Metrics.Misfire(carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING)
 	d.overdueLog.add(now)
-	return store.Result{RunID: f.id, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED, FinishedAt: now, Message: msg}
+	return store.Result{RunID: f.id, Status: carillonv1.RunStatus_RUN_STATUS_SKIPPED, FinishedAt: now,
+		Message: fmt.Sprintf("misfire: the admin was overloaded and reached this fire %s after its instant, more than the "+
+			"misfire threshold (%s); not sent, skipped by DO_NOTHING", now.Sub(f.at).Round(time.Millisecond), d.cfg.MisfireThreshold)}
 }
 
 // Overloaded says whether the dispatcher's latest sends, in the last
