@@ -97,14 +97,19 @@ func (c *Completer) recordNow(ds []store.Dispatch) error {
 func (c *Completer) recordLater(ds []store.Dispatch) {
 	for len(ds) > 0 {
 		n := min(len(ds), batchMax)
-		done := c.records.add(ds[:n:n])
+		c.logFailure(c.records.add(ds[:n:n]), "trigger: record dispatches", n)
 		ds = ds[n:]
-		c.work.Go(func() {
-			if err := <-done; err != nil {
-				c.cfg.Logger.Error("trigger: record dispatches", "runs", n, "err", err)
-			}
-		})
 	}
+}
+
+// logFailure waits on its own goroutine for the outcome of a queued write
+// of runs (done), and logs it as what if it failed.
+func (c *Completer) logFailure(done <-chan error, what string, runs int) {
+	c.work.Go(func() {
+		if err := <-done; err != nil {
+			c.cfg.Logger.Error(what, "runs", runs, "err", err)
+		}
+	})
 }
 
 // Settle records results of running runs (see store.RunStore.Settle), with
@@ -131,12 +136,7 @@ func (c *Completer) Settle(ctx context.Context, results []store.Result) error {
 // their results linger for a transaction. A write that fails leaves the
 // runs RUNNING, unsent, for the monitor to settle.
 func (c *Completer) settleLater(results []store.Result) {
-	done := c.results.add(results)
-	c.work.Go(func() {
-		if err := <-done; err != nil {
-			c.cfg.Logger.Error("trigger: settle runs not sent", "runs", len(results), "err", err)
-		}
-	})
+	c.logFailure(c.results.add(results), "trigger: settle runs not sent", len(results))
 }
 
 // settleNow settles results in one transaction.

@@ -276,8 +276,8 @@ func (in *instant) drop(calls []*call) []*call {
 	var late time.Duration
 	for i, c := range calls {
 		calls[i] = c.without(func(f *fire) bool {
-			if f.triggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE && !f.at.IsZero() {
-				late = max(late, now.Sub(f.at))
+			if l, scheduled := lateness(f, now); scheduled {
+				late = max(late, l)
 			}
 			switch {
 			case in.d.cfg.Store.Jobs.StoppedSince(f.job.ID, in.seqs[f.job.ID]):

@@ -42,10 +42,17 @@ const lateSendValid = time.Second
 // misfires for the admin's overload, while they are.
 const overdueLogEvery = 10 * time.Second
 
+// lateness is how long after its instant fire f is reached at now, and
+// whether f is a scheduled fire, the only kind that can be overdue.
+func lateness(f *fire, now time.Time) (time.Duration, bool) {
+	return now.Sub(f.at), f.triggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE && !f.at.IsZero()
+}
+
 // overdue reports whether scheduled fire f reached the dispatcher at now
 // more than the misfire threshold after its instant.
 func (d *Dispatcher) overdue(f *fire, now time.Time) bool {
-	return f.triggerType == carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE && !f.at.IsZero() && now.Sub(f.at) > d.cfg.MisfireThreshold
+	late, scheduled := lateness(f, now)
+	return scheduled && late > d.cfg.MisfireThreshold
 }
 
 // skips reports whether an overdue fire of job is skipped: its misfire

@@ -11,12 +11,6 @@ import (
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
 )
 
-// nowhere is a Queue that takes nothing.
-type nowhere struct{}
-
-func (nowhere) Enqueue(...store.Run) {}
-func (nowhere) Wake()                {}
-
 // TestRefuseOverdue: of the fires a dispatcher cannot dispatch (no slot
 // free: refuse), those overdue are recorded as misfires, SKIPPED, and the
 // others, a FIRE_ONCE_NOW job's overdue fire among them, fail with the
@@ -30,7 +24,7 @@ func TestRefuseOverdue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := New(Config{Store: st, Queue: nowhere{}, Logger: slog.New(slog.DiscardHandler)})
+	tr, err := New(Config{Store: st, Queue: nopQueue{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
