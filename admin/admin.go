@@ -103,6 +103,11 @@ type Config struct {
 	// and a dead admin's fires go on about it after its death. Defaults
 	// to store.LeaseDuration (1 s). Over SQLite it does nothing.
 	LeaseDuration time.Duration
+	// FiresPerAdmin is, over PostgreSQL, how many fires a second one admin
+	// takes before another live admin shares them (store.SetFiresPerAdmin):
+	// admins sharing a load one of them holds cost about twice its CPU.
+	// 0 shares them between every live admin. Give every admin the same.
+	FiresPerAdmin int64
 	// SendAhead is how long before its instant a scheduled run is sent to
 	// an executor that starts runs at their due_at itself (the Go SDK; see
 	// trigger.Config.SendAhead). Such an executor starts the run on its
@@ -254,6 +259,7 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 	if cfg.LeaseDuration > 0 {
 		st.SetLeaseDuration(cfg.LeaseDuration)
 	}
+	st.SetFiresPerAdmin(cfg.FiresPerAdmin)
 	lease := st.LeaseLoop()
 	if err := lease.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, errors.Join(err, st.Close())

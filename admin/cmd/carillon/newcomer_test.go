@@ -235,7 +235,7 @@ func TestPrintConfigValidates(t *testing.T) {
 	b := newCLI(t)
 	b.must("", "serve", "--print-config", "--listen", "127.0.0.1:9090")
 	b.env = []string{"CARILLON_LISTEN=127.0.0.1", "CARILLON_SMTP_ADDR=mail:25", "CARILLON_SMTP_TLS=ssl", "CARILLON_SMTP_OAUTH2_TOKEN=t",
-		"CARILLON_PUBLIC_URL=carillon.example.com", "CARILLON_ALARM_WEBHOOK_FORMAT=template", "CARILLON_LEASE_DURATION=500ms"}
+		"CARILLON_PUBLIC_URL=carillon.example.com", "CARILLON_ALARM_WEBHOOK_FORMAT=template", "CARILLON_LEASE_DURATION=500ms", "CARILLON_FIRES_PER_ADMIN=-1"}
 	code, out, errOut := b.run("", "serve", "--print-config", "--log-level", "loud", "--alarm-webhook", "hooks.example.com")
 	if code != exitUsage || !strings.HasPrefix(out, "OPTION") {
 		t.Fatalf("--print-config of a bad configuration: exit %d, printed\n%s%s", code, out, errOut)
@@ -251,6 +251,7 @@ func TestPrintConfigValidates(t *testing.T) {
 		`public-url: "carillon.example.com": want an http:// or https:// URL without a query or fragment (from env CARILLON_PUBLIC_URL)`,
 		"alarm-webhook-template: required with --alarm-webhook-format template",
 		"lease-duration: 500ms: want 1s to 1m (from env CARILLON_LEASE_DURATION)",
+		"fires-per-admin: -1: want 0 (every admin shares) or more (from env CARILLON_FIRES_PER_ADMIN)",
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("no %q in:\n%s", want, errOut)

@@ -105,6 +105,10 @@ access token, kept in the database (carillon executor-token prints it).`,
 		"over PostgreSQL, how long this admin's lease holds after each renewal (every quarter of it): longer rides out stalls of a busy machine, "+
 			"but a dead admin's fires go on only once its lease ran out (env CARILLON_LEASE_DURATION)")
 	o.envs["lease-duration"] = "CARILLON_LEASE_DURATION"
+	fs.Int64Var(&c.FiresPerAdmin, "fires-per-admin", store.FiresPerAdminDefault,
+		"over PostgreSQL, how many fires a second one admin takes before another live admin shares them; the others stand by. "+
+			"0: every live admin shares them. Give every admin the same (env CARILLON_FIRES_PER_ADMIN)")
+	o.envs["fires-per-admin"] = "CARILLON_FIRES_PER_ADMIN"
 	fs.DurationVar(&c.SendAhead, "send-ahead", trigger.SendAheadDefault,
 		"how long before its instant a scheduled run is sent to executors that start runs on their instant themselves (the Go SDK); negative: every run on its instant (env CARILLON_SEND_AHEAD)")
 	o.envs["send-ahead"] = "CARILLON_SEND_AHEAD"
@@ -308,6 +312,9 @@ func (o *serveOptions) validate() error {
 	}
 	if c.LeaseDuration < time.Second || c.LeaseDuration > time.Minute {
 		bad("lease-duration", "%s: want 1s to 1m", c.LeaseDuration)
+	}
+	if c.FiresPerAdmin < 0 {
+		bad("fires-per-admin", "%d: want 0 (every admin shares) or more", c.FiresPerAdmin)
 	}
 	return errors.Join(errs...)
 }

@@ -51,6 +51,7 @@ demo = true
 		`token\s+\(not set\)\s+default\n`,
 		`misfire-threshold\s+5s\s+default\n`,
 		`lease-duration\s+1s\s+default\n`,
+		`fires-per-admin\s+2000\s+default\n`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("--print-config: no %s in\n%s", want, out)

@@ -41,7 +41,7 @@ func AwaitPartitions(tb testing.TB, admins []*store.Store) {
 		for i, a := range admins {
 			got[i] = a.Partition()
 		}
-		if tiles(got) {
+		if Tiles(got) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -51,8 +51,8 @@ func AwaitPartitions(tb testing.TB, admins []*store.Store) {
 	}
 }
 
-// tiles reports whether ps cover every bucket once.
-func tiles(ps []store.Partition) bool {
+// Tiles reports whether ps cover every bucket once.
+func Tiles(ps []store.Partition) bool {
 	ps = slices.SortedFunc(slices.Values(ps), func(a, b store.Partition) int { return a.Lo - b.Lo })
 	at := 0
 	for _, p := range ps {

@@ -22,7 +22,18 @@ func (s *Store) Followed() *testsignal.Signal { return &s.pg.followed }
 func (s *Store) JobReads() int64 { return s.jobs.reads.Load() }
 
 // PartitionOf is partitionOf.
-func PartitionOf(live []string, self string) Partition { return partitionOf(live, self) }
+func PartitionOf(live []string, self string, sharing int) Partition {
+	return partitionOf(live, self, sharing)
+}
+
+// SharingOf is sharingOf.
+func SharingOf(total int64, current, n int, perAdmin int64) int {
+	return sharingOf(total, current, n, perAdmin)
+}
+
+// ReadPartition reads the live admins and the buckets s owns among them
+// once, as PartitionLoop does.
+func (s *Store) ReadPartition(ctx context.Context) error { return s.readPartition(ctx) }
 
 // DueJobsSharedSQL is the text of DueJobs of an admin sharing the due
 // jobs with others (PostgreSQL).
@@ -30,3 +41,6 @@ func DueJobsSharedSQL() string { return dueJobsSharedSQL }
 
 // RenewLease renews s's lease once, as LeaseLoop does.
 func (s *Store) RenewLease(ctx context.Context) error { return s.renewLease(ctx) }
+
+// RateWindow is rateWindow.
+const RateWindow = rateWindow

@@ -199,6 +199,9 @@ func (s FireStore) Claim(ctx context.Context, claims []Claim) ([]Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: claim fires: %w", err)
 	}
+	if s.pg != nil {
+		s.pg.claimed.Add(int64(len(runs)))
+	}
 	return runs, nil
 }
 

@@ -88,9 +88,14 @@ func (s *db) renewLease(ctx context.Context) error {
 	if first {
 		q = `INSERT INTO admins (id, started_at, lease_until) VALUES ($1, ` + pgNow + `, ` + pgNow + ` + $2)`
 	} else {
-		q = `UPDATE admins SET lease_until = ` + pgNow + ` + $2 WHERE id = $1 AND adopted_by = ''`
+		q = `UPDATE admins SET lease_until = ` + pgNow + ` + $2, fires_per_s = $3, sharing = $4 WHERE id = $1 AND adopted_by = ''`
 	}
-	res, err := s.w.ExecContext(ctx, q, s.pg.adminID, ms)
+	args := []any{s.pg.adminID, ms}
+	if !first {
+		rate, sharing := s.published()
+		args = append(args, rate, sharing)
+	}
+	res, err := s.w.ExecContext(ctx, q, args...)
 	adopted := false
 	if err == nil {
 		var n int64

@@ -33,6 +33,16 @@ import (
 //
 // Over SQLite, whose one admin holds the file, and over PostgreSQL while
 // an admin is alone, it owns every bucket and its scan reads as before.
+//
+// The admins share the fires only as far as their load needs
+// (SetFiresPerAdmin): each publishes with its lease how many fires a
+// second it claimed and how many admins it counts as sharing them, and
+// the first admins, in id order, enough that each takes at most the
+// figure, share the buckets; the others own none and stand by (they
+// serve the API, and take over what an owner leaves late). Every admin
+// pays for its loops and for each batch it claims, sends and settles,
+// whatever its size: three admins sharing a load one admin holds spent
+// about twice its CPU.
 
 // Buckets is how many buckets the admins share: an index of the scan
 // (jobs_due, workflows_due) holds each row's bucket, so that an admin's
@@ -76,17 +86,25 @@ func (p Partition) Owns(id int64) bool {
 	return b >= p.Lo && b < p.Hi
 }
 
+// none is the partition of an admin standing by: no bucket.
+var none = Partition{Buckets, Buckets}
+
 // String is p's range, for logs.
 func (p Partition) String() string {
+	if p.Lo >= p.Hi {
+		return "no buckets"
+	}
 	return "buckets " + strconv.Itoa(p.Lo) + "-" + strconv.Itoa(p.Hi-1) + " of " + strconv.Itoa(Buckets)
 }
 
 // partitionOf returns the buckets that admin self owns among the live
-// admins live: with n of them, the one of rank r in id order owns
-// [r·Buckets/n, (r+1)·Buckets/n). An admin not among them (its own lease
-// not seen yet) owns every bucket: claiming too much costs attempts that
-// change nothing, claiming nothing could leave jobs unclaimed.
-func partitionOf(live []string, self string) Partition {
+// admins live when the first sharing of them share the fires: the one
+// of rank r < sharing in id order owns [r·Buckets/k, (r+1)·Buckets/k),
+// k = min(sharing, n), the others none (sharing < 1 counts as every live
+// admin). An admin not among them (its own lease not seen yet) owns
+// every bucket: claiming too much costs attempts that change nothing,
+// claiming nothing could leave jobs unclaimed.
+func partitionOf(live []string, self string, sharing int) Partition {
 	live = slices.Clone(live)
 	slices.Sort(live)
 	live = slices.Compact(live)
@@ -94,8 +112,35 @@ func partitionOf(live []string, self string) Partition {
 	if !found {
 		return all
 	}
-	n := len(live)
-	return Partition{r * Buckets / n, (r + 1) * Buckets / n}
+	k := len(live)
+	if sharing > 0 {
+		k = min(k, sharing)
+	}
+	if r >= k {
+		return none
+	}
+	return Partition{r * Buckets / k, (r + 1) * Buckets / k}
+}
+
+// sharingOf returns how many of n live admins share fires coming at total
+// a second when current of them share them now (the most any live admin
+// published; 0 before any did): enough that each takes at most perAdmin
+// a second, at least one and at most n. It grows as soon as the load
+// needs it, and shrinks only to as many as would take three quarters of
+// perAdmin each, so that a load near a multiple of perAdmin does not
+// move the buckets back and forth. perAdmin 0: every live admin.
+func sharingOf(total int64, current, n int, perAdmin int64) int {
+	if perAdmin <= 0 {
+		return n
+	}
+	k := max(current, 1)
+	need := int((max(total, 0) + perAdmin - 1) / perAdmin)
+	if low := int((4*max(total, 0) + 3*perAdmin - 1) / (3 * perAdmin)); need > k {
+		k = need
+	} else if low < k {
+		k = low
+	}
+	return min(max(k, 1), n)
 }
 
 // partition is what this admin knows of its share.
@@ -103,6 +148,70 @@ type partition struct {
 	mu      sync.Mutex
 	p       Partition // zero until read: see Partition
 	changed chan struct{}
+	// perAdmin is SetFiresPerAdmin's figure; 0: every live admin shares.
+	perAdmin int64
+	// rate is this admin's fires claimed a second (claimRate), and
+	// sharing how many admins it counts as sharing the fires, both as
+	// of the last read and published with the next renewal.
+	rate    int64
+	sharing int
+	// marks are the counts of claimed fires at the reads of the last
+	// rateWindow, oldest first (claimRate).
+	marks []claimMark
+}
+
+// claimMark is the count of this admin's claimed fires at a moment.
+type claimMark struct {
+	at      time.Time
+	claimed int64
+}
+
+// FiresPerAdminDefault is the carillon command's --fires-per-admin: about
+// half of what one admin sends over PostgreSQL on a 2-core machine that
+// also runs the database (BENCHMARKS.md).
+const FiresPerAdminDefault = 2000
+
+// rateWindow is how far back an admin's rate of claimed fires reaches.
+const rateWindow = time.Second
+
+// claimRate notes that claimed fires were claimed by now, and returns
+// the fires claimed a second over the last rateWindow (at least the
+// last read's span), with l.mu held.
+func (l *partition) claimRate(now time.Time, claimed int64) int64 {
+	l.marks = append(l.marks, claimMark{now, claimed})
+	for len(l.marks) > 2 && now.Sub(l.marks[1].at) >= rateWindow {
+		l.marks = l.marks[1:]
+	}
+	first := l.marks[0]
+	span := now.Sub(first.at)
+	if span <= 0 {
+		return l.rate
+	}
+	return (claimed - first.claimed) * int64(time.Second) / int64(span)
+}
+
+// SetFiresPerAdmin makes the admins sharing a PostgreSQL database share
+// the fires only as far as each takes at most n fires a second (the
+// admin's --fires-per-admin); 0, the default, shares them between every
+// live admin. Each admin reads its own figure: give them all the same.
+// Call it before the loops start (what Open read without it is not
+// published). Over SQLite it does nothing.
+func (s *Store) SetFiresPerAdmin(n int64) {
+	if s.pg != nil {
+		l := &s.pg.partition
+		l.mu.Lock()
+		l.perAdmin, l.sharing = n, 0
+		l.mu.Unlock()
+	}
+}
+
+// published returns what this admin publishes with its lease: its fires
+// claimed a second and how many admins it counts as sharing them.
+func (s *db) published() (rate int64, sharing int) {
+	l := &s.pg.partition
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rate, l.sharing
 }
 
 // Partition returns the buckets this admin owns: every bucket over SQLite
@@ -159,18 +268,41 @@ func (s *Store) PartitionLoop() service.Service {
 	})
 }
 
-// readPartition reads the live admins and sets the buckets this admin
-// owns among them.
+// readPartition reads the live admins, with the fires each claims a
+// second and how many it counts as sharing them, and sets the buckets
+// this admin owns among them.
 func (s *db) readPartition(ctx context.Context) error {
-	live, err := collectColumn[string](s.r.QueryContext(ctx,
-		`SELECT id FROM admins WHERE adopted_by = '' AND lease_until >= `+pgNow+` ORDER BY id`))
+	rows, err := s.r.QueryContext(ctx,
+		`SELECT id, fires_per_s, sharing FROM admins WHERE adopted_by = '' AND lease_until >= `+pgNow+` ORDER BY id`)
 	if err != nil {
 		return fmt.Errorf("store: read the live admins: %w", err)
 	}
-	p := partitionOf(live, s.pg.adminID)
+	defer rows.Close()
+	var live []string
+	var total int64
+	current := 0
+	for rows.Next() {
+		var id string
+		var rate int64
+		var sharing int
+		if err := rows.Scan(&id, &rate, &sharing); err != nil {
+			return fmt.Errorf("store: read the live admins: %w", err)
+		}
+		live = append(live, id)
+		if id != s.pg.adminID { // its own, fresher, below
+			total += rate
+			current = max(current, sharing)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: read the live admins: %w", err)
+	}
 	l := &s.pg.partition
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.rate = l.claimRate(time.Now(), s.pg.claimed.Load())
+	l.sharing = sharingOf(total+l.rate, max(current, l.sharing), len(live), l.perAdmin)
+	p := partitionOf(live, s.pg.adminID, l.sharing)
 	if p == l.p {
 		return nil
 	}

@@ -18,7 +18,7 @@ import (
 // admin not among them owns every bucket.
 func TestPartitionOf(t *testing.T) {
 	t.Parallel()
-	if p := store.PartitionOf([]string{"b", "c"}, "a"); !p.All() {
+	if p := store.PartitionOf([]string{"b", "c"}, "a", 0); !p.All() {
 		t.Errorf("an admin not among the live ones owns %v, want every bucket", p)
 	}
 	live := []string{"e", "b", "d", "a", "c", "b"} // any order, a duplicate
@@ -28,7 +28,7 @@ func TestPartitionOf(t *testing.T) {
 		owners := make([]int, store.Buckets)
 		prevHi := 0
 		for rank, id := range sorted {
-			p := store.PartitionOf(ids, id)
+			p := store.PartitionOf(ids, id, 0)
 			if p.Lo != prevHi {
 				t.Errorf("%d admins: %s (rank %d) owns %v, want it to start at %d, where rank %d's ends", len(sorted), id, rank, p, prevHi, rank-1)
 			}
@@ -49,10 +49,67 @@ func TestPartitionOf(t *testing.T) {
 			}
 		}
 	}
-	p := store.PartitionOf([]string{"a", "b"}, "b")
+	p := store.PartitionOf([]string{"a", "b"}, "b", 0)
 	for id := int64(1); id <= 3*store.Buckets; id++ {
 		if b := store.BucketOf(id); p.Owns(id) != (b >= store.Buckets/2) {
 			t.Fatalf("the second of two admins (%v) owns job %d (bucket %d): %v", p, id, b, p.Owns(id))
+		}
+	}
+}
+
+// TestPartitionOfSharing: when fewer admins share the fires than are
+// live, the first of them in id order split every bucket and the others
+// own none; more than are live share as every live one.
+func TestPartitionOfSharing(t *testing.T) {
+	t.Parallel()
+	live := []string{"d", "a", "c", "b"}
+	for sharing := 1; sharing <= 6; sharing++ {
+		var owning []store.Partition
+		for _, id := range []string{"a", "b", "c", "d"} {
+			p := store.PartitionOf(live, id, sharing)
+			if p.Lo < p.Hi {
+				owning = append(owning, p)
+				continue
+			}
+			if p.All() || p.Owns(1) || p.Owns(2) {
+				t.Errorf("sharing %d: %s owns %v, neither a range nor none", sharing, id, p)
+			}
+			if rank := int(id[0] - 'a'); rank < sharing {
+				t.Errorf("sharing %d: %s (rank %d) owns no bucket", sharing, id, rank)
+			}
+		}
+		if want := min(sharing, len(live)); len(owning) != want || !dbtest.Tiles(owning) {
+			t.Errorf("sharing %d: the owners' ranges are %v, want %d that cover every bucket once", sharing, owning, want)
+		}
+	}
+}
+
+// TestSharingOf: as many admins share the fires as each taking at most
+// the figure needs, at once when the load grows, and fewer only once
+// each of fewer would take three quarters of it; never fewer than one
+// nor more than are live; with no figure, every live admin.
+func TestSharingOf(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		total      int64
+		current, n int
+		perAdmin   int64
+		want       int
+	}{
+		{total: 1024, current: 0, n: 3, perAdmin: 2000, want: 1},
+		{total: 1024, current: 1, n: 3, perAdmin: 0, want: 3},    // no figure: every live admin
+		{total: 2000, current: 1, n: 3, perAdmin: 2000, want: 1}, // exactly one's figure
+		{total: 2001, current: 1, n: 3, perAdmin: 2000, want: 2}, // grows at once
+		{total: 9000, current: 1, n: 3, perAdmin: 2000, want: 3}, // at most the live admins
+		{total: 1600, current: 2, n: 3, perAdmin: 2000, want: 2}, // below two's need, above the shrink
+		{total: 1500, current: 2, n: 3, perAdmin: 2000, want: 1}, // three quarters of one's figure
+		{total: 2900, current: 3, n: 3, perAdmin: 2000, want: 2}, // shrinks to as many as the load keeps busy
+		{total: 0, current: 3, n: 3, perAdmin: 2000, want: 1},    // idle: one
+		{total: 5000, current: 3, n: 2, perAdmin: 2000, want: 2}, // an admin died
+		{total: 10, current: 0, n: 0, perAdmin: 2000, want: 0},   // none live: none (partitionOf then owns every bucket)
+	} {
+		if got := store.SharingOf(c.total, c.current, c.n, c.perAdmin); got != c.want {
+			t.Errorf("SharingOf(%d fires/s, %d sharing, %d live, %d per admin) = %d, want %d", c.total, c.current, c.n, c.perAdmin, got, c.want)
 		}
 	}
 }
@@ -77,7 +134,7 @@ func TestBucketsScatterIDs(t *testing.T) {
 	for _, jobs := range []int{30, 100, 1000} {
 		for n := 2; n <= len(live); n++ {
 			for _, self := range live[:n] {
-				p := store.PartitionOf(live[:n], self)
+				p := store.PartitionOf(live[:n], self, 0)
 				own := 0
 				for id := int64(1); id <= int64(jobs); id++ {
 					if p.Owns(id) {
@@ -201,5 +258,82 @@ func TestSharedScanPlan(t *testing.T) {
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSharedAsLoadNeeds: three admins over PostgreSQL, each taking at
+// most one fire a second before another shares them: idle, the first in
+// id order owns every bucket and the others none; once one of them has
+// claimed fires at more than twice that, all three split the buckets;
+// a window without claims later, one owns them again.
+func TestSharedAsLoadNeeds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.Postgres.DB(t)
+	admins := make([]*store.Store, 3)
+	for i := range admins {
+		admins[i] = dbtest.Open(t, db)
+		admins[i].SetFiresPerAdmin(1)
+	}
+	// rounds has every admin read the others and publish what it read,
+	// as its loops do, a few times over, and returns their buckets.
+	rounds := func() []store.Partition {
+		t.Helper()
+		for range 3 {
+			for _, a := range admins {
+				if err := a.ReadPartition(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, a := range admins {
+				if err := a.RenewLease(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		ps := make([]store.Partition, len(admins))
+		for i, a := range admins {
+			ps[i] = a.Partition()
+		}
+		return ps
+	}
+	one := func(ps []store.Partition) bool {
+		owners := 0
+		for _, p := range ps {
+			switch {
+			case p.All():
+				owners++
+			case p.Lo < p.Hi:
+				return false
+			}
+		}
+		return owners == 1
+	}
+	if ps := rounds(); !one(ps) {
+		t.Fatalf("idle admins own %v, want one of them every bucket and the others none", ps)
+	}
+
+	g, err := admins[0].Groups.Create(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims []store.Claim
+	for range 30 {
+		j, err := admins[0].Jobs.Create(ctx, newJob(g.ID, t0), t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims = append(claims, store.Claim{JobID: j.ID, Due: t0, Next: t0.Add(time.Hour), Runs: []store.Run{*pendingRun(j, t0)}})
+	}
+	if _, err := admins[0].Fires.Claim(ctx, claims); err != nil {
+		t.Fatal(err)
+	}
+	if ps := rounds(); !dbtest.Tiles(ps) {
+		t.Fatalf("after 30 fires claimed at once, the admins own %v, want three ranges that cover every bucket once", ps)
+	}
+
+	time.Sleep(store.RateWindow + 100*time.Millisecond) // the claims leave the window of every rate
+	if ps := rounds(); !one(ps) {
+		t.Fatalf("a window after the claims, the admins own %v, want one of them every bucket and the others none", ps)
 	}
 }

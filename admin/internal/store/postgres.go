@@ -9,6 +9,7 @@ import (
 	"fmt"
 	neturl "net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/store/dbsqlc"
@@ -34,7 +35,10 @@ type pgState struct {
 	lease   lease
 	// partition is the buckets of due jobs this admin owns (partition.go).
 	partition partition
-	follow    follower
+	// claimed counts the fires this admin claimed (FireStore.Claim), for
+	// the rate it publishes with its lease.
+	claimed atomic.Int64
+	follow  follower
 	// followed is emitted after each round of FollowLoop, for tests.
 	followed testsignal.Signal
 	// foldMarks are the largest run ids seen by the fold (settledMaxID),
