@@ -31,10 +31,6 @@ func SharingOf(total int64, current, n int, perAdmin int64) int {
 	return sharingOf(total, current, n, perAdmin)
 }
 
-// ReadPartition reads the live admins and the buckets s owns among them
-// once, as PartitionLoop does.
-func (s *Store) ReadPartition(ctx context.Context) error { return s.readPartition(ctx) }
-
 // DueJobsSharedSQL is the text of DueJobs of an admin sharing the due
 // jobs with others (PostgreSQL).
 func DueJobsSharedSQL() string { return dueJobsSharedSQL }

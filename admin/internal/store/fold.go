@@ -119,9 +119,17 @@ type foldMark struct {
 func (s *Store) FoldLoop() service.Service { return service.NewLoop(s.folds) }
 
 // folds runs foldRunCounts every foldInterval until stop ends, in
-// batches, until it has caught up.
+// batches, until it has caught up. Of admins sharing a PostgreSQL
+// database, only the owner of the first bucket folds (partition.go): a
+// fold is the database's, not an admin's, and each other admin's was a
+// transaction of five statements a second that found nothing to do. An
+// admin that comes to own it folds once it has seen the runs' ids
+// foldSettle long.
 func (s *db) folds(stop context.Context) error {
 	return every(stop, foldInterval, 30*time.Second, func(ctx context.Context) {
+		if s.partition().Lo != 0 {
+			return
+		}
 		for range 100 { // a bound: at most a million runs per tick
 			// An error (a full disk, the database closing) is retried at the next tick.
 			if n, err := s.foldRunCounts(ctx, foldBatch, foldLag, false); err != nil || n < foldBatch || stop.Err() != nil {

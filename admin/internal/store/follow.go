@@ -9,18 +9,30 @@ import (
 )
 
 // followInterval is how often an admin sharing a PostgreSQL database reads
-// what the other admins changed of what it caches.
-const followInterval = 100 * time.Millisecond
+// what the other admins changed of what it caches, and standbyFollow how
+// often while it owns no bucket of due jobs (partition.go): it then sends
+// only manual fires and what it takes over, and a round trip is, on a
+// small machine, most of what an admin standing by costs.
+const (
+	followInterval = 100 * time.Millisecond
+	standbyFollow  = time.Second
+)
 
 // FollowLoop returns the service that follows the other admins' changes
-// every followInterval (follow): an admin sharing a PostgreSQL database
-// runs it while it serves. Over SQLite it ends at once.
+// every followInterval, or standbyFollow while this admin stands by
+// (follow): an admin sharing a PostgreSQL database runs it while it
+// serves. Over SQLite it ends at once.
 func (s *Store) FollowLoop() service.Service {
 	return service.NewLoop(func(stop context.Context) error {
 		if s.pg == nil {
 			return nil
 		}
+		var last time.Time
 		return every(stop, followInterval, 5*time.Second, func(ctx context.Context) {
+			if p := s.partition(); p.Lo >= p.Hi && time.Since(last) < standbyFollow {
+				return
+			}
+			last = time.Now()
 			_ = s.follow(ctx) // retried at the next tick
 			s.pg.followed.Emit()
 		})

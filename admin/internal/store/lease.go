@@ -84,25 +84,28 @@ func (s *db) renewLease(ctx context.Context) error {
 	l.mu.Unlock()
 	asked := time.Now()
 	ms := l.period().Milliseconds()
-	var q string
+	var renewed bool
+	var admins []adminRow
+	var err error
 	if first {
-		q = `INSERT INTO admins (id, started_at, lease_until) VALUES ($1, ` + pgNow + `, ` + pgNow + ` + $2)`
-	} else {
-		q = `UPDATE admins SET lease_until = ` + pgNow + ` + $2, fires_per_s = $3, sharing = $4 WHERE id = $1 AND adopted_by = ''`
-	}
-	args := []any{s.pg.adminID, ms}
-	if !first {
-		rate, sharing := s.published()
-		args = append(args, rate, sharing)
-	}
-	res, err := s.w.ExecContext(ctx, q, args...)
-	adopted := false
-	if err == nil {
-		var n int64
-		if n, err = res.RowsAffected(); err == nil && n == 0 {
-			adopted = true // or adopted and forgotten: the row is gone
-			err = fmt.Errorf("store: admin %s was adopted by another admin after its lease ran out", s.pg.adminID)
+		var res sql.Result
+		res, err = s.w.ExecContext(ctx, `INSERT INTO admins (id, started_at, lease_until) VALUES ($1, `+pgNow+`, `+pgNow+` + $2)`, s.pg.adminID, ms)
+		if err == nil {
+			var n int64
+			n, err = res.RowsAffected()
+			renewed = n == 1
 		}
+	} else {
+		rate, sharing := s.published()
+		admins, renewed, err = s.renewAndRead(ctx, ms, rate, sharing)
+	}
+	adopted := false
+	if err == nil && !renewed {
+		adopted = true // or adopted and forgotten: the row is gone
+		err = fmt.Errorf("store: admin %s was adopted by another admin after its lease ran out", s.pg.adminID)
+	}
+	if err == nil && !first {
+		s.sharePartition(admins)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -119,6 +122,42 @@ func (s *db) renewLease(ctx context.Context) error {
 		l.lose()
 	}
 	return err
+}
+
+// renewLeaseSQL renews this admin's lease ($1), publishing its fires
+// claimed a second and how many admins it counts as sharing them
+// (partition.go), and reads every admin as readPartition does, with
+// whether the renewal applied: one round trip for both. The read sees
+// the table as it was before the renewal.
+const renewLeaseSQL = `WITH renewed AS (UPDATE admins SET lease_until = ` + pgNow + ` + $2, fires_per_s = $3, sharing = $4
+		WHERE id = $1 AND adopted_by = '' RETURNING id)
+	SELECT a.id, a.adopted_by, a.fires_per_s, a.sharing, a.lease_until >= ` + pgNow + `, EXISTS (SELECT 1 FROM renewed)
+	FROM admins a ORDER BY a.id`
+
+// renewAndRead runs renewLeaseSQL: it returns the admins as they were,
+// this one alive if renewed, and whether the renewal applied.
+func (s *db) renewAndRead(ctx context.Context, ms, rate int64, sharing int) (admins []adminRow, renewed bool, err error) {
+	rows, err := s.w.QueryContext(ctx, renewLeaseSQL, s.pg.adminID, ms, rate, sharing)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r adminRow
+		if err := rows.Scan(&r.id, &r.adoptedBy, &r.rate, &r.sharing, &r.alive, &renewed); err != nil {
+			return nil, false, err
+		}
+		admins = append(admins, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	for i := range admins {
+		if admins[i].id == s.pg.adminID {
+			admins[i].alive = admins[i].alive || renewed // a late renewal that applied
+		}
+	}
+	return admins, renewed, nil
 }
 
 // lose marks the lease lost, with l.mu held: the admin stops.

@@ -9,18 +9,18 @@ import (
 
 // Loops returns the services an admin runs while it serves, in the order
 // to start them: over SQLite the WAL checkpoints (CheckpointLoop) and the
-// folds of run counts (FoldLoop); over PostgreSQL the folds, the
-// following of the other admins' changes (FollowLoop) and the reading of
-// the buckets of due jobs this admin owns (PartitionLoop). The renewal of
-// this admin's lease (LeaseLoop) is not among them: the lease is taken
-// by Open, and an admin renews it from then on, not only once it serves.
+// folds of run counts (FoldLoop); over PostgreSQL the folds and the
+// following of the other admins' changes (FollowLoop). The renewal of
+// this admin's lease (LeaseLoop), which also reads the buckets of due jobs
+// this admin owns, is not among them: the lease is taken by Open, and an
+// admin renews it from then on, not only once it serves.
 // Open starts none: a short-lived command needs none, and a test starts
 // the ones it tests.
 func (s *Store) Loops() []service.Service {
 	if s.pg == nil {
 		return []service.Service{s.CheckpointLoop(), s.FoldLoop()}
 	}
-	return []service.Service{s.FoldLoop(), s.FollowLoop(), s.PartitionLoop()}
+	return []service.Service{s.FoldLoop(), s.FollowLoop()}
 }
 
 // every calls fn every interval, with a context of timeout, until stop

@@ -17,10 +17,10 @@ import (
 // each scans and claims its own, and another admin's only once they are
 // late to be claimed. A job or workflow falls in bucket BucketOf(id); the
 // live admins (their leases hold, none adopted), sorted by id, split the
-// buckets into as many ranges, one each (partitionOf). Every admin reads
-// the live admins again every partitionInterval (PartitionLoop), so an
-// admin that died (its lease ran out) or joined moves the ranges within
-// that interval.
+// buckets into ranges (partitionOf). Every admin reads the admins again
+// with each renewal of its lease (renewLeaseSQL, four times a lease), so
+// an admin that died (its lease ran out) or joined moves the ranges
+// within that interval.
 //
 // The ranges need no agreement: while two admins disagree on them for a
 // moment, a job is claimed by two admins (the claim's advance applies
@@ -160,6 +160,14 @@ type partition struct {
 	marks []claimMark
 }
 
+// adminRow is what an admin reads of an admin (readPartition).
+type adminRow struct {
+	id, adoptedBy string
+	rate          int64
+	sharing       int
+	alive         bool // its lease holds
+}
+
 // claimMark is the count of this admin's claimed fires at a moment.
 type claimMark struct {
 	at      time.Time
@@ -249,14 +257,15 @@ func (s *Store) PartitionChanged() <-chan struct{} {
 	return l.changed
 }
 
-// partitionInterval is how often an admin reads the live admins
-// (PartitionLoop): as often as the leases are renewed.
+// partitionInterval is how often PartitionLoop reads the admins: as
+// often as a lease of LeaseDuration is renewed.
 const partitionInterval = LeaseDuration / 4
 
 // PartitionLoop returns the service that reads, every partitionInterval,
 // which buckets of due jobs this admin owns among the live admins (Open
-// read them first): an admin sharing a PostgreSQL database runs it while
-// it serves (Loops). Over SQLite it ends at once.
+// read them first), besides the lease's renewals (LeaseLoop), which read
+// them too: tests whose stores renew a long lease rarely run it. Over
+// SQLite it ends at once.
 func (s *Store) PartitionLoop() service.Service {
 	return service.NewLoop(func(stop context.Context) error {
 		if s.pg == nil {
@@ -268,43 +277,58 @@ func (s *Store) PartitionLoop() service.Service {
 	})
 }
 
-// readPartition reads the live admins, with the fires each claims a
-// second and how many it counts as sharing them, and sets the buckets
-// this admin owns among them.
+// readPartition reads the admins and sets what sharePartition sets from
+// them. Each renewal of the lease reads them too (renewLeaseSQL):
+// PartitionLoop is for admins whose lease is renewed rarely (tests on a
+// long lease).
 func (s *db) readPartition(ctx context.Context) error {
 	rows, err := s.r.QueryContext(ctx,
-		`SELECT id, fires_per_s, sharing FROM admins WHERE adopted_by = '' AND lease_until >= `+pgNow+` ORDER BY id`)
+		`SELECT id, adopted_by, fires_per_s, sharing, lease_until >= `+pgNow+` FROM admins ORDER BY id`)
 	if err != nil {
-		return fmt.Errorf("store: read the live admins: %w", err)
+		return fmt.Errorf("store: read the admins: %w", err)
 	}
 	defer rows.Close()
+	var all []adminRow
+	for rows.Next() {
+		var r adminRow
+		if err := rows.Scan(&r.id, &r.adoptedBy, &r.rate, &r.sharing, &r.alive); err != nil {
+			return fmt.Errorf("store: read the admins: %w", err)
+		}
+		all = append(all, r)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: read the admins: %w", err)
+	}
+	s.sharePartition(all)
+	return nil
+}
+
+// sharePartition sets, from the admins read, the buckets this admin owns
+// among the live ones, with the fires each claims a second and how many
+// it counts as sharing them.
+func (s *db) sharePartition(all []adminRow) {
 	var live []string
 	var total int64
 	current := 0
-	for rows.Next() {
-		var id string
-		var rate int64
-		var sharing int
-		if err := rows.Scan(&id, &rate, &sharing); err != nil {
-			return fmt.Errorf("store: read the live admins: %w", err)
+	for _, r := range all {
+		if !r.alive || r.adoptedBy != "" {
+			continue
 		}
-		live = append(live, id)
-		if id != s.pg.adminID { // its own, fresher, below
-			total += rate
-			current = max(current, sharing)
+		live = append(live, r.id)
+		if r.id != s.pg.adminID { // its own, fresher, below
+			total += r.rate
+			current = max(current, r.sharing)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: read the live admins: %w", err)
-	}
+	now := time.Now()
 	l := &s.pg.partition
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.rate = l.claimRate(time.Now(), s.pg.claimed.Load())
+	l.rate = l.claimRate(now, s.pg.claimed.Load())
 	l.sharing = sharingOf(total+l.rate, max(current, l.sharing), len(live), l.perAdmin)
 	p := partitionOf(live, s.pg.adminID, l.sharing)
 	if p == l.p {
-		return nil
+		return
 	}
 	l.p = p
 	if l.changed == nil {
@@ -314,7 +338,6 @@ func (s *db) readPartition(ctx context.Context) error {
 	case l.changed <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
 // bucketSQL is a row's bucket (BucketOf), as the indexes jobs_due and
