@@ -158,6 +158,40 @@ type partition struct {
 	// marks are the counts of claimed fires at the reads of the last
 	// rateWindow, oldest first (claimRate).
 	marks []claimMark
+	// adoptWork is whether the last read of the admins saw work for
+	// AdoptDeadAdmins (adoptWork), and read whether there was one.
+	adoptWork, read bool
+}
+
+// adoptWork reports whether AdoptDeadAdmins has anything to do among the
+// admins read, as adoptWorkSQL says it: an admin this one adopted, or one
+// whose lease ran out that no live admin adopted.
+func adoptWork(admins []adminRow, self string) bool {
+	alive := make(map[string]bool, len(admins))
+	for _, a := range admins {
+		alive[a.id] = alive[a.id] || a.alive
+	}
+	for _, a := range admins {
+		if a.adoptedBy == self || (a.id != self && !a.alive && (a.adoptedBy == "" || !alive[a.adoptedBy])) {
+			return true
+		}
+	}
+	return false
+}
+
+// AdoptWorkSeen reports whether the latest read of the admins (with the
+// lease's last renewal) saw work for AdoptDeadAdmins, or none was read
+// yet: an admin's adopting loop calls AdoptDeadAdmins, a round trip of
+// its own, when it did, and now and then besides (the read may be a
+// renewal old). False over SQLite.
+func (s *Store) AdoptWorkSeen() bool {
+	if s.pg == nil {
+		return false
+	}
+	l := &s.pg.partition
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.adoptWork || !l.read
 }
 
 // adminRow is what an admin reads of an admin (readPartition).
@@ -304,8 +338,8 @@ func (s *db) readPartition(ctx context.Context) error {
 }
 
 // sharePartition sets, from the admins read, the buckets this admin owns
-// among the live ones, with the fires each claims a second and how many
-// it counts as sharing them.
+// among the live ones (with the fires each claims a second and how many
+// it counts as sharing them), and whether AdoptDeadAdmins has work.
 func (s *db) sharePartition(all []adminRow) {
 	var live []string
 	var total int64
@@ -324,6 +358,7 @@ func (s *db) sharePartition(all []adminRow) {
 	l := &s.pg.partition
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.adoptWork, l.read = adoptWork(all, s.pg.adminID), true
 	l.rate = l.claimRate(now, s.pg.claimed.Load())
 	l.sharing = sharingOf(total+l.rate, max(current, l.sharing), len(live), l.perAdmin)
 	p := partitionOf(live, s.pg.adminID, l.sharing)

@@ -333,3 +333,54 @@ func TestSharedAsLoadNeeds(t *testing.T) {
 		t.Fatalf("a window after the claims, the admins own %v, want one of them every bucket and the others none", ps)
 	}
 }
+
+// TestRenewalSeesAdoptWork: the lease's renewal, which reads the admins,
+// says whether AdoptDeadAdmins has work (AdoptWorkSeen) as adoptWorkSQL
+// does, for each way an admin can be dead, adopted or alive: the adopting
+// loop makes that round trip of its own only when it has.
+func TestRenewalSeesAdoptWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.Postgres.DB(t)
+	a, b := dbtest.Open(t, db), dbtest.Open(t, db)
+	d, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := d.ExecContext(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(name string, want bool) {
+		t.Helper()
+		if err := a.RenewLease(ctx); err != nil {
+			t.Fatal(err)
+		}
+		now, err := a.AdoptWorkNow(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen := a.AdoptWorkSeen(); seen != want || now != want {
+			t.Errorf("%s: the renewal saw work %v, adoptWorkSQL says %v; want %v", name, seen, now, want)
+		}
+	}
+	check("every admin alive", false)
+	exec(`INSERT INTO admins (id, started_at, lease_until) VALUES ('x-dead', 0, 0)`)
+	for _, c := range []struct {
+		name, adoptedBy string
+		want            bool
+	}{
+		{"dead, not adopted", "", true},
+		{"dead, adopted by a live admin", b.AdminID(), false},
+		{"dead, adopted by a dead admin", "x-gone", true},
+		{"dead, adopted by this admin", a.AdminID(), true},
+	} {
+		exec(`UPDATE admins SET adopted_by = $1 WHERE id = 'x-dead'`, c.adoptedBy)
+		check(c.name, c.want)
+	}
+	exec(`DELETE FROM admins WHERE id = 'x-dead'`)
+	check("every admin alive again", false)
+}

@@ -9,11 +9,18 @@ import (
 )
 
 // AdoptIntervalDefault is how often an admin sharing its database with
-// others looks for admins whose lease ran out (store.AdoptDeadAdmins).
-const AdoptIntervalDefault = 200 * time.Millisecond
+// others looks for admins whose lease ran out (store.AdoptDeadAdmins)
+// when its lease's last renewal saw one (store.AdoptWorkSeen), and
+// adoptCheckEvery how often it looks whatever that saw: a renewal reads
+// the admins four times a lease, and a look of its own is a round trip.
+const (
+	AdoptIntervalDefault = 200 * time.Millisecond
+	adoptCheckEvery      = time.Second
+)
 
 // adopt is Reconcile over a database that several admins share. It never
-// returns before ctx ends: every AdoptIntervalDefault it adopts the admins
+// returns before ctx ends: every AdoptIntervalDefault (or adoptCheckEvery,
+// while the lease's renewals see no admin to adopt) it adopts the admins
 // whose lease ran out (one that was killed, or lost the database) and
 // settles the runs they claimed and did not record as sent, as Reconcile
 // settles an earlier process's: a run an executor holds is recorded, one
@@ -26,7 +33,15 @@ func (rs *Rescuer) adopt(ctx context.Context, cfg ReconcileConfig) error {
 	var last time.Time // the last round that left runs waiting
 	var adopted int
 	seen := map[string]bool{} // the admins adopted so far
+	var checked time.Time     // the last call of AdoptDeadAdmins
 	for {
+		if now := rs.cfg.Clock.Now(); !rs.cfg.Store.AdoptWorkSeen() && now.Sub(checked) < adoptCheckEvery {
+			if !sleep(ctx, rs.cfg.Clock, AdoptIntervalDefault) {
+				return nil
+			}
+			continue
+		}
+		checked = rs.cfg.Clock.Now()
 		ids, err := rs.cfg.Store.AdoptDeadAdmins(ctx)
 		switch {
 		case err != nil:
