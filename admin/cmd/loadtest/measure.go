@@ -20,7 +20,8 @@ type fireKey struct {
 // window is what was observed over the measured window.
 type window struct {
 	start, end     time.Time
-	admin          [2]sample // the admins' CPU at start and end, summed (takeSamples)
+	admin          [2]sample   // the admins' CPU at start and end, summed (takeSamples)
+	each           [2][]sample // each admin's, in the order of --admins
 	self           [2]sample // this process's CPU at start and end
 	rss, peakRSS   int64     // the admin's VmRSS at the end and VmHWM
 	maxRSS         int64     // the largest VmRSS sampled during the window
@@ -64,7 +65,7 @@ func measure(ctx context.Context, c *config, a *api, pids []int, group int64, re
 	// The dashboard's counts first: with a million jobs its queries take a
 	// moment of the admin's CPU, which is not the load being measured.
 	w.done[0] = countCompleted(ctx, a)
-	w.admin[0], w.self[0] = takeSamples(pids), takeSample(0)
+	w.admin[0], w.self[0], w.each[0] = takeSamples(pids), takeSample(0), takeEach(pids)
 	if ch != nil {
 		ch.done = make(chan struct{})
 		go ch.run(ctx, w.end)
@@ -105,7 +106,7 @@ func measure(ctx context.Context, c *config, a *api, pids []int, group int64, re
 	if err != nil {
 		return nil, err
 	}
-	w.admin[1], w.self[1] = takeSamples(pids), takeSample(0)
+	w.admin[1], w.self[1], w.each[1] = takeSamples(pids), takeSample(0), takeEach(pids)
 	if ch != nil {
 		<-ch.done // every admin serves again
 		w.kills, w.exits = ch.kills, ch.exits

@@ -96,6 +96,28 @@ func takeSamples(pids []int) sample {
 	return s
 }
 
+// takeEach reads the CPU time of each process.
+func takeEach(pids []int) []sample {
+	out := make([]sample, len(pids))
+	for i, pid := range pids {
+		out[i] = takeSample(pid)
+	}
+	return out
+}
+
+// cpuEach is cpuPercent of each process between its readings a[i] and
+// b[i]; nil for one process, whose figure is the sum's.
+func cpuEach(a, b []sample) []float64 {
+	if len(a) < 2 || len(a) != len(b) {
+		return nil
+	}
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = round(cpuPercent(a[i], b[i]))
+	}
+	return out
+}
+
 // cpuPercent is the CPU used between a and b in percent of one core; -1
 // when either reading failed.
 func cpuPercent(a, b sample) float64 {

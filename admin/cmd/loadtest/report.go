@@ -184,6 +184,11 @@ type resourceInfo struct {
 	// ToolCPU this process's (executors and load tool). -1: unknown.
 	AdminCPU float64 `json:"admin_cpu_pct"`
 	ToolCPU  float64 `json:"tool_cpu_pct"`
+	// AdminCPUEach is each started admin's, with --admins over 1, in
+	// their order (an admin killed by --chaos: -1). Admins over
+	// PostgreSQL share the fires as far as their load needs: one that
+	// stands by shows as a percent or two.
+	AdminCPUEach []float64 `json:"admin_cpu_pct_each,omitempty"`
 	// RSS is the admin's resident memory at the end of the window, MaxRSS
 	// the largest sampled each second during it, PeakRSS its VmHWM (the
 	// peak since it started, set-up included); bytes.
@@ -282,6 +287,7 @@ func (r *result) fill(c *config, w *window) {
 	}
 	r.Resources = resourceInfo{
 		AdminCPU: round(cpuPercent(w.admin[0], w.admin[1])), ToolCPU: round(cpuPercent(w.self[0], w.self[1])),
+		AdminCPUEach: cpuEach(w.each[0], w.each[1]),
 		RSS: w.rss, MaxRSS: w.maxRSS, PeakRSS: w.peakRSS,
 	}
 	if c.sparse > 0 {
@@ -437,7 +443,15 @@ func (r *result) print(w io.Writer, asJSON bool) error {
 			wf.NodeStart.P50, wf.NodeStart.P99, wf.NodeStart.Max, wf.NodeStarts)
 	}
 	x := r.Resources
-	line("admin CPU", "%s of one core, the started admins together (executors and this tool: %s)", percent(x.AdminCPU), percent(x.ToolCPU))
+	each := ""
+	if len(x.AdminCPUEach) > 0 {
+		parts := make([]string, len(x.AdminCPUEach))
+		for i, c := range x.AdminCPUEach {
+			parts[i] = percent(c)
+		}
+		each = "; each: " + strings.Join(parts, ", ")
+	}
+	line("admin CPU", "%s of one core, the started admins together%s (executors and this tool: %s)", percent(x.AdminCPU), each, percent(x.ToolCPU))
 	line("admin memory", "%s resident at the end, %s at most in the window, %s peak (VmHWM)", mib(x.RSS), mib(x.MaxRSS), mib(x.PeakRSS))
 	line("database", "%s", mib(x.DBBytes))
 	var setup []string
