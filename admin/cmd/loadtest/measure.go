@@ -22,9 +22,9 @@ type window struct {
 	start, end     time.Time
 	admin          [2]sample   // the admins' CPU at start and end, summed (takeSamples)
 	each           [2][]sample // each admin's, in the order of --admins
-	self           [2]sample // this process's CPU at start and end
-	rss, peakRSS   int64     // the admin's VmRSS at the end and VmHWM
-	maxRSS         int64     // the largest VmRSS sampled during the window
+	self           [2]sample   // this process's CPU at start and end
+	rss, peakRSS   int64       // the admin's VmRSS at the end and VmHWM
+	maxRSS         int64       // the largest VmRSS sampled during the window
 	done           [2]completedCount
 	expected       map[fireKey]bool
 	receipts       []receipt

@@ -16,7 +16,7 @@ func TestCPUEach(t *testing.T) {
 	a := []sample{read(at, time.Second, true), read(at, 0, true), read(at, 0, true)}
 	b := []sample{
 		read(at.Add(10*time.Second), time.Second+1500*time.Millisecond, true), // 15 %
-		read(at.Add(10*time.Second), 120*time.Millisecond, true),               // 1.2 %
+		read(at.Add(10*time.Second), 120*time.Millisecond, true),              // 1.2 %
 		read(at.Add(10*time.Second), 0, false),
 	}
 	if diff := cmp.Diff([]float64{15, 1.2, -1}, cpuEach(a, b)); diff != "" {

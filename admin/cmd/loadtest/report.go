@@ -288,7 +288,7 @@ func (r *result) fill(c *config, w *window) {
 	r.Resources = resourceInfo{
 		AdminCPU: round(cpuPercent(w.admin[0], w.admin[1])), ToolCPU: round(cpuPercent(w.self[0], w.self[1])),
 		AdminCPUEach: cpuEach(w.each[0], w.each[1]),
-		RSS: w.rss, MaxRSS: w.maxRSS, PeakRSS: w.peakRSS,
+		RSS:          w.rss, MaxRSS: w.maxRSS, PeakRSS: w.peakRSS,
 	}
 	if c.sparse > 0 {
 		n := 0
