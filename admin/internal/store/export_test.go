@@ -40,10 +40,3 @@ func (s *Store) RenewLease(ctx context.Context) error { return s.renewLease(ctx)
 
 // RateWindow is rateWindow.
 const RateWindow = rateWindow
-
-// AdoptWorkNow is what adoptWorkSQL says now of the work for
-// AdoptDeadAdmins.
-func (s *Store) AdoptWorkNow(ctx context.Context) (work bool, err error) {
-	err = s.r.QueryRowContext(ctx, adoptWorkSQL, s.pg.adminID).Scan(&work)
-	return work, err
-}

@@ -124,15 +124,53 @@ func (s *db) renewLease(ctx context.Context) error {
 	return err
 }
 
+// adminColumns are what an admin reads of every admin (adminRow).
+const adminColumns = `id, adopted_by, fires_per_s, sharing, lease_until >= ` + pgNow
+
 // renewLeaseSQL renews this admin's lease ($1), publishing its fires
 // claimed a second and how many admins it counts as sharing them
-// (partition.go), and reads every admin as readPartition does, with
-// whether the renewal applied: one round trip for both. The read sees
-// the table as it was before the renewal.
+// (partition.go), and reads every admin as readAdmins does, with whether
+// the renewal applied: one round trip for both. The read sees the table
+// as it was before the renewal.
 const renewLeaseSQL = `WITH renewed AS (UPDATE admins SET lease_until = ` + pgNow + ` + $2, fires_per_s = $3, sharing = $4
 		WHERE id = $1 AND adopted_by = '' RETURNING id)
-	SELECT a.id, a.adopted_by, a.fires_per_s, a.sharing, a.lease_until >= ` + pgNow + `, EXISTS (SELECT 1 FROM renewed)
-	FROM admins a ORDER BY a.id`
+	SELECT ` + adminColumns + `, EXISTS (SELECT 1 FROM renewed) FROM admins ORDER BY id`
+
+// adminRow is what an admin reads of an admin (adminColumns).
+type adminRow struct {
+	id, adoptedBy string
+	rate          int64
+	sharing       int
+	alive         bool // its lease holds
+}
+
+// scanAdmins reads rows of adminColumns, and into renewed, unless nil,
+// the column after them.
+func scanAdmins(rows *sql.Rows, renewed *bool) ([]adminRow, error) {
+	defer rows.Close()
+	var admins []adminRow
+	for rows.Next() {
+		var r adminRow
+		dest := []any{&r.id, &r.adoptedBy, &r.rate, &r.sharing, &r.alive}
+		if renewed != nil {
+			dest = append(dest, renewed)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		admins = append(admins, r)
+	}
+	return admins, rows.Err()
+}
+
+// readAdmins reads every admin.
+func (s *db) readAdmins(ctx context.Context) ([]adminRow, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+adminColumns+` FROM admins ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	return scanAdmins(rows, nil)
+}
 
 // renewAndRead runs renewLeaseSQL: it returns the admins as they were,
 // this one alive if renewed, and whether the renewal applied.
@@ -141,15 +179,7 @@ func (s *db) renewAndRead(ctx context.Context, ms, rate int64, sharing int) (adm
 	if err != nil {
 		return nil, false, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var r adminRow
-		if err := rows.Scan(&r.id, &r.adoptedBy, &r.rate, &r.sharing, &r.alive, &renewed); err != nil {
-			return nil, false, err
-		}
-		admins = append(admins, r)
-	}
-	if err := rows.Err(); err != nil {
+	if admins, err = scanAdmins(rows, &renewed); err != nil {
 		return nil, false, err
 	}
 	for i := range admins {
@@ -158,6 +188,22 @@ func (s *db) renewAndRead(ctx context.Context, ms, rate int64, sharing int) (adm
 		}
 	}
 	return admins, renewed, nil
+}
+
+// adoptWork reports whether AdoptDeadAdmins has anything to do among the
+// admins read: an admin this one (self) adopted, or one whose lease ran
+// out that no live admin adopted.
+func adoptWork(admins []adminRow, self string) bool {
+	alive := make(map[string]bool, len(admins))
+	for _, a := range admins {
+		alive[a.id] = a.alive
+	}
+	for _, a := range admins {
+		if a.adoptedBy == self || (a.id != self && !a.alive && (a.adoptedBy == "" || !alive[a.adoptedBy])) {
+			return true
+		}
+	}
+	return false
 }
 
 // lose marks the lease lost, with l.mu held: the admin stops.
@@ -271,7 +317,7 @@ func (s *db) awaitLease(ctx context.Context) bool {
 // SQLite it returns nothing.
 //
 // It is called five times a second: while no admin is dead or adopted, it
-// makes one read (adoptWorkSQL), not a write transaction. It adopts inside
+// makes one read (readAdmins), not a write transaction. It adopts inside
 // the admins' fence (writeLeased): an admin adopts only while its own
 // lease holds, so that two admins stalled together and waking together
 // cannot adopt each other (each holds its own row, which the other's
@@ -281,15 +327,15 @@ func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
 	if s.pg == nil {
 		return nil, nil
 	}
-	var work bool
-	if err := s.r.QueryRowContext(ctx, adoptWorkSQL, s.pg.adminID).Scan(&work); err != nil {
+	admins, err := s.readAdmins(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("store: adopt dead admins: %w", err)
 	}
-	if !work {
+	if !adoptWork(admins, s.pg.adminID) {
 		return nil, nil
 	}
 	var ids []string
-	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
+	err = s.writeLeased(ctx, func(tx *sql.Tx) error {
 		ids = ids[:0]
 		if _, err := tx.ExecContext(ctx, `DELETE FROM admins a WHERE a.adopted_by = $1
 			AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.claimed_by = a.id AND runs.status = `+sqlRunning+` AND runs.executor_address = '')`,
@@ -321,12 +367,6 @@ func (s *Store) AdoptDeadAdmins(ctx context.Context) ([]string, error) {
 	}
 	return ids, nil
 }
-
-// adoptWorkSQL says whether AdoptDeadAdmins has anything to do: an admin
-// this one adopted, or one whose lease ran out that no live admin adopted.
-const adoptWorkSQL = `SELECT EXISTS (SELECT 1 FROM admins WHERE adopted_by = $1
-	OR (id != $1 AND lease_until < ` + pgNow + `
-		AND (adopted_by = '' OR adopted_by NOT IN (SELECT id FROM admins WHERE lease_until >= ` + pgNow + `))))`
 
 // adoptedRunsSQL reads the runs that the admins this one adopted claimed
 // and did not record as sent.

@@ -163,22 +163,6 @@ type partition struct {
 	adoptWork, read bool
 }
 
-// adoptWork reports whether AdoptDeadAdmins has anything to do among the
-// admins read, as adoptWorkSQL says it: an admin this one adopted, or one
-// whose lease ran out that no live admin adopted.
-func adoptWork(admins []adminRow, self string) bool {
-	alive := make(map[string]bool, len(admins))
-	for _, a := range admins {
-		alive[a.id] = alive[a.id] || a.alive
-	}
-	for _, a := range admins {
-		if a.adoptedBy == self || (a.id != self && !a.alive && (a.adoptedBy == "" || !alive[a.adoptedBy])) {
-			return true
-		}
-	}
-	return false
-}
-
 // AdoptWorkSeen reports whether the latest read of the admins (with the
 // lease's last renewal) saw work for AdoptDeadAdmins, or none was read
 // yet: an admin's adopting loop calls AdoptDeadAdmins, a round trip of
@@ -192,14 +176,6 @@ func (s *Store) AdoptWorkSeen() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.adoptWork || !l.read
-}
-
-// adminRow is what an admin reads of an admin (readPartition).
-type adminRow struct {
-	id, adoptedBy string
-	rate          int64
-	sharing       int
-	alive         bool // its lease holds
 }
 
 // claimMark is the count of this admin's claimed fires at a moment.
@@ -316,24 +292,11 @@ func (s *Store) PartitionLoop() service.Service {
 // PartitionLoop is for admins whose lease is renewed rarely (tests on a
 // long lease).
 func (s *db) readPartition(ctx context.Context) error {
-	rows, err := s.r.QueryContext(ctx,
-		`SELECT id, adopted_by, fires_per_s, sharing, lease_until >= `+pgNow+` FROM admins ORDER BY id`)
+	admins, err := s.readAdmins(ctx)
 	if err != nil {
 		return fmt.Errorf("store: read the admins: %w", err)
 	}
-	defer rows.Close()
-	var all []adminRow
-	for rows.Next() {
-		var r adminRow
-		if err := rows.Scan(&r.id, &r.adoptedBy, &r.rate, &r.sharing, &r.alive); err != nil {
-			return fmt.Errorf("store: read the admins: %w", err)
-		}
-		all = append(all, r)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: read the admins: %w", err)
-	}
-	s.sharePartition(all)
+	s.sharePartition(admins)
 	return nil
 }
 
