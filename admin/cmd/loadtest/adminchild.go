@@ -13,10 +13,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/carillonhq/carillon/admin"
+	"github.com/carillonhq/carillon/admin/internal/store"
 )
 
 // serveAdminCommand is the hidden subcommand that runs the admin in this
@@ -33,6 +35,7 @@ func serveAdmin(args []string) error {
 	fs.StringVar(&cfg.Listen, "listen", "", "")
 	fs.StringVar(&cfg.DBPath, "db", "", "")
 	fs.StringVar(&cfg.Token, "token", "", "")
+	fs.Int64Var(&cfg.FiresPerAdmin, "fires-per-admin", firesPerAdmin(), "")
 	logLevel := fs.String("log-level", "info", "")
 	pprofAddr := fs.String("pprof", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -63,6 +66,17 @@ func serveAdmin(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return admin.Run(ctx, cfg)
+}
+
+// firesPerAdmin is what "carillon serve" takes for --fires-per-admin
+// without the flag: CARILLON_FIRES_PER_ADMIN (--admin-env), else its
+// default. Without it, admins sharing PostgreSQL would split every load
+// between them, unlike those the tool starts from a carillon binary.
+func firesPerAdmin() int64 {
+	if n, err := strconv.ParseInt(os.Getenv("CARILLON_FIRES_PER_ADMIN"), 10, 64); err == nil {
+		return n
+	}
+	return store.FiresPerAdminDefault
 }
 
 // fetchProfiles saves the admin's CPU profile over d, then a 2-second

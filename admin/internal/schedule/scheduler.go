@@ -292,9 +292,18 @@ func (s *Scheduler) scanOnce(ctx context.Context) (wait time.Duration) {
 	wait = s.cfg.ScanInterval
 	s.window = s.cfg.Lookahead
 	if !next.IsZero() {
-		s.window = s.lead(ctx)
-		if s.cut {
-			s.window = max(s.window, window)
+		// An overloaded dispatcher claims no further ahead than the
+		// look-ahead, within which the scan sheds (shed.go): a longer
+		// lead is for a burst the admin can send, and under a load it
+		// cannot (more jobs than it sends a second), the lead grew with
+		// the load and the claim's cost, and the fires claimed seconds
+		// ahead, never shed, waited in the dispatcher until long after
+		// their instants.
+		if !s.overloaded() {
+			s.window = s.lead(ctx)
+			if s.cut {
+				s.window = max(s.window, window)
+			}
 		}
 		wait = min(wait, max(time.Until(next)-s.window, s.gap(next)))
 	}
@@ -354,6 +363,16 @@ func (s *Scheduler) recover(ctx context.Context) error {
 		s.cfg.Metrics.Misfire(carillonv1.MisfireStrategy_MISFIRE_STRATEGY_DO_NOTHING)
 	}
 	return nil
+}
+
+// overloaded reports whether the dispatcher says it is overloaded
+// (Config.Overloaded).
+func (s *Scheduler) overloaded() bool {
+	if s.cfg.Overloaded == nil {
+		return false
+	}
+	_, ok := s.cfg.Overloaded()
+	return ok
 }
 
 // lead is how far ahead the next scan claims: claimLead of the jobs due

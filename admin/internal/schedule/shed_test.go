@@ -112,3 +112,41 @@ func TestShed(t *testing.T) {
 		}
 	})
 }
+
+// TestOverloadedClaimsNoAhead: while the dispatcher is overloaded, the
+// scan claims no further ahead than its look-ahead, where it sheds: a
+// burst 20 s off, which it would claim at once otherwise (600 jobs taken
+// to cost 20 ms a claim: a lead of 25 s), waits. Claimed seconds ahead,
+// fires of an admin that cannot send them were never shed, and waited in
+// the dispatcher until long after their instants.
+func TestOverloadedClaimsNoAhead(t *testing.T) {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		st, g := setup(t, be.DB(t))
+		t0 := time.Now().Add(20 * time.Second).Truncate(time.Millisecond)
+		jobs := make([]store.Job, 600)
+		for i := range jobs {
+			jobs[i] = fixRate(g, 3600, t0)
+		}
+		if err := st.Jobs.CreateMany(ctx, jobs, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		const look = 100 * time.Millisecond
+		overloaded := true
+		s := schedule.New(schedule.Config{Store: st, Lookahead: look, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Overloaded: func() (string, bool) { return "the test's dispatcher is overloaded", overloaded }})
+		schedule.SetClaimCost(s, 20*time.Millisecond)
+		for scan := range 2 {
+			if window, _, queued := schedule.ScanOnce(ctx, s); window != look || queued != 0 {
+				t.Fatalf("overloaded, scan %d: next window %v, %d queued; want the look-ahead, %v, and none", scan+1, window, queued, look)
+			}
+		}
+		overloaded = false
+		if window, _, _ := schedule.ScanOnce(ctx, s); window < time.Until(t0) {
+			t.Errorf("keeping up: next window %v; want one reaching the burst, %v away", window, time.Until(t0).Round(time.Second))
+		}
+		if _, _, queued := schedule.ScanOnce(ctx, s); queued != len(jobs) {
+			t.Errorf("keeping up, the next scan claimed %d of the burst's %d fires, want all", queued, len(jobs))
+		}
+	})
+}

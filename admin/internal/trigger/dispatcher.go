@@ -45,6 +45,9 @@ type Dispatcher struct {
 	// (overdue.go).
 	overdueLog overdueLog
 	sendLate   sendLate
+	// backlog counts the scheduled fires handed over and not reached
+	// yet for their calls (backlog.go).
+	backlog backlog
 }
 
 // newDispatcher returns a Dispatcher whose routes, then claims, go first
@@ -161,7 +164,13 @@ func (d *Dispatcher) start(fs []fire) {
 // in pool p; burst counts the fires handed over with them by instant,
 // which sets how long before it they are sent ahead (SendLead).
 func (d *Dispatcher) startBatch(p *pool, fs []fire, burst map[time.Time]int) {
+	d.backlog.add(fs)
 	d.work.Go(func() {
+		defer func() { // those not reached for a call: skipped, failed, refused
+			for i := range fs {
+				d.backlog.reached(&fs[i])
+			}
+		}()
 		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout(d.cfg.Clock.Now(), fs, d.cfg.DispatchTimeout))
 		defer cancel()
 		var err error

@@ -56,7 +56,10 @@ type fire struct {
 	// rendered says param is rendered from its job's template (render.go),
 	// by the plan or before (a run sent again); beside dueAt, in padding.
 	rendered bool
-	span     trace.Span // from its call's preparation to its dispatch; nil when not tracing
+	// waits says the fire counts in the dispatcher's backlog: handed
+	// over, not reached yet for its call (backlog.go); in padding too.
+	waits bool
+	span  trace.Span // from its call's preparation to its dispatch; nil when not tracing
 }
 
 // waiting drops f's job definition, keeping its group: f was sent ahead

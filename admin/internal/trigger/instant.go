@@ -276,6 +276,7 @@ func (in *instant) drop(calls []*call) []*call {
 	var late time.Duration
 	for i, c := range calls {
 		calls[i] = c.without(func(f *fire) bool {
+			in.d.backlog.reached(f)
 			if l, scheduled := lateness(f, now); scheduled {
 				late = max(late, l)
 			}

@@ -72,16 +72,22 @@ func (d *Dispatcher) misfired(f *fire, now time.Time) store.Result {
 }
 
 // Overloaded says whether the dispatcher's latest sends, in the last
-// second, were more than half the misfire threshold late, and if so, why,
-// for the records of the fires the scheduler sheds
+// second, were more than half the misfire threshold late, or the oldest
+// fire it holds unsent (backlog.go) is that far past its instant, and if
+// so, why, for the records of the fires the scheduler sheds
 // (schedule.Config.Overloaded).
 func (d *Dispatcher) Overloaded() (why string, ok bool) {
-	late, ok := d.sendLate.over(d.cfg.MisfireThreshold/2, lateSendValid, d.cfg.Clock.Now())
-	if !ok {
-		return "", false
+	now, limit := d.cfg.Clock.Now(), d.cfg.MisfireThreshold/2
+	if late, ok := d.sendLate.over(limit, lateSendValid, now); ok {
+		return fmt.Sprintf("the admin was overloaded when this fire was claimed (its latest sends were %s late, more than half "+
+			"the misfire threshold, %s)", late.Round(time.Millisecond), d.cfg.MisfireThreshold), true
 	}
-	return fmt.Sprintf("the admin was overloaded when this fire was claimed (its latest sends were %s late, more than half "+
-		"the misfire threshold, %s)", late.Round(time.Millisecond), d.cfg.MisfireThreshold), true
+	if at, ok := d.backlog.oldest(); ok && now.Sub(at) > limit {
+		return fmt.Sprintf("the admin was overloaded when this fire was claimed (a fire it claimed before was still waiting "+
+			"to be sent %s after its instant, more than half the misfire threshold, %s)", now.Sub(at).Round(backlogStep),
+			d.cfg.MisfireThreshold), true
+	}
+	return "", false
 }
 
 // sendLate is how late after their instants the dispatcher's latest

@@ -69,8 +69,18 @@ func TestOverdueFiresMisfire(t *testing.T) {
 		ahead, onInstant := l.b.claimedFire(t, l.job(true, doNothing), instant), l.b.claimedFire(t, l.job(false, doNothing), instant)
 		l.b.trig.Dispatcher.Fire([]schedule.Entry{ahead, onInstant})
 		awaitPending(t, l.b.clock)
+		if n := l.b.trig.Dispatcher.Backlog(); n != 2 {
+			t.Errorf("two fires waiting for their instant: the backlog holds %d, want 2", n)
+		}
 		l.b.clock.Set(instant.Add(threshold + time.Millisecond))
 		l.b.trig.Wait()
+		// Every fire reached, sent or not, has left the backlog: one left
+		// behind would make the scan shed for good.
+		for _, ad := range []admin{a, l} {
+			if n := ad.b.trig.Dispatcher.Backlog(); n != 0 {
+				t.Errorf("every fire sent or settled: the backlog holds %d, want 0", n)
+			}
+		}
 
 		sent := func(ad admin, run int64) bool { // run IDs are each database's own
 			for _, e := range []*dueExecutor{ad.due, ad.plain} {
@@ -177,5 +187,24 @@ func TestOverloaded(t *testing.T) {
 		if why, ok := b.trig.Dispatcher.Overloaded(); ok {
 			t.Errorf("a second after the last late send: overloaded, %q; want not", why)
 		}
+	})
+}
+
+// TestBacklogSentAhead: a fire leaves the dispatcher's backlog when its
+// call is made, not when its batch ends: one sent ahead of its instant is
+// out of it while it waits for that instant on its executor.
+func TestBacklogSentAhead(t *testing.T) {
+	t.Parallel()
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		b, ex, _ := setupDue(t, be)
+		instant := b.clock.Now().Add(trigger.SendAheadDefault / 2)
+		e := b.claimedFire(t, b.job(t, nil), instant)
+		b.trig.Dispatcher.Fire([]schedule.Entry{e})
+		ex.await(t, "the fire sent ahead", func(ex *dueExecutor) bool { return ex.reqs[e.RunID] != nil })
+		if n := b.trig.Dispatcher.Backlog(); n != 0 {
+			t.Errorf("the one fire sent ahead, before its instant: the backlog holds %d, want 0", n)
+		}
+		b.clock.Set(instant)
+		b.trig.Wait()
 	})
 }
