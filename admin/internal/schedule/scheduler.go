@@ -109,6 +109,17 @@ func claimExtraMax(lookahead time.Duration) time.Duration {
 	return max(claimLeadMax-lookahead, 0).Truncate(time.Second)
 }
 
+// burstAfter is how long after the window a scan claimed in the fires
+// that size the next claim lead start (lead). The jobs due before are
+// those that fire every second or so, whose next fires a scan leaves
+// there whatever it claimed: the scans claim them as they come. Counted,
+// 20,000 FIX_RATE 1 s jobs made a "burst" of 20,000 fires whose lead
+// kept the window at 4.5 s, claims that grew with the claim's cost as
+// the admin fell behind, and fires claimed seconds ahead, which the scan
+// does not shed, that an admin unable to send them held until long after
+// their instants (BENCHMARKS.md, issue 36).
+const burstAfter = time.Second
+
 // burstCount is how many of the jobs due within claimLeadMax the scan
 // counts to size the coming burst (claimLead): enough to make the lead
 // its longest at perClaim a claim and handOver a fire, since more would
@@ -300,7 +311,7 @@ func (s *Scheduler) scanOnce(ctx context.Context) (wait time.Duration) {
 		// ahead, never shed, waited in the dispatcher until long after
 		// their instants.
 		if !s.overloaded() {
-			s.window = s.lead(ctx)
+			s.window = s.lead(ctx, window)
 			if s.cut {
 				s.window = max(s.window, window)
 			}
@@ -375,11 +386,15 @@ func (s *Scheduler) overloaded() bool {
 	return ok
 }
 
-// lead is how far ahead the next scan claims: claimLead of the jobs due
-// within claimLeadMax (at most burstCount of them), so that a burst is
-// seen coming even behind jobs that fire every second.
-func (s *Scheduler) lead(ctx context.Context) time.Duration {
-	n, err := s.cfg.Store.Fires.CountDue(ctx, time.Now().Add(claimLeadMax), burstCount(s.cfg.Lookahead, s.perClaim, s.cfg.FireAheadPerFire))
+// lead is how far ahead the next scan claims, after a scan that claimed
+// within claimed: claimLead of the jobs due within claimLeadMax but more
+// than burstAfter beyond what the scan claimed (at most burstCount of
+// them), so that a burst is seen coming even behind jobs that fire every
+// second.
+func (s *Scheduler) lead(ctx context.Context, claimed time.Duration) time.Duration {
+	now := time.Now()
+	n, err := s.cfg.Store.Fires.CountDue(ctx, now.Add(max(claimed, s.cfg.Lookahead)+burstAfter), now.Add(claimLeadMax),
+		burstCount(s.cfg.Lookahead, s.perClaim, s.cfg.FireAheadPerFire))
 	if err != nil {
 		s.cfg.Logger.Warn("schedule: count the jobs due; claiming with the look-ahead", "err", err)
 		return s.cfg.Lookahead
@@ -417,7 +432,22 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 	s.cut = false
 	for pass := range s.passes { // a bound, in case a job keeps falling due within the window
 		now := s.now()
-		jobs, err := s.cfg.Store.Fires.DueJobs(ctx, now.Add(s.window), now.Add(s.takeover()), scanBatch)
+		s.shedding = ""
+		if s.cfg.Overloaded != nil {
+			if over, ok := s.cfg.Overloaded(); ok {
+				s.shedding = cmp.Or(over, "the dispatcher was overloaded")
+				why = s.shedding
+			}
+		}
+		// Shedding, the scan claims no further than the look-ahead,
+		// within which it sheds (shed.go): a burst's longer window, or a
+		// scan that goes on while a load keeps its batches full, would
+		// claim fires that it then hands over to be sent late.
+		window := s.window
+		if s.shedding != "" {
+			window = min(window, s.cfg.Lookahead)
+		}
+		jobs, err := s.cfg.Store.Fires.DueJobs(ctx, now.Add(window), now.Add(s.takeover()), scanBatch)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
 		}
@@ -427,11 +457,6 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 		// The earliest comes first; a fire due before the scans started
 		// (while no admin ran) counts from their start.
 		behind = max(behind, now.Sub(later(jobs[0].NextFireAt, s.behind.started)))
-		s.shedding = ""
-		if s.cfg.Overloaded != nil {
-			s.shedding, _ = s.cfg.Overloaded()
-			why = cmp.Or(s.shedding, why)
-		}
 		seq := s.cfg.Store.Jobs.StopSeq()                 // before the claim: see Entry.StopSeq
 		cals, err := JobCalendars(ctx, s.cfg.Store, jobs) // no read unless a job names calendars
 		if err != nil {

@@ -114,11 +114,12 @@ func TestShed(t *testing.T) {
 }
 
 // TestOverloadedClaimsNoAhead: while the dispatcher is overloaded, the
-// scan claims no further ahead than its look-ahead, where it sheds: a
-// burst 20 s off, which it would claim at once otherwise (600 jobs taken
-// to cost 20 ms a claim: a lead of 25 s), waits. Claimed seconds ahead,
-// fires of an admin that cannot send them were never shed, and waited in
-// the dispatcher until long after their instants.
+// scan claims no further ahead than its look-ahead, where it sheds, even
+// in a window sized for a burst: the burst 20 s off (600 jobs taken to
+// cost 20 ms a claim: a lead of 25 s) waits, and no longer window is set
+// for the next scan. Claimed seconds ahead, fires of an admin that
+// cannot send them were never shed, and waited in the dispatcher until
+// long after their instants. Once it keeps up, the burst is claimed.
 func TestOverloadedClaimsNoAhead(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
@@ -132,21 +133,87 @@ func TestOverloadedClaimsNoAhead(t *testing.T) {
 			t.Fatal(err)
 		}
 		const look = 100 * time.Millisecond
-		overloaded := true
+		overloaded := false
 		s := schedule.New(schedule.Config{Store: st, Lookahead: look, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Overloaded: func() (string, bool) { return "the test's dispatcher is overloaded", overloaded }})
+			Overloaded: func() (string, bool) {
+				if overloaded {
+					return "the test's dispatcher is overloaded", true
+				}
+				return "", false
+			}})
 		schedule.SetClaimCost(s, 20*time.Millisecond)
+		burstWindow := func(what string) {
+			t.Helper()
+			if window, _, queued := schedule.ScanOnce(ctx, s); window < time.Until(t0) || queued != 0 {
+				t.Fatalf("%s: next window %v, %d queued; want one reaching the burst, %v away, and none yet",
+					what, window, queued, time.Until(t0).Round(time.Second))
+			}
+		}
+		burstWindow("keeping up")
+		overloaded = true
 		for scan := range 2 {
 			if window, _, queued := schedule.ScanOnce(ctx, s); window != look || queued != 0 {
 				t.Fatalf("overloaded, scan %d: next window %v, %d queued; want the look-ahead, %v, and none", scan+1, window, queued, look)
 			}
 		}
 		overloaded = false
-		if window, _, _ := schedule.ScanOnce(ctx, s); window < time.Until(t0) {
-			t.Errorf("keeping up: next window %v; want one reaching the burst, %v away", window, time.Until(t0).Round(time.Second))
-		}
+		burstWindow("keeping up again")
 		if _, _, queued := schedule.ScanOnce(ctx, s); queued != len(jobs) {
 			t.Errorf("keeping up, the next scan claimed %d of the burst's %d fires, want all", queued, len(jobs))
+		}
+	})
+}
+
+// TestLeadAfterClaimed: the jobs due within a second after the window a
+// scan claimed in do not size the next claim lead: every-second jobs,
+// claimed ahead once for a burst, are then claimed as they come. 200
+// jobs firing every second, first due 3 s off, at 60 ms a claim, make a
+// lead of 25 s; counted again after the scan in it claimed their first
+// fires, their next ones, 4 s off, kept that window for good, and the
+// scans claimed further and further ahead.
+func TestLeadAfterClaimed(t *testing.T) {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		st, g := setup(t, be.DB(t))
+		jobs := make([]store.Job, 200)
+		for i := range jobs {
+			jobs[i] = fixRate(g, 1, time.Now().Add(3*time.Second))
+		}
+		if err := st.Jobs.CreateMany(ctx, jobs, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		const look = 100 * time.Millisecond
+		s := schedule.New(schedule.Config{Store: st, Lookahead: look, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		schedule.SetClaimCost(s, 60*time.Millisecond)
+		if window, _, _ := schedule.ScanOnce(ctx, s); window < 10*time.Second {
+			t.Fatalf("200 jobs first due 3 s off: next window %v, want a lead of seconds", window)
+		}
+		if window, _, queued := schedule.ScanOnce(ctx, s); queued != len(jobs) || window != look {
+			t.Errorf("after claiming %d fires in that lead: next window %v, want the look-ahead, %v", queued, window, look)
+		}
+	})
+}
+
+// TestLeadSkipsNextSecond: the jobs due within a second after the
+// look-ahead, such as those that fire every second, do not size the
+// claim lead, however many: the scan claims them as they come. 600 jobs
+// due half a second after it, at 20 ms a claim, would make a 25 s lead.
+func TestLeadSkipsNextSecond(t *testing.T) {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		st, g := setup(t, be.DB(t))
+		const look = 100 * time.Millisecond
+		jobs := make([]store.Job, 600)
+		for i := range jobs {
+			jobs[i] = fixRate(g, 1, time.Now().Add(look+500*time.Millisecond))
+		}
+		if err := st.Jobs.CreateMany(ctx, jobs, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		s := schedule.New(schedule.Config{Store: st, Lookahead: look, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		schedule.SetClaimCost(s, 20*time.Millisecond)
+		if window, _, _ := schedule.ScanOnce(ctx, s); window != look {
+			t.Errorf("600 jobs due half a second after the look-ahead: next window %v, want the look-ahead, %v", window, look)
 		}
 	})
 }

@@ -74,10 +74,11 @@ var (
 	// before $1 and the others due at or before $2, at most $5.
 	dueJobsSharedSQL = shared(`SELECT `+dueColumns+` `+dueJobs, `$1`, `$2`, `$3`, `$4`, `ORDER BY next_fire_at LIMIT $5`)
 
-	// countDueSQL reads the index jobs_due only: the jobs due at or
-	// before $1, at most $2; countDueSharedSQL those of the buckets [$3, $4).
-	countDueSQL       = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at <= $1 LIMIT $2) AS due`
-	countDueSharedSQL = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at <= $1` + inBuckets(`$3`, `$4`) + ` LIMIT $2) AS due`
+	// countDueSQL reads the index jobs_due only: the jobs due after $3
+	// and at or before $1, at most $2; countDueSharedSQL those of the
+	// buckets [$3, $4) due after $5 and at or before $1.
+	countDueSQL       = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at > $3 AND next_fire_at <= $1 LIMIT $2) AS due`
+	countDueSharedSQL = `SELECT count(*) FROM (SELECT 1 ` + dueJobs + ` AND next_fire_at > $5 AND next_fire_at <= $1` + inBuckets(`$3`, `$4`) + ` LIMIT $2) AS due`
 
 	// nextFireSQL reads the entries of jobs_due in order up to the first
 	// of a group not paused; nextFireSharedSQL that of the buckets
@@ -87,16 +88,16 @@ var (
 )
 
 // CountDue returns how many enabled jobs of this admin's buckets have
-// their next fire at or before before, counting at most limit: how large
-// a burst of fires is coming, for the scan to claim it early enough. It
-// reads the index jobs_due only.
-func (s FireStore) CountDue(ctx context.Context, before time.Time, limit int) (int, error) {
+// their next fire after after and at or before before, counting at most
+// limit: how large a burst of fires is coming, for the scan to claim it
+// early enough. It reads the index jobs_due only.
+func (s FireStore) CountDue(ctx context.Context, after, before time.Time, limit int) (int, error) {
 	var n int
 	var err error
 	if p := s.partition(); p.All() {
-		err = s.r.QueryRowContext(ctx, countDueSQL, before.UnixMilli(), limit).Scan(&n)
+		err = s.r.QueryRowContext(ctx, countDueSQL, before.UnixMilli(), limit, after.UnixMilli()).Scan(&n)
 	} else {
-		err = s.r.QueryRowContext(ctx, countDueSharedSQL, before.UnixMilli(), limit, p.Lo, p.Hi).Scan(&n)
+		err = s.r.QueryRowContext(ctx, countDueSharedSQL, before.UnixMilli(), limit, p.Lo, p.Hi, after.UnixMilli()).Scan(&n)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("store: count due jobs: %w", err)

@@ -49,7 +49,7 @@ func TestPauseGroup(t *testing.T) {
 			if err != nil || len(due) != 0 {
 				t.Errorf("DueJobs while paused: %d jobs, %v; want none", len(due), err)
 			}
-			if n, err := s.Fires.CountDue(ctx, t0.Add(time.Hour), 10); err != nil || n != 0 {
+			if n, err := s.Fires.CountDue(ctx, time.Time{}, t0.Add(time.Hour), 10); err != nil || n != 0 {
 				t.Errorf("CountDue while paused: %d, %v; want 0", n, err)
 			}
 			if next, _, err := s.Fires.NextFireAt(ctx); err != nil || !next.IsZero() {
