@@ -569,7 +569,12 @@ func (s *Scheduler) claim(j store.Job, cals *calendar.Set, now time.Time) (store
 			c.Runs = []store.Run{fireRun(j, due, due)}
 			return c, err
 		}
-		c.Runs = []store.Run{shedRun(j, due, now, s.shedding)}
+		if err != nil {
+			return c, err
+		}
+		var shed store.Run
+		shed, c.Next, err = s.shedFrom(j, spec, due, c.Next, now)
+		c.Runs = []store.Run{shed}
 		if c.Next.IsZero() && err == nil {
 			// FIX_DELAY waits for a run that will not run: from now.
 			c.Next, err = First(spec, now)

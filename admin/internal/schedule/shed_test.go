@@ -15,7 +15,9 @@ import (
 
 // TestShed: while the dispatcher says it is overloaded, the scan claims
 // the fires of DO_NOTHING jobs as misfire records, SKIPPED and not
-// queued, also the instants that a late job fires at once; a FIX_DELAY
+// queued, also the instants that a late job fires at once; an
+// every-second job's instants through 2 s past the look-ahead (1.5 s)
+// as one record, its next fire after them; a FIX_DELAY
 // job, whose next fire waits for a run that will not run, goes on from
 // the claim; a FIRE_ONCE_NOW job's fire is queued. Once the dispatcher
 // keeps up, fires are queued again.
@@ -31,8 +33,9 @@ func TestShed(t *testing.T) {
 		delay := fixRate(g, 30, t0)
 		delay.ScheduleType = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY
 		late := fixRate(g, 3600, t0.Add(-2*time.Hour-2*time.Second)) // two instants missed, one less than the threshold late
+		secondly := fixRate(g, 1, t0)
 		var jobs []store.Job
-		for _, j := range []store.Job{minutely, once, delay, late} {
+		for _, j := range []store.Job{minutely, once, delay, late, secondly} {
 			if j.MisfireStrategy == 0 {
 				j.MisfireStrategy = doNothing
 			}
@@ -96,6 +99,13 @@ func TestShed(t *testing.T) {
 		}
 		if rs := runs(jobs[3]); len(rs) != 2 || rs[1].MissedCount != 2 || rs[1].Message == shed {
 			t.Errorf("late job: %d runs, want the record of its two missed instants, then the shed one", len(rs))
+		}
+		if rs := runs(jobs[4]); len(rs) != 1 || rs[0].Message != shed || rs[0].MissedCount != 4 || !rs[0].ScheduledAt.Equal(t0) ||
+			!rs[0].MissedUntil.Equal(t0.Add(3*time.Second)) {
+			t.Errorf("every-second job shed: %d runs %+v; want one record of its 4 instants from %v through %v", len(rs), rs, t0, t0.Add(3*time.Second))
+		}
+		if j, _ := st.Jobs.Get(ctx, jobs[4].ID); !j.NextFireAt.Equal(t0.Add(4 * time.Second)) {
+			t.Errorf("every-second job shed: next fire %v, want %v, after the instants shed", j.NextFireAt, t0.Add(4*time.Second))
 		}
 		if j, _ := st.Jobs.Get(ctx, jobs[2].ID); !j.NextFireAt.Equal(t0.Add(30 * time.Second)) {
 			t.Errorf("fixed delay job shed: next fire %v, want 30 s after the claim (%v)", j.NextFireAt, t0.Add(30*time.Second))
