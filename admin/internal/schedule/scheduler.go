@@ -303,13 +303,13 @@ func (s *Scheduler) scanOnce(ctx context.Context) (wait time.Duration) {
 	wait = s.cfg.ScanInterval
 	s.window = s.cfg.Lookahead
 	if !next.IsZero() {
-		// An overloaded dispatcher claims no further ahead than the
-		// look-ahead, within which the scan sheds (shed.go): a longer
-		// lead is for a burst the admin can send, and under a load it
-		// cannot (more jobs than it sends a second), the lead grew with
-		// the load and the claim's cost, and the fires claimed seconds
-		// ahead, never shed, waited in the dispatcher until long after
-		// their instants.
+		// While the dispatcher is overloaded, the next scan claims no
+		// further ahead than the look-ahead, within which it sheds
+		// (shed.go): a longer lead is for a burst the admin can send.
+		// Under a load it could not send, the lead grew with the load
+		// and the claim's cost, and the fires claimed seconds ahead,
+		// never shed, waited in the dispatcher until long after their
+		// instants.
 		if !s.overloaded() {
 			s.window = s.lead(ctx, window)
 			if s.cut {

@@ -11,8 +11,9 @@ import (
 // An admin given more fires than its cores or its database can send
 // falls behind, and each fire it claims waits behind the others for its
 // send. While the dispatcher says so (Config.Overloaded: its latest
-// sends ran late), the scan sheds: it claims the fires of jobs whose
-// misfire strategy is DO_NOTHING, due within its look-ahead, as misfire
+// sends ran late, or a fire it holds waits late), the scan sheds: it
+// claims no further ahead than its look-ahead, and the fires of jobs
+// whose misfire strategy is DO_NOTHING, due within it, as misfire
 // records, SKIPPED, each job's instants of the next few seconds as one
 // (shedSpan), which cost the claim alone, instead of handing them
 // over to be sent more than the misfire threshold late or skipped there
