@@ -82,6 +82,18 @@ func setup(t *testing.T, db string) (*store.Store, store.Group) {
 	return st, g
 }
 
+// createJobs stores n copies of job j (their ids left to the store).
+func createJobs(t *testing.T, st *store.Store, n int, j store.Job) {
+	t.Helper()
+	jobs := make([]store.Job, n)
+	for i := range jobs {
+		jobs[i] = j
+	}
+	if err := st.Jobs.CreateMany(context.Background(), jobs, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // start runs a scheduler over st until the returned stop is called.
 func start(st *store.Store, fire schedule.DispatchFunc, setup ...func(*schedule.Scheduler)) (stop func()) {
 	return startAhead(st, fire, 0, setup...)
@@ -612,13 +624,8 @@ func TestScanCutKeepsWindow(t *testing.T) {
 		ctx := context.Background()
 		st, g := setup(t, be.DB(t))
 		t0 := time.Now().Add(20 * time.Second).Truncate(time.Millisecond)
-		jobs := make([]store.Job, 600)
-		for i := range jobs {
-			jobs[i] = fixRate(g, 3600, t0)
-		}
-		if err := st.Jobs.CreateMany(ctx, jobs, time.Now()); err != nil {
-			t.Fatal(err)
-		}
+		const n = 600
+		createJobs(t, st, n, fixRate(g, 3600, t0))
 		s := schedule.New(schedule.Config{Store: st, Lookahead: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		schedule.SetClaimCost(s, 20*time.Millisecond)
 		schedule.SetScanPasses(s, 1)
@@ -627,16 +634,16 @@ func TestScanCutKeepsWindow(t *testing.T) {
 			t.Fatalf("first scan: %d queued, next window %v; want none, a window reaching the burst %v away", queued, window, time.Until(t0).Round(time.Second))
 		}
 		first := window
-		for scans := 2; queued < len(jobs); scans++ {
+		for scans := 2; queued < n; scans++ {
 			if scans > 4 {
-				t.Fatalf("%d of %d claimed after 4 scans", queued, len(jobs))
+				t.Fatalf("%d of %d claimed after 4 scans", queued, n)
 			}
 			if wait > 100*time.Millisecond {
-				t.Fatalf("scan %d waits %v with %d of %d claimed; want the next at once", scans, wait, queued, len(jobs))
+				t.Fatalf("scan %d waits %v with %d of %d claimed; want the next at once", scans, wait, queued, n)
 			}
 			window, wait, queued = schedule.ScanOnce(ctx, s)
-			if queued < len(jobs) && window < first {
-				t.Fatalf("scan %d, %d of %d claimed: next window %v, shorter than the burst's %v", scans, queued, len(jobs), window, first)
+			if queued < n && window < first {
+				t.Fatalf("scan %d, %d of %d claimed: next window %v, shorter than the burst's %v", scans, queued, n, window, first)
 			}
 		}
 	})

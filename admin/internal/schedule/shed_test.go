@@ -135,13 +135,8 @@ func TestOverloadedClaimsNoAhead(t *testing.T) {
 		ctx := context.Background()
 		st, g := setup(t, be.DB(t))
 		t0 := time.Now().Add(20 * time.Second).Truncate(time.Millisecond)
-		jobs := make([]store.Job, 600)
-		for i := range jobs {
-			jobs[i] = fixRate(g, 3600, t0)
-		}
-		if err := st.Jobs.CreateMany(ctx, jobs, time.Now()); err != nil {
-			t.Fatal(err)
-		}
+		const n = 600
+		createJobs(t, st, n, fixRate(g, 3600, t0))
 		const look = 100 * time.Millisecond
 		overloaded := false
 		s := schedule.New(schedule.Config{Store: st, Lookahead: look, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -168,8 +163,8 @@ func TestOverloadedClaimsNoAhead(t *testing.T) {
 		}
 		overloaded = false
 		burstWindow("keeping up again")
-		if _, _, queued := schedule.ScanOnce(ctx, s); queued != len(jobs) {
-			t.Errorf("keeping up, the next scan claimed %d of the burst's %d fires, want all", queued, len(jobs))
+		if _, _, queued := schedule.ScanOnce(ctx, s); queued != n {
+			t.Errorf("keeping up, the next scan claimed %d of the burst's %d fires, want all", queued, n)
 		}
 	})
 }
@@ -185,20 +180,15 @@ func TestLeadAfterClaimed(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
 		st, g := setup(t, be.DB(t))
-		jobs := make([]store.Job, 200)
-		for i := range jobs {
-			jobs[i] = fixRate(g, 1, time.Now().Add(3*time.Second))
-		}
-		if err := st.Jobs.CreateMany(ctx, jobs, time.Now()); err != nil {
-			t.Fatal(err)
-		}
+		const n = 200
+		createJobs(t, st, n, fixRate(g, 1, time.Now().Add(3*time.Second)))
 		const look = 100 * time.Millisecond
 		s := schedule.New(schedule.Config{Store: st, Lookahead: look, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		schedule.SetClaimCost(s, 60*time.Millisecond)
 		if window, _, _ := schedule.ScanOnce(ctx, s); window < 10*time.Second {
 			t.Fatalf("200 jobs first due 3 s off: next window %v, want a lead of seconds", window)
 		}
-		if window, _, queued := schedule.ScanOnce(ctx, s); queued != len(jobs) || window != look {
+		if window, _, queued := schedule.ScanOnce(ctx, s); queued != n || window != look {
 			t.Errorf("after claiming %d fires in that lead: next window %v, want the look-ahead, %v", queued, window, look)
 		}
 	})
@@ -213,13 +203,8 @@ func TestLeadSkipsNextSecond(t *testing.T) {
 		ctx := context.Background()
 		st, g := setup(t, be.DB(t))
 		const look = 100 * time.Millisecond
-		jobs := make([]store.Job, 600)
-		for i := range jobs {
-			jobs[i] = fixRate(g, 1, time.Now().Add(look+500*time.Millisecond))
-		}
-		if err := st.Jobs.CreateMany(ctx, jobs, time.Now()); err != nil {
-			t.Fatal(err)
-		}
+		const n = 600
+		createJobs(t, st, n, fixRate(g, 1, time.Now().Add(look+500*time.Millisecond)))
 		s := schedule.New(schedule.Config{Store: st, Lookahead: look, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		schedule.SetClaimCost(s, 20*time.Millisecond)
 		if window, _, _ := schedule.ScanOnce(ctx, s); window != look {
