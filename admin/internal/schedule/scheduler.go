@@ -514,16 +514,23 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 	s.cfg.Metrics.ScanBehind(behind)
 	s.behind.scanned(behind, time.Now())
 	s.shed.scanned(shed, why, time.Now())
-	next, others, err = s.cfg.Store.Fires.NextFireAt(ctx)
+	n, err := s.cfg.Store.Fires.Next(ctx)
 	if err != nil {
 		return time.Time{}, time.Time{}, err
 	}
-	wnext, wothers, err := s.scanWorkflows(ctx)
-	if err != nil {
-		return next, others, err
+	wnext, wothers := n.Workflows, n.WorkflowsOthers
+	if now := s.now(); within(wnext, now.Add(s.window)) || within(wothers, now.Add(s.takeover())) {
+		// Read with the jobs' next fires: most scans find no workflow
+		// due, and skip the round trip of its claim.
+		if wnext, wothers, err = s.scanWorkflows(ctx); err != nil {
+			return n.Jobs, n.JobsOthers, err
+		}
 	}
-	return earliest(next, wnext), earliest(others, wothers), nil
+	return earliest(n.Jobs, wnext), earliest(n.JobsOthers, wothers), nil
 }
+
+// within reports whether t is an instant (not zero) at or before bound.
+func within(t, bound time.Time) bool { return !t.IsZero() && !t.After(bound) }
 
 // later is the later of a and b.
 func later(a, b time.Time) time.Time {

@@ -85,6 +85,12 @@ var (
 	// [$1, $2) and that of the others.
 	nextFireSQL       = `SELECT next_fire_at ` + dueJobs + ` ORDER BY next_fire_at LIMIT 1`
 	nextFireSharedSQL = nextShared(`SELECT next_fire_at `+dueJobs, `ORDER BY next_fire_at LIMIT 1`)
+
+	// nextBothSQL reads nextFireSQL's column and nextWorkflowSQL's,
+	// nextBothSharedSQL nextFireSharedSQL's two and nextWorkflowSharedSQL's.
+	nextBothSQL       = `SELECT (` + nextFireSQL + `), (` + nextWorkflowSQL + `)`
+	nextBothSharedSQL = `SELECT ` + nextSharedColumns(`SELECT next_fire_at `+dueJobs, `ORDER BY next_fire_at LIMIT 1`) +
+		`, ` + nextSharedColumns(`SELECT next_fire_at `+dueWorkflows, `ORDER BY next_fire_at LIMIT 1`)
 )
 
 // CountDue returns how many enabled jobs of this admin's buckets have
@@ -115,6 +121,34 @@ func (s FireStore) NextFireAt(ctx context.Context) (own, others time.Time, err e
 		return time.Time{}, time.Time{}, fmt.Errorf("store: next fire: %w", err)
 	}
 	return own, others, nil
+}
+
+// NextFires is the earliest next instants of the jobs and the workflows
+// that a scan claims (Next), each zero when there is none.
+type NextFires struct {
+	// Jobs and Workflows are those of this admin's buckets.
+	Jobs, Workflows time.Time
+	// JobsOthers and WorkflowsOthers are those of the other admins'
+	// buckets: zero over SQLite, or for an admin alone.
+	JobsOthers, WorkflowsOthers time.Time
+}
+
+// Next returns what NextFireAt and WorkflowStore.NextFireAt return, in one
+// round trip: the scan reads it after each of its scans, and over
+// PostgreSQL an admin standing by scans about once a second for nothing
+// but this.
+func (s FireStore) Next(ctx context.Context) (NextFires, error) {
+	var j, w, jx, wx sql.NullInt64
+	var err error
+	if p := s.partition(); p.All() {
+		err = s.r.QueryRowContext(ctx, nextBothSQL).Scan(&j, &w)
+	} else {
+		err = s.r.QueryRowContext(ctx, nextBothSharedSQL, p.Lo, p.Hi).Scan(&j, &jx, &w, &wx)
+	}
+	if err != nil {
+		return NextFires{}, fmt.Errorf("store: next fires: %w", err)
+	}
+	return NextFires{Jobs: fromMillis(j), Workflows: fromMillis(w), JobsOthers: fromMillis(jx), WorkflowsOthers: fromMillis(wx)}, nil
 }
 
 // Claim advances one job's schedule by one fire.

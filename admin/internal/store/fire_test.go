@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -48,6 +50,54 @@ func TestDueJobsReadsScanColumns(t *testing.T) {
 			if diff := cmp.Diff(want, due); diff != "" {
 				t.Errorf("DueJobs (-want +got):\n%s", diff)
 			}
+		})
+	}
+}
+
+// TestNext checks that Next reads, in one query, the earliest next fire of
+// the jobs and of the workflows as NextFireAt and Workflows.NextFireAt read
+// them: none, then each kind's earliest, whichever kind comes first.
+func TestNext(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			check := func(when string, jobs, workflows time.Time) {
+				t.Helper()
+				n, err := s.Fires.Next(ctx)
+				if want := (store.NextFires{Jobs: jobs, Workflows: workflows}); err != nil || !n.Jobs.Equal(want.Jobs) ||
+					!n.Workflows.Equal(want.Workflows) || !n.JobsOthers.IsZero() || !n.WorkflowsOthers.IsZero() {
+					t.Errorf("%s: Next = %+v, %v; want %+v", when, n, err, want)
+				}
+				j, _, err := s.Fires.NextFireAt(ctx)
+				w, _, werr := s.Workflows.NextFireAt(ctx)
+				if err != nil || werr != nil || !j.Equal(n.Jobs) || !w.Equal(n.Workflows) {
+					t.Errorf("%s: NextFireAt = %v, %v and Workflows.NextFireAt = %v, %v; Next read %+v", when, j, err, w, werr, n)
+				}
+			}
+			check("nothing scheduled", time.Time{}, time.Time{})
+			for _, at := range []time.Time{t0.Add(3 * time.Second), t0.Add(time.Second)} {
+				if _, err := s.Jobs.Create(ctx, newJob(b.group.ID, at), t0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check("jobs only", t0.Add(time.Second), time.Time{})
+			node := newJob(b.group.ID, time.Time{})
+			node.ScheduleType = carillonv1.ScheduleType_SCHEDULE_TYPE_NONE
+			node, err := s.Jobs.Create(ctx, node, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, at := range []time.Time{t0.Add(2 * time.Second), t0.Add(500 * time.Millisecond)} {
+				if _, err := s.Workflows.Create(ctx, store.Workflow{GroupID: b.group.ID, Name: fmt.Sprint("w", i), Enabled: true, NextFireAt: at,
+					ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, IntervalSeconds: 1,
+					Nodes: []store.WorkflowNode{{Key: "only", JobID: node.ID}}}, t0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check("jobs and workflows", t0.Add(time.Second), t0.Add(500*time.Millisecond))
 		})
 	}
 }

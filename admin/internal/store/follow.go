@@ -19,23 +19,34 @@ const (
 )
 
 // FollowLoop returns the service that follows the other admins' changes
-// every followInterval, or standbyFollow while this admin stands by
-// (follow): an admin sharing a PostgreSQL database runs it while it
-// serves. Over SQLite it ends at once.
+// every followInterval, or standbyFollow while this admin stands by: an
+// admin sharing a PostgreSQL database runs it while it serves. Over
+// SQLite it ends at once.
 func (s *Store) FollowLoop() service.Service {
 	return service.NewLoop(func(stop context.Context) error {
 		if s.pg == nil {
 			return nil
 		}
-		var last time.Time
-		return every(stop, followInterval, 5*time.Second, func(ctx context.Context) {
-			if p := s.partition(); p.Lo >= p.Hi && time.Since(last) < standbyFollow {
-				return
+		t := time.NewTimer(followInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop.Done():
+				return nil
+			case <-t.C:
 			}
-			last = time.Now()
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), 5*time.Second)
 			_ = s.follow(ctx) // retried at the next tick
+			cancel()
 			s.pg.followed.Emit()
-		})
+			// Standing by, the loop sleeps too: a wake-up costs a
+			// standby about as much as the round trip.
+			if p := s.partition(); p.Lo >= p.Hi {
+				t.Reset(standbyFollow)
+			} else {
+				t.Reset(followInterval)
+			}
+		}
 	})
 }
 

@@ -161,6 +161,9 @@ type partition struct {
 	// adoptWork is whether the last read of the admins saw work for
 	// AdoptDeadAdmins (adoptWork), and read whether there was one.
 	adoptWork, read bool
+	// adopt is sent to, if it has room, by each read that sees work for
+	// AdoptDeadAdmins (AdoptWorkChanged).
+	adopt chan struct{}
 }
 
 // AdoptWorkSeen reports whether the latest read of the admins (with the
@@ -176,6 +179,17 @@ func (s *Store) AdoptWorkSeen() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.adoptWork || !l.read
+}
+
+// AdoptWork returns a channel that receives when a read of the admins
+// (with the lease's renewals) sees work for AdoptDeadAdmins
+// (AdoptWorkSeen): the adopting loop waits on it rather than look
+// itself. Nil over SQLite.
+func (s *Store) AdoptWork() <-chan struct{} {
+	if s.pg == nil {
+		return nil
+	}
+	return s.pg.partition.adopt
 }
 
 // claimMark is the count of this admin's claimed fires at a moment.
@@ -322,6 +336,12 @@ func (s *db) sharePartition(all []adminRow) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.adoptWork, l.read = adoptWork(all, s.pg.adminID), true
+	if l.adoptWork {
+		select {
+		case l.adopt <- struct{}{}:
+		default:
+		}
+	}
 	l.rate = l.claimRate(now, s.pg.claimed.Load())
 	l.sharing = sharingOf(total+l.rate, max(current, l.sharing), len(live), l.perAdmin)
 	p := partitionOf(live, s.pg.adminID, l.sharing)
@@ -366,9 +386,13 @@ func shared(q, own, takeover, lo, hi, tail string) string {
 // between admins: q (a SELECT of next_fire_at whose WHERE it extends,
 // ordered and limited to one row by tail) over the buckets [$1, $2), and
 // over the others.
-func nextShared(q, tail string) string {
+func nextShared(q, tail string) string { return `SELECT ` + nextSharedColumns(q, tail) }
+
+// nextSharedColumns returns the two columns of nextShared's query, own
+// and others, for a query that reads more besides them.
+func nextSharedColumns(q, tail string) string {
 	branch := func(lo, hi string) string { return `(` + q + inBuckets(lo, hi) + ` ` + tail + `)` }
-	return `SELECT ` + branch(`$1`, `$2`) + `, least(` + branch(`0`, `$1`) + `, ` + branch(`$2`, strconv.Itoa(Buckets)) + `)`
+	return branch(`$1`, `$2`) + `, least(` + branch(`0`, `$1`) + `, ` + branch(`$2`, strconv.Itoa(Buckets)) + `)`
 }
 
 // nextFires reads the earliest next fire of this admin's buckets (own)

@@ -190,6 +190,9 @@ func TestSharedDueJobs(t *testing.T) {
 		if err != nil || (len(own) > 0 && !next.Equal(t0)) || (len(own) < jobs && !others.Equal(t0)) {
 			t.Errorf("admin %d: NextFireAt = %v, %v, %v; want %v for its own (%d jobs) and the others'", i, next, others, err, t0, len(own))
 		}
+		if n, err := a.Fires.Next(ctx); err != nil || !n.Jobs.Equal(next) || !n.JobsOthers.Equal(others) || !n.Workflows.IsZero() || !n.WorkflowsOthers.IsZero() {
+			t.Errorf("admin %d: Next = %+v, %v; want NextFireAt's %v and %v, and no workflow", i, n, err, next, others)
+		}
 		// Past the takeover's bound, the others' jobs too; before its own
 		// window, none of its own.
 		taken, err := a.Fires.DueJobs(ctx, t0.Add(-time.Second), later, jobs)
@@ -335,9 +338,10 @@ func TestSharedAsLoadNeeds(t *testing.T) {
 }
 
 // TestRenewalSeesAdoptWork: the lease's renewal, which reads the admins,
-// says whether AdoptDeadAdmins has work (AdoptWorkSeen) for each way an
-// admin can be dead, adopted or alive: the adopting loop makes a round
-// trip of its own only when it has.
+// says whether AdoptDeadAdmins has work (AdoptWorkSeen), and wakes the
+// adopting loop when it has (AdoptWork), for each way an admin can be
+// dead, adopted or alive: the loop makes a round trip of its own only
+// when it has.
 func TestRenewalSeesAdoptWork(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -361,6 +365,15 @@ func TestRenewalSeesAdoptWork(t *testing.T) {
 		}
 		if seen := a.AdoptWorkSeen(); seen != want {
 			t.Errorf("%s: the renewal saw work %v, want %v", name, seen, want)
+		}
+		woken := false // the adopting loop waits on AdoptWork
+		select {
+		case <-a.AdoptWork():
+			woken = true
+		default:
+		}
+		if woken != want {
+			t.Errorf("%s: AdoptWork received %v, want %v", name, woken, want)
 		}
 	}
 	check("every admin alive", false)

@@ -88,7 +88,7 @@ func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 		cfg.RuntimeParams["application_name"] = "carillon admin " + id
 	}
 	where := fmt.Sprintf("postgres %s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
-	s := newStore(&db{pg: &pgState{adminID: id}, d: postgresDialect{}})
+	s := newStore(&db{pg: &pgState{adminID: id, partition: partition{adopt: make(chan struct{}, 1)}}, d: postgresDialect{}})
 	connector := stdlib.GetConnector(*cfg)
 	pool := func(conns int) *sql.DB {
 		db := sql.OpenDB(connector)

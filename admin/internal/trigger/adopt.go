@@ -10,12 +10,13 @@ import (
 
 // AdoptIntervalDefault is how often an admin sharing its database with
 // others looks for admins whose lease ran out (store.AdoptDeadAdmins)
-// when its lease's last renewal saw one (store.AdoptWorkSeen), and
-// adoptCheckEvery how often it looks whatever that saw: a renewal reads
-// the admins four times a lease, and a look of its own is a round trip.
+// while its lease's renewals see one (store.AdoptWork), and
+// adoptCheckEvery how often it looks whatever they saw: a renewal reads
+// the admins four times a lease, and a look of its own is a round trip
+// and a wake-up, most of what an admin standing by costs.
 const (
 	AdoptIntervalDefault = 200 * time.Millisecond
-	adoptCheckEvery      = time.Second
+	adoptCheckEvery      = 10 * time.Second
 )
 
 // adopt is Reconcile over a database that several admins share. It never
@@ -36,7 +37,8 @@ func (rs *Rescuer) adopt(ctx context.Context, cfg ReconcileConfig) error {
 	var checked time.Time     // the last call of AdoptDeadAdmins
 	for {
 		if now := rs.cfg.Clock.Now(); !rs.cfg.Store.AdoptWorkSeen() && now.Sub(checked) < adoptCheckEvery {
-			if !sleep(ctx, rs.cfg.Clock, AdoptIntervalDefault) {
+			// Until a renewal sees work, or the check is due.
+			if !sleepOr(ctx, rs.cfg.Clock, adoptCheckEvery-now.Sub(checked), rs.cfg.Store.AdoptWork()) && ctx.Err() != nil {
 				return nil
 			}
 			continue
