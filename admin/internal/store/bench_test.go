@@ -279,6 +279,31 @@ func BenchmarkDueJobsIdle(b *testing.B) {
 	}
 }
 
+// BenchmarkNext measures the read that ends each scan: the earliest next
+// fire of 100,000 jobs, and of the workflows (none), in one query (Next)
+// or two (the jobs' NextFireAt and the workflows').
+func BenchmarkNext(b *testing.B) {
+	ctx := context.Background()
+	s, _ := benchSetup(b, 100_000, t0)
+	b.Run("one", func(b *testing.B) {
+		for range b.N {
+			if n, err := s.Fires.Next(ctx); err != nil || !n.Jobs.Equal(t0) {
+				b.Fatalf("Next = %+v, %v; want the jobs' at t0", n, err)
+			}
+		}
+	})
+	b.Run("two", func(b *testing.B) {
+		for range b.N {
+			if next, _, err := s.Fires.NextFireAt(ctx); err != nil || !next.Equal(t0) {
+				b.Fatalf("NextFireAt = %v, %v; want t0", next, err)
+			}
+			if _, _, err := s.Workflows.NextFireAt(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkDueJobs measures the scan's query reading 1,000 due jobs (the
 // columns the scan uses) out of 100,000.
 func BenchmarkDueJobs(b *testing.B) {
