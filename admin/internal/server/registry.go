@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
+	"time"
 	"unicode/utf8"
 
 	"connectrpc.com/connect"
@@ -200,9 +202,17 @@ func (s registryService) checkRuns(ctx context.Context, instance string, results
 			addrs = append(addrs, a)
 		}
 	}
-	registered, err := s.cfg.Store.Registry.RegisteredAt(ctx, addrs)
+	registered, err := s.registeredAt(ctx, addrs, false)
 	if err != nil {
 		return nil, nil, err
+	}
+	if slices.ContainsFunc(results, func(r store.Result) bool {
+		return otherExecutor(instance, sentTo[r.RunID], registered[sentTo[r.RunID]]) != ""
+	}) {
+		// Refused on what instanceCache held: refused only on a fresh read.
+		if registered, err = s.registeredAt(ctx, addrs, true); err != nil {
+			return nil, nil, err
+		}
 	}
 	why := map[int64]string{} // the runs refused, and why
 	kept := results[:0]
@@ -225,6 +235,12 @@ func (s registryService) checkRuns(ctx context.Context, instance string, results
 		}
 	}
 	return kept, refused, nil
+}
+
+// registeredAt returns the executor processes registered at each of
+// addrs, through the server's instanceCache (fresh: read again).
+func (s registryService) registeredAt(ctx context.Context, addrs []string, fresh bool) (map[string][]store.Instance, error) {
+	return s.instances.registeredAt(ctx, addrs, s.cfg.Store.RoutingVersion(), time.Now(), fresh, s.cfg.Store.Registry.RegisteredAt)
 }
 
 // otherExecutor says why a result from executor process instance ("" when

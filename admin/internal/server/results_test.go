@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,4 +129,59 @@ func TestResultsCheckedAgainstRun(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestResultsFromExecutorRestartedElsewhere: over PostgreSQL, an executor
+// that restarted and registered through another admin, which this admin
+// has not followed yet, has its results taken at once: this admin's
+// cache of the registrations (read by an earlier result) is read again
+// before it refuses a result, and the process the executor replaced is
+// refused.
+func TestResultsFromExecutorRestartedElsewhere(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, dbtest.Postgres, "")
+	now := b.clock.Now()
+	const a = "http://10.0.0.1:9999"
+	g, err := b.store.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := b.store.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
+		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	register := func(st *store.Store, instance string) {
+		t.Helper()
+		if _, err := st.Registry.Register(ctx, "app", a, instance, 0, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register(b.store, "before")
+	runs, err := b.store.Runs.Insert(ctx, slices.Repeat([]store.Run{{JobID: j.ID, GroupID: g.ID, ExecutorAddress: a, ShardTotal: 1,
+		TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, ScheduledAt: now, TriggeredAt: now,
+		Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}}, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := func(instance string, r store.Run) string {
+		t.Helper()
+		res, err := b.registry.ReportResults(ctx, &carillonv1.ReportResultsRequest{InstanceId: instance, Results: []*carillonv1.RunResult{
+			{RunId: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: timestamppb.New(now)}}})
+		if err != nil {
+			t.Fatalf("ReportResults: %v", err)
+		}
+		return res.GetOutcomes()[0].GetCode()
+	}
+	if code := report("before", runs[0]); code != "" {
+		t.Fatalf("the registered process's result: %q, want it taken", code)
+	}
+	register(dbtest.Open(t, b.db), "after") // through another admin
+	if code := report("after", runs[1]); code != "" {
+		t.Errorf("the restarted process's result: %q, want it taken", code)
+	}
+	if code := report("before", runs[2]); code != "permission_denied" {
+		t.Errorf("the replaced process's result: %q, want permission_denied", code)
+	}
 }

@@ -99,6 +99,9 @@ type Server struct {
 	// unclaimed holds the app names of registrations no group had, each
 	// logged once.
 	unclaimed sync.Map
+	// instances keeps the executor processes registered at the addresses
+	// that report results.
+	instances instanceCache
 }
 
 // New returns a Server.
