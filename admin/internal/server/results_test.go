@@ -28,15 +28,7 @@ func TestResultsCheckedAgainstRun(t *testing.T) {
 		b := setup(t, be, "")
 		now := b.clock.Now()
 		const a, c = "http://10.0.0.1:9999", "http://10.0.0.3:9999"
-		g, err := b.store.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		j, err := b.store.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
-			ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, j := appJob(t, b)
 		for _, reg := range []*carillonv1.RegisterRequest{
 			{AppName: "app", Address: a, InstanceId: "instance-a", Capabilities: []carillonv1.Capability{carillonv1.Capability_CAPABILITY_INSTANCE_RESULTS}},
 			{AppName: "app", Address: c, InstanceId: "instance-c"}, // an executor that predates instance_id in results
@@ -143,15 +135,7 @@ func TestResultsFromExecutorRestartedElsewhere(t *testing.T) {
 	b := setup(t, dbtest.Postgres, "")
 	now := b.clock.Now()
 	const a = "http://10.0.0.1:9999"
-	g, err := b.store.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := b.store.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
-		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, j := appJob(t, b)
 	register := func(st *store.Store, instance string) {
 		t.Helper()
 		if _, err := st.Registry.Register(ctx, "app", a, instance, 0, now); err != nil {
@@ -184,4 +168,21 @@ func TestResultsFromExecutorRestartedElsewhere(t *testing.T) {
 	if code := report("before", runs[2]); code != "permission_denied" {
 		t.Errorf("the replaced process's result: %q, want permission_denied", code)
 	}
+}
+
+// appJob stores a group of app name "app" and a job of it that is never
+// scheduled.
+func appJob(t *testing.T, b *bundle) (store.Group, store.Job) {
+	t.Helper()
+	ctx, now := context.Background(), b.clock.Now()
+	g, err := b.store.Groups.Create(ctx, store.Group{AppName: "app", Title: "app"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := b.store.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h",
+		ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, j
 }

@@ -27,27 +27,21 @@ func (s *Store) FollowLoop() service.Service {
 		if s.pg == nil {
 			return nil
 		}
-		t := time.NewTimer(followInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop.Done():
-				return nil
-			case <-t.C:
-			}
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), 5*time.Second)
+		return everyOf(stop, s.followEvery, 5*time.Second, func(ctx context.Context) {
 			_ = s.follow(ctx) // retried at the next tick
-			cancel()
 			s.pg.followed.Emit()
-			// Standing by, the loop sleeps too: a wake-up costs a
-			// standby about as much as the round trip.
-			if p := s.partition(); p.Lo >= p.Hi {
-				t.Reset(standbyFollow)
-			} else {
-				t.Reset(followInterval)
-			}
-		}
+		})
 	})
+}
+
+// followEvery is how long FollowLoop waits for its next follow: standing
+// by, the loop sleeps too, since a wake-up costs a standby about as much
+// as the round trip.
+func (s *db) followEvery() time.Duration {
+	if p := s.partition(); p.Lo >= p.Hi {
+		return standbyFollow
+	}
+	return followInterval
 }
 
 // follower is where this admin stands in the other admins' changes.

@@ -26,7 +26,14 @@ func (s *Store) Loops() []service.Service {
 // every calls fn every interval, with a context of timeout, until stop
 // ends. A call begun finishes: stop ends the loop between calls.
 func every(stop context.Context, interval, timeout time.Duration, fn func(ctx context.Context)) error {
-	t := time.NewTicker(interval)
+	return everyOf(stop, func() time.Duration { return interval }, timeout, fn)
+}
+
+// everyOf is every with an interval that may change: interval is asked
+// after each call for the wait until the next.
+func everyOf(stop context.Context, interval func() time.Duration, timeout time.Duration, fn func(ctx context.Context)) error {
+	d := interval()
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
@@ -37,5 +44,9 @@ func every(stop context.Context, interval, timeout time.Duration, fn func(ctx co
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), timeout)
 		fn(ctx)
 		cancel()
+		if next := interval(); next != d {
+			d = next
+			t.Reset(d)
+		}
 	}
 }
