@@ -358,3 +358,47 @@ func TestFencedWriteLosesLease(t *testing.T) {
 		t.Errorf("AdoptDeadAdmins = %v, %v; want [%s]", ids, err, stalled.AdminID())
 	}
 }
+
+// TestFencedRouteLosesLease: over PostgreSQL the route, one statement
+// that holds the admins' fence itself, routes nothing for an admin whose
+// lease ran out on the database though its own clock says it holds, and
+// loses the lease for good, as a fenced transaction does; the run stays
+// unrouted for the admin that adopts it.
+func TestFencedRouteLosesLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	admins, lapse := lapsedAdmins(t, 2)
+	stalled, other := admins[0], admins[1]
+	g, err := other.Groups.Create(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := other.Jobs.Create(ctx, newJob(g.ID, t0), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := pendingRun(j, t0)
+	run.Status = carillonv1.RunStatus_RUN_STATUS_RUNNING
+	runs, err := stalled.Runs.Insert(ctx, []store.Run{*run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := runs[0].ID
+	lapse(stalled)
+	if !stalled.Leased() {
+		t.Fatal("Leased() = false on the admin's own clock; the test needs it held there")
+	}
+	if routed, err := stalled.Runs.Route(ctx, []store.Route{{RunID: mine, Address: "http://x:1"}}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("Route of an admin whose lease ran out: %v, %v; want ErrLeaseLost", routed, err)
+	}
+	if !lost(stalled) || stalled.Leased() {
+		t.Errorf("after its route failed: lost %v, Leased %v; want lost", lost(stalled), stalled.Leased())
+	}
+	if ids, err := other.AdoptDeadAdmins(ctx); err != nil || len(ids) != 1 || ids[0] != stalled.AdminID() {
+		t.Fatalf("AdoptDeadAdmins = %v, %v; want [%s]", ids, err, stalled.AdminID())
+	}
+	adopted, err := other.Runs.Adopted(ctx)
+	if err != nil || len(adopted) != 1 || adopted[0].ID != mine || adopted[0].RoutedTo != "" {
+		t.Errorf("the adopter's runs to settle: %+v, %v; want run %d, never routed", adopted, err, mine)
+	}
+}

@@ -409,13 +409,19 @@ func (s *db) holdLease(ctx context.Context, tx *sql.Tx) error {
 	var one int
 	err := tx.QueryRowContext(ctx, pgHoldLeaseSQL).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		l := &s.pg.lease
-		l.mu.Lock()
-		l.lose()
-		l.mu.Unlock()
+		s.loseLease()
 		return ErrLeaseLost
 	}
 	return err
+}
+
+// loseLease marks this admin's lease lost, for good: a fenced write found
+// it run out or adopted.
+func (s *db) loseLease() {
+	l := &s.pg.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lose()
 }
 
 // writeLeased is write inside the admins' fence (holdLease): over

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // Route is where a run is about to be sent: the executor its call goes to.
@@ -31,17 +32,24 @@ const RouteAnyExecutor = "*"
 const (
 	routeRunsSQL = `UPDATE runs SET routed_to = r.value FROM json_each($1) AS r
 		WHERE runs.id = CAST(r.key AS INTEGER) AND runs.status = ` + sqlRunning + ` AND runs.executor_address = '' RETURNING runs.id`
-	// pgRouteRunsSQL is routeRunsSQL over PostgreSQL, inside the lease
-	// fence (pgHoldLeaseSQL): of the runs, it routes those this admin
-	// claimed, or an admin it adopted claimed, and makes them its own.
-	// Its l locks them, checking what a route needs of each: once locked,
-	// a run cannot change before the update.
-	pgRouteRunsSQL = `WITH l AS (SELECT id AS l_id FROM runs WHERE id = ANY(ARRAY(SELECT k::bigint FROM jsonb_object_keys($1::jsonb) AS k))
+	// pgRouteRunsSQL is routeRunsSQL over PostgreSQL, in one statement
+	// with the admins' fence and no transaction of its own: a round trip
+	// where BEGIN, the fence (pgHoldLeaseSQL), the update and COMMIT took
+	// four. Its fence finds and holds this admin's row as pgHoldLeaseSQL
+	// does, for the statement; it routes nothing unless the row was found,
+	// and returns a row of id 0 when it was (routeFenced). Of the runs, it
+	// routes those this admin claimed, or an admin it adopted claimed, and
+	// makes them its own. Its l locks them, checking what a route needs of
+	// each: once locked, a run cannot change before the update.
+	pgRouteRunsSQL = `WITH fence AS (` + pgHoldLeaseSQL + `),
+		l AS (SELECT id AS l_id FROM runs WHERE id = ANY(ARRAY(SELECT k::bigint FROM jsonb_object_keys($1::jsonb) AS k))
 			AND status = ` + sqlRunning + ` AND executor_address = ''
 			AND (claimed_by = ` + pgAdmin + ` OR claimed_by IN (SELECT id FROM admins WHERE adopted_by = ` + pgAdmin + `))
-			ORDER BY id FOR UPDATE)
-		UPDATE runs SET routed_to = $1::jsonb ->> runs.id::text, claimed_by = ` + pgAdmin + ` FROM l
-		WHERE runs.id = l_id RETURNING runs.id`
+			AND EXISTS (SELECT 1 FROM fence)
+			ORDER BY id FOR UPDATE),
+		routed AS (UPDATE runs SET routed_to = $1::jsonb ->> runs.id::text, claimed_by = ` + pgAdmin + ` FROM l
+			WHERE runs.id = l_id RETURNING runs.id)
+		SELECT id FROM routed UNION ALL SELECT 0 FROM fence`
 )
 
 // Route records, before the calls that send them, the executor each of
@@ -61,6 +69,9 @@ func (s RunStore) Route(ctx context.Context, routes []Route) (map[int64]bool, er
 		return nil, nil
 	}
 	list := routeList(routes)
+	if s.pg != nil {
+		return s.routeFenced(ctx, list)
+	}
 	var routed map[int64]bool
 	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -70,6 +81,30 @@ func (s RunStore) Route(ctx context.Context, routes []Route) (map[int64]bool, er
 	if err != nil {
 		return nil, fmt.Errorf("store: route runs: %w", err)
 	}
+	return routed, nil
+}
+
+// routeFenced is Route over PostgreSQL: pgRouteRunsSQL, the fence and the
+// routes in one statement, as writeLeased would run them in a
+// transaction.
+func (s *db) routeFenced(ctx context.Context, list string) (map[int64]bool, error) {
+	if !s.awaitLease(ctx) {
+		return nil, ErrLeaseLost
+	}
+	began := time.Now()
+	routed, err := recordedIDs(s.q.routeRuns.QueryContext(ctx, list))
+	s.writes.observe(time.Since(began))
+	err = storageError(err)
+	s.health.record(err)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("store: route runs: %w", err)
+	case !routed[0]: // the fence found no lease
+		s.loseLease()
+		return nil, ErrLeaseLost
+	}
+	delete(routed, 0)
+	s.changed.Emit()
 	return routed, nil
 }
 
