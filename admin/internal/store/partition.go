@@ -162,7 +162,7 @@ type partition struct {
 	// AdoptDeadAdmins (adoptWork), and read whether there was one.
 	adoptWork, read bool
 	// adopt is sent to, if it has room, by each read that sees work for
-	// AdoptDeadAdmins (AdoptWorkChanged).
+	// AdoptDeadAdmins (AdoptWork).
 	adopt chan struct{}
 }
 
