@@ -29,7 +29,7 @@ func (s FireStore) DueJobs(ctx context.Context, before, takeover time.Time, limi
 	var rows *sql.Rows
 	var err error
 	if p := s.partition(); p.All() {
-		rows, err = s.r.QueryContext(ctx, dueJobsSQL, before.UnixMilli(), limit)
+		rows, err = s.q.dueJobs.QueryContext(ctx, before.UnixMilli(), limit)
 	} else {
 		rows, err = s.r.QueryContext(ctx, dueJobsSharedSQL, before.UnixMilli(), takeover.UnixMilli(), p.Lo, p.Hi, limit)
 	}
@@ -101,7 +101,7 @@ func (s FireStore) CountDue(ctx context.Context, after, before time.Time, limit 
 	var n int
 	var err error
 	if p := s.partition(); p.All() {
-		err = s.r.QueryRowContext(ctx, countDueSQL, before.UnixMilli(), limit, after.UnixMilli()).Scan(&n)
+		err = s.q.countDue.QueryRowContext(ctx, before.UnixMilli(), limit, after.UnixMilli()).Scan(&n)
 	} else {
 		err = s.r.QueryRowContext(ctx, countDueSharedSQL, before.UnixMilli(), limit, p.Lo, p.Hi, after.UnixMilli()).Scan(&n)
 	}
@@ -141,7 +141,7 @@ func (s FireStore) Next(ctx context.Context) (NextFires, error) {
 	var j, w, jx, wx sql.NullInt64
 	var err error
 	if p := s.partition(); p.All() {
-		err = s.r.QueryRowContext(ctx, nextBothSQL).Scan(&j, &w)
+		err = s.q.nextBoth.QueryRowContext(ctx).Scan(&j, &w)
 	} else {
 		err = s.r.QueryRowContext(ctx, nextBothSharedSQL, p.Lo, p.Hi).Scan(&j, &jx, &w, &wx)
 	}

@@ -33,6 +33,9 @@ type stmts struct {
 	txJobs      *sql.Stmt                    // writer: jobs by ID, inside a write transaction
 	jobsByID    *sql.Stmt                    // readers: jobs by ID
 	resultRuns  *sql.Stmt                    // readers: what results are checked against (RunStore.Results)
+	dueJobs     *sql.Stmt                    // readers: the scan's due jobs, for an admin that owns every bucket
+	nextBoth    *sql.Stmt                    // readers: the scan's next fires (FireStore.Next), likewise
+	countDue    *sql.Stmt                    // readers: the scan's count of a burst coming (FireStore.CountDue), likewise
 }
 
 // Hot statements. Each list parameter is a JSON array, or an object by
@@ -145,6 +148,9 @@ func (s *db) prepare(ctx context.Context) error {
 		txJobs:      prep(s.w, h.jobsByID),
 		jobsByID:    prep(s.r, h.jobsByID),
 		resultRuns:  prep(s.r, h.resultRuns),
+		dueJobs:     prep(s.r, dueJobsSQL),
+		nextBoth:    prep(s.r, nextBothSQL),
+		countDue:    prep(s.r, countDueSQL),
 	}
 	for i, n := range insertChunks {
 		if h.insertRuns != nil {
@@ -165,7 +171,8 @@ func (s *db) prepare(ctx context.Context) error {
 
 // close closes the prepared statements.
 func (q *stmts) close() {
-	all := []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.settleRuns, q.insertList, q.txJobs, q.jobsByID, q.resultRuns}
+	all := []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.settleRuns, q.insertList, q.txJobs, q.jobsByID, q.resultRuns,
+		q.dueJobs, q.nextBoth, q.countDue}
 	all = append(append(all, q.insertRuns[:]...), q.settle[:]...)
 	for _, st := range all {
 		if st != nil {
