@@ -331,20 +331,8 @@ func TestLapsedAdminAdoptsNobody(t *testing.T) {
 func TestFencedWriteLosesLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	admins, lapse := lapsedAdmins(t, 2)
-	stalled, other := admins[0], admins[1]
-	g, err := other.Groups.Create(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := other.Jobs.Create(ctx, newJob(g.ID, t0), t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lapse(stalled)
-	if !stalled.Leased() {
-		t.Fatal("Leased() = false on the admin's own clock; the test needs it held there")
-	}
+	stalled, other, j, lapse := stalledWithJob(t)
+	lapse()
 	if _, err := stalled.Runs.Insert(ctx, []store.Run{*pendingRun(j, t0)}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("Insert of an admin whose lease ran out: %v, want ErrLeaseLost", err)
 	}
@@ -367,16 +355,7 @@ func TestFencedWriteLosesLease(t *testing.T) {
 func TestFencedRouteLosesLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	admins, lapse := lapsedAdmins(t, 2)
-	stalled, other := admins[0], admins[1]
-	g, err := other.Groups.Create(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := other.Jobs.Create(ctx, newJob(g.ID, t0), t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stalled, other, j, lapse := stalledWithJob(t)
 	run := pendingRun(j, t0)
 	run.Status = carillonv1.RunStatus_RUN_STATUS_RUNNING
 	runs, err := stalled.Runs.Insert(ctx, []store.Run{*run})
@@ -384,10 +363,7 @@ func TestFencedRouteLosesLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	mine := runs[0].ID
-	lapse(stalled)
-	if !stalled.Leased() {
-		t.Fatal("Leased() = false on the admin's own clock; the test needs it held there")
-	}
+	lapse()
 	if routed, err := stalled.Runs.Route(ctx, []store.Route{{RunID: mine, Address: "http://x:1"}}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("Route of an admin whose lease ran out: %v, %v; want ErrLeaseLost", routed, err)
 	}
@@ -400,5 +376,30 @@ func TestFencedRouteLosesLease(t *testing.T) {
 	adopted, err := other.Runs.Adopted(ctx)
 	if err != nil || len(adopted) != 1 || adopted[0].ID != mine || adopted[0].RoutedTo != "" {
 		t.Errorf("the adopter's runs to settle: %+v, %v; want run %d, never routed", adopted, err, mine)
+	}
+}
+
+// stalledWithJob returns two admins over one PostgreSQL database (their
+// leases a minute long: lapsedAdmins) and a job, and lapse, which ends
+// the first one's lease on the database while its own clock still says it
+// holds: a fenced write of that admin must then find it run out.
+func stalledWithJob(t *testing.T) (stalled, other *store.Store, j store.Job, lapse func()) {
+	t.Helper()
+	ctx := context.Background()
+	admins, lapseOf := lapsedAdmins(t, 2)
+	stalled, other = admins[0], admins[1]
+	g, err := other.Groups.Create(ctx, store.Group{AppName: "app", Title: "App", AddressMode: carillonv1.AddressMode_ADDRESS_MODE_AUTO}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err = other.Jobs.Create(ctx, newJob(g.ID, t0), t0); err != nil {
+		t.Fatal(err)
+	}
+	return stalled, other, j, func() {
+		t.Helper()
+		lapseOf(stalled)
+		if !stalled.Leased() {
+			t.Fatal("Leased() = false on the admin's own clock; the test needs it held there")
+		}
 	}
 }
