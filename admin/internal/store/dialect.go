@@ -58,6 +58,9 @@ type hotSQL struct {
 	// insertChunks): one of the two is set.
 	insertRunList string
 	insertRuns    func(n int) string
+	// insertPlain(n), where set, stores n plain runs (plainRun) bound as
+	// values (insertPlainSQL), beside insertRuns.
+	insertPlain func(n int) string
 	// Results are settled either by one statement taking them as a JSON
 	// list (settleRuns) or by chunks of insertChunks results bound as
 	// values (settleChunk(n)): one of the two is set.

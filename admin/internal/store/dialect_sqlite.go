@@ -42,6 +42,7 @@ var sqliteHot = hotSQL{
 	resultRuns:  resultRunsSQL,
 	laterNote:   laterNoteSQL,
 	insertRuns:  func(n int) string { return insertRunsSQL(anonymousRows(n, runInsertArgs)) },
+	insertPlain: func(n int) string { return insertPlainSQL(anonymousRows(n, plainInsertArgs)) },
 	settleChunk: func(n int) string { return settleRunsSQL(anonymousRows(n, settleValues)) },
 }
 

@@ -90,6 +90,11 @@ func TestHotStatements(t *testing.T) {
 					t.Errorf("%s: insertRuns(%d) takes %d values, want %d", name, n, got, n*runInsertArgs)
 				}
 			}
+			if h.insertPlain != nil {
+				if got := valueCount(t, h.insertPlain(n), anonymous); got != n*plainInsertArgs {
+					t.Errorf("%s: insertPlain(%d) takes %d values, want %d", name, n, got, n*plainInsertArgs)
+				}
+			}
 		}
 	}
 }

@@ -191,15 +191,56 @@ func insertRunsSQL(values string) string {
 }
 
 // appendInsertArgs appends r's values for insertRunsSQL to args. A zero
-// DueAt becomes ScheduledAt.
+// DueAt becomes ScheduledAt. The values are driver values (int64, string,
+// nil), which database/sql binds as they are: an enum, an int32 or a
+// sql.Null* would go through its conversions by reflection, once for each
+// of the 29 values of each run a claim stores.
 func appendInsertArgs(args []any, r *Run) []any {
 	if r.DueAt.IsZero() {
 		r.DueAt = r.ScheduledAt
 	}
-	return append(args, r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, r.ShardIndex, r.ShardTotal, r.TriggerType,
-		millis(r.ScheduledAt), millis(r.TriggeredAt), r.TriggerMessage, r.Status, r.Message, millis(r.FinishedAt), r.Attempt,
-		millis(r.DueAt), r.TimeoutSeconds, r.AlarmStatus, r.AlarmMessage, r.MissedCount, millis(r.MissedUntil), settledCode(*r), r.WorkflowRunID, r.WorkflowNode,
-		encodeContext(r.Outputs), encodeContext(r.Inputs), nullString(r.RenderedParam), r.Slot, millis(r.StartedAt))
+	return append(args, r.JobID, r.GroupID, r.ExecutorAddress, r.Handler, r.Param, int64(r.ShardIndex), int64(r.ShardTotal), int64(r.TriggerType),
+		nullable(millis(r.ScheduledAt)), nullable(millis(r.TriggeredAt)), r.TriggerMessage, int64(r.Status), r.Message, nullable(millis(r.FinishedAt)), int64(r.Attempt),
+		nullable(millis(r.DueAt)), int64(r.TimeoutSeconds), int64(r.AlarmStatus), r.AlarmMessage, r.MissedCount, nullable(millis(r.MissedUntil)), settledCode(*r), r.WorkflowRunID, r.WorkflowNode,
+		nullableString(encodeContext(r.Outputs)), nullableString(encodeContext(r.Inputs)), nullableString(nullString(r.RenderedParam)), int64(r.Slot), nullable(millis(r.StartedAt)))
+}
+
+// plainInsertColumns are the columns a plain run (plainRun) is stored
+// with, by insertPlainSQL: the others keep their defaults, which are a
+// plain run's values. Most runs a scan claims are plain; binding 13
+// values each rather than 29 is a tenth of a claim's cost (BENCHMARKS.md,
+// issue 36's eighteenth steps).
+const plainInsertColumns = `job_id, group_id, handler, param, shard_index, shard_total, trigger_type,
+	scheduled_at, triggered_at, status, attempt, due_at, timeout_seconds`
+
+// plainInsertArgs is how many values a plain run is stored with
+// (appendPlainArgs).
+var plainInsertArgs = strings.Count(plainInsertColumns, ",") + 1
+
+// insertPlainSQL inserts plain runs (plainRun), one for each row of
+// values, of plainInsertArgs each, RETURNING their IDs.
+func insertPlainSQL(values string) string {
+	return `INSERT INTO runs (` + plainInsertColumns + `) VALUES ` + values + ` RETURNING id` //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+}
+
+// plainRun says r is stored whole by insertPlainSQL: every field outside
+// plainInsertColumns (but its ID, and RoutedTo, which an insert does not
+// store) holds the column's default.
+func plainRun(r *Run) bool {
+	return r.ExecutorAddress == "" && r.TriggerMessage == "" && r.Message == "" && r.FinishedAt.IsZero() &&
+		r.AlarmStatus == 0 && r.AlarmMessage == "" && r.MissedCount == 0 && r.MissedUntil.IsZero() &&
+		!r.AdminSettled && !r.LateResult && r.WorkflowRunID == 0 && r.WorkflowNode == "" &&
+		len(r.Outputs) == 0 && len(r.Inputs) == 0 && r.RenderedParam == nil && r.Slot == 0 && r.StartedAt.IsZero()
+}
+
+// appendPlainArgs appends a plain run's values for insertPlainSQL to
+// args, as appendInsertArgs does.
+func appendPlainArgs(args []any, r *Run) []any {
+	if r.DueAt.IsZero() {
+		r.DueAt = r.ScheduledAt
+	}
+	return append(args, r.JobID, r.GroupID, r.Handler, r.Param, int64(r.ShardIndex), int64(r.ShardTotal), int64(r.TriggerType),
+		r.ScheduledAt.UnixMilli(), nullable(millis(r.TriggeredAt)), int64(r.Status), int64(r.Attempt), r.DueAt.UnixMilli(), int64(r.TimeoutSeconds))
 }
 
 // settledCode is r's runs.admin_settled value.
@@ -219,7 +260,9 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 }
 
 // insertRuns stores runs in tx with the prepared multi-row inserts (one
-// JSON list statement where the dialect has it: insertRunList) and sets
+// JSON list statement where the dialect has it: insertRunList), those of
+// plain runs (insertPlainSQL) for a chunk of plain runs where the dialect
+// has them, and sets
 // their IDs. The rows of one INSERT are numbered in the order of its
 // VALUES or list (SQLite's AUTOINCREMENT, PostgreSQL's identity sequence,
 // each counting up as it stores them), which is how the IDs it returns, in
@@ -234,10 +277,23 @@ func (s *db) insertRuns(ctx context.Context, tx *sql.Tx, runs []Run) error {
 		chunk := runs[:insertChunks[k]]
 		runs = runs[len(chunk):]
 		args = args[:0]
+		stmt := s.q.insertPlain[k]
 		for i := range chunk {
-			args = appendInsertArgs(args, &chunk[i])
+			if stmt != nil && !plainRun(&chunk[i]) {
+				stmt = nil
+			}
 		}
-		ids, err := collectColumn[int64](tx.StmtContext(ctx, s.q.insertRuns[k]).QueryContext(ctx, args...)) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
+		for i := range chunk {
+			if stmt != nil {
+				args = appendPlainArgs(args, &chunk[i])
+			} else {
+				args = appendInsertArgs(args, &chunk[i])
+			}
+		}
+		if stmt == nil {
+			stmt = s.q.insertRuns[k]
+		}
+		ids, err := collectColumn[int64](tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)) //nolint:sqlclosecheck // a transaction's statement closes with the transaction
 		if err != nil {
 			return err
 		}

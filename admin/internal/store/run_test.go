@@ -31,6 +31,9 @@ func TestInsertRunsIDs(t *testing.T) {
 					runs[i] = *pendingRun(j, t0.Add(time.Duration(round*1000+i)*time.Second))
 					runs[i].Param = fmt.Sprint("round ", round, " run ", i)
 				}
+				// One run of the chunk of 16 is not plain: its chunk is
+				// stored whole, the others by the plain runs' inserts.
+				runs[70].Message = "not plain"
 				stored, err := s.Runs.Insert(ctx, runs)
 				if err != nil {
 					t.Fatal(err)
@@ -76,13 +79,19 @@ func TestRunStoredWhole(t *testing.T) {
 			Slot: store.SlotHeld, StartedAt: t0.Add(2 * time.Second)}
 		guessed := *pendingRun(j, t0.Add(time.Hour))
 		guessed.DueAt, guessed.AdminSettled = t0.Add(time.Hour), true
-		stored, err := s.Runs.Insert(ctx, []store.Run{whole, guessed})
+		// A plain run (every other field its column's default) is stored
+		// by the plain runs' insert on SQLite.
+		plain := store.Run{JobID: j.ID, GroupID: j.GroupID, Handler: "h", Param: "p", ShardIndex: 1, ShardTotal: 2,
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, ScheduledAt: t0.Add(2 * time.Hour),
+			TriggeredAt: t0.Add(2*time.Hour + time.Second), Status: carillonv1.RunStatus_RUN_STATUS_RUNNING, Attempt: 2,
+			DueAt: t0.Add(2*time.Hour + time.Second), TimeoutSeconds: 7}
+		stored, err := s.Runs.Insert(ctx, []store.Run{whole, guessed, plain})
 		if err != nil {
 			t.Fatal(err)
 		}
 		listed, err := s.Runs.List(ctx, store.RunFilter{JobID: j.ID})
-		if err != nil || len(listed) != 2 {
-			t.Fatalf("List = %+v, %v; want the two runs", listed, err)
+		if err != nil || len(listed) != len(stored) {
+			t.Fatalf("List = %+v, %v; want the %d runs", listed, err, len(stored))
 		}
 		for i, want := range stored {
 			got, err := s.Runs.Get(ctx, want.ID)

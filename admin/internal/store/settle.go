@@ -279,9 +279,7 @@ func settleArgs(args []any, res Result) []any {
 	if res.ByAdmin {
 		by = int64(settledByAdmin)
 	}
-	if o := encodeContext(res.Outputs); o.Valid {
-		outputs = o.String
-	}
+	outputs = nullableString(encodeContext(res.Outputs))
 	if !res.StartedAt.IsZero() {
 		started = res.StartedAt.UnixMilli()
 	}
@@ -346,6 +344,14 @@ func nullable(v sql.NullInt64) any {
 		return nil
 	}
 	return v.Int64
+}
+
+// nullableString is v's value, or nil for null.
+func nullableString(v sql.NullString) any {
+	if !v.Valid {
+		return nil
+	}
+	return v.String
 }
 
 // settle moves running runs to their final status in one statement and

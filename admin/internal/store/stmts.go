@@ -27,6 +27,7 @@ type stmts struct {
 	shardTotals *sql.Stmt                    // writer: shard totals of broadcasts
 	advanceJobs *sql.Stmt                    // writer: the scan's compare-and-set of next fires
 	insertRuns  [len(insertChunks)]*sql.Stmt // writer, hotSQL.insertRuns: insertChunks[i] new runs
+	insertPlain [len(insertChunks)]*sql.Stmt // writer, hotSQL.insertPlain: insertChunks[i] new plain runs, where set
 	insertList  *sql.Stmt                    // writer, hotSQL.insertRunList: new runs, RETURNING their IDs
 	settleRuns  *sql.Stmt                    // writer, hotSQL.settleRuns: RUNNING → final, RETURNING the runs
 	settle      [len(insertChunks)]*sql.Stmt // writer, hotSQL.settleChunk: insertChunks[i] runs RUNNING → final, RETURNING them
@@ -159,6 +160,9 @@ func (s *db) prepare(ctx context.Context) error {
 		if h.settleChunk != nil {
 			s.q.settle[i] = prep(s.w, h.settleChunk(n))
 		}
+		if h.insertPlain != nil {
+			s.q.insertPlain[i] = prep(s.w, h.insertPlain(n))
+		}
 	}
 	if h.settleRuns != "" {
 		s.q.settleRuns = prep(s.w, h.settleRuns)
@@ -173,7 +177,7 @@ func (s *db) prepare(ctx context.Context) error {
 func (q *stmts) close() {
 	all := []*sql.Stmt{q.claimRuns, q.recordRuns, q.recordSent, q.routeRuns, q.shardTotals, q.advanceJobs, q.settleRuns, q.insertList, q.txJobs, q.jobsByID, q.resultRuns,
 		q.dueJobs, q.nextBoth, q.countDue}
-	all = append(append(all, q.insertRuns[:]...), q.settle[:]...)
+	all = append(append(append(all, q.insertRuns[:]...), q.insertPlain[:]...), q.settle[:]...)
 	for _, st := range all {
 		if st != nil {
 			_ = st.Close()

@@ -178,7 +178,7 @@ func (d *Dispatcher) startBatch(p *pool, fs []fire, burst map[time.Time]int) {
 		// looking half-dispatched to the monitor. A batch handed over
 		// ahead of its instant (a burst, FireAheadPerFire) may wait until
 		// that instant, and DispatchTimeout more.
-		wait, ahead := slotWait(d.cfg.Clock.Now(), fs, d.cfg.DispatchTimeout)
+		wait, ahead := slotWait(d.cfg.Clock.Now(), fs, d.cfg.DispatchTimeout, d.cfg.MisfireThreshold)
 		if p.acquire(wait, ahead) {
 			err = d.sendBatch(ctx, &batchSlot{p: p, busy: 1, taken: true}, fs, burst)
 		} else {
@@ -193,22 +193,31 @@ func (d *Dispatcher) startBatch(p *pool, fs []fire, burst map[time.Time]int) {
 
 // slotWait is how long a dispatch batch handed over at now may wait for a
 // slot of its pool: until its earliest instant, then dispatchTimeout, as
-// a fire due now waits. ahead says that instant is more than
-// dispatchTimeout off: the batch was handed over early on purpose (a
-// large burst, schedule.Config.FireAheadPerFire) and does not count
-// toward the pool's overload. A manual fire (instant zero) waits
-// dispatchTimeout.
-func slotWait(now time.Time, fs []fire, dispatchTimeout time.Duration) (wait time.Duration, ahead bool) {
+// a fire due now waits. A batch of scheduled fires alone waits no longer
+// than the misfire threshold after that instant: past it its fires are
+// overdue, and refuse records those of DO_NOTHING jobs as misfires at
+// once rather than dispatchTimeout after the instant (issue 36). ahead
+// says that instant is more than dispatchTimeout off: the batch was
+// handed over early on purpose (a large burst,
+// schedule.Config.FireAheadPerFire) and does not count toward the pool's
+// overload. A manual fire (instant zero) waits dispatchTimeout.
+func slotWait(now time.Time, fs []fire, dispatchTimeout, threshold time.Duration) (wait time.Duration, ahead bool) {
 	at := fs[0].at
+	scheduled := true
 	for i := range fs {
 		if fs[i].at.Before(at) {
 			at = fs[i].at
 		}
+		_, ok := lateness(&fs[i], now)
+		scheduled = scheduled && ok
 	}
 	if at.IsZero() {
 		return dispatchTimeout, false
 	}
 	until := at.Sub(now)
+	if scheduled {
+		return max(until+min(dispatchTimeout, threshold), 0), until > dispatchTimeout
+	}
 	return max(until, 0) + dispatchTimeout, until > dispatchTimeout
 }
 

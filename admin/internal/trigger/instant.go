@@ -160,7 +160,7 @@ func (in *instant) send(ctx context.Context, jobs map[int64]*store.JobDefinition
 	if len(ahead) > 0 {
 		in.slot.idle()
 		sleep(ctx, d.cfg.Clock, in.at.Add(-in.lead).Sub(d.cfg.Clock.Now()))
-		in.slot.work(ctx)
+		in.resume(ctx, in.at)
 		if !d.cfg.Store.AwaitLease(ctx) {
 			return d.leaseRanOut(n)
 		}
@@ -237,7 +237,7 @@ func (in *instant) sendOn(ctx context.Context, calls []*call, n int) ([]store.Di
 	if at := calls[0].fires[0].at; at.After(d.cfg.Clock.Now()) {
 		in.slot.idle()
 		sleep(ctx, d.cfg.Clock, at.Sub(d.cfg.Clock.Now()))
-		in.slot.work(ctx)
+		in.resume(ctx, at)
 	}
 	if !d.cfg.Store.AwaitLease(ctx) {
 		return nil, d.leaseRanOut(n)
@@ -251,6 +251,24 @@ func (in *instant) sendOn(ctx context.Context, calls []*call, n int) ([]store.Di
 	}
 	failed, _ := d.sendScheduled(ctx, calls)
 	return failed, nil
+}
+
+// resume takes the batch's slot back (batchSlot.work) for fires of
+// instant at, once they waited for it: it waits for the slot no longer
+// than the misfire threshold after at. Past that, every scheduled fire of
+// the instant is overdue: they go on without the slot, and drop records
+// those of DO_NOTHING jobs as misfires at once, rather than when a slot
+// frees or the batch times out (up to 25 s after the instant, under
+// overload: issue 36). A manual fire (at zero) waits as long as ctx lets
+// it.
+func (in *instant) resume(ctx context.Context, at time.Time) {
+	if at.IsZero() {
+		in.slot.work(ctx)
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, at.Add(in.d.cfg.MisfireThreshold).Sub(in.d.cfg.Clock.Now()))
+	defer cancel()
+	in.slot.work(wctx)
 }
 
 // skip settles run SKIPPED with the instant's others: its job was stopped

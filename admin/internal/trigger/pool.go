@@ -60,8 +60,13 @@ func (p *pool) acquire(wait time.Duration, ahead bool) bool {
 func (p *pool) release() { <-p.slots }
 
 // take takes a slot, waiting as long as ctx lets it; false when ctx ended
-// first.
+// first. A slot free now is taken whatever ctx says.
 func (p *pool) take(ctx context.Context) bool {
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	default:
+	}
 	select {
 	case p.slots <- struct{}{}:
 		return true
