@@ -38,23 +38,24 @@ func (s FireStore) DueJobs(ctx context.Context, before, takeover time.Time, limi
 	}
 	defer rows.Close()
 	var js []Job
+	var calendars string
 	for rows.Next() {
 		if js == nil {
 			// A Job is ~470 bytes: grown by appends, a batch of 256
 			// allocated twice its size (most of a scan's allocation).
 			js = make([]Job, 0, min(limit, 1024))
 		}
-		var j Job
-		var calendars string
-		var next sql.NullInt64
-		err := rows.Scan(&j.ID, &j.GroupID, &j.Handler, &j.Param, &j.ScheduleType, &j.Cron, &j.IntervalSeconds,
-			&j.TimeZone, &j.MisfireStrategy, &calendars, &next, &j.Capped)
+		// Scanned in place: a Job of its own would escape to the heap
+		// through Scan's arguments, one more allocation a due job.
+		js = append(js, Job{Enabled: true})
+		j := &js[len(js)-1]
+		err := rows.Scan(intCol(&j.ID), intCol(&j.GroupID), &j.Handler, &j.Param, intCol(&j.ScheduleType), &j.Cron,
+			intCol(&j.IntervalSeconds), &j.TimeZone, intCol(&j.MisfireStrategy), &calendars, millisInto{&j.NextFireAt},
+			boolInto{&j.Capped})
 		if err != nil {
 			return nil, fmt.Errorf("store: due jobs: %w", err)
 		}
-		j.Enabled = true
-		j.CalendarIDs, j.NextFireAt = parseIDs(calendars), fromMillis(next)
-		js = append(js, j)
+		j.CalendarIDs = parseIDs(calendars)
 	}
 	return js, rows.Err()
 }

@@ -293,30 +293,28 @@ func appendSettled(runs []Run, rows *sql.Rows, err error) ([]Run, error) {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		r, err := scanSettled(rows)
-		if err != nil {
+		runs = append(runs, Run{})
+		if err := scanSettled(rows, &runs[len(runs)-1]); err != nil {
 			return nil, err
 		}
-		runs = append(runs, r)
 	}
 	return runs, rows.Err()
 }
 
-// scanSettled reads a row of settledColumns.
-func scanSettled(row interface{ Scan(...any) error }) (Run, error) {
-	var r Run
-	var scheduled, triggered, finished, due, started sql.NullInt64
+// scanSettled reads a row of settledColumns into r, which is zero, with
+// the scanners of scan.go.
+func scanSettled(row interface{ Scan(...any) error }, r *Run) error {
 	var settled int64
-	err := row.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ExecutorAddress, &r.ShardIndex, &r.ShardTotal, &r.TriggerType,
-		&scheduled, &triggered, &r.Status, &r.Message, &finished, &r.Attempt, &due, &r.AlarmStatus, &settled,
-		&r.WorkflowRunID, &r.WorkflowNode, &r.Slot, &started)
+	err := row.Scan(intCol(&r.ID), intCol(&r.JobID), intCol(&r.GroupID), &r.ExecutorAddress, intCol(&r.ShardIndex),
+		intCol(&r.ShardTotal), intCol(&r.TriggerType), millisInto{&r.ScheduledAt}, millisInto{&r.TriggeredAt},
+		intCol(&r.Status), &r.Message, millisInto{&r.FinishedAt}, intCol(&r.Attempt), millisInto{&r.DueAt},
+		intCol(&r.AlarmStatus), intCol(&settled), intCol(&r.WorkflowRunID), &r.WorkflowNode, intCol(&r.Slot),
+		millisInto{&r.StartedAt})
 	if err != nil {
-		return Run{}, err
+		return err
 	}
-	r.ScheduledAt, r.TriggeredAt, r.FinishedAt = fromMillis(scheduled), fromMillis(triggered), fromMillis(finished)
-	r.DueAt, r.StartedAt = fromMillis(due), fromMillis(started)
 	r.AdminSettled, r.LateResult = settled == settledByAdmin, settled == settledLate
-	return r, nil
+	return nil
 }
 
 // retryOf returns the run settled as r, read whole (a settle returns
