@@ -197,18 +197,27 @@ func TestLeadAfterClaimed(t *testing.T) {
 // TestLeadSkipsNextSecond: the jobs due within a second after the
 // look-ahead, such as those that fire every second, do not size the
 // claim lead, however many: the scan claims them as they come. 600 jobs
-// due half a second after it, at 20 ms a claim, would make a 25 s lead.
+// due 0.9 s after it, at 20 ms a claim, would make a 25 s lead.
 func TestLeadSkipsNextSecond(t *testing.T) {
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
 		st, g := setup(t, be.DB(t))
 		const look = 100 * time.Millisecond
 		const n = 600
-		createJobs(t, st, n, fixRate(g, 1, time.Now().Add(look+500*time.Millisecond)))
+		first := time.Now().Add(look + 900*time.Millisecond)
+		createJobs(t, st, n, fixRate(g, 1, first))
 		s := schedule.New(schedule.Config{Store: st, Lookahead: look, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		schedule.SetClaimCost(s, 20*time.Millisecond)
-		if window, _, _ := schedule.ScanOnce(ctx, s); window != look {
-			t.Errorf("600 jobs due half a second after the look-ahead: next window %v, want the look-ahead, %v", window, look)
+		window, _, queued := schedule.ScanOnce(ctx, s)
+		// The scan must have found the jobs beyond its look-ahead, else
+		// it claimed them and the test says nothing of the lead: a
+		// machine that took 0.9 s to store 600 jobs fails it here.
+		if queued != 0 {
+			t.Fatalf("the scan claimed %d fires: the jobs were due within the look-ahead by then (stored %v after their first fire was set), not after it",
+				queued, time.Since(first.Add(-look-900*time.Millisecond)).Round(time.Millisecond))
+		}
+		if window != look {
+			t.Errorf("600 jobs due 0.9 s after the look-ahead: next window %v, want the look-ahead, %v", window, look)
 		}
 	})
 }
