@@ -10,10 +10,11 @@ import (
 // The trigger's clock (Config.Clock) gives the timestamps it records
 // (claims, sends, settlements), the instants it waits for, how long
 // dispatch records are deferred (recordDelay) and the intervals of Monitor
-// and Reconcile. Tests inject a clock.Fake they move by hand. Two waits
+// and Reconcile. Tests inject a clock.Fake they move by hand. Three waits
 // stay on the machine's clock because they bound work rather than follow
-// the schedule: the write coalescer's few milliseconds of lingering and a
-// dispatch's wait for a pool slot.
+// the schedule: the write coalescer's few milliseconds of lingering, a
+// dispatch's wait for a pool slot, and a route's wait for the writer
+// (awaitRoutes).
 
 // sleep waits on c until d has passed or ctx ends, and reports whether d
 // passed.

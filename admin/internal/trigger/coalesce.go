@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -192,6 +193,22 @@ func (c *coalescer[T]) add(items []T) <-chan error {
 	c.w.mu.Unlock()
 	c.w.kick()
 	return done
+}
+
+// withdraw takes the group whose outcome goes to done out of the lane, if
+// it still waits there, and reports whether it did: its items will not be
+// written, and done receives nothing. False when a write took it.
+func (c *coalescer[T]) withdraw(done <-chan error) bool {
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	for i, g := range c.groups {
+		if g.done == done {
+			c.size -= len(g.items)
+			c.groups = slices.Delete(c.groups, i, i+1)
+			return true
+		}
+	}
+	return false
 }
 
 // waited implements lane.

@@ -190,3 +190,52 @@ func TestWriterStarvedTakeTurns(t *testing.T) {
 		}
 	})
 }
+
+// TestWithdraw: a group still queued is taken out of its lane, and its
+// items are never written; a group a write took cannot be.
+func TestWithdraw(t *testing.T) {
+	var wg inflight
+	w := &writer{wg: &wg, now: time.Now, wake: make(chan struct{}, 1)}
+	var mu sync.Mutex
+	var written []int
+	entered, release := make(chan struct{}), make(chan struct{})
+	lane := newCoalescer(w, "lane", 1, 0, func(items []int) error {
+		if items[0] == 1 {
+			close(entered)
+			<-release // hold the first write while the second queues
+		}
+		mu.Lock()
+		written = append(written, items...)
+		mu.Unlock()
+		return nil
+	})
+	first := lane.add([]int{1})
+	<-entered
+	second := lane.add([]int{2})
+	third := lane.add([]int{3})
+	if lane.withdraw(first) {
+		t.Error("withdrew the group a write had taken")
+	}
+	if !lane.withdraw(second) {
+		t.Error("could not withdraw a queued group")
+	}
+	if lane.withdraw(second) {
+		t.Error("withdrew a group twice")
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-third; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	select {
+	case err := <-second:
+		t.Errorf("the withdrawn group's outcome came: %v", err)
+	default:
+	}
+	if want := []int{1, 3}; !slices.Equal(written, want) {
+		t.Errorf("written %v, want %v", written, want)
+	}
+}

@@ -43,11 +43,11 @@ func (d *Dispatcher) routeIn(ctx context.Context, lane *coalescer[routeItem], fi
 	if len(fires) == 0 {
 		return fires, nil
 	}
-	items, recorded := make([]routeItem, len(fires)), make([]bool, len(fires))
-	for i, f := range fires {
-		items[i] = routeItem{route: store.Route{RunID: f.id, Address: f.address}, recorded: &recorded[i]}
+	items, recorded := routeItems(fires)
+	var err error
+	if fires, items, recorded, err = d.awaitRoutes(lane, fires, items, recorded); len(fires) == 0 {
+		return nil, err
 	}
-	err := <-lane.add(items)
 	for try := 1; err != nil && !errors.Is(err, store.ErrLeaseLost) && try < routeTries && ctx.Err() == nil; try++ {
 		// A write can fail for a moment (a busy database, a dropped
 		// connection): without its route, no run of the batch is sent.
@@ -79,6 +79,78 @@ func (d *Dispatcher) routeIn(ctx context.Context, lane *coalescer[routeItem], fi
 type routeItem struct {
 	route    store.Route
 	recorded *bool
+}
+
+// routeItems returns the route items of fires and where each notes
+// whether it was recorded.
+func routeItems(fires []*fire) ([]routeItem, []bool) {
+	items, recorded := make([]routeItem, len(fires)), make([]bool, len(fires))
+	for i, f := range fires {
+		items[i] = routeItem{route: store.Route{RunID: f.id, Address: f.address}, recorded: &recorded[i]}
+	}
+	return items, recorded
+}
+
+// awaitRoutes queues the routes of fires in lane and waits for their
+// write. An overloaded admin's writer can take longer than the misfire
+// threshold to reach them (a million routes queued behind a minute mark's
+// claims waited until their batch timed out, 25 s after the instant: issue
+// 36): once the threshold has passed after the instant of a scheduled fire
+// whose route is still queued, the routes are taken back from the lane,
+// the overdue fires of DO_NOTHING jobs are recorded as misfires, as drop
+// does, and only the others' routes are queued again, waited for however
+// long. A write already under way is waited for. It returns the fires
+// whose routes it waited for, with their items and records, and the
+// write's error; no fire when all were recorded as misfires.
+func (d *Dispatcher) awaitRoutes(lane *coalescer[routeItem], fires []*fire, items []routeItem, recorded []bool) ([]*fire, []routeItem, []bool, error) {
+	done := lane.add(items)
+	var by time.Time
+	for _, f := range fires {
+		if _, scheduled := lateness(f, f.at); scheduled && (by.IsZero() || f.at.Before(by)) {
+			by = f.at
+		}
+	}
+	if by.IsZero() {
+		return fires, items, recorded, <-done
+	}
+	// On the machine's clock, as a wait for a pool slot (clock.go): it
+	// bounds work rather than following the schedule.
+	late := time.NewTimer(by.Add(d.cfg.MisfireThreshold).Sub(d.cfg.Clock.Now()))
+	defer late.Stop()
+	select {
+	case err := <-done:
+		return fires, items, recorded, err
+	case <-late.C:
+	}
+	if !lane.withdraw(done) { // being written now
+		return fires, items, recorded, <-done
+	}
+	if fires = d.dropUnrouted(fires, d.cfg.Clock.Now()); len(fires) == 0 {
+		return nil, nil, nil, nil
+	}
+	items, recorded = routeItems(fires)
+	return fires, items, recorded, <-lane.add(items)
+}
+
+// dropUnrouted records as misfires those of fires, whose routes were not
+// written, that are overdue at now and whose jobs skip a misfire (as drop
+// does for a call reached late), and returns the others.
+func (d *Dispatcher) dropUnrouted(fires []*fire, now time.Time) []*fire {
+	var misfires []store.Result
+	kept := make([]*fire, 0, len(fires))
+	for _, f := range fires {
+		if !d.overdue(f, now) || !skips(f.job) {
+			kept = append(kept, f)
+			continue
+		}
+		d.backlog.reached(f)
+		misfires = append(misfires, d.misfired(f, now))
+		f.endSpan(nil, "a misfire: its route waited for the writer past the misfire threshold")
+	}
+	if len(misfires) > 0 {
+		d.completer.settleLater(misfires)
+	}
+	return kept
 }
 
 // recordRoutes is the route lane's write: it records the routes of items,
