@@ -123,7 +123,7 @@ func TestAwaitRoutesOverdue(t *testing.T) {
 	}
 	routed := make(chan outcome, 1)
 	go func() {
-		kept, err := d.routeIn(ctx, lane, fires)
+		kept, err := d.routeIn(ctx, lane, fires, true)
 		routed <- outcome{kept, err}
 	}()
 	// The overdue DO_NOTHING fire's route is taken back, the two others

@@ -34,18 +34,24 @@ func (d *Dispatcher) leaseRanOut(runs int) error {
 // of instants routed at the same moment are written together, first of
 // the writer's lanes (recordRoutes).
 func (d *Dispatcher) route(ctx context.Context, fires []*fire) ([]*fire, error) {
-	return d.routeIn(ctx, d.routes, fires)
+	return d.routeIn(ctx, d.routes, fires, false)
 }
 
 // routeIn is route through lane: d.routes, written at once, or
 // d.routesAhead, whose routes wait up to routeAheadLinger for others.
-func (d *Dispatcher) routeIn(ctx context.Context, lane *coalescer[routeItem], fires []*fire) ([]*fire, error) {
+// With bounded, for the fires of an instant not yet reached for their
+// calls, a scheduled fire's route waits no longer than the misfire
+// threshold after its instant (awaitRoutes); the routes of a manual fire,
+// or of a fire re-routed after its first call, wait however long.
+func (d *Dispatcher) routeIn(ctx context.Context, lane *coalescer[routeItem], fires []*fire, bounded bool) ([]*fire, error) {
 	if len(fires) == 0 {
 		return fires, nil
 	}
 	items, recorded := routeItems(fires)
 	var err error
-	if fires, items, recorded, err = d.awaitRoutes(lane, fires, items, recorded); len(fires) == 0 {
+	if !bounded {
+		err = <-lane.add(items)
+	} else if fires, items, recorded, err = d.awaitRoutes(lane, fires, items, recorded); len(fires) == 0 {
 		return nil, err
 	}
 	for try := 1; err != nil && !errors.Is(err, store.ErrLeaseLost) && try < routeTries && ctx.Err() == nil; try++ {
@@ -214,7 +220,7 @@ func (d *Dispatcher) routeAhead(ctx context.Context, fires []*fire, at, sendAt t
 	if sendAt.Sub(d.cfg.Clock.Now()) > routeAheadLinger {
 		lane = d.routesAhead
 	}
-	kept, err := d.routeIn(ctx, lane, ahead)
+	kept, err := d.routeIn(ctx, lane, ahead, true)
 	if err != nil || len(kept) == len(ahead) {
 		return fires, err
 	}
@@ -232,7 +238,7 @@ func (d *Dispatcher) routeCalls(ctx context.Context, calls []*call) ([]*call, er
 	for _, c := range calls {
 		fires = append(fires, c.fires...)
 	}
-	kept, err := d.route(ctx, fires)
+	kept, err := d.routeIn(ctx, d.routes, fires, true)
 	if err != nil || len(kept) == len(fires) {
 		return calls, err
 	}
