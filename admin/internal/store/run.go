@@ -207,9 +207,9 @@ func appendInsertArgs(args []any, r *Run) []any {
 
 // plainInsertColumns are the columns a plain run (plainRun) is stored
 // with, by insertPlainSQL: the others keep their defaults, which are a
-// plain run's values. Most runs a scan claims are plain; binding 13
-// values each rather than 29 is a tenth of a claim's cost (BENCHMARKS.md,
-// issue 36's eighteenth steps).
+// plain run's values. Most runs a scan claims are plain: binding 13
+// values each rather than 29 saved about 6 % of the admin's CPU at 5,000
+// FIX_RATE fires a second (BENCHMARKS.md, issue 36's eighteenth steps).
 const plainInsertColumns = `job_id, group_id, handler, param, shard_index, shard_total, trigger_type,
 	scheduled_at, triggered_at, status, attempt, due_at, timeout_seconds`
 
@@ -240,7 +240,7 @@ func appendPlainArgs(args []any, r *Run) []any {
 		r.DueAt = r.ScheduledAt
 	}
 	return append(args, r.JobID, r.GroupID, r.Handler, r.Param, int64(r.ShardIndex), int64(r.ShardTotal), int64(r.TriggerType),
-		r.ScheduledAt.UnixMilli(), nullable(millis(r.TriggeredAt)), int64(r.Status), int64(r.Attempt), r.DueAt.UnixMilli(), int64(r.TimeoutSeconds))
+		nullable(millis(r.ScheduledAt)), nullable(millis(r.TriggeredAt)), int64(r.Status), int64(r.Attempt), nullable(millis(r.DueAt)), int64(r.TimeoutSeconds))
 }
 
 // settledCode is r's runs.admin_settled value.
@@ -260,13 +260,13 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 }
 
 // insertRuns stores runs in tx with the prepared multi-row inserts (one
-// JSON list statement where the dialect has it: insertRunList), those of
-// plain runs (insertPlainSQL) for a chunk of plain runs where the dialect
-// has them, and sets
-// their IDs. The rows of one INSERT are numbered in the order of its
-// VALUES or list (SQLite's AUTOINCREMENT, PostgreSQL's identity sequence,
-// each counting up as it stores them), which is how the IDs it returns, in
-// no promised order, are matched to the runs: sorted (setIDs).
+// JSON list statement where the dialect has it: insertRunList; those of
+// plain runs, insertPlainSQL, for a chunk of plain runs where it has
+// them) and sets their IDs. The rows of one INSERT are numbered in the
+// order of its VALUES or list (SQLite's AUTOINCREMENT, PostgreSQL's
+// identity sequence, each counting up as it stores them), which is how the
+// IDs it returns, in no promised order, are matched to the runs: sorted
+// (setIDs).
 func (s *db) insertRuns(ctx context.Context, tx *sql.Tx, runs []Run) error {
 	if s.q.insertList != nil {
 		return s.insertRunList(ctx, tx, runs)
