@@ -159,9 +159,10 @@ type coalescer[T any] struct {
 	linger time.Duration
 	fn     func(items []T) error
 
-	groups []group[T] // guarded by w.mu
-	size   int        // items in groups
-	last   time.Time  // when the lane last took a batch; guarded by w.mu
+	groups  []group[T] // guarded by w.mu
+	size    int        // items in groups
+	last    time.Time  // when the lane last took a batch; guarded by w.mu
+	writing []group[T] // the batch being written, until its write returned; guarded by w.mu
 }
 
 // lingerIdle is how long a lingering lane must have written nothing for
@@ -222,14 +223,18 @@ func (c *coalescer[T]) waited(now time.Time) time.Duration {
 // queued implements lane.
 func (c *coalescer[T]) queued() (string, int) { return c.name, c.size }
 
-// each calls fn with every item waiting in the lane, under the writer's
-// lock: fn must be quick and must not use the writer.
+// each calls fn with every item waiting in the lane or being written,
+// under the writer's lock: fn must be quick and must not use the writer.
+// An item leaves once its write returned, so a reader that read the
+// database before calling each sees every item not yet stored there.
 func (c *coalescer[T]) each(fn func(T)) {
 	c.w.mu.Lock()
 	defer c.w.mu.Unlock()
-	for _, g := range c.groups {
-		for _, it := range g.items {
-			fn(it)
+	for _, gs := range [][]group[T]{c.writing, c.groups} {
+		for _, g := range gs {
+			for _, it := range g.items {
+				fn(it)
+			}
 		}
 	}
 }
@@ -254,6 +259,7 @@ func (c *coalescer[T]) take(now time.Time) (func(), time.Duration) {
 	batch := c.groups[:n:n]
 	c.groups = append([]group[T](nil), c.groups[n:]...)
 	c.size -= size
+	c.writing = batch
 	return func() {
 		items := batch[0].items
 		if len(batch) > 1 {
@@ -263,12 +269,18 @@ func (c *coalescer[T]) take(now time.Time) (func(), time.Duration) {
 			}
 		}
 		err := c.fn(items)
-		for _, g := range batch {
+		errs := make([]error, len(batch))
+		for i, g := range batch {
+			errs[i] = err
 			if err != nil && len(batch) > 1 {
-				g.done <- c.fn(g.items)
-				continue
+				errs[i] = c.fn(g.items)
 			}
-			g.done <- err
+		}
+		c.w.mu.Lock()
+		c.writing = nil
+		c.w.mu.Unlock()
+		for i, g := range batch {
+			g.done <- errs[i]
 		}
 	}, 0
 }

@@ -42,9 +42,11 @@ func newCompleter(cfg *Config, w *writer, work *inflight) *Completer {
 }
 
 // unstored returns which of runs have a dispatch record that this admin
-// holds and has not stored yet: kept for its result (deferredRecords) or
-// waiting for the writer. A burst's records wait seconds in either, and
-// their runs are not undispatched (the monitor's judgement).
+// holds and has not stored yet: kept for its result (deferredRecords),
+// waiting for the writer or being written, alone (the record lane) or
+// with its result (the result lane). A burst's records wait seconds in
+// each, a million results' a minute, and their runs are not undispatched
+// (the monitor's judgement).
 func (c *Completer) unstored(runs []store.Run) map[int64]bool {
 	if len(runs) == 0 {
 		return nil
@@ -61,6 +63,14 @@ func (c *Completer) unstored(runs []store.Run) map[int64]bool {
 	c.records.each(func(d store.Dispatch) {
 		if want[d.RunID] {
 			out[d.RunID] = true
+		}
+	})
+	// A result that carries its run's dispatch record (Result.Dispatch)
+	// stores the record with it: under a backlog of results it waits in
+	// the result lane longer than a run takes to look undispatched.
+	c.results.each(func(r store.Result) {
+		if r.Dispatch != nil && want[r.RunID] {
+			out[r.RunID] = true
 		}
 	})
 	return out

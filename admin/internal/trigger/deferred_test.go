@@ -143,19 +143,44 @@ func TestDeferredRecordsBurst(t *testing.T) {
 }
 
 // TestUnstored: the monitor takes a run for undispatched only when this
-// admin holds no dispatch record of it: none kept for its result and none
-// waiting for the writer (a burst's wait seconds in either).
+// admin holds no dispatch record of it: none kept for its result, none
+// waiting for the writer alone or with its result (a burst's wait seconds
+// in each, a million results' a minute), and none being written.
 func TestUnstored(t *testing.T) {
 	t.Parallel()
 	w := &writer{wg: &inflight{}, now: time.Now, wake: make(chan struct{}, 1), running: true} // no drain: what is added waits
 	c := &Completer{cfg: &Config{}}
 	c.records = newCoalescer(w, "record", batchMax, 0, func([]store.Dispatch) error { return nil })
+	c.results = newCoalescer(w, "result", batchMax, 0, func([]store.Result) error { return nil })
 	c.deferred = newDeferredRecords(func([]store.Dispatch) {}, clock.NewFake(time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)))
 	c.deferred.keep(whole([]store.Dispatch{{RunID: 1, ExecutorAddress: "http://a"}}), time.Time{})
 	c.records.add([]store.Dispatch{{RunID: 2, ExecutorAddress: "http://b"}})
-	got := c.unstored([]store.Run{{ID: 1}, {ID: 2}, {ID: 3}})
-	if diff := cmp.Diff(map[int64]bool{1: true, 2: true}, got); diff != "" {
+	c.results.add([]store.Result{{RunID: 4, Dispatch: &store.Dispatch{RunID: 4, ExecutorAddress: "http://b"}}, {RunID: 5}})
+	got := c.unstored([]store.Run{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}, {ID: 5}})
+	if diff := cmp.Diff(map[int64]bool{1: true, 2: true, 4: true}, got); diff != "" {
 		t.Errorf("unstored (-want +got):\n%s", diff)
+	}
+
+	// A record being written is not stored until its write returns.
+	wg := &inflight{}
+	busy := &Completer{cfg: &Config{}}
+	entered, release := make(chan struct{}), make(chan struct{})
+	writing := &writer{wg: wg, now: time.Now, wake: make(chan struct{}, 1)}
+	busy.records = newCoalescer(writing, "record", batchMax, 0, func([]store.Dispatch) error { close(entered); <-release; return nil })
+	busy.results = newCoalescer(writing, "result", batchMax, 0, func([]store.Result) error { return nil })
+	busy.deferred = newDeferredRecords(func([]store.Dispatch) {}, clock.NewFake(time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)))
+	done := busy.records.add([]store.Dispatch{{RunID: 6, ExecutorAddress: "http://b"}})
+	<-entered
+	if got := busy.unstored([]store.Run{{ID: 6}}); !got[6] {
+		t.Error("a record being written is taken for stored")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if got := busy.unstored([]store.Run{{ID: 6}}); got[6] {
+		t.Error("a record written is still taken for unstored")
 	}
 }
 
