@@ -19,29 +19,7 @@ import (
 func TestRefuseOverdue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, g, doNothing := routeFixture(t)
-	onceNow, err := st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
-		MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := New(Config{Store: st, Queue: nopQueue{}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	late := now.Add(-tr.Dispatcher.cfg.MisfireThreshold - time.Second)
-	runs, err := st.Runs.Insert(ctx, []store.Run{
-		{JobID: doNothing.ID, GroupID: g.ID, ShardTotal: 1, ScheduledAt: late, TriggeredAt: late,
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING},
-		{JobID: onceNow.ID, GroupID: g.ID, ShardTotal: 1, ScheduledAt: late, TriggeredAt: late,
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING},
-		{JobID: doNothing.ID, GroupID: g.ID, ShardTotal: 1, ScheduledAt: now, TriggeredAt: now,
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, tr, runs := overdueFixture(t, 0)
 	fs := make([]fire, len(runs))
 	for i := range runs {
 		fs[i] = fireOf(&runs[i], runs[i].TriggeredAt, st.Jobs.StopSeq())
@@ -75,31 +53,9 @@ func TestRefuseOverdue(t *testing.T) {
 func TestAwaitRoutesOverdue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, g, doNothing := routeFixture(t)
-	onceNow, err := st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
-		MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := New(Config{Store: st, Queue: nopQueue{}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, tr, runs := overdueFixture(t, time.Hour)
 	d := tr.Dispatcher
-	now := time.Now()
-	late, soon := now.Add(-d.cfg.MisfireThreshold-time.Second), now.Add(time.Hour)
-	runs, err := st.Runs.Insert(ctx, []store.Run{
-		{JobID: doNothing.ID, GroupID: g.ID, ShardTotal: 1, ScheduledAt: late, TriggeredAt: late,
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING},
-		{JobID: onceNow.ID, GroupID: g.ID, ShardTotal: 1, ScheduledAt: late, TriggeredAt: late,
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING},
-		{JobID: doNothing.ID, GroupID: g.ID, ShardTotal: 1, ScheduledAt: soon, TriggeredAt: soon,
-			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := st.Jobs.Definitions(ctx, []int64{doNothing.ID, onceNow.ID})
+	jobs, err := st.Jobs.Definitions(ctx, []int64{runs[0].JobID, runs[1].JobID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,4 +119,34 @@ func TestAwaitRoutesOverdue(t *testing.T) {
 	if want := []int64{runs[1].ID, runs[2].ID}; !slices.Equal(kept, want) {
 		t.Errorf("routed %v, want %v: the FIRE_ONCE_NOW job's and the timely fire", kept, want)
 	}
+}
+
+// overdueFixture returns a trigger over a new store and three running
+// scheduled runs: a DO_NOTHING job's and a FIRE_ONCE_NOW job's, each a
+// second past the misfire threshold after its instant, and the DO_NOTHING
+// job's, due third after now.
+func overdueFixture(t *testing.T, third time.Duration) (*store.Store, *Trigger, []store.Run) {
+	t.Helper()
+	ctx := context.Background()
+	st, g, doNothing := routeFixture(t)
+	onceNow, err := st.Jobs.Create(ctx, store.Job{GroupID: g.ID, Description: "j", Handler: "h", ScheduleType: carillonv1.ScheduleType_SCHEDULE_TYPE_NONE,
+		MisfireStrategy: carillonv1.MisfireStrategy_MISFIRE_STRATEGY_FIRE_ONCE_NOW}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(Config{Store: st, Queue: nopQueue{}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	late, then := now.Add(-tr.Dispatcher.cfg.MisfireThreshold-time.Second), now.Add(third)
+	run := func(job int64, at time.Time) store.Run {
+		return store.Run{JobID: job, GroupID: g.ID, ShardTotal: 1, ScheduledAt: at, TriggeredAt: at,
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}
+	}
+	runs, err := st.Runs.Insert(ctx, []store.Run{run(doNothing.ID, late), run(onceNow.ID, late), run(doNothing.ID, then)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, tr, runs
 }
