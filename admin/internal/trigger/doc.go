@@ -66,7 +66,10 @@
 //     the misfire threshold late (an overloaded admin) is dropped too,
 //     settled SKIPPED as a misfire, and while the latest sends were more
 //     than half the threshold late the scan sheds fires at the claim
-//     (overdue.go). Each call goes through the Gateway.
+//     (overdue.go). A scheduled fire waits for a dispatch slot, or for its
+//     route to be written, no longer than the threshold after its instant
+//     (slotWait, instant.resume, awaitRoutes): then it is dropped as such
+//     a misfire at once. Each call goes through the Gateway.
 //  4. Record (completer.go, records.go). A scheduled fire's successful
 //     dispatch record is deferred until its result comes, and stored by
 //     the result's write, or on its own after recordDelay (longer while
