@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/carillonhq/carillon/internal/testsignal"
 )
@@ -11,6 +12,15 @@ const (
 	SQLRunning = sqlRunning
 	SQLPending = sqlPending
 )
+
+// NextFireAt returns the earliest next fire of the enabled jobs of groups
+// not paused in this admin's buckets (own), and in the other admins'
+// (others: zero over SQLite, or for an admin alone), by the query of its
+// own that FireStore.Next joined with the workflows': the reference the
+// tests check Next against.
+func (s FireStore) NextFireAt(ctx context.Context) (own, others time.Time, err error) {
+	return s.nextFires(ctx, nextFireSQL, nextFireSharedSQL)
+}
 
 // JobsChanged marks the job cache stale, as a job write does.
 func (s *Store) JobsChanged() { s.jobs.changed() }

@@ -112,18 +112,6 @@ func (s FireStore) CountDue(ctx context.Context, after, before time.Time, limit 
 	return n, nil
 }
 
-// NextFireAt returns the earliest next fire of the enabled jobs of groups
-// not paused in this admin's buckets (own), and in the other admins'
-// (others: zero over SQLite, or for an admin alone); zero when no job has
-// one.
-func (s FireStore) NextFireAt(ctx context.Context) (own, others time.Time, err error) {
-	own, others, err = s.nextFires(ctx, nextFireSQL, nextFireSharedSQL)
-	if err != nil {
-		return time.Time{}, time.Time{}, fmt.Errorf("store: next fire: %w", err)
-	}
-	return own, others, nil
-}
-
 // NextFires is the earliest next instants of the jobs and the workflows
 // that a scan claims (Next), each zero when there is none.
 type NextFires struct {
@@ -134,10 +122,10 @@ type NextFires struct {
 	JobsOthers, WorkflowsOthers time.Time
 }
 
-// Next returns what NextFireAt and WorkflowStore.NextFireAt return, in one
-// round trip: the scan reads it after each of its scans, and over
-// PostgreSQL an admin standing by scans about once a second for nothing
-// but this.
+// Next returns the earliest next fire of the enabled jobs of groups not
+// paused, and what WorkflowStore.NextFireAt returns, in one round trip:
+// the scan reads it after each of its scans, and over PostgreSQL an admin
+// standing by scans about once a second for nothing but this.
 func (s FireStore) Next(ctx context.Context) (NextFires, error) {
 	var j, w, jx, wx sql.NullInt64
 	var err error
