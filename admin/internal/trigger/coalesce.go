@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -146,6 +147,13 @@ func (w *writer) drain() {
 // When fn fails for a batch of several groups, each group is tried again
 // on its own, so one group that cannot be written fails alone.
 //
+// A lane that splits (split: results, which may be settled in parts)
+// queues a caller's items beyond max as several groups of at most max,
+// whose outcome goes to the caller once all are written (the first error,
+// if any): the other lanes' writes go between them, and a call of five
+// thousand results holds up a claim no longer than a call of one
+// thousand.
+//
 // A lane with a linger holds its first group up to that long for others to
 // join it, unless max items are waiting, or the lane wrote nothing for
 // lingerIdle: for writes nobody waits on closely, so that a steady
@@ -157,11 +165,13 @@ type coalescer[T any] struct {
 	name   string
 	max    int
 	linger time.Duration
+	split  bool // a caller's items beyond max go as several groups
 	fn     func(items []T) error
 
 	groups  []group[T] // guarded by w.mu
 	size    int        // items in groups
 	last    time.Time  // when the lane last took a batch; guarded by w.mu
+	full    time.Time  // when max items or more last waited; guarded by w.mu
 	writing []group[T] // the batch being written, until its write returned; guarded by w.mu
 }
 
@@ -169,11 +179,38 @@ type coalescer[T any] struct {
 // its next group to be written at once.
 const lingerIdle = 100 * time.Millisecond
 
-// group is one caller's items and where its outcome goes.
+// group is one caller's items, or a part of them (split), and where its
+// outcome goes.
 type group[T any] struct {
 	items []T
 	added time.Time
 	done  chan error // buffered: the writer never blocks on it
+	parts *parts     // the caller's other parts, when split; nil: the whole
+}
+
+// parts counts the groups a caller's items were split into that are not
+// written yet, and keeps the first error of those that were.
+type parts struct {
+	mu   sync.Mutex
+	left int
+	err  error
+}
+
+// finish hands the outcome of g's write to its caller: at once for a
+// whole group, once every part was written for a part.
+func (g group[T]) finish(err error) {
+	if g.parts == nil {
+		g.done <- err
+		return
+	}
+	p := g.parts
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.left--
+	p.err = cmp.Or(p.err, err)
+	if p.left == 0 {
+		g.done <- p.err
+	}
 }
 
 // newCoalescer returns a coalescer and adds it to w's lanes, after those
@@ -188,17 +225,44 @@ func newCoalescer[T any](w *writer, name string, max int, linger time.Duration, 
 // the write that handled them.
 func (c *coalescer[T]) add(items []T) <-chan error {
 	done := make(chan error, 1)
+	g := group[T]{items: items, done: done}
+	var gs []group[T]
+	if c.split && len(items) > c.max {
+		g.parts = &parts{left: (len(items) + c.max - 1) / c.max}
+		for chunk := range slices.Chunk(items, c.max) {
+			g.items = chunk
+			gs = append(gs, g)
+		}
+	} else {
+		gs = []group[T]{g}
+	}
 	c.w.mu.Lock()
-	c.groups = append(c.groups, group[T]{items: items, added: c.w.now(), done: done})
+	for _, g := range gs {
+		g.added = c.w.now()
+		c.groups = append(c.groups, g)
+	}
 	c.size += len(items)
+	if c.size >= c.max {
+		c.full = c.w.now()
+	}
 	c.w.mu.Unlock()
 	c.w.kick()
 	return done
 }
 
+// backlogged says whether max items or more waited in the lane within the
+// last period: the writer is behind with it, not between two of its
+// callers' writes.
+func (c *coalescer[T]) backlogged(period time.Duration) bool {
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	return c.size >= c.max || c.w.now().Sub(c.full) < period
+}
+
 // withdraw takes the group whose outcome goes to done out of the lane, if
 // it still waits there, and reports whether it did: its items will not be
-// written, and done receives nothing. False when a write took it.
+// written, and done receives nothing. False when a write took it. Not for
+// a lane that splits.
 func (c *coalescer[T]) withdraw(done <-chan error) bool {
 	c.w.mu.Lock()
 	defer c.w.mu.Unlock()
@@ -280,7 +344,7 @@ func (c *coalescer[T]) take(now time.Time) (func(), time.Duration) {
 		c.writing = nil
 		c.w.mu.Unlock()
 		for i, g := range batch {
-			g.done <- errs[i]
+			g.finish(errs[i])
 		}
 	}, 0
 }

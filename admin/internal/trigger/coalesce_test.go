@@ -239,3 +239,68 @@ func TestWithdraw(t *testing.T) {
 		t.Errorf("written %v, want %v", written, want)
 	}
 }
+
+// TestWriterSplit: a splitting lane writes a caller's items beyond max in
+// parts of at most max, another lane's write going between them, and the
+// caller hears once every part was written: the first error of a part
+// that failed, the other parts written all the same.
+func TestWriterSplit(t *testing.T) {
+	var wg inflight
+	w := &writer{wg: &wg, now: time.Now, wake: make(chan struct{}, 1)}
+	var calls []string // only the writer's one goroutine appends
+	entered, release := make(chan struct{}), make(chan struct{})
+	bad := errors.New("bad item")
+	var high *coalescer[int]
+	record := func(lane string) func([]int) error {
+		return func(items []int) error {
+			if items[0] == 0 {
+				close(entered)
+				<-release // hold the first write while others queue
+			}
+			calls = append(calls, fmt.Sprint(lane, items))
+			if items[0] == 1 {
+				high.add([]int{9}) // a claim arriving while the parts are written
+			}
+			if slices.Contains(items, 13) {
+				return bad
+			}
+			return nil
+		}
+	}
+	high = newCoalescer(w, "high", 4, 0, record("high"))
+	low := newCoalescer(w, "low", 3, 0, record("low"))
+	low.split = true
+
+	first := low.add([]int{0})
+	<-entered
+	if low.backlogged(time.Hour) {
+		t.Error("backlogged with less than max waiting, ever")
+	}
+	whole := low.add([]int{1, 2, 3, 4, 5, 6, 7})
+	if !low.backlogged(0) {
+		t.Error("not backlogged with more than max waiting")
+	}
+	failed := low.add([]int{11, 12, 13, 14})
+	close(release)
+	for i, done := range []<-chan error{first, whole} {
+		if err := <-done; err != nil {
+			t.Errorf("caller %d: %v, want nil", i, err)
+		}
+	}
+	if err := <-failed; !errors.Is(err, bad) {
+		t.Errorf("caller with a bad part: %v, want %v", err, bad)
+	}
+	wg.Wait()
+	want := []string{
+		"low[0]",
+		"low[1 2 3]",
+		"high[9]", // between the parts
+		"low[4 5 6]",
+		"low[7]", // the last part of one caller, alone: the next caller's parts are full
+		"low[11 12 13]",
+		"low[14]",
+	}
+	if diff := cmp.Diff(want, calls); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+}

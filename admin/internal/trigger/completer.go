@@ -37,7 +37,9 @@ func newCompleter(cfg *Config, w *writer, work *inflight) *Completer {
 	c := &Completer{cfg: cfg, work: work}
 	c.records = newCoalescer(w, "record", batchMax, recordLinger, c.recordNow)
 	c.results = newCoalescer(w, "result", resultBatchMax, resultLinger, c.settleNow)
+	c.results.split = true // an executor's backlog comes thousands a call
 	c.deferred = newDeferredRecords(c.recordLater, cfg.Clock)
+	c.deferred.hold = func() bool { return c.results.backlogged(recordDelay) }
 	return c
 }
 

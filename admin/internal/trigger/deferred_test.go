@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -210,4 +211,68 @@ func TestKeptRecord(t *testing.T) {
 	if got, want := h.record().TriggerMessage, "FIRST over 1 executor (http://a): chose http://a; a call of 2 runs; a note"; got != want {
 		t.Errorf("trigger message %q, want %q", got, want)
 	}
+}
+
+// TestDeferredRecordsHeld: while results are backlogged (hold), a kept
+// record is not flushed on its own after recordDelay: it waits for its
+// result, and is flushed once the backlog ends, or once kept recordMax.
+// The test calls the scheduled flush itself after each move of the clock
+// (the clock's timers run it on their own goroutines too).
+func TestDeferredRecordsHeld(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC))
+	flushes := make(chan []store.Dispatch, 100)
+	d := newDeferredRecords(func(ds []store.Dispatch) { flushes <- ds }, clk)
+	var mu sync.Mutex
+	backlog := true
+	d.hold = func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return backlog
+	}
+	setBacklog := func(b bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		backlog = b
+	}
+	after := func(step time.Duration) {
+		clk.Add(step)
+		d.flushDue()
+	}
+	none := func(when string) {
+		t.Helper()
+		select {
+		case ds := <-flushes:
+			t.Fatalf("%s: flushed %v, want none", when, ds)
+		default:
+		}
+	}
+	flushed := func(want int64) {
+		t.Helper()
+		select {
+		case ds := <-flushes:
+			if len(ds) != 1 || ds[0].RunID != want {
+				t.Fatalf("flushed %v, want run %d's record", ds, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("run %d's record not flushed", want)
+		}
+	}
+
+	d.keep(whole([]store.Dispatch{{RunID: 1}, {RunID: 2}}), time.Time{})
+	after(2 * recordDelay)
+	none("past recordDelay in a backlog of results")
+	if _, ok := d.release(1); !ok { // run 1's result came
+		t.Fatal("run 1's record not kept")
+	}
+	setBacklog(false)
+	after(0)
+	flushed(2)
+
+	setBacklog(true)
+	d.keep(whole([]store.Dispatch{{RunID: 3}}), time.Time{})
+	after(recordMax - time.Millisecond)
+	none("before recordMax in a backlog")
+	after(time.Millisecond)
+	flushed(3)
 }

@@ -24,6 +24,16 @@ const recordDelay = time.Second
 // storing their records first would double the writes that hold them up.
 const recordDelayPerKept = 20 * time.Microsecond
 
+// recordMax is how long past recordDelay a record is kept while results
+// are backlogged (deferredRecords.hold): the results of a burst take
+// their records with them as they come, however late, and writing the
+// records on their own meanwhile would double the writes that hold the
+// results up (at 300,000 runs on one instant, the records written on
+// their own took two thirds of the writer's time the settles took). A
+// run whose result is not coming (its executor died) shows its executor
+// this much later.
+const recordMax = time.Minute
+
 // deferredRecords keeps the dispatch records of scheduled fires sent
 // successfully, not stored yet, until their run's result takes them
 // (Completer.Settle) or recordDelay passes (flush).
@@ -38,6 +48,9 @@ type deferredRecords struct {
 	armed bool         // a flush is scheduled
 	flush func(ds []store.Dispatch)
 	clock clock.Clock
+	// hold says that results are backlogged: the scheduled flush then
+	// stores only the records kept recordMax or longer. Nil: never.
+	hold func() bool
 }
 
 // deferredAt is when a run's dispatch record was kept.
@@ -233,20 +246,26 @@ func (d *deferredRecords) attach(results []store.Result) ([]store.Result, []stor
 	return out, taken
 }
 
-// flushDue stores the records kept for recordDelay or longer, and
-// schedules the next flush while any are kept.
+// flushDue stores the records kept for recordDelay or longer (recordMax
+// while results are backlogged: hold), and schedules the next flush while
+// any are kept.
 func (d *deferredRecords) flushDue() {
-	d.flushBefore(d.clock.Now().Add(-recordDelay), true)
+	if d.hold != nil && d.hold() {
+		d.flushBefore(d.clock.Now().Add(-recordMax), true, true)
+		return
+	}
+	d.flushBefore(d.clock.Now().Add(-recordDelay), true, false)
 }
 
 // flushAll stores every kept record now.
 func (d *deferredRecords) flushAll() {
-	d.flushBefore(time.Time{}, false)
+	d.flushBefore(time.Time{}, false, false)
 }
 
 // flushBefore stores the records kept before cutoff (all of them when
-// cutoff is zero); rearm says this is the scheduled flush.
-func (d *deferredRecords) flushBefore(cutoff time.Time, rearm bool) {
+// cutoff is zero); rearm says this is the scheduled flush, held that it
+// held back records for a backlog of results, to look again soon.
+func (d *deferredRecords) flushBefore(cutoff time.Time, rearm, held bool) {
 	d.mu.Lock()
 	var ds []store.Dispatch
 	n := 0
@@ -269,7 +288,11 @@ func (d *deferredRecords) flushBefore(cutoff time.Time, rearm bool) {
 	if rearm {
 		d.armed = len(d.queue) > 0
 		if d.armed { // at most four flushes a second, each of many
-			d.clock.AfterFunc(max(d.queue[0].at.Sub(cutoff), recordDelay/4), d.flushDue)
+			next := max(d.queue[0].at.Sub(cutoff), recordDelay/4)
+			if held {
+				next = recordDelay / 4
+			}
+			d.clock.AfterFunc(next, d.flushDue)
 		}
 	}
 	d.mu.Unlock()

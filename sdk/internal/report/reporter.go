@@ -12,7 +12,8 @@ import (
 
 // Tuning of the reporter.
 const (
-	reportBatchMax   = 500                    // results per ReportResults call
+	reportBatchMax   = 5000                   // results per ReportResults call, at most
+	reportBatchBytes = 1 << 20                // and their size (Result.size) at most, but for one result
 	reportBatchDelay = 5 * time.Millisecond   // wait for more results before a small batch
 	reportIdle       = 100 * time.Millisecond // after this long without a send, a result goes at once
 	reportMemMax     = 5000                   // results held in memory; the rest wait on disk
@@ -111,7 +112,13 @@ func (r *Reporter) QueueAll(rs []Result, err error) {
 }
 
 // next returns the oldest results, up to a batch, refilling the queue from
-// the spool when it is empty. The results set aside go first once their
+// the spool when it is empty. A batch is as many as wait, up to
+// reportBatchMax results and reportBatchBytes: one call a round trip
+// delivers the results that queued during the last, so a backlog (a
+// burst's results, an admin back from an outage) goes in large calls,
+// which the admin settles as fast as its writer can, and a trickle in
+// small ones. The bytes keep a call of long messages and outputs far
+// below the admin's bound on a request (4 MiB). The results set aside go first once their
 // wait is over, or at once when all is true (a flush).
 func (r *Reporter) next(all bool) []Result {
 	r.mu.Lock()
@@ -131,7 +138,14 @@ func (r *Reporter) next(all bool) []Result {
 		}
 		r.spilled = more
 	}
-	n := min(len(r.queue), reportBatchMax)
+	n, size := 0, 0
+	for n < min(len(r.queue), reportBatchMax) {
+		size += r.queue[n].size()
+		if n > 0 && size > reportBatchBytes {
+			break
+		}
+		n++
+	}
 	return append([]Result(nil), r.queue[:n]...)
 }
 

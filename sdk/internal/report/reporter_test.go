@@ -26,6 +26,7 @@ type fakeAdmin struct {
 	calls     []time.Time
 	delivered map[int64]int
 	batches   []int
+	sizes     []int // of each batch taken: its results' size()
 }
 
 func (a *fakeAdmin) send(_ context.Context, batch []Result) ([]Refusal, error) {
@@ -35,10 +36,13 @@ func (a *fakeAdmin) send(_ context.Context, batch []Result) ([]Refusal, error) {
 	if a.down {
 		return nil, errors.New("admin down")
 	}
+	size := 0
 	for _, r := range batch {
 		a.delivered[r.RunID]++
+		size += r.size()
 	}
 	a.batches = append(a.batches, len(batch))
+	a.sizes = append(a.sizes, size)
 	return nil, nil
 }
 
@@ -180,6 +184,57 @@ func TestReporter(t *testing.T) {
 			a.mu.Unlock()
 			if got := unacknowledged(t, dir); got != 0 {
 				t.Errorf("%d results left unacknowledged in the spool", got)
+			}
+			cancel()
+			wg.Wait()
+		})
+	})
+
+	// A backlog goes in calls as large as reportBatchMax results or
+	// reportBatchBytes allow: a burst's results are not held to a few
+	// hundred a round trip, and a call of long messages and outputs stays
+	// within what an admin reads.
+	t.Run("BacklogInLargeCallsBoundedInBytes", func(t *testing.T) {
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			a := &fakeAdmin{down: true, delivered: make(map[int64]int)}
+			r := newTestReporter(t, t.TempDir(), a)
+			ctx, cancel := context.WithCancel(t.Context())
+			var wg sync.WaitGroup
+			wg.Go(func() { r.Run(ctx, nil) })
+
+			// The large results come to 7 MB together, past the admin's
+			// bound on a request.
+			const small, large, adminMax = 3000, 100, 4 << 20
+			var results []Result
+			for id := int64(1); id <= small; id++ {
+				results = append(results, NewResult(id, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, "ok", time.Now()))
+			}
+			for id := int64(small + 1); id <= small+large; id++ {
+				res := NewResult(id, carillonv1.RunStatus_RUN_STATUS_FAILED, strings.Repeat("m", MaxMessageBytes), time.Now())
+				res.Outputs = map[string]string{"out": strings.Repeat("o", 60<<10)}
+				results = append(results, res)
+			}
+			r.AddAll(results)
+			synctest.Wait()
+			a.setDown(false)
+			time.Sleep(time.Minute) // the backoff's next try
+			synctest.Wait()
+			a.mu.Lock()
+			batches, sizes := slices.Clone(a.batches), slices.Clone(a.sizes)
+			for id := int64(1); id <= small+large; id++ {
+				if a.delivered[id] != 1 {
+					t.Errorf("run %d delivered %d times, want once", id, a.delivered[id])
+				}
+			}
+			a.mu.Unlock()
+			if len(batches) == 0 || batches[0] <= small {
+				t.Errorf("batches %v, want the first to take the %d small results and more", batches, small)
+			}
+			for i, size := range sizes {
+				if size > adminMax {
+					t.Errorf("batch %d: %d results of %d bytes, want at most %d bytes", i, batches[i], size, adminMax)
+				}
 			}
 			cancel()
 			wg.Wait()

@@ -39,6 +39,16 @@ type Result struct {
 	AdminID string `json:"admin_id,omitempty"`
 }
 
+// size is about how many bytes res takes in a ReportResults request: its
+// strings, and a bound on the rest of its fields' encoding.
+func (res Result) size() int {
+	n := 64 + len(res.DatabaseID) + len(res.Message)
+	for k, v := range res.Outputs {
+		n += 8 + len(k) + len(v)
+	}
+	return n
+}
+
 // key names the run of res.
 func (res Result) key() Key { return Key{res.DatabaseID, res.RunID} }
 
