@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -396,6 +397,95 @@ func TestSpool(t *testing.T) {
 		slices.SortFunc(keys, func(x, y Key) int { return strings.Compare(x.DB, y.DB) })
 		if !slices.Equal(keys, []Key{{"a", 2}, {"b\"<&>", 1}}) {
 			t.Errorf("keys = %v", keys)
+		}
+	})
+
+	// load takes the oldest unacknowledged results in the order of their
+	// lines, as sorting every one would, whatever was put, replaced,
+	// acknowledged or skipped, before and after a reopen, and reads
+	// them whole, large lines too.
+	t.Run("LoadOldestFirst", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		sp := open(t, dir, nil)
+		sp.maxLines = 7
+		rng := rand.New(rand.NewPCG(1, 2))
+		// want is load's answer by sorting every pending result.
+		want := func(sp *Spool, limit int, skip func(Key) bool) (ids []int64, more bool) {
+			type item struct {
+				k   Key
+				ref spoolRef
+			}
+			var items []item
+			for k, ref := range sp.pending {
+				if !skip(k) {
+					items = append(items, item{k, ref})
+				}
+			}
+			slices.SortFunc(items, func(a, b item) int {
+				if a.ref.seg.seq != b.ref.seg.seq {
+					return int(a.ref.seg.seq - b.ref.seg.seq)
+				}
+				return int(a.ref.off - b.ref.off)
+			})
+			for i, it := range items {
+				if i == limit {
+					return ids, true
+				}
+				ids = append(ids, it.k.ID)
+			}
+			return ids, false
+		}
+		check := func(sp *Spool, step int) {
+			t.Helper()
+			limit := 1 + rng.IntN(12)
+			skip := func(k Key) bool { return k.ID%5 == int64(step%5) }
+			wantIDs, wantMore := want(sp, limit, skip)
+			got, more, err := sp.load(limit, skip)
+			if err != nil {
+				t.Fatalf("step %d: load: %v", step, err)
+			}
+			var ids []int64
+			for _, r := range got {
+				ids = append(ids, r.RunID)
+				if o := r.Outputs["o"]; o != "" && len(o) != loadSpanMax/3 {
+					t.Fatalf("step %d: run %d's outputs read %d bytes, want %d", step, r.RunID, len(o), loadSpanMax/3)
+				}
+			}
+			if !slices.Equal(ids, wantIDs) || more != wantMore {
+				t.Fatalf("step %d: load(%d) = %v, more %v; want %v, more %v", step, limit, ids, more, wantIDs, wantMore)
+			}
+		}
+		for step := range 300 {
+			switch op := rng.IntN(3); {
+			case op < 2: // results, some replacing earlier ones
+				var batch []Result
+				for range 1 + rng.IntN(4) {
+					r := res(1+rng.Int64N(40), carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, fmt.Sprint("step ", step))
+					if rng.IntN(10) == 0 { // a few large lines: load reads a segment in spans of loadSpanMax
+						r.Outputs = map[string]string{"o": strings.Repeat("o", loadSpanMax/3)}
+					}
+					batch = append(batch, r)
+				}
+				if err := sp.putAll(batch); err != nil {
+					t.Fatal(err)
+				}
+			default: // acknowledgements, in any order
+				var ids []int64
+				for range 1 + rng.IntN(6) {
+					ids = append(ids, 1+rng.Int64N(40))
+				}
+				if err := sp.ack(noDB(ids...)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check(sp, step)
+			if step == 150 {
+				sp.Close()
+				sp = open(t, dir, nil)
+				sp.maxLines = 7
+				check(sp, step)
+			}
 		}
 	})
 

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bufio"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,10 +67,21 @@ type Spool struct {
 	pending map[Key]spoolRef // where each unacknowledged result is, by run
 }
 
-// spoolSegment counts the unacknowledged results of a segment file.
+// spoolSegment counts the unacknowledged results of a segment file, and
+// lists the results tracked in it in the order of their lines, so that
+// load finds the oldest unacknowledged ones without sorting them all.
 type spoolSegment struct {
 	seq     int64
 	unacked int
+	lines   []spoolLine // the results tracked in it, in order of offset
+	first   int         // the lines before it are acknowledged or replaced
+}
+
+// spoolLine is a result line of a segment: its run and offset. It is the
+// run's unacknowledged result while s.pending holds that offset for it.
+type spoolLine struct {
+	run Key
+	off int64
 }
 
 // spoolRef is where an unacknowledged result is: a line of a segment.
@@ -258,6 +268,7 @@ func (s *Spool) apply(seg *spoolSegment, off int64, line []byte) error {
 func (s *Spool) track(k Key, ref spoolRef) {
 	s.forget(k)
 	ref.seg.unacked++
+	ref.seg.lines = append(ref.seg.lines, spoolLine{k, ref.off})
 	s.pending[k] = ref
 }
 
@@ -431,7 +442,10 @@ func (s *Spool) trim() error {
 
 // load reads up to limit unacknowledged results for which skip is false,
 // oldest first; more says whether others remain. A result that cannot be
-// read is forgotten and reported in err; loading goes on.
+// read is forgotten and reported in err; loading goes on. It walks the
+// segments' lines from the oldest that may be unacknowledged, so a
+// backlog of n results is loaded in O(n), not sorted whole at each load
+// (half a million results a loop took 70 % of an executor's CPU).
 func (s *Spool) load(limit int, skip func(Key) bool) (results []Result, more bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -440,55 +454,81 @@ func (s *Spool) load(limit int, skip func(Key) bool) (results []Result, more boo
 		ref spoolRef
 	}
 	var items []item
-	for k, ref := range s.pending {
-		if !skip(k) {
-			items = append(items, item{k, ref})
+walk:
+	for _, seg := range s.segs {
+		for i := seg.first; i < len(seg.lines) && seg.unacked > 0; i++ {
+			l := seg.lines[i]
+			ref, ok := s.pending[l.run]
+			if !ok || ref.seg != seg || ref.off != l.off { // acknowledged or replaced
+				if i == seg.first {
+					seg.first++
+				}
+				continue
+			}
+			if skip(l.run) {
+				continue
+			}
+			if len(items) == limit {
+				more = true
+				break walk
+			}
+			items = append(items, item{l.run, ref})
 		}
-	}
-	slices.SortFunc(items, func(a, b item) int {
-		return cmp.Or(cmp.Compare(a.ref.seg.seq, b.ref.seg.seq), cmp.Compare(a.ref.off, b.ref.off))
-	})
-	if len(items) > limit {
-		items, more = items[:limit], true
+		if seg.unacked == 0 || seg.first == len(seg.lines) {
+			seg.lines, seg.first = seg.lines[:0], 0
+		}
 	}
 	var errs []error
-	var f *os.File // the segment of the item read last
-	var openErr error
-	defer func() {
-		if f != nil {
-			_ = f.Close()
+	for i := 0; i < len(items); {
+		// The items of one segment, in order of offset, with one read of
+		// the lines they span, up to loadSpanMax bytes but for one line.
+		seg, from := items[i].ref.seg, items[i].ref.off
+		j := i + 1
+		for j < len(items) && items[j].ref.seg == seg && items[j].ref.off+int64(items[j].ref.n)-from <= loadSpanMax {
+			j++
 		}
-	}()
-	for i, it := range items {
-		if i == 0 || it.ref.seg != items[i-1].ref.seg {
-			if f != nil {
-				_ = f.Close()
+		last := items[j-1].ref
+		span, readErr := readSpan(s.segmentPath(seg.seq), from, last.off+int64(last.n)-from)
+		for _, it := range items[i:j] {
+			err := readErr
+			var res Result
+			if err == nil {
+				res, err = decodeSpooled(span[it.ref.off-from:][:it.ref.n], it.run, it.ref)
 			}
-			f, openErr = os.Open(s.segmentPath(it.ref.seg.seq))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("spooled result of run %d%s: %w", it.run.ID, OfDatabase(it.run.DB), err))
+				s.forget(it.run)
+				continue
+			}
+			results = append(results, res)
 		}
-		err := openErr
-		var res Result
-		if err == nil {
-			res, err = readSpooled(f, it.run, it.ref)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("spooled result of run %d%s: %w", it.run.ID, OfDatabase(it.run.DB), err))
-			s.forget(it.run)
-			continue
-		}
-		results = append(results, res)
+		i = j
 	}
 	return results, more, errors.Join(errs...)
 }
 
-// readSpooled reads the result of run k at ref in the segment f.
-func readSpooled(f *os.File, k Key, ref spoolRef) (Result, error) {
-	b := make([]byte, ref.n)
-	if _, err := f.ReadAt(b, ref.off); err != nil {
-		return Result{}, err
+// loadSpanMax bounds one read of load: the lines of up to a few thousand
+// results, or of a few of the largest.
+const loadSpanMax = 1 << 20
+
+// readSpan reads n bytes at off of the segment file at path.
+func readSpan(path string, off, n int64) ([]byte, error) {
+	f, err := os.Open(path) //nolint:gosec // a segment of this executor's own spool
+	if err != nil {
+		return nil, err
 	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// decodeSpooled decodes line, the result of run k at ref.
+func decodeSpooled(line []byte, k Key, ref spoolRef) (Result, error) {
 	var sp spooled
-	if err := json.Unmarshal(b, &sp); err != nil {
+	if err := json.Unmarshal(line, &sp); err != nil {
 		return Result{}, err
 	}
 	if sp.RunID != k.ID || sp.DatabaseID != k.DB {
