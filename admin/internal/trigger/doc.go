@@ -73,7 +73,8 @@
 //  4. Record (completer.go, records.go). A scheduled fire's successful
 //     dispatch record is deferred until its result comes, and stored by
 //     the result's write, or on its own after recordDelay (longer while
-//     many are kept: a burst's results come as fast as they settle); a failed
+//     many are kept: a burst's results come as fast as they settle; up to
+//     recordMax while results wait for the writer in thousands); a failed
 //     dispatch is recorded at once and settles the run FAILED. A manual
 //     fire's record is stored at once: TriggerJob waits for it.
 //  5. Settle (completer.go). Results from executors (the server's
