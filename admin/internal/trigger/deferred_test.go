@@ -117,7 +117,7 @@ func TestDeferredRecordsBurst(t *testing.T) {
 	for _, c := range []struct {
 		kept int
 		want time.Duration
-	}{{1, 0}, {4_999, 0}, {5_000, 250 * time.Millisecond}, {1_000_000, 50 * time.Second}} {
+	}{{1, 0}, {4_999, 0}, {5_000, 250 * time.Millisecond}, {1_000_000, 50 * time.Second}, {2_000_000, recordMax}} {
 		if got := keptDelay(c.kept); got != c.want {
 			t.Errorf("keptDelay(%d) = %v, want %v", c.kept, got, c.want)
 		}

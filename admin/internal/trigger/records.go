@@ -23,17 +23,18 @@ const recordDelay = time.Second
 // many seconds after their instant, and storing their records first would
 // double the writes that hold them up. A settle took 21 µs of the admin's
 // CPU a run at a million on one minute mark (2 cores), sharing the writer
-// with the next mark's claims: 50 s for a million, within recordMax.
+// with the next mark's claims: 50 s for a million (keptDelay, at most
+// recordMax).
 const recordDelayPerKept = 50 * time.Microsecond
 
-// recordMax is how long past recordDelay a record is kept while results
-// are backlogged (deferredRecords.hold): the results of a burst take
-// their records with them as they come, however late, and writing the
-// records on their own meanwhile would double the writes that hold the
-// results up (at 300,000 runs on one instant, the records written on
-// their own took two thirds of the writer's time the settles took). A
-// run whose result is not coming (its executor died) shows its executor
-// this much later.
+// recordMax is the longest a record is kept for its result: instead of
+// recordDelay while results are backlogged (deferredRecords.hold), and
+// at most what keptDelay adds. The results of a burst take their records
+// with them as they come, however late, and writing the records on their
+// own meanwhile would double the writes that hold the results up (at
+// 300,000 runs on one minute mark, the records written on their own took
+// two thirds of the writer's time the settles took). A run whose result
+// is not coming (its executor died) shows its executor this much later.
 const recordMax = time.Minute
 
 // deferredRecords keeps the dispatch records of scheduled fires sent
@@ -127,9 +128,10 @@ func newDeferredRecords(flush func([]store.Dispatch), clock clock.Clock) *deferr
 
 // keptDelay is how much later than recordDelay a record is stored while n
 // are kept: recordDelayPerKept each, in steps of a quarter of recordDelay
-// (the flush's least period), so none for fewer than 5,000.
+// (the flush's least period), so none for fewer than 5,000, and at most
+// recordMax.
 func keptDelay(n int) time.Duration {
-	return (time.Duration(n) * recordDelayPerKept).Truncate(recordDelay / 4)
+	return min(time.Duration(n)*recordDelayPerKept, recordMax).Truncate(recordDelay / 4)
 }
 
 // keep keeps ds until their results come or recordDelay passes from now,

@@ -118,8 +118,8 @@ func (r *Reporter) QueueAll(rs []Result, err error) {
 // burst's results, an admin back from an outage) goes in large calls,
 // which the admin settles as fast as its writer can, and a trickle in
 // small ones. The bytes keep a call of long messages and outputs far
-// below the admin's bound on a request (4 MiB). The results set aside go first once their
-// wait is over, or at once when all is true (a flush).
+// below the admin's bound on a request (4 MiB). The results set aside go
+// first once their wait is over, or at once when all is true (a flush).
 func (r *Reporter) next(all bool) []Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()

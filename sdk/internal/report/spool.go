@@ -445,7 +445,7 @@ func (s *Spool) trim() error {
 // read is forgotten and reported in err; loading goes on. It walks the
 // segments' lines from the oldest that may be unacknowledged, so a
 // backlog of n results is loaded in O(n), not sorted whole at each load
-// (half a million results a loop took 70 % of an executor's CPU).
+// (sorting half a million at each load took 70 % of an executor's CPU).
 func (s *Spool) load(limit int, skip func(Key) bool) (results []Result, more bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
