@@ -517,7 +517,7 @@ func readSpan(path string, off, n int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	b := make([]byte, n)
 	if _, err := f.ReadAt(b, off); err != nil {
 		return nil, err
