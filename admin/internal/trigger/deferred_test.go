@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -275,4 +276,40 @@ func TestDeferredRecordsHeld(t *testing.T) {
 	none("before recordMax in a backlog")
 	after(time.Millisecond)
 	flushed(3)
+}
+
+// TestUndispatched: the monitor takes for undispatched neither a run whose
+// record this admin holds nor one whose record was stored between its
+// read of the runs and its check of what it holds (the second read no
+// longer finds it).
+func TestUndispatched(t *testing.T) {
+	t.Parallel()
+	w := &writer{wg: &inflight{}, now: time.Now, wake: make(chan struct{}, 1), running: true} // no drain: what is added waits
+	c := &Completer{cfg: &Config{}}
+	c.records = newCoalescer(w, "record", batchMax, 0, func([]store.Dispatch) error { return nil })
+	c.results = newCoalescer(w, "result", batchMax, 0, func([]store.Result) error { return nil })
+	c.deferred = newDeferredRecords(func([]store.Dispatch) {}, clock.NewFake(time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)))
+	c.deferred.keep(whole([]store.Dispatch{{RunID: 1, ExecutorAddress: "http://a"}}), time.Time{})
+	rs := &Rescuer{completer: c}
+	reads := 0
+	read := func(context.Context) ([]store.Run, error) {
+		reads++
+		if reads == 1 {
+			return []store.Run{{ID: 1}, {ID: 2}, {ID: 3}}, nil
+		}
+		return []store.Run{{ID: 1}, {ID: 3}}, nil // run 2's record was stored meanwhile
+	}
+	got, err := rs.undispatched(t.Context(), read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != 3 || reads != 2 {
+		t.Errorf("undispatched %v after %d reads, want run 3 after 2", got, reads)
+	}
+
+	reads = 0
+	none := func(context.Context) ([]store.Run, error) { reads++; return []store.Run{{ID: 1}}, nil }
+	if got, err := rs.undispatched(t.Context(), none); err != nil || len(got) != 0 || reads != 1 {
+		t.Errorf("undispatched %v, %v after %d reads; want none after 1: the only run's record is held", got, err, reads)
+	}
 }

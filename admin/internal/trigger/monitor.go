@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/carillonhq/carillon/admin/internal/store"
@@ -88,15 +89,13 @@ func (rs *Rescuer) Sweep(ctx context.Context, grace time.Duration) error {
 	if p := rs.earlier.Load(); p != nil {
 		earlier = *p
 	}
-	stuck, err := rs.cfg.Store.Runs.Undispatched(ctx, now.Add(-2*rs.cfg.DispatchTimeout-grace), earlier)
+	stuck, err := rs.undispatched(ctx, func(ctx context.Context) ([]store.Run, error) {
+		return rs.cfg.Store.Runs.Undispatched(ctx, now.Add(-2*rs.cfg.DispatchTimeout-grace), earlier)
+	})
 	if err != nil {
 		return err
 	}
-	unstored := rs.completer.unstored(stuck) // recorded, not stored yet: not stuck
 	for _, r := range stuck {
-		if unstored[r.ID] {
-			continue
-		}
 		results = append(results, store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_LOST, FinishedAt: now, ByAdmin: true,
 			Message: "lost: the admin could not record where it sent this run; the executor may or may not have run it"})
 	}
@@ -133,4 +132,31 @@ func oncePerRun(results []store.Result) []store.Result {
 		}
 	}
 	return kept
+}
+
+// undispatched returns the running runs that read (Undispatched) finds
+// with no dispatch recorded and whose dispatch record this admin does not
+// hold either (Completer.unstored): recorded, not stored yet, a run is not
+// stuck. Those it does not hold are read again: a record whose write
+// returned between the first read and the check left the admin's hands
+// then, and is in the database by the second read.
+func (rs *Rescuer) undispatched(ctx context.Context, read func(context.Context) ([]store.Run, error)) ([]store.Run, error) {
+	stuck, err := read(ctx)
+	if err != nil || len(stuck) == 0 {
+		return nil, err
+	}
+	held := rs.completer.unstored(stuck)
+	stuck = slices.DeleteFunc(stuck, func(r store.Run) bool { return held[r.ID] })
+	if len(stuck) == 0 {
+		return nil, nil
+	}
+	again, err := read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	still := make(map[int64]bool, len(again))
+	for _, r := range again {
+		still[r.ID] = true
+	}
+	return slices.DeleteFunc(stuck, func(r store.Run) bool { return !still[r.ID] }), nil
 }
