@@ -237,13 +237,14 @@ func (c *coalescer[T]) add(items []T) <-chan error {
 		gs = []group[T]{g}
 	}
 	c.w.mu.Lock()
+	now := c.w.now()
 	for _, g := range gs {
-		g.added = c.w.now()
+		g.added = now
 		c.groups = append(c.groups, g)
 	}
 	c.size += len(items)
 	if c.size >= c.max {
-		c.full = c.w.now()
+		c.full = now
 	}
 	c.w.mu.Unlock()
 	c.w.kick()

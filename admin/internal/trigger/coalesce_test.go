@@ -20,40 +20,25 @@ import (
 func TestWriter(t *testing.T) {
 	var wg inflight
 	w := &writer{wg: &wg, now: time.Now, wake: make(chan struct{}, 1)}
-	var calls []string // only the writer's one goroutine appends
-	entered, release := make(chan struct{}), make(chan struct{})
-	bad := errors.New("bad item")
-	record := func(lane string) func([]int) error {
-		return func(items []int) error {
-			if items[0] == 0 {
-				close(entered)
-				<-release // hold the first write while others queue
-			}
-			calls = append(calls, fmt.Sprint(lane, items))
-			if slices.Contains(items, 13) {
-				return bad
-			}
-			return nil
-		}
-	}
-	high := newCoalescer(w, "test", 4, 0, record("high"))
-	low := newCoalescer(w, "test", 4, 0, record("low"))
+	h := newHeldWrites()
+	high := newCoalescer(w, "test", 4, 0, h.record("high", nil))
+	low := newCoalescer(w, "test", 4, 0, h.record("low", nil))
 
 	first := low.add([]int{0})
-	<-entered
+	<-h.entered
 	// The writer is held in the first write: these queue behind it.
 	l1 := low.add([]int{1, 2})
 	h1 := high.add([]int{3, 4, 5, 6, 7}) // more than max: a batch of its own
 	h2 := high.add([]int{8})
 	h3 := high.add([]int{13})
-	close(release)
+	close(h.release)
 	for i, done := range []<-chan error{first, l1, h1, h2} {
 		if err := <-done; err != nil {
 			t.Errorf("group %d: %v, want nil", i, err)
 		}
 	}
-	if err := <-h3; !errors.Is(err, bad) {
-		t.Errorf("bad group: %v, want %v", err, bad)
+	if err := <-h3; !errors.Is(err, errBadItem) {
+		t.Errorf("bad group: %v, want %v", err, errBadItem)
 	}
 	wg.Wait()
 
@@ -65,7 +50,7 @@ func TestWriter(t *testing.T) {
 		"high[13]",
 		"low[1 2]", // the low lane waited for the high one
 	}
-	if diff := cmp.Diff(want, calls); diff != "" {
+	if diff := cmp.Diff(want, h.calls); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 }
@@ -247,32 +232,17 @@ func TestWithdraw(t *testing.T) {
 func TestWriterSplit(t *testing.T) {
 	var wg inflight
 	w := &writer{wg: &wg, now: time.Now, wake: make(chan struct{}, 1)}
-	var calls []string // only the writer's one goroutine appends
-	entered, release := make(chan struct{}), make(chan struct{})
-	bad := errors.New("bad item")
-	var high *coalescer[int]
-	record := func(lane string) func([]int) error {
-		return func(items []int) error {
-			if items[0] == 0 {
-				close(entered)
-				<-release // hold the first write while others queue
-			}
-			calls = append(calls, fmt.Sprint(lane, items))
-			if items[0] == 1 {
-				high.add([]int{9}) // a claim arriving while the parts are written
-			}
-			if slices.Contains(items, 13) {
-				return bad
-			}
-			return nil
+	h := newHeldWrites()
+	high := newCoalescer(w, "high", 4, 0, h.record("high", nil))
+	low := newCoalescer(w, "low", 3, 0, h.record("low", func(items []int) {
+		if items[0] == 1 {
+			high.add([]int{9}) // a claim arriving while the parts are written
 		}
-	}
-	high = newCoalescer(w, "high", 4, 0, record("high"))
-	low := newCoalescer(w, "low", 3, 0, record("low"))
+	}))
 	low.split = true
 
 	first := low.add([]int{0})
-	<-entered
+	<-h.entered
 	if low.backlogged(time.Hour) {
 		t.Error("backlogged with less than max waiting, ever")
 	}
@@ -281,14 +251,14 @@ func TestWriterSplit(t *testing.T) {
 		t.Error("not backlogged with more than max waiting")
 	}
 	failed := low.add([]int{11, 12, 13, 14})
-	close(release)
+	close(h.release)
 	for i, done := range []<-chan error{first, whole} {
 		if err := <-done; err != nil {
 			t.Errorf("caller %d: %v, want nil", i, err)
 		}
 	}
-	if err := <-failed; !errors.Is(err, bad) {
-		t.Errorf("caller with a bad part: %v, want %v", err, bad)
+	if err := <-failed; !errors.Is(err, errBadItem) {
+		t.Errorf("caller with a bad part: %v, want %v", err, errBadItem)
 	}
 	wg.Wait()
 	want := []string{
@@ -300,7 +270,42 @@ func TestWriterSplit(t *testing.T) {
 		"low[11 12 13]",
 		"low[14]",
 	}
-	if diff := cmp.Diff(want, calls); diff != "" {
+	if diff := cmp.Diff(want, h.calls); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+}
+
+// errBadItem is the error of a write holding item 13 (heldWrites).
+var errBadItem = errors.New("bad item")
+
+// heldWrites records the writes of a writer's lanes: the first write,
+// of item 0, holds until release is closed, so that the groups added
+// meanwhile queue behind it; each write is noted in calls as its lane
+// and items, and fails with errBadItem when it holds item 13.
+type heldWrites struct {
+	calls            []string // only the writer's one goroutine appends
+	entered, release chan struct{}
+}
+
+func newHeldWrites() *heldWrites {
+	return &heldWrites{entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+// record returns lane's write; also, if not nil, sees each write's items
+// once noted.
+func (h *heldWrites) record(lane string, also func([]int)) func([]int) error {
+	return func(items []int) error {
+		if items[0] == 0 {
+			close(h.entered)
+			<-h.release // hold the first write while others queue
+		}
+		h.calls = append(h.calls, fmt.Sprint(lane, items))
+		if also != nil {
+			also(items)
+		}
+		if slices.Contains(items, 13) {
+			return errBadItem
+		}
+		return nil
 	}
 }

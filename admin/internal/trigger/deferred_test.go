@@ -150,11 +150,7 @@ func TestDeferredRecordsBurst(t *testing.T) {
 // in each, a million results' a minute), and none being written.
 func TestUnstored(t *testing.T) {
 	t.Parallel()
-	w := &writer{wg: &inflight{}, now: time.Now, wake: make(chan struct{}, 1), running: true} // no drain: what is added waits
-	c := &Completer{cfg: &Config{}}
-	c.records = newCoalescer(w, "record", batchMax, 0, func([]store.Dispatch) error { return nil })
-	c.results = newCoalescer(w, "result", batchMax, 0, func([]store.Result) error { return nil })
-	c.deferred = newDeferredRecords(func([]store.Dispatch) {}, clock.NewFake(time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)))
+	c := idleCompleter()
 	c.deferred.keep(whole([]store.Dispatch{{RunID: 1, ExecutorAddress: "http://a"}}), time.Time{})
 	c.records.add([]store.Dispatch{{RunID: 2, ExecutorAddress: "http://b"}})
 	c.results.add([]store.Result{{RunID: 4, Dispatch: &store.Dispatch{RunID: 4, ExecutorAddress: "http://b"}}, {RunID: 5}})
@@ -284,11 +280,7 @@ func TestDeferredRecordsHeld(t *testing.T) {
 // longer finds it).
 func TestUndispatched(t *testing.T) {
 	t.Parallel()
-	w := &writer{wg: &inflight{}, now: time.Now, wake: make(chan struct{}, 1), running: true} // no drain: what is added waits
-	c := &Completer{cfg: &Config{}}
-	c.records = newCoalescer(w, "record", batchMax, 0, func([]store.Dispatch) error { return nil })
-	c.results = newCoalescer(w, "result", batchMax, 0, func([]store.Result) error { return nil })
-	c.deferred = newDeferredRecords(func([]store.Dispatch) {}, clock.NewFake(time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)))
+	c := idleCompleter()
 	c.deferred.keep(whole([]store.Dispatch{{RunID: 1, ExecutorAddress: "http://a"}}), time.Time{})
 	rs := &Rescuer{completer: c}
 	reads := 0
@@ -312,4 +304,15 @@ func TestUndispatched(t *testing.T) {
 	if got, err := rs.undispatched(t.Context(), none); err != nil || len(got) != 0 || reads != 1 {
 		t.Errorf("undispatched %v, %v after %d reads; want none after 1: the only run's record is held", got, err, reads)
 	}
+}
+
+// idleCompleter returns a Completer whose writer never drains: what its
+// lanes are given waits there.
+func idleCompleter() *Completer {
+	w := &writer{wg: &inflight{}, now: time.Now, wake: make(chan struct{}, 1), running: true}
+	c := &Completer{cfg: &Config{}}
+	c.records = newCoalescer(w, "record", batchMax, 0, func([]store.Dispatch) error { return nil })
+	c.results = newCoalescer(w, "result", batchMax, 0, func([]store.Result) error { return nil })
+	c.deferred = newDeferredRecords(func([]store.Dispatch) {}, clock.NewFake(time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)))
+	return c
 }
