@@ -23,7 +23,7 @@ import (
 )
 
 // failedRun stores a job and a run of it that failed for good, alarm due.
-func failedRun(t *testing.T, st *store.Store, edit func(*store.Job)) store.Run {
+func failedRun(t testing.TB, st *store.Store, edit func(*store.Job)) store.Run {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
@@ -124,5 +124,75 @@ func TestSender(t *testing.T) {
 	}
 	if len(hooks) != 1 || len(smtpd.messages()) != 1 {
 		t.Errorf("a second SendDue sent again: %d webhooks, %d mails", len(hooks), len(smtpd.messages()))
+	}
+}
+
+// TestSenderNowhere: of a burst of failed runs, more than a batch, the
+// alarms that go nowhere (no channel, the job deleted) are recorded as
+// such, each with its own reason, beside one that is delivered.
+func TestSenderNowhere(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := dbtest.SQLite.Open(t)
+	var hooks sync.Map
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var e alarm.Event
+		if err := json.NewDecoder(r.Body).Decode(&e); err != nil {
+			http.Error(w, "bad alarm", http.StatusBadRequest)
+			return
+		}
+		hooks.Store(e.RunID, true)
+	}))
+	defer hook.Close()
+
+	hooked := failedRun(t, st, func(j *store.Job) { j.AlarmWebhookURL = hook.URL })
+	quiet := failedRun(t, st, func(j *store.Job) {})
+	gone := failedRun(t, st, func(j *store.Job) {})
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	var burst []store.Run
+	for i := range 240 {
+		j := quiet
+		if i%3 == 0 {
+			j = gone
+		}
+		burst = append(burst, store.Run{JobID: j.JobID, GroupID: j.GroupID, Handler: "h", ShardTotal: 1,
+			ScheduledAt: now.Add(time.Duration(i+1) * time.Second), TriggeredAt: now, FinishedAt: now, Message: "no executor",
+			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
+			AlarmStatus: carillonv1.AlarmStatus_ALARM_STATUS_PENDING})
+	}
+	burst, err := st.Runs.Insert(ctx, burst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Jobs.Delete(ctx, gone.JobID); err != nil {
+		t.Fatal(err)
+	}
+
+	s := alarm.NewSender(alarm.SenderConfig{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Tries: 1,
+		Channels: []alarm.Channel{{Name: "webhook", Alarm: &alarm.Webhook{}}}})
+	if err := s.SendDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pas, err := st.Alarms.Pending(ctx, now.Add(time.Hour), 10); err != nil || len(pas) != 0 {
+		t.Fatalf("alarms still due: %d (%v)", len(pas), err)
+	}
+	if _, ok := hooks.Load(hooked.ID); !ok {
+		t.Errorf("the webhook did not get run %d's alarm", hooked.ID)
+	}
+	for _, r := range append(burst, hooked, quiet, gone) {
+		want, says := carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, "no alarm: the job has no alarm e-mail or webhook"
+		switch r.JobID {
+		case gone.JobID:
+			says = "no alarm: the job was deleted"
+		case hooked.JobID:
+			want, says = carillonv1.AlarmStatus_ALARM_STATUS_SENT, "webhook: sent"
+		}
+		got, err := st.Runs.Get(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.AlarmStatus != want || !strings.HasPrefix(got.AlarmMessage, says) {
+			t.Errorf("run %d of job %d: alarm %s %q, want %s %q", r.ID, r.JobID, got.AlarmStatus, got.AlarmMessage, want, says)
+		}
 	}
 }

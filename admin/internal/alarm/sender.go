@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -141,25 +142,83 @@ func (s *Sender) SendDue(ctx context.Context) error {
 	return s.sendWorkflowRuns(ctx)
 }
 
-// sendRuns delivers the due alarms of runs.
+// sendRuns delivers the due alarms of runs, alarmBatch at a time. The
+// alarms of a batch that go nowhere (their jobs have no channel, or were
+// deleted) are recorded together once the batch is done, in a statement
+// for each message: a group whose executors are all gone fails thousands
+// of runs a second, and one write each would take the database's one
+// writer from the claims of the fires still due. Each job is read once a
+// batch.
 func (s *Sender) sendRuns(ctx context.Context) error {
-	return sendAll(ctx, s.cfg.NowFunc, s.cfg.Store.Alarms.Pending, func(ctx context.Context, pa store.PendingAlarm) error {
-		o := s.send(ctx, pa)
-		return s.settle(o, pa.Try, func(try store.AlarmTry, at time.Time, msg string) error {
-			return s.cfg.Store.Alarms.Retry(ctx, pa.ID, try, at, msg)
-		}, func(status carillonv1.AlarmStatus, msg string) error {
-			return s.cfg.Store.Alarms.Record(ctx, pa.ID, status, msg)
-		})
-	})
+	for {
+		pas, err := s.cfg.Store.Alarms.Pending(ctx, s.cfg.NowFunc(), alarmBatch)
+		if err != nil || len(pas) == 0 {
+			return err
+		}
+		jobs := jobsOnce{get: s.cfg.Store.Jobs.Get}
+		nowhere := map[string][]int64{} // run IDs by the message of their outcome
+		for _, pa := range pas {
+			o := s.send(ctx, pa, jobs.job)
+			if o.status == carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
+				nowhere[o.msg] = append(nowhere[o.msg], pa.ID)
+				continue
+			}
+			err := s.settle(o, pa.Try, func(try store.AlarmTry, at time.Time, msg string) error {
+				return s.cfg.Store.Alarms.Retry(ctx, pa.ID, try, at, msg)
+			}, func(status carillonv1.AlarmStatus, msg string) error {
+				return s.cfg.Store.Alarms.Record(ctx, pa.ID, status, msg)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		for _, msg := range slices.Sorted(maps.Keys(nowhere)) {
+			if err := s.cfg.Store.Alarms.RecordAll(ctx, nowhere[msg], carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, msg); err != nil {
+				return err
+			}
+		}
+	}
 }
 
-// sendAll delivers the alarms that due returns at now, a hundred at a
+// alarmBatch is how many due alarms a Sender reads at a time.
+const alarmBatch = 100
+
+// jobsOnce reads each job once: the jobs of one batch of alarms.
+type jobsOnce struct {
+	get  func(context.Context, int64) (store.Job, error)
+	read map[int64]jobRead
+}
+
+// jobRead is a job as jobsOnce read it.
+type jobRead struct {
+	job store.Job
+	err error
+}
+
+// job returns job id, read at its first call; an error other than
+// store.ErrNotFound is not kept, so the next alarm of the job reads it
+// again.
+func (j *jobsOnce) job(ctx context.Context, id int64) (store.Job, error) {
+	if r, ok := j.read[id]; ok {
+		return r.job, r.err
+	}
+	job, err := j.get(ctx, id)
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		if j.read == nil {
+			j.read = map[int64]jobRead{}
+		}
+		j.read[id] = jobRead{job, err}
+	}
+	return job, err
+}
+
+// sendAll delivers the alarms that due returns at now, alarmBatch at a
 // time, each with send (which records its outcome), until none is due.
 func sendAll[T any](ctx context.Context, now func() time.Time, due func(context.Context, time.Time, int) ([]T, error),
 	send func(context.Context, T) error,
 ) error {
 	for {
-		items, err := due(ctx, now(), 100)
+		items, err := due(ctx, now(), alarmBatch)
 		if err != nil || len(items) == 0 {
 			return err
 		}
@@ -205,10 +264,10 @@ func (s *Sender) settle(o outcome, try store.AlarmTry,
 }
 
 // send delivers the alarm of run pa on every channel that has not taken
-// it yet and sums up the outcome.
-func (s *Sender) send(ctx context.Context, pa store.PendingAlarm) outcome {
+// it yet and sums up the outcome; jobs reads the run's job.
+func (s *Sender) send(ctx context.Context, pa store.PendingAlarm, jobs func(context.Context, int64) (store.Job, error)) outcome {
 	r := pa.Run
-	job, err := s.cfg.Store.Jobs.Get(ctx, r.JobID)
+	job, err := jobs(ctx, r.JobID)
 	if errors.Is(err, store.ErrNotFound) {
 		return outcome{status: carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, msg: "no alarm: the job was deleted"}
 	}

@@ -83,6 +83,21 @@ func (s AlarmStore) Record(ctx context.Context, runID int64, status carillonv1.A
 	return nil
 }
 
+// RecordAll stores one final outcome of the alarms of runs ids, in one
+// statement: the alarms that went nowhere, which a burst of failures has
+// thousands of (alarm.Sender).
+func (s AlarmStore) RecordAll(ctx context.Context, ids []int64, status carillonv1.AlarmStatus, message string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.exec(ctx, `UPDATE runs SET alarm_status = $1, alarm_message = $2 WHERE id IN (`+s.d.idRows(`$3`)+`)`, //nolint:gosec // concatenates constant SQL fragments; values are placeholders
+		int64(status), message, jsonIDs(ids))
+	if err != nil {
+		return fmt.Errorf("store: record alarms of %d runs: %w", len(ids), err)
+	}
+	return nil
+}
+
 // Retry records a failed try of run runID's alarm, which stays
 // PENDING and is due again at at: the tries so far, the channels that took
 // it and what went wrong (message).

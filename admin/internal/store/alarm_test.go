@@ -77,6 +77,52 @@ func TestAlarmRetry(t *testing.T) {
 	}
 }
 
+// TestAlarmRecordAll: RecordAll ends the alarms of the runs it names with
+// one outcome, and no other.
+func TestAlarmRecordAll(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, j := backendJob(t, be, time.Time{})
+			var pending []store.Run
+			for i := range 4 {
+				r := pendingRun(j, t0.Add(time.Duration(i)*time.Second))
+				r.Status, r.AlarmStatus = carillonv1.RunStatus_RUN_STATUS_FAILED, carillonv1.AlarmStatus_ALARM_STATUS_PENDING
+				pending = append(pending, *r)
+			}
+			runs, err := s.Runs.Insert(ctx, pending)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Alarms.RecordAll(ctx, nil, carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, "none"); err != nil {
+				t.Fatal(err)
+			}
+			const msg = "no alarm: the job has no alarm e-mail or webhook, and the admin none"
+			if err := s.Alarms.RecordAll(ctx, []int64{runs[0].ID, runs[2].ID, runs[3].ID}, carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, msg); err != nil {
+				t.Fatal(err)
+			}
+			pas, err := s.Alarms.Pending(ctx, t0.Add(time.Hour), 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pas) != 1 || pas[0].ID != runs[1].ID {
+				t.Errorf("pending after RecordAll: %+v, want run %d alone", pas, runs[1].ID)
+			}
+			for _, r := range []store.Run{runs[0], runs[2], runs[3]} {
+				got, err := s.Runs.Get(ctx, r.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED || got.AlarmMessage != msg {
+					t.Errorf("run %d: alarm %s %q, want UNSPECIFIED %q", r.ID, got.AlarmStatus, got.AlarmMessage, msg)
+				}
+			}
+		})
+	}
+}
+
 // TestWorkflowAlarmRetry is TestAlarmRetry for a workflow run's alarm
 // (RetryWorkflow, RecordWorkflow), over both databases.
 func TestWorkflowAlarmRetry(t *testing.T) {
