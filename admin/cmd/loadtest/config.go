@@ -61,6 +61,8 @@ type config struct {
 	// pgURL is the PostgreSQL database of the started admins (--db
 	// postgres://...); empty: a SQLite file in the work directory.
 	pgURL string
+	// fail makes the measured jobs' handler fail every run (--fail).
+	fail bool
 	// chaosMin and chaosMax bound the time between two kills (SIGKILL) of a
 	// random started admin during the window (--chaos); 0: no kills.
 	chaosMin, chaosMax time.Duration
@@ -111,6 +113,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.workflowNodes, "workflow-nodes", 5, "nodes of each --workflows workflow: a root, up to 50 in parallel, (above 52) a join and the rest in parallel, a sink")
 	fs.StringVar(&c.workflowCron, "workflow-cron", "* * * * * ?", "the --workflows workflows' Quartz cron schedule")
 	fs.IntVar(&c.history, "history", 0, "store this many settled runs (the last 30 days) before starting the admin, for a large runs table")
+	fs.BoolVar(&c.fail, "fail", false, "the measured jobs' handler fails every run (each failed run's alarm is then the admin's to evaluate): the cost of a failing workload")
 	fs.IntVar(&c.readers, "readers", 0, "clients calling ListRuns and GetDashboard back to back during the window and grace (at most 1000)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -30,6 +30,7 @@ type receipt struct {
 // (a sixth of them blocked in one measured burst), and the tool measured
 // its own lock instead of the executors.
 type recorder struct {
+	fail   bool // the handler fails each run (--fail)
 	shards [recorderShards]struct {
 		mu       sync.Mutex
 		receipts []receipt
@@ -40,13 +41,20 @@ type recorder struct {
 // recorderShards is how many locks a recorder's receipts are spread over.
 const recorderShards = 64
 
-// handle is the no-op handler: it records the run and succeeds.
+// errFail is what the handler returns with --fail.
+var errFail = errors.New("loadtest: --fail")
+
+// handle is the no-op handler: it records the run and succeeds, or with
+// --fail fails.
 func (r *recorder) handle(_ context.Context, job *sdk.Job) error {
 	got := time.Now().UnixNano()
 	sh := &r.shards[uint64(job.JobID)%recorderShards] //nolint:gosec // job IDs are positive
 	sh.mu.Lock()
 	sh.receipts = append(sh.receipts, receipt{job: job.JobID, at: job.ScheduledAt.UnixMilli(), got: got})
 	sh.mu.Unlock()
+	if r.fail {
+		return errFail
+	}
 	return nil
 }
 

@@ -164,7 +164,7 @@ func run(ctx context.Context, c config) (res *result, err error) {
 		}
 	}
 
-	rec, sparseRec, nodeRec := &recorder{}, &recorder{}, &nodeRecorder{}
+	rec, sparseRec, nodeRec := &recorder{fail: c.fail}, &recorder{}, &nodeRecorder{}
 	var startHandling func(app string, group int64, n int, handle func(*sdk.Executor)) error
 	var stops []*executors
 	defer func() {

@@ -142,23 +142,36 @@ func (s *Sender) SendDue(ctx context.Context) error {
 	return s.sendWorkflowRuns(ctx)
 }
 
-// sendRuns delivers the due alarms of runs, alarmBatch at a time. The
-// alarms of a batch that go nowhere (their jobs have no channel, or were
-// deleted) are recorded together once the batch is done, in a statement
-// for each message: a group whose executors are all gone fails thousands
-// of runs a second, and one write each would take the database's one
-// writer from the claims of the fires still due. Each job is read once a
-// batch.
+// sendRuns delivers the due alarms of runs, alarmBatch at a time, with
+// the jobs of a batch read in one statement. The alarms of a batch that
+// go nowhere (their jobs have no channel, or were deleted) are recorded
+// together once the batch is done, in a statement for each message: a
+// group whose executors are all gone fails thousands of runs a second,
+// and a read and a write each would take the database's one writer from
+// the claims of the fires still due.
 func (s *Sender) sendRuns(ctx context.Context) error {
 	for {
 		pas, err := s.cfg.Store.Alarms.Pending(ctx, s.cfg.NowFunc(), alarmBatch)
 		if err != nil || len(pas) == 0 {
 			return err
 		}
-		jobs := jobsOnce{get: s.cfg.Store.Jobs.Get}
+		ids := make([]int64, len(pas))
+		for i, pa := range pas {
+			ids[i] = pa.JobID
+		}
+		jobs, jobsErr := s.cfg.Store.Jobs.GetAll(ctx, ids)
+		job := func(id int64) (store.Job, error) {
+			if jobsErr != nil {
+				return store.Job{}, jobsErr
+			}
+			if j, ok := jobs[id]; ok {
+				return *j, nil
+			}
+			return store.Job{}, fmt.Errorf("%w: job %d", store.ErrNotFound, id)
+		}
 		nowhere := map[string][]int64{} // run IDs by the message of their outcome
 		for _, pa := range pas {
-			o := s.send(ctx, pa, jobs.job)
+			o := s.send(ctx, pa, job)
 			if o.status == carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
 				nowhere[o.msg] = append(nowhere[o.msg], pa.ID)
 				continue
@@ -182,35 +195,6 @@ func (s *Sender) sendRuns(ctx context.Context) error {
 
 // alarmBatch is how many due alarms a Sender reads at a time.
 const alarmBatch = 100
-
-// jobsOnce reads each job once: the jobs of one batch of alarms.
-type jobsOnce struct {
-	get  func(context.Context, int64) (store.Job, error)
-	read map[int64]jobRead
-}
-
-// jobRead is a job as jobsOnce read it.
-type jobRead struct {
-	job store.Job
-	err error
-}
-
-// job returns job id, read at its first call; an error other than
-// store.ErrNotFound is not kept, so the next alarm of the job reads it
-// again.
-func (j *jobsOnce) job(ctx context.Context, id int64) (store.Job, error) {
-	if r, ok := j.read[id]; ok {
-		return r.job, r.err
-	}
-	job, err := j.get(ctx, id)
-	if err == nil || errors.Is(err, store.ErrNotFound) {
-		if j.read == nil {
-			j.read = map[int64]jobRead{}
-		}
-		j.read[id] = jobRead{job, err}
-	}
-	return job, err
-}
 
 // sendAll delivers the alarms that due returns at now, alarmBatch at a
 // time, each with send (which records its outcome), until none is due.
@@ -264,10 +248,10 @@ func (s *Sender) settle(o outcome, try store.AlarmTry,
 }
 
 // send delivers the alarm of run pa on every channel that has not taken
-// it yet and sums up the outcome; jobs reads the run's job.
-func (s *Sender) send(ctx context.Context, pa store.PendingAlarm, jobs func(context.Context, int64) (store.Job, error)) outcome {
+// it yet and sums up the outcome; jobs returns the run's job.
+func (s *Sender) send(ctx context.Context, pa store.PendingAlarm, jobs func(int64) (store.Job, error)) outcome {
 	r := pa.Run
-	job, err := jobs(ctx, r.JobID)
+	job, err := jobs(r.JobID)
 	if errors.Is(err, store.ErrNotFound) {
 		return outcome{status: carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, msg: "no alarm: the job was deleted"}
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/carillonhq/carillon/admin/internal/pgtest"
 	"github.com/carillonhq/carillon/admin/internal/store"
 	carillonv1 "github.com/carillonhq/carillon/proto/carillon/v1"
@@ -129,6 +131,43 @@ func TestStartStopJob(t *testing.T) {
 			}
 			if _, err := s.Runs.Get(ctx, running[0].ID); err != nil {
 				t.Errorf("the deleted job's running run: %v, want it kept", err)
+			}
+		})
+	}
+}
+
+// TestJobGetAll: GetAll reads the jobs named that exist, each as Get
+// reads it, whatever the repeats among the IDs.
+func TestJobGetAll(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, j1 := backendJob(t, be, time.Time{})
+			j2 := newJob(j1.GroupID, time.Time{})
+			j2.AlarmWebhookURL, j2.AlarmEmails = "https://hooks.example.com/x", []string{"ops@example.com"}
+			j2, err := s.Jobs.Create(ctx, j2, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Jobs.GetAll(ctx, []int64{j2.ID, j1.ID, j2.ID, j2.ID + 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 {
+				t.Fatalf("GetAll read %d jobs, want 2", len(got))
+			}
+			for _, id := range []int64{j1.ID, j2.ID} {
+				want, err := s.Jobs.Get(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got[id] == nil {
+					t.Errorf("GetAll did not read job %d", id)
+				} else if diff := cmp.Diff(want, *got[id]); diff != "" {
+					t.Errorf("GetAll's job %d differs from Get's (-Get +GetAll):\n%s", id, diff)
+				}
 			}
 		})
 	}
