@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carillonhq/carillon/admin/internal/console"
+	"github.com/carillonhq/carillon/admin/internal/followup"
 	"github.com/carillonhq/carillon/admin/internal/metrics"
 	"github.com/carillonhq/carillon/admin/internal/retention"
 	"github.com/carillonhq/carillon/admin/internal/schedule"
@@ -329,6 +330,9 @@ func Open(ctx context.Context, cfg Config) (a *Admin, err error) {
 		Store: st, Token: cfg.Token, Logger: cfg.Logger, Queue: sched, Alarms: alarms, SendAhead: sendAhead,
 		LastBeat: lastBeat, Unsent: unsent, TLSClientConfig: executorTLS, Metrics: m, TracerProvider: cfg.TracerProvider,
 		MisfireThreshold: cfg.MisfireThreshold,
+		// A failure whose job names no recipient alarms only where the
+		// admin has one of its own.
+		FollowUp: followup.Policy{AdminAlarms: cfg.AlarmWebhook != ""},
 	})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())

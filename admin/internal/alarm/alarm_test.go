@@ -127,9 +127,11 @@ func TestSender(t *testing.T) {
 	}
 }
 
-// TestSenderNowhere: of a burst of failed runs, more than a batch, the
-// alarms that go nowhere (no channel, the job deleted) are recorded as
-// such, each with its own reason, beside one that is delivered.
+// TestSenderNowhere: of a burst of alarms due, more than a batch, those
+// that go nowhere (no channel, the job deleted) are recorded as such,
+// each with its own reason, beside one that is delivered. (A run that
+// fails with no one to alarm is recorded so as it settles: these are
+// alarms made due before, e.g. while the admin had a webhook of its own.)
 func TestSenderNowhere(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -179,7 +181,7 @@ func TestSenderNowhere(t *testing.T) {
 	if _, ok := hooks.Load(hooked.ID); !ok {
 		t.Errorf("the webhook did not get run %d's alarm", hooked.ID)
 	}
-	for _, r := range append(burst, hooked, quiet, gone) {
+	for _, r := range append(burst, hooked) {
 		want, says := carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED, "no alarm: the job has no alarm e-mail or webhook"
 		switch r.JobID {
 		case gone.JobID:

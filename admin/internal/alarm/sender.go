@@ -269,7 +269,7 @@ func (s *Sender) send(ctx context.Context, pa store.PendingAlarm, jobs func(int6
 	}
 	o := s.deliver(ctx, e, r.ID, pa.Try.Sent)
 	if o.status == carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED {
-		o.msg = "no alarm: the job has no alarm e-mail or webhook, and the admin none"
+		o.msg = store.NoAlarmMessage
 	}
 	return o
 }

@@ -33,6 +33,9 @@ type Job struct {
 	RetryBackoff bool
 	// AlarmEveryFailure alarms on every failed attempt, not only the last.
 	AlarmEveryFailure bool
+	// Alarmed says the job names recipients of its alarms (e-mails or a
+	// webhook).
+	Alarmed bool
 	// HasChildren says the job has child jobs, fired when a fire succeeds.
 	HasChildren bool
 	// ScheduleType is the job's schedule; FIX_DELAY waits for its fires.
@@ -66,6 +69,11 @@ type Decision struct {
 	RetryAt time.Time
 	// Alarm marks the run for an alarm.
 	Alarm bool
+	// Unalarmed says the run would alarm, but neither its job nor the
+	// admin names anyone to alarm: it is recorded so, with nothing to
+	// send (a group whose executors are all gone fails every fire, and
+	// alarms that go nowhere are writes the claims need).
+	Unalarmed bool
 	// DropRetry skips the pending retry that the admin's own settlement
 	// created, when a late result says the run did not fail that way.
 	DropRetry bool
@@ -89,13 +97,17 @@ type RetryDelayFunc func(job Job, attempt int32) time.Duration
 type Policy struct {
 	// RetryDelay defaults to DefaultRetryDelay.
 	RetryDelay RetryDelayFunc
+	// AdminAlarms says the admin alarms a recipient of its own for every
+	// run (its --alarm-webhook): a job that names none alarms too.
+	AdminAlarms bool
 }
 
 // Decide returns what follows run r of job:
 //   - a failed, timed-out or lost attempt with retries left gets its retry,
 //     due after the job's retry delay;
 //   - a run that failed for good (or any failed attempt, with
-//     AlarmEveryFailure) gets an alarm;
+//     AlarmEveryFailure) gets an alarm, or is Unalarmed where neither
+//     its job nor the admin names anyone to alarm;
 //   - a success fires the job's children once all shards of its fire have
 //     succeeded;
 //   - a scheduled fire of a FIX_DELAY job gets its next fire at the finish
@@ -122,7 +134,10 @@ func (p Policy) Decide(job Job, r Run) Decision {
 			}
 			d.RetryAt = r.FinishedAt.Add(delay(job, r.Attempt))
 		}
-		d.Alarm = !retried || job.AlarmEveryFailure
+		if !retried || job.AlarmEveryFailure {
+			d.Alarm = job.Alarmed || p.AdminAlarms
+			d.Unalarmed = !d.Alarm
+		}
 	case carillonv1.RunStatus_RUN_STATUS_SUCCEEDED:
 		d.FireChildren = job.HasChildren && !r.Workflow
 	}

@@ -39,7 +39,7 @@ func TestDecide(t *testing.T) {
 		{"success, nothing follows", followup.Job{}, followup.Run{Status: succeeded, TriggerType: cron, FinishedAt: at}, followup.Decision{}},
 		{"success fires children", followup.Job{HasChildren: true}, followup.Run{Status: succeeded, TriggerType: cron, FinishedAt: at},
 			followup.Decision{FireChildren: true}},
-		{"failure without retries alarms", followup.Job{}, followup.Run{Status: failed, TriggerType: cron, FinishedAt: at},
+		{"failure without retries alarms", followup.Job{Alarmed: true}, followup.Run{Status: failed, TriggerType: cron, FinishedAt: at},
 			followup.Decision{Alarm: true}},
 		{"failure with retries left retries after the default delay, no alarm", followup.Job{RetryCount: 2},
 			followup.Run{Status: failed, TriggerType: cron, FinishedAt: at},
@@ -48,9 +48,9 @@ func TestDecide(t *testing.T) {
 			followup.Run{Status: timedOut, TriggerType: cron, FinishedAt: at}, followup.Decision{RetryAt: at.Add(3 * time.Second)}},
 		{"lost retries too", followup.Job{RetryCount: 1, RetryDelaySeconds: 3},
 			followup.Run{Status: lost, TriggerType: cron, FinishedAt: at}, followup.Decision{RetryAt: at.Add(3 * time.Second)}},
-		{"the last attempt alarms", followup.Job{RetryCount: 2}, followup.Run{Status: failed, TriggerType: retry, Attempt: 2, FinishedAt: at},
+		{"the last attempt alarms", followup.Job{RetryCount: 2, Alarmed: true}, followup.Run{Status: failed, TriggerType: retry, Attempt: 2, FinishedAt: at},
 			followup.Decision{Alarm: true}},
-		{"alarm on every failure, with the retry", followup.Job{RetryCount: 2, AlarmEveryFailure: true, RetryDelaySeconds: 1},
+		{"alarm on every failure, with the retry", followup.Job{RetryCount: 2, AlarmEveryFailure: true, RetryDelaySeconds: 1, Alarmed: true},
 			followup.Run{Status: failed, TriggerType: cron, FinishedAt: at}, followup.Decision{RetryAt: at.Add(time.Second), Alarm: true}},
 		{"backoff doubles per attempt", followup.Job{RetryCount: 5, RetryDelaySeconds: 10, RetryBackoff: true},
 			followup.Run{Status: failed, TriggerType: retry, Attempt: 2, FinishedAt: at}, followup.Decision{RetryAt: at.Add(40 * time.Second)}},
@@ -60,7 +60,7 @@ func TestDecide(t *testing.T) {
 			followup.Decision{}},
 		{"FIX_DELAY fire: next fire after the interval", followup.Job{ScheduleType: fixDelay, IntervalSeconds: 30},
 			followup.Run{Status: succeeded, TriggerType: cron, FinishedAt: at}, followup.Decision{NextFireAt: at.Add(30 * time.Second)}},
-		{"FIX_DELAY retry that fails for good: alarm and next fire", followup.Job{ScheduleType: fixDelay, IntervalSeconds: 30, RetryCount: 1},
+		{"FIX_DELAY retry that fails for good: alarm and next fire", followup.Job{ScheduleType: fixDelay, IntervalSeconds: 30, RetryCount: 1, Alarmed: true},
 			followup.Run{Status: failed, TriggerType: retry, Attempt: 1, FinishedAt: at},
 			followup.Decision{Alarm: true, NextFireAt: at.Add(30 * time.Second)}},
 		{"FIX_DELAY misfire run counts", followup.Job{ScheduleType: fixDelay, IntervalSeconds: 5},
@@ -80,7 +80,7 @@ func TestDecide(t *testing.T) {
 			followup.Run{Status: failed, TriggerType: cron, FinishedAt: at, LateResult: true}, followup.Decision{DropRetry: true}},
 		{"workflow node: no children, no FIX_DELAY next fire", followup.Job{HasChildren: true, ScheduleType: fixDelay, IntervalSeconds: 30},
 			followup.Run{Status: succeeded, TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_WORKFLOW, FinishedAt: at, Workflow: true}, followup.Decision{}},
-		{"workflow node's retry that fails for good: alarm only", followup.Job{RetryCount: 1, ScheduleType: fixDelay, IntervalSeconds: 30},
+		{"workflow node's retry that fails for good: alarm only", followup.Job{RetryCount: 1, ScheduleType: fixDelay, IntervalSeconds: 30, Alarmed: true},
 			followup.Run{Status: failed, TriggerType: retry, Attempt: 1, FinishedAt: at, Workflow: true}, followup.Decision{Alarm: true}},
 		{"workflow node's late success: no children", followup.Job{RetryCount: 3, HasChildren: true},
 			followup.Run{Status: succeeded, TriggerType: retry, FinishedAt: at, LateResult: true, Workflow: true},
@@ -89,6 +89,33 @@ func TestDecide(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, followup.Policy{}.Decide(tc.job, tc.run)); diff != "" {
 				t.Errorf("Decide(%+v, %+v) (-want +got):\n%s", tc.job, tc.run, diff)
+			}
+		})
+	}
+}
+
+// TestDecideRecipients: a failure that alarms is Unalarmed where neither
+// its job nor the admin names anyone to alarm.
+func TestDecideRecipients(t *testing.T) {
+	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	run := followup.Run{Status: failed, TriggerType: cron, FinishedAt: at}
+	for _, tc := range []struct {
+		name   string
+		policy followup.Policy
+		job    followup.Job
+		want   followup.Decision
+	}{
+		{"no one to alarm", followup.Policy{}, followup.Job{}, followup.Decision{Unalarmed: true}},
+		{"the job's recipients", followup.Policy{}, followup.Job{Alarmed: true}, followup.Decision{Alarm: true}},
+		{"the admin's recipient", followup.Policy{AdminAlarms: true}, followup.Job{}, followup.Decision{Alarm: true}},
+		{"a retry follows, no alarm either way", followup.Policy{}, followup.Job{RetryCount: 1},
+			followup.Decision{RetryAt: at.Add(followup.RetryDelayDefault)}},
+		{"every failure, no one to alarm", followup.Policy{}, followup.Job{RetryCount: 1, AlarmEveryFailure: true},
+			followup.Decision{RetryAt: at.Add(followup.RetryDelayDefault), Unalarmed: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.policy.Decide(tc.job, run)); diff != "" {
+				t.Errorf("Decide(%+v) (-want +got):\n%s", tc.job, diff)
 			}
 		})
 	}

@@ -123,7 +123,10 @@ type JobDefinition struct {
 	RetryDelaySeconds int32
 	RetryBackoff      bool
 	AlarmEveryFailure bool
-	Enabled           bool
+	// Alarmed says the job names recipients of its alarms (e-mails or a
+	// webhook).
+	Alarmed bool
+	Enabled bool
 	// Capped says the job or its group has a concurrency cap (Job.Capped).
 	Capped bool
 }
@@ -135,7 +138,7 @@ func (j *Job) Definition() *JobDefinition {
 		ChildJobIDs: j.ChildJobIDs, ScheduleType: j.ScheduleType, MisfireStrategy: j.MisfireStrategy, RouteStrategy: j.RouteStrategy,
 		ScriptType: j.ScriptType, BlockStrategy: j.BlockStrategy, IntervalSeconds: j.IntervalSeconds, TimeoutSeconds: j.TimeoutSeconds,
 		RetryCount: j.RetryCount, RetryDelaySeconds: j.RetryDelaySeconds, RetryBackoff: j.RetryBackoff,
-		AlarmEveryFailure: j.AlarmEveryFailure, Enabled: j.Enabled, Capped: j.Capped,
+		AlarmEveryFailure: j.AlarmEveryFailure, Alarmed: len(j.AlarmEmails) > 0 || j.AlarmWebhookURL != "", Enabled: j.Enabled, Capped: j.Capped,
 		ParamTemplate: j.ParamTemplate, TimeZone: j.TimeZone, UpdatedAt: j.UpdatedAt,
 	}
 }

@@ -191,9 +191,10 @@ type settler struct {
 	// fan-in's many nodes, settled together, read each once.
 	workflowRuns map[int64]*WorkflowRun
 	// alarms are the runs whose alarms followUp found due, to be marked
-	// PENDING together (markAlarms).
-	alarms []int64
-	out    Settled
+	// PENDING together (markAlarms); unalarmed those it found with no one
+	// to alarm, to be recorded so together.
+	alarms, unalarmed []int64
+	out               Settled
 }
 
 // fireKey names a scheduled fire: a job and its scheduled instant.
@@ -392,17 +393,32 @@ func (st *settler) settle(results []Result) error {
 	return st.freeSlots(runs)
 }
 
+// NoAlarmMessage is the alarm message of a run that failed for good with
+// no one to alarm: its job names no recipient, and the admin none.
+const NoAlarmMessage = "no alarm: the job has no alarm e-mail or webhook, and the admin none"
+
 // markAlarms marks the alarms of the runs followUp found alarming
-// (st.alarms) PENDING, in one statement: a burst of failed dispatches
+// (st.alarms) PENDING, and records those with no one to alarm
+// (st.unalarmed) so, a statement each: a burst of failed dispatches
 // alarms thousands of runs at once.
 func (st *settler) markAlarms() error {
-	if len(st.alarms) == 0 {
-		return nil
+	if len(st.alarms) > 0 {
+		_, err := st.tx.ExecContext(st.ctx, `UPDATE runs SET alarm_status = $1 WHERE id IN (`+st.d.idRows("$2")+`)`, //nolint:gosec // a constant SQL fragment
+			carillonv1.AlarmStatus_ALARM_STATUS_PENDING, jsonIDs(st.alarms))
+		if err != nil {
+			return err
+		}
+		st.alarms = st.alarms[:0]
 	}
-	_, err := st.tx.ExecContext(st.ctx, `UPDATE runs SET alarm_status = $1 WHERE id IN (`+st.d.idRows("$2")+`)`, //nolint:gosec // a constant SQL fragment
-		carillonv1.AlarmStatus_ALARM_STATUS_PENDING, jsonIDs(st.alarms))
-	st.alarms = st.alarms[:0]
-	return err
+	if len(st.unalarmed) > 0 {
+		_, err := st.tx.ExecContext(st.ctx, `UPDATE runs SET alarm_message = $1 WHERE id IN (`+st.d.idRows("$2")+`)`, //nolint:gosec // a constant SQL fragment
+			NoAlarmMessage, jsonIDs(st.unalarmed))
+		if err != nil {
+			return err
+		}
+		st.unalarmed = st.unalarmed[:0]
+	}
+	return nil
 }
 
 // Notes of later results. A result from an executor for a run that an
@@ -541,9 +557,13 @@ func (st *settler) followUp(r Run) error {
 			return err
 		}
 	}
-	if d.Alarm {
+	switch {
+	case d.Alarm:
 		r.AlarmStatus = carillonv1.AlarmStatus_ALARM_STATUS_PENDING
 		st.alarms = append(st.alarms, r.ID) // marked together (markAlarms)
+	case d.Unalarmed:
+		r.AlarmMessage = NoAlarmMessage
+		st.unalarmed = append(st.unalarmed, r.ID) // recorded together (markAlarms)
 	}
 	if d.DropRetry {
 		_, err := tx.ExecContext(ctx, dropRetrySQL,
@@ -592,7 +612,7 @@ func (st *settler) followUp(r Run) error {
 func (j *JobDefinition) policyJob() followup.Job {
 	return followup.Job{
 		RetryCount: j.RetryCount, RetryDelaySeconds: j.RetryDelaySeconds, RetryBackoff: j.RetryBackoff,
-		AlarmEveryFailure: j.AlarmEveryFailure, HasChildren: len(j.ChildJobIDs) > 0,
+		AlarmEveryFailure: j.AlarmEveryFailure, Alarmed: j.Alarmed, HasChildren: len(j.ChildJobIDs) > 0,
 		ScheduleType: j.ScheduleType, IntervalSeconds: j.IntervalSeconds,
 	}
 }

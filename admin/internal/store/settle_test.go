@@ -59,6 +59,7 @@ func TestRetries(t *testing.T) {
 			s, b := setup(t, newDB(t))
 			j := newJob(b.group.ID, time.Time{})
 			j.RetryCount, j.RetryDelaySeconds, j.RetryBackoff = 3, 5, true
+			j.AlarmEmails = []string{"ops@example.com"}
 			j, _ = s.Jobs.Create(ctx, j, t0)
 
 			r := running(t, s, j, t0, 0, 1)
@@ -93,6 +94,44 @@ func TestRetries(t *testing.T) {
 			alarms, _ := s.Alarms.Pending(ctx, finish.Add(time.Hour), 10)
 			if len(alarms) != 1 || alarms[0].ID != r.ID {
 				t.Errorf("pending alarms = %v, want only the last attempt %d", alarms, r.ID)
+			}
+		})
+	}
+}
+
+// TestUnalarmed: a run that fails for good with no one to alarm (its job
+// names no recipient, the admin none) is recorded so as it settles, with
+// no alarm left to send; with the admin's own recipient it alarms.
+func TestUnalarmed(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			j, err := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			quiet, alarmed := running(t, s, j, t0, 0, 1), running(t, s, j, t0.Add(time.Second), 0, 1)
+			for _, tc := range []struct {
+				run    store.Run
+				policy followup.Policy
+			}{{quiet, followup.Policy{}}, {alarmed, followup.Policy{AdminAlarms: true}}} {
+				if _, err := s.Runs.Settle(ctx, tc.policy, []store.Result{{RunID: tc.run.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED,
+					FinishedAt: t0.Add(time.Minute), Message: "exit 1"}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, _ := s.Runs.Get(ctx, quiet.ID); got.AlarmStatus != carillonv1.AlarmStatus_ALARM_STATUS_UNSPECIFIED || got.AlarmMessage != store.NoAlarmMessage {
+				t.Errorf("run with no one to alarm: alarm %s %q, want UNSPECIFIED %q", got.AlarmStatus, got.AlarmMessage, store.NoAlarmMessage)
+			}
+			alarms, err := s.Alarms.Pending(ctx, t0.Add(time.Hour), 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(alarms) != 1 || alarms[0].ID != alarmed.ID {
+				t.Errorf("pending alarms = %v, want run %d alone (the admin's recipient)", alarms, alarmed.ID)
 			}
 		})
 	}
@@ -441,6 +480,7 @@ func TestLateResult(t *testing.T) {
 			child, _ := s.Jobs.Create(ctx, newJob(b.group.ID, time.Time{}), t0)
 			j := newJob(b.group.ID, time.Time{})
 			j.RetryCount, j.AlarmEveryFailure, j.ChildJobIDs = 1, true, []int64{child.ID}
+			j.AlarmWebhookURL = "https://hooks.example.com/alarms"
 			j, _ = s.Jobs.Create(ctx, j, t0)
 			r := running(t, s, j, t0, 0, 1)
 

@@ -18,16 +18,18 @@ func (w *wakes) Wake() { w.n.Add(1) }
 
 // TestAlarmsHandedOn: a settled run whose policy decides an alarm wakes
 // the alarm sender (Config.Alarms), with the alarm stored on the run; a
-// run that succeeds, or fails with a retry left, wakes nothing.
+// run that succeeds, fails with a retry left, or fails with no one to
+// alarm (its job names no recipient, the admin none), wakes nothing.
 func TestAlarmsHandedOn(t *testing.T) {
 	t.Parallel()
 	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
 		ctx := context.Background()
 		w := &wakes{}
 		b := setupWith(t, be, func(c *trigger.Config) { c.Alarms = w }, carillonv1.AddressMode_ADDRESS_MODE_AUTO)
-		settle := func(retries int32, status carillonv1.RunStatus) store.Run {
+		const hook = "https://hooks.example.com/alarms"
+		settle := func(retries int32, status carillonv1.RunStatus, webhook string) store.Run {
 			t.Helper()
-			j := b.job(t, func(j *store.Job) { j.RetryCount = retries })
+			j := b.job(t, func(j *store.Job) { j.RetryCount, j.AlarmWebhookURL = retries, webhook })
 			runs, err := b.st.Runs.Insert(ctx, []store.Run{{JobID: j.ID, GroupID: b.group.ID, ShardTotal: 1, ScheduledAt: b.clock.Now(),
 				TriggeredAt: b.clock.Now(), TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_MANUAL, Status: carillonv1.RunStatus_RUN_STATUS_RUNNING}})
 			if err != nil {
@@ -46,14 +48,16 @@ func TestAlarmsHandedOn(t *testing.T) {
 			name    string
 			retries int32
 			status  carillonv1.RunStatus
+			webhook string
 			alarm   bool
 		}{
-			{"succeeded", 0, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, false},
-			{"failed with a retry left", 1, carillonv1.RunStatus_RUN_STATUS_FAILED, false},
-			{"failed for good", 0, carillonv1.RunStatus_RUN_STATUS_FAILED, true},
+			{"succeeded", 0, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, hook, false},
+			{"failed with a retry left", 1, carillonv1.RunStatus_RUN_STATUS_FAILED, hook, false},
+			{"failed for good", 0, carillonv1.RunStatus_RUN_STATUS_FAILED, hook, true},
+			{"failed for good, no one to alarm", 0, carillonv1.RunStatus_RUN_STATUS_FAILED, "", false},
 		} {
 			before := w.n.Load()
-			r := settle(c.retries, c.status)
+			r := settle(c.retries, c.status, c.webhook)
 			woke := w.n.Load() > before
 			pending := r.AlarmStatus == carillonv1.AlarmStatus_ALARM_STATUS_PENDING
 			if woke != c.alarm || pending != c.alarm {
