@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,6 +64,8 @@ type config struct {
 	pgURL string
 	// fail makes the measured jobs' handler fail every run (--fail).
 	fail bool
+	// retries is the measured jobs' retry count (--retries).
+	retries int32
 	// chaosMin and chaosMax bound the time between two kills (SIGKILL) of a
 	// random started admin during the window (--chaos); 0: no kills.
 	chaosMin, chaosMax time.Duration
@@ -113,6 +116,14 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.workflowNodes, "workflow-nodes", 5, "nodes of each --workflows workflow: a root, up to 50 in parallel, (above 52) a join and the rest in parallel, a sink")
 	fs.StringVar(&c.workflowCron, "workflow-cron", "* * * * * ?", "the --workflows workflows' Quartz cron schedule")
 	fs.IntVar(&c.history, "history", 0, "store this many settled runs (the last 30 days) before starting the admin, for a large runs table")
+	fs.Func("retries", "the measured jobs' retries of a failed run, each 1 s after the failure (with --fail: a workload of retries); retries are not counted as fires", func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a count of retries, not %q", v)
+		}
+		c.retries = int32(n)
+		return nil
+	})
 	fs.BoolVar(&c.fail, "fail", false, "the measured jobs' handler fails every run (each failed run's alarm is then the admin's to evaluate): the cost of a failing workload")
 	fs.IntVar(&c.readers, "readers", 0, "clients calling ListRuns and GetDashboard back to back during the window and grace (at most 1000)")
 	if err := fs.Parse(args); err != nil {

@@ -45,13 +45,22 @@ const recorderShards = 64
 var errFail = errors.New("loadtest: --fail")
 
 // handle is the no-op handler: it records the run and succeeds, or with
-// --fail fails.
+// --fail fails. A retry (--retries) is not recorded: its fire came
+// before it.
 func (r *recorder) handle(_ context.Context, job *sdk.Job) error {
+	if job.Attempt > 0 {
+		return r.outcome()
+	}
 	got := time.Now().UnixNano()
 	sh := &r.shards[uint64(job.JobID)%recorderShards] //nolint:gosec // job IDs are positive
 	sh.mu.Lock()
 	sh.receipts = append(sh.receipts, receipt{job: job.JobID, at: job.ScheduledAt.UnixMilli(), got: got})
 	sh.mu.Unlock()
+	return r.outcome()
+}
+
+// outcome is what the handler returns: errFail with --fail.
+func (r *recorder) outcome() error {
 	if r.fail {
 		return errFail
 	}

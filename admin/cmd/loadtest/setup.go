@@ -41,7 +41,7 @@ func createJobs(ctx context.Context, a *api, c *config, group int64, n int) erro
 				}
 				_, err := a.jobs.CreateJob(ctx, &carillonv1.CreateJobRequest{Job: &carillonv1.Job{
 					GroupId: group, Description: fmt.Sprintf("loadtest %d", i), Handler: handlerName,
-					Schedule: c.schedule(), RouteStrategy: c.route, Enabled: true,
+					Schedule: c.schedule(), RouteStrategy: c.route, Enabled: true, RetryCount: c.retries, RetryDelaySeconds: 1,
 				}})
 				if err != nil {
 					errs <- fmt.Errorf("create job %d of %d: %w", i, n, err)
@@ -124,6 +124,7 @@ func seedJobs(ctx context.Context, path, app string, c *config) (int64, error) {
 			RouteStrategy:   c.route,
 			BlockStrategy:   carillonv1.BlockStrategy_BLOCK_STRATEGY_SERIAL,
 			NextFireAt:      next,
+			RetryCount:      c.retries, RetryDelaySeconds: 1,
 		}
 	}
 	if err := st.Jobs.CreateMany(ctx, jobs, now); err != nil {

@@ -162,7 +162,8 @@ func (s RunStore) Settle(ctx context.Context, p Policy, results []Result) (Settl
 func (s *db) settleTx(ctx context.Context, p Policy, fn func(st *settler) error) (Settled, error) {
 	var out Settled
 	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
-		st := &settler{ctx: ctx, tx: tx, q: &s.q, d: s.d, policy: p, cache: &s.jobs, jobs: map[int64]*JobDefinition{}, parents: map[fireKey]bool{}}
+		st := &settler{ctx: ctx, tx: tx, q: &s.q, d: s.d, insert: s.insertRuns, policy: p, cache: &s.jobs, jobs: map[int64]*JobDefinition{},
+			parents: map[fireKey]bool{}}
 		if err := fn(st); err != nil {
 			return err
 		}
@@ -179,6 +180,7 @@ type settler struct {
 	tx     *sql.Tx
 	q      *stmts
 	d      dialect
+	insert func(ctx context.Context, tx *sql.Tx, runs []Run) error // db.insertRuns
 	policy Policy
 	cache  *jobCache
 	jobs   map[int64]*JobDefinition // nil: the job was deleted
@@ -194,7 +196,10 @@ type settler struct {
 	// PENDING together (markAlarms); unalarmed those it found with no one
 	// to alarm, to be recorded so together.
 	alarms, unalarmed []int64
-	out               Settled
+	// retries are the retries followUp found due that storeRetries
+	// stores together: the runs they retry, and when each is due.
+	retries []retryDue
+	out     Settled
 }
 
 // fireKey names a scheduled fire: a job and its scheduled instant.
@@ -318,23 +323,74 @@ func scanSettled(row interface{ Scan(...any) error }, r *Run) error {
 	return nil
 }
 
+// retryDue is a retry that followUp found due: of run, due at at.
+type retryDue struct {
+	run int64
+	at  time.Time
+}
+
 // retryOf returns the run settled as r, read whole (a settle returns
-// settledColumns only), as the retry that follows it starts: a pending
-// RETRY run of the next attempt, with the run's handler, params and
-// inputs, and nothing of how it ran.
+// settledColumns only), as the retry that follows it starts (retryFrom).
 func (st *settler) retryOf(r Run) (Run, error) {
-	retry, err := scanRun(st.tx.QueryRowContext(st.ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, r.ID))
+	run, err := scanRun(st.tx.QueryRowContext(st.ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, r.ID))
 	if err != nil {
 		return Run{}, err
 	}
-	retry.ID, retry.Attempt, retry.TriggerType = 0, r.Attempt+1, carillonv1.TriggerType_TRIGGER_TYPE_RETRY
+	return retryFrom(run), nil
+}
+
+// storeRetries stores the retries followUp found due (st.retries), their
+// runs read whole in one statement and the retries inserted by the
+// batched insert: a burst of failures with retries left retries thousands
+// of runs at once, and a read and an insert each (the statements
+// prepared anew each time) were most of a settle.
+func (st *settler) storeRetries() error {
+	if len(st.retries) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(st.retries))
+	for i, rd := range st.retries {
+		ids[i] = rd.run
+	}
+	rows, err := st.tx.QueryContext(st.ctx, `SELECT `+runColumns+` FROM runs WHERE id IN (`+st.d.idRows("$1")+`)`, jsonIDs(ids)) //nolint:gosec // a constant SQL fragment
+	runs, err := collect(rows, err, scanRun)
+	if err != nil {
+		return err
+	}
+	byID := make(map[int64]Run, len(runs))
+	for _, r := range runs {
+		byID[r.ID] = r
+	}
+	retries := make([]Run, 0, len(st.retries))
+	for _, rd := range st.retries {
+		run, ok := byID[rd.run]
+		if !ok {
+			return fmt.Errorf("store: run %d to retry not found", rd.run)
+		}
+		retry := retryFrom(run)
+		retry.DueAt = rd.at
+		retries = append(retries, retry)
+	}
+	st.retries = st.retries[:0]
+	if err := st.insert(st.ctx, st.tx, retries); err != nil {
+		return err
+	}
+	st.out.FollowUps = append(st.out.FollowUps, retries...)
+	return nil
+}
+
+// retryFrom returns the retry that follows run, read whole: a pending
+// RETRY run of the next attempt, with the run's handler, params and
+// inputs, and nothing of how it ran.
+func retryFrom(retry Run) Run {
+	retry.ID, retry.Attempt, retry.TriggerType = 0, retry.Attempt+1, carillonv1.TriggerType_TRIGGER_TYPE_RETRY
 	retry.Status, retry.Message, retry.ExecutorAddress, retry.TriggerMessage = carillonv1.RunStatus_RUN_STATUS_PENDING, "", "", ""
 	retry.TriggeredAt, retry.FinishedAt, retry.StartedAt, retry.AlarmStatus, retry.AlarmMessage = time.Time{}, time.Time{}, time.Time{}, 0, ""
 	retry.LateResult, retry.AdminSettled = false, false
 	retry.MissedCount, retry.MissedUntil = 0, time.Time{}
 	retry.Outputs = nil       // its inputs stay: the same node's
 	retry.RenderedParam = nil // a template param renders again, for its attempt
-	return retry, nil
+	return retry
 }
 
 // nullable is v's value, or nil for null.
@@ -386,6 +442,9 @@ func (st *settler) settle(results []Result) error {
 		if err := st.followUp(r); err != nil {
 			return err
 		}
+	}
+	if err := st.storeRetries(); err != nil {
+		return err
 	}
 	if err := st.markAlarms(); err != nil {
 		return err
@@ -540,7 +599,14 @@ func (st *settler) followUp(r Run) error {
 		d.RetryAt = time.Time{} // its workflow run ended, or the node did (another shard failed)
 	}
 	var retried *Run
-	if !d.RetryAt.IsZero() {
+	switch {
+	case d.RetryAt.IsZero():
+	case node == nil && job.ScheduleType != carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY:
+		// Stored with the batch's others (storeRetries). A workflow node
+		// hands its retry on, and a FIX_DELAY fire's next fire waits for
+		// it: theirs are stored at once.
+		st.retries = append(st.retries, retryDue{r.ID, d.RetryAt})
+	default:
 		retry, err := st.retryOf(r)
 		if err != nil {
 			return err

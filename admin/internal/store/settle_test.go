@@ -99,6 +99,83 @@ func TestRetries(t *testing.T) {
 	}
 }
 
+// TestRetriesTogether: the retries of runs settled in one batch, of jobs
+// of both kinds of store (FIX_DELAY's at once, the others together), are
+// each their run's next attempt, stored whole and due after its delay;
+// the FIX_DELAY job waits for its retry.
+func TestRetriesTogether(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			var runs []store.Run
+			for i, kind := range []carillonv1.ScheduleType{carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY,
+				carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_RATE} {
+				j := newJob(b.group.ID, time.Time{})
+				j.ScheduleType, j.RetryCount, j.RetryDelaySeconds, j.Param = kind, 2, int32(i+1), fmt.Sprintf("param %d", i)
+				j, err := s.Jobs.Create(ctx, j, t0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := *pendingRun(j, t0)
+				r.Param = j.Param
+				stored, err := s.Runs.Insert(ctx, []store.Run{r})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, ok, err := claimRun(ctx, s, stored[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0)
+				if err != nil || !ok {
+					t.Fatalf("claim: ok %v err %v", ok, err)
+				}
+				runs = append(runs, got)
+			}
+			finish := t0.Add(time.Minute)
+			results := make([]store.Result, len(runs))
+			for i, r := range runs {
+				results[i] = store.Result{RunID: r.ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: finish, Message: "exit 1"}
+			}
+			out, err := s.Runs.Settle(ctx, followup.Policy{}, results)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.FollowUps) != len(runs) {
+				t.Fatalf("%d follow-ups, want a retry of each of %d runs", len(out.FollowUps), len(runs))
+			}
+			byRun := map[int64]store.Run{}
+			for _, retry := range out.FollowUps {
+				stored, err := s.Runs.Get(ctx, retry.ID)
+				if err != nil {
+					t.Fatalf("retry %d not stored: %v", retry.ID, err)
+				}
+				for _, r := range runs {
+					if r.JobID == retry.JobID {
+						byRun[r.ID] = stored
+					}
+				}
+			}
+			for i, r := range runs {
+				retry, ok := byRun[r.ID]
+				if !ok {
+					t.Errorf("no retry of run %d", r.ID)
+					continue
+				}
+				if retry.ID <= r.ID || retry.Attempt != 1 || retry.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY ||
+					retry.Status != carillonv1.RunStatus_RUN_STATUS_PENDING || retry.Param != r.Param || retry.Handler != r.Handler ||
+					!retry.ScheduledAt.Equal(r.ScheduledAt) || !retry.DueAt.Equal(finish.Add(time.Duration(i+1)*time.Second)) ||
+					retry.Message != "" || !retry.FinishedAt.IsZero() {
+					t.Errorf("retry of run %d = %+v; want attempt 1, RETRY, PENDING, its param, scheduled %v, due %v", r.ID, retry, r.ScheduledAt,
+						finish.Add(time.Duration(i+1)*time.Second))
+				}
+			}
+			if j, err := s.Jobs.Get(ctx, runs[1].JobID); err != nil || !j.NextFireAt.IsZero() {
+				t.Errorf("FIX_DELAY job with its retry pending: next fire %v (%v), want none", j.NextFireAt, err)
+			}
+		})
+	}
+}
+
 // TestUnalarmed: a run that fails for good with no one to alarm (its job
 // names no recipient, the admin none) is recorded so as it settles, with
 // no alarm left to send; with the admin's own recipient it alarms.
