@@ -51,7 +51,7 @@ type dialect interface {
 // once when the store opens (stmts).
 type hotSQL struct {
 	claimRuns, recordRuns, recordSent, routeRuns, shardTotals, advanceJobs string
-	jobsByID, resultRuns, laterNote                                        string
+	jobsByID, resultRuns, laterNote, fixDelayNext                          string
 	// Runs are stored either by one statement taking them as a JSON list
 	// of appendInsertArgs' values (insertRunList) or by chunks of n runs
 	// bound as values (insertRuns(n), insertRunsSQL, n one of

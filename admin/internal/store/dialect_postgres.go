@@ -43,6 +43,7 @@ var postgresHot = hotSQL{
 	jobsByID:      pgJobsByIDSQL,
 	resultRuns:    pgResultRunsSQL,
 	laterNote:     pgLaterNoteSQL,
+	fixDelayNext:  pgFixDelayNextSQL,
 	settleRuns:    pgSettleRunsSQL,
 	insertRunList: pgInsertRunListSQL,
 }

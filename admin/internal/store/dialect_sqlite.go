@@ -32,18 +32,19 @@ func (sqliteDialect) lockRows(table, ids string) string { return `` }
 // sqliteHot are SQLite's hot statements (stmts.go), settling chunks of
 // values.
 var sqliteHot = hotSQL{
-	claimRuns:   claimRunsSQL,
-	recordRuns:  recordRunsSQL,
-	recordSent:  recordSentSQL,
-	routeRuns:   routeRunsSQL,
-	shardTotals: shardTotalsSQL,
-	advanceJobs: advanceJobsSQL,
-	jobsByID:    jobsByIDSQL,
-	resultRuns:  resultRunsSQL,
-	laterNote:   laterNoteSQL,
-	insertRuns:  func(n int) string { return insertRunsSQL(anonymousRows(n, runInsertArgs)) },
-	insertPlain: func(n int) string { return insertPlainSQL(anonymousRows(n, plainInsertArgs)) },
-	settleChunk: func(n int) string { return settleRunsSQL(anonymousRows(n, settleValues)) },
+	claimRuns:    claimRunsSQL,
+	recordRuns:   recordRunsSQL,
+	recordSent:   recordSentSQL,
+	routeRuns:    routeRunsSQL,
+	shardTotals:  shardTotalsSQL,
+	advanceJobs:  advanceJobsSQL,
+	jobsByID:     jobsByIDSQL,
+	resultRuns:   resultRunsSQL,
+	laterNote:    laterNoteSQL,
+	fixDelayNext: fixDelayNextSQL,
+	insertRuns:   func(n int) string { return insertRunsSQL(anonymousRows(n, runInsertArgs)) },
+	insertPlain:  func(n int) string { return insertPlainSQL(anonymousRows(n, plainInsertArgs)) },
+	settleChunk:  func(n int) string { return settleRunsSQL(anonymousRows(n, settleValues)) },
 }
 
 // anonymousRows returns n rows of width anonymous parameters each, bound

@@ -55,7 +55,7 @@ func TestHotStatements(t *testing.T) {
 		texts := map[string]string{
 			"claimRuns": h.claimRuns, "recordRuns": h.recordRuns, "recordSent": h.recordSent, "routeRuns": h.routeRuns,
 			"shardTotals": h.shardTotals, "advanceJobs": h.advanceJobs, "jobsByID": h.jobsByID, "resultRuns": h.resultRuns,
-			"laterNote": h.laterNote,
+			"laterNote": h.laterNote, "fixDelayNext": h.fixDelayNext,
 		}
 		if (h.insertRunList == "") == (h.insertRuns == nil) {
 			t.Errorf("%s: insertRunList %q and insertRuns set %v: want one of the two", name, h.insertRunList, h.insertRuns != nil)

@@ -163,7 +163,7 @@ func (s *db) settleTx(ctx context.Context, p Policy, fn func(st *settler) error)
 	var out Settled
 	err := s.writeLeased(ctx, func(tx *sql.Tx) error {
 		st := &settler{ctx: ctx, tx: tx, q: &s.q, d: s.d, insert: s.insertRuns, policy: p, cache: &s.jobs, jobs: map[int64]*JobDefinition{},
-			parents: map[fireKey]bool{}}
+			parents: map[fireKey]bool{}, delayed: map[int64]bool{}}
 		if err := fn(st); err != nil {
 			return err
 		}
@@ -199,6 +199,10 @@ type settler struct {
 	// retries are the retries followUp found due that storeRetries
 	// stores together: the runs they retry, and when each is due.
 	retries []retryDue
+	// delays are the FIX_DELAY jobs whose next fires scheduleDelays sets
+	// together (fixDelayNextSQL's object); delayed their IDs.
+	delays  jsonRows
+	delayed map[int64]bool
 	out     Settled
 }
 
@@ -321,6 +325,26 @@ func scanSettled(row interface{ Scan(...any) error }, r *Run) error {
 	}
 	r.AdminSettled, r.LateResult = settled == settledByAdmin, settled == settledLate
 	return nil
+}
+
+// scheduleDelays sets the next fires of the FIX_DELAY jobs whose fires of
+// one shard this batch settled (st.delays), in one statement: each once
+// nothing of its fire is left.
+func (st *settler) scheduleDelays() error {
+	if len(st.delayed) == 0 {
+		return nil
+	}
+	rows, err := st.tx.QueryContext(st.ctx, st.d.hot().fixDelayNext, st.delays.Object(), carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		st.out.Rescheduled = true
+	}
+	clear(st.delayed)
+	st.delays = jsonRows{}
+	return rows.Err()
 }
 
 // retryDue is a retry that followUp found due: of run, due at at.
@@ -446,6 +470,9 @@ func (st *settler) settle(results []Result) error {
 	if err := st.storeRetries(); err != nil {
 		return err
 	}
+	if err := st.scheduleDelays(); err != nil {
+		return err
+	}
 	if err := st.markAlarms(); err != nil {
 		return err
 	}
@@ -544,18 +571,28 @@ func (st *settler) noteLater(results []Result, runs []Run) error {
 	return err
 }
 
-// fixDelayNextSQL sets a FIX_DELAY job's next fire once nothing of the
-// fire of one shard that settled is left running or pending: of its runs,
-// only its retries, stored after it (id > $8), can be; found through
-// runs_job from it on, not through runs_scheduled, which the runs of every
-// job created with it share (their first fires fall on one instant).
-// fixDelayNextShardsSQL is that of a sharded fire, whose other shards
-// were stored with it, before or after. TestQueryPlans checks the first's
-// plan.
+// fixDelayNextSQL sets the next fires of FIX_DELAY jobs whose fires of
+// one shard settled, [next, scheduled at, run] by job ID (jsonRows.key),
+// each once nothing of its fire is left running or pending, and returns
+// their IDs: of the fire's runs, only its retries, stored after the run
+// (id > run), can be; found through runs_job from it on, not through
+// runs_scheduled, which the runs of every job created with it share (their
+// first fires fall on one instant). $2 is FIX_DELAY. pgFixDelayNextSQL is
+// it over PostgreSQL, reading the object by key. fixDelayNextShardsSQL is
+// that of one sharded fire, whose other shards were stored with it, before
+// or after. TestQueryPlans checks the first's plan.
 const (
-	fixDelayNextSQL = `UPDATE jobs SET next_fire_at = $1
-		WHERE id = $2 AND enabled = 1 AND schedule_type = $3 AND next_fire_at IS NULL
-		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = $4 AND +scheduled_at = $5 AND status IN ($6, $7) AND id > $8)`
+	fixDelayNextSQL = `UPDATE jobs SET next_fire_at = c.value->>0 FROM json_each($1) AS c
+		WHERE jobs.id = CAST(c.key AS INTEGER) AND jobs.enabled = 1 AND jobs.schedule_type = $2 AND jobs.next_fire_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.job_id = jobs.id AND +runs.scheduled_at = c.value->>1
+			AND runs.status IN (` + sqlRunning + `, ` + sqlPending + `) AND runs.id > c.value->>2)
+		RETURNING jobs.id`
+	pgFixDelayNextSQL = `UPDATE jobs SET next_fire_at = ($1::jsonb -> jobs.id::text ->> 0)::bigint
+		WHERE jobs.id = ANY(ARRAY(SELECT k::bigint FROM jsonb_object_keys($1::jsonb) AS k))
+		AND jobs.enabled = 1 AND jobs.schedule_type = $2 AND jobs.next_fire_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.job_id = jobs.id AND runs.scheduled_at = ($1::jsonb -> jobs.id::text ->> 1)::bigint
+			AND runs.status IN (` + sqlRunning + `, ` + sqlPending + `) AND runs.id > ($1::jsonb -> jobs.id::text ->> 2)::bigint)
+		RETURNING jobs.id`
 	fixDelayNextShardsSQL = `UPDATE jobs SET next_fire_at = $1
 		WHERE id = $2 AND enabled = 1 AND schedule_type = $3 AND next_fire_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = $4 AND scheduled_at = $5 AND status IN ($6, $7))`
@@ -655,15 +692,18 @@ func (st *settler) followUp(r Run) error {
 	if d.NextFireAt.IsZero() {
 		return nil
 	}
-	// FIX_DELAY: schedule the next fire once nothing of this fire is left.
-	q, args := fixDelayNextSQL, []any{d.NextFireAt.UnixMilli(), r.JobID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY,
-		r.JobID, r.ScheduledAt.UnixMilli(), carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING}
-	if r.ShardTotal > 1 {
-		q = fixDelayNextShardsSQL // its other shards may have come before it
-	} else {
-		args = append(args, r.ID)
+	// FIX_DELAY: schedule the next fire once nothing of this fire is left:
+	// a fire of one shard with the batch's others (scheduleDelays), the
+	// first of the batch for its job, as one at a time would.
+	if r.ShardTotal == 1 {
+		if !st.delayed[r.JobID] {
+			st.delayed[r.JobID] = true
+			st.delays.key(r.JobID).int(d.NextFireAt.UnixMilli()).int(r.ScheduledAt.UnixMilli()).int(r.ID)
+		}
+		return nil
 	}
-	res, err := tx.ExecContext(ctx, q, args...)
+	res, err := tx.ExecContext(ctx, fixDelayNextShardsSQL, d.NextFireAt.UnixMilli(), r.JobID, carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY,
+		r.JobID, r.ScheduledAt.UnixMilli(), carillonv1.RunStatus_RUN_STATUS_RUNNING, carillonv1.RunStatus_RUN_STATUS_PENDING) // its other shards may have come before it
 	if err != nil {
 		return err
 	}

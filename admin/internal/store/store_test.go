@@ -365,6 +365,56 @@ func TestFixDelayNextFireAfterFinish(t *testing.T) {
 	}
 }
 
+// TestFixDelayTogether: the fires of FIX_DELAY jobs settled in one batch
+// each get their next fire after their finish, but the one whose retry
+// is still to run.
+func TestFixDelayTogether(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			finished := t0.Add(7 * time.Second)
+			var results []store.Result
+			var jobs []store.Job
+			for i, c := range []struct {
+				retries int32
+				status  carillonv1.RunStatus
+			}{{0, carillonv1.RunStatus_RUN_STATUS_SUCCEEDED}, {1, carillonv1.RunStatus_RUN_STATUS_FAILED}, {0, carillonv1.RunStatus_RUN_STATUS_FAILED}} {
+				j := newJob(b.group.ID, t0)
+				j.ScheduleType, j.IntervalSeconds, j.RetryCount = carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY, int32(10*(i+1)), c.retries
+				j, err := s.Jobs.Create(ctx, j, t0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				runs, err := s.Fires.Claim(ctx, []store.Claim{{JobID: j.ID, Due: t0, Runs: []store.Run{*pendingRun(j, t0)}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := claimRun(ctx, s, runs[0].ID, carillonv1.TriggerType_TRIGGER_TYPE_SCHEDULE, t0); err != nil {
+					t.Fatal(err)
+				}
+				jobs = append(jobs, j)
+				results = append(results, store.Result{RunID: runs[0].ID, Status: c.status, FinishedAt: finished})
+			}
+			out, err := s.Runs.Settle(ctx, followup.Policy{}, results)
+			if err != nil || !out.Rescheduled {
+				t.Fatalf("settle: Rescheduled %v, err %v; want true, nil", out.Rescheduled, err)
+			}
+			for i, want := range []time.Time{finished.Add(10 * time.Second), {}, finished.Add(30 * time.Second)} {
+				got, err := s.Jobs.Get(ctx, jobs[i].ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !got.NextFireAt.Equal(want) {
+					t.Errorf("job %d: next fire %v, want %v", i, got.NextFireAt, want)
+				}
+			}
+		})
+	}
+}
+
 func TestStatusLiterals(t *testing.T) {
 	// The partial index runs_active and the queries that use it name these
 	// statuses as SQL literals; they must match the enum.
