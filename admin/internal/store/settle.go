@@ -196,9 +196,11 @@ type settler struct {
 	// PENDING together (markAlarms); unalarmed those it found with no one
 	// to alarm, to be recorded so together.
 	alarms, unalarmed []int64
-	// retries are the retries followUp found due that storeRetries
-	// stores together: the runs they retry, and when each is due.
-	retries []retryDue
+	// retries are the retries followUp found due that storeFollowUps
+	// stores together: the runs they retry, and when each is due;
+	// children the runs of child jobs it stores with them.
+	retries  []retryDue
+	children []Run
 	// delays are the FIX_DELAY jobs whose next fires scheduleDelays sets
 	// together (fixDelayNextSQL's object); delayed their IDs.
 	delays  jsonRows
@@ -363,14 +365,34 @@ func (st *settler) retryOf(r Run) (Run, error) {
 	return retryFrom(run), nil
 }
 
-// storeRetries stores the retries followUp found due (st.retries), their
-// runs read whole in one statement and the retries inserted by the
-// batched insert: a burst of failures with retries left retries thousands
-// of runs at once, and a read and an insert each (the statements
-// prepared anew each time) were most of a settle.
-func (st *settler) storeRetries() error {
-	if len(st.retries) == 0 {
+// storeFollowUps stores the runs that followUp found follow the batch:
+// the retries it found due (st.retries), their runs read whole in one
+// statement, and the runs of child jobs (st.children), all by the batched
+// insert. A burst of failures with retries left retries thousands of runs
+// at once, and a read and an insert each (the statements prepared anew
+// each time) were most of a settle.
+func (st *settler) storeFollowUps() error {
+	runs, err := st.retryRuns()
+	if err != nil {
+		return err
+	}
+	runs = append(runs, st.children...)
+	st.children = st.children[:0]
+	if len(runs) == 0 {
 		return nil
+	}
+	if err := st.insert(st.ctx, st.tx, runs); err != nil {
+		return err
+	}
+	st.out.FollowUps = append(st.out.FollowUps, runs...)
+	return nil
+}
+
+// retryRuns returns the retries of st.retries, each a copy of its run
+// read whole (retryFrom), due when followUp found.
+func (st *settler) retryRuns() ([]Run, error) {
+	if len(st.retries) == 0 {
+		return nil, nil
 	}
 	ids := make([]int64, len(st.retries))
 	for i, rd := range st.retries {
@@ -379,28 +401,24 @@ func (st *settler) storeRetries() error {
 	rows, err := st.tx.QueryContext(st.ctx, `SELECT `+runColumns+` FROM runs WHERE id IN (`+st.d.idRows("$1")+`)`, jsonIDs(ids)) //nolint:gosec // a constant SQL fragment
 	runs, err := collect(rows, err, scanRun)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	byID := make(map[int64]Run, len(runs))
 	for _, r := range runs {
 		byID[r.ID] = r
 	}
-	retries := make([]Run, 0, len(st.retries))
+	retries := make([]Run, 0, len(st.retries)+len(st.children))
 	for _, rd := range st.retries {
 		run, ok := byID[rd.run]
 		if !ok {
-			return fmt.Errorf("store: run %d to retry not found", rd.run)
+			return nil, fmt.Errorf("store: run %d to retry not found", rd.run)
 		}
 		retry := retryFrom(run)
 		retry.DueAt = rd.at
 		retries = append(retries, retry)
 	}
 	st.retries = st.retries[:0]
-	if err := st.insert(st.ctx, st.tx, retries); err != nil {
-		return err
-	}
-	st.out.FollowUps = append(st.out.FollowUps, retries...)
-	return nil
+	return retries, nil
 }
 
 // retryFrom returns the retry that follows run, read whole: a pending
@@ -467,7 +485,7 @@ func (st *settler) settle(results []Result) error {
 			return err
 		}
 	}
-	if err := st.storeRetries(); err != nil {
+	if err := st.storeFollowUps(); err != nil {
 		return err
 	}
 	if err := st.scheduleDelays(); err != nil {
@@ -639,7 +657,7 @@ func (st *settler) followUp(r Run) error {
 	switch {
 	case d.RetryAt.IsZero():
 	case node == nil && job.ScheduleType != carillonv1.ScheduleType_SCHEDULE_TYPE_FIX_DELAY:
-		// Stored with the batch's others (storeRetries). A workflow node
+		// Stored with the batch's others (storeFollowUps). A workflow node
 		// hands its retry on, and a FIX_DELAY fire's next fire waits for
 		// it: theirs are stored at once.
 		st.retries = append(st.retries, retryDue{r.ID, d.RetryAt})
@@ -723,10 +741,11 @@ func (j *JobDefinition) policyJob() followup.Job {
 	}
 }
 
-// fireChildren stores a pending PARENT run for each child of job once
-// every shard of run r's fire has succeeded (any attempt).
+// fireChildren makes a pending PARENT run for each child of job once
+// every shard of run r's fire has succeeded (any attempt), stored with the
+// batch's other follow-ups (storeFollowUps).
 func (st *settler) fireChildren(job *JobDefinition, r Run) error {
-	ctx, tx, out := st.ctx, st.tx, &st.out
+	ctx, tx := st.ctx, st.tx
 	if r.ShardTotal > 1 {
 		// Retries keep their fire's scheduled instant, so this counts the
 		// shards that succeeded at any attempt. A fire of one shard is
@@ -752,16 +771,12 @@ func (st *settler) fireChildren(job *JobDefinition, r Run) error {
 		if child == nil {
 			continue // deleted since the parent was saved
 		}
-		run := Run{
+		st.children = append(st.children, Run{ // stored with the batch's retries (storeFollowUps)
 			JobID: child.ID, GroupID: child.GroupID, Handler: child.Handler, Param: child.Param, ShardTotal: 1,
 			TriggerType: carillonv1.TriggerType_TRIGGER_TYPE_PARENT, ScheduledAt: r.FinishedAt, DueAt: r.FinishedAt,
 			Status:         carillonv1.RunStatus_RUN_STATUS_PENDING,
 			TriggerMessage: fmt.Sprintf("child of job %d, run %d", r.JobID, r.ID),
-		}
-		if err := insertRun(ctx, tx, &run); err != nil {
-			return err
-		}
-		out.FollowUps = append(out.FollowUps, run)
+		})
 	}
 	return nil
 }

@@ -176,6 +176,70 @@ func TestRetriesTogether(t *testing.T) {
 	}
 }
 
+// TestFollowUpsTogether: the runs that follow a batch, children of two
+// parents and a retry, are stored together, each as it would be alone.
+func TestFollowUpsTogether(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			create := func(edit func(*store.Job)) store.Job {
+				t.Helper()
+				j := newJob(b.group.ID, time.Time{})
+				edit(&j)
+				j, err := s.Jobs.Create(ctx, j, t0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return j
+			}
+			var children []int64
+			for range 4 {
+				children = append(children, create(func(*store.Job) {}).ID)
+			}
+			parents := []store.Job{
+				create(func(j *store.Job) { j.ChildJobIDs = children[:2] }),
+				create(func(j *store.Job) { j.ChildJobIDs = children[2:] }),
+			}
+			failing := create(func(j *store.Job) { j.RetryCount = 1 })
+			runs := []store.Run{running(t, s, parents[0], t0, 0, 1), running(t, s, parents[1], t0, 0, 1), running(t, s, failing, t0, 0, 1)}
+			finish := t0.Add(time.Minute)
+			out, err := s.Runs.Settle(ctx, followup.Policy{}, []store.Result{
+				{RunID: runs[0].ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: finish},
+				{RunID: runs[1].ID, Status: carillonv1.RunStatus_RUN_STATUS_SUCCEEDED, FinishedAt: finish},
+				{RunID: runs[2].ID, Status: carillonv1.RunStatus_RUN_STATUS_FAILED, FinishedAt: finish},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.FollowUps) != 5 {
+				t.Fatalf("%d follow-ups, want four children and a retry: %+v", len(out.FollowUps), out.FollowUps)
+			}
+			got := map[int64]store.Run{}
+			for _, f := range out.FollowUps {
+				r, err := s.Runs.Get(ctx, f.ID)
+				if err != nil {
+					t.Fatalf("follow-up %d not stored: %v", f.ID, err)
+				}
+				got[r.JobID] = r
+			}
+			for i, child := range children {
+				parent := runs[i/2]
+				r := got[child]
+				if r.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_PARENT || r.Status != carillonv1.RunStatus_RUN_STATUS_PENDING ||
+					r.TriggerMessage != fmt.Sprintf("child of job %d, run %d", parent.JobID, parent.ID) || !r.DueAt.Equal(finish) {
+					t.Errorf("run of child job %d = %+v; want a PENDING PARENT run of run %d, due at its finish", child, r, parent.ID)
+				}
+			}
+			if r := got[failing.ID]; r.TriggerType != carillonv1.TriggerType_TRIGGER_TYPE_RETRY || r.Attempt != 1 {
+				t.Errorf("retry = %+v, want attempt 1 of job %d", r, failing.ID)
+			}
+		})
+	}
+}
+
 // TestUnalarmed: a run that fails for good with no one to alarm (its job
 // names no recipient, the admin none) is recorded so as it settles, with
 // no alarm left to send; with the admin's own recipient it alarms.
