@@ -123,6 +123,23 @@ func (c *Fake) AwaitPending(ctx context.Context, n int) bool {
 	return c.await(ctx, func() bool { return c.pending() >= n })
 }
 
+// AwaitTimer waits until an AfterFunc function waits for the clock to
+// read t exactly: the code under test waits for that instant, so that a
+// Set to t runs it. (AwaitPending with a Set right after can race a
+// timer being made: code that computed its wait from Now before the Set
+// and registers it after waits past t.) It reports whether one did before
+// ctx ended.
+func (c *Fake) AwaitTimer(ctx context.Context, t time.Time) bool {
+	return c.await(ctx, func() bool {
+		for _, tm := range c.timers {
+			if !tm.done && tm.at.Equal(t) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // AwaitTime waits until the clock reads t or later, moved by the code under
 // test (with a Step) or by another goroutine, and reports whether it did
 // before ctx ended.

@@ -70,3 +70,22 @@ func TestFakeMoves(t *testing.T) {
 		t.Fatal("AwaitTime: the clock never got to t0+1h")
 	}
 }
+
+// TestFakeAwaitTimer: AwaitTimer returns once a function waits for the
+// clock to read that very instant, not for a timer of another one.
+func TestFakeAwaitTimer(t *testing.T) {
+	t.Parallel()
+	c := clock.NewFake(t0)
+	c.AfterFunc(time.Second, func() {})
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if c.AwaitTimer(short, t0.Add(2*time.Second)) {
+		t.Fatal("AwaitTimer returned for a timer of another instant")
+	}
+	go c.AfterFunc(2*time.Second, func() {})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if !c.AwaitTimer(ctx, t0.Add(2*time.Second)) {
+		t.Fatal("AwaitTimer: the goroutine's timer never came")
+	}
+}

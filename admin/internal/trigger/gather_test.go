@@ -62,7 +62,7 @@ func TestGatheredInstants(t *testing.T) {
 		newer.mu.Unlock()
 
 		for i, o := range offsets {
-			awaitPending(t, b.clock)
+			awaitTimer(t, b.clock, first.Add(o))
 			older.mu.Lock()
 			if len(older.reqs) != i {
 				t.Errorf("before first+%v, the executor without due_at had %d runs, want %d", o, len(older.reqs), i)

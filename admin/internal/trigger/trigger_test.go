@@ -344,6 +344,17 @@ func awaitPending(t *testing.T, clock *clock.Fake) {
 	}
 }
 
+// awaitTimer waits until the trigger waits for the clock to read at
+// (clock.Fake.AwaitTimer), for up to 10 s.
+func awaitTimer(t *testing.T, clock *clock.Fake, at time.Time) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !clock.AwaitTimer(ctx, at) {
+		t.Fatalf("the trigger did not wait for %v on the clock within 10 s", at)
+	}
+}
+
 // acceptor is an executor that accepts every run and reports nothing.
 type acceptor struct {
 	carillonv1connect.UnimplementedExecutorServiceHandler
