@@ -133,12 +133,20 @@ func TestDeferredRecordsBurst(t *testing.T) {
 	}
 	d.keep(whole(ds), time.Time{})
 	clk.Add(recordDelay + time.Second - time.Millisecond)
+	// The flush (on a goroutine of its own) looked, kept them all, and
+	// waits for its next look, a quarter of recordDelay later; one that
+	// flushed them would wait for nothing.
+	wait, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if !clk.AwaitPending(wait, 1) {
+		t.Fatal("the flush did not wait for its next look within 10 s")
+	}
 	select {
 	case got := <-flushes:
 		t.Fatalf("flushed %d records before recordDelay + 1 s", len(got))
 	default:
 	}
-	clk.Add(time.Millisecond)
+	clk.Add(recordDelay / 4)
 	if got := <-flushes; len(got) != len(ds) {
 		t.Fatalf("flushed %d records, want %d", len(got), len(ds))
 	}
