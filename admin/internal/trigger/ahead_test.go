@@ -161,7 +161,7 @@ func TestSendAhead(t *testing.T) {
 		}
 		older.mu.Unlock()
 
-		awaitPending(t, b.clock)
+		awaitTimer(t, b.clock, instant)
 		b.clock.Set(instant)
 		older.await(t, "its run on the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
 		older.mu.Lock()
@@ -231,7 +231,7 @@ func TestSendAheadAfterRestart(t *testing.T) {
 			}
 		}
 		newer.mu.Unlock()
-		awaitPending(t, b.clock)
+		awaitTimer(t, b.clock, instant)
 		b.clock.Set(instant)
 		older.await(t, "its run on the instant", func(e *dueExecutor) bool { return len(e.reqs) == 1 })
 		older.mu.Lock()
@@ -294,7 +294,7 @@ func TestStopCancelsRunSentAhead(t *testing.T) {
 			t.Fatal(err)
 		}
 		ex.await(t, "the kills", func(e *dueExecutor) bool { return len(e.kills) == 4 })
-		awaitPending(t, b.clock)
+		awaitTimer(t, b.clock, instant)
 		b.clock.Set(instant)
 		b.trig.Wait()
 
@@ -384,7 +384,7 @@ func TestUpdateResendsRunSentAhead(t *testing.T) {
 			t.Errorf("run sent %d times before the instant, want once", n)
 		}
 		ex.mu.Unlock()
-		awaitPending(t, b.clock)
+		awaitTimer(t, b.clock, instant)
 		b.clock.Set(instant)
 		ex.await(t, "the run sent again", func(e *dueExecutor) bool { return len(e.all[es[0].RunID]) == 2 })
 		b.trig.Wait()

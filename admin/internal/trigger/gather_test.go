@@ -115,7 +115,7 @@ func TestGatheredUpdateResendsOnItsInstant(t *testing.T) {
 			}
 		}
 		ex.await(t, "the replace kills", func(e *dueExecutor) bool { return len(e.kills) == 2 })
-		awaitPending(t, b.clock)
+		awaitTimer(t, b.clock, first)
 		b.clock.Set(first)
 		ex.await(t, "the first run sent again", func(e *dueExecutor) bool { return len(e.all[es[0].RunID]) == 2 })
 		ex.mu.Lock()
@@ -123,7 +123,7 @@ func TestGatheredUpdateResendsOnItsInstant(t *testing.T) {
 			t.Errorf("on the first instant, the later run was sent %d times, want once (ahead)", n)
 		}
 		ex.mu.Unlock()
-		awaitPending(t, b.clock)
+		awaitTimer(t, b.clock, later)
 		b.clock.Set(later)
 		ex.await(t, "the later run sent again", func(e *dueExecutor) bool { return len(e.all[es[1].RunID]) == 2 })
 		b.trig.Wait()
@@ -153,7 +153,7 @@ func TestGatheredLateSend(t *testing.T) {
 		es := []schedule.Entry{b.claimedFire(t, b.job(t, nil), passed), b.claimedFire(t, b.job(t, nil), ahead)}
 		b.trig.Dispatcher.Fire(es)
 		ex.await(t, "both runs at once", func(e *dueExecutor) bool { return len(e.reqs) == 2 })
-		awaitPending(t, b.clock)
+		awaitTimer(t, b.clock, ahead)
 		b.clock.Set(ahead)
 		b.trig.Wait()
 		for i, want := range []time.Time{now, ahead} {
