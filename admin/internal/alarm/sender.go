@@ -159,7 +159,8 @@ func (s *Sender) sendRuns(ctx context.Context) error {
 		for i, pa := range pas {
 			ids[i] = pa.JobID
 		}
-		jobs, jobsErr := s.cfg.Store.Jobs.GetAll(ctx, ids)
+		slices.Sort(ids)
+		jobs, jobsErr := s.cfg.Store.Jobs.GetAll(ctx, slices.Compact(ids))
 		job := func(id int64) (store.Job, error) {
 			if jobsErr != nil {
 				return store.Job{}, jobsErr

@@ -209,7 +209,7 @@ func (s JobStore) Get(ctx context.Context, id int64) (Job, error) {
 func (s JobStore) GetAll(ctx context.Context, ids []int64) (map[int64]*Job, error) {
 	jobs, err := collectJobs(s.q.jobsByID.QueryContext(ctx, jsonIDs(ids)))
 	if err != nil {
-		return nil, fmt.Errorf("store: jobs %v: %w", ids, err)
+		return nil, fmt.Errorf("store: %d jobs by ID: %w", len(ids), err)
 	}
 	return jobs, nil
 }

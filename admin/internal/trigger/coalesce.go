@@ -228,11 +228,12 @@ func (c *coalescer[T]) add(items []T) <-chan error {
 	g := group[T]{items: items, done: done}
 	var gs []group[T]
 	if c.split && len(items) > c.max {
-		g.parts = &parts{left: (len(items) + c.max - 1) / c.max}
+		g.parts = &parts{}
 		for chunk := range slices.Chunk(items, c.max) {
 			g.items = chunk
 			gs = append(gs, g)
 		}
+		g.parts.left = len(gs)
 	} else {
 		gs = []group[T]{g}
 	}
