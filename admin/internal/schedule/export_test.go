@@ -30,6 +30,10 @@ func Scan(ctx context.Context, s *Scheduler) (queued int, err error) {
 // hundred jobs, not a quarter of a million.
 func SetScanPasses(s *Scheduler, n int) { s.passes = n }
 
+// SetScanBatchAhead sets how many jobs a pass of s takes while it claims
+// a burst ahead (scanBatchAhead).
+func SetScanBatchAhead(s *Scheduler, n int) { s.batchAhead = n }
+
 // ScanOnce runs one scan of s as its scan loop does, and returns the
 // window its next scan claims in, how long the loop waits for it, and
 // how many runs wait in its queue.

@@ -58,6 +58,18 @@ const (
 	// a claim transaction holds SQLite's one writer for a few milliseconds
 	// at most, so fires falling due meanwhile are not held up.
 	scanBatch = 256
+	// scanBatchAhead is the most jobs one pass takes while the scan
+	// claims a burst ahead of the look-ahead (a window longer than the
+	// look-ahead: claimLead). The claims share the writer with the
+	// results of the burst before, written in parts of up to 1,024
+	// (package trigger), and the writer goes to each waiting write in
+	// turn: at 256 a claim, a million-job minute mark's claims got a
+	// fifth of the writer while the previous mark's results settled
+	// (9,500 claims a second against 37,000 results), and ended after
+	// their instant (BENCHMARKS.md, issue 36). The fires so claimed are
+	// seconds ahead of their instants: a claim holding the writer for
+	// tens of milliseconds makes none late.
+	scanBatchAhead = 1024
 	// scanPasses bounds the passes (of scanBatch jobs) of one scan, in
 	// case a job keeps falling due within the window: a burst of more
 	// than scanPasses × scanBatch fires is claimed by several scans, each
@@ -206,6 +218,9 @@ type Scheduler struct {
 	// was due within its window. The scan loop's own.
 	passes int
 	cut    bool
+	// batchAhead is the most jobs a pass takes while the scan claims a
+	// burst ahead (scanBatchAhead; a test's fewer).
+	batchAhead int
 	// now is the scan's clock: time.Now, which a test replaces with one
 	// that moves on at each reading, as a real scan's does while it works.
 	now func() time.Time
@@ -226,7 +241,7 @@ func New(cfg Config) *Scheduler {
 	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, ScanIntervalDefault)
 	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, MisfireThresholdDefault)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1), window: cfg.Lookahead, perClaim: claimCostDefault, passes: scanPasses, now: time.Now,
+	return &Scheduler{cfg: cfg, queue: NewQueue(), wake: make(chan struct{}, 1), window: cfg.Lookahead, perClaim: claimCostDefault, passes: scanPasses, batchAhead: scanBatchAhead, now: time.Now,
 		takeoverDelay: store.TakeoverDelay, behind: behindLog{logger: cfg.Logger, threshold: cfg.MisfireThreshold}, shed: shedLog{logger: cfg.Logger}}
 }
 
@@ -447,7 +462,11 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 		if s.shedding != "" {
 			window = min(window, s.cfg.Lookahead)
 		}
-		jobs, err := s.cfg.Store.Fires.DueJobs(ctx, now.Add(window), now.Add(s.takeover()), scanBatch)
+		batch := scanBatch
+		if window > s.cfg.Lookahead {
+			batch = s.batchAhead
+		}
+		jobs, err := s.cfg.Store.Fires.DueJobs(ctx, now.Add(window), now.Add(s.takeover()), batch)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
 		}
@@ -502,7 +521,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 			// write alone (a third less).
 			s.perClaim = (7*s.perClaim + s.now().Sub(now)/time.Duration(len(claims))) / 8
 		}
-		if len(jobs) < scanBatch {
+		if len(jobs) < batch {
 			// All that was due is claimed. Fires that entered the window
 			// meanwhile wait for the next scan (gap at most), so that
 			// jobs spread over the second are claimed in batches, not a

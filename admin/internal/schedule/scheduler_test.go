@@ -616,7 +616,7 @@ func TestScanClaimsWhatIsDueAtItsStart(t *testing.T) {
 // the first, sized for all of it; not by scans each waiting for a window
 // sized for what is left, which claimed the last quarter of a
 // million-fire minute mark after the fire loop had handed it over. The
-// bound is one pass (256 jobs) here, the burst 600 jobs 20 s ahead, each
+// bound is one pass of 256 jobs here, the burst 600 jobs 20 s ahead, each
 // claim taken to cost 20 ms: claimLead of 600 is 24 s; of the 344 left
 // after a scan, 14 s.
 func TestScanCutKeepsWindow(t *testing.T) {
@@ -629,6 +629,7 @@ func TestScanCutKeepsWindow(t *testing.T) {
 		s := schedule.New(schedule.Config{Store: st, Lookahead: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		schedule.SetClaimCost(s, 20*time.Millisecond)
 		schedule.SetScanPasses(s, 1)
+		schedule.SetScanBatchAhead(s, 256)
 		window, wait, queued := schedule.ScanOnce(ctx, s) // the look-ahead: nothing; then the burst's lead
 		if queued != 0 || time.Until(t0) > window {
 			t.Fatalf("first scan: %d queued, next window %v; want none, a window reaching the burst %v away", queued, window, time.Until(t0).Round(time.Second))
@@ -645,6 +646,38 @@ func TestScanCutKeepsWindow(t *testing.T) {
 			if queued < n && window < first {
 				t.Fatalf("scan %d, %d of %d claimed: next window %v, shorter than the burst's %v", scans, queued, n, window, first)
 			}
+		}
+	})
+}
+
+// TestScanAheadBatches: a burst claimed ahead of the look-ahead is claimed
+// in passes of up to 1,024 jobs, not 256: the claims share the writer with
+// the results of the burst before, one write of each in turn, and at 256
+// a claim a million-job minute mark was claimed after its instant. One
+// pass here: the 600 jobs of a burst 20 s ahead are claimed by the first
+// scan in the burst's window; the jobs due within the look-ahead, by
+// passes of 256.
+func TestScanAheadBatches(t *testing.T) {
+	dbtest.Backends(t, func(t *testing.T, be dbtest.Backend) {
+		ctx := context.Background()
+		st, g := setup(t, be.DB(t))
+		t0 := time.Now().Add(20 * time.Second).Truncate(time.Millisecond)
+		const n = 600
+		createJobs(t, st, n, fixRate(g, 3600, t0))
+		s := schedule.New(schedule.Config{Store: st, Lookahead: 30 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		schedule.SetScanPasses(s, 1)
+		if _, _, queued := schedule.ScanOnce(ctx, s); queued != 256 {
+			t.Fatalf("a scan within the look-ahead queued %d of %d runs, want one pass of 256", queued, n)
+		}
+		s = schedule.New(schedule.Config{Store: st, Lookahead: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		schedule.SetClaimCost(s, 40*time.Millisecond) // claimLead of the 344 left: 28 s
+		schedule.SetScanPasses(s, 1)
+		window, _, queued := schedule.ScanOnce(ctx, s) // the look-ahead: nothing; then the burst's lead
+		if queued != 0 || time.Until(t0) > window {
+			t.Fatalf("first scan: %d queued, next window %v; want none, a window reaching the burst %v away", queued, window, time.Until(t0).Round(time.Second))
+		}
+		if _, _, queued = schedule.ScanOnce(ctx, s); queued != n-256 {
+			t.Errorf("a scan ahead of the look-ahead queued %d of the %d runs left, want all in one pass", queued, n-256)
 		}
 	})
 }
