@@ -95,3 +95,51 @@ func TestJobDefinitionsFollowWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestWarmJobs: Warm reads the jobs the cache lacks, once; the lookups
+// after it read none, and a job changed since is read again.
+func TestWarmJobs(t *testing.T) {
+	t.Parallel()
+	for _, be := range pgtest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, b := setup(t, be.DB(t))
+			a, _ := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0)
+			c, _ := s.Jobs.Create(ctx, newJob(b.group.ID, t0), t0)
+			ids := []int64{a.ID, c.ID}
+			reads := s.JobReads()
+			if err := s.Jobs.Warm(ctx, ids); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.JobReads() - reads; got != 2 {
+				t.Errorf("warming two jobs read %d, want 2", got)
+			}
+			reads = s.JobReads()
+			if err := s.Jobs.Warm(ctx, ids); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Jobs.Definitions(ctx, ids); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.JobReads() - reads; got != 0 {
+				t.Errorf("warming and looking up warm jobs read %d, want none", got)
+			}
+			a.Handler = "changed"
+			if _, err := s.Jobs.Update(ctx, a, false, t0); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Jobs.Warm(ctx, []int64{a.ID}); err != nil {
+				t.Fatal(err)
+			}
+			reads = s.JobReads()
+			defs, err := s.Jobs.Definitions(ctx, []int64{a.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if defs[a.ID].Handler != "changed" || s.JobReads() != reads {
+				t.Errorf("after an update and a warm: handler %q, %d reads; want changed, none", defs[a.ID].Handler, s.JobReads()-reads)
+			}
+		})
+	}
+}

@@ -156,7 +156,7 @@ func (c *Completer) warmJobs(ctx context.Context, jobs []int64) {
 		return
 	}
 	slices.Sort(jobs)
-	_, _ = c.cfg.Store.Jobs.Definitions(ctx, slices.Compact(jobs))
+	_ = c.cfg.Store.Jobs.Warm(ctx, slices.Compact(jobs))
 }
 
 // settleLater settles the results of runs that were not sent (the
