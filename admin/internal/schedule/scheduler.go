@@ -66,10 +66,16 @@ const (
 	// turn: at 256 a claim, a million-job minute mark's claims got a
 	// fifth of the writer while the previous mark's results settled
 	// (9,500 claims a second against 37,000 results), and ended after
-	// their instant (BENCHMARKS.md, issue 36). The fires so claimed are
-	// seconds ahead of their instants: a claim holding the writer for
-	// tens of milliseconds makes none late.
+	// their instant (BENCHMARKS.md, issue 36). It takes them only while
+	// the fires it claims are more than scanAheadFar ahead: a claim
+	// holding the writer for tens of milliseconds then makes none late,
+	// where nearer its instant it would delay the routes of the fires
+	// handed over before it (a 100,000-job mark, claimed 10 s ahead, was
+	// sent later).
 	scanBatchAhead = 1024
+	// scanAheadFar is how far ahead of their instants the fires of a
+	// pass must be for the next to take scanBatchAhead jobs.
+	scanAheadFar = 10 * time.Second
 	// scanPasses bounds the passes (of scanBatch jobs) of one scan, in
 	// case a job keeps falling due within the window: a burst of more
 	// than scanPasses × scanBatch fires is claimed by several scans, each
@@ -444,6 +450,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 	// fire (behind.go).
 	var behind time.Duration
 	shed, why := 0, "" // misfires recorded while shedding, and the latest reason
+	far := false       // the last pass's fires were far ahead: the next takes more (scanBatchAhead)
 	s.cut = false
 	for pass := range s.passes { // a bound, in case a job keeps falling due within the window
 		now := s.now()
@@ -463,7 +470,7 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 			window = min(window, s.cfg.Lookahead)
 		}
 		batch := scanBatch
-		if window > s.cfg.Lookahead {
+		if far {
 			batch = s.batchAhead
 		}
 		jobs, err := s.cfg.Store.Fires.DueJobs(ctx, now.Add(window), now.Add(s.takeover()), batch)
@@ -521,6 +528,9 @@ func (s *Scheduler) scan(ctx context.Context) (next, others time.Time, err error
 			// write alone (a third less).
 			s.perClaim = (7*s.perClaim + s.now().Sub(now)/time.Duration(len(claims))) / 8
 		}
+		// The jobs come earliest first: the next pass's are due no
+		// earlier than this one's last.
+		far = window > s.cfg.Lookahead && jobs[len(jobs)-1].NextFireAt.Sub(now) > scanAheadFar
 		if len(jobs) < batch {
 			// All that was due is claimed. Fires that entered the window
 			// meanwhile wait for the next scan (gap at most), so that
