@@ -94,23 +94,6 @@ func (c *jobCache) definitions(ids []int64, read func(ids []int64) (map[int64]*J
 	return found, nil
 }
 
-// lacking returns those of ids that the cache does not hold current at
-// version v: all of them when it holds another version's.
-func (c *jobCache) lacking(ids []int64, v int64) []int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.at != v {
-		return ids
-	}
-	var missing []int64
-	for _, id := range ids {
-		if _, ok := c.byID[id]; !ok {
-			missing = append(missing, id)
-		}
-	}
-	return missing
-}
-
 // JobDefinition is what the fire path reads of a job (JobStore.Definitions): how
 // its runs are routed, sent and followed up. It is less than half a Job,
 // and the job cache keeps one for every job a burst fires (100,000 jobs:
@@ -158,25 +141,6 @@ func (j *Job) Definition() *JobDefinition {
 		AlarmEveryFailure: j.AlarmEveryFailure, Alarmed: len(j.AlarmEmails) > 0 || j.AlarmWebhookURL != "", Enabled: j.Enabled, Capped: j.Capped,
 		ParamTemplate: j.ParamTemplate, TimeZone: j.TimeZone, UpdatedAt: j.UpdatedAt,
 	}
-}
-
-// Warm reads into the job cache the definitions of the jobs with the
-// given IDs that it lacks, for a write transaction to find there rather
-// than read (the settle of a million-job mark's results: their jobs do
-// not fit the cache). It costs a look-up a job when the cache has them.
-func (s JobStore) Warm(ctx context.Context, ids []int64) error {
-	v := s.jobs.version.Load()
-	missing := s.jobs.lacking(ids, v)
-	if len(missing) == 0 {
-		return nil
-	}
-	_, err := s.jobs.definitions(missing, func(ids []int64) (map[int64]*Job, error) {
-		return collectJobs(s.q.jobsByID.QueryContext(ctx, jsonIDs(ids)))
-	})
-	if err != nil {
-		return fmt.Errorf("store: warm job definitions: %w", err)
-	}
-	return nil
 }
 
 // Definitions returns the definitions of the jobs with the given IDs

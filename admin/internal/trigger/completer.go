@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -131,8 +130,7 @@ func (c *Completer) logFailure(done <-chan error, what string, runs int) {
 // together are settled in one transaction.
 func (c *Completer) Settle(ctx context.Context, results []store.Result) error {
 	results = c.killed(results)
-	results, taken, jobs := c.deferred.attach(results)
-	c.warmJobs(ctx, jobs)
+	results, taken := c.deferred.attach(results)
 	select {
 	case err := <-c.results.add(results):
 		if err != nil && len(taken) > 0 {
@@ -142,21 +140,6 @@ func (c *Completer) Settle(ctx context.Context, results []store.Result) error {
 	case <-ctx.Done():
 		return ctx.Err() // the results may still be settled; repeating them is harmless
 	}
-}
-
-// warmJobs reads jobs into the store's job cache, on this caller's
-// goroutine and a reader, so that the settle of their runs' results finds
-// them there: a million-job minute mark's jobs do not fit the cache
-// (store's jobCacheMax), and reading them again inside the settles' write
-// transactions took 14 % of the writer's time while the next mark's
-// claims waited for it (BENCHMARKS.md, issue 36). What it cannot read the
-// settle reads itself, and a job changed since is read again there.
-func (c *Completer) warmJobs(ctx context.Context, jobs []int64) {
-	if len(jobs) == 0 {
-		return
-	}
-	slices.Sort(jobs)
-	_ = c.cfg.Store.Jobs.Warm(ctx, slices.Compact(jobs))
 }
 
 // settleLater settles the results of runs that were not sent (the

@@ -12,26 +12,6 @@ import (
 	"github.com/carillonhq/carillon/internal/clock"
 )
 
-// TestDeferredRecordsJobs: attach names the jobs of the runs whose kept
-// records it attached, where the records know them, for the settle's
-// jobs to be read before its write (Completer.warmJobs).
-func TestDeferredRecordsJobs(t *testing.T) {
-	t.Parallel()
-	d := newDeferredRecords(func([]store.Dispatch) {}, clock.NewFake(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)))
-	d.keep([]deferredRecord{
-		keptRecord(store.Dispatch{RunID: 1, ExecutorAddress: "http://a"}, 10, routeNote{}, nil),
-		keptRecord(store.Dispatch{RunID: 2, ExecutorAddress: "http://a"}, 0, routeNote{}, nil),
-		keptRecord(store.Dispatch{RunID: 3, ExecutorAddress: "http://a"}, 30, routeNote{}, nil),
-	}, time.Time{})
-	_, taken, jobs := d.attach([]store.Result{{RunID: 1}, {RunID: 2}, {RunID: 4}})
-	if len(taken) != 2 {
-		t.Errorf("attached %d records, want runs 1 and 2's", len(taken))
-	}
-	if diff := cmp.Diff([]int64{10}, jobs); diff != "" {
-		t.Errorf("jobs of the attached records (-want +got):\n%s", diff)
-	}
-}
-
 // TestDeferredRecords: a held dispatch goes with its run's result when the
 // result comes first, and is flushed on its own once recordDelay passed.
 func TestDeferredRecords(t *testing.T) {
@@ -54,7 +34,7 @@ func TestDeferredRecords(t *testing.T) {
 	d.note(1, "took 1ms")
 
 	results := []store.Result{{RunID: 1, Message: "ok"}, {RunID: 9, Message: "not held"}}
-	got, taken, _ := d.attach(results)
+	got, taken := d.attach(results)
 	want := []store.Result{{RunID: 1, Message: "ok", Dispatch: &store.Dispatch{RunID: 1, ExecutorAddress: "http://a", TriggerMessage: "took 1ms"}},
 		{RunID: 9, Message: "not held"}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -66,7 +46,7 @@ func TestDeferredRecords(t *testing.T) {
 	if len(taken) != 1 || taken[0].RunID != 1 {
 		t.Errorf("taken %v, want run 1's dispatch", taken)
 	}
-	if again, _, _ := d.attach(results); again[0].Dispatch != nil {
+	if again, _ := d.attach(results); again[0].Dispatch != nil {
 		t.Error("a dispatch went with two results")
 	}
 
@@ -220,7 +200,7 @@ func TestKeptRecord(t *testing.T) {
 		{RunID: 7, ExecutorAddress: "http://a", ShardIndex: 2, ShardTotal: 3, TimeoutSeconds: 30, TriggerMessage: "; noted", TriggeredAt: sent},
 		{RunID: 8, ExecutorAddress: "http://b", TriggerMessage: "whole"},
 	} {
-		h := keptRecord(d, 0, routeNote{}, nil)
+		h := keptRecord(d, routeNote{}, nil)
 		got := h.record()
 		if !got.TriggeredAt.Equal(d.TriggeredAt) || got.TriggeredAt.IsZero() != d.TriggeredAt.IsZero() {
 			t.Errorf("run %d: sent at %v, want %v", d.RunID, got.TriggeredAt, d.TriggeredAt)
@@ -231,7 +211,7 @@ func TestKeptRecord(t *testing.T) {
 		}
 	}
 	n := &callNote{runs: 2}
-	h := keptRecord(store.Dispatch{RunID: 9, ExecutorAddress: "http://a"}, 0, routeNote{head: "FIRST over 1 executor (http://a): ", tail: "chose http://a"}, n)
+	h := keptRecord(store.Dispatch{RunID: 9, ExecutorAddress: "http://a"}, routeNote{head: "FIRST over 1 executor (http://a): ", tail: "chose http://a"}, n)
 	h.message += "; a note"
 	if got, want := h.record().TriggerMessage, "FIRST over 1 executor (http://a): chose http://a; a call of 2 runs; a note"; got != want {
 		t.Errorf("trigger message %q, want %q", got, want)

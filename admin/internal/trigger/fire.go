@@ -258,7 +258,7 @@ func latest(fires []*fire, from time.Time) time.Time {
 func (c *call) deferredRecords() []deferredRecord {
 	rs := make([]deferredRecord, len(c.ds))
 	for i := range c.ds {
-		rs[i] = keptRecord(c.ds[i], c.fires[i].jobID, c.fires[i].note, c.note)
+		rs[i] = keptRecord(c.ds[i], c.fires[i].note, c.note)
 	}
 	return rs
 }

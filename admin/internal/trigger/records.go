@@ -71,7 +71,6 @@ type deferredAt struct {
 // follows them.
 type deferredRecord struct {
 	RunID           int64
-	JobID           int64 // 0: unknown (attach)
 	ExecutorAddress string
 	ShardIndex      int32
 	ShardTotal      int32
@@ -82,10 +81,10 @@ type deferredRecord struct {
 	call            *callNote // nil: message is whole
 }
 
-// keptRecord returns d, of a run of job sent (0: unknown), to keep with
-// its route note and call (nil: d's trigger message is whole).
-func keptRecord(d store.Dispatch, job int64, route routeNote, call *callNote) deferredRecord {
-	h := deferredRecord{RunID: d.RunID, JobID: job, ExecutorAddress: d.ExecutorAddress, ShardIndex: d.ShardIndex, ShardTotal: d.ShardTotal,
+// keptRecord returns d, of a run sent, to keep with its route note and
+// call (nil: d's trigger message is whole).
+func keptRecord(d store.Dispatch, route routeNote, call *callNote) deferredRecord {
+	h := deferredRecord{RunID: d.RunID, ExecutorAddress: d.ExecutorAddress, ShardIndex: d.ShardIndex, ShardTotal: d.ShardTotal,
 		TimeoutSeconds: d.TimeoutSeconds, message: d.TriggerMessage, route: route, call: call}
 	h.setTriggeredAt(d.TriggeredAt)
 	return h
@@ -104,7 +103,7 @@ func (h *deferredRecord) setTriggeredAt(t time.Time) {
 func whole(ds []store.Dispatch) []deferredRecord {
 	hs := make([]deferredRecord, len(ds))
 	for i, d := range ds {
-		hs[i] = keptRecord(d, 0, routeNote{}, nil)
+		hs[i] = keptRecord(d, routeNote{}, nil)
 	}
 	return hs
 }
@@ -221,18 +220,16 @@ func (d *deferredRecords) release(run int64) (ds store.Dispatch, ok bool) {
 }
 
 // attach returns results with the kept records of their runs attached
-// (releasing them), those records, to keep again should the results
-// not be stored, and the jobs of those runs that the records know. It
-// does not change the caller's results.
-func (d *deferredRecords) attach(results []store.Result) ([]store.Result, []store.Dispatch, []int64) {
+// (releasing them), and those records, to keep again should the results
+// not be stored. It does not change the caller's results.
+func (d *deferredRecords) attach(results []store.Result) ([]store.Result, []store.Dispatch) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.byRun) == 0 {
-		return results, nil, nil
+		return results, nil
 	}
 	var out []store.Result
 	var taken []store.Dispatch
-	var jobs []int64
 	for i, r := range results {
 		h, ok := d.byRun[r.RunID]
 		if !ok || r.Dispatch != nil {
@@ -246,14 +243,11 @@ func (d *deferredRecords) attach(results []store.Result) ([]store.Result, []stor
 		ds := h.record()
 		out[i].Dispatch = &ds
 		taken = append(taken, ds)
-		if h.JobID != 0 {
-			jobs = append(jobs, h.JobID)
-		}
 	}
 	if out == nil {
-		return results, nil, nil
+		return results, nil
 	}
-	return out, taken, jobs
+	return out, taken
 }
 
 // flushDue stores the records kept for recordDelay or longer (recordMax
