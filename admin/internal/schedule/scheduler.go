@@ -65,7 +65,7 @@ const (
 	// (package trigger), and the writer goes to each waiting write in
 	// turn: at 256 a claim, a million-job minute mark's claims got a
 	// fifth of the writer while the previous mark's results settled
-	// (9,500 claims a second against 37,000 results), and ended after
+	// (9,000 claims a second against 28,000 results), and ended after
 	// their instant (BENCHMARKS.md, issue 36). It takes them only while
 	// the fires it claims are more than scanAheadFar ahead: a claim
 	// holding the writer for tens of milliseconds then makes none late,
@@ -76,10 +76,10 @@ const (
 	// scanAheadFar is how far ahead of their instants the fires of a
 	// pass must be for the next to take scanBatchAhead jobs.
 	scanAheadFar = 10 * time.Second
-	// scanPasses bounds the passes (of scanBatch jobs) of one scan, in
-	// case a job keeps falling due within the window: a burst of more
-	// than scanPasses × scanBatch fires is claimed by several scans, each
-	// with the window of the first (scanOnce).
+	// scanPasses bounds the passes (of scanBatch or scanBatchAhead jobs)
+	// of one scan, in case a job keeps falling due within the window: a
+	// burst of more than that many passes' fires is claimed by several
+	// scans, each with the window of the first (scanOnce).
 	scanPasses = 1000
 	// claimCostDefault is what one claimed fire is taken to cost the
 	// writer until the scans measured it (claimLead).
